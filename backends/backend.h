@@ -1,0 +1,52 @@
+// The backend interface (DESIGN.md "Backend interface"): compile a static graph into an
+// executable once, then run it many times with bound inputs.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace fusor {
+
+struct CompileOptions {
+  bool fusion = true;    // false: one kernel per primitive op (the unfused baseline)
+  bool replay = true;    // false: eager launches / re-record the command buffer every run
+  int device = 0;        // device index for GPU backends
+};
+
+// Per-run timing a backend can report (microseconds). device_us < 0 when not measured.
+struct RunStats {
+  double host_us = 0;
+  double device_us = -1;
+};
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // inputs in graph-input order (already the right dtype/shape); returns outputs in
+  // graph-output order. Throws Error on a device failure.
+  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr) = 0;
+  virtual int kernel_count() const = 0;  // kernels/dispatches launched per run
+};
+
+struct DeviceInfo {
+  std::string name;
+  std::string details;  // limits, one line
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual std::vector<DeviceInfo> devices() const = 0;  // empty when none is usable
+  // g is static (see make_static). Throws Unsupported or Error.
+  virtual std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) = 0;
+};
+
+// Backends built into this binary, by name: "ref", "cpu", "vulkan", "cuda".
+std::vector<std::string> backend_names();
+// Throws Error("backend") for an unknown name or one not built in.
+std::unique_ptr<Backend> make_backend(const std::string& name);
+
+}  // namespace fusor

@@ -1,0 +1,149 @@
+// The shared kernel emitter: turns one KernelSpec of a Plan into the source of one compute
+// kernel in the C subset that CUDA C and GLSL share. Each GPU backend supplies a Dialect (types,
+// buffer access, thread ids, barriers, prelude, contraction templates); loops, ifs, index
+// arithmetic and the printed op expressions are common. Op semantics are never redefined
+// here: op nodes print the op table's ScalarRule::expr (see ir/ops/elementwise.cpp's header
+// for the fz_* vocabulary a prelude must define).
+//
+// Generated kernel contract (both dialects):
+//   * Buffers bind to slots 0..n-1 in kernel_bindings(spec) order; slot i is named "b<i>" in
+//     the source (a CUDA parameter, a GLSL buffer block instance: see Dialect::declare_buffers).
+//   * Values inside expressions are float; loads convert from the buffer dtype through
+//     Dialect::to_float, stores through Dialect::from_float (bool: != 0).
+//   * Index arithmetic uses the macro type `fz_idx` (32-bit `int` unless an index of the kernel
+//     can reach 2^31, then the dialect's 64-bit type).
+//   * The kernel is 1-D: launch_dims() gives the group (block/workgroup) size, which is baked
+//     into the source, and the number of groups. Every kernel loops (grid-stride), so any
+//     group count >= 1 is correct; launch_dims caps it at Dialect::max_groups.
+//   * Loop kernels: one thread per element of `space`. Row kernels (reduce_axes non-empty):
+//     one group per row, a shared-memory (or subgroup) tree reduction per Reduction, then
+//     per_row outputs stored by thread 0 and element outputs in a strided loop.
+//   * Contraction kernels (matmul / conv): emit_kernel emits macros + an epilogue function
+//     and then appends the dialect's template text (Dialect::matmul_template/conv_template),
+//     which owns the entry point. The macro contract templates rely on is listed below.
+//   * Opaque kernels: Gather, Concat, MaxPool/AveragePool (1-3 spatial dims, one output),
+//     GlobalAveragePool/GlobalMaxPool are generated here; other ops throw
+//     Unsupported(dialect.name, "op X ...").
+//
+// Macros every kernel defines (templates may use them):
+//   FZ_KERNEL_NAME  the spec's name, sanitised to an identifier
+//   FZ_GROUP_SIZE   threads per group (== launch_dims().group_size)
+//   fz_idx          index type
+// Contraction templates additionally get:
+//   FZ_EPILOGUE(acc, i)   computes and stores every output for the accumulator `acc` of the
+//                         element with linear index i (row-major over spec.space)
+//   matmul: FZ_M FZ_N FZ_K FZ_BATCH (product of batch dims), FZ_A_SM FZ_A_SK FZ_B_SK FZ_B_SN
+//           (element strides of the [M,K] / [K,N] views), fz_a_base(batch) / fz_b_base(batch)
+//           (element offset of batch `batch`, row-major over the batch dims, incl. view offset),
+//           FZ_LOAD_A(off) / FZ_LOAD_B(off) (float value of element `off` of the buffer),
+//           FZ_TILES (number of output tiles with the dialect's matmul_tile_m x matmul_tile_n)
+//   conv:   FZ_CN FZ_CC FZ_CH FZ_CW FZ_CK FZ_CR FZ_CS FZ_COH FZ_COW FZ_SH FZ_SW FZ_PH FZ_PW FZ_DH
+//           FZ_DW FZ_GROUPS, FZ_LOAD_X(off) / FZ_LOAD_W(off) over contiguous NCHW / OIHW
+//           buffers, FZ_TOTAL (= N*K*OH*OW)
+// Templates must be written in the dialect's language and use only these names plus their own.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/kernel_spec.h"
+
+namespace fusor {
+
+// Distinct buffers a kernel touches, in slot order: its input buffers (ascending ids), then
+// output buffers not already listed (ascending ids).
+std::vector<int> kernel_bindings(const KernelSpec& k);
+
+// One slot as the dialect sees it when declaring buffers.
+struct BindingInfo {
+  int slot = 0;
+  int buffer = -1;
+  DType dtype = DType::f32;
+  bool written = false;    // the kernel stores to it
+  bool no_alias = false;   // no other slot of this kernel overlaps it (CUDA: __restrict__ is legal)
+};
+
+struct KernelHeader {
+  std::string name;                 // identifier (FZ_KERNEL_NAME)
+  std::vector<BindingInfo> bindings;
+  int64_t group_size = 256;
+  bool index64 = false;
+};
+
+// What a backend supplies. Defaults are CUDA-flavoured C where both languages agree; a GLSL
+// dialect overrides the marked hooks. Every hook returns source text.
+struct Dialect {
+  virtual ~Dialect() = default;
+  std::string name = "generic";      // component name in errors ("cuda", "vulkan")
+  std::string int64_type = "long long";
+  std::string int64_suffix = "LL";   // for index literals >= 2^31
+  std::string func_qualifier;        // before helper functions ("__device__ __forceinline__ ")
+  std::string local_id, group_id, num_groups;  // 1-D thread geometry (any integer type)
+  std::string barrier;               // a group barrier that also orders shared memory
+  int64_t max_groups = 65535;
+  // Contraction templates (text appended after the macros; see above) and their tiling.
+  std::string matmul_template, conv_template;
+  int64_t matmul_group_size = 256, matmul_tile_m = 64, matmul_tile_n = 64, conv_group_size = 256;
+
+  // Emitted first in every kernel (GLSL: #version and extensions go here): the fz_* helpers,
+  // fz_inf()/fz_nan(), missing intrinsics. h tells which dtypes/index width the kernel uses.
+  // `fz_idx` is defined right after it, so the prelude must not use fz_idx.
+  virtual std::string prelude(const KernelHeader& h) const = 0;
+  // Element type of a buffer of `t` (throws Unsupported for dtypes the backend cannot store).
+  virtual std::string storage_type(DType t) const = 0;
+  // `e` is an element lvalue of a buffer of dtype t -> float expression, and back.
+  virtual std::string to_float(DType t, const std::string& e) const;
+  virtual std::string from_float(DType t, const std::string& v) const;
+  // `e` is an element of an integer index buffer (Gather indices) -> fz_idx expression.
+  virtual std::string to_index(DType t, const std::string& e) const;
+  // Conversion of expression e to `type` ("float", "fz_idx", "int").
+  virtual std::string cast(const std::string& type, const std::string& e) const;
+  // Lvalue of element `idx` of slot `slot` (CUDA "b3[idx]", GLSL "b3.d[idx]").
+  virtual std::string element(int slot, const std::string& idx) const;
+  // Global-scope declarations: GLSL buffer blocks + local size; CUDA nothing.
+  virtual std::string declare_buffers(const KernelHeader& h) const { return ""; }
+  // A global-scope shared array (CUDA "__shared__ float n[c];", GLSL "shared float n[c];").
+  virtual std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const = 0;
+  // Opens the entry function including '{' (CUDA: extern "C" __global__ ...; GLSL: void main() {).
+  virtual std::string kernel_begin(const KernelHeader& h) const = 0;
+  // Buffer parameters that helper functions need to reach buffers: CUDA "float* b0, ..." and
+  // "b0, ..."; GLSL "" (buffers are global). Used for fz_epilogue and by templates' FZ_PARAMS.
+  virtual std::string function_params(const KernelHeader& h) const { return ""; }
+  virtual std::string function_args(const KernelHeader& h) const { return ""; }
+  // Renames an intrinsic used by op expressions (CUDA "exp" -> "expf", GLSL "erf" -> "fz_erf");
+  // returns the name unchanged when no rename is needed.
+  virtual std::string intrinsic(const std::string& nm) const { return nm; }
+  // Combines `v` across the group so that every thread holds the result; `comb` is a binary
+  // function-like name, `red` a shared float array of group_size elements. Default: shared
+  // memory tree. Must start and end with all threads converged.
+  virtual std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red,
+                                   int64_t group_size) const;
+};
+
+struct LaunchDims {
+  int64_t group_size = 256;
+  int64_t groups = 1;
+};
+
+// The launch of emit_kernel's kernel for spec k (1-D).
+LaunchDims launch_dims(const KernelSpec& k, const Plan& p, const Dialect& d);
+
+// Complete source for kernel k of plan p. Throws Unsupported for an opaque op (or a dtype) the
+// emitter/dialect cannot handle, Error for a malformed spec.
+std::string emit_kernel(const KernelSpec& k, const Plan& p, const Dialect& d);
+
+// Helpers also useful to dialects and templates.
+std::string fz_float_literal(double v);              // "1.5f", "(-2.0f)", "fz_inf()", "fz_nan()"
+std::string kernel_identifier(const std::string& name);  // sanitised C identifier (prefix "fz_")
+// The op's expression for one ExprNode: e.bound.expr with "{i}" -> operands[i] (empty for an
+// absent operand, which bound.expr never references) and "{param}" -> a literal of
+// bound.params, intrinsics renamed by the dialect; parenthesised.
+std::string op_expression(const ExprNode& e, const std::vector<std::string>& operands, const Dialect& d);
+
+// A GLSL (Vulkan 1.2, std430) dialect built on this emitter: bool buffers are stored as uint
+// (the backend widens them on upload), i64 as int64_t (GL_EXT_shader_explicit_arithmetic_types_int64),
+// no contraction templates (a backend sets matmul_template/conv_template). The Vulkan backend
+// may use it as is, subclass it, or ignore it; tests use it to glslang-check the emitter.
+const Dialect& glsl_reference_dialect();
+
+}  // namespace fusor

@@ -1,0 +1,246 @@
+// Backend "cpu": interprets the fused Plan (ir/kernel_spec.h) on the host, one KernelSpec at
+// a time, over one arena laid out by the memory plan. It is the executable form of the
+// KernelSpec contract: what the GPU code generators must reproduce. Expression values are
+// rounded to fp32 after every node (as on a GPU); reductions and contractions accumulate in
+// double like the reference.
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "backends/backend.h"
+#include "backends/cpu/cpu_backends.h"
+#include "ir/kernel_spec.h"
+
+namespace fusor {
+namespace {
+
+class CpuExecutable : public Executable {
+ public:
+  CpuExecutable(Plan p) : p_(std::move(p)), arena_(static_cast<size_t>(p_.arena_bytes)) {}
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats) override {
+    auto t0 = std::chrono::steady_clock::now();
+    if (inputs.size() != p_.input_buffers.size())
+      throw Error("run", "expected " + std::to_string(p_.input_buffers.size()) + " inputs, got " +
+                             std::to_string(inputs.size()));
+    // Poison the arena so an element no kernel wrote shows up as a mismatch.
+    std::memset(arena_.data(), 0xff, arena_.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Buffer& b = p_.buffers[p_.input_buffers[i]];
+      if (inputs[i].shape() != b.shape || inputs[i].dtype() != b.dtype)
+        throw Error("run", "input '" + b.name + "' expects " + dtype_name(b.dtype) + " " + shape_str(b.shape) + ", got " +
+                               dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
+      std::memcpy(base(p_.input_buffers[i]), inputs[i].raw(), inputs[i].nbytes());
+    }
+    for (auto& k : p_.kernels) {
+      if (k.kind == FusionKind::opaque) run_opaque(k);
+      else run_kernel(k);
+    }
+    std::vector<Tensor> outs;
+    for (int b : p_.output_buffers) outs.push_back(read_buffer(b));
+    if (stats)
+      stats->host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    return outs;
+  }
+  int kernel_count() const override { return static_cast<int>(p_.kernels.size()); }
+
+ private:
+  Plan p_;
+  std::vector<std::byte> arena_;
+
+  std::byte* base(int b) {
+    const Buffer& buf = p_.buffers[b];
+    if (buf.role == Buffer::Role::constant)
+      return const_cast<std::byte*>(p_.graph.values[buf.value].constant->raw());
+    return arena_.data() + buf.offset;
+  }
+
+  Tensor read_buffer(int b) {
+    const Buffer& buf = p_.buffers[b];
+    Tensor t(buf.dtype, buf.shape);
+    if (buf.dtype == DType::string) return *p_.graph.values[buf.value].constant;
+    std::memcpy(t.raw(), base(b), t.nbytes());
+    return t;
+  }
+  void write_buffer(int b, const Tensor& t) {
+    if (p_.buffers[b].role == Buffer::Role::constant) return;
+    std::memcpy(base(b), t.raw(), t.nbytes());
+  }
+
+  double load(int b, int64_t off) {
+    DType t = p_.buffers[b].dtype;
+    const std::byte* ptr = base(b);
+    switch (t) {
+      case DType::f32: { float v; std::memcpy(&v, ptr + off * 4, 4); return v; }
+      case DType::boolean: return static_cast<uint8_t>(ptr[off]) ? 1.0 : 0.0;
+      default: {
+        // Other dtypes through a one-element view (only opaque-adjacent copies reach here).
+        Tensor one(t, {});
+        std::memcpy(one.raw(), ptr + off * dtype_size(t), dtype_size(t));
+        return one.get(0);
+      }
+    }
+  }
+  void store(int b, int64_t off, double v) {
+    DType t = p_.buffers[b].dtype;
+    std::byte* ptr = base(b);
+    if (t == DType::f32) {
+      float f = static_cast<float>(v);
+      std::memcpy(ptr + off * 4, &f, 4);
+    } else if (t == DType::boolean) {
+      ptr[off] = std::byte{static_cast<uint8_t>(v != 0.0 ? 1 : 0)};
+    } else {
+      Tensor one(t, {});
+      one.set(0, v);
+      std::memcpy(ptr + off * dtype_size(t), one.raw(), dtype_size(t));
+    }
+  }
+
+  static int64_t offset_of(const StridedView& v, const std::vector<int64_t>& c) {
+    int64_t o = v.offset;
+    for (size_t i = 0; i < c.size(); ++i) o += c[i] * v.strides[i];
+    return o;
+  }
+
+  // Evaluates the DAG at position c; red holds this row's reduction values, acc the contraction value.
+  void eval(const KernelSpec& k, const std::vector<int64_t>& c, const std::vector<double>& red, double acc,
+            std::vector<double>& val, int upto) {
+    double args[16];
+    for (int i = 0; i <= upto; ++i) {
+      const ExprNode& n = k.expr[i];
+      double r = 0;
+      switch (n.kind) {
+        case ExprKind::constant: r = n.value; break;
+        case ExprKind::load: r = load(k.loads[n.load].buffer, offset_of(k.loads[n.load].view, c)); break;
+        case ExprKind::red_ref: r = red[n.red]; break;
+        case ExprKind::acc: r = acc; break;
+        case ExprKind::op: {
+          for (size_t a = 0; a < n.args.size() && a < 16; ++a) args[a] = n.args[a] >= 0 ? val[n.args[a]] : 0.0;
+          r = eval_scalar(*n.op->scalar, n.bound, args, false);
+          break;
+        }
+      }
+      val[i] = static_cast<float>(r);  // fp32 like the generated kernels
+    }
+  }
+
+  double contraction(const KernelSpec& k, const std::vector<int64_t>& c) {
+    double s = 0;
+    if (k.matmul) {
+      const MatMulDesc& d = *k.matmul;
+      size_t r = c.size();
+      std::vector<int64_t> ca(c), cb(c);
+      const float* A = reinterpret_cast<const float*>(base(d.a_buffer));
+      const float* B = reinterpret_cast<const float*>(base(d.b_buffer));
+      ca[r - 2] = c[r - 2], ca[r - 1] = 0;
+      cb[r - 2] = 0, cb[r - 1] = c[r - 1];
+      int64_t oa = offset_of(d.a, ca), ob = offset_of(d.b, cb);
+      int64_t sa = d.a.strides[r - 1], sb = d.b.strides[r - 2];
+      for (int64_t q = 0; q < d.k; ++q) s += static_cast<double>(A[oa + q * sa]) * B[ob + q * sb];
+      return s;
+    }
+    const ConvDesc& d = *k.conv;
+    const float* X = reinterpret_cast<const float*>(base(d.x_buffer));
+    const float* W = reinterpret_cast<const float*>(base(d.w_buffer));
+    int64_t n = c[0], ko = c[1], oy = c[2], ox = c[3];
+    int64_t cpg = d.c / d.groups, kpg = d.k / d.groups, g = ko / kpg;
+    for (int64_t ci = 0; ci < cpg; ++ci) {
+      int64_t ch = g * cpg + ci;
+      for (int64_t ry = 0; ry < d.r; ++ry) {
+        int64_t iy = oy * d.stride_h - d.pad_h + ry * d.dil_h;
+        if (iy < 0 || iy >= d.h) continue;
+        for (int64_t rx = 0; rx < d.s; ++rx) {
+          int64_t ix = ox * d.stride_w - d.pad_w + rx * d.dil_w;
+          if (ix < 0 || ix >= d.w) continue;
+          s += static_cast<double>(X[((n * d.c + ch) * d.h + iy) * d.w + ix]) * W[((ko * cpg + ci) * d.r + ry) * d.s + rx];
+        }
+      }
+    }
+    return s;
+  }
+
+  void run_kernel(const KernelSpec& k) {
+    const int rank = static_cast<int>(k.space.size());
+    std::vector<char> reduced(rank, 0);
+    for (int a : k.reduce_axes) reduced[a] = 1;
+    std::vector<int> outer, inner;
+    for (int i = 0; i < rank; ++i) (reduced[i] ? inner : outer).push_back(i);
+    const int64_t rows = k.rows(), len = k.row_length();
+    if (shape_numel(k.space) == 0) return;
+    std::vector<double> val(k.expr.size()), red(k.reductions.size());
+    std::vector<int64_t> c(rank, 0);
+    const int last = static_cast<int>(k.expr.size()) - 1;
+    auto set_index = [&](const std::vector<int>& dims, int64_t idx) {
+      for (int j = static_cast<int>(dims.size()) - 1; j >= 0; --j) {
+        c[dims[j]] = idx % k.space[dims[j]];
+        idx /= k.space[dims[j]];
+      }
+    };
+    for (int64_t row = 0; row < rows; ++row) {
+      set_index(outer, row);
+      for (size_t r = 0; r < k.reductions.size(); ++r) {
+        const Reduction& R = k.reductions[r];
+        double a = R.combiner == Combiner::sum ? 0.0
+                   : R.combiner == Combiner::prod ? 1.0
+                   : R.combiner == Combiner::max ? -std::numeric_limits<double>::infinity()
+                                                 : std::numeric_limits<double>::infinity();
+        for (int64_t q = 0; q < len; ++q) {
+          set_index(inner, q);
+          eval(k, c, red, 0, val, R.body);
+          double x = val[R.body];
+          switch (R.combiner) {
+            case Combiner::sum: a += x; break;
+            case Combiner::prod: a *= x; break;
+            // NaN propagates through max/min (IEEE semantics of ONNX reductions).
+            case Combiner::max: a = (std::isnan(x) || std::isnan(a)) ? NAN : std::max(a, x); break;
+            case Combiner::min: a = (std::isnan(x) || std::isnan(a)) ? NAN : std::min(a, x); break;
+          }
+        }
+        red[r] = static_cast<float>(R.mean ? a / static_cast<double>(len) : a);
+      }
+      for (int64_t q = 0; q < len; ++q) {
+        set_index(inner, q);
+        double acc = (k.matmul || k.conv) ? contraction(k, c) : 0.0;
+        eval(k, c, red, acc, val, last);
+        for (auto& o : k.outputs) {
+          if (o.per_row && q > 0) continue;
+          store(o.buffer, offset_of(o.view, c), val[o.expr]);
+        }
+      }
+    }
+  }
+
+  void run_opaque(const KernelSpec& k) {
+    const Node& n = p_.graph.nodes[k.node];
+    const OpDef& def = op_or_throw(n);
+    if (!def.reference) throw Unsupported("cpu", n.label() + ": op has no reference implementation");
+    std::vector<Tensor> in;
+    std::vector<const Tensor*> inp;
+    in.reserve(k.opaque_inputs.size());
+    for (int b : k.opaque_inputs) in.push_back(b >= 0 ? read_buffer(b) : Tensor());
+    for (size_t i = 0; i < in.size(); ++i) inp.push_back(k.opaque_inputs[i] >= 0 ? &in[i] : nullptr);
+    std::vector<Tensor> out;
+    for (int b : k.opaque_outputs) out.push_back(b >= 0 ? Tensor(p_.buffers[b].dtype, p_.buffers[b].shape) : Tensor());
+    def.reference(n, inp, out);
+    for (size_t i = 0; i < out.size(); ++i)
+      if (k.opaque_outputs[i] >= 0) write_buffer(k.opaque_outputs[i], out[i]);
+  }
+};
+
+class CpuBackend : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::vector<DeviceInfo> devices() const override { return {{"host CPU", "interprets the fused plan (KernelSpecs)"}}; }
+  std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& o) override {
+    FusionOptions fo;
+    fo.fuse = o.fusion;
+    return std::make_unique<CpuExecutable>(build_plan(g, fo));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace fusor

@@ -1,0 +1,82 @@
+// Backend "ref": op by op through the op table's reference implementations. It is the spec
+// every other backend is compared with, so it does nothing clever.
+#include <chrono>
+
+#include "backends/backend.h"
+#include "backends/cpu/cpu_backends.h"
+#include "ir/op_table.h"
+
+namespace fusor {
+namespace {
+
+class RefExecutable : public Executable {
+ public:
+  explicit RefExecutable(Graph g) : g_(std::move(g)) {
+    for (auto& n : g_.nodes) {
+      const OpDef& def = op_or_throw(n);
+      if (!def.reference) throw Unsupported("ref", n.label() + ": op has no reference implementation");
+      defs_.push_back(&def);
+    }
+  }
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats) override {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<Tensor> vals(g_.values.size());
+    bind_graph_inputs(g_, inputs, vals);
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      std::vector<const Tensor*> in;
+      for (int v : n.inputs) in.push_back(v >= 0 ? value_ref(g_, vals, v) : nullptr);
+      std::vector<Tensor> out;
+      for (int o : n.outputs) {
+        out.push_back(o >= 0 ? Tensor(g_.values[o].dtype, g_.values[o].shape) : Tensor());
+        if (o >= 0) out.back().poison();
+      }
+      defs_[i]->reference(n, in, out);
+      for (size_t k = 0; k < n.outputs.size(); ++k)
+        if (n.outputs[k] >= 0) vals[n.outputs[k]] = std::move(out[k]);
+    }
+    std::vector<Tensor> result;
+    for (int o : g_.outputs) result.push_back(*value_ref(g_, vals, o));
+    if (stats)
+      stats->host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    return result;
+  }
+  int kernel_count() const override { return static_cast<int>(g_.nodes.size()); }
+
+ private:
+  Graph g_;
+  std::vector<const OpDef*> defs_;
+};
+
+class RefBackend : public Backend {
+ public:
+  std::string name() const override { return "ref"; }
+  std::vector<DeviceInfo> devices() const override { return {{"host CPU", "op-by-op reference, double accumulation"}}; }
+  std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions&) override {
+    return std::make_unique<RefExecutable>(g);
+  }
+};
+
+}  // namespace
+
+void bind_graph_inputs(const Graph& g, const std::vector<Tensor>& inputs, std::vector<Tensor>& vals) {
+  if (inputs.size() != g.inputs.size())
+    throw Error("run", "expected " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = g.values[g.inputs[i]];
+    if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
+      throw Error("run", "input '" + v.name + "' expects " + dtype_name(v.dtype) + " " + shape_str(v.shape) + ", got " +
+                             dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
+    vals[g.inputs[i]] = inputs[i];
+  }
+}
+
+const Tensor* value_ref(const Graph& g, const std::vector<Tensor>& vals, int v) {
+  if (g.values[v].constant) return &*g.values[v].constant;
+  return &vals[v];
+}
+
+std::unique_ptr<Backend> make_ref_backend() { return std::make_unique<RefBackend>(); }
+
+}  // namespace fusor

@@ -1,0 +1,299 @@
+// CUDA dialect of the shared emitter, its contraction templates, and NVRTC compilation with
+// an on-disk CUBIN cache. Nothing here needs a GPU or the driver.
+#include <nvrtc.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "backends/cuda/cuda_backend.h"
+
+#ifndef FUSOR_CUDA_INCLUDE
+#define FUSOR_CUDA_INCLUDE "/usr/local/cuda/include"
+#endif
+
+namespace fusor {
+namespace {
+
+// The fz_* vocabulary of ir/ops/elementwise.cpp in CUDA C. NaN tests use x != x (NVRTC does
+// not enable fast-math, so the comparison is kept).
+constexpr const char* kCudaHelpers = R"(typedef long long fz_i64;
+#define FZ_FN static __device__ __forceinline__
+FZ_FN float fz_inf() { return __int_as_float(0x7f800000); }
+FZ_FN float fz_nan() { return __int_as_float(0x7fffffff); }
+FZ_FN float fz_max(float a, float b) { return (a != a || b != b) ? fz_nan() : fmaxf(a, b); }
+FZ_FN float fz_min(float a, float b) { return (a != a || b != b) ? fz_nan() : fminf(a, b); }
+FZ_FN float fz_round_even(float x) { return rintf(x); }
+FZ_FN float fz_sign(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x == 0.0f ? 0.0f : x)); }
+FZ_FN float fz_isnan(float x) { return x != x ? 1.0f : 0.0f; }
+FZ_FN float fz_isinf(float x) { return fabsf(x) == fz_inf() ? 1.0f : 0.0f; }
+FZ_FN float fz_fmod(float a, float b) { return fmodf(a, b); }
+)";
+
+// Tiled SGEMM: 64x64 output tile per block of 256 threads, K in steps of 16 through shared
+// memory, 4x4 outputs per thread (rows ty+16i, cols tx+16j so shared reads do not conflict).
+// Operands are read through their strided views (transposes are free) with bounds checks.
+constexpr const char* kMatmulTemplate = R"(
+__shared__ float fz_as[16][65];
+__shared__ float fz_bs[16][65];
+extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
+  const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
+  const fz_idx tiles_m = (FZ_M + 63) / 64, tiles_n = (FZ_N + 63) / 64;
+  for (fz_idx tile = blockIdx.x; tile < FZ_TILES; tile += gridDim.x) {
+    const fz_idx batch = tile / (tiles_m * tiles_n), rem = tile % (tiles_m * tiles_n);
+    const fz_idx m0 = (rem / tiles_n) * 64, n0 = (rem % tiles_n) * 64;
+    const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
+    float acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
+    for (fz_idx k0 = 0; k0 < FZ_K; k0 += 16) {
+      for (int e = tid; e < 1024; e += 256) {
+        const int mm = e / 16, kk = e % 16;
+        const fz_idx gm = m0 + mm, gk = k0 + kk;
+        fz_as[kk][mm] = (gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f;
+      }
+      for (int e = tid; e < 1024; e += 256) {
+        const int kk = e / 64, nn = e % 64;
+        const fz_idx gk = k0 + kk, gn = n0 + nn;
+        fz_bs[kk][nn] = (gk < FZ_K && gn < FZ_N) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f;
+      }
+      __syncthreads();
+#pragma unroll
+      for (int kk = 0; kk < 16; ++kk) {
+        float a[4], b[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) a[i] = fz_as[kk][ty + 16 * i];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) b[j] = fz_bs[kk][tx + 16 * j];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const fz_idx gm = m0 + ty + 16 * i, gn = n0 + tx + 16 * j;
+        if (gm < FZ_M && gn < FZ_N) FZ_EPILOGUE(acc[i][j], (batch * FZ_M + gm) * FZ_N + gn);
+      }
+  }
+}
+)";
+
+// Direct convolution: one thread per output element (grid-stride), NCHW x OIHW, groups.
+constexpr const char* kConvTemplate = R"(
+extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
+  const fz_idx cpg = FZ_CC / FZ_GROUPS, kpg = FZ_CK / FZ_GROUPS;
+  for (fz_idx i = (fz_idx)blockIdx.x * FZ_GROUP_SIZE + threadIdx.x; i < FZ_TOTAL; i += (fz_idx)gridDim.x * FZ_GROUP_SIZE) {
+    const fz_idx ow = i % FZ_COW, oh = (i / FZ_COW) % FZ_COH, k = (i / (FZ_COW * FZ_COH)) % FZ_CK;
+    const fz_idx n = i / (FZ_COW * FZ_COH * FZ_CK), g = k / kpg;
+    float acc = 0.0f;
+    for (fz_idx c = 0; c < cpg; ++c) {
+      const fz_idx xc = (n * FZ_CC + g * cpg + c) * FZ_CH, wc = (k * cpg + c) * FZ_CR;
+      for (fz_idx r = 0; r < FZ_CR; ++r) {
+        const fz_idx ih = oh * FZ_SH - FZ_PH + r * FZ_DH;
+        if (ih < 0 || ih >= FZ_CH) continue;
+        for (fz_idx s = 0; s < FZ_CS; ++s) {
+          const fz_idx iw = ow * FZ_SW - FZ_PW + s * FZ_DW;
+          if (iw < 0 || iw >= FZ_CW) continue;
+          acc = fmaf(FZ_LOAD_X((xc + ih) * FZ_CW + iw), FZ_LOAD_W((wc + r) * FZ_CS + s), acc);
+        }
+      }
+    }
+    FZ_EPILOGUE(acc, i);
+  }
+}
+)";
+
+struct CudaDialect : Dialect {
+  CudaDialect() {
+    name = "cuda";
+    int64_type = "fz_i64";
+    int64_suffix = "LL";
+    func_qualifier = "static __device__ __forceinline__ ";
+    local_id = "threadIdx.x";
+    group_id = "blockIdx.x";
+    num_groups = "gridDim.x";
+    barrier = "__syncthreads();";
+    max_groups = 1 << 20;  // grid-stride loops make any count correct; this bounds launch size
+    matmul_template = kMatmulTemplate;
+    conv_template = kConvTemplate;
+  }
+  std::string prelude(const KernelHeader& h) const override {
+    std::string s;
+    for (auto& b : h.bindings)
+      if (b.dtype == DType::f16) {
+        s += "#include <cuda_fp16.h>\n";
+        break;
+      }
+    return s + kCudaHelpers;
+  }
+  std::string storage_type(DType t) const override {
+    switch (t) {
+      case DType::f32: return "float";
+      case DType::f64: return "double";
+      case DType::f16: return "__half";
+      case DType::i8: return "signed char";
+      case DType::u8: return "unsigned char";
+      case DType::boolean: return "unsigned char";
+      case DType::i16: return "short";
+      case DType::u16: return "unsigned short";
+      case DType::i32: return "int";
+      case DType::u32: return "unsigned int";
+      case DType::i64: return "long long";
+      case DType::u64: return "unsigned long long";
+      default: throw Unsupported("cuda", std::string("dtype ") + dtype_name(t) + " in a generated kernel");
+    }
+  }
+  std::string to_float(DType t, const std::string& e) const override {
+    if (t == DType::f16) return "__half2float(" + e + ")";
+    return Dialect::to_float(t, e);
+  }
+  std::string from_float(DType t, const std::string& v) const override {
+    if (t == DType::f16) return "__float2half_rn(" + v + ")";
+    return Dialect::from_float(t, v);
+  }
+  std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override {
+    return "__shared__ " + type + " " + nm + "[" + std::to_string(count) + "];\n";
+  }
+  std::string params(const KernelHeader& h, bool restrict_ok) const {
+    std::string s;
+    for (auto& b : h.bindings) {
+      s += std::string(s.empty() ? "" : ", ") + (b.written ? "" : "const ") + storage_type(b.dtype) + "* " +
+           (restrict_ok && b.no_alias ? "__restrict__ " : "") + "b" + std::to_string(b.slot);
+    }
+    return s;
+  }
+  std::string kernel_begin(const KernelHeader& h) const override {
+    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(h.group_size) + ") " + h.name + "(" +
+           params(h, true) + ") {\n";
+  }
+  std::string function_params(const KernelHeader& h) const override { return params(h, true); }
+  std::string function_args(const KernelHeader& h) const override {
+    std::string s;
+    for (auto& b : h.bindings) s += std::string(s.empty() ? "" : ", ") + "b" + std::to_string(b.slot);
+    return s;
+  }
+  // C's float functions by name, so no expression is evaluated in double by overload choice.
+  std::string intrinsic(const std::string& nm) const override {
+    static const std::map<std::string, std::string> f = {
+        {"exp", "expf"},   {"log", "logf"},     {"sqrt", "sqrtf"},   {"tanh", "tanhf"},   {"erf", "erff"},
+        {"sin", "sinf"},   {"cos", "cosf"},     {"tan", "tanf"},     {"asin", "asinf"},   {"acos", "acosf"},
+        {"atan", "atanf"}, {"sinh", "sinhf"},   {"cosh", "coshf"},   {"asinh", "asinhf"}, {"acosh", "acoshf"},
+        {"atanh", "atanhf"}, {"floor", "floorf"}, {"ceil", "ceilf"}, {"abs", "fabsf"},    {"pow", "powf"},
+        {"trunc", "truncf"}, {"round", "roundf"}, {"exp2", "exp2f"}, {"log2", "log2f"},   {"min", "fminf"},
+        {"max", "fmaxf"},  {"atan2", "atan2f"}, {"log1p", "log1pf"}, {"expm1", "expm1f"}};
+    auto it = f.find(nm);
+    return it == f.end() ? nm : it->second;
+  }
+  // Warp shuffles, then one shared slot per warp combined in a fixed order so every thread
+  // gets the same (deterministic) value.
+  std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red, int64_t g) const override {
+    if (g % 32 != 0) return Dialect::group_reduce(v, comb, red, g);
+    std::string s = "    for (int fz_o = 16; fz_o > 0; fz_o >>= 1) " + v + " = " + comb + "(" + v + ", __shfl_xor_sync(0xffffffffu, " + v + ", fz_o));\n";
+    if (g == 32) return s;
+    s += "    if ((fz_lid & 31) == 0) " + red + "[fz_lid >> 5] = " + v + ";\n    __syncthreads();\n";
+    s += "    " + v + " = " + red + "[0];\n";
+    s += "    for (int fz_w = 1; fz_w < " + std::to_string(g / 32) + "; ++fz_w) " + v + " = " + comb + "(" + v + ", " + red + "[fz_w]);\n";
+    return s + "    __syncthreads();\n";
+  }
+};
+
+void nvrtc_check(nvrtcResult r, const char* call, const std::string& name) {
+  if (r != NVRTC_SUCCESS) throw Error("cuda", std::string(call) + ": " + nvrtcGetErrorString(r) + " (kernel " + name + ")");
+}
+
+// Compiles to a CUBIN; the program is destroyed on every path.
+std::vector<char> compile_cubin(const std::string& src, const std::string& name, const std::string& arch) {
+  nvrtcProgram prog = nullptr;
+  nvrtc_check(nvrtcCreateProgram(&prog, src.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr), "nvrtcCreateProgram", name);
+  struct Guard {
+    nvrtcProgram* p;
+    ~Guard() { nvrtcDestroyProgram(p); }
+  } guard{&prog};
+  const std::string arch_opt = "--gpu-architecture=" + arch, inc = std::string("--include-path=") + FUSOR_CUDA_INCLUDE;
+  const char* opts[] = {arch_opt.c_str(), inc.c_str(), "--std=c++17"};
+  nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
+  if (r != NVRTC_SUCCESS) {
+    size_t n = 0;
+    nvrtcGetProgramLogSize(prog, &n);
+    std::string log(n, '\0');
+    if (n) nvrtcGetProgramLog(prog, log.data());
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    throw Error("cuda", std::string("nvrtcCompileProgram: ") + nvrtcGetErrorString(r) + ": kernel " + name + ":\n" + log);
+  }
+  size_t n = 0;
+  nvrtc_check(nvrtcGetCUBINSize(prog, &n), "nvrtcGetCUBINSize", name);
+  std::vector<char> cubin(n);
+  nvrtc_check(nvrtcGetCUBIN(prog, cubin.data()), "nvrtcGetCUBIN", name);
+  return cubin;
+}
+
+uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::filesystem::path cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "fusor" / "cuda";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "fusor" / "cuda";
+  return {};
+}
+
+}  // namespace
+
+const Dialect& cuda_dialect() {
+  static const CudaDialect d;
+  return d;
+}
+
+std::vector<std::pair<std::string, std::string>> cuda_generate_sources(const Plan& p) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& k : p.kernels) out.emplace_back(kernel_identifier(k.name), emit_kernel(k, p, cuda_dialect()));
+  return out;
+}
+
+void nvrtc_compile_check(const std::string& src, const std::string& name, const std::string& arch) {
+  compile_cubin(src, name, arch);
+}
+
+std::vector<char> nvrtc_cubin(const std::string& src, const std::string& name, const std::string& arch) {
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  const std::string key_text = src + "\n" + arch + "\nnvrtc " + std::to_string(major) + "." + std::to_string(minor);
+  char key[32];
+  std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(fnv1a(key_text)));
+  const std::filesystem::path dir = cache_dir();
+  const std::filesystem::path file = dir.empty() ? std::filesystem::path() : dir / (std::string(key) + ".cubin");
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (in) {
+      std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!data.empty()) return data;
+    }
+  }
+  std::vector<char> cubin = compile_cubin(src, name, arch);
+  // The cache is an optimisation: a read-only or missing home directory only costs recompiles.
+  if (!file.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    const std::filesystem::path tmp = file.string() + ".tmp" + std::to_string(std::rand());
+    {
+      std::ofstream out(tmp, std::ios::binary);
+      if (out) out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+    }
+    std::filesystem::rename(tmp, file, ec);  // atomic: concurrent sessions never see half a file
+    if (ec) std::filesystem::remove(tmp, ec);
+  }
+  return cubin;
+}
+
+}  // namespace fusor

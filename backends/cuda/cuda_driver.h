@@ -1,0 +1,63 @@
+// The CUDA driver API, loaded with dlopen("libcuda.so.1") so that the binary starts without a
+// driver. Types come from cuda.h; every entry point is resolved by its versioned symbol name
+// (the one cuda.h's macros map to, e.g. cuMemAlloc -> cuMemAlloc_v2).
+#pragma once
+#include <cuda.h>
+
+#include <string>
+
+namespace fusor {
+
+struct CudaDriver {
+  bool loaded = false;
+  std::string why;  // when !loaded: "libcuda.so.1 not found" or the missing symbol
+
+#define FZ_CU_FN(fn) decltype(&::fn) fn = nullptr;
+  FZ_CU_FN(cuInit)
+  FZ_CU_FN(cuDriverGetVersion)
+  FZ_CU_FN(cuGetErrorName)
+  FZ_CU_FN(cuDeviceGetCount)
+  FZ_CU_FN(cuDeviceGet)
+  FZ_CU_FN(cuDeviceGetName)
+  FZ_CU_FN(cuDeviceGetAttribute)
+  FZ_CU_FN(cuDeviceTotalMem)
+  FZ_CU_FN(cuDevicePrimaryCtxRetain)
+  FZ_CU_FN(cuDevicePrimaryCtxRelease)
+  FZ_CU_FN(cuCtxSetCurrent)
+  FZ_CU_FN(cuModuleLoadData)
+  FZ_CU_FN(cuModuleUnload)
+  FZ_CU_FN(cuModuleGetFunction)
+  FZ_CU_FN(cuLaunchKernel)
+  FZ_CU_FN(cuMemAlloc)
+  FZ_CU_FN(cuMemFree)
+  FZ_CU_FN(cuMemsetD8)
+  FZ_CU_FN(cuMemcpyHtoD)
+  FZ_CU_FN(cuMemcpyHtoDAsync)
+  FZ_CU_FN(cuMemcpyDtoHAsync)
+  FZ_CU_FN(cuStreamCreate)
+  FZ_CU_FN(cuStreamDestroy)
+  FZ_CU_FN(cuStreamSynchronize)
+  FZ_CU_FN(cuStreamBeginCapture)
+  FZ_CU_FN(cuStreamEndCapture)
+  FZ_CU_FN(cuGraphInstantiate)
+  FZ_CU_FN(cuGraphLaunch)
+  FZ_CU_FN(cuGraphDestroy)
+  FZ_CU_FN(cuGraphExecDestroy)
+  FZ_CU_FN(cuEventCreate)
+  FZ_CU_FN(cuEventRecord)
+  FZ_CU_FN(cuEventSynchronize)
+  FZ_CU_FN(cuEventElapsedTime)
+  FZ_CU_FN(cuEventDestroy)
+#undef FZ_CU_FN
+
+  // The process-wide instance; loads (and cuInit's) once. Never throws.
+  static const CudaDriver& get();
+  // Throws Error("cuda", "<call>: CUDA_ERROR_...") when r != CUDA_SUCCESS.
+  void check(CUresult r, const char* call) const;
+  // Whether cuInit succeeded (a driver without a GPU loads but has no device); `init_error`
+  // holds "cuInit: CUDA_ERROR_NO_DEVICE" otherwise.
+  bool initialized = false;
+  std::string init_error;
+};
+
+}  // namespace fusor

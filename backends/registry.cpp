@@ -1,0 +1,38 @@
+#include "backends/backend.h"
+#include "backends/cpu/cpu_backends.h"
+
+namespace fusor {
+
+#ifdef FUSOR_HAVE_VULKAN
+std::unique_ptr<Backend> make_vulkan_backend();
+#endif
+#ifdef FUSOR_HAVE_CUDA
+std::unique_ptr<Backend> make_cuda_backend();
+#endif
+
+std::vector<std::string> backend_names() {
+  std::vector<std::string> n{"ref", "cpu"};
+#ifdef FUSOR_HAVE_VULKAN
+  n.push_back("vulkan");
+#endif
+#ifdef FUSOR_HAVE_CUDA
+  n.push_back("cuda");
+#endif
+  return n;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name) {
+  if (name == "ref") return make_ref_backend();
+  if (name == "cpu") return make_cpu_backend();
+#ifdef FUSOR_HAVE_VULKAN
+  if (name == "vulkan") return make_vulkan_backend();
+#endif
+#ifdef FUSOR_HAVE_CUDA
+  if (name == "cuda") return make_cuda_backend();
+#endif
+  std::string all;
+  for (auto& b : backend_names()) all += (all.empty() ? "" : ", ") + b;
+  throw Error("backend", "unknown or not built-in backend '" + name + "' (available: " + all + ")");
+}
+
+}  // namespace fusor

@@ -1,0 +1,46 @@
+// The "vulkan" Backend: device listing and compile (see vulkan_backend.h / vk_executable.h).
+#include "backends/vulkan/vulkan_backend.h"
+
+#include "backends/vulkan/vk_executable.h"
+
+namespace fusor {
+
+namespace {
+
+class VulkanBackend : public Backend {
+ public:
+  std::string name() const override { return "vulkan"; }
+
+  std::vector<DeviceInfo> devices() const override {
+    std::vector<DeviceInfo> out;
+    try {
+      for (const auto& d : vk::Instance::get()->devices()) out.push_back({d.name, d.details()});
+    } catch (const Error&) {
+      // No loader/ICD: no devices (compile() reports why).
+    }
+    return out;
+  }
+
+  std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) override {
+    std::shared_ptr<vk::Instance> inst;
+    try {
+      inst = vk::Instance::get();
+    } catch (const Error& e) {
+      throw Error("vulkan", std::string("no Vulkan device: ") + e.what());
+    }
+    if (inst->devices().empty()) throw Error("vulkan", "no Vulkan device: the loader found no device with a compute queue");
+    std::shared_ptr<vk::Context> ctx = vk::Context::get(opts.device);
+    return std::make_unique<vk::VulkanExecutable>(std::move(ctx), g, opts);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_vulkan_backend() { return std::make_unique<VulkanBackend>(); }
+
+int vulkan_barrier_count(const Executable& e) {
+  auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);
+  return v ? v->barrier_count() : -1;
+}
+
+}  // namespace fusor

@@ -1,0 +1,35 @@
+// GLSL -> SPIR-V at run time (shaderc, linked statically), SPIR-V validation (SPIRV-Tools)
+// and the on-disk SPIR-V cache.
+//
+// Contract:
+//   compile_glsl(ctx, name, source) returns validated SPIR-V words for a compute shader.
+//   Cache: $XDG_CACHE_HOME/fusor/vulkan/<hash>.spv (or ~/.cache/...), hash over the source,
+//   the device UUID, the driver version and the compiler/target tag, so another device or
+//   driver never reuses a module. Cached modules are validated again before use (cheap, and
+//   a truncated file then recompiles instead of reaching the driver).
+//   Errors: Error("vulkan", "kernel '<name>': GLSL compile failed: <shaderc messages>") and
+//           Error("vulkan", "kernel '<name>': SPIR-V validation failed: <spirv-val message>").
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vk_device.h"
+
+namespace fusor::vk {
+
+struct CompileStats {
+  int compiled = 0, cache_hits = 0;
+};
+
+std::vector<uint32_t> compile_glsl(const Context& ctx, const std::string& name, const std::string& source,
+                                   CompileStats* stats = nullptr);
+
+// Throws the "SPIR-V validation failed" error above when `words` is not valid for Vulkan 1.2.
+void validate_spirv(const std::string& name, const std::vector<uint32_t>& words);
+
+// 128-bit content hash as 32 hex digits (two independent FNV-1a 64 lanes): stable across
+// runs and builds, unlike std::hash.
+std::string content_hash(const std::string& data);
+
+}  // namespace fusor::vk

@@ -1,0 +1,477 @@
+// Instance, validation messenger, physical-device discovery, logical device, caches' home.
+#include "backends/vulkan/vk_device.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+
+#include "backends/vulkan/vulkan_backend.h"
+
+namespace fusor {
+
+// ---- validation message counting (public hooks in vulkan_backend.h) -------------------------
+
+namespace {
+std::atomic<int> g_validation_count{0};
+std::atomic<bool> g_validation_active{false};
+std::mutex g_validation_mutex;
+std::vector<std::string> g_validation_messages;  // first few, for test failure output
+constexpr size_t kKeepMessages = 32;
+
+VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                              VkDebugUtilsMessageTypeFlagsEXT, const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                              void*) {
+  if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) return VK_FALSE;
+  g_validation_count.fetch_add(1);
+  std::lock_guard<std::mutex> lock(g_validation_mutex);
+  if (g_validation_messages.size() < kKeepMessages)
+    g_validation_messages.push_back(std::string(severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error: " : "warning: ") +
+                                    (data && data->pMessage ? data->pMessage : "(no message)"));
+  return VK_FALSE;  // never abort the call: the count is what tests assert on
+}
+}  // namespace
+
+int vulkan_validation_message_count() { return g_validation_count.load(); }
+std::string vulkan_validation_messages() {
+  std::lock_guard<std::mutex> lock(g_validation_mutex);
+  std::string s;
+  for (auto& m : g_validation_messages) s += m + "\n";
+  return s;
+}
+void vulkan_validation_reset() {
+  std::lock_guard<std::mutex> lock(g_validation_mutex);
+  g_validation_messages.clear();
+  g_validation_count = 0;
+}
+bool vulkan_validation_active() { return g_validation_active.load(); }
+
+namespace vk {
+
+const char* result_name(VkResult r) {
+  switch (r) {
+#define FZ_CASE(x) \
+  case x: return #x;
+    FZ_CASE(VK_SUCCESS) FZ_CASE(VK_NOT_READY) FZ_CASE(VK_TIMEOUT) FZ_CASE(VK_EVENT_SET) FZ_CASE(VK_EVENT_RESET)
+    FZ_CASE(VK_INCOMPLETE) FZ_CASE(VK_ERROR_OUT_OF_HOST_MEMORY) FZ_CASE(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    FZ_CASE(VK_ERROR_INITIALIZATION_FAILED) FZ_CASE(VK_ERROR_DEVICE_LOST) FZ_CASE(VK_ERROR_MEMORY_MAP_FAILED)
+    FZ_CASE(VK_ERROR_LAYER_NOT_PRESENT) FZ_CASE(VK_ERROR_EXTENSION_NOT_PRESENT) FZ_CASE(VK_ERROR_FEATURE_NOT_PRESENT)
+    FZ_CASE(VK_ERROR_INCOMPATIBLE_DRIVER) FZ_CASE(VK_ERROR_TOO_MANY_OBJECTS) FZ_CASE(VK_ERROR_FORMAT_NOT_SUPPORTED)
+    FZ_CASE(VK_ERROR_FRAGMENTED_POOL) FZ_CASE(VK_ERROR_UNKNOWN) FZ_CASE(VK_ERROR_OUT_OF_POOL_MEMORY)
+    FZ_CASE(VK_ERROR_INVALID_EXTERNAL_HANDLE) FZ_CASE(VK_ERROR_FRAGMENTATION)
+    FZ_CASE(VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS) FZ_CASE(VK_PIPELINE_COMPILE_REQUIRED)
+#undef FZ_CASE
+    default: return "VkResult(unknown)";
+  }
+}
+
+std::string hex(const uint8_t* p, size_t n) {
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) s += d[p[i] >> 4], s += d[p[i] & 15];
+  return s;
+}
+
+std::string cache_dir() {
+  if (const char* off = std::getenv("FUSOR_NO_DISK_CACHE"); off && *off && std::string(off) != "0") return "";
+  std::string base;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) base = x;
+  else if (const char* h = std::getenv("HOME"); h && *h) base = std::string(h) + "/.cache";
+  else return "";
+  // mkdir -p; failures leave caching off rather than failing a compile.
+  std::string path;
+  for (const char* part : {base.c_str(), "fusor", "vulkan"}) {
+    path = path.empty() ? std::string(part) : path + "/" + part;
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return "";
+  }
+  return path;
+}
+
+// ---- physical devices -------------------------------------------------------------------------
+
+std::string PhysicalDeviceInfo::type_name() const {
+  switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+std::string PhysicalDeviceInfo::details() const {
+  std::ostringstream s;
+  s << "type=" << type_name() << " api=" << VK_API_VERSION_MAJOR(api_version) << "." << VK_API_VERSION_MINOR(api_version)
+    << "." << VK_API_VERSION_PATCH(api_version) << " subgroup=" << subgroup_size << " shared=" << max_shared_memory
+    << " groups=[" << max_group_count[0] << "," << max_group_count[1] << "," << max_group_count[2] << "]"
+    << " fp16=" << shader_float16 << " int64=" << shader_int64 << " coopmat=" << cooperative_matrix
+    << " storage_range=" << max_storage_buffer_range;
+  return s.str();
+}
+
+namespace {
+
+int type_rank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+    default: return 4;
+  }
+}
+
+PhysicalDeviceInfo query_device(VkPhysicalDevice pd) {
+  PhysicalDeviceInfo info;
+  info.handle = pd;
+  // Properties: core + subgroup + IDs (1.1 structs; fusor needs a 1.1+ device anyway).
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+  subgroup.pNext = &ids;
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &subgroup;
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  const VkPhysicalDeviceProperties& p = props.properties;
+  const VkPhysicalDeviceLimits& l = p.limits;
+  info.name = p.deviceName;
+  info.type = p.deviceType;
+  info.api_version = p.apiVersion;
+  info.driver_version = p.driverVersion;
+  info.vendor_id = p.vendorID;
+  info.device_id = p.deviceID;
+  std::copy(std::begin(ids.deviceUUID), std::end(ids.deviceUUID), info.device_uuid.begin());
+  std::copy(std::begin(ids.driverUUID), std::end(ids.driverUUID), info.driver_uuid.begin());
+  info.subgroup_size = subgroup.subgroupSize;
+  info.max_shared_memory = l.maxComputeSharedMemorySize;
+  for (int i = 0; i < 3; ++i) info.max_group_count[i] = l.maxComputeWorkGroupCount[i], info.max_group_size[i] = l.maxComputeWorkGroupSize[i];
+  info.max_invocations = l.maxComputeWorkGroupInvocations;
+  info.max_storage_buffer_range = l.maxStorageBufferRange;
+  info.min_storage_offset_alignment = l.minStorageBufferOffsetAlignment;
+  info.timestamp_period = l.timestampPeriod;
+
+  // Features: the 1.1/1.2 structs are valid to chain only on 1.2+ devices.
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  bool v12 = p.apiVersion >= VK_API_VERSION_1_2;
+  if (v12) f2.pNext = &f11, f11.pNext = &f12;
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  info.shader_int64 = f2.features.shaderInt64;
+  info.shader_int16 = f2.features.shaderInt16;
+  if (v12) {
+    info.storage_16bit = f11.storageBuffer16BitAccess;
+    info.shader_float16 = f12.shaderFloat16;
+    info.shader_int8 = f12.shaderInt8;
+    info.storage_8bit = f12.storageBuffer8BitAccess;
+  }
+
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr) == VK_SUCCESS) {
+    std::vector<VkExtensionProperties> exts(n);
+    if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data()) == VK_SUCCESS)
+      for (auto& e : exts)
+        if (std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix") == 0) info.cooperative_matrix = true;
+  }
+
+  // Queue family: compute-capable, preferring one with timestamps.
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> fams(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, fams.data());
+  int best = -1;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!(fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+    if (best < 0 || (fams[i].timestampValidBits > 0 && fams[best].timestampValidBits == 0)) best = static_cast<int>(i);
+  }
+  if (best >= 0) {
+    info.queue_family = static_cast<uint32_t>(best);
+    info.timestamps = fams[best].timestampValidBits > 0 && info.timestamp_period > 0;
+  } else {
+    info.queue_family = UINT32_MAX;
+  }
+  return info;
+}
+
+bool has_layer(const char* name) {
+  uint32_t n = 0;
+  if (vkEnumerateInstanceLayerProperties(&n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkLayerProperties> layers(n);
+  if (vkEnumerateInstanceLayerProperties(&n, layers.data()) != VK_SUCCESS) return false;
+  for (auto& l : layers)
+    if (std::strcmp(l.layerName, name) == 0) return true;
+  return false;
+}
+
+bool has_instance_extension(const char* layer, const char* name) {
+  uint32_t n = 0;
+  if (vkEnumerateInstanceExtensionProperties(layer, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> exts(n);
+  if (vkEnumerateInstanceExtensionProperties(layer, &n, exts.data()) != VK_SUCCESS) return false;
+  for (auto& e : exts)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+bool env_validation() {
+  const char* v = std::getenv("FUSOR_VK_VALIDATION");
+  return v && *v && std::string(v) != "0";
+}
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+}  // namespace
+
+// ---- instance -----------------------------------------------------------------------------------
+
+void Instance::create(bool want_validation) {
+  uint32_t loader_version = VK_API_VERSION_1_0;
+  auto enumerate_version = reinterpret_cast<PFN_vkEnumerateInstanceVersion>(vkGetInstanceProcAddr(nullptr, "vkEnumerateInstanceVersion"));
+  if (enumerate_version) check_vk(enumerate_version(&loader_version), "vkEnumerateInstanceVersion");
+  if (loader_version < VK_API_VERSION_1_1)
+    throw Error("vulkan", "the Vulkan loader supports only API 1.0; fusor needs 1.1 or newer");
+
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "fusor";
+  app.pEngineName = "fusor";
+  // 1.2 is what the SPIR-V targets; devices that only do 1.1 still enumerate.
+  app.apiVersion = std::min<uint32_t>(loader_version, VK_API_VERSION_1_2);
+
+  std::vector<const char*> layers, extensions;
+  validation_ = want_validation && has_layer(kValidationLayer);
+  bool debug_utils = false, features_ext = false;
+  if (validation_) {
+    layers.push_back(kValidationLayer);
+    debug_utils = has_instance_extension(nullptr, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) ||
+                  has_instance_extension(kValidationLayer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    features_ext = has_instance_extension(kValidationLayer, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+    if (debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    if (features_ext) extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+    // Without a messenger nothing could be counted: treat as "validation not active".
+    if (!debug_utils) validation_ = false, layers.clear(), extensions.clear();
+  }
+
+  VkDebugUtilsMessengerCreateInfoEXT dbg{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+  dbg.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  dbg.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  dbg.pfnUserCallback = debug_callback;
+  // Synchronization validation catches a missing barrier between dependent dispatches,
+  // which is the one thing the recorder decides on its own.
+  VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = enables;
+
+  VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ci.pApplicationInfo = &app;
+  ci.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  ci.ppEnabledLayerNames = layers.data();
+  ci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  ci.ppEnabledExtensionNames = extensions.data();
+  if (validation_) {
+    ci.pNext = &dbg;  // also reports problems inside vkCreateInstance itself
+    if (features_ext) dbg.pNext = &features;
+  }
+  check_vk(vkCreateInstance(&ci, nullptr, &instance_), "vkCreateInstance");
+  g_validation_active = validation_;
+
+  if (validation_) {
+    auto create_messenger = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+    if (!create_messenger) throw Error("vulkan", "vkGetInstanceProcAddr(vkCreateDebugUtilsMessengerEXT) returned null");
+    dbg.pNext = nullptr;
+    check_vk(create_messenger(instance_, &dbg, nullptr, &messenger_), "vkCreateDebugUtilsMessengerEXT");
+  }
+
+  uint32_t n = 0;
+  check_vk(vkEnumeratePhysicalDevices(instance_, &n, nullptr), "vkEnumeratePhysicalDevices");
+  std::vector<VkPhysicalDevice> pds(n);
+  check_vk(vkEnumeratePhysicalDevices(instance_, &n, pds.data()), "vkEnumeratePhysicalDevices");
+  for (auto pd : pds) {
+    PhysicalDeviceInfo info = query_device(pd);
+    // fusor needs compute queues and the 1.1 property/feature queries it just used.
+    if (info.queue_family == UINT32_MAX || info.api_version < VK_API_VERSION_1_1) continue;
+    devices_.push_back(std::move(info));
+  }
+  std::stable_sort(devices_.begin(), devices_.end(),
+                   [](const PhysicalDeviceInfo& a, const PhysicalDeviceInfo& b) { return type_rank(a.type) < type_rank(b.type); });
+}
+
+Instance::~Instance() {
+  if (messenger_) {
+    auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+    if (destroy) destroy(instance_, messenger_, nullptr);
+  }
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+std::shared_ptr<Instance> Instance::get() {
+  // Shared while anything uses it, so tests that create many backends do not pay for many
+  // instances; re-created when the validation request changed.
+  static std::mutex m;
+  static std::weak_ptr<Instance> cached;
+  static bool cached_validation = false;
+  std::lock_guard<std::mutex> lock(m);
+  bool want = env_validation();
+  if (auto sp = cached.lock(); sp && cached_validation == want) return sp;
+  std::shared_ptr<Instance> inst(new Instance());
+  inst->create(want);
+  cached = inst;
+  cached_validation = want;
+  return inst;
+}
+
+// ---- logical device -----------------------------------------------------------------------------
+
+Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::move(inst)) {
+  const auto& devs = instance_->devices();
+  if (index < 0 || index >= static_cast<int>(devs.size()))
+    throw Error("vulkan", "device index " + std::to_string(index) + " out of range (" + std::to_string(devs.size()) +
+                              " Vulkan device(s))");
+  info_ = devs[index];
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = info_.queue_family;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+
+  // Enable exactly the optional features the device offers; generated code checks the same flags.
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  f2.features.shaderInt64 = info_.shader_int64;
+  f2.features.shaderInt16 = info_.shader_int16;
+  if (info_.api_version >= VK_API_VERSION_1_2) {
+    f11.storageBuffer16BitAccess = info_.storage_16bit;
+    f12.shaderFloat16 = info_.shader_float16;
+    f12.shaderInt8 = info_.shader_int8;
+    f12.storageBuffer8BitAccess = info_.storage_8bit;
+    f2.pNext = &f11;
+    f11.pNext = &f12;
+  }
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &f2;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  check_vk(vkCreateDevice(info_.handle, &dci, nullptr, &device_), "vkCreateDevice");
+  vkGetDeviceQueue(device_, info_.queue_family, 0, &queue_);
+
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pci.queueFamilyIndex = info_.queue_family;
+  check_vk(vkCreateCommandPool(device_, &pci, nullptr, &upload_pool_), "vkCreateCommandPool");
+
+  vkGetPhysicalDeviceMemoryProperties(info_.handle, &memory_);
+  if (info_.type == VK_PHYSICAL_DEVICE_TYPE_CPU || info_.type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU) {
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                       VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i)
+      if ((memory_.memoryTypes[i].propertyFlags & want) == want) unified_memory_ = true;
+  }
+
+  // Pipeline cache: keyed by device and driver so a different driver never sees stale data
+  // (the driver also checks the header and ignores a mismatch).
+  std::vector<char> blob;
+  if (std::string dir = cache_dir(); !dir.empty()) {
+    pipeline_cache_path_ = dir + "/pipelines_" + hex(info_.device_uuid.data(), info_.device_uuid.size()) + "_" +
+                           std::to_string(info_.driver_version) + ".bin";
+    std::ifstream f(pipeline_cache_path_, std::ios::binary);
+    if (f) blob.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  VkPipelineCacheCreateInfo cci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  cci.initialDataSize = blob.size();
+  cci.pInitialData = blob.empty() ? nullptr : blob.data();
+  if (vkCreatePipelineCache(device_, &cci, nullptr, &pipeline_cache_) != VK_SUCCESS) {
+    // A corrupt file must not break compilation: start empty.
+    cci.initialDataSize = 0;
+    cci.pInitialData = nullptr;
+    check_vk(vkCreatePipelineCache(device_, &cci, nullptr, &pipeline_cache_), "vkCreatePipelineCache");
+  }
+}
+
+void Context::save_pipeline_cache() {
+  if (pipeline_cache_path_.empty() || !pipeline_cache_) return;
+  size_t size = 0;
+  if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
+  std::vector<char> data(size);
+  if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data()) != VK_SUCCESS) return;
+  // Write-then-rename so concurrent processes never read a torn file.
+  std::string tmp = pipeline_cache_path_ + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) return;
+    f.write(data.data(), static_cast<std::streamsize>(size));
+    if (!f) return;
+  }
+  std::rename(tmp.c_str(), pipeline_cache_path_.c_str());
+}
+
+Context::~Context() {
+  if (!device_) return;
+  vkDeviceWaitIdle(device_);
+  save_pipeline_cache();
+  if (pipeline_cache_) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+  if (upload_pool_) vkDestroyCommandPool(device_, upload_pool_, nullptr);
+  vkDestroyDevice(device_, nullptr);
+}
+
+std::shared_ptr<Context> Context::get(int index) {
+  static std::mutex m;
+  static std::map<std::pair<VkInstance, int>, std::weak_ptr<Context>> cached;
+  std::shared_ptr<Instance> inst = Instance::get();
+  std::lock_guard<std::mutex> lock(m);
+  auto key = std::make_pair(inst->handle(), index);
+  if (auto it = cached.find(key); it != cached.end())
+    if (auto sp = it->second.lock()) return sp;
+  std::shared_ptr<Context> ctx(new Context(inst, index));
+  cached[key] = ctx;
+  return ctx;
+}
+
+VkCommandBuffer Context::begin_once() {
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = upload_pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  check_vk(vkAllocateCommandBuffers(device_, &ai, &cb), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if (VkResult r = vkBeginCommandBuffer(cb, &bi); r != VK_SUCCESS) {
+    vkFreeCommandBuffers(device_, upload_pool_, 1, &cb);
+    check_vk(r, "vkBeginCommandBuffer");
+  }
+  return cb;
+}
+
+void Context::submit_and_wait(VkCommandBuffer cb) {
+  VkFence fence = VK_NULL_HANDLE;
+  auto cleanup = [&] {
+    if (fence) vkDestroyFence(device_, fence, nullptr);
+    vkFreeCommandBuffers(device_, upload_pool_, 1, &cb);
+  };
+  try {
+    check_vk(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check_vk(vkCreateFence(device_, &fci, nullptr, &fence), "vkCreateFence");
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    check_vk(vkQueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
+    check_vk(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  } catch (...) {
+    cleanup();
+    throw;
+  }
+  cleanup();
+}
+
+}  // namespace vk
+}  // namespace fusor

@@ -1,0 +1,123 @@
+// Vulkan instance, physical-device discovery and the logical device (one compute queue).
+//
+// Contract:
+//   * Instance::get() returns a process-wide instance (re-created when FUSOR_VK_VALIDATION
+//     changed since the live one was made). Its devices() are ordered best first: discrete,
+//     integrated, virtual GPUs, then CPU implementations (lavapipe), so index 0 is a real GPU
+//     when there is one and lavapipe otherwise. Throws Error("vulkan") when no loader/ICD.
+//   * Context::get(index) opens (or shares) a logical device on devices()[index] with one
+//     compute queue, a transient command pool for uploads and the on-disk VkPipelineCache.
+//     Throws Error("vulkan", "device index N out of range ...").
+#pragma once
+#include <array>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vk_common.h"
+
+namespace fusor::vk {
+
+struct PhysicalDeviceInfo {
+  VkPhysicalDevice handle = VK_NULL_HANDLE;
+  std::string name;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  uint32_t api_version = 0, driver_version = 0, vendor_id = 0, device_id = 0;
+  std::array<uint8_t, VK_UUID_SIZE> device_uuid{}, driver_uuid{};
+  uint32_t subgroup_size = 0;
+  uint32_t max_shared_memory = 0;
+  uint32_t max_group_count[3] = {0, 0, 0};
+  uint32_t max_group_size[3] = {0, 0, 0};
+  uint32_t max_invocations = 0;
+  uint64_t max_storage_buffer_range = 0;
+  uint64_t min_storage_offset_alignment = 0;
+  float timestamp_period = 0;   // ns per tick
+  uint32_t queue_family = 0;    // chosen compute family
+  bool timestamps = false;      // that family has timestampValidBits > 0
+  // Features (what the device offers; Context enables all of them).
+  bool shader_float16 = false, shader_int64 = false, shader_int8 = false, shader_int16 = false;
+  bool storage_8bit = false, storage_16bit = false;
+  bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix listed
+  bool is_cpu() const { return type == VK_PHYSICAL_DEVICE_TYPE_CPU; }
+  std::string type_name() const;
+  std::string details() const;  // one line for `fusor devices`
+};
+
+class Instance {
+ public:
+  static std::shared_ptr<Instance> get();
+  ~Instance();
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+  VkInstance handle() const { return instance_; }
+  bool validation() const { return validation_; }
+  const std::vector<PhysicalDeviceInfo>& devices() const { return devices_; }
+
+ private:
+  Instance() = default;
+  void create(bool want_validation);
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  bool validation_ = false;
+  std::vector<PhysicalDeviceInfo> devices_;
+};
+
+class Context {
+ public:
+  static std::shared_ptr<Context> get(int index);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const PhysicalDeviceInfo& info() const { return info_; }
+  VkDevice device() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return info_.queue_family; }
+  const VkPhysicalDeviceMemoryProperties& memory() const { return memory_; }
+  VkPipelineCache pipeline_cache() const { return pipeline_cache_; }
+  // vkQueueSubmit and the upload pool need external synchronization.
+  std::mutex& queue_mutex() { return queue_mutex_; }
+  // Arena memory that the host can map directly (CPU and integrated devices with a coherent
+  // host-visible device-local type): then no staging copies are recorded.
+  bool unified_memory() const { return unified_memory_; }
+  // Writes the pipeline cache next to the SPIR-V cache (best effort; errors are ignored).
+  void save_pipeline_cache();
+  // Runs `record` in a one-time command buffer and waits for it (uploads at compile time).
+  template <class F> void submit_once(F&& record);
+
+ private:
+  Context(std::shared_ptr<Instance> inst, int index);
+  void submit_and_wait(VkCommandBuffer cb);
+  VkCommandBuffer begin_once();
+
+  std::shared_ptr<Instance> instance_;
+  PhysicalDeviceInfo info_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool upload_pool_ = VK_NULL_HANDLE;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  VkPhysicalDeviceMemoryProperties memory_{};
+  bool unified_memory_ = false;
+  std::string pipeline_cache_path_;
+  std::mutex queue_mutex_;
+};
+
+template <class F> void Context::submit_once(F&& record) {
+  std::lock_guard<std::mutex> lock(queue_mutex_);
+  VkCommandBuffer cb = begin_once();
+  try {
+    record(cb);
+  } catch (...) {
+    vkFreeCommandBuffers(device_, upload_pool_, 1, &cb);
+    throw;
+  }
+  submit_and_wait(cb);
+}
+
+// Directory of the on-disk caches ($XDG_CACHE_HOME/fusor/vulkan or ~/.cache/fusor/vulkan),
+// created on demand; empty when caching is disabled or no directory can be made.
+std::string cache_dir();
+std::string hex(const uint8_t* p, size_t n);
+
+}  // namespace fusor::vk

@@ -1,0 +1,69 @@
+// The GLSL dialect the Vulkan backend gives the shared emitter (backends/codegen.h), one
+// instance per kernel because slot placement and contraction tiling are per kernel.
+//
+// Binding model: slot i of a kernel is descriptor binding i, a storage buffer bound at the
+// buffer's byte offset in the arena (or in the constants buffer). When that offset is not a
+// multiple of minStorageBufferOffsetAlignment the binding starts at the aligned-down offset
+// and `element_delta[i]` elements are added to every index of the slot in the source.
+//
+// Storage types: f32 float, f16 float16_t, bf16 uint16_t (converted in the shader), i32 int,
+// u32 uint, i64 int64_t (uvec2 halves when the device lacks shaderInt64), u64 uint64_t,
+// i16/u16 int16_t/uint16_t, i8/u8 int8_t/uint8_t, bool uint8_t (0/1). 8/16-bit types need
+// the device's storageBuffer8/16BitAccess; otherwise Unsupported("vulkan", ...).
+//
+// Contraction kernels (matmul/conv) use the hand-written templates in shaders/ (gemm.glsl,
+// conv.glsl) whose tile sizes are specialization constants (ids below); choose_tiles()
+// picks them per problem and the dialect's matmul_tile_* / group sizes follow, so
+// launch_dims() and FZ_TILES agree with the pipeline.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "backends/codegen.h"
+#include "backends/vulkan/vk_device.h"
+
+namespace fusor::vk {
+
+// Specialization constants of the contraction templates (shaders/gemm.glsl, conv.glsl).
+struct ContractionTiles {
+  int bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
+  int conv_direct = 0;  // conv only: 1 = one thread per output (depthwise / tiny reductions)
+  int threads() const { return (bm / tm) * (bn / tn); }
+};
+constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kSpecTM = 4, kSpecTN = 5, kSpecConvDirect = 6;
+
+ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev);
+
+class VulkanDialect : public Dialect {
+ public:
+  // element_delta: per slot (kernel_bindings order), elements added to every index.
+  VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta);
+
+  const ContractionTiles& tiles() const { return tiles_; }
+  bool contraction() const { return contraction_; }
+
+  std::string prelude(const KernelHeader& h) const override;
+  std::string storage_type(DType t) const override;
+  std::string to_float(DType t, const std::string& e) const override;
+  std::string from_float(DType t, const std::string& v) const override;
+  std::string to_index(DType t, const std::string& e) const override;
+  std::string cast(const std::string& type, const std::string& e) const override;
+  std::string element(int slot, const std::string& idx) const override;
+  std::string declare_buffers(const KernelHeader& h) const override;
+  std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override;
+  std::string kernel_begin(const KernelHeader& h) const override;
+  std::string intrinsic(const std::string& nm) const override;
+
+ private:
+  const PhysicalDeviceInfo& dev_;
+  std::vector<int64_t> delta_;
+  ContractionTiles tiles_;
+  bool contraction_ = false;
+  bool i64_as_uvec2_ = false;
+};
+
+// The hand-written template bodies from shaders/*.glsl (embedded at build time).
+const std::string& gemm_template();
+const std::string& conv_template();
+
+}  // namespace fusor::vk

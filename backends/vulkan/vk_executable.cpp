@@ -1,0 +1,337 @@
+// VulkanExecutable: memory (arena, constants, staging), command-buffer recording with
+// hazard-driven barriers, and run().
+#include "backends/vulkan/vk_executable.h"
+
+#include <chrono>
+#include <cstring>
+
+namespace fusor::vk {
+
+namespace {
+
+constexpr VkAccessFlags kShaderRW = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+
+void memory_barrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
+                    VkAccessFlags dst) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = src;
+  mb.dstAccessMask = dst;
+  vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
+// Sorted, merged copy of ranges (fewer VkBufferMemoryBarriers).
+std::vector<ByteRange> merged(std::vector<ByteRange> r) {
+  std::sort(r.begin(), r.end(), [](const ByteRange& a, const ByteRange& b) { return a.begin < b.begin; });
+  std::vector<ByteRange> out;
+  for (auto& x : r) {
+    if (x.end <= x.begin) continue;
+    if (!out.empty() && x.begin <= out.back().end) out.back().end = std::max(out.back().end, x.end);
+    else out.push_back(x);
+  }
+  return out;
+}
+
+bool any_overlap(const std::vector<ByteRange>& a, const std::vector<ByteRange>& b) {
+  for (auto& x : a)
+    for (auto& y : b)
+      if (x.overlaps(y)) return true;
+  return false;
+}
+
+}  // namespace
+
+VulkanExecutable::VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g, const CompileOptions& opts)
+    : ctx_(std::move(ctx)), opts_(opts), dev_(ctx_->device()) {
+  try {
+    FusionOptions fo;
+    fo.fuse = opts.fusion;
+    plan_ = build_plan(g, fo);
+    build_memory();
+    build_kernels();
+    if (compile_stats_.compiled > 0) ctx_->save_pipeline_cache();
+
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = ctx_->queue_family();
+    check_vk(vkCreateCommandPool(dev_, &pci, nullptr, &command_pool_), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = command_pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    check_vk(vkAllocateCommandBuffers(dev_, &ai, &command_buffer_), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check_vk(vkCreateFence(dev_, &fci, nullptr, &fence_), "vkCreateFence");
+    if (ctx_->info().timestamps) {
+      VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qci.queryCount = 2;
+      check_vk(vkCreateQueryPool(dev_, &qci, nullptr, &query_pool_), "vkCreateQueryPool");
+    }
+    if (opts_.replay) record(command_buffer_);
+  } catch (...) {
+    release();  // Vulkan objects made so far; members are then destroyed normally
+    throw;
+  }
+}
+
+VulkanExecutable::~VulkanExecutable() { release(); }
+
+void VulkanExecutable::release() {
+  // run() always waits for its fence, so nothing of ours is in flight here.
+  for (VkPipeline& p : pipelines_)
+    if (p) vkDestroyPipeline(dev_, p, nullptr), p = VK_NULL_HANDLE;
+  for (auto& [set_layout, layout] : layouts_) {
+    if (layout) vkDestroyPipelineLayout(dev_, layout, nullptr), layout = VK_NULL_HANDLE;
+    if (set_layout) vkDestroyDescriptorSetLayout(dev_, set_layout, nullptr), set_layout = VK_NULL_HANDLE;
+  }
+  if (descriptor_pool_) vkDestroyDescriptorPool(dev_, descriptor_pool_, nullptr), descriptor_pool_ = VK_NULL_HANDLE;
+  if (command_pool_) vkDestroyCommandPool(dev_, command_pool_, nullptr), command_pool_ = VK_NULL_HANDLE;
+  if (fence_) vkDestroyFence(dev_, fence_, nullptr), fence_ = VK_NULL_HANDLE;
+  if (query_pool_) vkDestroyQueryPool(dev_, query_pool_, nullptr), query_pool_ = VK_NULL_HANDLE;
+  arena_.reset();
+  consts_.reset();
+  staging_in_.reset();
+  staging_out_.reset();
+}
+
+// ---- memory ---------------------------------------------------------------------------------
+
+void VulkanExecutable::build_memory() {
+  const PhysicalDeviceInfo& info = ctx_->info();
+  const uint64_t align = std::max<uint64_t>(info.min_storage_offset_alignment, 16);
+  const VkBufferUsageFlags usage =
+      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+  // Constants: packed at aligned offsets so their bindings never need an element delta.
+  const_offset_.assign(plan_.buffers.size(), -1);
+  uint64_t const_bytes = 0;
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const fusor::Buffer& buf = plan_.buffers[b];
+    if (buf.role == fusor::Buffer::Role::constant) {
+      const Value& v = plan_.graph.values.at(buf.value);
+      if (!v.constant) throw Error("vulkan", "constant buffer '" + buf.name + "' has no value in the plan's graph");
+      const_offset_[b] = static_cast<int64_t>(const_bytes);
+      const_bytes = align_up(const_bytes + buf.nbytes(), align);
+    } else if (buf.offset < 0) {
+      throw Error("vulkan", "buffer '" + buf.name + "' has no arena offset in the plan");
+    }
+  }
+
+  // +align: room for a binding's range to round up to whole 32-bit words at the end.
+  arena_ = DeviceBuffer(*ctx_, align_up(static_cast<uint64_t>(std::max<int64_t>(plan_.arena_bytes, 0)), align) + align, usage,
+                      MemoryKind::device);
+  consts_ = DeviceBuffer(*ctx_, const_bytes + align, usage, MemoryKind::device);
+
+  auto fill_constants = [&](std::byte* dst) {
+    for (size_t b = 0; b < plan_.buffers.size(); ++b)
+      if (const_offset_[b] >= 0) {
+        const Tensor& t = *plan_.graph.values[plan_.buffers[b].value].constant;
+        std::memcpy(dst + const_offset_[b], t.raw(), t.nbytes());
+      }
+  };
+  if (ctx_->unified_memory()) {
+    fill_constants(consts_.mapped());
+    std::memset(arena_.mapped(), 0xFF, arena_.size());  // poison: NaN for floats
+  } else {
+    DeviceBuffer upload(*ctx_, consts_.size(), VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemoryKind::upload);
+    fill_constants(upload.mapped());
+    ctx_->submit_once([&](VkCommandBuffer cb) {
+      VkBufferCopy region{0, 0, consts_.size()};
+      vkCmdCopyBuffer(cb, upload.handle(), consts_.handle(), 1, &region);
+      vkCmdFillBuffer(cb, arena_.handle(), 0, VK_WHOLE_SIZE, 0xFFFFFFFFu);
+      // Barriers order later submissions on this queue too, so every dispatch sees the data.
+      memory_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                     kShaderRW | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    });
+  }
+
+  // Staging for graph inputs/outputs (discrete devices only).
+  in_offset_.assign(plan_.input_buffers.size(), 0);
+  out_offset_.assign(plan_.output_buffers.size(), 0);
+  if (!ctx_->unified_memory()) {
+    uint64_t in_bytes = 0, out_bytes = 0;
+    for (size_t i = 0; i < plan_.input_buffers.size(); ++i)
+      if (plan_.input_buffers[i] >= 0) in_offset_[i] = in_bytes, in_bytes = align_up(in_bytes + plan_.buffers[plan_.input_buffers[i]].nbytes(), 16);
+    for (size_t i = 0; i < plan_.output_buffers.size(); ++i)
+      if (plan_.output_buffers[i] >= 0) out_offset_[i] = out_bytes, out_bytes = align_up(out_bytes + plan_.buffers[plan_.output_buffers[i]].nbytes(), 16);
+    staging_in_ = DeviceBuffer(*ctx_, in_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemoryKind::upload);
+    staging_out_ = DeviceBuffer(*ctx_, out_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemoryKind::readback);
+  }
+}
+
+VulkanExecutable::Binding VulkanExecutable::binding_for(int b) const {
+  const fusor::Buffer& buf = plan_.buffers.at(b);
+  const PhysicalDeviceInfo& info = ctx_->info();
+  const uint64_t align = std::max<uint64_t>(info.min_storage_offset_alignment, 1);
+  const bool is_const = const_offset_[b] >= 0;
+  const DeviceBuffer& mem = is_const ? consts_ : arena_;
+  const uint64_t offset = static_cast<uint64_t>(is_const ? const_offset_[b] : buf.offset);
+  Binding r;
+  r.buffer = mem.handle();
+  r.offset = offset / align * align;
+  // A misaligned arena offset binds from the aligned-down address; the kernel adds the
+  // difference (in elements) to every index of that slot.
+  const uint64_t delta = offset - r.offset;
+  const uint64_t esize = std::max<size_t>(dtype_size(buf.dtype), 1);
+  if (delta % esize != 0)
+    throw Error("vulkan", "buffer '" + buf.name + "' at arena offset " + std::to_string(offset) + " is not aligned to its " +
+                              std::to_string(esize) + "-byte elements");
+  r.element_delta = static_cast<int64_t>(delta / esize);
+  r.range = std::min<uint64_t>(align_up(delta + static_cast<uint64_t>(buf.nbytes()), 4), mem.size() - r.offset);
+  r.range = std::max<uint64_t>(r.range, 4);
+  if (r.range > info.max_storage_buffer_range)
+    throw Error("vulkan", "buffer '" + buf.name + "' (" + std::to_string(r.range) + " bytes) exceeds maxStorageBufferRange (" +
+                              std::to_string(info.max_storage_buffer_range) + ") of device '" + info.name + "'");
+  return r;
+}
+
+// ---- recording ------------------------------------------------------------------------------
+
+void VulkanExecutable::record(VkCommandBuffer cb) {
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = opts_.replay ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check_vk(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+  if (query_pool_) {
+    vkCmdResetQueryPool(cb, query_pool_, 0, 2);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, query_pool_, 0);
+  }
+  const bool staged = !ctx_->unified_memory();
+  if (staged) {
+    std::vector<VkBufferCopy> regions;
+    for (size_t i = 0; i < plan_.input_buffers.size(); ++i) {
+      const int b = plan_.input_buffers[i];
+      if (b >= 0 && plan_.buffers[b].nbytes() > 0)
+        regions.push_back({in_offset_[i], static_cast<uint64_t>(plan_.buffers[b].offset), static_cast<uint64_t>(plan_.buffers[b].nbytes())});
+    }
+    if (!regions.empty()) {
+      vkCmdCopyBuffer(cb, staging_in_.handle(), arena_.handle(), static_cast<uint32_t>(regions.size()), regions.data());
+      memory_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kShaderRW);
+    }
+  }
+
+  // Barriers only where data flows: a kernel that reads (RAW) or writes (WAW) bytes written
+  // since the last barrier, or writes bytes read since then (WAR), waits for everything
+  // before it; the barrier makes every pending write available, so the sets restart empty.
+  barrier_count_ = 0;
+  std::vector<ByteRange> pending_writes, pending_reads;
+  VkPipeline bound = VK_NULL_HANDLE;
+  for (const Dispatch& d : dispatches_) {
+    const bool hazard = any_overlap(d.reads, pending_writes) || any_overlap(d.writes, pending_writes) ||
+                        any_overlap(d.writes, pending_reads);
+    if (hazard) {
+      std::vector<VkBufferMemoryBarrier> bmb;
+      for (const ByteRange& r : merged(pending_writes)) {
+        VkBufferMemoryBarrier b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
+        b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        b.dstAccessMask = kShaderRW;
+        b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        b.buffer = arena_.handle();
+        b.offset = r.begin;
+        b.size = r.end - r.begin;
+        bmb.push_back(b);
+      }
+      // Pure WAR: an execution dependency alone suffices (no writes to make visible).
+      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, nullptr,
+                           static_cast<uint32_t>(bmb.size()), bmb.data(), 0, nullptr);
+      ++barrier_count_;
+      pending_writes.clear();
+      pending_reads.clear();
+    }
+    if (pipelines_[d.pipeline] != bound) {
+      bound = pipelines_[d.pipeline];
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bound);
+    }
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.layout, 0, 1, &d.set, 0, nullptr);
+    vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
+    pending_reads.insert(pending_reads.end(), d.reads.begin(), d.reads.end());
+    pending_writes.insert(pending_writes.end(), d.writes.begin(), d.writes.end());
+  }
+
+  if (staged) {
+    memory_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_READ_BIT);
+    std::vector<VkBufferCopy> regions;
+    for (size_t i = 0; i < plan_.output_buffers.size(); ++i) {
+      const int b = plan_.output_buffers[i];
+      if (b >= 0 && const_offset_[b] < 0 && plan_.buffers[b].nbytes() > 0)
+        regions.push_back({static_cast<uint64_t>(plan_.buffers[b].offset), out_offset_[i], static_cast<uint64_t>(plan_.buffers[b].nbytes())});
+    }
+    if (!regions.empty())
+      vkCmdCopyBuffer(cb, arena_.handle(), staging_out_.handle(), static_cast<uint32_t>(regions.size()), regions.data());
+    memory_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                   VK_ACCESS_HOST_READ_BIT);
+  } else {
+    // Device writes must be made available to the host domain before the host maps them.
+    memory_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                   VK_ACCESS_HOST_READ_BIT);
+  }
+  if (query_pool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, 1);
+  check_vk(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+}
+
+// ---- run ------------------------------------------------------------------------------------
+
+std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, RunStats* stats) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Graph& g = plan_.graph;
+  if (inputs.size() != g.inputs.size())
+    throw Error("run", "expected " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  const bool staged = !ctx_->unified_memory();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = g.values[g.inputs[i]];
+    if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
+      throw Error("run", "input '" + v.name + "' expects " + dtype_name(v.dtype) + " " + shape_str(v.shape) + ", got " +
+                             dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
+    const int b = i < plan_.input_buffers.size() ? plan_.input_buffers[i] : -1;
+    if (b < 0) continue;  // an input no kernel reads
+    std::byte* dst = staged ? staging_in_.mapped() + in_offset_[i] : arena_.mapped() + plan_.buffers[b].offset;
+    std::memcpy(dst, inputs[i].raw(), inputs[i].nbytes());
+  }
+
+  if (!opts_.replay) {
+    check_vk(vkResetCommandBuffer(command_buffer_, 0), "vkResetCommandBuffer");
+    record(command_buffer_);
+  }
+  check_vk(vkResetFences(dev_, 1, &fence_), "vkResetFences");
+  {
+    std::lock_guard<std::mutex> qlock(ctx_->queue_mutex());
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &command_buffer_;
+    check_vk(vkQueueSubmit(ctx_->queue(), 1, &si, fence_), "vkQueueSubmit");
+  }
+  check_vk(vkWaitForFences(dev_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+
+  std::vector<Tensor> outs;
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const Value& v = g.values[g.outputs[i]];
+    const int b = i < plan_.output_buffers.size() ? plan_.output_buffers[i] : -1;
+    if (v.constant) {  // a graph output that folded to a constant never reaches the device
+      outs.push_back(*v.constant);
+      continue;
+    }
+    if (b < 0) throw Error("vulkan", "graph output '" + v.name + "' has no buffer in the plan");
+    Tensor t(v.dtype, v.shape);
+    const std::byte* src = staged ? staging_out_.mapped() + out_offset_[i] : arena_.mapped() + plan_.buffers[b].offset;
+    std::memcpy(t.raw(), src, t.nbytes());
+    outs.push_back(std::move(t));
+  }
+
+  if (stats) {
+    stats->host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    stats->device_us = -1;
+    if (query_pool_) {
+      uint64_t ts[2] = {0, 0};
+      check_vk(vkGetQueryPoolResults(dev_, query_pool_, 0, 2, sizeof ts, ts, sizeof(uint64_t),
+                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+               "vkGetQueryPoolResults");
+      if (ts[1] >= ts[0]) stats->device_us = static_cast<double>(ts[1] - ts[0]) * ctx_->info().timestamp_period / 1000.0;
+    }
+  }
+  return outs;
+}
+
+}  // namespace fusor::vk

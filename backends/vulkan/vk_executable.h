@@ -1,0 +1,100 @@
+// A compiled Plan on one Vulkan device: pipelines, the arena, one recorded command buffer.
+//
+// Execution (DESIGN.md "Vulkan / SPIR-V"):
+//   * memory: one arena buffer laid out by Plan::buffers' offsets, one constants buffer
+//     uploaded once at compile time, and (on discrete GPUs) one upload + one readback
+//     staging buffer. On CPU/integrated devices with coherent device-local host-visible
+//     memory (lavapipe) the arena is mapped and no copies are recorded. The arena starts
+//     poisoned (all bytes 0xFF: NaN for floats) so an element no kernel wrote is visible.
+//   * bindings: every kernel slot (codegen.h kernel_bindings order) is a storage-buffer
+//     descriptor over its buffer's byte range; descriptor sets are written at compile time.
+//   * record once: [input copies] dispatches with a barrier only before a kernel that reads or
+//     writes an arena range an earlier kernel since the last barrier wrote (RAW, WAW) or that
+//     writes a range one read (WAR) [output copies], timestamps around it all. replay=false
+//     re-records the command buffer on every run (the eager baseline).
+//   * run: copy inputs in, one vkQueueSubmit, wait on a fence, copy outputs out.
+// Thread safety: run() serialises on the executable; different executables may run concurrently.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/vulkan/vk_compile.h"
+#include "backends/vulkan/vk_memory.h"
+#include "ir/kernel_spec.h"
+
+namespace fusor::vk {
+
+struct ByteRange {
+  uint64_t begin = 0, end = 0;  // [begin, end) in arena bytes
+  bool overlaps(const ByteRange& o) const { return begin < o.end && o.begin < end; }
+};
+
+// One kernel of the plan as recorded: a pipeline, its descriptor set and its dispatch size.
+struct Dispatch {
+  std::string name;
+  int pipeline = -1;  // index into VulkanExecutable::pipelines_
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  uint32_t groups[3] = {1, 1, 1};
+  std::vector<ByteRange> reads, writes;  // arena ranges (constants are immutable, not tracked)
+};
+
+class VulkanExecutable final : public Executable {
+ public:
+  // Builds the plan (build_plan(g, {opts.fusion})), generates and compiles every kernel,
+  // allocates memory, uploads constants and records the command buffer. Throws Unsupported
+  // for an op/dtype the backend cannot run, Error for everything else.
+  VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g, const CompileOptions& opts);
+  ~VulkanExecutable() override;
+
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr) override;
+  int kernel_count() const override { return static_cast<int>(dispatches_.size()); }
+
+  int barrier_count() const { return barrier_count_; }
+  const Plan& plan() const { return plan_; }
+  const std::vector<std::string>& kernel_sources() const { return sources_; }  // per plan kernel ("" if none)
+  const CompileStats& compile_stats() const { return compile_stats_; }
+
+ private:
+  // vk_pipelines.cpp: codegen -> SPIR-V -> pipelines, descriptor sets.
+  void build_kernels();
+  // vk_executable.cpp: arena/constants/staging, recording.
+  void build_memory();
+  void record(VkCommandBuffer cb);
+  void release();  // destroys the Vulkan objects (destructor, failed constructor)
+  struct Binding {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    uint64_t offset = 0, range = 0;
+    int64_t element_delta = 0;
+  };
+  Binding binding_for(int buffer) const;
+  VkPipelineLayout layout_for(uint32_t bindings);
+
+  std::shared_ptr<Context> ctx_;
+  CompileOptions opts_;
+  Plan plan_;
+  VkDevice dev_ = VK_NULL_HANDLE;
+
+  DeviceBuffer arena_, consts_, staging_in_, staging_out_;
+  std::vector<int64_t> const_offset_;     // per plan buffer: byte offset in consts_, -1 if not a constant
+  std::vector<uint64_t> in_offset_, out_offset_;  // per graph input/output: byte offset in staging
+
+  std::vector<VkPipeline> pipelines_;
+  std::vector<std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;  // index = binding count
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  std::vector<Dispatch> dispatches_;
+  std::vector<std::string> sources_;
+  CompileStats compile_stats_;
+  int barrier_count_ = 0;
+
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkQueryPool query_pool_ = VK_NULL_HANDLE;
+  std::mutex run_mutex_;
+};
+
+}  // namespace fusor::vk

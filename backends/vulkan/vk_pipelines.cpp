@@ -1,0 +1,214 @@
+// Kernels of a plan -> GLSL (shared emitter + VulkanDialect) -> SPIR-V -> compute pipelines,
+// plus the descriptor sets that bind each kernel's slots.
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "backends/codegen.h"
+#include "backends/vulkan/vk_dialect.h"
+#include "backends/vulkan/vk_executable.h"
+
+namespace fusor::vk {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Spreads `groups` workgroups over x, then y, then z (kernels linearise the id again).
+void split_groups(int64_t groups, const PhysicalDeviceInfo& info, const std::string& name, uint32_t out[3]) {
+  const int64_t mx = std::max<uint32_t>(info.max_group_count[0], 1), my = std::max<uint32_t>(info.max_group_count[1], 1),
+                mz = std::max<uint32_t>(info.max_group_count[2], 1);
+  const int64_t x = std::min(groups, mx);
+  const int64_t rest = ceil_div(groups, x);
+  const int64_t y = std::min(rest, my);
+  const int64_t z = ceil_div(rest, y);
+  if (z > mz)
+    throw Error("vulkan", "kernel '" + name + "': " + std::to_string(groups) + " workgroups exceed maxComputeWorkGroupCount");
+  out[0] = static_cast<uint32_t>(x);
+  out[1] = static_cast<uint32_t>(y);
+  out[2] = static_cast<uint32_t>(z);
+}
+
+struct PipelineJob {
+  std::string name, source;
+  std::vector<VkSpecializationMapEntry> entries;
+  std::vector<int32_t> spec;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+};
+
+void dump_source(const std::string& name, const std::string& src) {
+  const char* dir = std::getenv("FUSOR_VK_DUMP_DIR");
+  if (!dir || !*dir) return;
+  std::ofstream(std::string(dir) + "/" + kernel_identifier(name) + ".comp") << src;
+}
+
+}  // namespace
+
+VkPipelineLayout VulkanExecutable::layout_for(uint32_t n) {
+  if (layouts_.size() <= n) layouts_.resize(n + 1, {VK_NULL_HANDLE, VK_NULL_HANDLE});
+  auto& [set_layout, layout] = layouts_[n];
+  if (layout) return layout;
+  std::vector<VkDescriptorSetLayoutBinding> b(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    b[i].binding = i;
+    b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    b[i].descriptorCount = 1;
+    b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo dci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dci.bindingCount = n;
+  dci.pBindings = b.data();
+  check_vk(vkCreateDescriptorSetLayout(dev_, &dci, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
+  VkPipelineLayoutCreateInfo pci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pci.setLayoutCount = 1;
+  pci.pSetLayouts = &set_layout;
+  check_vk(vkCreatePipelineLayout(dev_, &pci, nullptr, &layout), "vkCreatePipelineLayout");
+  return layout;
+}
+
+void VulkanExecutable::build_kernels() {
+  const PhysicalDeviceInfo& info = ctx_->info();
+  std::vector<PipelineJob> jobs;
+  std::map<std::string, int> job_of;  // source + specialization -> pipeline (identical kernels share one)
+  std::vector<std::vector<Binding>> slot_bindings;
+  sources_.assign(plan_.kernels.size(), "");
+
+  // Phase 1 (serial, cheap): source, launch geometry, hazards for every kernel.
+  for (size_t ki = 0; ki < plan_.kernels.size(); ++ki) {
+    const KernelSpec& k = plan_.kernels[ki];
+    std::vector<int> binds = kernel_bindings(k);
+    std::vector<Binding> bs;
+    std::vector<int64_t> deltas;
+    for (int b : binds) {
+      bs.push_back(binding_for(b));
+      deltas.push_back(bs.back().element_delta);
+    }
+    VulkanDialect dialect(info, k, deltas);
+    std::string src = emit_kernel(k, plan_, dialect);
+    sources_[ki] = src;
+    dump_source(k.name, src);
+    int64_t groups = launch_dims(k, plan_, dialect).groups;
+    if (k.conv && !dialect.tiles().conv_direct) {
+      // The implicit-GEMM schedule walks tiles, not outputs (conv.glsl); any count is correct.
+      const ConvDesc& c = *k.conv;
+      const auto& t = dialect.tiles();
+      groups = std::min(c.groups * ceil_div(c.k / c.groups, t.bm) * ceil_div(c.n * c.oh * c.ow, t.bn), dialect.max_groups);
+    }
+    if (groups <= 0) continue;  // empty iteration space: nothing to dispatch
+
+    PipelineJob job;
+    job.name = k.name;
+    job.source = std::move(src);
+    job.layout = layout_for(static_cast<uint32_t>(binds.size()));
+    std::string key = job.source;
+    if (dialect.contraction()) {
+      const ContractionTiles& t = dialect.tiles();
+      job.spec = {t.threads(), t.bm, t.bn, t.bk, t.tm, t.tn};
+      if (k.conv) job.spec.push_back(t.conv_direct);
+      for (uint32_t i = 0; i < job.spec.size(); ++i) {
+        job.entries.push_back({i, static_cast<uint32_t>(i * sizeof(int32_t)), sizeof(int32_t)});
+        key += "\n//spec " + std::to_string(job.spec[i]);
+      }
+    }
+    key += "\n//bindings " + std::to_string(binds.size());
+    auto [it, fresh] = job_of.try_emplace(key, static_cast<int>(jobs.size()));
+    if (fresh) jobs.push_back(std::move(job));
+
+    Dispatch d;
+    d.name = k.name;
+    d.pipeline = it->second;
+    d.layout = jobs[it->second].layout;
+    split_groups(groups, info, k.name, d.groups);
+    for (int b : k.input_buffers())
+      if (const_offset_[b] < 0) d.reads.push_back({static_cast<uint64_t>(plan_.buffers[b].offset),
+                                                   static_cast<uint64_t>(plan_.buffers[b].offset + plan_.buffers[b].nbytes())});
+    for (int b : k.output_buffers())
+      d.writes.push_back({static_cast<uint64_t>(plan_.buffers[b].offset),
+                          static_cast<uint64_t>(plan_.buffers[b].offset + plan_.buffers[b].nbytes())});
+    dispatches_.push_back(std::move(d));
+    slot_bindings.push_back(std::move(bs));
+  }
+
+  // Phase 2 (parallel): shaderc + validation + pipeline creation dominate compile time and
+  // are independent per kernel; the pipeline cache is internally synchronised.
+  pipelines_.assign(jobs.size(), VK_NULL_HANDLE);
+  std::vector<std::exception_ptr> errors(jobs.size());
+  std::vector<CompileStats> stats(jobs.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t j; (j = next.fetch_add(1)) < jobs.size();) {
+      try {
+        const PipelineJob& job = jobs[j];
+        std::vector<uint32_t> words = compile_glsl(*ctx_, job.name, job.source, &stats[j]);
+        VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+        mci.codeSize = words.size() * sizeof(uint32_t);
+        mci.pCode = words.data();
+        VkShaderModule module = VK_NULL_HANDLE;
+        check_vk(vkCreateShaderModule(dev_, &mci, nullptr, &module), "vkCreateShaderModule");
+        VkSpecializationInfo si{};
+        si.mapEntryCount = static_cast<uint32_t>(job.entries.size());
+        si.pMapEntries = job.entries.data();
+        si.dataSize = job.spec.size() * sizeof(int32_t);
+        si.pData = job.spec.data();
+        VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+        ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+        ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        ci.stage.module = module;
+        ci.stage.pName = "main";
+        ci.stage.pSpecializationInfo = job.entries.empty() ? nullptr : &si;
+        ci.layout = job.layout;
+        VkResult r = vkCreateComputePipelines(dev_, ctx_->pipeline_cache(), 1, &ci, nullptr, &pipelines_[j]);
+        vkDestroyShaderModule(dev_, module, nullptr);
+        if (r != VK_SUCCESS)
+          throw Error("vulkan", "kernel '" + job.name + "': vkCreateComputePipelines failed: " + result_name(r));
+      } catch (...) {
+        errors[j] = std::current_exception();
+      }
+    }
+  };
+  const size_t nthreads = std::min<size_t>(jobs.size(), std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8));
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < nthreads; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  for (auto& s : stats) compile_stats_.compiled += s.compiled, compile_stats_.cache_hits += s.cache_hits;
+
+  // Phase 3: descriptor sets, written once (recording and replays only bind them).
+  if (dispatches_.empty()) return;
+  uint32_t descriptors = 0;
+  for (auto& b : slot_bindings) descriptors += static_cast<uint32_t>(b.size());
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max<uint32_t>(descriptors, 1)};
+  VkDescriptorPoolCreateInfo pci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  pci.maxSets = static_cast<uint32_t>(dispatches_.size());
+  pci.poolSizeCount = 1;
+  pci.pPoolSizes = &size;
+  check_vk(vkCreateDescriptorPool(dev_, &pci, nullptr, &descriptor_pool_), "vkCreateDescriptorPool");
+  for (size_t i = 0; i < dispatches_.size(); ++i) {
+    const uint32_t n = static_cast<uint32_t>(slot_bindings[i].size());
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = descriptor_pool_;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &layouts_[n].first;
+    check_vk(vkAllocateDescriptorSets(dev_, &ai, &dispatches_[i].set), "vkAllocateDescriptorSets");
+    std::vector<VkDescriptorBufferInfo> infos(n);
+    std::vector<VkWriteDescriptorSet> writes(n);
+    for (uint32_t s = 0; s < n; ++s) {
+      infos[s] = {slot_bindings[i][s].buffer, slot_bindings[i][s].offset, slot_bindings[i][s].range};
+      writes[s] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[s].dstSet = dispatches_[i].set;
+      writes[s].dstBinding = s;
+      writes[s].descriptorCount = 1;
+      writes[s].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[s].pBufferInfo = &infos[s];
+    }
+    vkUpdateDescriptorSets(dev_, n, writes.data(), 0, nullptr);
+  }
+}
+
+}  // namespace fusor::vk

@@ -1,0 +1,33 @@
+// The Vulkan/SPIR-V backend's public surface (DESIGN.md "Vulkan / SPIR-V"): the factory that
+// backends/registry.cpp calls, plus hooks tests use to assert a clean validation run.
+//
+// Environment:
+//   FUSOR_VK_VALIDATION=1   create the instance with VK_LAYER_KHRONOS_validation and
+//                           synchronization validation; every error/warning message is counted
+//                           (read before the backend is created: set it first).
+//   VK_DRIVER_FILES=...     standard loader variable; CI points it at lavapipe.
+//   FUSOR_NO_DISK_CACHE=1   do not read or write $XDG_CACHE_HOME/fusor/vulkan.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "backends/backend.h"
+
+namespace fusor {
+
+std::unique_ptr<Backend> make_vulkan_backend();
+
+// Validation-layer messages (severity warning or error) seen by any Vulkan instance this
+// process created with FUSOR_VK_VALIDATION=1, since start or the last reset.
+int vulkan_validation_message_count();
+std::string vulkan_validation_messages();  // the first ones, one per line (for test failures)
+void vulkan_validation_reset();
+// True when the last instance created asked for validation and the layer was present.
+bool vulkan_validation_active();
+
+class Executable;
+// Vulkan-specific facts about a compiled executable (nullopt-free: -1 when `e` is not a
+// Vulkan executable). Barrier count is what the recorded command buffer contains.
+int vulkan_barrier_count(const Executable& e);
+
+}  // namespace fusor

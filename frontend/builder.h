@@ -1,0 +1,50 @@
+// A small builder for writing graphs in C++ (tests, benchmarks, examples):
+//
+//   GraphBuilder b;
+//   int x = b.input("x", DType::f32, {2, 3});
+//   int w = b.constant("w", weights);
+//   int y = b.op("Add", {x, w});
+//   int z = b.op("Gemm", {y, w2}, {{"transB", int64_t{1}}});
+//   b.output(z);
+//   Graph g = b.build();
+//
+// Values are Graph value ids (int); -1 in an input list is an omitted optional input. Node
+// names are "<op_type>_<index>", op outputs "<node name>_out<k>". Output dtypes/shapes are
+// left for shape inference. Errors (unknown value id, duplicate name) are Error("builder").
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace fusor {
+
+class GraphBuilder {
+ public:
+  using Attrs = std::map<std::string, AttrValue>;
+
+  // opset is stored in Graph::opset and every Node::opset.
+  explicit GraphBuilder(std::string graph_name = "graph", int opset = 17);
+
+  int input(const std::string& name, DType dtype, Shape shape);
+  int constant(const std::string& name, Tensor t);
+  // Adds a node with one output; returns that output's id.
+  int op(const std::string& op_type, const std::vector<int>& inputs, Attrs attrs = {});
+  // Adds a node with num_outputs outputs; returns their ids in order.
+  std::vector<int> op_multi(const std::string& op_type, const std::vector<int>& inputs, Attrs attrs, int num_outputs);
+  void output(int value);
+
+  Graph& graph() { return g_; }  // for tweaks the builder does not cover (domains, names)
+  // Topologically sorts and hands the graph over; the builder is empty afterwards.
+  Graph build();
+
+ private:
+  void check_id(int id, const std::string& what) const;
+  int named_value(const std::string& name);
+
+  Graph g_;
+  int opset_;
+};
+
+}  // namespace fusor

@@ -1,0 +1,409 @@
+#include "frontend/onnx_import.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <unordered_map>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+namespace fusor {
+namespace fs = std::filesystem;
+
+// raw_data and external data are little-endian byte images; we copy them as-is.
+static_assert(std::endian::native == std::endian::little, "fusor's ONNX import assumes a little-endian host");
+
+namespace {
+
+// The message of an Error without its "[component] " prefix, for re-wrapping with context.
+std::string bare_message(const Error& e) {
+  std::string m = e.what();
+  std::string p = "[" + e.component() + "] ";
+  return m.rfind(p, 0) == 0 ? m.substr(p.size()) : m;
+}
+
+Error tensor_error(const onnx::TensorProto& t, const std::string& why) {
+  return Error("onnx", "tensor '" + t.name() + "': " + why);
+}
+
+// Resolves an external-data location against base_dir. Both sides go through
+// weakly_canonical so "..", "." and symlinks cannot smuggle a read outside the model folder.
+fs::path resolve_external_path(const onnx::TensorProto& t, const std::string& location, const std::string& base_dir) {
+  auto escapes = [&] { return tensor_error(t, "external data path '" + location + "' escapes the model folder"); };
+  fs::path rel(location);
+  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) throw escapes();
+  std::error_code ec;
+  fs::path base = fs::weakly_canonical(fs::absolute(base_dir.empty() ? fs::path(".") : fs::path(base_dir)), ec);
+  if (ec) throw tensor_error(t, "cannot resolve model folder '" + base_dir + "': " + ec.message());
+  base = base.lexically_normal();
+  if (!base.has_filename() && base.has_parent_path() && base != base.root_path()) base = base.parent_path();
+  fs::path full = fs::weakly_canonical(base / rel, ec);
+  if (ec) throw tensor_error(t, "cannot resolve external data path '" + location + "': " + ec.message());
+  auto [bi, fi] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+  if (bi != base.end() || fi == full.end()) throw escapes();
+  return full;
+}
+
+// Validates an external-data reference for a tensor of nbytes bytes (location inside the
+// model folder, file present and long enough) and returns the file and offset to read.
+std::pair<fs::path, int64_t> check_external(const onnx::TensorProto& t, const std::string& base_dir, size_t nbytes) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data()) {
+    try {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::stoll(kv.value());
+      else if (kv.key() == "length") length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      throw tensor_error(t, "external data key '" + kv.key() + "' has a non-numeric value '" + kv.value() + "'");
+    }
+  }
+  if (location.empty()) throw tensor_error(t, "external data has no 'location'");
+  if (offset < 0) throw tensor_error(t, "external data offset is negative");
+  if (length >= 0 && static_cast<uint64_t>(length) != nbytes)
+    throw tensor_error(t, "external data length " + std::to_string(length) + " does not match the " +
+                              std::to_string(nbytes) + " bytes its dtype and shape need");
+  fs::path file = resolve_external_path(t, location, base_dir);
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec))
+    throw tensor_error(t, "external data file '" + file.string() + "' not found (location '" + location + "')");
+  uint64_t size = fs::file_size(file, ec);
+  if (ec || static_cast<uint64_t>(offset) + nbytes > size)
+    throw tensor_error(t, "external data file '" + file.string() + "' is too short: need " + std::to_string(nbytes) +
+                              " bytes at offset " + std::to_string(offset) + ", file has " + std::to_string(size));
+  return {file, offset};
+}
+
+// Size of the typed field onnx.proto assigns to dt (f16/bf16/bool/8- and 16-bit ints live in
+// int32_data, u32 in uint64_data).
+int typed_field_size(const onnx::TensorProto& t, DType dt, const char** field) {
+  switch (dt) {
+    case DType::f32: *field = "float_data"; return t.float_data_size();
+    case DType::f64: *field = "double_data"; return t.double_data_size();
+    case DType::i64: *field = "int64_data"; return t.int64_data_size();
+    case DType::u64: case DType::u32: *field = "uint64_data"; return t.uint64_data_size();
+    default: *field = "int32_data"; return t.int32_data_size();
+  }
+}
+
+// Copies a repeated typed field element by element (static_cast keeps the bit patterns
+// onnx.proto prescribes, e.g. f16 bits in the low half of an int32).
+template <class Dst, class Field> void copy_field(Tensor& out, const Field& src) {
+  Dst* d = out.data<Dst>();
+  for (int i = 0; i < src.size(); ++i) d[i] = static_cast<Dst>(src[i]);
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir) {
+  DType dt = dtype_from_onnx(t.data_type());
+  if (dt == DType::undefined) throw tensor_error(t, "unsupported data type " + std::to_string(t.data_type()));
+  if (t.has_segment()) throw tensor_error(t, "segmented tensors are not supported");
+  // Every size is checked before allocating, so a corrupt or hostile file fails with an Error
+  // instead of an overflowing or multi-terabyte allocation.
+  Shape shape(t.dims().begin(), t.dims().end());
+  int64_t n = 1;
+  for (auto d : shape) {
+    if (d < 0) throw tensor_error(t, "negative dimension in " + shape_str(shape));
+    if (d > 0 && n > (int64_t{1} << 56) / d) throw tensor_error(t, "shape " + shape_str(shape) + " is too large");
+    n *= d;
+  }
+  const size_t nbytes = static_cast<size_t>(n) * dtype_size(dt);
+  const bool external = t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL;
+
+  if (dt == DType::string) {
+    if (external) throw tensor_error(t, "external data for string tensors is not supported");
+    if (t.string_data_size() != n)
+      throw tensor_error(t, "string_data has " + std::to_string(t.string_data_size()) + " elements, shape " +
+                                shape_str(shape) + " needs " + std::to_string(n));
+    Tensor out(dt, shape);
+    out.strings.assign(t.string_data().begin(), t.string_data().end());
+    return out;
+  }
+  if (external) {
+    auto [file, offset] = check_external(t, base_dir, nbytes);
+    Tensor out(dt, shape);
+    std::ifstream in(file, std::ios::binary);
+    in.seekg(offset);
+    in.read(reinterpret_cast<char*>(out.raw()), static_cast<std::streamsize>(nbytes));
+    if (!in) throw tensor_error(t, "reading external data file '" + file.string() + "' failed");
+    return out;
+  }
+  if (t.has_raw_data()) {
+    if (t.raw_data().size() != nbytes)
+      throw tensor_error(t, "raw_data has " + std::to_string(t.raw_data().size()) + " bytes, " + dtype_name(dt) + " " +
+                                shape_str(shape) + " needs " + std::to_string(nbytes));
+    Tensor out(dt, shape);
+    if (nbytes) std::memcpy(out.raw(), t.raw_data().data(), nbytes);
+    return out;
+  }
+  if (n == 0) return Tensor(dt, shape);
+  const char* field = "";
+  if (int have = typed_field_size(t, dt, &field); have != n)
+    throw tensor_error(t, std::string(field) + " has " + std::to_string(have) + " elements, " + dtype_name(dt) + " " +
+                              shape_str(shape) + " needs " + std::to_string(n));
+  Tensor out(dt, shape);
+  switch (dt) {
+    case DType::f32: copy_field<float>(out, t.float_data()); break;
+    case DType::f64: copy_field<double>(out, t.double_data()); break;
+    case DType::i64: copy_field<int64_t>(out, t.int64_data()); break;
+    case DType::u64: copy_field<uint64_t>(out, t.uint64_data()); break;
+    case DType::u32: copy_field<uint32_t>(out, t.uint64_data()); break;
+    case DType::i32: copy_field<int32_t>(out, t.int32_data()); break;
+    case DType::i16: copy_field<int16_t>(out, t.int32_data()); break;
+    case DType::i8: copy_field<int8_t>(out, t.int32_data()); break;
+    case DType::u16: case DType::f16: case DType::bf16: copy_field<uint16_t>(out, t.int32_data()); break;
+    case DType::u8: copy_field<uint8_t>(out, t.int32_data()); break;
+    case DType::boolean:
+      for (int64_t i = 0; i < n; ++i) out.data<uint8_t>()[i] = t.int32_data(static_cast<int>(i)) ? 1 : 0;
+      break;
+    default: throw tensor_error(t, std::string("cannot read typed data of dtype ") + dtype_name(dt));
+  }
+  return out;
+}
+
+namespace {
+
+struct Importer {
+  const onnx::ModelProto& model;
+  std::string base_dir;
+  std::string model_label;  // "'path'" for messages
+  Graph g;
+  std::unordered_map<std::string, int> ids;  // value name -> id (Graph::find_value is linear)
+  std::map<std::string, int> opsets;         // domain ("" for ai.onnx) -> version
+
+  static std::string norm_domain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
+
+  int define(const std::string& name, int id, const std::string& who) {
+    if (!ids.emplace(name, id).second)
+      throw Error("onnx", who + ": value '" + name + "' is defined more than once (ONNX graphs are SSA)");
+    return id;
+  }
+
+  // Reads a ValueInfoProto's tensor type. Returns false when no type is declared.
+  bool read_type(const onnx::ValueInfoProto& vi, const std::string& what, DType& dt, Shape& shape, bool& known) {
+    if (!vi.has_type()) return false;
+    if (!vi.type().has_tensor_type())
+      throw Error("onnx", what + " '" + vi.name() + "': only tensor types are supported (sequence/map/optional are not)");
+    const auto& tt = vi.type().tensor_type();
+    dt = dtype_from_onnx(tt.elem_type());
+    shape.clear();
+    known = tt.has_shape();
+    if (tt.has_shape())
+      for (const auto& d : tt.shape().dim()) {
+        bool fixed = d.has_dim_value() && d.dim_value() >= 0;
+        shape.push_back(fixed ? d.dim_value() : -1);
+        known = known && fixed;
+      }
+    return true;
+  }
+
+  AttrValue convert_attr(const onnx::AttributeProto& a, const std::string& label) {
+    using A = onnx::AttributeProto;
+    int type = a.type();
+    if (type == A::UNDEFINED) {  // very old exporters left `type` unset; infer it from the set field
+      if (a.has_f()) type = A::FLOAT;
+      else if (a.has_i()) type = A::INT;
+      else if (a.has_s()) type = A::STRING;
+      else if (a.has_t()) type = A::TENSOR;
+      else if (a.has_g() || a.graphs_size()) type = A::GRAPH;
+      else if (a.floats_size()) type = A::FLOATS;
+      else if (a.ints_size()) type = A::INTS;
+      else if (a.strings_size()) type = A::STRINGS;
+      else throw Error("onnx", label + ": attribute '" + a.name() + "' has no type and no value");
+    }
+    switch (type) {
+      case A::INT: return int64_t{a.i()};
+      case A::FLOAT: return double{a.f()};
+      case A::STRING: return a.s();
+      case A::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+      case A::FLOATS: return std::vector<double>(a.floats().begin(), a.floats().end());
+      case A::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
+      case A::TENSOR:
+        try {
+          return tensor_from_proto(a.t(), base_dir);
+        } catch (const Error& e) {
+          throw Error("onnx", label + ": attribute '" + a.name() + "': " + bare_message(e));
+        }
+      case A::GRAPH: case A::GRAPHS:
+        throw Error("onnx", label + ": subgraph attributes (If/Loop/Scan) are not supported");
+      default:
+        throw Error("onnx", label + ": attribute '" + a.name() + "' has unsupported type " +
+                                A::AttributeType_Name(static_cast<A::AttributeType>(type)));
+    }
+  }
+
+  // The tensor a Constant node holds (ONNX Constant-13..21: exactly one value* attribute).
+  Tensor constant_value(const Node& n) {
+    auto attr = [&](const char* k) { return n.attrs.count(k) != 0; };
+    if (const Tensor* t = attr("value") ? n.attr_t("value") : nullptr) return *t;
+    if (attr("value_float")) {
+      Tensor t(DType::f32, {});
+      t.set(0, n.attr_f("value_float", 0));
+      return t;
+    }
+    if (attr("value_int")) {
+      Tensor t(DType::i64, {});
+      t.set_int(0, n.attr_i("value_int", 0));
+      return t;
+    }
+    if (attr("value_floats")) {
+      auto v = n.attr_floats("value_floats");
+      Tensor t(DType::f32, {static_cast<int64_t>(v.size())});
+      for (size_t i = 0; i < v.size(); ++i) t.set(static_cast<int64_t>(i), v[i]);
+      return t;
+    }
+    if (attr("value_ints")) {
+      auto v = n.attr_ints("value_ints");
+      Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
+      for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
+      return t;
+    }
+    if (attr("value_string")) {
+      Tensor t(DType::string, {});
+      t.strings[0] = n.attr_s("value_string", "");
+      return t;
+    }
+    if (attr("value_strings")) {
+      const auto& v = std::get<std::vector<std::string>>(n.attrs.at("value_strings"));
+      Tensor t(DType::string, {static_cast<int64_t>(v.size())});
+      t.strings = v;
+      return t;
+    }
+    if (attr("sparse_value")) throw Error("onnx", n.label() + ": sparse constants are not supported");
+    throw Error("onnx", n.label() + ": Constant has no value attribute");
+  }
+
+  Node convert_node_header(const onnx::NodeProto& np, size_t index) {
+    Node n;
+    n.op_type = np.op_type();
+    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
+    n.domain = norm_domain(np.domain());
+    auto it = opsets.find(n.domain);
+    n.opset = it != opsets.end() ? it->second : (n.domain.empty() ? g.opset : 1);
+    const std::string label = n.label();
+    for (const auto& a : np.attribute()) n.attrs[a.name()] = convert_attr(a, label);
+    return n;
+  }
+
+  void run() {
+    if (!model.has_graph()) throw Error("onnx", model_label + " is not a valid ONNX model (it has no graph)");
+    const auto& gp = model.graph();
+    g.name = gp.name();
+    for (const auto& op : model.opset_import()) opsets[norm_domain(op.domain())] = static_cast<int>(op.version());
+    if (opsets.count("")) g.opset = opsets[""];
+    if (gp.node_size() == 0 && gp.output_size() == 0)
+      throw Error("onnx", model_label + ": the model's graph has no nodes and no outputs");
+    if (gp.output_size() == 0) throw Error("onnx", model_label + ": the model's graph has no outputs");
+    if (gp.sparse_initializer_size()) throw Error("onnx", model_label + ": sparse initializers are not supported");
+
+    for (const auto& t : gp.initializer()) {
+      if (t.name().empty()) throw Error("onnx", model_label + ": an initializer has no name");
+      define(t.name(), g.add_constant(t.name(), tensor_from_proto(t, base_dir)), "initializer");
+    }
+    for (const auto& vi : gp.input()) {
+      if (ids.count(vi.name()) && g.values[ids[vi.name()]].constant) continue;  // IR < 4 lists initializers as inputs
+      DType dt = DType::undefined;
+      Shape shape;
+      bool known = false;
+      read_type(vi, "graph input", dt, shape, known);
+      // Fail here, naming the input, rather than deep in shape inference (e.g. float8/int4).
+      if (dt == DType::undefined && vi.type().tensor_type().elem_type() != 0)
+        throw Error("onnx", "graph input '" + vi.name() + "': unsupported element type " +
+                                std::to_string(vi.type().tensor_type().elem_type()));
+      int id = define(vi.name(), g.add_value(vi.name(), dt, shape, known), "graph input");
+      g.inputs.push_back(id);
+    }
+
+    // Pass 1: create every node output (nodes may be listed out of order), folding Constants.
+    std::vector<Node> pending;
+    std::vector<const onnx::NodeProto*> protos;
+    for (int i = 0; i < gp.node_size(); ++i) {
+      const auto& np = gp.node(i);
+      Node n = convert_node_header(np, static_cast<size_t>(i));
+      bool is_constant = n.op_type == "Constant" && n.domain.empty();
+      if (is_constant) {
+        if (np.output_size() != 1 || np.output(0).empty())
+          throw Error("onnx", n.label() + ": Constant must have exactly one output");
+        define(np.output(0), g.add_constant(np.output(0), constant_value(n)), n.label());
+        continue;
+      }
+      for (const auto& o : np.output())
+        n.outputs.push_back(o.empty() ? -1 : define(o, g.add_value(o), n.label()));
+      pending.push_back(std::move(n));
+      protos.push_back(&np);
+    }
+    // Pass 2: resolve inputs now that every producer is known.
+    for (size_t k = 0; k < pending.size(); ++k) {
+      Node& n = pending[k];
+      for (const auto& in : protos[k]->input()) {
+        if (in.empty()) {
+          n.inputs.push_back(-1);
+          continue;
+        }
+        auto it = ids.find(in);
+        if (it == ids.end())
+          throw Error("onnx", n.label() + ": input '" + in +
+                                  "' is not defined (not a graph input, initializer or node output)");
+        n.inputs.push_back(it->second);
+      }
+      g.add_node(std::move(n));
+    }
+
+    for (const auto& vi : gp.output()) {
+      auto it = ids.find(vi.name());
+      if (it == ids.end()) throw Error("onnx", model_label + ": graph output '" + vi.name() + "' is not defined");
+      Value& v = g.values[it->second];
+      DType dt = DType::undefined;
+      Shape shape;
+      bool known = false;
+      if (v.producer >= 0 && read_type(vi, "graph output", dt, shape, known)) {
+        v.dtype = dt;
+        v.shape = shape;
+        v.shape_known = known;
+      }
+      g.outputs.push_back(it->second);
+    }
+    topo_sort(g);
+  }
+};
+
+Graph import_model(const std::string& bytes, const std::string& base_dir, const std::string& label) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    throw Error("onnx", label + " is larger than 2 GB; protobuf cannot parse it (store weights as external data)");
+  onnx::ModelProto model;
+  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT_MAX);  // the default limit is lower in older protobufs; weights can be big
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    throw Error("onnx", label + " is not a valid ONNX model (protobuf parse failed)");
+  Importer imp{model, base_dir, label, {}, {}, {}};
+  imp.run();
+  return std::move(imp.g);
+}
+
+}  // namespace
+
+Graph load_onnx(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error("onnx", "cannot open model '" + path + "': No such file");
+  if (fs::is_directory(path, ec)) throw Error("onnx", "cannot open model '" + path + "': it is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("onnx", "cannot open model '" + path + "': " + std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error("onnx", "reading model '" + path + "' failed");
+  fs::path parent = fs::path(path).parent_path();
+  return import_model(bytes, parent.empty() ? std::string(".") : parent.string(), "'" + path + "'");
+}
+
+Graph load_onnx_from_bytes(const std::string& bytes, const std::string& base_dir) {
+  return import_model(bytes, base_dir, "'<in-memory model>'");
+}
+
+}  // namespace fusor

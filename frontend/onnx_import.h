@@ -1,0 +1,40 @@
+// ONNX model import (libonnx's generated protobuf classes; onnx's checker is deliberately not
+// used so models of any opset, e.g. 18+, load).
+//
+// Contract of the returned Graph:
+//  - graph initializers and `Constant` nodes become constant Values (Value::constant set);
+//    Constant nodes do not appear in Graph::nodes;
+//  - Graph::inputs are the graph inputs that are not initializers, with their declared dtype
+//    and shape (a dim_param or missing dim_value becomes -1 and shape_known=false);
+//  - Graph::outputs carry the declared dtype/shape when present (shape inference overwrites);
+//  - nodes keep name (synthesized "<op_type>_<index>" when empty), op_type, domain,
+//    attributes (FLOAT -> double) and the opset of their domain; an omitted optional
+//    input/output is -1; nodes are topologically sorted.
+// Errors: fusor::Error with component "onnx" naming the file, node, value or tensor, e.g.
+//   "[onnx] cannot open model 'm.onnx': No such file",
+//   "[onnx] 'm.onnx' is not a valid ONNX model (protobuf parse failed)",
+//   "[onnx] node 'If_3' (If): subgraph attributes (If/Loop/Scan) are not supported".
+#pragma once
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "ir/graph.h"
+
+namespace fusor {
+
+// Loads a model file; external data files are resolved relative to the model's folder.
+Graph load_onnx(const std::string& path);
+// Loads a serialized ModelProto held in memory; external data is resolved relative to
+// base_dir ("" means the current directory).
+Graph load_onnx_from_bytes(const std::string& bytes, const std::string& base_dir);
+
+// Converts a TensorProto to a host tensor: raw_data (little-endian), the typed fields
+// (float_data, int32_data incl. the 16/8-bit and bool packing of onnx.proto, int64_data,
+// double_data, uint64_data, string_data) and external data (data_location == EXTERNAL with
+// keys "location", "offset", "length"). The location must be a relative path that stays
+// inside base_dir after std::filesystem::weakly_canonical (symlinks are followed, so a link
+// pointing out of the folder is refused too). Throws Error("onnx", "tensor 'name': ...").
+Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir);
+
+}  // namespace fusor

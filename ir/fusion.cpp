@@ -1,0 +1,892 @@
+// The fusion pass: forms loop, input and output fusions over the decomposed graph.
+//
+// Method: every value is either materialized (gets a buffer) or inlined into each consumer's
+// kernel as an expression tree whose leaves are loads of materialized buffers through strided
+// views. Views (Transpose/Slice/Expand/Reshape/broadcast) only rewrite those leaf views. When
+// something cannot be expressed (a reshape of a non-mergeable view, a tree over the size limit,
+// a contraction operand that is not a plain view), the offending value is materialized and
+// the pass restarts; each restart materializes one more value, so it terminates.
+// After kernels exist: reductions loaded by a kernel over their own input space are absorbed
+// into it (input fusion), and a contraction whose only reader is one element-wise kernel over
+// its output space becomes that kernel's prologue (output fusion).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "ir/kernel_spec.h"
+#include "ir/passes.h"
+#include "ir/view.h"
+
+namespace fusor {
+namespace {
+
+enum class Cls { elementwise, view, reduce, matmul, conv, concat, opaque };
+
+bool fusible_dtype(DType t) { return t == DType::f32 || t == DType::boolean; }
+
+struct TNode {
+  ExprKind kind = ExprKind::constant;
+  int value = -1;  // load: graph value id
+  StridedView view;
+  double c = 0;
+  const OpDef* op = nullptr;
+  BoundScalar bound;
+  std::vector<int> args;
+};
+struct Tree {
+  std::vector<TNode> n;
+  int root = -1;
+  std::set<int> nodes;  // graph nodes inlined
+};
+
+struct NeedMaterialize {
+  int value;
+};
+
+struct ReduceInfo {
+  std::vector<int> axes;  // sorted, normalized
+  Combiner combiner = Combiner::sum;
+  bool mean = false;
+};
+
+class Fuser {
+ public:
+  Fuser(const Graph& g, const FusionOptions& o) : g_(g), o_(o) {}
+
+  Plan run() {
+    classify();
+    init_materialized();
+    for (int attempt = 0;; ++attempt) {
+      try {
+        decide_recompute();
+        build_kernels();
+        break;
+      } catch (NeedMaterialize& m) {
+        if (mat_[m.value] || attempt > static_cast<int>(g_.values.size()))
+          throw Error("fusion", "internal: cannot materialize value '" + g_.values[m.value].name + "'");
+        mat_[m.value] = 1;
+      }
+    }
+    if (o_.fuse) {
+      absorb_reductions();
+      fuse_outputs();
+    }
+    drop_dead_kernels();
+    return finish();
+  }
+
+ private:
+  const Graph& g_;
+  FusionOptions o_;
+  std::vector<Cls> cls_;
+  std::vector<ReduceInfo> red_;
+  std::vector<char> mat_;
+  std::vector<std::vector<int>> consumers_;
+  std::vector<KernelSpec> kernels_;
+  std::vector<int> kernel_value_;  // value each kernel materializes (-1 for opaque multi-output)
+  std::map<int, int> buffer_of_;   // graph value -> buffer id
+  std::vector<Buffer> buffers_;
+
+  // ---- classification ---------------------------------------------------------------
+  bool io_fusible(const Node& n, bool data_only) const {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (data_only && i > 0) break;
+      if (n.inputs[i] >= 0 && !fusible_dtype(g_.values[n.inputs[i]].dtype)) return false;
+    }
+    for (int o : n.outputs)
+      if (o >= 0 && !fusible_dtype(g_.values[o].dtype)) return false;
+    return true;
+  }
+
+  void classify() {
+    cls_.assign(g_.nodes.size(), Cls::opaque);
+    red_.assign(g_.nodes.size(), {});
+    consumers_.assign(g_.values.size(), {});
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      for (int v : n.inputs)
+        if (v >= 0 && (consumers_[v].empty() || consumers_[v].back() != static_cast<int>(i))) consumers_[v].push_back(i);
+      const OpDef* def = lookup_op(n.op_type);
+      const std::string& t = n.op_type;
+      if (!def || n.outputs.size() != 1 || n.outputs[0] < 0) continue;
+      const Value& out = g_.values[n.outputs[0]];
+      if (def->scalar && io_fusible(n, false)) {
+        cls_[i] = Cls::elementwise;
+      } else if ((t == "Reshape" || t == "Transpose" || t == "Expand" || t == "Slice") && io_fusible(n, true)) {
+        cls_[i] = Cls::view;
+      } else if ((t == "ReduceSum" || t == "ReduceMean" || t == "ReduceMax" || t == "ReduceMin") &&
+                 out.dtype == DType::f32 && g_.values[n.inputs[0]].dtype == DType::f32 && reduce_info(n, red_[i])) {
+        cls_[i] = Cls::reduce;
+      } else if (t == "MatMul" && out.dtype == DType::f32 && g_.values[n.inputs[0]].shape.size() >= 2 &&
+                 g_.values[n.inputs[1]].shape.size() >= 2 && g_.values[n.inputs[0]].dtype == DType::f32) {
+        cls_[i] = Cls::matmul;
+      } else if (t == "Conv" && out.dtype == DType::f32 && n.num_inputs() == 2 && out.shape.size() == 4) {
+        cls_[i] = Cls::conv;
+      } else if (t == "Concat" && io_fusible(n, false)) {
+        cls_[i] = Cls::concat;
+      }
+    }
+  }
+
+  bool reduce_info(const Node& n, ReduceInfo& r) const {
+    const Value& x = g_.values[n.inputs[0]];
+    int64_t rank = static_cast<int64_t>(x.shape.size());
+    std::vector<int64_t> axes;
+    if (n.has_input(1)) {
+      const Value& a = g_.values[n.inputs[1]];
+      if (!a.constant) return false;
+      for (int64_t i = 0; i < a.constant->numel(); ++i) axes.push_back(a.constant->get_int(i));
+    } else {
+      axes = n.attr_ints("axes");
+    }
+    if (axes.empty()) {
+      if (n.attr_i("noop_with_empty_axes", 0)) return false;
+      for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+    }
+    std::set<int> s;
+    for (auto a : axes) s.insert(static_cast<int>(normalize_axis(a, rank, n.label())));
+    r.axes.assign(s.begin(), s.end());
+    const std::string& t = n.op_type;
+    r.combiner = t == "ReduceMax" ? Combiner::max : t == "ReduceMin" ? Combiner::min : Combiner::sum;
+    r.mean = t == "ReduceMean";
+    return rank > 0;
+  }
+
+  int producer(int v) const { return g_.values[v].producer; }
+  bool is_source(int v) const { return producer(v) < 0; }  // graph input or constant
+
+  void init_materialized() {
+    mat_.assign(g_.values.size(), 0);
+    for (int v : g_.inputs) mat_[v] = 1;
+    for (int v : g_.outputs) mat_[v] = 1;
+    for (size_t v = 0; v < g_.values.size(); ++v)
+      if (g_.values[v].constant) mat_[v] = 1;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      Cls c = cls_[i];
+      if (!o_.fuse || (c != Cls::elementwise && c != Cls::view))
+        for (int o : n.outputs)
+          if (o >= 0) mat_[o] = 1;
+      // Opaque nodes and convolutions read whole contiguous buffers.
+      if (c == Cls::opaque || c == Cls::conv)
+        for (int v : n.inputs)
+          if (v >= 0) mat_[v] = 1;
+    }
+  }
+
+  // Consumers through non-materialized views (a view feeding two kernels inlines its producer twice).
+  int effective_consumers(int v) const {
+    int count = 0;
+    for (int c : consumers_[v]) {
+      const Node& n = g_.nodes[c];
+      if (cls_[c] == Cls::view && !mat_[n.outputs[0]]) count += std::max(1, effective_consumers(n.outputs[0]));
+      else ++count;
+    }
+    return count;
+  }
+
+  void decide_recompute() {
+    if (!o_.fuse) return;
+    for (const Node& n : g_.nodes) {
+      int v = n.outputs.empty() ? -1 : n.outputs[0];
+      if (v < 0 || mat_[v] || cls_[producer(v)] != Cls::elementwise) continue;
+      if (effective_consumers(v) <= 1) continue;
+      Tree t = build_inner(v);
+      int ops = 0;
+      for (auto& x : t.n) ops += x.kind == ExprKind::op;
+      if (ops > kRecomputeMaxOps) mat_[v] = 1;
+    }
+  }
+
+  // ---- expression trees ---------------------------------------------------------------
+  static int append(Tree& dst, const Tree& src) {
+    int base = static_cast<int>(dst.n.size());
+    for (TNode x : src.n) {
+      for (auto& a : x.args)
+        if (a >= 0) a += base;
+      dst.n.push_back(std::move(x));
+    }
+    dst.nodes.insert(src.nodes.begin(), src.nodes.end());
+    return src.root + base;
+  }
+
+  template <class F> static void map_views(Tree& t, F f) {
+    for (auto& x : t.n)
+      if (x.kind == ExprKind::load) x.view = f(x.view);
+  }
+
+  Tree leaf(int v) const {
+    Tree t;
+    TNode x;
+    const Value& val = g_.values[v];
+    if (val.constant && val.constant->numel() == 1 && fusible_dtype(val.dtype)) {
+      x.kind = ExprKind::constant;
+      x.c = val.constant->get(0);
+      x.view = StridedView::contiguous(val.shape);  // shape kept for broadcasting
+    } else {
+      x.kind = ExprKind::load;
+      x.value = v;
+      x.view = StridedView::contiguous(val.shape);
+    }
+    t.n.push_back(x);
+    t.root = 0;
+    return t;
+  }
+
+  Tree build(int v) { return mat_[v] ? leaf(v) : build_inner(v); }
+
+  // Tree computing v over v's shape, inlining non-materialized producers.
+  Tree build_inner(int v) {
+    int p = producer(v);
+    if (p < 0) return leaf(v);
+    const Node& n = g_.nodes[p];
+    const Shape& shape = g_.values[v].shape;
+    Tree t;
+    if (cls_[p] == Cls::elementwise) {
+      TNode op;
+      op.kind = ExprKind::op;
+      op.op = lookup_op(n.op_type);
+      op.bound = bind_scalar(*op.op->scalar, n, false);
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (n.inputs[i] < 0) {
+          op.args.push_back(-1);
+          continue;
+        }
+        Tree a = build(n.inputs[i]);
+        map_views(a, [&](const StridedView& s) { return view_broadcast(s, shape); });
+        op.args.push_back(append(t, a));
+      }
+      t.n.push_back(op);
+      t.root = static_cast<int>(t.n.size()) - 1;
+      t.nodes.insert(p);
+      if (static_cast<int>(t.n.size()) > 4 * kMaxOpsPerKernel) throw NeedMaterialize{largest_input(n)};
+      return t;
+    }
+    if (cls_[p] == Cls::view) {
+      int in = n.inputs[0];
+      t = build(in);
+      t.nodes.insert(p);
+      bool failed = false;
+      map_views(t, [&](const StridedView& s) {
+        auto r = apply_view(n, s, shape);
+        if (!r) failed = true;
+        return r ? *r : s;
+      });
+      if (failed) throw NeedMaterialize{in};
+      return t;
+    }
+    return leaf(v);  // materialized kinds never reach here
+  }
+
+  int largest_input(const Node& n) const {
+    int best = -1;
+    int64_t best_n = -1;
+    for (int v : n.inputs)
+      if (v >= 0 && !mat_[v] && shape_numel(g_.values[v].shape) > best_n) best = v, best_n = shape_numel(g_.values[v].shape);
+    return best >= 0 ? best : n.outputs[0];
+  }
+
+  // Applies a view node to a view of its input whose shape is the input's shape.
+  std::optional<StridedView> apply_view(const Node& n, const StridedView& s, const Shape& out) const {
+    const std::string& t = n.op_type;
+    if (t == "Reshape") return view_reshape(s, out);
+    if (t == "Expand") return view_broadcast(s, out);
+    if (t == "Transpose") {
+      std::vector<int64_t> perm = n.attr_ints("perm");
+      if (perm.empty())
+        for (int64_t i = static_cast<int64_t>(s.shape.size()) - 1; i >= 0; --i) perm.push_back(i);
+      return view_permute(s, perm);
+    }
+    // Slice: recover start/step per axis from the constant inputs (ONNX Slice-13 clamping rules).
+    StridedView r = s;
+    const Shape& in = s.shape;
+    std::vector<int64_t> starts, axes, steps;
+    auto ints = [&](int i) {
+      std::vector<int64_t> v;
+      if (!n.has_input(i)) return v;
+      const Tensor& c = *g_.values[n.inputs[i]].constant;
+      for (int64_t k = 0; k < c.numel(); ++k) v.push_back(c.get_int(k));
+      return v;
+    };
+    if (n.opset < 10) {
+      starts = n.attr_ints("starts");
+      axes = n.attr_ints("axes");
+    } else {
+      for (int i = 1; i < 5; ++i)
+        if (n.has_input(i) && !g_.values[n.inputs[i]].constant) return std::nullopt;
+      starts = ints(1);
+      axes = ints(3);
+      steps = ints(4);
+    }
+    if (axes.empty())
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    for (size_t i = 0; i < starts.size(); ++i) {
+      int ax = static_cast<int>(normalize_axis(axes[i], static_cast<int64_t>(in.size()), n.label()));
+      int64_t dim = in[ax], step = steps.empty() ? 1 : steps[i];
+      int64_t st = starts[i] < 0 ? starts[i] + dim : starts[i];
+      st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
+      if (out[ax] == 0) st = 0;
+      r = view_slice(r, ax, st, step, out[ax]);
+    }
+    return r;
+  }
+
+  // ---- kernels -------------------------------------------------------------------------
+  // Converts a tree into the kernel's hash-consed DAG; returns the root's expr id.
+  int emit(KernelSpec& k, const Tree& t, std::map<std::string, int>& memo, int i) {
+    const TNode& x = t.n[i];
+    ExprNode e;
+    e.kind = x.kind;
+    std::string key;
+    if (x.kind == ExprKind::constant) {
+      e.value = x.c;
+      uint64_t bits;
+      std::memcpy(&bits, &x.c, 8);
+      key = "c" + std::to_string(bits);
+    } else if (x.kind == ExprKind::load) {
+      int b = buffer_for(x.value);
+      int li = -1;
+      for (size_t j = 0; j < k.loads.size(); ++j)
+        if (k.loads[j].buffer == b && k.loads[j].view.strides == x.view.strides && k.loads[j].view.offset == x.view.offset &&
+            k.loads[j].view.shape == x.view.shape)
+          li = static_cast<int>(j);
+      if (li < 0) {
+        k.loads.push_back({b, x.view});
+        li = static_cast<int>(k.loads.size()) - 1;
+      }
+      e.load = li;
+      key = "l" + std::to_string(li);
+    } else {
+      e.op = x.op;
+      e.bound = x.bound;
+      key = "o" + x.op->name + "|" + e.bound.expr;
+      for (double p : e.bound.params) key += "|" + std::to_string(p);
+      for (int a : x.args) {
+        int id = a >= 0 ? emit(k, t, memo, a) : -1;
+        e.args.push_back(id);
+        key += "," + std::to_string(id);
+      }
+    }
+    auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+    k.expr.push_back(std::move(e));
+    int id = static_cast<int>(k.expr.size()) - 1;
+    memo[key] = id;
+    return id;
+  }
+
+  int buffer_for(int v) {
+    auto it = buffer_of_.find(v);
+    if (it != buffer_of_.end()) return it->second;
+    const Value& val = g_.values[v];
+    Buffer b;
+    b.name = val.name;
+    b.dtype = val.dtype;
+    b.shape = val.shape;
+    b.value = v;
+    b.role = val.constant ? Buffer::Role::constant : Buffer::Role::intermediate;
+    if (std::find(g_.inputs.begin(), g_.inputs.end(), v) != g_.inputs.end()) b.role = Buffer::Role::input;
+    if (std::find(g_.outputs.begin(), g_.outputs.end(), v) != g_.outputs.end() && !val.constant &&
+        b.role != Buffer::Role::input)
+      b.role = Buffer::Role::output;
+    buffers_.push_back(b);
+    buffer_of_[v] = static_cast<int>(buffers_.size()) - 1;
+    return buffer_of_[v];
+  }
+
+  void note_nodes(KernelSpec& k, const std::set<int>& nodes) {
+    for (int i : nodes) {
+      if (std::find(k.fused_nodes.begin(), k.fused_nodes.end(), g_.nodes[i].name) != k.fused_nodes.end()) continue;
+      k.fused_nodes.push_back(g_.nodes[i].name);
+      k.fused_ops.push_back(g_.nodes[i].op_type);
+    }
+  }
+
+  void add_kernel(KernelSpec k, int value) {
+    k.name = "k" + std::to_string(kernels_.size()) + "_" + fusion_kind_name(k.kind);
+    for (size_t i = 0; i < k.fused_ops.size() && i < 3; ++i) k.name += "_" + k.fused_ops[i];
+    kernels_.push_back(std::move(k));
+    kernel_value_.push_back(value);
+  }
+
+  void element_kernel(int v, const Tree& t, const StridedView& store, const Shape& space) {
+    KernelSpec k;
+    k.kind = FusionKind::loop;
+    k.space = space;
+    std::map<std::string, int> memo;
+    int root = emit(k, t, memo, t.root);
+    k.outputs.push_back({buffer_for(v), store, root, false});
+    note_nodes(k, t.nodes);
+    if (static_cast<int>(k.expr.size()) > kMaxOpsPerKernel || static_cast<int>(k.loads.size()) > kMaxLoadsPerKernel) {
+      int p = producer(v);
+      if (p >= 0) throw NeedMaterialize{largest_input(g_.nodes[p])};
+    }
+    add_kernel(std::move(k), v);
+  }
+
+  // Single load of a materialized buffer through a view, or NeedMaterialize(v).
+  std::pair<int, StridedView> operand_view(int v) {
+    Tree t = build(v);
+    if (t.n.size() != 1 || t.n[0].kind != ExprKind::load) {
+      // Materialize below any views, so the views stay free and the kernel that computes the
+      // value keeps its natural space (e.g. LayerNorm output before a Reshape into a GEMM).
+      int u = v;
+      while (!mat_[u] && producer(u) >= 0 && cls_[producer(u)] == Cls::view) u = g_.nodes[producer(u)].inputs[0];
+      throw NeedMaterialize{mat_[u] ? v : u};
+    }
+    return {buffer_for(t.n[0].value), t.n[0].view};
+  }
+
+  void build_kernels() {
+    kernels_.clear();
+    kernel_value_.clear();
+    buffer_of_.clear();
+    buffers_.clear();
+    for (int v : g_.inputs) buffer_for(v);
+    for (size_t p = 0; p < g_.nodes.size(); ++p) {
+      const Node& n = g_.nodes[p];
+      Cls c = cls_[p];
+      if (c == Cls::opaque) {
+        KernelSpec k;
+        k.kind = FusionKind::opaque;
+        k.node = static_cast<int>(p);
+        for (int v : n.inputs) k.opaque_inputs.push_back(v >= 0 ? buffer_for(v) : -1);
+        for (int v : n.outputs) k.opaque_outputs.push_back(v >= 0 ? buffer_for(v) : -1);
+        note_nodes(k, {static_cast<int>(p)});
+        add_kernel(std::move(k), n.outputs.empty() ? -1 : n.outputs[0]);
+        continue;
+      }
+      int v = n.outputs[0];
+      const Shape& shape = g_.values[v].shape;
+      if (c == Cls::concat) {
+        int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(shape.size()), n.label());
+        int64_t start = 0;
+        for (int in : n.inputs) {
+          if (in < 0) continue;
+          const Shape& is = g_.values[in].shape;
+          if (shape_numel(is) > 0) {
+            Tree t = build(in);
+            t.nodes.insert(static_cast<int>(p));
+            element_kernel(v, t, view_slice(StridedView::contiguous(shape), static_cast<int>(axis), start, 1, is[axis]), is);
+          }
+          start += is[axis];
+        }
+        if (shape_numel(shape) == 0) buffer_for(v);
+        continue;
+      }
+      if (!mat_[v]) continue;
+      if (c == Cls::elementwise || c == Cls::view) {
+        element_kernel(v, build_inner(v), StridedView::contiguous(shape), shape);
+      } else if (c == Cls::reduce) {
+        const ReduceInfo& r = red_[p];
+        int x = n.inputs[0];
+        KernelSpec k;
+        k.kind = FusionKind::input;
+        k.space = g_.values[x].shape;
+        k.reduce_axes = r.axes;
+        Tree t = build(x);
+        std::map<std::string, int> memo;
+        int body = emit(k, t, memo, t.root);
+        k.reductions.push_back({r.combiner, body, r.mean, v});
+        ExprNode ref;
+        ref.kind = ExprKind::red_ref;
+        ref.red = 0;
+        k.expr.push_back(ref);
+        k.outputs.push_back({buffer_for(v), row_view(k.space, r.axes), static_cast<int>(k.expr.size()) - 1, true});
+        note_nodes(k, t.nodes);
+        note_nodes(k, {static_cast<int>(p)});
+        add_kernel(std::move(k), v);
+      } else if (c == Cls::matmul) {
+        KernelSpec k;
+        k.kind = FusionKind::output;
+        k.space = shape;
+        size_t r = shape.size();
+        MatMulDesc d;
+        d.m = shape[r - 2];
+        d.n = shape[r - 1];
+        auto [ab, av] = operand_view(n.inputs[0]);
+        auto [bb, bv] = operand_view(n.inputs[1]);
+        d.k = av.shape.back();
+        Shape as(shape.begin(), shape.end() - 2), bs = as;
+        as.push_back(d.m), as.push_back(d.k);
+        bs.push_back(d.k), bs.push_back(d.n);
+        d.a_buffer = ab, d.b_buffer = bb;
+        d.a = view_broadcast(av, as);
+        d.b = view_broadcast(bv, bs);
+        k.matmul = d;
+        ExprNode acc;
+        acc.kind = ExprKind::acc;
+        k.expr.push_back(acc);
+        k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
+        note_nodes(k, {static_cast<int>(p)});
+        add_kernel(std::move(k), v);
+      } else if (c == Cls::conv) {
+        KernelSpec k;
+        k.kind = FusionKind::output;
+        k.space = shape;
+        k.conv = conv_desc(n, shape);
+        ExprNode acc;
+        acc.kind = ExprKind::acc;
+        k.expr.push_back(acc);
+        k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
+        note_nodes(k, {static_cast<int>(p)});
+        add_kernel(std::move(k), v);
+      }
+    }
+    // Graph outputs that are inputs or constants need no kernel but still need a buffer.
+    for (int v : g_.outputs) buffer_for(v);
+  }
+
+  static StridedView row_view(const Shape& space, const std::vector<int>& axes) {
+    Shape keep = space;
+    for (int a : axes) keep[a] = 1;
+    StridedView s = StridedView::contiguous(keep);
+    s.shape = space;
+    for (int a : axes) s.strides[a] = 0;
+    for (size_t i = 0; i < keep.size(); ++i)
+      if (keep[i] == 1) s.strides[i] = 0;
+    return s;
+  }
+
+  ConvDesc conv_desc(const Node& n, const Shape& out) {
+    ConvDesc d;
+    const Value& x = g_.values[n.inputs[0]];
+    const Value& w = g_.values[n.inputs[1]];
+    d.x_buffer = buffer_for(n.inputs[0]);
+    d.w_buffer = buffer_for(n.inputs[1]);
+    d.n = x.shape[0], d.c = x.shape[1], d.h = x.shape[2], d.w = x.shape[3];
+    d.k = w.shape[0], d.r = w.shape[2], d.s = w.shape[3];
+    d.oh = out[2], d.ow = out[3];
+    auto strides = n.attr_ints("strides", {1, 1}), dil = n.attr_ints("dilations", {1, 1});
+    auto pads = n.attr_ints("pads", {0, 0, 0, 0});
+    d.stride_h = strides[0], d.stride_w = strides[1], d.dil_h = dil[0], d.dil_w = dil[1];
+    d.groups = n.attr_i("group", 1);
+    std::string ap = n.attr_s("auto_pad", "NOTSET");
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      auto begin = [&](int64_t in, int64_t o, int64_t st, int64_t k, int64_t dl) {
+        int64_t total = std::max<int64_t>(0, (o - 1) * st + (k - 1) * dl + 1 - in);
+        return ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      };
+      d.pad_h = begin(d.h, d.oh, d.stride_h, d.r, d.dil_h);
+      d.pad_w = begin(d.w, d.ow, d.stride_w, d.s, d.dil_w);
+    } else if (ap != "VALID") {
+      d.pad_h = pads[0], d.pad_w = pads[1];
+    }
+    return d;
+  }
+
+  // ---- input fusion: absorb reductions loaded over their own input space ----------------
+  int value_of_buffer(int b) const { return buffers_[b].value; }
+
+  // Index of the kernel that materializes value v (or -1).
+  int kernel_of(int v) const {
+    for (size_t i = 0; i < kernels_.size(); ++i)
+      if (kernel_value_[i] == v && kernels_[i].kind != FusionKind::opaque) return static_cast<int>(i);
+    return -1;
+  }
+
+  bool is_graph_output(int v) const { return std::find(g_.outputs.begin(), g_.outputs.end(), v) != g_.outputs.end(); }
+
+  // Tries to absorb every load in k that reads a reduction computed over k's space.
+  void absorb_into(KernelSpec& k) {
+    if (k.matmul || k.conv || k.kind == FusionKind::opaque) return;
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (size_t li = 0; li < k.loads.size() && !changed; ++li) {
+        int v = value_of_buffer(k.loads[li].buffer);
+        int p = v >= 0 ? producer(v) : -1;
+        if (p < 0 || cls_[p] != Cls::reduce || is_graph_output(v)) continue;
+        const ReduceInfo& r = red_[p];
+        const Value& x = g_.values[g_.nodes[p].inputs[0]];
+        if (x.shape != k.space) continue;
+        if (!k.reduce_axes.empty() && k.reduce_axes != r.axes) continue;
+        if (k.loads[li].view.strides != row_view(k.space, r.axes).strides || k.loads[li].view.offset != 0) continue;
+        int src = kernel_of(v);
+        if (src < 0) continue;
+        const KernelSpec& rk = kernels_[src];
+        if (rk.reduce_axes != r.axes || rk.space != k.space) continue;
+        absorb(k, rk, static_cast<int>(li));
+        changed = true;
+      }
+    }
+  }
+
+  // Copies reduction kernel rk's reductions into k and replaces load li with a red_ref.
+  void absorb(KernelSpec& k, const KernelSpec& rk, int li) {
+    if (k.kind == FusionKind::loop) k.kind = FusionKind::input;
+    k.reduce_axes = rk.reduce_axes;
+    std::vector<int> load_map(rk.loads.size()), expr_map(rk.expr.size(), -1), red_map(rk.reductions.size(), -1);
+    for (size_t j = 0; j < rk.loads.size(); ++j) {
+      int found = -1;
+      for (size_t q = 0; q < k.loads.size(); ++q)
+        if (k.loads[q].buffer == rk.loads[j].buffer && k.loads[q].view.strides == rk.loads[j].view.strides &&
+            k.loads[q].view.offset == rk.loads[j].view.offset)
+          found = static_cast<int>(q);
+      if (found < 0) {
+        k.loads.push_back(rk.loads[j]);
+        found = static_cast<int>(k.loads.size()) - 1;
+      }
+      load_map[j] = found;
+    }
+    // Expression nodes of rk are appended after k's (all reductions of rk are copied in order),
+    // then k's red_ref for the absorbed value points at the copy of rk's output reduction.
+    int out_red = rk.expr[rk.outputs[0].expr].red;
+    // Reductions k already computes (same graph value) are shared, not copied.
+    for (size_t r = 0; r < rk.reductions.size(); ++r)
+      for (size_t q = 0; q < k.reductions.size(); ++q)
+        if (rk.reductions[r].value >= 0 && k.reductions[q].value == rk.reductions[r].value) red_map[r] = static_cast<int>(q);
+    for (size_t e = 0; e < rk.expr.size(); ++e) {
+      ExprNode n = rk.expr[e];
+      if (n.kind == ExprKind::load) n.load = load_map[n.load];
+      for (auto& a : n.args)
+        if (a >= 0) a = expr_map[a];
+      if (n.kind == ExprKind::red_ref) {
+        if (red_map[n.red] < 0) {
+          Reduction r = rk.reductions[n.red];
+          r.body = expr_map[r.body];
+          k.reductions.push_back(r);
+          red_map[n.red] = static_cast<int>(k.reductions.size()) - 1;
+        }
+        n.red = red_map[n.red];
+      }
+      k.expr.push_back(n);
+      expr_map[e] = static_cast<int>(k.expr.size()) - 1;
+    }
+    for (size_t r = 0; r < rk.reductions.size(); ++r)
+      if (red_map[r] < 0) {
+        Reduction x = rk.reductions[r];
+        x.body = expr_map[x.body];
+        k.reductions.push_back(x);
+        red_map[r] = static_cast<int>(k.reductions.size()) - 1;
+      }
+    int ref = -1;
+    for (size_t e = 0; e < k.expr.size(); ++e)
+      if (k.expr[e].kind == ExprKind::red_ref && k.expr[e].red == red_map[out_red]) ref = static_cast<int>(e);
+    // Replace reads of the load with the reduction value; the load entry stays (unused) to keep ids stable.
+    for (auto& n : k.expr)
+      for (auto& a : n.args)
+        if (a >= 0 && k.expr[a].kind == ExprKind::load && k.expr[a].load == li) a = ref;
+    for (auto& o : k.outputs)
+      if (o.expr >= 0 && k.expr[o.expr].kind == ExprKind::load && k.expr[o.expr].load == li) o.expr = ref;
+    for (auto& fo : rk.fused_ops) k.fused_ops.push_back(fo);
+    for (auto& fn : rk.fused_nodes) k.fused_nodes.push_back(fn);
+    topo_order(k);
+  }
+
+  // Re-sorts reductions so each comes after those its body reads, then the DAG so every
+  // operand precedes its user; drops unreferenced nodes and loads.
+  static void topo_order(KernelSpec& k) {
+    {
+      std::vector<int> rorder, rstate(k.reductions.size(), 0);
+      std::function<void(int)> deps = [&](int e) {
+        const ExprNode& n = k.expr[e];
+        if (n.kind == ExprKind::red_ref && !rstate[n.red]) {
+          rstate[n.red] = 1;
+          deps(k.reductions[n.red].body);
+          rorder.push_back(n.red);
+        }
+        for (int a : n.args)
+          if (a >= 0) deps(a);
+      };
+      for (size_t r = 0; r < k.reductions.size(); ++r)
+        if (!rstate[r]) {
+          rstate[r] = 1;
+          deps(k.reductions[r].body);
+          rorder.push_back(static_cast<int>(r));
+        }
+      std::vector<int> rmap(k.reductions.size());
+      std::vector<Reduction> reds;
+      for (int r : rorder) {
+        rmap[r] = static_cast<int>(reds.size());
+        reds.push_back(k.reductions[r]);
+      }
+      for (auto& n : k.expr)
+        if (n.kind == ExprKind::red_ref) n.red = rmap[n.red];
+      k.reductions = std::move(reds);
+    }
+    std::vector<int> order, state(k.expr.size(), 0);
+    std::function<void(int)> visit = [&](int i) {
+      if (state[i]) return;
+      state[i] = 1;
+      for (int a : k.expr[i].args)
+        if (a >= 0) visit(a);
+      order.push_back(i);
+    };
+    for (auto& r : k.reductions) visit(r.body);
+    for (auto& o : k.outputs) visit(o.expr);
+    std::vector<int> remap(k.expr.size(), -1);
+    std::vector<ExprNode> e;
+    for (int i : order) {
+      remap[i] = static_cast<int>(e.size());
+      e.push_back(k.expr[i]);
+    }
+    for (auto& n : e)
+      for (auto& a : n.args)
+        if (a >= 0) a = remap[a];
+    for (auto& r : k.reductions) r.body = remap[r.body];
+    for (auto& o : k.outputs) o.expr = remap[o.expr];
+    // Compact loads.
+    std::vector<int> used(k.loads.size(), -1);
+    std::vector<Load> loads;
+    for (auto& n : e)
+      if (n.kind == ExprKind::load) {
+        if (used[n.load] < 0) {
+          used[n.load] = static_cast<int>(loads.size());
+          loads.push_back(k.loads[n.load]);
+        }
+        n.load = used[n.load];
+      }
+    k.expr = std::move(e);
+    k.loads = std::move(loads);
+  }
+
+  void absorb_reductions() {
+    for (auto& k : kernels_) absorb_into(k);
+  }
+
+  // ---- output fusion ----------------------------------------------------------------------
+  void fuse_outputs() {
+    for (size_t ci = 0; ci < kernels_.size(); ++ci) {
+      KernelSpec& ck = kernels_[ci];
+      if (!(ck.matmul || ck.conv) || ck.outputs.size() != 1 || ck.expr.size() != 1) continue;
+      int cbuf = ck.outputs[0].buffer;
+      if (buffers_[cbuf].role != Buffer::Role::intermediate) continue;
+      std::vector<int> readers;
+      for (size_t j = 0; j < kernels_.size(); ++j) {
+        auto in = kernels_[j].input_buffers();
+        if (j != ci && std::find(in.begin(), in.end(), cbuf) != in.end()) readers.push_back(static_cast<int>(j));
+      }
+      if (readers.size() != 1) continue;
+      KernelSpec& k = kernels_[readers[0]];
+      if (k.kind != FusionKind::loop || k.space != ck.space || k.matmul || k.conv) continue;
+      bool ok = true;
+      for (auto& l : k.loads)
+        if (l.buffer == cbuf && !(l.view.is_contiguous() && l.view.shape == ck.space)) ok = false;
+      if (!ok) continue;
+      for (auto& n : k.expr)
+        if (n.kind == ExprKind::load && k.loads[n.load].buffer == cbuf) {
+          n.kind = ExprKind::acc;
+          n.load = -1;
+        }
+      k.kind = FusionKind::output;
+      k.matmul = ck.matmul;
+      k.conv = ck.conv;
+      std::vector<std::string> ops = ck.fused_ops, nodes = ck.fused_nodes;
+      ops.insert(ops.end(), k.fused_ops.begin(), k.fused_ops.end());
+      nodes.insert(nodes.end(), k.fused_nodes.begin(), k.fused_nodes.end());
+      k.fused_ops = ops;
+      k.fused_nodes = nodes;
+      topo_order(k);
+      ck.outputs.clear();  // now dead; removed below
+    }
+  }
+
+  void drop_dead_kernels() {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      std::set<int> read;
+      for (auto& k : kernels_)
+        for (int b : k.input_buffers()) read.insert(b);
+      for (size_t i = 0; i < kernels_.size(); ++i) {
+        auto& k = kernels_[i];
+        if (k.kind == FusionKind::opaque) continue;
+        bool live = false;
+        for (auto& o : k.outputs)
+          if (read.count(o.buffer) || buffers_[o.buffer].role == Buffer::Role::output) live = true;
+        if (!live) {
+          kernels_.erase(kernels_.begin() + i);
+          kernel_value_.erase(kernel_value_.begin() + i);
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+
+  Plan finish() {
+    Plan p;
+    p.graph = g_;
+    // Renumber buffers to those still referenced.
+    std::set<int> used;
+    for (auto& k : kernels_) {
+      for (int b : k.input_buffers()) used.insert(b);
+      for (int b : k.output_buffers()) used.insert(b);
+    }
+    for (int v : g_.inputs) used.insert(buffer_for(v));
+    for (int v : g_.outputs) used.insert(buffer_for(v));
+    std::vector<int> remap(buffers_.size(), -1);
+    for (int b : used) {
+      remap[b] = static_cast<int>(p.buffers.size());
+      p.buffers.push_back(buffers_[b]);
+    }
+    auto rb = [&](int& b) {
+      if (b >= 0) b = remap[b];
+    };
+    for (auto& k : kernels_) {
+      for (auto& l : k.loads) rb(l.buffer);
+      for (auto& o : k.outputs) rb(o.buffer);
+      if (k.matmul) rb(k.matmul->a_buffer), rb(k.matmul->b_buffer);
+      if (k.conv) rb(k.conv->x_buffer), rb(k.conv->w_buffer);
+      for (auto& b : k.opaque_inputs) rb(b);
+      for (auto& b : k.opaque_outputs) rb(b);
+    }
+    for (size_t i = 0; i < kernels_.size(); ++i) {
+      auto& k = kernels_[i];
+      std::string tail = k.name.substr(k.name.find('_'));
+      k.name = "k" + std::to_string(i) + tail;
+    }
+    p.kernels = std::move(kernels_);
+    for (int v : g_.inputs) p.input_buffers.push_back(remap[buffer_for(v)]);
+    for (int v : g_.outputs) p.output_buffers.push_back(remap[buffer_for(v)]);
+    return p;
+  }
+};
+
+int64_t value_bytes(const Graph& g, int v) {
+  return shape_numel(g.values[v].shape) * static_cast<int64_t>(dtype_size(g.values[v].dtype));
+}
+
+void count_bytes(Plan& p) {
+  p.bytes_fused = 0;
+  for (auto& k : p.kernels) {
+    for (int b : k.input_buffers()) p.bytes_fused += p.buffers[b].nbytes();
+    if (k.kind == FusionKind::opaque) {
+      for (int b : k.output_buffers()) p.bytes_fused += p.buffers[b].nbytes();
+    } else {
+      for (auto& o : k.outputs)
+        p.bytes_fused += (o.per_row ? k.rows() : shape_numel(k.space)) *
+                         static_cast<int64_t>(dtype_size(p.buffers[o.buffer].dtype));
+    }
+  }
+  // Op by op: every non-view node reads its inputs and writes its outputs once.
+  p.bytes_unfused = 0;
+  for (auto& n : p.graph.nodes) {
+    const OpDef* d = lookup_op(n.op_type);
+    if (d && d->is_view) continue;
+    std::set<int> vs(n.inputs.begin(), n.inputs.end());
+    vs.erase(-1);
+    for (int v : vs) p.bytes_unfused += value_bytes(p.graph, v);
+    for (int v : n.outputs)
+      if (v >= 0) p.bytes_unfused += value_bytes(p.graph, v);
+  }
+}
+
+}  // namespace
+
+Plan build_plan(const Graph& static_graph, const FusionOptions& opts) {
+  Graph g = static_graph;
+  int original = static_cast<int>(g.nodes.size());
+  decompose(g);
+  Plan p = Fuser(g, opts).run();
+  p.original_nodes = original;
+  count_bytes(p);
+  plan_memory(p);
+  return p;
+}
+
+}  // namespace fusor

@@ -1,0 +1,126 @@
+#include "ir/graph.h"
+
+#include <algorithm>
+
+namespace fusor {
+
+template <class T> static const T* attr_as(const Node& n, const std::string& k) {
+  auto it = n.attrs.find(k);
+  if (it == n.attrs.end()) return nullptr;
+  if (auto* v = std::get_if<T>(&it->second)) return v;
+  throw Error("onnx", n.label() + ": attribute '" + k + "' has the wrong type");
+}
+
+int64_t Node::attr_i(const std::string& k, int64_t d) const {
+  auto it = attrs.find(k);
+  if (it == attrs.end()) return d;
+  if (auto* f = std::get_if<double>(&it->second)) return static_cast<int64_t>(*f);
+  return *attr_as<int64_t>(*this, k);
+}
+double Node::attr_f(const std::string& k, double d) const {
+  auto it = attrs.find(k);
+  if (it == attrs.end()) return d;
+  if (auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
+  return *attr_as<double>(*this, k);
+}
+std::string Node::attr_s(const std::string& k, const std::string& d) const {
+  auto* v = attr_as<std::string>(*this, k);
+  return v ? *v : d;
+}
+std::vector<int64_t> Node::attr_ints(const std::string& k, std::vector<int64_t> d) const {
+  auto it = attrs.find(k);
+  if (it == attrs.end()) return d;
+  if (auto* i = std::get_if<int64_t>(&it->second)) return {*i};
+  return *attr_as<std::vector<int64_t>>(*this, k);
+}
+std::vector<double> Node::attr_floats(const std::string& k, std::vector<double> d) const {
+  auto it = attrs.find(k);
+  if (it == attrs.end()) return d;
+  if (auto* f = std::get_if<double>(&it->second)) return {*f};
+  return *attr_as<std::vector<double>>(*this, k);
+}
+const Tensor* Node::attr_t(const std::string& k) const { return attr_as<Tensor>(*this, k); }
+
+int Node::num_inputs() const {
+  int n = static_cast<int>(inputs.size());
+  while (n > 0 && inputs[n - 1] < 0) --n;
+  return n;
+}
+std::string Node::label() const { return "node '" + name + "' (" + op_type + ")"; }
+
+int Graph::add_value(std::string name, DType dtype, Shape shape, bool shape_known) {
+  Value v;
+  v.name = std::move(name);
+  v.dtype = dtype;
+  v.shape = std::move(shape);
+  v.shape_known = shape_known;
+  values.push_back(std::move(v));
+  return static_cast<int>(values.size()) - 1;
+}
+
+int Graph::add_constant(std::string name, Tensor t) {
+  int id = add_value(std::move(name), t.dtype(), t.shape(), true);
+  values[id].constant = std::move(t);
+  return id;
+}
+
+int Graph::find_value(const std::string& name) const {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+int Graph::add_node(Node n) {
+  int id = static_cast<int>(nodes.size());
+  for (int o : n.outputs)
+    if (o >= 0) values[o].producer = id;
+  nodes.push_back(std::move(n));
+  return id;
+}
+
+void Graph::reindex_producers() {
+  for (auto& v : values) v.producer = -1;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (int o : nodes[i].outputs)
+      if (o >= 0) values[o].producer = static_cast<int>(i);
+}
+
+std::string Graph::unique_name(const std::string& base) { return base + "__fz" + std::to_string(name_counter_++); }
+
+void topo_sort(Graph& g) {
+  g.reindex_producers();
+  std::vector<int> state(g.nodes.size(), 0), order;
+  order.reserve(g.nodes.size());
+  // Iterative DFS so deep chains (thousands of nodes) cannot overflow the stack.
+  for (size_t root = 0; root < g.nodes.size(); ++root) {
+    if (state[root]) continue;
+    std::vector<std::pair<int, size_t>> stack{{static_cast<int>(root), 0}};
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      const Node& node = g.nodes[n];
+      if (next < node.inputs.size()) {
+        int v = node.inputs[next++];
+        if (v < 0) continue;
+        int p = g.values[v].producer;
+        if (p < 0) continue;
+        if (state[p] == 1) throw Error("graph", "cycle through " + g.nodes[p].label());
+        if (state[p] == 0) {
+          state[p] = 1;
+          stack.push_back({p, 0});
+        }
+      } else {
+        state[n] = 2;
+        order.push_back(n);
+        stack.pop_back();
+      }
+    }
+  }
+  std::vector<Node> sorted;
+  sorted.reserve(order.size());
+  for (int i : order) sorted.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(sorted);
+  g.reindex_producers();
+}
+
+}  // namespace fusor

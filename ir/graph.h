@@ -1,0 +1,70 @@
+// The static-shape graph: typed values, nodes with ONNX-style attributes, graph inputs/outputs.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/tensor.h"
+
+namespace fusor {
+
+// An attribute value, as in ONNX AttributeProto (FLOAT is kept as double).
+using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>, Tensor,
+                               std::vector<std::string>>;
+
+struct Value {
+  std::string name;
+  DType dtype = DType::undefined;
+  Shape shape;                     // static shape; dims < 0 are unknown (symbolic) until bound
+  bool shape_known = false;
+  std::optional<Tensor> constant;  // initializer, Constant node output or folded value
+  int producer = -1;               // index of the producing node, -1 for inputs/constants
+};
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::string domain;            // "" or "ai.onnx" for the default domain
+  std::vector<int> inputs;       // value ids, -1 for an omitted optional input
+  std::vector<int> outputs;      // value ids, -1 for an omitted optional output
+  std::map<std::string, AttrValue> attrs;
+  int opset = 17;                // opset of the node's domain in its model
+
+  bool has_attr(const std::string& k) const { return attrs.count(k) != 0; }
+  int64_t attr_i(const std::string& k, int64_t dflt) const;
+  double attr_f(const std::string& k, double dflt) const;
+  std::string attr_s(const std::string& k, const std::string& dflt) const;
+  std::vector<int64_t> attr_ints(const std::string& k, std::vector<int64_t> dflt = {}) const;
+  std::vector<double> attr_floats(const std::string& k, std::vector<double> dflt = {}) const;
+  const Tensor* attr_t(const std::string& k) const;
+  int num_inputs() const;          // index of last present input + 1
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i] >= 0; }
+  std::string label() const;       // "node 'Conv_12' (Conv)" for error messages
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Value> values;
+  std::vector<Node> nodes;         // topologically ordered after import (import sorts them)
+  std::vector<int> inputs;         // runtime inputs (initializers are not listed here)
+  std::vector<int> outputs;
+  int opset = 17;                  // default-domain opset
+
+  int add_value(std::string name, DType dtype = DType::undefined, Shape shape = {}, bool shape_known = false);
+  int add_constant(std::string name, Tensor t);
+  int find_value(const std::string& name) const;  // -1 if absent
+  // Appends a node and sets the producer of its outputs.
+  int add_node(Node n);
+  void reindex_producers();
+  std::string unique_name(const std::string& base);
+
+ private:
+  int name_counter_ = 0;
+};
+
+// Sorts g.nodes topologically; throws Error("graph", ...) on a cycle or an input with no producer.
+void topo_sort(Graph& g);
+
+}  // namespace fusor

@@ -1,0 +1,160 @@
+// KernelSpec and Plan: the backend-neutral output of the fusion pass (DESIGN.md "The few
+// abstractions", items 2-4). Nothing here is specific to CUDA, Vulkan or the CPU.
+//
+// Execution model every backend implements (the cpu backend is the executable spec):
+//   * A kernel iterates over `space` (row-major multi-index c). Dims listed in reduce_axes
+//     are reduced; the others enumerate "rows" (row-major over the non-reduced dims).
+//   * For each row: each reduction k in order computes combine over all reduced positions of
+//     expr[body] (the body may use RedRef j < k), then applies finalize (mean: divide by the
+//     reduced element count). Then each output is stored: per_row outputs once per row
+//     (expr may use RedRef and loads whose strides are 0 on reduced dims), element outputs at
+//     every position of the row.
+//   * Without reduce_axes every position is its own row: a plain loop kernel.
+//   * A contraction kernel (matmul/conv set) computes acc at each position of `space` (the
+//     contraction's output shape) and the outputs' expressions may use Acc.
+//   * An opaque kernel runs one graph node (`node`) whole; its inputs/outputs are whole
+//     contiguous buffers. Backends support the opaque ops they choose and throw Unsupported
+//     otherwise.
+// Values inside expressions are fp32; loads convert from the buffer dtype (bool -> 0/1) and
+// stores convert to it (bool: != 0).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/op_table.h"
+
+namespace fusor {
+
+// A strided view of a buffer: element (c_0..c_{r-1}) lives at offset + sum c_i*strides[i]
+// (in elements of the buffer's dtype). Stride 0 = broadcast.
+struct StridedView {
+  Shape shape;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+  static StridedView contiguous(const Shape& s);
+  bool is_contiguous() const;  // row-major dense with offset 0 (size-1 dims ignored)
+};
+
+enum class ExprKind { load, constant, op, red_ref, acc };
+
+struct ExprNode {
+  ExprKind kind = ExprKind::constant;
+  int load = -1;               // load: index into KernelSpec::loads
+  double value = 0;            // constant
+  const OpDef* op = nullptr;   // op: its ScalarRule is printed/evaluated
+  BoundScalar bound;           // op: bind_scalar(*op->scalar, node, false): print bound.expr with
+                               //     "{i}" -> args[i] and "{param}" -> bound.params (op->scalar->params order);
+                               //     evaluate with eval_scalar(*op->scalar, bound, x, false)
+  std::vector<int> args;       // op: operand node ids (always smaller than this node's id); -1 = absent
+  int red = -1;                // red_ref: index into KernelSpec::reductions
+};
+
+// A read of a buffer through a view whose shape is the kernel's space.
+struct Load {
+  int buffer = -1;
+  StridedView view;
+};
+
+struct Reduction {
+  Combiner combiner = Combiner::sum;
+  int body = -1;        // expr node evaluated at every reduced position
+  bool mean = false;    // finalize: divide by the number of reduced elements
+  int value = -1;       // graph value this reduction computes (for dedupe and explain)
+};
+
+struct KernelOutput {
+  int buffer = -1;
+  StridedView view;     // store view over `space` (strides 0 on reduced dims for per_row outputs)
+  int expr = -1;
+  bool per_row = false;
+};
+
+// C[b..., m, n] = sum_k A[b..., m, k] * B[b..., k, n]; a/b views have shape [batch..., M, K]
+// and [batch..., K, N] where the batch dims equal space's leading dims (stride 0 = broadcast).
+struct MatMulDesc {
+  int a_buffer = -1, b_buffer = -1;
+  StridedView a, b;
+  int64_t m = 0, n = 0, k = 0;
+};
+
+// ONNX Conv (2-D, NCHW, OIHW weights, contiguous buffers): out [N, K, OH, OW].
+struct ConvDesc {
+  int x_buffer = -1, w_buffer = -1;
+  int64_t n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, oh = 0, ow = 0;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
+};
+
+enum class FusionKind { loop, input, output, opaque };
+const char* fusion_kind_name(FusionKind k);
+
+struct KernelSpec {
+  std::string name;                 // unique, stable ("k3_loop_Add_Tanh")
+  FusionKind kind = FusionKind::loop;
+  Shape space;
+  std::vector<int> reduce_axes;     // sorted dims of space that are reduced (input fusion)
+  std::vector<Load> loads;
+  std::vector<ExprNode> expr;       // topologically ordered DAG, hash-consed (no duplicates)
+  std::vector<Reduction> reductions;
+  std::vector<KernelOutput> outputs;
+  std::optional<MatMulDesc> matmul; // kind == output (or a bare contraction)
+  std::optional<ConvDesc> conv;
+  int node = -1;                    // opaque: index into Plan::graph.nodes
+  std::vector<int> opaque_inputs, opaque_outputs;  // opaque: buffers in node input/output order (-1 omitted)
+  std::vector<std::string> fused_ops;  // "Add", "Tanh", ... (ONNX node names in fused_nodes)
+  std::vector<std::string> fused_nodes;
+
+  int64_t rows() const;             // product of non-reduced dims of space
+  int64_t row_length() const;       // product of reduced dims (1 when none)
+  std::vector<int> input_buffers() const;   // distinct buffers read (loads, contraction, opaque)
+  std::vector<int> output_buffers() const;
+};
+
+struct Buffer {
+  std::string name;       // the graph value it holds
+  DType dtype = DType::f32;
+  Shape shape;
+  int value = -1;         // graph value id
+  enum class Role { input, output, constant, intermediate } role = Role::intermediate;
+  int64_t offset = -1;    // arena byte offset (inputs/outputs/intermediates); -1 for constants
+  int64_t nbytes() const { return shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)); }
+};
+
+struct Plan {
+  Graph graph;                      // the decomposed, static graph the kernels refer to
+  std::vector<Buffer> buffers;
+  std::vector<KernelSpec> kernels;  // execution order
+  std::vector<int> input_buffers;   // per graph input
+  std::vector<int> output_buffers;  // per graph output
+  int64_t arena_bytes = 0;          // peak: size of the one arena
+  int64_t naive_bytes = 0;          // sum of all non-constant buffers (no reuse)
+  int original_nodes = 0;           // ONNX nodes before decomposition
+  // Bytes moved by the fused plan (each kernel reads its inputs and writes its outputs once)
+  // and by an op-by-op execution of the same graph.
+  int64_t bytes_fused = 0, bytes_unfused = 0;
+};
+
+// Named limits of the fusion pass.
+inline constexpr int kMaxOpsPerKernel = 64;      // expression nodes in one kernel
+inline constexpr int kMaxLoadsPerKernel = 12;    // distinct buffer reads (descriptor budget)
+inline constexpr int kRecomputeMaxOps = 8;       // a multi-consumer value this cheap is recomputed
+
+struct FusionOptions {
+  bool fuse = true;   // false: one kernel per primitive op (the unfused baseline)
+};
+
+// Decomposes composite ops into primitives (LayerNormalization, Softmax, Gemm, BatchNorm, ...),
+// then forms kernels and the memory plan. g must be static (make_static). Throws Error.
+Plan build_plan(const Graph& g, const FusionOptions& opts = {});
+
+// Decomposition alone (exposed for tests): rewrites composite ops in place into primitive
+// ONNX ops and re-folds constants; the result still runs on `ref`.
+void decompose(Graph& g);
+
+// Assigns arena offsets from liveness over the kernel order (first-fit, in-place where a
+// loop kernel's output has the same view as an input that dies there).
+void plan_memory(Plan& p);
+
+}  // namespace fusor

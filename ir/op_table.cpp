@@ -1,0 +1,110 @@
+#include "ir/op_table.h"
+
+#include <map>
+#include <mutex>
+
+namespace fusor {
+
+namespace {
+std::map<std::string, OpDef>& table() {
+  static std::map<std::string, OpDef> t;
+  return t;
+}
+void ensure_registered() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_elementwise_ops();
+    register_nn_ops();
+    register_shape_ops();
+    register_reduce_ops();
+  });
+}
+}  // namespace
+
+void register_op(OpDef def) {
+  std::string name = def.name;
+  table()[name] = std::move(def);
+}
+
+const OpDef* lookup_op(const std::string& op_type) {
+  ensure_registered();
+  auto it = table().find(op_type);
+  return it == table().end() ? nullptr : &it->second;
+}
+
+const OpDef& op_or_throw(const Node& n) {
+  const OpDef* d = (n.domain.empty() || n.domain == "ai.onnx") ? lookup_op(n.op_type) : nullptr;
+  if (!d)
+    throw Unsupported("onnx", n.label() + ": unsupported op '" + (n.domain.empty() ? "" : n.domain + ".") + n.op_type + "'");
+  return *d;
+}
+
+std::vector<std::string> registered_ops() {
+  ensure_registered();
+  std::vector<std::string> names;
+  for (auto& [k, v] : table()) names.push_back(k);
+  return names;
+}
+
+DType InferContext::dtype(int i) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
+  return g_.values[n_.inputs[i]].dtype;
+}
+const Shape& InferContext::shape(int i) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
+  const Value& v = g_.values[n_.inputs[i]];
+  if (!v.shape_known) fail("shape of input '" + v.name + "' is unknown");
+  return v.shape;
+}
+const Tensor* InferContext::constant(int i) const {
+  if (!has_input(i)) return nullptr;
+  const Value& v = g_.values[n_.inputs[i]];
+  return v.constant ? &*v.constant : nullptr;
+}
+const Tensor& InferContext::require_constant(int i) const {
+  const Tensor* t = constant(i);
+  if (!t) fail("input " + std::to_string(i) + " must be a constant (fusor compiles static shapes)");
+  return *t;
+}
+void InferContext::set_output(int i, DType t, Shape s) {
+  if (i >= num_outputs() || n_.outputs[i] < 0) return;
+  for (auto d : s)
+    if (d < 0) fail("inferred a negative dimension in output shape " + shape_str(s));
+  Value& v = g_.values[n_.outputs[i]];
+  v.dtype = t;
+  v.shape = std::move(s);
+  v.shape_known = true;
+}
+void InferContext::fail(const std::string& why) const { throw Error("shape", n_.label() + ": " + why); }
+
+Shape broadcast_shapes(const std::vector<Shape>& shapes, const std::string& label) {
+  size_t r = 0;
+  for (auto& s : shapes) r = std::max(r, s.size());
+  Shape out(r, 1);
+  for (auto& s : shapes) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = out[r - s.size() + i];
+      int64_t d = s[i];
+      if (d == o || d == 1) continue;
+      if (o == 1) { o = d; continue; }
+      throw Error("shape", label + ": shapes cannot broadcast (" + shape_str(shapes[0]) + " vs " + shape_str(s) + ")");
+    }
+  }
+  return out;
+}
+
+int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& label) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    throw Error("shape", label + ": axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> st(out.size(), 0);
+  Shape cs = contiguous_strides(in);
+  size_t off = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i) st[off + i] = in[i] == 1 ? 0 : cs[i];
+  return st;
+}
+
+}  // namespace fusor

@@ -1,0 +1,123 @@
+// The op table: one entry per ONNX op (DESIGN.md "Op table, one entry per op").
+//
+// An entry holds the op's arity, its shape/dtype rule, its CPU reference implementation and,
+// for element-wise ops, one scalar expression that every code generator prints. Fusibility is
+// derived from these fields (e.g. an op with a ScalarRule is element-wise), never from lists
+// kept elsewhere.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace fusor {
+
+struct OpDef;
+
+// What a shape/dtype rule sees. Throws Error("shape", node label + reason) on a violation.
+class InferContext {
+ public:
+  InferContext(Graph& g, Node& n) : g_(g), n_(n) {}
+  Node& node() { return n_; }
+  int num_inputs() const { return n_.num_inputs(); }
+  bool has_input(int i) const { return n_.has_input(static_cast<size_t>(i)); }
+  DType dtype(int i) const;
+  const Shape& shape(int i) const;
+  int rank(int i) const { return static_cast<int>(shape(i).size()); }
+  const Tensor* constant(int i) const;            // nullptr when input i is not a compile-time constant
+  const Tensor& require_constant(int i) const;    // throws when not constant (static shapes need it)
+  void set_output(int i, DType t, Shape s);
+  int num_outputs() const { return static_cast<int>(n_.outputs.size()); }
+  [[noreturn]] void fail(const std::string& why) const;
+
+ private:
+  Graph& g_;
+  Node& n_;
+};
+
+// Inputs are nullptr for omitted optional inputs; outputs arrive allocated with the inferred
+// dtype and shape. Throws Error("ref", ...) for an unsupported dtype or attribute combination.
+using ReferenceFn = std::function<void(const Node&, const std::vector<const Tensor*>&, std::vector<Tensor>&)>;
+using InferFn = std::function<void(InferContext&)>;
+
+// Scalar semantics of an element-wise op.
+//  expr: a C-like expression printed by the code generators. "{0}", "{1}".. are the operands,
+//        "{name}" an attribute parameter (see params). Functions it may use: the common math
+//        intrinsics (exp log sqrt tanh erf sin cos floor ceil pow abs) and fz_* helpers that each
+//        emitter's prelude defines (fz_max, fz_min with NaN propagation, fz_round_even, ...).
+//        Literals are written with an 'f' suffix (valid in CUDA C and GLSL).
+//  eval: the same function in double for the CPU (ref and cpu backends); int_math is true when
+//        the op runs on an integer dtype (Div truncates, etc.).
+struct ScalarRule {
+  std::string expr;
+  double (*eval)(const double* x, const double* params, bool int_math) = nullptr;
+  std::vector<std::pair<std::string, double>> params;  // attribute name -> default
+  bool float_only = false;  // transcendental ops: defined only on float dtypes
+  // Refinements (additive; consumers should go through bind_scalar/eval_scalar, which apply them).
+  const char* int_expr = nullptr;  // used instead of expr on integer dtypes (Div truncates toward zero)
+  bool variadic = false;           // Sum/Max/Min/Mean: expr is binary and folds left over all operands
+  bool mean = false;               // variadic only: the folded value is divided by the operand count
+  // Params that are not plain numeric attributes (Gelu's string 'approximate', Cast's 'to'):
+  // writes one value per params entry. nullptr: node.attr_f(name, default).
+  void (*resolve_params)(const Node& n, double* values) = nullptr;
+  // Value of an omitted optional operand (Clip's min/max: +-inf, or its opset<11 attributes).
+  double (*absent_operand)(const Node& n, int operand) = nullptr;
+};
+
+// One node's scalar semantics, ready to print or evaluate (defined in ir/ops/elementwise.cpp).
+//  expr: "{i}" is node input i; absent optional operands are already replaced by literals
+//        (non-finite ones as fz_inf()); variadic ops are folded; int_expr chosen when int_math.
+//        "{name}" params are kept so an emitter may print literals or pass them as arguments.
+//  params: values for rule.params, same order.  absent[i]: value of node input i when omitted.
+// int_math: input 0 has an integer dtype.
+struct BoundScalar {
+  std::string expr;
+  std::vector<double> params;
+  std::vector<std::optional<double>> absent;
+};
+BoundScalar bind_scalar(const ScalarRule& rule, const Node& n, bool int_math);
+// Evaluates one element for the CPU paths: x[i] is node input i (entries for absent inputs are
+// ignored and taken from b.absent); folds variadic ops. Uses rule.eval, so semantics live once.
+double eval_scalar(const ScalarRule& rule, const BoundScalar& b, const double* x, bool int_math);
+
+// Reduction semantics (ReduceSum, ReduceMax, ...): combiner over the reduced elements.
+enum class Combiner { sum, max, min, prod };
+struct ReduceRule {
+  Combiner combiner = Combiner::sum;
+  const char* pre = nullptr;   // element expression applied before combining, e.g. "{0}*{0}" for SumSquare
+  bool mean = false;           // divide by the reduced count
+  const char* post = nullptr;  // expression applied to the combined value, e.g. "log({0})"
+};
+
+struct OpDef {
+  std::string name;
+  int min_inputs = 1, max_inputs = 1;
+  int min_outputs = 1, max_outputs = 1;
+  InferFn infer;
+  ReferenceFn reference;
+  std::optional<ScalarRule> scalar;  // set => element-wise with NumPy broadcasting
+  std::optional<ReduceRule> reduce;  // set => reduction op (axes from attribute or input)
+  bool is_view = false;              // Reshape/Transpose/Slice/...: output is an index map of input 0
+};
+
+// Registry. lookup() returns nullptr for an unknown op; find_or_throw names the node.
+const OpDef* lookup_op(const std::string& op_type);
+const OpDef& op_or_throw(const Node& n);
+std::vector<std::string> registered_ops();
+void register_op(OpDef def);
+
+// Each op file contributes a registration function; op_table.cpp calls them all once.
+void register_elementwise_ops();
+void register_nn_ops();
+void register_shape_ops();
+void register_reduce_ops();
+
+// Helpers shared by op files.
+Shape broadcast_shapes(const std::vector<Shape>& shapes, const std::string& node_label);  // NumPy rules
+int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& node_label);     // [-r, r) -> [0, r)
+// Element offset into a (possibly lower-rank, broadcast) input for multi-index idx of out_shape.
+std::vector<int64_t> broadcast_strides(const Shape& in_shape, const Shape& out_shape);
+
+}  // namespace fusor

@@ -1,0 +1,560 @@
+// Element-wise ops (ONNX semantics, NumPy broadcasting): one OpDef each, whose ScalarRule is
+// the single definition of the op's math. The CPU reference below is one generic broadcast
+// loop that calls ScalarRule::eval (through eval_scalar), so ref, the cpu backend and the
+// printed GPU expressions cannot drift apart.
+//
+// Expression vocabulary (what ScalarRule::expr may contain; every emitter must provide it):
+//  - operands "{0}", "{1}", ...; params "{alpha}", ... (see bind_scalar); float literals "0.5f";
+//    an emitter substituting operand text must parenthesize it (or name it: "-{0}" appears);
+//  - operators + - * / unary -, ?:, < <= > >= == != (a comparison used as a value is always
+//    written "(a < b ? 1.0f : 0.0f)": all fused values are fp32, bools are 0.0f/1.0f);
+//  - intrinsics with C99 float semantics: exp log sqrt tanh erf sin cos tan asin acos atan sinh
+//    cosh asinh acosh atanh floor ceil abs, and pow(a, b), which must follow C's powf also for
+//    a < 0 with an integral b (GLSL's pow is undefined there: override it);
+//  - helpers each emitter's prelude defines (all float -> float):
+//      fz_max(a, b), fz_min(a, b)  NaN if a or b is NaN, else the larger / smaller value
+//      fz_round_even(x)            round half to even (rint); NaN and +-inf unchanged
+//      fz_sign(x)                  1.0f if x > 0, -1.0f if x < 0, 0.0f for +-0, NaN for NaN
+//      fz_isnan(x)                 1.0f if x is NaN, else 0.0f
+//      fz_isinf(x)                 1.0f if x is +inf or -inf, else 0.0f
+//      fz_fmod(a, b)               C fmodf: a - trunc(a / b) * b, sign of a; NaN when b == 0
+//      fz_inf()                    +infinity (bind_scalar prints non-finite literals with it)
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "ir/op_table.h"
+
+namespace fusor {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kFltMax = 3.4028234663852886e38;
+
+// NaN-propagating max/min: the double twins of fz_max/fz_min.
+double nan_max(double a, double b) { return (std::isnan(a) || std::isnan(b)) ? kNaN : (a > b ? a : b); }
+double nan_min(double a, double b) { return (std::isnan(a) || std::isnan(b)) ? kNaN : (a < b ? a : b); }
+
+// Half-to-even rounding without depending on the FP environment's rounding mode.
+double round_even(double v) {
+  if (!std::isfinite(v) || std::fabs(v) >= 4503599627370496.0) return v;  // 2^52: already integral
+  double r = std::floor(v + 0.5);
+  if (r - v == 0.5 && std::fmod(r, 2.0) != 0.0) r -= 1.0;
+  return r;
+}
+double sign_of(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v == 0 ? 0.0 : kNaN; }
+// log(1 + exp(x)) in a form that does not overflow for large x (same formula as the expr).
+double softplus(double v) { return nan_max(v, 0.0) + std::log(1.0 + std::exp(-std::fabs(v))); }
+
+// Integer division and modulus on values that arrived as doubles; division by zero gives 0
+// (ONNX leaves it undefined; 0 keeps the reference free of UB).
+double int_div(double a, double b) {
+  auto x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+  return y == 0 ? 0.0 : static_cast<double>(x / y);
+}
+double int_mod(double a, double b, bool c_style) {
+  auto x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+  if (y == 0) return 0.0;
+  int64_t r = x % y;                                       // C: sign of the dividend
+  if (!c_style && r != 0 && ((r < 0) != (y < 0))) r += y;  // Python: sign of the divisor
+  return static_cast<double>(r);
+}
+
+// ---- printing -------------------------------------------------------------------------------
+
+// A literal valid in CUDA C and GLSL: always has a '.' or exponent, 'f' suffix, negatives in
+// parentheses, infinities through fz_inf().
+std::string float_literal(double v) {
+  if (std::isnan(v)) return "(0.0f * fz_inf())";
+  if (std::isinf(v)) return v > 0 ? "fz_inf()" : "(-fz_inf())";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", std::fabs(v));
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  s += "f";
+  return v < 0 || std::signbit(v) ? "(-" + s + ")" : s;
+}
+
+// Replaces every "{k}" whose k is an operand index with operand(k); "{name}" params stay. One
+// pass, so replacement text is never rescanned.
+template <class F>
+std::string substitute_operands(const std::string& expr, F operand) {
+  std::string out;
+  for (size_t i = 0; i < expr.size();) {
+    size_t close = expr[i] == '{' ? expr.find('}', i) : std::string::npos;
+    if (close != std::string::npos) {
+      std::string key = expr.substr(i + 1, close - i - 1);
+      if (!key.empty() && std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        out += operand(std::stoi(key));
+        i = close + 1;
+        continue;
+      }
+    }
+    out += expr[i++];
+  }
+  return out;
+}
+
+int max_operand(const std::string& expr) {
+  int m = -1;
+  substitute_operands(expr, [&](int k) {
+    m = std::max(m, k);
+    return std::string();
+  });
+  return m;
+}
+
+bool node_has(const Node& n, int i) { return n.has_input(static_cast<size_t>(i)); }
+
+}  // namespace
+
+BoundScalar bind_scalar(const ScalarRule& r, const Node& n, bool int_math) {
+  BoundScalar b;
+  b.params.resize(r.params.size());
+  if (r.resolve_params) {
+    r.resolve_params(n, b.params.data());
+  } else {
+    for (size_t i = 0; i < r.params.size(); ++i) b.params[i] = n.attr_f(r.params[i].first, r.params[i].second);
+  }
+  if (r.variadic) {
+    int count = n.num_inputs();
+    for (int i = 0; i < count; ++i)
+      if (!node_has(n, i)) throw Error("shape", n.label() + ": input " + std::to_string(i) + " is missing");
+    b.absent.assign(static_cast<size_t>(count), std::nullopt);
+    std::string e = "{0}";
+    for (int i = 1; i < count; ++i)  // left fold: f(f(x0, x1), x2) ...
+      e = substitute_operands(r.expr, [&](int k) { return k == 0 ? "(" + e + ")" : "{" + std::to_string(i) + "}"; });
+    if (r.mean && count > 1) e = "(" + e + ") / " + float_literal(count);
+    b.expr = e;
+    return b;
+  }
+  const std::string base = (int_math && r.int_expr) ? r.int_expr : r.expr;
+  int count = std::max(static_cast<int>(n.inputs.size()), max_operand(base) + 1);
+  b.absent.assign(static_cast<size_t>(count), std::nullopt);
+  for (int i = 0; i < count; ++i)
+    if (!node_has(n, i)) b.absent[i] = r.absent_operand ? r.absent_operand(n, i) : kNaN;
+  b.expr = substitute_operands(
+      base, [&](int k) { return b.absent[k] ? float_literal(*b.absent[k]) : "{" + std::to_string(k) + "}"; });
+  return b;
+}
+
+double eval_scalar(const ScalarRule& r, const BoundScalar& b, const double* x, bool int_math) {
+  const size_t count = b.absent.size();
+  if (r.variadic) {
+    double acc = x[0];
+    for (size_t i = 1; i < count; ++i) {
+      const double pair[2] = {acc, x[i]};
+      acc = r.eval(pair, b.params.data(), int_math);
+    }
+    return r.mean ? acc / static_cast<double>(count) : acc;
+  }
+  double small[8];
+  std::vector<double> big;
+  double* v = small;
+  if (count > 8) {
+    big.resize(count);
+    v = big.data();
+  }
+  for (size_t i = 0; i < count; ++i) v[i] = b.absent[i] ? *b.absent[i] : x[i];
+  return r.eval(v, b.params.data(), int_math);
+}
+
+namespace {
+
+// ---- shape/dtype rules ----------------------------------------------------------------------
+
+enum class Typing {
+  same,       // all operands share input 0's dtype; output too
+  pow,        // exponent may have another numeric dtype; output = base dtype
+  where,      // cond bool; X, Y share a dtype; output = X's
+  compare,    // operands share a dtype; output bool
+  logic,      // bool operands; output bool
+  predicate,  // one float operand; output bool (IsNaN, IsInf)
+  clip,       // X plus optional scalar min/max of X's dtype; output = X's shape
+  prelu,      // slope broadcasts to X; output = X's shape
+  cast,       // output dtype from attribute 'to'
+  castlike,   // output dtype = input 1's; its shape is ignored
+};
+
+void infer_elementwise(InferContext& ctx, Typing typing, bool float_only) {
+  const Node& n = ctx.node();
+  const int count = ctx.num_inputs();
+  auto require_same = [&](int a, int b) {
+    if (ctx.has_input(a) && ctx.has_input(b) && ctx.dtype(a) != ctx.dtype(b))
+      ctx.fail(std::string("input dtypes differ (") + dtype_name(ctx.dtype(a)) + " vs " + dtype_name(ctx.dtype(b)) +
+               ")");
+  };
+  const DType t0 = ctx.dtype(0);
+  if (float_only && !dtype_is_float(t0)) ctx.fail(std::string("needs a floating-point input, got ") + dtype_name(t0));
+  DType out_dtype = t0;
+  Shape out_shape;
+  if (typing == Typing::cast || typing == Typing::castlike || typing == Typing::clip) {
+    out_shape = ctx.shape(0);
+  } else {
+    std::vector<Shape> shapes;
+    for (int i = 0; i < count; ++i)
+      if (ctx.has_input(i)) shapes.push_back(ctx.shape(i));
+    out_shape = broadcast_shapes(shapes, n.label());
+  }
+  switch (typing) {
+    case Typing::same:
+    case Typing::compare:
+      for (int i = 1; i < count; ++i) require_same(0, i);
+      if (typing == Typing::compare) out_dtype = DType::boolean;
+      break;
+    case Typing::pow:
+      if (!dtype_is_float(ctx.dtype(1)) && !dtype_is_int(ctx.dtype(1))) ctx.fail("exponent must be numeric");
+      break;
+    case Typing::where:
+      if (t0 != DType::boolean) ctx.fail(std::string("condition must be bool, got ") + dtype_name(t0));
+      require_same(1, 2);
+      out_dtype = ctx.dtype(1);
+      break;
+    case Typing::logic:
+      for (int i = 0; i < count; ++i)
+        if (ctx.dtype(i) != DType::boolean) ctx.fail(std::string("needs bool inputs, got ") + dtype_name(ctx.dtype(i)));
+      out_dtype = DType::boolean;
+      break;
+    case Typing::predicate:
+      out_dtype = DType::boolean;
+      break;
+    case Typing::clip:
+      for (int i = 1; i < count; ++i) {
+        require_same(0, i);
+        if (ctx.has_input(i) && shape_numel(ctx.shape(i)) != 1) ctx.fail("min and max must be scalars");
+      }
+      break;
+    case Typing::prelu:
+      require_same(0, 1);
+      if (out_shape != ctx.shape(0))
+        ctx.fail("slope " + shape_str(ctx.shape(1)) + " does not broadcast to X " + shape_str(ctx.shape(0)));
+      break;
+    case Typing::cast:
+      out_dtype = dtype_from_onnx(static_cast<int>(n.attr_i("to", 0)));
+      if (out_dtype == DType::undefined) ctx.fail("unsupported target type to=" + std::to_string(n.attr_i("to", 0)));
+      break;
+    case Typing::castlike:
+      out_dtype = ctx.dtype(1);
+      if (out_dtype == DType::undefined) ctx.fail("unsupported target type");
+      // Recorded so CastLike shares Cast's scalar rule (its params read 'to' from the node).
+      ctx.node().attrs["to"] = static_cast<int64_t>(dtype_to_onnx(out_dtype));
+      break;
+  }
+  // Before opset 7, broadcast=1 aligned B at 'axis'; that matches NumPy only at the trailing dims.
+  if (n.opset < 7 && n.attr_i("broadcast", 0) != 0 && n.has_attr("axis") && count == 2 &&
+      normalize_axis(n.attr_i("axis", 0), ctx.rank(0), n.label()) != ctx.rank(0) - ctx.rank(1))
+    ctx.fail("legacy broadcast with an 'axis' other than the trailing alignment is not supported");
+  if (n.op_type == "Mod" && dtype_is_float(t0) && n.attr_i("fmod", 0) == 0)
+    ctx.fail("floating-point Mod needs fmod=1 (ONNX)");
+  ctx.set_output(0, out_dtype, std::move(out_shape));
+}
+
+// ---- the generic reference loop -------------------------------------------------------------
+
+// Strides of an input over the output space. Scalars (numel 1, any rank, e.g. Clip's bounds)
+// are broadcast everywhere.
+std::vector<int64_t> operand_strides(const Shape& in, const Shape& out) {
+  if (shape_numel(in) == 1 || in.size() > out.size()) return std::vector<int64_t>(out.size(), 0);
+  return broadcast_strides(in, out);
+}
+
+// For every output element: gather the broadcast operands, evaluate the rule, store (the store
+// converts: ints truncate, bool is != 0). `use` says which inputs the rule reads.
+void elementwise_loop(const ScalarRule& rule, const Node& n, const std::vector<const Tensor*>& in, Tensor& y,
+                      const std::vector<bool>& use) {
+  const Shape& os = y.shape();
+  const int r = static_cast<int>(os.size());
+  const int k = static_cast<int>(in.size());
+  const bool int_math = in[0] && dtype_is_int(in[0]->dtype());
+  const BoundScalar b = bind_scalar(rule, n, int_math);
+  std::vector<const Tensor*> src(k, nullptr);
+  bool all_f32 = y.dtype() == DType::f32;
+  for (int i = 0; i < k; ++i) {
+    if (in[i] && use[i]) src[i] = in[i];
+    if (src[i] && src[i]->dtype() != DType::f32) all_f32 = false;
+  }
+  std::vector<std::vector<int64_t>> st(k);
+  for (int i = 0; i < k; ++i)
+    if (src[i]) st[i] = operand_strides(src[i]->shape(), os);
+  std::vector<double> x(std::max<size_t>(b.absent.size(), static_cast<size_t>(k)) + 1, 0.0);
+  std::vector<int64_t> off(k, 0), idx(r, 0);
+  const int64_t total = y.numel();
+  for (int64_t e = 0; e < total; ++e) {
+    // The f32 path only skips the dtype switch in get/set; eval is the same.
+    if (all_f32) {
+      for (int i = 0; i < k; ++i)
+        if (src[i]) x[i] = src[i]->data<float>()[off[i]];
+      y.data<float>()[e] = static_cast<float>(eval_scalar(rule, b, x.data(), int_math));
+    } else {
+      for (int i = 0; i < k; ++i)
+        if (src[i]) x[i] = src[i]->get(off[i]);
+      y.set(e, eval_scalar(rule, b, x.data(), int_math));
+    }
+    for (int d = r - 1; d >= 0; --d) {  // odometer step over the output multi-index
+      for (int i = 0; i < k; ++i)
+        if (src[i]) off[i] += st[i][d];
+      if (++idx[d] < os[d]) break;
+      for (int i = 0; i < k; ++i)
+        if (src[i]) off[i] -= st[i][d] * os[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+bool is_string(const Tensor* t) { return t && t->dtype() == DType::string; }
+
+void copy_tensor(const Tensor& x, Tensor& y) {
+  if (x.dtype() == DType::string) {
+    y.strings = x.strings;
+  } else {
+    std::memcpy(y.raw(), x.raw(), x.nbytes());
+  }
+}
+
+// Cast/CastLike: float -> int truncates, -> bool is != 0 (both in the rule and in Tensor::set);
+// int -> int goes through int64 so 64-bit values stay exact.
+void cast_reference(const ScalarRule& rule, const Node& n, const std::vector<const Tensor*>& in,
+                    std::vector<Tensor>& out) {
+  const Tensor& x = *in[0];
+  Tensor& y = out[0];
+  if (is_string(&x) || y.dtype() == DType::string)
+    throw Error("ref", n.label() + ": Cast to or from string is not supported");
+  if (x.dtype() == y.dtype()) return copy_tensor(x, y);
+  const bool x_int = dtype_is_int(x.dtype()) || x.dtype() == DType::boolean;
+  if (x_int && (dtype_is_int(y.dtype()) || y.dtype() == DType::boolean)) {
+    for (int64_t i = 0; i < x.numel(); ++i) y.set_int(i, x.get_int(i));
+    return;
+  }
+  std::vector<bool> use(in.size(), false);
+  use[0] = true;
+  elementwise_loop(rule, n, in, y, use);
+}
+
+// ---- registration ---------------------------------------------------------------------------
+
+using EvalFn = double (*)(const double*, const double*, bool);
+
+// Defines an eval function from one expression over x[], p[] (params) and int_math.
+#define FZ_EVAL(body)                                             \
+  [](const double* x, const double* p, bool int_math) -> double { \
+    (void)x;                                                      \
+    (void)p;                                                      \
+    (void)int_math;                                               \
+    return (body);                                                \
+  }
+
+ScalarRule rule(const char* expr, EvalFn eval, std::vector<std::pair<std::string, double>> params = {},
+                bool float_only = false) {
+  ScalarRule r;
+  r.expr = expr;
+  r.eval = eval;
+  r.params = std::move(params);
+  r.float_only = float_only;
+  return r;
+}
+ScalarRule unary_float(const char* expr, EvalFn eval, std::vector<std::pair<std::string, double>> params = {}) {
+  return rule(expr, eval, std::move(params), true);
+}
+
+void add(const char* name, int min_in, int max_in, Typing typing, ScalarRule r) {
+  OpDef d;
+  d.name = name;
+  d.min_inputs = min_in;
+  d.max_inputs = max_in;
+  const bool float_only = r.float_only;
+  const auto resolve = r.resolve_params;
+  d.infer = [typing, float_only, resolve, np = r.params.size()](InferContext& ctx) {
+    infer_elementwise(ctx, typing, float_only);
+    if (resolve) {  // rejects bad string attributes (Gelu's 'approximate') at shape time
+      std::vector<double> v(np);
+      resolve(ctx.node(), v.data());
+    }
+  };
+  if (typing == Typing::cast || typing == Typing::castlike) {
+    d.reference = [r](const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
+      cast_reference(r, n, in, out);
+    };
+  } else if (std::string(name) == "Identity") {
+    d.reference = [](const Node&, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
+      copy_tensor(*in[0], out[0]);
+    };
+  } else {
+    d.reference = [r](const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
+      for (auto* t : in)
+        if (is_string(t)) throw Error("ref", n.label() + ": string tensors are not supported");
+      elementwise_loop(r, n, in, out[0], std::vector<bool>(in.size(), true));
+    };
+  }
+  d.scalar = std::move(r);
+  register_op(std::move(d));
+}
+
+// Gelu's 'approximate' is a string: "tanh" selects the tanh form through param approximate_tanh.
+void gelu_params(const Node& n, double* v) {
+  const std::string a = n.attr_s("approximate", "none");
+  if (a != "none" && a != "tanh") throw Error("shape", n.label() + ": unknown approximate='" + a + "'");
+  v[0] = a == "tanh" ? 1.0 : 0.0;
+}
+// Cast: params to_int / to_bool from 'to', so a fused chain truncates where a store would.
+void cast_params(const Node& n, double* v) {
+  const DType t = dtype_from_onnx(static_cast<int>(n.attr_i("to", 0)));
+  v[0] = dtype_is_int(t) ? 1.0 : 0.0;
+  v[1] = t == DType::boolean ? 1.0 : 0.0;
+}
+// Clip: omitted min/max are unbounded; before opset 11 they are attributes whose defaults are
+// the float32 range (Clip-6).
+double clip_absent(const Node& n, int i) {
+  if (n.opset < 11) return i == 1 ? n.attr_f("min", -kFltMax) : n.attr_f("max", kFltMax);
+  return i == 1 ? -kInf : kInf;
+}
+
+}  // namespace
+
+void register_elementwise_ops() {
+  // Arithmetic.
+  add("Add", 2, 2, Typing::same, rule("{0} + {1}", FZ_EVAL(x[0] + x[1])));
+  add("Sub", 2, 2, Typing::same, rule("{0} - {1}", FZ_EVAL(x[0] - x[1])));
+  add("Mul", 2, 2, Typing::same, rule("{0} * {1}", FZ_EVAL(x[0] * x[1])));
+  {
+    ScalarRule r = rule("{0} / {1}", FZ_EVAL(int_math ? int_div(x[0], x[1]) : x[0] / x[1]));
+    r.int_expr = "(({0} / {1}) < 0.0f ? ceil({0} / {1}) : floor({0} / {1}))";  // truncate toward zero
+    add("Div", 2, 2, Typing::same, r);
+  }
+  add("Pow", 2, 2, Typing::pow, rule("pow({0}, {1})", FZ_EVAL(std::pow(x[0], x[1]))));
+  // fmod=0 (ints only): sign of the divisor, as Python's %; fmod=1: sign of the dividend.
+  add("Mod", 2, 2, Typing::same,
+      rule("({fmod} != 0.0f ? fz_fmod({0}, {1}) : {0} - floor({0} / {1}) * {1})",
+           FZ_EVAL(int_math ? int_mod(x[0], x[1], p[0] != 0) : std::fmod(x[0], x[1])), {{"fmod", 0}}));
+  add("Neg", 1, 1, Typing::same, rule("(-{0})", FZ_EVAL(-x[0])));
+  add("Abs", 1, 1, Typing::same, rule("abs({0})", FZ_EVAL(std::fabs(x[0]))));
+  add("Sign", 1, 1, Typing::same, rule("fz_sign({0})", FZ_EVAL(sign_of(x[0]))));
+  add("Reciprocal", 1, 1, Typing::same, unary_float("1.0f / {0}", FZ_EVAL(1.0 / x[0])));
+  add("Identity", 1, 1, Typing::same, rule("{0}", FZ_EVAL(x[0])));
+
+  // Activations. Comparisons are false for NaN, so NaN flows through the "else" branches.
+  add("Relu", 1, 1, Typing::same, rule("fz_max({0}, 0.0f)", FZ_EVAL(nan_max(x[0], 0.0))));
+  add("LeakyRelu", 1, 1, Typing::same,
+      unary_float("({0} < 0.0f ? {alpha} * {0} : {0})", FZ_EVAL(x[0] < 0 ? p[0] * x[0] : x[0]), {{"alpha", 0.01}}));
+  add("PRelu", 2, 2, Typing::prelu, rule("({0} < 0.0f ? {1} * {0} : {0})", FZ_EVAL(x[0] < 0 ? x[1] * x[0] : x[0])));
+  add("Elu", 1, 1, Typing::same,
+      unary_float("({0} < 0.0f ? {alpha} * (exp({0}) - 1.0f) : {0})",
+                  FZ_EVAL(x[0] < 0 ? p[0] * (std::exp(x[0]) - 1) : x[0]), {{"alpha", 1.0}}));
+  add("Selu", 1, 1, Typing::same,
+      unary_float("({0} <= 0.0f ? {gamma} * ({alpha} * exp({0}) - {alpha}) : {gamma} * {0})",
+                  FZ_EVAL(x[0] <= 0 ? p[1] * (p[0] * std::exp(x[0]) - p[0]) : p[1] * x[0]),
+                  {{"alpha", 1.67326319217681884765625}, {"gamma", 1.05070102214813232421875}}));
+  add("Celu", 1, 1, Typing::same,
+      unary_float("fz_max(0.0f, {0}) + fz_min(0.0f, {alpha} * (exp({0} / {alpha}) - 1.0f))",
+                  FZ_EVAL(nan_max(0.0, x[0]) + nan_min(0.0, p[0] * (std::exp(x[0] / p[0]) - 1))), {{"alpha", 1.0}}));
+  add("ThresholdedRelu", 1, 1, Typing::same,
+      unary_float("({0} > {alpha} ? {0} : 0.0f)", FZ_EVAL(x[0] > p[0] ? x[0] : 0.0), {{"alpha", 1.0}}));
+  add("Sigmoid", 1, 1, Typing::same, unary_float("1.0f / (1.0f + exp(-{0}))", FZ_EVAL(1.0 / (1.0 + std::exp(-x[0])))));
+  add("HardSigmoid", 1, 1, Typing::same,
+      unary_float("fz_max(0.0f, fz_min(1.0f, {alpha} * {0} + {beta}))",
+                  FZ_EVAL(nan_max(0.0, nan_min(1.0, p[0] * x[0] + p[1]))), {{"alpha", 0.2}, {"beta", 0.5}}));
+  add("HardSwish", 1, 1, Typing::same,
+      unary_float("{0} * fz_max(0.0f, fz_min(1.0f, {0} * 0.16666667f + 0.5f))",
+                  FZ_EVAL(x[0] * nan_max(0.0, nan_min(1.0, x[0] / 6.0 + 0.5)))));
+  // Softplus = log(1 + exp(x)), written max(x, 0) + log(1 + exp(-|x|)) so large x cannot overflow.
+  add("Softplus", 1, 1, Typing::same,
+      unary_float("(fz_max({0}, 0.0f) + log(1.0f + exp(-abs({0}))))", FZ_EVAL(softplus(x[0]))));
+  add("Softsign", 1, 1, Typing::same, unary_float("{0} / (1.0f + abs({0}))", FZ_EVAL(x[0] / (1.0 + std::fabs(x[0])))));
+  add("Mish", 1, 1, Typing::same,
+      unary_float("{0} * tanh(fz_max({0}, 0.0f) + log(1.0f + exp(-abs({0}))))",
+                  FZ_EVAL(x[0] * std::tanh(softplus(x[0])))));
+  {
+    // Gelu-20: erf form, or with approximate="tanh" 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
+    ScalarRule r = unary_float(
+        "({approximate_tanh} != 0.0f ? 0.5f * {0} * (1.0f + tanh(0.797884561f * ({0} + 0.044715f * {0} * {0} * {0})))"
+        " : 0.5f * {0} * (1.0f + erf({0} * 0.707106781f)))",
+        FZ_EVAL(p[0] != 0
+                    ? 0.5 * x[0] * (1 + std::tanh(0.79788456080286535588 * (x[0] + 0.044715 * x[0] * x[0] * x[0])))
+                    : 0.5 * x[0] * (1 + std::erf(x[0] * 0.70710678118654752440))),
+        {{"approximate_tanh", 0}});
+    r.resolve_params = gelu_params;
+    add("Gelu", 1, 1, Typing::same, r);
+  }
+  {
+    ScalarRule r = rule("fz_min(fz_max({0}, {1}), {2})", FZ_EVAL(nan_min(nan_max(x[0], x[1]), x[2])));
+    r.absent_operand = clip_absent;
+    add("Clip", 1, 3, Typing::clip, r);
+  }
+
+  // Transcendentals and rounding (float only).
+  add("Tanh", 1, 1, Typing::same, unary_float("tanh({0})", FZ_EVAL(std::tanh(x[0]))));
+  add("Exp", 1, 1, Typing::same, unary_float("exp({0})", FZ_EVAL(std::exp(x[0]))));
+  add("Log", 1, 1, Typing::same, unary_float("log({0})", FZ_EVAL(std::log(x[0]))));
+  add("Sqrt", 1, 1, Typing::same, unary_float("sqrt({0})", FZ_EVAL(std::sqrt(x[0]))));
+  add("Erf", 1, 1, Typing::same, unary_float("erf({0})", FZ_EVAL(std::erf(x[0]))));
+  add("Sin", 1, 1, Typing::same, unary_float("sin({0})", FZ_EVAL(std::sin(x[0]))));
+  add("Cos", 1, 1, Typing::same, unary_float("cos({0})", FZ_EVAL(std::cos(x[0]))));
+  add("Tan", 1, 1, Typing::same, unary_float("tan({0})", FZ_EVAL(std::tan(x[0]))));
+  add("Asin", 1, 1, Typing::same, unary_float("asin({0})", FZ_EVAL(std::asin(x[0]))));
+  add("Acos", 1, 1, Typing::same, unary_float("acos({0})", FZ_EVAL(std::acos(x[0]))));
+  add("Atan", 1, 1, Typing::same, unary_float("atan({0})", FZ_EVAL(std::atan(x[0]))));
+  add("Sinh", 1, 1, Typing::same, unary_float("sinh({0})", FZ_EVAL(std::sinh(x[0]))));
+  add("Cosh", 1, 1, Typing::same, unary_float("cosh({0})", FZ_EVAL(std::cosh(x[0]))));
+  add("Asinh", 1, 1, Typing::same, unary_float("asinh({0})", FZ_EVAL(std::asinh(x[0]))));
+  add("Acosh", 1, 1, Typing::same, unary_float("acosh({0})", FZ_EVAL(std::acosh(x[0]))));
+  add("Atanh", 1, 1, Typing::same, unary_float("atanh({0})", FZ_EVAL(std::atanh(x[0]))));
+  add("Floor", 1, 1, Typing::same, unary_float("floor({0})", FZ_EVAL(std::floor(x[0]))));
+  add("Ceil", 1, 1, Typing::same, unary_float("ceil({0})", FZ_EVAL(std::ceil(x[0]))));
+  add("Round", 1, 1, Typing::same, unary_float("fz_round_even({0})", FZ_EVAL(round_even(x[0]))));
+
+  // Variadic (1..N operands, folded left; Max/Min propagate NaN).
+  {
+    ScalarRule r = rule("{0} + {1}", FZ_EVAL(x[0] + x[1]));
+    r.variadic = true;
+    add("Sum", 1, 1 << 16, Typing::same, r);
+    r.mean = true;
+    r.float_only = true;
+    add("Mean", 1, 1 << 16, Typing::same, r);
+    ScalarRule mx = rule("fz_max({0}, {1})", FZ_EVAL(nan_max(x[0], x[1])));
+    mx.variadic = true;
+    add("Max", 1, 1 << 16, Typing::same, mx);
+    ScalarRule mn = rule("fz_min({0}, {1})", FZ_EVAL(nan_min(x[0], x[1])));
+    mn.variadic = true;
+    add("Min", 1, 1 << 16, Typing::same, mn);
+  }
+
+  // Selection, comparison and logic (bools are 0/1 inside expressions).
+  add("Where", 3, 3, Typing::where, rule("({0} != 0.0f ? {1} : {2})", FZ_EVAL(x[0] != 0 ? x[1] : x[2])));
+  add("Equal", 2, 2, Typing::compare, rule("({0} == {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] == x[1] ? 1.0 : 0.0)));
+  add("Less", 2, 2, Typing::compare, rule("({0} < {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] < x[1] ? 1.0 : 0.0)));
+  add("LessOrEqual", 2, 2, Typing::compare, rule("({0} <= {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] <= x[1] ? 1.0 : 0.0)));
+  add("Greater", 2, 2, Typing::compare, rule("({0} > {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] > x[1] ? 1.0 : 0.0)));
+  add("GreaterOrEqual", 2, 2, Typing::compare, rule("({0} >= {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] >= x[1] ? 1.0 : 0.0)));
+  add("Not", 1, 1, Typing::logic, rule("(1.0f - {0})", FZ_EVAL(x[0] == 0 ? 1.0 : 0.0)));
+  add("And", 2, 2, Typing::logic, rule("{0} * {1}", FZ_EVAL((x[0] != 0 && x[1] != 0) ? 1.0 : 0.0)));
+  add("Or", 2, 2, Typing::logic, rule("fz_max({0}, {1})", FZ_EVAL((x[0] != 0 || x[1] != 0) ? 1.0 : 0.0)));
+  add("Xor", 2, 2, Typing::logic,
+      rule("({0} != {1} ? 1.0f : 0.0f)", FZ_EVAL(((x[0] != 0) != (x[1] != 0)) ? 1.0 : 0.0)));
+  add("IsNaN", 1, 1, Typing::predicate, unary_float("fz_isnan({0})", FZ_EVAL(std::isnan(x[0]) ? 1.0 : 0.0)));
+  add("IsInf", 1, 1, Typing::predicate,
+      unary_float("(fz_isinf({0}) * ({0} > 0.0f ? {detect_positive} : {detect_negative}))",
+                  FZ_EVAL(std::isinf(x[0]) ? (x[0] > 0 ? p[0] : p[1]) : 0.0),
+                  {{"detect_positive", 1}, {"detect_negative", 1}}));
+
+  // Conversions: the store converts; the expression also truncates / booleanizes so a fused
+  // consumer sees the converted value.
+  {
+    ScalarRule r = rule(
+        "({to_bool} != 0.0f ? ({0} != 0.0f ? 1.0f : 0.0f) : ({to_int} != 0.0f ? ({0} < 0.0f ? ceil({0}) : floor({0})) "
+        ": {0}))",
+        FZ_EVAL(p[1] != 0   ? (x[0] != 0 ? 1.0 : 0.0)
+                : p[0] != 0 ? std::trunc(x[0])
+                            : x[0]),
+        {{"to_int", 0}, {"to_bool", 0}});
+    r.resolve_params = cast_params;
+    add("Cast", 1, 1, Typing::cast, r);
+    add("CastLike", 2, 2, Typing::castlike, r);
+  }
+}
+
+#undef FZ_EVAL
+
+}  // namespace fusor

@@ -1,0 +1,962 @@
+// Shape rules and CPU references for the data-movement and shape ops (ONNX operator spec,
+// onnx/defs/tensor/defs.cc, across opsets). Shape-determining operands (Reshape's shape,
+// Slice's starts/ends, Tile's repeats, ...) must be compile-time constants: fusor compiles
+// static shapes.
+//
+// Data movement copies raw element bytes (dtype_size), so every dtype, int64 included, moves
+// exactly; nothing goes through double except values that are computed (ScatterElements
+// reductions, Range, EyeLike). Most copies are one strided-view walk (strided_copy): Transpose,
+// Slice, Expand, Split, Tile, DepthToSpace and SpaceToDepth are all index maps of that form.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+#include "ir/op_table.h"
+
+namespace fusor {
+namespace {
+
+using Ins = std::vector<const Tensor*>;
+using Outs = std::vector<Tensor>;
+
+const Tensor* opt_in(const Ins& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
+bool has_out(const Outs& o, size_t i) { return i < o.size() && o[i].defined(); }
+[[noreturn]] void ref_fail(const Node& n, const std::string& why) { throw Error("ref", n.label() + ": " + why); }
+
+std::vector<int64_t> ints_of(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = t.get_int(static_cast<int64_t>(i));
+  return v;
+}
+
+// Copies count elements from src[s..] to dst[d..] (strings by value, everything else as bytes).
+void copy_elems(const Tensor& src, int64_t s, Tensor& dst, int64_t d, int64_t count) {
+  if (count <= 0) return;
+  if (src.dtype() == DType::string) {
+    std::copy_n(src.strings.begin() + s, count, dst.strings.begin() + d);
+    return;
+  }
+  const size_t es = dtype_size(src.dtype());
+  std::memcpy(dst.raw() + d * es, src.raw() + s * es, static_cast<size_t>(count) * es);
+}
+
+template <size_t ES>
+void strided_walk(const std::byte* in, std::byte* out, const Shape& shape, int64_t src,
+                  const std::vector<int64_t>& st) {
+  const int r = static_cast<int>(shape.size());
+  const int64_t n = shape_numel(shape);
+  std::vector<int64_t> idx(static_cast<size_t>(r), 0);
+  for (int64_t o = 0; o < n; ++o) {
+    std::memcpy(out + o * ES, in + src * ES, ES);
+    for (int d = r - 1; d >= 0; --d) {  // odometer: advance the last dim, carry into earlier ones
+      src += st[d];
+      if (++idx[d] < shape[d]) break;
+      src -= st[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// out (contiguous, numel == prod(shape)) = the view of `in` with element offset `offset` and
+// per-dim element strides `st` (0 broadcasts, negative walks backwards), iterated over `shape`.
+void strided_copy(const Tensor& in, Tensor& out, const Shape& shape, int64_t offset, const std::vector<int64_t>& st) {
+  if (shape_numel(shape) == 0) return;
+  switch (in.dtype() == DType::string ? 0 : dtype_size(in.dtype())) {
+    case 1:
+      strided_walk<1>(in.raw(), out.raw(), shape, offset, st);
+      return;
+    case 2:
+      strided_walk<2>(in.raw(), out.raw(), shape, offset, st);
+      return;
+    case 4:
+      strided_walk<4>(in.raw(), out.raw(), shape, offset, st);
+      return;
+    case 8:
+      strided_walk<8>(in.raw(), out.raw(), shape, offset, st);
+      return;
+    default:
+      break;
+  }
+  // Strings: same walk over indices.
+  const int r = static_cast<int>(shape.size());
+  std::vector<int64_t> idx(static_cast<size_t>(r), 0);
+  int64_t src = offset;
+  for (int64_t o = 0; o < out.numel(); ++o) {
+    out.strings[o] = in.strings[src];
+    for (int d = r - 1; d >= 0; --d) {
+      src += st[d];
+      if (++idx[d] < shape[d]) break;
+      src -= st[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+void copy_all(const Ins& in, Outs& out) { copy_elems(*in[0], 0, out[0], 0, in[0]->numel()); }
+
+// Axes from the attribute (older opsets) or from a constant input (opset >= 13/18 forms).
+bool axes_of(InferContext& ctx, int input, std::vector<int64_t>& axes) {
+  const Node& n = ctx.node();
+  if (n.has_attr("axes")) {
+    axes = n.attr_ints("axes");
+    return true;
+  }
+  if (ctx.has_input(input)) {
+    axes = ints_of(ctx.require_constant(input));
+    return true;
+  }
+  return false;
+}
+
+std::vector<int64_t> normalize_axes(InferContext& ctx, std::vector<int64_t> axes, int64_t rank) {
+  for (auto& a : axes) a = normalize_axis(a, rank, ctx.node().label());
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) ctx.fail("repeated axis");
+  return axes;
+}
+
+// Ops with an axis need rank >= 1 (normalize_axis accepts axis 0 on a scalar).
+void require_rank1(InferContext& ctx, int i) {
+  if (ctx.rank(i) < 1) ctx.fail("input " + std::to_string(i) + " must have rank >= 1");
+}
+
+// ---------------------------------------------------------------- Shape / Size
+
+// Shape (opset 15 start/end): the dims of input 0 as int64, start/end clamped to [0, rank].
+std::pair<int64_t, int64_t> shape_range(const Node& n, int64_t r) {
+  int64_t s = n.attr_i("start", 0), e = n.attr_i("end", r);
+  if (s < 0) s += r;
+  if (e < 0) e += r;
+  s = std::clamp<int64_t>(s, 0, r);
+  e = std::clamp<int64_t>(e, 0, r);
+  return {s, std::max(s, e)};
+}
+void shape_infer(InferContext& ctx) {
+  auto [s, e] = shape_range(ctx.node(), ctx.rank(0));
+  ctx.set_output(0, DType::i64, {e - s});
+}
+void shape_ref(const Node& n, const Ins& in, Outs& out) {
+  auto [s, e] = shape_range(n, in[0]->rank());
+  for (int64_t i = s; i < e; ++i) out[0].set_int(i - s, in[0]->shape()[i]);
+}
+void size_infer(InferContext& ctx) {
+  ctx.shape(0);  // Size needs the shape to be known
+  ctx.set_output(0, DType::i64, {});
+}
+void size_ref(const Node&, const Ins& in, Outs& out) { out[0].set_int(0, in[0]->numel()); }
+
+// ---------------------------------------------------------------- Reshape family (views)
+
+// 0 copies the input dim (unless allowzero, then it is a literal 0); one -1 is inferred.
+void reshape_infer(InferContext& ctx) {
+  const Node& n = ctx.node();
+  const Shape& x = ctx.shape(0);
+  std::vector<int64_t> spec = ctx.has_input(1) ? ints_of(ctx.require_constant(1)) : n.attr_ints("shape");
+  if (!ctx.has_input(1) && !n.has_attr("shape")) ctx.fail("needs a shape input");
+  const bool allowzero = n.attr_i("allowzero", 0) != 0;
+  Shape out(spec.size());
+  int infer_at = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    int64_t d = spec[i];
+    if (d == 0 && !allowzero) {
+      if (i >= x.size())
+        ctx.fail("shape entry " + std::to_string(i) + " is 0 but the input has rank " + std::to_string(x.size()));
+      d = x[i];
+    }
+    if (d == -1) {
+      if (infer_at >= 0) ctx.fail("more than one -1 in shape");
+      infer_at = static_cast<int>(i);
+      continue;
+    }
+    if (d < 0) ctx.fail("invalid shape entry " + std::to_string(d));
+    out[i] = d;
+    known *= d;
+  }
+  const int64_t total = shape_numel(x);
+  if (infer_at >= 0) {
+    if (known == 0 || total % known != 0)
+      ctx.fail("cannot infer -1: " + std::to_string(total) + " elements into " + shape_str(spec));
+    out[infer_at] = total / known;
+  }
+  if (shape_numel(out) != total) ctx.fail("cannot reshape " + shape_str(x) + " to " + shape_str(spec));
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+void flatten_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const int64_t r = static_cast<int64_t>(x.size());
+  int64_t axis = ctx.node().attr_i("axis", 1);
+  if (axis < -r || axis > r) ctx.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
+  if (axis < 0) axis += r;
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x[i];
+  const int64_t total = shape_numel(x);
+  ctx.set_output(0, ctx.dtype(0), {outer, outer ? total / outer : shape_numel(Shape(x.begin() + axis, x.end()))});
+}
+
+void squeeze_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  std::vector<int64_t> axes;
+  std::vector<bool> drop(x.size(), false);
+  if (axes_of(ctx, 1, axes)) {
+    for (int64_t a : normalize_axes(ctx, axes, static_cast<int64_t>(x.size()))) {
+      if (x[a] != 1) ctx.fail("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x[a]));
+      drop[a] = true;
+    }
+  } else {
+    for (size_t i = 0; i < x.size(); ++i) drop[i] = x[i] == 1;
+  }
+  Shape out;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!drop[i]) out.push_back(x[i]);
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+void unsqueeze_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  std::vector<int64_t> axes;
+  if (!axes_of(ctx, 1, axes)) ctx.fail("needs axes");
+  const int64_t r = static_cast<int64_t>(x.size() + axes.size());
+  std::vector<bool> added(static_cast<size_t>(r), false);
+  for (int64_t a : normalize_axes(ctx, axes, r)) added[a] = true;
+  Shape out;
+  size_t j = 0;
+  for (int64_t i = 0; i < r; ++i) out.push_back(added[i] ? 1 : x[j++]);
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+// ---------------------------------------------------------------- Transpose / Expand / Tile
+
+std::vector<int64_t> perm_of(const Node& n, int64_t r) {
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (perm.empty() && r > 0) {
+    perm.resize(static_cast<size_t>(r));
+    std::iota(perm.rbegin(), perm.rend(), 0);  // default: reverse the dims
+  }
+  return perm;
+}
+
+void transpose_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  std::vector<int64_t> perm = perm_of(ctx.node(), static_cast<int64_t>(x.size()));
+  std::vector<bool> seen(x.size(), false);
+  if (perm.size() != x.size())
+    ctx.fail("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(x.size()));
+  Shape out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(x.size()) || seen[p]) ctx.fail("perm is not a permutation");
+    seen[p] = true;
+    out.push_back(x[p]);
+  }
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+void transpose_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor& x = *in[0];
+  std::vector<int64_t> perm = perm_of(n, x.rank()), st(perm.size());
+  Shape cs = contiguous_strides(x.shape());
+  for (size_t d = 0; d < perm.size(); ++d) st[d] = cs[perm[d]];
+  strided_copy(x, out[0], out[0].shape(), 0, st);
+}
+
+void expand_infer(InferContext& ctx) {
+  Shape target = ints_of(ctx.require_constant(1));
+  ctx.set_output(0, ctx.dtype(0), broadcast_shapes({ctx.shape(0), target}, ctx.node().label()));
+}
+
+void expand_ref(const Node&, const Ins& in, Outs& out) {
+  strided_copy(*in[0], out[0], out[0].shape(), 0, broadcast_strides(in[0]->shape(), out[0].shape()));
+}
+
+void tile_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  std::vector<int64_t> reps = ints_of(ctx.require_constant(1));
+  if (reps.size() != x.size())
+    ctx.fail("repeats has " + std::to_string(reps.size()) + " entries for rank " + std::to_string(x.size()));
+  Shape out;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (reps[i] < 0) ctx.fail("negative repeat");
+    out.push_back(x[i] * reps[i]);
+  }
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+// Output dim i of size r*d is the row-major pair (repeat, j): walk [r0, d0, r1, d1, ...] with
+// stride 0 on each repeat dim.
+void tile_ref(const Node&, const Ins& in, Outs& out) {
+  const Shape& x = in[0]->shape();
+  Shape cs = contiguous_strides(x), walk;
+  std::vector<int64_t> st;
+  for (size_t i = 0; i < x.size(); ++i) {
+    walk.push_back(x[i] ? out[0].shape()[i] / x[i] : 0);
+    walk.push_back(x[i]);
+    st.push_back(0);
+    st.push_back(cs[i]);
+  }
+  strided_copy(*in[0], out[0], walk, 0, st);
+}
+
+// ---------------------------------------------------------------- Concat / Split
+
+void concat_infer(InferContext& ctx) {
+  require_rank1(ctx, 0);
+  const Node& n = ctx.node();
+  if (!n.has_attr("axis")) ctx.fail("axis attribute is required");
+  Shape out = ctx.shape(0);
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(out.size()), n.label());
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    const Shape& s = ctx.shape(i);
+    if (ctx.dtype(i) != ctx.dtype(0)) ctx.fail("inputs differ in dtype");
+    bool ok = s.size() == out.size();
+    for (size_t d = 0; ok && d < s.size(); ++d) ok = static_cast<int64_t>(d) == axis || s[d] == out[d];
+    if (!ok) ctx.fail("input " + std::to_string(i) + " " + shape_str(s) + " does not match " + shape_str(ctx.shape(0)));
+    out[axis] += s[axis];
+  }
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+void concat_ref(const Node& n, const Ins& in, Outs& out) {
+  Tensor& y = out[0];
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), y.rank(), n.label());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= y.shape()[d];
+  for (int64_t d = axis + 1; d < y.rank(); ++d) inner *= y.shape()[d];
+  const int64_t row = y.shape()[axis] * inner;
+  int64_t at = 0;
+  for (const Tensor* t : in) {
+    if (!t) continue;
+    const int64_t chunk = t->shape()[axis] * inner;
+    for (int64_t o = 0; o < outer; ++o) copy_elems(*t, o * chunk, y, o * row + at, chunk);
+    at += chunk;
+  }
+}
+
+// Split sizes: 'split' attribute (< 13) or input (>= 13); otherwise num_outputs (opset 18,
+// last chunk smaller when uneven) or as many equal parts as there are outputs.
+std::vector<int64_t> split_sizes(const Node& n, const Shape& x, const Tensor* split_input, int n_out) {
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(x.size()), n.label());
+  const int64_t dim = x[axis];
+  std::vector<int64_t> sizes;
+  if (n.has_attr("split"))
+    sizes = n.attr_ints("split");
+  else if (split_input)
+    sizes = ints_of(*split_input);
+  if (!sizes.empty()) {
+    if (static_cast<int>(sizes.size()) != n_out)
+      throw bad("split has " + std::to_string(sizes.size()) + " sizes for " + std::to_string(n_out) + " outputs");
+    int64_t sum = 0;
+    for (int64_t s : sizes) {
+      if (s < 0) throw bad("negative split size");
+      sum += s;
+    }
+    if (sum != dim) throw bad("split sizes sum to " + std::to_string(sum) + ", axis has " + std::to_string(dim));
+    return sizes;
+  }
+  const int64_t parts = n.attr_i("num_outputs", n_out);
+  if (parts != n_out || parts < 1) throw bad("num_outputs does not match the node's outputs");
+  const int64_t chunk = (dim + parts - 1) / parts;
+  if (chunk * (parts - 1) > dim)
+    throw bad("cannot split " + std::to_string(dim) + " into " + std::to_string(parts) + " parts");
+  sizes.assign(static_cast<size_t>(parts), chunk);
+  sizes.back() = dim - chunk * (parts - 1);
+  return sizes;
+}
+
+void split_infer(InferContext& ctx) {
+  require_rank1(ctx, 0);
+  const Node& n = ctx.node();
+  const Shape& x = ctx.shape(0);
+  const Tensor* split = ctx.has_input(1) ? &ctx.require_constant(1) : nullptr;
+  std::vector<int64_t> sizes = split_sizes(n, x, split, ctx.num_outputs());
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(x.size()), n.label());
+  for (int i = 0; i < ctx.num_outputs(); ++i) {
+    Shape s = x;
+    s[axis] = sizes[i];
+    ctx.set_output(i, ctx.dtype(0), s);
+  }
+}
+
+void split_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor& x = *in[0];
+  std::vector<int64_t> sizes = split_sizes(n, x.shape(), opt_in(in, 1), static_cast<int>(out.size()));
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), x.rank(), n.label());
+  Shape cs = contiguous_strides(x.shape());
+  int64_t at = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (has_out(out, i)) strided_copy(x, out[i], out[i].shape(), at * cs[axis], cs);
+    at += sizes[i];
+  }
+}
+
+// ---------------------------------------------------------------- Slice
+
+struct SliceView {
+  Shape shape;
+  int64_t offset = 0;
+  std::vector<int64_t> strides;
+};
+
+// Per ONNX Slice: negative starts/ends add the dim; then clamp to [0, dim] for positive steps
+// and to [0, dim-1] / [-1, dim-1] (start / end) for negative steps.
+SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts, std::vector<int64_t> ends,
+                     std::vector<int64_t> axes, std::vector<int64_t> steps) {
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  const int64_t r = static_cast<int64_t>(x.size());
+  if (starts.size() != ends.size()) throw bad("starts and ends differ in length");
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) throw bad("axes/steps length differs from starts");
+  SliceView v;
+  v.shape = x;
+  Shape cs = contiguous_strides(x);
+  v.strides = cs;
+  std::vector<bool> seen(x.size(), false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int64_t a = normalize_axis(axes[i], r, n.label()), dim = x[a], step = steps[i];
+    if (seen[a]) throw bad("repeated axis");
+    seen[a] = true;
+    if (step == 0) throw bad("step must not be 0");
+    int64_t s = starts[i], e = ends[i];
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    int64_t count;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      count = e > s ? (e - s + step - 1) / step : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      count = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+    }
+    v.shape[a] = count;
+    if (count > 0) v.offset += s * cs[a];
+    v.strides[a] = step * cs[a];
+  }
+  return v;
+}
+
+SliceView slice_view_of(const Node& n, const Shape& x, const Tensor* starts, const Tensor* ends, const Tensor* axes,
+                        const Tensor* steps) {
+  if (n.has_attr("starts"))  // opset < 10
+    return slice_view(n, x, n.attr_ints("starts"), n.attr_ints("ends"), n.attr_ints("axes"), {});
+  if (!starts || !ends) throw Error("shape", n.label() + ": needs starts and ends");
+  return slice_view(n, x, ints_of(*starts), ints_of(*ends), axes ? ints_of(*axes) : std::vector<int64_t>{},
+                    steps ? ints_of(*steps) : std::vector<int64_t>{});
+}
+
+void slice_infer(InferContext& ctx) {
+  auto c = [&](int i) { return ctx.has_input(i) ? &ctx.require_constant(i) : nullptr; };
+  ctx.set_output(0, ctx.dtype(0), slice_view_of(ctx.node(), ctx.shape(0), c(1), c(2), c(3), c(4)).shape);
+}
+
+void slice_ref(const Node& n, const Ins& in, Outs& out) {
+  SliceView v = slice_view_of(n, in[0]->shape(), opt_in(in, 1), opt_in(in, 2), opt_in(in, 3), opt_in(in, 4));
+  strided_copy(*in[0], out[0], v.shape, v.offset, v.strides);
+}
+
+// ---------------------------------------------------------------- Gather family
+
+void require_index_dtype(InferContext& ctx, int i) {
+  if (ctx.dtype(i) != DType::i64 && ctx.dtype(i) != DType::i32)
+    ctx.fail(std::string("indices must be int32 or int64, got ") + dtype_name(ctx.dtype(i)));
+}
+
+// An index in [-dim, dim) made non-negative; anything else is an error at run time.
+int64_t checked_index(const Node& n, int64_t i, int64_t dim) {
+  if (i < -dim || i >= dim)
+    ref_fail(
+        n, "index " + std::to_string(i) + " out of range [-" + std::to_string(dim) + ", " + std::to_string(dim) + ")");
+  return i < 0 ? i + dim : i;
+}
+
+void gather_infer(InferContext& ctx) {
+  require_rank1(ctx, 0);
+  require_index_dtype(ctx, 1);
+  const Shape &x = ctx.shape(0), &idx = ctx.shape(1);
+  const int64_t axis = normalize_axis(ctx.node().attr_i("axis", 0), static_cast<int64_t>(x.size()), ctx.node().label());
+  Shape out(x.begin(), x.begin() + axis);
+  out.insert(out.end(), idx.begin(), idx.end());
+  out.insert(out.end(), x.begin() + axis + 1, x.end());
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+void gather_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &x = *in[0], &idx = *in[1];
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), x.rank(), n.label());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  const int64_t dim = x.shape()[axis], ni = idx.numel();
+  std::vector<int64_t> ids(static_cast<size_t>(ni));
+  for (int64_t j = 0; j < ni; ++j) ids[j] = checked_index(n, idx.get_int(j), dim);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < ni; ++j) copy_elems(x, (o * dim + ids[j]) * inner, out[0], (o * ni + j) * inner, inner);
+}
+
+void gather_elements_infer(InferContext& ctx) {
+  require_rank1(ctx, 0);
+  require_index_dtype(ctx, 1);
+  const Shape &x = ctx.shape(0), &idx = ctx.shape(1);
+  normalize_axis(ctx.node().attr_i("axis", 0), static_cast<int64_t>(x.size()), ctx.node().label());
+  if (idx.size() != x.size()) ctx.fail("indices rank differs from data rank");
+  ctx.set_output(0, ctx.dtype(0), idx);
+}
+
+// Calls f(out_flat, data_flat) for every element of an indices-shaped tensor, where data_flat is
+// the element's own multi-index with the axis coordinate replaced by the index value.
+template <class F>
+void for_each_element_index(const Node& n, const Shape& data, const Tensor& idx, int64_t axis, F&& f) {
+  const Shape& is = idx.shape();
+  Shape ds = contiguous_strides(data);
+  std::vector<int64_t> pos(is.size(), 0);
+  for (int64_t o = 0; o < idx.numel(); ++o) {
+    int64_t src = 0;
+    for (size_t d = 0; d < is.size(); ++d)
+      src += (static_cast<int64_t>(d) == axis ? checked_index(n, idx.get_int(o), data[d]) : pos[d]) * ds[d];
+    f(o, src);
+    for (int d = static_cast<int>(is.size()) - 1; d >= 0 && ++pos[d] == is[d]; --d) pos[d] = 0;
+  }
+}
+
+void gather_elements_ref(const Node& n, const Ins& in, Outs& out) {
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), in[0]->rank(), n.label());
+  for_each_element_index(n, in[0]->shape(), *in[1], axis,
+                         [&](int64_t o, int64_t src) { copy_elems(*in[0], src, out[0], o, 1); });
+}
+
+// Combines update u into y[dst] for ScatterElements / ScatterND ('none' copies the element).
+void scatter_combine(const std::string& red, const Tensor& upd, int64_t u, Tensor& y, int64_t dst) {
+  if (red == "none") return copy_elems(upd, u, y, dst, 1);
+  if (dtype_is_int(y.dtype())) {  // integers combine exactly
+    const int64_t a = y.get_int(dst), b = upd.get_int(u);
+    y.set_int(dst, red == "add" ? a + b : red == "mul" ? a * b : red == "max" ? std::max(a, b) : std::min(a, b));
+  } else {
+    const double a = y.get(dst), b = upd.get(u);
+    y.set(dst, red == "add" ? a + b : red == "mul" ? a * b : red == "max" ? std::max(a, b) : std::min(a, b));
+  }
+}
+
+std::string scatter_reduction(const Node& n) {
+  const std::string red = n.attr_s("reduction", "none");
+  if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
+    ref_fail(n, "unknown reduction '" + red + "'");
+  return red;
+}
+
+void scatter_elements_infer(InferContext& ctx) {
+  require_rank1(ctx, 0);
+  require_index_dtype(ctx, 1);
+  const Shape &x = ctx.shape(0), &idx = ctx.shape(1);
+  normalize_axis(ctx.node().attr_i("axis", 0), static_cast<int64_t>(x.size()), ctx.node().label());
+  if (idx != ctx.shape(2) || idx.size() != x.size())
+    ctx.fail("indices and updates must match in shape and data in rank");
+  if (ctx.dtype(2) != ctx.dtype(0)) ctx.fail("updates dtype differs from data");
+  ctx.set_output(0, ctx.dtype(0), x);
+}
+
+// ScatterElements (opset 16/18 reduction: none, add, mul, max, min).
+void scatter_elements_ref(const Node& n, const Ins& in, Outs& out) {
+  copy_all(in, out);
+  const std::string red = scatter_reduction(n);
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), in[0]->rank(), n.label());
+  for_each_element_index(n, in[0]->shape(), *in[1], axis,
+                         [&](int64_t u, int64_t dst) { scatter_combine(red, *in[2], u, out[0], dst); });
+}
+
+// GatherND (batch_dims b): the last indices dim k addresses data dims [b, b+k); output =
+// indices.shape[:-1] + data.shape[b+k:].
+void gather_nd_infer(InferContext& ctx) {
+  require_index_dtype(ctx, 1);
+  const Shape &x = ctx.shape(0), &idx = ctx.shape(1);
+  const int64_t b = ctx.node().attr_i("batch_dims", 0), r = static_cast<int64_t>(x.size()),
+                q = static_cast<int64_t>(idx.size());
+  if (q < 1 || b < 0 || b >= q || b >= r) ctx.fail("batch_dims must be below the ranks of data and indices");
+  const int64_t k = idx.back();
+  if (k < 1 || k > r - b) ctx.fail("indices' last dim " + std::to_string(k) + " exceeds data rank - batch_dims");
+  if (!std::equal(x.begin(), x.begin() + b, idx.begin())) ctx.fail("batch dims of data and indices differ");
+  Shape out(idx.begin(), idx.end() - 1);
+  out.insert(out.end(), x.begin() + b + k, x.end());
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+// Element offset in data (relative to its batch) of index tuple t.
+int64_t nd_offset(const Node& n, const Tensor& idx, int64_t t, int64_t k, const Shape& x, const Shape& xs, int64_t b) {
+  int64_t off = 0;
+  for (int64_t j = 0; j < k; ++j) off += checked_index(n, idx.get_int(t * k + j), x[b + j]) * xs[b + j];
+  return off;
+}
+
+void gather_nd_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &x = *in[0], &idx = *in[1];
+  const int64_t b = n.attr_i("batch_dims", 0), k = idx.shape().back();
+  const Shape& xd = x.shape();
+  Shape xs = contiguous_strides(xd);
+  int64_t batches = 1, inner = 1;
+  for (int64_t d = 0; d < b; ++d) batches *= xd[d];
+  for (size_t d = static_cast<size_t>(b + k); d < xd.size(); ++d) inner *= xd[d];
+  const int64_t tuples = batches ? idx.numel() / k / batches : 0, batch_size = b ? xs[b - 1] : x.numel();
+  for (int64_t bi = 0; bi < batches; ++bi)
+    for (int64_t t = 0; t < tuples; ++t) {
+      const int64_t ti = bi * tuples + t;
+      copy_elems(x, bi * batch_size + nd_offset(n, idx, ti, k, xd, xs, b), out[0], ti * inner, inner);
+    }
+}
+
+void scatter_nd_infer(InferContext& ctx) {
+  require_index_dtype(ctx, 1);
+  const Shape &x = ctx.shape(0), &idx = ctx.shape(1), &upd = ctx.shape(2);
+  if (idx.empty() || idx.back() < 1 || idx.back() > static_cast<int64_t>(x.size()))
+    ctx.fail("indices' last dim must be in [1, data rank]");
+  Shape want(idx.begin(), idx.end() - 1);
+  want.insert(want.end(), x.begin() + idx.back(), x.end());
+  if (upd != want) ctx.fail("updates " + shape_str(upd) + " must have shape " + shape_str(want));
+  if (ctx.dtype(2) != ctx.dtype(0)) ctx.fail("updates dtype differs from data");
+  ctx.set_output(0, ctx.dtype(0), x);
+}
+
+// ScatterND (opset 16/18 reduction): each index tuple addresses a slice of data; updates are
+// applied in order, so duplicate indices follow the last write (none) or combine.
+void scatter_nd_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &x = *in[0], &idx = *in[1], &upd = *in[2];
+  copy_all(in, out);
+  const std::string red = scatter_reduction(n);
+  const int64_t k = idx.shape().back(), tuples = idx.numel() / k;
+  Shape xs = contiguous_strides(x.shape());
+  const int64_t inner = k < x.rank() ? xs[k - 1] : 1;
+  for (int64_t t = 0; t < tuples; ++t) {
+    const int64_t base = nd_offset(n, idx, t, k, x.shape(), xs, 0);
+    for (int64_t e = 0; e < inner; ++e) scatter_combine(red, upd, t * inner + e, out[0], base + e);
+  }
+}
+
+// ---------------------------------------------------------------- Pad
+
+struct PadSpec {
+  std::vector<int64_t> begin, end;  // per dim, may be negative (crop)
+  std::string mode;
+};
+
+PadSpec pad_spec(const Node& n, const Shape& x, const Tensor* pads_in, const Tensor* axes_in) {
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  const int64_t r = static_cast<int64_t>(x.size());
+  std::vector<int64_t> pads = pads_in ? ints_of(*pads_in) : n.attr_ints(n.has_attr("pads") ? "pads" : "paddings");
+  std::vector<int64_t> axes;
+  if (axes_in)
+    axes = ints_of(*axes_in);
+  else
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  if (pads.size() != 2 * axes.size())
+    throw bad("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
+  PadSpec p;
+  p.begin.assign(static_cast<size_t>(r), 0);
+  p.end.assign(static_cast<size_t>(r), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = normalize_axis(axes[i], r, n.label());
+    p.begin[a] = pads[i];
+    p.end[a] = pads[axes.size() + i];
+    if (x[a] + p.begin[a] + p.end[a] < 0) throw bad("pads crop axis " + std::to_string(a) + " below zero");
+  }
+  p.mode = n.attr_s("mode", "constant");
+  if (p.mode != "constant" && p.mode != "reflect" && p.mode != "edge" && p.mode != "wrap")
+    throw bad("unknown mode '" + p.mode + "'");
+  return p;
+}
+
+void pad_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const Tensor* pads = ctx.has_input(1) ? &ctx.require_constant(1) : nullptr;
+  const Tensor* axes = ctx.has_input(3) ? &ctx.require_constant(3) : nullptr;
+  PadSpec p = pad_spec(ctx.node(), x, pads, axes);
+  Shape out = x;
+  for (size_t d = 0; d < x.size(); ++d) {
+    out[d] += p.begin[d] + p.end[d];
+    if (p.mode != "constant" && x[d] == 0 && out[d] > 0) ctx.fail("mode '" + p.mode + "' cannot pad an empty axis");
+  }
+  ctx.set_output(0, ctx.dtype(0), out);
+}
+
+// Each output coordinate maps per dim to an input coordinate or, in constant mode, to -1 (the
+// pad value): reflect mirrors without repeating the edge, edge clamps, wrap is periodic.
+void pad_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor& x = *in[0];
+  Tensor& y = out[0];
+  PadSpec p = pad_spec(n, x.shape(), opt_in(in, 1), opt_in(in, 3));
+  const int r = x.rank();
+  std::vector<std::vector<int64_t>> src(static_cast<size_t>(r));
+  for (int d = 0; d < r; ++d) {
+    const int64_t dim = x.shape()[d];
+    for (int64_t o = 0; o < y.shape()[d]; ++o) {
+      int64_t i = o - p.begin[d];
+      if (i < 0 || i >= dim) {
+        if (p.mode == "constant")
+          i = -1;
+        else if (p.mode == "edge")
+          i = std::clamp<int64_t>(i, 0, dim - 1);
+        else if (p.mode == "wrap")
+          i = ((i % dim) + dim) % dim;
+        else if (dim == 1)
+          i = 0;
+        else {
+          const int64_t period = 2 * (dim - 1);
+          i = ((i % period) + period) % period;
+          if (i >= dim) i = period - i;
+        }
+      }
+      src[d].push_back(i);
+    }
+  }
+  // The pad value as one element of the output dtype (ints stay exact).
+  Tensor value(x.dtype() == DType::string ? DType::f32 : x.dtype(), {});
+  const Tensor* cv = opt_in(in, 2);
+  if (x.dtype() != DType::string) {
+    if (cv && cv->numel() > 0) {
+      if (dtype_is_int(x.dtype()))
+        value.set_int(0, cv->get_int(0));
+      else
+        value.set(0, cv->get(0));
+    } else {
+      value.set(0, n.attr_f("value", 0.0));
+    }
+  }
+  Shape cs = contiguous_strides(x.shape());
+  const size_t es = dtype_size(x.dtype());
+  std::vector<int64_t> pos(static_cast<size_t>(r), 0);
+  for (int64_t o = 0; o < y.numel(); ++o) {
+    int64_t s = 0;
+    bool pad = false;
+    for (int d = 0; d < r; ++d) {
+      const int64_t i = src[d][pos[d]];
+      if (i < 0) pad = true;
+      s += i * cs[d];
+    }
+    if (x.dtype() == DType::string)
+      y.strings[o] = pad ? std::string() : x.strings[s];
+    else
+      std::memcpy(y.raw() + o * es, pad ? value.raw() : x.raw() + s * es, es);
+    for (int d = r - 1; d >= 0 && ++pos[d] == y.shape()[d]; --d) pos[d] = 0;
+  }
+}
+
+// ---------------------------------------------------------------- generators
+
+// ConstantOfShape: 'value' is a one-element tensor (default float32 0).
+void constant_of_shape_infer(InferContext& ctx) {
+  Shape s = ints_of(ctx.require_constant(0));
+  for (int64_t d : s)
+    if (d < 0) ctx.fail("negative dim in shape " + shape_str(s));
+  const Tensor* v = ctx.node().attr_t("value");
+  if (v && v->numel() != 1) ctx.fail("value must hold exactly one element");
+  ctx.set_output(0, v ? v->dtype() : DType::f32, s);
+}
+
+void constant_of_shape_ref(const Node& n, const Ins&, Outs& out) {
+  const Tensor* v = n.attr_t("value");
+  if (!v) return out[0].fill(0.0);
+  for (int64_t i = 0; i < out[0].numel(); ++i) copy_elems(*v, 0, out[0], i, 1);
+}
+
+// Range: n = max(ceil((limit - start) / delta), 0); integer dtypes computed exactly.
+int64_t range_count(const Tensor& start, const Tensor& limit, const Tensor& delta, const std::string& label) {
+  if (dtype_is_int(start.dtype())) {
+    const int64_t s = start.get_int(0), l = limit.get_int(0), d = delta.get_int(0);
+    if (d == 0) throw Error("shape", label + ": delta must not be 0");
+    const int64_t span = l - s;
+    if ((span > 0) != (d > 0) || span == 0) return 0;
+    return (span + d + (d > 0 ? -1 : 1)) / d;
+  }
+  const double s = start.get(0), l = limit.get(0), d = delta.get(0);
+  if (d == 0) throw Error("shape", label + ": delta must not be 0");
+  return std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+}
+
+void range_infer(InferContext& ctx) {
+  const Tensor &s = ctx.require_constant(0), &l = ctx.require_constant(1), &d = ctx.require_constant(2);
+  if (s.numel() != 1 || l.numel() != 1 || d.numel() != 1) ctx.fail("start, limit and delta must be scalars");
+  if (ctx.dtype(1) != ctx.dtype(0) || ctx.dtype(2) != ctx.dtype(0)) ctx.fail("start, limit and delta differ in dtype");
+  ctx.set_output(0, ctx.dtype(0), {range_count(s, l, d, ctx.node().label())});
+}
+
+void range_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &s = *in[0], &d = *in[2];
+  Tensor& y = out[0];
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    if (dtype_is_int(s.dtype()))
+      y.set_int(i, s.get_int(0) + i * d.get_int(0));
+    else
+      y.set(i, s.get(0) + static_cast<double>(i) * d.get(0));
+  }
+}
+
+void trilu_infer(InferContext& ctx) {
+  if (ctx.rank(0) < 2) ctx.fail("input must have rank >= 2");
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+// upper=1 keeps j - i >= k, upper=0 keeps j - i <= k, over the last two dims; the rest is zero.
+void trilu_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor& x = *in[0];
+  Tensor& y = out[0];
+  const Tensor* kt = opt_in(in, 1);
+  const int64_t k = kt && kt->numel() ? kt->get_int(0) : 0;
+  const bool upper = n.attr_i("upper", 1) != 0;
+  const int64_t R = x.shape()[x.rank() - 2], C = x.shape()[x.rank() - 1], mats = R * C != 0 ? x.numel() / (R * C) : 0;
+  copy_all(in, out);
+  const size_t es = dtype_size(x.dtype());
+  for (int64_t m = 0; m < mats; ++m)
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = 0; j < C; ++j)
+        if (upper ? j - i < k : j - i > k) {
+          const int64_t e = (m * R + i) * C + j;
+          if (x.dtype() == DType::string)
+            y.strings[e].clear();
+          else
+            std::memset(y.raw() + e * es, 0, es);
+        }
+}
+
+void eye_like_infer(InferContext& ctx) {
+  if (ctx.rank(0) != 2) ctx.fail("input must be 2-D, got " + shape_str(ctx.shape(0)));
+  const Node& n = ctx.node();
+  DType t = n.has_attr("dtype") ? dtype_from_onnx(static_cast<int>(n.attr_i("dtype", 0))) : ctx.dtype(0);
+  if (t == DType::undefined || t == DType::string) ctx.fail("unsupported dtype");
+  ctx.set_output(0, t, ctx.shape(0));
+}
+
+void eye_like_ref(const Node& n, const Ins&, Outs& out) {
+  Tensor& y = out[0];
+  const int64_t R = y.shape()[0], C = y.shape()[1], k = n.attr_i("k", 0);
+  y.fill(0.0);
+  for (int64_t i = 0; i < R; ++i)
+    if (i + k >= 0 && i + k < C) y.set(i * C + i + k, 1.0);
+}
+
+// OneHot: values = [off, on]; the new axis of size depth goes at 'axis' (default -1, last).
+void one_hot_infer(InferContext& ctx) {
+  const Shape& idx = ctx.shape(0);
+  const Tensor& depth = ctx.require_constant(1);
+  if (depth.numel() != 1) ctx.fail("depth must be a scalar");
+  const int64_t d = static_cast<int64_t>(depth.get(0));
+  if (d < 1) ctx.fail("depth must be positive");
+  if (shape_numel(ctx.shape(2)) != 2) ctx.fail("values must hold [off, on]");
+  const int64_t r = static_cast<int64_t>(idx.size()) + 1;
+  const int64_t axis = normalize_axis(ctx.node().attr_i("axis", -1), r, ctx.node().label());
+  Shape out = idx;
+  out.insert(out.begin() + axis, d);
+  ctx.set_output(0, ctx.dtype(2), out);
+}
+
+void one_hot_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &idx = *in[0], &values = *in[2];
+  Tensor& y = out[0];
+  const int64_t axis = normalize_axis(n.attr_i("axis", -1), y.rank(), n.label()), depth = y.shape()[axis];
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < y.rank(); ++d) inner *= y.shape()[d];
+  for (int64_t i = 0; i < y.numel(); ++i) copy_elems(values, 0, y, i, 1);
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    int64_t v = static_cast<int64_t>(idx.get(i));  // indices may be float in ONNX
+    if (v < 0) v += depth;
+    if (v < 0 || v >= depth) continue;  // out of range: the row stays all 'off'
+    const int64_t outer = i / inner, rest = i % inner;
+    copy_elems(values, 1, y, (outer * depth + v) * inner + rest, 1);
+  }
+}
+
+// ---------------------------------------------------------------- DepthToSpace / SpaceToDepth
+
+void depth_to_space_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const int64_t b = ctx.node().attr_i("blocksize", 0);
+  if (x.size() != 4) ctx.fail("input must be 4-D (N, C, H, W)");
+  if (b < 1 || x[1] % (b * b) != 0) ctx.fail("channels " + std::to_string(x[1]) + " not divisible by blocksize^2");
+  ctx.set_output(0, ctx.dtype(0), {x[0], x[1] / (b * b), x[2] * b, x[3] * b});
+}
+
+// Both modes are a 6-D transpose of a reshape (ONNX spec): DCR views x as [N, b, b, C', H, W]
+// and walks [N, C', H, b, W, b]; CRD views x as [N, C', b, b, H, W].
+void depth_to_space_ref(const Node& n, const Ins& in, Outs& out) {
+  const Shape& x = in[0]->shape();
+  const int64_t b = n.attr_i("blocksize", 1), c = x[1] / (b * b), H = x[2], W = x[3];
+  const bool crd = n.attr_s("mode", "DCR") == "CRD";
+  Shape view = crd ? Shape{x[0], c, b, b, H, W} : Shape{x[0], b, b, c, H, W};
+  Shape vs = contiguous_strides(view);
+  std::vector<int64_t> perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+  Shape walk;
+  std::vector<int64_t> st;
+  for (int64_t p : perm) walk.push_back(view[p]), st.push_back(vs[p]);
+  strided_copy(*in[0], out[0], walk, 0, st);
+}
+
+void space_to_depth_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const int64_t b = ctx.node().attr_i("blocksize", 0);
+  if (x.size() != 4) ctx.fail("input must be 4-D (N, C, H, W)");
+  if (b < 1 || x[2] % b != 0 || x[3] % b != 0) ctx.fail("H and W must be divisible by blocksize");
+  ctx.set_output(0, ctx.dtype(0), {x[0], x[1] * b * b, x[2] / b, x[3] / b});
+}
+
+// View x as [N, C, H', b, W', b] and walk [N, b, b, C, H', W'].
+void space_to_depth_ref(const Node& n, const Ins& in, Outs& out) {
+  const Shape& x = in[0]->shape();
+  const int64_t b = n.attr_i("blocksize", 1);
+  Shape view{x[0], x[1], x[2] / b, b, x[3] / b, b};
+  Shape vs = contiguous_strides(view), walk;
+  std::vector<int64_t> st;
+  for (int64_t p : {0, 3, 5, 1, 2, 4}) walk.push_back(view[p]), st.push_back(vs[p]);
+  strided_copy(*in[0], out[0], walk, 0, st);
+}
+
+// One table entry; a helper rather than designated initializers, which -Wextra flags for the
+// optional members left out.
+OpDef op(std::string name, int min_in, int max_in, InferFn infer, ReferenceFn ref, bool view = false, int max_out = 1) {
+  OpDef d;
+  d.name = std::move(name);
+  d.min_inputs = min_in, d.max_inputs = max_in, d.min_outputs = 1, d.max_outputs = max_out;
+  d.infer = std::move(infer);
+  d.reference = std::move(ref);
+  d.is_view = view;
+  return d;
+}
+
+void copy_ref(const Node&, const Ins& in, Outs& out) { copy_all(in, out); }
+
+constexpr int kMany = 1 << 20;  // variadic arity
+
+}  // namespace
+
+void register_shape_ops() {
+  register_op(op("Shape", 1, 1, shape_infer, shape_ref));
+  register_op(op("Size", 1, 1, size_infer, size_ref));
+  register_op(op("Reshape", 1, 2, reshape_infer, copy_ref, true));
+  register_op(op("Flatten", 1, 1, flatten_infer, copy_ref, true));
+  register_op(op("Squeeze", 1, 2, squeeze_infer, copy_ref, true));
+  register_op(op("Unsqueeze", 1, 2, unsqueeze_infer, copy_ref, true));
+  register_op(op("Transpose", 1, 1, transpose_infer, transpose_ref, true));
+  register_op(op("Expand", 2, 2, expand_infer, expand_ref, true));
+  register_op(op("Slice", 1, 5, slice_infer, slice_ref, true));
+  register_op(op("Tile", 2, 2, tile_infer, tile_ref));
+  register_op(op("Concat", 1, kMany, concat_infer, concat_ref));
+  register_op(op("Split", 1, 2, split_infer, split_ref, false, kMany));
+  register_op(op("Gather", 2, 2, gather_infer, gather_ref));
+  register_op(op("GatherElements", 2, 2, gather_elements_infer, gather_elements_ref));
+  register_op(op("ScatterElements", 3, 3, scatter_elements_infer, scatter_elements_ref));
+  register_op(op("Scatter", 3, 3, scatter_elements_infer, scatter_elements_ref));  // opset 9 name, same semantics
+  register_op(op("GatherND", 2, 2, gather_nd_infer, gather_nd_ref));
+  register_op(op("ScatterND", 3, 3, scatter_nd_infer, scatter_nd_ref));
+  register_op(op("Pad", 1, 4, pad_infer, pad_ref));
+  register_op(op("ConstantOfShape", 1, 1, constant_of_shape_infer, constant_of_shape_ref));
+  register_op(op("Range", 3, 3, range_infer, range_ref));
+  register_op(op("Trilu", 1, 2, trilu_infer, trilu_ref));
+  register_op(op("EyeLike", 1, 1, eye_like_infer, eye_like_ref));
+  register_op(op("OneHot", 3, 3, one_hot_infer, one_hot_ref));
+  register_op(op("DepthToSpace", 1, 1, depth_to_space_infer, depth_to_space_ref));
+  register_op(op("SpaceToDepth", 1, 1, space_to_depth_infer, space_to_depth_ref));
+}
+
+}  // namespace fusor

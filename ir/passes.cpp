@@ -1,0 +1,111 @@
+#include "ir/passes.h"
+
+#include <set>
+
+#include "ir/op_table.h"
+
+namespace fusor {
+
+void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
+  for (int id : g.inputs) {
+    Value& v = g.values[id];
+    auto it = shapes.find(v.name);
+    if (it == shapes.end()) {
+      if (!v.shape_known) {
+        // Unbound symbolic dims default to 1 (batch 1), the common export convention.
+        for (auto& d : v.shape)
+          if (d < 0) d = 1;
+        v.shape_known = true;
+      }
+      continue;
+    }
+    const Shape& s = it->second;
+    if (!v.shape.empty() || v.shape_known) {
+      if (v.shape.size() != s.size())
+        throw Error("shape", "input '" + v.name + "' has rank " + std::to_string(v.shape.size()) + " in the model, got " +
+                                 shape_str(s));
+      for (size_t i = 0; i < s.size(); ++i)
+        if (v.shape[i] >= 0 && v.shape[i] != s[i])
+          throw Error("shape", "input '" + v.name + "' expects shape " + shape_str(v.shape) + ", got " + shape_str(s));
+    }
+    v.shape = s;
+    v.shape_known = true;
+  }
+}
+
+// Folding evaluates the reference on constant inputs; skip results this large so a graph
+// does not balloon (they stay runtime nodes).
+static constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
+
+void infer_shapes(Graph& g, bool fold) {
+  for (auto& n : g.nodes) {
+    const OpDef& def = op_or_throw(n);
+    int ni = n.num_inputs();
+    if (ni < def.min_inputs || ni > def.max_inputs)
+      throw Error("onnx", n.label() + ": expects " + std::to_string(def.min_inputs) + ".." +
+                              std::to_string(def.max_inputs) + " inputs, got " + std::to_string(ni));
+    InferContext ctx(g, n);
+    def.infer(ctx);
+    if (!fold || !def.reference) continue;
+    bool all_const = true;
+    for (int i : n.inputs)
+      if (i >= 0 && !g.values[i].constant) all_const = false;
+    if (!all_const) continue;
+    int64_t out_elems = 0;
+    for (int o : n.outputs)
+      if (o >= 0) out_elems += shape_numel(g.values[o].shape);
+    if (out_elems > kMaxFoldElements) continue;
+    std::vector<const Tensor*> in;
+    for (int i : n.inputs) in.push_back(i >= 0 ? &*g.values[i].constant : nullptr);
+    std::vector<Tensor> out;
+    for (int o : n.outputs)
+      out.push_back(o >= 0 ? Tensor(g.values[o].dtype, g.values[o].shape) : Tensor());
+    def.reference(n, in, out);
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (n.outputs[k] >= 0) g.values[n.outputs[k]].constant = std::move(out[k]);
+  }
+  if (fold) {
+    // Nodes whose outputs all became constants are no longer needed.
+    std::vector<Node> kept;
+    for (auto& n : g.nodes) {
+      bool all_const = true;
+      for (int o : n.outputs)
+        if (o >= 0 && !g.values[o].constant) all_const = false;
+      if (!all_const) kept.push_back(std::move(n));
+    }
+    g.nodes = std::move(kept);
+    g.reindex_producers();
+  }
+}
+
+void eliminate_dead_code(Graph& g) {
+  std::vector<char> live(g.values.size(), 0);
+  for (int o : g.outputs) live[o] = 1;
+  std::vector<char> keep(g.nodes.size(), 0);
+  for (int i = static_cast<int>(g.nodes.size()) - 1; i >= 0; --i) {
+    const Node& n = g.nodes[i];
+    bool used = false;
+    for (int o : n.outputs)
+      if (o >= 0 && live[o]) used = true;
+    if (!used) continue;
+    keep[i] = 1;
+    for (int in : n.inputs)
+      if (in >= 0) live[in] = 1;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (keep[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  // Drop constant payloads nothing refers to (value ids stay stable).
+  for (size_t v = 0; v < g.values.size(); ++v)
+    if (!live[v] && g.values[v].constant && g.values[v].producer < 0) g.values[v].constant.reset();
+  g.reindex_producers();
+}
+
+void make_static(Graph& g, const std::map<std::string, Shape>& shapes) {
+  bind_input_shapes(g, shapes);
+  infer_shapes(g, true);
+  eliminate_dead_code(g);
+}
+
+}  // namespace fusor

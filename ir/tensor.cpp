@@ -1,0 +1,236 @@
+#include "ir/tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include <glm/gtc/packing.hpp>
+
+namespace fusor {
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::f32: case DType::i32: case DType::u32: return 4;
+    case DType::f16: case DType::bf16: case DType::i16: case DType::u16: return 2;
+    case DType::f64: case DType::i64: case DType::u64: return 8;
+    case DType::i8: case DType::u8: case DType::boolean: return 1;
+    default: return 0;
+  }
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::f32: return "float32"; case DType::f16: return "float16"; case DType::bf16: return "bfloat16";
+    case DType::f64: return "float64"; case DType::i8: return "int8"; case DType::i16: return "int16";
+    case DType::i32: return "int32"; case DType::i64: return "int64"; case DType::u8: return "uint8";
+    case DType::u16: return "uint16"; case DType::u32: return "uint32"; case DType::u64: return "uint64";
+    case DType::boolean: return "bool"; case DType::string: return "string"; default: return "undefined";
+  }
+}
+
+bool dtype_is_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f64; }
+bool dtype_is_int(DType t) {
+  switch (t) {
+    case DType::i8: case DType::i16: case DType::i32: case DType::i64:
+    case DType::u8: case DType::u16: case DType::u32: case DType::u64: return true;
+    default: return false;
+  }
+}
+
+// TensorProto.DataType numbering (onnx.proto).
+DType dtype_from_onnx(int t) {
+  switch (t) {
+    case 1: return DType::f32; case 2: return DType::u8; case 3: return DType::i8; case 4: return DType::u16;
+    case 5: return DType::i16; case 6: return DType::i32; case 7: return DType::i64; case 8: return DType::string;
+    case 9: return DType::boolean; case 10: return DType::f16; case 11: return DType::f64; case 12: return DType::u32;
+    case 13: return DType::u64; case 16: return DType::bf16; default: return DType::undefined;
+  }
+}
+int dtype_to_onnx(DType t) {
+  switch (t) {
+    case DType::f32: return 1; case DType::u8: return 2; case DType::i8: return 3; case DType::u16: return 4;
+    case DType::i16: return 5; case DType::i32: return 6; case DType::i64: return 7; case DType::string: return 8;
+    case DType::boolean: return 9; case DType::f16: return 10; case DType::f64: return 11; case DType::u32: return 12;
+    case DType::u64: return 13; case DType::bf16: return 16; default: return 0;
+  }
+}
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+std::string shape_str(const Shape& s) {
+  std::ostringstream o;
+  o << "[";
+  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
+  o << "]";
+  return o.str();
+}
+Shape contiguous_strides(const Shape& s) {
+  Shape st(s.size(), 1);
+  for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  for (auto d : shape_)
+    if (d < 0) throw Error("tensor", "negative dimension in shape " + shape_str(shape_));
+  if (dtype_ == DType::string) {
+    strings.resize(static_cast<size_t>(numel()));
+    return;
+  }
+  if (dtype_size(dtype_) == 0) throw Error("tensor", std::string("cannot allocate a tensor of dtype ") + dtype_name(dtype_));
+  bytes_.assign(static_cast<size_t>(numel()) * dtype_size(dtype_), std::byte{0});
+}
+
+// bfloat16 is the top half of a float32.
+static float bf16_to_float(uint16_t v) {
+  uint32_t u = static_cast<uint32_t>(v) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+static uint16_t float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if (std::isnan(f)) return 0x7fc0;
+  u += 0x7fff + ((u >> 16) & 1);  // round to nearest even
+  return static_cast<uint16_t>(u >> 16);
+}
+
+double Tensor::get(int64_t i) const {
+  switch (dtype_) {
+    case DType::f32: return data<float>()[i];
+    case DType::f64: return data<double>()[i];
+    case DType::f16: return glm::unpackHalf1x16(data<uint16_t>()[i]);
+    case DType::bf16: return bf16_to_float(data<uint16_t>()[i]);
+    case DType::i8: return data<int8_t>()[i];
+    case DType::i16: return data<int16_t>()[i];
+    case DType::i32: return data<int32_t>()[i];
+    case DType::i64: return static_cast<double>(data<int64_t>()[i]);
+    case DType::u8: return data<uint8_t>()[i];
+    case DType::u16: return data<uint16_t>()[i];
+    case DType::u32: return data<uint32_t>()[i];
+    case DType::u64: return static_cast<double>(data<uint64_t>()[i]);
+    case DType::boolean: return data<uint8_t>()[i] ? 1.0 : 0.0;
+    default: throw Error("tensor", std::string("cannot read elements of dtype ") + dtype_name(dtype_));
+  }
+}
+
+template <class T> static T to_int(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  return static_cast<T>(v);
+}
+
+void Tensor::set(int64_t i, double v) {
+  switch (dtype_) {
+    case DType::f32: data<float>()[i] = static_cast<float>(v); break;
+    case DType::f64: data<double>()[i] = v; break;
+    case DType::f16: data<uint16_t>()[i] = glm::packHalf1x16(static_cast<float>(v)); break;
+    case DType::bf16: data<uint16_t>()[i] = float_to_bf16(static_cast<float>(v)); break;
+    case DType::i8: data<int8_t>()[i] = to_int<int8_t>(v); break;
+    case DType::i16: data<int16_t>()[i] = to_int<int16_t>(v); break;
+    case DType::i32: data<int32_t>()[i] = to_int<int32_t>(v); break;
+    case DType::i64: data<int64_t>()[i] = to_int<int64_t>(v); break;
+    case DType::u8: data<uint8_t>()[i] = to_int<uint8_t>(v); break;
+    case DType::u16: data<uint16_t>()[i] = to_int<uint16_t>(v); break;
+    case DType::u32: data<uint32_t>()[i] = to_int<uint32_t>(v); break;
+    case DType::u64: data<uint64_t>()[i] = to_int<uint64_t>(v); break;
+    case DType::boolean: data<uint8_t>()[i] = v != 0.0 ? 1 : 0; break;
+    default: throw Error("tensor", std::string("cannot write elements of dtype ") + dtype_name(dtype_));
+  }
+}
+
+int64_t Tensor::get_int(int64_t i) const {
+  switch (dtype_) {
+    case DType::i64: return data<int64_t>()[i];
+    case DType::u64: return static_cast<int64_t>(data<uint64_t>()[i]);
+    case DType::i32: return data<int32_t>()[i];
+    default: return static_cast<int64_t>(get(i));
+  }
+}
+void Tensor::set_int(int64_t i, int64_t v) {
+  switch (dtype_) {
+    case DType::i64: data<int64_t>()[i] = v; break;
+    case DType::u64: data<uint64_t>()[i] = static_cast<uint64_t>(v); break;
+    case DType::i32: data<int32_t>()[i] = static_cast<int32_t>(v); break;
+    default: set(i, static_cast<double>(v));
+  }
+}
+
+void Tensor::reshape(Shape s) {
+  if (shape_numel(s) != numel())
+    throw Error("tensor", "cannot reshape " + shape_str(shape_) + " to " + shape_str(s));
+  shape_ = std::move(s);
+}
+void Tensor::fill(double v) {
+  for (int64_t i = 0; i < numel(); ++i) set(i, v);
+}
+void Tensor::poison() {
+  if (dtype_is_float(dtype_)) {
+    fill(std::numeric_limits<double>::quiet_NaN());
+  } else if (!bytes_.empty()) {
+    std::memset(bytes_.data(), 0x5a, bytes_.size());
+  }
+}
+
+CompareResult compare_tensors(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  CompareResult r;
+  if (a.shape() != b.shape()) {
+    r.ok = false;
+    r.message = "shape " + shape_str(a.shape()) + " != expected " + shape_str(b.shape());
+    return r;
+  }
+  if (a.dtype() == DType::string || b.dtype() == DType::string) {
+    r.ok = a.strings == b.strings;
+    if (!r.ok) r.message = "string values differ";
+    return r;
+  }
+  int64_t first_bad = -1;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.get(i), y = b.get(i);
+    bool bad;
+    if (std::isnan(y) || std::isnan(x)) {
+      bad = std::isnan(x) != std::isnan(y);
+    } else if (std::isinf(y) || std::isinf(x)) {
+      bad = x != y;
+    } else {
+      double d = std::fabs(x - y);
+      r.max_abs = std::max(r.max_abs, d);
+      if (y != 0) r.max_rel = std::max(r.max_rel, d / std::fabs(y));
+      bad = d > atol + rtol * std::fabs(y);
+    }
+    if (bad) {
+      ++r.mismatches;
+      if (first_bad < 0) first_bad = i;
+    }
+  }
+  if (r.mismatches) {
+    r.ok = false;
+    std::ostringstream o;
+    o << r.mismatches << " of " << a.numel() << " elements differ; first at " << first_bad << ": got "
+      << a.get(first_bad) << ", expected " << b.get(first_bad);
+    r.message = o.str();
+  }
+  return r;
+}
+
+double relative_l2(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return std::numeric_limits<double>::infinity();
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.get(i), y = b.get(i);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    if (std::isinf(x) && x == y) continue;
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  if (std::isnan(num)) return std::numeric_limits<double>::infinity();
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+
+}  // namespace fusor

@@ -1,0 +1,95 @@
+// fusor core value types: dtypes, shapes, host tensors and the one error type.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fusor {
+
+// Error model (DESIGN.md "Errors"): every failure on bad input is a fusor::Error whose
+// message starts with the component in brackets, e.g. "[onnx] node 'Conv_12' (Conv): ...".
+class Error : public std::runtime_error {
+ public:
+  Error(std::string component, const std::string& message)
+      : std::runtime_error("[" + component + "] " + message), component_(std::move(component)) {}
+  const std::string& component() const { return component_; }
+
+ private:
+  std::string component_;
+};
+
+// Element types. Values match nothing external; see dtype_from_onnx/dtype_to_onnx for the
+// ONNX TensorProto.DataType mapping.
+enum class DType : uint8_t { undefined, f32, f16, bf16, f64, i8, i16, i32, i64, u8, u16, u32, u64, boolean, string };
+
+size_t dtype_size(DType t);            // bytes per element (0 for undefined/string)
+const char* dtype_name(DType t);       // "float32", "int64", ...
+bool dtype_is_float(DType t);          // f16/bf16/f32/f64
+bool dtype_is_int(DType t);            // signed/unsigned integers (not bool)
+DType dtype_from_onnx(int onnx_type);  // TensorProto.DataType -> DType (undefined if unknown)
+int dtype_to_onnx(DType t);
+
+// An op, dtype or feature that a backend (or the op table) does not support: a conformance
+// runner reports it as "skipped" with this message rather than "failed".
+class Unsupported : public Error {
+ public:
+  Unsupported(std::string component, const std::string& why) : Error(std::move(component), why) {}
+};
+
+using Shape = std::vector<int64_t>;
+int64_t shape_numel(const Shape& s);   // product of dims (1 for a scalar)
+std::string shape_str(const Shape& s); // "[1, 3, 224, 224]"
+Shape contiguous_strides(const Shape& s);  // row-major element strides
+
+// A dense, row-major host tensor that owns its bytes. Numeric elements can be read and
+// written as double regardless of dtype (get/set), which is what the reference uses where
+// speed does not matter; hot paths use data<T>() directly.
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(DType dtype, Shape shape);  // zero-filled; throws Error for string/undefined dtype sizes
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t numel() const { return shape_numel(shape_); }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  size_t nbytes() const { return bytes_.size(); }
+  bool defined() const { return dtype_ != DType::undefined; }
+
+  std::byte* raw() { return bytes_.data(); }
+  const std::byte* raw() const { return bytes_.data(); }
+  template <class T> T* data() { return reinterpret_cast<T*>(bytes_.data()); }
+  template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes_.data()); }
+
+  double get(int64_t i) const;        // element i converted to double (f16 via glm unpackHalf)
+  void set(int64_t i, double v);      // stores v converted to dtype (ints truncate toward zero, saturating is not applied)
+  int64_t get_int(int64_t i) const;   // element i as int64 (exact for integer dtypes)
+  void set_int(int64_t i, int64_t v);
+  void reshape(Shape s);              // same numel; throws Error otherwise
+  void fill(double v);
+  // Poison every element (NaN for floats, a recognizable pattern for others) so that an
+  // element a kernel fails to write shows up in comparisons.
+  void poison();
+
+  std::vector<std::string> strings;   // only for DType::string tensors (kept so loading does not fail)
+
+ private:
+  DType dtype_ = DType::undefined;
+  Shape shape_;
+  std::vector<std::byte> bytes_;
+};
+
+// Comparison used by conformance and tests (ONNX backend-test semantics: |a-b| <= atol + rtol*|b|,
+// NaN must match NaN, infinities must match exactly).
+struct CompareResult {
+  bool ok = true;
+  double max_abs = 0, max_rel = 0;
+  int64_t mismatches = 0;
+  std::string message;  // empty when ok
+};
+CompareResult compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol);
+// Relative L2 error ||a-b|| / max(||b||, tiny) over all elements (NaNs in the same place are ignored).
+double relative_l2(const Tensor& a, const Tensor& b);
+
+}  // namespace fusor

@@ -1,0 +1,20 @@
+// Operations on StridedView (ir/kernel_spec.h): the view ops that make Transpose, Slice,
+// Expand, Reshape and broadcasting free inside fused kernels.
+#pragma once
+#include <optional>
+
+#include "ir/kernel_spec.h"
+
+namespace fusor {
+
+StridedView view_permute(const StridedView& v, const std::vector<int64_t>& perm);
+// Keeps `count` elements starting at `start` with step `step` (may be negative) along axis.
+StridedView view_slice(const StridedView& v, int axis, int64_t start, int64_t step, int64_t count);
+// NumPy broadcasting to `shape` (right-aligned; size-1 or new leading dims get stride 0).
+// Throws Error("fusion") when the shapes are incompatible.
+StridedView view_broadcast(const StridedView& v, const Shape& shape);
+// Reshape without copying (NumPy's attempt_nocopy_reshape); nullopt when the strides cannot
+// express the new shape (e.g. merging dims of a transposed view).
+std::optional<StridedView> view_reshape(const StridedView& v, const Shape& shape);
+
+}  // namespace fusor

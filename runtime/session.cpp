@@ -1,0 +1,57 @@
+#include "runtime/session.h"
+
+#include <map>
+#include <random>
+
+#include "frontend/onnx_import.h"
+#include "ir/passes.h"
+
+namespace fusor {
+
+Graph load_model(const std::string& path) { return load_onnx(path); }
+
+Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) {
+  if (inputs.size() != g.inputs.size())
+    throw Error("run", "model has " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  Graph s = g;
+  std::map<std::string, Shape> shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Value& v = s.values[s.inputs[i]];
+    if (v.dtype != DType::undefined && v.dtype != inputs[i].dtype())
+      throw Error("run", "input '" + v.name + "' expects " + dtype_name(v.dtype) + ", got " + dtype_name(inputs[i].dtype()));
+    v.dtype = inputs[i].dtype();
+    shapes[v.name] = inputs[i].shape();
+  }
+  make_static(s, shapes);
+  return s;
+}
+
+std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Tensor> out;
+  for (int id : g.inputs) {
+    const Value& v = g.values[id];
+    Shape s = v.shape;
+    for (auto& d : s)
+      if (d < 0) d = 1;
+    Tensor t(v.dtype == DType::undefined ? DType::f32 : v.dtype, s);
+    std::uniform_real_distribution<double> uf(-1.0, 1.0);
+    std::uniform_int_distribution<int> ui(0, 7);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (dtype_is_float(t.dtype())) t.set(i, uf(rng));
+      else if (t.dtype() == DType::boolean) t.set(i, ui(rng) & 1);
+      else t.set(i, ui(rng));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<Tensor> run_on_backend(const std::string& backend, const Graph& sg, const std::vector<Tensor>& inputs,
+                                   const CompileOptions& opts, RunStats* stats) {
+  auto b = make_backend(backend);
+  auto exe = b->compile(sg, opts);
+  return exe->run(inputs, stats);
+}
+
+}  // namespace fusor

@@ -1,0 +1,39 @@
+// Tensor files: ONNX TensorProto (.pb, the ONNX backend-test format) and NumPy .npy, plus the
+// loader for ONNX backend-test case folders (model.onnx + test_data_set_N/{input,output}_K.pb).
+// Every failure is a fusor::Error with component "io" that names the file.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/tensor.h"
+
+namespace fusor {
+
+// Serialized onnx.TensorProto. `name` (optional) receives the tensor's name. External data is
+// resolved relative to the file's folder. Writes use raw_data (string tensors: string_data).
+Tensor read_tensor_pb(const std::string& path, std::string* name = nullptr);
+void write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name);
+
+// NumPy .npy, format versions 1.0/2.0/3.0, little-endian, C order only. Supported descr:
+// <f4 <f8 <f2 <i8 <i4 <i2 |i1 |u1 <u2 <u4 <u8 |b1 ('=' is accepted as little-endian).
+// fortran_order True, big-endian and other dtypes throw. Writes version 1.0 (2.0 when the
+// header does not fit), header padded to 64 bytes as numpy does; bf16 and strings cannot be
+// written (npy has no such dtype).
+Tensor read_npy(const std::string& path);
+void write_npy(const std::string& path, const Tensor& t);
+
+// Dispatches on the extension: ".pb" -> read_tensor_pb, ".npy" -> read_npy.
+Tensor read_tensor(const std::string& path);
+
+// One test_data_set_N folder: inputs/outputs ordered by K of input_K.pb / output_K.pb;
+// names are the TensorProto names (may be empty).
+struct TestCase {
+  std::string dir;
+  std::vector<Tensor> inputs, outputs;
+  std::vector<std::string> input_names, output_names;
+};
+// Every test_data_set_* folder of model_dir, sorted by its numeric suffix (then by name).
+// Returns an empty vector when there is none; throws when model_dir is not a folder.
+std::vector<TestCase> load_test_data_sets(const std::string& model_dir);
+
+}  // namespace fusor

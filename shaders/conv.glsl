@@ -1,0 +1,118 @@
+#ifdef __cplusplus
+R"FZ_GLSL(//"
+#endif
+// 2-D convolution template (Vulkan backend), ONNX Conv over NCHW input / OIHW weights with
+// groups, strides, pads and dilations; each output goes through FZ_EPILOGUE (bias, ReLU,
+// residual ... fused by the emitter).
+//
+// Embedding: see gemm.glsl (the wrapper lines are stripped in vk_dialect.cpp); conv.comp
+// checks this file with glslc. Contract (backends/codegen.h): fz_idx, FZ_CN FZ_CC FZ_CH FZ_CW
+// FZ_CK FZ_CR FZ_CS FZ_COH FZ_COW FZ_SH FZ_SW FZ_PH FZ_PW FZ_DH FZ_DW FZ_GROUPS FZ_TOTAL,
+// FZ_LOAD_X/W(off), FZ_EPILOGUE(acc, i); fz_group_id()/fz_num_groups() from the prelude.
+//
+// Two schedules, picked by the host through specialization constant 6 (FZ_CONV_DIRECT):
+//  * direct: one thread per output element looping over its C/G x R x S window; used for
+//    depthwise and other tiny reductions where a GEMM tile would be mostly padding.
+//  * implicit GEMM: per group g, Out_g[Kg, N*OH*OW] = W_g[Kg, Cg*R*S] x im2col(X)_g, with the
+//    im2col matrix never materialised: the B slice is gathered from X (zero outside the
+//    padded input) while staging it in shared memory. Blocking as in gemm.glsl.
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const int FZ_BM = 64;
+layout(constant_id = 2) const int FZ_BN = 64;
+layout(constant_id = 3) const int FZ_BK = 16;
+layout(constant_id = 4) const int FZ_TM = 4;
+layout(constant_id = 5) const int FZ_TN = 4;
+layout(constant_id = 6) const int FZ_CONV_DIRECT = 0;
+
+shared float fz_ws[FZ_BK * FZ_BM];  // weight slice: fz_ws[kd * BM + m]
+shared float fz_xs[FZ_BK * FZ_BN];  // im2col slice: fz_xs[kd * BN + col]
+
+const fz_idx FZ_CG = FZ_CC / FZ_GROUPS;         // input channels per group
+const fz_idx FZ_KG = FZ_CK / FZ_GROUPS;         // output channels per group
+const fz_idx FZ_KD = FZ_CG * FZ_CR * FZ_CS;     // reduction length
+const fz_idx FZ_OHW = FZ_COH * FZ_COW;
+const fz_idx FZ_NCOL = FZ_CN * FZ_OHW;
+
+void fz_conv_direct() {
+  const fz_idx step = fz_idx(fz_num_groups()) * fz_idx(gl_WorkGroupSize.x);
+  for (fz_idx o = fz_idx(fz_group_id()) * fz_idx(gl_WorkGroupSize.x) + fz_idx(gl_LocalInvocationID.x); o < FZ_TOTAL; o += step) {
+    const fz_idx ow = o % FZ_COW, oh = (o / FZ_COW) % FZ_COH, k = (o / FZ_OHW) % FZ_CK, n = o / (FZ_OHW * FZ_CK);
+    const fz_idx g = k / FZ_KG;
+    float acc = 0.0f;
+    for (fz_idx c = fz_idx(0); c < FZ_CG; ++c) {
+      const fz_idx xbase = (n * FZ_CC + g * FZ_CG + c) * FZ_CH * FZ_CW, wbase = (k * FZ_CG + c) * FZ_CR * FZ_CS;
+      for (fz_idx r = fz_idx(0); r < FZ_CR; ++r) {
+        const fz_idx ih = oh * FZ_SH - FZ_PH + r * FZ_DH;
+        if (ih < 0 || ih >= FZ_CH) continue;
+        for (fz_idx s = fz_idx(0); s < FZ_CS; ++s) {
+          const fz_idx iw = ow * FZ_SW - FZ_PW + s * FZ_DW;
+          if (iw < 0 || iw >= FZ_CW) continue;
+          acc = fma(FZ_LOAD_X(xbase + ih * FZ_CW + iw), FZ_LOAD_W(wbase + r * FZ_CS + s), acc);
+        }
+      }
+    }
+    FZ_EPILOGUE(acc, o);
+  }
+}
+
+void fz_conv_gemm() {
+  const int threads = (FZ_BM / FZ_TM) * (FZ_BN / FZ_TN);
+  const int tid = int(gl_LocalInvocationID.x);
+  const int tx = tid % (FZ_BN / FZ_TN), ty = tid / (FZ_BN / FZ_TN);
+  const fz_idx tiles_m = (FZ_KG + FZ_BM - 1) / FZ_BM, tiles_n = (FZ_NCOL + FZ_BN - 1) / FZ_BN;
+  const fz_idx tiles = tiles_m * tiles_n * FZ_GROUPS;
+  for (fz_idx t = fz_idx(fz_group_id()); t < tiles; t += fz_idx(fz_num_groups())) {
+    const fz_idx g = t / (tiles_m * tiles_n);
+    const fz_idx rem = t - g * (tiles_m * tiles_n);
+    const fz_idx row0 = (rem / tiles_n) * FZ_BM, col0 = (rem % tiles_n) * FZ_BN;
+    float fz_acc[FZ_TM * FZ_TN];
+    for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_acc[i] = 0.0f;
+    for (fz_idx k0 = fz_idx(0); k0 < FZ_KD; k0 += FZ_BK) {
+      for (int e = tid; e < FZ_BK * FZ_BM; e += threads) {  // weights: contiguous along kd
+        const int kk = e % FZ_BK, mm = e / FZ_BK;
+        const fz_idx gm = row0 + mm, gk = k0 + kk;
+        fz_ws[kk * FZ_BM + mm] = (gm < FZ_KG && gk < FZ_KD) ? FZ_LOAD_W((g * FZ_KG + gm) * FZ_KD + gk) : 0.0f;
+      }
+      for (int e = tid; e < FZ_BK * FZ_BN; e += threads) {  // input patches: contiguous along ow
+        const int nn = e % FZ_BN, kk = e / FZ_BN;
+        const fz_idx col = col0 + nn, gk = k0 + kk;
+        float v = 0.0f;
+        if (col < FZ_NCOL && gk < FZ_KD) {
+          const fz_idx s = gk % FZ_CS, r = (gk / FZ_CS) % FZ_CR, c = gk / (FZ_CS * FZ_CR);
+          const fz_idx ow = col % FZ_COW, oh = (col / FZ_COW) % FZ_COH, n = col / FZ_OHW;
+          const fz_idx ih = oh * FZ_SH - FZ_PH + r * FZ_DH, iw = ow * FZ_SW - FZ_PW + s * FZ_DW;
+          if (ih >= 0 && ih < FZ_CH && iw >= 0 && iw < FZ_CW) v = FZ_LOAD_X(((n * FZ_CC + g * FZ_CG + c) * FZ_CH + ih) * FZ_CW + iw);
+        }
+        fz_xs[kk * FZ_BN + nn] = v;
+      }
+      memoryBarrierShared();
+      barrier();
+      for (int kk = 0; kk < FZ_BK; ++kk) {
+        float a[FZ_TM], b[FZ_TN];
+        for (int i = 0; i < FZ_TM; ++i) a[i] = fz_ws[kk * FZ_BM + ty + i * (FZ_BM / FZ_TM)];
+        for (int j = 0; j < FZ_TN; ++j) b[j] = fz_xs[kk * FZ_BN + tx + j * (FZ_BN / FZ_TN)];
+        for (int i = 0; i < FZ_TM; ++i)
+          for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i], b[j], fz_acc[i * FZ_TN + j]);
+      }
+      memoryBarrierShared();
+      barrier();
+    }
+    for (int i = 0; i < FZ_TM; ++i) {
+      const fz_idx m = row0 + ty + i * (FZ_BM / FZ_TM);
+      if (m >= FZ_KG) continue;
+      for (int j = 0; j < FZ_TN; ++j) {
+        const fz_idx col = col0 + tx + j * (FZ_BN / FZ_TN);
+        if (col < FZ_NCOL)
+          FZ_EPILOGUE(fz_acc[i * FZ_TN + j], ((col / FZ_OHW) * FZ_CK + g * FZ_KG + m) * FZ_OHW + col % FZ_OHW);
+      }
+    }
+  }
+}
+
+void main() {
+  if (FZ_CONV_DIRECT != 0) fz_conv_direct();
+  else fz_conv_gemm();
+}
+#ifdef __cplusplus
+//")FZ_GLSL"
+#endif

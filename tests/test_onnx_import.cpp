@@ -1,0 +1,521 @@
+// ONNX import, tensor files (.pb/.npy), test-case folders and the C++ graph builder.
+// Models are generated here with libonnx's protobuf classes so the suite runs without
+// ../shared; the real models under $FUSOR_SHARED/models are loaded when present.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "frontend/builder.h"
+#include "frontend/onnx_import.h"
+#include "runtime/tensor_io.h"
+
+using namespace fusor;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh folder under the system temp dir, removed when the test ends.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    std::random_device rd;
+    path = fs::temp_directory_path() /
+           ("fusor_io_test_" + std::to_string(rd()) + "_" + std::to_string(counter++));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string operator/(const std::string& f) const { return (path / f).string(); }
+};
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+template <class F> void expect_error(F&& f, const std::string& substr) {
+  try {
+    f();
+    ADD_FAILURE() << "expected a fusor::Error containing '" << substr << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << "message was: " << e.what();
+  }
+}
+
+// Seeded random values, never all zeros (DESIGN.md numerics policy).
+Tensor random_tensor(DType dt, Shape shape, uint32_t seed) {
+  Tensor t(dt, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-4.0, 4.0);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (dt == DType::boolean) t.set(i, rng() & 1);
+    else if (dt == DType::i64) t.set_int(i, static_cast<int64_t>(rng()) - (1ll << 31) + (int64_t{1} << 40));
+    else t.set(i, u(rng));
+  }
+  return t;
+}
+
+void expect_same(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.dtype(), b.dtype());
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.nbytes(), b.nbytes());
+  EXPECT_EQ(0, std::memcmp(a.raw(), b.raw(), a.nbytes()));
+}
+
+void add_raw_initializer(onnx::GraphProto* g, const std::string& name, const std::vector<float>& v, Shape dims) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (auto d : dims) t->add_dims(d);
+  t->set_raw_data(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+}
+
+void set_tensor_type(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std::vector<std::string>& dims) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem);
+  auto* shape = tt->mutable_shape();
+  shape->clear_dim();
+  for (const auto& d : dims) {
+    auto* dim = shape->add_dim();
+    if (!d.empty() && std::isdigit(static_cast<unsigned char>(d[0]))) dim->set_dim_value(std::stoll(d));
+    else dim->set_dim_param(d);
+  }
+}
+
+// y = Add(x, w) with w an initializer of `n` floats (large n makes truncation land inside data).
+onnx::ModelProto small_model(int64_t n = 6) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("small");
+  set_tensor_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {std::to_string(n)});
+  std::vector<float> w(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) w[i] = 0.5f + static_cast<float>(i);
+  add_raw_initializer(g, "w", w, {n});
+  auto* node = g->add_node();
+  node->set_op_type("Add");
+  node->add_input("x");
+  node->add_input("w");
+  node->add_output("y");
+  set_tensor_type(g->add_output(), "y", onnx::TensorProto::FLOAT, {std::to_string(n)});
+  return m;
+}
+
+std::string save_model(const TempDir& d, const onnx::ModelProto& m, const std::string& file = "model.onnx") {
+  std::string bytes;
+  EXPECT_TRUE(m.SerializeToString(&bytes));
+  write_bytes(d / file, bytes);
+  return d / file;
+}
+
+// Makes initializer 0 of the model external: data at `offset` in `file` under dir (or just
+// the location string when dir is null, for the path-escape cases).
+void make_external(onnx::ModelProto& m, const std::string& location, const TempDir* dir, int64_t offset) {
+  auto* t = m.mutable_graph()->mutable_initializer(0);
+  std::string raw = t->raw_data();
+  t->clear_raw_data();
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto kv = [&](const char* k, const std::string& v) {
+    auto* e = t->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  kv("location", location);
+  kv("offset", std::to_string(offset));
+  kv("length", std::to_string(raw.size()));
+  if (dir) write_bytes(*dir / location, std::string(static_cast<size_t>(offset), '\x7f') + raw);
+}
+
+fs::path shared_dir() {
+  const char* env = std::getenv("FUSOR_SHARED");
+  return env ? fs::path(env) : fs::path(FUSOR_SOURCE_DIR) / ".." / "shared";
+}
+
+}  // namespace
+
+TEST(TensorIo, PbRoundTrip) {
+  TempDir d;
+  uint32_t seed = 1;
+  for (DType dt : {DType::f32, DType::i64, DType::boolean, DType::f16}) {
+    for (Shape s : {Shape{}, Shape{7}, Shape{2, 3, 5}, Shape{0, 4}}) {
+      Tensor t = random_tensor(dt, s, seed++);
+      std::string path = d / "t.pb", name;
+      write_tensor_pb(path, t, "tensor_a");
+      Tensor back = read_tensor_pb(path, &name);
+      EXPECT_EQ(name, "tensor_a");
+      expect_same(back, t);
+      expect_same(read_tensor(path), t);
+    }
+  }
+}
+
+TEST(TensorIo, NpyRoundTrip) {
+  TempDir d;
+  uint32_t seed = 100;
+  for (DType dt : {DType::f32, DType::i64, DType::boolean, DType::f16, DType::f64, DType::u8, DType::i32}) {
+    for (Shape s : {Shape{}, Shape{7}, Shape{2, 3, 5}}) {
+      Tensor t = random_tensor(dt, s, seed++);
+      write_npy(d / "t.npy", t);
+      expect_same(read_npy(d / "t.npy"), t);
+      expect_same(read_tensor(d / "t.npy"), t);
+    }
+  }
+}
+
+TEST(TensorIo, NpyHeaderMatchesNumpy) {
+  // The exact header numpy 1.x/2.x writes for np.save(f, np.zeros((2, 3), np.float32)).
+  TempDir d;
+  write_npy(d / "z.npy", Tensor(DType::f32, {2, 3}));
+  std::string bytes = read_bytes(d / "z.npy");
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
+  ASSERT_EQ(bytes.size(), 128u + 24u);
+  EXPECT_EQ(bytes.substr(0, 10), std::string("\x93NUMPY\x01\x00\x76\x00", 10));
+  EXPECT_EQ(bytes.substr(10, dict.size()), dict);
+  EXPECT_EQ(bytes[127], '\n');
+}
+
+TEST(TensorIo, NpyErrors) {
+  TempDir d;
+  write_npy(d / "ok.npy", random_tensor(DType::f32, {4, 4}, 7));
+  std::string good = read_bytes(d / "ok.npy");
+  std::string fortran = good;
+  fortran.replace(fortran.find("False"), 5, "True ");
+  write_bytes(d / "fortran.npy", fortran);
+  expect_error([&] { read_npy(d / "fortran.npy"); }, "fortran_order");
+  std::string big_endian = good;
+  big_endian.replace(big_endian.find("<f4"), 3, ">f4");
+  write_bytes(d / "be.npy", big_endian);
+  expect_error([&] { read_npy(d / "be.npy"); }, "big-endian");
+  write_bytes(d / "short.npy", good.substr(0, good.size() - 8));
+  expect_error([&] { read_npy(d / "short.npy"); }, "truncated");
+  write_bytes(d / "text.npy", "just text, definitely not numpy");
+  expect_error([&] { read_npy(d / "text.npy"); }, "text.npy");
+  expect_error([&] { read_npy(d / "missing.npy"); }, "missing.npy");
+  expect_error([&] { read_tensor(d / "t.csv"); }, "t.csv");
+  expect_error([&] { write_npy(d / "bf.npy", Tensor(DType::bf16, {2})); }, "bfloat16");
+  write_bytes(d / "garbage.pb", std::string("\xff\xff\xff\xff\x0f", 5));
+  try {
+    read_tensor_pb(d / "garbage.pb");
+    ADD_FAILURE() << "garbage .pb was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.component(), "io");
+    EXPECT_NE(std::string(e.what()).find("garbage.pb"), std::string::npos);
+  }
+}
+
+TEST(TensorIo, TypedFieldsDecode) {
+  onnx::TensorProto t;
+  t.set_name("h");
+  t.set_data_type(onnx::TensorProto::FLOAT16);
+  t.add_dims(2);
+  t.add_int32_data(0x3c00);  // 1.0 as IEEE half bits
+  t.add_int32_data(0xc000);  // -2.0
+  Tensor h = tensor_from_proto(t, ".");
+  EXPECT_EQ(h.get(0), 1.0);
+  EXPECT_EQ(h.get(1), -2.0);
+
+  onnx::TensorProto b;
+  b.set_data_type(onnx::TensorProto::BOOL);
+  b.add_dims(3);
+  for (int v : {1, 0, 1}) b.add_int32_data(v);
+  Tensor bt = tensor_from_proto(b, ".");
+  EXPECT_EQ(bt.get(0), 1.0);
+  EXPECT_EQ(bt.get(1), 0.0);
+
+  onnx::TensorProto i8;
+  i8.set_data_type(onnx::TensorProto::INT8);
+  i8.add_dims(2);
+  i8.add_int32_data(-5);
+  i8.add_int32_data(127);
+  Tensor it = tensor_from_proto(i8, ".");
+  EXPECT_EQ(it.get(0), -5.0);
+  EXPECT_EQ(it.get(1), 127.0);
+
+  onnx::TensorProto l;
+  l.set_data_type(onnx::TensorProto::INT64);  // scalar
+  l.add_int64_data(int64_t{1} << 50);
+  EXPECT_EQ(tensor_from_proto(l, ".").get_int(0), int64_t{1} << 50);
+
+  onnx::TensorProto u;
+  u.set_data_type(onnx::TensorProto::UINT32);
+  u.add_dims(1);
+  u.add_uint64_data(4000000000u);
+  EXPECT_EQ(tensor_from_proto(u, ".").get(0), 4000000000.0);
+
+  onnx::TensorProto f;
+  f.set_name("f");
+  f.set_data_type(onnx::TensorProto::FLOAT);
+  f.add_dims(3);
+  f.add_float_data(1.5f);
+  expect_error([&] { tensor_from_proto(f, "."); }, "tensor 'f'");
+}
+
+TEST(TensorIo, LoadTestDataSets) {
+  TempDir d;
+  for (int s : {10, 0, 2, 1}) {
+    fs::path dir = d.path / ("test_data_set_" + std::to_string(s));
+    fs::create_directories(dir);
+    for (int k : {0, 11, 2}) {  // input_11 must sort after input_2
+      Tensor t(DType::i64, {1});
+      t.set_int(0, s * 100 + k);
+      write_tensor_pb((dir / ("input_" + std::to_string(k) + ".pb")).string(), t, "in" + std::to_string(k));
+    }
+    write_tensor_pb((dir / "output_0.pb").string(), Tensor(DType::f32, {2}), "out");
+  }
+  auto cases = load_test_data_sets(d.path.string());
+  ASSERT_EQ(cases.size(), 4u);
+  int sets[] = {0, 1, 2, 10};
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_EQ(cases[i].inputs.size(), 3u);
+    ASSERT_EQ(cases[i].outputs.size(), 1u);
+    EXPECT_EQ(cases[i].inputs[0].get_int(0), sets[i] * 100 + 0);
+    EXPECT_EQ(cases[i].inputs[1].get_int(0), sets[i] * 100 + 2);
+    EXPECT_EQ(cases[i].inputs[2].get_int(0), sets[i] * 100 + 11);
+    EXPECT_EQ(cases[i].input_names[2], "in11");
+    EXPECT_EQ(cases[i].output_names[0], "out");
+  }
+  expect_error([&] { load_test_data_sets(d / "nope"); }, "nope");
+}
+
+TEST(OnnxImport, SmallModelStructure) {
+  TempDir d;
+  onnx::ModelProto m = small_model();
+  auto* g = m.mutable_graph();
+  // x has a symbolic batch dim; w also listed as an input (IR < 4 style) must stay a constant.
+  set_tensor_type(g->mutable_input(0), "x", onnx::TensorProto::FLOAT, {"batch", "6"});
+  set_tensor_type(g->add_input(), "w", onnx::TensorProto::FLOAT, {"6"});
+  // Out-of-order nodes: Gemm-like consumer listed before its producer; a Constant node;
+  // an unnamed node with every attribute kind and an omitted optional input.
+  auto* relu = g->add_node();
+  relu->set_op_type("Clip");
+  relu->set_name("clip");
+  relu->add_input("z");
+  relu->add_input("");
+  relu->add_input("c");
+  relu->add_output("out");
+  auto* c = g->add_node();
+  c->set_op_type("Constant");
+  c->add_output("c");
+  auto* cv = c->add_attribute();
+  cv->set_name("value_floats");
+  cv->set_type(onnx::AttributeProto::FLOATS);
+  cv->add_floats(2.5f);
+  auto* n = g->add_node();
+  n->set_op_type("Custom");
+  n->set_domain("com.example");
+  n->add_input("y");
+  n->add_output("z");
+  auto add_attr = [&](const char* name, onnx::AttributeProto::AttributeType t) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(t);
+    return a;
+  };
+  add_attr("i", onnx::AttributeProto::INT)->set_i(-3);
+  add_attr("f", onnx::AttributeProto::FLOAT)->set_f(0.25f);
+  add_attr("s", onnx::AttributeProto::STRING)->set_s("abc");
+  auto* ints = add_attr("ints", onnx::AttributeProto::INTS);
+  ints->add_ints(1);
+  ints->add_ints(2);
+  add_attr("floats", onnx::AttributeProto::FLOATS)->add_floats(1.5f);
+  add_attr("strings", onnx::AttributeProto::STRINGS)->add_strings("q");
+  auto* ta = add_attr("t", onnx::AttributeProto::TENSOR)->mutable_t();
+  ta->set_data_type(onnx::TensorProto::INT64);
+  ta->add_dims(2);
+  ta->add_int64_data(7);
+  ta->add_int64_data(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("com.example");
+  op->set_version(3);
+  g->mutable_output(0)->set_name("out");
+
+  Graph gr = load_onnx(save_model(d, m));
+  EXPECT_EQ(gr.opset, 17);
+  ASSERT_EQ(gr.inputs.size(), 1u);
+  const Value& x = gr.values[gr.inputs[0]];
+  EXPECT_EQ(x.name, "x");
+  EXPECT_EQ(x.dtype, DType::f32);
+  EXPECT_EQ(x.shape, (Shape{-1, 6}));
+  EXPECT_FALSE(x.shape_known);
+  int w = gr.find_value("w");
+  ASSERT_GE(w, 0);
+  ASSERT_TRUE(gr.values[w].constant.has_value());
+  EXPECT_EQ(gr.values[w].constant->get(5), 5.5);
+  int cid = gr.find_value("c");
+  ASSERT_TRUE(gr.values[cid].constant.has_value());
+  EXPECT_EQ(gr.values[cid].constant->shape(), (Shape{1}));
+  EXPECT_EQ(gr.values[cid].constant->get(0), 2.5);
+
+  ASSERT_EQ(gr.nodes.size(), 3u);  // the Constant was folded away
+  EXPECT_EQ(gr.nodes[0].op_type, "Add");
+  EXPECT_EQ(gr.nodes[0].name, "Add_0");
+  EXPECT_EQ(gr.nodes[1].op_type, "Custom");
+  EXPECT_EQ(gr.nodes[1].name, "Custom_3");
+  EXPECT_EQ(gr.nodes[1].domain, "com.example");
+  EXPECT_EQ(gr.nodes[1].opset, 3);
+  EXPECT_EQ(gr.nodes[0].opset, 17);
+  const Node& cn = gr.nodes[1];
+  EXPECT_EQ(cn.attr_i("i", 0), -3);
+  EXPECT_EQ(cn.attr_f("f", 0), 0.25);
+  EXPECT_EQ(cn.attr_s("s", ""), "abc");
+  EXPECT_EQ(cn.attr_ints("ints"), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(cn.attr_floats("floats"), (std::vector<double>{1.5}));
+  EXPECT_EQ(std::get<std::vector<std::string>>(cn.attrs.at("strings")), (std::vector<std::string>{"q"}));
+  ASSERT_NE(cn.attr_t("t"), nullptr);
+  EXPECT_EQ(cn.attr_t("t")->get_int(1), 8);
+  const Node& clip = gr.nodes[2];
+  EXPECT_EQ(clip.name, "clip");
+  ASSERT_EQ(clip.inputs.size(), 3u);
+  EXPECT_EQ(clip.inputs[1], -1);
+  EXPECT_EQ(clip.inputs[2], cid);
+  ASSERT_EQ(gr.outputs.size(), 1u);
+  EXPECT_EQ(gr.values[gr.outputs[0]].name, "out");
+  EXPECT_EQ(gr.values[gr.outputs[0]].producer, 2);
+}
+
+TEST(OnnxImport, ExternalData) {
+  TempDir d;
+  onnx::ModelProto m = small_model(16);
+  make_external(m, "weights.bin", &d, 40);
+  Graph g = load_onnx(save_model(d, m));
+  const Value& w = g.values[g.find_value("w")];
+  ASSERT_TRUE(w.constant.has_value());
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(w.constant->get(i), 0.5 + i);
+  // The same bytes from memory resolve against base_dir.
+  std::string bytes;
+  ASSERT_TRUE(m.SerializeToString(&bytes));
+  Graph g2 = load_onnx_from_bytes(bytes, d.path.string());
+  EXPECT_EQ(g2.values[g2.find_value("w")].constant->get(15), 15.5);
+}
+
+TEST(OnnxImport, BadInputsAreErrors) {
+  TempDir d;
+  expect_error([&] { load_onnx(d / "no_such_model.onnx"); }, "No such file");
+  expect_error([&] { load_onnx(d / "no_such_model.onnx"); }, "no_such_model.onnx");
+
+  write_bytes(d / "text.onnx", "hello, this is a text file and not an ONNX model\n");
+  expect_error([&] { load_onnx(d / "text.onnx"); }, "not a valid ONNX model");
+
+  std::string full;
+  ASSERT_TRUE(small_model(1024).SerializeToString(&full));
+  write_bytes(d / "truncated.onnx", full.substr(0, full.size() / 2));
+  expect_error([&] { load_onnx(d / "truncated.onnx"); }, "protobuf parse failed");
+
+  {
+    TempDir e;
+    onnx::ModelProto m = small_model();
+    make_external(m, "gone.bin", nullptr, 0);
+    expect_error([&] { load_onnx(save_model(e, m)); }, "gone.bin");
+  }
+  for (std::string loc : {"../../etc/passwd", "/etc/passwd", "sub/../../x.bin"}) {
+    TempDir e;
+    onnx::ModelProto m = small_model();
+    make_external(m, loc, nullptr, 0);
+    expect_error([&] { load_onnx(save_model(e, m)); }, "escapes the model folder");
+  }
+  {
+    onnx::ModelProto m = small_model();
+    m.mutable_graph()->mutable_node(0)->set_input(1, "nope");
+    m.mutable_graph()->mutable_node(0)->set_name("adder");
+    expect_error([&] { load_onnx(save_model(d, m, "undef.onnx")); }, "node 'adder' (Add): input 'nope' is not defined");
+  }
+  {
+    onnx::ModelProto m = small_model();
+    auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+    a->set_name("then_branch");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    a->mutable_g()->set_name("sub");
+    expect_error([&] { load_onnx(save_model(d, m, "sub.onnx")); }, "subgraph attributes (If/Loop/Scan) are not supported");
+  }
+  {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    expect_error([&] { load_onnx(save_model(d, m, "nograph.onnx")); }, "no graph");
+    m.mutable_graph()->set_name("empty");
+    expect_error([&] { load_onnx(save_model(d, m, "empty.onnx")); }, "no nodes and no outputs");
+  }
+}
+
+TEST(OnnxImport, SharedModels) {
+  fs::path models = shared_dir() / "models";
+  if (!fs::is_directory(models)) GTEST_SKIP() << "no shared models at " << models << " (set FUSOR_SHARED)";
+  int loaded = 0;
+  for (const auto& e : fs::directory_iterator(models)) {
+    fs::path file = e.path() / "model.onnx";
+    if (!fs::exists(file)) continue;
+    SCOPED_TRACE(file.string());
+    Graph g = load_onnx(file.string());
+    ++loaded;
+    EXPECT_GT(g.nodes.size(), 3u);
+    EXPECT_GE(g.inputs.size(), 1u);
+    EXPECT_LE(g.inputs.size(), 8u);
+    EXPECT_GE(g.outputs.size(), 1u);
+    EXPECT_GE(g.opset, 17);
+    for (const Node& n : g.nodes) EXPECT_NE(n.op_type, "Constant");
+    for (int i : g.inputs) EXPECT_TRUE(g.values[i].shape_known) << g.values[i].name;
+    auto cases = load_test_data_sets(e.path().string());
+    ASSERT_FALSE(cases.empty());
+    ASSERT_EQ(cases[0].inputs.size(), g.inputs.size());
+    for (size_t k = 0; k < g.inputs.size(); ++k) {
+      EXPECT_EQ(cases[0].inputs[k].dtype(), g.values[g.inputs[k]].dtype);
+      EXPECT_EQ(cases[0].inputs[k].shape(), g.values[g.inputs[k]].shape);
+    }
+    EXPECT_EQ(cases[0].outputs.size(), g.outputs.size());
+    if (e.path().filename() == "gpt2_tiny") {
+      EXPECT_EQ(g.opset, 18);
+      // These two live in model.onnx.data; random weights are never all zero.
+      for (const char* name : {"m.wte.weight", "m.wpe.weight"}) {
+        int id = g.find_value(name);
+        ASSERT_GE(id, 0) << name;
+        ASSERT_TRUE(g.values[id].constant.has_value()) << name;
+        const Tensor& t = *g.values[id].constant;
+        int64_t nonzero = 0;
+        for (int64_t i = 0; i < t.numel(); ++i) nonzero += t.get(i) != 0.0 && std::isfinite(t.get(i));
+        EXPECT_GT(nonzero, t.numel() / 2) << name;
+      }
+    }
+  }
+  EXPECT_GE(loaded, 1);
+}
+
+TEST(GraphBuilder, BuildsSortedGraph) {
+  GraphBuilder b("tiny");
+  int x = b.input("x", DType::f32, {2, 3});
+  Tensor w(DType::f32, {2, 3});
+  w.fill(1.0);
+  int wc = b.constant("w", w);
+  int y = b.op("Add", {x, wc});
+  auto parts = b.op_multi("Split", {y}, {{"axis", int64_t{1}}}, 3);
+  int z = b.op("Gemm", {parts[0], wc, -1}, {{"transB", int64_t{1}}, {"alpha", 0.5}});
+  b.output(z);
+  b.output(parts[2]);
+  expect_error([&] { b.op("Relu", {42}); }, "42");
+  expect_error([&] { b.input("x", DType::f32, {1}); }, "already used");
+  Graph g = b.build();
+  ASSERT_EQ(g.nodes.size(), 3u);
+  EXPECT_EQ(g.nodes[0].name, "Add_0");
+  EXPECT_EQ(g.nodes[1].op_type, "Split");
+  EXPECT_EQ(g.nodes[1].outputs.size(), 3u);
+  EXPECT_EQ(g.nodes[2].attr_i("transB", 0), 1);
+  EXPECT_EQ(g.nodes[2].attr_f("alpha", 1), 0.5);
+  EXPECT_EQ(g.nodes[2].inputs[2], -1);
+  EXPECT_EQ(g.values[z].producer, 2);
+  EXPECT_TRUE(g.values[wc].constant.has_value());
+  EXPECT_EQ(g.inputs, (std::vector<int>{x}));
+  EXPECT_EQ(g.outputs, (std::vector<int>{z, parts[2]}));
+}

@@ -1,0 +1,80 @@
+// `fusor bench`: times a model on a backend (median and spread of device and host time).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/backend.h"
+#include "ir/kernel_spec.h"
+#include "runtime/session.h"
+#include "tools/commands.h"
+
+namespace fusor {
+
+namespace {
+struct Summary {
+  double median = 0, p10 = 0, p90 = 0;
+};
+Summary summarize(std::vector<double> v) {
+  Summary s;
+  if (v.empty() || v[0] < 0) return {-1, -1, -1};
+  std::sort(v.begin(), v.end());
+  auto at = [&](double q) { return v[static_cast<size_t>(q * (v.size() - 1))]; };
+  s.median = at(0.5), s.p10 = at(0.1), s.p90 = at(0.9);
+  return s;
+}
+}  // namespace
+
+int cmd_bench(const BenchArgs& a) {
+  Graph g = load_model(a.model);
+  auto inputs = random_inputs(g, 0);
+  Graph sg = specialize(g, inputs);
+  CompileOptions o;
+  o.fusion = !a.no_fusion;
+  o.replay = !a.eager;
+  o.device = a.device;
+  auto b = make_backend(a.backend);
+  auto t0 = std::chrono::steady_clock::now();
+  auto exe = b->compile(sg, o);
+  double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  FusionOptions fo;
+  fo.fuse = o.fusion;
+  Plan plan = build_plan(sg, fo);
+  for (int i = 0; i < a.warmup; ++i) exe->run(inputs);
+  std::vector<double> host, dev;
+  for (int i = 0; i < a.iters; ++i) {
+    RunStats st;
+    exe->run(inputs, &st);
+    host.push_back(st.host_us);
+    dev.push_back(st.device_us);
+  }
+  Summary h = summarize(host), d = summarize(dev);
+  double bytes = static_cast<double>(plan.bytes_fused);
+  double gbps = d.median > 0 ? bytes / (d.median * 1e3) : -1;
+  if (a.json) {
+    nlohmann::json j = {{"model", a.model},        {"backend", a.backend},
+                        {"fusion", o.fusion},      {"replay", o.replay},
+                        {"iters", a.iters},        {"kernels", exe->kernel_count()},
+                        {"host_us", {{"median", h.median}, {"p10", h.p10}, {"p90", h.p90}}},
+                        {"device_us", {{"median", d.median}, {"p10", d.p10}, {"p90", d.p90}}},
+                        {"bytes_moved", plan.bytes_fused}, {"bytes_unfused", plan.bytes_unfused},
+                        {"gb_per_s", gbps},        {"compile_ms", compile_ms},
+                        {"arena_bytes", plan.arena_bytes}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("model %s on %s (fusion %s, %s)\n", a.model.c_str(), a.backend.c_str(), o.fusion ? "on" : "off",
+              o.replay ? "replay" : "eager");
+  std::printf("kernels per run   %d\n", exe->kernel_count());
+  std::printf("compile           %.1f ms\n", compile_ms);
+  std::printf("host time         median %.1f us (p10 %.1f, p90 %.1f)\n", h.median, h.p10, h.p90);
+  if (d.median >= 0) std::printf("device time       median %.1f us (p10 %.1f, p90 %.1f), %.1f GB/s\n", d.median, d.p10, d.p90, gbps);
+  else std::printf("device time       not measured on this backend\n");
+  std::printf("bytes moved       %lld (unfused plan would move %lld)\n", static_cast<long long>(plan.bytes_fused),
+              static_cast<long long>(plan.bytes_unfused));
+  std::printf("arena             %lld bytes\n", static_cast<long long>(plan.arena_bytes));
+  return 0;
+}
+
+}  // namespace fusor

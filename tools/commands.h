@@ -1,0 +1,23 @@
+// Commands of the fusor CLI implemented in their own files (tools/*.cpp is linked into the CLI).
+#pragma once
+#include <string>
+
+namespace fusor {
+
+struct ExplainArgs {
+  std::string model, dot;
+  bool no_fusion = false;
+};
+int cmd_explain(const ExplainArgs& a);
+
+struct BenchArgs {
+  std::string model, backend;
+  int iters = 50, warmup = 5, device = 0;
+  bool no_fusion = false, eager = false, json = false;
+};
+int cmd_bench(const BenchArgs& a);
+
+// "cuda" when a CUDA device is usable, else "vulkan" when a Vulkan device is, else "cpu".
+std::string best_backend();
+
+}  // namespace fusor

@@ -1,0 +1,111 @@
+// `fusor explain`: the fused plan as a table, its totals, and a Graphviz picture.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "backends/backend.h"
+#include "ir/kernel_spec.h"
+#include "runtime/session.h"
+#include "tools/commands.h"
+
+namespace fusor {
+
+static std::string human(int64_t b) {
+  char buf[32];
+  if (b >= (1 << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", b / 1048576.0);
+  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(b));
+  return buf;
+}
+
+static int64_t kernel_read(const Plan& p, const KernelSpec& k) {
+  int64_t r = 0;
+  for (int b : k.input_buffers()) r += p.buffers[b].nbytes();
+  return r;
+}
+static int64_t kernel_written(const Plan& p, const KernelSpec& k) {
+  int64_t w = 0;
+  if (k.kind == FusionKind::opaque) {
+    for (int b : k.output_buffers()) w += p.buffers[b].nbytes();
+  } else {
+    for (auto& o : k.outputs)
+      w += (o.per_row ? k.rows() : shape_numel(k.space)) * static_cast<int64_t>(dtype_size(p.buffers[o.buffer].dtype));
+  }
+  return w;
+}
+
+void write_plan_dot(const Plan& p, const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw Error("explain", "cannot write '" + path + "'");
+  f << "digraph fusor {\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n";
+  for (size_t b = 0; b < p.buffers.size(); ++b) {
+    const Buffer& buf = p.buffers[b];
+    const char* color = buf.role == Buffer::Role::input ? "lightblue" : buf.role == Buffer::Role::output ? "palegreen"
+                        : buf.role == Buffer::Role::constant ? "lightgray" : "white";
+    f << "  b" << b << " [shape=note, style=filled, fillcolor=" << color << ", label=\"" << buf.name << "\\n"
+      << shape_str(buf.shape) << "\"];\n";
+  }
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const KernelSpec& k = p.kernels[i];
+    f << "  subgraph cluster_k" << i << " {\n    label=\"" << k.name << " (" << fusion_kind_name(k.kind)
+      << ")\"; style=rounded; color=blue;\n";
+    for (size_t j = 0; j < k.fused_nodes.size(); ++j)
+      f << "    k" << i << "_" << j << " [label=\"" << k.fused_ops[j] << "\\n" << k.fused_nodes[j] << "\"];\n";
+    if (k.fused_nodes.empty()) f << "    k" << i << "_0 [label=\"" << k.name << "\"];\n";
+    f << "  }\n";
+    for (int b : k.input_buffers()) f << "  b" << b << " -> k" << i << "_0;\n";
+    for (int b : k.output_buffers())
+      f << "  k" << i << "_" << (k.fused_nodes.empty() ? 0 : k.fused_nodes.size() - 1) << " -> b" << b << ";\n";
+  }
+  f << "}\n";
+}
+
+int cmd_explain(const ExplainArgs& a) {
+  Graph g = load_model(a.model);
+  Graph sg = specialize(g, random_inputs(g, 0));
+  FusionOptions fo;
+  fo.fuse = !a.no_fusion;
+  Plan p = build_plan(sg, fo);
+  std::printf("%-4s %-7s %-40s %6s %12s %12s\n", "#", "kind", "ops fused", "inputs", "read", "written");
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const KernelSpec& k = p.kernels[i];
+    std::string ops;
+    for (auto& o : k.fused_ops) ops += (ops.empty() ? "" : "+") + o;
+    if (ops.size() > 40) ops = ops.substr(0, 37) + "...";
+    std::printf("%-4zu %-7s %-40s %6zu %12s %12s\n", i, fusion_kind_name(k.kind), ops.c_str(), k.input_buffers().size(),
+                human(kernel_read(p, k)).c_str(), human(kernel_written(p, k)).c_str());
+  }
+  std::printf("\nONNX nodes %d -> primitive nodes %zu -> kernels %zu\n", p.original_nodes, p.graph.nodes.size(),
+              p.kernels.size());
+  std::printf("bytes moved: unfused %s, fused %s (%.2fx less)\n", human(p.bytes_unfused).c_str(),
+              human(p.bytes_fused).c_str(), p.bytes_fused ? double(p.bytes_unfused) / double(p.bytes_fused) : 0.0);
+  std::printf("arena: peak %s vs naive %s (%.2fx less)\n", human(p.arena_bytes).c_str(), human(p.naive_bytes).c_str(),
+              p.arena_bytes ? double(p.naive_bytes) / double(p.arena_bytes) : 0.0);
+  if (!a.dot.empty()) {
+    write_plan_dot(p, a.dot);
+    std::printf("wrote %s", a.dot.c_str());
+    if (std::system("command -v dot >/dev/null 2>&1") == 0) {
+      std::string svg = a.dot + ".svg";
+      if (a.dot.size() > 4 && a.dot.substr(a.dot.size() - 4) == ".dot") svg = a.dot.substr(0, a.dot.size() - 4) + ".svg";
+      std::string cmd = "dot -Tsvg '" + a.dot + "' -o '" + svg + "'";
+      if (std::system(cmd.c_str()) == 0) std::printf(" and %s", svg.c_str());
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
+
+std::string best_backend() {
+  for (const char* name : {"cuda", "vulkan"}) {
+    try {
+      auto b = make_backend(name);
+      auto d = b->devices();
+      // lavapipe is a CPU device: prefer it over the interpreter, it still runs generated kernels.
+      if (!d.empty()) return name;
+    } catch (const std::exception&) {
+    }
+  }
+  return "cpu";
+}
+
+}  // namespace fusor

@@ -1,0 +1,234 @@
+// The fusor CLI: run, conform, explain, bench, devices. Every command is a thin layer over
+// the library; errors print one line and exit non-zero.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "backends/backend.h"
+#include "runtime/conform.h"
+#include "runtime/session.h"
+#include "runtime/tensor_io.h"
+#include "tools/commands.h"
+
+namespace fs = std::filesystem;
+using namespace fusor;
+
+namespace {
+
+std::string model_path(const std::string& p) {
+  if (fs::is_directory(p)) return (fs::path(p) / "model.onnx").string();
+  return p;
+}
+
+std::string summarize(const Tensor& t) {
+  char buf[256];
+  if (t.dtype() == DType::string) return "strings";
+  if (t.numel() == 0) return "empty";
+  double mn = INFINITY, mx = -INFINITY, sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = t.get(i);
+    mn = std::min(mn, v), mx = std::max(mx, v), sum += v;
+  }
+  std::string first;
+  for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 4); ++i) {
+    std::snprintf(buf, sizeof buf, "%s%.6g", i ? ", " : "", t.get(i));
+    first += buf;
+  }
+  std::snprintf(buf, sizeof buf, "min %.6g max %.6g mean %.6g  [%s%s]", mn, mx, sum / t.numel(), first.c_str(),
+                t.numel() > 4 ? ", ..." : "");
+  return buf;
+}
+
+std::vector<Tensor> read_inputs_dir(const std::string& dir) {
+  std::vector<std::pair<int, std::string>> files;
+  for (auto& e : fs::directory_iterator(dir)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("input_", 0) != 0) continue;
+    files.push_back({std::atoi(n.c_str() + 6), e.path().string()});
+  }
+  if (files.empty()) throw Error("run", "no input_K.pb / input_K.npy files in '" + dir + "'");
+  std::sort(files.begin(), files.end());
+  std::vector<Tensor> t;
+  for (auto& f : files) t.push_back(read_tensor(f.second));
+  return t;
+}
+
+int cmd_run(const std::string& model, std::string backend, const std::string& inputs_dir, uint64_t seed,
+            const std::string& out_dir, int device) {
+  std::string mp = model_path(model);
+  Graph g = load_model(mp);
+  if (backend.empty()) backend = best_backend();
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> expected;
+  std::string source;
+  if (!inputs_dir.empty()) {
+    inputs = read_inputs_dir(inputs_dir);
+    source = inputs_dir;
+  } else {
+    auto sets = load_test_data_sets(fs::path(mp).parent_path().string());
+    if (!sets.empty()) {
+      inputs = sets[0].inputs;
+      expected = sets[0].outputs;
+      source = sets[0].dir;
+    } else {
+      inputs = random_inputs(g, seed);
+      source = "random (seed " + std::to_string(seed) + ")";
+    }
+  }
+  std::printf("model   %s (%zu nodes, opset %d)\nbackend %s\ninputs  %s\n", mp.c_str(), g.nodes.size(), g.opset,
+              backend.c_str(), source.c_str());
+  auto t0 = std::chrono::steady_clock::now();
+  Graph sg = specialize(g, inputs);
+  auto b = make_backend(backend);
+  CompileOptions opts;
+  opts.device = device;
+  auto exe = b->compile(sg, opts);
+  auto t1 = std::chrono::steady_clock::now();
+  RunStats st;
+  auto outs = exe->run(inputs, &st);
+  auto t2 = std::chrono::steady_clock::now();
+  for (size_t k = 0; k < outs.size(); ++k)
+    std::printf("output  %s %s %s: %s\n", sg.values[sg.outputs[k]].name.c_str(), dtype_name(outs[k].dtype()),
+                shape_str(outs[k].shape()).c_str(), summarize(outs[k]).c_str());
+  std::printf("time    compile %.1f ms, run %.3f ms (%d kernels)\n",
+              std::chrono::duration<double, std::milli>(t1 - t0).count(),
+              std::chrono::duration<double, std::milli>(t2 - t1).count(), exe->kernel_count());
+  if (!out_dir.empty()) {
+    fs::create_directories(out_dir);
+    for (size_t k = 0; k < outs.size(); ++k)
+      write_tensor_pb((fs::path(out_dir) / ("output_" + std::to_string(k) + ".pb")).string(), outs[k],
+                      sg.values[sg.outputs[k]].name);
+    std::printf("wrote   %zu outputs to %s\n", outs.size(), out_dir.c_str());
+  }
+  if (expected.empty()) return 0;
+  bool ok = true;
+  for (size_t k = 0; k < expected.size() && k < outs.size(); ++k) {
+    auto c = compare_tensors(outs[k], expected[k], 1e-3, 1e-7);
+    std::printf("check   output %zu vs %s: %s (max abs %.3g, max rel %.3g)%s%s\n", k, source.c_str(),
+                c.ok ? "PASS" : "FAIL", c.max_abs, c.max_rel, c.ok ? "" : ": ", c.message.c_str());
+    ok = ok && c.ok;
+  }
+  return ok ? 0 : 1;
+}
+
+int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> backends, double rtol, double atol,
+                bool verbose) {
+  ConformOptions o;
+  if (!backends.empty()) o.backends = backends;
+  o.rtol = rtol;
+  o.atol = atol;
+  auto cases = find_cases(paths);
+  if (cases.empty()) throw Error("conform", "no model.onnx found under the given paths");
+  std::map<std::string, std::array<int, 3>> per_backend;
+  bool tty = isatty(fileno(stdout));
+  auto results = run_conformance(cases, o, [&](const CaseResult& r, size_t done, size_t total) {
+    const char* s = r.status == CaseStatus::passed ? "PASS" : r.status == CaseStatus::failed ? "FAIL" : "SKIP";
+    per_backend[r.backend][static_cast<int>(r.status)]++;
+    if (tty) std::printf("\r\033[K");
+    if (verbose || r.status != CaseStatus::passed || !tty)
+      std::printf("%s %-7s %s: %s\n", s, r.backend.c_str(), r.case_dir.c_str(), r.detail.c_str());
+    if (tty) std::printf("[%zu/%zu] %s", done, total, r.case_dir.c_str());
+    else if (total >= 50 && done % 100 == 0) std::fprintf(stderr, "progress: %zu/%zu cases\n", done, total);
+    std::fflush(stdout);
+  });
+  if (tty) std::printf("\r\033[K");
+  int p = 0, f = 0, s = 0;
+  for (auto& [b, c] : per_backend) {
+    std::printf("%-7s %d passed, %d failed, %d skipped\n", b.c_str(), c[0], c[1], c[2]);
+    p += c[0], f += c[1], s += c[2];
+  }
+  std::printf("%d passed, %d failed, %d skipped\n", p, f, s);
+  return f ? 1 : 0;
+}
+
+int cmd_devices() {
+  for (auto& name : backend_names()) {
+    try {
+      auto b = make_backend(name);
+      auto devs = b->devices();
+      if (devs.empty()) std::printf("%-7s (no device)\n", name.c_str());
+      for (size_t i = 0; i < devs.size(); ++i)
+        std::printf("%-7s [%zu] %s: %s\n", name.c_str(), i, devs[i].name.c_str(), devs[i].details.c_str());
+    } catch (const std::exception& e) {
+      std::printf("%-7s unavailable: %s\n", name.c_str(), e.what());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fusor: an operator-fusion runtime for ONNX models (CUDA, Vulkan/SPIR-V, CPU)"};
+  app.require_subcommand(1);
+
+  std::string model, backend, inputs_dir, out_dir;
+  uint64_t seed = 0;
+  int device = 0;
+  auto* run = app.add_subcommand("run", "run a model and print its outputs (checks them against test_data_set_* when present)");
+  run->add_option("model", model, "model.onnx or its folder")->required();
+  run->add_option("--backend", backend, "ref, cpu, vulkan or cuda (default: the best present)");
+  run->add_option("--inputs", inputs_dir, "folder of input_K.pb / input_K.npy files");
+  run->add_option("--seed", seed, "seed for random inputs");
+  run->add_option("--out", out_dir, "write outputs as output_K.pb here");
+  run->add_option("--device", device, "device index");
+
+  std::vector<std::string> paths, backends;
+  double rtol = 1e-3, atol = 1e-7;
+  bool verbose = false;
+  auto* conform = app.add_subcommand("conform", "run ONNX backend-test cases and compare with stored outputs");
+  conform->add_option("paths", paths, "case folders or folders of cases")->required();
+  conform->add_option("--backend", backends, "backend(s) to run (repeatable)");
+  conform->add_option("--rtol", rtol, "relative tolerance");
+  conform->add_option("--atol", atol, "absolute tolerance");
+  conform->add_flag("-v,--verbose", verbose, "print passing cases too");
+
+  auto* devices = app.add_subcommand("devices", "list backends built in and the devices each sees");
+
+  ExplainArgs ex;
+  auto* explain = app.add_subcommand("explain", "show the fused kernels, bytes moved and the memory plan");
+  explain->add_option("model", ex.model, "model.onnx or its folder")->required();
+  explain->add_option("--dot", ex.dot, "write a Graphviz file (and .svg when dot is installed)");
+  explain->add_flag("--no-fusion", ex.no_fusion, "show the unfused plan");
+
+  BenchArgs bn;
+  auto* bench = app.add_subcommand("bench", "time a model on a backend");
+  bench->add_option("model", bn.model, "model.onnx or its folder")->required();
+  bench->add_option("--backend", bn.backend, "backend (default: the best present)");
+  bench->add_option("--iters", bn.iters, "timed iterations");
+  bench->add_option("--warmup", bn.warmup, "warm-up iterations");
+  bench->add_flag("--no-fusion", bn.no_fusion, "one kernel per primitive op");
+  bench->add_flag("--eager", bn.eager, "no graph replay / re-record the command buffer every run");
+  bench->add_flag("--json", bn.json, "machine-readable output");
+  bench->add_option("--device", bn.device, "device index");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device);
+    if (*conform) return cmd_conform(paths, backends, rtol, atol, verbose);
+    if (*devices) return cmd_devices();
+    if (*explain) {
+      ex.model = model_path(ex.model);
+      return cmd_explain(ex);
+    }
+    if (*bench) {
+      bn.model = model_path(bn.model);
+      if (bn.backend.empty()) bn.backend = best_backend();
+      return cmd_bench(bn);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fusor: error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
