@@ -472,13 +472,90 @@ class Emitter {
     const int out = k_.opaque_outputs[0];
     for (size_t i = 1; i < k_.opaque_outputs.size(); ++i)
       if (k_.opaque_outputs[i] >= 0) throw Unsupported(d_.name, n.label() + ": op " + n.op_type + " with more than one output");
+    static const std::set<std::string> copies = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
+    const std::string& t = n.op_type;
     std::string body;
-    if (n.op_type == "Gather") body = gather(n, out);
-    else if (n.op_type == "Concat") body = concat(n, out);
-    else if (n.op_type == "MaxPool" || n.op_type == "AveragePool") body = pool(n, out);
-    else if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") body = global_pool(n, out);
-    else throw Unsupported(d_.name, n.label() + ": op " + n.op_type + " has no GPU kernel (opaque ops supported: Gather, Concat, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool)");
+    if (t == "Gather") body = gather(n, out);
+    else if (t == "Concat") body = concat(n, out);
+    else if (t == "MaxPool" || t == "AveragePool") body = pool(n, out);
+    else if (t == "GlobalAveragePool" || t == "GlobalMaxPool") body = global_pool(n, out);
+    else if (copies.count(t)) body = "    " + copy(in_buf(0), "fz_o", out, "fz_o") + "\n";
+    else if (t == "Transpose") body = transpose(n, out);
+    else if (t == "Expand") body = broadcast_copy(out);
+    else if (t == "Cast" && !dtype_is_float(dtype_of(in_buf(0))) && !dtype_is_float(dtype_of(out))) body = int_cast(out);
+    else if (auto* def = lookup_op(t); def && def->scalar) body = elementwise(n, *def->scalar, out);
+    else throw Unsupported(d_.name, n.label() + ": op " + t + " has no GPU kernel (opaque ops supported: Gather, Concat, "
+                           "MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, copies/views, element-wise)");
     return d_.kernel_begin(h_) + "  " + grid_loop("fz_o", opaque_total()) + body + "  }\n}\n";
+  }
+
+  // Declares fz_d<j> (coordinates of fz_o over shape os) and returns offset(st) builders.
+  std::string out_coords(const Shape& os) const {
+    std::string s;
+    for (size_t j = 0; j < os.size(); ++j) {
+      int64_t inner = 1;
+      for (size_t l = j + 1; l < os.size(); ++l) inner *= os[l];
+      s += "    fz_idx fz_d" + std::to_string(j) + " = (fz_o / " + lit(inner) + ") % " + lit(os[j]) + ";\n";
+    }
+    return s;
+  }
+  std::string coords_offset(const std::vector<int64_t>& st) const {
+    std::string s;
+    for (size_t j = 0; j < st.size(); ++j)
+      if (st[j] != 0) s += (s.empty() ? "" : " + ") + std::string("fz_d") + std::to_string(j) + " * " + lit(st[j]);
+    return s.empty() ? lit(0) : s;
+  }
+  // Strides of a contiguous input broadcast (NumPy rules) to os; numel-1 inputs are scalars.
+  std::vector<int64_t> bcast_strides(int b, const Shape& os) const {
+    const Shape& in = buffer(b).shape;
+    if (shape_numel(in) == 1 || in.size() > os.size()) return std::vector<int64_t>(os.size(), 0);
+    return broadcast_strides(in, os);
+  }
+
+  std::string transpose(const Node& n, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    std::vector<int64_t> perm = n.attr_ints("perm");
+    if (perm.empty())
+      for (int64_t i = static_cast<int64_t>(xs.size()) - 1; i >= 0; --i) perm.push_back(i);
+    const Shape cs = contiguous_strides(xs);
+    std::vector<int64_t> st;
+    for (auto p : perm) st.push_back(cs.at(static_cast<size_t>(p)));
+    return out_coords(buffer(out).shape) + "    " + copy(x, coords_offset(st), out, "fz_o") + "\n";
+  }
+  std::string broadcast_copy(int out) const {
+    const Shape& os = buffer(out).shape;
+    return out_coords(os) + "    " + copy(in_buf(0), coords_offset(bcast_strides(in_buf(0), os)), out, "fz_o") + "\n";
+  }
+  // Integer/bool -> integer/bool without a float round trip, so 64-bit values stay exact.
+  std::string int_cast(int out) const {
+    const int x = in_buf(0);
+    const std::string v = d_.element(slot(x), "fz_o");
+    if (dtype_of(out) == DType::boolean)
+      return "    " + d_.element(slot(out), "fz_o") + " = " + d_.cast(d_.storage_type(DType::boolean), "(" + v + ") != " + d_.cast(d_.storage_type(dtype_of(x)), "0") + " ? 1 : 0") + ";\n";
+    return "    " + d_.element(slot(out), "fz_o") + " = " + d_.cast(d_.storage_type(dtype_of(out)), v) + ";\n";
+  }
+  // An element-wise op the fuser left opaque (non-f32 dtypes): broadcast loads converted to
+  // float, the op's bound expression, a converting store (integers exact up to 2^24).
+  std::string elementwise(const Node& n, const ScalarRule& rule, int out) const {
+    const Shape& os = buffer(out).shape;
+    const bool int_math = dtype_is_int(dtype_of(in_buf(0)));
+    ExprNode e;
+    e.kind = ExprKind::op;
+    e.op = lookup_op(n.op_type);
+    e.bound = bind_scalar(rule, n, int_math);
+    std::string s = out_coords(os);
+    std::vector<std::string> ops;
+    for (size_t i = 0; i < k_.opaque_inputs.size(); ++i) {
+      if (k_.opaque_inputs[i] < 0) {
+        ops.emplace_back();
+        continue;
+      }
+      const int b = k_.opaque_inputs[i];
+      s += "    float fz_x" + std::to_string(i) + " = " + load_of(b, coords_offset(bcast_strides(b, os))) + ";\n";
+      ops.push_back("fz_x" + std::to_string(i));
+    }
+    return s + "    " + store_of(out, "fz_o", op_expression(e, ops, d_)) + "\n";
   }
 
   std::string gather(const Node& n, int out) const {

@@ -21,9 +21,11 @@
 //   * Contraction kernels (matmul / conv): emit_kernel emits macros + an epilogue function
 //     and then appends the dialect's template text (Dialect::matmul_template/conv_template),
 //     which owns the entry point. The macro contract templates rely on is listed below.
-//   * Opaque kernels: Gather, Concat, MaxPool/AveragePool (1-3 spatial dims, one output),
-//     GlobalAveragePool/GlobalMaxPool are generated here; other ops throw
-//     Unsupported(dialect.name, "op X ...").
+//   * Opaque kernels (whole contiguous buffers, one thread per output element): Gather,
+//     Concat, MaxPool/AveragePool (1-3 spatial dims, one output), GlobalAverage/MaxPool,
+//     copies (Reshape Flatten Squeeze Unsqueeze Identity Dropout), Transpose, Expand,
+//     int->int Cast (exact), and any op with a ScalarRule (values through float, so integers
+//     are exact up to 2^24). Other ops throw Unsupported(dialect.name, "... op X ...").
 //
 // Macros every kernel defines (templates may use them):
 //   FZ_KERNEL_NAME  the spec's name, sanitised to an identifier

@@ -103,7 +103,8 @@ template <class Dst, class Field> void copy_field(Tensor& out, const Field& src)
 
 Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir) {
   DType dt = dtype_from_onnx(t.data_type());
-  if (dt == DType::undefined) throw tensor_error(t, "unsupported data type " + std::to_string(t.data_type()));
+  if (dt == DType::undefined)  // float8/int4/...: a dtype fusor does not support (a skip, not a failure)
+    throw Unsupported("onnx", "tensor '" + t.name() + "': unsupported data type " + std::to_string(t.data_type()));
   if (t.has_segment()) throw tensor_error(t, "segmented tensors are not supported");
   // Every size is checked before allocating, so a corrupt or hostile file fails with an Error
   // instead of an overflowing or multi-terabyte allocation.
@@ -232,7 +233,7 @@ struct Importer {
           throw Error("onnx", label + ": attribute '" + a.name() + "': " + bare_message(e));
         }
       case A::GRAPH: case A::GRAPHS:
-        throw Error("onnx", label + ": subgraph attributes (If/Loop/Scan) are not supported");
+        throw Unsupported("onnx", label + ": subgraph attributes (If/Loop/Scan) are not supported");
       default:
         throw Error("onnx", label + ": attribute '" + a.name() + "' has unsupported type " +
                                 A::AttributeType_Name(static_cast<A::AttributeType>(type)));
@@ -315,7 +316,7 @@ struct Importer {
       read_type(vi, "graph input", dt, shape, known);
       // Fail here, naming the input, rather than deep in shape inference (e.g. float8/int4).
       if (dt == DType::undefined && vi.type().tensor_type().elem_type() != 0)
-        throw Error("onnx", "graph input '" + vi.name() + "': unsupported element type " +
+        throw Unsupported("onnx", "graph input '" + vi.name() + "': unsupported element type " +
                                 std::to_string(vi.type().tensor_type().elem_type()));
       int id = define(vi.name(), g.add_value(vi.name(), dt, shape, known), "graph input");
       g.inputs.push_back(id);

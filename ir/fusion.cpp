@@ -135,11 +135,13 @@ class Fuser {
     const Value& x = g_.values[n.inputs[0]];
     int64_t rank = static_cast<int64_t>(x.shape.size());
     std::vector<int64_t> axes;
+    // Axes moved from attribute to input in ReduceSum-13 and the other Reduce ops in opset 18.
+    bool axes_input = n.opset >= (n.op_type == "ReduceSum" ? 13 : 18);
     if (n.has_input(1)) {
       const Value& a = g_.values[n.inputs[1]];
       if (!a.constant) return false;
       for (int64_t i = 0; i < a.constant->numel(); ++i) axes.push_back(a.constant->get_int(i));
-    } else {
+    } else if (!axes_input) {
       axes = n.attr_ints("axes");
     }
     if (axes.empty()) {
@@ -251,7 +253,8 @@ class Fuser {
       op.op = lookup_op(n.op_type);
       op.bound = bind_scalar(*op.op->scalar, n, false);
       for (size_t i = 0; i < n.inputs.size(); ++i) {
-        if (n.inputs[i] < 0) {
+        // Inputs the expression never reads (CastLike's dtype donor) are not operands.
+        if (n.inputs[i] < 0 || op.bound.expr.find("{" + std::to_string(i) + "}") == std::string::npos) {
           op.args.push_back(-1);
           continue;
         }
@@ -382,6 +385,7 @@ class Fuser {
     auto it = buffer_of_.find(v);
     if (it != buffer_of_.end()) return it->second;
     const Value& val = g_.values[v];
+    if (val.dtype == DType::string) throw Unsupported("fusion", "value '" + val.name + "': string tensors are not supported");
     Buffer b;
     b.name = val.name;
     b.dtype = val.dtype;
@@ -429,6 +433,7 @@ class Fuser {
 
   // Single load of a materialized buffer through a view, or NeedMaterialize(v).
   std::pair<int, StridedView> operand_view(int v) {
+    if (mat_[v]) return {buffer_for(v), StridedView::contiguous(g_.values[v].shape)};
     Tree t = build(v);
     if (t.n.size() != 1 || t.n[0].kind != ExprKind::load) {
       // Materialize below any views, so the views stay free and the kernel that computes the

@@ -1,5 +1,6 @@
 #include "ir/passes.h"
 
+#include <algorithm>
 #include <set>
 
 #include "ir/op_table.h"
@@ -47,6 +48,24 @@ void infer_shapes(Graph& g, bool fold) {
     InferContext ctx(g, n);
     def.infer(ctx);
     if (!fold || !def.reference) continue;
+    // Shape and Size depend only on the (static) input shape, not its values.
+    if ((n.op_type == "Shape" || n.op_type == "Size") && n.outputs.size() == 1 && n.outputs[0] >= 0) {
+      const Shape& s = g.values[n.inputs[0]].shape;
+      int64_t r = static_cast<int64_t>(s.size());
+      Tensor t(DType::i64, g.values[n.outputs[0]].shape);
+      if (n.op_type == "Size") {
+        t.set_int(0, shape_numel(s));
+      } else {
+        int64_t start = n.attr_i("start", 0), end = n.attr_i("end", r);
+        if (start < 0) start += r;
+        if (end < 0) end += r;
+        start = std::clamp<int64_t>(start, 0, r);
+        end = std::clamp<int64_t>(end, 0, r);
+        for (int64_t i = start; i < end; ++i) t.set_int(i - start, s[i]);
+      }
+      g.values[n.outputs[0]].constant = std::move(t);
+      continue;
+    }
     bool all_const = true;
     for (int i : n.inputs)
       if (i >= 0 && !g.values[i].constant) all_const = false;

@@ -3,6 +3,9 @@
 // ../shared; the real models under $FUSOR_SHARED/models are loaded when present.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -519,3 +522,92 @@ TEST(GraphBuilder, BuildsSortedGraph) {
   EXPECT_EQ(g.inputs, (std::vector<int>{x}));
   EXPECT_EQ(g.outputs, (std::vector<int>{z, parts[2]}));
 }
+
+// ---- the CLI on bad input: one readable line on stderr, non-zero exit, never a crash ----
+namespace fusor {
+namespace {
+
+struct CliResult {
+  int status = -1;
+  std::string err;
+};
+
+CliResult run_cli(const std::string& args) {
+  const char* bin = std::getenv("FUSOR_BIN");
+  std::string exe = bin ? bin : "./fusor";
+  TempDir d;
+  std::string cmd = exe + " " + args + " >/dev/null 2>" + (d / "err.txt");
+  int rc = std::system(cmd.c_str());
+  CliResult r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+  r.err = read_bytes(d / "err.txt");
+  return r;
+}
+
+void expect_cli_error(const std::string& args, const std::string& substr) {
+  CliResult r = run_cli(args);
+  EXPECT_NE(r.status, 0) << args;
+  EXPECT_LT(r.status, 128) << "crashed: " << args;
+  EXPECT_NE(r.err.find(substr), std::string::npos) << args << " -> " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "expected one line: " << r.err;
+}
+
+TEST(Cli, BadInputsGiveOneLineErrors) {
+  if (!std::getenv("FUSOR_BIN") && !fs::exists("./fusor")) GTEST_SKIP() << "fusor binary not found (FUSOR_BIN unset)";
+  TempDir d;
+  expect_cli_error("run " + (d / "missing.onnx"), "cannot open");
+  write_bytes(d / "text.onnx", "this is not a model\n");
+  expect_cli_error("run " + (d / "text.onnx"), "not a valid ONNX model");
+  {
+    std::string bytes;
+    small_model(4096).SerializeToString(&bytes);
+    write_bytes(d / "trunc.onnx", bytes.substr(0, bytes.size() / 2));
+    expect_cli_error("run " + (d / "trunc.onnx"), "not a valid ONNX model");
+  }
+  {
+    onnx::ModelProto m = small_model();
+    m.mutable_graph()->mutable_node(0)->set_op_type("FrobnicateOp");
+    m.mutable_graph()->mutable_node(0)->set_name("frob_1");
+    TempDir md;
+    save_model(md, m);
+    CliResult r = run_cli("run " + (md / "model.onnx"));
+    EXPECT_NE(r.status, 0);
+    EXPECT_NE(r.err.find("frob_1"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("FrobnicateOp"), std::string::npos) << r.err;
+  }
+  {
+    // A .pb input whose shape contradicts the model's declared input.
+    TempDir md;
+    save_model(md, small_model(6));
+    fs::create_directories(md.path / "in");
+    Tensor wrong(DType::f32, {7});
+    wrong.fill(1.0);
+    write_tensor_pb(md / "in/input_0.pb", wrong, "x");
+    expect_cli_error("run " + (md / "model.onnx") + " --inputs " + (md / "in"), "expects shape");
+  }
+  {
+    TempDir md;
+    onnx::ModelProto m = small_model();
+    make_external(m, "weights.bin", nullptr, 0);  // file never written
+    save_model(md, m);
+    expect_cli_error("run " + (md / "model.onnx"), "weights.bin");
+  }
+  {
+    TempDir md;
+    onnx::ModelProto m = small_model();
+    make_external(m, "../../etc/passwd", nullptr, 0);
+    save_model(md, m);
+    expect_cli_error("run " + (md / "model.onnx"), "escapes the model folder");
+  }
+  expect_cli_error("run " + (d / "missing.onnx") + " --backend nosuch", "cannot open");
+}
+
+TEST(Cli, UnknownBackendIsAnError) {
+  if (!std::getenv("FUSOR_BIN") && !fs::exists("./fusor")) GTEST_SKIP() << "fusor binary not found (FUSOR_BIN unset)";
+  TempDir md;
+  save_model(md, small_model());
+  expect_cli_error("run " + (md / "model.onnx") + " --backend nosuch", "unknown or not built-in backend");
+}
+
+}  // namespace
+}  // namespace fusor

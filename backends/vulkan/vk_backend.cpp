@@ -14,7 +14,8 @@ class VulkanBackend : public Backend {
   std::vector<DeviceInfo> devices() const override {
     std::vector<DeviceInfo> out;
     try {
-      for (const auto& d : vk::Instance::get()->devices()) out.push_back({d.name, d.details()});
+      inst_ = vk::Instance::get();
+      for (const auto& d : inst_->devices()) out.push_back({d.name, d.details()});
     } catch (const Error&) {
       // No loader/ICD: no devices (compile() reports why).
     }
@@ -24,7 +25,7 @@ class VulkanBackend : public Backend {
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) override {
     std::shared_ptr<vk::Instance> inst;
     try {
-      inst = vk::Instance::get();
+      inst = inst_ = vk::Instance::get();
     } catch (const Error& e) {
       throw Error("vulkan", std::string("no Vulkan device: ") + e.what());
     }
@@ -32,6 +33,11 @@ class VulkanBackend : public Backend {
     std::shared_ptr<vk::Context> ctx = vk::Context::get(opts.device);
     return std::make_unique<vk::VulkanExecutable>(std::move(ctx), g, opts);
   }
+
+ private:
+  // Held so that repeated compiles (and devices()) reuse one instance and its validation
+  // messenger instead of creating one per executable.
+  mutable std::shared_ptr<vk::Instance> inst_;
 };
 
 }  // namespace

@@ -88,7 +88,14 @@ void VulkanExecutable::build_kernels() {
       deltas.push_back(bs.back().element_delta);
     }
     VulkanDialect dialect(info, k, deltas);
-    std::string src = emit_kernel(k, plan_, dialect);
+    std::string src;
+    try {
+      src = emit_kernel(k, plan_, dialect);
+    } catch (const Unsupported& e) {
+      if (k.kind != FusionKind::opaque || k.node < 0 || k.node >= static_cast<int>(plan_.graph.nodes.size())) throw;
+      const Node& n = plan_.graph.nodes[k.node];
+      throw Unsupported("vulkan", n.label() + ": op " + n.op_type + " is not supported by the vulkan backend (" + e.what() + ")");
+    }
     sources_[ki] = src;
     dump_source(k.name, src);
     int64_t groups = launch_dims(k, plan_, dialect).groups;

@@ -385,7 +385,7 @@ void add(const char* name, int min_in, int max_in, Typing typing, ScalarRule r) 
   } else {
     d.reference = [r](const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
       for (auto* t : in)
-        if (is_string(t)) throw Error("ref", n.label() + ": string tensors are not supported");
+        if (is_string(t)) throw Unsupported("ref", n.label() + ": string tensors are not supported");
       elementwise_loop(r, n, in, out[0], std::vector<bool>(in.size(), true));
     };
   }

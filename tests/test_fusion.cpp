@@ -1,0 +1,434 @@
+// The fusion pass, checked by running the fused plan (backend "cpu") against the reference
+// (backend "ref") on seeded random inputs, plus structural checks of the plans it forms.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "backends/backend.h"
+#include "frontend/builder.h"
+#include "ir/kernel_spec.h"
+#include "ir/passes.h"
+#include "runtime/conform.h"
+#include "runtime/session.h"
+#include "test_util.h"
+
+namespace fusor {
+namespace {
+
+using testing::random_tensor;
+
+struct Outcome {
+  std::vector<Tensor> ref, fused, unfused;
+  Plan plan;
+};
+
+// Runs g (inputs given) on ref, on cpu fused and on cpu unfused.
+Outcome run_all(const Graph& g, const std::vector<Tensor>& inputs) {
+  Graph sg = specialize(g, inputs);
+  Outcome o;
+  o.ref = run_on_backend("ref", sg, inputs);
+  o.fused = run_on_backend("cpu", sg, inputs);
+  CompileOptions off;
+  off.fusion = false;
+  o.unfused = run_on_backend("cpu", sg, inputs, off);
+  o.plan = build_plan(sg);
+  return o;
+}
+
+std::vector<Tensor> inputs_for(const Graph& g, uint64_t seed) {
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Value& v = g.values[g.inputs[i]];
+    in.push_back(random_tensor(v.dtype, v.shape, seed * 131 + i));
+  }
+  return in;
+}
+
+void expect_close(const Outcome& o, double tol, const std::string& what) {
+  ASSERT_EQ(o.ref.size(), o.fused.size()) << what;
+  for (size_t i = 0; i < o.ref.size(); ++i) {
+    ASSERT_EQ(o.ref[i].shape(), o.fused[i].shape()) << what;
+    EXPECT_LE(relative_l2(o.fused[i], o.ref[i]), tol) << what << " output " << i << " (fused)";
+    EXPECT_LE(relative_l2(o.unfused[i], o.ref[i]), tol) << what << " output " << i << " (unfused)";
+  }
+}
+
+// ---------------- structure: the fusion kinds form as intended ----------------
+
+TEST(Fusion, ElementwiseChainIsOneLoopKernel) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {3, 1000});
+  int y = x;
+  const char* ops[] = {"Tanh", "Relu", "Sigmoid", "Abs", "Neg", "Exp", "Tanh", "Relu"};
+  for (auto op : ops) y = b.op(op, {y});
+  b.output(y);
+  Graph g = b.build();
+  auto o = run_all(g, inputs_for(g, 1));
+  EXPECT_EQ(o.plan.kernels.size(), 1u);
+  EXPECT_EQ(o.plan.kernels[0].kind, FusionKind::loop);
+  // 8 ops unfused move 8 reads + 8 writes of n floats; fused one read + one write.
+  EXPECT_EQ(o.plan.bytes_unfused, 8 * o.plan.bytes_fused);
+  expect_close(o, 1e-6, "chain");
+}
+
+TEST(Fusion, SoftmaxIsOneInputFusion) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {7, 33});
+  b.output(b.op("Softmax", {x}, {{"axis", int64_t{-1}}}));
+  Graph g = b.build();
+  auto o = run_all(g, inputs_for(g, 2));
+  ASSERT_EQ(o.plan.kernels.size(), 1u);
+  EXPECT_EQ(o.plan.kernels[0].kind, FusionKind::input);
+  EXPECT_EQ(o.plan.kernels[0].reductions.size(), 2u);  // max, then sum of exp
+  expect_close(o, 1e-6, "softmax");
+}
+
+TEST(Fusion, LayerNormIsOneInputFusion) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {5, 64});
+  int s = b.constant("s", random_tensor(DType::f32, {64}, 3));
+  int c = b.constant("c", random_tensor(DType::f32, {64}, 4));
+  b.output(b.op("LayerNormalization", {x, s, c}, {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}));
+  Graph g = b.build();
+  auto o = run_all(g, inputs_for(g, 5));
+  ASSERT_EQ(o.plan.kernels.size(), 1u);
+  EXPECT_EQ(o.plan.kernels[0].reductions.size(), 2u);  // mean, variance
+  expect_close(o, 1e-5, "layernorm");
+}
+
+TEST(Fusion, GemmBiasActivationResidualIsOneOutputFusion) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {6, 16});
+  int r = b.input("r", DType::f32, {6, 8});
+  int w = b.constant("w", random_tensor(DType::f32, {8, 16}, 6));
+  int bias = b.constant("bias", random_tensor(DType::f32, {8}, 7));
+  int y = b.op("Gemm", {x, w, bias}, {{"transB", int64_t{1}}});
+  b.output(b.op("Add", {b.op("Relu", {y}), r}));
+  Graph g = b.build();
+  auto o = run_all(g, inputs_for(g, 8));
+  ASSERT_EQ(o.plan.kernels.size(), 1u);
+  EXPECT_EQ(o.plan.kernels[0].kind, FusionKind::output);
+  EXPECT_TRUE(o.plan.kernels[0].matmul.has_value());
+  expect_close(o, 1e-5, "gemm epilogue");
+}
+
+TEST(Fusion, GemmBiasBroadcastsAlongTheRightAxis) {
+  // Bias of shape [N] must broadcast over rows (axis -1), and [M, 1] over columns.
+  for (Shape bias_shape : {Shape{5}, Shape{3, 1}, Shape{1, 5}}) {
+    GraphBuilder b;
+    int x = b.input("x", DType::f32, {3, 4});
+    int w = b.constant("w", random_tensor(DType::f32, {4, 5}, 9));
+    int bias = b.constant("bias", random_tensor(DType::f32, bias_shape, 10));
+    b.output(b.op("Gemm", {x, w, bias}, {{"alpha", 0.5}, {"beta", 2.0}}));
+    Graph g = b.build();
+    expect_close(run_all(g, inputs_for(g, 11)), 1e-5, "bias " + shape_str(bias_shape));
+  }
+}
+
+TEST(Fusion, ConvBiasReluIsOneOutputFusion) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {1, 4, 9, 7});
+  int w = b.constant("w", random_tensor(DType::f32, {6, 2, 3, 3}, 12));
+  int bias = b.constant("bias", random_tensor(DType::f32, {6}, 13));
+  int y = b.op("Conv", {x, w, bias},
+               {{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 0, 2, 1}},
+                {"strides", std::vector<int64_t>{2, 1}}, {"dilations", std::vector<int64_t>{1, 2}}});
+  b.output(b.op("Relu", {y}));
+  Graph g = b.build();
+  auto o = run_all(g, inputs_for(g, 14));
+  ASSERT_EQ(o.plan.kernels.size(), 1u);
+  EXPECT_TRUE(o.plan.kernels[0].conv.has_value());
+  expect_close(o, 1e-5, "conv");
+}
+
+TEST(Fusion, IntermediateWithSeveralConsumersAndGraphOutput) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {4, 9});
+  int t = b.op("Tanh", {b.op("Mul", {x, x})});
+  int u = b.op("Add", {t, x});
+  int v = b.op("Mul", {t, b.op("Neg", {x})});
+  b.output(t);  // also a graph output: must be materialized
+  b.output(u);
+  b.output(v);
+  Graph g = b.build();
+  auto o = run_all(g, inputs_for(g, 15));
+  expect_close(o, 1e-6, "multi-consumer");
+  // Every graph output is written by some kernel.
+  for (int ob : o.plan.output_buffers) {
+    bool written = false;
+    for (auto& k : o.plan.kernels)
+      for (int w : k.output_buffers()) written |= w == ob;
+    EXPECT_TRUE(written);
+  }
+}
+
+TEST(Fusion, TransposedAndSlicedInputsAreFreeViews) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {6, 5, 4});
+  int t = b.op("Transpose", {x}, {{"perm", std::vector<int64_t>{2, 0, 1}}});  // [4, 6, 5]
+  auto c = [&](std::vector<int64_t> v) {
+    Tensor k(DType::i64, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) k.set_int(i, v[i]);
+    return b.constant("c" + std::to_string(v[0]) + std::to_string(v.size()) + std::to_string(v.back()), k);
+  };
+  int s = b.op("Slice", {t, c({3, 1}), c({-100, 6}), c({0, 1}), c({-1, 2})}, {});  // reversed rows, every 2nd
+  int y = b.op("Mul", {b.op("Relu", {s}), s});
+  b.output(y);
+  Graph g = b.build();
+  g.opset = 13;
+  for (auto& n : g.nodes) n.opset = 13;
+  auto o = run_all(g, inputs_for(g, 16));
+  EXPECT_EQ(o.plan.kernels.size(), 1u);  // transpose and slice folded into the loads
+  expect_close(o, 1e-6, "views");
+}
+
+TEST(Fusion, BroadcastSizeOneAndExpand) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {3, 1, 5});
+  int y = b.input("y", DType::f32, {4, 1});
+  Tensor shape(DType::i64, {3});
+  shape.set_int(0, 3), shape.set_int(1, 4), shape.set_int(2, 5);
+  int e = b.op("Expand", {y, b.constant("shape", shape)});
+  b.output(b.op("Sub", {b.op("Add", {x, y}), b.op("Mul", {e, x})}));
+  Graph g = b.build();
+  auto o = run_all(g, inputs_for(g, 17));
+  EXPECT_EQ(o.plan.kernels.size(), 1u);
+  expect_close(o, 1e-6, "broadcast");
+}
+
+TEST(Fusion, ReductionLengths) {
+  for (int64_t len : {1, 11, 1023, 65537}) {
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax"}) {
+      GraphBuilder b("reduce", 11);  // opset 11: axes is an attribute for every Reduce op
+      int x = b.input("x", DType::f32, {2, len});
+      int r = b.op(op, {b.op("Tanh", {x})}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
+      b.output(b.op("Sub", {x, r}));
+      Graph g = b.build();
+      expect_close(run_all(g, inputs_for(g, 18 + len)), 1e-5, std::string(op) + " len " + std::to_string(len));
+    }
+  }
+}
+
+TEST(Fusion, EmptyTensors) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {0, 3});
+  b.output(b.op("Relu", {b.op("Add", {x, x})}));
+  Graph g = b.build();
+  auto o = run_all(g, inputs_for(g, 19));
+  ASSERT_EQ(o.fused[0].shape(), (Shape{0, 3}));
+}
+
+TEST(Fusion, NanInfAndNegativeZeroFollowIeee) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  std::vector<double> vals{nan, inf, -inf, -0.0, 0.0, 1.5, -2.5, nan};
+  Tensor x(DType::f32, {2, 4}), y(DType::f32, {2, 4});
+  for (int i = 0; i < 8; ++i) x.set(i, vals[i]), y.set(i, vals[7 - i]);
+  for (const char* op : {"Max", "Min", "Relu", "Clip", "ReduceMax", "ReduceSum", "ReduceMin"}) {
+    GraphBuilder b("ieee", 11);
+    int xi = b.input("x", DType::f32, {2, 4});
+    int yi = b.input("y", DType::f32, {2, 4});
+    std::string o = op;
+    int r;
+    if (o == "Max" || o == "Min") r = b.op(op, {xi, yi});
+    else if (o == "Relu") r = b.op(op, {xi});
+    else if (o == "Clip") {
+      Tensor lo(DType::f32, {}), hi(DType::f32, {});
+      lo.set(0, -1.0), hi.set(0, 1.0);
+      r = b.op(op, {xi, b.constant("lo", lo), b.constant("hi", hi)});
+    } else r = b.op(op, {b.op("Add", {xi, yi})}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
+    b.output(b.op("Identity", {r}));
+    Graph g = b.build();
+    auto out = run_all(g, {x, y});
+    for (int64_t i = 0; i < out.ref[0].numel(); ++i) {
+      double a = out.fused[0].get(i), e = out.ref[0].get(i);
+      if (std::isnan(e)) EXPECT_TRUE(std::isnan(a)) << op << " element " << i;
+      else {
+        EXPECT_EQ(a, e) << op << " element " << i;
+        EXPECT_EQ(std::signbit(a), std::signbit(e)) << op << " sign of element " << i;
+      }
+    }
+  }
+}
+
+TEST(Fusion, MemoryPlanNeverOverlapsLiveBuffers) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {64, 64});
+  int w = b.constant("w", random_tensor(DType::f32, {64, 64}, 20));
+  int h = x;
+  for (int i = 0; i < 6; ++i) h = b.op("Tanh", {b.op("MatMul", {h, w})});
+  b.output(h);
+  Graph g = b.build();
+  auto o = run_all(g, inputs_for(g, 21));
+  expect_close(o, 1e-5, "mlp chain");
+  const Plan& p = o.plan;
+  EXPECT_LT(p.arena_bytes, p.naive_bytes);
+  int nk = static_cast<int>(p.kernels.size());
+  std::vector<int> first(p.buffers.size(), nk), last(p.buffers.size(), -1);
+  for (int k = 0; k < nk; ++k) {
+    for (int bb : p.kernels[k].input_buffers()) first[bb] = std::min(first[bb], k), last[bb] = std::max(last[bb], k);
+    for (int bb : p.kernels[k].output_buffers()) first[bb] = std::min(first[bb], k), last[bb] = std::max(last[bb], k);
+  }
+  // Inputs are live from before the first kernel, outputs until after the last.
+  for (size_t a = 0; a < p.buffers.size(); ++a) {
+    if (p.buffers[a].role == Buffer::Role::input) first[a] = -1;
+    if (p.buffers[a].role != Buffer::Role::intermediate) last[a] = nk;
+  }
+  for (size_t a = 0; a < p.buffers.size(); ++a)
+    for (size_t c = a + 1; c < p.buffers.size(); ++c) {
+      const Buffer &A = p.buffers[a], &C = p.buffers[c];
+      if (A.role == Buffer::Role::constant || C.role == Buffer::Role::constant) continue;
+      bool live_overlap = first[a] < last[c] && first[c] < last[a];
+      bool mem_overlap = A.offset < C.offset + C.nbytes() && C.offset < A.offset + A.nbytes();
+      EXPECT_FALSE(live_overlap && mem_overlap) << A.name << " / " << C.name;
+    }
+}
+
+// ---------------- seeded random graphs ----------------
+
+// Builds a random DAG of element-wise, broadcast, view, reduction and matmul ops.
+struct RandomGraph {
+  Graph g;
+  bool elementwise_only = true;
+};
+
+RandomGraph random_graph(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  const int64_t dims[] = {1, 2, 3, 5, 7, 8, 13, 16};
+  int rank = 1 + pick(3);
+  Shape shape;
+  for (int i = 0; i < rank; ++i) shape.push_back(dims[pick(8)]);
+  GraphBuilder b("random", 13);
+  RandomGraph rg;
+  struct V {
+    int id;
+    Shape s;
+  };
+  std::vector<V> pool{{b.input("x0", DType::f32, shape), shape}};
+  int n_inputs = 1;
+  const char* unary[] = {"Tanh", "Relu", "Sigmoid", "Abs", "Neg", "Softsign", "Erf", "HardSwish"};
+  const char* binary[] = {"Add", "Mul", "Sub", "Max", "Min"};
+  int steps = 3 + pick(10);
+  int cidx = 0;
+  auto ints = [&](std::vector<int64_t> v) {
+    Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.set_int(i, v[i]);
+    return b.constant("k" + std::to_string(cidx++), t);
+  };
+  for (int s = 0; s < steps; ++s) {
+    V a = pool[pick(static_cast<int>(pool.size()))];
+    int kind = pick(10);
+    if (kind < 3) {
+      pool.push_back({b.op(unary[pick(8)], {a.id}), a.s});
+    } else if (kind < 6) {
+      // Broadcast partner: same shape, some dims 1, or a lower rank; sometimes an existing value.
+      Shape ps = a.s;
+      for (auto& d : ps)
+        if (pick(3) == 0) d = 1;
+      if (!ps.empty() && pick(4) == 0) ps.erase(ps.begin());
+      V partner{-1, ps};
+      for (auto& q : pool)
+        if (q.s == a.s && pick(2) == 0) partner = q;
+      if (partner.id < 0) partner.id = b.input("x" + std::to_string(n_inputs++), DType::f32, ps);
+      Shape out = broadcast_shapes({a.s, partner.s}, "random");
+      pool.push_back({b.op(binary[pick(5)], pick(2) ? std::vector<int>{a.id, partner.id} : std::vector<int>{partner.id, a.id}), out});
+    } else if (kind == 6 && a.s.size() >= 2) {
+      std::vector<int64_t> perm(a.s.size());
+      for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+      std::shuffle(perm.begin(), perm.end(), rng);
+      Shape o;
+      for (auto p : perm) o.push_back(a.s[p]);
+      pool.push_back({b.op("Transpose", {a.id}, {{"perm", perm}}), o});
+    } else if (kind == 7 && !a.s.empty()) {
+      int ax = pick(static_cast<int>(a.s.size()));
+      int64_t d = a.s[ax];
+      if (pick(2)) {  // slice with a step, maybe reversed
+        int64_t step = pick(2) ? 1 : (pick(2) ? 2 : -1);
+        int64_t start = step > 0 ? pick(static_cast<int>(d)) : d - 1;
+        int64_t end = step > 0 ? d : -d - 1;
+        int64_t count = step > 0 ? (end - start + step - 1) / step : (start - (end + d) + (-step) - 1) / (-step);
+        Shape o = a.s;
+        o[ax] = count;
+        if (count <= 0) continue;
+        pool.push_back({b.op("Slice", {a.id, ints({start}), ints({end}), ints({ax}), ints({step})}), o});
+      } else {  // reshape: flatten everything
+        Shape o{shape_numel(a.s)};
+        pool.push_back({b.op("Reshape", {a.id, ints({-1})}), o});
+      }
+    } else if (kind == 8 && !a.s.empty()) {
+      rg.elementwise_only = false;
+      int ax = pick(static_cast<int>(a.s.size()));
+      const char* r[] = {"ReduceSum", "ReduceMean", "ReduceMax"};
+      int red = b.op(r[pick(3)], {a.id}, {{"keepdims", int64_t{1}}});
+      b.graph().nodes.back().inputs.push_back(ints({ax}));
+      b.graph().nodes.back().opset = 13;
+      if (std::string(b.graph().nodes.back().op_type) != "ReduceSum") {
+        b.graph().nodes.back().inputs.pop_back();
+        b.graph().nodes.back().attrs["axes"] = std::vector<int64_t>{ax};
+      }
+      pool.push_back({b.op("Sub", {a.id, red}), a.s});  // the usual "x - reduce(x)" consumer
+    } else if (kind == 9 && a.s.size() >= 2) {
+      rg.elementwise_only = false;
+      int64_t n = dims[pick(8)];
+      int w = b.constant("w" + std::to_string(cidx++), random_tensor(DType::f32, {a.s.back(), n}, seed + cidx));
+      Shape o = a.s;
+      o.back() = n;
+      pool.push_back({b.op("MatMul", {a.id, w}), o});
+    }
+  }
+  // Outputs: the last value, plus sometimes an intermediate.
+  b.output(pool.back().id);
+  if (pool.size() > 2 && pick(2)) b.output(pool[1 + pick(static_cast<int>(pool.size()) - 2)].id);
+  rg.g = b.build();
+  return rg;
+}
+
+TEST(FusionRandom, HundredsOfGraphsMatchReference) {
+  int elementwise = 0, mixed = 0;
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    RandomGraph rg = random_graph(seed);
+    std::vector<Tensor> in;
+    try {
+      in = inputs_for(rg.g, seed);
+      Outcome o = run_all(rg.g, in);
+      expect_close(o, rg.elementwise_only ? 1e-6 : 1e-5, "random graph seed " + std::to_string(seed));
+      (rg.elementwise_only ? elementwise : mixed)++;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "seed " << seed << ": " << e.what();
+    }
+    if (::testing::Test::HasFailure()) break;
+  }
+  std::printf("random graphs: %d element-wise, %d with reductions/matmul\n", elementwise, mixed);
+  EXPECT_GT(elementwise + mixed, 300);
+}
+
+// ---------------- real models ----------------
+
+TEST(FusionModels, CpuMatchesStoredOutputsOnSharedModels) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "../shared/models not present (set FUSOR_SHARED)";
+  for (const char* m : {"mlp_block", "squeezenet1_1", "mobilenet_v3_small"}) {
+    auto r = run_case(shared + "/models/" + m, "cpu", ConformOptions{});
+    EXPECT_EQ(r.status, CaseStatus::passed) << m << ": " << r.detail;
+  }
+}
+
+TEST(FusionModels, Gpt2HasFewerThanHalfAsManyKernelsAsNodes) {
+  std::string dir = std::string(FUSOR_SOURCE_DIR) + "/examples/gpt2_tiny/model.onnx";
+  Graph g = load_model(dir);
+  Graph sg = specialize(g, random_inputs(g, 0));
+  Plan p = build_plan(sg);
+  EXPECT_LT(2 * p.kernels.size(), static_cast<size_t>(p.original_nodes));
+  EXPECT_LT(p.bytes_fused, p.bytes_unfused);
+  EXPECT_LT(p.arena_bytes, p.naive_bytes);
+  // Fused plan vs reference on the model, seeded random token ids.
+  auto in = random_inputs(g, 7);
+  auto ref = run_on_backend("ref", sg, in);
+  auto cpu = run_on_backend("cpu", sg, in);
+  EXPECT_LE(relative_l2(cpu[0], ref[0]), 1e-5);
+}
+
+}  // namespace
+}  // namespace fusor
