@@ -22,7 +22,20 @@ Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) {
     v.dtype = inputs[i].dtype();
     shapes[v.name] = inputs[i].shape();
   }
-  make_static(s, shapes);
+  try {
+    make_static(s, shapes);
+  } catch (const Error& e) {
+    // A shape-determining input (Reshape's shape, Reduce axes, Pad pads...) fed at run time:
+    // specialise on the values of the small integer inputs too, as torch.compile does for ints.
+    if (std::string(e.what()).find("must be a constant") == std::string::npos) throw;
+    s = g;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Value& v = s.values[s.inputs[i]];
+      v.dtype = inputs[i].dtype();
+      if ((dtype_is_int(v.dtype) && inputs[i].numel() <= 64) || inputs[i].numel() == 1) v.constant = inputs[i];
+    }
+    make_static(s, shapes);
+  }
   return s;
 }
 

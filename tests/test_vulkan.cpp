@@ -261,7 +261,9 @@ TEST_F(VulkanTest, BarriersOnlyWhereDataFlows) {
   // Two independent outputs of one input: their kernels need no barrier between them.
   GraphBuilder b2;
   int u = b2.input("u", DType::f32, {64, 64});
-  b2.output(b2.op("ReduceSum", {u}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}));
+  Tensor axis1(DType::i64, {1});
+  axis1.set_int(0, 1);
+  b2.output(b2.op("ReduceSum", {u, b2.constant("axes", axis1)}, {{"keepdims", int64_t{0}}}));  // opset 13+: axes input
   b2.output(b2.op("ReduceMax", {u}, {{"axes", std::vector<int64_t>{0}}, {"keepdims", int64_t{0}}}));
   Graph g2 = make_graph(b2);
   auto e2 = vk_->compile(g2, {});

@@ -70,6 +70,8 @@ class CpuExecutable : public Executable {
 
   double load(int b, int64_t off) {
     DType t = p_.buffers[b].dtype;
+    // Only reachable for positions of an empty reduction (their value is never combined).
+    if (off < 0 || off >= shape_numel(p_.buffers[b].shape)) return std::numeric_limits<double>::quiet_NaN();
     const std::byte* ptr = base(b);
     switch (t) {
       case DType::f32: { float v; std::memcpy(&v, ptr + off * 4, 4); return v; }
@@ -167,7 +169,7 @@ class CpuExecutable : public Executable {
     std::vector<int> outer, inner;
     for (int i = 0; i < rank; ++i) (reduced[i] ? inner : outer).push_back(i);
     const int64_t rows = k.rows(), len = k.row_length();
-    if (shape_numel(k.space) == 0) return;
+    if (rows == 0) return;
     std::vector<double> val(k.expr.size()), red(k.reductions.size());
     std::vector<int64_t> c(rank, 0);
     const int last = static_cast<int>(k.expr.size()) - 1;
@@ -199,7 +201,16 @@ class CpuExecutable : public Executable {
         }
         red[r] = static_cast<float>(R.mean ? a / static_cast<double>(len) : a);
       }
-      for (int64_t q = 0; q < len; ++q) {
+      // An empty reduction still writes its per-row outputs (the combiner's identity).
+      for (int64_t q = 0; q < std::max<int64_t>(len, 1); ++q) {
+        if (len == 0) {
+          for (auto& o : k.outputs)
+            if (o.per_row) {
+              eval(k, c, red, 0, val, o.expr);
+              store(o.buffer, offset_of(o.view, c), val[o.expr]);
+            }
+          break;
+        }
         set_index(inner, q);
         double acc = (k.matmul || k.conv) ? contraction(k, c) : 0.0;
         eval(k, c, red, acc, val, last);

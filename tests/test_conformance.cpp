@@ -1,0 +1,62 @@
+// Conformance runs as tests: the real models in ../shared/models and the ONNX node suite,
+// on ref and on the fused cpu backend. Skipped (with the reason) when ../shared is absent.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "runtime/conform.h"
+#include "test_util.h"
+
+namespace fusor {
+namespace {
+
+TEST(Conformance, SharedModelsOnRefAndCpu) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "../shared/models not present (set FUSOR_SHARED)";
+  for (const char* m : {"mlp_block", "squeezenet1_1", "mobilenet_v3_small", "gpt2_tiny"}) {
+    ConformOptions o;
+    // gpt2_tiny: one output element (4.6e-5) differs from onnxruntime's fp32 result by 1.9e-7;
+    // the fp64 result is 6.7e-8 from ours and 2.5e-7 from the stored one, so the default atol
+    // (1e-7, below one ulp at the model's O(1) magnitudes) cannot be met by any other fp32
+    // implementation. See README "Conformance".
+    if (std::string(m) == "gpt2_tiny") o.atol = 1e-6;
+    for (const char* b : {"ref", "cpu"}) {
+      auto r = run_case(shared + "/models/" + m, b, o);
+      EXPECT_EQ(r.status, CaseStatus::passed) << m << " on " << b << ": " << r.detail;
+    }
+  }
+}
+
+TEST(Conformance, ExampleModelShippedWithTheRepository) {
+  ConformOptions o;
+  o.atol = 1e-6;  // see SharedModelsOnRefAndCpu
+  for (const char* b : {"ref", "cpu"}) {
+    auto r = run_case(std::string(FUSOR_SOURCE_DIR) + "/examples/gpt2_tiny", b, o);
+    EXPECT_EQ(r.status, CaseStatus::passed) << b << ": " << r.detail;
+  }
+}
+
+// Every node-suite case: the fused cpu backend must pass every case ref passes.
+TEST(Conformance, NodeSuiteCpuPassesEverythingRefPasses) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "../shared/onnx-tests not present (set FUSOR_SHARED)";
+  ConformOptions o;
+  o.backends = {"ref", "cpu"};
+  auto cases = find_cases({shared + "/onnx-tests/node"});
+  std::map<std::string, std::map<std::string, CaseStatus>> status;
+  auto results = run_conformance(cases, o, nullptr);
+  int ref_pass = 0;
+  for (auto& r : results) {
+    status[r.case_dir][r.backend] = r.status;
+    if (r.backend == "ref" && r.status == CaseStatus::passed) ++ref_pass;
+  }
+  for (auto& r : results)
+    if (r.backend == "cpu" && status[r.case_dir]["ref"] == CaseStatus::passed)
+      EXPECT_EQ(r.status, CaseStatus::passed) << r.case_dir << ": " << r.detail;
+  std::printf("node suite: ref passes %d of %zu\n", ref_pass, cases.size());
+  EXPECT_GE(ref_pass * 100, static_cast<int>(cases.size()) * 40) << "below 40% of the node suite on ref";
+}
+
+}  // namespace
+}  // namespace fusor
