@@ -16,6 +16,7 @@ namespace {
 // far below 2^31 leaves room for that step without overflow in 32-bit mode.
 constexpr int64_t kIndex32Limit = (int64_t{1} << 31) - (int64_t{1} << 26);
 constexpr int64_t kDefaultGroup = 256;
+constexpr int64_t kLoopUnroll = 4;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t pow2_ceil(int64_t v) {
@@ -142,6 +143,10 @@ class Emitter {
   std::vector<const StridedView*> views_;  // loads, then outputs
   std::vector<CDim> dims_;
   LaunchDims launch_;
+  int64_t matmul_items_ = 0;
+  int64_t unroll_ = 1;      // loop kernels: elements per thread per iteration
+  std::string sfx_;         // suffix of coordinate/value locals (one per unrolled copy)
+  std::string matmul_macros_;
 
   [[noreturn]] void fail(const std::string& why) const { throw Error("codegen", "kernel '" + k_.name + "': " + why); }
 
@@ -205,7 +210,9 @@ class Emitter {
     if (k_.matmul) {
       const auto& m = *k_.matmul;
       launch_.group_size = d_.matmul_group_size;
-      launch_.groups = total == 0 ? 0 : (total / (m.m * m.n)) * ceil_div(m.m, d_.matmul_tile_m) * ceil_div(m.n, d_.matmul_tile_n);
+      launch_.groups = 0;
+      if (total > 0) matmul_macros_ = d_.matmul_config(total / (m.m * m.n), m.m, m.n, m.k, launch_.groups);
+      matmul_items_ = launch_.groups;
     } else if (k_.conv) {
       launch_.group_size = d_.conv_group_size;
       launch_.groups = ceil_div(total, launch_.group_size);
@@ -216,8 +223,11 @@ class Emitter {
       launch_.group_size = row_group_size(k_.row_length());
       launch_.groups = k_.row_length() == 0 ? 0 : k_.rows();
     } else {
+      // Large loop kernels handle kLoopUnroll elements per thread so each thread issues that
+      // many independent loads before its stores (memory-level parallelism).
       launch_.group_size = kDefaultGroup;
-      launch_.groups = ceil_div(total, kDefaultGroup);
+      unroll_ = total >= kDefaultGroup * kLoopUnroll * 1024 ? kLoopUnroll : 1;
+      launch_.groups = ceil_div(total, kDefaultGroup * unroll_);
     }
     launch_.groups = std::min(launch_.groups, d_.max_groups);
     h_.group_size = launch_.group_size;
@@ -257,7 +267,7 @@ class Emitter {
       for (size_t l = j + 1; l < which.size(); ++l) inner *= dims_[which[l]].size;
       std::string e = inner == 1 ? lin : "(" + lin + " / " + lit(inner) + ")";
       if (j != 0) e = "(" + e + " % " + lit(dims_[which[j]].size) + ")";
-      s += ind + "fz_idx c" + std::to_string(which[j]) + " = " + e + ";\n";
+      s += ind + "fz_idx c" + std::to_string(which[j]) + sfx_ + " = " + e + ";\n";
     }
     return s;
   }
@@ -274,7 +284,7 @@ class Emitter {
     for (size_t g = 0; g < dims_.size(); ++g) {
       const int64_t st = dims_[g].strides[v];
       if (st == 0 || (dims_[g].reduced && !have_reduced)) continue;
-      std::string t = "c" + std::to_string(g) + (st == 1 ? "" : " * " + lit(st));
+      std::string t = "c" + std::to_string(g) + sfx_ + (st == 1 ? "" : " * " + lit(st));
       s += (s.empty() ? "" : " + ") + t;
     }
     return s.empty() ? lit(0) : s;
@@ -302,7 +312,7 @@ class Emitter {
     for (int i = 0; i < n; ++i) {
       if (!need[i]) continue;
       const ExprNode& e = k_.expr[i];
-      const std::string v = "v" + std::to_string(i);
+      const std::string v = "v" + std::to_string(i) + sfx_;
       switch (e.kind) {
         case ExprKind::constant: names[i] = fz_float_literal(e.value); break;
         case ExprKind::red_ref:
@@ -353,6 +363,28 @@ class Emitter {
     for (auto& o : k_.outputs) roots.push_back(o.expr);
     std::vector<std::string> names;
     std::string s = d_.kernel_begin(h_);
+    if (unroll_ > 1) {
+      // Copy u works on element fz_b + u * G; its index is clamped for the loads (always in
+      // range) and its stores are guarded. All loads come before all stores, which is safe
+      // for in-place buffers because copies touch distinct elements.
+      const int64_t n = shape_numel(k_.space), g = h_.group_size;
+      s += "  for (fz_idx fz_b = " + idx(d_.group_id) + " * " + lit(g * unroll_) + " + " + idx(d_.local_id) + "; fz_b < " + lit(n) +
+           "; fz_b += " + idx(d_.num_groups) + " * " + lit(g * unroll_) + ") {\n";
+      std::vector<std::vector<std::string>> all(unroll_);
+      for (int64_t u = 0; u < unroll_; ++u) {
+        sfx_ = "_" + std::to_string(u);
+        s += "    fz_idx fz_i" + sfx_ + " = fz_b + " + lit(u * g) + ";\n";
+        s += "    fz_idx fz_j" + sfx_ + " = fz_i" + sfx_ + " < " + lit(n) + " ? fz_i" + sfx_ + " : " + lit(n - 1) + ";\n";
+        s += decompose(dims_where(0), "fz_j" + sfx_, "    ") + emit_exprs(roots, true, "    ", all[u]);
+      }
+      for (int64_t u = 0; u < unroll_; ++u) {
+        sfx_ = "_" + std::to_string(u);
+        s += "    if (fz_i" + sfx_ + " < " + lit(n) + ") {\n";
+        s += emit_stores([](const KernelOutput&) { return true; }, true, "      ", all[u]) + "    }\n";
+      }
+      sfx_.clear();
+      return s + "  }\n}\n";
+    }
     s += "  " + grid_loop("fz_i", shape_numel(k_.space));
     s += decompose(dims_where(0), "fz_i", "    ");
     s += emit_exprs(roots, true, "    ", names);
@@ -432,7 +464,7 @@ class Emitter {
       s += define("FZ_BATCH", shape_numel(k_.space) / std::max<int64_t>(1, m.m * m.n));
       s += define("FZ_A_SM", m.a.strides[nb]) + define("FZ_A_SK", m.a.strides[nb + 1]);
       s += define("FZ_B_SK", m.b.strides[nb]) + define("FZ_B_SN", m.b.strides[nb + 1]);
-      s += define("FZ_TILES", launch_.groups == 0 ? 0 : (shape_numel(k_.space) / (m.m * m.n)) * ceil_div(m.m, d_.matmul_tile_m) * ceil_div(m.n, d_.matmul_tile_n));
+      s += define("FZ_TILES", matmul_items_) + matmul_macros_;
       s += "#define FZ_LOAD_A(off) " + load_of(m.a_buffer, "(off)") + "\n";
       s += "#define FZ_LOAD_B(off) " + load_of(m.b_buffer, "(off)") + "\n";
       s += batch_base("a", m.a, nb) + batch_base("b", m.b, nb);
@@ -754,6 +786,11 @@ std::string Dialect::group_reduce(const std::string& v, const std::string& comb,
   s += "      " + barrier + "\n    }\n";
   s += "    " + v + " = " + red + "[0];\n    " + barrier + "\n";
   return s;
+}
+
+std::string Dialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const {
+  work_items = batch * ceil_div(m, matmul_tile_m) * ceil_div(n, matmul_tile_n);
+  return "";
 }
 
 LaunchDims launch_dims(const KernelSpec& k, const Plan& p, const Dialect& d) { return Emitter(k, p, d).launch(); }

@@ -15,7 +15,9 @@
 //   * The kernel is 1-D: launch_dims() gives the group (block/workgroup) size, which is baked
 //     into the source, and the number of groups. Every kernel loops (grid-stride), so any
 //     group count >= 1 is correct; launch_dims caps it at Dialect::max_groups.
-//   * Loop kernels: one thread per element of `space`. Row kernels (reduce_axes non-empty):
+//   * Loop kernels: one thread per element of `space` (above 1M elements, 4 elements per
+//     thread per iteration, at fz_b + u * group_size, all loads before all stores; launch_dims
+//     accounts for it). Row kernels (reduce_axes non-empty):
 //     one group per row, a shared-memory (or subgroup) tree reduction per Reduction, then
 //     per_row outputs stored by thread 0 and element outputs in a strided loop.
 //   * Contraction kernels (matmul / conv): emit_kernel emits macros + an epilogue function
@@ -38,7 +40,9 @@
 //           (element strides of the [M,K] / [K,N] views), fz_a_base(batch) / fz_b_base(batch)
 //           (element offset of batch `batch`, row-major over the batch dims, incl. view offset),
 //           FZ_LOAD_A(off) / FZ_LOAD_B(off) (float value of element `off` of the buffer),
-//           FZ_TILES (number of output tiles with the dialect's matmul_tile_m x matmul_tile_n)
+//           FZ_TILES (work items: Dialect::matmul_config's count; the launch has
+//           min(FZ_TILES, max_groups) groups, so templates loop over work items) plus the
+//           macros matmul_config returns
 //   conv:   FZ_CN FZ_CC FZ_CH FZ_CW FZ_CK FZ_CR FZ_CS FZ_COH FZ_COW FZ_SH FZ_SW FZ_PH FZ_PW FZ_DH
 //           FZ_DW FZ_GROUPS, FZ_LOAD_X(off) / FZ_LOAD_W(off) over contiguous NCHW / OIHW
 //           buffers, FZ_TOTAL (= N*K*OH*OW)
@@ -86,6 +90,9 @@ struct Dialect {
   // Contraction templates (text appended after the macros; see above) and their tiling.
   std::string matmul_template, conv_template;
   int64_t matmul_group_size = 256, matmul_tile_m = 64, matmul_tile_n = 64, conv_group_size = 256;
+  // Work decomposition of a matmul kernel: sets `work_items` (groups the template expects;
+  // default batch * ceil(m / tile_m) * ceil(n / tile_n)) and returns extra #define lines.
+  virtual std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const;
 
   // Emitted first in every kernel (GLSL: #version and extensions go here): the fz_* helpers,
   // fz_inf()/fz_nan(), missing intrinsics. h tells which dtypes/index width the kernel uses.

@@ -68,6 +68,16 @@ Graph g_loop() {
   return cg_static(b);
 }
 
+// Large enough (> 1M elements) for the unrolled loop kernel; 1023 rows leave a ragged tail.
+Graph g_big_loop() {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {1023, 2048});
+  int y = b.input("y", DType::f32, {2048, 1023});
+  int t = b.op("Transpose", {y}, {{"perm", std::vector<int64_t>{1, 0}}});
+  b.output(b.op("Tanh", {b.op("Add", {x, t})}));
+  return cg_static(b);
+}
+
 Graph g_softmax() {
   GraphBuilder b;
   int x = b.input("x", DType::f32, {8, 100});
@@ -104,7 +114,12 @@ Graph g_matmul() {
   b.output(b.op("Add", {b.op("Relu", {b.op("Add", {m, bias})}), r}));
   int y = b.input("y", DType::f32, {5, 33});
   int wt = b.constant("wt", cg_random(DType::f32, {17, 33}, 5));
-  b.output(b.op("Gemm", {y, wt}, {{"transB", int64_t{1}}, {"alpha", 0.5}}));
+  b.output(b.op("Gemm", {y, wt}, {{"transB", int64_t{1}}, {"alpha", 0.5}}));  // M <= 8: skinny path
+  // Few tiles and a long K: the split-K path; the weight is read through a transposed view.
+  int u = b.input("u", DType::f32, {2, 96, 1030});
+  int wk = b.constant("wk", cg_random(DType::f32, {80, 1030}, 10));
+  int t = b.op("Transpose", {wk}, {{"perm", std::vector<int64_t>{1, 0}}});
+  b.output(b.op("Sigmoid", {b.op("MatMul", {u, t})}));
   return cg_static(b);
 }
 
@@ -145,7 +160,8 @@ Graph g_pools() {
 
 std::vector<Case> cases() {
   return {{"loop", g_loop()},     {"softmax", g_softmax()}, {"layernorm", g_layernorm()}, {"reduce_mid", g_reduce_mid()},
-          {"matmul", g_matmul()}, {"conv", g_conv()},       {"gather", g_gather()},       {"pools", g_pools()}};
+          {"matmul", g_matmul()}, {"conv", g_conv()},       {"gather", g_gather()},       {"pools", g_pools()},
+          {"big_loop", g_big_loop()}};
 }
 
 TEST(CudaCodegen, CompilesHandMadeGraphs) {

@@ -212,6 +212,24 @@ TEST_F(VulkanTest, GatherInt64Indices) {
   check(make_graph(b), {random_tensor(DType::f32, {100, 32}, 22), idx}, 0);
 }
 
+TEST_F(VulkanTest, NanAndInfPropagate) {
+  // NaN through fz_max (Relu), a max reduction (subgroup path included) and a sum; inf
+  // through tanh/erf/sigmoid saturation.
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {8, 100});
+  b.output(b.op("Relu", {x}));
+  b.output(b.op("ReduceMax", {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}));
+  b.output(b.op("ReduceSum", {x}, {{"keepdims", int64_t{0}}}));
+  b.output(b.op("Add", {b.op("Tanh", {x}), b.op("Add", {b.op("Erf", {x}), b.op("Sigmoid", {x})})}));
+  Tensor in = random_tensor(DType::f32, {8, 100}, 35, -3, 3);
+  in.set(3 * 100 + 17, std::nan(""));
+  in.set(5 * 100 + 99, std::nan(""));
+  in.set(1 * 100 + 4, INFINITY);
+  in.set(2 * 100 + 50, -INFINITY);
+  in.set(6 * 100 + 1, 1e30);
+  check(make_graph(b), {in}, 1e-6);
+}
+
 TEST_F(VulkanTest, DispatchWiderThanMaxWorkGroupCount) {
   // 2^24 + 4096 elements at 256 threads per group: more than 65535 groups in x.
   const int64_t n = (int64_t{1} << 24) + 4096;
@@ -269,6 +287,45 @@ TEST_F(VulkanTest, BarriersOnlyWhereDataFlows) {
   auto e2 = vk_->compile(g2, {});
   EXPECT_EQ(vulkan_barrier_count(*e2), 0) << e2->kernel_count() << " kernels";
   check(g2, {random_tensor(DType::f32, {64, 64}, 29)});
+}
+
+TEST_F(VulkanTest, StagingPathMatches) {
+  // The discrete-GPU path (staging copies recorded in the command buffer) on any device.
+  setenv("FUSOR_VK_FORCE_STAGING", "1", 1);
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {3, 50, 70});
+  int w = b.constant("w", random_tensor(DType::f32, {70, 20}, 30));
+  int y = b.op("MatMul", {b.op("LayerNormalization", {x, b.constant("g", random_tensor(DType::f32, {70}, 31))}), w});
+  b.output(b.op("Relu", {y}));
+  b.output(b.op("Exp", {x}));
+  Graph g = make_graph(b);
+  auto exe = vk_->compile(g, {});
+  unsetenv("FUSOR_VK_FORCE_STAGING");
+  auto ref = make_backend("ref")->compile(g, {});
+  for (uint32_t seed : {32u, 33u}) {
+    std::vector<Tensor> in{random_tensor(DType::f32, {3, 50, 70}, seed)};
+    compare(exe->run(in), ref->run(in), 1e-5);
+  }
+}
+
+TEST_F(VulkanTest, SyncValidationCatchesMissingBarrier) {
+  // Proves the harness: with the recorder's barriers switched off, synchronization
+  // validation must report the read-after-write hazard between dependent kernels.
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {4096});
+  b.output(b.op("Exp", {b.op("Neg", {b.op("Abs", {x})})}));
+  Graph g = make_graph(b);
+  CompileOptions unfused;
+  unfused.fusion = false;
+  setenv("FUSOR_VK_UNSAFE_NO_BARRIERS", "1", 1);
+  auto exe = vk_->compile(g, unfused);
+  unsetenv("FUSOR_VK_UNSAFE_NO_BARRIERS");
+  exe->run({random_tensor(DType::f32, {4096}, 34)});
+  exe.reset();
+  if (!vulkan_validation_active()) GTEST_SKIP() << "VK_LAYER_KHRONOS_validation not installed";
+  EXPECT_GT(vulkan_validation_message_count(), 0) << "synchronization validation did not report the missing barriers";
+  EXPECT_NE(vulkan_validation_messages().find("HAZARD"), std::string::npos) << vulkan_validation_messages();
+  vulkan_validation_reset();  // the messages were the point of this test
 }
 
 TEST_F(VulkanTest, InvalidSpirvIsReported) {

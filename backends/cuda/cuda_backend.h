@@ -16,7 +16,8 @@ namespace fusor {
 std::unique_ptr<Backend> make_cuda_backend();
 
 // The CUDA C dialect: bool buffers are uint8, f16 is __half (cuda_fp16.h), other ints are their
-// C types; matmul is a 64x64-tile shared-memory SGEMM, conv a direct loop (both with the
+// C types; matmul is a GEMV-like kernel for M <= 8, else a 64x64-tile shared-memory SGEMM
+// with a deterministic split-K when tiles are few; conv is a direct loop (all with the
 // emitter's epilogue spliced in through FZ_EPILOGUE).
 const Dialect& cuda_dialect();
 

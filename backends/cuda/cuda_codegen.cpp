@@ -2,6 +2,7 @@
 // an on-disk CUBIN cache. Nothing here needs a GPU or the driver.
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,34 +34,81 @@ FZ_FN float fz_isinf(float x) { return fabsf(x) == fz_inf() ? 1.0f : 0.0f; }
 FZ_FN float fz_fmod(float a, float b) { return fmodf(a, b); }
 )";
 
-// Tiled SGEMM: 64x64 output tile per block of 256 threads, K in steps of 16 through shared
-// memory, 4x4 outputs per thread (rows ty+16i, cols tx+16j so shared reads do not conflict).
-// Operands are read through their strided views (transposes are free) with bounds checks.
+// Matmul, two shapes of work (chosen by CudaDialect::matmul_config):
+//  * FZ_SKINNY (M <= 8, GEMV-like): a block owns 32 columns of one batch; each warp strides
+//    over K (k = warp, warp+8, ...) so B rows are read coalesced, partial sums meet in shared
+//    memory and warp 0 runs the epilogue.
+//  * tiled SGEMM: 64x64 output tile per block of 256 threads, K in steps of 16 through shared
+//    memory, 4x4 outputs per thread (rows ty+16i, cols tx+16j so shared reads do not conflict).
+//    With few tiles, K is split over FZ_SPLITS blocks: each writes its partial tile to a
+//    module-global workspace and the last to arrive (atomic counter, reset for the next
+//    launch) sums the partials in split order, so results stay deterministic, then runs the
+//    epilogue. Operands are read through their strided views with bounds checks.
 constexpr const char* kMatmulTemplate = R"(
+#if FZ_SKINNY
+__shared__ float fz_part[8][8][33];
+extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
+  const int lane = threadIdx.x % 32, kg = threadIdx.x / 32;
+  const fz_idx tiles_n = (FZ_N + 31) / 32;
+  for (fz_idx tile = blockIdx.x; tile < FZ_TILES; tile += gridDim.x) {
+    const fz_idx batch = tile / tiles_n, n = (tile % tiles_n) * 32 + lane;
+    const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
+    float acc[FZ_M];
+#pragma unroll
+    for (int m = 0; m < FZ_M; ++m) acc[m] = 0.0f;
+    if (n < FZ_N) {
+#pragma unroll 4
+      for (fz_idx k = kg; k < FZ_K; k += 8) {
+        const float b = FZ_LOAD_B(bbase + k * FZ_B_SK + n * FZ_B_SN);
+#pragma unroll
+        for (int m = 0; m < FZ_M; ++m) acc[m] = fmaf(FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK), b, acc[m]);
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < FZ_M; ++m) fz_part[kg][m][lane] = acc[m];
+    __syncthreads();
+    if (kg == 0 && n < FZ_N) {
+      for (int m = 0; m < FZ_M; ++m) {
+        float s = fz_part[0][m][lane];
+        for (int g = 1; g < 8; ++g) s += fz_part[g][m][lane];
+        FZ_EPILOGUE(s, (batch * FZ_M + m) * FZ_N + n);
+      }
+    }
+    __syncthreads();
+  }
+}
+#else
 __shared__ float fz_as[16][65];
 __shared__ float fz_bs[16][65];
+#if FZ_SPLITS > 1
+__device__ float fz_ws[FZ_TILES_MN * FZ_SPLITS * 4096];
+__device__ unsigned int fz_arrive[FZ_TILES_MN] = {0};
+__shared__ int fz_last;
+#endif
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
   const fz_idx tiles_m = (FZ_M + 63) / 64, tiles_n = (FZ_N + 63) / 64;
-  for (fz_idx tile = blockIdx.x; tile < FZ_TILES; tile += gridDim.x) {
+  for (fz_idx work = blockIdx.x; work < FZ_TILES; work += gridDim.x) {
+    const fz_idx tile = work / FZ_SPLITS, split = work % FZ_SPLITS;
     const fz_idx batch = tile / (tiles_m * tiles_n), rem = tile % (tiles_m * tiles_n);
     const fz_idx m0 = (rem / tiles_n) * 64, n0 = (rem % tiles_n) * 64;
     const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
+    const fz_idx kbeg = split * FZ_KCHUNK, kend = kbeg + FZ_KCHUNK < FZ_K ? kbeg + FZ_KCHUNK : FZ_K;
     float acc[4][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
-    for (fz_idx k0 = 0; k0 < FZ_K; k0 += 16) {
+    for (fz_idx k0 = kbeg; k0 < kend; k0 += 16) {
       for (int e = tid; e < 1024; e += 256) {
         const int mm = e / 16, kk = e % 16;
         const fz_idx gm = m0 + mm, gk = k0 + kk;
-        fz_as[kk][mm] = (gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f;
+        fz_as[kk][mm] = (gm < FZ_M && gk < kend) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f;
       }
       for (int e = tid; e < 1024; e += 256) {
         const int kk = e / 64, nn = e % 64;
         const fz_idx gk = k0 + kk, gn = n0 + nn;
-        fz_bs[kk][nn] = (gk < FZ_K && gn < FZ_N) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f;
+        fz_bs[kk][nn] = (gk < kend && gn < FZ_N) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f;
       }
       __syncthreads();
 #pragma unroll
@@ -77,6 +125,27 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
       }
       __syncthreads();
     }
+#if FZ_SPLITS > 1
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) fz_ws[work * 4096 + (ty + 16 * i) * 64 + tx + 16 * j] = acc[i][j];
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) fz_last = atomicAdd(&fz_arrive[tile], 1u) == FZ_SPLITS - 1;
+    __syncthreads();
+    if (!fz_last) continue;
+    __threadfence();
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float s = 0.0f;
+        for (int sp = 0; sp < FZ_SPLITS; ++sp) s += __ldcg(&fz_ws[(tile * FZ_SPLITS + sp) * 4096 + (ty + 16 * i) * 64 + tx + 16 * j]);
+        acc[i][j] = s;
+      }
+    if (tid == 0) fz_arrive[tile] = 0;
+#endif
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -86,6 +155,7 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
       }
   }
 }
+#endif
 )";
 
 // Direct convolution: one thread per output element (grid-stride), NCHW x OIHW, groups.
@@ -160,6 +230,23 @@ struct CudaDialect : Dialect {
   std::string from_float(DType t, const std::string& v) const override {
     if (t == DType::f16) return "__float2half_rn(" + v + ")";
     return Dialect::from_float(t, v);
+  }
+  // Skinny for M <= 8; otherwise K is split while the tiles alone would leave most of the
+  // ~132 SMs idle and each split keeps >= 128 of K (workspace capped at 64 MiB).
+  std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work) const override {
+    auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+    if (m <= 8) {
+      work = batch * cdiv(n, 32);
+      return "#define FZ_SKINNY 1\n";
+    }
+    const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
+    int64_t splits = 1;
+    while (tiles * splits * 2 <= 256 && k / (splits * 2) >= 128 && tiles * splits * 2 * 4096 <= (int64_t{1} << 24)) splits *= 2;
+    const int64_t chunk = std::max<int64_t>(16, cdiv(cdiv(k, splits), 16) * 16);
+    splits = std::max<int64_t>(1, cdiv(k, chunk));
+    work = tiles * splits;
+    return "#define FZ_SKINNY 0\n#define FZ_SPLITS " + std::to_string(splits) + "\n#define FZ_TILES_MN " + std::to_string(tiles) +
+           "\n#define FZ_KCHUNK " + std::to_string(chunk) + "\n";
   }
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override {
     return "__shared__ " + type + " " + nm + "[" + std::to_string(count) + "];\n";

@@ -44,6 +44,11 @@ class VulkanBackend : public Backend {
 
 std::unique_ptr<Backend> make_vulkan_backend() { return std::make_unique<VulkanBackend>(); }
 
+double vulkan_last_kernel_us(const Executable& e) {
+  auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);
+  return v ? v->last_kernel_us() : -1;
+}
+
 int vulkan_barrier_count(const Executable& e) {
   auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);
   return v ? v->barrier_count() : -1;

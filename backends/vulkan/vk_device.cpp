@@ -148,6 +148,8 @@ PhysicalDeviceInfo query_device(VkPhysicalDevice pd) {
   std::copy(std::begin(ids.deviceUUID), std::end(ids.deviceUUID), info.device_uuid.begin());
   std::copy(std::begin(ids.driverUUID), std::end(ids.driverUUID), info.driver_uuid.begin());
   info.subgroup_size = subgroup.subgroupSize;
+  const VkSubgroupFeatureFlags ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_VOTE_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  info.subgroup_reduce = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (subgroup.supportedOperations & ops) == ops;
   info.max_shared_memory = l.maxComputeSharedMemorySize;
   for (int i = 0; i < 3; ++i) info.max_group_count[i] = l.maxComputeWorkGroupCount[i], info.max_group_size[i] = l.maxComputeWorkGroupSize[i];
   info.max_invocations = l.maxComputeWorkGroupInvocations;

@@ -39,6 +39,7 @@ struct PhysicalDeviceInfo {
   bool shader_float16 = false, shader_int64 = false, shader_int8 = false, shader_int16 = false;
   bool storage_8bit = false, storage_16bit = false;
   bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix listed
+  bool subgroup_reduce = false;     // basic + vote + arithmetic subgroup ops in compute shaders
   bool is_cpu() const { return type == VK_PHYSICAL_DEVICE_TYPE_CPU; }
   std::string type_name() const;
   std::string details() const;  // one line for `fusor devices`

@@ -152,6 +152,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   max_groups = std::min<int64_t>(int64_t{dev.max_group_count[0]} * dev.max_group_count[1], int64_t{1} << 22);
   i64_as_uvec2_ = !dev.shader_int64;
   contraction_ = k.matmul.has_value() || k.conv.has_value();
+  subgroups_ = dev.subgroup_reduce && !k.reduce_axes.empty();
   if (contraction_) {
     tiles_ = choose_tiles(k, dev);
     matmul_template = gemm_template();
@@ -176,6 +177,9 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
   if (i64) s += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
   if (b8) s += "#extension GL_EXT_shader_8bit_storage : require\n";
   if (b16) s += "#extension GL_EXT_shader_16bit_storage : require\n";
+  if (subgroups_)
+    s += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_vote : require\n"
+         "#extension GL_KHR_shader_subgroup_arithmetic : require\n";
   s += kHelpers;
   if (bf16) s += kBf16Helpers;
   if (pairs) s += kI64PairHelpers;
@@ -270,6 +274,26 @@ std::string VulkanDialect::intrinsic(const std::string& nm) const {
   if (nm == "pow") return "fz_pow";
   if (nm == "tanh") return "fz_tanh";
   return nm;
+}
+
+std::string VulkanDialect::group_reduce(const std::string& v, const std::string& comb, const std::string& red,
+                                        int64_t group_size) const {
+  if (!subgroups_) return Dialect::group_reduce(v, comb, red, group_size);
+  // Subgroup arithmetic first, then one partial per subgroup through shared memory: two
+  // barriers instead of log2(group) of them. Subgroup max/min follow SPIR-V FMax/FMin (a NaN
+  // operand may be dropped), so NaN is propagated explicitly as fz_max/fz_min require.
+  std::string sub;
+  if (comb == "fz_add") sub = "subgroupAdd(" + v + ")";
+  else if (comb == "fz_mul") sub = "subgroupMul(" + v + ")";
+  else if (comb == "fz_max" || comb == "fz_min")
+    sub = "(subgroupAny(fz_nan_b(" + v + ")) ? fz_nan() : " + (comb == "fz_max" ? "subgroupMax(" : "subgroupMin(") + v + "))";
+  else return Dialect::group_reduce(v, comb, red, group_size);
+  std::string s = "    {\n      float fz_sg = " + sub + ";\n";
+  s += "      if (subgroupElect()) " + red + "[gl_SubgroupID] = fz_sg;\n      " + barrier + "\n";
+  s += "      " + v + " = " + red + "[0];\n";
+  s += "      for (uint fz_s = 1u; fz_s < gl_NumSubgroups; ++fz_s) " + v + " = " + comb + "(" + v + ", " + red + "[fz_s]);\n";
+  s += "      " + barrier + "\n    }\n";
+  return s;
 }
 
 }  // namespace fusor::vk

@@ -53,6 +53,8 @@ class VulkanDialect : public Dialect {
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override;
   std::string kernel_begin(const KernelHeader& h) const override;
   std::string intrinsic(const std::string& nm) const override;
+  std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red,
+                           int64_t group_size) const override;
 
  private:
   const PhysicalDeviceInfo& dev_;
@@ -60,6 +62,7 @@ class VulkanDialect : public Dialect {
   ContractionTiles tiles_;
   bool contraction_ = false;
   bool i64_as_uvec2_ = false;
+  bool subgroups_ = false;  // row kernel on a device with subgroup arithmetic
 };
 
 // The hand-written template bodies from shaders/*.glsl (embedded at build time).

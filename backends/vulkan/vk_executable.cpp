@@ -3,11 +3,17 @@
 #include "backends/vulkan/vk_executable.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 namespace fusor::vk {
 
 namespace {
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
 
 constexpr VkAccessFlags kShaderRW = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
 
@@ -42,6 +48,8 @@ bool any_overlap(const std::vector<ByteRange>& a, const std::vector<ByteRange>& 
 
 VulkanExecutable::VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g, const CompileOptions& opts)
     : ctx_(std::move(ctx)), opts_(opts), dev_(ctx_->device()) {
+  staged_ = !ctx_->unified_memory() || env_flag("FUSOR_VK_FORCE_STAGING");
+  skip_barriers_ = env_flag("FUSOR_VK_UNSAFE_NO_BARRIERS");
   try {
     FusionOptions fo;
     fo.fuse = opts.fusion;
@@ -64,7 +72,7 @@ VulkanExecutable::VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g,
     if (ctx_->info().timestamps) {
       VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
       qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-      qci.queryCount = 2;
+      qci.queryCount = 4;  // start, dispatches begin, dispatches end, end
       check_vk(vkCreateQueryPool(dev_, &qci, nullptr, &query_pool_), "vkCreateQueryPool");
     }
     if (opts_.replay) record(command_buffer_);
@@ -129,7 +137,7 @@ void VulkanExecutable::build_memory() {
         std::memcpy(dst + const_offset_[b], t.raw(), t.nbytes());
       }
   };
-  if (ctx_->unified_memory()) {
+  if (!staged_) {
     fill_constants(consts_.mapped());
     std::memset(arena_.mapped(), 0xFF, arena_.size());  // poison: NaN for floats
   } else {
@@ -149,7 +157,7 @@ void VulkanExecutable::build_memory() {
   // Staging for graph inputs/outputs (discrete devices only).
   in_offset_.assign(plan_.input_buffers.size(), 0);
   out_offset_.assign(plan_.output_buffers.size(), 0);
-  if (!ctx_->unified_memory()) {
+  if (staged_) {
     uint64_t in_bytes = 0, out_bytes = 0;
     for (size_t i = 0; i < plan_.input_buffers.size(); ++i)
       if (plan_.input_buffers[i] >= 0) in_offset_[i] = in_bytes, in_bytes = align_up(in_bytes + plan_.buffers[plan_.input_buffers[i]].nbytes(), 16);
@@ -193,11 +201,10 @@ void VulkanExecutable::record(VkCommandBuffer cb) {
   bi.flags = opts_.replay ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check_vk(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
   if (query_pool_) {
-    vkCmdResetQueryPool(cb, query_pool_, 0, 2);
+    vkCmdResetQueryPool(cb, query_pool_, 0, 4);
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, query_pool_, 0);
   }
-  const bool staged = !ctx_->unified_memory();
-  if (staged) {
+  if (staged_) {
     std::vector<VkBufferCopy> regions;
     for (size_t i = 0; i < plan_.input_buffers.size(); ++i) {
       const int b = plan_.input_buffers[i];
@@ -210,6 +217,8 @@ void VulkanExecutable::record(VkCommandBuffer cb) {
     }
   }
 
+  if (query_pool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, query_pool_, 1);
+
   // Barriers only where data flows: a kernel that reads (RAW) or writes (WAW) bytes written
   // since the last barrier, or writes bytes read since then (WAR), waits for everything
   // before it; the barrier makes every pending write available, so the sets restart empty.
@@ -219,7 +228,7 @@ void VulkanExecutable::record(VkCommandBuffer cb) {
   for (const Dispatch& d : dispatches_) {
     const bool hazard = any_overlap(d.reads, pending_writes) || any_overlap(d.writes, pending_writes) ||
                         any_overlap(d.writes, pending_reads);
-    if (hazard) {
+    if (hazard && !skip_barriers_) {
       std::vector<VkBufferMemoryBarrier> bmb;
       for (const ByteRange& r : merged(pending_writes)) {
         VkBufferMemoryBarrier b{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER};
@@ -248,7 +257,8 @@ void VulkanExecutable::record(VkCommandBuffer cb) {
     pending_writes.insert(pending_writes.end(), d.writes.begin(), d.writes.end());
   }
 
-  if (staged) {
+  if (query_pool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, query_pool_, 2);
+  if (staged_) {
     memory_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                    VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
                    VK_ACCESS_TRANSFER_READ_BIT);
@@ -267,7 +277,7 @@ void VulkanExecutable::record(VkCommandBuffer cb) {
     memory_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
                    VK_ACCESS_HOST_READ_BIT);
   }
-  if (query_pool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, 1);
+  if (query_pool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, 3);
   check_vk(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
 }
 
@@ -279,7 +289,6 @@ std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, Run
   const Graph& g = plan_.graph;
   if (inputs.size() != g.inputs.size())
     throw Error("run", "expected " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
-  const bool staged = !ctx_->unified_memory();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = g.values[g.inputs[i]];
     if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
@@ -287,7 +296,7 @@ std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, Run
                              dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
     const int b = i < plan_.input_buffers.size() ? plan_.input_buffers[i] : -1;
     if (b < 0) continue;  // an input no kernel reads
-    std::byte* dst = staged ? staging_in_.mapped() + in_offset_[i] : arena_.mapped() + plan_.buffers[b].offset;
+    std::byte* dst = staged_ ? staging_in_.mapped() + in_offset_[i] : arena_.mapped() + plan_.buffers[b].offset;
     std::memcpy(dst, inputs[i].raw(), inputs[i].nbytes());
   }
 
@@ -315,21 +324,24 @@ std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, Run
     }
     if (b < 0) throw Error("vulkan", "graph output '" + v.name + "' has no buffer in the plan");
     Tensor t(v.dtype, v.shape);
-    const std::byte* src = staged ? staging_out_.mapped() + out_offset_[i] : arena_.mapped() + plan_.buffers[b].offset;
+    const std::byte* src = staged_ ? staging_out_.mapped() + out_offset_[i] : arena_.mapped() + plan_.buffers[b].offset;
     std::memcpy(t.raw(), src, t.nbytes());
     outs.push_back(std::move(t));
   }
 
+  double device_us = -1;
+  if (query_pool_) {
+    uint64_t ts[4] = {0, 0, 0, 0};
+    check_vk(vkGetQueryPoolResults(dev_, query_pool_, 0, 4, sizeof ts, ts, sizeof(uint64_t),
+                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+             "vkGetQueryPoolResults");
+    const double us_per_tick = ctx_->info().timestamp_period / 1000.0;
+    if (ts[3] >= ts[0]) device_us = static_cast<double>(ts[3] - ts[0]) * us_per_tick;
+    if (ts[2] >= ts[1]) last_kernel_us_ = static_cast<double>(ts[2] - ts[1]) * us_per_tick;
+  }
   if (stats) {
     stats->host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    stats->device_us = -1;
-    if (query_pool_) {
-      uint64_t ts[2] = {0, 0};
-      check_vk(vkGetQueryPoolResults(dev_, query_pool_, 0, 2, sizeof ts, ts, sizeof(uint64_t),
-                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-               "vkGetQueryPoolResults");
-      if (ts[1] >= ts[0]) stats->device_us = static_cast<double>(ts[1] - ts[0]) * ctx_->info().timestamp_period / 1000.0;
-    }
+    stats->device_us = device_us;  // the whole submit: staging copies + dispatches
   }
   return outs;
 }

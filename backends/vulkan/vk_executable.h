@@ -13,6 +13,9 @@
 //     writes a range one read (WAR) [output copies], timestamps around it all. replay=false
 //     re-records the command buffer on every run (the eager baseline).
 //   * run: copy inputs in, one vkQueueSubmit, wait on a fence, copy outputs out.
+// Test knobs (environment, read at compile): FUSOR_VK_FORCE_STAGING=1 takes the discrete-GPU
+// staging path on any device; FUSOR_VK_UNSAFE_NO_BARRIERS=1 records no inter-kernel barriers
+// (wrong results are possible: it exists so tests can prove synchronization validation fires).
 // Thread safety: run() serialises on the executable; different executables may run concurrently.
 #pragma once
 #include <memory>
@@ -54,6 +57,9 @@ class VulkanExecutable final : public Executable {
   int kernel_count() const override { return static_cast<int>(dispatches_.size()); }
 
   int barrier_count() const { return barrier_count_; }
+  // Device time of the dispatches alone in the last run (staging copies excluded), us; -1 if
+  // the device has no timestamps or nothing ran yet.
+  double last_kernel_us() const { return last_kernel_us_; }
   const Plan& plan() const { return plan_; }
   const std::vector<std::string>& kernel_sources() const { return sources_; }  // per plan kernel ("" if none)
   const CompileStats& compile_stats() const { return compile_stats_; }
@@ -89,6 +95,9 @@ class VulkanExecutable final : public Executable {
   std::vector<std::string> sources_;
   CompileStats compile_stats_;
   int barrier_count_ = 0;
+  double last_kernel_us_ = -1;
+  bool staged_ = false;         // inputs/outputs go through staging copies (not mapped arena)
+  bool skip_barriers_ = false;  // FUSOR_VK_UNSAFE_NO_BARRIERS: only for testing the validation
 
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer command_buffer_ = VK_NULL_HANDLE;

@@ -29,5 +29,8 @@ class Executable;
 // Vulkan-specific facts about a compiled executable (nullopt-free: -1 when `e` is not a
 // Vulkan executable). Barrier count is what the recorded command buffer contains.
 int vulkan_barrier_count(const Executable& e);
+// Device time of the last run's dispatches alone (RunStats::device_us also counts the staging
+// copies of inputs/outputs), in microseconds; -1 when unknown.
+double vulkan_last_kernel_us(const Executable& e);
 
 }  // namespace fusor

@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark on one GPU: fusor-cuda, fusor-vulkan, PyTorch eager, torch.compile
+(default and reduce-overhead), in one run, on the workloads W1-W5 of docs/benchmarks.md.
+
+Every fusor configuration is first checked against PyTorch on the same inputs; every time
+is a median of CUDA-event (torch) or device-timestamp (fusor) measurements taken in this run.
+Usage: bench/side_by_side.py --fusor build/fusor --out OUTDIR [--quick]
+"""
+import argparse, json, os, platform, subprocess, sys, tempfile, time
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+import torch
+
+P = argparse.ArgumentParser()
+P.add_argument("--fusor", required=True)
+P.add_argument("--out", required=True)
+P.add_argument("--quick", action="store_true", help="fewer iterations and workloads")
+P.add_argument("--systems", default="fusor-cuda,fusor-vulkan,torch-eager,torch-compile,torch-compile-ro")
+A = P.parse_args()
+os.makedirs(A.out, exist_ok=True)
+SYSTEMS = A.systems.split(",")
+WORK = tempfile.mkdtemp(prefix="fusor_bench_")
+DEV = torch.device("cuda")
+ITERS = 20 if A.quick else 50
+LOG = open(os.path.join(A.out, "side_by_side.log"), "w")
+
+
+def log(*a):
+    s = " ".join(str(x) for x in a)
+    print(s, flush=True)
+    LOG.write(s + "\n")
+    LOG.flush()
+
+
+def cuda_time_ms(fn, iters=ITERS, warmup=5):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        ts.append(s.elapsed_time(e))
+    return float(np.median(ts))
+
+
+def host_time_us(fn, iters=ITERS, warmup=5):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        t = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        ts.append((time.perf_counter() - t) * 1e6)
+    return float(np.median(ts))
+
+
+# ---------------- models as ONNX (fusor) and as torch functions ----------------
+
+def save(model, name):
+    d = os.path.join(WORK, name)
+    os.makedirs(d, exist_ok=True)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    return d
+
+
+def chain_onnx(n, k, name):
+    """W1: k element-wise steps cycling x*1.0001, x+0.5, tanh(x), relu(x)-0.25."""
+    nodes, inits = [], []
+    cur = "x"
+    def const(nm, v):
+        inits.append(numpy_helper.from_array(np.array(v, dtype=np.float32), nm))
+        return nm
+    c_mul, c_add, c_sub = const("c_mul", 1.0001), const("c_add", 0.5), const("c_sub", 0.25)
+    for i in range(k):
+        out = f"t{i}" if i < k - 1 else "y"
+        step = i % 4
+        if step == 0: nodes.append(helper.make_node("Mul", [cur, c_mul], [out]))
+        elif step == 1: nodes.append(helper.make_node("Add", [cur, c_add], [out]))
+        elif step == 2: nodes.append(helper.make_node("Tanh", [cur], [out]))
+        else:
+            nodes.append(helper.make_node("Relu", [cur], [f"r{i}"]))
+            nodes.append(helper.make_node("Sub", [f"r{i}", c_sub], [out]))
+        cur = out
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def chain_torch(k):
+    def f(x):
+        for i in range(k):
+            s = i % 4
+            x = x * 1.0001 if s == 0 else x + 0.5 if s == 1 else torch.tanh(x) if s == 2 else torch.relu(x) - 0.25
+        return x
+    return f
+
+
+def rows_onnx(op, rows, cols, name):
+    inits, ins = [], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, cols])]
+    if op == "Softmax":
+        nodes = [helper.make_node("Softmax", ["x"], ["y"], axis=-1)]
+    else:
+        inits += [numpy_helper.from_array(np.ones(cols, np.float32), "g"), numpy_helper.from_array(np.zeros(cols, np.float32), "b")]
+        nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1, epsilon=1e-5)]
+    g = helper.make_graph(nodes, name, ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, cols])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def tiny_chain_onnx(N, name):
+    """W3: N dependent tiny kernels (1024 floats); run unfused so each op is one launch."""
+    nodes = []
+    cur = "x"
+    for i in range(N):
+        out = f"t{i}" if i < N - 1 else "y"
+        nodes.append(helper.make_node("Tanh" if i % 2 else "Relu", [cur], [out]))
+        cur = out
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1024])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Linear(1024, 4096), torch.nn.Linear(4096, 1024)
+        self.ln = torch.nn.LayerNorm(1024)
+    def forward(self, x):
+        return self.ln(x + self.fc2(torch.nn.functional.gelu(self.fc1(x))))
+
+
+def gpt2_model():
+    from transformers import GPT2Config, GPT2Model
+    cfg = GPT2Config(n_layer=2, n_embd=768, n_head=12, n_positions=128, vocab_size=50257, attn_pdrop=0, resid_pdrop=0, embd_pdrop=0)
+    m = GPT2Model(cfg).eval()
+    class Wrap(torch.nn.Module):
+        def __init__(self, m): super().__init__(); self.m = m
+        def forward(self, ids): return self.m(input_ids=ids, use_cache=False).last_hidden_state
+    return Wrap(m).eval()
+
+
+def export(module, example, name):
+    d = os.path.join(WORK, name)
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "model.onnx")
+    try:
+        torch.onnx.export(module, (example,), path, opset_version=17, dynamo=False,
+                          input_names=["input"], output_names=["output"])
+    except Exception as e:  # the TorchScript exporter may be gone: use the dynamo one
+        log("legacy export failed, using dynamo:", str(e)[:100])
+        torch.onnx.export(module, (example,), path, opset_version=18, dynamo=True,
+                          input_names=["input"], output_names=["output"], external_data=False)
+    return d
+
+
+# ---------------- fusor via its CLI ----------------
+
+def fusor(args, env_extra=None):
+    env = dict(os.environ, **(env_extra or {}))
+    r = subprocess.run([A.fusor] + args, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise RuntimeError(f"fusor {' '.join(args)}: {r.stderr.strip() or r.stdout.strip()}")
+    return r.stdout
+
+
+def fusor_check(model_dir, x_np, ref_np, backend):
+    """Runs fusor on the same inputs as torch and compares (rel L2)."""
+    ind = os.path.join(model_dir, "in"); outd = os.path.join(model_dir, "out_" + backend)
+    os.makedirs(ind, exist_ok=True)
+    np.save(os.path.join(ind, "input_0.npy"), x_np)
+    fusor(["run", model_dir, "--backend", backend, "--inputs", ind, "--out", outd])
+    got = numpy_helper.to_array(onnx.load_tensor(os.path.join(outd, "output_0.pb")))
+    err = float(np.linalg.norm(got.astype(np.float64) - ref_np) / max(np.linalg.norm(ref_np), 1e-30))
+    return err
+
+
+def fusor_bench(model_dir, backend, *flags, iters=ITERS):
+    out = fusor(["bench", model_dir, "--backend", backend, "--iters", str(iters), "--warmup", "5", "--json", *flags])
+    return json.loads(out)
+
+
+# ---------------- runs ----------------
+
+results = {}   # (workload, system) -> dict
+def record(w, system, **kv):
+    results.setdefault(w, {})[system] = kv
+    log(f"{w:28s} {system:22s} " + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in kv.items()))
+
+
+def torch_systems(w, fn, x, bytes_moved=None):
+    ref = fn(x)
+    for name in ("torch-eager", "torch-compile", "torch-compile-ro"):
+        if name not in SYSTEMS: continue
+        try:
+            f = fn if name == "torch-eager" else torch.compile(fn, mode=None if name == "torch-compile" else "reduce-overhead")
+            t0 = time.perf_counter(); out = f(x); torch.cuda.synchronize(); ct = time.perf_counter() - t0
+            err = float((out.double() - ref.double()).norm() / ref.double().norm())
+            ms = cuda_time_ms(lambda: f(x))
+            kv = dict(ms=ms, err=err)
+            if bytes_moved: kv["GBps"] = bytes_moved / (ms * 1e6)
+            if name != "torch-eager": kv["compile_s"] = ct
+            record(w, name, **kv)
+        except Exception as e:
+            record(w, name, error=str(e)[:120])
+    return ref
+
+
+def fusor_systems(w, model_dir, x, ref, bytes_moved=None, variants=True):
+    for backend in ("cuda", "vulkan"):
+        sysname = "fusor-" + backend
+        if sysname not in SYSTEMS: continue
+        try:
+            err = fusor_check(model_dir, x.cpu().numpy(), ref.double().cpu().numpy(), backend)
+            j = fusor_bench(model_dir, backend)
+            ms = j["device_us"]["median"] / 1e3
+            kv = dict(ms=ms, err=err, kernels=j["kernels"], host_us=j["host_us"]["median"], compile_ms=j["compile_ms"])
+            if bytes_moved: kv["GBps"] = bytes_moved / (ms * 1e6)
+            record(w, sysname, **kv)
+            if variants:
+                for flag, label in (("--no-fusion", "unfused"), ("--eager", "eager")):
+                    j2 = fusor_bench(model_dir, backend, flag)
+                    record(w, f"{sysname} {label}", ms=j2["device_us"]["median"] / 1e3, host_us=j2["host_us"]["median"], kernels=j2["kernels"])
+        except Exception as e:
+            record(w, sysname, error=str(e)[:160])
+
+
+def main():
+    torch.manual_seed(0)
+    info = dict(date=time.strftime("%Y-%m-%d"), gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
+                cuda=torch.version.cuda, host=platform.node())
+    try:
+        info["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    except Exception:
+        info["driver"] = "?"
+    log("info", json.dumps(info))
+
+    # Copy baseline: device-to-device copy of 2^26 floats, same run.
+    n = 1 << 26
+    x = torch.randn(n, device=DEV)
+    y = torch.empty_like(x)
+    copy_ms = cuda_time_ms(lambda: y.copy_(x))
+    record("copy 2^26", "torch-copy", ms=copy_ms, GBps=2 * n * 4 / (copy_ms * 1e6))
+
+    # W1
+    for k in ([1, 8] if A.quick else [1, 4, 8, 16]):
+        w = f"W1 chain k={k}"
+        d = save(chain_onnx(n, k, f"w1_k{k}"), f"w1_k{k}")
+        ref = torch_systems(w, chain_torch(k), x, 2 * n * 4)
+        fusor_systems(w, d, x, ref, 2 * n * 4, variants=(k == 8))
+
+    # W2
+    xr = torch.randn(16384, 4096, device=DEV)
+    for op in ("Softmax", "LayerNormalization"):
+        w = f"W2 {op} [16384,4096]"
+        d = save(rows_onnx(op, 16384, 4096, "w2_" + op), "w2_" + op)
+        fn = (lambda t: torch.softmax(t, -1)) if op == "Softmax" else (lambda t: torch.nn.functional.layer_norm(t, (4096,), eps=1e-5))
+        ref = torch_systems(w, fn, xr, 2 * xr.numel() * 4)
+        fusor_systems(w, d, xr, ref, 2 * xr.numel() * 4, variants=False)
+
+    # W3: launch overhead, per-kernel microseconds
+    xs = torch.randn(1024, device=DEV)
+    for N in (10, 100, 1000):
+        w = f"W3 launch N={N}"
+        def chain(t, N=N):
+            for i in range(N): t = torch.tanh(t) if i % 2 else torch.relu(t)
+            return t
+        us = host_time_us(lambda: chain(xs))
+        record(w, "torch-eager", us_per_kernel=us / N)
+        g = torch.cuda.CUDAGraph(); static = xs.clone()
+        with torch.cuda.graph(g): out = chain(static)
+        us = host_time_us(lambda: g.replay())
+        record(w, "torch-cudagraph", us_per_kernel=us / N)
+        d = save(tiny_chain_onnx(N, f"w3_{N}"), f"w3_{N}")
+        for backend in ("cuda", "vulkan"):
+            if "fusor-" + backend not in SYSTEMS: continue
+            try:
+                for flag, label in ((None, "replay"), ("--eager", "eager")):
+                    j = fusor_bench(d, backend, "--no-fusion", *( [flag] if flag else []))
+                    per = (j["device_us"]["median"] if j["device_us"]["median"] > 0 else j["host_us"]["median"]) / N
+                    record(w, f"fusor-{backend} {label}", us_per_kernel=per, host_us_per_kernel=j["host_us"]["median"] / N, kernels=j["kernels"])
+            except Exception as e:
+                record(w, f"fusor-{backend}", error=str(e)[:160])
+
+    # W4: MLP block (batch 1 and 64) and 2-layer GPT-2 (sequence 64)
+    mlp = MLP().to(DEV).eval()
+    for b in (1, 64):
+        w = f"W4 MLP batch {b}"
+        xm = torch.randn(b, 1024, device=DEV)
+        d = export(mlp, xm, f"w4_mlp{b}")
+        with torch.no_grad():
+            ref = torch_systems(w, mlp, xm)
+        fusor_systems(w, d, xm, ref, variants=True)
+    try:
+        g2 = gpt2_model().to(DEV)
+        ids = torch.randint(0, 50257, (1, 64), device=DEV)
+        w = "W4 GPT-2 2L seq 64"
+        d = export(g2, ids, "w4_gpt2")
+        with torch.no_grad():
+            ref = torch_systems(w, g2, ids)
+        fusor_systems(w, d, ids, ref, variants=True)
+        # W5: compile time, cold (empty cache) and warm
+        for backend in ("cuda", "vulkan"):
+            if "fusor-" + backend not in SYSTEMS: continue
+            cache = tempfile.mkdtemp(prefix="fz_cache_")
+            env = {"XDG_CACHE_HOME": cache}
+            try:
+                cold = json.loads(fusor(["bench", d, "--backend", backend, "--iters", "1", "--warmup", "0", "--json"], env))["compile_ms"]
+                warm = json.loads(fusor(["bench", d, "--backend", backend, "--iters", "1", "--warmup", "0", "--json"], env))["compile_ms"]
+                record("W5 GPT-2 compile", "fusor-" + backend, cold_ms=cold, warm_ms=warm)
+            except Exception as e:
+                record("W5 GPT-2 compile", "fusor-" + backend, error=str(e)[:160])
+    except Exception as e:
+        log("GPT-2 workload failed:", e)
+
+    json.dump(dict(info=info, results=results), open(os.path.join(A.out, "side_by_side.json"), "w"), indent=1)
+    plots(results)
+
+
+def plots(res):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception as e:
+        log("no matplotlib:", e); return
+    ks = sorted(int(w.split("=")[1]) for w in res if w.startswith("W1"))
+    plt.figure(figsize=(6, 4))
+    copy = res.get("copy 2^26", {}).get("torch-copy", {}).get("GBps")
+    for s in ("fusor-cuda", "fusor-vulkan", "torch-eager", "torch-compile", "torch-compile-ro"):
+        ys = [res[f"W1 chain k={k}"].get(s, {}).get("GBps") for k in ks]
+        if any(v for v in ys): plt.plot(ks, [v or np.nan for v in ys], marker="o", label=s)
+    if copy: plt.axhline(copy, color="gray", ls="--", label="D2D copy")
+    plt.xlabel("k (element-wise ops)"); plt.ylabel("GB/s (2·n·4 bytes / time)"); plt.legend(); plt.title("W1 element-wise chain, n = 2^26")
+    plt.tight_layout(); plt.savefig(os.path.join(A.out, "w1_gbps.png"), dpi=120)
+    plt.figure(figsize=(6, 4))
+    Ns = [10, 100, 1000]
+    for s in ("torch-eager", "torch-cudagraph", "fusor-cuda eager", "fusor-cuda replay", "fusor-vulkan eager", "fusor-vulkan replay"):
+        ys = [res.get(f"W3 launch N={N}", {}).get(s, {}).get("us_per_kernel") for N in Ns]
+        if any(v for v in ys): plt.plot(Ns, [v or np.nan for v in ys], marker="o", label=s)
+    plt.xscale("log"); plt.yscale("log"); plt.xlabel("N dependent kernels"); plt.ylabel("µs per kernel"); plt.legend(); plt.title("W3 launch overhead")
+    plt.tight_layout(); plt.savefig(os.path.join(A.out, "w3_launch.png"), dpi=120)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds fusor here (Debian 12) and packages what the GPU machine needs into .dev/ (git-ignored):
+# the stripped binaries, the non-system shared libraries they need, the Vulkan loader
+# packages (.gl/), the four shared models and the ONNX node suite (compressed).
+# Then, on the GPU machine, from the repository root: scripts/h200_run.sh OUTDIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+shared=${FUSOR_SHARED:-../shared}
+cmake -S . -B build-rel -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C build-rel fusor_cli fusor_tests
+rm -rf .dev && mkdir -p .dev/lib
+cp build-rel/fusor build-rel/fusor_tests .dev/
+strip .dev/fusor .dev/fusor_tests
+# Libraries from Debian that an Ubuntu GPU machine may lack (CUDA and libc come from there).
+for lib in $(ldd build-rel/fusor build-rel/fusor_tests | awk '/=> \//{print $3}' | sort -u); do
+  case "$(basename "$lib")" in
+    libonnx*|libprotobuf*|libgtest*|libabsl*) cp -L "$lib" .dev/lib/ ;;
+  esac
+done
+if [ ! -d .gl ]; then
+  mkdir -p .gl /tmp/amd64/partial
+  o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+  apt-get $o update >/dev/null
+  (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+fi
+if [ -d "$shared/models" ]; then
+  tar -C "$shared" -cJf .dev/shared.tar.xz models onnx-tests/node
+fi
+grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo /.dev/ >> .git/info/exclude
+grep -qx '/.gl/' .git/info/exclude 2>/dev/null || echo /.gl/ >> .git/info/exclude
+du -sh .dev .gl
