@@ -221,7 +221,7 @@ class Emitter {
       launch_.groups = ceil_div(opaque_total(), kDefaultGroup);
     } else if (!k_.reduce_axes.empty()) {
       launch_.group_size = row_group_size(k_.row_length());
-      launch_.groups = k_.row_length() == 0 ? 0 : k_.rows();
+      launch_.groups = k_.rows();  // empty rows still write their identity
     } else {
       // Large loop kernels handle kLoopUnroll elements per thread so each thread issues that
       // many independent loads before its stores (memory-level parallelism).

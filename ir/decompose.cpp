@@ -145,7 +145,9 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
     rw.reduce(t == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax", in(0), axes_from(2, rank(in(0))), out);
     return true;
   }
-  if ((t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" || t == "Dropout") &&
+  // Dropout is the identity only in inference mode (training_mode absent or a false constant).
+  bool inference_dropout = t == "Dropout" && (in(2) < 0 || (rw.value(in(2)).constant && rw.value(in(2)).constant->get(0) == 0));
+  if ((t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" || inference_dropout) &&
       n.outputs.size() == 1) {
     rw.op("Reshape", {in(0), rw.ints(g.values[out].shape)}, {}, out, 14);
     return true;

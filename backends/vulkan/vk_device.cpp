@@ -110,7 +110,7 @@ std::string PhysicalDeviceInfo::details() const {
   s << "type=" << type_name() << " api=" << VK_API_VERSION_MAJOR(api_version) << "." << VK_API_VERSION_MINOR(api_version)
     << "." << VK_API_VERSION_PATCH(api_version) << " subgroup=" << subgroup_size << " shared=" << max_shared_memory
     << " groups=[" << max_group_count[0] << "," << max_group_count[1] << "," << max_group_count[2] << "]"
-    << " fp16=" << shader_float16 << " int64=" << shader_int64 << " coopmat=" << cooperative_matrix
+    << " fp16=" << shader_float16 << " fp64=" << shader_float64 << " int64=" << shader_int64 << " coopmat=" << cooperative_matrix
     << " storage_range=" << max_storage_buffer_range;
   return s.str();
 }
@@ -165,6 +165,7 @@ PhysicalDeviceInfo query_device(VkPhysicalDevice pd) {
   if (v12) f2.pNext = &f11, f11.pNext = &f12;
   vkGetPhysicalDeviceFeatures2(pd, &f2);
   info.shader_int64 = f2.features.shaderInt64;
+  info.shader_float64 = f2.features.shaderFloat64;
   info.shader_int16 = f2.features.shaderInt16;
   if (v12) {
     info.storage_16bit = f11.storageBuffer16BitAccess;
@@ -349,6 +350,7 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   f2.features.shaderInt64 = info_.shader_int64;
+  f2.features.shaderFloat64 = info_.shader_float64;
   f2.features.shaderInt16 = info_.shader_int16;
   if (info_.api_version >= VK_API_VERSION_1_2) {
     f11.storageBuffer16BitAccess = info_.storage_16bit;

@@ -36,7 +36,7 @@ struct PhysicalDeviceInfo {
   uint32_t queue_family = 0;    // chosen compute family
   bool timestamps = false;      // that family has timestampValidBits > 0
   // Features (what the device offers; Context enables all of them).
-  bool shader_float16 = false, shader_int64 = false, shader_int8 = false, shader_int16 = false;
+  bool shader_float16 = false, shader_float64 = false, shader_int64 = false, shader_int8 = false, shader_int16 = false;
   bool storage_8bit = false, storage_16bit = false;
   bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix listed
   bool subgroup_reduce = false;     // basic + vote + arithmetic subgroup ops in compute shaders

@@ -70,16 +70,21 @@ int fz_group_id() { return int(gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkG
 int fz_num_groups() { return int(gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z); }
 )";
 
-constexpr const char* kBf16Helpers = R"(float fz_bf16_to_f32(uint16_t h) { return uintBitsToFloat(uint(h) << 16); }
-uint16_t fz_f32_to_bf16(float f) {
+// bf16 travels as uint16_t in storage only (16-bit locals would need int16 arithmetic).
+constexpr const char* kBf16Helpers = R"(float fz_bf16_to_f32(uint h) { return uintBitsToFloat(h << 16); }
+uint fz_f32_to_bf16(float f) {
   uint u = floatBitsToUint(f);
-  if (fz_nan_b(f)) return uint16_t((u >> 16) | 0x40u);
+  if (fz_nan_b(f)) return (u >> 16) | 0x40u;
   u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
-  return uint16_t(u >> 16);
+  return u >> 16;
 }
 )";
 
-constexpr const char* kI64PairHelpers = R"(float fz_i64_to_float(uvec2 v) { return float(int(v.y)) * 4294967296.0f + float(v.x); }
+// int64 as (low, high) uint halves on devices without shaderInt64: exact within int32 range.
+constexpr const char* kI64PairHelpers = R"(float fz_i64_to_float(uvec2 v) {
+  if (v.y == (int(v.x) < 0 ? 0xffffffffu : 0u)) return float(int(v.x));  // sign-extended 32-bit value
+  return float(int(v.y)) * 4294967296.0f + float(v.x);
+}
 uvec2 fz_float_to_i64(float f) { int i = int(f); return uvec2(uint(i), i < 0 ? 0xffffffffu : 0u); }
 )";
 
@@ -199,6 +204,7 @@ std::string VulkanDialect::storage_type(DType t) const {
     case DType::i64:
       return i64_as_uvec2_ ? "uvec2" : "int64_t";
     case DType::u64: need(dev_.shader_int64, "shaderInt64"); return "uint64_t";
+    case DType::f64: need(dev_.shader_float64, "shaderFloat64"); return "double";  // computed in fp32 like every value
     case DType::f16: need(dev_.storage_16bit, "storageBuffer16BitAccess"); return "float16_t";
     case DType::bf16: need(dev_.storage_16bit, "storageBuffer16BitAccess"); return "uint16_t";
     case DType::i16: need(dev_.storage_16bit, "storageBuffer16BitAccess"); return "int16_t";
@@ -213,7 +219,7 @@ std::string VulkanDialect::storage_type(DType t) const {
 std::string VulkanDialect::to_float(DType t, const std::string& e) const {
   switch (t) {
     case DType::f32: return e;
-    case DType::bf16: return "fz_bf16_to_f32(" + e + ")";
+    case DType::bf16: return "fz_bf16_to_f32(uint(" + e + "))";
     case DType::boolean: return "(uint(" + e + ") != 0u ? 1.0f : 0.0f)";
     case DType::u8:
     case DType::u16: return "float(uint(" + e + "))";
@@ -227,7 +233,7 @@ std::string VulkanDialect::to_float(DType t, const std::string& e) const {
 std::string VulkanDialect::from_float(DType t, const std::string& v) const {
   switch (t) {
     case DType::f32: return v;
-    case DType::bf16: return "fz_f32_to_bf16(" + v + ")";
+    case DType::bf16: return "uint16_t(fz_f32_to_bf16(" + v + "))";
     case DType::boolean: return "uint8_t((" + v + ") != 0.0f ? 1u : 0u)";
     case DType::u8: return "uint8_t(uint(" + v + "))";
     case DType::i8: return "int8_t(int(" + v + "))";

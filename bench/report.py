@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Turns one side-by-side run (side_by_side.log from bench/side_by_side.py) into the ratio
+table and the two plots of docs/benchmarks.md. Usage: bench/report.py RUN_DIR"""
+import json, os, re, sys
+from collections import defaultdict
+
+run = sys.argv[1]
+LINE = re.compile(r"^(?P<w>.+?)\s+(?P<s>(?:torch|fusor)-[\w-]+(?: (?:unfused|eager|replay))?)\s+(?P<kv>\w+=.*)$")
+res = defaultdict(dict)
+info = {}
+for l in open(os.path.join(run, "side_by_side.log")):
+    l = l.rstrip("\n")
+    if l.startswith("info "):
+        info = json.loads(l[5:])
+        continue
+    m = LINE.match(l)
+    if not m:
+        continue
+    kv = {}
+    for tok in m.group("kv").split():
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            try: kv[k] = float(v)
+            except ValueError: kv[k] = v
+    res[m.group("w").strip()][m.group("s")] = kv
+json.dump(dict(info=info, results=res), open(os.path.join(run, "side_by_side.json"), "w"), indent=1)
+
+copy = res["copy 2^26"]["torch-copy"]["GBps"]
+out = []
+out.append("| workload | fusor-cuda | fusor-vulkan | torch eager | torch.compile | torch.compile reduce-overhead | fusor-cuda vs best torch |")
+out.append("|---|---|---|---|---|---|---|")
+def cell(w, s, key="ms"):
+    v = res[w].get(s, {}).get(key)
+    return "—" if v is None else f"{v:.4g}"
+for w in res:
+    if not (w.startswith("W1") or w.startswith("W2") or w.startswith("W4")): continue
+    torch_best = min(res[w].get(s, {}).get("ms", 1e9) for s in ("torch-eager", "torch-compile", "torch-compile-ro"))
+    fc = res[w].get("fusor-cuda", {}).get("ms")
+    ratio = "—" if not fc else (f"{torch_best / fc:.2f}x faster" if fc <= torch_best else f"{fc / torch_best:.2f}x slower")
+    gb = lambda s: (f" ({res[w][s]['GBps']/copy*100:.0f}% of copy)" if "GBps" in res[w].get(s, {}) else "")
+    out.append(f"| {w} | {cell(w,'fusor-cuda')}{gb('fusor-cuda')} | {cell(w,'fusor-vulkan')}{gb('fusor-vulkan')} | "
+               f"{cell(w,'torch-eager')}{gb('torch-eager')} | {cell(w,'torch-compile')}{gb('torch-compile')} | "
+               f"{cell(w,'torch-compile-ro')}{gb('torch-compile-ro')} | {ratio} |")
+out.append("")
+out.append("| W3 launch overhead, µs per kernel | torch eager | torch CUDA Graph | fusor-cuda eager | fusor-cuda replay | fusor-vulkan re-record | fusor-vulkan pre-recorded |")
+out.append("|---|---|---|---|---|---|---|")
+for N in (10, 100, 1000):
+    w = f"W3 launch N={N}"
+    # Host wall time per run / N (launch + sync), the same measure torch's rows use.
+    c = lambda s: cell(w, s, "host_us_per_kernel" if s.startswith("fusor") else "us_per_kernel")
+    out.append(f"| N = {N} | {c('torch-eager')} | {c('torch-cudagraph')} | {c('fusor-cuda eager')} | {c('fusor-cuda replay')} | {c('fusor-vulkan eager')} | {c('fusor-vulkan replay')} |")
+open(os.path.join(run, "table.md"), "w").write("\n".join(out) + "\n")
+print("\n".join(out))
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+ks = sorted(int(w.split("=")[1]) for w in res if w.startswith("W1"))
+plt.figure(figsize=(6, 4))
+for s in ("fusor-cuda", "fusor-vulkan", "torch-eager", "torch-compile", "torch-compile-ro"):
+    ys = [res[f"W1 chain k={k}"].get(s, {}).get("GBps") for k in ks]
+    if any(ys): plt.plot(ks, [y if y else float("nan") for y in ys], marker="o", label=s)
+plt.axhline(copy, color="gray", ls="--", label="device-to-device copy")
+plt.xticks(ks); plt.xlabel("k (element-wise ops in the chain)"); plt.ylabel("GB/s  (2·n·4 bytes / time)")
+plt.title(f"W1 element-wise chain, n = 2^26, {info.get('gpu', '')}"); plt.legend(fontsize=8); plt.tight_layout()
+plt.savefig(os.path.join(run, "w1_gbps.png"), dpi=110)
+plt.figure(figsize=(6, 4))
+Ns = [10, 100, 1000]
+for s in ("torch-eager", "torch-cudagraph", "fusor-cuda eager", "fusor-cuda replay", "fusor-vulkan eager", "fusor-vulkan replay"):
+    key = "host_us_per_kernel" if s.startswith("fusor") else "us_per_kernel"
+    ys = [res.get(f"W3 launch N={N}", {}).get(s, {}).get(key) for N in Ns]
+    if any(ys): plt.plot(Ns, [y if y else float("nan") for y in ys], marker="o", label=s.replace("vulkan eager", "vulkan re-record"))
+plt.xscale("log"); plt.yscale("log"); plt.xlabel("N dependent tiny kernels"); plt.ylabel("µs per kernel")
+plt.title("W3 launch overhead"); plt.legend(fontsize=8); plt.tight_layout()
+plt.savefig(os.path.join(run, "w3_launch.png"), dpi=110)
