@@ -44,6 +44,10 @@ class Backend {
   virtual std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) = 0;
 };
 
+// The check every Executable::run does first: count, dtype and shape of the inputs against
+// the graph's inputs. Throws Error("run") naming the input.
+void check_run_inputs(const Graph& g, const std::vector<Tensor>& inputs);
+
 // Backends built into this binary, by name: "ref", "cpu", "vulkan", "cuda".
 std::vector<std::string> backend_names();
 // Throws Error("backend") for an unknown name or one not built in.

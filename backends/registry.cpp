@@ -10,6 +10,17 @@ std::unique_ptr<Backend> make_vulkan_backend();
 std::unique_ptr<Backend> make_cuda_backend();
 #endif
 
+void check_run_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
+  if (inputs.size() != g.inputs.size())
+    throw Error("run", "expected " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = g.values[g.inputs[i]];
+    if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
+      throw Error("run", "input '" + v.name + "' expects " + dtype_name(v.dtype) + " " + shape_str(v.shape) + ", got " +
+                             dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
+  }
+}
+
 std::vector<std::string> backend_names() {
   std::vector<std::string> n{"ref", "cpu"};
 #ifdef FUSOR_HAVE_VULKAN

@@ -9,6 +9,9 @@
 #include "runtime/conform.h"
 #include "runtime/session.h"
 #include "test_util.h"
+#ifdef FUSOR_HAVE_VULKAN
+#include "backends/vulkan/vulkan_backend.h"
+#endif
 
 namespace fusor {
 namespace {
@@ -70,14 +73,17 @@ void models_on(const std::string& backend) {
   }
 }
 
-TEST(Vulkan, RandomGraphsMatchReference) {
-  REQUIRE_DEVICE("vulkan");
-  random_graphs_on("vulkan", 150);
-}
-TEST(Vulkan, ModelsPass) {
-  REQUIRE_DEVICE("vulkan");
-  models_on("vulkan");
-}
+#ifdef FUSOR_HAVE_VULKAN
+// Under the Khronos validation layer with synchronization validation (read at instance
+// creation, so set before the first backend exists); any message fails the test.
+#define VULKAN_VALIDATED(body)                                                              \
+  setenv("FUSOR_VK_VALIDATION", "1", 1);                                                    \
+  REQUIRE_DEVICE("vulkan");                                                                 \
+  body;                                                                                     \
+  EXPECT_EQ(vulkan_validation_message_count(), 0) << vulkan_validation_messages();
+TEST(Vulkan, RandomGraphsMatchReference) { VULKAN_VALIDATED(random_graphs_on("vulkan", 150)) }
+TEST(Vulkan, ModelsPass) { VULKAN_VALIDATED(models_on("vulkan")) }
+#endif
 TEST(Cuda, RandomGraphsMatchReference) {
   REQUIRE_DEVICE("cuda");
   random_graphs_on("cuda", 300);

@@ -60,7 +60,7 @@ std::vector<Tensor> read_inputs_dir(const std::string& dir) {
 }
 
 int cmd_run(const std::string& model, std::string backend, const std::string& inputs_dir, uint64_t seed,
-            const std::string& out_dir, int device) {
+            const std::string& out_dir, int device, double rtol, double atol) {
   std::string mp = model_path(model);
   Graph g = load_model(mp);
   if (backend.empty()) backend = best_backend();
@@ -109,7 +109,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   if (expected.empty()) return 0;
   bool ok = true;
   for (size_t k = 0; k < expected.size() && k < outs.size(); ++k) {
-    auto c = compare_tensors(outs[k], expected[k], 1e-3, 1e-7);
+    auto c = compare_tensors(outs[k], expected[k], rtol, atol);
     std::printf("check   output %zu vs %s: %s (max abs %.3g, max rel %.3g)%s%s\n", k, source.c_str(),
                 c.ok ? "PASS" : "FAIL", c.max_abs, c.max_rel, c.ok ? "" : ": ", c.message.c_str());
     ok = ok && c.ok;
@@ -178,6 +178,9 @@ int main(int argc, char** argv) {
   run->add_option("--seed", seed, "seed for random inputs");
   run->add_option("--out", out_dir, "write outputs as output_K.pb here");
   run->add_option("--device", device, "device index");
+  double run_rtol = 1e-3, run_atol = 1e-7;
+  run->add_option("--rtol", run_rtol, "relative tolerance of the output check (ONNX default 1e-3)");
+  run->add_option("--atol", run_atol, "absolute tolerance of the output check (ONNX default 1e-7)");
 
   std::vector<std::string> paths, backends;
   double rtol = 1e-3, atol = 1e-7;
@@ -214,7 +217,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device);
+    if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device, run_rtol, run_atol);
     if (*conform) return cmd_conform(paths, backends, rtol, atol, verbose);
     if (*devices) return cmd_devices();
     if (*explain) {

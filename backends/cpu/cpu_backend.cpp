@@ -21,16 +21,10 @@ class CpuExecutable : public Executable {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats) override {
     auto t0 = std::chrono::steady_clock::now();
-    if (inputs.size() != p_.input_buffers.size())
-      throw Error("run", "expected " + std::to_string(p_.input_buffers.size()) + " inputs, got " +
-                             std::to_string(inputs.size()));
+    check_run_inputs(p_.graph, inputs);
     // Poison the arena so an element no kernel wrote shows up as a mismatch.
     std::memset(arena_.data(), 0xff, arena_.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const Buffer& b = p_.buffers[p_.input_buffers[i]];
-      if (inputs[i].shape() != b.shape || inputs[i].dtype() != b.dtype)
-        throw Error("run", "input '" + b.name + "' expects " + dtype_name(b.dtype) + " " + shape_str(b.shape) + ", got " +
-                               dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
       std::memcpy(base(p_.input_buffers[i]), inputs[i].raw(), inputs[i].nbytes());
     }
     for (auto& k : p_.kernels) {

@@ -61,15 +61,8 @@ class RefBackend : public Backend {
 }  // namespace
 
 void bind_graph_inputs(const Graph& g, const std::vector<Tensor>& inputs, std::vector<Tensor>& vals) {
-  if (inputs.size() != g.inputs.size())
-    throw Error("run", "expected " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Value& v = g.values[g.inputs[i]];
-    if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
-      throw Error("run", "input '" + v.name + "' expects " + dtype_name(v.dtype) + " " + shape_str(v.shape) + ", got " +
-                             dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
-    vals[g.inputs[i]] = inputs[i];
-  }
+  check_run_inputs(g, inputs);
+  for (size_t i = 0; i < inputs.size(); ++i) vals[g.inputs[i]] = inputs[i];
 }
 
 const Tensor* value_ref(const Graph& g, const std::vector<Tensor>& vals, int v) {

@@ -1,6 +1,7 @@
 // Backend "cuda": compile = build_plan + emit + NVRTC per kernel, one device arena, constants
-// uploaded once, the launch sequence captured once into a CUDA Graph; run = HtoD inputs, one
-// graph launch (or eager launches), DtoH outputs.
+// uploaded once, the launch sequence built once into a CUDA Graph (a chain of kernel nodes);
+// run = HtoD inputs, one graph launch (or eager launches), DtoH outputs; run_device = the
+// same launch on caller buffers after re-pointing the kernel nodes whose buffers moved.
 #include <dlfcn.h>
 
 #include <chrono>
@@ -40,6 +41,7 @@ const CudaDriver& CudaDriver::get() {
     sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     sym(d.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
     sym(d.cuCtxSetCurrent, "cuCtxSetCurrent");
+    sym(d.cuCtxSynchronize, "cuCtxSynchronize");
     sym(d.cuModuleLoadData, "cuModuleLoadData");
     sym(d.cuModuleUnload, "cuModuleUnload");
     sym(d.cuModuleGetFunction, "cuModuleGetFunction");
@@ -50,11 +52,15 @@ const CudaDriver& CudaDriver::get() {
     sym(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
     sym(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
     sym(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+    sym(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
     sym(d.cuStreamCreate, "cuStreamCreate");
     sym(d.cuStreamDestroy, "cuStreamDestroy_v2");
     sym(d.cuStreamSynchronize, "cuStreamSynchronize");
-    sym(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
-    sym(d.cuStreamEndCapture, "cuStreamEndCapture");
+    sym(d.cuGraphCreate, "cuGraphCreate");
+    // _v2 takes CUDA_KERNEL_NODE_PARAMS_v2 (CUDA 12+); the v1 struct is its prefix, so older
+    // drivers' unversioned entry points read the same fields.
+    sym(d.cuGraphAddKernelNode, "cuGraphAddKernelNode_v2", "cuGraphAddKernelNode");
+    sym(d.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams");
     sym(d.cuGraphInstantiate, "cuGraphInstantiateWithFlags");
     sym(d.cuGraphLaunch, "cuGraphLaunch");
     sym(d.cuGraphDestroy, "cuGraphDestroy");
@@ -105,12 +111,18 @@ std::string device_arch(const CudaDriver& drv, CUdevice dev) {
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }
 
-class CudaExecutable : public Executable {
+class CudaExecutableImpl final : public CudaExecutable {
  public:
-  CudaExecutable(const Graph& g, const CompileOptions& opts) : drv(driver_or_throw()), replay_(opts.replay) {
+  CudaExecutableImpl(const Graph& g, const CompileOptions& opts) : drv(driver_or_throw()), replay_(opts.replay) {
     FusionOptions fo;
     fo.fuse = opts.fusion;
     plan_ = build_plan(g, fo);
+    auto desc = [&](int b) {
+      const Buffer& buf = plan_.buffers[b];
+      return BufferDesc{buf.name, buf.dtype, buf.shape, buf.nbytes()};
+    };
+    for (int b : plan_.input_buffers) input_descs_.push_back(desc(b));
+    for (int b : plan_.output_buffers) output_descs_.push_back(desc(b));
     // Generate every source before touching the device so Unsupported costs nothing.
     auto sources = cuda_generate_sources(plan_);
     int count = 0;
@@ -126,9 +138,12 @@ class CudaExecutable : public Executable {
       throw;
     }
   }
-  ~CudaExecutable() override { release(); }
+  ~CudaExecutableImpl() override { release(); }
 
   int kernel_count() const override { return static_cast<int>(launches_.size()); }
+  const std::vector<BufferDesc>& input_descs() const override { return input_descs_; }
+  const std::vector<BufferDesc>& output_descs() const override { return output_descs_; }
+  int64_t node_updates() const override { return node_updates_; }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats) override {
     auto t0 = std::chrono::steady_clock::now();
@@ -141,11 +156,12 @@ class CudaExecutable : public Executable {
       if (inputs[i].dtype() != b.dtype || inputs[i].shape() != b.shape)
         throw Error("run", "input '" + b.name + "' expects " + dtype_name(b.dtype) + " " + shape_str(b.shape) + ", got " +
                                dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
-      if (inputs[i].nbytes()) FZ_CU(cuMemcpyHtoDAsync, addr(plan_.input_buffers[i]), inputs[i].raw(), inputs[i].nbytes(), stream_);
     }
+    bind(home_);  // a previous run_device may have pointed the kernels at caller buffers
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].nbytes()) FZ_CU(cuMemcpyHtoDAsync, addr(plan_.input_buffers[i]), inputs[i].raw(), inputs[i].nbytes(), stream_);
     FZ_CU(cuEventRecord, ev_start_, stream_);
-    if (replay_ && exec_) FZ_CU(cuGraphLaunch, exec_, stream_);
-    else launch_all();
+    launch_program();
     FZ_CU(cuEventRecord, ev_stop_, stream_);
     std::vector<Tensor> outs;
     for (int ob : plan_.output_buffers) {
@@ -154,41 +170,181 @@ class CudaExecutable : public Executable {
       if (outs.back().nbytes()) FZ_CU(cuMemcpyDtoHAsync, outs.back().raw(), addr(ob), outs.back().nbytes(), stream_);
     }
     FZ_CU(cuStreamSynchronize, stream_);
-    if (stats) {
-      float ms = 0;
-      FZ_CU(cuEventElapsedTime, &ms, ev_start_, ev_stop_);
-      stats->device_us = ms * 1000.0;
-      stats->host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    }
+    if (stats) fill_stats(*stats, t0);
     return outs;
+  }
+
+  void run_device(const std::vector<uint64_t>& inputs, const std::vector<uint64_t>& outputs, RunStats* stats) override {
+    auto t0 = std::chrono::steady_clock::now();
+    check_device_args(inputs, outputs);
+    FZ_CU(cuCtxSetCurrent, ctx_);
+    // Where every buffer lives for this run: inputs at the caller's pointers; each output a
+    // kernel writes at its (first) caller pointer; everything else where setup put it.
+    // 0-byte buffers keep their arena address (nothing dereferences it), so a null caller
+    // pointer for them never forces a node update.
+    bound_ = home_;
+    std::vector<char> claimed(plan_.buffers.size(), 0);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const int b = plan_.input_buffers[i];
+      if (plan_.buffers[b].nbytes() > 0) bound_[b] = inputs[i];
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const int b = plan_.output_buffers[i];
+      const Buffer& buf = plan_.buffers[b];
+      if (buf.nbytes() == 0 || buf.role == Buffer::Role::input || buf.role == Buffer::Role::constant || claimed[b]) continue;
+      claimed[b] = 1;
+      bound_[b] = outputs[i];
+    }
+    bind(bound_);
+    FZ_CU(cuEventRecord, ev_start_, stream_);
+    launch_program();
+    FZ_CU(cuEventRecord, ev_stop_, stream_);
+    // Outputs no kernel wrote at the caller's pointer: graph inputs, constants, repeats.
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const int b = plan_.output_buffers[i];
+      const int64_t n = plan_.buffers[b].nbytes();
+      if (n > 0 && bound_[b] != outputs[i]) FZ_CU(cuMemcpyDtoDAsync, outputs[i], bound_[b], static_cast<size_t>(n), stream_);
+    }
+    FZ_CU(cuStreamSynchronize, stream_);
+    if (stats) fill_stats(*stats, t0);
+  }
+
+  uint64_t device_alloc(size_t bytes) override {
+    if (bytes == 0) return 0;
+    FZ_CU(cuCtxSetCurrent, ctx_);
+    CUdeviceptr p = 0;
+    FZ_CU(cuMemAlloc, &p, bytes);
+    return p;
+  }
+  void device_free(uint64_t ptr) override {
+    if (!ptr) return;
+    FZ_CU(cuCtxSetCurrent, ctx_);
+    FZ_CU(cuMemFree, static_cast<CUdeviceptr>(ptr));
+  }
+  // On the executable's stream (not a legacy-stream copy, which a non-blocking stream would
+  // not wait for), then synchronised.
+  void copy_to_device(uint64_t dst, const Tensor& src) override {
+    if (src.dtype() == DType::string) throw Error("cuda", "copy_to_device: string tensors have no device layout");
+    if (!src.nbytes()) return;
+    FZ_CU(cuCtxSetCurrent, ctx_);
+    FZ_CU(cuMemcpyHtoDAsync, static_cast<CUdeviceptr>(dst), src.raw(), src.nbytes(), stream_);
+    FZ_CU(cuStreamSynchronize, stream_);
+  }
+  Tensor copy_from_device(uint64_t src, DType dtype, const Shape& shape) override {
+    Tensor t(dtype, shape);
+    if (!t.nbytes()) return t;
+    FZ_CU(cuCtxSetCurrent, ctx_);
+    FZ_CU(cuMemcpyDtoHAsync, t.raw(), static_cast<CUdeviceptr>(src), t.nbytes(), stream_);
+    FZ_CU(cuStreamSynchronize, stream_);
+    return t;
   }
 
  private:
   struct Launch {
     CUfunction fn = nullptr;
     LaunchDims dims;
-    std::vector<CUdeviceptr> args;
-    std::vector<void*> argp;  // points into args (stable: args is never resized after setup)
+    std::vector<CUdeviceptr> args;  // one pointer per binding slot (kernel_bindings order)
+    std::vector<void*> argp;        // points into args (stable: args is never resized after setup)
+    std::vector<std::pair<int, int>> movable;  // (slot, buffer) of graph input/output buffers
+    CUgraphNode node = nullptr;     // replay: this launch's node in graph_
   };
 
   const CudaDriver& drv;
   bool replay_;
   Plan plan_;
+  std::vector<BufferDesc> input_descs_, output_descs_;
   CUdevice dev_ = 0;
   CUcontext ctx_ = nullptr;
   CUstream stream_ = nullptr;
   CUevent ev_start_ = nullptr, ev_stop_ = nullptr;
   CUdeviceptr arena_ = 0;
   std::vector<CUdeviceptr> constants_;  // per buffer; 0 for non-constants
+  std::vector<CUdeviceptr> home_;       // per buffer: addr(b), what run() binds
+  std::vector<CUdeviceptr> bound_;      // per buffer: scratch for run_device
   std::vector<CUmodule> modules_;
   std::vector<Launch> launches_;
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
+  int64_t node_updates_ = 0;
 
   CUdeviceptr addr(int b) const {
     const Buffer& buf = plan_.buffers[b];
     if (buf.role == Buffer::Role::constant) return constants_[b];
     return arena_ + static_cast<CUdeviceptr>(buf.offset < 0 ? 0 : buf.offset);
+  }
+
+  void fill_stats(RunStats& st, std::chrono::steady_clock::time_point t0) const {
+    float ms = 0;
+    FZ_CU(cuEventElapsedTime, &ms, ev_start_, ev_stop_);
+    st.device_us = ms * 1000.0;
+    st.host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  // Counts, null pointers, and overlaps that would break the kernels' no-alias assumption
+  // (a kernel's output slot is __restrict__ where the arena plan keeps it apart) or make an
+  // input be written.
+  void check_device_args(const std::vector<uint64_t>& inputs, const std::vector<uint64_t>& outputs) const {
+    if (inputs.size() != plan_.input_buffers.size() || outputs.size() != plan_.output_buffers.size())
+      throw Error("run", "run_device: expected " + std::to_string(plan_.input_buffers.size()) + " inputs and " +
+                             std::to_string(plan_.output_buffers.size()) + " outputs, got " + std::to_string(inputs.size()) +
+                             " and " + std::to_string(outputs.size()));
+    struct Range {
+      uint64_t p;
+      int64_t n;
+      bool out;
+      const std::string* name;
+    };
+    std::vector<Range> r;
+    for (size_t i = 0; i < inputs.size(); ++i) r.push_back({inputs[i], input_descs_[i].nbytes, false, &input_descs_[i].name});
+    for (size_t i = 0; i < outputs.size(); ++i) r.push_back({outputs[i], output_descs_[i].nbytes, true, &output_descs_[i].name});
+    for (auto& a : r)
+      if (a.n > 0 && a.p == 0)
+        throw Error("run", std::string("run_device: null pointer for ") + (a.out ? "output '" : "input '") + *a.name + "'");
+    for (size_t i = 0; i < r.size(); ++i)
+      for (size_t j = i + 1; j < r.size(); ++j) {
+        const Range &a = r[i], &b = r[j];
+        if ((!a.out && !b.out) || a.n == 0 || b.n == 0) continue;
+        if (a.p < b.p + static_cast<uint64_t>(b.n) && b.p < a.p + static_cast<uint64_t>(a.n))
+          throw Error("run", std::string("run_device: ") + (a.out ? "output '" : "input '") + *a.name + "' overlaps " +
+                                 (b.out ? "output '" : "input '") + *b.name + "'");
+      }
+  }
+
+  CUDA_KERNEL_NODE_PARAMS node_params(Launch& l) const {
+    CUDA_KERNEL_NODE_PARAMS p{};  // kern/ctx (v2) stay null: func is set
+    p.func = l.fn;
+    p.gridDimX = static_cast<unsigned>(l.dims.groups);
+    p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = static_cast<unsigned>(l.dims.group_size);
+    p.blockDimY = p.blockDimZ = 1;
+    p.sharedMemBytes = 0;
+    p.kernelParams = l.argp.data();
+    p.extra = nullptr;
+    return p;
+  }
+
+  // Points every launch at ptr (per buffer). Only graph input/output slots can move; a launch
+  // whose slots already hold these pointers is left alone, one that changed gets its graph
+  // node re-parameterised (the exec copies the argument values, affecting later launches only).
+  void bind(const std::vector<CUdeviceptr>& ptr) {
+    for (auto& l : launches_) {
+      bool changed = false;
+      for (auto [slot, b] : l.movable)
+        if (l.args[slot] != ptr[b]) {
+          l.args[slot] = ptr[b];
+          changed = true;
+        }
+      if (changed && exec_) {
+        CUDA_KERNEL_NODE_PARAMS p = node_params(l);
+        FZ_CU(cuGraphExecKernelNodeSetParams, exec_, l.node, &p);
+        ++node_updates_;
+      }
+    }
+  }
+
+  void launch_program() {
+    if (replay_ && exec_) FZ_CU(cuGraphLaunch, exec_, stream_);
+    else launch_all();
   }
 
   void setup(const std::vector<std::pair<std::string, std::string>>& sources) {
@@ -212,6 +368,14 @@ class CudaExecutable : public Executable {
       FZ_CU(cuMemAlloc, &constants_[b], std::max<size_t>(t.nbytes(), 4));
       if (t.nbytes()) FZ_CU(cuMemcpyHtoD, constants_[b], t.raw(), t.nbytes());
     }
+    // The memset and pageable uploads above are legacy-stream work that the non-blocking
+    // stream does not wait for.
+    FZ_CU(cuCtxSynchronize);
+    home_.resize(plan_.buffers.size());
+    for (size_t b = 0; b < plan_.buffers.size(); ++b) home_[b] = addr(static_cast<int>(b));
+    std::vector<char> movable(plan_.buffers.size(), 0);
+    for (int b : plan_.input_buffers) movable[b] = 1;
+    for (int b : plan_.output_buffers) movable[b] = 1;
     const std::string arch = device_arch(drv, dev_);
     for (size_t i = 0; i < plan_.kernels.size(); ++i) {
       const KernelSpec& k = plan_.kernels[i];
@@ -223,23 +387,24 @@ class CudaExecutable : public Executable {
       FZ_CU(cuModuleLoadData, &m, cubin.data());
       modules_.push_back(m);
       FZ_CU(cuModuleGetFunction, &l.fn, m, sources[i].first.c_str());
-      for (int b : kernel_bindings(k)) l.args.push_back(addr(b));
+      for (int b : kernel_bindings(k)) {
+        if (movable[b]) l.movable.emplace_back(static_cast<int>(l.args.size()), b);
+        l.args.push_back(home_[b]);
+      }
       launches_.push_back(std::move(l));
     }
     for (auto& l : launches_)
       for (auto& a : l.args) l.argp.push_back(&a);
     if (replay_ && !launches_.empty()) {
-      // Pointers never change between runs, so the sequence is recorded once and replayed.
-      FZ_CU(cuStreamBeginCapture, stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-      try {
-        launch_all();
-      } catch (...) {
-        CUgraph g = nullptr;
-        drv.cuStreamEndCapture(stream_, &g);
-        if (g) drv.cuGraphDestroy(g);
-        throw;
+      // Recorded once as a chain of kernel nodes (what capturing the one stream would give),
+      // built explicitly so each launch keeps its node handle for later pointer updates.
+      FZ_CU(cuGraphCreate, &graph_, 0);
+      CUgraphNode prev = nullptr;
+      for (auto& l : launches_) {
+        CUDA_KERNEL_NODE_PARAMS p = node_params(l);
+        FZ_CU(cuGraphAddKernelNode, &l.node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, &p);
+        prev = l.node;
       }
-      FZ_CU(cuStreamEndCapture, stream_, &graph_);
       FZ_CU(cuGraphInstantiate, &exec_, graph_, 0);
     }
   }
@@ -300,7 +465,7 @@ class CudaBackend : public Backend {
     return out;
   }
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) override {
-    return std::make_unique<CudaExecutable>(g, opts);
+    return std::make_unique<CudaExecutableImpl>(g, opts);
   }
 };
 

@@ -15,6 +15,59 @@ namespace fusor {
 
 std::unique_ptr<Backend> make_cuda_backend();
 
+// What make_backend("cuda")->compile(...) returns: an Executable that can also run on
+// caller-owned device memory. Get it with a dynamic_cast (never null for the cuda backend):
+//   auto exe = make_backend("cuda")->compile(g, opts);
+//   auto* cu = dynamic_cast<CudaExecutable*>(exe.get());
+// Device pointers are CUdeviceptr values carried as uint64_t (this header does not include
+// cuda.h). An executable lives in the primary context of CompileOptions::device; pointers
+// passed to it must be device memory of that context (cuMemAlloc, cudaMalloc on that device,
+// or device_alloc below). Not thread-safe: one call at a time per executable.
+class CudaExecutable : public Executable {
+ public:
+  // One graph input or output as run_device expects it: a dense row-major buffer of `nbytes`
+  // bytes (bool is one byte per element, f16 two).
+  struct BufferDesc {
+    std::string name;
+    DType dtype = DType::f32;
+    Shape shape;
+    int64_t nbytes = 0;
+  };
+  virtual const std::vector<BufferDesc>& input_descs() const = 0;   // graph-input order
+  virtual const std::vector<BufferDesc>& output_descs() const = 0;  // graph-output order
+
+  // Runs the program reading graph input i from inputs[i] and writing graph output i to
+  // outputs[i] directly (no staging through the executable's arena); returns when every
+  // output is written (the executable's stream is synchronised). Contract:
+  //   * inputs[i] / outputs[i] hold input_descs()[i] / output_descs()[i] (nbytes each; a
+  //     pointer may be 0 only for a 0-byte buffer); inputs are only read, never written;
+  //   * an output buffer must not overlap any other input or output buffer (inputs may
+  //     overlap each other); the caller's writes to the inputs must be complete (e.g. its
+  //     stream synchronised) before the call.
+  // Kernels take every buffer as its own pointer parameter. Replay mode: the kernel nodes of
+  // the instantiated CUDA graph whose input/output pointers differ from the previous run
+  // (run_device or run) are updated with cuGraphExecKernelNodeSetParams before the launch;
+  // nodes whose pointers are unchanged are not touched, so alternating between buffer sets
+  // never replays a stale pointer and repeating one set costs no update. Eager mode launches
+  // with the new pointers. An output that no kernel writes (it is a graph input or a
+  // constant, or the same value appears as two outputs) is copied there with
+  // cuMemcpyDtoDAsync. run() (host tensors) keeps working before and after: it rebinds the
+  // arena's input/output slots the same way. Throws Error("run") for bad arguments,
+  // Error("cuda") for a device failure.
+  virtual void run_device(const std::vector<uint64_t>& inputs, const std::vector<uint64_t>& outputs,
+                          RunStats* stats = nullptr) = 0;
+  // Kernel nodes re-parameterised so far (always 0 in eager mode); for tests and profiling.
+  virtual int64_t node_updates() const = 0;
+
+  // Helpers (tests, examples) in this executable's context, synchronous on its stream.
+  // device_alloc(0) returns 0; device_free(0) does nothing. copy_from_device reads
+  // numel(shape) * size(dtype) bytes into a new tensor. Throw Error("cuda") on failure.
+  virtual uint64_t device_alloc(size_t bytes) = 0;
+  virtual void device_free(uint64_t ptr) = 0;
+  virtual void copy_to_device(uint64_t dst, const Tensor& src) = 0;
+  virtual Tensor copy_from_device(uint64_t src, DType dtype, const Shape& shape) = 0;
+};
+
 // The CUDA C dialect: bool buffers are uint8, f16 is __half (cuda_fp16.h), other ints are their
 // C types; matmul is a GEMV-like kernel for M <= 8, else a 64x64-tile shared-memory SGEMM
 // with a deterministic split-K when tiles are few; conv is a direct loop (all with the

@@ -288,13 +288,8 @@ std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, Run
   std::lock_guard<std::mutex> lock(run_mutex_);
   const auto t0 = std::chrono::steady_clock::now();
   const Graph& g = plan_.graph;
-  if (inputs.size() != g.inputs.size())
-    throw Error("run", "expected " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  check_run_inputs(g, inputs);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const Value& v = g.values[g.inputs[i]];
-    if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
-      throw Error("run", "input '" + v.name + "' expects " + dtype_name(v.dtype) + " " + shape_str(v.shape) + ", got " +
-                             dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
     const int b = i < plan_.input_buffers.size() ? plan_.input_buffers[i] : -1;
     if (b < 0) continue;  // an input no kernel reads
     std::byte* dst = staged_ ? staging_in_.mapped() + in_offset_[i] : arena_.mapped() + plan_.buffers[b].offset;
