@@ -509,15 +509,32 @@ class Emitter {
     std::string body;
     if (t == "Gather") body = gather(n, out);
     else if (t == "Concat") body = concat(n, out);
-    else if (t == "MaxPool" || t == "AveragePool") body = pool(n, out);
+    else if (t == "MaxPool" || t == "AveragePool" || t == "LpPool") body = pool(n, out);
     else if (t == "GlobalAveragePool" || t == "GlobalMaxPool") body = global_pool(n, out);
     else if (copies.count(t)) body = "    " + copy(in_buf(0), "fz_o", out, "fz_o") + "\n";
     else if (t == "Transpose") body = transpose(n, out);
     else if (t == "Expand") body = broadcast_copy(out);
     else if (t == "Cast" && !dtype_is_float(dtype_of(in_buf(0))) && !dtype_is_float(dtype_of(out))) body = int_cast(out);
     else if (auto* def = lookup_op(t); def && def->scalar) body = elementwise(n, *def->scalar, out);
+    else if (def && def->reduce) body = reduce(n, *def->reduce, out);
+    else if (t == "ArgMax" || t == "ArgMin") body = arg_extremum(n, out);
+    else if (t == "Hardmax") body = hardmax(n, out);
+    else if (t == "CumSum") body = cumsum(n, out);
+    else if (t == "GatherElements") body = gather_elements(n, out);
+    else if (t == "GatherND") body = gather_nd(n, out);
+    else if (t == "Trilu") body = trilu(n, out);
+    else if (t == "Pad") body = pad(n, out);
+    else if (t == "Tile" || t == "DepthToSpace" || t == "SpaceToDepth") body = walk_copy(n, out);
+    else if (t == "EyeLike") body = eye_like(n, out);
+    else if (t == "OneHot") body = one_hot(n, out);
+    else if (t == "ScatterElements" || t == "Scatter" || t == "ScatterND") body = scatter(n, out);
+    else if (t == "MatMul") body = matmul_direct(n, out);
+    else if (t == "Softmax" || t == "LogSoftmax") body = softmax(n, out);
+    else if (t == "Conv") body = conv_direct(n, out);
     else throw Unsupported(d_.name, n.label() + ": op " + t + " has no GPU kernel (opaque ops supported: Gather, Concat, "
-                           "MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, copies/views, element-wise)");
+                           "MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, copies/views, element-wise, Reduce*, "
+                           "ArgMax/ArgMin, Hardmax, CumSum, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
+                           "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool)");
     return d_.kernel_begin(h_) + "  " + grid_loop("fz_o", opaque_total()) + body + "  }\n}\n";
   }
 
@@ -642,7 +659,8 @@ class Emitter {
     const int nd = static_cast<int>(xs.size()) - 2;
     if (nd < 1 || nd > 3 || os.size() != xs.size()) throw Unsupported(d_.name, n.label() + ": pooling needs 1-3 spatial dims");
     if (n.attr_i("storage_order", 0) != 0) throw Unsupported(d_.name, n.label() + ": storage_order=1");
-    const bool is_max = n.op_type == "MaxPool";
+    const bool is_max = n.op_type == "MaxPool", is_lp = n.op_type == "LpPool";
+    const double lp = static_cast<double>(n.attr_i("p", 2));
     auto kern = n.attr_ints("kernel_shape");
     auto strides = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
     auto dil = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
@@ -691,13 +709,486 @@ class Emitter {
     }
     s += ind + "if (" + cond + ") {\n";
     s += ind + "  float fz_v = " + load_of(x, "fz_nc * " + lit(in_sz) + off) + ";\n";
-    s += ind + "  fz_acc = " + (is_max ? "fz_max(fz_acc, fz_v)" : "fz_acc + fz_v") + ";\n" + ind + "  fz_cnt += 1;\n";
+    const std::string lp_term = rename_intrinsics("pow(abs(fz_v), " + fz_float_literal(lp) + ")", d_);
+    s += ind + "  fz_acc = " + (is_max ? "fz_max(fz_acc, fz_v)" : is_lp ? "fz_acc + " + lp_term : "fz_acc + fz_v") + ";\n" + ind + "  fz_cnt += 1;\n";
     s += ind + "} else if (" + padcond + ") {\n" + ind + "  fz_pad += 1;\n" + ind + "}\n";
     for (int i = nd - 1; i >= 0; --i) {
       ind.resize(ind.size() - 2);
       s += ind + "}\n";
     }
-    if (!is_max) s += "    fz_acc = fz_acc / " + d_.cast("float", include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ";\n";
+    if (is_lp) s += "    fz_acc = " + rename_intrinsics("pow(fz_acc, " + fz_float_literal(1.0 / lp) + ")", d_) + ";\n";
+    else if (!is_max) s += "    fz_acc = fz_acc / " + d_.cast("float", include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ";\n";
+    return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
+  }
+
+  // ---- more opaque ops (semantics: the references in ir/ops/{reduce,shape,nn}.cpp) ----------
+
+  // Compile-time constant of node input i (nullptr when absent or computed at run time).
+  const Tensor* const_of(size_t i) const {
+    const Node& n = node();
+    if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+    const Value& v = p_.graph.values[n.inputs[i]];
+    return v.constant ? &*v.constant : nullptr;
+  }
+  std::vector<int64_t> const_ints(size_t i, const std::string& what) const {
+    const Tensor* t = const_of(i);
+    if (!t) throw Unsupported(d_.name, node().label() + ": " + what + " must be a compile-time constant");
+    std::vector<int64_t> v;
+    for (int64_t j = 0; j < t->numel(); ++j) v.push_back(t->get_int(j));
+    return v;
+  }
+  bool has_in(size_t i) const { return i < k_.opaque_inputs.size() && k_.opaque_inputs[i] >= 0; }
+  // A ReduceRule pre/post string with "{0}" -> v, intrinsics renamed by the dialect.
+  std::string rule_text(const char* ex, const std::string& v) const {
+    return "(" + rename_intrinsics(substitute(ex, [&](int) { return v; }, [&](const std::string& p) -> std::string {
+                                     fail("reduce rule uses parameter '" + p + "'");
+                                   }), d_) + ")";
+  }
+  // Declares fz_<nm><j> = coordinate j of linear index `lin` over shape s.
+  std::string coords(const std::string& nm, const std::string& lin, const Shape& s, const std::string& ind = "    ") const {
+    std::string r;
+    for (size_t j = 0; j < s.size(); ++j) {
+      int64_t inner = 1;
+      for (size_t l = j + 1; l < s.size(); ++l) inner *= s[l];
+      r += ind + "fz_idx fz_" + nm + std::to_string(j) + " = (" + lin + " / " + lit(inner) + ") % " + lit(s[j]) + ";\n";
+    }
+    return r;
+  }
+  // Index element `off` of an integer (or float, for OneHot) index buffer b -> fz_idx.
+  std::string index_of(int b, const std::string& off) const {
+    const DType t = dtype_of(b);
+    if (dtype_is_float(t)) return idx(load_of(b, off));
+    return d_.to_index(t, d_.element(slot(b), off));
+  }
+  // Wraps a negative index once and clamps into [0, dim) so a bad index cannot read outside.
+  std::string fix_index(const std::string& v, int64_t dim, const std::string& ind = "    ") const {
+    return ind + "if (" + v + " < " + lit(0) + ") " + v + " += " + lit(dim) + ";\n" + ind + v + " = " + v + " < " + lit(0) +
+           " ? " + lit(0) + " : (" + v + " >= " + lit(dim) + " ? " + lit(std::max<int64_t>(dim - 1, 0)) + " : " + v + ");\n";
+  }
+  std::string is_nan(const std::string& v) const { return "fz_isnan(" + v + ") != 0.0f"; }
+
+  // Reduce* with the op's ReduceRule (pre, combiner, mean, post); one thread per output element.
+  std::string reduce(const Node& n, const ReduceRule& rule, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    const int64_t r = static_cast<int64_t>(xs.size());
+    const int axes_opset = n.op_type == "ReduceSum" ? 13 : 18;
+    std::vector<int64_t> axes = n.opset >= axes_opset ? (has_in(1) ? const_ints(1, "axes") : std::vector<int64_t>{})
+                                                      : n.attr_ints("axes");
+    if (axes.empty() && n.attr_i("noop_with_empty_axes", 0) != 0) return "    " + copy(x, "fz_o", out, "fz_o") + "\n";
+    std::vector<bool> mask(static_cast<size_t>(r), axes.empty());
+    for (auto a : axes) mask[normalize_axis(a, r, n.label())] = true;
+    const Shape cs = contiguous_strides(xs);
+    Shape kept, red;
+    std::vector<int64_t> kst, rst;
+    for (int64_t d = 0; d < r; ++d) (mask[d] ? red : kept).push_back(xs[d]), (mask[d] ? rst : kst).push_back(cs[d]);
+    const int64_t count = shape_numel(red);
+    std::string s = coords("d", "fz_o", kept);
+    std::string base = lit(0);
+    for (size_t j = 0; j < kept.size(); ++j) base += " + fz_d" + std::to_string(j) + " * " + lit(kst[j]);
+    s += "    fz_idx fz_base = " + base + ";\n";
+    const std::string loop = "    for (fz_idx fz_t = " + lit(0) + "; fz_t < " + lit(count) + "; ++fz_t) {\n";
+    std::string off = "fz_base";
+    for (size_t j = 0; j < red.size(); ++j) {
+      int64_t inner = 1;
+      for (size_t l = j + 1; l < red.size(); ++l) inner *= red[l];
+      off += " + ((fz_t / " + lit(inner) + ") % " + lit(red[j]) + ") * " + lit(rst[j]);
+    }
+    const std::string val = "      float fz_v = " + load_of(x, off) + ";\n";
+    const bool is_bool = dtype_of(x) == DType::boolean;
+    std::string ident = combiner_identity(rule.combiner);
+    if (is_bool && rule.combiner == Combiner::max) ident = "0.0f";
+    if (is_bool && rule.combiner == Combiner::min) ident = "1.0f";
+    const std::string fn = combiner_fn(rule.combiner);
+    if (n.op_type == "ReduceLogSumExp") {
+      // Shifted by the max as the reference does (no overflow for large inputs).
+      s += "    float fz_m = (-fz_inf());\n" + loop + val + "      fz_m = fz_max(fz_m, fz_v);\n    }\n";
+      s += "    float fz_sh = fz_isinf(fz_m) != 0.0f ? 0.0f : fz_m;\n";
+      s += "    float fz_acc = 0.0f;\n" + loop + val + "      fz_acc = fz_acc + " + rule_text(rule.pre, "fz_v - fz_sh") + ";\n    }\n";
+      return s + "    " + store_of(out, "fz_o", rule_text(rule.post, "fz_acc") + " + fz_sh") + "\n";
+    }
+    s += "    float fz_acc = " + ident + ";\n" + loop + val;
+    s += "      fz_acc = " + fn + "(fz_acc, " + (rule.pre ? rule_text(rule.pre, "fz_v") : "fz_v") + ");\n    }\n";
+    std::string res = "fz_acc";
+    if (rule.mean) res = "(fz_acc / " + fz_float_literal(static_cast<double>(count)) + ")";
+    if (rule.post) res = rule_text(rule.post, res);
+    return s + "    " + store_of(out, "fz_o", res) + "\n";
+  }
+
+  // outer x len x inner around one axis (the references' AxisView).
+  struct Around {
+    int64_t outer = 1, len = 1, inner = 1;
+  };
+  static Around around(const Shape& s, int64_t axis) {
+    Around a;
+    for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d)
+      (d < axis ? a.outer : d == axis ? a.len : a.inner) *= s[d];
+    return a;
+  }
+
+  // First (select_last_index: last) extremum; a NaN counts as the extremum (numpy).
+  std::string arg_extremum(const Node& n, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(xs.size()), n.label());
+    const Around a = around(xs, axis);
+    const bool last = n.attr_i("select_last_index", 0) != 0;
+    const char* cmp = n.op_type == "ArgMax" ? " > " : " < ";
+    std::string s = "    fz_idx fz_base = (fz_o / " + lit(a.inner) + ") * " + lit(a.len * a.inner) + " + fz_o % " + lit(a.inner) + ";\n";
+    s += "    float fz_best = " + load_of(x, "fz_base") + ";\n    fz_idx fz_bk = " + lit(0) + ";\n";
+    s += "    for (fz_idx fz_k = " + lit(1) + "; fz_k < " + lit(a.len) + "; ++fz_k) {\n";
+    s += "      float fz_c = " + load_of(x, "fz_base + fz_k * " + lit(a.inner)) + ";\n      int fz_take = 0;\n";
+    s += "      if (" + is_nan("fz_best") + ") fz_take = " + (last ? "(" + is_nan("fz_c") + ") ? 1 : 0" : std::string("0")) + ";\n";
+    s += "      else if (" + is_nan("fz_c") + ") fz_take = 1;\n";
+    s += "      else if (fz_c" + std::string(cmp) + "fz_best" + (last ? " || fz_c == fz_best" : "") + ") fz_take = 1;\n";
+    s += "      if (fz_take != 0) {\n        fz_best = fz_c;\n        fz_bk = fz_k;\n      }\n    }\n";
+    return s + "    " + store_of(out, "fz_o", d_.cast("float", "fz_bk")) + "\n";
+  }
+
+  // Hardmax: 1 at the first maximum of the row (NaN wins), else 0; rows as in Softmax.
+  std::string hardmax(const Node& n, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    const int64_t r = static_cast<int64_t>(xs.size());
+    const bool legacy = n.opset < 13;
+    const int64_t axis = normalize_axis(n.attr_i("axis", legacy ? 1 : -1), r, n.label());
+    Around a = around(xs, axis);
+    if (legacy) a.len *= a.inner, a.inner = 1;
+    std::string s = "    fz_idx fz_kk = (fz_o / " + lit(a.inner) + ") % " + lit(a.len) + ";\n";
+    s += "    fz_idx fz_base = (fz_o / " + lit(a.len * a.inner) + ") * " + lit(a.len * a.inner) + " + fz_o % " + lit(a.inner) + ";\n";
+    s += "    float fz_mx = (-fz_inf());\n    fz_idx fz_arg = " + lit(0) + ";\n";
+    s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k < " + lit(a.len) + "; ++fz_k) {\n";
+    s += "      float fz_c = " + load_of(x, "fz_base + fz_k * " + lit(a.inner)) + ";\n";
+    s += "      if (fz_c > fz_mx || ((" + is_nan("fz_c") + ") && !(" + is_nan("fz_mx") + "))) {\n        fz_mx = fz_c;\n        fz_arg = fz_k;\n      }\n    }\n";
+    return s + "    " + store_of(out, "fz_o", "(fz_kk == fz_arg ? 1.0f : 0.0f)") + "\n";
+  }
+
+  std::string cumsum(const Node& n, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    const int64_t r = static_cast<int64_t>(xs.size());
+    const bool excl = n.attr_i("exclusive", 0) != 0, rev = n.attr_i("reverse", 0) != 0;
+    std::string s, len, inner;
+    if (const Tensor* t = const_of(1)) {
+      if (t->numel() != 1) fail(n.label() + ": CumSum axis must be a scalar");
+      const Around a = around(xs, normalize_axis(t->get_int(0), r, n.label()));
+      len = lit(a.len), inner = lit(a.inner);
+    } else {
+      // Axis computed at run time: select the geometry of each possible axis.
+      s += "    fz_idx fz_ax = " + index_of(in_buf(1), lit(0)) + ";\n    if (fz_ax < " + lit(0) + ") fz_ax += " + lit(r) + ";\n";
+      s += "    fz_idx fz_len = " + lit(1) + ";\n    fz_idx fz_inner = " + lit(1) + ";\n";
+      for (int64_t d = 0; d < r; ++d) {
+        const Around a = around(xs, d);
+        s += "    if (fz_ax == " + lit(d) + ") {\n      fz_len = " + lit(a.len) + ";\n      fz_inner = " + lit(a.inner) + ";\n    }\n";
+      }
+      len = "fz_len", inner = "fz_inner";
+    }
+    s += "    fz_idx fz_kk = (fz_o / " + inner + ") % " + len + ";\n";
+    s += "    fz_idx fz_base = fz_o - fz_kk * " + inner + ";\n    float fz_acc = 0.0f;\n";
+    // Summed in the reference's order (from the start, or from the end when reverse).
+    if (!rev) s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k " + (excl ? "<" : "<=") + " fz_kk; ++fz_k)";
+    else s += "    for (fz_idx fz_k = " + len + " - " + lit(1) + "; fz_k " + (excl ? ">" : ">=") + " fz_kk; --fz_k)";
+    s += " fz_acc = fz_acc + " + load_of(x, "fz_base + fz_k * " + inner) + ";\n";
+    return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
+  }
+
+  // Softmax / LogSoftmax the decomposition left whole (non-f32 storage): max-shifted, per element.
+  std::string softmax(const Node& n, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    const bool legacy = n.opset < 13;
+    const int64_t axis = normalize_axis(n.attr_i("axis", legacy ? 1 : -1), static_cast<int64_t>(xs.size()), n.label());
+    Around a = around(xs, axis);
+    if (legacy) a.len *= a.inner, a.inner = 1;
+    std::string s = "    fz_idx fz_base = (fz_o / " + lit(a.len * a.inner) + ") * " + lit(a.len * a.inner) + " + fz_o % " + lit(a.inner) + ";\n";
+    const std::string loop = "    for (fz_idx fz_k = " + lit(0) + "; fz_k < " + lit(a.len) + "; ++fz_k) {\n      float fz_c = " +
+                             load_of(x, "fz_base + fz_k * " + lit(a.inner)) + ";\n";
+    s += "    float fz_mx = (-fz_inf());\n" + loop;
+    s += "      if (fz_c > fz_mx || ((" + is_nan("fz_c") + ") && !(" + is_nan("fz_mx") + "))) fz_mx = fz_c;\n    }\n";
+    s += "    float fz_sum = 0.0f;\n" + loop + "      fz_sum = fz_sum + " + rename_intrinsics("exp(fz_c - fz_mx)", d_) + ";\n    }\n";
+    s += "    float fz_z = " + load_of(x, "fz_o") + " - fz_mx;\n";
+    const std::string y = n.op_type == "Softmax" ? rename_intrinsics("exp(fz_z)", d_) + " / fz_sum" : "fz_z - " + rename_intrinsics("log(fz_sum)", d_);
+    return s + "    " + store_of(out, "fz_o", y) + "\n";
+  }
+
+  // Conv the fuser left opaque (1-D/3-D, non-f32, bias computed at run time): direct, one thread
+  // per output element, window geometry as ir/ops/nn.cpp make_window (no ceil_mode for Conv).
+  std::string conv_direct(const Node& n, int out) const {
+    const int x = in_buf(0), w = in_buf(1);
+    const Shape& xs = buffer(x).shape;
+    const Shape& ws = buffer(w).shape;
+    const Shape& os = buffer(out).shape;
+    const int nd = static_cast<int>(xs.size()) - 2;
+    if (nd < 1 || nd > 3 || ws.size() != xs.size()) throw Unsupported(d_.name, n.label() + ": Conv needs 1-3 spatial dims");
+    const int64_t group = n.attr_i("group", 1), C = xs[1], M = ws[0], Cg = C / group, Mg = M / group;
+    auto strides = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
+    auto dil = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
+    auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+    const std::string ap = n.attr_s("auto_pad", "NOTSET");
+    std::vector<int64_t> pb(nd, 0);
+    for (int i = 0; i < nd; ++i) {
+      const int64_t k = ws[2 + i];
+      if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+        const int64_t dk = (k - 1) * dil[i] + 1, o = (xs[2 + i] + strides[i] - 1) / strides[i];
+        const int64_t total = std::max<int64_t>(0, (o - 1) * strides[i] + dk - xs[2 + i]);
+        pb[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      } else if (ap != "VALID") {
+        pb[i] = pads[i];
+      }
+    }
+    int64_t in_sz = 1, out_sz = 1, k_sz = 1;
+    for (int i = 0; i < nd; ++i) in_sz *= xs[2 + i], out_sz *= os[2 + i], k_sz *= ws[2 + i];
+    std::string s = "    fz_idx fz_m = (fz_o / " + lit(out_sz) + ") % " + lit(M) + ";\n";
+    s += "    fz_idx fz_n = fz_o / " + lit(out_sz * M) + ";\n";
+    s += "    fz_idx fz_xb = (fz_n * " + lit(C) + " + (fz_m / " + lit(Mg) + ") * " + lit(Cg) + ") * " + lit(in_sz) + ";\n";
+    s += "    fz_idx fz_wb = fz_m * " + lit(Cg * k_sz) + ";\n";
+    for (int i = 0; i < nd; ++i) {
+      int64_t inner = 1;
+      for (int j = i + 1; j < nd; ++j) inner *= os[2 + j];
+      s += "    fz_idx fz_s" + std::to_string(i) + " = ((fz_o / " + lit(inner) + ") % " + lit(os[2 + i]) + ") * " + lit(strides[i]) + " - " + lit(pb[i]) + ";\n";
+    }
+    s += "    float fz_acc = " + std::string(has_in(2) ? load_of(in_buf(2), "fz_m") : "0.0f") + ";\n";
+    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(Cg) + "; ++fz_c) {\n";
+    std::string ind = "      ", cond, xoff = "fz_xb + fz_c * " + lit(in_sz), woff = "fz_wb + fz_c * " + lit(k_sz);
+    for (int i = 0; i < nd; ++i) {
+      const std::string si = std::to_string(i);
+      s += ind + "for (fz_idx fz_k" + si + " = " + lit(0) + "; fz_k" + si + " < " + lit(ws[2 + i]) + "; ++fz_k" + si + ") {\n";
+      ind += "  ";
+      s += ind + "fz_idx fz_p" + si + " = fz_s" + si + " + fz_k" + si + " * " + lit(dil[i]) + ";\n";
+      cond += std::string(cond.empty() ? "" : " && ") + "fz_p" + si + " >= " + lit(0) + " && fz_p" + si + " < " + lit(xs[2 + i]);
+      int64_t xi = 1, wi = 1;
+      for (int j = i + 1; j < nd; ++j) xi *= xs[2 + j], wi *= ws[2 + j];
+      xoff += " + fz_p" + si + " * " + lit(xi);
+      woff += " + fz_k" + si + " * " + lit(wi);
+    }
+    s += ind + "if (" + cond + ") fz_acc = fz_acc + " + load_of(x, xoff) + " * " + load_of(w, woff) + ";\n";
+    for (int i = nd - 1; i >= 0; --i) {
+      ind.resize(ind.size() - 2);
+      s += ind + "}\n";
+    }
+    return s + "    }\n    " + store_of(out, "fz_o", "fz_acc") + "\n";
+  }
+
+  std::string gather_elements(const Node& n, int out) const {
+    const int data = in_buf(0), ind = in_buf(1);
+    const Shape& ds = buffer(data).shape;
+    const Shape& is = buffer(ind).shape;
+    const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(ds.size()), n.label());
+    const Shape cs = contiguous_strides(ds);
+    std::string s = coords("d", "fz_o", is);
+    s += "    fz_idx fz_k = " + index_of(ind, "fz_o") + ";\n" + fix_index("fz_k", ds[axis]);
+    std::string off = "fz_k * " + lit(cs[axis]);
+    for (size_t j = 0; j < ds.size(); ++j)
+      if (static_cast<int64_t>(j) != axis) off += " + fz_d" + std::to_string(j) + " * " + lit(cs[j]);
+    return s + "    " + copy(data, off, out, "fz_o") + "\n";
+  }
+
+  // GatherND (batch_dims b): out = indices.shape[:-1] + data.shape[b+k:].
+  std::string gather_nd(const Node& n, int out) const {
+    const int data = in_buf(0), ind = in_buf(1);
+    const Shape& xd = buffer(data).shape;
+    const Shape& is = buffer(ind).shape;
+    const int64_t b = n.attr_i("batch_dims", 0), k = is.back();
+    const Shape xs = contiguous_strides(xd);
+    int64_t batches = 1, inner = 1;
+    for (int64_t d = 0; d < b; ++d) batches *= xd[d];
+    for (size_t d = static_cast<size_t>(b + k); d < xd.size(); ++d) inner *= xd[d];
+    const int64_t tuples = batches ? shape_numel(is) / k / batches : 0, batch_size = b ? xs[b - 1] : shape_numel(xd);
+    std::string s = "    fz_idx fz_t = fz_o / " + lit(inner) + ";\n";
+    s += "    fz_idx fz_off = (fz_t / " + lit(std::max<int64_t>(tuples, 1)) + ") * " + lit(batch_size) + " + fz_o % " + lit(inner) + ";\n";
+    for (int64_t j = 0; j < k; ++j) {
+      s += "    {\n      fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" + fix_index("fz_k", xd[b + j], "      ");
+      s += "      fz_off += fz_k * " + lit(xs[b + j]) + ";\n    }\n";
+    }
+    return s + "    " + copy(data, "fz_off", out, "fz_o") + "\n";
+  }
+
+  std::string trilu(const Node& n, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    const int64_t R = xs[xs.size() - 2], C = xs.back();
+    const bool upper = n.attr_i("upper", 1) != 0;
+    std::string s = "    fz_idx fz_k = " + (has_in(1) && shape_numel(buffer(in_buf(1)).shape) > 0 ? index_of(in_buf(1), lit(0)) : lit(0)) + ";\n";
+    s += "    fz_idx fz_dj = fz_o % " + lit(C) + " - (fz_o / " + lit(C) + ") % " + lit(R) + ";\n";
+    s += "    if (fz_dj " + std::string(upper ? ">=" : "<=") + " fz_k) " + copy(x, "fz_o", out, "fz_o") + "\n";
+    return s + "    else " + store_of(out, "fz_o", "0.0f") + "\n";
+  }
+
+  // Pad (constant / reflect / edge / wrap; pads and axes constant; the value may be a buffer).
+  std::string pad(const Node& n, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    const Shape& os = buffer(out).shape;
+    const int64_t r = static_cast<int64_t>(xs.size());
+    std::vector<int64_t> pads = has_in(1) ? const_ints(1, "pads") : n.attr_ints(n.has_attr("pads") ? "pads" : "paddings");
+    std::vector<int64_t> axes;
+    if (has_in(3)) axes = const_ints(3, "axes");
+    else for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+    if (pads.size() != 2 * axes.size()) fail(n.label() + ": pads do not match axes");
+    std::vector<int64_t> begin(static_cast<size_t>(r), 0);
+    for (size_t i = 0; i < axes.size(); ++i) begin[normalize_axis(axes[i], r, n.label())] = pads[i];
+    const std::string mode = n.attr_s("mode", "constant");
+    const Shape cs = contiguous_strides(xs);
+    std::string s = coords("d", "fz_o", os) + "    fz_idx fz_s = " + lit(0) + ";\n    int fz_pad = 0;\n";
+    for (int64_t d = 0; d < r; ++d) {
+      const int64_t dim = xs[d];
+      const std::string c = "fz_c" + std::to_string(d);
+      s += "    fz_idx " + c + " = fz_d" + std::to_string(d) + " - " + lit(begin[d]) + ";\n";
+      s += "    if (" + c + " < " + lit(0) + " || " + c + " >= " + lit(dim) + ") {\n";
+      // Non-negative before '%' (negative operands are undefined in GLSL): add whole periods.
+      auto wrap = [&](int64_t period) {
+        const int64_t k = (std::max<int64_t>(begin[d], 0) + period - 1) / period + 1;
+        return "      " + c + " = (" + c + " + " + lit(k * period) + ") % " + lit(period) + ";\n";
+      };
+      if (mode == "constant") s += "      fz_pad = 1;\n";
+      else if (mode == "edge") s += "      " + c + " = " + c + " < " + lit(0) + " ? " + lit(0) + " : " + lit(dim - 1) + ";\n";
+      else if (mode == "wrap") s += wrap(dim);
+      else if (mode == "reflect") {
+        if (dim == 1) s += "      " + c + " = " + lit(0) + ";\n";
+        else s += wrap(2 * (dim - 1)) + "      if (" + c + " >= " + lit(dim) + ") " + c + " = " + lit(2 * (dim - 1)) + " - " + c + ";\n";
+      } else throw Unsupported(d_.name, n.label() + ": Pad mode '" + mode + "'");
+      s += "    }\n    fz_s += " + c + " * " + lit(cs[d]) + ";\n";
+    }
+    std::string value;
+    if (has_in(2) && shape_numel(buffer(in_buf(2)).shape) > 0) value = copy(in_buf(2), lit(0), out, "fz_o");
+    else value = store_of(out, "fz_o", fz_float_literal(n.attr_f("value", 0.0)));
+    return s + "    if (fz_pad != 0) " + value + "\n    else " + copy(x, "fz_s", out, "fz_o") + "\n";
+  }
+
+  // Tile / DepthToSpace / SpaceToDepth: the references' strided walks.
+  std::string walk_copy(const Node& n, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    const Shape cs = contiguous_strides(xs);
+    Shape walk;
+    std::vector<int64_t> st;
+    if (n.op_type == "Tile") {
+      const Shape& os = buffer(out).shape;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        walk.push_back(xs[i] ? os[i] / xs[i] : 0), st.push_back(0);
+        walk.push_back(xs[i]), st.push_back(cs[i]);
+      }
+    } else {
+      const int64_t b = n.attr_i("blocksize", 1);
+      Shape view;
+      std::vector<int64_t> perm;
+      if (n.op_type == "DepthToSpace") {
+        const bool crd = n.attr_s("mode", "DCR") == "CRD";
+        const int64_t c = xs[1] / (b * b);
+        view = crd ? Shape{xs[0], c, b, b, xs[2], xs[3]} : Shape{xs[0], b, b, c, xs[2], xs[3]};
+        perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+      } else {
+        view = Shape{xs[0], xs[1], xs[2] / b, b, xs[3] / b, b};
+        perm = {0, 3, 5, 1, 2, 4};
+      }
+      const Shape vs = contiguous_strides(view);
+      for (auto p : perm) walk.push_back(view[p]), st.push_back(vs[p]);
+    }
+    return out_coords(walk) + "    " + copy(x, coords_offset(st), out, "fz_o") + "\n";
+  }
+
+  std::string eye_like(const Node& n, int out) const {
+    const int64_t C = buffer(out).shape[1], k = n.attr_i("k", 0);
+    return "    " + store_of(out, "fz_o", "(fz_o % " + lit(C) + " - fz_o / " + lit(C) + " == " + lit(k) + " ? 1.0f : 0.0f)") + "\n";
+  }
+
+  std::string one_hot(const Node& n, int out) const {
+    const int ind = in_buf(0), values = in_buf(2);
+    const Shape& os = buffer(out).shape;
+    const int64_t axis = normalize_axis(n.attr_i("axis", -1), static_cast<int64_t>(os.size()), n.label()), depth = os[axis];
+    int64_t inner = 1;
+    for (size_t d = static_cast<size_t>(axis) + 1; d < os.size(); ++d) inner *= os[d];
+    std::string s = "    fz_idx fz_v = (fz_o / " + lit(inner) + ") % " + lit(depth) + ";\n";
+    s += "    fz_idx fz_i = (fz_o / " + lit(inner * depth) + ") * " + lit(inner) + " + fz_o % " + lit(inner) + ";\n";
+    s += "    fz_idx fz_k = " + index_of(ind, "fz_i") + ";\n    if (fz_k < " + lit(0) + ") fz_k += " + lit(depth) + ";\n";
+    return s + "    if (fz_k == fz_v) " + copy(values, lit(1), out, "fz_o") + "\n    else " + copy(values, lit(0), out, "fz_o") + "\n";
+  }
+
+  // ScatterElements / Scatter / ScatterND: each output element starts as data and applies, in
+  // update order, every update that targets it (duplicates behave as the sequential reference).
+  std::string scatter(const Node& n, int out) const {
+    const int data = in_buf(0), ind = in_buf(1), upd = in_buf(2);
+    const Shape& xs = buffer(data).shape;
+    const Shape& is = buffer(ind).shape;
+    const Shape cs = contiguous_strides(xs);
+    const std::string red = n.attr_s("reduction", "none");
+    std::string s, count, inner_s = lit(1);
+    int64_t updates = 0, inner = 1;
+    std::string target;
+    if (n.op_type == "ScatterND") {
+      const int64_t k = is.back(), tuples = shape_numel(is) / std::max<int64_t>(k, 1);
+      inner = k < static_cast<int64_t>(xs.size()) ? cs[k - 1] : 1;
+      updates = tuples * inner;
+      target = "      fz_idx fz_t = fz_u / " + lit(inner) + ";\n      fz_idx fz_dst = fz_u % " + lit(inner) + ";\n";
+      for (int64_t j = 0; j < k; ++j) {
+        target += "      {\n        fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" + fix_index("fz_k", xs[j], "        ");
+        target += "        fz_dst += fz_k * " + lit(cs[j]) + ";\n      }\n";
+      }
+    } else {
+      const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(xs.size()), n.label());
+      updates = shape_numel(is);
+      target = coords("u", "fz_u", is, "      ");
+      target += "      fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", xs[axis], "      ");
+      target += "      fz_idx fz_dst = fz_k * " + lit(cs[axis]);
+      for (size_t j = 0; j < is.size(); ++j)
+        if (static_cast<int64_t>(j) != axis) target += " + fz_u" + std::to_string(j) + " * " + lit(cs[j]);
+      target += ";\n";
+    }
+    s += "    " + copy(data, "fz_o", out, "fz_o") + "\n";
+    s += "    for (fz_idx fz_u = " + lit(0) + "; fz_u < " + lit(updates) + "; ++fz_u) {\n" + target;
+    if (red == "none") {
+      s += "      if (fz_dst == fz_o) " + copy(upd, "fz_u", out, "fz_o") + "\n    }\n";
+      return s;
+    }
+    // Reductions combine through float (exact for integers up to 2^24), as std::max/min do.
+    const std::string a = load_of(out, "fz_o"), b = "fz_b";
+    std::string comb = red == "add" ? "fz_a + fz_b" : red == "mul" ? "fz_a * fz_b" : red == "max" ? "(fz_a < fz_b ? fz_b : fz_a)"
+                     : red == "min" ? "(fz_b < fz_a ? fz_b : fz_a)" : "";
+    if (comb.empty()) throw Unsupported(d_.name, n.label() + ": reduction '" + red + "'");
+    s += "      if (fz_dst == fz_o) {\n        float fz_a = " + a + ";\n        float fz_b = " + load_of(upd, "fz_u") + ";\n";
+    s += "        " + store_of(out, "fz_o", comb) + "\n      }\n    }\n";
+    return s;
+  }
+
+  // MatMul the fuser left opaque (1-D operands, non-f32 storage): numpy matmul semantics, one
+  // thread per output element, fp32 accumulation.
+  std::string matmul_direct(const Node& n, int out) const {
+    const int a = in_buf(0), b = in_buf(1);
+    Shape as = buffer(a).shape, bs = buffer(b).shape;
+    if (as.empty() || bs.empty()) fail(n.label() + ": MatMul of a scalar");
+    if (as.size() == 1) as.insert(as.begin(), 1);
+    if (bs.size() == 1) bs.push_back(1);
+    const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+    Shape ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+    const size_t nb = std::max(ab.size(), bb.size());
+    Shape batch(nb, 1);
+    for (size_t i = 0; i < nb; ++i) {
+      const int64_t x = i + ab.size() >= nb ? ab[i + ab.size() - nb] : 1, y = i + bb.size() >= nb ? bb[i + bb.size() - nb] : 1;
+      batch[i] = std::max(x, y);
+    }
+    Shape full = batch;
+    full.push_back(M), full.push_back(N);
+    // Batch strides of each operand (0 where it broadcasts).
+    auto bstr = [&](const Shape& sh, int64_t mat) {
+      std::vector<int64_t> st(nb, 0);
+      int64_t acc = mat;
+      for (int64_t i = static_cast<int64_t>(sh.size()) - 1; i >= 0; --i) {
+        const size_t o = nb - sh.size() + static_cast<size_t>(i);
+        st[o] = sh[i] == 1 ? 0 : acc;
+        acc *= sh[i];
+      }
+      return st;
+    };
+    std::vector<int64_t> sa = bstr(ab, M * K), sb = bstr(bb, K * N);
+    std::string s = coords("d", "fz_o", full), oa = lit(0), ob = lit(0);
+    for (size_t i = 0; i < nb; ++i) {
+      if (sa[i]) oa += " + fz_d" + std::to_string(i) + " * " + lit(sa[i]);
+      if (sb[i]) ob += " + fz_d" + std::to_string(i) + " * " + lit(sb[i]);
+    }
+    s += "    fz_idx fz_a0 = " + oa + " + fz_d" + std::to_string(nb) + " * " + lit(K) + ";\n";
+    s += "    fz_idx fz_b0 = " + ob + " + fz_d" + std::to_string(nb + 1) + ";\n    float fz_acc = 0.0f;\n";
+    s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k < " + lit(K) + "; ++fz_k)\n";
+    s += "      fz_acc = fz_acc + " + load_of(a, "fz_a0 + fz_k") + " * " + load_of(b, "fz_b0 + fz_k * " + lit(N)) + ";\n";
     return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
   }
 

@@ -94,6 +94,15 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
     }
     return true;
   }
+  if (t == "RMSNormalization" && n.outputs.size() == 1) {
+    // RMSNormalization-23: Y = X / sqrt(mean(X^2 over dims >= axis) + epsilon) * scale.
+    int x = in(0);
+    auto axes = axes_from(normalize_axis(n.attr_i("axis", -1), rank(x), n.label()), rank(x));
+    int ms = rw.reduce("ReduceMean", rw.op("Mul", {x, x}), axes);
+    int inv = rw.op("Reciprocal", {rw.op("Sqrt", {rw.op("Add", {ms, rw.scalar(n.attr_f("epsilon", 1e-5))})})});
+    rw.op("Mul", {rw.op("Mul", {x, inv}), in(1)}, {}, out);
+    return true;
+  }
   if (t == "Softmax" || t == "LogSoftmax") {
     int x = in(0);
     int64_t r = rank(x);

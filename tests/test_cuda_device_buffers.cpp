@@ -100,7 +100,7 @@ TEST(CudaDeviceBuffers, SwappedBuffersBetweenReplays) {
   try {
     probe = make_backend("cuda")->compile(g, {});
   } catch (const Unsupported& e) {
-    GTEST_SKIP() << "no CUDA device: " << e.what();
+    GTEST_SKIP() << e.what();  // "[cuda] no CUDA device: <why>"
   }
   probe.reset();
 
@@ -196,7 +196,8 @@ TEST(CudaDeviceBuffers, SwappedBuffersBetweenReplays) {
       }
       // Host results of A once more, after all the re-pointing.
       auto got = exe->run(in_a);
-      for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(compare_tensors(got[i], want_a[i], 1e-4, 1e-5).ok) << "final run() output " << i;
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_TRUE(compare_tensors(got[i], want_a[i], 1e-4, 1e-5).ok) << "final run() output " << i;
 
       // Misuse is reported, not run: wrong counts, a null pointer, an output over an input.
       EXPECT_THROW(cu->run_device({dev_a[0]}, out_x), Error);
