@@ -2,6 +2,7 @@
 // node suite. Each test skips, printing why, when its backend is not built or has no device.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 
 #include "backends/backend.h"
@@ -73,6 +74,35 @@ void models_on(const std::string& backend) {
   }
 }
 
+// Every node-suite case ref passes must pass on the backend or be skipped (an op the backend
+// lacks, reported with the reason); at least min_pass cases must pass.
+// message_count (Vulkan: validation messages so far) names the cases that raised messages.
+void node_suite_on(const std::string& backend, int min_pass, std::function<int()> message_count = nullptr) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "../shared/onnx-tests not present (set FUSOR_SHARED)";
+  ConformOptions o;
+  o.backends = {"ref", backend};
+  int seen = message_count ? message_count() : 0;
+  auto results = run_conformance(find_cases({shared + "/onnx-tests/node"}), o, [&](const CaseResult& r, size_t, size_t) {
+    if (!message_count) return;
+    int now = message_count();
+    if (now != seen) ADD_FAILURE() << r.case_dir << " on " << r.backend << ": " << now - seen << " validation messages";
+    seen = now;
+  });
+  std::map<std::string, CaseStatus> ref;
+  int passed = 0, skipped = 0;
+  for (auto& r : results)
+    if (r.backend == "ref") ref[r.case_dir] = r.status;
+  for (auto& r : results) {
+    if (r.backend != backend || ref[r.case_dir] != CaseStatus::passed) continue;
+    EXPECT_NE(r.status, CaseStatus::failed) << r.case_dir << ": " << r.detail;
+    passed += r.status == CaseStatus::passed;
+    skipped += r.status == CaseStatus::skipped;
+  }
+  std::printf("%s: %d passed, %d skipped of the cases ref passes\n", backend.c_str(), passed, skipped);
+  EXPECT_GE(passed, min_pass);
+}
+
 #ifdef FUSOR_HAVE_VULKAN
 // Under the Khronos validation layer with synchronization validation (read at instance
 // creation, so set before the first backend exists); any message fails the test.
@@ -83,10 +113,17 @@ void models_on(const std::string& backend) {
   EXPECT_EQ(vulkan_validation_message_count(), 0) << vulkan_validation_messages();
 TEST(Vulkan, RandomGraphsMatchReference) { VULKAN_VALIDATED(random_graphs_on("vulkan", 150)) }
 TEST(Vulkan, ModelsPass) { VULKAN_VALIDATED(models_on("vulkan")) }
+TEST(Vulkan, NodeSuiteNoFailureWhereRefPasses) {
+  VULKAN_VALIDATED(node_suite_on("vulkan", 1050, vulkan_validation_message_count))
+}
 #endif
 TEST(Cuda, RandomGraphsMatchReference) {
   REQUIRE_DEVICE("cuda");
   random_graphs_on("cuda", 300);
+}
+TEST(Cuda, NodeSuiteNoFailureWhereRefPasses) {
+  REQUIRE_DEVICE("cuda");
+  node_suite_on("cuda", 1050);
 }
 TEST(Cuda, ModelsPass) {
   REQUIRE_DEVICE("cuda");

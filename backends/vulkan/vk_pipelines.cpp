@@ -132,12 +132,16 @@ void VulkanExecutable::build_kernels() {
     d.pipeline = it->second;
     d.layout = jobs[it->second].layout;
     split_groups(groups, info, k.name, d.groups);
+    // Hazards are tracked over exactly the bytes each descriptor binds (rounded to whole
+    // 32-bit words, at least 4 bytes), which is what the device and synchronization
+    // validation see, not over the tensor's own byte count.
+    auto bound = [&](int b) {
+      Binding r = binding_for(b);
+      return ByteRange{r.offset, r.offset + r.range};
+    };
     for (int b : k.input_buffers())
-      if (const_offset_[b] < 0) d.reads.push_back({static_cast<uint64_t>(plan_.buffers[b].offset),
-                                                   static_cast<uint64_t>(plan_.buffers[b].offset + plan_.buffers[b].nbytes())});
-    for (int b : k.output_buffers())
-      d.writes.push_back({static_cast<uint64_t>(plan_.buffers[b].offset),
-                          static_cast<uint64_t>(plan_.buffers[b].offset + plan_.buffers[b].nbytes())});
+      if (const_offset_[b] < 0) d.reads.push_back(bound(b));
+    for (int b : k.output_buffers()) d.writes.push_back(bound(b));
     dispatches_.push_back(std::move(d));
     slot_bindings.push_back(std::move(bs));
   }
