@@ -2,6 +2,7 @@
 // with a ScalarRule, ReduceSum/Mean/Max, MatMul, Conv without bias, Reshape/Transpose/Slice).
 // Formulas follow the ONNX operator spec of each op. Element-wise composites (Gelu, HardSwish,
 // HardSigmoid, Clip, ...) need nothing here: their ScalarRule already is one fusible expression.
+#include <algorithm>
 #include <cmath>
 
 #include "ir/kernel_spec.h"
@@ -132,7 +133,7 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
     }
     return true;
   }
-  if (t == "BatchNormalization" && n.outputs.size() == 1) {
+  if (t == "BatchNormalization" && n.outputs.size() == 1 && n.attr_i("training_mode", 0) == 0) {
     const Value &sc = rw.value(in(1)), &b = rw.value(in(2)), &mu = rw.value(in(3)), &var = rw.value(in(4));
     if (!sc.constant || !b.constant || !mu.constant || !var.constant) return false;
     // Inference form: y = x * (scale / sqrt(var + eps)) + (B - mean * scale / sqrt(var + eps)).
@@ -158,10 +159,11 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
   bool inference_dropout = t == "Dropout" && (in(2) < 0 || (rw.value(in(2)).constant && rw.value(in(2)).constant->get(0) == 0));
   if ((t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" || inference_dropout) &&
       n.outputs.size() == 1) {
-    rw.op("Reshape", {in(0), rw.ints(g.values[out].shape)}, {}, out, 14);
+    // allowzero: a 0 in the target shape is a real empty dim, not "copy the input dim".
+    rw.op("Reshape", {in(0), rw.ints(g.values[out].shape)}, {{"allowzero", int64_t{1}}}, out, 14);
     return true;
   }
-  if (t == "Split") {
+  if (t == "Split" && std::find(n.outputs.begin(), n.outputs.end(), -1) == n.outputs.end()) {
     int64_t axis = normalize_axis(n.attr_i("axis", 0), rank(in(0)), n.label());
     int64_t start = 0;
     for (int o : n.outputs) {

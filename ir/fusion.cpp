@@ -59,6 +59,7 @@ class Fuser {
   Plan run() {
     classify();
     init_materialized();
+    if (o_.fuse) cut_long_chains();
     for (int attempt = 0;; ++attempt) {
       try {
         decide_recompute();
@@ -179,6 +180,24 @@ class Fuser {
     }
   }
 
+  // Materializes every (kMaxOpsPerKernel/2)-th value along inlined chains up front, so long
+  // chains need no restarts of the pass (each restart rebuilds every kernel).
+  void cut_long_chains() {
+    std::vector<int> depth(g_.values.size(), 0);
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      if ((cls_[i] != Cls::elementwise && cls_[i] != Cls::view) || n.outputs[0] < 0 || mat_[n.outputs[0]]) continue;
+      int d = 0;
+      for (int v : n.inputs)
+        if (v >= 0 && !mat_[v]) d = std::max(d, depth[v]);
+      if (d + 1 >= kMaxOpsPerKernel / 2) {
+        mat_[n.outputs[0]] = 1;
+      } else {
+        depth[n.outputs[0]] = d + 1;
+      }
+    }
+  }
+
   // Consumers through non-materialized views (a view feeding two kernels inlines its producer twice).
   int effective_consumers(int v) const {
     int count = 0;
@@ -240,10 +259,21 @@ class Fuser {
 
   Tree build(int v) { return mat_[v] ? leaf(v) : build_inner(v); }
 
+  // Inlining depth of the current build; a chain deeper than this is cut (materialized) so
+  // recursion stays bounded however long the model's chains are.
+  int depth_ = 0;
+  static constexpr int kMaxInlineDepth = 4 * kMaxOpsPerKernel;
+
   // Tree computing v over v's shape, inlining non-materialized producers.
   Tree build_inner(int v) {
     int p = producer(v);
     if (p < 0) return leaf(v);
+    if (depth_ > kMaxInlineDepth) throw NeedMaterialize{v};
+    struct DepthGuard {
+      int& d;
+      explicit DepthGuard(int& x) : d(x) { ++d; }
+      ~DepthGuard() { --d; }
+    } guard(depth_);
     const Node& n = g_.nodes[p];
     const Shape& shape = g_.values[v].shape;
     Tree t;
@@ -265,7 +295,7 @@ class Fuser {
       t.n.push_back(op);
       t.root = static_cast<int>(t.n.size()) - 1;
       t.nodes.insert(p);
-      if (static_cast<int>(t.n.size()) > 4 * kMaxOpsPerKernel) throw NeedMaterialize{largest_input(n)};
+      if (static_cast<int>(t.n.size()) > 4 * kMaxOpsPerKernel) throw NeedMaterialize{cut_point(t, v)};
       return t;
     }
     if (cls_[p] == Cls::view) {
@@ -282,6 +312,25 @@ class Fuser {
       return t;
     }
     return leaf(v);  // materialized kinds never reach here
+  }
+
+  // The inlined value whose own tree is largest while still within the op limit: cutting
+  // there splits an over-long chain into kernels of about kMaxOpsPerKernel ops each.
+  int cut_point(const Tree& t, int root) {
+    int best = -1;
+    size_t best_size = 0;
+    for (int node : t.nodes) {
+      int v = g_.nodes[node].outputs[0];
+      if (v == root || mat_[v] || cls_[node] != Cls::elementwise) continue;
+      size_t size;
+      try {
+        size = build_inner(v).n.size();
+      } catch (const NeedMaterialize&) {
+        continue;
+      }
+      if (size <= static_cast<size_t>(kMaxOpsPerKernel) && size > best_size) best = v, best_size = size;
+    }
+    return best >= 0 ? best : largest_input(g_.nodes[producer(root)]);
   }
 
   int largest_input(const Node& n) const {
@@ -425,8 +474,10 @@ class Fuser {
     k.outputs.push_back({buffer_for(v), store, root, false});
     note_nodes(k, t.nodes);
     if (static_cast<int>(k.expr.size()) > kMaxOpsPerKernel || static_cast<int>(k.loads.size()) > kMaxLoadsPerKernel) {
-      int p = producer(v);
-      if (p >= 0) throw NeedMaterialize{largest_input(g_.nodes[p])};
+      // Over a limit: materialize an inlined value and retry. When everything the root reads is
+      // already materialized (e.g. a Mean of 20 inputs) the kernel stays as it is.
+      int cut = cut_point(t, v);
+      if (cut >= 0 && !mat_[cut]) throw NeedMaterialize{cut};
     }
     add_kernel(std::move(k), v);
   }
@@ -840,10 +891,11 @@ class Fuser {
       for (auto& b : k.opaque_inputs) rb(b);
       for (auto& b : k.opaque_outputs) rb(b);
     }
+    // Names from the final kind and ops (absorption and output fusion change both).
     for (size_t i = 0; i < kernels_.size(); ++i) {
       auto& k = kernels_[i];
-      std::string tail = k.name.substr(k.name.find('_'));
-      k.name = "k" + std::to_string(i) + tail;
+      k.name = "k" + std::to_string(i) + "_" + fusion_kind_name(k.kind);
+      for (size_t j = 0; j < k.fused_ops.size() && j < 3; ++j) k.name += "_" + k.fused_ops[j];
     }
     p.kernels = std::move(kernels_);
     for (int v : g_.inputs) p.input_buffers.push_back(remap[buffer_for(v)]);

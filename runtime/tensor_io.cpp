@@ -154,6 +154,8 @@ Tensor read_tensor_pb(const std::string& path, std::string* name) {
   fs::path parent = fs::path(path).parent_path();
   try {
     return tensor_from_proto(proto, parent.empty() ? std::string(".") : parent.string());
+  } catch (const Unsupported& e) {
+    throw Unsupported("io", "'" + path + "': " + e.what());  // an unsupported dtype is a skip, not a failure
   } catch (const Error& e) {
     std::string m = e.what();
     std::string prefix = "[" + e.component() + "] ";

@@ -335,3 +335,85 @@ TEST(FusionModels, Gpt2HasFewerThanHalfAsManyKernelsAsNodes) {
 
 }  // namespace
 }  // namespace fusor
+
+namespace fusor {
+namespace {
+
+// ---------------- limits and edge cases found in review ----------------
+
+TEST(FusionLimits, VariadicMeanOfManyInputs) {
+  GraphBuilder b;
+  std::vector<int> ins;
+  for (int i = 0; i < 20; ++i) ins.push_back(b.input("x" + std::to_string(i), DType::f32, {3, 5}));
+  b.output(b.op("Mean", ins));
+  Graph g = b.build();
+  expect_close(run_all(g, inputs_for(g, 31)), 1e-6, "Mean of 20");
+}
+
+TEST(FusionLimits, LongChainsSplitIntoFewKernels) {
+  for (int len : {100, 300}) {
+    GraphBuilder b;
+    int y = b.input("x", DType::f32, {257});
+    for (int i = 0; i < len; ++i) y = b.op(i % 2 ? "Tanh" : "Neg", {y});
+    b.output(y);
+    Graph g = b.build();
+    auto o = run_all(g, inputs_for(g, 32));
+    expect_close(o, 1e-6, "chain " + std::to_string(len));
+    // Each kernel holds up to kMaxOpsPerKernel expression nodes (ops plus its load).
+    EXPECT_LE(o.plan.kernels.size(), static_cast<size_t>(len / (kMaxOpsPerKernel / 2) + 2)) << len;
+  }
+}
+
+TEST(FusionLimits, VeryDeepChainDoesNotOverflowTheStack) {
+  GraphBuilder b;
+  int y = b.input("x", DType::f32, {4});
+  for (int i = 0; i < 20000; ++i) y = b.op("Relu", {y});
+  b.output(y);
+  Graph g = b.build();
+  Graph sg = specialize(g, inputs_for(g, 33));
+  Plan p = build_plan(sg);
+  EXPECT_GT(p.kernels.size(), 1u);
+  EXPECT_LT(p.kernels.size(), 20000u / 8);
+}
+
+TEST(FusionEdgeCases, TrainingModeBatchNormUsesBatchStatistics) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {4, 3, 2, 2});
+  auto c = [&](const char* n, uint64_t seed, double lo) { return b.constant(n, random_tensor(DType::f32, {3}, seed, lo, lo + 1)); };
+  b.output(b.op("BatchNormalization", {x, c("s", 40, -1), c("b", 41, -1), c("m", 42, -1), c("v", 43, 0.5)},
+                {{"training_mode", int64_t{1}}}));
+  Graph g = b.build();
+  try {
+    expect_close(run_all(g, inputs_for(g, 34)), 1e-5, "BN training");
+  } catch (const Unsupported& e) {
+    GTEST_SKIP() << e.what();
+  }
+}
+
+TEST(FusionEdgeCases, SqueezeAndUnsqueezeOfEmptyTensors) {
+  GraphBuilder b("empty", 11);
+  int x = b.input("x", DType::f32, {1, 0, 5});
+  int s = b.op("Squeeze", {x}, {{"axes", std::vector<int64_t>{0}}});
+  b.output(b.op("Unsqueeze", {b.op("Relu", {s})}, {{"axes", std::vector<int64_t>{2}}}));
+  Graph g = b.build();
+  auto o = run_all(g, inputs_for(g, 35));
+  EXPECT_EQ(o.fused[0].shape(), (Shape{0, 5, 1}));
+}
+
+TEST(FusionEdgeCases, HugeShapesAreErrorsNotWraparound) {
+  GraphBuilder b;
+  Tensor shape(DType::i64, {3});
+  shape.set_int(0, int64_t{1} << 31), shape.set_int(1, int64_t{1} << 31), shape.set_int(2, int64_t{1} << 31);
+  int x = b.input("x", DType::f32, {1});
+  b.output(b.op("Expand", {x, b.constant("shape", shape)}));
+  Graph g = b.build();
+  try {
+    specialize(g, inputs_for(g, 36));
+    FAIL() << "expected an error for a 2^93-element shape";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("2^56"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fusor

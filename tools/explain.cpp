@@ -1,5 +1,9 @@
 // `fusor explain`: the fused plan as a table, its totals, and a Graphviz picture.
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <cstdio>
+#include <vector>
 #include <cstdlib>
 #include <fstream>
 
@@ -7,6 +11,8 @@
 #include "ir/kernel_spec.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
+
+extern char** environ;
 
 namespace fusor {
 
@@ -84,12 +90,16 @@ int cmd_explain(const ExplainArgs& a) {
   if (!a.dot.empty()) {
     write_plan_dot(p, a.dot);
     std::printf("wrote %s", a.dot.c_str());
-    if (std::system("command -v dot >/dev/null 2>&1") == 0) {
-      std::string svg = a.dot + ".svg";
-      if (a.dot.size() > 4 && a.dot.substr(a.dot.size() - 4) == ".dot") svg = a.dot.substr(0, a.dot.size() - 4) + ".svg";
-      std::string cmd = "dot -Tsvg '" + a.dot + "' -o '" + svg + "'";
-      if (std::system(cmd.c_str()) == 0) std::printf(" and %s", svg.c_str());
-    }
+    std::string svg = a.dot + ".svg";
+    if (a.dot.size() > 4 && a.dot.substr(a.dot.size() - 4) == ".dot") svg = a.dot.substr(0, a.dot.size() - 4) + ".svg";
+    // Graphviz renders the SVG when installed; arguments go straight to exec (no shell).
+    std::string dot = "dot", tsvg = "-Tsvg", o = "-o";
+    std::vector<char*> argv{dot.data(), tsvg.data(), const_cast<char*>(a.dot.c_str()), o.data(), svg.data(), nullptr};
+    pid_t pid;
+    int status = 0;
+    if (posix_spawnp(&pid, "dot", nullptr, nullptr, argv.data(), environ) == 0 && waitpid(pid, &status, 0) == pid &&
+        WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      std::printf(" and %s", svg.c_str());
     std::printf("\n");
   }
   return 0;

@@ -102,7 +102,7 @@ class CpuExecutable : public Executable {
   // Evaluates the DAG at position c; red holds this row's reduction values, acc the contraction value.
   void eval(const KernelSpec& k, const std::vector<int64_t>& c, const std::vector<double>& red, double acc,
             std::vector<double>& val, int upto) {
-    double args[16];
+    std::vector<double> args;
     for (int i = 0; i <= upto; ++i) {
       const ExprNode& n = k.expr[i];
       double r = 0;
@@ -112,8 +112,10 @@ class CpuExecutable : public Executable {
         case ExprKind::red_ref: r = red[n.red]; break;
         case ExprKind::acc: r = acc; break;
         case ExprKind::op: {
-          for (size_t a = 0; a < n.args.size() && a < 16; ++a) args[a] = n.args[a] >= 0 ? val[n.args[a]] : 0.0;
-          r = eval_scalar(*n.op->scalar, n.bound, args, false);
+          // eval_scalar reads one entry per node input (absent ones included).
+          args.assign(std::max(n.args.size(), n.bound.absent.size()), 0.0);
+          for (size_t a = 0; a < n.args.size(); ++a) args[a] = n.args[a] >= 0 ? val[n.args[a]] : 0.0;
+          r = eval_scalar(*n.op->scalar, n.bound, args.data(), false);
           break;
         }
       }

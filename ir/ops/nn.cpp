@@ -750,14 +750,14 @@ bool dropout_training(const Node& n, const Tensor* ratio, const Tensor* training
 void dropout_infer(InferContext& ctx) {
   const Node& n = ctx.node();
   if (ctx.constant(2) && dropout_training(n, ctx.constant(1), ctx.constant(2)))
-    ctx.fail("training-mode Dropout with a non-zero ratio is random; not supported");
+    throw Unsupported("shape", ctx.node().label() + ": training-mode Dropout with a non-zero ratio is random; not supported");
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
   if (ctx.num_outputs() > 1) ctx.set_output(1, n.opset < 10 ? ctx.dtype(0) : DType::boolean, ctx.shape(0));
 }
 
 void dropout_ref(const Node& n, const Ins& in, Outs& out) {
   if (dropout_training(n, opt_in(in, 1), opt_in(in, 2)))
-    ref_fail(n, "training-mode Dropout with a non-zero ratio is random; not supported");
+    throw Unsupported("ref", n.label() + ": training-mode Dropout with a non-zero ratio is random; not supported");
   const Tensor& X = *in[0];
   if (X.dtype() == DType::string)
     out[0].strings = X.strings;
