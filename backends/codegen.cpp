@@ -506,6 +506,12 @@ class Emitter {
       if (k_.opaque_outputs[i] >= 0) throw Unsupported(d_.name, n.label() + ": op " + n.op_type + " with more than one output");
     static const std::set<std::string> copies = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
     const std::string& t = n.op_type;
+    if (t == "Dropout" && n.has_input(2)) {
+      // Only the inference form is a copy; training mode with a runtime flag may be random.
+      const Value& flag = p_.graph.values[n.inputs[2]];
+      if (!flag.constant || flag.constant->get(0) != 0.0)
+        throw Unsupported(d_.name, n.label() + ": Dropout with a training_mode input is not supported");
+    }
     std::string body;
     if (t == "Gather") body = gather(n, out);
     else if (t == "Concat") body = concat(n, out);
@@ -587,6 +593,10 @@ class Emitter {
   // An element-wise op the fuser left opaque (non-f32 dtypes): broadcast loads converted to
   // float, the op's bound expression, a converting store (integers exact up to 2^24).
   std::string elementwise(const Node& n, const ScalarRule& rule, int out) const {
+    // fp32 arithmetic would silently lose float64's range and precision: a skip, not a result.
+    for (int b : k_.opaque_inputs)
+      if (b >= 0 && dtype_of(b) == DType::f64) throw Unsupported(d_.name, n.label() + ": float64 arithmetic is not generated (fp32 only)");
+    if (dtype_of(out) == DType::f64) throw Unsupported(d_.name, n.label() + ": float64 arithmetic is not generated (fp32 only)");
     const Shape& os = buffer(out).shape;
     const bool int_math = dtype_is_int(dtype_of(in_buf(0)));
     ExprNode e;
