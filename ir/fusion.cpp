@@ -116,10 +116,10 @@ class Fuser {
       const Value& out = g_.values[n.outputs[0]];
       if (def->scalar && io_fusible(n, false)) {
         cls_[i] = Cls::elementwise;
-      } else if ((t == "Reshape" || t == "Transpose" || t == "Expand" || t == "Slice") && io_fusible(n, true)) {
+      } else if (def->is_view && io_fusible(n, true)) {
         cls_[i] = Cls::view;
-      } else if ((t == "ReduceSum" || t == "ReduceMean" || t == "ReduceMax" || t == "ReduceMin") &&
-                 out.dtype == DType::f32 && g_.values[n.inputs[0]].dtype == DType::f32 && reduce_info(n, red_[i])) {
+      } else if (def->reduce && out.dtype == DType::f32 && g_.values[n.inputs[0]].dtype == DType::f32 &&
+                 reduce_info(n, *def->reduce, red_[i])) {
         cls_[i] = Cls::reduce;
       } else if (t == "MatMul" && out.dtype == DType::f32 && g_.values[n.inputs[0]].shape.size() >= 2 &&
                  g_.values[n.inputs[1]].shape.size() >= 2 && g_.values[n.inputs[0]].dtype == DType::f32) {
@@ -132,30 +132,23 @@ class Fuser {
     }
   }
 
-  bool reduce_info(const Node& n, ReduceInfo& r) const {
+  // A Reduce* node the fuser can absorb: the op table's ReduceRule with a plain combiner
+  // (sum/max/min, optionally mean) and constant axes. Others (L1, L2, LogSum, Prod...) are
+  // decomposed before fusion or stay opaque.
+  bool reduce_info(const Node& n, const ReduceRule& rule, ReduceInfo& r) const {
+    if (rule.pre || rule.post || rule.combiner == Combiner::prod) return false;
     const Value& x = g_.values[n.inputs[0]];
-    int64_t rank = static_cast<int64_t>(x.shape.size());
-    std::vector<int64_t> axes;
-    // Axes moved from attribute to input in ReduceSum-13 and the other Reduce ops in opset 18.
-    bool axes_input = n.opset >= (n.op_type == "ReduceSum" ? 13 : 18);
+    const Tensor* axes_input = nullptr;
     if (n.has_input(1)) {
-      const Value& a = g_.values[n.inputs[1]];
-      if (!a.constant) return false;
-      for (int64_t i = 0; i < a.constant->numel(); ++i) axes.push_back(a.constant->get_int(i));
-    } else if (!axes_input) {
-      axes = n.attr_ints("axes");
+      if (!g_.values[n.inputs[1]].constant) return false;
+      axes_input = &*g_.values[n.inputs[1]].constant;
     }
-    if (axes.empty()) {
-      if (n.attr_i("noop_with_empty_axes", 0)) return false;
-      for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-    }
-    std::set<int> s;
-    for (auto a : axes) s.insert(static_cast<int>(normalize_axis(a, rank, n.label())));
-    r.axes.assign(s.begin(), s.end());
-    const std::string& t = n.op_type;
-    r.combiner = t == "ReduceMax" ? Combiner::max : t == "ReduceMin" ? Combiner::min : Combiner::sum;
-    r.mean = t == "ReduceMean";
-    return rank > 0;
+    bool noop = false;
+    r.axes = reduce_axes(n, axes_input, static_cast<int64_t>(x.shape.size()), &noop);
+    if (noop || r.axes.empty()) return false;
+    r.combiner = rule.combiner;
+    r.mean = rule.mean;
+    return true;
   }
 
   int producer(int v) const { return g_.values[v].producer; }
@@ -344,7 +337,6 @@ class Fuser {
   // Applies a view node to a view of its input whose shape is the input's shape.
   std::optional<StridedView> apply_view(const Node& n, const StridedView& s, const Shape& out) const {
     const std::string& t = n.op_type;
-    if (t == "Reshape") return view_reshape(s, out);
     if (t == "Expand") return view_broadcast(s, out);
     if (t == "Transpose") {
       std::vector<int64_t> perm = n.attr_ints("perm");
@@ -352,6 +344,8 @@ class Fuser {
         for (int64_t i = static_cast<int64_t>(s.shape.size()) - 1; i >= 0; --i) perm.push_back(i);
       return view_permute(s, perm);
     }
+    // Reshape, Flatten, Squeeze, Unsqueeze: the output shape is static, the strides follow.
+    if (t != "Slice") return view_reshape(s, out);
     // Slice: recover start/step per axis from the constant inputs (ONNX Slice-13 clamping rules).
     StridedView r = s;
     const Shape& in = s.shape;

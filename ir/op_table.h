@@ -89,7 +89,14 @@ struct ReduceRule {
   const char* pre = nullptr;   // element expression applied before combining, e.g. "{0}*{0}" for SumSquare
   bool mean = false;           // divide by the reduced count
   const char* post = nullptr;  // expression applied to the combined value, e.g. "log({0})"
+  int axes_input_opset = 18;   // axes move from attribute to input 1 at this opset (ReduceSum: 13)
 };
+
+// The sorted axes a Reduce* node reduces over an input of `rank` dims (ONNX Reduce* spec:
+// attribute before rule.axes_input_opset, optional input 1 from then on; empty = all axes).
+// *noop is set when axes are empty and noop_with_empty_axes=1. Throws Error("shape") on a
+// repeated or out-of-range axis. Defined in ir/ops/reduce.cpp.
+std::vector<int> reduce_axes(const Node& n, const Tensor* axes_input, int64_t rank, bool* noop);
 
 struct OpDef {
   std::string name;

@@ -148,15 +148,7 @@ class CudaExecutableImpl final : public CudaExecutable {
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats) override {
     auto t0 = std::chrono::steady_clock::now();
     FZ_CU(cuCtxSetCurrent, ctx_);
-    const Graph& g = plan_.graph;
-    if (inputs.size() != g.inputs.size())
-      throw Error("run", "expected " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const Buffer& b = plan_.buffers[plan_.input_buffers[i]];
-      if (inputs[i].dtype() != b.dtype || inputs[i].shape() != b.shape)
-        throw Error("run", "input '" + b.name + "' expects " + dtype_name(b.dtype) + " " + shape_str(b.shape) + ", got " +
-                               dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
-    }
+    check_run_inputs(plan_.graph, inputs);
     bind(home_);  // a previous run_device may have pointed the kernels at caller buffers
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].nbytes()) FZ_CU(cuMemcpyHtoDAsync, addr(plan_.input_buffers[i]), inputs[i].raw(), inputs[i].nbytes(), stream_);

@@ -172,6 +172,7 @@ void reduce_reference(const ReduceMath& m, int axes_input_opset, const Node& n, 
 }
 
 void add_reduce(const char* name, ReduceRule rule, ReduceMath math, int axes_input_opset = 18) {
+  rule.axes_input_opset = axes_input_opset;
   OpDef d;
   d.name = name;
   d.min_inputs = 1;
@@ -434,6 +435,16 @@ double root(double v) { return std::sqrt(v); }
 double logarithm(double v) { return std::log(v); }
 
 }  // namespace
+
+std::vector<int> reduce_axes(const Node& n, const Tensor* axes_input, int64_t rank, bool* noop) {
+  const OpDef* d = lookup_op(n.op_type);
+  if (!d || !d->reduce) throw Error("shape", n.label() + ": not a Reduce op");
+  std::vector<bool> mask = reduce_mask(n, axes_input, rank, d->reduce->axes_input_opset, noop);
+  std::vector<int> axes;
+  for (int64_t i = 0; i < rank; ++i)
+    if (mask[i]) axes.push_back(static_cast<int>(i));
+  return axes;
+}
 
 void register_reduce_ops() {
   add_reduce("ReduceSum", rrule(Combiner::sum), rmath(Combiner::sum), 13);
