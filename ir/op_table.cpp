@@ -63,7 +63,7 @@ const Tensor* InferContext::constant(int i) const {
 }
 const Tensor& InferContext::require_constant(int i) const {
   const Tensor* t = constant(i);
-  if (!t) fail("input " + std::to_string(i) + " must be a constant (fusor compiles static shapes)");
+  if (!t) throw NeedsConstant(n_.label() + ": input " + std::to_string(i) + " must be a constant (fusor compiles static shapes)");
   return *t;
 }
 void InferContext::set_output(int i, DType t, Shape s) {

@@ -16,6 +16,14 @@ namespace fusor {
 
 struct OpDef;
 
+// Thrown by InferContext::require_constant: a shape-determining input (Reshape's shape,
+// Reduce axes, Pad pads...) is not a compile-time constant. A caller that knows the input
+// values may specialise on them and retry (runtime/session.cpp).
+class NeedsConstant : public Error {
+ public:
+  explicit NeedsConstant(const std::string& why) : Error("shape", why) {}
+};
+
 // What a shape/dtype rule sees. Throws Error("shape", node label + reason) on a violation.
 class InferContext {
  public:

@@ -38,6 +38,10 @@ int cmd_bench(const BenchArgs& a) {
   auto t0 = std::chrono::steady_clock::now();
   auto exe = b->compile(sg, o);
   double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // Again, now that the on-disk kernel cache (CUBINs / SPIR-V + pipeline cache) holds this model.
+  t0 = std::chrono::steady_clock::now();
+  b->compile(sg, o);
+  double warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   FusionOptions fo;
   fo.fuse = o.fusion;
   Plan plan = build_plan(sg, fo);
@@ -63,7 +67,7 @@ int cmd_bench(const BenchArgs& a) {
                         {"host_us", {{"median", h.median}, {"p10", h.p10}, {"p90", h.p90}}},
                         {"device_us", {{"median", d.median}, {"p10", d.p10}, {"p90", d.p90}}},
                         {"bytes_moved", plan.bytes_fused}, {"bytes_unfused", plan.bytes_unfused},
-                        {"gb_per_s", gbps},        {"compile_ms", compile_ms},
+                        {"gb_per_s", gbps},        {"compile_ms", compile_ms}, {"compile_warm_ms", warm_ms},
                         {"arena_bytes", plan.arena_bytes}, {"device_bytes", plan.arena_bytes + constant_bytes}};
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
@@ -71,7 +75,7 @@ int cmd_bench(const BenchArgs& a) {
   std::printf("model %s on %s (fusion %s, %s)\n", a.model.c_str(), a.backend.c_str(), o.fusion ? "on" : "off",
               o.replay ? "replay" : "eager");
   std::printf("kernels per run   %d\n", exe->kernel_count());
-  std::printf("compile           %.1f ms\n", compile_ms);
+  std::printf("compile           %.1f ms first, %.1f ms with the disk cache warm\n", compile_ms, warm_ms);
   std::printf("host time         median %.1f us (p10 %.1f, p90 %.1f)\n", h.median, h.p10, h.p90);
   if (d.median >= 0) std::printf("device time       median %.1f us (p10 %.1f, p90 %.1f), %.1f GB/s\n", d.median, d.p10, d.p90, gbps);
   else std::printf("device time       not measured on this backend\n");
