@@ -151,6 +151,21 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
     rw.op("Add", {y, rw.constant("bn_shift", std::move(add))}, {}, out);
     return true;
   }
+  if (t == "InstanceNormalization") {
+    // ONNX InstanceNormalization: per (n, c), normalize over the spatial axes, then scale and
+    // bias per channel (reshaped to [C, 1, ..., 1]).
+    int x = in(0);
+    auto axes = axes_from(2, rank(x));
+    int mean = rw.reduce("ReduceMean", x, axes);
+    int d = rw.op("Sub", {x, mean});
+    int var = rw.reduce("ReduceMean", rw.op("Mul", {d, d}), axes);
+    int inv = rw.op("Reciprocal", {rw.op("Sqrt", {rw.op("Add", {var, rw.scalar(n.attr_f("epsilon", 1e-5))})})});
+    std::vector<int64_t> cs{g.values[x].shape[1]};
+    for (int64_t i = 2; i < rank(x); ++i) cs.push_back(1);
+    int sc = rw.op("Reshape", {in(1), rw.ints(cs)}, {}, -1, 14), bi = rw.op("Reshape", {in(2), rw.ints(cs)}, {}, -1, 14);
+    rw.op("Add", {rw.op("Mul", {rw.op("Mul", {d, inv}), sc}), bi}, {}, out);
+    return true;
+  }
   if (t == "GlobalAveragePool" || t == "GlobalMaxPool") {
     rw.reduce(t == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax", in(0), axes_from(2, rank(in(0))), out);
     return true;

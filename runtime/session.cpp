@@ -60,6 +60,43 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
   return out;
 }
 
+Session::Session(Graph model, std::string backend, CompileOptions opts)
+    : model_(std::move(model)), backend_(std::move(backend)), opts_(opts), impl_(make_backend(backend_)) {}
+
+namespace {
+std::string shape_key(const std::vector<Tensor>& inputs) {
+  std::string k;
+  for (auto& t : inputs) k += std::string(dtype_name(t.dtype())) + shape_str(t.shape()) + ";";
+  return k;
+}
+std::string value_key(const Graph& static_graph, const std::vector<Tensor>& inputs) {
+  std::string k;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (static_graph.values[static_graph.inputs[i]].constant) {
+      k += "#" + std::to_string(i) + "=";
+      for (int64_t j = 0; j < inputs[i].numel(); ++j) k += std::to_string(inputs[i].get(j)) + ",";
+    }
+  return k;
+}
+}  // namespace
+
+std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* stats) {
+  const std::string key = shape_key(inputs);
+  auto it = cache_.find(key);
+  if (it != cache_.end() && !it->second.value_keyed) return it->second.exe->run(inputs, stats);
+  Graph sg = specialize(model_, inputs);
+  std::string vkey = value_key(sg, inputs);
+  if (vkey.empty()) {
+    Entry e{false, impl_->compile(sg, opts_)};
+    return cache_.insert_or_assign(key, std::move(e)).first->second.exe->run(inputs, stats);
+  }
+  // Marks the shape key as value-dependent, then caches per value signature.
+  cache_[key].value_keyed = true;
+  auto vit = cache_.find(key + vkey);
+  if (vit == cache_.end()) vit = cache_.emplace(key + vkey, Entry{true, impl_->compile(sg, opts_)}).first;
+  return vit->second.exe->run(inputs, stats);
+}
+
 std::vector<Tensor> run_on_backend(const std::string& backend, const Graph& sg, const std::vector<Tensor>& inputs,
                                    const CompileOptions& opts, RunStats* stats) {
   auto b = make_backend(backend);

@@ -1,6 +1,8 @@
 // Session-level helpers: load a model, specialise it to concrete input shapes, make inputs.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,30 @@ Graph specialize(const Graph& g, const std::vector<Tensor>& inputs);
 // Seeded random inputs for g's declared inputs (unknown dims become 1). Floats are uniform
 // in [-1, 1) (never all zero); integers in [0, 8) so they are valid indices; bools random.
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed);
+
+// An inference session (as in onnxruntime's InferenceSession): one model on one backend,
+// compiled lazily per input signature and cached in memory. The signature is the inputs'
+// dtypes and shapes; when a shape depends on an input's values (a Reshape shape fed at run
+// time), the small integer inputs' values join the key. GPU kernels are also cached on disk
+// by the backends, so a new Session compiles warm. run() throws like specialize/compile/run.
+class Session {
+ public:
+  Session(Graph model, std::string backend, CompileOptions opts = {});
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr);
+  size_t cached_executables() const { return cache_.size(); }
+  const std::string& backend() const { return backend_; }
+
+ private:
+  struct Entry {
+    bool value_keyed = false;  // the static graph baked some input values in
+    std::unique_ptr<Executable> exe;
+  };
+  Graph model_;
+  std::string backend_;
+  CompileOptions opts_;
+  std::unique_ptr<Backend> impl_;
+  std::map<std::string, Entry> cache_;
+};
 
 // Compile + run once on a backend. stats may be null.
 std::vector<Tensor> run_on_backend(const std::string& backend, const Graph& static_graph,

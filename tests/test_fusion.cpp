@@ -417,3 +417,44 @@ TEST(FusionEdgeCases, HugeShapesAreErrorsNotWraparound) {
 
 }  // namespace
 }  // namespace fusor
+
+namespace fusor {
+namespace {
+
+TEST(Session, CompilesOncePerInputSignature) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {-1, 8});  // symbolic batch
+  int w = b.constant("w", random_tensor(DType::f32, {8, 4}, 50));
+  b.output(b.op("Relu", {b.op("MatMul", {x, w})}));
+  Graph g = b.build();
+  g.values[g.inputs[0]].shape_known = false;
+  Session s(g, "cpu");
+  for (int64_t batch : {2, 2, 5, 2, 5}) {
+    std::vector<Tensor> in{random_tensor(DType::f32, {batch, 8}, 51 + batch)};
+    auto got = s.run(in);
+    auto ref = run_on_backend("ref", specialize(g, in), in);
+    EXPECT_LE(relative_l2(got[0], ref[0]), 1e-6) << "batch " << batch;
+  }
+  EXPECT_EQ(s.cached_executables(), 2u);  // batch 2 and batch 5
+}
+
+TEST(Session, ShapeInputsFedAtRunTimeKeyOnTheirValues) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {2, 6});
+  int shape = b.input("shape", DType::i64, {2});
+  b.output(b.op("Tanh", {b.op("Reshape", {x, shape})}));
+  Graph g = b.build();
+  Session s(g, "cpu");
+  auto ints = [](int64_t a, int64_t c) {
+    Tensor t(DType::i64, {2});
+    t.set_int(0, a), t.set_int(1, c);
+    return t;
+  };
+  Tensor xin = random_tensor(DType::f32, {2, 6}, 60);
+  EXPECT_EQ(s.run({xin, ints(3, 4)})[0].shape(), (Shape{3, 4}));
+  EXPECT_EQ(s.run({xin, ints(4, 3)})[0].shape(), (Shape{4, 3}));  // same shapes, other values
+  EXPECT_EQ(s.run({xin, ints(3, 4)})[0].shape(), (Shape{3, 4}));
+}
+
+}  // namespace
+}  // namespace fusor
