@@ -502,20 +502,35 @@ class Emitter {
   std::string emit_opaque() const {
     const Node& n = node();
     const int out = k_.opaque_outputs[0];
-    for (size_t i = 1; i < k_.opaque_outputs.size(); ++i)
-      if (k_.opaque_outputs[i] >= 0) throw Unsupported(d_.name, n.label() + ": op " + n.op_type + " with more than one output");
-    static const std::set<std::string> copies = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
     const std::string& t = n.op_type;
-    if (t == "Dropout" && n.has_input(2)) {
-      // Only the inference form is a copy; training mode with a runtime flag may be random.
-      const Value& flag = p_.graph.values[n.inputs[2]];
-      if (!flag.constant || flag.constant->get(0) != 0.0)
-        throw Unsupported(d_.name, n.label() + ": Dropout with a training_mode input is not supported");
+    // A second output only for MaxPool (Indices) and Dropout (mask); nothing has more.
+    const bool two_outputs = t == "MaxPool" || t == "Dropout";
+    for (size_t i = 1; i < k_.opaque_outputs.size(); ++i)
+      if (k_.opaque_outputs[i] >= 0 && (!two_outputs || i > 1))
+        throw Unsupported(d_.name, n.label() + ": op " + n.op_type + " with more than one output");
+    const int out2 = k_.opaque_outputs.size() > 1 ? k_.opaque_outputs[1] : -1;
+    static const std::set<std::string> copies = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
+    if (t == "Dropout") {
+      // ir/ops/nn.cpp dropout_training: a copy unless training_mode is a true constant and the
+      // ratio (input 1, else the attribute, default 0.5) is non-zero; a run-time flag may be random.
+      // A run-time flag is fine when the ratio is a constant 0 (then training changes nothing).
+      const Tensor* flag = const_of(2);
+      const bool maybe_training = n.has_input(2) && (!flag || (flag->numel() != 0 && flag->get(0) != 0.0));
+      if (maybe_training) {
+        const Tensor* ratio = const_of(1);
+        if (n.has_input(1) && !ratio) throw Unsupported(d_.name, n.label() + ": training-mode Dropout with a run-time ratio is not supported");
+        const double r = ratio && ratio->numel() ? ratio->get(0) : n.attr_f("ratio", 0.5);
+        if (r != 0.0) throw Unsupported(d_.name, n.label() + ": training-mode Dropout with a non-zero ratio is random; not supported");
+      }
     }
     std::string body;
-    if (t == "Gather") body = gather(n, out);
+    if (t == "Dropout" && out2 >= 0) body = "    " + copy(in_buf(0), "fz_o", out, "fz_o") + "\n    " + store_of(out2, "fz_o", "1.0f") + "\n";
+    else if (t == "Gather") body = gather(n, out);
     else if (t == "Concat") body = concat(n, out);
-    else if (t == "MaxPool" || t == "AveragePool" || t == "LpPool") body = pool(n, out);
+    else if (t == "MaxPool" || t == "AveragePool" || t == "LpPool") body = pool(n, out, out2);
+    else if (t == "ConvTranspose") body = conv_transpose(n, out);
+    else if (t == "LRN") body = lrn(n, out);
+    else if (t == "Slice") body = slice(n, out);
     else if (t == "GlobalAveragePool" || t == "GlobalMaxPool") body = global_pool(n, out);
     else if (copies.count(t)) body = "    " + copy(in_buf(0), "fz_o", out, "fz_o") + "\n";
     else if (t == "Transpose") body = transpose(n, out);
@@ -540,7 +555,8 @@ class Emitter {
     else throw Unsupported(d_.name, n.label() + ": op " + t + " has no GPU kernel (opaque ops supported: Gather, Concat, "
                            "MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, copies/views, element-wise, Reduce*, "
                            "ArgMax/ArgMin, Hardmax, CumSum, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
-                           "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool)");
+                           "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool, ConvTranspose, LRN, "
+                           "Slice)");
     return d_.kernel_begin(h_) + "  " + grid_loop("fz_o", opaque_total()) + body + "  }\n}\n";
   }
 
@@ -662,13 +678,17 @@ class Emitter {
 
   // ONNX MaxPool/AveragePool with the window arithmetic of ir/ops/nn.cpp (make_window): auto_pad,
   // ceil_mode, dilations, count_include_pad counting taps inside the padded input only.
-  std::string pool(const Node& n, int out) const {
+  // MaxPool's optional Indices output `arg` (storage_order 0): the flat index n*C*in + spatial
+  // offset of the first maximum (a NaN wins, as pool_core), -1 when no tap is inside the input.
+  std::string pool(const Node& n, int out, int arg = -1) const {
     const int x = in_buf(0);
     const Shape& xs = buffer(x).shape;
     const Shape& os = buffer(out).shape;
     const int nd = static_cast<int>(xs.size()) - 2;
     if (nd < 1 || nd > 3 || os.size() != xs.size()) throw Unsupported(d_.name, n.label() + ": pooling needs 1-3 spatial dims");
-    if (n.attr_i("storage_order", 0) != 0) throw Unsupported(d_.name, n.label() + ": storage_order=1");
+    // storage_order only changes the Indices output: 1 numbers the spatial dims column-major.
+    const int64_t order = n.attr_i("storage_order", 0);
+    if (order != 0 && order != 1) fail(n.label() + ": storage_order must be 0 or 1");
     const bool is_max = n.op_type == "MaxPool", is_lp = n.op_type == "LpPool";
     const double lp = static_cast<double>(n.attr_i("p", 2));
     auto kern = n.attr_ints("kernel_shape");
@@ -705,6 +725,7 @@ class Emitter {
       s += "    fz_idx fz_s" + si + " = ((fz_o / " + lit(inner) + ") % " + lit(os[2 + i]) + ") * " + lit(strides[i]) + " - " + lit(pb[i]) + ";\n";
     }
     s += "    float fz_acc = " + std::string(is_max ? "(-fz_inf())" : "0.0f") + ";\n    int fz_cnt = 0;\n    int fz_pad = 0;\n";
+    if (arg >= 0) s += "    fz_idx fz_best = " + lit(-1) + ";\n";
     std::string ind = "    ";
     for (int i = 0; i < nd; ++i) {
       const std::string si = std::to_string(i);
@@ -718,9 +739,19 @@ class Emitter {
       off += " + fz_p" + si + " * " + lit(inner);
     }
     s += ind + "if (" + cond + ") {\n";
-    s += ind + "  float fz_v = " + load_of(x, "fz_nc * " + lit(in_sz) + off) + ";\n";
+    s += ind + "  fz_idx fz_xo = fz_nc * " + lit(in_sz) + off + ";\n";
+    s += ind + "  float fz_v = " + load_of(x, "fz_xo") + ";\n";
     const std::string lp_term = rename_intrinsics("pow(abs(fz_v), " + fz_float_literal(lp) + ")", d_);
-    s += ind + "  fz_acc = " + (is_max ? "fz_max(fz_acc, fz_v)" : is_lp ? "fz_acc + " + lp_term : "fz_acc + fz_v") + ";\n" + ind + "  fz_cnt += 1;\n";
+    if (arg >= 0 && is_max) {
+      s += ind + "  if (fz_best < " + lit(0) + " || fz_v > fz_acc || ((" + is_nan("fz_v") + ") && !(" + is_nan("fz_acc") + "))) {\n";
+      std::string col = "fz_nc * " + lit(in_sz);
+      int64_t outer = 1;
+      for (int i = 0; i < nd; ++i) col += " + fz_p" + std::to_string(i) + " * " + lit(outer), outer *= xs[2 + i];
+      s += ind + "    fz_acc = fz_v;\n" + ind + "    fz_best = " + (order == 1 ? col : std::string("fz_xo")) + ";\n" + ind + "  }\n";
+    } else {
+      s += ind + "  fz_acc = " + (is_max ? "fz_max(fz_acc, fz_v)" : is_lp ? "fz_acc + " + lp_term : "fz_acc + fz_v") + ";\n";
+    }
+    s += ind + "  fz_cnt += 1;\n";
     s += ind + "} else if (" + padcond + ") {\n" + ind + "  fz_pad += 1;\n" + ind + "}\n";
     for (int i = nd - 1; i >= 0; --i) {
       ind.resize(ind.size() - 2);
@@ -728,6 +759,11 @@ class Emitter {
     }
     if (is_lp) s += "    fz_acc = " + rename_intrinsics("pow(fz_acc, " + fz_float_literal(1.0 / lp) + ")", d_) + ";\n";
     else if (!is_max) s += "    fz_acc = fz_acc / " + d_.cast("float", include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ";\n";
+    if (arg >= 0) {
+      if (!is_max) fail(n.label() + ": only MaxPool has an Indices output");
+      // Stored as an integer directly (no float round trip: indices may exceed 2^24).
+      s += "    " + d_.element(slot(arg), "fz_o") + " = " + d_.cast(d_.storage_type(dtype_of(arg)), "fz_best") + ";\n";
+    }
     return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
   }
 
@@ -977,6 +1013,148 @@ class Emitter {
       s += ind + "}\n";
     }
     return s + "    }\n    " + store_of(out, "fz_o", "fz_acc") + "\n";
+  }
+
+  // ConvTranspose in gather form: output element (b, m, o...) sums, over c in its group and the
+  // taps k (in the reference's order c, k0, k1, k2), x[i] * w[k] for the input position
+  // i = (o + pb - k*d) / s when that divides exactly and lies inside the input. Geometry as
+  // ir/ops/nn.cpp convtranspose_window (pads, output_padding, output_shape, auto_pad).
+  std::string conv_transpose(const Node& n, int out) const {
+    const int x = in_buf(0), w = in_buf(1);
+    const Shape& xs = buffer(x).shape;
+    const Shape& ws = buffer(w).shape;
+    const Shape& os = buffer(out).shape;
+    const int nd = static_cast<int>(xs.size()) - 2;
+    if (nd < 1 || nd > 3 || ws.size() != xs.size() || os.size() != xs.size())
+      throw Unsupported(d_.name, n.label() + ": ConvTranspose needs 1-3 spatial dims");
+    for (int b : k_.opaque_inputs)
+      if (b >= 0 && dtype_of(b) == DType::f64) throw Unsupported(d_.name, n.label() + ": float64 arithmetic is not generated (fp32 only)");
+    const int64_t G = n.attr_i("group", 1), C = xs[1], Cg = C / G, Mg = ws[1], M = Mg * G;
+    auto strides = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
+    auto dil = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
+    auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+    auto opad = n.attr_ints("output_padding", std::vector<int64_t>(nd, 0));
+    std::vector<int64_t> oshape = n.attr_ints("output_shape");
+    if (oshape.size() == static_cast<size_t>(nd + 2)) oshape.erase(oshape.begin(), oshape.begin() + 2);
+    if (static_cast<int>(strides.size()) != nd || static_cast<int>(dil.size()) != nd || static_cast<int>(pads.size()) != 2 * nd ||
+        static_cast<int>(opad.size()) != nd || (!oshape.empty() && static_cast<int>(oshape.size()) != nd) || os[1] != M)
+      fail(n.label() + ": malformed ConvTranspose attributes");
+    const std::string ap = n.attr_s("auto_pad", "NOTSET");
+    std::vector<int64_t> pb(nd);
+    for (int i = 0; i < nd; ++i) {
+      const int64_t in = xs[2 + i], k = ws[2 + i], st = strides[i], d = dil[i];
+      const int64_t full = st * (in - 1) + opad[i] + (k - 1) * d + 1;
+      pb[i] = pads[i];
+      if (!oshape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+        const int64_t o = oshape.empty() ? in * st : oshape[i];
+        const int64_t total = full - o, half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+        pb[i] = ap == "SAME_UPPER" ? half : total - half;
+      } else if (ap == "VALID") {
+        pb[i] = 0;
+      }
+    }
+    int64_t in_sz = 1, out_sz = 1, k_sz = 1;
+    for (int i = 0; i < nd; ++i) in_sz *= xs[2 + i], out_sz *= os[2 + i], k_sz *= ws[2 + i];
+    std::string s = "    fz_idx fz_m = (fz_o / " + lit(out_sz) + ") % " + lit(M) + ";\n";
+    s += "    fz_idx fz_n = fz_o / " + lit(out_sz * M) + ";\n";
+    s += "    fz_idx fz_g = fz_m / " + lit(Mg) + ";\n";
+    s += "    fz_idx fz_xb = (fz_n * " + lit(C) + " + fz_g * " + lit(Cg) + ") * " + lit(in_sz) + ";\n";
+    s += "    fz_idx fz_wb = (fz_g * " + lit(Cg) + " * " + lit(Mg) + " + fz_m % " + lit(Mg) + ") * " + lit(k_sz) + ";\n";
+    for (int i = 0; i < nd; ++i) {
+      int64_t inner = 1;
+      for (int j = i + 1; j < nd; ++j) inner *= os[2 + j];
+      s += "    fz_idx fz_s" + std::to_string(i) + " = ((fz_o / " + lit(inner) + ") % " + lit(os[2 + i]) + ") + " + lit(pb[i]) + ";\n";
+    }
+    s += "    float fz_acc = " + std::string(has_in(2) ? load_of(in_buf(2), "fz_m") : "0.0f") + ";\n";
+    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(Cg) + "; ++fz_c) {\n";
+    std::string ind = "      ", cond, xoff = "fz_xb + fz_c * " + lit(in_sz), woff = "fz_wb + fz_c * " + lit(Mg * k_sz);
+    for (int i = 0; i < nd; ++i) {
+      const std::string si = std::to_string(i);
+      s += ind + "for (fz_idx fz_k" + si + " = " + lit(0) + "; fz_k" + si + " < " + lit(ws[2 + i]) + "; ++fz_k" + si + ") {\n";
+      ind += "  ";
+      // t = o + pb - k*d; checked non-negative before '%' and '/' (GLSL leaves negatives undefined).
+      s += ind + "fz_idx fz_t" + si + " = fz_s" + si + " - fz_k" + si + " * " + lit(dil[i]) + ";\n";
+      s += ind + "fz_idx fz_p" + si + " = fz_t" + si + " >= " + lit(0) + " ? fz_t" + si + " / " + lit(strides[i]) + " : " + lit(-1) + ";\n";
+      cond += std::string(cond.empty() ? "" : " && ") + "fz_t" + si + " >= " + lit(0) + " && fz_t" + si + " % " + lit(strides[i]) +
+              " == " + lit(0) + " && fz_p" + si + " < " + lit(xs[2 + i]);
+      int64_t xi = 1, wi = 1;
+      for (int j = i + 1; j < nd; ++j) xi *= xs[2 + j], wi *= ws[2 + j];
+      xoff += " + fz_p" + si + " * " + lit(xi);
+      woff += " + fz_k" + si + " * " + lit(wi);
+    }
+    s += ind + "if (" + cond + ") fz_acc = fz_acc + " + load_of(w, woff) + " * " + load_of(x, xoff) + ";\n";
+    for (int i = nd - 1; i >= 0; --i) {
+      ind.resize(ind.size() - 2);
+      s += ind + "}\n";
+    }
+    return s + "    }\n    " + store_of(out, "fz_o", "fz_acc") + "\n";
+  }
+
+  // LRN as ir/ops/nn.cpp lrn_ref: x / (bias + alpha/size * sum of x^2 over channels
+  // [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to [0, C))^beta.
+  std::string lrn(const Node& n, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    if (xs.size() < 2) fail(n.label() + ": LRN input must have rank >= 2");
+    if (dtype_of(x) == DType::f64) throw Unsupported(d_.name, n.label() + ": float64 arithmetic is not generated (fp32 only)");
+    const int64_t size = n.attr_i("size", 0);
+    if (size < 1) fail(n.label() + ": LRN size must be positive");
+    const double alpha = n.attr_f("alpha", 1e-4), beta = n.attr_f("beta", 0.75), bias = n.attr_f("bias", 1.0);
+    const int64_t C = xs[1], sp = xs[0] * C != 0 ? shape_numel(xs) / (xs[0] * C) : 0;
+    const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    std::string s = "    fz_idx fz_c = (fz_o / " + lit(sp) + ") % " + lit(C) + ";\n";
+    s += "    fz_idx fz_base = fz_o - fz_c * " + lit(sp) + ";\n";
+    s += "    fz_idx fz_lo = fz_c - " + lit(lo) + " < " + lit(0) + " ? " + lit(0) + " : fz_c - " + lit(lo) + ";\n";
+    s += "    fz_idx fz_hi = fz_c + " + lit(hi) + " > " + lit(C - 1) + " ? " + lit(C - 1) + " : fz_c + " + lit(hi) + ";\n";
+    s += "    float fz_sq = 0.0f;\n";
+    s += "    for (fz_idx fz_k = fz_lo; fz_k <= fz_hi; ++fz_k) {\n";
+    s += "      float fz_v = " + load_of(x, "fz_base + fz_k * " + lit(sp)) + ";\n      fz_sq = fz_sq + fz_v * fz_v;\n    }\n";
+    const std::string den = rename_intrinsics("pow(" + fz_float_literal(bias) + " + " + fz_float_literal(alpha / static_cast<double>(size)) +
+                                              " * fz_sq, " + fz_float_literal(beta) + ")", d_);
+    return s + "    " + store_of(out, "fz_o", load_of(x, "fz_o") + " / " + den) + "\n";
+  }
+
+  // Slice (starts/ends/axes/steps constant, or the opset < 10 attributes) as ir/ops/shape.cpp
+  // slice_view: a strided copy, exact for every dtype.
+  std::string slice(const Node& n, int out) const {
+    const int x = in_buf(0);
+    const Shape& xs = buffer(x).shape;
+    const int64_t r = static_cast<int64_t>(xs.size());
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (n.has_attr("starts")) {
+      starts = n.attr_ints("starts"), ends = n.attr_ints("ends"), axes = n.attr_ints("axes");
+    } else {
+      starts = const_ints(1, "starts"), ends = const_ints(2, "ends");
+      if (n.has_input(3)) axes = const_ints(3, "axes");
+      if (n.has_input(4)) steps = const_ints(4, "steps");
+    }
+    if (axes.empty())
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+      fail(n.label() + ": Slice starts/ends/axes/steps differ in length");
+    const Shape cs = contiguous_strides(xs);
+    std::vector<int64_t> st(cs.begin(), cs.end());
+    int64_t offset = 0;
+    for (size_t i = 0; i < starts.size(); ++i) {
+      const int64_t a = normalize_axis(axes[i], r, n.label()), dim = xs[a], step = steps[i];
+      if (step == 0) fail(n.label() + ": Slice step 0");
+      int64_t b = starts[i], e = ends[i], count;
+      if (b < 0) b += dim;
+      if (e < 0) e += dim;
+      if (step > 0) {
+        b = std::clamp<int64_t>(b, 0, dim), e = std::clamp<int64_t>(e, 0, dim);
+        count = e > b ? (e - b + step - 1) / step : 0;
+      } else {
+        b = std::clamp<int64_t>(b, 0, dim - 1), e = std::clamp<int64_t>(e, -1, dim - 1);
+        count = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+      }
+      if (count > 0) offset += b * cs[a];
+      st[a] = step * cs[a];
+    }
+    const Shape& os = buffer(out).shape;
+    if (os.size() != xs.size()) fail(n.label() + ": Slice output rank differs from the input's");
+    return out_coords(os) + "    " + copy(x, lit(offset) + " + " + coords_offset(st), out, "fz_o") + "\n";
   }
 
   std::string gather_elements(const Node& n, int out) const {

@@ -24,8 +24,10 @@
 //     and then appends the dialect's template text (Dialect::matmul_template/conv_template),
 //     which owns the entry point. The macro contract templates rely on is listed below.
 //   * Opaque kernels (whole contiguous buffers, one thread per output element): Gather,
-//     Concat, MaxPool/AveragePool (1-3 spatial dims, one output), GlobalAverage/MaxPool,
-//     copies (Reshape Flatten Squeeze Unsqueeze Identity Dropout), Transpose, Expand,
+//     Concat, MaxPool/AveragePool (1-3 spatial dims; MaxPool may also store Indices),
+//     GlobalAverage/MaxPool, ConvTranspose (1-3 spatial dims, gather form), LRN, Slice,
+//     copies (Reshape Flatten Squeeze Unsqueeze Identity Dropout; Dropout may also store its
+//     all-true mask), Transpose, Expand,
 //     int->int Cast (exact), and any op with a ScalarRule (values through float, so integers
 //     are exact up to 2^24). Other ops throw Unsupported(dialect.name, "... op X ...").
 //

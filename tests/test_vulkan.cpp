@@ -34,6 +34,12 @@ Tensor scalar(double v, Shape s = {}) {
   return t;
 }
 
+Tensor ints(const std::vector<int64_t>& v) {
+  Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
+  return t;
+}
+
 Graph make_graph(GraphBuilder& b) {
   Graph g = b.build();
   make_static(g, {});
@@ -340,15 +346,36 @@ TEST_F(VulkanTest, InvalidSpirvIsReported) {
   }
 }
 
-TEST_F(VulkanTest, UnsupportedOpIsReported) {
-  // ConvTranspose has a reference but no generated kernel: a skip with the reason, not a failure.
+TEST_F(VulkanTest, ConvTransposeLrnSliceAndSecondOutputs) {
+  // Opaque kernels: ConvTranspose (gather form), LRN, Slice, MaxPool's Indices, Dropout's mask.
   GraphBuilder b;
-  int x = b.input("x", DType::f32, {1, 2, 3, 3});
-  b.output(b.op("ConvTranspose", {x, b.constant("w", Tensor(DType::f32, {2, 1, 2, 2}))}));
+  int x = b.input("x", DType::f32, {2, 4, 5, 6});
+  int w = b.constant("w", random_tensor(DType::f32, {4, 3, 3, 2}, 40));
+  int bias = b.constant("bias", random_tensor(DType::f32, {6}, 41));
+  b.output(b.op("ConvTranspose", {x, w, bias},
+                {{"group", int64_t{2}}, {"strides", std::vector<int64_t>{2, 3}}, {"dilations", std::vector<int64_t>{2, 1}},
+                 {"pads", std::vector<int64_t>{1, 0, 2, 1}}, {"output_padding", std::vector<int64_t>{1, 2}}}));
+  b.output(b.op("LRN", {x}, {{"size", int64_t{3}}, {"alpha", 0.01}, {"beta", 0.6}, {"bias", 1.5}}));
+  b.output(b.op("Slice", {x, b.constant("st", ints({4, -1})), b.constant("en", ints({0, -100})), b.constant("ax", ints({3, 1})),
+                          b.constant("sp", ints({-2, -2}))}));
+  auto mp = b.op_multi("MaxPool", {x}, {{"kernel_shape", std::vector<int64_t>{2, 3}}, {"pads", std::vector<int64_t>{1, 1, 0, 1}}}, 2);
+  b.output(mp[0]);
+  b.output(mp[1]);
+  auto dr = b.op_multi("Dropout", {x}, {}, 2);
+  b.output(dr[0]);
+  b.output(dr[1]);
+  check(make_graph(b), {random_tensor(DType::f32, {2, 4, 5, 6}, 42)});
+}
+
+TEST_F(VulkanTest, UnsupportedOpIsReported) {
+  // Einsum has a reference but no generated kernel: a skip with the reason, not a failure.
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {2, 3});
+  b.output(b.op("Einsum", {x, b.constant("w", Tensor(DType::f32, {3, 2}))}, {{"equation", std::string("ij,jk->ik")}}));
   Graph g = make_graph(b);
   try {
     auto exe = vk_->compile(g, {});
-    FAIL() << "expected Unsupported for ConvTranspose";
+    FAIL() << "expected Unsupported for Einsum";
   } catch (const Unsupported& e) {
     EXPECT_EQ(e.component(), "vulkan");
     EXPECT_NE(std::string(e.what()).find("not supported by the vulkan backend"), std::string::npos) << e.what();
