@@ -904,16 +904,7 @@ int64_t value_bytes(const Graph& g, int v) {
 
 void count_bytes(Plan& p) {
   p.bytes_fused = 0;
-  for (auto& k : p.kernels) {
-    for (int b : k.input_buffers()) p.bytes_fused += p.buffers[b].nbytes();
-    if (k.kind == FusionKind::opaque) {
-      for (int b : k.output_buffers()) p.bytes_fused += p.buffers[b].nbytes();
-    } else {
-      for (auto& o : k.outputs)
-        p.bytes_fused += (o.per_row ? k.rows() : shape_numel(k.space)) *
-                         static_cast<int64_t>(dtype_size(p.buffers[o.buffer].dtype));
-    }
-  }
+  for (auto& k : p.kernels) p.bytes_fused += kernel_bytes_read(p, k) + kernel_bytes_written(p, k);
   // Op by op: every non-view node reads its inputs and writes its outputs once.
   p.bytes_unfused = 0;
   for (auto& n : p.graph.nodes) {
@@ -928,6 +919,23 @@ void count_bytes(Plan& p) {
 }
 
 }  // namespace
+
+int64_t kernel_bytes_read(const Plan& p, const KernelSpec& k) {
+  int64_t r = 0;
+  for (int b : k.input_buffers()) r += p.buffers[b].nbytes();
+  return r;
+}
+
+int64_t kernel_bytes_written(const Plan& p, const KernelSpec& k) {
+  int64_t w = 0;
+  if (k.kind == FusionKind::opaque) {
+    for (int b : k.output_buffers()) w += p.buffers[b].nbytes();
+  } else {
+    for (auto& o : k.outputs)
+      w += (o.per_row ? k.rows() : shape_numel(k.space)) * static_cast<int64_t>(dtype_size(p.buffers[o.buffer].dtype));
+  }
+  return w;
+}
 
 Plan build_plan(const Graph& static_graph, const FusionOptions& opts) {
   Graph g = static_graph;

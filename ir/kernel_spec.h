@@ -136,6 +136,11 @@ struct Plan {
   int64_t bytes_fused = 0, bytes_unfused = 0;
 };
 
+// Bytes one kernel reads (each distinct input buffer once) and writes (per-row outputs once
+// per row); Plan::bytes_fused is their sum over the plan.
+int64_t kernel_bytes_read(const Plan& p, const KernelSpec& k);
+int64_t kernel_bytes_written(const Plan& p, const KernelSpec& k);
+
 // Named limits of the fusion pass.
 inline constexpr int kMaxOpsPerKernel = 64;      // expression nodes in one kernel
 inline constexpr int kMaxLoadsPerKernel = 12;    // distinct buffer reads (descriptor budget)

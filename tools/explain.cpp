@@ -24,21 +24,6 @@ static std::string human(int64_t b) {
   return buf;
 }
 
-static int64_t kernel_read(const Plan& p, const KernelSpec& k) {
-  int64_t r = 0;
-  for (int b : k.input_buffers()) r += p.buffers[b].nbytes();
-  return r;
-}
-static int64_t kernel_written(const Plan& p, const KernelSpec& k) {
-  int64_t w = 0;
-  if (k.kind == FusionKind::opaque) {
-    for (int b : k.output_buffers()) w += p.buffers[b].nbytes();
-  } else {
-    for (auto& o : k.outputs)
-      w += (o.per_row ? k.rows() : shape_numel(k.space)) * static_cast<int64_t>(dtype_size(p.buffers[o.buffer].dtype));
-  }
-  return w;
-}
 
 void write_plan_dot(const Plan& p, const std::string& path) {
   std::ofstream f(path);
@@ -79,7 +64,7 @@ int cmd_explain(const ExplainArgs& a) {
     for (auto& o : k.fused_ops) ops += (ops.empty() ? "" : "+") + o;
     if (ops.size() > 40) ops = ops.substr(0, 37) + "...";
     std::printf("%-4zu %-7s %-40s %6zu %12s %12s\n", i, fusion_kind_name(k.kind), ops.c_str(), k.input_buffers().size(),
-                human(kernel_read(p, k)).c_str(), human(kernel_written(p, k)).c_str());
+                human(kernel_bytes_read(p, k)).c_str(), human(kernel_bytes_written(p, k)).c_str());
   }
   std::printf("\nONNX nodes %d -> primitive nodes %zu -> kernels %zu\n", p.original_nodes, p.graph.nodes.size(),
               p.kernels.size());
