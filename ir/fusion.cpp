@@ -659,6 +659,17 @@ class Fuser {
         if (src < 0) continue;
         const KernelSpec& rk = kernels_[src];
         if (rk.reduce_axes != r.axes || rk.space != k.space) continue;
+        // A GPU runs one workgroup per row: few, long rows would serialize the consumer's
+        // element-wise work, so such reductions keep their own kernel.
+        if (rk.rows() < kMinRowsToAbsorb && rk.row_length() > kMaxRowToAbsorbFew) continue;
+        // The merged kernel must stay within the descriptor budget.
+        size_t extra = 0;
+        for (auto& l : rk.loads) {
+          bool have = false;
+          for (auto& m : k.loads) have = have || m.buffer == l.buffer;
+          extra += !have;
+        }
+        if (k.input_buffers().size() + extra > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
         absorb(k, rk, static_cast<int>(li));
         changed = true;
       }

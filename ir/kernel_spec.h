@@ -145,6 +145,8 @@ int64_t kernel_bytes_written(const Plan& p, const KernelSpec& k);
 inline constexpr int kMaxOpsPerKernel = 64;      // expression nodes in one kernel
 inline constexpr int kMaxLoadsPerKernel = 12;    // distinct buffer reads (descriptor budget)
 inline constexpr int kRecomputeMaxOps = 8;       // a multi-consumer value this cheap is recomputed
+inline constexpr int64_t kMinRowsToAbsorb = 32;   // input fusion needs this many rows...
+inline constexpr int64_t kMaxRowToAbsorbFew = 4096;  // ...unless each row is at most this long
 
 struct FusionOptions {
   bool fuse = true;   // false: one kernel per primitive op (the unfused baseline)
