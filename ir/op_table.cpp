@@ -17,6 +17,7 @@ void ensure_registered() {
     register_nn_ops();
     register_shape_ops();
     register_reduce_ops();
+    register_extra_ops();
   });
 }
 }  // namespace
@@ -63,7 +64,9 @@ const Tensor* InferContext::constant(int i) const {
 }
 const Tensor& InferContext::require_constant(int i) const {
   const Tensor* t = constant(i);
-  if (!t) throw NeedsConstant(n_.label() + ": input " + std::to_string(i) + " must be a constant (fusor compiles static shapes)");
+  if (!t)
+    throw NeedsConstant(n_.label() + ": input " + std::to_string(i) + " must be a constant (fusor compiles static shapes)",
+                        has_input(i) ? g_.values[n_.inputs[i]].name : std::string());
   return *t;
 }
 void InferContext::set_output(int i, DType t, Shape s) {

@@ -21,7 +21,12 @@ struct OpDef;
 // values may specialise on them and retry (runtime/session.cpp).
 class NeedsConstant : public Error {
  public:
-  explicit NeedsConstant(const std::string& why) : Error("shape", why) {}
+  explicit NeedsConstant(const std::string& why, std::string value = {}) : Error("shape", why), value_(std::move(value)) {}
+  // Name of the value that must be constant ("" when unknown), e.g. a graph input to specialise on.
+  const std::string& value() const { return value_; }
+
+ private:
+  std::string value_;
 };
 
 // What a shape/dtype rule sees. Throws Error("shape", node label + reason) on a violation.
@@ -128,6 +133,7 @@ void register_elementwise_ops();
 void register_nn_ops();
 void register_shape_ops();
 void register_reduce_ops();
+void register_extra_ops();  // ir/ops/extra.cpp: losses, Resize
 
 // Helpers shared by op files.
 Shape broadcast_shapes(const std::vector<Shape>& shapes, const std::string& node_label);  // NumPy rules

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <random>
+#include <set>
 
 #include "frontend/onnx_import.h"
 #include "ir/op_table.h"
@@ -27,14 +28,26 @@ Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) {
     make_static(s, shapes);
   } catch (const NeedsConstant&) {
     // A shape-determining input (Reshape's shape, Reduce axes, Pad pads...) fed at run time:
-    // specialise on the values of the small integer inputs too, as torch.compile does for ints.
-    s = g;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      Value& v = s.values[s.inputs[i]];
-      v.dtype = inputs[i].dtype();
-      if ((dtype_is_int(v.dtype) && inputs[i].numel() <= 64) || inputs[i].numel() == 1) v.constant = inputs[i];
+    // specialise on the values of the small integer inputs too, as torch.compile does for ints,
+    // and on any other graph input a shape rule names (Resize's float scales).
+    std::set<std::string> named;
+    for (;;) {
+      s = g;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        Value& v = s.values[s.inputs[i]];
+        v.dtype = inputs[i].dtype();
+        if ((dtype_is_int(v.dtype) && inputs[i].numel() <= 64) || inputs[i].numel() == 1 || named.count(v.name))
+          v.constant = inputs[i];
+      }
+      try {
+        make_static(s, shapes);
+        break;
+      } catch (const NeedsConstant& e) {
+        bool is_input = false;
+        for (int id : g.inputs) is_input = is_input || g.values[id].name == e.value();
+        if (e.value().empty() || !is_input || !named.insert(e.value()).second) throw;
+      }
     }
-    make_static(s, shapes);
   }
   return s;
 }

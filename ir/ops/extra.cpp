@@ -1,0 +1,475 @@
+// Shape rules and CPU references for ops without a GPU kernel: NegativeLogLikelihoodLoss,
+// SoftmaxCrossEntropyLoss and Resize. Semantics follow the ONNX operator spec (and the ONNX
+// reference implementation, onnx/reference/ops) across opsets. The fuser turns each of them
+// into one opaque kernel; GPU backends report them as unsupported.
+//
+// The references are plain loops accumulating in double.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ir/op_table.h"
+
+namespace fusor {
+namespace {
+
+using Ins = std::vector<const Tensor*>;
+using Outs = std::vector<Tensor>;
+
+const Tensor* opt_in(const Ins& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
+bool has_out(const Outs& o, size_t i) { return i < o.size() && o[i].defined(); }
+[[noreturn]] void ref_fail(const Node& n, const std::string& why) { throw Error("ref", n.label() + ": " + why); }
+
+std::vector<double> load_doubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DType::f32) {
+    const float* p = t.data<float>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  } else {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t.get(static_cast<int64_t>(i));
+  }
+  return v;
+}
+
+void store_doubles(Tensor& t, const std::vector<double>& v) {
+  if (t.dtype() == DType::f32) {
+    float* p = t.data<float>();
+    for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<float>(v[i]);
+  } else {
+    for (size_t i = 0; i < v.size(); ++i) t.set(static_cast<int64_t>(i), v[i]);
+  }
+}
+
+void require_float(InferContext& ctx, int i) {
+  if (!dtype_is_float(ctx.dtype(i)))
+    ctx.fail("input " + std::to_string(i) + " must be a float tensor, got " + dtype_name(ctx.dtype(i)));
+}
+
+// ---------------------------------------------------------------- NLL / SoftmaxCrossEntropy
+
+// Both losses: input (N, C, d1..dk) (scores or log-probabilities), target (N, d1..dk) integer,
+// optional weight (C). Output: target's shape for reduction 'none', a scalar otherwise.
+void loss_infer(InferContext& ctx, bool sce) {
+  const Node& n = ctx.node();
+  require_float(ctx, 0);
+  const Shape& x = ctx.shape(0);
+  const Shape& t = ctx.shape(1);
+  if (x.size() < 2) ctx.fail("input must have rank >= 2 (N, C, ...), got " + shape_str(x));
+  if (!dtype_is_int(ctx.dtype(1))) ctx.fail(std::string("target must be an integer tensor, got ") + dtype_name(ctx.dtype(1)));
+  Shape want{x[0]};
+  want.insert(want.end(), x.begin() + 2, x.end());
+  if (t != want) ctx.fail("target shape " + shape_str(t) + " does not match input " + shape_str(x) + " (expected " + shape_str(want) + ")");
+  if (ctx.has_input(2)) {
+    const Shape& w = ctx.shape(2);
+    if (w.size() != 1 || w[0] != x[1]) ctx.fail("weight must have shape [" + std::to_string(x[1]) + "], got " + shape_str(w));
+    if (ctx.dtype(2) != ctx.dtype(0)) ctx.fail("weight dtype differs from input dtype");
+  }
+  std::string red = n.attr_s("reduction", "mean");
+  if (red != "none" && red != "sum" && red != "mean") ctx.fail("unknown reduction '" + red + "'");
+  ctx.set_output(0, ctx.dtype(0), red == "none" ? t : Shape{});
+  if (sce && ctx.num_outputs() > 1) ctx.set_output(1, ctx.dtype(0), x);
+}
+
+// loss over log-probabilities lp laid out (N, C, D) (ONNX reference: gathered -lp * weight,
+// ignored targets contribute 0 and weight 0; 'mean' divides by the summed weights when a weight
+// or ignore_index is present, by the element count otherwise).
+void nll_from_logprob(const Node& n, const std::vector<double>& lp, const Shape& xshape, const Tensor& target,
+                      const Tensor* weight, Tensor& out) {
+  const int64_t N = xshape[0], C = xshape[1];
+  int64_t D = 1;
+  for (size_t i = 2; i < xshape.size(); ++i) D *= xshape[i];
+  const bool has_ii = n.has_attr("ignore_index");
+  const int64_t ii = n.attr_i("ignore_index", 0);
+  std::vector<double> w;
+  if (weight) w = load_doubles(*weight);
+  std::string red = n.attr_s("reduction", "mean");
+  std::vector<double> loss(static_cast<size_t>(N * D));
+  double sum = 0, wsum = 0;
+  for (int64_t i = 0; i < N; ++i) {
+    for (int64_t d = 0; d < D; ++d) {
+      int64_t t = target.get_int(i * D + d);
+      double l = 0, wt = 0;
+      if (!(has_ii && t == ii)) {
+        if (t < 0 || t >= C)
+          ref_fail(n, "target " + std::to_string(t) + " is outside [0, " + std::to_string(C) + ")");
+        wt = weight ? w[t] : 1.0;
+        l = -lp[(i * C + t) * D + d] * wt;
+      }
+      loss[i * D + d] = l;
+      sum += l;
+      wsum += wt;
+    }
+  }
+  if (red == "none") {
+    store_doubles(out, loss);
+  } else if (red == "sum") {
+    out.set(0, sum);
+  } else {
+    double denom = (weight || has_ii) ? wsum : static_cast<double>(N * D);
+    out.set(0, sum / denom);
+  }
+}
+
+void nll_infer(InferContext& ctx) { loss_infer(ctx, false); }
+void sce_infer(InferContext& ctx) { loss_infer(ctx, true); }
+
+void nll_ref(const Node& n, const Ins& in, Outs& out) {
+  nll_from_logprob(n, load_doubles(*in[0]), in[0]->shape(), *in[1], opt_in(in, 2), out[0]);
+}
+
+void sce_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor& X = *in[0];
+  const Shape& xs = X.shape();
+  const int64_t N = xs[0], C = xs[1];
+  int64_t D = 1;
+  for (size_t i = 2; i < xs.size(); ++i) D *= xs[i];
+  std::vector<double> x = load_doubles(X), lp(x.size());
+  for (int64_t i = 0; i < N; ++i) {
+    for (int64_t d = 0; d < D; ++d) {
+      const int64_t base = i * C * D + d;
+      double m = -std::numeric_limits<double>::infinity();
+      for (int64_t c = 0; c < C; ++c) m = std::max(m, x[base + c * D]);
+      double s = 0;
+      for (int64_t c = 0; c < C; ++c) s += std::exp(x[base + c * D] - m);
+      const double ls = std::log(s);
+      for (int64_t c = 0; c < C; ++c) lp[base + c * D] = x[base + c * D] - m - ls;
+    }
+  }
+  nll_from_logprob(n, lp, xs, *in[1], opt_in(in, 2), out[0]);
+  if (has_out(out, 1)) store_doubles(out[1], lp);
+}
+
+// ---------------------------------------------------------------- Resize
+
+struct ResizeParams {
+  std::string mode, ctm, nearest_mode, policy;
+  double cubic_a = -0.75, extrapolation = 0;
+  bool exclude_outside = false, antialias = false;
+  Shape out;                    // output shape
+  std::vector<double> scale;    // per dim (the scale the coordinate transform divides by)
+  std::vector<double> out_width;  // per dim: scale * input size as the reference computes it
+};
+
+// Opset 10: inputs (X, scales). Opset 11+: (X, roi, scales, sizes).
+int resize_scales_input(const Node& n) { return n.opset < 11 ? 1 : 2; }
+
+std::vector<int64_t> resize_axes(const Node& n, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (n.opset >= 18 && n.has_attr("axes")) {
+    for (int64_t a : n.attr_ints("axes")) {
+      if (a < -rank || a >= rank) throw Error("shape", n.label() + ": axis " + std::to_string(a) + " out of range");
+      a = a < 0 ? a + rank : a;
+      if (std::find(axes.begin(), axes.end(), a) != axes.end())
+        throw Error("shape", n.label() + ": repeated axis " + std::to_string(a));
+      axes.push_back(a);
+    }
+  } else {
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  return axes;
+}
+
+// scales/sizes may be null (absent) or empty (opset 11-12 place holders).
+ResizeParams resize_params(const Node& n, const Shape& in, const Tensor* scales, const Tensor* sizes) {
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  ResizeParams p;
+  p.mode = n.attr_s("mode", "nearest");
+  if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic") throw bad("unknown mode '" + p.mode + "'");
+  if (n.opset < 11) {
+    if (p.mode == "cubic") throw bad("mode 'cubic' needs opset 11");
+    p.ctm = "asymmetric";
+    p.nearest_mode = "floor";
+  } else {
+    p.ctm = n.attr_s("coordinate_transformation_mode", "half_pixel");
+    p.nearest_mode = n.attr_s("nearest_mode", "round_prefer_floor");
+    p.cubic_a = n.attr_f("cubic_coeff_a", -0.75);
+    p.exclude_outside = n.attr_i("exclude_outside", 0) != 0;
+    p.extrapolation = n.attr_f("extrapolation_value", 0.0);
+  }
+  static const char* ctms[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                               "asymmetric", "tf_crop_and_resize", "tf_half_pixel_for_nn"};
+  if (std::find(std::begin(ctms), std::end(ctms), p.ctm) == std::end(ctms))
+    throw bad("unknown coordinate_transformation_mode '" + p.ctm + "'");
+  static const char* nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  if (std::find(std::begin(nms), std::end(nms), p.nearest_mode) == std::end(nms))
+    throw bad("unknown nearest_mode '" + p.nearest_mode + "'");
+  p.antialias = n.opset >= 18 && n.attr_i("antialias", 0) != 0;
+  if (p.antialias && p.mode == "nearest") throw bad("antialias is not defined for mode 'nearest'");
+  p.policy = n.opset >= 18 ? n.attr_s("keep_aspect_ratio_policy", "stretch") : "stretch";
+  if (p.policy != "stretch" && p.policy != "not_larger" && p.policy != "not_smaller")
+    throw bad("unknown keep_aspect_ratio_policy '" + p.policy + "'");
+
+  const int64_t r = static_cast<int64_t>(in.size());
+  std::vector<int64_t> axes = resize_axes(n, r);
+  const size_t na = axes.size();
+  if (scales && scales->numel() == 0) scales = nullptr;
+  if (sizes && sizes->numel() == 0) sizes = nullptr;
+  if (!scales == !sizes) throw bad("exactly one of 'scales' and 'sizes' must be given");
+  p.out = in;
+  p.scale.assign(static_cast<size_t>(r), 1.0);
+  p.out_width.assign(static_cast<size_t>(r), 0.0);
+  for (int64_t d = 0; d < r; ++d) p.out_width[d] = static_cast<double>(in[d]);
+  if (scales) {
+    if (scales->numel() != static_cast<int64_t>(na))
+      throw bad("scales has " + std::to_string(scales->numel()) + " elements, expected " + std::to_string(na));
+    for (size_t i = 0; i < na; ++i) {
+      const int64_t d = axes[i];
+      const double s = scales->get(static_cast<int64_t>(i));
+      if (!(s > 0)) throw bad("scales must be positive");
+      p.scale[d] = s;
+      // The reference multiplies in the scales' dtype (float32: rounded), then truncates.
+      double w = s * static_cast<double>(in[d]);
+      if (scales->dtype() == DType::f32) w = static_cast<float>(w);
+      p.out_width[d] = w;
+      p.out[d] = static_cast<int64_t>(std::floor(w));
+    }
+  } else {
+    if (sizes->numel() != static_cast<int64_t>(na))
+      throw bad("sizes has " + std::to_string(sizes->numel()) + " elements, expected " + std::to_string(na));
+    for (size_t i = 0; i < na; ++i) {
+      const int64_t d = axes[i];
+      const int64_t s = sizes->get_int(static_cast<int64_t>(i));
+      if (s < 0) throw bad("sizes must be non-negative");
+      if (in[d] == 0) throw bad("cannot resize an empty dimension to a size");
+      p.out[d] = s;
+      p.scale[d] = static_cast<double>(s) / static_cast<double>(in[d]);
+    }
+    if (p.policy != "stretch") {
+      double sc = p.scale[axes[0]];
+      for (int64_t d : axes) sc = p.policy == "not_larger" ? std::min(sc, p.scale[d]) : std::max(sc, p.scale[d]);
+      for (int64_t d : axes) {
+        p.scale[d] = sc;
+        p.out[d] = static_cast<int64_t>(sc * static_cast<double>(in[d]) + 0.5);
+      }
+    }
+    for (int64_t d : axes) p.out_width[d] = p.scale[d] * static_cast<double>(in[d]);
+  }
+  return p;
+}
+
+void resize_infer(InferContext& ctx) {
+  const Node& n = ctx.node();
+  const Shape& x = ctx.shape(0);
+  const int si = resize_scales_input(n);
+  const Tensor* scales = ctx.has_input(si) ? &ctx.require_constant(si) : nullptr;
+  const Tensor* sizes = (n.opset >= 11 && ctx.has_input(3)) ? &ctx.require_constant(3) : nullptr;
+  if (scales && scales->numel() == 0 && !sizes) scales = nullptr;
+  if (!dtype_is_float(ctx.dtype(0)) && !dtype_is_int(ctx.dtype(0)))
+    ctx.fail(std::string("input must be numeric, got ") + dtype_name(ctx.dtype(0)));
+  ResizeParams p = resize_params(n, x, scales, sizes);
+  ctx.set_output(0, ctx.dtype(0), p.out);
+}
+
+// One output coordinate along one axis: input indices and weights, or "extrapolate".
+struct Taps {
+  bool extrapolate = false;
+  std::vector<int64_t> idx;  // already clamped into [0, in)
+  std::vector<double> w;
+};
+
+double cubic_kernel(double x, double A) {
+  x = std::fabs(x);
+  const double x2 = x * x, x3 = x2 * x;
+  if (x <= 1) return (A + 2) * x3 - (A + 3) * x2 + 1;
+  if (x < 2) return A * x3 - 5 * A * x2 + 8 * A * x - 4 * A;
+  return 0.0;
+}
+
+Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, double scale, double out_w,
+                 double roi0, double roi1) {
+  Taps t;
+  const double xd = static_cast<double>(x), iw = static_cast<double>(in_w);
+  double xo = 0;
+  const std::string& m = p.ctm;
+  if (m == "align_corners") {
+    xo = out_w == 1 ? 0.0 : xd * (iw - 1) / (out_w - 1);
+  } else if (m == "asymmetric") {
+    xo = xd / scale;
+  } else if (m == "tf_crop_and_resize") {
+    xo = out_w == 1 ? (roi1 - roi0) * (iw - 1) / 2 : xd * (roi1 - roi0) * (iw - 1) / (out_w - 1);
+    xo += roi0 * (iw - 1);
+    if (xo < 0 || xo > iw - 1) {
+      t.extrapolate = true;
+      return t;
+    }
+  } else if (m == "pytorch_half_pixel") {
+    xo = out_w == 1 ? -0.5 : (xd + 0.5) / scale - 0.5;
+  } else if (m == "half_pixel") {
+    xo = (xd + 0.5) / scale - 0.5;
+  } else if (m == "tf_half_pixel_for_nn") {
+    xo = (xd + 0.5) / scale;
+  } else {  // half_pixel_symmetric
+    const double adjustment = static_cast<double>(out_i) / out_w;
+    const double center = iw / 2;
+    const double offset = center * (1 - adjustment);
+    xo = offset + (xd + 0.5) / scale - 0.5;
+  }
+  const double fl = std::floor(xo);
+  const bool integral = xo == fl;
+  const double ratio = integral ? 1.0 : xo - fl;
+
+  std::vector<double> c;
+  if (p.mode == "nearest") {
+    bool hi;
+    if (integral) hi = true;
+    else if (p.nearest_mode == "round_prefer_floor") hi = ratio > 0.5;
+    else if (p.nearest_mode == "round_prefer_ceil") hi = ratio >= 0.5;
+    else if (p.nearest_mode == "floor") hi = false;
+    else hi = true;
+    c = {hi ? 0.0 : 1.0, hi ? 1.0 : 0.0};
+  } else if (p.mode == "linear") {
+    if (!p.antialias) {
+      c = {1 - ratio, ratio};
+    } else {
+      const double s = std::min(scale, 1.0);
+      const int64_t start = static_cast<int64_t>(std::floor(-1 / s) + 1);
+      const int64_t footprint = 2 - 2 * start;
+      double sum = 0;
+      for (int64_t i = start; i < start + footprint; ++i) {
+        double a = (static_cast<double>(i) - ratio) * s;
+        c.push_back(std::clamp(1 - std::fabs(a), 0.0, 1.0));
+        sum += c.back();
+      }
+      for (double& v : c) v /= sum;
+    }
+  } else {  // cubic
+    const double A = p.cubic_a;
+    if (!p.antialias) {
+      const double r = ratio, q = 1 - ratio;
+      c = {((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A, ((A + 2) * r - (A + 3)) * r * r + 1,
+           ((A + 2) * q - (A + 3)) * q * q + 1, ((A * (q + 1) - 5 * A) * (q + 1) + 8 * A) * (q + 1) - 4 * A};
+    } else {
+      const double s = std::min(scale, 1.0);
+      const int64_t start = static_cast<int64_t>(std::floor(-2 / s) + 1);
+      const int64_t end = 2 - start;
+      double sum = 0;
+      for (int64_t i = start; i < end; ++i) {
+        c.push_back(cubic_kernel(s * (static_cast<double>(i) - ratio), A));
+        sum += c.back();
+      }
+      for (double& v : c) v /= sum;
+    }
+  }
+
+  // The reference pads the data by ceil(n/2) on each side ('edge') and takes the n indices of the
+  // padded array nearest to xo + pad (ties: the smaller index).
+  const int64_t nt = static_cast<int64_t>(c.size());
+  const int64_t pad = (nt + 1) / 2;
+  const int64_t limit = in_w + 2 * pad;
+  const double xp = xo + static_cast<double>(pad);
+  std::vector<int64_t> cand(static_cast<size_t>(limit));
+  for (int64_t i = 0; i < limit; ++i) cand[i] = i;
+  auto closer = [&](int64_t a, int64_t b) {
+    double da = std::fabs(xp - static_cast<double>(a)), db = std::fabs(xp - static_cast<double>(b));
+    return da != db ? da < db : a < b;
+  };
+  if (nt > limit) throw Error("ref", "resize: more taps than padded input elements");
+  std::partial_sort(cand.begin(), cand.begin() + nt, cand.end(), closer);
+  std::sort(cand.begin(), cand.begin() + nt);
+  double sum = 0;
+  for (int64_t k = 0; k < nt; ++k) {
+    const int64_t orig = cand[k] - pad;
+    if (p.exclude_outside && (orig < 0 || orig >= in_w)) c[k] = 0;
+    sum += c[k];
+  }
+  if (p.exclude_outside)
+    for (double& v : c) v /= sum;
+  for (int64_t k = 0; k < nt; ++k) {
+    t.idx.push_back(std::clamp<int64_t>(cand[k] - pad, 0, in_w - 1));
+    t.w.push_back(c[k]);
+  }
+  return t;
+}
+
+void resize_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor& X = *in[0];
+  const int si = resize_scales_input(n);
+  const Tensor* scales = opt_in(in, si);
+  const Tensor* sizes = n.opset >= 11 ? opt_in(in, 3) : nullptr;
+  if (scales && scales->numel() == 0 && !sizes) scales = nullptr;
+  const Shape& xs = X.shape();
+  ResizeParams p = resize_params(n, xs, scales, sizes);
+  Tensor& Y = out[0];
+  const int64_t r = static_cast<int64_t>(xs.size());
+  std::vector<int64_t> axes = resize_axes(n, r);
+  std::vector<double> roi0(static_cast<size_t>(r), 0.0), roi1(static_cast<size_t>(r), 1.0);
+  if (p.ctm == "tf_crop_and_resize") {
+    const Tensor* roi = n.opset >= 11 ? opt_in(in, 1) : nullptr;
+    if (!roi || roi->numel() != 2 * static_cast<int64_t>(axes.size()))
+      ref_fail(n, "tf_crop_and_resize needs roi with " + std::to_string(2 * axes.size()) + " elements");
+    for (size_t i = 0; i < axes.size(); ++i) {
+      roi0[axes[i]] = roi->get(static_cast<int64_t>(i));
+      roi1[axes[i]] = roi->get(static_cast<int64_t>(axes.size() + i));
+    }
+  }
+  // Per-axis taps for every output coordinate (separable interpolation).
+  std::vector<std::vector<Taps>> taps(static_cast<size_t>(r));
+  for (int64_t d = 0; d < r; ++d) {
+    for (int64_t x = 0; x < p.out[d]; ++x)
+      taps[d].push_back(resize_taps(p, xs[d], p.out[d], x, p.scale[d], p.out_width[d], roi0[d], roi1[d]));
+  }
+  const std::vector<double> xv = load_doubles(X);
+  const Shape xst = contiguous_strides(xs);
+  const int64_t total = shape_numel(p.out);
+  std::vector<double> y(static_cast<size_t>(total));
+  std::vector<int64_t> idx(static_cast<size_t>(r), 0);
+  std::vector<size_t> k(static_cast<size_t>(r), 0);
+  for (int64_t o = 0; o < total; ++o) {
+    bool extra = false;
+    for (int64_t d = 0; d < r; ++d) extra = extra || taps[d][idx[d]].extrapolate;
+    double acc = 0;
+    if (extra) {
+      acc = p.extrapolation;
+    } else {
+      // Sum over the tensor product of the per-axis taps.
+      std::fill(k.begin(), k.end(), 0);
+      while (true) {
+        double w = 1;
+        int64_t off = 0;
+        for (int64_t d = 0; d < r; ++d) {
+          const Taps& t = taps[d][idx[d]];
+          w *= t.w[k[d]];
+          off += t.idx[k[d]] * xst[d];
+        }
+        acc += w * xv[off];
+        int64_t d = r - 1;
+        for (; d >= 0; --d) {
+          if (++k[d] < taps[d][idx[d]].w.size()) break;
+          k[d] = 0;
+        }
+        if (d < 0) break;
+      }
+    }
+    y[o] = acc;
+    for (int64_t d = r - 1; d >= 0; --d) {
+      if (++idx[d] < p.out[d]) break;
+      idx[d] = 0;
+    }
+  }
+  if (dtype_is_int(Y.dtype())) {
+    // Integer outputs: the reference casts (astype) its float result, truncating.
+    for (int64_t i = 0; i < total; ++i) Y.set(i, y[i]);
+  } else {
+    store_doubles(Y, y);
+  }
+}
+
+OpDef op(std::string name, int min_in, int max_in, InferFn infer, ReferenceFn ref, int max_out = 1) {
+  OpDef d;
+  d.name = std::move(name);
+  d.min_inputs = min_in, d.max_inputs = max_in, d.min_outputs = 1, d.max_outputs = max_out;
+  d.infer = std::move(infer);
+  d.reference = std::move(ref);
+  return d;
+}
+
+}  // namespace
+
+void register_extra_ops() {
+  register_op(op("NegativeLogLikelihoodLoss", 2, 3, nll_infer, nll_ref));
+  register_op(op("SoftmaxCrossEntropyLoss", 2, 3, sce_infer, sce_ref, 2));
+  register_op(op("Resize", 1, 4, resize_infer, resize_ref));
+}
+
+}  // namespace fusor
