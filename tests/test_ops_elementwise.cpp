@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ir/op_table.h"
+#include "test_util.h"
 
 namespace fusor {
 namespace {
@@ -22,41 +23,8 @@ Tensor make(Shape s, std::vector<double> v, DType t = DType::f32) {
 Tensor scalar(double v, DType t = DType::f32) { return make({}, {v}, t); }
 Tensor ints(Shape s, std::vector<double> v) { return make(std::move(s), std::move(v), DType::i64); }
 
-// One node run through its op-table entry: every input becomes a graph constant (so axes
-// inputs satisfy require_constant); std::nullopt is an omitted optional input.
-struct OpCall {
-  std::string op;
-  std::vector<std::optional<Tensor>> inputs;
-  std::map<std::string, AttrValue> attrs = {};
-  int opset = 17;
-  int outputs = 1;
-};
-
-std::vector<Tensor> run(const OpCall& c) {
-  const OpDef* def = lookup_op(c.op);
-  if (!def) throw Error("test", "no op " + c.op);
-  Graph g;
-  Node n;
-  n.name = c.op + "_0";
-  n.op_type = c.op;
-  n.opset = c.opset;
-  n.attrs = c.attrs;
-  for (size_t i = 0; i < c.inputs.size(); ++i)
-    n.inputs.push_back(c.inputs[i] ? g.add_constant("in" + std::to_string(i), *c.inputs[i]) : -1);
-  for (int i = 0; i < c.outputs; ++i) n.outputs.push_back(g.add_value("out" + std::to_string(i)));
-  Node& node = g.nodes[g.add_node(n)];
-  InferContext ctx(g, node);
-  def->infer(ctx);
-  std::vector<const Tensor*> in;
-  for (int v : node.inputs) in.push_back(v >= 0 ? &*g.values[v].constant : nullptr);
-  std::vector<Tensor> out;
-  for (int v : node.outputs) {
-    out.emplace_back(g.values[v].dtype, g.values[v].shape);
-    out.back().poison();  // an element the reference forgets shows up
-  }
-  def->reference(node, in, out);
-  return out;
-}
+using testing::OpCall;
+std::vector<Tensor> run(const OpCall& c) { return testing::run_op(c, 17); }
 Tensor run1(const OpCall& c) { return run(c)[0]; }
 
 void expect_values(const Tensor& t, const std::vector<double>& want, double tol = 1e-6) {

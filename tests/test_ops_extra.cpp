@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "ir/op_table.h"
+#include "test_util.h"
 
 namespace fusor {
 namespace {
@@ -25,45 +26,11 @@ Tensor ex_ints(Shape s, std::vector<int64_t> v) {
   return x;
 }
 
-struct ExCall {
-  std::string op;
-  std::vector<std::optional<Tensor>> inputs;  // every input becomes a graph constant; nullopt = omitted
-  std::map<std::string, AttrValue> attrs = {};
-  int opset = 19;
-  int outputs = 1;
-};
-
-std::vector<Tensor> run_ex_op(const ExCall& c) {
-  const OpDef* def = lookup_op(c.op);
-  if (!def) throw Error("test", "no op " + c.op);
-  Graph g;
-  Node n;
-  n.name = c.op + "_0";
-  n.op_type = c.op;
-  n.opset = c.opset;
-  n.attrs = c.attrs;
-  for (size_t i = 0; i < c.inputs.size(); ++i)
-    n.inputs.push_back(c.inputs[i] ? g.add_constant("in" + std::to_string(i), *c.inputs[i]) : -1);
-  for (int i = 0; i < c.outputs; ++i) n.outputs.push_back(g.add_value("out" + std::to_string(i)));
-  Node& node = g.nodes[g.add_node(n)];
-  InferContext ctx(g, node);
-  def->infer(ctx);
-  std::vector<const Tensor*> in;
-  for (int v : node.inputs) in.push_back(v >= 0 ? &*g.values[v].constant : nullptr);
-  std::vector<Tensor> out;
-  for (int v : node.outputs) {
-    out.emplace_back(g.values[v].dtype, g.values[v].shape);
-    out.back().poison();
-  }
-  def->reference(node, in, out);
-  return out;
-}
+using ExCall = testing::OpCall;
+std::vector<Tensor> run_ex_op(const ExCall& c) { return testing::run_op(c, 19); }
 Tensor run_ex_op1(const ExCall& c) { return run_ex_op(c)[0]; }
-
 void expect_ex_values(const Tensor& t, const std::vector<double>& want, double tol = 1e-6) {
-  ASSERT_EQ(static_cast<size_t>(t.numel()), want.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(t.get(static_cast<int64_t>(i)), want[i], tol * std::max(1.0, std::fabs(want[i]))) << "element " << i;
+  testing::expect_values(t, want, tol);
 }
 
 // ---- NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss ---------------------------------------

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "ir/op_table.h"
+#include "test_util.h"
 
 namespace fusor {
 namespace {
@@ -32,45 +33,11 @@ Tensor nn_iota(Shape s, DType t = DType::f32) {
   return x;
 }
 
-struct NnCall {
-  std::string op;
-  std::vector<std::optional<Tensor>> inputs;  // every input becomes a graph constant; nullopt = omitted
-  std::map<std::string, AttrValue> attrs = {};
-  int opset = 17;
-  int outputs = 1;
-};
-
-std::vector<Tensor> run_nn_op(const NnCall& c) {
-  const OpDef* def = lookup_op(c.op);
-  if (!def) throw Error("test", "no op " + c.op);
-  Graph g;
-  Node n;
-  n.name = c.op + "_0";
-  n.op_type = c.op;
-  n.opset = c.opset;
-  n.attrs = c.attrs;
-  for (size_t i = 0; i < c.inputs.size(); ++i)
-    n.inputs.push_back(c.inputs[i] ? g.add_constant("in" + std::to_string(i), *c.inputs[i]) : -1);
-  for (int i = 0; i < c.outputs; ++i) n.outputs.push_back(g.add_value("out" + std::to_string(i)));
-  Node& node = g.nodes[g.add_node(n)];
-  InferContext ctx(g, node);
-  def->infer(ctx);
-  std::vector<const Tensor*> in;
-  for (int v : node.inputs) in.push_back(v >= 0 ? &*g.values[v].constant : nullptr);
-  std::vector<Tensor> out;
-  for (int v : node.outputs) {
-    out.emplace_back(g.values[v].dtype, g.values[v].shape);
-    out.back().poison();
-  }
-  def->reference(node, in, out);
-  return out;
-}
+using NnCall = testing::OpCall;
+std::vector<Tensor> run_nn_op(const NnCall& c) { return testing::run_op(c, 17); }
 Tensor run_nn_op1(const NnCall& c) { return run_nn_op(c)[0]; }
-
 void expect_nn_values(const Tensor& t, const std::vector<double>& want, double tol = 1e-6) {
-  ASSERT_EQ(static_cast<size_t>(t.numel()), want.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(t.get(static_cast<int64_t>(i)), want[i], tol * std::max(1.0, std::fabs(want[i]))) << "element " << i;
+  testing::expect_values(t, want, tol);
 }
 
 using Ints = std::vector<int64_t>;

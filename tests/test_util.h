@@ -1,11 +1,18 @@
 // Shared helpers for fusor tests.
 #pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <filesystem>
 #include <random>
 #include <string>
 
 #include "ir/graph.h"
+#include "ir/op_table.h"
 
 namespace fusor::testing {
 
@@ -23,6 +30,50 @@ inline Tensor random_tensor(DType t, const Shape& s, uint64_t seed, double lo = 
   std::uniform_real_distribution<double> u(lo, hi);
   for (int64_t i = 0; i < x.numel(); ++i) x.set(i, u(rng));
   return x;
+}
+
+// One node run through its op-table entry: every input becomes a graph constant (so shape
+// inputs satisfy require_constant); std::nullopt is an omitted optional input. Outputs are
+// poisoned before the reference runs, so an element it forgets shows up.
+struct OpCall {
+  std::string op;
+  std::vector<std::optional<Tensor>> inputs;
+  std::map<std::string, AttrValue> attrs = {};
+  int opset = 0;  // 0: run_op's default_opset
+  int outputs = 1;
+};
+
+inline std::vector<Tensor> run_op(const OpCall& c, int default_opset = 17) {
+  const OpDef* def = lookup_op(c.op);
+  if (!def) throw Error("test", "no op " + c.op);
+  Graph g;
+  Node n;
+  n.name = c.op + "_0";
+  n.op_type = c.op;
+  n.opset = c.opset ? c.opset : default_opset;
+  n.attrs = c.attrs;
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    n.inputs.push_back(c.inputs[i] ? g.add_constant("in" + std::to_string(i), *c.inputs[i]) : -1);
+  for (int i = 0; i < c.outputs; ++i) n.outputs.push_back(g.add_value("out" + std::to_string(i)));
+  Node& node = g.nodes[g.add_node(n)];
+  InferContext ctx(g, node);
+  def->infer(ctx);
+  std::vector<const Tensor*> in;
+  for (int v : node.inputs) in.push_back(v >= 0 ? &*g.values[v].constant : nullptr);
+  std::vector<Tensor> out;
+  for (int v : node.outputs) {
+    out.emplace_back(g.values[v].dtype, g.values[v].shape);
+    out.back().poison();
+  }
+  def->reference(node, in, out);
+  return out;
+}
+
+// Element-wise closeness to hand-computed values (relative for |want| > 1).
+inline void expect_values(const Tensor& t, const std::vector<double>& want, double tol = 1e-6) {
+  ASSERT_EQ(static_cast<size_t>(t.numel()), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(t.get(static_cast<int64_t>(i)), want[i], tol * std::max(1.0, std::fabs(want[i]))) << "element " << i;
 }
 
 }  // namespace fusor::testing

@@ -10,36 +10,14 @@
 #include <limits>
 
 #include "ir/op_table.h"
+#include "ir/ops/op_helpers.h"
 
 namespace fusor {
 namespace {
 
-using Ins = std::vector<const Tensor*>;
-using Outs = std::vector<Tensor>;
+using namespace op_helpers;
 
-const Tensor* opt_in(const Ins& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
-bool has_out(const Outs& o, size_t i) { return i < o.size() && o[i].defined(); }
-[[noreturn]] void ref_fail(const Node& n, const std::string& why) { throw Error("ref", n.label() + ": " + why); }
 
-std::vector<double> load_doubles(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  if (t.dtype() == DType::f32) {
-    const float* p = t.data<float>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-  } else {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = t.get(static_cast<int64_t>(i));
-  }
-  return v;
-}
-
-void store_doubles(Tensor& t, const std::vector<double>& v) {
-  if (t.dtype() == DType::f32) {
-    float* p = t.data<float>();
-    for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<float>(v[i]);
-  } else {
-    for (size_t i = 0; i < v.size(); ++i) t.set(static_cast<int64_t>(i), v[i]);
-  }
-}
 
 void require_float(InferContext& ctx, int i) {
   if (!dtype_is_float(ctx.dtype(i)))

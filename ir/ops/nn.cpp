@@ -12,37 +12,14 @@
 #include <type_traits>
 
 #include "ir/op_table.h"
+#include "ir/ops/op_helpers.h"
 
 namespace fusor {
 namespace {
 
-using Ins = std::vector<const Tensor*>;
-using Outs = std::vector<Tensor>;
+using namespace op_helpers;
 
-const Tensor* opt_in(const Ins& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
-bool has_out(const Outs& o, size_t i) { return i < o.size() && o[i].defined(); }
-[[noreturn]] void ref_fail(const Node& n, const std::string& why) { throw Error("ref", n.label() + ": " + why); }
 
-std::vector<double> load_doubles(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
-  if (t.dtype() == DType::f32) {
-    const float* p = t.data<float>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-  } else {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = t.get(static_cast<int64_t>(i));
-  }
-  return v;
-}
-
-// Writes n doubles into t starting at element off (f32 without the per-element dtype switch).
-void store_doubles(Tensor& t, int64_t off, const double* v, int64_t n) {
-  if (t.dtype() == DType::f32) {
-    float* p = t.data<float>() + off;
-    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(v[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) t.set(off + i, v[i]);
-  }
-}
 
 // Calls f with a typed pointer to t's elements: float or double as stored, anything else widened.
 template <class F>

@@ -14,22 +14,13 @@
 #include <numeric>
 
 #include "ir/op_table.h"
+#include "ir/ops/op_helpers.h"
 
 namespace fusor {
 namespace {
 
-using Ins = std::vector<const Tensor*>;
-using Outs = std::vector<Tensor>;
+using namespace op_helpers;
 
-const Tensor* opt_in(const Ins& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
-bool has_out(const Outs& o, size_t i) { return i < o.size() && o[i].defined(); }
-[[noreturn]] void ref_fail(const Node& n, const std::string& why) { throw Error("ref", n.label() + ": " + why); }
-
-std::vector<int64_t> ints_of(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = t.get_int(static_cast<int64_t>(i));
-  return v;
-}
 
 // Copies count elements from src[s..] to dst[d..] (strings by value, everything else as bytes).
 void copy_elems(const Tensor& src, int64_t s, Tensor& dst, int64_t d, int64_t count) {

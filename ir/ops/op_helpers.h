@@ -1,0 +1,50 @@
+// Small helpers shared by the op files (ir/ops/*.cpp): optional inputs/outputs of a reference
+// call, reference errors, and element access as double / int64.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/op_table.h"
+
+namespace fusor::op_helpers {
+
+using Ins = std::vector<const Tensor*>;
+using Outs = std::vector<Tensor>;
+
+inline const Tensor* opt_in(const Ins& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
+inline bool has_out(const Outs& o, size_t i) { return i < o.size() && o[i].defined(); }
+[[noreturn]] inline void ref_fail(const Node& n, const std::string& why) { throw Error("ref", n.label() + ": " + why); }
+
+// All elements as double (f32 read directly, other dtypes through Tensor::get).
+inline std::vector<double> load_doubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  if (t.dtype() == DType::f32) {
+    const float* p = t.data<float>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  } else {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t.get(static_cast<int64_t>(i));
+  }
+  return v;
+}
+
+// Writes n doubles into t starting at element off (f32 without the per-element dtype switch).
+inline void store_doubles(Tensor& t, int64_t off, const double* v, int64_t n) {
+  if (t.dtype() == DType::f32) {
+    float* p = t.data<float>() + off;
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(v[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) t.set(off + i, v[i]);
+  }
+}
+inline void store_doubles(Tensor& t, const std::vector<double>& v) {
+  store_doubles(t, 0, v.data(), static_cast<int64_t>(v.size()));
+}
+
+// All elements as int64 (exact for integer dtypes).
+inline std::vector<int64_t> ints_of(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = t.get_int(static_cast<int64_t>(i));
+  return v;
+}
+
+}  // namespace fusor::op_helpers
