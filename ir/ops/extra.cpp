@@ -433,21 +433,12 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
   }
 }
 
-OpDef op(std::string name, int min_in, int max_in, InferFn infer, ReferenceFn ref, int max_out = 1) {
-  OpDef d;
-  d.name = std::move(name);
-  d.min_inputs = min_in, d.max_inputs = max_in, d.min_outputs = 1, d.max_outputs = max_out;
-  d.infer = std::move(infer);
-  d.reference = std::move(ref);
-  return d;
-}
-
 }  // namespace
 
 void register_extra_ops() {
-  register_op(op("NegativeLogLikelihoodLoss", 2, 3, nll_infer, nll_ref));
-  register_op(op("SoftmaxCrossEntropyLoss", 2, 3, sce_infer, sce_ref, 2));
-  register_op(op("Resize", 1, 4, resize_infer, resize_ref));
+  register_op(table_entry("NegativeLogLikelihoodLoss", 2, 3, nll_infer, nll_ref));
+  register_op(table_entry("SoftmaxCrossEntropyLoss", 2, 3, sce_infer, sce_ref, 2));
+  register_op(table_entry("Resize", 1, 4, resize_infer, resize_ref));
 }
 
 }  // namespace fusor

@@ -879,34 +879,23 @@ void einsum_ref(const Node& n, const Ins& in, Outs& out) {
   store_doubles(out[0], 0, y.data(), n_out);
 }
 
-// One table entry; a helper rather than designated initializers, which -Wextra flags for the
-// optional members left out.
-OpDef op(std::string name, int min_in, int max_in, InferFn infer, ReferenceFn ref, int max_out = 1) {
-  OpDef d;
-  d.name = std::move(name);
-  d.min_inputs = min_in, d.max_inputs = max_in, d.min_outputs = 1, d.max_outputs = max_out;
-  d.infer = std::move(infer);
-  d.reference = std::move(ref);
-  return d;
-}
-
 }  // namespace
 
 void register_nn_ops() {
-  register_op(op("Gemm", 2, 3, gemm_infer, gemm_ref));
-  register_op(op("MatMul", 2, 2, matmul_infer, matmul_ref));
-  register_op(op("Conv", 2, 3, conv_infer, conv_ref));
-  register_op(op("ConvTranspose", 2, 3, convtranspose_infer, convtranspose_ref));
-  register_op(op("MaxPool", 1, 1, pool_infer<PoolKind::max>, pool_ref<PoolKind::max>, 2));
-  register_op(op("AveragePool", 1, 1, pool_infer<PoolKind::avg>, pool_ref<PoolKind::avg>));
-  register_op(op("LpPool", 1, 1, pool_infer<PoolKind::lp>, pool_ref<PoolKind::lp>));
-  register_op(op("GlobalAveragePool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::avg>));
-  register_op(op("GlobalMaxPool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::max>));
-  register_op(op("BatchNormalization", 5, 5, batchnorm_infer, batchnorm_ref, 5));
-  register_op(op("InstanceNormalization", 3, 3, instancenorm_infer, instancenorm_ref));
-  register_op(op("LRN", 1, 1, same_shape_infer, lrn_ref));
-  register_op(op("Dropout", 1, 3, dropout_infer, dropout_ref, 2));
-  register_op(op("Einsum", 1, 1 << 20, einsum_infer, einsum_ref));
+  register_op(table_entry("Gemm", 2, 3, gemm_infer, gemm_ref));
+  register_op(table_entry("MatMul", 2, 2, matmul_infer, matmul_ref));
+  register_op(table_entry("Conv", 2, 3, conv_infer, conv_ref));
+  register_op(table_entry("ConvTranspose", 2, 3, convtranspose_infer, convtranspose_ref));
+  register_op(table_entry("MaxPool", 1, 1, pool_infer<PoolKind::max>, pool_ref<PoolKind::max>, 2));
+  register_op(table_entry("AveragePool", 1, 1, pool_infer<PoolKind::avg>, pool_ref<PoolKind::avg>));
+  register_op(table_entry("LpPool", 1, 1, pool_infer<PoolKind::lp>, pool_ref<PoolKind::lp>));
+  register_op(table_entry("GlobalAveragePool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::avg>));
+  register_op(table_entry("GlobalMaxPool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::max>));
+  register_op(table_entry("BatchNormalization", 5, 5, batchnorm_infer, batchnorm_ref, 5));
+  register_op(table_entry("InstanceNormalization", 3, 3, instancenorm_infer, instancenorm_ref));
+  register_op(table_entry("LRN", 1, 1, same_shape_infer, lrn_ref));
+  register_op(table_entry("Dropout", 1, 3, dropout_infer, dropout_ref, 2));
+  register_op(table_entry("Einsum", 1, 1 << 20, einsum_infer, einsum_ref));
 }
 
 }  // namespace fusor

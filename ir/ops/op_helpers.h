@@ -47,4 +47,15 @@ inline std::vector<int64_t> ints_of(const Tensor& t) {
   return v;
 }
 
+// One table entry; a helper rather than designated initializers, which -Wextra flags for the
+// optional members left out.
+inline OpDef table_entry(std::string name, int min_in, int max_in, InferFn infer, ReferenceFn ref, int max_out = 1) {
+  OpDef d;
+  d.name = std::move(name);
+  d.min_inputs = min_in, d.max_inputs = max_in, d.min_outputs = 1, d.max_outputs = max_out;
+  d.infer = std::move(infer);
+  d.reference = std::move(ref);
+  return d;
+}
+
 }  // namespace fusor::op_helpers
