@@ -18,6 +18,13 @@ float fz_sign(float x) { return isnan(x) ? x : sign(x); }
 float fz_isnan(float x) { return isnan(x) ? 1.0f : 0.0f; }
 float fz_isinf(float x) { return isinf(x) ? 1.0f : 0.0f; }
 float fz_fmod(float a, float b) { return (b == 0.0f || isinf(a)) ? fz_nan() : (isinf(b) ? a : a - trunc(a / b) * b); }
+// log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
+// accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
+float fz_log1p(float x) {
+  if (x < -0.25f || x > 0.5f) return log(1.0f + x);
+  float s = x / (2.0f + x), s2 = s * s;
+  return 2.0f * s * (1.0f + s2 * (1.0f / 3.0f + s2 * (0.2f + s2 * (1.0f / 7.0f + s2 * (1.0f / 9.0f + s2 * (1.0f / 11.0f))))));
+}
 // erf: Taylor series near 0 (relative error < 1e-7 for |x| < 0.5), else 1 - erfc with the
 // Chebyshev fit of Numerical Recipes (erfcc, fractional error < 1.2e-7).
 float fz_erf(float x) {

@@ -32,6 +32,7 @@ FZ_FN float fz_sign(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x =
 FZ_FN float fz_isnan(float x) { return x != x ? 1.0f : 0.0f; }
 FZ_FN float fz_isinf(float x) { return fabsf(x) == fz_inf() ? 1.0f : 0.0f; }
 FZ_FN float fz_fmod(float a, float b) { return fmodf(a, b); }
+FZ_FN float fz_log1p(float x) { return log1pf(x); }
 )";
 
 // Matmul, two shapes of work (chosen by CudaDialect::matmul_config):

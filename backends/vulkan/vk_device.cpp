@@ -315,19 +315,22 @@ Instance::~Instance() {
 }
 
 std::shared_ptr<Instance> Instance::get() {
-  // Shared while anything uses it, so tests that create many backends do not pay for many
-  // instances; re-created when the validation request changed.
+  // One instance per validation mode for the life of the process: NVIDIA's driver refuses
+  // vkCreateInstance (VK_ERROR_INCOMPATIBLE_DRIVER) after a few dozen create/destroy cycles,
+  // which tests that create many backends would reach. Never destroyed, so process exit does
+  // not race the driver's own teardown.
   static std::mutex m;
-  static std::weak_ptr<Instance> cached;
-  static bool cached_validation = false;
+  static auto* cached = new std::map<bool, std::shared_ptr<Instance>>();
   std::lock_guard<std::mutex> lock(m);
   bool want = env_validation();
-  if (auto sp = cached.lock(); sp && cached_validation == want) return sp;
-  std::shared_ptr<Instance> inst(new Instance());
-  inst->create(want);
-  cached = inst;
-  cached_validation = want;
-  return inst;
+  auto& slot = (*cached)[want];
+  if (!slot) {
+    std::shared_ptr<Instance> inst(new Instance());
+    inst->create(want);
+    slot = inst;
+  }
+  g_validation_active = slot->validation_;
+  return slot;
 }
 
 // ---- logical device -----------------------------------------------------------------------------
@@ -427,16 +430,14 @@ Context::~Context() {
 }
 
 std::shared_ptr<Context> Context::get(int index) {
+  // Kept for the process, like the instance (same driver limit for logical devices).
   static std::mutex m;
-  static std::map<std::pair<VkInstance, int>, std::weak_ptr<Context>> cached;
+  static auto* cached = new std::map<std::pair<VkInstance, int>, std::shared_ptr<Context>>();
   std::shared_ptr<Instance> inst = Instance::get();
   std::lock_guard<std::mutex> lock(m);
-  auto key = std::make_pair(inst->handle(), index);
-  if (auto it = cached.find(key); it != cached.end())
-    if (auto sp = it->second.lock()) return sp;
-  std::shared_ptr<Context> ctx(new Context(inst, index));
-  cached[key] = ctx;
-  return ctx;
+  auto& slot = (*cached)[std::make_pair(inst->handle(), index)];
+  if (!slot) slot.reset(new Context(inst, index));
+  return slot;
 }
 
 VkCommandBuffer Context::begin_once() {

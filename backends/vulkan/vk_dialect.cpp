@@ -20,6 +20,13 @@ float fz_sign(float x) { return fz_nan_b(x) ? x : sign(x); }
 float fz_isnan(float x) { return fz_nan_b(x) ? 1.0f : 0.0f; }
 float fz_isinf(float x) { return fz_inf_b(x) ? 1.0f : 0.0f; }
 float fz_fmod(float a, float b) { return (b == 0.0f || fz_inf_b(a) || fz_nan_b(a) || fz_nan_b(b)) ? fz_nan() : (fz_inf_b(b) ? a : a - trunc(a / b) * b); }
+// log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
+// accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
+float fz_log1p(float x) {
+  if (x < -0.25f || x > 0.5f) return log(1.0f + x);
+  float s = x / (2.0f + x), s2 = s * s;
+  return 2.0f * s * (1.0f + s2 * (1.0f / 3.0f + s2 * (0.2f + s2 * (1.0f / 7.0f + s2 * (1.0f / 9.0f + s2 * (1.0f / 11.0f))))));
+}
 // erff, faithfully rounded (max error < 1 ulp): N. Juffa's minimax polynomials.
 float fz_erf(float a) {
   float t = abs(a), s = a * a, r;

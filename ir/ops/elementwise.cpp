@@ -18,6 +18,7 @@
 //      fz_isnan(x)                 1.0f if x is NaN, else 0.0f
 //      fz_isinf(x)                 1.0f if x is +inf or -inf, else 0.0f
 //      fz_fmod(a, b)               C fmodf: a - trunc(a / b) * b, sign of a; NaN when b == 0
+//      fz_log1p(x)                 log(1 + x), accurate for small x (C log1pf)
 //      fz_inf()                    +infinity (bind_scalar prints non-finite literals with it)
 #include <algorithm>
 #include <cmath>
@@ -48,7 +49,7 @@ double round_even(double v) {
 }
 double sign_of(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v == 0 ? 0.0 : kNaN; }
 // log(1 + exp(x)) in a form that does not overflow for large x (same formula as the expr).
-double softplus(double v) { return nan_max(v, 0.0) + std::log(1.0 + std::exp(-std::fabs(v))); }
+double softplus(double v) { return nan_max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))); }
 
 // Integer division and modulus on values that arrived as doubles; division by zero gives 0
 // (ONNX leaves it undefined; 0 keeps the reference free of UB).
@@ -461,10 +462,10 @@ void register_elementwise_ops() {
                   FZ_EVAL(x[0] * nan_max(0.0, nan_min(1.0, x[0] / 6.0 + 0.5)))));
   // Softplus = log(1 + exp(x)), written max(x, 0) + log(1 + exp(-|x|)) so large x cannot overflow.
   add("Softplus", 1, 1, Typing::same,
-      unary_float("(fz_max({0}, 0.0f) + log(1.0f + exp(-abs({0}))))", FZ_EVAL(softplus(x[0]))));
+      unary_float("(fz_max({0}, 0.0f) + fz_log1p(exp(-abs({0}))))", FZ_EVAL(softplus(x[0]))));
   add("Softsign", 1, 1, Typing::same, unary_float("{0} / (1.0f + abs({0}))", FZ_EVAL(x[0] / (1.0 + std::fabs(x[0])))));
   add("Mish", 1, 1, Typing::same,
-      unary_float("{0} * tanh(fz_max({0}, 0.0f) + log(1.0f + exp(-abs({0}))))",
+      unary_float("{0} * tanh(fz_max({0}, 0.0f) + fz_log1p(exp(-abs({0}))))",
                   FZ_EVAL(x[0] * std::tanh(softplus(x[0])))));
   {
     // Gelu-20: erf form, or with approximate="tanh" 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
