@@ -28,6 +28,9 @@ class Executable {
   // graph-output order. Throws Error on a device failure.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr) = 0;
   virtual int kernel_count() const = 0;  // kernels/dispatches launched per run
+  // One line on how the backend runs the plan beyond its generated kernels (e.g. "cuBLASLt:
+  // 4 of 4 matmuls"), or "" when there is nothing to say.
+  virtual std::string notes() const { return ""; }
 };
 
 struct DeviceInfo {

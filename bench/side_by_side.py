@@ -18,9 +18,11 @@ P.add_argument("--fusor", required=True)
 P.add_argument("--out", required=True)
 P.add_argument("--quick", action="store_true", help="fewer iterations and workloads")
 P.add_argument("--systems", default="fusor-cuda,fusor-vulkan,torch-eager,torch-compile,torch-compile-ro")
+P.add_argument("--only", default="W1,W2,W3,W4,W5", help="workloads to run, e.g. W1,W4")
 A = P.parse_args()
 os.makedirs(A.out, exist_ok=True)
 SYSTEMS = A.systems.split(",")
+ONLY = A.only.split(",")
 WORK = tempfile.mkdtemp(prefix="fusor_bench_")
 DEV = torch.device("cuda")
 ITERS = 20 if A.quick else 50
@@ -181,8 +183,8 @@ def fusor_check(model_dir, x_np, ref_np, backend):
     return err
 
 
-def fusor_bench(model_dir, backend, *flags, iters=ITERS):
-    out = fusor(["bench", model_dir, "--backend", backend, "--iters", str(iters), "--warmup", "5", "--json", *flags])
+def fusor_bench(model_dir, backend, *flags, iters=ITERS, env=None):
+    out = fusor(["bench", model_dir, "--backend", backend, "--iters", str(iters), "--warmup", "5", "--json", *flags], env)
     return json.loads(out)
 
 
@@ -212,7 +214,7 @@ def torch_systems(w, fn, x, bytes_moved=None):
     return ref
 
 
-def fusor_systems(w, model_dir, x, ref, bytes_moved=None, variants=True):
+def fusor_systems(w, model_dir, x, ref, bytes_moved=None, variants=True, gemm_variant=False):
     for backend in ("cuda", "vulkan"):
         sysname = "fusor-" + backend
         if sysname not in SYSTEMS: continue
@@ -223,10 +225,14 @@ def fusor_systems(w, model_dir, x, ref, bytes_moved=None, variants=True):
             kv = dict(ms=ms, err=err, kernels=j["kernels"], host_us=j["host_us"]["median"], compile_ms=j["compile_ms"])
             if bytes_moved: kv["GBps"] = bytes_moved / (ms * 1e6)
             record(w, sysname, **kv)
+            if j.get("notes"): log(f"{'':28s} {sysname:22s} notes: {j['notes']}")
             if variants:
                 for flag, label in (("--no-fusion", "unfused"), ("--eager", "eager")):
                     j2 = fusor_bench(model_dir, backend, flag)
                     record(w, f"{sysname} {label}", ms=j2["device_us"]["median"] / 1e3, host_us=j2["host_us"]["median"], kernels=j2["kernels"])
+            if gemm_variant and backend == "cuda":  # the NVRTC SGEMM template instead of cuBLASLt
+                j3 = fusor_bench(model_dir, backend, env={"FUSOR_CUDA_GEMM": "template"})
+                record(w, f"{sysname} template-gemm", ms=j3["device_us"]["median"] / 1e3, host_us=j3["host_us"]["median"], kernels=j3["kernels"])
         except Exception as e:
             record(w, sysname, error=str(e)[:160])
 
@@ -249,7 +255,7 @@ def main():
     record("copy 2^26", "torch-copy", ms=copy_ms, GBps=2 * n * 4 / (copy_ms * 1e6))
 
     # W1
-    for k in ([1, 8] if A.quick else [1, 4, 8, 16]):
+    for k in [] if "W1" not in ONLY else ([1, 8] if A.quick else [1, 4, 8, 16]):
         w = f"W1 chain k={k}"
         d = save(chain_onnx(n, k, f"w1_k{k}"), f"w1_k{k}")
         ref = torch_systems(w, chain_torch(k), x, 2 * n * 4)
@@ -257,7 +263,7 @@ def main():
 
     # W2
     xr = torch.randn(16384, 4096, device=DEV)
-    for op in ("Softmax", "LayerNormalization"):
+    for op in ("Softmax", "LayerNormalization") if "W2" in ONLY else ():
         w = f"W2 {op} [16384,4096]"
         d = save(rows_onnx(op, 16384, 4096, "w2_" + op), "w2_" + op)
         fn = (lambda t: torch.softmax(t, -1)) if op == "Softmax" else (lambda t: torch.nn.functional.layer_norm(t, (4096,), eps=1e-5))
@@ -266,7 +272,7 @@ def main():
 
     # W3: launch overhead, per-kernel microseconds
     xs = torch.randn(1024, device=DEV)
-    for N in (10, 100, 1000):
+    for N in (10, 100, 1000) if "W3" in ONLY else ():
         w = f"W3 launch N={N}"
         def chain(t, N=N):
             for i in range(N): t = torch.tanh(t) if i % 2 else torch.relu(t)
@@ -290,23 +296,25 @@ def main():
 
     # W4: MLP block (batch 1 and 64) and 2-layer GPT-2 (sequence 64)
     mlp = MLP().to(DEV).eval()
-    for b in (1, 64):
+    for b in (1, 64) if "W4" in ONLY else ():
         w = f"W4 MLP batch {b}"
         xm = torch.randn(b, 1024, device=DEV)
         d = export(mlp, xm, f"w4_mlp{b}")
         with torch.no_grad():
             ref = torch_systems(w, mlp, xm)
-        fusor_systems(w, d, xm, ref, variants=True)
+        fusor_systems(w, d, xm, ref, variants=True, gemm_variant=True)
     try:
+        if "W4" not in ONLY and "W5" not in ONLY: raise StopIteration
         g2 = gpt2_model().to(DEV)
         ids = torch.randint(0, 50257, (1, 64), device=DEV)
         w = "W4 GPT-2 2L seq 64"
         d = export(g2, ids, "w4_gpt2")
-        with torch.no_grad():
-            ref = torch_systems(w, g2, ids)
-        fusor_systems(w, d, ids, ref, variants=True)
+        if "W4" in ONLY:
+            with torch.no_grad():
+                ref = torch_systems(w, g2, ids)
+            fusor_systems(w, d, ids, ref, variants=True, gemm_variant=True)
         # W5: compile time, cold (empty cache) and warm
-        for backend in ("cuda", "vulkan"):
+        for backend in ("cuda", "vulkan") if "W5" in ONLY else ():
             if "fusor-" + backend not in SYSTEMS: continue
             cache = tempfile.mkdtemp(prefix="fz_cache_")
             env = {"XDG_CACHE_HOME": cache}
@@ -316,6 +324,8 @@ def main():
                 record("W5 GPT-2 compile", "fusor-" + backend, cold_ms=cold, warm_ms=warm)
             except Exception as e:
                 record("W5 GPT-2 compile", "fusor-" + backend, error=str(e)[:160])
+    except StopIteration:
+        pass
     except Exception as e:
         log("GPT-2 workload failed:", e)
 

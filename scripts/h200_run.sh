@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Runs on the NVIDIA GPU machine (see ../shared/device/README.md), from the repository root,
 # after scripts/package_h200.sh made .dev/ here and both .dev and .gl travelled:
-#   scripts/h200_run.sh OUTDIR [all|conform|bench|side]
+#   scripts/h200_run.sh OUTDIR [STEP...]
+# Steps (default: all of them, in this order):
+#   tests  GPU tests (gtest Cuda*/Vulkan*), the four models on cuda and vulkan, compute-sanitizer
+#   node   the ONNX node suite on ref, cuda and vulkan (sharded over the cores)
+#   bench  `fusor bench --json` on the four models: fused/unfused x replay/eager, both GPUs
+#   side   bench/side_by_side.py (W1-W5, five systems); SIDE_ARGS adds its options
 # Writes logs and docs inputs under OUTDIR.
 set -uo pipefail
-out=${1:?usage: h200_run.sh OUTDIR [all|conform|bench|side]}
-what=${2:-all}
+out=${1:?usage: h200_run.sh OUTDIR [tests|node|bench|side ...]}
+shift
+steps=${*:-tests node bench side}
+has() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 mkdir -p "$out"
 root=$(pwd)
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -17,14 +24,26 @@ export FUSOR_SHARED=/tmp/shared FUSOR_BIN=$root/.dev/fusor
 fz=$root/.dev/fusor
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; $fz devices; } 2>&1 | tee "$out/devices.txt"
 
-if [ "$what" = all ] || [ "$what" = conform ]; then
+if has tests; then
+  # The node suite runs below (sharded), so its gtest twins are left out here.
+  FUSOR_VK_VALIDATION=0 timeout 300 $root/.dev/fusor_tests --gtest_filter='Vulkan*:Cuda*:-*NodeSuite*' > "$out/gtest_gpu.txt" 2>&1
+  grep -E '^\[  (FAILED|PASSED|SKIPPED) ' "$out/gtest_gpu.txt" | sort | uniq -c | tail -12
   $fz conform /tmp/shared/models --backend cuda --backend vulkan --atol 1e-6 2>&1 | tee "$out/models.txt"
   $fz conform /tmp/shared/models --backend cuda --backend vulkan 2>&1 | tail -3 | tee -a "$out/models.txt"
-  # Node suite, sharded over the machine's cores (each case compiles its own kernels); small
-  # shards under a time limit, so one slow case costs one shard, which is then named.
+  for m in mobilenet_v3_small mlp_block; do
+    FUSOR_CUDA_GEMM=cublaslt timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck $fz run /tmp/shared/models/$m --backend cuda \
+      > "$out/sanitizer_$m.txt" 2>&1
+    echo "sanitizer $m: $(tail -1 "$out/sanitizer_$m.txt")"
+  done
+fi
+
+if has node; then
+  # Each case compiles its own kernels: small shards under a time limit, so one slow case costs
+  # one shard, which is then named.
+  rm -f /tmp/shard_* "$out/shard_errors.txt"
   ls -d /tmp/shared/onnx-tests/node/*/ | split -n r/$((4 * $(nproc))) - /tmp/shard_
-  ls /tmp/shard_* | grep -v '\.out$' | xargs -P "$(nproc)" -I{} sh -c \
-    "timeout ${SHARD_TIMEOUT:-180} $fz conform \$(cat {}) --backend ref --backend cuda --backend vulkan > {}.out 2>&1 || echo 'shard {} exit' \$? >> $out/shard_errors.txt"
+  ls /tmp/shard_* | xargs -P "$(nproc)" -I{} sh -c \
+    "timeout ${SHARD_TIMEOUT:-180} $fz conform \$(cat {}) --backend ref --backend cuda --backend vulkan > {}.out 2>&1; r=\$?; [ \$r -gt 1 ] && echo 'shard {} exit' \$r >> $out/shard_errors.txt; true"
   cat "$out/shard_errors.txt" 2>/dev/null
   cat /tmp/shard_*.out | grep -E '^(PASS|FAIL|SKIP) ' > "$out/node.txt"
   for b in ref cuda vulkan; do
@@ -36,14 +55,9 @@ if [ "$what" = all ] || [ "$what" = conform ]; then
     grep "^FAIL $b " "$out/node.txt" | awk '{print $3}' | sed 's/:$//' | sort > /tmp/fail_$b
     echo "$b fails $(comm -12 /tmp/refpass /tmp/fail_$b | wc -l) cases that ref passes"
   done | tee "$out/node_summary.txt"
-  FUSOR_VK_VALIDATION=0 timeout 300 $root/.dev/fusor_tests --gtest_filter='Vulkan*:Cuda*:-*NodeSuite*' > "$out/gtest_gpu.txt" 2>&1
-  tail -5 "$out/gtest_gpu.txt"
-  if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
-    timeout 200 /usr/local/cuda/bin/compute-sanitizer --tool memcheck $fz run /tmp/shared/models/mobilenet_v3_small --backend cuda > "$out/sanitizer.txt" 2>&1
-    tail -3 "$out/sanitizer.txt"
-  fi
 fi
-if [ "$what" = all ] || [ "$what" = bench ]; then
+
+if has bench; then
   for m in mlp_block gpt2_tiny mobilenet_v3_small squeezenet1_1; do
     for b in cuda vulkan; do
       for flags in "" "--no-fusion" "--eager" "--no-fusion --eager"; do
@@ -55,6 +69,7 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
   done > "$out/bench_models.txt" 2>&1
   tail -2 "$out/bench_models.txt"
 fi
-if [ "$what" = all ] || [ "$what" = side ]; then
-  PYTHONUNBUFFERED=1 python3 bench/side_by_side.py --fusor "$fz" --out "$out" ${SIDE_ARGS:-} 2>&1 | tail -60
+
+if has side; then
+  PYTHONUNBUFFERED=1 python3 bench/side_by_side.py --fusor "$fz" --out "$out" ${SIDE_ARGS:-} 2>&1 | tail -70
 fi

@@ -67,6 +67,7 @@ TEST(CudaDeviceBuffers, NvrtcCompilesTestGraphKernels) {
     ASSERT_EQ(sources.size(), p.kernels.size());
     EXPECT_FALSE(sources.empty());
     for (auto& [name, src] : sources) {
+      if (src.empty()) continue;  // a matmul whose output cuBLASLt writes: no kernel
       try {
         nvrtc_compile_check(src, name);
       } catch (const Error& e) {

@@ -68,13 +68,15 @@ int cmd_bench(const BenchArgs& a) {
                         {"device_us", {{"median", d.median}, {"p10", d.p10}, {"p90", d.p90}}},
                         {"bytes_moved", plan.bytes_fused}, {"bytes_unfused", plan.bytes_unfused},
                         {"gb_per_s", gbps},        {"compile_ms", compile_ms}, {"compile_warm_ms", warm_ms},
-                        {"arena_bytes", plan.arena_bytes}, {"device_bytes", plan.arena_bytes + constant_bytes}};
+                        {"arena_bytes", plan.arena_bytes}, {"device_bytes", plan.arena_bytes + constant_bytes},
+                        {"notes", exe->notes()}};
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
   std::printf("model %s on %s (fusion %s, %s)\n", a.model.c_str(), a.backend.c_str(), o.fusion ? "on" : "off",
               o.replay ? "replay" : "eager");
   std::printf("kernels per run   %d\n", exe->kernel_count());
+  if (!exe->notes().empty()) std::printf("notes             %s\n", exe->notes().c_str());
   std::printf("compile           %.1f ms first, %.1f ms with the disk cache warm\n", compile_ms, warm_ms);
   std::printf("host time         median %.1f us (p10 %.1f, p90 %.1f)\n", h.median, h.p10, h.p90);
   if (d.median >= 0) std::printf("device time       median %.1f us (p10 %.1f, p90 %.1f), %.1f GB/s\n", d.median, d.p10, d.p90, gbps);

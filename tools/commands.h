@@ -5,7 +5,7 @@
 namespace fusor {
 
 struct ExplainArgs {
-  std::string model, dot;
+  std::string model, dot, source;  // source: "cuda" prints the generated CUDA C
   bool no_fusion = false;
 };
 int cmd_explain(const ExplainArgs& a);

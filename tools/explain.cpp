@@ -11,6 +11,9 @@
 #include "ir/kernel_spec.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
+#ifdef FUSOR_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
 
 extern char** environ;
 
@@ -72,6 +75,17 @@ int cmd_explain(const ExplainArgs& a) {
               human(p.bytes_fused).c_str(), p.bytes_fused ? double(p.bytes_unfused) / double(p.bytes_fused) : 0.0);
   std::printf("arena: peak %s vs naive %s (%.2fx less)\n", human(p.arena_bytes).c_str(), human(p.naive_bytes).c_str(),
               p.arena_bytes ? double(p.naive_bytes) / double(p.arena_bytes) : 0.0);
+  if (a.source == "cuda") {
+#ifdef FUSOR_HAVE_CUDA
+    for (const KernelSpec& k : p.kernels) {
+      std::optional<LibraryGemm> lib = cuda_library_gemm(k, p);
+      std::printf("\n// ---- %s%s\n%s", k.name.c_str(), lib ? " (cublasLtMatmul, then this epilogue)" : "",
+                  cuda_kernel_source(k, p, lib ? &*lib : nullptr).c_str());
+    }
+#else
+    throw Error("explain", "--source cuda: this fusor was built without the CUDA backend");
+#endif
+  }
   if (!a.dot.empty()) {
     write_plan_dot(p, a.dot);
     std::printf("wrote %s", a.dot.c_str());

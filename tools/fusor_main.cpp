@@ -199,6 +199,7 @@ int main(int argc, char** argv) {
   explain->add_option("model", ex.model, "model.onnx or its folder")->required();
   explain->add_option("--dot", ex.dot, "write a Graphviz file (and .svg when dot is installed)");
   explain->add_flag("--no-fusion", ex.no_fusion, "show the unfused plan");
+  explain->add_option("--source", ex.source, "print each kernel's generated source (cuda)")->check(CLI::IsMember({"cuda"}));
 
   BenchArgs bn;
   auto* bench = app.add_subcommand("bench", "time a model on a backend");

@@ -4,7 +4,10 @@
 // same launch on caller buffers after re-pointing the kernel nodes whose buffers moved.
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
+#include <optional>
 #include <cstring>
 #include <type_traits>
 
@@ -61,6 +64,10 @@ const CudaDriver& CudaDriver::get() {
     // drivers' unversioned entry points read the same fields.
     sym(d.cuGraphAddKernelNode, "cuGraphAddKernelNode_v2", "cuGraphAddKernelNode");
     sym(d.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams");
+    sym(d.cuGraphAddChildGraphNode, "cuGraphAddChildGraphNode");
+    sym(d.cuGraphExecChildGraphNodeSetParams, "cuGraphExecChildGraphNodeSetParams");
+    sym(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+    sym(d.cuStreamEndCapture, "cuStreamEndCapture");
     sym(d.cuGraphInstantiate, "cuGraphInstantiateWithFlags");
     sym(d.cuGraphLaunch, "cuGraphLaunch");
     sym(d.cuGraphDestroy, "cuGraphDestroy");
@@ -124,7 +131,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     for (int b : plan_.input_buffers) input_descs_.push_back(desc(b));
     for (int b : plan_.output_buffers) output_descs_.push_back(desc(b));
     // Generate every source before touching the device so Unsupported costs nothing.
-    auto sources = cuda_generate_sources(plan_);
+    cuda_generate_sources(plan_);
     int count = 0;
     FZ_CU(cuDeviceGetCount, &count);
     if (opts.device < 0 || opts.device >= count)
@@ -132,7 +139,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     FZ_CU(cuDeviceGet, &dev_, opts.device);
     FZ_CU(cuDevicePrimaryCtxRetain, &ctx_, dev_);
     try {
-      setup(sources);
+      setup();
     } catch (...) {
       release();
       throw;
@@ -141,6 +148,16 @@ class CudaExecutableImpl final : public CudaExecutable {
   ~CudaExecutableImpl() override { release(); }
 
   int kernel_count() const override { return static_cast<int>(launches_.size()); }
+  std::string notes() const override {
+    int lib = 0, epi = 0, mm = 0;
+    for (auto& k : plan_.kernels) mm += k.matmul ? 1 : 0;
+    for (auto& l : launches_)
+      if (l.gemm) ++lib, epi += l.fn ? 1 : 0;
+    if (mm == 0) return lib_note_;
+    std::string s = "cuBLASLt: " + std::to_string(lib) + " of " + std::to_string(mm) + " matmuls (" + std::to_string(lib - epi) +
+                    " with its own epilogue, " + std::to_string(epi) + " with a generated one)";
+    return lib_note_.empty() ? s : s + "; " + lib_note_;
+  }
   const std::vector<BufferDesc>& input_descs() const override { return input_descs_; }
   const std::vector<BufferDesc>& output_descs() const override { return output_descs_; }
   int64_t node_updates() const override { return node_updates_; }
@@ -233,7 +250,11 @@ class CudaExecutableImpl final : public CudaExecutable {
 
  private:
   struct Launch {
-    CUfunction fn = nullptr;
+    CUfunction fn = nullptr;        // null for a matmul whose output cuBLASLt writes itself
+    std::optional<LibraryGemm> lib; // set: a cublasLtMatmul runs first (then fn, if any, is its epilogue)
+    std::unique_ptr<CublasLt::Call> gemm;
+    std::array<CUdeviceptr, 4> gemm_ptrs{};  // x, y, d, bias the call was prepared for
+    CUgraphNode gemm_node = nullptr;         // replay: the captured call as a child-graph node
     LaunchDims dims;
     std::vector<CUdeviceptr> args;  // one pointer per binding slot (kernel_bindings order)
     std::vector<void*> argp;        // points into args (stable: args is never resized after setup)
@@ -255,9 +276,14 @@ class CudaExecutableImpl final : public CudaExecutable {
   std::vector<CUdeviceptr> bound_;      // per buffer: scratch for run_device
   std::vector<CUmodule> modules_;
   std::vector<Launch> launches_;
+  std::unique_ptr<CublasLt> lt_;       // loaded when a kernel may use cuBLASLt
+  CUdeviceptr gemm_scratch_ = 0;        // product of the matmul whose epilogue kernel follows
+  CUdeviceptr gemm_workspace_ = 0;      // cuBLASLt's fixed workspace (graph capture needs one)
+  static constexpr size_t kGemmWorkspaceBytes = size_t{32} << 20;
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   int64_t node_updates_ = 0;
+  std::string lib_note_;  // why a matmul did not get cuBLASLt (empty when all did)
 
   CUdeviceptr addr(int b) const {
     const Buffer& buf = plan_.buffers[b];
@@ -320,6 +346,18 @@ class CudaExecutableImpl final : public CudaExecutable {
   // node re-parameterised (the exec copies the argument values, affecting later launches only).
   void bind(const std::vector<CUdeviceptr>& ptr) {
     for (auto& l : launches_) {
+      if (l.gemm && gemm_pointers(l, ptr) != l.gemm_ptrs) {
+        prepare_gemm(l, ptr);
+        if (exec_) {
+          // Same call, new pointers: re-capture it and swap the child graph in place.
+          CUgraph child = capture_gemm(l);
+          CUresult r = drv.cuGraphExecChildGraphNodeSetParams(exec_, l.gemm_node, child);
+          drv.cuGraphDestroy(child);
+          drv.check(r, "cuGraphExecChildGraphNodeSetParams");
+          ++node_updates_;
+        }
+      }
+      if (!l.fn) continue;
       bool changed = false;
       for (auto [slot, b] : l.movable)
         if (l.args[slot] != ptr[b]) {
@@ -339,7 +377,35 @@ class CudaExecutableImpl final : public CudaExecutable {
     else launch_all();
   }
 
-  void setup(const std::vector<std::pair<std::string, std::string>>& sources) {
+  // The cuBLASLt operand pointers of launch l when buffers live at ptr.
+  std::array<CUdeviceptr, 4> gemm_pointers(const Launch& l, const std::vector<CUdeviceptr>& ptr) const {
+    const LibraryGemm& g = *l.lib;
+    auto at = [&](int b, int64_t off) { return b < 0 ? CUdeviceptr{0} : ptr[b] + static_cast<CUdeviceptr>(off * 4); };
+    return {at(g.x.buffer, g.x.offset), at(g.y.buffer, g.y.offset),
+            g.epilogue == LibraryGemm::Epilogue::kernel ? gemm_scratch_ : ptr[g.out_buffer], at(g.bias_buffer, g.bias_offset)};
+  }
+
+  void prepare_gemm(Launch& l, const std::vector<CUdeviceptr>& ptr) {
+    l.gemm_ptrs = gemm_pointers(l, ptr);
+    l.gemm->prepare(l.gemm_ptrs[0], l.gemm_ptrs[1], l.gemm_ptrs[2], l.gemm_ptrs[3], gemm_workspace_, kGemmWorkspaceBytes);
+  }
+
+  // The cuBLASLt call of l, captured from the (idle) stream into a graph the caller owns.
+  CUgraph capture_gemm(const Launch& l) {
+    FZ_CU(cuStreamBeginCapture, stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    CUgraph g = nullptr;
+    try {
+      l.gemm->enqueue(stream_);
+    } catch (...) {
+      drv.cuStreamEndCapture(stream_, &g);
+      if (g) drv.cuGraphDestroy(g);
+      throw;
+    }
+    FZ_CU(cuStreamEndCapture, stream_, &g);
+    return g;
+  }
+
+  void setup() {
     FZ_CU(cuCtxSetCurrent, ctx_);
     FZ_CU(cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
     FZ_CU(cuEventCreate, &ev_start_, CU_EVENT_DEFAULT);
@@ -369,19 +435,52 @@ class CudaExecutableImpl final : public CudaExecutable {
     for (int b : plan_.input_buffers) movable[b] = 1;
     for (int b : plan_.output_buffers) movable[b] = 1;
     const std::string arch = device_arch(drv, dev_);
+    // cuBLASLt for the matmul kernels cuda_library_gemm picks, when the library loads; one
+    // scratch for products (kernels run one after another) and one fixed workspace.
+    std::vector<std::optional<LibraryGemm>> libs(plan_.kernels.size());
+    int64_t scratch = 0;
+    for (size_t i = 0; i < plan_.kernels.size(); ++i)
+      if ((libs[i] = cuda_library_gemm(plan_.kernels[i], plan_))) scratch = std::max(scratch, libs[i]->scratch_elements());
+    if (std::any_of(libs.begin(), libs.end(), [](auto& g) { return g.has_value(); })) {
+      lt_ = CublasLt::open();
+      if (lt_->available()) {
+        FZ_CU(cuMemAlloc, &gemm_workspace_, kGemmWorkspaceBytes);
+        if (scratch > 0) FZ_CU(cuMemAlloc, &gemm_scratch_, static_cast<size_t>(scratch) * 4);
+      } else {
+        lib_note_ = "cuBLASLt unavailable (" + lt_->why() + "): matmuls use the NVRTC template";
+        lt_.reset();
+        for (auto& g : libs) g.reset();
+      }
+    }
     for (size_t i = 0; i < plan_.kernels.size(); ++i) {
       const KernelSpec& k = plan_.kernels[i];
       Launch l;
-      l.dims = launch_dims(k, plan_, cuda_dialect());
+      if (libs[i]) {
+        l.lib = libs[i];
+        try {
+          l.gemm = lt_->make_call(*l.lib);
+          prepare_gemm(l, home_);
+        } catch (const Error& e) {  // e.g. no algorithm for this shape: the template runs it
+          lib_note_ = std::string(e.what()) + ": kernel " + k.name + " uses the NVRTC template";
+          l.lib.reset();
+          l.gemm.reset();
+        }
+      }
+      const LibraryGemm* lib = l.lib ? &*l.lib : nullptr;
+      l.dims = cuda_launch_dims(k, plan_, lib);
       if (l.dims.groups == 0) continue;  // empty iteration space
-      std::vector<char> cubin = nvrtc_cubin(sources[i].second, sources[i].first, arch);
-      CUmodule m = nullptr;
-      FZ_CU(cuModuleLoadData, &m, cubin.data());
-      modules_.push_back(m);
-      FZ_CU(cuModuleGetFunction, &l.fn, m, sources[i].first.c_str());
-      for (int b : kernel_bindings(k)) {
-        if (movable[b]) l.movable.emplace_back(static_cast<int>(l.args.size()), b);
-        l.args.push_back(home_[b]);
+      const std::string name = kernel_identifier(k.name), src = cuda_kernel_source(k, plan_, lib);
+      if (!src.empty()) {
+        std::vector<char> cubin = nvrtc_cubin(src, name, arch);
+        CUmodule m = nullptr;
+        FZ_CU(cuModuleLoadData, &m, cubin.data());
+        modules_.push_back(m);
+        FZ_CU(cuModuleGetFunction, &l.fn, m, name.c_str());
+        for (int b : kernel_bindings(k)) {
+          if (movable[b]) l.movable.emplace_back(static_cast<int>(l.args.size()), b);
+          l.args.push_back(home_[b]);
+        }
+        if (lib) l.args.push_back(gemm_scratch_);  // the epilogue's extra last parameter
       }
       launches_.push_back(std::move(l));
     }
@@ -390,9 +489,18 @@ class CudaExecutableImpl final : public CudaExecutable {
     if (replay_ && !launches_.empty()) {
       // Recorded once as a chain of kernel nodes (what capturing the one stream would give),
       // built explicitly so each launch keeps its node handle for later pointer updates.
+      // cuBLASLt calls are captured from the stream into child-graph nodes.
       FZ_CU(cuGraphCreate, &graph_, 0);
       CUgraphNode prev = nullptr;
       for (auto& l : launches_) {
+        if (l.gemm) {
+          CUgraph child = capture_gemm(l);
+          CUresult r = drv.cuGraphAddChildGraphNode(&l.gemm_node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, child);
+          drv.cuGraphDestroy(child);  // the node holds a copy
+          drv.check(r, "cuGraphAddChildGraphNode");
+          prev = l.gemm_node;
+        }
+        if (!l.fn) continue;
         CUDA_KERNEL_NODE_PARAMS p = node_params(l);
         FZ_CU(cuGraphAddKernelNode, &l.node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, &p);
         prev = l.node;
@@ -402,9 +510,12 @@ class CudaExecutableImpl final : public CudaExecutable {
   }
 
   void launch_all() {
-    for (auto& l : launches_)
-      FZ_CU(cuLaunchKernel, l.fn, static_cast<unsigned>(l.dims.groups), 1, 1, static_cast<unsigned>(l.dims.group_size), 1, 1,
-                           0, stream_, l.argp.data(), nullptr);
+    for (auto& l : launches_) {
+      if (l.gemm) l.gemm->enqueue(stream_);
+      if (l.fn)
+        FZ_CU(cuLaunchKernel, l.fn, static_cast<unsigned>(l.dims.groups), 1, 1, static_cast<unsigned>(l.dims.group_size), 1, 1,
+                             0, stream_, l.argp.data(), nullptr);
+    }
   }
 
   // Best effort: destruction must not throw, and a failed call here has nobody to report to.
@@ -414,6 +525,10 @@ class CudaExecutableImpl final : public CudaExecutable {
     if (stream_) drv.cuStreamSynchronize(stream_);
     if (exec_) drv.cuGraphExecDestroy(exec_);
     if (graph_) drv.cuGraphDestroy(graph_);
+    launches_.clear();  // cuBLASLt calls before their library handle
+    lt_.reset();
+    if (gemm_scratch_) drv.cuMemFree(gemm_scratch_);
+    if (gemm_workspace_) drv.cuMemFree(gemm_workspace_);
     for (auto m : modules_) drv.cuModuleUnload(m);
     for (auto c : constants_)
       if (c) drv.cuMemFree(c);

@@ -10,6 +10,7 @@
 
 #include "backends/backend.h"
 #include "backends/codegen.h"
+#include "backends/cuda/cuda_gemm.h"
 
 namespace fusor {
 
@@ -74,8 +75,16 @@ class CudaExecutable : public Executable {
 // emitter's epilogue spliced in through FZ_EPILOGUE).
 const Dialect& cuda_dialect();
 
-// (kernel identifier, CUDA source) for every kernel of the plan, in plan order. Needs no GPU.
-// Throws Unsupported for a kernel the emitter cannot generate (e.g. an unsupported opaque op).
+// The CUDA source of kernel k as the backend runs it. library == nullptr: the kernel itself
+// (matmul kernels through the SGEMM template). library = cuda_library_gemm(k, p): the epilogue
+// kernel that follows the cuBLASLt call, taking one extra last parameter (const float*, the
+// product), or "" when cuBLASLt's own epilogue writes the output (no kernel). Needs no GPU;
+// throws Unsupported for a kernel the emitter cannot generate (e.g. an unsupported opaque op).
+std::string cuda_kernel_source(const KernelSpec& k, const Plan& p, const LibraryGemm* library);
+LaunchDims cuda_launch_dims(const KernelSpec& k, const Plan& p, const LibraryGemm* library);
+
+// (kernel identifier, cuda_kernel_source) for every kernel of the plan, in plan order, with
+// cuBLASLt where cuda_library_gemm chooses it (so a source may be ""). Needs no GPU.
 std::vector<std::pair<std::string, std::string>> cuda_generate_sources(const Plan& p);
 
 // Compiles src with NVRTC for `arch` ("sm_90"); throws Error("cuda", "nvrtcCompileProgram: <name>:

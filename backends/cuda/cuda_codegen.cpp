@@ -184,6 +184,16 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
 }
 )";
 
+// Epilogue of a matmul that cuBLASLt computed (LibraryGemm::Epilogue::kernel): the product,
+// row-major over the kernel's space, arrives in fz_gemm; one thread per element.
+constexpr const char* kLibraryEpilogueTemplate = R"(
+extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS, const float* __restrict__ fz_gemm) {
+  const fz_idx total = (fz_idx)FZ_BATCH * FZ_M * FZ_N;
+  for (fz_idx i = (fz_idx)blockIdx.x * FZ_GROUP_SIZE + threadIdx.x; i < total; i += (fz_idx)gridDim.x * FZ_GROUP_SIZE)
+    FZ_EPILOGUE(fz_gemm[i], i);
+}
+)";
+
 struct CudaDialect : Dialect {
   CudaDialect() {
     name = "cuda";
@@ -295,6 +305,21 @@ struct CudaDialect : Dialect {
   }
 };
 
+// The CUDA dialect for matmul kernels that run on cuBLASLt: the contraction template is only
+// the epilogue, one thread per output element.
+struct CudaLibraryEpilogueDialect : CudaDialect {
+  CudaLibraryEpilogueDialect() { matmul_template = kLibraryEpilogueTemplate; }
+  std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t, int64_t& work) const override {
+    work = (batch * m * n + matmul_group_size - 1) / matmul_group_size;
+    return "";
+  }
+};
+
+const Dialect& library_epilogue_dialect() {
+  static const CudaLibraryEpilogueDialect d;
+  return d;
+}
+
 void nvrtc_check(nvrtcResult r, const char* call, const std::string& name) {
   if (r != NVRTC_SUCCESS) throw Error("cuda", std::string(call) + ": " + nvrtcGetErrorString(r) + " (kernel " + name + ")");
 }
@@ -343,9 +368,22 @@ const Dialect& cuda_dialect() {
   return d;
 }
 
+std::string cuda_kernel_source(const KernelSpec& k, const Plan& p, const LibraryGemm* library) {
+  if (!library) return emit_kernel(k, p, cuda_dialect());
+  if (library->epilogue != LibraryGemm::Epilogue::kernel) return "";
+  return emit_kernel(k, p, library_epilogue_dialect());
+}
+
+LaunchDims cuda_launch_dims(const KernelSpec& k, const Plan& p, const LibraryGemm* library) {
+  return launch_dims(k, p, library ? library_epilogue_dialect() : cuda_dialect());
+}
+
 std::vector<std::pair<std::string, std::string>> cuda_generate_sources(const Plan& p) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (auto& k : p.kernels) out.emplace_back(kernel_identifier(k.name), emit_kernel(k, p, cuda_dialect()));
+  for (auto& k : p.kernels) {
+    std::optional<LibraryGemm> lib = cuda_library_gemm(k, p);
+    out.emplace_back(kernel_identifier(k.name), cuda_kernel_source(k, p, lib ? &*lib : nullptr));
+  }
   return out;
 }
 

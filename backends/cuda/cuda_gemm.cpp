@@ -1,0 +1,299 @@
+// cuBLASLt for matmul kernels: which kernels use it and how (pure, testable without a GPU),
+// and the dlopen'd library calls.
+#include "backends/cuda/cuda_gemm.h"
+
+#include <cublasLt.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+namespace fusor {
+
+namespace {
+
+// Element offset of batch `b` (row-major over the first nb dims of `space`) in view v.
+int64_t batch_offset(const StridedView& v, const Shape& space, size_t nb, int64_t b) {
+  int64_t off = v.offset;
+  for (int i = static_cast<int>(nb) - 1; i >= 0; --i) {
+    off += (b % space[i]) * v.strides[i];
+    b /= space[i];
+  }
+  return off;
+}
+
+// Batch offsets of v as offset + b * stride for one stride, or false.
+bool batch_progression(const StridedView& v, const Shape& space, size_t nb, int64_t batch, int64_t& offset, int64_t& stride) {
+  offset = batch_offset(v, space, nb, 0);
+  stride = batch > 1 ? batch_offset(v, space, nb, 1) - offset : 0;
+  if (stride < 0) return false;
+  for (int64_t b = 2; b < batch; ++b)
+    if (batch_offset(v, space, nb, b) != offset + b * stride) return false;
+  return true;
+}
+
+// A row-major [R, C] view with strides (sr, sc) as the column-major operand whose op is the
+// [C, R] matrix: stored C x R (trans = false) when sc == 1, R x C (trans = true) when sr == 1.
+bool as_operand(int64_t r, int64_t c, int64_t sr, int64_t sc, LibraryGemm::Operand& o) {
+  if (sc == 1 || c == 1) {
+    o.trans = false, o.rows = c, o.cols = r, o.ld = r == 1 ? c : sr;
+  } else if (sr == 1 || r == 1) {
+    o.trans = true, o.rows = r, o.cols = c, o.ld = c == 1 ? r : sc;
+  } else {
+    return false;
+  }
+  return o.ld >= o.rows && o.ld >= 1;
+}
+
+bool is_op(const KernelSpec& k, int e, const char* name) {
+  return e >= 0 && k.expr[e].kind == ExprKind::op && k.expr[e].op && k.expr[e].op->name == name;
+}
+
+// A load broadcasting one f32 vector along the last dim (bias[n]); its element offset.
+bool is_row_vector_load(const KernelSpec& k, const Plan& p, int e, int64_t& offset, int& buffer) {
+  if (e < 0 || k.expr[e].kind != ExprKind::load) return false;
+  const Load& l = k.loads[k.expr[e].load];
+  if (p.buffers[l.buffer].dtype != DType::f32) return false;
+  const size_t r = l.view.strides.size();
+  for (size_t i = 0; i + 1 < r; ++i)
+    if (l.view.strides[i] != 0 && l.view.shape[i] != 1) return false;
+  if (l.view.strides[r - 1] != 1 && l.view.shape[r - 1] != 1) return false;
+  offset = l.view.offset, buffer = l.buffer;
+  return offset % 4 == 0;  // 16-byte aligned bias, as cuBLASLt's vector epilogues expect
+}
+
+}  // namespace
+
+std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p) {
+  if (!k.matmul) return std::nullopt;
+  const MatMulDesc& mm = *k.matmul;
+  const char* policy = std::getenv("FUSOR_CUDA_GEMM");
+  const std::string mode = policy ? policy : "";
+  if (mode == "template") return std::nullopt;
+  if (k.space.size() < 2 || mm.a.shape.size() != k.space.size() || mm.b.shape.size() != k.space.size()) return std::nullopt;
+  if (p.buffers[mm.a_buffer].dtype != DType::f32 || p.buffers[mm.b_buffer].dtype != DType::f32) return std::nullopt;
+  for (auto& o : k.outputs)
+    if (p.buffers[o.buffer].dtype != DType::f32 || o.per_row) return std::nullopt;
+  LibraryGemm g;
+  g.m = mm.m, g.n = mm.n, g.k = mm.k;
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return std::nullopt;
+  g.batch = shape_numel(k.space) / (g.m * g.n);
+  if (mode != "cublaslt" && (g.m <= 8 || g.batch * g.m * g.n * g.k < (int64_t{1} << 18))) return std::nullopt;
+  // cuBLASLt's sizes, strides and batch count are 32-bit in places.
+  if (g.batch > (int64_t{1} << 30) || g.m > (int64_t{1} << 30) || g.n > (int64_t{1} << 30) || g.k > (int64_t{1} << 30))
+    return std::nullopt;
+  const size_t nb = k.space.size() - 2;
+  // x = our B: the [K, N] view as an operand whose op is [N, K]; y = our A ([M, K] -> op [K, M]).
+  if (!as_operand(g.k, g.n, mm.b.strides[nb], mm.b.strides[nb + 1], g.x)) return std::nullopt;
+  if (!as_operand(g.m, g.k, mm.a.strides[nb], mm.a.strides[nb + 1], g.y)) return std::nullopt;
+  if (!batch_progression(mm.b, k.space, nb, g.batch, g.x.offset, g.x.batch_stride)) return std::nullopt;
+  if (!batch_progression(mm.a, k.space, nb, g.batch, g.y.offset, g.y.batch_stride)) return std::nullopt;
+  g.x.buffer = mm.b_buffer, g.y.buffer = mm.a_buffer;
+
+  // cuBLASLt writes the output itself when the kernel stores acc, acc + bias[n] or
+  // Relu(acc + bias[n]) into one contiguous buffer that no operand aliases.
+  g.epilogue = LibraryGemm::Epilogue::kernel;
+  if (k.outputs.size() == 1 && k.outputs[0].view.shape == k.space && k.outputs[0].view.is_contiguous()) {
+    const KernelOutput& o = k.outputs[0];
+    const bool aliased = o.buffer == mm.a_buffer || o.buffer == mm.b_buffer;
+    int e = o.expr;
+    bool relu = false;
+    if (is_op(k, e, "Relu")) relu = true, e = k.expr[e].args[0];
+    if (!aliased && e >= 0 && k.expr[e].kind == ExprKind::acc && !relu) {
+      g.epilogue = LibraryGemm::Epilogue::none;
+    } else if (!aliased && is_op(k, e, "Add") && k.expr[e].args.size() == 2) {
+      const int a0 = k.expr[e].args[0], a1 = k.expr[e].args[1];
+      const int bias = (a0 >= 0 && k.expr[a0].kind == ExprKind::acc) ? a1 : (a1 >= 0 && k.expr[a1].kind == ExprKind::acc) ? a0 : -1;
+      if (bias >= 0 && is_row_vector_load(k, p, bias, g.bias_offset, g.bias_buffer) && g.bias_buffer != o.buffer)
+        g.epilogue = relu ? LibraryGemm::Epilogue::relu_bias : LibraryGemm::Epilogue::bias;
+    }
+    if (g.epilogue != LibraryGemm::Epilogue::kernel) g.out_buffer = o.buffer;
+  }
+  return g;
+}
+
+// ---- the library ---------------------------------------------------------------------------------
+
+struct CublasLt::Api {
+  bool loaded = false;
+  std::string why;
+#define FZ_LT_FN(fn) decltype(&::fn) fn = nullptr;
+  FZ_LT_FN(cublasLtCreate)
+  FZ_LT_FN(cublasLtDestroy)
+  FZ_LT_FN(cublasLtMatmulDescCreate)
+  FZ_LT_FN(cublasLtMatmulDescDestroy)
+  FZ_LT_FN(cublasLtMatmulDescSetAttribute)
+  FZ_LT_FN(cublasLtMatrixLayoutCreate)
+  FZ_LT_FN(cublasLtMatrixLayoutDestroy)
+  FZ_LT_FN(cublasLtMatrixLayoutSetAttribute)
+  FZ_LT_FN(cublasLtMatmulPreferenceCreate)
+  FZ_LT_FN(cublasLtMatmulPreferenceDestroy)
+  FZ_LT_FN(cublasLtMatmulPreferenceSetAttribute)
+  FZ_LT_FN(cublasLtMatmulAlgoGetHeuristic)
+  FZ_LT_FN(cublasLtMatmul)
+#undef FZ_LT_FN
+
+  static const Api& get() {
+    static const Api a = [] {
+      Api a;
+      const std::string major = std::to_string(CUBLAS_VER_MAJOR);
+      void* h = nullptr;
+      for (std::string name : {"libcublasLt.so." + major, std::string("/usr/local/cuda/lib64/libcublasLt.so.") + major})
+        if ((h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+      if (!h) {
+        a.why = "libcublasLt.so." + major + " not found";
+        return a;
+      }
+      auto sym = [&](auto& fn, const char* name) {
+        void* p = dlsym(h, name);
+        if (!p && a.why.empty()) a.why = std::string("libcublasLt lacks ") + name;
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+      };
+#define FZ_LT_SYM(fn) sym(a.fn, #fn);
+      FZ_LT_SYM(cublasLtCreate)
+      FZ_LT_SYM(cublasLtDestroy)
+      FZ_LT_SYM(cublasLtMatmulDescCreate)
+      FZ_LT_SYM(cublasLtMatmulDescDestroy)
+      FZ_LT_SYM(cublasLtMatmulDescSetAttribute)
+      FZ_LT_SYM(cublasLtMatrixLayoutCreate)
+      FZ_LT_SYM(cublasLtMatrixLayoutDestroy)
+      FZ_LT_SYM(cublasLtMatrixLayoutSetAttribute)
+      FZ_LT_SYM(cublasLtMatmulPreferenceCreate)
+      FZ_LT_SYM(cublasLtMatmulPreferenceDestroy)
+      FZ_LT_SYM(cublasLtMatmulPreferenceSetAttribute)
+      FZ_LT_SYM(cublasLtMatmulAlgoGetHeuristic)
+      FZ_LT_SYM(cublasLtMatmul)
+#undef FZ_LT_SYM
+      a.loaded = a.why.empty();
+      return a;
+    }();
+    return a;
+  }
+};
+
+namespace {
+
+void check_lt(cublasStatus_t s, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw Error("cuda", std::string(call) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
+}
+
+// Largest power of two (<= 256) dividing the byte address.
+uint32_t alignment(CUdeviceptr p) {
+  uint32_t a = 256;
+  while (a > 1 && p % a != 0) a /= 2;
+  return a;
+}
+
+}  // namespace
+
+std::unique_ptr<CublasLt> CublasLt::open() {
+  std::unique_ptr<CublasLt> lt(new CublasLt());
+  const Api& api = Api::get();
+  if (!api.loaded) {
+    lt->why_ = api.why;
+    return lt;
+  }
+  lt->api_ = &api;
+  cublasLtHandle_t h = nullptr;
+  if (cublasStatus_t s = api.cublasLtCreate(&h); s != CUBLAS_STATUS_SUCCESS) {
+    lt->why_ = "cublasLtCreate: cuBLAS status " + std::to_string(static_cast<int>(s));
+    return lt;
+  }
+  lt->handle_ = h;
+  return lt;
+}
+
+CublasLt::~CublasLt() {
+  if (handle_) api_->cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
+}
+
+std::unique_ptr<CublasLt::Call> CublasLt::make_call(const LibraryGemm& g) const {
+  if (!available()) throw Error("cuda", "cuBLASLt is not available: " + why_);
+  std::unique_ptr<Call> c(new Call());
+  c->lt_ = this;
+  c->g_ = g;
+  const Api& a = *api_;
+  cublasLtMatmulDesc_t desc = nullptr;
+  check_lt(a.cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  c->desc_ = desc;
+  const cublasOperation_t ta = g.x.trans ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.y.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  check_lt(a.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "cublasLtMatmulDescSetAttribute");
+  check_lt(a.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "cublasLtMatmulDescSetAttribute");
+  cublasLtEpilogue_t epi = g.epilogue == LibraryGemm::Epilogue::bias        ? CUBLASLT_EPILOGUE_BIAS
+                           : g.epilogue == LibraryGemm::Epilogue::relu_bias ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                                                            : CUBLASLT_EPILOGUE_DEFAULT;
+  check_lt(a.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "cublasLtMatmulDescSetAttribute");
+  auto layout = [&](void*& out, uint64_t rows, uint64_t cols, int64_t ld, int64_t batch_stride) {
+    cublasLtMatrixLayout_t l = nullptr;
+    check_lt(a.cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+    out = l;
+    if (g.batch > 1) {
+      const int32_t count = static_cast<int32_t>(g.batch);
+      check_lt(a.cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count), "cublasLtMatrixLayoutSetAttribute");
+      check_lt(a.cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride, sizeof batch_stride),
+               "cublasLtMatrixLayoutSetAttribute");
+    }
+  };
+  layout(c->lx_, g.x.rows, g.x.cols, g.x.ld, g.x.batch_stride);
+  layout(c->ly_, g.y.rows, g.y.cols, g.y.ld, g.y.batch_stride);
+  layout(c->ld_, g.n, g.m, g.n, g.m * g.n);
+  return c;
+}
+
+CublasLt::Call::~Call() {
+  if (!lt_ || !lt_->api_) return;
+  const Api& a = *lt_->api_;
+  for (void* l : {lx_, ly_, ld_})
+    if (l) a.cublasLtMatrixLayoutDestroy(static_cast<cublasLtMatrixLayout_t>(l));
+  if (desc_) a.cublasLtMatmulDescDestroy(static_cast<cublasLtMatmulDesc_t>(desc_));
+}
+
+void CublasLt::Call::prepare(CUdeviceptr x, CUdeviceptr y, CUdeviceptr d, CUdeviceptr bias, CUdeviceptr workspace,
+                             size_t workspace_bytes) {
+  const Api& a = *lt_->api_;
+  auto desc = static_cast<cublasLtMatmulDesc_t>(desc_);
+  if (g_.epilogue == LibraryGemm::Epilogue::bias || g_.epilogue == LibraryGemm::Epilogue::relu_bias) {
+    const void* bp = reinterpret_cast<const void*>(static_cast<uintptr_t>(bias));
+    check_lt(a.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp), "cublasLtMatmulDescSetAttribute");
+  }
+  cublasLtMatmulPreference_t pref = nullptr;
+  check_lt(a.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  struct Guard {
+    const Api& a;
+    cublasLtMatmulPreference_t p;
+    ~Guard() { a.cublasLtMatmulPreferenceDestroy(p); }
+  } guard{a, pref};
+  const uint64_t ws = workspace_bytes;
+  check_lt(a.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+           "cublasLtMatmulPreferenceSetAttribute");
+  const uint32_t al[4] = {alignment(x), alignment(y), alignment(d), alignment(d)};
+  const cublasLtMatmulPreferenceAttributes_t which[4] = {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (int i = 0; i < 4; ++i)
+    check_lt(a.cublasLtMatmulPreferenceSetAttribute(pref, which[i], &al[i], sizeof al[i]), "cublasLtMatmulPreferenceSetAttribute");
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  check_lt(a.cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(lt_->handle_), desc, static_cast<cublasLtMatrixLayout_t>(lx_),
+                                            static_cast<cublasLtMatrixLayout_t>(ly_), static_cast<cublasLtMatrixLayout_t>(ld_),
+                                            static_cast<cublasLtMatrixLayout_t>(ld_), pref, 1, &result, &found),
+           "cublasLtMatmulAlgoGetHeuristic");
+  if (found < 1) throw Error("cuda", "cuBLASLt has no algorithm for this matmul");
+  static_assert(sizeof(cublasLtMatmulAlgo_t) <= sizeof(algo_), "cublasLtMatmulAlgo_t grew");
+  std::memcpy(algo_, &result.algo, sizeof(cublasLtMatmulAlgo_t));
+  x_ = x, y_ = y, d_ = d, ws_ = workspace, ws_bytes_ = workspace_bytes;
+}
+
+void CublasLt::Call::enqueue(CUstream stream) const {
+  const Api& a = *lt_->api_;
+  auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
+  cublasLtMatmulAlgo_t algo;
+  std::memcpy(&algo, algo_, sizeof algo);
+  const auto D = static_cast<cublasLtMatrixLayout_t>(ld_);
+  check_lt(a.cublasLtMatmul(static_cast<cublasLtHandle_t>(lt_->handle_), static_cast<cublasLtMatmulDesc_t>(desc_), &alpha_, ptr(x_),
+                            static_cast<cublasLtMatrixLayout_t>(lx_), ptr(y_), static_cast<cublasLtMatrixLayout_t>(ly_), &beta_, ptr(d_), D,
+                            ptr(d_), D, &algo, ptr(ws_), ws_bytes_, reinterpret_cast<cudaStream_t>(stream)),
+           "cublasLtMatmul");
+}
+
+}  // namespace fusor
