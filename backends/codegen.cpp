@@ -333,7 +333,7 @@ class Emitter {
           std::vector<std::string> ops;
           for (int a : e.args) ops.push_back(a >= 0 ? names[a] : std::string());
           names[i] = v;
-          s += ind + "float " + v + " = " + op_expression(e, ops, d_) + ";\n";
+          s += ind + d_.value_qualifier + "float " + v + " = " + op_expression(e, ops, d_) + ";\n";
           break;
         }
       }
@@ -405,7 +405,7 @@ class Emitter {
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
       const Reduction& red = k_.reductions[r];
       const std::string a = "fz_a" + std::to_string(r), fn = combiner_fn(red.combiner);
-      s += "    float " + a + " = " + combiner_identity(red.combiner) + ";\n" + inner_loop;
+      s += "    " + d_.value_qualifier + "float " + a + " = " + combiner_identity(red.combiner) + ";\n" + inner_loop;
       s += decompose(dims_where(2), "fz_j", "      ");
       s += emit_exprs({red.body}, true, "      ", names);
       s += "      " + a + " = " + fn + "(" + a + ", " + names[red.body] + ");\n    }\n";

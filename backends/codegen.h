@@ -89,6 +89,11 @@ struct Dialect {
   std::string local_id, group_id, num_groups;  // 1-D thread geometry (any integer type)
   std::string barrier;               // a group barrier that also orders shared memory
   int64_t max_groups = 65535;
+  // Qualifier of every op result and accumulator ("precise " in GLSL): each op rounds to fp32
+  // on its own, as in the reference, instead of the driver contracting a*b+c into an fma
+  // (which turns x*y - x*y into the rounding error of x*y). CUDA gets the same from NVRTC's
+  // --fmad=false. Templates that want fma call it explicitly.
+  std::string value_qualifier;
   // Contraction templates (text appended after the macros; see above) and their tiling.
   std::string matmul_template, conv_template;
   int64_t matmul_group_size = 256, matmul_tile_m = 64, matmul_tile_n = 64, conv_group_size = 256;

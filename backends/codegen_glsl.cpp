@@ -55,6 +55,7 @@ float fz_pow(float a, float b) {
 struct GlslDialect : Dialect {
   GlslDialect() {
     name = "vulkan";
+    value_qualifier = "precise ";
     int64_type = "int64_t";
     int64_suffix = "l";
     local_id = "gl_LocalInvocationID.x";

@@ -333,8 +333,10 @@ std::vector<char> compile_cubin(const std::string& src, const std::string& name,
     ~Guard() { nvrtcDestroyProgram(p); }
   } guard{&prog};
   const std::string arch_opt = "--gpu-architecture=" + arch, inc = std::string("--include-path=") + FUSOR_CUDA_INCLUDE;
-  const char* opts[] = {arch_opt.c_str(), inc.c_str(), "--std=c++17"};
-  nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
+  // --fmad=false: each op of a fused expression rounds like the reference (codegen.h,
+  // Dialect::value_qualifier); the templates' explicit fmaf calls stay fused.
+  const char* opts[] = {arch_opt.c_str(), inc.c_str(), "--std=c++17", "--fmad=false"};
+  nvrtcResult r = nvrtcCompileProgram(prog, 4, opts);
   if (r != NVRTC_SUCCESS) {
     size_t n = 0;
     nvrtcGetProgramLogSize(prog, &n);
@@ -394,7 +396,7 @@ void nvrtc_compile_check(const std::string& src, const std::string& name, const 
 std::vector<char> nvrtc_cubin(const std::string& src, const std::string& name, const std::string& arch) {
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
-  const std::string key_text = src + "\n" + arch + "\nnvrtc " + std::to_string(major) + "." + std::to_string(minor);
+  const std::string key_text = src + "\n" + arch + "\nnvrtc " + std::to_string(major) + "." + std::to_string(minor) + " fmad=false";
   char key[32];
   std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(fnv1a(key_text)));
   const std::filesystem::path dir = cache_dir();

@@ -229,6 +229,8 @@ constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
 }  // namespace
 
+bool validation_layer_installed() { return has_layer(kValidationLayer); }
+
 // ---- instance -----------------------------------------------------------------------------------
 
 void Instance::create(bool want_validation) {
@@ -479,4 +481,8 @@ void Context::submit_and_wait(VkCommandBuffer cb) {
 }
 
 }  // namespace vk
+}  // namespace fusor
+
+namespace fusor {
+bool vulkan_validation_layer_installed() { return vk::validation_layer_installed(); }
 }  // namespace fusor

@@ -19,6 +19,9 @@
 
 namespace fusor::vk {
 
+// Whether the loader lists VK_LAYER_KHRONOS_validation.
+bool validation_layer_installed();
+
 struct PhysicalDeviceInfo {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
   std::string name;

@@ -153,6 +153,7 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
 VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta)
     : dev_(dev), delta_(std::move(element_delta)) {
   name = "vulkan";
+  value_qualifier = "precise ";
   int64_type = "int64_t";
   int64_suffix = "l";
   local_id = "int(gl_LocalInvocationID.x)";

@@ -24,6 +24,9 @@ std::string vulkan_validation_messages();  // the first ones, one per line (for 
 void vulkan_validation_reset();
 // True when the last instance created asked for validation and the layer was present.
 bool vulkan_validation_active();
+// True when the loader can see VK_LAYER_KHRONOS_validation (scripts/setup.sh installs it;
+// GPU machines often lack it).
+bool vulkan_validation_layer_installed();
 
 class Executable;
 // Vulkan-specific facts about a compiled executable (nullopt-free: -1 when `e` is not a
