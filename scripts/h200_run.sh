@@ -7,6 +7,7 @@
 #   node   the ONNX node suite on ref, cuda and vulkan (sharded over the cores)
 #   bench  `fusor bench --json` on the four models: fused/unfused x replay/eager, both GPUs
 #   side   bench/side_by_side.py (W1-W5, five systems); SIDE_ARGS adds its options
+# GTEST_FILTER narrows the tests step; NODE_FILTER (an extended regex on case names) the node step.
 # Writes logs and docs inputs under OUTDIR.
 set -uo pipefail
 out=${1:?usage: h200_run.sh OUTDIR [tests|node|bench|side ...]}
@@ -26,7 +27,7 @@ fz=$root/.dev/fusor
 
 if has tests; then
   # The node suite runs below (sharded), so its gtest twins are left out here.
-  FUSOR_VK_VALIDATION=0 timeout 300 $root/.dev/fusor_tests --gtest_filter='Vulkan*:Cuda*:-*NodeSuite*' > "$out/gtest_gpu.txt" 2>&1
+  FUSOR_VK_VALIDATION=0 timeout 300 $root/.dev/fusor_tests --gtest_filter="${GTEST_FILTER:-Vulkan*:Cuda*:-*NodeSuite*}" > "$out/gtest_gpu.txt" 2>&1
   grep -E '^\[  (FAILED|PASSED|SKIPPED) ' "$out/gtest_gpu.txt" | sort | uniq -c | tail -12
   $fz conform /tmp/shared/models --backend cuda --backend vulkan --atol 1e-6 2>&1 | tee "$out/models.txt"
   $fz conform /tmp/shared/models --backend cuda --backend vulkan 2>&1 | tail -3 | tee -a "$out/models.txt"
@@ -41,7 +42,7 @@ if has node; then
   # Each case compiles its own kernels: small shards under a time limit, so one slow case costs
   # one shard, which is then named.
   rm -f /tmp/shard_* "$out/shard_errors.txt"
-  ls -d /tmp/shared/onnx-tests/node/*/ | split -n r/$((4 * $(nproc))) - /tmp/shard_
+  ls -d /tmp/shared/onnx-tests/node/*/ | grep -E "${NODE_FILTER:-.}" | split -n r/$((4 * $(nproc))) - /tmp/shard_
   ls /tmp/shard_* | xargs -P "$(nproc)" -I{} sh -c \
     "timeout ${SHARD_TIMEOUT:-180} $fz conform \$(cat {}) --backend ref --backend cuda --backend vulkan > {}.out 2>&1; r=\$?; [ \$r -gt 1 ] && echo 'shard {} exit' \$r >> $out/shard_errors.txt; true"
   cat "$out/shard_errors.txt" 2>/dev/null

@@ -142,6 +142,17 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   if (m <= 16 && n > 16) t.bm = 16, t.tm = 1;
   else if (n <= 16 && m > 16) t.bn = 16, t.tn = 1;
   else if (m <= 32 && n > 32) t.bm = 32, t.tm = 2;
+  // Too few tiles to fill the GPU (each workgroup walks all of K; there is no split-K): halve
+  // the larger tile side, and its register block with it so the group keeps its size, until
+  // there are about 128 workgroups or the tiles are 16 x 16.
+  if (k.matmul && m > 0 && n > 0) {
+    const int64_t batch = shape_numel(k.space) / (m * n);
+    auto groups = [&] { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
+    while (groups() < 128 && (t.bm > 16 || t.bn > 16)) {
+      if (t.bm >= t.bn && t.bm > 16) t.bm /= 2, t.tm = std::max(1, t.tm / 2);
+      else t.bn /= 2, t.tn = std::max(1, t.tn / 2);
+    }
+  }
   // Devices with a small invocation limit (the Vulkan minimum is 128) get 8x8 register blocks.
   while (t.threads() > static_cast<int>(dev.max_invocations) && (t.tm < t.bm || t.tn < t.bn)) {
     if (t.tm < t.bm) t.tm *= 2;
