@@ -5,7 +5,7 @@ import json, os, re, sys
 from collections import defaultdict
 
 run = sys.argv[1]
-LINE = re.compile(r"^(?P<w>.+?)\s+(?P<s>(?:torch|fusor)-[\w-]+(?: (?:unfused|eager|replay))?)\s+(?P<kv>\w+=.*)$")
+LINE = re.compile(r"^(?P<w>.+?)\s+(?P<s>(?:torch|fusor)-[\w-]+(?: (?:unfused|eager|replay|template-gemm))?)\s+(?P<kv>\w+=.*)$")
 res = defaultdict(dict)
 info = {}
 for l in open(os.path.join(run, "side_by_side.log")):
@@ -49,6 +49,22 @@ for N in (10, 100, 1000):
     # Host wall time per run / N (launch + sync), the same measure torch's rows use.
     c = lambda s: cell(w, s, "host_us_per_kernel" if s.startswith("fusor") else "us_per_kernel")
     out.append(f"| N = {N} | {c('torch-eager')} | {c('torch-cudagraph')} | {c('fusor-cuda eager')} | {c('fusor-cuda replay')} | {c('fusor-vulkan eager')} | {c('fusor-vulkan replay')} |")
+out.append("")
+out.append("| fused vs unfused, replay vs eager (device ms) | fusor-cuda | unfused | eager (stream launches) | NVRTC SGEMM instead of cuBLASLt | fusor-vulkan | unfused | eager (re-recorded) |")
+out.append("|---|---|---|---|---|---|---|---|")
+for w in res:
+    if "fusor-cuda unfused" not in res[w] and "fusor-vulkan unfused" not in res[w]: continue
+    k = lambda s: ("" if "kernels" not in res[w].get(s, {}) else f" ({int(res[w][s]['kernels'])})")
+    out.append(f"| {w} | {cell(w,'fusor-cuda')}{k('fusor-cuda')} | {cell(w,'fusor-cuda unfused')}{k('fusor-cuda unfused')} | "
+               f"{cell(w,'fusor-cuda eager')} | {cell(w,'fusor-cuda template-gemm')} | {cell(w,'fusor-vulkan')}{k('fusor-vulkan')} | "
+               f"{cell(w,'fusor-vulkan unfused')}{k('fusor-vulkan unfused')} | {cell(w,'fusor-vulkan eager')} |")
+if "W5 GPT-2 compile" in res:
+    out.append("")
+    out.append("| W5 GPT-2 ONNX -> ready executable (ms) | cold: new process, empty cache | new process, warm cache | warm: recompile, device open | of which ONNX load |")
+    out.append("|---|---|---|---|---|")
+    for s in ("fusor-cuda", "fusor-vulkan"):
+        w5 = lambda key: cell('W5 GPT-2 compile', s, key)
+        out.append(f"| {s} | {w5('cold_ms')} | {w5('warm_process_ms')} | {w5('warm_ms')} | {w5('load_ms')} |")
 open(os.path.join(run, "table.md"), "w").write("\n".join(out) + "\n")
 print("\n".join(out))
 
