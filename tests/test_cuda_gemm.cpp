@@ -75,6 +75,17 @@ std::vector<GemmCase> cases() {
   };
 }
 
+// The case's static graph and seeded random inputs.
+std::pair<Graph, std::vector<Tensor>> build_case(const GemmCase& tc, uint64_t seed) {
+  GraphBuilder b;
+  tc.build(b);
+  Graph g = b.build();
+  make_static(g, {});
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < g.inputs.size(); ++i) inputs.push_back(testing::random_tensor(DType::f32, g.values[g.inputs[i]].shape, seed + i));
+  return {std::move(g), std::move(inputs)};
+}
+
 // cublasLtMatmul on the host: D (column-major N x M per batch, i.e. row-major C) = op(X) op(Y).
 std::vector<double> emulate(const LibraryGemm& g, const std::vector<const float*>& buf) {
   std::vector<double> c(static_cast<size_t>(g.batch * g.m * g.n));
@@ -99,13 +110,7 @@ TEST(CudaGemm, LibraryLayoutMatchesReference) {
   ::unsetenv("FUSOR_CUDA_GEMM");
   for (auto& tc : cases()) {
     SCOPED_TRACE(tc.name);
-    GraphBuilder b;
-    tc.build(b);
-    Graph g = b.build();
-    make_static(g, {});
-    std::vector<Tensor> inputs;
-    for (size_t i = 0; i < g.inputs.size(); ++i)
-      inputs.push_back(testing::random_tensor(DType::f32, g.values[g.inputs[i]].shape, 100 + i));
+    auto [g, inputs] = build_case(tc, 100);
     Plan p = build_plan(g);
     const KernelSpec* mk = nullptr;
     for (auto& k : p.kernels)
@@ -155,13 +160,7 @@ TEST(CudaGemm, OnDevice) {
   ::unsetenv("FUSOR_CUDA_GEMM");
   for (auto& tc : cases()) {
     SCOPED_TRACE(tc.name);
-    GraphBuilder b;
-    tc.build(b);
-    Graph g = b.build();
-    make_static(g, {});
-    std::vector<Tensor> inputs;
-    for (size_t i = 0; i < g.inputs.size(); ++i)
-      inputs.push_back(testing::random_tensor(DType::f32, g.values[g.inputs[i]].shape, 200 + i));
+    auto [g, inputs] = build_case(tc, 200);
     Tensor want = run_on_backend("ref", g, inputs)[0];
     for (bool replay : {true, false}) {
       CompileOptions o;
