@@ -1,5 +1,10 @@
 #include "frontend/onnx_import.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
@@ -101,7 +106,17 @@ template <class Dst, class Field> void copy_field(Tensor& out, const Field& src)
 
 }  // namespace
 
-Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir) {
+namespace {
+// dtype, shape and sizes of a TensorProto, checked.
+struct ProtoLayout {
+  DType dt;
+  Shape shape;
+  int64_t n;
+  size_t nbytes;
+  bool external;
+};
+
+ProtoLayout proto_layout(const onnx::TensorProto& t) {
   DType dt = dtype_from_onnx(t.data_type());
   if (dt == DType::undefined)  // float8/int4/...: a dtype fusor does not support (a skip, not a failure)
     throw Unsupported("onnx", "tensor '" + t.name() + "': unsupported data type " + std::to_string(t.data_type()));
@@ -115,8 +130,20 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
     if (d > 0 && n > (int64_t{1} << 56) / d) throw tensor_error(t, "shape " + shape_str(shape) + " is too large");
     n *= d;
   }
-  const size_t nbytes = static_cast<size_t>(n) * dtype_size(dt);
-  const bool external = t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL;
+  return {dt, shape, n, static_cast<size_t>(n) * dtype_size(dt), t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL};
+}
+}  // namespace
+
+Tensor tensor_from_proto(onnx::TensorProto&& t, const std::string& base_dir) {
+  ProtoLayout l = proto_layout(t);
+  // raw_data moves into the tensor: a model's weights are not copied once more.
+  if (l.dt != DType::string && !l.external && t.has_raw_data() && t.raw_data().size() == l.nbytes)
+    return Tensor(l.dt, std::move(l.shape), std::move(*t.mutable_raw_data()));
+  return tensor_from_proto(static_cast<const onnx::TensorProto&>(t), base_dir);
+}
+
+Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir) {
+  const auto [dt, shape, n, nbytes, external] = proto_layout(t);
 
   if (dt == DType::string) {
     if (external) throw tensor_error(t, "external data for string tensors is not supported");
@@ -172,7 +199,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
 namespace {
 
 struct Importer {
-  const onnx::ModelProto& model;
+  onnx::ModelProto& model;  // initializers' raw_data is moved out
   std::string base_dir;
   std::string model_label;  // "'path'" for messages
   Graph g;
@@ -304,9 +331,10 @@ struct Importer {
     if (gp.output_size() == 0) throw Error("onnx", model_label + ": the model's graph has no outputs");
     if (gp.sparse_initializer_size()) throw Error("onnx", model_label + ": sparse initializers are not supported");
 
-    for (const auto& t : gp.initializer()) {
+    for (auto& t : *model.mutable_graph()->mutable_initializer()) {
       if (t.name().empty()) throw Error("onnx", model_label + ": an initializer has no name");
-      define(t.name(), g.add_constant(t.name(), tensor_from_proto(t, base_dir)), "initializer");
+      const std::string name = t.name();
+      define(name, g.add_constant(name, tensor_from_proto(std::move(t), base_dir)), "initializer");
     }
     for (const auto& vi : gp.input()) {
       if (ids.count(vi.name()) && g.values[ids[vi.name()]].constant) continue;  // IR < 4 lists initializers as inputs
@@ -375,11 +403,11 @@ struct Importer {
   }
 };
 
-Graph import_model(const std::string& bytes, const std::string& base_dir, const std::string& label) {
-  if (bytes.size() > static_cast<size_t>(INT_MAX))
+Graph import_model(const char* data, size_t size, const std::string& base_dir, const std::string& label) {
+  if (size > static_cast<size_t>(INT_MAX))
     throw Error("onnx", label + " is larger than 2 GB; protobuf cannot parse it (store weights as external data)");
   onnx::ModelProto model;
-  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  google::protobuf::io::ArrayInputStream stream(data, static_cast<int>(size));
   google::protobuf::io::CodedInputStream coded(&stream);
   coded.SetTotalBytesLimit(INT_MAX);  // the default limit is lower in older protobufs; weights can be big
   if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
@@ -395,16 +423,32 @@ Graph load_onnx(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error("onnx", "cannot open model '" + path + "': No such file");
   if (fs::is_directory(path, ec)) throw Error("onnx", "cannot open model '" + path + "': it is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("onnx", "cannot open model '" + path + "': " + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw Error("onnx", "reading model '" + path + "' failed");
+  // Parsed straight from a read-only mapping of the file: protobuf copies the weights once,
+  // and tensor_from_proto moves them on (the file is never copied into memory first).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("onnx", "cannot open model '" + path + "': " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw Error("onnx", "cannot open model '" + path + "': " + std::strerror(errno));
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* map = size ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
+  ::close(fd);
+  if (map == MAP_FAILED) throw Error("onnx", "reading model '" + path + "' failed: " + std::strerror(errno));
+  struct Unmap {
+    void* p;
+    size_t n;
+    ~Unmap() {
+      if (p) ::munmap(p, n);
+    }
+  } unmap{map, size};
   fs::path parent = fs::path(path).parent_path();
-  return import_model(bytes, parent.empty() ? std::string(".") : parent.string(), "'" + path + "'");
+  return import_model(static_cast<const char*>(map), size, parent.empty() ? std::string(".") : parent.string(), "'" + path + "'");
 }
 
 Graph load_onnx_from_bytes(const std::string& bytes, const std::string& base_dir) {
-  return import_model(bytes, base_dir, "'<in-memory model>'");
+  return import_model(bytes.data(), bytes.size(), base_dir, "'<in-memory model>'");
 }
 
 }  // namespace fusor

@@ -36,5 +36,7 @@ Graph load_onnx_from_bytes(const std::string& bytes, const std::string& base_dir
 // inside base_dir after std::filesystem::weakly_canonical (symlinks are followed, so a link
 // pointing out of the folder is refused too). Throws Error("onnx", "tensor 'name': ...").
 Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir);
+// The same, moving raw_data into the tensor instead of copying it (t's raw_data is left empty).
+Tensor tensor_from_proto(onnx::TensorProto&& t, const std::string& base_dir);
 
 }  // namespace fusor

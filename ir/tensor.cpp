@@ -82,7 +82,23 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
     return;
   }
   if (dtype_size(dtype_) == 0) throw Error("tensor", std::string("cannot allocate a tensor of dtype ") + dtype_name(dtype_));
-  bytes_.assign(static_cast<size_t>(numel()) * dtype_size(dtype_), std::byte{0});
+  bytes_ = std::make_shared<std::string>(static_cast<size_t>(numel()) * dtype_size(dtype_), '\0');
+}
+
+Tensor::Tensor(DType dtype, Shape shape, std::string&& bytes) : dtype_(dtype), shape_(std::move(shape)) {
+  for (auto d : shape_)
+    if (d < 0) throw Error("tensor", "negative dimension in shape " + shape_str(shape_));
+  if (dtype_ == DType::string || dtype_size(dtype_) == 0)
+    throw Error("tensor", std::string("cannot adopt bytes for a tensor of dtype ") + dtype_name(dtype_));
+  if (bytes.size() != static_cast<size_t>(numel()) * dtype_size(dtype_))
+    throw Error("tensor", std::to_string(bytes.size()) + " bytes for a " + dtype_name(dtype_) + " tensor of shape " + shape_str(shape_));
+  bytes_ = std::make_shared<std::string>(std::move(bytes));
+}
+
+std::byte* Tensor::mutable_bytes() {
+  if (!bytes_) return nullptr;
+  if (bytes_.use_count() > 1) bytes_ = std::make_shared<std::string>(*bytes_);
+  return reinterpret_cast<std::byte*>(bytes_->data());
 }
 
 // bfloat16 is the top half of a float32.
@@ -173,8 +189,8 @@ void Tensor::fill(double v) {
 void Tensor::poison() {
   if (dtype_is_float(dtype_)) {
     fill(std::numeric_limits<double>::quiet_NaN());
-  } else if (!bytes_.empty()) {
-    std::memset(bytes_.data(), 0x5a, bytes_.size());
+  } else if (nbytes() > 0) {
+    std::memset(raw(), 0x5a, nbytes());
   }
 }
 

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,17 +51,23 @@ class Tensor {
  public:
   Tensor() = default;
   Tensor(DType dtype, Shape shape);  // zero-filled; throws Error for string/undefined dtype sizes
+  // Adopts `bytes` (numel(shape) * size(dtype) of them, row-major) without copying; throws Error
+  // when the size does not match.
+  Tensor(DType dtype, Shape shape, std::string&& bytes);
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t numel() const { return shape_numel(shape_); }
   int rank() const { return static_cast<int>(shape_.size()); }
-  size_t nbytes() const { return bytes_.size(); }
+  size_t nbytes() const { return bytes_ ? bytes_->size() : 0; }
   bool defined() const { return dtype_ != DType::undefined; }
 
-  std::byte* raw() { return bytes_.data(); }
-  const std::byte* raw() const { return bytes_.data(); }
-  template <class T> T* data() { return reinterpret_cast<T*>(bytes_.data()); }
-  template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes_.data()); }
+  // Copies of a tensor share its bytes until one of them writes (copy-on-write), so graphs and
+  // plans that copy a model's weights cost nothing. The non-const accessors below detach this
+  // tensor first; a pointer they return stays this tensor's alone while it is not copied.
+  std::byte* raw() { return mutable_bytes(); }
+  const std::byte* raw() const { return bytes_ ? reinterpret_cast<const std::byte*>(bytes_->data()) : nullptr; }
+  template <class T> T* data() { return reinterpret_cast<T*>(mutable_bytes()); }
+  template <class T> const T* data() const { return reinterpret_cast<const T*>(raw()); }
 
   double get(int64_t i) const;        // element i converted to double (f16 via glm unpackHalf)
   void set(int64_t i, double v);      // stores v converted to dtype (ints truncate toward zero, saturating is not applied)
@@ -77,7 +84,8 @@ class Tensor {
  private:
   DType dtype_ = DType::undefined;
   Shape shape_;
-  std::vector<std::byte> bytes_;
+  std::shared_ptr<std::string> bytes_;  // the element bytes; null for string and default tensors
+  std::byte* mutable_bytes();
 };
 
 // Comparison used by conformance and tests (ONNX backend-test semantics: |a-b| <= atol + rtol*|b|,
