@@ -432,6 +432,22 @@ Graph load_onnx(const std::string& path) {
     ::close(fd);
     throw Error("onnx", "cannot open model '" + path + "': " + std::strerror(errno));
   }
+  fs::path parent = fs::path(path).parent_path();
+  const std::string base = parent.empty() ? std::string(".") : parent.string(), label = "'" + path + "'";
+  if (!S_ISREG(st.st_mode)) {  // pipes, /proc files: no size to map; read them through
+    std::string bytes;
+    char buf[1 << 16];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        ::close(fd);
+        throw Error("onnx", "reading model '" + path + "' failed: " + std::strerror(errno));
+      }
+      bytes.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return import_model(bytes.data(), bytes.size(), base, label);
+  }
   const size_t size = static_cast<size_t>(st.st_size);
   void* map = size ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
   ::close(fd);
@@ -443,8 +459,7 @@ Graph load_onnx(const std::string& path) {
       if (p) ::munmap(p, n);
     }
   } unmap{map, size};
-  fs::path parent = fs::path(path).parent_path();
-  return import_model(static_cast<const char*>(map), size, parent.empty() ? std::string(".") : parent.string(), "'" + path + "'");
+  return import_model(static_cast<const char*>(map), size, base, label);
 }
 
 Graph load_onnx_from_bytes(const std::string& bytes, const std::string& base_dir) {

@@ -1,5 +1,6 @@
 #include "ir/tensor.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -98,6 +99,7 @@ Tensor::Tensor(DType dtype, Shape shape, std::string&& bytes) : dtype_(dtype), s
 std::byte* Tensor::mutable_bytes() {
   if (!bytes_) return nullptr;
   if (bytes_.use_count() > 1) bytes_ = std::make_shared<std::string>(*bytes_);
+  else std::atomic_thread_fence(std::memory_order_acquire);  // after another owner's last read
   return reinterpret_cast<std::byte*>(bytes_->data());
 }
 

@@ -3,6 +3,7 @@
 // KernelSpec contract: what the GPU code generators must reproduce. Expression values are
 // rounded to fp32 after every node (as on a GPU); reductions and contractions accumulate in
 // double like the reference.
+#include <utility>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -46,7 +47,7 @@ class CpuExecutable : public Executable {
   std::byte* base(int b) {
     const Buffer& buf = p_.buffers[b];
     if (buf.role == Buffer::Role::constant)
-      return const_cast<std::byte*>(p_.graph.values[buf.value].constant->raw());
+      return const_cast<std::byte*>(std::as_const(*p_.graph.values[buf.value].constant).raw());  // read-only: no copy-on-write
     return arena_.data() + buf.offset;
   }
 

@@ -345,16 +345,19 @@ class CudaExecutableImpl final : public CudaExecutable {
   // whose slots already hold these pointers is left alone, one that changed gets its graph
   // node re-parameterised (the exec copies the argument values, affecting later launches only).
   void bind(const std::vector<CUdeviceptr>& ptr) {
+    bool rebuild = false;
     for (auto& l : launches_) {
       if (l.gemm && gemm_pointers(l, ptr) != l.gemm_ptrs) {
-        prepare_gemm(l, ptr);
-        if (exec_) {
-          // Same call, new pointers: re-capture it and swap the child graph in place.
+        prepare_gemm(l, ptr);  // on failure gemm_ptrs stays cleared, so the next bind retries
+        if (exec_ && !rebuild) {
+          // Same call, new pointers: re-capture it and swap the child graph in place. New
+          // pointers with another alignment may get another algorithm whose graph has another
+          // shape; then the whole graph is rebuilt below.
           CUgraph child = capture_gemm(l);
           CUresult r = drv.cuGraphExecChildGraphNodeSetParams(exec_, l.gemm_node, child);
           drv.cuGraphDestroy(child);
-          drv.check(r, "cuGraphExecChildGraphNodeSetParams");
-          ++node_updates_;
+          if (r == CUDA_SUCCESS) ++node_updates_;
+          else rebuild = true;
         }
       }
       if (!l.fn) continue;
@@ -364,12 +367,13 @@ class CudaExecutableImpl final : public CudaExecutable {
           l.args[slot] = ptr[b];
           changed = true;
         }
-      if (changed && exec_) {
+      if (changed && exec_ && !rebuild) {
         CUDA_KERNEL_NODE_PARAMS p = node_params(l);
         FZ_CU(cuGraphExecKernelNodeSetParams, exec_, l.node, &p);
         ++node_updates_;
       }
     }
+    if (rebuild) build_graph();
   }
 
   void launch_program() {
@@ -385,9 +389,12 @@ class CudaExecutableImpl final : public CudaExecutable {
             g.epilogue == LibraryGemm::Epilogue::kernel ? gemm_scratch_ : ptr[g.out_buffer], at(g.bias_buffer, g.bias_offset)};
   }
 
+  // Only a call that was prepared records its pointers.
   void prepare_gemm(Launch& l, const std::vector<CUdeviceptr>& ptr) {
-    l.gemm_ptrs = gemm_pointers(l, ptr);
-    l.gemm->prepare(l.gemm_ptrs[0], l.gemm_ptrs[1], l.gemm_ptrs[2], l.gemm_ptrs[3], gemm_workspace_, kGemmWorkspaceBytes);
+    const std::array<CUdeviceptr, 4> p = gemm_pointers(l, ptr);
+    l.gemm_ptrs = {};
+    l.gemm->prepare(p[0], p[1], p[2], p[3], gemm_workspace_, kGemmWorkspaceBytes);
+    l.gemm_ptrs = p;
   }
 
   // The cuBLASLt call of l, captured from the (idle) stream into a graph the caller owns.
@@ -486,27 +493,31 @@ class CudaExecutableImpl final : public CudaExecutable {
     }
     for (auto& l : launches_)
       for (auto& a : l.args) l.argp.push_back(&a);
-    if (replay_ && !launches_.empty()) {
-      // Recorded once as a chain of kernel nodes (what capturing the one stream would give),
-      // built explicitly so each launch keeps its node handle for later pointer updates.
-      // cuBLASLt calls are captured from the stream into child-graph nodes.
-      FZ_CU(cuGraphCreate, &graph_, 0);
-      CUgraphNode prev = nullptr;
-      for (auto& l : launches_) {
-        if (l.gemm) {
-          CUgraph child = capture_gemm(l);
-          CUresult r = drv.cuGraphAddChildGraphNode(&l.gemm_node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, child);
-          drv.cuGraphDestroy(child);  // the node holds a copy
-          drv.check(r, "cuGraphAddChildGraphNode");
-          prev = l.gemm_node;
-        }
-        if (!l.fn) continue;
-        CUDA_KERNEL_NODE_PARAMS p = node_params(l);
-        FZ_CU(cuGraphAddKernelNode, &l.node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, &p);
-        prev = l.node;
+    if (replay_ && !launches_.empty()) build_graph();
+  }
+
+  // Recorded once as a chain of kernel nodes (what capturing the one stream would give), built
+  // explicitly so each launch keeps its node handle for later pointer updates. cuBLASLt calls
+  // are captured from the stream into child-graph nodes. Replaces any previous graph.
+  void build_graph() {
+    if (exec_) drv.cuGraphExecDestroy(exec_), exec_ = nullptr;
+    if (graph_) drv.cuGraphDestroy(graph_), graph_ = nullptr;
+    FZ_CU(cuGraphCreate, &graph_, 0);
+    CUgraphNode prev = nullptr;
+    for (auto& l : launches_) {
+      if (l.gemm) {
+        CUgraph child = capture_gemm(l);
+        CUresult r = drv.cuGraphAddChildGraphNode(&l.gemm_node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, child);
+        drv.cuGraphDestroy(child);  // the node holds a copy
+        drv.check(r, "cuGraphAddChildGraphNode");
+        prev = l.gemm_node;
       }
-      FZ_CU(cuGraphInstantiate, &exec_, graph_, 0);
+      if (!l.fn) continue;
+      CUDA_KERNEL_NODE_PARAMS p = node_params(l);
+      FZ_CU(cuGraphAddKernelNode, &l.node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, &p);
+      prev = l.node;
     }
+    FZ_CU(cuGraphInstantiate, &exec_, graph_, 0);
   }
 
   void launch_all() {

@@ -253,6 +253,7 @@ void CublasLt::Call::prepare(CUdeviceptr x, CUdeviceptr y, CUdeviceptr d, CUdevi
                              size_t workspace_bytes) {
   const Api& a = *lt_->api_;
   auto desc = static_cast<cublasLtMatmulDesc_t>(desc_);
+  x_ = y_ = d_ = 0;  // not runnable until the algorithm below is chosen
   if (g_.epilogue == LibraryGemm::Epilogue::bias || g_.epilogue == LibraryGemm::Epilogue::relu_bias) {
     const void* bp = reinterpret_cast<const void*>(static_cast<uintptr_t>(bias));
     check_lt(a.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp), "cublasLtMatmulDescSetAttribute");
@@ -286,6 +287,7 @@ void CublasLt::Call::prepare(CUdeviceptr x, CUdeviceptr y, CUdeviceptr d, CUdevi
 
 void CublasLt::Call::enqueue(CUstream stream) const {
   const Api& a = *lt_->api_;
+  if (!d_) throw Error("cuda", "cublasLtMatmul enqueued before a successful prepare");
   auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(static_cast<uintptr_t>(p)); };
   cublasLtMatmulAlgo_t algo;
   std::memcpy(&algo, algo_, sizeof algo);
