@@ -144,6 +144,7 @@ class Emitter {
   std::vector<CDim> dims_;
   LaunchDims launch_;
   int64_t matmul_items_ = 0;
+  mutable std::string globals_;  // global-scope declarations an opaque kernel body needs (const tables)
   int64_t unroll_ = 1;      // loop kernels: elements per thread per iteration
   std::string sfx_;         // suffix of coordinate/value locals (one per unrolled copy)
   std::string matmul_macros_;
@@ -552,12 +553,13 @@ class Emitter {
     else if (t == "MatMul") body = matmul_direct(n, out);
     else if (t == "Softmax" || t == "LogSoftmax") body = softmax(n, out);
     else if (t == "Conv") body = conv_direct(n, out);
+    else if (t == "Resize") body = resize(n, out);
     else throw Unsupported(d_.name, n.label() + ": op " + t + " has no GPU kernel (opaque ops supported: Gather, Concat, "
                            "MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, copies/views, element-wise, Reduce*, "
                            "ArgMax/ArgMin, Hardmax, CumSum, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
                            "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool, ConvTranspose, LRN, "
-                           "Slice)");
-    return d_.kernel_begin(h_) + "  " + grid_loop("fz_o", opaque_total()) + body + "  }\n}\n";
+                           "Slice, Resize)");
+    return globals_ + d_.kernel_begin(h_) + "  " + grid_loop("fz_o", opaque_total()) + body + "  }\n}\n";
   }
 
   // Declares fz_d<j> (coordinates of fz_o over shape os) and returns offset(st) builders.
@@ -581,6 +583,64 @@ class Emitter {
     const Shape& in = buffer(b).shape;
     if (shape_numel(in) == 1 || in.size() > os.size()) return std::vector<int64_t>(os.size(), 0);
     return broadcast_strides(in, os);
+  }
+
+  // Resize from the op table's per-axis taps (resize_table): a weighted sum over the tensor
+  // product of each axis' taps, the tables baked into the kernel; axes the op leaves alone
+  // (one tap of weight 1 at the same index) are read directly.
+  std::string resize(const Node& n, int out) const {
+    const int x = in_buf(0);
+    if (!dtype_is_float(dtype_of(x))) throw Unsupported(d_.name, n.label() + ": Resize of " + dtype_name(dtype_of(x)) + " data");
+    auto constant_input = [&](size_t i) -> const Tensor* {
+      if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+      if (const Tensor* t = const_of(i)) return t;
+      throw Unsupported(d_.name, n.label() + ": Resize input " + std::to_string(i) + " must be a compile-time constant");
+    };
+    const bool v11 = n.opset >= 11;
+    const Shape& xs = buffer(x).shape;
+    const ResizeTable t = resize_table(n, xs, constant_input(v11 ? 2 : 1), v11 ? constant_input(3) : nullptr, v11 ? constant_input(1) : nullptr);
+    const Shape& os = buffer(out).shape;
+    if (t.out != os) fail("Resize table shape " + shape_str(t.out) + " differs from output " + shape_str(os));
+    if (shape_numel(os) == 0) return "";  // nothing to write (and no tables to declare)
+    const Shape xst = contiguous_strides(xs);
+    int64_t entries = 0;
+    std::string s = out_coords(os), extrapolated, open, close, weight = "1.0f", offset;
+    for (size_t d = 0; d < xs.size(); ++d) {
+      const ResizeAxis& a = t.axes[d];
+      bool identity = os[d] == xs[d];
+      for (int64_t c = 0; identity && c < os[d]; ++c) {
+        identity = !a.extrapolate[c];
+        for (int64_t k = 0; identity && k < a.taps; ++k) {
+          const double w = a.w[c * a.taps + k];
+          identity = w == 0.0 || (w == 1.0 && a.idx[c * a.taps + k] == c);
+        }
+      }
+      const std::string dd = std::to_string(d), c = "fz_d" + dd;
+      if (identity) {
+        offset += (offset.empty() ? "" : " + ") + c + " * " + lit(xst[d]);
+        continue;
+      }
+      std::vector<std::string> idx, w, ex;
+      for (int64_t i : a.idx) idx.push_back(std::to_string(i));
+      for (double v : a.w) w.push_back(fz_float_literal(v));
+      entries += static_cast<int64_t>(idx.size() + w.size());
+      globals_ += d_.const_array("int", "fz_ri" + dd, idx) + d_.const_array("float", "fz_rw" + dd, w);
+      if (std::any_of(a.extrapolate.begin(), a.extrapolate.end(), [](uint8_t e) { return e != 0; })) {
+        for (uint8_t e : a.extrapolate) ex.push_back(e ? "1" : "0");
+        entries += static_cast<int64_t>(ex.size());
+        globals_ += d_.const_array("int", "fz_rx" + dd, ex);
+        extrapolated += (extrapolated.empty() ? "" : " || ") + std::string("fz_rx") + dd + "[" + c + "] != 0";
+      }
+      const std::string k = "fz_k" + dd, at = c + " * " + lit(a.taps) + " + " + k;
+      open += "    for (int " + k + " = 0; " + k + " < " + lit(a.taps) + "; ++" + k + ") {\n";
+      close += "    }\n";
+      weight += " * fz_rw" + dd + "[" + at + "]";
+      offset += (offset.empty() ? "" : " + ") + d_.cast("fz_idx", "fz_ri" + dd + "[" + at + "]") + " * " + lit(xst[d]);
+    }
+    if (entries > (int64_t{1} << 16)) throw Unsupported(d_.name, n.label() + ": Resize tables of " + std::to_string(entries) + " entries are too large for a generated kernel");
+    s += "    float fz_acc = 0.0f;\n" + open + "    fz_acc += " + weight + " * " + load_of(x, offset.empty() ? lit(0) : offset) + ";\n" + close;
+    if (!extrapolated.empty()) s += "    if (" + extrapolated + ") fz_acc = " + fz_float_literal(t.extrapolation) + ";\n";
+    return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
   }
 
   std::string transpose(const Node& n, int out) const {
@@ -1465,6 +1525,23 @@ std::string Dialect::group_reduce(const std::string& v, const std::string& comb,
   s += "      " + barrier + "\n    }\n";
   s += "    " + v + " = " + red + "[0];\n    " + barrier + "\n";
   return s;
+}
+
+namespace {
+std::string join_values(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? (i % 16 ? ", " : ",\n  ") : "") + v[i];
+  return s;
+}
+}  // namespace
+
+std::string Dialect::const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const {
+  return "static __device__ const " + type + " " + nm + "[" + std::to_string(values.size()) + "] = {" + join_values(values) + "};\n";
+}
+
+std::string glsl_const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) {
+  const std::string n = std::to_string(values.size());
+  return "const " + type + " " + nm + "[" + n + "] = " + type + "[" + n + "](" + join_values(values) + ");\n";
 }
 
 std::string Dialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const {

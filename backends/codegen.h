@@ -28,7 +28,8 @@
 //     GlobalAverage/MaxPool, ConvTranspose (1-3 spatial dims, gather form), LRN, Slice,
 //     copies (Reshape Flatten Squeeze Unsqueeze Identity Dropout; Dropout may also store its
 //     all-true mask), Transpose, Expand,
-//     int->int Cast (exact), and any op with a ScalarRule (values through float, so integers
+//     int->int Cast (exact), Resize (float data; its taps from resize_table baked into the
+//     kernel as const tables), and any op with a ScalarRule (values through float, so integers
 //     are exact up to 2^24). Other ops throw Unsupported(dialect.name, "... op X ...").
 //
 // Macros every kernel defines (templates may use them):
@@ -120,6 +121,10 @@ struct Dialect {
   virtual std::string declare_buffers(const KernelHeader& h) const { return ""; }
   // A global-scope shared array (CUDA "__shared__ float n[c];", GLSL "shared float n[c];").
   virtual std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const = 0;
+  // A global-scope read-only table of `type` ("float" or "int") initialised with `values`
+  // (literals). Default: "static __device__ const type nm[N] = {...};". GLSL:
+  // "const type nm[N] = type[N](...);".
+  virtual std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const;
   // Opens the entry function including '{' (CUDA: extern "C" __global__ ...; GLSL: void main() {).
   virtual std::string kernel_begin(const KernelHeader& h) const = 0;
   // Buffer parameters that helper functions need to reach buffers: CUDA "float* b0, ..." and
@@ -149,6 +154,7 @@ LaunchDims launch_dims(const KernelSpec& k, const Plan& p, const Dialect& d);
 std::string emit_kernel(const KernelSpec& k, const Plan& p, const Dialect& d);
 
 // Helpers also useful to dialects and templates.
+std::string glsl_const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values);
 std::string fz_float_literal(double v);              // "1.5f", "(-2.0f)", "fz_inf()", "fz_nan()"
 std::string kernel_identifier(const std::string& name);  // sanitised C identifier (prefix "fz_")
 // The op's expression for one ExprNode: e.bound.expr with "{i}" -> operands[i] (empty for an

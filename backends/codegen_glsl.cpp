@@ -93,6 +93,9 @@ struct GlslDialect : Dialect {
     }
     return s + "layout(local_size_x = " + std::to_string(h.group_size) + ") in;\n";
   }
+  std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
+    return glsl_const_array(type, nm, values);
+  }
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override {
     return "shared " + type + " " + nm + "[" + std::to_string(count) + "];\n";
   }

@@ -133,7 +133,27 @@ void register_elementwise_ops();
 void register_nn_ops();
 void register_shape_ops();
 void register_reduce_ops();
-void register_extra_ops();  // ir/ops/extra.cpp: losses, Resize
+void register_extra_ops();
+
+// ONNX Resize (opsets 10-19+: nearest / linear / cubic, every coordinate_transformation_mode,
+// antialias, exclude_outside, axes, keep_aspect_ratio_policy) as separable per-axis taps, the
+// one definition the reference and the GPU emitter share: output element (c_0..c_{r-1}) is
+// extrapolation when any axis marks c_d as extrapolated, else the sum over k_0..k_{r-1} of
+// prod_d w_d[c_d*taps_d + k_d] * x[idx_0[..], ..., idx_{r-1}[..]].
+// scales / sizes / roi are the node's constant inputs (null when absent). Throws Error("shape")
+// for invalid attributes or inputs.
+struct ResizeAxis {
+  int64_t taps = 0;                  // taps per output coordinate
+  std::vector<int64_t> idx;          // [out * taps] input indices, clamped into [0, in)
+  std::vector<double> w;             // [out * taps] weights
+  std::vector<uint8_t> extrapolate;  // [out] 1: this coordinate is outside the crop (tf_crop_and_resize)
+};
+struct ResizeTable {
+  Shape out;
+  double extrapolation = 0;
+  std::vector<ResizeAxis> axes;      // one per input dim
+};
+ResizeTable resize_table(const Node& n, const Shape& x, const Tensor* scales, const Tensor* sizes, const Tensor* roi);  // ir/ops/extra.cpp: losses, Resize
 
 // Helpers shared by op files.
 Shape broadcast_shapes(const std::vector<Shape>& shapes, const std::string& node_label);  // NumPy rules

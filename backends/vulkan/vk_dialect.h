@@ -51,6 +51,9 @@ class VulkanDialect : public Dialect {
   std::string element(int slot, const std::string& idx) const override;
   std::string declare_buffers(const KernelHeader& h) const override;
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override;
+  std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
+    return glsl_const_array(type, nm, values);
+  }
   std::string kernel_begin(const KernelHeader& h) const override;
   std::string intrinsic(const std::string& nm) const override;
   std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red,

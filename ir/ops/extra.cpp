@@ -1,7 +1,7 @@
-// Shape rules and CPU references for ops without a GPU kernel: NegativeLogLikelihoodLoss,
-// SoftmaxCrossEntropyLoss and Resize. Semantics follow the ONNX operator spec (and the ONNX
-// reference implementation, onnx/reference/ops) across opsets. The fuser turns each of them
-// into one opaque kernel; GPU backends report them as unsupported.
+// Shape rules and CPU references for NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss and
+// Resize. Semantics follow the ONNX operator spec (and the ONNX reference implementation,
+// onnx/reference/ops) across opsets. The fuser turns each of them into one opaque kernel; the
+// GPU emitter runs Resize from the same taps (resize_table), the losses are unsupported there.
 //
 // The references are plain loops accumulating in double.
 #include <algorithm>
@@ -236,6 +236,9 @@ void resize_infer(InferContext& ctx) {
   if (!dtype_is_float(ctx.dtype(0)) && !dtype_is_int(ctx.dtype(0)))
     ctx.fail(std::string("input must be numeric, got ") + dtype_name(ctx.dtype(0)));
   ResizeParams p = resize_params(n, x, scales, sizes);
+  // The taps (resize_table) depend on roi: a run-time roi is specialised on, like scales, so
+  // that every backend builds them at compile time.
+  if (p.ctm == "tf_crop_and_resize" && n.opset >= 11 && ctx.has_input(1)) ctx.require_constant(1);
   ctx.set_output(0, ctx.dtype(0), p.out);
 }
 
@@ -363,42 +366,23 @@ Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, 
 void resize_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor& X = *in[0];
   const int si = resize_scales_input(n);
-  const Tensor* scales = opt_in(in, si);
-  const Tensor* sizes = n.opset >= 11 ? opt_in(in, 3) : nullptr;
-  if (scales && scales->numel() == 0 && !sizes) scales = nullptr;
-  const Shape& xs = X.shape();
-  ResizeParams p = resize_params(n, xs, scales, sizes);
+  const ResizeTable t = resize_table(n, X.shape(), opt_in(in, si), n.opset >= 11 ? opt_in(in, 3) : nullptr,
+                                     n.opset >= 11 ? opt_in(in, 1) : nullptr);
   Tensor& Y = out[0];
+  const Shape& xs = X.shape();
   const int64_t r = static_cast<int64_t>(xs.size());
-  std::vector<int64_t> axes = resize_axes(n, r);
-  std::vector<double> roi0(static_cast<size_t>(r), 0.0), roi1(static_cast<size_t>(r), 1.0);
-  if (p.ctm == "tf_crop_and_resize") {
-    const Tensor* roi = n.opset >= 11 ? opt_in(in, 1) : nullptr;
-    if (!roi || roi->numel() != 2 * static_cast<int64_t>(axes.size()))
-      ref_fail(n, "tf_crop_and_resize needs roi with " + std::to_string(2 * axes.size()) + " elements");
-    for (size_t i = 0; i < axes.size(); ++i) {
-      roi0[axes[i]] = roi->get(static_cast<int64_t>(i));
-      roi1[axes[i]] = roi->get(static_cast<int64_t>(axes.size() + i));
-    }
-  }
-  // Per-axis taps for every output coordinate (separable interpolation).
-  std::vector<std::vector<Taps>> taps(static_cast<size_t>(r));
-  for (int64_t d = 0; d < r; ++d) {
-    for (int64_t x = 0; x < p.out[d]; ++x)
-      taps[d].push_back(resize_taps(p, xs[d], p.out[d], x, p.scale[d], p.out_width[d], roi0[d], roi1[d]));
-  }
   const std::vector<double> xv = load_doubles(X);
   const Shape xst = contiguous_strides(xs);
-  const int64_t total = shape_numel(p.out);
+  const int64_t total = shape_numel(t.out);
   std::vector<double> y(static_cast<size_t>(total));
   std::vector<int64_t> idx(static_cast<size_t>(r), 0);
-  std::vector<size_t> k(static_cast<size_t>(r), 0);
+  std::vector<int64_t> k(static_cast<size_t>(r), 0);
   for (int64_t o = 0; o < total; ++o) {
     bool extra = false;
-    for (int64_t d = 0; d < r; ++d) extra = extra || taps[d][idx[d]].extrapolate;
+    for (int64_t d = 0; d < r; ++d) extra = extra || t.axes[d].extrapolate[idx[d]];
     double acc = 0;
     if (extra) {
-      acc = p.extrapolation;
+      acc = t.extrapolation;
     } else {
       // Sum over the tensor product of the per-axis taps.
       std::fill(k.begin(), k.end(), 0);
@@ -406,14 +390,14 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
         double w = 1;
         int64_t off = 0;
         for (int64_t d = 0; d < r; ++d) {
-          const Taps& t = taps[d][idx[d]];
-          w *= t.w[k[d]];
-          off += t.idx[k[d]] * xst[d];
+          const ResizeAxis& a = t.axes[d];
+          w *= a.w[idx[d] * a.taps + k[d]];
+          off += a.idx[idx[d] * a.taps + k[d]] * xst[d];
         }
         acc += w * xv[off];
         int64_t d = r - 1;
         for (; d >= 0; --d) {
-          if (++k[d] < taps[d][idx[d]].w.size()) break;
+          if (++k[d] < t.axes[d].taps) break;
           k[d] = 0;
         }
         if (d < 0) break;
@@ -421,7 +405,7 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
     }
     y[o] = acc;
     for (int64_t d = r - 1; d >= 0; --d) {
-      if (++idx[d] < p.out[d]) break;
+      if (++idx[d] < t.out[d]) break;
       idx[d] = 0;
     }
   }
@@ -434,6 +418,46 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
 }
 
 }  // namespace
+
+ResizeTable resize_table(const Node& n, const Shape& x, const Tensor* scales, const Tensor* sizes, const Tensor* roi) {
+  if (scales && scales->numel() == 0 && !sizes) scales = nullptr;
+  ResizeParams p = resize_params(n, x, scales, sizes);
+  const int64_t r = static_cast<int64_t>(x.size());
+  std::vector<int64_t> axes = resize_axes(n, r);
+  std::vector<double> roi0(static_cast<size_t>(r), 0.0), roi1(static_cast<size_t>(r), 1.0);
+  if (p.ctm == "tf_crop_and_resize") {
+    if (!roi || roi->numel() != 2 * static_cast<int64_t>(axes.size()))
+      throw Error("ref", n.label() + ": tf_crop_and_resize needs roi with " + std::to_string(2 * axes.size()) + " elements");
+    for (size_t i = 0; i < axes.size(); ++i) {
+      roi0[axes[i]] = roi->get(static_cast<int64_t>(i));
+      roi1[axes[i]] = roi->get(static_cast<int64_t>(axes.size() + i));
+    }
+  }
+  ResizeTable t;
+  t.out = p.out;
+  t.extrapolation = p.extrapolation;
+  t.axes.resize(static_cast<size_t>(r));
+  for (int64_t d = 0; d < r; ++d) {
+    ResizeAxis& a = t.axes[d];
+    std::vector<Taps> taps;
+    for (int64_t c = 0; c < p.out[d]; ++c) {
+      taps.push_back(resize_taps(p, x[d], p.out[d], c, p.scale[d], p.out_width[d], roi0[d], roi1[d]));
+      if (!taps.back().extrapolate) a.taps = std::max<int64_t>(a.taps, static_cast<int64_t>(taps.back().w.size()));
+    }
+    // Every coordinate gets `taps` entries (extrapolated ones: weight 0 at index 0), at least
+    // one even when all are extrapolated, so no table is empty.
+    if (p.out[d] > 0) a.taps = std::max<int64_t>(a.taps, 1);
+    for (const Taps& tp : taps) {
+      a.extrapolate.push_back(tp.extrapolate ? 1 : 0);
+      for (int64_t k = 0; k < a.taps; ++k) {
+        const bool have = k < static_cast<int64_t>(tp.w.size());
+        a.idx.push_back(have ? tp.idx[k] : 0);
+        a.w.push_back(have ? tp.w[k] : 0.0);
+      }
+    }
+  }
+  return t;
+}
 
 void register_extra_ops() {
   register_op(table_entry("NegativeLogLikelihoodLoss", 2, 3, nll_infer, nll_ref));
