@@ -69,6 +69,133 @@ bool all_f32(const Graph& g, const Node& n) {
   return true;
 }
 
+// Einsum (ONNX Einsum-12) as views, MatMul and ReduceSum. Labels only one operand has and the
+// output lacks are summed first; two operands then become one (batched) MatMul over
+// [batch..., M, K] x [batch..., K, N] when the contracted sizes agree; otherwise (one or more
+// than two operands, broadcast contracted dims) every operand is laid out over all labels,
+// multiplied and the contracted labels summed. A label repeated within one operand (a
+// diagonal) is left to the opaque kernel.
+bool rewrite_einsum(const Graph& g, const Node& n, Rewriter& rw) {
+  std::vector<Shape> shapes;
+  for (int v : n.inputs) {
+    if (v < 0) return false;
+    shapes.push_back(g.values[v].shape);
+  }
+  const EinsumLabels L = einsum_labels(n.attr_s("equation", ""), shapes, n.label());
+  const int out = n.outputs[0];
+  auto has = [](const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); };
+  for (auto& labels : L.in_labels)
+    for (size_t a = 0; a < labels.size(); ++a)
+      if (std::count(labels.begin(), labels.end(), labels[a]) > 1) return false;
+  auto operands_with = [&](int l) {
+    int c = 0;
+    for (auto& labels : L.in_labels) c += has(labels, l) ? 1 : 0;
+    return c;
+  };
+  struct Operand {
+    int v;
+    std::vector<int> labels;
+    Shape shape;
+  };
+  std::vector<Operand> ops;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    Operand o{n.inputs[i], {}, {}};
+    std::vector<int64_t> axes;
+    for (size_t a = 0; a < L.in_labels[i].size(); ++a) {
+      const int l = L.in_labels[i][a];
+      if (!has(L.out_labels, l) && operands_with(l) == 1) {
+        axes.push_back(static_cast<int64_t>(a));
+      } else {
+        o.labels.push_back(l);
+        o.shape.push_back(shapes[i][a]);
+      }
+    }
+    if (!axes.empty()) o.v = rw.reduce("ReduceSum", o.v, axes, -1, false);
+    ops.push_back(std::move(o));
+  }
+  // Lays o out as `order` (labels o lacks become size-1 dims when `pad`), writing `dst` if given.
+  auto layout = [&](const Operand& o, const std::vector<int>& order, const Shape& shape, int dst = -1) {
+    std::vector<int64_t> perm;
+    for (int l : order)
+      if (has(o.labels, l)) perm.push_back(std::find(o.labels.begin(), o.labels.end(), l) - o.labels.begin());
+    int v = o.v;
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
+    if (!identity) v = rw.op("Transpose", {v}, {{"perm", perm}});
+    Shape cur;
+    for (int64_t p : perm) cur.push_back(o.shape[p]);
+    if (cur != shape || dst >= 0) v = rw.op("Reshape", {v, rw.ints(shape)}, {{"allowzero", int64_t{1}}}, dst, 14);
+    return v;
+  };
+  auto size_in = [](const Operand& o, int l) { return o.shape[std::find(o.labels.begin(), o.labels.end(), l) - o.labels.begin()]; };
+
+  if (ops.size() == 2) {
+    const Operand &A = ops[0], &B = ops[1];
+    std::vector<int> batch, m, nn, k;
+    bool ok = true;
+    for (int l : L.out_labels) {
+      const bool a = has(A.labels, l), b = has(B.labels, l);
+      if (a && b) batch.push_back(l);
+      else if (a) m.push_back(l);
+      else if (b) nn.push_back(l);
+      else ok = false;
+    }
+    for (int l : A.labels)
+      if (!has(L.out_labels, l)) {
+        k.push_back(l);
+        ok = ok && has(B.labels, l) && size_in(A, l) == size_in(B, l);
+      }
+    for (int l : B.labels) ok = ok && (has(L.out_labels, l) || has(A.labels, l));
+    if (ok) {
+      auto prod = [](const Operand& o, const std::vector<int>& ls, auto size_of) {
+        int64_t p = 1;
+        for (int l : ls) p *= size_of(o, l);
+        return p;
+      };
+      Shape sa, sb, mid;
+      for (int l : batch) sa.push_back(size_in(A, l)), sb.push_back(size_in(B, l)), mid.push_back(L.size[l]);
+      const int64_t M = prod(A, m, size_in), K = prod(A, k, size_in), N = prod(B, nn, size_in);
+      sa.push_back(M), sa.push_back(K), sb.push_back(K), sb.push_back(N);
+      std::vector<int> order_a = batch, order_b = batch, order_y = batch;
+      order_a.insert(order_a.end(), m.begin(), m.end());
+      order_a.insert(order_a.end(), k.begin(), k.end());
+      order_b.insert(order_b.end(), k.begin(), k.end());
+      order_b.insert(order_b.end(), nn.begin(), nn.end());
+      order_y.insert(order_y.end(), m.begin(), m.end());
+      order_y.insert(order_y.end(), nn.begin(), nn.end());
+      int y = rw.op("MatMul", {layout(A, order_a, sa), layout(B, order_b, sb)});
+      for (int l : m) mid.push_back(L.size[l]);
+      for (int l : nn) mid.push_back(L.size[l]);
+      Operand Y{y, order_y, {}};
+      for (int l : batch) Y.shape.push_back(L.size[l]);
+      Y.shape.push_back(M), Y.shape.push_back(N);
+      Y.v = rw.op("Reshape", {y, rw.ints(mid)}, {{"allowzero", int64_t{1}}}, -1, 14);
+      Y.shape = mid;
+      Shape os;
+      for (int l : L.out_labels) os.push_back(L.size[l]);
+      layout(Y, L.out_labels, os, out);
+      return true;
+    }
+  }
+  // Generic: all labels, output ones first; multiply; sum the rest.
+  std::vector<int> all = L.out_labels;
+  for (auto& o : ops)
+    for (int l : o.labels)
+      if (!has(all, l)) all.push_back(l);
+  int prod = -1;
+  for (auto& o : ops) {
+    Shape s;
+    for (int l : all) s.push_back(has(o.labels, l) ? size_in(o, l) : 1);
+    const int v = layout(o, all, s);
+    prod = prod < 0 ? v : rw.op("Mul", {prod, v});
+  }
+  std::vector<int64_t> axes;
+  for (size_t a = L.out_labels.size(); a < all.size(); ++a) axes.push_back(static_cast<int64_t>(a));
+  if (!axes.empty()) rw.reduce("ReduceSum", prod, axes, out, false);
+  else rw.op("Identity", {prod}, {}, out);
+  return true;
+}
+
 // Returns true when n was rewritten (its replacement nodes are in rw).
 bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
   if (!all_f32(g, n)) return false;
@@ -78,6 +205,7 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
   auto rank = [&](int v) { return static_cast<int64_t>(g.values[v].shape.size()); };
   rw.set_origin(n.name);
 
+  if (t == "Einsum" && n.outputs.size() == 1) return rewrite_einsum(g, n, rw);
   if (t == "LayerNormalization") {
     int x = in(0);
     auto axes = axes_from(normalize_axis(n.attr_i("axis", -1), rank(x), n.label()), rank(x));

@@ -135,6 +135,17 @@ void register_shape_ops();
 void register_reduce_ops();
 void register_extra_ops();
 
+// Einsum-12's equation resolved against the operand shapes: letters are label ids 0..51, the
+// dims covered by "..." are 52 + j, right-aligned across operands so they broadcast like NumPy
+// batch dims; implicit mode (no "->") puts the broadcast dims first, then the labels used once,
+// alphabetically. Throws Error("shape") for a malformed equation or mismatched sizes.
+struct EinsumLabels {
+  std::vector<std::vector<int>> in_labels;  // per operand, per dim (a label may repeat: a diagonal)
+  std::vector<int> out_labels;
+  std::vector<int64_t> size;                // per label id: its size (broadcast), -1 when unused
+};
+EinsumLabels einsum_labels(const std::string& equation, const std::vector<Shape>& shapes, const std::string& label);
+
 // ONNX Resize (opsets 10-19+: nearest / linear / cubic, every coordinate_transformation_mode,
 // antialias, exclude_outside, axes, keep_aspect_ratio_policy) as separable per-axis taps, the
 // one definition the reference and the GPU emitter share: output element (c_0..c_{r-1}) is

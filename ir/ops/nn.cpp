@@ -745,13 +745,7 @@ void dropout_ref(const Node& n, const Ins& in, Outs& out) {
 
 // ---------------------------------------------------------------- Einsum
 
-// Labels: letters map to 0..51; the dims covered by "..." map to 52 + j, right-aligned across
-// operands so that they broadcast like NumPy batch dims.
-struct EinsumPlan {
-  std::vector<std::vector<int>> in_labels;
-  std::vector<int> out_labels;
-  std::vector<int64_t> size;  // per label id, -1 when unused
-};
+using EinsumPlan = EinsumLabels;
 
 EinsumPlan plan_einsum(const std::string& equation, const std::vector<Shape>& shapes, const std::string& label) {
   auto bad = [&](const std::string& why) { return Error("shape", label + ": equation '" + equation + "': " + why); };
@@ -880,6 +874,10 @@ void einsum_ref(const Node& n, const Ins& in, Outs& out) {
 }
 
 }  // namespace
+
+EinsumLabels einsum_labels(const std::string& equation, const std::vector<Shape>& shapes, const std::string& label) {
+  return plan_einsum(equation, shapes, label);
+}
 
 void register_nn_ops() {
   register_op(table_entry("Gemm", 2, 3, gemm_infer, gemm_ref));
