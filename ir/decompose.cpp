@@ -69,6 +69,51 @@ bool all_f32(const Graph& g, const Node& n) {
   return true;
 }
 
+// softmax(x) or log(softmax(x)) over axes, as Softmax-13 defines it: d = x - max(x),
+// e = exp(d), e / sum(e) or d - log(sum(e)).
+int emit_softmax(Rewriter& rw, bool log, int x, const std::vector<int64_t>& axes, int out) {
+  int d = rw.op("Sub", {x, rw.reduce("ReduceMax", x, axes)});
+  int e = rw.op("Exp", {d});
+  int s = rw.reduce("ReduceSum", e, axes);
+  return log ? rw.op("Sub", {d, rw.op("Log", {s})}, {}, out) : rw.op("Div", {e, s}, {}, out);
+}
+
+// NegativeLogLikelihoodLoss-13 on log-probabilities lp (N, C, d...) and integer targets t
+// (N, d...): loss = -lp[n, t, d...] * weight[t], 0 where t == ignore_index; reduction none,
+// sum, or mean = sum(loss) / sum of the weights that count (their number without weights).
+void emit_nll(const Graph& g, const Node& n, Rewriter& rw, int lp, int target, int weight, int out) {
+  const Shape ts = g.values[target].shape;
+  int t = target, keep = -1;
+  if (n.has_attr("ignore_index")) {
+    auto i64 = [&](int64_t v) {
+      Tensor c(DType::i64, {});
+      c.set_int(0, v);
+      return rw.constant("c", std::move(c));
+    };
+    int ignored = rw.op("Equal", {target, i64(n.attr_i("ignore_index", 0))});
+    t = rw.op("Where", {ignored, i64(0), target});  // any valid index: its weight is 0 below
+    keep = rw.op("Cast", {rw.op("Not", {ignored})}, {{"to", int64_t{1}}});  // FLOAT
+  }
+  Shape tu = ts;
+  tu.insert(tu.begin() + 1, 1);
+  int picked = rw.op("GatherElements", {lp, rw.op("Reshape", {t, rw.ints(tu)}, {}, -1, 14)}, {{"axis", int64_t{1}}});
+  picked = rw.op("Reshape", {picked, rw.ints(ts)}, {{"allowzero", int64_t{1}}}, -1, 14);
+  int w = weight >= 0 ? rw.op("Gather", {weight, t}, {{"axis", int64_t{0}}}) : -1;
+  if (keep >= 0) w = w >= 0 ? rw.op("Mul", {w, keep}) : keep;
+  const int loss = w >= 0 ? rw.op("Mul", {picked, w}) : picked;
+  const std::string red = n.attr_s("reduction", "mean");
+  if (red == "none") {
+    rw.op("Neg", {loss}, {}, out);
+    return;
+  }
+  std::vector<int64_t> all;
+  for (size_t a = 0; a < ts.size(); ++a) all.push_back(static_cast<int64_t>(a));
+  int sum = rw.reduce("ReduceSum", loss, all, -1, false);
+  if (red == "mean")
+    sum = rw.op("Div", {sum, w >= 0 ? rw.reduce("ReduceSum", w, all, -1, false) : rw.scalar(static_cast<double>(shape_numel(ts)))});
+  rw.op("Neg", {sum}, {}, out);
+}
+
 // Einsum (ONNX Einsum-12) as views, MatMul and ReduceSum. Labels only one operand has and the
 // output lacks are summed first; two operands then become one (batched) MatMul over
 // [batch..., M, K] x [batch..., K, N] when the contracted sizes agree; otherwise (one or more
@@ -238,12 +283,17 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
     int64_t axis = normalize_axis(n.attr_i("axis", n.opset >= 13 ? -1 : 1), r, n.label());
     // opset < 13 coerces to 2-D at `axis`: the same as reducing over all dims from axis on.
     std::vector<int64_t> axes = n.opset >= 13 ? std::vector<int64_t>{axis} : axes_from(axis, r);
-    int m = rw.reduce("ReduceMax", x, axes);
-    int d = rw.op("Sub", {x, m});
-    int e = rw.op("Exp", {d});
-    int s = rw.reduce("ReduceSum", e, axes);
-    if (t == "Softmax") rw.op("Div", {e, s}, {}, out);
-    else rw.op("Sub", {d, rw.op("Log", {s})}, {}, out);
+    emit_softmax(rw, t == "LogSoftmax", x, axes, out);
+    return true;
+  }
+  if ((t == "NegativeLogLikelihoodLoss" || t == "SoftmaxCrossEntropyLoss") && in(0) >= 0 && in(1) >= 0 && out >= 0 &&
+      rank(in(0)) >= 2) {
+    const std::string red = n.attr_s("reduction", "mean");
+    if (red != "none" && red != "sum" && red != "mean") return false;
+    int lp = in(0);
+    if (t == "SoftmaxCrossEntropyLoss")  // log_prob, the optional second output, over the classes
+      lp = emit_softmax(rw, true, in(0), {1}, n.outputs.size() > 1 ? n.outputs[1] : -1);
+    emit_nll(g, n, rw, lp, in(1), in(2), out);
     return true;
   }
   if (t == "Gemm") {
