@@ -265,7 +265,8 @@ TEST(CudaCodegen, CompilesEveryModelKernel) {
   EXPECT_GT(compiled, 0);
 }
 
-// Every opaque kernel kind the ONNX node suite reaches (one case per op and dtype signature).
+// Every opaque kernel kind the ONNX node suite reaches (one case per op and dtype signature),
+// and every kernel of the cases whose op decomposes (losses, Einsum).
 TEST(CudaCodegen, CompilesNodeSuiteOpaqueKernels) {
   const auto node = shared_dir() / "onnx-tests" / "node";
   if (!std::filesystem::exists(node)) GTEST_SKIP() << "no node suite at " << node;
@@ -282,6 +283,27 @@ TEST(CudaCodegen, CompilesNodeSuiteOpaqueKernels) {
       p = build_plan(specialize(g, random_inputs(g, 1)));
     } catch (const Error&) {
       continue;  // ops or inputs the importer/ref reject are not codegen's business
+    }
+    // Ops that decompose into fused kernels (the losses, Einsum): every kernel of their cases.
+    const std::string name = d.filename().string();
+    if (name.find("nllloss") != std::string::npos || name.find("_sce_") != std::string::npos ||
+        name.find("einsum") != std::string::npos) {
+      for (const KernelSpec& k : p.kernels) {
+        if (k.kind == FusionKind::opaque) continue;
+        std::string text;
+        try {
+          text = cuda_kernel_source(k, p, nullptr);
+        } catch (const Unsupported&) {
+          continue;
+        }
+        if (!seen.insert(text).second) continue;  // many cases generate the same kernel
+        try {
+          nvrtc_compile_check(text, kernel_identifier(k.name));
+          ++compiled;
+        } catch (const Error& e) {
+          ADD_FAILURE() << name << ": " << e.what() << "\n---- source ----\n" << text;
+        }
+      }
     }
     for (const KernelSpec& k : p.kernels) {
       if (k.kind != FusionKind::opaque) continue;
