@@ -13,6 +13,8 @@
 #include <fstream>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "frontend/builder.h"
 #include "frontend/onnx_import.h"
 #include "runtime/tensor_io.h"
@@ -607,6 +609,23 @@ TEST(Cli, UnknownBackendIsAnError) {
   TempDir md;
   save_model(md, small_model());
   expect_cli_error("run " + (md / "model.onnx") + " --backend nosuch", "unknown or not built-in backend");
+}
+
+TEST(Cli, ConformWritesJson) {
+  if (!std::getenv("FUSOR_BIN") && !fs::exists("./fusor")) GTEST_SKIP() << "fusor binary not found (FUSOR_BIN unset)";
+  TempDir d;
+  const std::string model = std::string(FUSOR_SOURCE_DIR) + "/examples/gpt2_tiny";
+  CliResult r = run_cli("conform " + model + " --backend ref --backend cpu --atol 1e-5 --json " + (d / "r.json"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(read_bytes(d / "r.json"));
+  EXPECT_EQ(j["summary"]["ref"]["passed"], 1);
+  EXPECT_EQ(j["summary"]["cpu"]["passed"], 1);
+  ASSERT_EQ(j["cases"].size(), 2u);
+  for (auto& c : j["cases"]) {
+    EXPECT_EQ(c["status"], "passed");
+    EXPECT_LT(c["max_abs"].get<double>(), 1e-5);
+    EXPECT_GT(c["max_abs"].get<double>(), 0.0);  // a real comparison ran
+  }
 }
 
 }  // namespace

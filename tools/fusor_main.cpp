@@ -8,7 +8,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <fstream>
 #include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "backends/backend.h"
 #include "runtime/conform.h"
@@ -118,7 +121,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
 }
 
 int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> backends, double rtol, double atol,
-                bool verbose) {
+                bool verbose, const std::string& json_path) {
   ConformOptions o;
   if (!backends.empty()) o.backends = backends;
   o.rtol = rtol;
@@ -144,6 +147,18 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
     p += c[0], f += c[1], s += c[2];
   }
   std::printf("%d passed, %d failed, %d skipped\n", p, f, s);
+  if (!json_path.empty()) {
+    // One record per (case, backend) plus the per-backend totals, for CI dashboards.
+    nlohmann::json j = {{"rtol", o.rtol}, {"atol", o.atol}, {"backends", o.backends}, {"cases", nlohmann::json::array()}};
+    for (auto& [b, c] : per_backend) j["summary"][b] = {{"passed", c[0]}, {"failed", c[1]}, {"skipped", c[2]}};
+    for (auto& r : results) {
+      const char* st = r.status == CaseStatus::passed ? "passed" : r.status == CaseStatus::failed ? "failed" : "skipped";
+      j["cases"].push_back({{"case", r.case_dir}, {"backend", r.backend}, {"status", st}, {"detail", r.detail},
+                            {"max_abs", r.max_abs}, {"max_rel", r.max_rel}});
+    }
+    std::ofstream out(json_path);
+    if (!(out << j.dump(1) << "\n")) throw Error("conform", "cannot write '" + json_path + "'");
+  }
   return f ? 1 : 0;
 }
 
@@ -185,12 +200,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths, backends;
   double rtol = 1e-3, atol = 1e-7;
   bool verbose = false;
+  std::string conform_json;
   auto* conform = app.add_subcommand("conform", "run ONNX backend-test cases and compare with stored outputs");
   conform->add_option("paths", paths, "case folders or folders of cases")->required();
   conform->add_option("--backend", backends, "backend(s) to run (repeatable)");
   conform->add_option("--rtol", rtol, "relative tolerance");
   conform->add_option("--atol", atol, "absolute tolerance");
   conform->add_flag("-v,--verbose", verbose, "print passing cases too");
+  conform->add_option("--json", conform_json, "also write every result and the totals to this JSON file");
 
   auto* devices = app.add_subcommand("devices", "list backends built in and the devices each sees");
 
@@ -219,7 +236,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device, run_rtol, run_atol);
-    if (*conform) return cmd_conform(paths, backends, rtol, atol, verbose);
+    if (*conform) return cmd_conform(paths, backends, rtol, atol, verbose, conform_json);
     if (*devices) return cmd_devices();
     if (*explain) {
       ex.model = model_path(ex.model);
