@@ -17,6 +17,8 @@ R"FZ_GLSL(//"
 // with stride BM/TM, BN/TN so that neighbouring threads store neighbouring columns (coalesced
 // epilogue) and read neighbouring shared-memory words. Tile sizes are specialization
 // constants chosen by the host (vk_dialect.cpp choose_tiles); local size = (BM/TM)*(BN/TN).
+// FZ_SKINNY (the emitter's matmul_config defines it, 1 for M <= 8): the GEMV-like path at the
+// end of this file instead.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int FZ_BM = 64;
 layout(constant_id = 2) const int FZ_BN = 64;
@@ -24,6 +26,7 @@ layout(constant_id = 3) const int FZ_BK = 16;
 layout(constant_id = 4) const int FZ_TM = 4;
 layout(constant_id = 5) const int FZ_TN = 4;
 
+#if !FZ_SKINNY
 shared float fz_as[FZ_BK * FZ_BM];  // A slice, k-major: fz_as[k * BM + m]
 shared float fz_bs[FZ_BK * FZ_BN];  // B slice, k-major: fz_bs[k * BN + n]
 
@@ -78,6 +81,41 @@ void main() {
     }
   }
 }
+#else
+// GEMV-like (M <= 8, 256 threads): a workgroup owns 32 columns of one batch; its 8 groups of 32
+// threads stride over K (k = kg, kg + 8, ...) so that B's rows are read coalesced; the partial
+// sums meet in shared memory, are added in a fixed order and group 0 runs the epilogue.
+shared float fz_part[8 * 8 * 33];
+void main() {
+  const int tid = int(gl_LocalInvocationID.x), lane = tid % 32, kg = tid / 32;
+  const fz_idx tiles_n = (fz_idx(FZ_N) + 31) / 32;
+  const fz_idx tiles = tiles_n * FZ_BATCH;
+  for (fz_idx t = fz_idx(fz_group_id()); t < tiles; t += fz_idx(fz_num_groups())) {
+    const fz_idx batch = t / tiles_n, n = (t % tiles_n) * 32 + lane;
+    const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
+    float acc[FZ_M];
+    for (int m = 0; m < FZ_M; ++m) acc[m] = 0.0f;
+    if (n < FZ_N) {
+      for (fz_idx k = fz_idx(kg); k < FZ_K; k += 8) {
+        const float b = FZ_LOAD_B(bbase + k * FZ_B_SK + n * FZ_B_SN);
+        for (int m = 0; m < FZ_M; ++m) acc[m] = fma(FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK), b, acc[m]);
+      }
+    }
+    for (int m = 0; m < FZ_M; ++m) fz_part[(kg * 8 + m) * 33 + lane] = acc[m];
+    memoryBarrierShared();
+    barrier();
+    if (kg == 0 && n < FZ_N) {
+      for (int m = 0; m < FZ_M; ++m) {
+        float s = fz_part[m * 33 + lane];
+        for (int g = 1; g < 8; ++g) s += fz_part[(g * 8 + m) * 33 + lane];
+        FZ_EPILOGUE(s, (batch * FZ_M + m) * FZ_N + n);
+      }
+    }
+    memoryBarrierShared();
+    barrier();
+  }
+}
+#endif
 #ifdef __cplusplus
 //")FZ_GLSL"
 #endif

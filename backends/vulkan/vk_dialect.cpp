@@ -137,6 +137,12 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
     if (cg * c.r * c.s < 16 || kg < 4) t.conv_direct = 1;
     m = kg, n = c.n * c.oh * c.ow;
   }
+  // M <= 8 matmuls (GEMV-like: batch-1 linear layers) take gemm.glsl's skinny path, whose
+  // workgroup is 256 threads: 8 groups of 32 splitting K over 32 columns.
+  if (k.matmul && m <= 8 && dev.max_invocations >= 256) {
+    t.skinny = 1, t.bm = 16, t.tm = 1, t.bn = 64, t.tn = 4;
+    return t;
+  }
   // Skinny problems (GEMV-like, few channels) get 16-wide tiles on that side so a group does
   // not compute 63 rows of padding; the thread count stays (bm/tm)*(bn/tn) = 256.
   if (m <= 16 && n > 16) t.bm = 16, t.tm = 1;
@@ -185,6 +191,14 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
     matmul_tile_m = tiles_.bm;
     matmul_tile_n = tiles_.bn;
   }
+}
+
+std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const {
+  if (tiles_.skinny) {
+    work_items = batch * ((n + 31) / 32);
+    return "#define FZ_SKINNY 1\n";
+  }
+  return Dialect::matmul_config(batch, m, n, k, work_items) + "#define FZ_SKINNY 0\n";
 }
 
 std::string VulkanDialect::prelude(const KernelHeader& h) const {
