@@ -598,7 +598,8 @@ class Emitter {
     };
     const bool v11 = n.opset >= 11;
     const Shape& xs = buffer(x).shape;
-    const ResizeTable t = resize_table(n, xs, constant_input(v11 ? 2 : 1), v11 ? constant_input(3) : nullptr, v11 ? constant_input(1) : nullptr);
+    const bool crop = v11 && n.attr_s("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
+    const ResizeTable t = resize_table(n, xs, constant_input(v11 ? 2 : 1), v11 ? constant_input(3) : nullptr, crop ? constant_input(1) : nullptr);
     const Shape& os = buffer(out).shape;
     if (t.out != os) fail("Resize table shape " + shape_str(t.out) + " differs from output " + shape_str(os));
     if (shape_numel(os) == 0) return "";  // nothing to write (and no tables to declare)
@@ -622,7 +623,10 @@ class Emitter {
       }
       std::vector<std::string> idx, w, ex;
       for (int64_t i : a.idx) idx.push_back(std::to_string(i));
-      for (double v : a.w) w.push_back(fz_float_literal(v));
+      for (double v : a.w) {
+        if (!std::isfinite(v)) throw Unsupported(d_.name, n.label() + ": Resize weights that are not finite (exclude_outside with every tap outside)");
+        w.push_back(fz_float_literal(v));
+      }
       entries += static_cast<int64_t>(idx.size() + w.size());
       globals_ += d_.const_array("int", "fz_ri" + dd, idx) + d_.const_array("float", "fz_rw" + dd, w);
       if (std::any_of(a.extrapolate.begin(), a.extrapolate.end(), [](uint8_t e) { return e != 0; })) {

@@ -83,24 +83,27 @@ int emit_softmax(Rewriter& rw, bool log, int x, const std::vector<int64_t>& axes
 // sum, or mean = sum(loss) / sum of the weights that count (their number without weights).
 void emit_nll(const Graph& g, const Node& n, Rewriter& rw, int lp, int target, int weight, int out) {
   const Shape ts = g.values[target].shape;
-  int t = target, keep = -1;
+  int t = target, keep = -1, ignored = -1;
   if (n.has_attr("ignore_index")) {
     auto i64 = [&](int64_t v) {
       Tensor c(DType::i64, {});
       c.set_int(0, v);
       return rw.constant("c", std::move(c));
     };
-    int ignored = rw.op("Equal", {target, i64(n.attr_i("ignore_index", 0))});
+    ignored = rw.op("Equal", {target, i64(n.attr_i("ignore_index", 0))});
     t = rw.op("Where", {ignored, i64(0), target});  // any valid index: its weight is 0 below
     keep = rw.op("Cast", {rw.op("Not", {ignored})}, {{"to", int64_t{1}}});  // FLOAT
   }
   Shape tu = ts;
   tu.insert(tu.begin() + 1, 1);
-  int picked = rw.op("GatherElements", {lp, rw.op("Reshape", {t, rw.ints(tu)}, {}, -1, 14)}, {{"axis", int64_t{1}}});
+  int picked = rw.op("GatherElements", {lp, rw.op("Reshape", {t, rw.ints(tu)}, {{"allowzero", int64_t{1}}}, -1, 14)},
+                     {{"axis", int64_t{1}}});
   picked = rw.op("Reshape", {picked, rw.ints(ts)}, {{"allowzero", int64_t{1}}}, -1, 14);
-  int w = weight >= 0 ? rw.op("Gather", {weight, t}, {{"axis", int64_t{0}}}) : -1;
-  if (keep >= 0) w = w >= 0 ? rw.op("Mul", {w, keep}) : keep;
-  const int loss = w >= 0 ? rw.op("Mul", {picked, w}) : picked;
+  const int wt = weight >= 0 ? rw.op("Gather", {weight, t}, {{"axis", int64_t{0}}}) : -1;
+  int loss = wt >= 0 ? rw.op("Mul", {picked, wt}) : picked;
+  // Ignored positions are 0 by selection, not by a 0 weight: lp there may be -inf.
+  if (ignored >= 0) loss = rw.op("Where", {ignored, rw.scalar(0.0), loss});
+  const int w = keep < 0 ? wt : wt >= 0 ? rw.op("Mul", {wt, keep}) : keep;  // the weights that count
   const std::string red = n.attr_s("reduction", "mean");
   if (red == "none") {
     rw.op("Neg", {loss}, {}, out);

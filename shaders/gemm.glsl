@@ -93,7 +93,7 @@ void main() {
   for (fz_idx t = fz_idx(fz_group_id()); t < tiles; t += fz_idx(fz_num_groups())) {
     const fz_idx batch = t / tiles_n, n = (t % tiles_n) * 32 + lane;
     const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
-    float acc[FZ_M];
+    float acc[int(FZ_M)];  // FZ_M is an int64 literal in 64-bit index mode
     for (int m = 0; m < FZ_M; ++m) acc[m] = 0.0f;
     if (n < FZ_N) {
       for (fz_idx k = fz_idx(kg); k < FZ_K; k += 8) {

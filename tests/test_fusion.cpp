@@ -512,5 +512,28 @@ TEST(Fusion, EinsumDecomposes) {
   }
 }
 
+// The losses decompose; an ignored target must give 0 even where log-probabilities are -inf
+// (a masked class), as in the reference, for every reduction.
+TEST(Fusion, LossIgnoredTargetWithInfiniteLogProb) {
+  std::vector<std::string> backends = {"cpu"};
+  for (auto& b : backend_names())
+    if ((b == "vulkan" || b == "cuda") && !make_backend(b)->devices().empty()) backends.push_back(b);
+  Tensor lp = testing::random_tensor(DType::f32, {3, 4}, 9, -3.0, -0.1);
+  lp.set(1 * 4 + 0, -std::numeric_limits<double>::infinity());  // row 1, class 0
+  Tensor target(DType::i64, {3});
+  target.set_int(0, 3), target.set_int(1, -1), target.set_int(2, 1);  // row 1 is ignored
+  for (const char* red : {"none", "sum", "mean"}) {
+    SCOPED_TRACE(red);
+    GraphBuilder b;
+    int x = b.input("lp", DType::f32, {3, 4}), t = b.input("t", DType::i64, {3});
+    b.output(b.op("NegativeLogLikelihoodLoss", {x, t}, {{"reduction", std::string(red)}, {"ignore_index", int64_t{-1}}}));
+    Graph g = b.build();
+    make_static(g, {});
+    Tensor want = run_on_backend("ref", g, {lp, target})[0];
+    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_TRUE(std::isfinite(want.get(i)));
+    for (auto& be : backends) EXPECT_LE(relative_l2(run_on_backend(be, g, {lp, target})[0], want), 1e-6) << be;
+  }
+}
+
 }  // namespace
 }  // namespace fusor

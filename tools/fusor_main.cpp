@@ -157,7 +157,9 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
                             {"max_abs", r.max_abs}, {"max_rel", r.max_rel}});
     }
     std::ofstream out(json_path);
-    if (!(out << j.dump(1) << "\n")) throw Error("conform", "cannot write '" + json_path + "'");
+    // Details quote model text, which may not be UTF-8.
+    if (!(out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"))
+      throw Error("conform", "cannot write '" + json_path + "'");
   }
   return f ? 1 : 0;
 }

@@ -238,7 +238,11 @@ void resize_infer(InferContext& ctx) {
   ResizeParams p = resize_params(n, x, scales, sizes);
   // The taps (resize_table) depend on roi: a run-time roi is specialised on, like scales, so
   // that every backend builds them at compile time.
-  if (p.ctm == "tf_crop_and_resize" && n.opset >= 11 && ctx.has_input(1)) ctx.require_constant(1);
+  if (p.ctm == "tf_crop_and_resize" && n.opset >= 11) {
+    const size_t na = resize_axes(n, static_cast<int64_t>(x.size())).size();
+    if (!ctx.has_input(1) || ctx.require_constant(1).numel() != static_cast<int64_t>(2 * na))
+      ctx.fail("tf_crop_and_resize needs roi with " + std::to_string(2 * na) + " elements");
+  }
   ctx.set_output(0, ctx.dtype(0), p.out);
 }
 

@@ -806,10 +806,12 @@ EinsumPlan plan_einsum(const std::string& equation, const std::vector<Shape>& sh
     p.out_labels = expand(rhs, ell);
     for (int l : p.out_labels)
       if (p.size[l] < 0) throw bad("output label not present in any input");
-  } else {  // implicit mode: broadcast dims, then labels used exactly once, alphabetically
+  } else {  // implicit mode: broadcast dims, then labels used exactly once, in ASCII order (A-Z, a-z) as numpy
     for (int64_t j = 0; j < ell; ++j) p.out_labels.push_back(static_cast<int>(52 + j));
-    for (int l = 0; l < 52; ++l)
+    for (int i = 0; i < 52; ++i) {
+      const int l = i < 26 ? 26 + i : i - 26;
       if (count[l] == 1) p.out_labels.push_back(l);
+    }
   }
   return p;
 }
