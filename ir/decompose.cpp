@@ -91,7 +91,7 @@ void emit_nll(const Graph& g, const Node& n, Rewriter& rw, int lp, int target, i
       return rw.constant("c", std::move(c));
     };
     ignored = rw.op("Equal", {target, i64(n.attr_i("ignore_index", 0))});
-    t = rw.op("Where", {ignored, i64(0), target});  // any valid index: its weight is 0 below
+    t = rw.op("Where", {ignored, i64(0), target});  // any valid index: the loss there is replaced by 0 below
     keep = rw.op("Cast", {rw.op("Not", {ignored})}, {{"to", int64_t{1}}});  // FLOAT
   }
   Shape tu = ts;
