@@ -10,6 +10,7 @@
 // into it (input fusion), and a contraction whose only reader is one element-wise kernel over
 // its output space becomes that kernel's prologue (output fusion).
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -810,6 +811,43 @@ class Fuser {
   }
 
   // ---- output fusion ----------------------------------------------------------------------
+  // When every load of buffer b in k reads it as a pure axis permutation of `space`
+  // (contiguous, offset 0: a Transpose of the contraction's output), returns for each dim j of
+  // `space` the dim of k.space that walks it (-1 for size-1 dims).
+  static std::optional<std::vector<int>> permuted_reader(const KernelSpec& k, int b, const Shape& space) {
+    if (shape_numel(k.space) != shape_numel(space)) return std::nullopt;
+    const Shape cs = contiguous_strides(space);
+    std::optional<std::vector<int>> found;
+    for (auto& l : k.loads) {
+      if (l.buffer != b) continue;
+      if (l.view.offset != 0 || l.view.shape != k.space) return std::nullopt;
+      std::vector<int> inv(space.size(), -1);
+      for (size_t i = 0; i < k.space.size(); ++i) {
+        if (k.space[i] == 1) continue;
+        int match = -1;
+        for (size_t j = 0; j < space.size() && match < 0; ++j)
+          if (space[j] == k.space[i] && cs[j] == l.view.strides[i] && inv[j] < 0) match = static_cast<int>(j);
+        if (match < 0) return std::nullopt;
+        inv[match] = static_cast<int>(i);
+      }
+      for (size_t j = 0; j < space.size(); ++j)
+        if (space[j] != 1 && inv[j] < 0) return std::nullopt;
+      if (found && *found != inv) return std::nullopt;
+      found = inv;
+    }
+    return found;
+  }
+  // v (over a reader's space) as a view over `space`, reader dim inv[j] walking dim j.
+  static StridedView over_space(const StridedView& v, const std::vector<int>& inv, const Shape& space) {
+    StridedView r;
+    r.shape = space;
+    r.offset = v.offset;
+    r.strides.assign(space.size(), 0);
+    for (size_t j = 0; j < space.size(); ++j)
+      if (inv[j] >= 0) r.strides[j] = v.strides[inv[j]];
+    return r;
+  }
+
   void fuse_outputs() {
     for (size_t ci = 0; ci < kernels_.size(); ++ci) {
       KernelSpec& ck = kernels_[ci];
@@ -823,7 +861,17 @@ class Fuser {
       }
       if (readers.size() != 1) continue;
       KernelSpec& k = kernels_[readers[0]];
-      if (k.kind != FusionKind::loop || k.space != ck.space || k.matmul || k.conv) continue;
+      if (k.kind != FusionKind::loop || k.matmul || k.conv) continue;
+      if (k.space != ck.space) {
+        // A reader that permutes the product's axes (attention's heads-to-sequence Transpose)
+        // is re-expressed over the contraction's space: its loads and stores walk permuted
+        // views, so the product is stored transposed instead of materialized and copied.
+        auto inv = permuted_reader(k, cbuf, ck.space);
+        if (!inv) continue;
+        for (auto& l : k.loads) l.view = over_space(l.view, *inv, ck.space);
+        for (auto& o : k.outputs) o.view = over_space(o.view, *inv, ck.space);
+        k.space = ck.space;
+      }
       bool ok = true;
       for (auto& l : k.loads)
         if (l.buffer == cbuf && !(l.view.is_contiguous() && l.view.shape == ck.space)) ok = false;

@@ -67,6 +67,11 @@ std::vector<GemmCase> cases() {
          int s = b.op("Slice", {qkv, i64(b, "st", 64), i64(b, "en", 128), i64(b, "ax", 1)});
          b.output(b.op("MatMul", {s, cst(b, "w", {64, 80}, 8)}));
        }},
+      {"transposed_output",  // attention: [1, h, s, d] stored as [1, s, h, d] by cuBLASLt itself
+       [](GraphBuilder& b) {
+         int m = b.op("MatMul", {in(b, "q", {1, 12, 64, 64}), in(b, "v", {1, 12, 64, 64})});
+         b.output(b.op("Transpose", {m}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}));
+       }},
       {"tanh_epilogue",
        [](GraphBuilder& b) { b.output(b.op("Tanh", {b.op("MatMul", {in(b, "x", {64, 96}), cst(b, "w", {96, 80}, 9)})})); },
        true, E::kernel, [](double v) { return std::tanh(v); }},
@@ -86,7 +91,9 @@ std::pair<Graph, std::vector<Tensor>> build_case(const GemmCase& tc, uint64_t se
   return {std::move(g), std::move(inputs)};
 }
 
-// cublasLtMatmul on the host: D (column-major N x M per batch, i.e. row-major C) = op(X) op(Y).
+// cublasLtMatmul on the host: D (column-major N x M per batch, i.e. row-major C) = op(X) op(Y),
+// stored where the LibraryGemm's D layout says (row m of batch b at d_offset + b * d_batch_stride
+// + m * d_ld; dense for the scratch of Epilogue::kernel).
 std::vector<double> emulate(const LibraryGemm& g, const std::vector<const float*>& buf) {
   std::vector<double> c(static_cast<size_t>(g.batch * g.m * g.n));
   auto elem = [&](const LibraryGemm::Operand& o, int64_t b, int64_t r, int64_t col) {  // op(o)(r, col)
@@ -101,7 +108,7 @@ std::vector<double> emulate(const LibraryGemm& g, const std::vector<const float*
         if (g.epilogue == LibraryGemm::Epilogue::bias || g.epilogue == LibraryGemm::Epilogue::relu_bias)
           acc += buf[g.bias_buffer][g.bias_offset + n];
         if (g.epilogue == LibraryGemm::Epilogue::relu_bias) acc = std::max(acc, 0.0);
-        c[static_cast<size_t>((b * g.m + m) * g.n + n)] = acc;
+        c.at(static_cast<size_t>(g.d_offset + b * g.d_batch_stride + m * g.d_ld + n)) = acc;
       }
   return c;
 }

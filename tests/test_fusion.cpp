@@ -535,5 +535,28 @@ TEST(Fusion, LossIgnoredTargetWithInfiniteLogProb) {
   }
 }
 
+// A Transpose (or leading-1 Reshape) of a matmul product fuses into the matmul as a permuted
+// store: attention's [b, h, s, d] -> [b, s, h, d]. The reader's other loads are re-expressed
+// over the product's space; values match ref on every backend present.
+TEST(Fusion, PermutedReaderOfProductFusesIntoIt) {
+  std::vector<std::string> backends = {"cpu"};
+  for (auto& b : backend_names())
+    if ((b == "vulkan" || b == "cuda") && !make_backend(b)->devices().empty()) backends.push_back(b);
+  GraphBuilder b;
+  int a = b.input("a", DType::f32, {2, 3, 8, 5}), w = b.input("w", DType::f32, {2, 3, 5, 16});
+  int bias = b.input("bias", DType::f32, {8, 1, 16});  // broadcast over the transposed [2, 8, 3, 16]
+  int t = b.op("Transpose", {b.op("MatMul", {a, w})}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  b.output(b.op("Tanh", {b.op("Add", {t, bias})}));
+  Graph g = b.build();
+  make_static(g, {});
+  Plan p = build_plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u) << "the transposing reader should be the matmul's epilogue";
+  EXPECT_EQ(p.kernels[0].kind, FusionKind::output);
+  std::vector<Tensor> in;
+  for (size_t i = 0; i < g.inputs.size(); ++i) in.push_back(testing::random_tensor(DType::f32, g.values[g.inputs[i]].shape, 70 + i));
+  Tensor want = run_on_backend("ref", g, in)[0];
+  for (auto& be : backends) EXPECT_LE(relative_l2(run_on_backend(be, g, in)[0], want), 1e-6) << be;
+}
+
 }  // namespace
 }  // namespace fusor

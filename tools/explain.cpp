@@ -79,8 +79,9 @@ int cmd_explain(const ExplainArgs& a) {
 #ifdef FUSOR_HAVE_CUDA
     for (const KernelSpec& k : p.kernels) {
       std::optional<LibraryGemm> lib = cuda_library_gemm(k, p);
-      std::printf("\n// ---- %s%s\n%s", k.name.c_str(), lib ? " (cublasLtMatmul, then this epilogue)" : "",
-                  cuda_kernel_source(k, p, lib ? &*lib : nullptr).c_str());
+      const std::string src = cuda_kernel_source(k, p, lib ? &*lib : nullptr);
+      const char* how = !lib ? "" : src.empty() ? " (cublasLtMatmul with its own epilogue: no kernel)" : " (cublasLtMatmul, then this epilogue)";
+      std::printf("\n// ---- %s%s\n%s", k.name.c_str(), how, src.c_str());
     }
 #else
     throw Error("explain", "--source cuda: this fusor was built without the CUDA backend");

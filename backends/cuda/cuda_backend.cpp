@@ -386,7 +386,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     const LibraryGemm& g = *l.lib;
     auto at = [&](int b, int64_t off) { return b < 0 ? CUdeviceptr{0} : ptr[b] + static_cast<CUdeviceptr>(off * 4); };
     return {at(g.x.buffer, g.x.offset), at(g.y.buffer, g.y.offset),
-            g.epilogue == LibraryGemm::Epilogue::kernel ? gemm_scratch_ : ptr[g.out_buffer], at(g.bias_buffer, g.bias_offset)};
+            g.epilogue == LibraryGemm::Epilogue::kernel ? gemm_scratch_ : at(g.out_buffer, g.d_offset), at(g.bias_buffer, g.bias_offset)};
   }
 
   // Only a call that was prepared records its pointers.

@@ -92,9 +92,18 @@ std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p)
   g.x.buffer = mm.b_buffer, g.y.buffer = mm.a_buffer;
 
   // cuBLASLt writes the output itself when the kernel stores acc, acc + bias[n] or
-  // Relu(acc + bias[n]) into one contiguous buffer that no operand aliases.
+  // Relu(acc + bias[n]) into one buffer that no operand aliases, through a view whose rows are
+  // unit-stride and whose batches are one arithmetic progression (dense, or permuted such as
+  // attention's [b, s, h, d]).
   g.epilogue = LibraryGemm::Epilogue::kernel;
-  if (k.outputs.size() == 1 && k.outputs[0].view.shape == k.space && k.outputs[0].view.is_contiguous()) {
+  g.d_offset = 0, g.d_ld = g.n, g.d_batch_stride = g.m * g.n;
+  int64_t d_offset = 0, d_batch = 0;
+  const bool d_ok = k.outputs.size() == 1 && k.outputs[0].view.shape == k.space &&
+                    (k.outputs[0].view.strides[nb + 1] == 1 || g.n == 1) &&
+                    (g.m == 1 || k.outputs[0].view.strides[nb] >= g.n) &&
+                    batch_progression(k.outputs[0].view, k.space, nb, g.batch, d_offset, d_batch) &&
+                    (g.batch == 1 || d_batch >= 1);
+  if (d_ok) {
     const KernelOutput& o = k.outputs[0];
     const bool aliased = o.buffer == mm.a_buffer || o.buffer == mm.b_buffer;
     int e = o.expr;
@@ -108,7 +117,10 @@ std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p)
       if (bias >= 0 && is_row_vector_load(k, p, bias, g.bias_offset, g.bias_buffer) && g.bias_buffer != o.buffer)
         g.epilogue = relu ? LibraryGemm::Epilogue::relu_bias : LibraryGemm::Epilogue::bias;
     }
-    if (g.epilogue != LibraryGemm::Epilogue::kernel) g.out_buffer = o.buffer;
+    if (g.epilogue != LibraryGemm::Epilogue::kernel) {
+      g.out_buffer = o.buffer;
+      g.d_offset = d_offset, g.d_ld = g.m == 1 ? g.n : o.view.strides[nb], g.d_batch_stride = d_batch;
+    }
   }
   return g;
 }
@@ -237,7 +249,7 @@ std::unique_ptr<CublasLt::Call> CublasLt::make_call(const LibraryGemm& g) const 
   };
   layout(c->lx_, g.x.rows, g.x.cols, g.x.ld, g.x.batch_stride);
   layout(c->ly_, g.y.rows, g.y.cols, g.y.ld, g.y.batch_stride);
-  layout(c->ld_, g.n, g.m, g.n, g.m * g.n);
+  layout(c->ld_, g.n, g.m, g.d_ld, g.d_batch_stride);
   return c;
 }
 

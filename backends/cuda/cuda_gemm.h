@@ -44,6 +44,10 @@ struct LibraryGemm {
   int bias_buffer = -1;
   int64_t bias_offset = 0;
   int out_buffer = -1;
+  // Where D goes (elements): row m of batch b starts at d_offset + b * d_batch_stride + m * d_ld.
+  // The scratch of Epilogue::kernel is dense (0, m * n, n); a direct output may be a permuted
+  // view, e.g. attention's product stored as [b, s, h, d].
+  int64_t d_offset = 0, d_ld = 0, d_batch_stride = 0;
   int64_t scratch_elements() const { return epilogue == Epilogue::kernel ? batch * m * n : 0; }
 };
 
