@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -1057,15 +1058,33 @@ class Emitter {
       for (int j = i + 1; j < nd; ++j) inner *= os[2 + j];
       s += "    fz_idx fz_s" + std::to_string(i) + " = ((fz_o / " + lit(inner) + ") % " + lit(os[2 + i]) + ") * " + lit(strides[i]) + " - " + lit(pb[i]) + ";\n";
     }
-    s += "    float fz_acc = " + std::string(has_in(2) ? load_of(in_buf(2), "fz_m") : "0.0f") + ";\n";
-    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(Cg) + "; ++fz_c) {\n";
-    std::string ind = "      ", cond, xoff = "fz_xb + fz_c * " + lit(in_sz), woff = "fz_wb + fz_c * " + lit(k_sz);
+    return s + window_sum(x, w, out, Cg, k_sz, [&](int i, const std::string& si, const std::string& ind) {
+             return std::make_pair(ind + "fz_idx fz_p" + si + " = fz_s" + si + " + fz_k" + si + " * " + lit(dil[i]) + ";\n",
+                                   "fz_p" + si + " >= " + lit(0) + " && fz_p" + si + " < " + lit(xs[2 + i]));
+           });
+  }
+
+  // The tap loops Conv and ConvTranspose share: fz_acc starts at the bias (input 2) or 0, adds
+  // x[i] * w[k] over c < cg (w's channel stride w_c_stride) and the window k, and is stored.
+  // Per spatial dim i, position(i, "<i>", indent) returns the lines defining fz_p<i>, the input
+  // position of tap fz_k<i> relative to fz_s<i>, and the condition that it lies inside x.
+  std::string window_sum(int x, int w, int out, int64_t cg, int64_t w_c_stride,
+                         const std::function<std::pair<std::string, std::string>(int, const std::string&, const std::string&)>& position) const {
+    const Shape& xs = buffer(x).shape;
+    const Shape& ws = buffer(w).shape;
+    const int nd = static_cast<int>(xs.size()) - 2;
+    int64_t in_sz = 1;
+    for (int i = 0; i < nd; ++i) in_sz *= xs[2 + i];
+    std::string s = "    float fz_acc = " + std::string(has_in(2) ? load_of(in_buf(2), "fz_m") : "0.0f") + ";\n";
+    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(cg) + "; ++fz_c) {\n";
+    std::string ind = "      ", cond, xoff = "fz_xb + fz_c * " + lit(in_sz), woff = "fz_wb + fz_c * " + lit(w_c_stride);
     for (int i = 0; i < nd; ++i) {
       const std::string si = std::to_string(i);
       s += ind + "for (fz_idx fz_k" + si + " = " + lit(0) + "; fz_k" + si + " < " + lit(ws[2 + i]) + "; ++fz_k" + si + ") {\n";
       ind += "  ";
-      s += ind + "fz_idx fz_p" + si + " = fz_s" + si + " + fz_k" + si + " * " + lit(dil[i]) + ";\n";
-      cond += std::string(cond.empty() ? "" : " && ") + "fz_p" + si + " >= " + lit(0) + " && fz_p" + si + " < " + lit(xs[2 + i]);
+      auto [lines, inside] = position(i, si, ind);
+      s += lines;
+      cond += std::string(cond.empty() ? "" : " && ") + inside;
       int64_t xi = 1, wi = 1;
       for (int j = i + 1; j < nd; ++j) xi *= xs[2 + j], wi *= ws[2 + j];
       xoff += " + fz_p" + si + " * " + lit(xi);
@@ -1129,29 +1148,13 @@ class Emitter {
       for (int j = i + 1; j < nd; ++j) inner *= os[2 + j];
       s += "    fz_idx fz_s" + std::to_string(i) + " = ((fz_o / " + lit(inner) + ") % " + lit(os[2 + i]) + ") + " + lit(pb[i]) + ";\n";
     }
-    s += "    float fz_acc = " + std::string(has_in(2) ? load_of(in_buf(2), "fz_m") : "0.0f") + ";\n";
-    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(Cg) + "; ++fz_c) {\n";
-    std::string ind = "      ", cond, xoff = "fz_xb + fz_c * " + lit(in_sz), woff = "fz_wb + fz_c * " + lit(Mg * k_sz);
-    for (int i = 0; i < nd; ++i) {
-      const std::string si = std::to_string(i);
-      s += ind + "for (fz_idx fz_k" + si + " = " + lit(0) + "; fz_k" + si + " < " + lit(ws[2 + i]) + "; ++fz_k" + si + ") {\n";
-      ind += "  ";
-      // t = o + pb - k*d; checked non-negative before '%' and '/' (GLSL leaves negatives undefined).
-      s += ind + "fz_idx fz_t" + si + " = fz_s" + si + " - fz_k" + si + " * " + lit(dil[i]) + ";\n";
-      s += ind + "fz_idx fz_p" + si + " = fz_t" + si + " >= " + lit(0) + " ? fz_t" + si + " / " + lit(strides[i]) + " : " + lit(-1) + ";\n";
-      cond += std::string(cond.empty() ? "" : " && ") + "fz_t" + si + " >= " + lit(0) + " && fz_t" + si + " % " + lit(strides[i]) +
-              " == " + lit(0) + " && fz_p" + si + " < " + lit(xs[2 + i]);
-      int64_t xi = 1, wi = 1;
-      for (int j = i + 1; j < nd; ++j) xi *= xs[2 + j], wi *= ws[2 + j];
-      xoff += " + fz_p" + si + " * " + lit(xi);
-      woff += " + fz_k" + si + " * " + lit(wi);
-    }
-    s += ind + "if (" + cond + ") fz_acc = fz_acc + " + load_of(w, woff) + " * " + load_of(x, xoff) + ";\n";
-    for (int i = nd - 1; i >= 0; --i) {
-      ind.resize(ind.size() - 2);
-      s += ind + "}\n";
-    }
-    return s + "    }\n    " + store_of(out, "fz_o", "fz_acc") + "\n";
+    return s + window_sum(x, w, out, Cg, Mg * k_sz, [&](int i, const std::string& si, const std::string& ind) {
+             // t = o + pb - k*d; checked non-negative before '%' and '/' (GLSL leaves negatives undefined).
+             std::string lines = ind + "fz_idx fz_t" + si + " = fz_s" + si + " - fz_k" + si + " * " + lit(dil[i]) + ";\n";
+             lines += ind + "fz_idx fz_p" + si + " = fz_t" + si + " >= " + lit(0) + " ? fz_t" + si + " / " + lit(strides[i]) + " : " + lit(-1) + ";\n";
+             return std::make_pair(lines, "fz_t" + si + " >= " + lit(0) + " && fz_t" + si + " % " + lit(strides[i]) + " == " + lit(0) +
+                                              " && fz_p" + si + " < " + lit(xs[2 + i]));
+           });
   }
 
   // LRN as ir/ops/nn.cpp lrn_ref: x / (bias + alpha/size * sum of x^2 over channels
