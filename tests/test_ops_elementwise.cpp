@@ -14,14 +14,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Tensor make(Shape s, std::vector<double> v, DType t = DType::f32) {
-  Tensor x(t, std::move(s));
-  EXPECT_EQ(static_cast<size_t>(x.numel()), v.size());
-  for (size_t i = 0; i < v.size(); ++i) x.set(static_cast<int64_t>(i), v[i]);
-  return x;
-}
-Tensor scalar(double v, DType t = DType::f32) { return make({}, {v}, t); }
-Tensor ints(Shape s, std::vector<double> v) { return make(std::move(s), std::move(v), DType::i64); }
+Tensor scalar(double v, DType t = DType::f32) { return testing::tensor_of({}, {v}, t); }
+Tensor ints(Shape s, std::vector<double> v) { return testing::tensor_of(std::move(s), std::move(v), DType::i64); }
 
 using testing::OpCall;
 std::vector<Tensor> run(const OpCall& c) { return testing::run_op(c, 17); }
@@ -44,74 +38,74 @@ void expect_values(const Tensor& t, const std::vector<double>& want, double tol 
 // ---- element-wise ---------------------------------------------------------------------------
 
 TEST(OpsElementwise, AddBroadcastsBothWays) {
-  Tensor y = run1({"Add", {make({2, 1}, {10, 20}), make({3}, {1, 2, 3})}});
+  Tensor y = run1({"Add", {testing::tensor_of({2, 1}, {10, 20}), testing::tensor_of({3}, {1, 2, 3})}});
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
   EXPECT_EQ(y.dtype(), DType::f32);
   expect_values(y, {11, 12, 13, 21, 22, 23});
 }
 
 TEST(OpsElementwise, SubMulScalarOperand) {
-  expect_values(run1({"Sub", {make({3}, {5, 6, 7}), scalar(1)}}), {4, 5, 6});
-  expect_values(run1({"Mul", {make({2, 2}, {1, 2, 3, 4}), make({2}, {10, -1})}}), {10, -2, 30, -4});
+  expect_values(run1({"Sub", {testing::tensor_of({3}, {5, 6, 7}), scalar(1)}}), {4, 5, 6});
+  expect_values(run1({"Mul", {testing::tensor_of({2, 2}, {1, 2, 3, 4}), testing::tensor_of({2}, {10, -1})}}), {10, -2, 30, -4});
 }
 
 TEST(OpsElementwise, IncompatibleShapesThrow) {
-  EXPECT_THROW(run1({"Add", {make({2}, {1, 2}), make({3}, {1, 2, 3})}}), Error);
-  EXPECT_THROW(run1({"Add", {make({2}, {1, 2}), make({2}, {1, 2}, DType::i32)}}), Error);
+  EXPECT_THROW(run1({"Add", {testing::tensor_of({2}, {1, 2}), testing::tensor_of({3}, {1, 2, 3})}}), Error);
+  EXPECT_THROW(run1({"Add", {testing::tensor_of({2}, {1, 2}), testing::tensor_of({2}, {1, 2}, DType::i32)}}), Error);
 }
 
 TEST(OpsElementwise, DivIntegerTruncatesTowardZero) {
-  Tensor y = run1({"Div", {make({4}, {7, -7, 7, -7}, DType::i32), make({4}, {2, 2, -2, -2}, DType::i32)}});
+  Tensor y = run1({"Div", {testing::tensor_of({4}, {7, -7, 7, -7}, DType::i32), testing::tensor_of({4}, {2, 2, -2, -2}, DType::i32)}});
   EXPECT_EQ(y.dtype(), DType::i32);
   expect_values(y, {3, -3, -3, 3});
-  expect_values(run1({"Div", {make({2}, {7, -1}), make({2}, {2, 4})}}), {3.5, -0.25});
+  expect_values(run1({"Div", {testing::tensor_of({2}, {7, -1}), testing::tensor_of({2}, {2, 4})}}), {3.5, -0.25});
 }
 
 TEST(OpsElementwise, ModIntegerSignRules) {
-  Tensor a = make({4}, {7, -7, 7, -7}, DType::i64), b = make({4}, {3, 3, -3, -3}, DType::i64);
+  Tensor a = testing::tensor_of({4}, {7, -7, 7, -7}, DType::i64), b = testing::tensor_of({4}, {3, 3, -3, -3}, DType::i64);
   expect_values(run1({"Mod", {a, b}}), {1, 2, -2, -1});                          // sign of divisor
   expect_values(run1({"Mod", {a, b}, {{"fmod", int64_t{1}}}}), {1, -1, 1, -1});  // sign of dividend
-  expect_values(run1({"Mod", {make({2}, {5.5, -5.5}), make({2}, {2, 2})}, {{"fmod", int64_t{1}}}}), {1.5, -1.5});
-  EXPECT_THROW(run1({"Mod", {make({1}, {5.5}), make({1}, {2})}}), Error);  // float needs fmod=1
+  expect_values(run1({"Mod", {testing::tensor_of({2}, {5.5, -5.5}), testing::tensor_of({2}, {2, 2})}, {{"fmod", int64_t{1}}}}), {1.5, -1.5});
+  EXPECT_THROW(run1({"Mod", {testing::tensor_of({1}, {5.5}), testing::tensor_of({1}, {2})}}), Error);  // float needs fmod=1
 }
 
 TEST(OpsElementwise, PowFloatAndIntBase) {
-  expect_values(run1({"Pow", {make({3}, {2, 3, -2}), make({3}, {3, 2, 3})}}), {8, 9, -8});
-  Tensor y = run1({"Pow", {make({3}, {1, 2, 3}, DType::i64), make({3}, {4, 5, 6})}});
+  expect_values(run1({"Pow", {testing::tensor_of({3}, {2, 3, -2}), testing::tensor_of({3}, {3, 2, 3})}}), {8, 9, -8});
+  Tensor y = run1({"Pow", {testing::tensor_of({3}, {1, 2, 3}, DType::i64), testing::tensor_of({3}, {4, 5, 6})}});
   EXPECT_EQ(y.dtype(), DType::i64);
   expect_values(y, {1, 32, 729});
 }
 
 TEST(OpsElementwise, NanPropagatesThroughReluMaxMin) {
-  expect_values(run1({"Relu", {make({4}, {-1, 0, 2, kNaN})}}), {0, 0, 2, kNaN});
-  Tensor a = make({3}, {1, kNaN, 3}), b = make({3}, {2, 2, kNaN});
+  expect_values(run1({"Relu", {testing::tensor_of({4}, {-1, 0, 2, kNaN})}}), {0, 0, 2, kNaN});
+  Tensor a = testing::tensor_of({3}, {1, kNaN, 3}), b = testing::tensor_of({3}, {2, 2, kNaN});
   expect_values(run1({"Max", {a, b}}), {2, kNaN, kNaN});
   expect_values(run1({"Min", {a, b}}), {1, kNaN, kNaN});
 }
 
 TEST(OpsElementwise, VariadicSumMeanMaxMin) {
-  Tensor a = make({2}, {1, 5}), b = make({2}, {4, 2}), c = scalar(-3);
+  Tensor a = testing::tensor_of({2}, {1, 5}), b = testing::tensor_of({2}, {4, 2}), c = scalar(-3);
   expect_values(run1({"Sum", {a, b, c}}), {2, 4});
   expect_values(run1({"Mean", {a, b}}), {2.5, 3.5});
   expect_values(run1({"Max", {a, b, c}}), {4, 5});
   expect_values(run1({"Min", {a, b, c}}), {-3, -3});
   expect_values(run1({"Sum", {a}}), {1, 5});
-  Tensor m = run1({"Max", {make({2}, {3, -9}, DType::i32), make({2}, {1, 7}, DType::i32)}});
+  Tensor m = run1({"Max", {testing::tensor_of({2}, {3, -9}, DType::i32), testing::tensor_of({2}, {1, 7}, DType::i32)}});
   EXPECT_EQ(m.dtype(), DType::i32);
   expect_values(m, {3, 7});
 }
 
 TEST(OpsElementwise, WhereBroadcastsConditionAndValues) {
-  Tensor cond = make({2}, {1, 0}, DType::boolean);
-  Tensor y = run1({"Where", {cond, make({2, 2}, {1, 2, 3, 4}, DType::i64), ints({}, {9})}});
+  Tensor cond = testing::tensor_of({2}, {1, 0}, DType::boolean);
+  Tensor y = run1({"Where", {cond, testing::tensor_of({2, 2}, {1, 2, 3, 4}, DType::i64), ints({}, {9})}});
   EXPECT_EQ(y.dtype(), DType::i64);
   EXPECT_EQ(y.shape(), (Shape{2, 2}));
   expect_values(y, {1, 9, 3, 9});
-  EXPECT_THROW(run1({"Where", {make({1}, {1}), scalar(1), scalar(2)}}), Error);  // cond must be bool
+  EXPECT_THROW(run1({"Where", {testing::tensor_of({1}, {1}), scalar(1), scalar(2)}}), Error);  // cond must be bool
 }
 
 TEST(OpsElementwise, ComparisonsGiveBoolAndNanNeverPasses) {
-  Tensor a = make({3}, {1, 2, kNaN}), b = make({3}, {2, 2, kNaN});
+  Tensor a = testing::tensor_of({3}, {1, 2, kNaN}), b = testing::tensor_of({3}, {2, 2, kNaN});
   Tensor eq = run1({"Equal", {a, b}});
   EXPECT_EQ(eq.dtype(), DType::boolean);
   expect_values(eq, {0, 1, 0});
@@ -122,20 +116,20 @@ TEST(OpsElementwise, ComparisonsGiveBoolAndNanNeverPasses) {
 }
 
 TEST(OpsElementwise, LogicTruthTables) {
-  Tensor p = make({4}, {0, 0, 1, 1}, DType::boolean), q = make({4}, {0, 1, 0, 1}, DType::boolean);
+  Tensor p = testing::tensor_of({4}, {0, 0, 1, 1}, DType::boolean), q = testing::tensor_of({4}, {0, 1, 0, 1}, DType::boolean);
   expect_values(run1({"And", {p, q}}), {0, 0, 0, 1});
   expect_values(run1({"Or", {p, q}}), {0, 1, 1, 1});
   expect_values(run1({"Xor", {p, q}}), {0, 1, 1, 0});
   expect_values(run1({"Not", {p}}), {1, 1, 0, 0});
-  EXPECT_THROW(run1({"And", {make({1}, {1}), make({1}, {1})}}), Error);
+  EXPECT_THROW(run1({"And", {testing::tensor_of({1}, {1}), testing::tensor_of({1}, {1})}}), Error);
 }
 
 TEST(OpsElementwise, CastTruncatesBooleanizesAndRejectsStrings) {
-  Tensor x = make({4}, {1.7, -1.7, 2.5, 0});
+  Tensor x = testing::tensor_of({4}, {1.7, -1.7, 2.5, 0});
   Tensor i = run1({"Cast", {x}, {{"to", int64_t{6}}}});  // INT32
   EXPECT_EQ(i.dtype(), DType::i32);
   expect_values(i, {1, -1, 2, 0});
-  Tensor b = run1({"Cast", {make({3}, {0, 0.5, -2})}, {{"to", int64_t{9}}}});  // BOOL
+  Tensor b = run1({"Cast", {testing::tensor_of({3}, {0, 0.5, -2})}, {{"to", int64_t{9}}}});  // BOOL
   EXPECT_EQ(b.dtype(), DType::boolean);
   expect_values(b, {0, 1, 1});
   Tensor big = run1({"Cast", {ints({1}, {0})}, {{"to", int64_t{7}}}});
@@ -150,64 +144,64 @@ TEST(OpsElementwise, CastTruncatesBooleanizesAndRejectsStrings) {
   } catch (const Error& err) {
     EXPECT_EQ(err.component(), "ref");
   }
-  Tensor like = run1({"CastLike", {x, make({1, 1}, {0}, DType::i8)}});
+  Tensor like = run1({"CastLike", {x, testing::tensor_of({1, 1}, {0}, DType::i8)}});
   EXPECT_EQ(like.dtype(), DType::i8);
   EXPECT_EQ(like.shape(), (Shape{4}));
   expect_values(like, {1, -1, 2, 0});
 }
 
 TEST(OpsElementwise, Activations) {
-  Tensor x = make({3}, {-1, 0, 2});
+  Tensor x = testing::tensor_of({3}, {-1, 0, 2});
   expect_values(run1({"LeakyRelu", {x}}), {-0.01, 0, 2});
   expect_values(run1({"LeakyRelu", {x}, {{"alpha", 0.5}}}), {-0.5, 0, 2});
   expect_values(run1({"Elu", {x}}), {-0.6321205588285577, 0, 2});
   expect_values(run1({"Selu", {x}}), {-1.1113307412864781, 0, 2.1014020442962646});
   expect_values(run1({"Celu", {x}}), {-0.6321205588285577, 0, 2});
-  expect_values(run1({"ThresholdedRelu", {make({3}, {0.5, 1, 1.5})}}), {0, 0, 1.5});
+  expect_values(run1({"ThresholdedRelu", {testing::tensor_of({3}, {0.5, 1, 1.5})}}), {0, 0, 1.5});
   expect_values(run1({"Sigmoid", {x}}), {0.2689414213699951, 0.5, 0.8807970779778823});
-  expect_values(run1({"HardSigmoid", {make({3}, {1, -3, 3})}}), {0.7, 0, 1});
-  expect_values(run1({"HardSwish", {make({3}, {1, -4, 4})}}), {2.0 / 3.0, 0, 4});
-  expect_values(run1({"Softplus", {make({3}, {0, 100, -100})}}), {0.6931471805599453, 100, 3.720075976020836e-44});
-  expect_values(run1({"Softsign", {make({2}, {3, -1})}}), {0.75, -0.5});
-  expect_values(run1({"Mish", {make({1}, {1})}}), {0.8650983882673103});
-  expect_values(run1({"PRelu", {make({2, 2}, {-1, 2, -3, 4}), make({2}, {0.5, 9})}}), {-0.5, 2, -1.5, 4});
+  expect_values(run1({"HardSigmoid", {testing::tensor_of({3}, {1, -3, 3})}}), {0.7, 0, 1});
+  expect_values(run1({"HardSwish", {testing::tensor_of({3}, {1, -4, 4})}}), {2.0 / 3.0, 0, 4});
+  expect_values(run1({"Softplus", {testing::tensor_of({3}, {0, 100, -100})}}), {0.6931471805599453, 100, 3.720075976020836e-44});
+  expect_values(run1({"Softsign", {testing::tensor_of({2}, {3, -1})}}), {0.75, -0.5});
+  expect_values(run1({"Mish", {testing::tensor_of({1}, {1})}}), {0.8650983882673103});
+  expect_values(run1({"PRelu", {testing::tensor_of({2, 2}, {-1, 2, -3, 4}), testing::tensor_of({2}, {0.5, 9})}}), {-0.5, 2, -1.5, 4});
 }
 
 TEST(OpsElementwise, GeluBothForms) {
-  Tensor x = make({2}, {1, 0});
+  Tensor x = testing::tensor_of({2}, {1, 0});
   expect_values(run1({"Gelu", {x}}), {0.8413447460685429, 0});
   expect_values(run1({"Gelu", {x}, {{"approximate", std::string("tanh")}}}), {0.8411919906082768, 0});
   EXPECT_THROW(run1({"Gelu", {x}, {{"approximate", std::string("fast")}}}), Error);
 }
 
 TEST(OpsElementwise, MathAndRounding) {
-  expect_values(run1({"Round", {make({7}, {0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6})}}), {0, 2, 2, -0.0, -2, 2, -3});
-  expect_values(run1({"Sign", {make({4}, {-3, 0, 2, kNaN})}}), {-1, 0, 1, kNaN});
-  expect_values(run1({"Floor", {make({2}, {-1.5, 1.5})}}), {-2, 1});
-  expect_values(run1({"Ceil", {make({2}, {-1.5, 1.5})}}), {-1, 2});
-  expect_values(run1({"Erf", {make({1}, {0.5})}}), {0.5204998778130465});
-  expect_values(run1({"Exp", {make({1}, {1})}}), {2.718281828459045});
-  expect_values(run1({"Log", {make({2}, {1, 0})}}), {0, -kInf});
-  expect_values(run1({"Sqrt", {make({2}, {9, -1})}}), {3, kNaN});
-  expect_values(run1({"Reciprocal", {make({1}, {4})}}), {0.25});
-  expect_values(run1({"Tanh", {make({1}, {0.5})}}), {0.46211715726000974});
-  expect_values(run1({"Abs", {make({2}, {-2, 3}, DType::i32)}}), {2, 3});
-  expect_values(run1({"Neg", {make({2}, {-2, 3})}}), {2, -3});
+  expect_values(run1({"Round", {testing::tensor_of({7}, {0.5, 1.5, 2.5, -0.5, -1.5, 2.4, -2.6})}}), {0, 2, 2, -0.0, -2, 2, -3});
+  expect_values(run1({"Sign", {testing::tensor_of({4}, {-3, 0, 2, kNaN})}}), {-1, 0, 1, kNaN});
+  expect_values(run1({"Floor", {testing::tensor_of({2}, {-1.5, 1.5})}}), {-2, 1});
+  expect_values(run1({"Ceil", {testing::tensor_of({2}, {-1.5, 1.5})}}), {-1, 2});
+  expect_values(run1({"Erf", {testing::tensor_of({1}, {0.5})}}), {0.5204998778130465});
+  expect_values(run1({"Exp", {testing::tensor_of({1}, {1})}}), {2.718281828459045});
+  expect_values(run1({"Log", {testing::tensor_of({2}, {1, 0})}}), {0, -kInf});
+  expect_values(run1({"Sqrt", {testing::tensor_of({2}, {9, -1})}}), {3, kNaN});
+  expect_values(run1({"Reciprocal", {testing::tensor_of({1}, {4})}}), {0.25});
+  expect_values(run1({"Tanh", {testing::tensor_of({1}, {0.5})}}), {0.46211715726000974});
+  expect_values(run1({"Abs", {testing::tensor_of({2}, {-2, 3}, DType::i32)}}), {2, 3});
+  expect_values(run1({"Neg", {testing::tensor_of({2}, {-2, 3})}}), {2, -3});
   expect_values(run1({"Identity", {ints({2}, {5, -6})}}), {5, -6});
   EXPECT_THROW(run1({"Exp", {ints({1}, {1})}}), Error);  // transcendental ops are float-only
 }
 
 TEST(OpsElementwise, ClipInputsAttributesAndDefaults) {
-  Tensor x = make({4}, {-2, 0.5, 5, kNaN});
+  Tensor x = testing::tensor_of({4}, {-2, 0.5, 5, kNaN});
   expect_values(run1({"Clip", {x, scalar(0), scalar(1)}, {}, 13}), {0, 0.5, 1, kNaN});
   expect_values(run1({"Clip", {x, scalar(0)}, {}, 13}), {0, 0.5, 5, kNaN});
   expect_values(run1({"Clip", {x, std::nullopt, scalar(1)}, {}, 13}), {-2, 0.5, 1, kNaN});
   expect_values(run1({"Clip", {x}, {{"min", -1.0}, {"max", 1.0}}, 6}), {-1, 0.5, 1, kNaN});
-  expect_values(run1({"Clip", {make({2}, {-100, 100}, DType::i8), scalar(-5, DType::i8)}, {}, 13}), {-5, 100});
+  expect_values(run1({"Clip", {testing::tensor_of({2}, {-100, 100}, DType::i8), scalar(-5, DType::i8)}, {}, 13}), {-5, 100});
 }
 
 TEST(OpsElementwise, IsNanIsInf) {
-  Tensor x = make({4}, {1, kNaN, kInf, -kInf});
+  Tensor x = testing::tensor_of({4}, {1, kNaN, kInf, -kInf});
   Tensor n = run1({"IsNaN", {x}});
   EXPECT_EQ(n.dtype(), DType::boolean);
   expect_values(n, {0, 1, 0, 0});
@@ -250,7 +244,7 @@ TEST(OpsElementwise, BoundExpressions) {
 
 // ---- reductions -----------------------------------------------------------------------------
 
-Tensor mat23() { return make({2, 3}, {1, 2, 3, 4, 5, 6}); }
+Tensor mat23() { return testing::tensor_of({2, 3}, {1, 2, 3, 4, 5, 6}); }
 
 TEST(OpsReduce, SumAxesInputKeepdims) {
   Tensor y = run1({"ReduceSum", {mat23(), ints({1}, {1})}, {}, 13});
@@ -279,29 +273,29 @@ TEST(OpsReduce, MeanMaxMinProd) {
   EXPECT_EQ(y.shape(), (Shape{1, 3}));
   expect_values(y, {2.5, 3.5, 4.5});
   expect_values(run1({"ReduceMax", {mat23(), ints({1}, {-1})}, {}, 18}), {3, 6});
-  expect_values(run1({"ReduceMax", {make({2}, {1, kNaN})}, {}, 18}), {kNaN});
+  expect_values(run1({"ReduceMax", {testing::tensor_of({2}, {1, kNaN})}, {}, 18}), {kNaN});
   y = run1({"ReduceMin", {mat23(), ints({1}, {0})}, {{"keepdims", int64_t{0}}}, 18});
   EXPECT_EQ(y.shape(), (Shape{3}));
   expect_values(y, {1, 2, 3});
   expect_values(run1({"ReduceProd", {mat23(), ints({1}, {1})}, {}, 18}), {6, 120});
-  expect_values(run1({"ReduceProd", {make({0}, {})}, {}, 18}), {1});  // empty set -> identity
-  expect_values(run1({"ReduceMin", {make({0}, {})}, {}, 18}), {kInf});
+  expect_values(run1({"ReduceProd", {testing::tensor_of({0}, {})}, {}, 18}), {1});  // empty set -> identity
+  expect_values(run1({"ReduceMin", {testing::tensor_of({0}, {})}, {}, 18}), {kInf});
 }
 
 TEST(OpsReduce, NormsAndLogs) {
-  Tensor x = make({2, 2}, {-1, 2, -3, 4});
+  Tensor x = testing::tensor_of({2, 2}, {-1, 2, -3, 4});
   expect_values(run1({"ReduceL1", {x, ints({1}, {1})}, {{"keepdims", int64_t{0}}}, 18}), {3, 7});
   expect_values(run1({"ReduceL2", {x}, {}, 18}), {5.477225575051661});
   expect_values(run1({"ReduceSumSquare", {x, ints({1}, {0})}, {}, 18}), {10, 20});
-  expect_values(run1({"ReduceLogSum", {make({1, 2}, {1, 2}), ints({1}, {1})}, {}, 18}), {std::log(3.0)});
+  expect_values(run1({"ReduceLogSum", {testing::tensor_of({1, 2}, {1, 2}), ints({1}, {1})}, {}, 18}), {std::log(3.0)});
   expect_values(
-      run1({"ReduceLogSumExp", {make({2, 2}, {1, 2, 1000, 1000}), ints({1}, {1})}, {{"keepdims", int64_t{0}}}, 18}),
+      run1({"ReduceLogSumExp", {testing::tensor_of({2, 2}, {1, 2, 1000, 1000}), ints({1}, {1})}, {{"keepdims", int64_t{0}}}, 18}),
       {2.3132616875182226, 1000.6931471805599});
   EXPECT_STREQ(lookup_op("ReduceL2")->reduce->post, "sqrt({0})");
 }
 
 TEST(OpsReduce, ArgMaxArgMin) {
-  Tensor x = make({2, 3}, {1, 3, 3, 4, 0, 4});
+  Tensor x = testing::tensor_of({2, 3}, {1, 3, 3, 4, 0, 4});
   Tensor y = run1({"ArgMax", {x}, {{"axis", int64_t{1}}}});
   EXPECT_EQ(y.dtype(), DType::i64);
   EXPECT_EQ(y.shape(), (Shape{2, 1}));
@@ -313,7 +307,7 @@ TEST(OpsReduce, ArgMaxArgMin) {
 }
 
 TEST(OpsReduce, CumSumModes) {
-  Tensor x = make({4}, {1, 2, 3, 4});
+  Tensor x = testing::tensor_of({4}, {1, 2, 3, 4});
   Tensor ax = ints({}, {0});
   expect_values(run1({"CumSum", {x, ax}}), {1, 3, 6, 10});
   expect_values(run1({"CumSum", {x, ax}, {{"exclusive", int64_t{1}}}}), {0, 1, 3, 6});
@@ -323,11 +317,11 @@ TEST(OpsReduce, CumSumModes) {
 }
 
 TEST(OpsReduce, SoftmaxFamily) {
-  Tensor y = run1({"Softmax", {make({1, 3}, {1, 2, 3})}, {}, 13});
+  Tensor y = run1({"Softmax", {testing::tensor_of({1, 3}, {1, 2, 3})}, {}, 13});
   expect_values(y, {0.09003057317038046, 0.24472847105479764, 0.6652409557748219});
-  expect_values(run1({"LogSoftmax", {make({1, 3}, {1, 2, 3})}, {}, 13}),
+  expect_values(run1({"LogSoftmax", {testing::tensor_of({1, 3}, {1, 2, 3})}, {}, 13}),
                 {std::log(0.09003057317038046), std::log(0.24472847105479764), std::log(0.6652409557748219)});
-  expect_values(run1({"Hardmax", {make({2, 3}, {1, 3, 3, 5, 0, 1})}, {}, 13}), {0, 1, 0, 1, 0, 0});
+  expect_values(run1({"Hardmax", {testing::tensor_of({2, 3}, {1, 3, 3, 5, 0, 1})}, {}, 13}), {0, 1, 0, 1, 0, 0});
   // Rows of a larger softmax sum to 1 (axis 0 here, so "rows" are columns).
   Tensor x(DType::f32, {5, 7});
   for (int64_t i = 0; i < x.numel(); ++i) x.set(i, std::sin(0.7 * static_cast<double>(i)) * 3);
@@ -338,13 +332,13 @@ TEST(OpsReduce, SoftmaxFamily) {
     EXPECT_NEAR(sum, 1.0, 1e-6);
   }
   // Opset < 13: coerced to 2-D at axis 1 ([2, 2, 2] -> [2, 4]).
-  Tensor l = run1({"Softmax", {make({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7})}, {}, 11});
+  Tensor l = run1({"Softmax", {testing::tensor_of({2, 2, 2}, {0, 1, 2, 3, 4, 5, 6, 7})}, {}, 11});
   expect_values(l, {0.0320586, 0.08714432, 0.23688282, 0.64391426, 0.0320586, 0.08714432, 0.23688282, 0.64391426});
 }
 
 TEST(OpsReduce, LayerNormalization) {
   std::vector<Tensor> out = run({"LayerNormalization",
-                                 {make({2, 3}, {1, 2, 3, 4, 6, 8}), make({3}, {1, 1, 2}), make({3}, {0, 1, 0})},
+                                 {testing::tensor_of({2, 3}, {1, 2, 3, 4, 6, 8}), testing::tensor_of({3}, {1, 1, 2}), testing::tensor_of({3}, {0, 1, 0})},
                                  {},
                                  17,
                                  3});
@@ -355,12 +349,12 @@ TEST(OpsReduce, LayerNormalization) {
   expect_values(out[2], {1.22473569, 0.61237129});
   // Without bias, over both dims (axis 0).
   Tensor y =
-      run1({"LayerNormalization", {make({2, 2}, {1, 1, 3, 3}), scalar(2)}, {{"axis", int64_t{0}}, {"epsilon", 0.0}}});
+      run1({"LayerNormalization", {testing::tensor_of({2, 2}, {1, 1, 3, 3}), scalar(2)}, {{"axis", int64_t{0}}, {"epsilon", 0.0}}});
   expect_values(y, {-2, -2, 2, 2});
 }
 
 TEST(OpsReduce, RmsNormalization) {
-  expect_values(run1({"RMSNormalization", {make({1, 2}, {3, 4}), make({2}, {1, 1})}, {}, 23}), {0.8485278, 1.1313704},
+  expect_values(run1({"RMSNormalization", {testing::tensor_of({1, 2}, {3, 4}), testing::tensor_of({2}, {1, 1})}, {}, 23}), {0.8485278, 1.1313704},
                 1e-6);
 }
 

@@ -13,18 +13,6 @@
 namespace fusor {
 namespace {
 
-Tensor ex_tensor(Shape s, std::vector<double> v, DType t = DType::f32) {
-  Tensor x(t, std::move(s));
-  EXPECT_EQ(static_cast<size_t>(x.numel()), v.size());
-  for (size_t i = 0; i < v.size(); ++i) x.set(static_cast<int64_t>(i), v[i]);
-  return x;
-}
-Tensor ex_ints(Shape s, std::vector<int64_t> v) {
-  Tensor x(DType::i64, std::move(s));
-  EXPECT_EQ(static_cast<size_t>(x.numel()), v.size());
-  for (size_t i = 0; i < v.size(); ++i) x.set_int(static_cast<int64_t>(i), v[i]);
-  return x;
-}
 
 using ExCall = testing::OpCall;
 std::vector<Tensor> run_ex_op(const ExCall& c) { return testing::run_op(c, 19); }
@@ -37,8 +25,8 @@ void expect_ex_values(const Tensor& t, const std::vector<double>& want, double t
 
 TEST(OpsExtra, NllLossReductionsWeightAndIgnoreIndex) {
   // input (N=3, C=3) of log-probabilities; targets 0, 2, 1.
-  Tensor x = ex_tensor({3, 3}, {-1, -2, -3, -4, -5, -6, -7, -8, -9});
-  Tensor t = ex_ints({3}, {0, 2, 1});
+  Tensor x = testing::tensor_of({3, 3}, {-1, -2, -3, -4, -5, -6, -7, -8, -9});
+  Tensor t = testing::ints_of({3}, {0, 2, 1});
   Tensor none = run_ex_op1({"NegativeLogLikelihoodLoss", {x, t}, {{"reduction", std::string("none")}}, 13});
   EXPECT_EQ(none.shape(), (Shape{3}));
   expect_ex_values(none, {1, 6, 8});
@@ -47,29 +35,29 @@ TEST(OpsExtra, NllLossReductionsWeightAndIgnoreIndex) {
   expect_ex_values(sum, {15});
   expect_ex_values(run_ex_op1({"NegativeLogLikelihoodLoss", {x, t}, {}, 13}), {5});  // default 'mean'
   // weight (1, 2, 3): losses 1*1, 6*3, 8*2 = 35 over weight sum 6.
-  Tensor w = ex_tensor({3}, {1, 2, 3});
+  Tensor w = testing::tensor_of({3}, {1, 2, 3});
   expect_ex_values(run_ex_op1({"NegativeLogLikelihoodLoss", {x, t, w}, {}, 13}), {35.0 / 6.0});
   // ignore_index 2 drops the second sample: (1*1 + 8*2) / (1 + 2).
   expect_ex_values(run_ex_op1({"NegativeLogLikelihoodLoss", {x, t, w}, {{"ignore_index", int64_t{2}}}, 13}), {17.0 / 3.0});
   // Without weight, ignore_index divides by the count of kept samples: (1 + 8) / 2.
   expect_ex_values(run_ex_op1({"NegativeLogLikelihoodLoss", {x, t}, {{"ignore_index", int64_t{2}}}, 13}), {4.5});
   // An out-of-range target that is not ignored is an error.
-  EXPECT_THROW(run_ex_op1({"NegativeLogLikelihoodLoss", {x, ex_ints({3}, {0, 3, 1})}, {}, 13}), Error);
+  EXPECT_THROW(run_ex_op1({"NegativeLogLikelihoodLoss", {x, testing::ints_of({3}, {0, 3, 1})}, {}, 13}), Error);
 }
 
 TEST(OpsExtra, NllLossSpatial) {
   // input (N=1, C=2, d=2): loss[d] = -x[target[d]][d].
-  Tensor x = ex_tensor({1, 2, 2}, {-1, -2, -3, -4});
+  Tensor x = testing::tensor_of({1, 2, 2}, {-1, -2, -3, -4});
   Tensor none = run_ex_op1(
-      {"NegativeLogLikelihoodLoss", {x, ex_ints({1, 2}, {1, 0})}, {{"reduction", std::string("none")}}, 13});
+      {"NegativeLogLikelihoodLoss", {x, testing::ints_of({1, 2}, {1, 0})}, {{"reduction", std::string("none")}}, 13});
   EXPECT_EQ(none.shape(), (Shape{1, 2}));
   expect_ex_values(none, {3, 2});
 }
 
 TEST(OpsExtra, SoftmaxCrossEntropyWithLogProb) {
   // Row 0 scores (0, 0): log_prob = -log 2 each. Row 1 scores (0, log 3): log_prob = (-log 4, log 3 - log 4).
-  Tensor x = ex_tensor({2, 2}, {0, 0, 0, std::log(3.0)});
-  Tensor t = ex_ints({2}, {0, 1});
+  Tensor x = testing::tensor_of({2, 2}, {0, 0, 0, std::log(3.0)});
+  Tensor t = testing::ints_of({2}, {0, 1});
   auto out = run_ex_op({"SoftmaxCrossEntropyLoss", {x, t}, {{"reduction", std::string("none")}}, 13, 2});
   expect_ex_values(out[0], {std::log(2.0), std::log(4.0) - std::log(3.0)});
   EXPECT_EQ(out[1].shape(), (Shape{2, 2}));
@@ -81,8 +69,8 @@ TEST(OpsExtra, SoftmaxCrossEntropyWithLogProb) {
 // ---- Resize ------------------------------------------------------------------------------------
 
 TEST(OpsExtra, ResizeNearestAndLinearUpsample) {
-  Tensor x = ex_tensor({2}, {1, 2});
-  Tensor scales = ex_tensor({1}, {2});
+  Tensor x = testing::tensor_of({2}, {1, 2});
+  Tensor scales = testing::tensor_of({1}, {2});
   // asymmetric + floor (opset 10 semantics): x_in = floor(x / 2).
   expect_ex_values(run_ex_op1({"Resize", {x, scales}, {}, 10}), {1, 1, 2, 2});
   // half_pixel linear: x_in = (x + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25 (edges clamp).
@@ -91,7 +79,7 @@ TEST(OpsExtra, ResizeNearestAndLinearUpsample) {
   expect_ex_values(y, {1, 1.25, 1.75, 2});
   // align_corners linear to 3 outputs: x_in = x * (2 - 1) / (3 - 1).
   expect_ex_values(run_ex_op1({"Resize",
-                               {x, std::nullopt, std::nullopt, ex_ints({1}, {3})},
+                               {x, std::nullopt, std::nullopt, testing::ints_of({1}, {3})},
                                {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}}}),
                    {1, 1.5, 2});
 }
@@ -99,9 +87,9 @@ TEST(OpsExtra, ResizeNearestAndLinearUpsample) {
 TEST(OpsExtra, ResizeKeepAspectRatioWithAxes) {
   // (2, 4) to sizes (1, 3) not_larger: scale = min(1/2, 3/4) = 0.5, output (1, 2).
   // half_pixel nearest: rows x_in = 0.5 -> 0 (round_prefer_floor); cols 0.5 -> 0, 2.5 -> 2.
-  Tensor x = ex_tensor({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+  Tensor x = testing::tensor_of({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
   Tensor y = run_ex_op1({"Resize",
-                         {x, std::nullopt, std::nullopt, ex_ints({2}, {3, 1})},
+                         {x, std::nullopt, std::nullopt, testing::ints_of({2}, {3, 1})},
                          {{"axes", std::vector<int64_t>{1, 0}}, {"keep_aspect_ratio_policy", std::string("not_larger")}}});
   EXPECT_EQ(y.shape(), (Shape{1, 2}));
   expect_ex_values(y, {0, 2});
@@ -109,9 +97,9 @@ TEST(OpsExtra, ResizeKeepAspectRatioWithAxes) {
 
 TEST(OpsExtra, ResizeCropAndResizeExtrapolates) {
   // roi (0.5, 1.5) over 4 elements, 3 outputs: x_in = x * 1 * 3 / 2 + 1.5 = 1.5, 3, 4.5 (outside).
-  Tensor x = ex_tensor({4}, {0, 1, 2, 3});
+  Tensor x = testing::tensor_of({4}, {0, 1, 2, 3});
   Tensor y = run_ex_op1({"Resize",
-                         {x, ex_tensor({2}, {0.5, 1.5}), std::nullopt, ex_ints({1}, {3})},
+                         {x, testing::tensor_of({2}, {0.5, 1.5}), std::nullopt, testing::ints_of({1}, {3})},
                          {{"mode", std::string("linear")},
                           {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
                           {"extrapolation_value", 9.0}}});
@@ -119,11 +107,11 @@ TEST(OpsExtra, ResizeCropAndResizeExtrapolates) {
 }
 
 TEST(OpsExtra, ResizeRejectsBadArguments) {
-  Tensor x = ex_tensor({2}, {1, 2});
+  Tensor x = testing::tensor_of({2}, {1, 2});
   // Both scales and sizes, neither, and an unknown mode.
-  EXPECT_THROW(run_ex_op1({"Resize", {x, std::nullopt, ex_tensor({1}, {2}), ex_ints({1}, {4})}}), Error);
+  EXPECT_THROW(run_ex_op1({"Resize", {x, std::nullopt, testing::tensor_of({1}, {2}), testing::ints_of({1}, {4})}}), Error);
   EXPECT_THROW(run_ex_op1({"Resize", {x}}), Error);
-  EXPECT_THROW(run_ex_op1({"Resize", {x, std::nullopt, ex_tensor({1}, {2})}, {{"mode", std::string("area")}}}), Error);
+  EXPECT_THROW(run_ex_op1({"Resize", {x, std::nullopt, testing::tensor_of({1}, {2})}, {{"mode", std::string("area")}}}), Error);
 }
 
 }  // namespace

@@ -15,18 +15,6 @@
 namespace fusor {
 namespace {
 
-Tensor nn_tensor(Shape s, std::vector<double> v, DType t = DType::f32) {
-  Tensor x(t, std::move(s));
-  EXPECT_EQ(static_cast<size_t>(x.numel()), v.size());
-  for (size_t i = 0; i < v.size(); ++i) x.set(static_cast<int64_t>(i), v[i]);
-  return x;
-}
-Tensor nn_ints(Shape s, std::vector<int64_t> v, DType t = DType::i64) {
-  Tensor x(t, std::move(s));
-  EXPECT_EQ(static_cast<size_t>(x.numel()), v.size());
-  for (size_t i = 0; i < v.size(); ++i) x.set_int(static_cast<int64_t>(i), v[i]);
-  return x;
-}
 Tensor nn_iota(Shape s, DType t = DType::f32) {
   Tensor x(t, std::move(s));
   for (int64_t i = 0; i < x.numel(); ++i) x.set(i, static_cast<double>(i));
@@ -49,23 +37,23 @@ TEST(OpsNn, GemmTransposesScalesAndBroadcastsC) {
   // A'B' = [[6,13],[8,16]]; alpha 2, beta 0.5 with C = [1, -1] broadcast over rows.
   Tensor y = run_nn_op1(
       {"Gemm",
-       {nn_tensor({3, 2}, {1, 2, 3, 4, 5, 6}), nn_tensor({2, 3}, {1, 0, 1, 0, 1, 2}), nn_tensor({2}, {1, -1})},
+       {testing::tensor_of({3, 2}, {1, 2, 3, 4, 5, 6}), testing::tensor_of({2, 3}, {1, 0, 1, 0, 1, 2}), testing::tensor_of({2}, {1, -1})},
        {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 2.0}, {"beta", 0.5}}});
   EXPECT_EQ(y.shape(), (Shape{2, 2}));
   expect_nn_values(y, {12.5, 25.5, 16.5, 31.5});
 }
 
 TEST(OpsNn, GemmColumnBiasAndNoBias) {
-  Tensor a = nn_tensor({2, 3}, {1, 2, 3, 4, 5, 6}), b = nn_tensor({3, 2}, {1, 2, 3, 4, 5, 6});
-  expect_nn_values(run_nn_op1({"Gemm", {a, b, nn_tensor({2, 1}, {1, 2})}}), {23, 29, 51, 66});
+  Tensor a = testing::tensor_of({2, 3}, {1, 2, 3, 4, 5, 6}), b = testing::tensor_of({3, 2}, {1, 2, 3, 4, 5, 6});
+  expect_nn_values(run_nn_op1({"Gemm", {a, b, testing::tensor_of({2, 1}, {1, 2})}}), {23, 29, 51, 66});
   expect_nn_values(run_nn_op1({"Gemm", {a, b}}), {22, 28, 49, 64});
   EXPECT_THROW(run_nn_op1({"Gemm", {a, a}}), Error);  // inner dims 3 vs 2
 }
 
 TEST(OpsNn, MatMulBatchBroadcast) {
   // A: (2,1,2,2) = {I, 2I}; B: (3,2,2) with B_k = [[k,1],[0,k]]; Y[i][k] = (i+1) * B_k.
-  Tensor a = nn_tensor({2, 1, 2, 2}, {1, 0, 0, 1, 2, 0, 0, 2});
-  Tensor b = nn_tensor({3, 2, 2}, {0, 1, 0, 0, 1, 1, 0, 1, 2, 1, 0, 2});
+  Tensor a = testing::tensor_of({2, 1, 2, 2}, {1, 0, 0, 1, 2, 0, 0, 2});
+  Tensor b = testing::tensor_of({3, 2, 2}, {0, 1, 0, 0, 1, 1, 0, 1, 2, 1, 0, 2});
   Tensor y = run_nn_op1({"MatMul", {a, b}});
   ASSERT_EQ(y.shape(), (Shape{2, 3, 2, 2}));
   std::vector<double> want;
@@ -76,15 +64,15 @@ TEST(OpsNn, MatMulBatchBroadcast) {
 }
 
 TEST(OpsNn, MatMulOneDimensionalOperands) {
-  Tensor dot = run_nn_op1({"MatMul", {nn_tensor({3}, {1, 2, 3}), nn_tensor({3}, {4, 5, 6})}});
+  Tensor dot = run_nn_op1({"MatMul", {testing::tensor_of({3}, {1, 2, 3}), testing::tensor_of({3}, {4, 5, 6})}});
   EXPECT_EQ(dot.shape(), Shape{});
   expect_nn_values(dot, {32});
   // (3) @ (2,3,2): the vector is a row, dropped from the result -> (2,2).
   Tensor vb =
-      run_nn_op1({"MatMul", {nn_tensor({3}, {1, 2, 3}), nn_tensor({2, 3, 2}, {1, 2, 3, 4, 5, 6, 1, 0, 0, 1, 1, 1})}});
+      run_nn_op1({"MatMul", {testing::tensor_of({3}, {1, 2, 3}), testing::tensor_of({2, 3, 2}, {1, 2, 3, 4, 5, 6, 1, 0, 0, 1, 1, 1})}});
   EXPECT_EQ(vb.shape(), (Shape{2, 2}));
   expect_nn_values(vb, {22, 28, 4, 5});
-  Tensor mv = run_nn_op1({"MatMul", {nn_tensor({2, 3}, {1, 2, 3, 4, 5, 6}), nn_tensor({3}, {1, 0, -1})}});
+  Tensor mv = run_nn_op1({"MatMul", {testing::tensor_of({2, 3}, {1, 2, 3, 4, 5, 6}), testing::tensor_of({3}, {1, 0, -1})}});
   EXPECT_EQ(mv.shape(), Shape{2});
   expect_nn_values(mv, {-2, -2});
 }
@@ -94,7 +82,7 @@ TEST(OpsNn, MatMulOneDimensionalOperands) {
 TEST(OpsNn, ConvPadsAndStrides) {
   // 4x4 ramp, 3x3 ones, pad 1, stride 2: window sums at (0,0),(0,2),(2,0),(2,2) centres.
   Tensor y = run_nn_op1({"Conv",
-                         {nn_iota({1, 1, 4, 4}), nn_tensor({1, 1, 3, 3}, std::vector<double>(9, 1.0))},
+                         {nn_iota({1, 1, 4, 4}), testing::tensor_of({1, 1, 3, 3}, std::vector<double>(9, 1.0))},
                          {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
   expect_nn_values(y, {10, 24, 51, 90});
@@ -103,7 +91,7 @@ TEST(OpsNn, ConvPadsAndStrides) {
 TEST(OpsNn, ConvDilations) {
   // 2x2 ones dilated by 2: x[i,j] + x[i,j+2] + x[i+2,j] + x[i+2,j+2].
   Tensor y =
-      run_nn_op1({"Conv", {nn_iota({1, 1, 4, 4}), nn_tensor({1, 1, 2, 2}, {1, 1, 1, 1})}, {{"dilations", Ints{2, 2}}}});
+      run_nn_op1({"Conv", {nn_iota({1, 1, 4, 4}), testing::tensor_of({1, 1, 2, 2}, {1, 1, 1, 1})}, {{"dilations", Ints{2, 2}}}});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
   expect_nn_values(y, {20, 24, 36, 40});
 }
@@ -114,7 +102,7 @@ TEST(OpsNn, ConvDepthwiseWithBias) {
   std::vector<double> x{1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1};
   Tensor y = run_nn_op1(
       {"Conv",
-       {nn_tensor({1, 2, 3, 3}, x), nn_tensor({2, 1, 2, 2}, {1, 0, 0, -1, 1, 1, 1, 1}), nn_tensor({2}, {0.5, -1})},
+       {testing::tensor_of({1, 2, 3, 3}, x), testing::tensor_of({2, 1, 2, 2}, {1, 0, 0, -1, 1, 1, 1, 1}), testing::tensor_of({2}, {0.5, -1})},
        {{"group", int64_t{2}}}});
   EXPECT_EQ(y.shape(), (Shape{1, 2, 2, 2}));
   expect_nn_values(y, {-3.5, -3.5, -3.5, -3.5, 3, 3, 3, 3});
@@ -122,14 +110,14 @@ TEST(OpsNn, ConvDepthwiseWithBias) {
 
 TEST(OpsNn, Conv1dAndAutoPadSame) {
   Tensor y = run_nn_op1(
-      {"Conv", {nn_tensor({1, 1, 5}, {1, 2, 3, 4, 5}), nn_tensor({1, 1, 3}, {1, 1, 1})}, {{"pads", Ints{1, 1}}}});
+      {"Conv", {testing::tensor_of({1, 1, 5}, {1, 2, 3, 4, 5}), testing::tensor_of({1, 1, 3}, {1, 1, 1})}, {{"pads", Ints{1, 1}}}});
   expect_nn_values(y, {3, 6, 9, 12, 9});
   // SAME_UPPER, stride 2 on 5: out 3, total pad 2 -> 1 each side; same sums as explicit pads.
   Tensor s = run_nn_op1({"Conv",
-                         {nn_iota({1, 1, 5, 5}), nn_tensor({1, 1, 3, 3}, std::vector<double>(9, 1.0))},
+                         {nn_iota({1, 1, 5, 5}), testing::tensor_of({1, 1, 3, 3}, std::vector<double>(9, 1.0))},
                          {{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{2, 2}}}});
   Tensor e = run_nn_op1({"Conv",
-                         {nn_iota({1, 1, 5, 5}), nn_tensor({1, 1, 3, 3}, std::vector<double>(9, 1.0))},
+                         {nn_iota({1, 1, 5, 5}), testing::tensor_of({1, 1, 3, 3}, std::vector<double>(9, 1.0))},
                          {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}});
   EXPECT_EQ(s.shape(), (Shape{1, 1, 3, 3}));
   expect_nn_values(s, std::vector<double>(e.data<float>(), e.data<float>() + 9));
@@ -169,7 +157,7 @@ TEST(OpsNn, ConvMatchesNaiveLoop) {
 }
 
 TEST(OpsNn, ConvTransposeStrides) {
-  Tensor x = nn_tensor({1, 1, 2}, {1, 2}), w = nn_tensor({1, 1, 2}, {1, 1});
+  Tensor x = testing::tensor_of({1, 1, 2}, {1, 2}), w = testing::tensor_of({1, 1, 2}, {1, 1});
   expect_nn_values(run_nn_op1({"ConvTranspose", {x, w}}), {1, 3, 2});
   Tensor y = run_nn_op1({"ConvTranspose", {x, w}, {{"strides", Ints{2}}}});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 4}));
@@ -209,7 +197,7 @@ TEST(OpsNn, MaxPoolPadsAndIndices) {
 }
 
 TEST(OpsNn, AveragePoolCountIncludePad) {
-  Tensor x = nn_tensor({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Tensor x = testing::tensor_of({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   NnCall c{"AveragePool", {x}, {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}}};
   expect_nn_values(run_nn_op1(c), {3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5, 7});
   c.attrs["count_include_pad"] = int64_t{1};
@@ -217,7 +205,7 @@ TEST(OpsNn, AveragePoolCountIncludePad) {
 }
 
 TEST(OpsNn, GlobalPools) {
-  Tensor x = nn_tensor({1, 2, 2, 1}, {1, 3, -2, -6});
+  Tensor x = testing::tensor_of({1, 2, 2, 1}, {1, 3, -2, -6});
   Tensor a = run_nn_op1({"GlobalAveragePool", {x}});
   EXPECT_EQ(a.shape(), (Shape{1, 2, 1, 1}));
   expect_nn_values(a, {2, -4});
@@ -227,25 +215,25 @@ TEST(OpsNn, GlobalPools) {
 TEST(OpsNn, BatchAndInstanceNormalization) {
   // ch0: (x - 1) / 2; ch1: (x - 3) * 2 + 1.
   Tensor y = run_nn_op1({"BatchNormalization",
-                         {nn_tensor({1, 2, 1, 2}, {1, 2, 3, 4}), nn_tensor({2}, {1, 2}), nn_tensor({2}, {0, 1}),
-                          nn_tensor({2}, {1, 3}), nn_tensor({2}, {4, 1})},
+                         {testing::tensor_of({1, 2, 1, 2}, {1, 2, 3, 4}), testing::tensor_of({2}, {1, 2}), testing::tensor_of({2}, {0, 1}),
+                          testing::tensor_of({2}, {1, 3}), testing::tensor_of({2}, {4, 1})},
                          {{"epsilon", 0.0}}});
   expect_nn_values(y, {0, 0.5, 1, 3});
   Tensor z = run_nn_op1({"InstanceNormalization",
-                         {nn_tensor({1, 1, 2}, {1, 3}), nn_tensor({1}, {2}), nn_tensor({1}, {1})},
+                         {testing::tensor_of({1, 1, 2}, {1, 3}), testing::tensor_of({1}, {2}), testing::tensor_of({1}, {1})},
                          {{"epsilon", 0.0}}});
   expect_nn_values(z, {-1, 3});
 }
 
 TEST(OpsNn, DropoutInferenceIsIdentityWithTrueMask) {
-  auto outs = run_nn_op({"Dropout", {nn_tensor({3}, {1, -2, 3})}, {}, 13, 2});
+  auto outs = run_nn_op({"Dropout", {testing::tensor_of({3}, {1, -2, 3})}, {}, 13, 2});
   expect_nn_values(outs[0], {1, -2, 3});
   EXPECT_EQ(outs[1].dtype(), DType::boolean);
   expect_nn_values(outs[1], {1, 1, 1});
 }
 
 TEST(OpsNn, EinsumMatmulAndTrace) {
-  Tensor a = nn_tensor({2, 2}, {1, 2, 3, 4}), b = nn_tensor({2, 2}, {5, 6, 7, 8});
+  Tensor a = testing::tensor_of({2, 2}, {1, 2, 3, 4}), b = testing::tensor_of({2, 2}, {5, 6, 7, 8});
   expect_nn_values(run_nn_op1({"Einsum", {a, b}, {{"equation", std::string("ij,jk->ik")}}}), {19, 22, 43, 50});
   Tensor t = run_nn_op1({"Einsum", {a}, {{"equation", std::string("ii")}}});
   EXPECT_EQ(t.shape(), Shape{});
@@ -265,15 +253,15 @@ TEST(OpsShape, ReshapeZeroAndMinusOne) {
   const int64_t big = (int64_t{1} << 60) + 1;
   std::vector<int64_t> v(24);
   for (int64_t i = 0; i < 24; ++i) v[i] = big + i;
-  Tensor x = nn_ints({2, 3, 4}, v);
-  Tensor y = run_nn_op1({"Reshape", {x, nn_ints({2}, {0, -1})}});
+  Tensor x = testing::ints_of({2, 3, 4}, v);
+  Tensor y = run_nn_op1({"Reshape", {x, testing::ints_of({2}, {0, -1})}});
   EXPECT_EQ(y.shape(), (Shape{2, 12}));
   for (int64_t i = 0; i < 24; ++i) EXPECT_EQ(y.get_int(i), big + i);
-  EXPECT_EQ(run_nn_op1({"Reshape", {x, nn_ints({3}, {-1, 0, 2})}}).shape(), (Shape{4, 3, 2}));
+  EXPECT_EQ(run_nn_op1({"Reshape", {x, testing::ints_of({3}, {-1, 0, 2})}}).shape(), (Shape{4, 3, 2}));
   Tensor empty(DType::f32, {0, 3});
-  EXPECT_EQ(run_nn_op1({"Reshape", {empty, nn_ints({2}, {3, 0})}, {{"allowzero", int64_t{1}}}}).shape(), (Shape{3, 0}));
-  EXPECT_THROW(run_nn_op1({"Reshape", {x, nn_ints({2}, {-1, -1})}}), Error);
-  EXPECT_THROW(run_nn_op1({"Reshape", {x, nn_ints({2}, {5, -1})}}), Error);
+  EXPECT_EQ(run_nn_op1({"Reshape", {empty, testing::ints_of({2}, {3, 0})}, {{"allowzero", int64_t{1}}}}).shape(), (Shape{3, 0}));
+  EXPECT_THROW(run_nn_op1({"Reshape", {x, testing::ints_of({2}, {-1, -1})}}), Error);
+  EXPECT_THROW(run_nn_op1({"Reshape", {x, testing::ints_of({2}, {5, -1})}}), Error);
 }
 
 TEST(OpsShape, FlattenSqueezeUnsqueeze) {
@@ -281,15 +269,15 @@ TEST(OpsShape, FlattenSqueezeUnsqueeze) {
   EXPECT_EQ(run_nn_op1({"Flatten", {x}, {{"axis", int64_t{0}}}}).shape(), (Shape{1, 6}));
   EXPECT_EQ(run_nn_op1({"Flatten", {x}, {{"axis", int64_t{-1}}}}).shape(), (Shape{2, 3}));
   EXPECT_EQ(run_nn_op1({"Squeeze", {x}}).shape(), (Shape{2, 3}));
-  EXPECT_EQ(run_nn_op1({"Squeeze", {x, nn_ints({1}, {-2})}}).shape(), (Shape{2, 3}));
+  EXPECT_EQ(run_nn_op1({"Squeeze", {x, testing::ints_of({1}, {-2})}}).shape(), (Shape{2, 3}));
   EXPECT_EQ(run_nn_op1({"Squeeze", {x}, {{"axes", Ints{1}}}, 11}).shape(), (Shape{2, 3}));
-  EXPECT_THROW(run_nn_op1({"Squeeze", {x, nn_ints({1}, {0})}}), Error);
-  EXPECT_EQ(run_nn_op1({"Unsqueeze", {x, nn_ints({2}, {0, -1})}}).shape(), (Shape{1, 2, 1, 3, 1}));
+  EXPECT_THROW(run_nn_op1({"Squeeze", {x, testing::ints_of({1}, {0})}}), Error);
+  EXPECT_EQ(run_nn_op1({"Unsqueeze", {x, testing::ints_of({2}, {0, -1})}}).shape(), (Shape{1, 2, 1, 3, 1}));
   EXPECT_EQ(run_nn_op1({"Unsqueeze", {x}, {{"axes", Ints{1}}}, 11}).shape(), (Shape{2, 1, 1, 3}));
 }
 
 TEST(OpsShape, Transpose) {
-  Tensor y = run_nn_op1({"Transpose", {nn_tensor({2, 3}, {1, 2, 3, 4, 5, 6})}});
+  Tensor y = run_nn_op1({"Transpose", {testing::tensor_of({2, 3}, {1, 2, 3, 4, 5, 6})}});
   EXPECT_EQ(y.shape(), (Shape{3, 2}));
   expect_nn_values(y, {1, 4, 2, 5, 3, 6});
   Tensor z = run_nn_op1({"Transpose", {nn_iota({2, 3, 4})}, {{"perm", Ints{1, 2, 0}}}});
@@ -302,28 +290,28 @@ TEST(OpsShape, Transpose) {
 TEST(OpsShape, SliceNegativeStepsAndClamping) {
   Tensor x = nn_iota({10});
   const int64_t lo = std::numeric_limits<int64_t>::min();
-  expect_nn_values(run_nn_op1({"Slice", {x, nn_ints({1}, {-1}), nn_ints({1}, {lo}), std::nullopt, nn_ints({1}, {-3})}}),
+  expect_nn_values(run_nn_op1({"Slice", {x, testing::ints_of({1}, {-1}), testing::ints_of({1}, {lo}), std::nullopt, testing::ints_of({1}, {-3})}}),
                    {9, 6, 3, 0});
   expect_nn_values(
-      run_nn_op1({"Slice", {x, nn_ints({1}, {20}), nn_ints({1}, {-20}), nn_ints({1}, {0}), nn_ints({1}, {-1})}}),
+      run_nn_op1({"Slice", {x, testing::ints_of({1}, {20}), testing::ints_of({1}, {-20}), testing::ints_of({1}, {0}), testing::ints_of({1}, {-1})}}),
       {9, 8, 7, 6, 5, 4, 3, 2, 1, 0});
   // 2-D: rows 2,1 and columns 3,1 of a 3x4 ramp.
   Tensor y = run_nn_op1(
       {"Slice",
-       {nn_iota({3, 4}), nn_ints({2}, {2, 3}), nn_ints({2}, {0, -5}), nn_ints({2}, {0, 1}), nn_ints({2}, {-1, -2})}});
+       {nn_iota({3, 4}), testing::ints_of({2}, {2, 3}), testing::ints_of({2}, {0, -5}), testing::ints_of({2}, {0, 1}), testing::ints_of({2}, {-1, -2})}});
   EXPECT_EQ(y.shape(), (Shape{2, 2}));
   expect_nn_values(y, {11, 9, 7, 5});
   // Opset 1 form (attributes), end clamped to the dim, empty result when start >= end.
   expect_nn_values(run_nn_op1({"Slice", {x}, {{"starts", Ints{7}}, {"ends", Ints{100}}}, 9}), {7, 8, 9});
-  EXPECT_EQ(run_nn_op1({"Slice", {x, nn_ints({1}, {5}), nn_ints({1}, {2})}}).shape(), Shape{0});
+  EXPECT_EQ(run_nn_op1({"Slice", {x, testing::ints_of({1}, {5}), testing::ints_of({1}, {2})}}).shape(), Shape{0});
 }
 
 TEST(OpsShape, SplitUneven) {
-  Tensor x = nn_tensor({5}, {1, 2, 3, 4, 5});
+  Tensor x = testing::tensor_of({5}, {1, 2, 3, 4, 5});
   auto a = run_nn_op({"Split", {x}, {{"num_outputs", int64_t{2}}}, 18, 2});
   expect_nn_values(a[0], {1, 2, 3});
   expect_nn_values(a[1], {4, 5});
-  auto b = run_nn_op({"Split", {x, nn_ints({2}, {2, 3})}, {}, 13, 2});
+  auto b = run_nn_op({"Split", {x, testing::ints_of({2}, {2, 3})}, {}, 13, 2});
   expect_nn_values(b[0], {1, 2});
   expect_nn_values(b[1], {3, 4, 5});
   auto c = run_nn_op({"Split", {x}, {{"split", Ints{1, 4}}}, 11, 2});
@@ -332,101 +320,101 @@ TEST(OpsShape, SplitUneven) {
   auto d = run_nn_op({"Split", {nn_iota({2, 4})}, {{"axis", int64_t{1}}}, 13, 2});
   expect_nn_values(d[0], {0, 1, 4, 5});
   expect_nn_values(d[1], {2, 3, 6, 7});
-  EXPECT_THROW(run_nn_op({"Split", {x, nn_ints({2}, {2, 2})}, {}, 13, 2}), Error);
+  EXPECT_THROW(run_nn_op({"Split", {x, testing::ints_of({2}, {2, 2})}, {}, 13, 2}), Error);
 }
 
 TEST(OpsShape, GatherNegativeIndices) {
-  Tensor x = nn_tensor({3, 2}, {1, 2, 3, 4, 5, 6});
-  Tensor y = run_nn_op1({"Gather", {x, nn_ints({2}, {-1, 0})}});
+  Tensor x = testing::tensor_of({3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor y = run_nn_op1({"Gather", {x, testing::ints_of({2}, {-1, 0})}});
   EXPECT_EQ(y.shape(), (Shape{2, 2}));
   expect_nn_values(y, {5, 6, 1, 2});
-  Tensor z = run_nn_op1({"Gather", {x, nn_ints({1}, {-1}, DType::i32)}, {{"axis", int64_t{1}}}});
+  Tensor z = run_nn_op1({"Gather", {x, testing::ints_of({1}, {-1}, DType::i32)}, {{"axis", int64_t{1}}}});
   EXPECT_EQ(z.shape(), (Shape{3, 1}));
   expect_nn_values(z, {2, 4, 6});
-  Tensor s = run_nn_op1({"Gather", {x, nn_ints({}, {1})}});
+  Tensor s = run_nn_op1({"Gather", {x, testing::ints_of({}, {1})}});
   EXPECT_EQ(s.shape(), Shape{2});
   expect_nn_values(s, {3, 4});
-  EXPECT_THROW(run_nn_op1({"Gather", {x, nn_ints({1}, {3})}}), Error);
+  EXPECT_THROW(run_nn_op1({"Gather", {x, testing::ints_of({1}, {3})}}), Error);
 }
 
 TEST(OpsShape, GatherAndScatterElements) {
-  Tensor x = nn_tensor({2, 2}, {1, 2, 3, 4});
-  expect_nn_values(run_nn_op1({"GatherElements", {x, nn_ints({2, 2}, {0, 0, 1, 0})}, {{"axis", int64_t{1}}}}),
+  Tensor x = testing::tensor_of({2, 2}, {1, 2, 3, 4});
+  expect_nn_values(run_nn_op1({"GatherElements", {x, testing::ints_of({2, 2}, {0, 0, 1, 0})}, {{"axis", int64_t{1}}}}),
                    {1, 1, 4, 3});
   Tensor y = run_nn_op1({"ScatterElements",
-                         {x, nn_ints({1, 2}, {1, -1}), nn_tensor({1, 2}, {10, 20})},
+                         {x, testing::ints_of({1, 2}, {1, -1}), testing::tensor_of({1, 2}, {10, 20})},
                          {{"reduction", std::string("add")}}});
   expect_nn_values(y, {1, 2, 13, 24});
 }
 
 TEST(OpsShape, PadModes) {
-  Tensor x = nn_tensor({4}, {1, 2, 3, 4});
+  Tensor x = testing::tensor_of({4}, {1, 2, 3, 4});
   auto pad = [&](const std::string& mode) {
-    return run_nn_op1({"Pad", {x, nn_ints({2}, {2, 3}), nn_tensor({}, {9})}, {{"mode", mode}}});
+    return run_nn_op1({"Pad", {x, testing::ints_of({2}, {2, 3}), testing::tensor_of({}, {9})}, {{"mode", mode}}});
   };
   expect_nn_values(pad("constant"), {9, 9, 1, 2, 3, 4, 9, 9, 9});
   expect_nn_values(pad("reflect"), {3, 2, 1, 2, 3, 4, 3, 2, 1});
   expect_nn_values(pad("edge"), {1, 1, 1, 2, 3, 4, 4, 4, 4});
   Tensor e = run_nn_op1(
-      {"Pad", {nn_tensor({2, 2}, {1, 2, 3, 4}), nn_ints({4}, {1, 1, 1, 1})}, {{"mode", std::string("edge")}}});
+      {"Pad", {testing::tensor_of({2, 2}, {1, 2, 3, 4}), testing::ints_of({4}, {1, 1, 1, 1})}, {{"mode", std::string("edge")}}});
   EXPECT_EQ(e.shape(), (Shape{4, 4}));
   expect_nn_values(e, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
   // Negative pads crop; opset 2 takes pads/value as attributes; opset 18 axes input.
-  expect_nn_values(run_nn_op1({"Pad", {x, nn_ints({2}, {-1, 1})}}), {2, 3, 4, 0});
+  expect_nn_values(run_nn_op1({"Pad", {x, testing::ints_of({2}, {-1, 1})}}), {2, 3, 4, 0});
   expect_nn_values(run_nn_op1({"Pad", {x}, {{"pads", Ints{1, 0}}, {"value", 7.0}}, 2}), {7, 1, 2, 3, 4});
   Tensor r = run_nn_op1(
-      {"Pad", {nn_tensor({2, 2}, {1, 2, 3, 4}), nn_ints({2}, {1, 0}), std::nullopt, nn_ints({1}, {-1})}, {}, 18});
+      {"Pad", {testing::tensor_of({2, 2}, {1, 2, 3, 4}), testing::ints_of({2}, {1, 0}), std::nullopt, testing::ints_of({1}, {-1})}, {}, 18});
   expect_nn_values(r, {0, 1, 2, 0, 3, 4});
 }
 
 TEST(OpsShape, ConcatTileExpand) {
-  Tensor a = nn_tensor({2, 1}, {1, 2}), b = nn_tensor({2, 2}, {3, 4, 5, 6});
+  Tensor a = testing::tensor_of({2, 1}, {1, 2}), b = testing::tensor_of({2, 2}, {3, 4, 5, 6});
   Tensor c = run_nn_op1({"Concat", {a, b}, {{"axis", int64_t{-1}}}});
   EXPECT_EQ(c.shape(), (Shape{2, 3}));
   expect_nn_values(c, {1, 3, 4, 2, 5, 6});
   EXPECT_THROW(run_nn_op1({"Concat", {a, b}, {{"axis", int64_t{0}}}}), Error);
 
-  Tensor m = nn_tensor({2, 2}, {1, 2, 3, 4});
-  expect_nn_values(run_nn_op1({"Tile", {m, nn_ints({2}, {2, 1})}}), {1, 2, 3, 4, 1, 2, 3, 4});
-  expect_nn_values(run_nn_op1({"Tile", {m, nn_ints({2}, {1, 2})}}), {1, 2, 1, 2, 3, 4, 3, 4});
+  Tensor m = testing::tensor_of({2, 2}, {1, 2, 3, 4});
+  expect_nn_values(run_nn_op1({"Tile", {m, testing::ints_of({2}, {2, 1})}}), {1, 2, 3, 4, 1, 2, 3, 4});
+  expect_nn_values(run_nn_op1({"Tile", {m, testing::ints_of({2}, {1, 2})}}), {1, 2, 1, 2, 3, 4, 3, 4});
 
-  Tensor e = run_nn_op1({"Expand", {nn_tensor({3, 1}, {1, 2, 3}), nn_ints({3}, {2, 1, 4})}});
+  Tensor e = run_nn_op1({"Expand", {testing::tensor_of({3, 1}, {1, 2, 3}), testing::ints_of({3}, {2, 1, 4})}});
   ASSERT_EQ(e.shape(), (Shape{2, 3, 4}));
   for (int64_t i = 0; i < e.numel(); ++i) EXPECT_EQ(e.get(i), (i / 4) % 3 + 1);
-  EXPECT_EQ(run_nn_op1({"Expand", {nn_iota({3, 4}), nn_ints({1}, {1})}}).shape(), (Shape{3, 4}));  // bidirectional
+  EXPECT_EQ(run_nn_op1({"Expand", {nn_iota({3, 4}), testing::ints_of({1}, {1})}}).shape(), (Shape{3, 4}));  // bidirectional
 }
 
 TEST(OpsShape, RangeAndGenerators) {
-  Tensor r = run_nn_op1({"Range", {nn_ints({}, {1}), nn_ints({}, {10}), nn_ints({}, {3})}});
+  Tensor r = run_nn_op1({"Range", {testing::ints_of({}, {1}), testing::ints_of({}, {10}), testing::ints_of({}, {3})}});
   EXPECT_EQ(r.dtype(), DType::i64);
   expect_nn_values(r, {1, 4, 7});
   expect_nn_values(
       run_nn_op1(
-          {"Range", {nn_ints({}, {10}, DType::i32), nn_ints({}, {4}, DType::i32), nn_ints({}, {-2}, DType::i32)}}),
+          {"Range", {testing::ints_of({}, {10}, DType::i32), testing::ints_of({}, {4}, DType::i32), testing::ints_of({}, {-2}, DType::i32)}}),
       {10, 8, 6});
-  expect_nn_values(run_nn_op1({"Range", {nn_tensor({}, {0.5}), nn_tensor({}, {2}), nn_tensor({}, {0.5})}}),
+  expect_nn_values(run_nn_op1({"Range", {testing::tensor_of({}, {0.5}), testing::tensor_of({}, {2}), testing::tensor_of({}, {0.5})}}),
                    {0.5, 1, 1.5});
-  EXPECT_EQ(run_nn_op1({"Range", {nn_ints({}, {5}), nn_ints({}, {1}), nn_ints({}, {1})}}).shape(), Shape{0});
+  EXPECT_EQ(run_nn_op1({"Range", {testing::ints_of({}, {5}), testing::ints_of({}, {1}), testing::ints_of({}, {1})}}).shape(), Shape{0});
 
-  Tensor c = run_nn_op1({"ConstantOfShape", {nn_ints({2}, {2, 3})}});
+  Tensor c = run_nn_op1({"ConstantOfShape", {testing::ints_of({2}, {2, 3})}});
   EXPECT_EQ(c.dtype(), DType::f32);
   expect_nn_values(c, std::vector<double>(6, 0.0));
-  Tensor seven = nn_ints({1}, {7});
-  Tensor c7 = run_nn_op1({"ConstantOfShape", {nn_ints({1}, {3})}, {{"value", seven}}});
+  Tensor seven = testing::ints_of({1}, {7});
+  Tensor c7 = run_nn_op1({"ConstantOfShape", {testing::ints_of({1}, {3})}, {{"value", seven}}});
   EXPECT_EQ(c7.dtype(), DType::i64);
   expect_nn_values(c7, {7, 7, 7});
 
   expect_nn_values(run_nn_op1({"EyeLike", {nn_iota({2, 3})}, {{"k", int64_t{1}}}}), {0, 1, 0, 0, 0, 1});
   expect_nn_values(run_nn_op1({"Shape", {nn_iota({2, 3, 4})}, {{"start", int64_t{-2}}}}), {3, 4});
-  expect_nn_values(run_nn_op1({"OneHot", {nn_ints({2}, {1, -1}), nn_ints({}, {3}), nn_tensor({2}, {0, 5})}}),
+  expect_nn_values(run_nn_op1({"OneHot", {testing::ints_of({2}, {1, -1}), testing::ints_of({}, {3}), testing::tensor_of({2}, {0, 5})}}),
                    {0, 5, 0, 0, 0, 5});
 }
 
 TEST(OpsShape, Trilu) {
-  Tensor x = nn_tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Tensor x = testing::tensor_of({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   expect_nn_values(run_nn_op1({"Trilu", {x}}), {1, 2, 3, 0, 5, 6, 0, 0, 9});
-  expect_nn_values(run_nn_op1({"Trilu", {x, nn_ints({}, {1})}}), {0, 2, 3, 0, 0, 6, 0, 0, 0});
-  expect_nn_values(run_nn_op1({"Trilu", {x, nn_ints({}, {-1})}, {{"upper", int64_t{0}}}}), {0, 0, 0, 4, 0, 0, 7, 8, 0});
+  expect_nn_values(run_nn_op1({"Trilu", {x, testing::ints_of({}, {1})}}), {0, 2, 3, 0, 0, 6, 0, 0, 0});
+  expect_nn_values(run_nn_op1({"Trilu", {x, testing::ints_of({}, {-1})}, {{"upper", int64_t{0}}}}), {0, 0, 0, 4, 0, 0, 7, 8, 0});
 }
 
 TEST(OpsShape, DepthToSpaceAndBack) {

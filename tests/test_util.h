@@ -24,6 +24,21 @@ inline std::string shared_dir() {
 }
 
 // Seeded uniform values in [lo, hi), never all zero.
+// A tensor of shape s holding v (row-major; numel must equal v.size()), and the same for
+// integer values stored exactly.
+inline Tensor tensor_of(Shape s, const std::vector<double>& v, DType t = DType::f32) {
+  Tensor x(t, std::move(s));
+  EXPECT_EQ(static_cast<size_t>(x.numel()), v.size());
+  for (size_t i = 0; i < v.size(); ++i) x.set(static_cast<int64_t>(i), v[i]);
+  return x;
+}
+inline Tensor ints_of(Shape s, const std::vector<int64_t>& v, DType t = DType::i64) {
+  Tensor x(t, std::move(s));
+  EXPECT_EQ(static_cast<size_t>(x.numel()), v.size());
+  for (size_t i = 0; i < v.size(); ++i) x.set_int(static_cast<int64_t>(i), v[i]);
+  return x;
+}
+
 inline Tensor random_tensor(DType t, const Shape& s, uint64_t seed, double lo = -1.0, double hi = 1.0) {
   Tensor x(t, s);
   std::mt19937_64 rng(seed);
