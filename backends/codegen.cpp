@@ -1,5 +1,6 @@
 // The shared kernel emitter (see codegen.h for the generated-code contract).
 #include "backends/codegen.h"
+#include "backends/codegen_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,6 +11,10 @@
 #include <set>
 
 namespace fusor {
+
+using codegen_text::is_ident_char;
+using codegen_text::rename_intrinsics;
+using codegen_text::substitute;
 
 namespace {
 
@@ -37,57 +42,6 @@ int64_t view_extent(const StridedView& v) {
     (s > 0 ? hi : lo) += s;
   }
   return std::max(hi + 1, -lo);
-}
-
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// Substitutes "{k}" operands (via operand(k)) and "{name}" params (via param(name)) in one
-// pass so replacement text is never rescanned.
-template <class F, class G> std::string substitute(const std::string& ex, F operand, G param) {
-  std::string out;
-  for (size_t i = 0; i < ex.size();) {
-    size_t close = ex[i] == '{' ? ex.find('}', i) : std::string::npos;
-    if (close != std::string::npos) {
-      std::string key = ex.substr(i + 1, close - i - 1);
-      if (!key.empty() && std::all_of(key.begin(), key.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-        out += operand(std::stoi(key));
-      else
-        out += param(key);
-      i = close + 1;
-      continue;
-    }
-    out += ex[i++];
-  }
-  return out;
-}
-
-// Renames identifiers that are called (followed by '(') through the dialect.
-std::string rename_intrinsics(const std::string& ex, const Dialect& d) {
-  std::string out;
-  for (size_t i = 0; i < ex.size();) {
-    if (is_ident_char(ex[i]) && !std::isdigit(static_cast<unsigned char>(ex[i])) && (i == 0 || !is_ident_char(ex[i - 1]))) {
-      size_t j = i;
-      while (j < ex.size() && is_ident_char(ex[j])) ++j;
-      std::string id = ex.substr(i, j - i);
-      size_t k = j;
-      while (k < ex.size() && ex[k] == ' ') ++k;
-      out += (k < ex.size() && ex[k] == '(') ? d.intrinsic(id) : id;
-      i = j;
-      continue;
-    }
-    // Skip over numeric literals whole so "1e5f" is not read as an identifier tail.
-    if (std::isdigit(static_cast<unsigned char>(ex[i])) || (ex[i] == '.' && i + 1 < ex.size() && std::isdigit(static_cast<unsigned char>(ex[i + 1])))) {
-      size_t j = i;
-      while (j < ex.size() && (is_ident_char(ex[j]) || ex[j] == '.' ||
-                               ((ex[j] == '+' || ex[j] == '-') && (ex[j - 1] == 'e' || ex[j - 1] == 'E'))))
-        ++j;
-      out += ex.substr(i, j - i);
-      i = j;
-      continue;
-    }
-    out += ex[i++];
-  }
-  return out;
 }
 
 const char* combiner_fn(Combiner c) {
@@ -123,6 +77,7 @@ class Emitter {
 
   std::string emit() {
     std::string src = d_.prelude(h_);
+    if (typed_) src += d_.typed_helpers(h_);
     src += std::string("#define fz_idx ") + (h_.index64 ? d_.int64_type : "int") + "\n";
     src += "#define FZ_KERNEL_NAME " + h_.name + "\n#define FZ_GROUP_SIZE " + std::to_string(h_.group_size) + "\n";
     src += "#define fz_add(a, b) ((a) + (b))\n#define fz_mul(a, b) ((a) * (b))\n";
@@ -149,6 +104,7 @@ class Emitter {
   int64_t unroll_ = 1;      // loop kernels: elements per thread per iteration
   std::string sfx_;         // suffix of coordinate/value locals (one per unrolled copy)
   std::string matmul_macros_;
+  bool typed_ = false;      // some value is an integer or float64: the dialect's typed helpers are emitted
 
   [[noreturn]] void fail(const std::string& why) const { throw Error("codegen", "kernel '" + k_.name + "': " + why); }
 
@@ -167,6 +123,16 @@ class Emitter {
   std::string load_of(int b, const std::string& off) const { return d_.to_float(dtype_of(b), d_.element(slot(b), off)); }
   std::string store_of(int b, const std::string& off, const std::string& v) const {
     return d_.element(slot(b), off) + " = " + d_.from_float(dtype_of(b), v) + ";";
+  }
+  // Typed counterparts (expression values in Dialect::compute_type of their dtype).
+  std::string typed_load(int b, const std::string& off) const { return d_.load_value(dtype_of(b), d_.element(slot(b), off)); }
+  std::string typed_store(int b, const std::string& off, const std::string& v) const {
+    return d_.element(slot(b), off) + " = " + d_.store_value(dtype_of(b), v) + ";";
+  }
+  // Declaration prefix of a local of dtype t ("precise float ", "int64_t ").
+  std::string local(DType t) const {
+    const std::string ct = d_.compute_type(t);
+    return (ct == "float" || ct == "double" ? d_.value_qualifier : std::string()) + ct + " ";
   }
 
   void setup() {
@@ -194,6 +160,16 @@ class Emitter {
       slot_[binds[i]] = bi.slot;
       h_.bindings.push_back(bi);
     }
+    // Value types: which 64-bit types and typed helpers the kernel needs.
+    auto note_type = [&](DType t) {
+      h_.uses_f64 = h_.uses_f64 || t == DType::f64;
+      h_.uses_i64 = h_.uses_i64 || t == DType::i64 || t == DType::u64;
+      h_.uses_f16 = h_.uses_f16 || t == DType::f16;
+      h_.uses_bf16 = h_.uses_bf16 || t == DType::bf16;
+      typed_ = typed_ || t == DType::f64 || dtype_is_int(t);
+    };
+    for (auto& b : h_.bindings) note_type(b.dtype);
+    for (auto& e : k_.expr) note_type(e.dtype), note_type(e.math);
     // Views over space.
     for (auto& l : k_.loads) views_.push_back(&l.view);
     for (auto& o : k_.outputs) views_.push_back(&o.view);
@@ -316,26 +292,29 @@ class Emitter {
       const ExprNode& e = k_.expr[i];
       const std::string v = "v" + std::to_string(i) + sfx_;
       switch (e.kind) {
-        case ExprKind::constant: names[i] = fz_float_literal(e.value); break;
+        case ExprKind::constant: names[i] = typed_literal(d_, e.dtype, e.value, e.ivalue); break;
         case ExprKind::red_ref:
           if (e.red < 0 || e.red >= static_cast<int>(k_.reductions.size())) fail("red_ref to a missing reduction");
           names[i] = "fz_r" + std::to_string(e.red);
           break;
         case ExprKind::acc:
           if (!k_.matmul && !k_.conv) fail("acc used outside a contraction kernel");
-          names[i] = "acc";
+          names[i] = convert_value(d_, DType::f32, e.dtype, "acc", true);  // fp32 accumulator -> the product's dtype
           break;
         case ExprKind::load: {
           if (e.load < 0 || e.load >= static_cast<int>(k_.loads.size())) fail("load index out of range");
           names[i] = v;
-          s += ind + "float " + v + " = " + load_of(k_.loads[e.load].buffer, offset(e.load, have_reduced)) + ";\n";
+          s += ind + local(e.dtype) + v + " = " + typed_load(k_.loads[e.load].buffer, offset(e.load, have_reduced)) + ";\n";
           break;
         }
         case ExprKind::op: {
+          // Operands in the op's math dtype; the result converted (rounded, wrapped) to its own.
           std::vector<std::string> ops;
-          for (int a : e.args) ops.push_back(a >= 0 ? names[a] : std::string());
+          for (int a : e.args) ops.push_back(a >= 0 ? convert_value(d_, k_.expr[a].dtype, e.math, names[a]) : std::string());
           names[i] = v;
-          s += ind + d_.value_qualifier + "float " + v + " = " + op_expression(e, ops, d_) + ";\n";
+          const bool exact = e.math == e.dtype && (e.dtype == DType::f32 || e.dtype == DType::f64 || e.dtype == DType::i32 ||
+                                                   e.dtype == DType::u32 || e.dtype == DType::i64 || e.dtype == DType::u64);
+          s += ind + local(e.dtype) + v + " = " + convert_value(d_, e.math, e.dtype, op_expression(e, ops, d_), !exact) + ";\n";
           break;
         }
       }
@@ -349,7 +328,7 @@ class Emitter {
     std::string s;
     for (size_t o = 0; o < k_.outputs.size(); ++o)
       if (pick(k_.outputs[o]))
-        s += ind + store_of(k_.outputs[o].buffer, offset(k_.loads.size() + o, have_reduced), names[k_.outputs[o].expr]) + "\n";
+        s += ind + typed_store(k_.outputs[o].buffer, offset(k_.loads.size() + o, have_reduced), names[k_.outputs[o].expr]) + "\n";
     return s;
   }
 
@@ -397,7 +376,12 @@ class Emitter {
   // Input fusion: one group per row (grid-stride over rows), group-wide reductions in order.
   std::string emit_rows() {
     const int64_t G = h_.group_size, len = k_.row_length();
-    std::string s = d_.shared_array("float", "fz_red", G) + d_.kernel_begin(h_);
+    // Accumulators: fp32 for fp32/fp16/bf16 reductions, double for float64 (fusion.cpp fuses
+    // only float reductions); one shared scratch array per accumulator type.
+    bool any_f32 = false, any_f64 = false;
+    for (auto& red : k_.reductions) (red.dtype == DType::f64 ? any_f64 : any_f32) = true;
+    std::string s = (any_f32 || !any_f64 ? d_.shared_array("float", "fz_red", G) : "") +
+                    (any_f64 ? d_.shared_array("double", "fz_redd", G) : "") + d_.kernel_begin(h_);
     s += "  int fz_lid = " + d_.cast("int", d_.local_id) + ";\n";
     s += "  for (fz_idx fz_row = " + idx(d_.group_id) + "; fz_row < " + lit(k_.rows()) + "; fz_row += " +
          idx(d_.num_groups) + ") {\n";
@@ -406,13 +390,18 @@ class Emitter {
     std::vector<std::string> names;
     for (size_t r = 0; r < k_.reductions.size(); ++r) {
       const Reduction& red = k_.reductions[r];
-      const std::string a = "fz_a" + std::to_string(r), fn = combiner_fn(red.combiner);
-      s += "    " + d_.value_qualifier + "float " + a + " = " + combiner_identity(red.combiner) + ";\n" + inner_loop;
+      const bool dbl = red.dtype == DType::f64;
+      const DType acc_t = dbl ? DType::f64 : DType::f32;
+      const std::string a = "fz_a" + std::to_string(r), fn = combiner_fn(red.combiner), type = dbl ? "double" : "float";
+      const std::string ident = dbl ? d_.cast("double", combiner_identity(red.combiner)) : combiner_identity(red.combiner);
+      s += "    " + local(acc_t) + a + " = " + ident + ";\n" + inner_loop;
       s += decompose(dims_where(2), "fz_j", "      ");
       s += emit_exprs({red.body}, true, "      ", names);
-      s += "      " + a + " = " + fn + "(" + a + ", " + names[red.body] + ");\n    }\n";
-      s += d_.group_reduce(a, fn, "fz_red", G);
-      s += "    float fz_r" + std::to_string(r) + " = " + a + (red.mean ? " / " + fz_float_literal(static_cast<double>(len)) : "") + ";\n";
+      s += "      " + a + " = " + fn + "(" + a + ", " + convert_value(d_, k_.expr[red.body].dtype, acc_t, names[red.body]) + ");\n    }\n";
+      s += d_.group_reduce(a, fn, dbl ? "fz_redd" : "fz_red", G, type);
+      const std::string mean = red.mean ? " / " + (dbl ? d_.double_literal(static_cast<double>(len)) : fz_float_literal(static_cast<double>(len))) : "";
+      s += "    " + d_.compute_type(red.dtype) + " fz_r" + std::to_string(r) + " = " +
+           convert_value(d_, acc_t, red.dtype, "(" + a + mean + ")", red.dtype != acc_t) + ";\n";
     }
     std::vector<int> row_roots, elem_roots;
     for (auto& o : k_.outputs) (o.per_row ? row_roots : elem_roots).push_back(o.expr);
@@ -524,6 +513,21 @@ class Emitter {
         const double r = ratio && ratio->numel() ? ratio->get(0) : n.attr_f("ratio", 0.5);
         if (r != 0.0) throw Unsupported(d_.name, n.label() + ": training-mode Dropout with a non-zero ratio is random; not supported");
       }
+    }
+    // Kernels below that carry data values through fp32 refuse dtypes fp32 cannot hold exactly
+    // (float64, 32/64-bit integers) rather than narrow them (DESIGN.md numerics).
+    static const std::set<std::string> through_float = {
+        "MaxPool", "AveragePool", "LpPool", "ConvTranspose", "LRN", "GlobalAveragePool", "GlobalMaxPool", "ArgMax",
+        "ArgMin", "Hardmax", "CumSum", "OneHot", "ScatterElements", "Scatter", "ScatterND", "MatMul", "Softmax",
+        "LogSoftmax", "Conv", "Resize"};
+    const auto* def0 = lookup_op(t);
+    if (through_float.count(t) || (def0 && def0->reduce)) {
+      auto wide = [](DType d) { return d == DType::f64 || d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::u64; };
+      const int data = t == "OneHot" ? (k_.opaque_inputs.size() > 2 ? k_.opaque_inputs[2] : -1) : k_.opaque_inputs.empty() ? -1 : k_.opaque_inputs[0];
+      const bool out_is_index = t == "ArgMax" || t == "ArgMin";
+      if ((data >= 0 && wide(dtype_of(data))) || (!out_is_index && wide(dtype_of(out))))
+        throw Unsupported(d_.name, n.label() + ": " + t + " of " + dtype_name(data >= 0 ? dtype_of(data) : dtype_of(out)) +
+                                       " data is computed through fp32 by the generated kernel; refused rather than narrowed");
     }
     std::string body;
     if (t == "Dropout" && out2 >= 0) body = "    " + copy(in_buf(0), "fz_o", out, "fz_o") + "\n    " + store_of(out2, "fz_o", "1.0f") + "\n";
@@ -671,19 +675,18 @@ class Emitter {
       return "    " + d_.element(slot(out), "fz_o") + " = " + d_.cast(d_.storage_type(DType::boolean), "(" + v + ") != " + d_.cast(d_.storage_type(dtype_of(x)), "0") + " ? 1 : 0") + ";\n";
     return "    " + d_.element(slot(out), "fz_o") + " = " + d_.cast(d_.storage_type(dtype_of(out)), v) + ";\n";
   }
-  // An element-wise op the fuser left opaque (non-f32 dtypes): broadcast loads converted to
-  // float, the op's bound expression, a converting store (integers exact up to 2^24).
+  // An element-wise op the fuser left opaque: typed like a fused op (broadcast loads in their
+  // dtypes, the op in its math dtype, the result converted to the output's dtype).
   std::string elementwise(const Node& n, const ScalarRule& rule, int out) const {
-    // fp32 arithmetic would silently lose float64's range and precision: a skip, not a result.
-    for (int b : k_.opaque_inputs)
-      if (b >= 0 && dtype_of(b) == DType::f64) throw Unsupported(d_.name, n.label() + ": float64 arithmetic is not generated (fp32 only)");
-    if (dtype_of(out) == DType::f64) throw Unsupported(d_.name, n.label() + ": float64 arithmetic is not generated (fp32 only)");
     const Shape& os = buffer(out).shape;
-    const bool int_math = dtype_is_int(dtype_of(in_buf(0)));
+    std::vector<DType> in_types;
+    for (int b : k_.opaque_inputs) in_types.push_back(b >= 0 ? dtype_of(b) : DType::undefined);
     ExprNode e;
     e.kind = ExprKind::op;
     e.op = lookup_op(n.op_type);
-    e.bound = bind_scalar(rule, n, int_math);
+    e.dtype = dtype_of(out);
+    e.math = scalar_math_dtype(rule, in_types);
+    e.bound = bind_scalar(rule, n, dtype_is_int(e.math));
     std::string s = out_coords(os);
     std::vector<std::string> ops;
     for (size_t i = 0; i < k_.opaque_inputs.size(); ++i) {
@@ -692,10 +695,11 @@ class Emitter {
         continue;
       }
       const int b = k_.opaque_inputs[i];
-      s += "    float fz_x" + std::to_string(i) + " = " + load_of(b, coords_offset(bcast_strides(b, os))) + ";\n";
-      ops.push_back("fz_x" + std::to_string(i));
+      const std::string x = "fz_x" + std::to_string(i);
+      s += "    " + local(dtype_of(b)) + x + " = " + typed_load(b, coords_offset(bcast_strides(b, os))) + ";\n";
+      ops.push_back(convert_value(d_, dtype_of(b), e.math, x));
     }
-    return s + "    " + store_of(out, "fz_o", op_expression(e, ops, d_)) + "\n";
+    return s + "    " + typed_store(out, "fz_o", convert_value(d_, e.math, e.dtype, op_expression(e, ops, d_), true)) + "\n";
   }
 
   std::string gather(const Node& n, int out) const {
@@ -1489,25 +1493,6 @@ std::vector<int> kernel_bindings(const KernelSpec& k) {
   return b;
 }
 
-std::string op_expression(const ExprNode& e, const std::vector<std::string>& operands, const Dialect& d) {
-  if (!e.op || !e.op->scalar) throw Error("codegen", "expression node without an element-wise op");
-  const ScalarRule& r = *e.op->scalar;
-  // e.bound.expr already has variadic folding and absent operands (as literals) applied.
-  std::string ex = substitute(
-      e.bound.expr,
-      [&](int k) -> std::string {
-        if (k >= static_cast<int>(operands.size()) || operands[k].empty())
-          throw Error("codegen", "op " + e.op->name + " uses operand " + std::to_string(k) + ", which is absent");
-        return operands[k];
-      },
-      [&](const std::string& p) -> std::string {
-        for (size_t i = 0; i < r.params.size(); ++i)
-          if (r.params[i].first == p) return fz_float_literal(i < e.bound.params.size() ? e.bound.params[i] : r.params[i].second);
-        throw Error("codegen", "op " + e.op->name + " expression uses unknown parameter '" + p + "'");
-      });
-  return "(" + rename_intrinsics(ex, d) + ")";
-}
-
 // ---- Dialect defaults ------------------------------------------------------------------------
 
 std::string Dialect::to_float(DType t, const std::string& e) const {
@@ -1524,7 +1509,8 @@ std::string Dialect::to_index(DType t, const std::string& e) const { return cast
 std::string Dialect::cast(const std::string& type, const std::string& e) const { return "((" + type + ")(" + e + "))"; }
 std::string Dialect::element(int slot, const std::string& idx) const { return "b" + std::to_string(slot) + "[" + idx + "]"; }
 
-std::string Dialect::group_reduce(const std::string& v, const std::string& comb, const std::string& red, int64_t group_size) const {
+std::string Dialect::group_reduce(const std::string& v, const std::string& comb, const std::string& red, int64_t group_size,
+                                  const std::string&) const {
   // Tree over shared memory; the final read is followed by a barrier so the array can be reused.
   std::string s = "    " + red + "[fz_lid] = " + v + ";\n    " + barrier + "\n";
   s += "    for (int fz_w = " + std::to_string(group_size / 2) + "; fz_w > 0; fz_w >>= 1) {\n";

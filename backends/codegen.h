@@ -8,8 +8,10 @@
 // Generated kernel contract (both dialects):
 //   * Buffers bind to slots 0..n-1 in kernel_bindings(spec) order; slot i is named "b<i>" in
 //     the source (a CUDA parameter, a GLSL buffer block instance: see Dialect::declare_buffers).
-//   * Values inside expressions are float; loads convert from the buffer dtype through
-//     Dialect::to_float, stores through Dialect::from_float (bool: != 0).
+//   * Expression values are typed (Dialect::compute_type of each node's dtype): loads convert
+//     through Dialect::load_value, op operands and results through convert_value, stores
+//     through Dialect::store_value. Opaque kernels move values through float (to_float /
+//     from_float) and refuse float64 arithmetic.
 //   * Index arithmetic uses the macro type `fz_idx` (32-bit `int` unless an index of the kernel
 //     can reach 2^31, then the dialect's 64-bit type).
 //   * The kernel is 1-D: launch_dims() gives the group (block/workgroup) size, which is baked
@@ -77,6 +79,9 @@ struct KernelHeader {
   std::vector<BindingInfo> bindings;
   int64_t group_size = 256;
   bool index64 = false;
+  bool uses_f64 = false;            // some value or buffer is float64 (double helpers needed)
+  bool uses_i64 = false;            // some value or buffer is a 64-bit integer
+  bool uses_f16 = false, uses_bf16 = false;  // some value or buffer is float16 / bfloat16
 };
 
 // What a backend supplies. Defaults are CUDA-flavoured C where both languages agree; a GLSL
@@ -115,6 +120,23 @@ struct Dialect {
   virtual std::string to_index(DType t, const std::string& e) const;
   // Conversion of expression e to `type` ("float", "fz_idx", "int").
   virtual std::string cast(const std::string& type, const std::string& e) const;
+
+  // ---- typed expression values (ir/kernel_spec.h "Typed values") ----
+  // The type a value of dtype t is computed in: "float" for f32/f16/bf16 and bool (0/1),
+  // double for f64, int / unsigned for 8-32-bit integers (small ones wrapped after every op),
+  // the 64-bit integer types for i64/u64.
+  virtual std::string compute_type(DType t) const;
+  // Storage element e of a dtype-t buffer -> a compute_type(t) value, and back.
+  virtual std::string load_value(DType t, const std::string& e) const;
+  virtual std::string store_value(DType t, const std::string& v) const;
+  // A compute-type value v of 8/16-bit integer dtype t wrapped to t's range (two's complement).
+  virtual std::string wrap_small(DType t, const std::string& v) const;
+  // Literals: integer dtype t's value v (u64 by its bits) in compute_type(t), and a double.
+  virtual std::string int_literal(DType t, int64_t v) const;
+  virtual std::string double_literal(double v) const;
+  // Intrinsic rename for an op whose math dtype is `math` (fp32-class: intrinsic(nm)). Throws
+  // Unsupported when the dialect has no implementation in that type (GLSL double exp).
+  virtual std::string typed_intrinsic(const std::string& nm, DType math) const;
   // Lvalue of element `idx` of slot `slot` (CUDA "b3[idx]", GLSL "b3.d[idx]").
   virtual std::string element(int slot, const std::string& idx) const;
   // Global-scope declarations: GLSL buffer blocks + local size; CUDA nothing.
@@ -135,10 +157,14 @@ struct Dialect {
   // returns the name unchanged when no rename is needed.
   virtual std::string intrinsic(const std::string& nm) const { return nm; }
   // Combines `v` across the group so that every thread holds the result; `comb` is a binary
-  // function-like name, `red` a shared float array of group_size elements. Default: shared
+  // function-like name, `red` a shared array of group_size elements of v's type. Default: shared
   // memory tree. Must start and end with all threads converged.
+  // `type` is v's type ("float" or "double"), the element type of `red`.
   virtual std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red,
-                                   int64_t group_size) const;
+                                   int64_t group_size, const std::string& type = "float") const;
+  // Helper functions for integer and double values (fz_max ... fz_ipow overloads), emitted
+  // after the prelude; h says which 64-bit types the kernel uses.
+  virtual std::string typed_helpers(const KernelHeader& h) const;
 };
 
 struct LaunchDims {
@@ -161,6 +187,12 @@ std::string kernel_identifier(const std::string& name);  // sanitised C identifi
 // absent operand, which bound.expr never references) and "{param}" -> a literal of
 // bound.params, intrinsics renamed by the dialect; parenthesised.
 std::string op_expression(const ExprNode& e, const std::vector<std::string>& operands, const Dialect& d);
+// Value v of dtype `from` (in compute_type(from)) converted to dtype `to` (in compute_type(to))
+// by ir/scalar.h's rules: fp16/bf16 targets are rounded, small integers wrapped, bool is != 0.
+// `force` converts even when from == to (an op result that still needs rounding/wrapping).
+std::string convert_value(const Dialect& d, DType from, DType to, const std::string& v, bool force = false);
+// A literal of dtype t for an ExprNode constant (float value or integer ivalue).
+std::string typed_literal(const Dialect& d, DType t, double value, int64_t ivalue);
 
 // A GLSL (Vulkan 1.2, std430) dialect built on this emitter: bool buffers are stored as uint
 // (the backend widens them on upload), i64 as int64_t (GL_EXT_shader_explicit_arithmetic_types_int64),

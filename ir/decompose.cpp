@@ -16,8 +16,10 @@ class Rewriter {
   explicit Rewriter(Graph& g) : g_(g) {}
 
   int constant(const std::string& base, Tensor t) { return g_.add_constant(g_.unique_name(base), std::move(t)); }
+  // A scalar constant in the float dtype being decomposed (f32, or f64/f16/bf16 for nodes of
+  // those dtypes: see rewrite()).
   int scalar(double v) {
-    Tensor t(DType::f32, {});
+    Tensor t(float_dtype, {});
     t.set(0, v);
     return constant("c", std::move(t));
   }
@@ -47,6 +49,7 @@ class Rewriter {
   void keep(Node n) { nodes_.push_back(std::move(n)); }
   void set_origin(const std::string& s) { origin_ = s; }
   std::vector<Node> take() { return std::move(nodes_); }
+  DType float_dtype = DType::f32;
   const Value& value(int v) const { return g_.values[v]; }
 
  private:
@@ -61,12 +64,23 @@ std::vector<int64_t> axes_from(int64_t axis, int64_t rank) {
   return a;
 }
 
-bool all_f32(const Graph& g, const Node& n) {
+// The one float dtype of a node's float inputs and outputs (int64 inputs allowed: targets,
+// axes); undefined when they mix dtypes or have other types.
+DType node_float_dtype(const Graph& g, const Node& n) {
+  DType d = DType::undefined;
+  auto take = [&](int v, bool allow_i64) {
+    if (v < 0) return true;
+    const DType t = g.values[v].dtype;
+    if (allow_i64 && t == DType::i64) return true;
+    if (!dtype_is_float(t) || (d != DType::undefined && t != d)) return false;
+    d = t;
+    return true;
+  };
   for (int v : n.inputs)
-    if (v >= 0 && g.values[v].dtype != DType::f32 && g.values[v].dtype != DType::i64) return false;
+    if (!take(v, true)) return DType::undefined;
   for (int v : n.outputs)
-    if (v >= 0 && g.values[v].dtype != DType::f32) return false;
-  return true;
+    if (!take(v, false)) return DType::undefined;
+  return d;
 }
 
 // softmax(x) or log(softmax(x)) over axes, as Softmax-13 defines it: d = x - max(x),
@@ -92,7 +106,7 @@ void emit_nll(const Graph& g, const Node& n, Rewriter& rw, int lp, int target, i
     };
     ignored = rw.op("Equal", {target, i64(n.attr_i("ignore_index", 0))});
     t = rw.op("Where", {ignored, i64(0), target});  // any valid index: the loss there is replaced by 0 below
-    keep = rw.op("Cast", {rw.op("Not", {ignored})}, {{"to", int64_t{1}}});  // FLOAT
+    keep = rw.op("Cast", {rw.op("Not", {ignored})}, {{"to", int64_t{dtype_to_onnx(rw.float_dtype)}}});  // the loss's dtype
   }
   Shape tu = ts;
   tu.insert(tu.begin() + 1, 1);
@@ -244,9 +258,65 @@ bool rewrite_einsum(const Graph& g, const Node& n, Rewriter& rw) {
   return true;
 }
 
-// Returns true when n was rewritten (its replacement nodes are in rw).
+bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw);
+
+// Returns true when n was rewritten (its replacement nodes are in rw). f32 and f64 nodes
+// decompose in their own dtype; fp16/bf16 ones compute in fp32 (storage types, DESIGN.md
+// numerics): their float inputs are Cast to f32, the f32 decomposition runs, and its results
+// are Cast back (the Casts fuse into the kernels). Contractions (Gemm, Conv bias, Einsum)
+// stay in their dtype, since their kernels already accumulate in fp32.
 bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
-  if (!all_f32(g, n)) return false;
+  const DType d = node_float_dtype(g, n);
+  if (d == DType::undefined) return false;
+  const std::string& t = n.op_type;
+  const bool contraction = t == "Gemm" || t == "Conv" || t == "Einsum";
+  if (d == DType::f32 || d == DType::f64 || contraction) {
+    rw.float_dtype = d;
+    const bool done = rewrite_typed(g, n, rw);
+    rw.float_dtype = DType::f32;
+    return done;
+  }
+  Node wide = n;
+  std::vector<Node> casts_in;
+  for (auto& v : wide.inputs) {
+    if (v < 0 || g.values[v].dtype != d) continue;
+    const Value src = g.values[v];
+    if (src.constant) {  // constants (BatchNorm's statistics) convert now, so they stay constants
+      Tensor f(DType::f32, src.shape);
+      for (int64_t i = 0; i < f.numel(); ++i) f.set(i, src.constant->get(i));
+      v = rw.constant(src.name + ":f32", std::move(f));
+      continue;
+    }
+    int w = g.add_value(g.unique_name(src.name + ":f32"), DType::f32, src.shape, true);
+    Node c;
+    c.name = g.unique_name(n.name + "/cast_in");
+    c.op_type = "Cast";
+    c.opset = 13;
+    c.attrs["to"] = int64_t{1};
+    c.inputs = {v};
+    c.outputs = {w};
+    casts_in.push_back(std::move(c));
+    v = w;
+  }
+  std::vector<std::pair<int, int>> back;  // (f32 value, original output)
+  for (auto& v : wide.outputs) {
+    if (v < 0) continue;
+    const Value dst = g.values[v];
+    int w = g.add_value(g.unique_name(dst.name + ":f32"), DType::f32, dst.shape, true);
+    back.emplace_back(w, v);
+    v = w;
+  }
+  Rewriter probe(g);  // rewrite into a scratch rewriter first: only commit the casts if it decomposes
+  probe.set_origin(n.name);
+  if (!rewrite_typed(g, wide, probe)) return false;
+  for (auto& c : casts_in) rw.keep(std::move(c));
+  for (auto& m : probe.take()) rw.keep(std::move(m));
+  rw.set_origin(n.name);
+  for (auto [w, v] : back) rw.op("Cast", {w}, {{"to", int64_t{dtype_to_onnx(d)}}}, v);
+  return true;
+}
+
+bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
   const std::string& t = n.op_type;
   auto in = [&](int i) { return n.has_input(i) ? n.inputs[i] : -1; };
   int out = n.outputs.empty() ? -1 : n.outputs[0];
@@ -321,7 +391,7 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
     int64_t c = sc.constant->numel();
     Shape s{c};
     for (int64_t i = 2; i < rank(in(0)); ++i) s.push_back(1);
-    Tensor mul(DType::f32, s), add(DType::f32, s);
+    Tensor mul(rw.float_dtype, s), add(rw.float_dtype, s);
     double eps = n.attr_f("epsilon", 1e-5);
     for (int64_t i = 0; i < c; ++i) {
       double k = sc.constant->get(i) / std::sqrt(var.constant->get(i) + eps);

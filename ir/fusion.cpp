@@ -26,13 +26,20 @@ namespace {
 
 enum class Cls { elementwise, view, reduce, matmul, conv, concat, opaque };
 
-bool fusible_dtype(DType t) { return t == DType::f32 || t == DType::boolean; }
+// Every numeric dtype fuses: expressions are typed (kernel_spec.h), so nothing is narrowed.
+bool fusible_dtype(DType t) { return t != DType::string && t != DType::undefined; }
+// Contractions and fused reductions accumulate in fp32 (fp16/bf16 storage) or in their dtype.
+bool contraction_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+bool reduce_dtype(DType t) { return dtype_is_float(t); }
 
 struct TNode {
   ExprKind kind = ExprKind::constant;
+  DType dtype = DType::f32;
+  DType math = DType::f32;  // op: math dtype
   int value = -1;  // load: graph value id
   StridedView view;
   double c = 0;
+  int64_t ic = 0;  // integral constant
   const OpDef* op = nullptr;
   BoundScalar bound;
   std::vector<int> args;
@@ -119,13 +126,15 @@ class Fuser {
         cls_[i] = Cls::elementwise;
       } else if (def->is_view && io_fusible(n, true)) {
         cls_[i] = Cls::view;
-      } else if (def->reduce && out.dtype == DType::f32 && g_.values[n.inputs[0]].dtype == DType::f32 &&
+      } else if (def->reduce && reduce_dtype(out.dtype) && g_.values[n.inputs[0]].dtype == out.dtype &&
                  reduce_info(n, *def->reduce, red_[i])) {
         cls_[i] = Cls::reduce;
-      } else if (t == "MatMul" && out.dtype == DType::f32 && g_.values[n.inputs[0]].shape.size() >= 2 &&
-                 g_.values[n.inputs[1]].shape.size() >= 2 && g_.values[n.inputs[0]].dtype == DType::f32) {
+      } else if (t == "MatMul" && contraction_dtype(out.dtype) && g_.values[n.inputs[0]].shape.size() >= 2 &&
+                 g_.values[n.inputs[1]].shape.size() >= 2 && g_.values[n.inputs[0]].dtype == out.dtype &&
+                 g_.values[n.inputs[1]].dtype == out.dtype) {
         cls_[i] = Cls::matmul;
-      } else if (t == "Conv" && out.dtype == DType::f32 && n.num_inputs() == 2 && out.shape.size() == 4) {
+      } else if (t == "Conv" && contraction_dtype(out.dtype) && n.num_inputs() == 2 && out.shape.size() == 4 &&
+                 g_.values[n.inputs[0]].dtype == out.dtype && g_.values[n.inputs[1]].dtype == out.dtype) {
         cls_[i] = Cls::conv;
       } else if (t == "Concat" && io_fusible(n, false)) {
         cls_[i] = Cls::concat;
@@ -237,9 +246,11 @@ class Fuser {
     Tree t;
     TNode x;
     const Value& val = g_.values[v];
+    x.dtype = val.dtype;
     if (val.constant && val.constant->numel() == 1 && fusible_dtype(val.dtype)) {
       x.kind = ExprKind::constant;
-      x.c = val.constant->get(0);
+      if (dtype_is_integral(val.dtype)) x.ic = val.constant->get_int(0);
+      else x.c = val.constant->get(0);
       x.view = StridedView::contiguous(val.shape);  // shape kept for broadcasting
     } else {
       x.kind = ExprKind::load;
@@ -275,7 +286,11 @@ class Fuser {
       TNode op;
       op.kind = ExprKind::op;
       op.op = lookup_op(n.op_type);
-      op.bound = bind_scalar(*op.op->scalar, n, false);
+      op.dtype = g_.values[v].dtype;
+      std::vector<DType> in_types;
+      for (int x : n.inputs) in_types.push_back(x >= 0 ? g_.values[x].dtype : DType::undefined);
+      op.math = scalar_math_dtype(*op.op->scalar, in_types);
+      op.bound = bind_scalar(*op.op->scalar, n, dtype_is_int(op.math));
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         // Inputs the expression never reads (CastLike's dtype donor) are not operands.
         if (n.inputs[i] < 0 || op.bound.expr.find("{" + std::to_string(i) + "}") == std::string::npos) {
@@ -387,12 +402,15 @@ class Fuser {
     const TNode& x = t.n[i];
     ExprNode e;
     e.kind = x.kind;
-    std::string key;
+    e.dtype = x.dtype;
+    e.math = x.math;
+    std::string key = std::to_string(static_cast<int>(x.dtype)) + ":";  // equal text in two dtypes is two values
     if (x.kind == ExprKind::constant) {
       e.value = x.c;
+      e.ivalue = x.ic;
       uint64_t bits;
       std::memcpy(&bits, &x.c, 8);
-      key = "c" + std::to_string(bits);
+      key += "c" + std::to_string(bits) + "|" + std::to_string(x.ic);
     } else if (x.kind == ExprKind::load) {
       int b = buffer_for(x.value);
       int li = -1;
@@ -405,11 +423,11 @@ class Fuser {
         li = static_cast<int>(k.loads.size()) - 1;
       }
       e.load = li;
-      key = "l" + std::to_string(li);
+      key += "l" + std::to_string(li);
     } else {
       e.op = x.op;
       e.bound = x.bound;
-      key = "o" + x.op->name + "|" + e.bound.expr;
+      key += "o" + x.op->name + "|" + std::to_string(static_cast<int>(x.math)) + "|" + e.bound.expr;
       for (double p : e.bound.params) key += "|" + std::to_string(p);
       for (int a : x.args) {
         int id = a >= 0 ? emit(k, t, memo, a) : -1;
@@ -541,9 +559,10 @@ class Fuser {
         Tree t = build(x);
         std::map<std::string, int> memo;
         int body = emit(k, t, memo, t.root);
-        k.reductions.push_back({r.combiner, body, r.mean, v});
+        k.reductions.push_back({r.combiner, body, r.mean, v, g_.values[v].dtype});
         ExprNode ref;
         ref.kind = ExprKind::red_ref;
+        ref.dtype = g_.values[v].dtype;
         ref.red = 0;
         k.expr.push_back(ref);
         k.outputs.push_back({buffer_for(v), row_view(k.space, r.axes), static_cast<int>(k.expr.size()) - 1, true});
@@ -570,6 +589,7 @@ class Fuser {
         k.matmul = d;
         ExprNode acc;
         acc.kind = ExprKind::acc;
+        acc.dtype = g_.values[v].dtype;
         k.expr.push_back(acc);
         k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
         note_nodes(k, {static_cast<int>(p)});
@@ -581,6 +601,7 @@ class Fuser {
         k.conv = conv_desc(n, shape);
         ExprNode acc;
         acc.kind = ExprKind::acc;
+        acc.dtype = g_.values[v].dtype;
         k.expr.push_back(acc);
         k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
         note_nodes(k, {static_cast<int>(p)});

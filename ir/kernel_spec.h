@@ -15,8 +15,13 @@
 //   * An opaque kernel runs one graph node (`node`) whole; its inputs/outputs are whole
 //     contiguous buffers. Backends support the opaque ops they choose and throw Unsupported
 //     otherwise.
-// Values inside expressions are fp32; loads convert from the buffer dtype (bool -> 0/1) and
-// stores convert to it (bool: != 0).
+// Typed values (DESIGN.md numerics): every ExprNode carries its dtype. A load has its buffer's
+// dtype, an op node its graph value's dtype, and computes in its math dtype (the dtype of
+// ScalarRule::math_operand's operand: integers exact with wrap-around, float64 in double,
+// fp32/fp16/bf16 in fp32), the result converted to the node's dtype (fp16/bf16 rounded to
+// nearest even, small integers wrapped); ir/scalar.h states the conversion rules. Reductions
+// accumulate in their dtype's compute type (fp32 for fp16/bf16); a contraction's acc has its
+// output dtype (fp32 accumulation); stores convert to the buffer dtype.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -42,12 +47,15 @@ enum class ExprKind { load, constant, op, red_ref, acc };
 
 struct ExprNode {
   ExprKind kind = ExprKind::constant;
+  DType dtype = DType::f32;    // the value's dtype (see above)
   int load = -1;               // load: index into KernelSpec::loads
-  double value = 0;            // constant
+  double value = 0;            // constant of a float dtype
+  int64_t ivalue = 0;          // constant of an integer or bool dtype (exact; u64 by its bits)
   const OpDef* op = nullptr;   // op: its ScalarRule is printed/evaluated
-  BoundScalar bound;           // op: bind_scalar(*op->scalar, node, false): print bound.expr with
+  BoundScalar bound;           // op: bind_scalar(*op->scalar, node, dtype_is_int(math)): print bound.expr with
                                //     "{i}" -> args[i] and "{param}" -> bound.params (op->scalar->params order);
-                               //     evaluate with eval_scalar(*op->scalar, bound, x, false)
+                               //     evaluate with eval_scalar_typed
+  DType math = DType::f32;     // op: its math dtype (scalar_math_dtype of the node's input dtypes)
   std::vector<int> args;       // op: operand node ids (always smaller than this node's id); -1 = absent
   int red = -1;                // red_ref: index into KernelSpec::reductions
 };
@@ -63,6 +71,7 @@ struct Reduction {
   int body = -1;        // expr node evaluated at every reduced position
   bool mean = false;    // finalize: divide by the number of reduced elements
   int value = -1;       // graph value this reduction computes (for dedupe and explain)
+  DType dtype = DType::f32;  // dtype of the reduced value (the body's dtype)
 };
 
 struct KernelOutput {

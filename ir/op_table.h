@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/scalar.h"
 
 namespace fusor {
 
@@ -77,6 +78,14 @@ struct ScalarRule {
   void (*resolve_params)(const Node& n, double* values) = nullptr;
   // Value of an omitted optional operand (Clip's min/max: +-inf, or its opset<11 attributes).
   double (*absent_operand)(const Node& n, int operand) = nullptr;
+  // Type rule: the op computes in the dtype of operand math_operand (its "math dtype"; Where:
+  // 1, the others 0); every other operand is converted to it first, and the result is
+  // converted from it to the node's output dtype (Cast is "{0}": the conversion is the op).
+  int math_operand = 0;
+  // Integer semantics (math dtype an integer or bool): operands as int64 values of the math
+  // dtype (u64 by its bits; uns: the math dtype is unsigned). The caller wraps the result to
+  // the math dtype (two's complement). nullptr for float-only ops.
+  int64_t (*ieval)(const int64_t* x, const double* params, bool uns) = nullptr;
 };
 
 // One node's scalar semantics, ready to print or evaluate (defined in ir/ops/elementwise.cpp).
@@ -94,6 +103,15 @@ BoundScalar bind_scalar(const ScalarRule& rule, const Node& n, bool int_math);
 // Evaluates one element for the CPU paths: x[i] is node input i (entries for absent inputs are
 // ignored and taken from b.absent); folds variadic ops. Uses rule.eval, so semantics live once.
 double eval_scalar(const ScalarRule& rule, const BoundScalar& b, const double* x, bool int_math);
+// The math dtype of a node (see ScalarRule::math_operand) given its input dtypes.
+DType scalar_math_dtype(const ScalarRule& rule, const std::vector<DType>& input_dtypes);
+// Typed evaluation of one element (ref, the cpu backend and constant folding): x[i] is node
+// input i as a value of dtype xt[i] (absent inputs are ignored and taken from b.absent);
+// operands are converted to the math dtype `math`, the op runs in it (integers: ieval with
+// wrap-around; floats: eval in double), and the result is converted to dtype `out`.
+// b must be bound with int_math = dtype_is_int(math).
+HostScalar eval_scalar_typed(const ScalarRule& rule, const BoundScalar& b, const HostScalar* x, const DType* xt, DType math,
+                             DType out);
 
 // Reduction semantics (ReduceSum, ReduceMax, ...): combiner over the reduced elements.
 enum class Combiner { sum, max, min, prod };

@@ -1,8 +1,8 @@
 // Backend "cpu": interprets the fused Plan (ir/kernel_spec.h) on the host, one KernelSpec at
 // a time, over one arena laid out by the memory plan. It is the executable form of the
-// KernelSpec contract: what the GPU code generators must reproduce. Expression values are
-// rounded to fp32 after every node (as on a GPU); reductions and contractions accumulate in
-// double like the reference.
+// KernelSpec contract: what the GPU code generators must reproduce. Every expression node
+// computes in its math dtype and is converted to its own dtype (ir/scalar.h), as on a GPU;
+// reductions and contractions accumulate in double like the reference.
 #include <utility>
 #include <chrono>
 #include <cmath>
@@ -12,6 +12,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/cpu_backends.h"
 #include "ir/kernel_spec.h"
+#include "ir/scalar.h"
 
 namespace fusor {
 namespace {
@@ -63,36 +64,17 @@ class CpuExecutable : public Executable {
     std::memcpy(base(b), t.raw(), t.nbytes());
   }
 
-  double load(int b, int64_t off) {
-    DType t = p_.buffers[b].dtype;
+  HostScalar load(int b, int64_t off) {
+    const DType t = p_.buffers[b].dtype;
     // Only reachable for positions of an empty reduction (their value is never combined).
-    if (off < 0 || off >= shape_numel(p_.buffers[b].shape)) return std::numeric_limits<double>::quiet_NaN();
-    const std::byte* ptr = base(b);
-    switch (t) {
-      case DType::f32: { float v; std::memcpy(&v, ptr + off * 4, 4); return v; }
-      case DType::boolean: return static_cast<uint8_t>(ptr[off]) ? 1.0 : 0.0;
-      default: {
-        // Other dtypes through a one-element view (only opaque-adjacent copies reach here).
-        Tensor one(t, {});
-        std::memcpy(one.raw(), ptr + off * dtype_size(t), dtype_size(t));
-        return one.get(0);
-      }
+    if (off < 0 || off >= shape_numel(p_.buffers[b].shape)) {
+      HostScalar nan;
+      nan.f = std::numeric_limits<double>::quiet_NaN();
+      return nan;
     }
+    return scalar_load(t, base(b), off);
   }
-  void store(int b, int64_t off, double v) {
-    DType t = p_.buffers[b].dtype;
-    std::byte* ptr = base(b);
-    if (t == DType::f32) {
-      float f = static_cast<float>(v);
-      std::memcpy(ptr + off * 4, &f, 4);
-    } else if (t == DType::boolean) {
-      ptr[off] = std::byte{static_cast<uint8_t>(v != 0.0 ? 1 : 0)};
-    } else {
-      Tensor one(t, {});
-      one.set(0, v);
-      std::memcpy(ptr + off * dtype_size(t), one.raw(), dtype_size(t));
-    }
-  }
+  void store(int b, int64_t off, HostScalar v) { scalar_store(p_.buffers[b].dtype, base(b), off, v); }
 
   static int64_t offset_of(const StridedView& v, const std::vector<int64_t>& c) {
     int64_t o = v.offset;
@@ -100,48 +82,56 @@ class CpuExecutable : public Executable {
     return o;
   }
 
-  // Evaluates the DAG at position c; red holds this row's reduction values, acc the contraction value.
-  void eval(const KernelSpec& k, const std::vector<int64_t>& c, const std::vector<double>& red, double acc,
-            std::vector<double>& val, int upto) {
-    std::vector<double> args;
+  // Evaluates the DAG at position c; red holds this row's reduction values, acc the contraction
+  // value. Each node computes in its math dtype and is converted to its own dtype, as the
+  // generated kernels do (ir/scalar.h).
+  void eval(const KernelSpec& k, const std::vector<int64_t>& c, const std::vector<HostScalar>& red, double acc,
+            std::vector<HostScalar>& val, int upto) {
+    static thread_local std::vector<HostScalar> args_;  // scratch (runs may be concurrent)
+    static thread_local std::vector<DType> types_;
     for (int i = 0; i <= upto; ++i) {
       const ExprNode& n = k.expr[i];
-      double r = 0;
+      HostScalar r;
       switch (n.kind) {
-        case ExprKind::constant: r = n.value; break;
+        case ExprKind::constant:
+          if (dtype_is_integral(n.dtype)) r.i = n.ivalue;
+          else r.f = n.value;
+          break;
         case ExprKind::load: r = load(k.loads[n.load].buffer, offset_of(k.loads[n.load].view, c)); break;
         case ExprKind::red_ref: r = red[n.red]; break;
-        case ExprKind::acc: r = acc; break;
+        case ExprKind::acc: r.f = round_float(acc, n.dtype); break;
         case ExprKind::op: {
-          // eval_scalar reads one entry per node input (absent ones included).
-          args.assign(std::max(n.args.size(), n.bound.absent.size()), 0.0);
-          for (size_t a = 0; a < n.args.size(); ++a) args[a] = n.args[a] >= 0 ? val[n.args[a]] : 0.0;
-          r = eval_scalar(*n.op->scalar, n.bound, args.data(), false);
+          // eval_scalar_typed reads one entry per node input (absent ones included).
+          const size_t na = std::max(n.args.size(), n.bound.absent.size());
+          args_.assign(na, HostScalar{0.0});
+          types_.assign(na, DType::f64);
+          for (size_t a = 0; a < n.args.size(); ++a)
+            if (n.args[a] >= 0) args_[a] = val[n.args[a]], types_[a] = k.expr[n.args[a]].dtype;
+          r = eval_scalar_typed(*n.op->scalar, n.bound, args_.data(), types_.data(), n.math, n.dtype);
           break;
         }
       }
-      val[i] = static_cast<float>(r);  // fp32 like the generated kernels
+      val[i] = r;
     }
   }
-
   double contraction(const KernelSpec& k, const std::vector<int64_t>& c) {
     double s = 0;
     if (k.matmul) {
       const MatMulDesc& d = *k.matmul;
       size_t r = c.size();
       std::vector<int64_t> ca(c), cb(c);
-      const float* A = reinterpret_cast<const float*>(base(d.a_buffer));
-      const float* B = reinterpret_cast<const float*>(base(d.b_buffer));
+      const DType ta = p_.buffers[d.a_buffer].dtype, tb = p_.buffers[d.b_buffer].dtype;
+      const void *A = base(d.a_buffer), *B = base(d.b_buffer);
       ca[r - 2] = c[r - 2], ca[r - 1] = 0;
       cb[r - 2] = 0, cb[r - 1] = c[r - 1];
       int64_t oa = offset_of(d.a, ca), ob = offset_of(d.b, cb);
       int64_t sa = d.a.strides[r - 1], sb = d.b.strides[r - 2];
-      for (int64_t q = 0; q < d.k; ++q) s += static_cast<double>(A[oa + q * sa]) * B[ob + q * sb];
+      for (int64_t q = 0; q < d.k; ++q) s += scalar_load(ta, A, oa + q * sa).f * scalar_load(tb, B, ob + q * sb).f;
       return s;
     }
     const ConvDesc& d = *k.conv;
-    const float* X = reinterpret_cast<const float*>(base(d.x_buffer));
-    const float* W = reinterpret_cast<const float*>(base(d.w_buffer));
+    const DType tx = p_.buffers[d.x_buffer].dtype, tw = p_.buffers[d.w_buffer].dtype;
+    const void *X = base(d.x_buffer), *W = base(d.w_buffer);
     int64_t n = c[0], ko = c[1], oy = c[2], ox = c[3];
     int64_t cpg = d.c / d.groups, kpg = d.k / d.groups, g = ko / kpg;
     for (int64_t ci = 0; ci < cpg; ++ci) {
@@ -152,7 +142,7 @@ class CpuExecutable : public Executable {
         for (int64_t rx = 0; rx < d.s; ++rx) {
           int64_t ix = ox * d.stride_w - d.pad_w + rx * d.dil_w;
           if (ix < 0 || ix >= d.w) continue;
-          s += static_cast<double>(X[((n * d.c + ch) * d.h + iy) * d.w + ix]) * W[((ko * cpg + ci) * d.r + ry) * d.s + rx];
+          s += scalar_load(tx, X, ((n * d.c + ch) * d.h + iy) * d.w + ix).f * scalar_load(tw, W, ((ko * cpg + ci) * d.r + ry) * d.s + rx).f;
         }
       }
     }
@@ -167,7 +157,7 @@ class CpuExecutable : public Executable {
     for (int i = 0; i < rank; ++i) (reduced[i] ? inner : outer).push_back(i);
     const int64_t rows = k.rows(), len = k.row_length();
     if (rows == 0) return;
-    std::vector<double> val(k.expr.size()), red(k.reductions.size());
+    std::vector<HostScalar> val(k.expr.size(), HostScalar{0.0}), red(k.reductions.size(), HostScalar{0.0});
     std::vector<int64_t> c(rank, 0);
     const int last = static_cast<int>(k.expr.size()) - 1;
     auto set_index = [&](const std::vector<int>& dims, int64_t idx) {
@@ -187,7 +177,7 @@ class CpuExecutable : public Executable {
         for (int64_t q = 0; q < len; ++q) {
           set_index(inner, q);
           eval(k, c, red, 0, val, R.body);
-          double x = val[R.body];
+          double x = val[R.body].f;  // fused reductions are float dtypes (fusion.cpp)
           switch (R.combiner) {
             case Combiner::sum: a += x; break;
             case Combiner::prod: a *= x; break;
@@ -196,7 +186,7 @@ class CpuExecutable : public Executable {
             case Combiner::min: a = (std::isnan(x) || std::isnan(a)) ? NAN : std::min(a, x); break;
           }
         }
-        red[r] = static_cast<float>(R.mean ? a / static_cast<double>(len) : a);
+        red[r].f = round_float(R.mean ? a / static_cast<double>(len) : a, R.dtype);
       }
       // An empty reduction still writes its per-row outputs (the combiner's identity).
       for (int64_t q = 0; q < std::max<int64_t>(len, 1); ++q) {

@@ -33,6 +33,15 @@ FZ_FN float fz_isnan(float x) { return x != x ? 1.0f : 0.0f; }
 FZ_FN float fz_isinf(float x) { return fabsf(x) == fz_inf() ? 1.0f : 0.0f; }
 FZ_FN float fz_fmod(float a, float b) { return fmodf(a, b); }
 FZ_FN float fz_log1p(float x) { return log1pf(x); }
+// bfloat16 is stored as its bits (unsigned short): the top half of a float32, rounded to
+// nearest even (NaN stays a quiet NaN).
+FZ_FN float fz_bf16_to_f32(unsigned int h) { return __uint_as_float(h << 16); }
+FZ_FN unsigned short fz_f32_to_bf16(float f) {
+  unsigned int u = __float_as_uint(f);
+  if (f != f) return (unsigned short)((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (unsigned short)(u >> 16);
+}
 )";
 
 // Matmul, two shapes of work (chosen by CudaDialect::matmul_config):
@@ -209,19 +218,14 @@ struct CudaDialect : Dialect {
     conv_template = kConvTemplate;
   }
   std::string prelude(const KernelHeader& h) const override {
-    std::string s;
-    for (auto& b : h.bindings)
-      if (b.dtype == DType::f16) {
-        s += "#include <cuda_fp16.h>\n";
-        break;
-      }
-    return s + kCudaHelpers;
+    return std::string(h.uses_f16 ? "#include <cuda_fp16.h>\n" : "") + kCudaHelpers;
   }
   std::string storage_type(DType t) const override {
     switch (t) {
       case DType::f32: return "float";
       case DType::f64: return "double";
       case DType::f16: return "__half";
+      case DType::bf16: return "unsigned short";
       case DType::i8: return "signed char";
       case DType::u8: return "unsigned char";
       case DType::boolean: return "unsigned char";
@@ -236,10 +240,12 @@ struct CudaDialect : Dialect {
   }
   std::string to_float(DType t, const std::string& e) const override {
     if (t == DType::f16) return "__half2float(" + e + ")";
+    if (t == DType::bf16) return "fz_bf16_to_f32(" + e + ")";
     return Dialect::to_float(t, e);
   }
   std::string from_float(DType t, const std::string& v) const override {
     if (t == DType::f16) return "__float2half_rn(" + v + ")";
+    if (t == DType::bf16) return "fz_f32_to_bf16(" + v + ")";
     return Dialect::from_float(t, v);
   }
   // Skinny for M <= 8; otherwise K is split while the tiles alone would leave most of the
@@ -294,8 +300,9 @@ struct CudaDialect : Dialect {
   }
   // Warp shuffles, then one shared slot per warp combined in a fixed order so every thread
   // gets the same (deterministic) value.
-  std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red, int64_t g) const override {
-    if (g % 32 != 0) return Dialect::group_reduce(v, comb, red, g);
+  std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red, int64_t g,
+                           const std::string& type) const override {
+    if (g % 32 != 0) return Dialect::group_reduce(v, comb, red, g, type);
     std::string s = "    for (int fz_o = 16; fz_o > 0; fz_o >>= 1) " + v + " = " + comb + "(" + v + ", __shfl_xor_sync(0xffffffffu, " + v + ", fz_o));\n";
     if (g == 32) return s;
     s += "    if ((fz_lid & 31) == 0) " + red + "[fz_lid >> 5] = " + v + ";\n    __syncthreads();\n";

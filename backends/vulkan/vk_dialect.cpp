@@ -2,6 +2,12 @@
 #include "backends/vulkan/vk_dialect.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+#include "ir/scalar.h"
 
 namespace fusor::vk {
 
@@ -19,7 +25,21 @@ float fz_round_even(float x) { return roundEven(x); }
 float fz_sign(float x) { return fz_nan_b(x) ? x : sign(x); }
 float fz_isnan(float x) { return fz_nan_b(x) ? 1.0f : 0.0f; }
 float fz_isinf(float x) { return fz_inf_b(x) ? 1.0f : 0.0f; }
-float fz_fmod(float a, float b) { return (b == 0.0f || fz_inf_b(a) || fz_nan_b(a) || fz_nan_b(b)) ? fz_nan() : (fz_inf_b(b) ? a : a - trunc(a / b) * b); }
+// C fmodf, exact: |a| reduced by |b| * 2^e for e from high to low; each subtraction is exact
+// (Sterbenz: the operands are within a factor of 2), so fmod(1e20, 3) is 2, not a - trunc(a/b)*b.
+float fz_fmod(float a, float b) {
+  if (b == 0.0f || fz_inf_b(a) || fz_nan_b(a) || fz_nan_b(b)) return fz_nan();
+  float r = abs(a), m = abs(b);
+  if (fz_inf_b(b) || r < m) return a;
+  int er, em;
+  frexp(r, er);
+  frexp(m, em);
+  for (int e = er - em; e >= 0; --e) {
+    float t = ldexp(m, e);
+    if (r >= t) r = r - t;
+  }
+  return a < 0.0f ? -r : r;
+}
 // log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
 // accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
 float fz_log1p(float x) {
@@ -85,14 +105,6 @@ uint fz_f32_to_bf16(float f) {
   u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
   return u >> 16;
 }
-)";
-
-// int64 as (low, high) uint halves on devices without shaderInt64: exact within int32 range.
-constexpr const char* kI64PairHelpers = R"(float fz_i64_to_float(uvec2 v) {
-  if (v.y == (int(v.x) < 0 ? 0xffffffffu : 0u)) return float(int(v.x));  // sign-extended 32-bit value
-  return float(int(v.y)) * 4294967296.0f + float(v.x);
-}
-uvec2 fz_float_to_i64(float f) { int i = int(f); return uvec2(uint(i), i < 0 ? 0xffffffffu : 0u); }
 )";
 
 bool is_8bit(DType t) { return t == DType::i8 || t == DType::u8 || t == DType::boolean; }
@@ -180,7 +192,6 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   // The backend splits wide dispatches over y (and z), so the cap is x*y, bounded so that
   // group * group_size stays far from 2^31 in 32-bit index mode.
   max_groups = std::min<int64_t>(int64_t{dev.max_group_count[0]} * dev.max_group_count[1], int64_t{1} << 22);
-  i64_as_uvec2_ = !dev.shader_int64;
   contraction_ = k.matmul.has_value() || k.conv.has_value();
   subgroups_ = dev.subgroup_reduce && !k.reduce_axes.empty();
   if (contraction_) {
@@ -202,15 +213,17 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
 }
 
 std::string VulkanDialect::prelude(const KernelHeader& h) const {
-  bool i64 = h.index64, b8 = false, b16 = false, bf16 = false, pairs = false;
+  bool b8 = false, b16 = h.uses_f16 || h.uses_bf16, bf16 = h.uses_bf16;
   for (auto& b : h.bindings) {
-    if (is_64bit_int(b.dtype)) (i64_as_uvec2_ && b.dtype == DType::i64 ? pairs : i64) = true;
     b8 = b8 || is_8bit(b.dtype);
     b16 = b16 || is_16bit(b.dtype);
     bf16 = bf16 || b.dtype == DType::bf16;
   }
+  const bool i64 = h.index64 || h.uses_i64;
   if (i64 && !dev_.shader_int64)
-    throw Unsupported("vulkan", "kernel '" + h.name + "' needs 64-bit integers but the device has no shaderInt64");
+    throw Unsupported("vulkan", "kernel '" + h.name + "' needs 64-bit integers but device '" + dev_.name + "' has no shaderInt64");
+  if (h.uses_f64 && !dev_.shader_float64)
+    throw Unsupported("vulkan", "kernel '" + h.name + "' computes in float64 but device '" + dev_.name + "' has no shaderFloat64");
   std::string s = "#version 450\n";
   if (i64) s += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
   if (b8) s += "#extension GL_EXT_shader_8bit_storage : require\n";
@@ -220,7 +233,6 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
          "#extension GL_KHR_shader_subgroup_arithmetic : require\n";
   s += kHelpers;
   if (bf16) s += kBf16Helpers;
-  if (pairs) s += kI64PairHelpers;
   return s;
 }
 
@@ -234,10 +246,9 @@ std::string VulkanDialect::storage_type(DType t) const {
     case DType::f32: return "float";
     case DType::i32: return "int";
     case DType::u32: return "uint";
-    case DType::i64:
-      return i64_as_uvec2_ ? "uvec2" : "int64_t";
+    case DType::i64: need(dev_.shader_int64, "shaderInt64"); return "int64_t";
     case DType::u64: need(dev_.shader_int64, "shaderInt64"); return "uint64_t";
-    case DType::f64: need(dev_.shader_float64, "shaderFloat64"); return "double";  // computed in fp32 like every value
+    case DType::f64: need(dev_.shader_float64, "shaderFloat64"); return "double";
     case DType::f16: need(dev_.storage_16bit, "storageBuffer16BitAccess"); return "float16_t";
     case DType::bf16: need(dev_.storage_16bit, "storageBuffer16BitAccess"); return "uint16_t";
     case DType::i16: need(dev_.storage_16bit, "storageBuffer16BitAccess"); return "int16_t";
@@ -258,7 +269,6 @@ std::string VulkanDialect::to_float(DType t, const std::string& e) const {
     case DType::u16: return "float(uint(" + e + "))";
     case DType::i8:
     case DType::i16: return "float(int(" + e + "))";
-    case DType::i64: return i64_as_uvec2_ ? "fz_i64_to_float(" + e + ")" : "float(" + e + ")";
     default: return "float(" + e + ")";
   }
 }
@@ -272,13 +282,11 @@ std::string VulkanDialect::from_float(DType t, const std::string& v) const {
     case DType::i8: return "int8_t(int(" + v + "))";
     case DType::u16: return "uint16_t(uint(" + v + "))";
     case DType::i16: return "int16_t(int(" + v + "))";
-    case DType::i64: return i64_as_uvec2_ ? "fz_float_to_i64(" + v + ")" : "int64_t(" + v + ")";
     default: return storage_type(t) + "(" + v + ")";
   }
 }
 
 std::string VulkanDialect::to_index(DType t, const std::string& e) const {
-  if (t == DType::i64 && i64_as_uvec2_) return "fz_idx(int((" + e + ").x))";  // valid indices fit in 32 bits
   if (is_8bit(t) || is_16bit(t)) return "fz_idx(int(" + e + "))";
   return "fz_idx(" + e + ")";
 }
@@ -316,8 +324,8 @@ std::string VulkanDialect::intrinsic(const std::string& nm) const {
 }
 
 std::string VulkanDialect::group_reduce(const std::string& v, const std::string& comb, const std::string& red,
-                                        int64_t group_size) const {
-  if (!subgroups_) return Dialect::group_reduce(v, comb, red, group_size);
+                                        int64_t group_size, const std::string& type) const {
+  if (!subgroups_) return Dialect::group_reduce(v, comb, red, group_size, type);
   // Subgroup arithmetic first, then one partial per subgroup through shared memory: two
   // barriers instead of log2(group) of them. Subgroup max/min follow SPIR-V FMax/FMin (a NaN
   // operand may be dropped), so NaN is propagated explicitly as fz_max/fz_min require.
@@ -326,12 +334,128 @@ std::string VulkanDialect::group_reduce(const std::string& v, const std::string&
   else if (comb == "fz_mul") sub = "subgroupMul(" + v + ")";
   else if (comb == "fz_max" || comb == "fz_min")
     sub = "(subgroupAny(fz_nan_b(" + v + ")) ? fz_nan() : " + (comb == "fz_max" ? "subgroupMax(" : "subgroupMin(") + v + "))";
-  else return Dialect::group_reduce(v, comb, red, group_size);
-  std::string s = "    {\n      float fz_sg = " + sub + ";\n";
+  else return Dialect::group_reduce(v, comb, red, group_size, type);
+  std::string s = "    {\n      " + type + " fz_sg = " + sub + ";\n";
   s += "      if (subgroupElect()) " + red + "[gl_SubgroupID] = fz_sg;\n      " + barrier + "\n";
   s += "      " + v + " = " + red + "[0];\n";
   s += "      for (uint fz_s = 1u; fz_s < gl_NumSubgroups; ++fz_s) " + v + " = " + comb + "(" + v + ", " + red + "[fz_s]);\n";
   s += "      " + barrier + "\n    }\n";
+  return s;
+}
+
+
+std::string VulkanDialect::compute_type(DType t) const {
+  switch (t) {
+    case DType::u8: case DType::u16: case DType::u32: return "uint";
+    case DType::i64: return "int64_t";
+    case DType::u64: return "uint64_t";
+    default: return Dialect::compute_type(t);
+  }
+}
+
+std::string VulkanDialect::wrap_small(DType t, const std::string& v) const {
+  switch (t) {
+    case DType::i8: return "bitfieldExtract(" + v + ", 0, 8)";  // sign-extends for int
+    case DType::i16: return "bitfieldExtract(" + v + ", 0, 16)";
+    case DType::u8: return "((" + v + ") & 0xFFu)";
+    case DType::u16: return "((" + v + ") & 0xFFFFu)";
+    default: return v;
+  }
+}
+
+std::string VulkanDialect::int_literal(DType t, int64_t v) const {
+  if (t == DType::u64) return "uint64_t(" + std::to_string(static_cast<uint64_t>(v)) + "ul)";
+  if (t == DType::i64)
+    return v == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807l - 1l)" : "int64_t(" + std::to_string(v) + "l)";
+  if (dtype_is_unsigned(t)) return std::to_string(static_cast<uint32_t>(v)) + "u";
+  return v == std::numeric_limits<int32_t>::min() ? "(-2147483647 - 1)" : "int(" + std::to_string(v) + ")";
+}
+
+std::string VulkanDialect::double_literal(double v) const {
+  if (!std::isfinite(v)) return Dialect::double_literal(v);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", std::fabs(v));
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  s += "lf";
+  return std::signbit(v) ? "(-" + s + ")" : s;
+}
+
+std::string VulkanDialect::typed_intrinsic(const std::string& nm, DType math) const {
+  if (dtype_is_integral(math)) return nm == "abs" ? "fz_abs" : nm;
+  if (math != DType::f64) return intrinsic(nm);
+  // GLSL has double abs/floor/ceil/sqrt/trunc/roundEven/fma but no double transcendentals.
+  static const std::set<std::string> missing = {"exp", "log", "tanh", "erf", "sin", "cos", "tan", "asin", "acos", "atan",
+                                                "sinh", "cosh", "asinh", "acosh", "atanh", "pow", "fz_log1p", "exp2", "log2"};
+  if (missing.count(nm))
+    throw Unsupported("vulkan", "float64 " + nm + " has no GLSL double implementation (GLSL defines no double transcendentals)");
+  return nm;
+}
+
+std::string VulkanDialect::typed_helpers(const KernelHeader& h) const {
+  // T: the type, U: its unsigned twin; GLSL int arithmetic wraps, and SPIR-V OpSDiv truncates.
+  static const char* kSigned = R"(T fz_max(T a, T b) { return a < b ? b : a; }
+T fz_min(T a, T b) { return b < a ? b : a; }
+T fz_abs(T a) { return a < T(0) ? T(U(0) - U(a)) : a; }
+T fz_sign(T a) { return a > T(0) ? T(1) : (a < T(0) ? T(-1) : T(0)); }
+T fz_idiv(T a, T b) { return b == T(0) ? T(0) : (b == T(-1) ? T(U(0) - U(a)) : a / b); }
+T fz_ifmod(T a, T b) { return (b == T(0) || b == T(-1)) ? T(0) : a - (a / b) * b; }
+T fz_imod(T a, T b) { T r = fz_ifmod(a, b); return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r; }
+T fz_ipow(T a, T b) {
+  if (b < T(0)) return a == T(1) ? T(1) : (a == T(-1) ? ((b & T(1)) != T(0) ? T(-1) : T(1)) : T(0));
+  T r = T(1);
+  for (; b != T(0); b >>= 1, a = a * a) if ((b & T(1)) != T(0)) r = r * a;
+  return r;
+}
+)";
+  static const char* kUnsigned = R"(T fz_max(T a, T b) { return a < b ? b : a; }
+T fz_min(T a, T b) { return b < a ? b : a; }
+T fz_abs(T a) { return a; }
+T fz_sign(T a) { return a != T(0) ? T(1) : T(0); }
+T fz_idiv(T a, T b) { return b == T(0) ? T(0) : a / b; }
+T fz_ifmod(T a, T b) { return b == T(0) ? T(0) : a - (a / b) * b; }
+T fz_imod(T a, T b) { return fz_ifmod(a, b); }
+T fz_ipow(T a, T b) {
+  T r = T(1);
+  for (; b != T(0); b >>= 1, a = a * a) if ((b & T(1)) != T(0)) r = r * a;
+  return r;
+}
+)";
+  static const char* kDouble = R"(bool fz_nan_b(double x) { return x != x; }
+bool fz_inf_b(double x) { return abs(x) == double(fz_inf()); }
+double fz_max(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : max(a, b); }
+double fz_min(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : min(a, b); }
+double fz_round_even(double x) { return roundEven(x); }
+double fz_sign(double x) { return fz_nan_b(x) ? x : sign(x); }
+double fz_isnan(double x) { return fz_nan_b(x) ? 1.0lf : 0.0lf; }
+double fz_isinf(double x) { return fz_inf_b(x) ? 1.0lf : 0.0lf; }
+double fz_fmod(double a, double b) {
+  if (b == 0.0lf || fz_inf_b(a) || fz_nan_b(a) || fz_nan_b(b)) return double(fz_nan());
+  double r = abs(a), m = abs(b);
+  if (fz_inf_b(b) || r < m) return a;
+  int er, em;
+  frexp(r, er);
+  frexp(m, em);
+  for (int e = er - em; e >= 0; --e) {
+    double t = ldexp(m, e);
+    if (r >= t) r = r - t;
+  }
+  return a < 0.0lf ? -r : r;
+}
+)";
+  auto inst = [](const char* tmpl, const std::string& t, const std::string& u) {
+    std::string out;
+    for (const char* c = tmpl; *c; ++c) {
+      const bool word = (*c == 'T' || *c == 'U') && !(std::isalnum(static_cast<unsigned char>(c[1])) || c[1] == '_') &&
+                        (c == tmpl || !(std::isalnum(static_cast<unsigned char>(c[-1])) || c[-1] == '_'));
+      if (word) out += *c == 'T' ? t : u;
+      else out += *c;
+    }
+    return out;
+  };
+  std::string s = inst(kSigned, "int", "uint") + inst(kUnsigned, "uint", "");
+  if (h.index64 || h.uses_i64) s += inst(kSigned, "int64_t", "uint64_t") + inst(kUnsigned, "uint64_t", "");
+  if (h.uses_f64) s += kDouble;
   return s;
 }
 

@@ -60,14 +60,21 @@ class VulkanDialect : public Dialect {
   std::string kernel_begin(const KernelHeader& h) const override;
   std::string intrinsic(const std::string& nm) const override;
   std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red,
-                           int64_t group_size) const override;
+                           int64_t group_size, const std::string& type) const override;
+  // Typed values in GLSL: uint / int64_t / uint64_t / double, bitfieldExtract wrapping, the
+  // integer and double helper overloads; double transcendentals are Unsupported (GLSL has none).
+  std::string compute_type(DType t) const override;
+  std::string wrap_small(DType t, const std::string& v) const override;
+  std::string int_literal(DType t, int64_t v) const override;
+  std::string double_literal(double v) const override;
+  std::string typed_intrinsic(const std::string& nm, DType math) const override;
+  std::string typed_helpers(const KernelHeader& h) const override;
 
  private:
   const PhysicalDeviceInfo& dev_;
   std::vector<int64_t> delta_;
   ContractionTiles tiles_;
   bool contraction_ = false;
-  bool i64_as_uvec2_ = false;
   bool subgroups_ = false;  // row kernel on a device with subgroup arithmetic
 };
 

@@ -20,6 +20,14 @@
 //      fz_fmod(a, b)               C fmodf: a - trunc(a / b) * b, sign of a; NaN when b == 0
 //      fz_log1p(x)                 log(1 + x), accurate for small x (C log1pf)
 //      fz_inf()                    +infinity (bind_scalar prints non-finite literals with it)
+//  - integer helpers (int_expr), overloaded per integer compute type: fz_idiv(a, b) (truncates
+//    toward zero; b == 0 gives 0; MIN / -1 gives MIN), fz_imod(a, b) (sign of the divisor),
+//    fz_ifmod(a, b) (sign of the dividend; b == 0 gives 0), fz_ipow(a, b) (wraps).
+//
+// Typing (DESIGN.md numerics): an op node computes in its math dtype (ScalarRule::math_operand's
+// dtype): integers as integers with wrap-around, float64 in double, float32/16/bf16 in fp32.
+// Emitters convert operands to it, print the expression with literals and fz_inf() in that
+// type, and convert the result to the node's dtype (which rounds fp16/bf16, wraps small ints).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -51,19 +59,37 @@ double sign_of(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v == 0 ? 0.0 : kN
 // log(1 + exp(x)) in a form that does not overflow for large x (same formula as the expr).
 double softplus(double v) { return nan_max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))); }
 
-// Integer division and modulus on values that arrived as doubles; division by zero gives 0
-// (ONNX leaves it undefined; 0 keeps the reference free of UB).
-double int_div(double a, double b) {
-  auto x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
-  return y == 0 ? 0.0 : static_cast<double>(x / y);
+// Integer arithmetic on int64-held values of the math dtype, free of C++ UB: +, -, * wrap
+// through uint64 (the caller wraps to the dtype), x / 0 and x % 0 are 0, MIN / -1 wraps to MIN.
+int64_t iadd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t isub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+int64_t imul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+bool iless(int64_t a, int64_t b, bool uns) { return uns ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b; }
+int64_t imax(int64_t a, int64_t b, bool uns) { return iless(a, b, uns) ? b : a; }
+int64_t imin(int64_t a, int64_t b, bool uns) { return iless(b, a, uns) ? b : a; }
+int64_t idiv(int64_t a, int64_t b, bool uns) {
+  if (b == 0) return 0;
+  if (uns) return static_cast<int64_t>(static_cast<uint64_t>(a) / static_cast<uint64_t>(b));
+  if (b == -1) return isub(0, a);
+  return a / b;
 }
-double int_mod(double a, double b, bool c_style) {
-  auto x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
-  if (y == 0) return 0.0;
-  int64_t r = x % y;                                       // C: sign of the dividend
-  if (!c_style && r != 0 && ((r < 0) != (y < 0))) r += y;  // Python: sign of the divisor
-  return static_cast<double>(r);
+// fmod: C's %, sign of the dividend; otherwise Python's %, sign of the divisor.
+int64_t imod(int64_t a, int64_t b, bool c_style, bool uns) {
+  if (b == 0) return 0;
+  if (uns) return static_cast<int64_t>(static_cast<uint64_t>(a) % static_cast<uint64_t>(b));
+  if (b == -1) return 0;
+  int64_t r = a % b;
+  if (!c_style && r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
 }
+int64_t ipow(int64_t a, int64_t b, bool uns) {
+  if (!uns && b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+  int64_t r = 1;
+  for (uint64_t e = static_cast<uint64_t>(b); e != 0; e >>= 1, a = imul(a, a))
+    if (e & 1) r = imul(r, a);
+  return r;
+}
+int64_t isign(int64_t a, bool uns) { return uns ? (a != 0) : (a > 0) - (a < 0); }
 
 // ---- printing -------------------------------------------------------------------------------
 
@@ -162,6 +188,52 @@ double eval_scalar(const ScalarRule& r, const BoundScalar& b, const double* x, b
   }
   for (size_t i = 0; i < count; ++i) v[i] = b.absent[i] ? *b.absent[i] : x[i];
   return r.eval(v, b.params.data(), int_math);
+}
+
+DType scalar_math_dtype(const ScalarRule& r, const std::vector<DType>& in) {
+  const size_t m = static_cast<size_t>(r.math_operand);
+  return m < in.size() && in[m] != DType::undefined ? in[m] : (in.empty() ? DType::f32 : in[0]);
+}
+
+HostScalar eval_scalar_typed(const ScalarRule& r, const BoundScalar& b, const HostScalar* x, const DType* xt, DType math,
+                             DType out) {
+  const size_t count = b.absent.size();
+  HostScalar res;
+  if (dtype_is_integral(math)) {
+    if (!r.ieval) throw Error("ref", "an integer operand reached a float-only op");
+    const bool uns = dtype_is_unsigned(math);
+    auto operand = [&](size_t i) {
+      HostScalar v;
+      if (b.absent[i]) v = scalar_convert(HostScalar{*b.absent[i]}, DType::f64, math);
+      else v = scalar_convert(x[i], xt[i], math);
+      return v.i;
+    };
+    if (r.variadic) {
+      int64_t acc = operand(0);
+      for (size_t i = 1; i < count; ++i) {
+        const int64_t pair[2] = {acc, operand(i)};
+        acc = wrap_int(r.ieval(pair, b.params.data(), uns), math);
+      }
+      res.i = acc;
+    } else {
+      int64_t small[8];
+      std::vector<int64_t> big;
+      int64_t* v = small;
+      if (count > 8) big.resize(count), v = big.data();
+      for (size_t i = 0; i < count; ++i) v[i] = operand(i);
+      res.i = wrap_int(r.ieval(v, b.params.data(), uns), math);
+    }
+    return scalar_convert(res, math, out);
+  }
+  // Float math: operands as values of the math dtype (an int exponent of Pow rounds to it).
+  double small[8];
+  std::vector<double> big;
+  double* v = small;
+  if (count > 8) big.resize(count), v = big.data();
+  for (size_t i = 0; i < count; ++i)
+    v[i] = b.absent[i] ? *b.absent[i] : (xt[i] == math ? x[i].f : scalar_convert(x[i], xt[i], math).f);
+  res.f = eval_scalar(r, b, v, false);
+  return scalar_convert(res, DType::f64, out);
 }
 
 namespace {
@@ -263,17 +335,20 @@ std::vector<int64_t> operand_strides(const Shape& in, const Shape& out) {
   return broadcast_strides(in, out);
 }
 
-// For every output element: gather the broadcast operands, evaluate the rule, store (the store
-// converts: ints truncate, bool is != 0). `use` says which inputs the rule reads.
+// For every output element: gather the broadcast operands, evaluate the rule in its math
+// dtype, store in the output dtype. `use` says which inputs the rule reads.
 void elementwise_loop(const ScalarRule& rule, const Node& n, const std::vector<const Tensor*>& in, Tensor& y,
                       const std::vector<bool>& use) {
   const Shape& os = y.shape();
   const int r = static_cast<int>(os.size());
   const int k = static_cast<int>(in.size());
-  const bool int_math = in[0] && dtype_is_int(in[0]->dtype());
-  const BoundScalar b = bind_scalar(rule, n, int_math);
+  std::vector<DType> xt(k, DType::undefined);
+  for (int i = 0; i < k; ++i)
+    if (in[i]) xt[i] = in[i]->dtype();
+  const DType math = scalar_math_dtype(rule, xt);
+  const BoundScalar b = bind_scalar(rule, n, dtype_is_int(math));
   std::vector<const Tensor*> src(k, nullptr);
-  bool all_f32 = y.dtype() == DType::f32;
+  bool all_f32 = y.dtype() == DType::f32 && math == DType::f32;
   for (int i = 0; i < k; ++i) {
     if (in[i] && use[i]) src[i] = in[i];
     if (src[i] && src[i]->dtype() != DType::f32) all_f32 = false;
@@ -281,19 +356,22 @@ void elementwise_loop(const ScalarRule& rule, const Node& n, const std::vector<c
   std::vector<std::vector<int64_t>> st(k);
   for (int i = 0; i < k; ++i)
     if (src[i]) st[i] = operand_strides(src[i]->shape(), os);
-  std::vector<double> x(std::max<size_t>(b.absent.size(), static_cast<size_t>(k)) + 1, 0.0);
+  const size_t nx = std::max<size_t>(b.absent.size(), static_cast<size_t>(k)) + 1;
+  std::vector<double> x(nx, 0.0);
+  std::vector<HostScalar> hx(nx, HostScalar{0.0});
+  xt.resize(nx, DType::f64);
   std::vector<int64_t> off(k, 0), idx(r, 0);
   const int64_t total = y.numel();
+  void* ybase = y.raw();
   for (int64_t e = 0; e < total; ++e) {
-    // The f32 path only skips the dtype switch in get/set; eval is the same.
-    if (all_f32) {
+    if (all_f32) {  // the common case without the dtype switches; same eval
       for (int i = 0; i < k; ++i)
         if (src[i]) x[i] = src[i]->data<float>()[off[i]];
-      y.data<float>()[e] = static_cast<float>(eval_scalar(rule, b, x.data(), int_math));
+      y.data<float>()[e] = static_cast<float>(eval_scalar(rule, b, x.data(), false));
     } else {
       for (int i = 0; i < k; ++i)
-        if (src[i]) x[i] = src[i]->get(off[i]);
-      y.set(e, eval_scalar(rule, b, x.data(), int_math));
+        if (src[i]) hx[i] = scalar_load(src[i]->dtype(), src[i]->raw(), off[i]);
+      scalar_store(y.dtype(), ybase, e, eval_scalar_typed(rule, b, hx.data(), xt.data(), math, y.dtype()));
     }
     for (int d = r - 1; d >= 0; --d) {  // odometer step over the output multi-index
       for (int i = 0; i < k; ++i)
@@ -316,8 +394,8 @@ void copy_tensor(const Tensor& x, Tensor& y) {
   }
 }
 
-// Cast/CastLike: float -> int truncates, -> bool is != 0 (both in the rule and in Tensor::set);
-// int -> int goes through int64 so 64-bit values stay exact.
+// Cast/CastLike: the rule is the identity; the conversion to the output dtype is the cast
+// (ir/scalar.h: float -> int truncates and saturates, ints wrap, -> bool is != 0).
 void cast_reference(const ScalarRule& rule, const Node& n, const std::vector<const Tensor*>& in,
                     std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
@@ -325,11 +403,6 @@ void cast_reference(const ScalarRule& rule, const Node& n, const std::vector<con
   if (is_string(&x) || y.dtype() == DType::string)
     throw Error("ref", n.label() + ": Cast to or from string is not supported");
   if (x.dtype() == y.dtype()) return copy_tensor(x, y);
-  const bool x_int = dtype_is_int(x.dtype()) || x.dtype() == DType::boolean;
-  if (x_int && (dtype_is_int(y.dtype()) || y.dtype() == DType::boolean)) {
-    for (int64_t i = 0; i < x.numel(); ++i) y.set_int(i, x.get_int(i));
-    return;
-  }
   std::vector<bool> use(in.size(), false);
   use[0] = true;
   elementwise_loop(rule, n, in, y, use);
@@ -347,6 +420,19 @@ using EvalFn = double (*)(const double*, const double*, bool);
     (void)int_math;                                               \
     return (body);                                                \
   }
+// The integer twin over int64-held operands (uns: unsigned math dtype).
+#define FZ_IEVAL(body)                                         \
+  [](const int64_t* x, const double* p, bool uns) -> int64_t { \
+    (void)x;                                                   \
+    (void)p;                                                   \
+    (void)uns;                                                 \
+    return (body);                                             \
+  }
+using IEvalFn = int64_t (*)(const int64_t*, const double*, bool);
+ScalarRule with_int(ScalarRule r, IEvalFn f) {
+  r.ieval = f;
+  return r;
+}
 
 ScalarRule rule(const char* expr, EvalFn eval, std::vector<std::pair<std::string, double>> params = {},
                 bool float_only = false) {
@@ -400,12 +486,6 @@ void gelu_params(const Node& n, double* v) {
   if (a != "none" && a != "tanh") throw Error("shape", n.label() + ": unknown approximate='" + a + "'");
   v[0] = a == "tanh" ? 1.0 : 0.0;
 }
-// Cast: params to_int / to_bool from 'to', so a fused chain truncates where a store would.
-void cast_params(const Node& n, double* v) {
-  const DType t = dtype_from_onnx(static_cast<int>(n.attr_i("to", 0)));
-  v[0] = dtype_is_int(t) ? 1.0 : 0.0;
-  v[1] = t == DType::boolean ? 1.0 : 0.0;
-}
 // Clip: omitted min/max are unbounded; before opset 11 they are attributes whose defaults are
 // the float32 range (Clip-6).
 double clip_absent(const Node& n, int i) {
@@ -417,30 +497,37 @@ double clip_absent(const Node& n, int i) {
 
 void register_elementwise_ops() {
   // Arithmetic.
-  add("Add", 2, 2, Typing::same, rule("{0} + {1}", FZ_EVAL(x[0] + x[1])));
-  add("Sub", 2, 2, Typing::same, rule("{0} - {1}", FZ_EVAL(x[0] - x[1])));
-  add("Mul", 2, 2, Typing::same, rule("{0} * {1}", FZ_EVAL(x[0] * x[1])));
+  add("Add", 2, 2, Typing::same, with_int(rule("{0} + {1}", FZ_EVAL(x[0] + x[1])), FZ_IEVAL(iadd(x[0], x[1]))));
+  add("Sub", 2, 2, Typing::same, with_int(rule("{0} - {1}", FZ_EVAL(x[0] - x[1])), FZ_IEVAL(isub(x[0], x[1]))));
+  add("Mul", 2, 2, Typing::same, with_int(rule("{0} * {1}", FZ_EVAL(x[0] * x[1])), FZ_IEVAL(imul(x[0], x[1]))));
   {
-    ScalarRule r = rule("{0} / {1}", FZ_EVAL(int_math ? int_div(x[0], x[1]) : x[0] / x[1]));
-    r.int_expr = "(({0} / {1}) < 0.0f ? ceil({0} / {1}) : floor({0} / {1}))";  // truncate toward zero
+    ScalarRule r = with_int(rule("{0} / {1}", FZ_EVAL(x[0] / x[1])), FZ_IEVAL(idiv(x[0], x[1], uns)));
+    r.int_expr = "fz_idiv({0}, {1})";  // truncates toward zero; x / 0 = 0
     add("Div", 2, 2, Typing::same, r);
   }
-  add("Pow", 2, 2, Typing::pow, rule("pow({0}, {1})", FZ_EVAL(std::pow(x[0], x[1]))));
+  add("Pow", 2, 2, Typing::pow, with_int(rule("pow({0}, {1})", FZ_EVAL(std::pow(x[0], x[1]))), FZ_IEVAL(ipow(x[0], x[1], uns))));
   // fmod=0 (ints only): sign of the divisor, as Python's %; fmod=1: sign of the dividend.
-  add("Mod", 2, 2, Typing::same,
-      rule("({fmod} != 0.0f ? fz_fmod({0}, {1}) : {0} - floor({0} / {1}) * {1})",
-           FZ_EVAL(int_math ? int_mod(x[0], x[1], p[0] != 0) : std::fmod(x[0], x[1])), {{"fmod", 0}}));
-  add("Neg", 1, 1, Typing::same, rule("(-{0})", FZ_EVAL(-x[0])));
-  add("Abs", 1, 1, Typing::same, rule("abs({0})", FZ_EVAL(std::fabs(x[0]))));
-  add("Sign", 1, 1, Typing::same, rule("fz_sign({0})", FZ_EVAL(sign_of(x[0]))));
+  {
+    ScalarRule r = with_int(rule("({fmod} != 0.0f ? fz_fmod({0}, {1}) : {0} - floor({0} / {1}) * {1})",
+                                 FZ_EVAL(std::fmod(x[0], x[1])), {{"fmod", 0}}),
+                            FZ_IEVAL(imod(x[0], x[1], p[0] != 0, uns)));
+    r.int_expr = "({fmod} != 0.0f ? fz_ifmod({0}, {1}) : fz_imod({0}, {1}))";
+    add("Mod", 2, 2, Typing::same, r);
+  }
+  add("Neg", 1, 1, Typing::same, with_int(rule("(-{0})", FZ_EVAL(-x[0])), FZ_IEVAL(isub(0, x[0]))));
+  add("Abs", 1, 1, Typing::same,
+      with_int(rule("abs({0})", FZ_EVAL(std::fabs(x[0]))), FZ_IEVAL(uns || x[0] >= 0 ? x[0] : isub(0, x[0]))));
+  add("Sign", 1, 1, Typing::same, with_int(rule("fz_sign({0})", FZ_EVAL(sign_of(x[0]))), FZ_IEVAL(isign(x[0], uns))));
   add("Reciprocal", 1, 1, Typing::same, unary_float("1.0f / {0}", FZ_EVAL(1.0 / x[0])));
-  add("Identity", 1, 1, Typing::same, rule("{0}", FZ_EVAL(x[0])));
+  add("Identity", 1, 1, Typing::same, with_int(rule("{0}", FZ_EVAL(x[0])), FZ_IEVAL(x[0])));
 
   // Activations. Comparisons are false for NaN, so NaN flows through the "else" branches.
-  add("Relu", 1, 1, Typing::same, rule("fz_max({0}, 0.0f)", FZ_EVAL(nan_max(x[0], 0.0))));
+  add("Relu", 1, 1, Typing::same, with_int(rule("fz_max({0}, 0.0f)", FZ_EVAL(nan_max(x[0], 0.0))), FZ_IEVAL(imax(x[0], 0, uns))));
   add("LeakyRelu", 1, 1, Typing::same,
       unary_float("({0} < 0.0f ? {alpha} * {0} : {0})", FZ_EVAL(x[0] < 0 ? p[0] * x[0] : x[0]), {{"alpha", 0.01}}));
-  add("PRelu", 2, 2, Typing::prelu, rule("({0} < 0.0f ? {1} * {0} : {0})", FZ_EVAL(x[0] < 0 ? x[1] * x[0] : x[0])));
+  add("PRelu", 2, 2, Typing::prelu,
+      with_int(rule("({0} < 0.0f ? {1} * {0} : {0})", FZ_EVAL(x[0] < 0 ? x[1] * x[0] : x[0])),
+               FZ_IEVAL(!uns && x[0] < 0 ? imul(x[1], x[0]) : x[0])));
   add("Elu", 1, 1, Typing::same,
       unary_float("({0} < 0.0f ? {alpha} * (exp({0}) - 1.0f) : {0})",
                   FZ_EVAL(x[0] < 0 ? p[0] * (std::exp(x[0]) - 1) : x[0]), {{"alpha", 1.0}}));
@@ -480,7 +567,8 @@ void register_elementwise_ops() {
     add("Gelu", 1, 1, Typing::same, r);
   }
   {
-    ScalarRule r = rule("fz_min(fz_max({0}, {1}), {2})", FZ_EVAL(nan_min(nan_max(x[0], x[1]), x[2])));
+    ScalarRule r = with_int(rule("fz_min(fz_max({0}, {1}), {2})", FZ_EVAL(nan_min(nan_max(x[0], x[1]), x[2]))),
+                            FZ_IEVAL(imin(imax(x[0], x[1], uns), x[2], uns)));
     r.absent_operand = clip_absent;
     add("Clip", 1, 3, Typing::clip, r);
   }
@@ -508,54 +596,61 @@ void register_elementwise_ops() {
 
   // Variadic (1..N operands, folded left; Max/Min propagate NaN).
   {
-    ScalarRule r = rule("{0} + {1}", FZ_EVAL(x[0] + x[1]));
+    ScalarRule r = with_int(rule("{0} + {1}", FZ_EVAL(x[0] + x[1])), FZ_IEVAL(iadd(x[0], x[1])));
     r.variadic = true;
     add("Sum", 1, 1 << 16, Typing::same, r);
     r.mean = true;
     r.float_only = true;
+    r.ieval = nullptr;
     add("Mean", 1, 1 << 16, Typing::same, r);
-    ScalarRule mx = rule("fz_max({0}, {1})", FZ_EVAL(nan_max(x[0], x[1])));
+    ScalarRule mx = with_int(rule("fz_max({0}, {1})", FZ_EVAL(nan_max(x[0], x[1]))), FZ_IEVAL(imax(x[0], x[1], uns)));
     mx.variadic = true;
     add("Max", 1, 1 << 16, Typing::same, mx);
-    ScalarRule mn = rule("fz_min({0}, {1})", FZ_EVAL(nan_min(x[0], x[1])));
+    ScalarRule mn = with_int(rule("fz_min({0}, {1})", FZ_EVAL(nan_min(x[0], x[1]))), FZ_IEVAL(imin(x[0], x[1], uns)));
     mn.variadic = true;
     add("Min", 1, 1 << 16, Typing::same, mn);
   }
 
   // Selection, comparison and logic (bools are 0/1 inside expressions).
-  add("Where", 3, 3, Typing::where, rule("({0} != 0.0f ? {1} : {2})", FZ_EVAL(x[0] != 0 ? x[1] : x[2])));
-  add("Equal", 2, 2, Typing::compare, rule("({0} == {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] == x[1] ? 1.0 : 0.0)));
-  add("Less", 2, 2, Typing::compare, rule("({0} < {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] < x[1] ? 1.0 : 0.0)));
-  add("LessOrEqual", 2, 2, Typing::compare, rule("({0} <= {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] <= x[1] ? 1.0 : 0.0)));
-  add("Greater", 2, 2, Typing::compare, rule("({0} > {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] > x[1] ? 1.0 : 0.0)));
-  add("GreaterOrEqual", 2, 2, Typing::compare, rule("({0} >= {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] >= x[1] ? 1.0 : 0.0)));
-  add("Not", 1, 1, Typing::logic, rule("(1.0f - {0})", FZ_EVAL(x[0] == 0 ? 1.0 : 0.0)));
-  add("And", 2, 2, Typing::logic, rule("{0} * {1}", FZ_EVAL((x[0] != 0 && x[1] != 0) ? 1.0 : 0.0)));
-  add("Or", 2, 2, Typing::logic, rule("fz_max({0}, {1})", FZ_EVAL((x[0] != 0 || x[1] != 0) ? 1.0 : 0.0)));
+  {
+    ScalarRule r = with_int(rule("({0} != 0.0f ? {1} : {2})", FZ_EVAL(x[0] != 0 ? x[1] : x[2])), FZ_IEVAL(x[0] != 0 ? x[1] : x[2]));
+    r.math_operand = 1;  // computes in X's dtype; the bool condition converts to it
+    add("Where", 3, 3, Typing::where, r);
+  }
+  add("Equal", 2, 2, Typing::compare,
+      with_int(rule("({0} == {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] == x[1] ? 1.0 : 0.0)), FZ_IEVAL(x[0] == x[1])));
+  add("Less", 2, 2, Typing::compare,
+      with_int(rule("({0} < {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] < x[1] ? 1.0 : 0.0)), FZ_IEVAL(iless(x[0], x[1], uns))));
+  add("LessOrEqual", 2, 2, Typing::compare,
+      with_int(rule("({0} <= {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] <= x[1] ? 1.0 : 0.0)), FZ_IEVAL(!iless(x[1], x[0], uns))));
+  add("Greater", 2, 2, Typing::compare,
+      with_int(rule("({0} > {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] > x[1] ? 1.0 : 0.0)), FZ_IEVAL(iless(x[1], x[0], uns))));
+  add("GreaterOrEqual", 2, 2, Typing::compare,
+      with_int(rule("({0} >= {1} ? 1.0f : 0.0f)", FZ_EVAL(x[0] >= x[1] ? 1.0 : 0.0)), FZ_IEVAL(!iless(x[0], x[1], uns))));
+  add("Not", 1, 1, Typing::logic, with_int(rule("(1.0f - {0})", FZ_EVAL(x[0] == 0 ? 1.0 : 0.0)), FZ_IEVAL(x[0] == 0)));
+  add("And", 2, 2, Typing::logic,
+      with_int(rule("{0} * {1}", FZ_EVAL((x[0] != 0 && x[1] != 0) ? 1.0 : 0.0)), FZ_IEVAL(x[0] != 0 && x[1] != 0)));
+  add("Or", 2, 2, Typing::logic,
+      with_int(rule("fz_max({0}, {1})", FZ_EVAL((x[0] != 0 || x[1] != 0) ? 1.0 : 0.0)), FZ_IEVAL(x[0] != 0 || x[1] != 0)));
   add("Xor", 2, 2, Typing::logic,
-      rule("({0} != {1} ? 1.0f : 0.0f)", FZ_EVAL(((x[0] != 0) != (x[1] != 0)) ? 1.0 : 0.0)));
+      with_int(rule("({0} != {1} ? 1.0f : 0.0f)", FZ_EVAL(((x[0] != 0) != (x[1] != 0)) ? 1.0 : 0.0)),
+               FZ_IEVAL((x[0] != 0) != (x[1] != 0))));
   add("IsNaN", 1, 1, Typing::predicate, unary_float("fz_isnan({0})", FZ_EVAL(std::isnan(x[0]) ? 1.0 : 0.0)));
   add("IsInf", 1, 1, Typing::predicate,
       unary_float("(fz_isinf({0}) * ({0} > 0.0f ? {detect_positive} : {detect_negative}))",
                   FZ_EVAL(std::isinf(x[0]) ? (x[0] > 0 ? p[0] : p[1]) : 0.0),
                   {{"detect_positive", 1}, {"detect_negative", 1}}));
 
-  // Conversions: the store converts; the expression also truncates / booleanizes so a fused
-  // consumer sees the converted value.
+  // Conversions: the identity in the source dtype; converting the result to the output dtype
+  // is the cast (ir/scalar.h rules, printed by each emitter's conversion).
   {
-    ScalarRule r = rule(
-        "({to_bool} != 0.0f ? ({0} != 0.0f ? 1.0f : 0.0f) : ({to_int} != 0.0f ? ({0} < 0.0f ? ceil({0}) : floor({0})) "
-        ": {0}))",
-        FZ_EVAL(p[1] != 0   ? (x[0] != 0 ? 1.0 : 0.0)
-                : p[0] != 0 ? std::trunc(x[0])
-                            : x[0]),
-        {{"to_int", 0}, {"to_bool", 0}});
-    r.resolve_params = cast_params;
+    ScalarRule r = with_int(rule("{0}", FZ_EVAL(x[0])), FZ_IEVAL(x[0]));
     add("Cast", 1, 1, Typing::cast, r);
     add("CastLike", 2, 2, Typing::castlike, r);
   }
 }
 
 #undef FZ_EVAL
+#undef FZ_IEVAL
 
 }  // namespace fusor

@@ -1,0 +1,163 @@
+#include "ir/scalar.h"
+
+#include <cfenv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace fusor {
+
+namespace {
+
+// Encodes v in an IEEE binary format with `mant` stored significand bits and `ebits` exponent
+// bits, rounding to nearest even straight from double (no double rounding through float).
+uint32_t encode_ieee(double v, int mant, int ebits) {
+  const int bias = (1 << (ebits - 1)) - 1;
+  const uint32_t sign = std::signbit(v) ? (1u << (mant + ebits)) : 0u;
+  const uint32_t exp_all = ((1u << ebits) - 1) << mant;
+  if (std::isnan(v)) return sign | exp_all | (1u << (mant - 1));
+  double a = std::fabs(v);
+  if (std::isinf(a)) return sign | exp_all;
+  const int emin = 1 - bias;
+  // nearbyint rounds half to even in the default rounding mode, which fusor never changes.
+  if (a < std::ldexp(1.0, emin)) {  // subnormal (or zero): a multiple of 2^(emin - mant)
+    double q = std::nearbyint(std::ldexp(a, mant - emin));
+    return sign | static_cast<uint32_t>(q);  // q == 2^mant becomes the smallest normal
+  }
+  int e2;
+  std::frexp(a, &e2);
+  int e = e2 - 1;  // a in [2^e, 2^(e+1))
+  double r = std::nearbyint(std::ldexp(a, mant - e));  // in [2^mant, 2^(mant+1)]
+  if (r >= std::ldexp(1.0, mant + 1)) r = std::ldexp(1.0, mant), ++e;
+  if (e + bias >= (1 << ebits) - 1) return sign | exp_all;  // overflow: infinity
+  return sign | (static_cast<uint32_t>(e + bias) << mant) | (static_cast<uint32_t>(r) - (1u << mant));
+}
+
+double decode_ieee(uint32_t bits, int mant, int ebits) {
+  const int bias = (1 << (ebits - 1)) - 1;
+  const bool neg = (bits >> (mant + ebits)) & 1u;
+  const uint32_t e = (bits >> mant) & ((1u << ebits) - 1);
+  const uint32_t m = bits & ((1u << mant) - 1);
+  double v;
+  if (e == (1u << ebits) - 1) v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else if (e == 0) v = std::ldexp(static_cast<double>(m), 1 - bias - mant);
+  else v = std::ldexp(static_cast<double>(m | (1u << mant)), static_cast<int>(e) - bias - mant);
+  return neg ? -v : v;
+}
+
+// float -> integer: truncate toward zero, saturate at the dtype's range, NaN -> 0.
+int64_t float_to_int(double v, DType t) {
+  if (std::isnan(v)) return 0;
+  v = std::trunc(v);
+  if (t == DType::u64) {
+    if (v <= 0) return 0;
+    if (v >= 18446744073709551616.0) return static_cast<int64_t>(~uint64_t{0});
+    return static_cast<int64_t>(static_cast<uint64_t>(v));
+  }
+  double lo, hi;
+  switch (t) {
+    case DType::i8: lo = -128, hi = 127; break;
+    case DType::u8: lo = 0, hi = 255; break;
+    case DType::i16: lo = -32768, hi = 32767; break;
+    case DType::u16: lo = 0, hi = 65535; break;
+    case DType::i32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case DType::u32: lo = 0, hi = 4294967295.0; break;
+    default:  // i64
+      if (v < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+      if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+      return static_cast<int64_t>(v);
+  }
+  return static_cast<int64_t>(v < lo ? lo : v > hi ? hi : v);
+}
+
+}  // namespace
+
+uint16_t float_to_half_bits(double v) { return static_cast<uint16_t>(encode_ieee(v, 10, 5)); }
+double half_bits_to_float(uint16_t h) { return decode_ieee(h, 10, 5); }
+uint16_t float_to_bf16_bits(double v) { return static_cast<uint16_t>(encode_ieee(v, 7, 8)); }
+double bf16_bits_to_float(uint16_t h) { return decode_ieee(h, 7, 8); }
+
+double round_float(double v, DType t) {
+  switch (t) {
+    case DType::f32: return static_cast<double>(static_cast<float>(v));
+    case DType::f16: return half_bits_to_float(float_to_half_bits(v));
+    case DType::bf16: return bf16_bits_to_float(float_to_bf16_bits(v));
+    default: return v;
+  }
+}
+
+int64_t wrap_int(int64_t v, DType t) {
+  switch (t) {
+    case DType::i8: return static_cast<int8_t>(v);
+    case DType::u8: return static_cast<uint8_t>(v);
+    case DType::i16: return static_cast<int16_t>(v);
+    case DType::u16: return static_cast<uint16_t>(v);
+    case DType::i32: return static_cast<int32_t>(v);
+    case DType::u32: return static_cast<uint32_t>(v);
+    case DType::boolean: return v != 0;
+    default: return v;
+  }
+}
+
+double scalar_to_double(HostScalar v, DType t) {
+  if (!dtype_is_integral(t)) return v.f;
+  if (t == DType::u64) return static_cast<double>(static_cast<uint64_t>(v.i));
+  return static_cast<double>(v.i);
+}
+
+HostScalar scalar_convert(HostScalar v, DType from, DType to) {
+  HostScalar r;
+  if (dtype_is_integral(to)) {
+    if (dtype_is_integral(from)) r.i = wrap_int(v.i, to);  // held values are canonical: wrap zero-/sign-extends right
+    else r.i = to == DType::boolean ? (v.f != 0.0 || std::isnan(v.f)) : float_to_int(v.f, to);
+  } else {
+    r.f = round_float(scalar_to_double(v, from), to);
+  }
+  return r;
+}
+
+HostScalar scalar_load(DType t, const void* base, int64_t i) {
+  const auto* p = static_cast<const unsigned char*>(base) + i * static_cast<int64_t>(dtype_size(t));
+  HostScalar r;
+  auto rd = [&](auto x) { std::memcpy(&x, p, sizeof x); return x; };
+  switch (t) {
+    case DType::f32: r.f = rd(float{}); break;
+    case DType::f64: r.f = rd(double{}); break;
+    case DType::f16: r.f = half_bits_to_float(rd(uint16_t{})); break;
+    case DType::bf16: r.f = bf16_bits_to_float(rd(uint16_t{})); break;
+    case DType::i8: r.i = rd(int8_t{}); break;
+    case DType::u8: r.i = rd(uint8_t{}); break;
+    case DType::boolean: r.i = rd(uint8_t{}) != 0; break;
+    case DType::i16: r.i = rd(int16_t{}); break;
+    case DType::u16: r.i = rd(uint16_t{}); break;
+    case DType::i32: r.i = rd(int32_t{}); break;
+    case DType::u32: r.i = rd(uint32_t{}); break;
+    case DType::i64:
+    case DType::u64: r.i = rd(int64_t{}); break;
+    default: throw Error("tensor", std::string("no numeric value for dtype ") + dtype_name(t));
+  }
+  return r;
+}
+
+void scalar_store(DType t, void* base, int64_t i, HostScalar v) {
+  auto* p = static_cast<unsigned char*>(base) + i * static_cast<int64_t>(dtype_size(t));
+  auto wr = [&](auto x) { std::memcpy(p, &x, sizeof x); };
+  switch (t) {
+    case DType::f32: wr(static_cast<float>(v.f)); break;
+    case DType::f64: wr(v.f); break;
+    case DType::f16: wr(float_to_half_bits(v.f)); break;
+    case DType::bf16: wr(float_to_bf16_bits(v.f)); break;
+    case DType::i8: wr(static_cast<int8_t>(v.i)); break;
+    case DType::u8: wr(static_cast<uint8_t>(v.i)); break;
+    case DType::boolean: wr(static_cast<uint8_t>(v.i != 0)); break;
+    case DType::i16: wr(static_cast<int16_t>(v.i)); break;
+    case DType::u16: wr(static_cast<uint16_t>(v.i)); break;
+    case DType::i32: wr(static_cast<int32_t>(v.i)); break;
+    case DType::u32: wr(static_cast<uint32_t>(v.i)); break;
+    case DType::i64:
+    case DType::u64: wr(v.i); break;
+    default: throw Error("tensor", std::string("no numeric value for dtype ") + dtype_name(t));
+  }
+}
+
+}  // namespace fusor
