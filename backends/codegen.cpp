@@ -169,6 +169,9 @@ class Emitter {
       typed_ = typed_ || t == DType::f64 || dtype_is_int(t);
     };
     for (auto& b : h_.bindings) note_type(b.dtype);
+    if (kernel_checks_indices(k_, p_)) h_.status_slot = static_cast<int>(h_.bindings.size());
+    for (size_t i = 0; i < p_.kernels.size(); ++i)
+      if (&p_.kernels[i] == &k_) h_.kernel_index = static_cast<int>(i);
     for (auto& e : k_.expr) note_type(e.dtype), note_type(e.math);
     // Views over space.
     for (auto& l : k_.loads) views_.push_back(&l.view);
@@ -714,11 +717,8 @@ class Emitter {
     std::string s = "    fz_idx fz_in = fz_o % " + lit(inner) + ";\n";
     s += "    fz_idx fz_m = (fz_o / " + lit(inner) + ") % " + lit(count) + ";\n";
     s += "    fz_idx fz_outer = fz_o / " + lit(inner * count) + ";\n";
-    s += "    fz_idx fz_k = " + d_.to_index(it, d_.element(slot(ind), "fz_m")) + ";\n";
-    // Negative indices count from the end (ONNX); out-of-range ones are clamped so a bad index
-    // cannot read outside the buffer.
-    s += "    if (fz_k < " + lit(0) + ") fz_k += " + lit(dim) + ";\n";
-    s += "    fz_k = fz_k < " + lit(0) + " ? " + lit(0) + " : (fz_k >= " + lit(dim) + " ? " + lit(dim - 1) + " : fz_k);\n";
+    s += "    fz_idx fz_k = " + index_of(ind, "fz_m") + ";\n";
+    s += fix_index("fz_k", dim);
     s += "    " + copy(data, "(fz_outer * " + lit(dim) + " + fz_k) * " + lit(inner) + " + fz_in", out, "fz_o") + "\n";
     return s;
   }
@@ -873,12 +873,22 @@ class Emitter {
   std::string index_of(int b, const std::string& off) const {
     const DType t = dtype_of(b);
     if (dtype_is_float(t)) return idx(load_of(b, off));
+    // 64-bit indices in 32-bit index mode saturate first, so 2^40 stays out of range instead
+    // of truncating to a valid index.
+    if ((t == DType::i64 || t == DType::u64) && !h_.index64) {
+      const std::string v = d_.load_value(t, d_.element(slot(b), off)), ct = d_.compute_type(t);
+      const std::string lo = d_.int_literal(t, t == DType::u64 ? 0 : -2147483648LL), hi = d_.int_literal(t, 2147483647);
+      return idx("fz_min(fz_max(" + v + ", " + lo + "), " + hi + ")");
+    }
     return d_.to_index(t, d_.element(slot(b), off));
   }
   // Wraps a negative index once and clamps into [0, dim) so a bad index cannot read outside.
+  // Negative indices count from the end (ONNX); an index outside [-dim, dim) is reported
+  // through the status word (the run then fails as on ref) and clamped so no access strays.
   std::string fix_index(const std::string& v, int64_t dim, const std::string& ind = "    ") const {
-    return ind + "if (" + v + " < " + lit(0) + ") " + v + " += " + lit(dim) + ";\n" + ind + v + " = " + v + " < " + lit(0) +
-           " ? " + lit(0) + " : (" + v + " >= " + lit(dim) + " ? " + lit(std::max<int64_t>(dim - 1, 0)) + " : " + v + ");\n";
+    return ind + "if (" + v + " < " + lit(0) + ") " + v + " += " + lit(dim) + ";\n" + ind + "if (" + v + " < " + lit(0) + " || " +
+           v + " >= " + lit(dim) + ") FZ_INDEX_ERROR;\n" + ind + v + " = " + v + " < " + lit(0) + " ? " + lit(0) + " : (" + v +
+           " >= " + lit(dim) + " ? " + lit(std::max<int64_t>(dim - 1, 0)) + " : " + v + ");\n";
   }
   std::string is_nan(const std::string& v) const { return "fz_isnan(" + v + ") != 0.0f"; }
 
@@ -1540,6 +1550,20 @@ std::string glsl_const_array(const std::string& type, const std::string& nm, con
 std::string Dialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const {
   work_items = batch * ceil_div(m, matmul_tile_m) * ceil_div(n, matmul_tile_n);
   return "";
+}
+
+bool kernel_checks_indices(const KernelSpec& k, const Plan& p) {
+  if (k.kind != FusionKind::opaque || k.node < 0 || k.node >= static_cast<int>(p.graph.nodes.size())) return false;
+  static const std::set<std::string> ops = {"Gather", "GatherElements", "GatherND", "ScatterElements", "Scatter", "ScatterND"};
+  return ops.count(p.graph.nodes[k.node].op_type) != 0;
+}
+
+std::string index_error_message(const Plan& p, uint32_t status) {
+  const size_t ki = status - 1;
+  std::string label = "a kernel";
+  if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()))
+    label = p.graph.nodes[p.kernels[ki].node].label();
+  return label + ": index out of range (an index outside [-dim, dim) was found on the device)";
 }
 
 LaunchDims launch_dims(const KernelSpec& k, const Plan& p, const Dialect& d) { return Emitter(k, p, d).launch(); }

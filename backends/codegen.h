@@ -65,6 +65,14 @@ namespace fusor {
 // output buffers not already listed (ascending ids).
 std::vector<int> kernel_bindings(const KernelSpec& k);
 
+// True when the kernel checks indices on the device (Gather, GatherElements, GatherND,
+// Scatter*): it then takes one more binding after kernel_bindings, a uint32 status word the
+// backend zeroes, and an out-of-range index sets it to (kernel index + 1) with atomicMax
+// (the access itself is clamped, so memory stays safe). After a run the backend turns a
+// non-zero word into the error `ref` raises for that node (index_error_message).
+bool kernel_checks_indices(const KernelSpec& k, const Plan& p);
+std::string index_error_message(const Plan& p, uint32_t status);
+
 // One slot as the dialect sees it when declaring buffers.
 struct BindingInfo {
   int slot = 0;
@@ -82,6 +90,10 @@ struct KernelHeader {
   bool uses_f64 = false;            // some value or buffer is float64 (double helpers needed)
   bool uses_i64 = false;            // some value or buffer is a 64-bit integer
   bool uses_f16 = false, uses_bf16 = false;  // some value or buffer is float16 / bfloat16
+  // Slot of the status word (one uint32 after the buffers) that index-checking kernels set
+  // to their kernel index + 1 when an index is out of range; -1 when the kernel has none.
+  int status_slot = -1;
+  int kernel_index = 0;             // position of the kernel in its plan
 };
 
 // What a backend supplies. Defaults are CUDA-flavoured C where both languages agree; a GLSL
@@ -139,7 +151,8 @@ struct Dialect {
   virtual std::string typed_intrinsic(const std::string& nm, DType math) const;
   // Lvalue of element `idx` of slot `slot` (CUDA "b3[idx]", GLSL "b3.d[idx]").
   virtual std::string element(int slot, const std::string& idx) const;
-  // Global-scope declarations: GLSL buffer blocks + local size; CUDA nothing.
+  // Global-scope declarations: GLSL buffer blocks + local size; CUDA nothing. Both define
+  // FZ_INDEX_ERROR (record an out-of-range index in the status word) when h.status_slot >= 0.
   virtual std::string declare_buffers(const KernelHeader& h) const { return ""; }
   // A global-scope shared array (CUDA "__shared__ float n[c];", GLSL "shared float n[c];").
   virtual std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const = 0;

@@ -282,5 +282,49 @@ TEST(Numerics, HalfAndBfloat16ModelsRunEverywhere) {
   }
 }
 
+
+// An out-of-range index fails the run on every backend, as on ref (GPU kernels report it
+// through a status word and clamp the access); in-range and negative indices still work.
+TEST(Numerics, OutOfRangeIndicesFailEverywhere) {
+  struct Case {
+    std::string op;
+    Build f;
+  };
+  Tensor data = tensor_of({3, 2}, {1, 2, 3, 4, 5, 6});
+  const std::vector<Case> cases = {
+      {"Gather", [](GraphBuilder& b, const std::vector<int>& x) { return b.op("Gather", {x[0], x[1]}, {{"axis", int64_t{0}}}); }},
+      {"GatherElements",
+       [](GraphBuilder& b, const std::vector<int>& x) { return b.op("GatherElements", {x[0], x[1]}, {{"axis", int64_t{0}}}); }},
+      {"ScatterElements", [](GraphBuilder& b, const std::vector<int>& x) {
+         return b.op("ScatterElements", {x[0], x[1], b.op("Identity", {x[0]})}, {{"axis", int64_t{0}}});
+       }}};
+  for (const Case& c : cases) {
+    for (int64_t bad : {int64_t{3}, int64_t{-4}, int64_t{1} << 40}) {
+      std::vector<Tensor> in = {data, ints_of({3, 2}, {0, 1, bad, -1, 2, 0})};
+      Graph sg = specialize(make_graph(in, c.f, false), in);
+      for (const std::string backend : {"ref", "cpu", "vulkan", "cuda"}) {
+        if (!has_device(backend)) continue;
+        try {
+          run_on_backend(backend, sg, in);
+          ADD_FAILURE() << c.op << " index " << bad << " on " << backend << ": no error";
+        } catch (const Unsupported& e) {
+          std::printf("%s on %s: skipped: %s\n", c.op.c_str(), backend.c_str(), e.what());
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << backend << ": " << e.what();
+        }
+      }
+    }
+    // The same graph with valid indices runs, and the status word does not stick.
+    std::vector<Tensor> good = {data, ints_of({3, 2}, {0, 1, 2, -1, 2, 0})};
+    Graph sg = specialize(make_graph(good, c.f, false), good);
+    auto want = run_on_backend("ref", sg, good);
+    for (const std::string backend : {"cpu", "vulkan", "cuda"}) {
+      if (!has_device(backend)) continue;
+      auto got = run_on_backend(backend, sg, good);
+      expect_bits(got[0], want[0], c.op + " valid indices on " + backend);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fusor

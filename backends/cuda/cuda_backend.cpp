@@ -169,6 +169,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     bind(home_);  // a previous run_device may have pointed the kernels at caller buffers
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].nbytes()) FZ_CU(cuMemcpyHtoDAsync, addr(plan_.input_buffers[i]), inputs[i].raw(), inputs[i].nbytes(), stream_);
+    reset_status();
     FZ_CU(cuEventRecord, ev_start_, stream_);
     launch_program();
     FZ_CU(cuEventRecord, ev_stop_, stream_);
@@ -179,6 +180,7 @@ class CudaExecutableImpl final : public CudaExecutable {
       if (outs.back().nbytes()) FZ_CU(cuMemcpyDtoHAsync, outs.back().raw(), addr(ob), outs.back().nbytes(), stream_);
     }
     FZ_CU(cuStreamSynchronize, stream_);
+    check_status();
     if (stats) fill_stats(*stats, t0);
     return outs;
   }
@@ -205,6 +207,7 @@ class CudaExecutableImpl final : public CudaExecutable {
       bound_[b] = outputs[i];
     }
     bind(bound_);
+    reset_status();
     FZ_CU(cuEventRecord, ev_start_, stream_);
     launch_program();
     FZ_CU(cuEventRecord, ev_stop_, stream_);
@@ -215,6 +218,7 @@ class CudaExecutableImpl final : public CudaExecutable {
       if (n > 0 && bound_[b] != outputs[i]) FZ_CU(cuMemcpyDtoDAsync, outputs[i], bound_[b], static_cast<size_t>(n), stream_);
     }
     FZ_CU(cuStreamSynchronize, stream_);
+    check_status();
     if (stats) fill_stats(*stats, t0);
   }
 
@@ -249,6 +253,20 @@ class CudaExecutableImpl final : public CudaExecutable {
   }
 
  private:
+  // The index-check status word (codegen.h kernel_checks_indices): zeroed before a run, read
+  // after it; non-zero fails the run with the error ref gives for that node.
+  void reset_status() {
+    if (status_) FZ_CU(cuMemsetD8, status_, 0, 4);
+  }
+  void check_status() {
+    if (!status_) return;
+    uint32_t v = 0;
+    FZ_CU(cuMemcpyDtoHAsync, &v, status_, 4, stream_);
+    FZ_CU(cuStreamSynchronize, stream_);
+    if (v != 0) throw Error("cuda", index_error_message(plan_, v));
+  }
+  CUdeviceptr status_ = 0;
+
   struct Launch {
     CUfunction fn = nullptr;        // null for a matmul whose output cuBLASLt writes itself
     std::optional<LibraryGemm> lib; // set: a cublasLtMatmul runs first (then fn, if any, is its epilogue)
@@ -488,6 +506,10 @@ class CudaExecutableImpl final : public CudaExecutable {
           l.args.push_back(home_[b]);
         }
         if (lib) l.args.push_back(gemm_scratch_);  // the epilogue's extra last parameter
+        if (kernel_checks_indices(k, plan_)) {       // the status word after the buffers
+          if (!status_) FZ_CU(cuMemAlloc, &status_, 4);
+          l.args.push_back(status_);
+        }
       }
       launches_.push_back(std::move(l));
     }
@@ -544,6 +566,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     for (auto c : constants_)
       if (c) drv.cuMemFree(c);
     if (arena_) drv.cuMemFree(arena_);
+    if (status_) drv.cuMemFree(status_);
     if (ev_start_) drv.cuEventDestroy(ev_start_);
     if (ev_stop_) drv.cuEventDestroy(ev_stop_);
     if (stream_) drv.cuStreamDestroy(stream_);

@@ -274,7 +274,12 @@ struct CudaDialect : Dialect {
       s += std::string(s.empty() ? "" : ", ") + (b.written ? "" : "const ") + storage_type(b.dtype) + "* " +
            (restrict_ok && b.no_alias ? "__restrict__ " : "") + "b" + std::to_string(b.slot);
     }
+    if (h.status_slot >= 0) s += std::string(s.empty() ? "" : ", ") + "unsigned int* fz_status";
     return s;
+  }
+  std::string declare_buffers(const KernelHeader& h) const override {
+    if (h.status_slot < 0) return "";
+    return "#define FZ_INDEX_ERROR atomicMax(fz_status, " + std::to_string(h.kernel_index + 1) + "u)\n";
   }
   std::string kernel_begin(const KernelHeader& h) const override {
     return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(h.group_size) + ") " + h.name + "(" +
@@ -284,6 +289,7 @@ struct CudaDialect : Dialect {
   std::string function_args(const KernelHeader& h) const override {
     std::string s;
     for (auto& b : h.bindings) s += std::string(s.empty() ? "" : ", ") + "b" + std::to_string(b.slot);
+    if (h.status_slot >= 0) s += std::string(s.empty() ? "" : ", ") + "fz_status";
     return s;
   }
   // C's float functions by name, so no expression is evaluated in double by overload choice.

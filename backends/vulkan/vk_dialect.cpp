@@ -109,7 +109,6 @@ uint fz_f32_to_bf16(float f) {
 
 bool is_8bit(DType t) { return t == DType::i8 || t == DType::u8 || t == DType::boolean; }
 bool is_16bit(DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::i16 || t == DType::u16; }
-bool is_64bit_int(DType t) { return t == DType::i64 || t == DType::u64; }
 
 // Strips the C++ raw-string wrapper lines of a shaders/*.glsl file (see the file's header).
 std::string strip_embed(const char* raw) {
@@ -305,6 +304,9 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
     s += "layout(std430, set = 0, binding = " + i + ") " + (b.no_alias ? "restrict " : "") + (b.written ? "" : "readonly ") +
          "buffer B" + i + " { " + storage_type(b.dtype) + " d[]; } b" + i + ";\n";
   }
+  if (h.status_slot >= 0)
+    s += "layout(std430, set = 0, binding = " + std::to_string(h.status_slot) + ") buffer FzStatus { uint code; } fz_status;\n"
+         "#define FZ_INDEX_ERROR atomicMax(fz_status.code, " + std::to_string(h.kernel_index + 1) + "u)\n";
   // Contraction templates declare their own local size (a specialization constant).
   if (!contraction_) s += "layout(local_size_x = " + std::to_string(h.group_size) + ") in;\n";
   return s;

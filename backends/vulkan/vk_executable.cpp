@@ -1,6 +1,7 @@
 // VulkanExecutable: memory (arena, constants, staging), command-buffer recording with
 // hazard-driven barriers, and run().
 #include "backends/vulkan/vk_executable.h"
+#include "backends/codegen.h"
 
 #include <algorithm>
 #include <chrono>
@@ -126,9 +127,10 @@ void VulkanExecutable::build_memory() {
     }
   }
 
-  // +align: room for a binding's range to round up to whole 32-bit words at the end.
-  arena_ = DeviceBuffer(*ctx_, align_up(static_cast<uint64_t>(std::max<int64_t>(plan_.arena_bytes, 0)), align) + align, usage,
-                      MemoryKind::device);
+  // +align: room for a binding's range to round up to whole 32-bit words at the end; the
+  // index-check status word (codegen.h kernel_checks_indices) lives at the aligned end.
+  status_offset_ = align_up(static_cast<uint64_t>(std::max<int64_t>(plan_.arena_bytes, 0)), align);
+  arena_ = DeviceBuffer(*ctx_, status_offset_ + align, usage, MemoryKind::device);
   consts_ = DeviceBuffer(*ctx_, const_bytes + align, usage, MemoryKind::device);
 
   auto fill_constants = [&](std::byte* dst) {
@@ -165,7 +167,8 @@ void VulkanExecutable::build_memory() {
     for (size_t i = 0; i < plan_.output_buffers.size(); ++i)
       if (plan_.output_buffers[i] >= 0) out_offset_[i] = out_bytes, out_bytes = align_up(out_bytes + plan_.buffers[plan_.output_buffers[i]].nbytes(), 16);
     staging_in_ = DeviceBuffer(*ctx_, in_bytes, VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemoryKind::upload);
-    staging_out_ = DeviceBuffer(*ctx_, out_bytes, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemoryKind::readback);
+    status_staging_ = out_bytes;  // the status word is copied after the outputs
+    staging_out_ = DeviceBuffer(*ctx_, out_bytes + 4, VK_BUFFER_USAGE_TRANSFER_DST_BIT, MemoryKind::readback);
   }
 }
 
@@ -204,6 +207,10 @@ void VulkanExecutable::record(VkCommandBuffer cb) {
   if (query_pool_) {
     vkCmdResetQueryPool(cb, query_pool_, 0, 4);
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, query_pool_, 0);
+  }
+  if (checks_indices_) {  // zero the status word before the kernels that may set it
+    vkCmdFillBuffer(cb, arena_.handle(), status_offset_, 4, 0u);
+    memory_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, kShaderRW);
   }
   if (staged_) {
     std::vector<VkBufferCopy> regions;
@@ -269,6 +276,7 @@ void VulkanExecutable::record(VkCommandBuffer cb) {
       if (b >= 0 && const_offset_[b] < 0 && plan_.buffers[b].nbytes() > 0)
         regions.push_back({static_cast<uint64_t>(plan_.buffers[b].offset), out_offset_[i], static_cast<uint64_t>(plan_.buffers[b].nbytes())});
     }
+    if (checks_indices_) regions.push_back({status_offset_, status_staging_, 4});
     if (!regions.empty())
       vkCmdCopyBuffer(cb, arena_.handle(), staging_out_.handle(), static_cast<uint32_t>(regions.size()), regions.data());
     memory_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT,
@@ -310,6 +318,11 @@ std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, Run
   }
   check_vk(vkWaitForFences(dev_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
 
+  if (checks_indices_) {
+    uint32_t status = 0;
+    std::memcpy(&status, staged_ ? staging_out_.mapped() + status_staging_ : arena_.mapped() + status_offset_, 4);
+    if (status != 0) throw Error("vulkan", index_error_message(plan_, status));
+  }
   std::vector<Tensor> outs;
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const Value& v = g.values[g.outputs[i]];

@@ -97,6 +97,9 @@ class VulkanExecutable final : public Executable {
   int barrier_count_ = 0;
   double last_kernel_us_ = -1;
   bool staged_ = false;         // inputs/outputs go through staging copies (not mapped arena)
+  bool checks_indices_ = false; // some kernel reports out-of-range indices (codegen.h)
+  uint64_t status_offset_ = 0;  // byte offset of that status word in the arena
+  uint64_t status_staging_ = 0; // ... and of its copy in staging_out_ (staged mode)
   bool skip_barriers_ = false;  // FUSOR_VK_UNSAFE_NO_BARRIERS: only for testing the validation
 
   VkCommandPool command_pool_ = VK_NULL_HANDLE;

@@ -87,6 +87,16 @@ void VulkanExecutable::build_kernels() {
       bs.push_back(binding_for(b));
       deltas.push_back(bs.back().element_delta);
     }
+    const bool checks = kernel_checks_indices(k, plan_);
+    if (checks) {  // the status word after the buffers (codegen.h kernel_checks_indices)
+      checks_indices_ = true;
+      Binding st;
+      st.buffer = arena_.handle();
+      st.offset = status_offset_;
+      st.range = 4;
+      bs.push_back(st);
+    }
+    const uint32_t nbind = static_cast<uint32_t>(bs.size());
     VulkanDialect dialect(info, k, deltas);
     std::string src;
     try {
@@ -112,7 +122,7 @@ void VulkanExecutable::build_kernels() {
     PipelineJob job;
     job.name = k.name;
     job.source = std::move(src);
-    job.layout = layout_for(static_cast<uint32_t>(binds.size()));
+    job.layout = layout_for(nbind);
     std::string key = job.source;
     if (dialect.contraction()) {
       const ContractionTiles& t = dialect.tiles();
@@ -123,7 +133,7 @@ void VulkanExecutable::build_kernels() {
         key += "\n//spec " + std::to_string(job.spec[i]);
       }
     }
-    key += "\n//bindings " + std::to_string(binds.size());
+    key += "\n//bindings " + std::to_string(nbind);
     auto [it, fresh] = job_of.try_emplace(key, static_cast<int>(jobs.size()));
     if (fresh) jobs.push_back(std::move(job));
 
@@ -142,6 +152,7 @@ void VulkanExecutable::build_kernels() {
     for (int b : k.input_buffers())
       if (const_offset_[b] < 0) d.reads.push_back(bound(b));
     for (int b : k.output_buffers()) d.writes.push_back(bound(b));
+    if (checks) d.writes.push_back(ByteRange{status_offset_, status_offset_ + 4});
     dispatches_.push_back(std::move(d));
     slot_bindings.push_back(std::move(bs));
   }
