@@ -505,7 +505,11 @@ void register_elementwise_ops() {
     r.int_expr = "fz_idiv({0}, {1})";  // truncates toward zero; x / 0 = 0
     add("Div", 2, 2, Typing::same, r);
   }
-  add("Pow", 2, 2, Typing::pow, with_int(rule("pow({0}, {1})", FZ_EVAL(std::pow(x[0], x[1]))), FZ_IEVAL(ipow(x[0], x[1], uns))));
+  {
+    ScalarRule r = with_int(rule("pow({0}, {1})", FZ_EVAL(std::pow(x[0], x[1]))), FZ_IEVAL(ipow(x[0], x[1], uns)));
+    r.int_expr = "fz_ipow({0}, {1})";  // integer base: exact, wrapping (the exponent converts to the base's type)
+    add("Pow", 2, 2, Typing::pow, r);
+  }
   // fmod=0 (ints only): sign of the divisor, as Python's %; fmod=1: sign of the dividend.
   {
     ScalarRule r = with_int(rule("({fmod} != 0.0f ? fz_fmod({0}, {1}) : {0} - floor({0} / {1}) * {1})",
