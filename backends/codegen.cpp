@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -524,7 +525,7 @@ class Emitter {
         "ArgMin", "Hardmax", "CumSum", "OneHot", "ScatterElements", "Scatter", "ScatterND", "MatMul", "Softmax",
         "LogSoftmax", "Conv", "Resize"};
     const auto* def0 = lookup_op(t);
-    if (through_float.count(t) || (def0 && def0->reduce)) {
+    if (through_float.count(t) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
       auto wide = [](DType d) { return d == DType::f64 || d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::u64; };
       const int data = t == "OneHot" ? (k_.opaque_inputs.size() > 2 ? k_.opaque_inputs[2] : -1) : k_.opaque_inputs.empty() ? -1 : k_.opaque_inputs[0];
       const bool out_is_index = t == "ArgMax" || t == "ArgMin";
@@ -892,6 +893,25 @@ class Emitter {
   }
   std::string is_nan(const std::string& v) const { return "fz_isnan(" + v + ") != 0.0f"; }
 
+  // Reductions the typed path computes exactly: plain combiners over f64 or integer data.
+  bool typed_reduce(const Node& n, const ReduceRule& rule) const {
+    const DType xt = dtype_of(in_buf(0));
+    return (xt == DType::f64 || dtype_is_int(xt)) && !rule.pre && !rule.post && n.op_type != "ReduceLogSumExp";
+  }
+  // The largest (max = true) or smallest value of integer dtype t, as held (u64 by its bits).
+  static int64_t int_limit(DType t, bool max) {
+    switch (t) {
+      case DType::i8: return max ? 127 : -128;
+      case DType::u8: return max ? 255 : 0;
+      case DType::i16: return max ? 32767 : -32768;
+      case DType::u16: return max ? 65535 : 0;
+      case DType::i32: return max ? 2147483647LL : -2147483648LL;
+      case DType::u32: return max ? 4294967295LL : 0;
+      case DType::u64: return max ? -1 : 0;
+      default: return max ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+    }
+  }
+
   // Reduce* with the op's ReduceRule (pre, combiner, mean, post); one thread per output element.
   std::string reduce(const Node& n, const ReduceRule& rule, int out) const {
     const int x = in_buf(0);
@@ -918,6 +938,26 @@ class Emitter {
       int64_t inner = 1;
       for (size_t l = j + 1; l < red.size(); ++l) inner *= red[l];
       off += " + ((fz_t / " + lit(inner) + ") % " + lit(red[j]) + ") * " + lit(rst[j]);
+    }
+    if (typed_reduce(n, rule)) {
+      // float64 and integer data: accumulate in the dtype's compute type (exact integers,
+      // double for f64), as the reference does; the result converts to the output dtype.
+      const DType xt = dtype_of(x);
+      const std::string ct = d_.compute_type(xt), fn = combiner_fn(rule.combiner);
+      const bool integral = dtype_is_integral(xt);
+      std::string ident;
+      switch (rule.combiner) {
+        case Combiner::sum: ident = typed_literal(d_, xt, 0.0, 0); break;
+        case Combiner::prod: ident = typed_literal(d_, xt, 1.0, 1); break;
+        case Combiner::max: ident = integral ? d_.int_literal(xt, int_limit(xt, false)) : d_.cast("double", "(-fz_inf())"); break;
+        case Combiner::min: ident = integral ? d_.int_literal(xt, int_limit(xt, true)) : d_.cast("double", "fz_inf()"); break;
+      }
+      s += "    " + local(xt) + "fz_acc = " + ident + ";\n" + loop + "      " + local(xt) + "fz_v = " + typed_load(x, off) + ";\n";
+      s += "      fz_acc = " + fn + "(fz_acc, fz_v);\n    }\n";
+      std::string res = "fz_acc";
+      if (rule.mean)
+        res = integral ? "fz_idiv(fz_acc, " + d_.int_literal(xt, count) + ")" : "(fz_acc / " + d_.double_literal(static_cast<double>(count)) + ")";
+      return s + "    " + typed_store(out, "fz_o", convert_value(d_, xt, dtype_of(out), res, true)) + "\n";
     }
     const std::string val = "      float fz_v = " + load_of(x, off) + ";\n";
     const bool is_bool = dtype_of(x) == DType::boolean;

@@ -152,6 +152,16 @@ TEST(Numerics, Int64IsExactBeyond2To53) {
                    ints_of({2}, {0, 0}, DType::i32));
   check_everywhere("int32 x % 0", {ints_of({2}, {5, -5}, DType::i32), ints_of({2}, {0, 0}, DType::i32)}, binary("Mod"),
                    ints_of({2}, {0, 0}, DType::i32));
+  check_everywhere("int64 reduce sum", {ints_of({2, 3}, {p53 + 1, 1, 1, -5, kI64Min, 1})},
+                   [](GraphBuilder& b, const std::vector<int>& x) { return b.op("ReduceSum", {x[0], b.constant("axes", ints_of({1}, {1}))}, {{"keepdims", int64_t{0}}}); },
+                   ints_of({2}, {p53 + 3, std::numeric_limits<int64_t>::max() - 3}));  // INT64_MIN - 4 wraps
+  check_everywhere("int32 reduce max/min", {ints_of({2, 2}, {16777217, 16777216, -2147483647 - 1, 5}, DType::i32)},
+                   [](GraphBuilder& b, const std::vector<int>& x) {
+                     const int axes = b.constant("axes", ints_of({1}, {1}));
+                     return b.op("Sub", {b.op("ReduceMax", {x[0], axes}, {{"keepdims", int64_t{0}}}),
+                                         b.op("ReduceMin", {x[0], axes}, {{"keepdims", int64_t{0}}})});
+                   },
+                   ints_of({2}, {1, -2147483643}, DType::i32));
   check_everywhere("int64 where", {ints_of({2}, {1, 0}, DType::boolean), ints_of({2}, {p53 + 1, 0}), ints_of({2}, {0, -p53 - 3})},
                    [](GraphBuilder& b, const std::vector<int>& x) { return b.op("Where", {x[0], x[1], x[2]}); },
                    ints_of({2}, {p53 + 1, -p53 - 3}));

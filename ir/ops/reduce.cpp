@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ir/op_table.h"
+#include "ir/scalar.h"
 
 namespace fusor {
 
@@ -149,6 +150,37 @@ void reduce_reference(const ReduceMath& m, int axes_input_opset, const Node& n, 
     }
   };
 
+  if (dtype_is_int(x.dtype()) && !m.pre && !m.post && !m.log_sum_exp) {
+    // Integers accumulate as integers with wrap-around (numpy), exact for every value.
+    const DType t = x.dtype();
+    const bool uns = dtype_is_unsigned(t);
+    auto less = [uns](int64_t a, int64_t b) { return uns ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b; };
+    int64_t lo = 0, hi = -1;  // the dtype's range as held (u64 max is all bits)
+    if (!uns) {
+      hi = t == DType::i8 ? 127 : t == DType::i16 ? 32767 : t == DType::i32 ? 2147483647LL : std::numeric_limits<int64_t>::max();
+      lo = -hi - 1;
+    } else if (t != DType::u64) {
+      hi = t == DType::u8 ? 255 : t == DType::u16 ? 65535 : 4294967295LL;
+    }
+    const int64_t ident = m.combiner == Combiner::sum ? 0 : m.combiner == Combiner::prod ? 1 : m.combiner == Combiner::max ? lo : hi;
+    std::vector<int64_t> iacc(static_cast<size_t>(nout), ident);
+    for_each([&](int64_t e, int64_t o) {
+      const int64_t v = x.get_int(e);
+      int64_t& a = iacc[o];
+      switch (m.combiner) {
+        case Combiner::sum: a = wrap_int(static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(v)), t); break;
+        case Combiner::prod: a = wrap_int(static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(v)), t); break;
+        case Combiner::max: a = less(a, v) ? v : a; break;
+        case Combiner::min: a = less(v, a) ? v : a; break;
+      }
+    });
+    for (int64_t o = 0; o < nout; ++o) {
+      int64_t v = iacc[o];
+      if (m.mean && count > 0) v = uns ? static_cast<int64_t>(static_cast<uint64_t>(v) / static_cast<uint64_t>(count)) : v / count;
+      y.set_int(o, wrap_int(v, y.dtype()));
+    }
+    return;
+  }
   std::vector<double> acc(static_cast<size_t>(nout), identity_of(m.combiner, x.dtype()));
   if (m.log_sum_exp) {
     std::vector<double> mx(static_cast<size_t>(nout), -kInf);
