@@ -525,7 +525,8 @@ class Emitter {
         "ArgMin", "Hardmax", "CumSum", "OneHot", "ScatterElements", "Scatter", "ScatterND", "MatMul", "Softmax",
         "LogSoftmax", "Conv", "Resize"};
     const auto* def0 = lookup_op(t);
-    if (through_float.count(t) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
+    const bool typed_pool = (t == "MaxPool" || t == "AveragePool") && dtype_of(in_buf(0)) == DType::f64;
+    if ((through_float.count(t) && !typed_pool) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
       auto wide = [](DType d) { return d == DType::f64 || d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::u64; };
       const int data = t == "OneHot" ? (k_.opaque_inputs.size() > 2 ? k_.opaque_inputs[2] : -1) : k_.opaque_inputs.empty() ? -1 : k_.opaque_inputs[0];
       const bool out_is_index = t == "ArgMax" || t == "ArgMin";
@@ -784,6 +785,9 @@ class Emitter {
       }
     }
     const bool include_pad = n.attr_i("count_include_pad", 0) != 0;
+    // float64 data pools in double (MaxPool/AveragePool; LpPool's pow has no GLSL double).
+    const bool dbl = dtype_of(x) == DType::f64;
+    const std::string vt = dbl ? "double" : "float";
     int64_t in_sz = 1, out_sz = 1;
     for (int i = 0; i < nd; ++i) in_sz *= xs[2 + i], out_sz *= os[2 + i];
     std::string s = "    fz_idx fz_nc = fz_o / " + lit(out_sz) + ";\n";
@@ -794,7 +798,7 @@ class Emitter {
       const std::string si = std::to_string(i);
       s += "    fz_idx fz_s" + si + " = ((fz_o / " + lit(inner) + ") % " + lit(os[2 + i]) + ") * " + lit(strides[i]) + " - " + lit(pb[i]) + ";\n";
     }
-    s += "    float fz_acc = " + std::string(is_max ? "(-fz_inf())" : "0.0f") + ";\n    int fz_cnt = 0;\n    int fz_pad = 0;\n";
+    s += "    " + vt + " fz_acc = " + d_.cast(vt, is_max ? "(-fz_inf())" : "0.0f") + ";\n    int fz_cnt = 0;\n    int fz_pad = 0;\n";
     if (arg >= 0) s += "    fz_idx fz_best = " + lit(-1) + ";\n";
     std::string ind = "    ";
     for (int i = 0; i < nd; ++i) {
@@ -810,7 +814,7 @@ class Emitter {
     }
     s += ind + "if (" + cond + ") {\n";
     s += ind + "  fz_idx fz_xo = fz_nc * " + lit(in_sz) + off + ";\n";
-    s += ind + "  float fz_v = " + load_of(x, "fz_xo") + ";\n";
+    s += ind + "  " + vt + " fz_v = " + (dbl ? typed_load(x, "fz_xo") : load_of(x, "fz_xo")) + ";\n";
     const std::string lp_term = rename_intrinsics("pow(abs(fz_v), " + fz_float_literal(lp) + ")", d_);
     if (arg >= 0 && is_max) {
       s += ind + "  if (fz_best < " + lit(0) + " || fz_v > fz_acc || ((" + is_nan("fz_v") + ") && !(" + is_nan("fz_acc") + "))) {\n";
@@ -828,13 +832,13 @@ class Emitter {
       s += ind + "}\n";
     }
     if (is_lp) s += "    fz_acc = " + rename_intrinsics("pow(fz_acc, " + fz_float_literal(1.0 / lp) + ")", d_) + ";\n";
-    else if (!is_max) s += "    fz_acc = fz_acc / " + d_.cast("float", include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ";\n";
+    else if (!is_max) s += "    fz_acc = fz_acc / " + d_.cast(vt, include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ";\n";
     if (arg >= 0) {
       if (!is_max) fail(n.label() + ": only MaxPool has an Indices output");
       // Stored as an integer directly (no float round trip: indices may exceed 2^24).
       s += "    " + d_.element(slot(arg), "fz_o") + " = " + d_.cast(d_.storage_type(dtype_of(arg)), "fz_best") + ";\n";
     }
-    return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
+    return s + "    " + (dbl ? typed_store(out, "fz_o", "fz_acc") : store_of(out, "fz_o", "fz_acc")) + "\n";
   }
 
   // ---- more opaque ops (semantics: the references in ir/ops/{reduce,shape,nn}.cpp) ----------

@@ -211,6 +211,17 @@ TEST(Numerics, Float64IsComputedInDouble) {
   check_everywhere("float64 reduce sum", {x},
                    [](GraphBuilder& b, const std::vector<int>& v) { return b.op("ReduceSum", {v[0]}, {{"keepdims", int64_t{0}}}); },
                    want);
+  // AveragePool in double feeding a reduction: (1 + 1e-10 + 3 + 5) / 2 pooled pairs, summed.
+  Tensor img(DType::f64, {1, 1, 1, 4});
+  for (int i = 0; i < 4; ++i) img.data<double>()[i] = std::vector<double>{1.0, 1e-10, 3.0, 5.0}[i];
+  Tensor pooled(DType::f64, {});
+  pooled.data<double>()[0] = (1.0 + 1e-10) / 2 + (3.0 + 5.0) / 2;
+  check_everywhere("float64 average pool + reduce", {img},
+                   [](GraphBuilder& b, const std::vector<int>& v) {
+                     int p = b.op("AveragePool", {v[0]}, {{"kernel_shape", std::vector<int64_t>{1, 2}}, {"strides", std::vector<int64_t>{1, 2}}});
+                     return b.op("ReduceSum", {p}, {{"keepdims", int64_t{0}}});
+                   },
+                   pooled);
   Tensor y(DType::f64, {2});
   y.data<double>()[0] = 1.0 + 1e-12;
   y.data<double>()[1] = 3.0;
