@@ -387,7 +387,9 @@ std::string VulkanDialect::typed_intrinsic(const std::string& nm, DType math) co
   if (dtype_is_integral(math)) return nm == "abs" ? "fz_abs" : nm;
   if (math != DType::f64) return intrinsic(nm);
   // GLSL has double abs/floor/ceil/sqrt/trunc/roundEven/fma but no double transcendentals.
-  static const std::set<std::string> missing = {"exp", "log", "tanh", "erf", "sin", "cos", "tan", "asin", "acos", "atan",
+  if (nm == "exp") return "fz_expd";
+  if (nm == "log") return "fz_logd";
+  static const std::set<std::string> missing = {"tanh", "erf", "sin", "cos", "tan", "asin", "acos", "atan",
                                                 "sinh", "cosh", "asinh", "acosh", "atanh", "pow", "fz_log1p", "exp2", "log2"};
   if (missing.count(nm))
     throw Unsupported("vulkan", "float64 " + nm + " has no GLSL double implementation (GLSL defines no double transcendentals)");
@@ -431,6 +433,53 @@ double fz_round_even(double x) { return roundEven(x); }
 double fz_sign(double x) { return fz_nan_b(x) ? x : sign(x); }
 double fz_isnan(double x) { return fz_nan_b(x) ? 1.0lf : 0.0lf; }
 double fz_isinf(double x) { return fz_inf_b(x) ? 1.0lf : 0.0lf; }
+// exp and log in double (GLSL has neither): Cody-Waite reduction by ln 2 and a Taylor
+// polynomial for exp; 2 atanh(f / (2 + f)) as its odd series for log. Within 2 ulp.
+// 2^k for -1022 <= k <= 1023 from its bits (some drivers' double ldexp goes through float exp2).
+double fz_pow2d(int k) { return packDouble2x32(uvec2(0u, uint(k + 1023) << 20)); }
+double fz_expd(double x) {
+  if (fz_nan_b(x)) return x;
+  if (x > 709.782712893384lf) return double(fz_inf());
+  if (x < -745.2lf) return 0.0lf;
+  double k = roundEven(x * 1.4426950408889634lf);
+  // ln 2 split in two (fdlibm's ln2_hi/ln2_lo) given by their bits: glslang's parsing of long
+  // double literals is not correctly rounded. k * ln2_hi is exact.
+  const double ln2_hi = packDouble2x32(uvec2(0xfee00000u, 0x3fe62e42u)), ln2_lo = packDouble2x32(uvec2(0x35793c76u, 0x3dea39efu));
+  double r = (x - k * ln2_hi) - k * ln2_lo;
+  double p = 1.0lf / 6227020800.0lf;
+  p = fma(p, r, 1.0lf / 479001600.0lf);
+  p = fma(p, r, 1.0lf / 39916800.0lf);
+  p = fma(p, r, 1.0lf / 3628800.0lf);
+  p = fma(p, r, 1.0lf / 362880.0lf);
+  p = fma(p, r, 1.0lf / 40320.0lf);
+  p = fma(p, r, 1.0lf / 5040.0lf);
+  p = fma(p, r, 1.0lf / 720.0lf);
+  p = fma(p, r, 1.0lf / 120.0lf);
+  p = fma(p, r, 1.0lf / 24.0lf);
+  p = fma(p, r, 1.0lf / 6.0lf);
+  p = fma(p, r, 0.5lf);
+  p = fma(p, r, 1.0lf);
+  p = fma(p, r, 1.0lf);
+  int ki = int(k);
+  if (ki < -1000) return (p * fz_pow2d(ki + 1000)) * fz_pow2d(-1000);
+  if (ki > 1000) return (p * fz_pow2d(ki - 1000)) * fz_pow2d(1000);
+  return p * fz_pow2d(ki);
+}
+double fz_logd(double x) {
+  if (fz_nan_b(x) || x < 0.0lf) return double(fz_nan());
+  if (x == 0.0lf) return -double(fz_inf());
+  if (fz_inf_b(x)) return x;
+  int e;
+  double m = frexp(x, e);
+  if (m < 0.70710678118654752440lf) { m = m * 2.0lf; e = e - 1; }
+  double f = m - 1.0lf, s = f / (2.0lf + f), s2 = s * s;
+  double t = 1.0lf / 25.0lf;
+  for (int i = 11; i >= 0; --i) t = fma(t, s2, 1.0lf / double(2 * i + 1));
+  double lm = 2.0lf * s * t;
+  double de = double(e);
+  const double ln2_hi = packDouble2x32(uvec2(0xfee00000u, 0x3fe62e42u)), ln2_lo = packDouble2x32(uvec2(0x35793c76u, 0x3dea39efu));
+  return de * ln2_hi + (de * ln2_lo + lm);
+}
 double fz_fmod(double a, double b) {
   if (b == 0.0lf || fz_inf_b(a) || fz_nan_b(a) || fz_nan_b(b)) return double(fz_nan());
   double r = abs(a), m = abs(b);
@@ -439,7 +488,7 @@ double fz_fmod(double a, double b) {
   frexp(r, er);
   frexp(m, em);
   for (int e = er - em; e >= 0; --e) {
-    double t = ldexp(m, e);
+    double t = m * fz_pow2d(min(e, 1000)) * fz_pow2d(max(e - 1000, 0));  // exact: m * 2^e <= r
     if (r >= t) r = r - t;
   }
   return a < 0.0lf ? -r : r;
