@@ -1,0 +1,320 @@
+// The shared emitter's Emitter class (internal to backends/): one KernelSpec -> one kernel
+// source. Methods live in codegen.cpp (setup, loop/row/contraction kernels),
+// codegen_opaque.cpp (opaque data movement, pooling, reductions) and codegen_opaque_nn.cpp
+// (convolutions, gathers/scatters, padding, ...).
+#pragma once
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/codegen.h"
+#include "backends/codegen_text.h"
+
+namespace fusor::codegen_detail {
+
+using codegen_text::is_ident_char;
+using codegen_text::rename_intrinsics;
+using codegen_text::substitute;
+
+// Grid-stride loops add group_size * groups to an index that is < numel; keeping numel this
+// far below 2^31 leaves room for that step without overflow in 32-bit mode.
+constexpr int64_t kIndex32Limit = (int64_t{1} << 31) - (int64_t{1} << 26);
+constexpr int64_t kDefaultGroup = 256;
+constexpr int64_t kLoopUnroll = 4;
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t pow2_ceil(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+// Threads per group of a row kernel: enough for the row, a multiple of 32 (one warp/subgroup).
+inline int64_t row_group_size(int64_t row_length) { return std::clamp<int64_t>(pow2_ceil(row_length), 32, 256); }
+
+// Largest element offset (+1) a view can reach; used for the 32/64-bit index decision.
+inline int64_t view_extent(const StridedView& v) {
+  int64_t hi = v.offset, lo = v.offset;
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    if (v.shape[i] == 0) return 0;
+    int64_t s = v.strides[i] * (v.shape[i] - 1);
+    (s > 0 ? hi : lo) += s;
+  }
+  return std::max(hi + 1, -lo);
+}
+
+inline const char* combiner_fn(Combiner c) {
+  switch (c) {
+    case Combiner::sum:
+      return "fz_add";
+    case Combiner::prod:
+      return "fz_mul";
+    case Combiner::max:
+      return "fz_max";
+    default:
+      return "fz_min";
+  }
+}
+inline std::string combiner_identity(Combiner c) {
+  switch (c) {
+    case Combiner::sum:
+      return "0.0f";
+    case Combiner::prod:
+      return "1.0f";
+    case Combiner::max:
+      return "(-fz_inf())";
+    default:
+      return "fz_inf()";
+  }
+}
+
+// A dim of the coalesced iteration space: adjacent dims of `space` merged when every view
+// walks them as one (stride[outer] == stride[inner] * size[inner]); size-1 dims dropped.
+struct CDim {
+  int64_t size = 1;
+  bool reduced = false;
+  std::vector<int64_t> strides;  // per view (loads, then outputs)
+};
+
+class Emitter {
+ public:
+  Emitter(const KernelSpec& k, const Plan& p, const Dialect& d) : k_(k), p_(p), d_(d) { setup(); }
+
+  LaunchDims launch() const { return launch_; }
+
+  std::string emit();
+
+ private:
+  const KernelSpec& k_;
+  const Plan& p_;
+  const Dialect& d_;
+  KernelHeader h_;
+  std::map<int, int> slot_;                // buffer -> slot
+  std::vector<const StridedView*> views_;  // loads, then outputs
+  std::vector<CDim> dims_;
+  LaunchDims launch_;
+  int64_t matmul_items_ = 0;
+  mutable std::string globals_;  // global-scope declarations an opaque kernel body needs (const tables)
+  int64_t unroll_ = 1;           // loop kernels: elements per thread per iteration
+  std::string sfx_;              // suffix of coordinate/value locals (one per unrolled copy)
+  std::string matmul_macros_;
+  bool typed_ = false;  // some value is an integer or float64: the dialect's typed helpers are emitted
+
+  [[noreturn]] void fail(const std::string& why) const { throw Error("codegen", "kernel '" + k_.name + "': " + why); }
+
+  const Buffer& buffer(int b) const;
+  DType dtype_of(int b) const { return buffer(b).dtype; }
+  int slot(int b) const { return slot_.at(b); }
+
+  std::string lit(int64_t v) const;
+  std::string idx(const std::string& e) const { return d_.cast("fz_idx", e); }
+  std::string load_of(int b, const std::string& off) const {
+    return d_.to_float(dtype_of(b), d_.element(slot(b), off));
+  }
+  std::string store_of(int b, const std::string& off, const std::string& v) const;
+  // Typed counterparts (expression values in Dialect::compute_type of their dtype).
+  std::string typed_load(int b, const std::string& off) const {
+    return d_.load_value(dtype_of(b), d_.element(slot(b), off));
+  }
+  std::string typed_store(int b, const std::string& off, const std::string& v) const;
+  // Declaration prefix of a local of dtype t ("precise float ", "int64_t ").
+  std::string local(DType t) const;
+
+  void setup();
+
+  int64_t opaque_total() const;
+
+  void coalesce();
+
+  // Declares c<g> for the dims in `which` (outer to inner) from linear index `lin`.
+  std::string decompose(const std::vector<int>& which, const std::string& lin, const std::string& ind) const;
+  std::vector<int> dims_where(int mode) const {  // 0 all, 1 non-reduced, 2 reduced
+    std::vector<int> r;
+    for (size_t g = 0; g < dims_.size(); ++g)
+      if (mode == 0 || (mode == 1) != dims_[g].reduced) r.push_back(static_cast<int>(g));
+    return r;
+  }
+
+  // Element offset of view v; `have_reduced` false means reduced coordinates are 0.
+  std::string offset(size_t v, bool have_reduced) const;
+
+  // Declares locals for every node the roots need, in topological order; names[id] is the
+  // text that denotes node id afterwards (a local, a literal, a reduction result or acc).
+  std::string emit_exprs(const std::vector<int>& roots, bool have_reduced, const std::string& ind,
+                         std::vector<std::string>& names) const;
+
+  // Stores of the outputs selected by `pick`.
+  template <class Pick>
+  std::string emit_stores(Pick pick, bool have_reduced, const std::string& ind,
+                          const std::vector<std::string>& names) const {
+    std::string s;
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      if (pick(k_.outputs[o]))
+        s += ind +
+             typed_store(k_.outputs[o].buffer, offset(k_.loads.size() + o, have_reduced), names[k_.outputs[o].expr]) +
+             "\n";
+    return s;
+  }
+
+  // "for (fz_idx <var> = <start>; <var> < <n>; <var> += <step>) {"
+  std::string grid_loop(const std::string& var, int64_t n) const;
+
+  std::string emit_loop();
+
+  // Input fusion: one group per row (grid-stride over rows), group-wide reductions in order.
+  std::string emit_rows();
+
+  // ---- contractions: macros + epilogue, then the dialect's template ------------------------
+
+  std::string define(const std::string& nm, int64_t v) const { return "#define " + nm + " " + lit(v) + "\n"; }
+
+  std::string emit_epilogue() const;
+
+  // fz_<n>_base(batch): element offset of one batch of a matmul operand view.
+  std::string batch_base(const std::string& n, const StridedView& v, size_t nb) const;
+
+  std::string emit_contraction() const;
+
+  // ---- opaque ops: one thread per output element --------------------------------------------
+
+  const Node& node() const;
+  int in_buf(size_t i) const;
+  // Copies element `from` of buffer a to `to` of b, converting only when the dtypes differ.
+  std::string copy(int a, const std::string& from, int b, const std::string& to) const;
+
+  std::string emit_opaque() const;
+
+  // Declares fz_d<j> (coordinates of fz_o over shape os) and returns offset(st) builders.
+  std::string out_coords(const Shape& os) const;
+  std::string coords_offset(const std::vector<int64_t>& st) const;
+  // Strides of a contiguous input broadcast (NumPy rules) to os; numel-1 inputs are scalars.
+  std::vector<int64_t> bcast_strides(int b, const Shape& os) const;
+
+  // Resize from the op table's per-axis taps (resize_table): a weighted sum over the tensor
+  // product of each axis' taps, the tables baked into the kernel; axes the op leaves alone
+  // (one tap of weight 1 at the same index) are read directly.
+  std::string resize(const Node& n, int out) const;
+
+  std::string transpose(const Node& n, int out) const;
+  std::string broadcast_copy(int out) const;
+  // Integer/bool -> integer/bool without a float round trip, so 64-bit values stay exact.
+  std::string int_cast(int out) const;
+  // An element-wise op the fuser left opaque: typed like a fused op (broadcast loads in their
+  // dtypes, the op in its math dtype, the result converted to the output's dtype).
+  std::string elementwise(const Node& n, const ScalarRule& rule, int out) const;
+
+  std::string gather(const Node& n, int out) const;
+
+  std::string concat(const Node& n, int out) const;
+
+  // ONNX MaxPool/AveragePool with the window arithmetic of ir/ops/nn.cpp (make_window): auto_pad,
+  // ceil_mode, dilations, count_include_pad counting taps inside the padded input only.
+  // MaxPool's optional Indices output `arg` (storage_order 0): the flat index n*C*in + spatial
+  // offset of the first maximum (a NaN wins, as pool_core), -1 when no tap is inside the input.
+  std::string pool(const Node& n, int out, int arg = -1) const;
+
+  // ---- more opaque ops (semantics: the references in ir/ops/{reduce,shape,nn}.cpp) ----------
+
+  // Compile-time constant of node input i (nullptr when absent or computed at run time).
+  const Tensor* const_of(size_t i) const;
+  std::vector<int64_t> const_ints(size_t i, const std::string& what) const;
+  bool has_in(size_t i) const { return i < k_.opaque_inputs.size() && k_.opaque_inputs[i] >= 0; }
+  // A ReduceRule pre/post string with "{0}" -> v, intrinsics renamed by the dialect.
+  std::string rule_text(const char* ex, const std::string& v) const;
+  // Declares fz_<nm><j> = coordinate j of linear index `lin` over shape s.
+  std::string coords(const std::string& nm, const std::string& lin, const Shape& s,
+                     const std::string& ind = "    ") const;
+  // Index element `off` of an integer (or float, for OneHot) index buffer b -> fz_idx.
+  std::string index_of(int b, const std::string& off) const;
+  // Wraps a negative index once and clamps into [0, dim) so a bad index cannot read outside.
+  // Negative indices count from the end (ONNX); an index outside [-dim, dim) is reported
+  // through the status word (the run then fails as on ref) and clamped so no access strays.
+  std::string fix_index(const std::string& v, int64_t dim, const std::string& ind = "    ") const;
+  std::string is_nan(const std::string& v) const { return "fz_isnan(" + v + ") != 0.0f"; }
+
+  // Reductions the typed path computes exactly: plain combiners over f64 or integer data.
+  bool typed_reduce(const Node& n, const ReduceRule& rule) const;
+  // The largest (max = true) or smallest value of integer dtype t, as held (u64 by its bits).
+  static int64_t int_limit(DType t, bool max);
+
+  // Reduce* with the op's ReduceRule (pre, combiner, mean, post); one thread per output element.
+  std::string reduce(const Node& n, const ReduceRule& rule, int out) const;
+
+  // outer x len x inner around one axis (the references' AxisView).
+  struct Around {
+    int64_t outer = 1, len = 1, inner = 1;
+  };
+  static Around around(const Shape& s, int64_t axis);
+
+  // First (select_last_index: last) extremum; a NaN counts as the extremum (numpy).
+  std::string arg_extremum(const Node& n, int out) const;
+
+  // Hardmax: 1 at the first maximum of the row (NaN wins), else 0; rows as in Softmax.
+  std::string hardmax(const Node& n, int out) const;
+
+  std::string cumsum(const Node& n, int out) const;
+
+  // Softmax / LogSoftmax the decomposition left whole (non-f32 storage): max-shifted, per element.
+  std::string softmax(const Node& n, int out) const;
+
+  // Conv the fuser left opaque (1-D/3-D, non-f32, bias computed at run time): direct, one thread
+  // per output element, window geometry as ir/ops/nn.cpp make_window (no ceil_mode for Conv).
+  std::string conv_direct(const Node& n, int out) const;
+
+  // The tap loops Conv and ConvTranspose share: fz_acc starts at the bias (input 2) or 0, adds
+  // x[i] * w[k] over c < cg (w's channel stride w_c_stride) and the window k, and is stored.
+  // Per spatial dim i, position(i, "<i>", indent) returns the lines defining fz_p<i>, the input
+  // position of tap fz_k<i> relative to fz_s<i>, and the condition that it lies inside x.
+  std::string window_sum(int x, int w, int out, int64_t cg, int64_t w_c_stride,
+                         const std::function<std::pair<std::string, std::string>(int, const std::string&,
+                                                                                 const std::string&)>& position) const;
+
+  // ConvTranspose in gather form: output element (b, m, o...) sums, over c in its group and the
+  // taps k (in the reference's order c, k0, k1, k2), x[i] * w[k] for the input position
+  // i = (o + pb - k*d) / s when that divides exactly and lies inside the input. Geometry as
+  // ir/ops/nn.cpp convtranspose_window (pads, output_padding, output_shape, auto_pad).
+  std::string conv_transpose(const Node& n, int out) const;
+
+  // LRN as ir/ops/nn.cpp lrn_ref: x / (bias + alpha/size * sum of x^2 over channels
+  // [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to [0, C))^beta.
+  std::string lrn(const Node& n, int out) const;
+
+  // Slice (starts/ends/axes/steps constant, or the opset < 10 attributes) as ir/ops/shape.cpp
+  // slice_view: a strided copy, exact for every dtype.
+  std::string slice(const Node& n, int out) const;
+
+  std::string gather_elements(const Node& n, int out) const;
+
+  // GatherND (batch_dims b): out = indices.shape[:-1] + data.shape[b+k:].
+  std::string gather_nd(const Node& n, int out) const;
+
+  std::string trilu(const Node& n, int out) const;
+
+  // Pad (constant / reflect / edge / wrap; pads and axes constant; the value may be a buffer).
+  std::string pad(const Node& n, int out) const;
+
+  // Tile / DepthToSpace / SpaceToDepth: the references' strided walks.
+  std::string walk_copy(const Node& n, int out) const;
+
+  std::string eye_like(const Node& n, int out) const;
+
+  std::string one_hot(const Node& n, int out) const;
+
+  // ScatterElements / Scatter / ScatterND: each output element starts as data and applies, in
+  // update order, every update that targets it (duplicates behave as the sequential reference).
+  std::string scatter(const Node& n, int out) const;
+
+  // MatMul the fuser left opaque (1-D operands, non-f32 storage): numpy matmul semantics, one
+  // thread per output element, fp32 accumulation.
+  std::string matmul_direct(const Node& n, int out) const;
+
+  std::string global_pool(const Node& n, int out) const;
+};
+
+}  // namespace fusor::codegen_detail

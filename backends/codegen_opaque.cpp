@@ -1,0 +1,705 @@
+// Opaque kernels of the shared emitter, part 1: dispatch, copies, views, element-wise ops,
+// gathers, concatenation, pooling, reductions, arg-extrema, softmax (one thread per output).
+#include "backends/codegen_emitter.h"
+
+namespace fusor::codegen_detail {
+
+const Node& Emitter::node() const {
+  if (k_.node < 0 || k_.node >= static_cast<int>(p_.graph.nodes.size())) fail("opaque kernel without a node");
+  return p_.graph.nodes[k_.node];
+}
+
+int Emitter::in_buf(size_t i) const {
+  if (i >= k_.opaque_inputs.size() || k_.opaque_inputs[i] < 0) fail("opaque input " + std::to_string(i) + " missing");
+  return k_.opaque_inputs[i];
+}
+
+std::string Emitter::copy(int a, const std::string& from, int b, const std::string& to) const {
+  if (dtype_of(a) == dtype_of(b)) return d_.element(slot(b), to) + " = " + d_.element(slot(a), from) + ";";
+  return store_of(b, to, load_of(a, from));
+}
+
+std::string Emitter::emit_opaque() const {
+  const Node& n = node();
+  const int out = k_.opaque_outputs[0];
+  const std::string& t = n.op_type;
+  // A second output only for MaxPool (Indices) and Dropout (mask); nothing has more.
+  const bool two_outputs = t == "MaxPool" || t == "Dropout";
+  for (size_t i = 1; i < k_.opaque_outputs.size(); ++i)
+    if (k_.opaque_outputs[i] >= 0 && (!two_outputs || i > 1))
+      throw Unsupported(d_.name, n.label() + ": op " + n.op_type + " with more than one output");
+  const int out2 = k_.opaque_outputs.size() > 1 ? k_.opaque_outputs[1] : -1;
+  static const std::set<std::string> copies = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"};
+  if (t == "Dropout") {
+    // ir/ops/nn.cpp dropout_training: a copy unless training_mode is a true constant and the
+    // ratio (input 1, else the attribute, default 0.5) is non-zero; a run-time flag may be random.
+    // A run-time flag is fine when the ratio is a constant 0 (then training changes nothing).
+    const Tensor* flag = const_of(2);
+    const bool maybe_training = n.has_input(2) && (!flag || (flag->numel() != 0 && flag->get(0) != 0.0));
+    if (maybe_training) {
+      const Tensor* ratio = const_of(1);
+      if (n.has_input(1) && !ratio)
+        throw Unsupported(d_.name, n.label() + ": training-mode Dropout with a run-time ratio is not supported");
+      const double r = ratio && ratio->numel() ? ratio->get(0) : n.attr_f("ratio", 0.5);
+      if (r != 0.0)
+        throw Unsupported(d_.name,
+                          n.label() + ": training-mode Dropout with a non-zero ratio is random; not supported");
+    }
+  }
+  // Kernels below that carry data values through fp32 refuse dtypes fp32 cannot hold exactly
+  // (float64, 32/64-bit integers) rather than narrow them (DESIGN.md numerics).
+  static const std::set<std::string> through_float = {"MaxPool",
+                                                      "AveragePool",
+                                                      "LpPool",
+                                                      "ConvTranspose",
+                                                      "LRN",
+                                                      "GlobalAveragePool",
+                                                      "GlobalMaxPool",
+                                                      "ArgMax",
+                                                      "ArgMin",
+                                                      "Hardmax",
+                                                      "CumSum",
+                                                      "OneHot",
+                                                      "ScatterElements",
+                                                      "Scatter",
+                                                      "ScatterND",
+                                                      "MatMul",
+                                                      "Softmax",
+                                                      "LogSoftmax",
+                                                      "Conv",
+                                                      "Resize"};
+  const auto* def0 = lookup_op(t);
+  const bool typed_pool = (t == "MaxPool" || t == "AveragePool") && dtype_of(in_buf(0)) == DType::f64;
+  if ((through_float.count(t) && !typed_pool) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
+    auto wide = [](DType d) {
+      return d == DType::f64 || d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::u64;
+    };
+    const int data = t == "OneHot"              ? (k_.opaque_inputs.size() > 2 ? k_.opaque_inputs[2] : -1)
+                     : k_.opaque_inputs.empty() ? -1
+                                                : k_.opaque_inputs[0];
+    const bool out_is_index = t == "ArgMax" || t == "ArgMin";
+    if ((data >= 0 && wide(dtype_of(data))) || (!out_is_index && wide(dtype_of(out))))
+      throw Unsupported(d_.name,
+                        n.label() + ": " + t + " of " + dtype_name(data >= 0 ? dtype_of(data) : dtype_of(out)) +
+                            " data is computed through fp32 by the generated kernel; refused rather than narrowed");
+  }
+  std::string body;
+  if (t == "Dropout" && out2 >= 0)
+    body = "    " + copy(in_buf(0), "fz_o", out, "fz_o") + "\n    " + store_of(out2, "fz_o", "1.0f") + "\n";
+  else if (t == "Gather")
+    body = gather(n, out);
+  else if (t == "Concat")
+    body = concat(n, out);
+  else if (t == "MaxPool" || t == "AveragePool" || t == "LpPool")
+    body = pool(n, out, out2);
+  else if (t == "ConvTranspose")
+    body = conv_transpose(n, out);
+  else if (t == "LRN")
+    body = lrn(n, out);
+  else if (t == "Slice")
+    body = slice(n, out);
+  else if (t == "GlobalAveragePool" || t == "GlobalMaxPool")
+    body = global_pool(n, out);
+  else if (copies.count(t))
+    body = "    " + copy(in_buf(0), "fz_o", out, "fz_o") + "\n";
+  else if (t == "Transpose")
+    body = transpose(n, out);
+  else if (t == "Expand")
+    body = broadcast_copy(out);
+  else if (t == "Cast" && !dtype_is_float(dtype_of(in_buf(0))) && !dtype_is_float(dtype_of(out)))
+    body = int_cast(out);
+  else if (auto* def = lookup_op(t); def && def->scalar)
+    body = elementwise(n, *def->scalar, out);
+  else if (def && def->reduce)
+    body = reduce(n, *def->reduce, out);
+  else if (t == "ArgMax" || t == "ArgMin")
+    body = arg_extremum(n, out);
+  else if (t == "Hardmax")
+    body = hardmax(n, out);
+  else if (t == "CumSum")
+    body = cumsum(n, out);
+  else if (t == "GatherElements")
+    body = gather_elements(n, out);
+  else if (t == "GatherND")
+    body = gather_nd(n, out);
+  else if (t == "Trilu")
+    body = trilu(n, out);
+  else if (t == "Pad")
+    body = pad(n, out);
+  else if (t == "Tile" || t == "DepthToSpace" || t == "SpaceToDepth")
+    body = walk_copy(n, out);
+  else if (t == "EyeLike")
+    body = eye_like(n, out);
+  else if (t == "OneHot")
+    body = one_hot(n, out);
+  else if (t == "ScatterElements" || t == "Scatter" || t == "ScatterND")
+    body = scatter(n, out);
+  else if (t == "MatMul")
+    body = matmul_direct(n, out);
+  else if (t == "Softmax" || t == "LogSoftmax")
+    body = softmax(n, out);
+  else if (t == "Conv")
+    body = conv_direct(n, out);
+  else if (t == "Resize")
+    body = resize(n, out);
+  else
+    throw Unsupported(
+        d_.name,
+        n.label() + ": op " + t +
+            " has no GPU kernel (opaque ops supported: Gather, Concat, "
+            "MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, copies/views, element-wise, Reduce*, "
+            "ArgMax/ArgMin, Hardmax, CumSum, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
+            "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool, ConvTranspose, LRN, "
+            "Slice, Resize)");
+  return globals_ + d_.kernel_begin(h_) + "  " + grid_loop("fz_o", opaque_total()) + body + "  }\n}\n";
+}
+
+std::string Emitter::out_coords(const Shape& os) const {
+  std::string s;
+  for (size_t j = 0; j < os.size(); ++j) {
+    int64_t inner = 1;
+    for (size_t l = j + 1; l < os.size(); ++l) inner *= os[l];
+    s += "    fz_idx fz_d" + std::to_string(j) + " = (fz_o / " + lit(inner) + ") % " + lit(os[j]) + ";\n";
+  }
+  return s;
+}
+
+std::string Emitter::coords_offset(const std::vector<int64_t>& st) const {
+  std::string s;
+  for (size_t j = 0; j < st.size(); ++j)
+    if (st[j] != 0) s += (s.empty() ? "" : " + ") + std::string("fz_d") + std::to_string(j) + " * " + lit(st[j]);
+  return s.empty() ? lit(0) : s;
+}
+
+std::vector<int64_t> Emitter::bcast_strides(int b, const Shape& os) const {
+  const Shape& in = buffer(b).shape;
+  if (shape_numel(in) == 1 || in.size() > os.size()) return std::vector<int64_t>(os.size(), 0);
+  return broadcast_strides(in, os);
+}
+
+std::string Emitter::resize(const Node& n, int out) const {
+  const int x = in_buf(0);
+  if (!dtype_is_float(dtype_of(x)))
+    throw Unsupported(d_.name, n.label() + ": Resize of " + dtype_name(dtype_of(x)) + " data");
+  auto constant_input = [&](size_t i) -> const Tensor* {
+    if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+    if (const Tensor* t = const_of(i)) return t;
+    throw Unsupported(d_.name, n.label() + ": Resize input " + std::to_string(i) + " must be a compile-time constant");
+  };
+  const bool v11 = n.opset >= 11;
+  const Shape& xs = buffer(x).shape;
+  const bool crop = v11 && n.attr_s("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
+  const ResizeTable t = resize_table(n, xs, constant_input(v11 ? 2 : 1), v11 ? constant_input(3) : nullptr,
+                                     crop ? constant_input(1) : nullptr);
+  const Shape& os = buffer(out).shape;
+  if (t.out != os) fail("Resize table shape " + shape_str(t.out) + " differs from output " + shape_str(os));
+  if (shape_numel(os) == 0) return "";  // nothing to write (and no tables to declare)
+  const Shape xst = contiguous_strides(xs);
+  int64_t entries = 0;
+  std::string s = out_coords(os), extrapolated, open, close, weight = "1.0f", offset;
+  for (size_t d = 0; d < xs.size(); ++d) {
+    const ResizeAxis& a = t.axes[d];
+    bool identity = os[d] == xs[d];
+    for (int64_t c = 0; identity && c < os[d]; ++c) {
+      identity = !a.extrapolate[c];
+      for (int64_t k = 0; identity && k < a.taps; ++k) {
+        const double w = a.w[c * a.taps + k];
+        identity = w == 0.0 || (w == 1.0 && a.idx[c * a.taps + k] == c);
+      }
+    }
+    const std::string dd = std::to_string(d), c = "fz_d" + dd;
+    if (identity) {
+      offset += (offset.empty() ? "" : " + ") + c + " * " + lit(xst[d]);
+      continue;
+    }
+    std::vector<std::string> idx, w, ex;
+    for (int64_t i : a.idx) idx.push_back(std::to_string(i));
+    for (double v : a.w) {
+      if (!std::isfinite(v))
+        throw Unsupported(d_.name,
+                          n.label() + ": Resize weights that are not finite (exclude_outside with every tap outside)");
+      w.push_back(fz_float_literal(v));
+    }
+    entries += static_cast<int64_t>(idx.size() + w.size());
+    globals_ += d_.const_array("int", "fz_ri" + dd, idx) + d_.const_array("float", "fz_rw" + dd, w);
+    if (std::any_of(a.extrapolate.begin(), a.extrapolate.end(), [](uint8_t e) { return e != 0; })) {
+      for (uint8_t e : a.extrapolate) ex.push_back(e ? "1" : "0");
+      entries += static_cast<int64_t>(ex.size());
+      globals_ += d_.const_array("int", "fz_rx" + dd, ex);
+      extrapolated += (extrapolated.empty() ? "" : " || ") + std::string("fz_rx") + dd + "[" + c + "] != 0";
+    }
+    const std::string k = "fz_k" + dd, at = c + " * " + lit(a.taps) + " + " + k;
+    open += "    for (int " + k + " = 0; " + k + " < " + lit(a.taps) + "; ++" + k + ") {\n";
+    close += "    }\n";
+    weight += " * fz_rw" + dd + "[" + at + "]";
+    offset += (offset.empty() ? "" : " + ") + d_.cast("fz_idx", "fz_ri" + dd + "[" + at + "]") + " * " + lit(xst[d]);
+  }
+  if (entries > (int64_t{1} << 16))
+    throw Unsupported(d_.name, n.label() + ": Resize tables of " + std::to_string(entries) +
+                                   " entries are too large for a generated kernel");
+  s += "    float fz_acc = 0.0f;\n" + open + "    fz_acc += " + weight + " * " +
+       load_of(x, offset.empty() ? lit(0) : offset) + ";\n" + close;
+  if (!extrapolated.empty()) s += "    if (" + extrapolated + ") fz_acc = " + fz_float_literal(t.extrapolation) + ";\n";
+  return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
+}
+
+std::string Emitter::transpose(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (perm.empty())
+    for (int64_t i = static_cast<int64_t>(xs.size()) - 1; i >= 0; --i) perm.push_back(i);
+  const Shape cs = contiguous_strides(xs);
+  std::vector<int64_t> st;
+  for (auto p : perm) st.push_back(cs.at(static_cast<size_t>(p)));
+  return out_coords(buffer(out).shape) + "    " + copy(x, coords_offset(st), out, "fz_o") + "\n";
+}
+
+std::string Emitter::broadcast_copy(int out) const {
+  const Shape& os = buffer(out).shape;
+  return out_coords(os) + "    " + copy(in_buf(0), coords_offset(bcast_strides(in_buf(0), os)), out, "fz_o") + "\n";
+}
+
+std::string Emitter::int_cast(int out) const {
+  const int x = in_buf(0);
+  const std::string v = d_.element(slot(x), "fz_o");
+  if (dtype_of(out) == DType::boolean)
+    return "    " + d_.element(slot(out), "fz_o") + " = " +
+           d_.cast(d_.storage_type(DType::boolean),
+                   "(" + v + ") != " + d_.cast(d_.storage_type(dtype_of(x)), "0") + " ? 1 : 0") +
+           ";\n";
+  return "    " + d_.element(slot(out), "fz_o") + " = " + d_.cast(d_.storage_type(dtype_of(out)), v) + ";\n";
+}
+
+std::string Emitter::elementwise(const Node& n, const ScalarRule& rule, int out) const {
+  const Shape& os = buffer(out).shape;
+  std::vector<DType> in_types;
+  for (int b : k_.opaque_inputs) in_types.push_back(b >= 0 ? dtype_of(b) : DType::undefined);
+  ExprNode e;
+  e.kind = ExprKind::op;
+  e.op = lookup_op(n.op_type);
+  e.dtype = dtype_of(out);
+  e.math = scalar_math_dtype(rule, in_types);
+  e.bound = bind_scalar(rule, n, dtype_is_int(e.math));
+  std::string s = out_coords(os);
+  std::vector<std::string> ops;
+  for (size_t i = 0; i < k_.opaque_inputs.size(); ++i) {
+    if (k_.opaque_inputs[i] < 0) {
+      ops.emplace_back();
+      continue;
+    }
+    const int b = k_.opaque_inputs[i];
+    const std::string x = "fz_x" + std::to_string(i);
+    s += "    " + local(dtype_of(b)) + x + " = " + typed_load(b, coords_offset(bcast_strides(b, os))) + ";\n";
+    ops.push_back(convert_value(d_, dtype_of(b), e.math, x));
+  }
+  return s + "    " + typed_store(out, "fz_o", convert_value(d_, e.math, e.dtype, op_expression(e, ops, d_), true)) +
+         "\n";
+}
+
+std::string Emitter::gather(const Node& n, int out) const {
+  const int data = in_buf(0), ind = in_buf(1);
+  const Shape& ds = buffer(data).shape;
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(ds.size()), n.label());
+  const DType it = dtype_of(ind);
+  if (it != DType::i64 && it != DType::i32)
+    throw Unsupported(d_.name, n.label() + ": Gather indices must be int32/int64");
+  int64_t inner = 1;
+  for (size_t i = axis + 1; i < ds.size(); ++i) inner *= ds[i];
+  const int64_t count = shape_numel(buffer(ind).shape), dim = ds[axis];
+  std::string s = "    fz_idx fz_in = fz_o % " + lit(inner) + ";\n";
+  s += "    fz_idx fz_m = (fz_o / " + lit(inner) + ") % " + lit(count) + ";\n";
+  s += "    fz_idx fz_outer = fz_o / " + lit(inner * count) + ";\n";
+  s += "    fz_idx fz_k = " + index_of(ind, "fz_m") + ";\n";
+  s += fix_index("fz_k", dim);
+  s += "    " + copy(data, "(fz_outer * " + lit(dim) + " + fz_k) * " + lit(inner) + " + fz_in", out, "fz_o") + "\n";
+  return s;
+}
+
+std::string Emitter::concat(const Node& n, int out) const {
+  const Shape& os = buffer(out).shape;
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(os.size()), n.label());
+  int64_t inner = 1;
+  for (size_t i = axis + 1; i < os.size(); ++i) inner *= os[i];
+  std::string s = "    fz_idx fz_in = fz_o % " + lit(inner) + ";\n";
+  s += "    fz_idx fz_a = (fz_o / " + lit(inner) + ") % " + lit(os[axis]) + ";\n";
+  s += "    fz_idx fz_outer = fz_o / " + lit(inner * os[axis]) + ";\n";
+  int64_t start = 0;
+  std::string els;
+  for (size_t i = 0; i < k_.opaque_inputs.size(); ++i) {
+    const int b = in_buf(i);
+    const int64_t c = buffer(b).shape[axis];
+    if (c == 0) continue;
+    s += "    " + els + "if (fz_a < " + lit(start + c) + ") " +
+         copy(b, "(fz_outer * " + lit(c) + " + fz_a - " + lit(start) + ") * " + lit(inner) + " + fz_in", out, "fz_o") +
+         "\n";
+    els = "else ";
+    start += c;
+  }
+  return s;
+}
+
+std::string Emitter::pool(const Node& n, int out, int arg) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const Shape& os = buffer(out).shape;
+  const int nd = static_cast<int>(xs.size()) - 2;
+  if (nd < 1 || nd > 3 || os.size() != xs.size())
+    throw Unsupported(d_.name, n.label() + ": pooling needs 1-3 spatial dims");
+  // storage_order only changes the Indices output: 1 numbers the spatial dims column-major.
+  const int64_t order = n.attr_i("storage_order", 0);
+  if (order != 0 && order != 1) fail(n.label() + ": storage_order must be 0 or 1");
+  const bool is_max = n.op_type == "MaxPool", is_lp = n.op_type == "LpPool";
+  const double lp = static_cast<double>(n.attr_i("p", 2));
+  auto kern = n.attr_ints("kernel_shape");
+  auto strides = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
+  auto dil = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
+  auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  if (static_cast<int>(kern.size()) != nd || static_cast<int>(strides.size()) != nd ||
+      static_cast<int>(dil.size()) != nd || static_cast<int>(pads.size()) != 2 * nd)
+    fail(n.label() + ": malformed pooling attributes");
+  const std::string ap = n.attr_s("auto_pad", "NOTSET");
+  std::vector<int64_t> pb(nd), pe(nd);
+  for (int i = 0; i < nd; ++i) {
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      const int64_t dk = (kern[i] - 1) * dil[i] + 1, o = (xs[2 + i] + strides[i] - 1) / strides[i];
+      const int64_t total = std::max<int64_t>(0, (o - 1) * strides[i] + dk - xs[2 + i]);
+      pb[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe[i] = total - pb[i];
+    } else if (ap == "VALID") {
+      pb[i] = pe[i] = 0;
+    } else {
+      pb[i] = pads[i];
+      pe[i] = pads[nd + i];
+    }
+  }
+  const bool include_pad = n.attr_i("count_include_pad", 0) != 0;
+  // float64 data pools in double (MaxPool/AveragePool; LpPool's pow has no GLSL double).
+  const bool dbl = dtype_of(x) == DType::f64;
+  const std::string vt = dbl ? "double" : "float";
+  int64_t in_sz = 1, out_sz = 1;
+  for (int i = 0; i < nd; ++i) in_sz *= xs[2 + i], out_sz *= os[2 + i];
+  std::string s = "    fz_idx fz_nc = fz_o / " + lit(out_sz) + ";\n";
+  std::string cond, padcond, off;
+  for (int i = 0; i < nd; ++i) {
+    int64_t inner = 1;
+    for (int j = i + 1; j < nd; ++j) inner *= os[2 + j];
+    const std::string si = std::to_string(i);
+    s += "    fz_idx fz_s" + si + " = ((fz_o / " + lit(inner) + ") % " + lit(os[2 + i]) + ") * " + lit(strides[i]) +
+         " - " + lit(pb[i]) + ";\n";
+  }
+  s += "    " + vt + " fz_acc = " + d_.cast(vt, is_max ? "(-fz_inf())" : "0.0f") +
+       ";\n    int fz_cnt = 0;\n    int fz_pad = 0;\n";
+  if (arg >= 0) s += "    fz_idx fz_best = " + lit(-1) + ";\n";
+  std::string ind = "    ";
+  for (int i = 0; i < nd; ++i) {
+    const std::string si = std::to_string(i);
+    s += ind + "for (fz_idx fz_k" + si + " = " + lit(0) + "; fz_k" + si + " < " + lit(kern[i]) + "; ++fz_k" + si +
+         ") {\n";
+    ind += "  ";
+    s += ind + "fz_idx fz_p" + si + " = fz_s" + si + " + fz_k" + si + " * " + lit(dil[i]) + ";\n";
+    cond += std::string(cond.empty() ? "" : " && ") + "fz_p" + si + " >= " + lit(0) + " && fz_p" + si + " < " +
+            lit(xs[2 + i]);
+    padcond += std::string(padcond.empty() ? "" : " && ") + "fz_p" + si + " >= " + lit(-pb[i]) + " && fz_p" + si +
+               " < " + lit(xs[2 + i] + pe[i]);
+    int64_t inner = 1;
+    for (int j = i + 1; j < nd; ++j) inner *= xs[2 + j];
+    off += " + fz_p" + si + " * " + lit(inner);
+  }
+  s += ind + "if (" + cond + ") {\n";
+  s += ind + "  fz_idx fz_xo = fz_nc * " + lit(in_sz) + off + ";\n";
+  s += ind + "  " + vt + " fz_v = " + (dbl ? typed_load(x, "fz_xo") : load_of(x, "fz_xo")) + ";\n";
+  const std::string lp_term = rename_intrinsics("pow(abs(fz_v), " + fz_float_literal(lp) + ")", d_);
+  if (arg >= 0 && is_max) {
+    s += ind + "  if (fz_best < " + lit(0) + " || fz_v > fz_acc || ((" + is_nan("fz_v") + ") && !(" + is_nan("fz_acc") +
+         "))) {\n";
+    std::string col = "fz_nc * " + lit(in_sz);
+    int64_t outer = 1;
+    for (int i = 0; i < nd; ++i) col += " + fz_p" + std::to_string(i) + " * " + lit(outer), outer *= xs[2 + i];
+    s += ind + "    fz_acc = fz_v;\n" + ind + "    fz_best = " + (order == 1 ? col : std::string("fz_xo")) + ";\n" +
+         ind + "  }\n";
+  } else {
+    s += ind + "  fz_acc = " +
+         (is_max  ? "fz_max(fz_acc, fz_v)"
+          : is_lp ? "fz_acc + " + lp_term
+                  : "fz_acc + fz_v") +
+         ";\n";
+  }
+  s += ind + "  fz_cnt += 1;\n";
+  s += ind + "} else if (" + padcond + ") {\n" + ind + "  fz_pad += 1;\n" + ind + "}\n";
+  for (int i = nd - 1; i >= 0; --i) {
+    ind.resize(ind.size() - 2);
+    s += ind + "}\n";
+  }
+  if (is_lp)
+    s += "    fz_acc = " + rename_intrinsics("pow(fz_acc, " + fz_float_literal(1.0 / lp) + ")", d_) + ";\n";
+  else if (!is_max)
+    s += "    fz_acc = fz_acc / " + d_.cast(vt, include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ";\n";
+  if (arg >= 0) {
+    if (!is_max) fail(n.label() + ": only MaxPool has an Indices output");
+    // Stored as an integer directly (no float round trip: indices may exceed 2^24).
+    s += "    " + d_.element(slot(arg), "fz_o") + " = " + d_.cast(d_.storage_type(dtype_of(arg)), "fz_best") + ";\n";
+  }
+  return s + "    " + (dbl ? typed_store(out, "fz_o", "fz_acc") : store_of(out, "fz_o", "fz_acc")) + "\n";
+}
+
+const Tensor* Emitter::const_of(size_t i) const {
+  const Node& n = node();
+  if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+  const Value& v = p_.graph.values[n.inputs[i]];
+  return v.constant ? &*v.constant : nullptr;
+}
+
+std::vector<int64_t> Emitter::const_ints(size_t i, const std::string& what) const {
+  const Tensor* t = const_of(i);
+  if (!t) throw Unsupported(d_.name, node().label() + ": " + what + " must be a compile-time constant");
+  std::vector<int64_t> v;
+  for (int64_t j = 0; j < t->numel(); ++j) v.push_back(t->get_int(j));
+  return v;
+}
+
+std::string Emitter::rule_text(const char* ex, const std::string& v) const {
+  return "(" +
+         rename_intrinsics(
+             substitute(
+                 ex, [&](int) { return v; },
+                 [&](const std::string& p) -> std::string { fail("reduce rule uses parameter '" + p + "'"); }),
+             d_) +
+         ")";
+}
+
+std::string Emitter::coords(const std::string& nm, const std::string& lin, const Shape& s,
+                            const std::string& ind) const {
+  std::string r;
+  for (size_t j = 0; j < s.size(); ++j) {
+    int64_t inner = 1;
+    for (size_t l = j + 1; l < s.size(); ++l) inner *= s[l];
+    r += ind + "fz_idx fz_" + nm + std::to_string(j) + " = (" + lin + " / " + lit(inner) + ") % " + lit(s[j]) + ";\n";
+  }
+  return r;
+}
+
+std::string Emitter::index_of(int b, const std::string& off) const {
+  const DType t = dtype_of(b);
+  if (dtype_is_float(t)) return idx(load_of(b, off));
+  // 64-bit indices in 32-bit index mode saturate first, so 2^40 stays out of range instead
+  // of truncating to a valid index.
+  if ((t == DType::i64 || t == DType::u64) && !h_.index64) {
+    const std::string v = d_.load_value(t, d_.element(slot(b), off)), ct = d_.compute_type(t);
+    const std::string lo = d_.int_literal(t, t == DType::u64 ? 0 : -2147483648LL), hi = d_.int_literal(t, 2147483647);
+    return idx("fz_min(fz_max(" + v + ", " + lo + "), " + hi + ")");
+  }
+  return d_.to_index(t, d_.element(slot(b), off));
+}
+
+std::string Emitter::fix_index(const std::string& v, int64_t dim, const std::string& ind) const {
+  return ind + "if (" + v + " < " + lit(0) + ") " + v + " += " + lit(dim) + ";\n" + ind + "if (" + v + " < " + lit(0) +
+         " || " + v + " >= " + lit(dim) + ") FZ_INDEX_ERROR;\n" + ind + v + " = " + v + " < " + lit(0) + " ? " +
+         lit(0) + " : (" + v + " >= " + lit(dim) + " ? " + lit(std::max<int64_t>(dim - 1, 0)) + " : " + v + ");\n";
+}
+
+bool Emitter::typed_reduce(const Node& n, const ReduceRule& rule) const {
+  const DType xt = dtype_of(in_buf(0));
+  return (xt == DType::f64 || dtype_is_int(xt)) && !rule.pre && !rule.post && n.op_type != "ReduceLogSumExp";
+}
+
+int64_t Emitter::int_limit(DType t, bool max) {
+  switch (t) {
+    case DType::i8:
+      return max ? 127 : -128;
+    case DType::u8:
+      return max ? 255 : 0;
+    case DType::i16:
+      return max ? 32767 : -32768;
+    case DType::u16:
+      return max ? 65535 : 0;
+    case DType::i32:
+      return max ? 2147483647LL : -2147483648LL;
+    case DType::u32:
+      return max ? 4294967295LL : 0;
+    case DType::u64:
+      return max ? -1 : 0;
+    default:
+      return max ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+}
+
+std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const int64_t r = static_cast<int64_t>(xs.size());
+  const int axes_opset = n.op_type == "ReduceSum" ? 13 : 18;
+  std::vector<int64_t> axes =
+      n.opset >= axes_opset ? (has_in(1) ? const_ints(1, "axes") : std::vector<int64_t>{}) : n.attr_ints("axes");
+  if (axes.empty() && n.attr_i("noop_with_empty_axes", 0) != 0) return "    " + copy(x, "fz_o", out, "fz_o") + "\n";
+  std::vector<bool> mask(static_cast<size_t>(r), axes.empty());
+  for (auto a : axes) mask[normalize_axis(a, r, n.label())] = true;
+  const Shape cs = contiguous_strides(xs);
+  Shape kept, red;
+  std::vector<int64_t> kst, rst;
+  for (int64_t d = 0; d < r; ++d) (mask[d] ? red : kept).push_back(xs[d]), (mask[d] ? rst : kst).push_back(cs[d]);
+  const int64_t count = shape_numel(red);
+  std::string s = coords("d", "fz_o", kept);
+  std::string base = lit(0);
+  for (size_t j = 0; j < kept.size(); ++j) base += " + fz_d" + std::to_string(j) + " * " + lit(kst[j]);
+  s += "    fz_idx fz_base = " + base + ";\n";
+  const std::string loop = "    for (fz_idx fz_t = " + lit(0) + "; fz_t < " + lit(count) + "; ++fz_t) {\n";
+  std::string off = "fz_base";
+  for (size_t j = 0; j < red.size(); ++j) {
+    int64_t inner = 1;
+    for (size_t l = j + 1; l < red.size(); ++l) inner *= red[l];
+    off += " + ((fz_t / " + lit(inner) + ") % " + lit(red[j]) + ") * " + lit(rst[j]);
+  }
+  if (typed_reduce(n, rule)) {
+    // float64 and integer data: accumulate in the dtype's compute type (exact integers,
+    // double for f64), as the reference does; the result converts to the output dtype.
+    const DType xt = dtype_of(x);
+    const std::string ct = d_.compute_type(xt), fn = combiner_fn(rule.combiner);
+    const bool integral = dtype_is_integral(xt);
+    std::string ident;
+    switch (rule.combiner) {
+      case Combiner::sum:
+        ident = typed_literal(d_, xt, 0.0, 0);
+        break;
+      case Combiner::prod:
+        ident = typed_literal(d_, xt, 1.0, 1);
+        break;
+      case Combiner::max:
+        ident = integral ? d_.int_literal(xt, int_limit(xt, false)) : d_.cast("double", "(-fz_inf())");
+        break;
+      case Combiner::min:
+        ident = integral ? d_.int_literal(xt, int_limit(xt, true)) : d_.cast("double", "fz_inf()");
+        break;
+    }
+    s += "    " + local(xt) + "fz_acc = " + ident + ";\n" + loop + "      " + local(xt) +
+         "fz_v = " + typed_load(x, off) + ";\n";
+    s += "      fz_acc = " + fn + "(fz_acc, fz_v);\n    }\n";
+    std::string res = "fz_acc";
+    if (rule.mean)
+      res = integral ? "fz_idiv(fz_acc, " + d_.int_literal(xt, count) + ")"
+                     : "(fz_acc / " + d_.double_literal(static_cast<double>(count)) + ")";
+    return s + "    " + typed_store(out, "fz_o", convert_value(d_, xt, dtype_of(out), res, true)) + "\n";
+  }
+  const std::string val = "      float fz_v = " + load_of(x, off) + ";\n";
+  const bool is_bool = dtype_of(x) == DType::boolean;
+  std::string ident = combiner_identity(rule.combiner);
+  if (is_bool && rule.combiner == Combiner::max) ident = "0.0f";
+  if (is_bool && rule.combiner == Combiner::min) ident = "1.0f";
+  const std::string fn = combiner_fn(rule.combiner);
+  if (n.op_type == "ReduceLogSumExp") {
+    // Shifted by the max as the reference does (no overflow for large inputs).
+    s += "    float fz_m = (-fz_inf());\n" + loop + val + "      fz_m = fz_max(fz_m, fz_v);\n    }\n";
+    s += "    float fz_sh = fz_isinf(fz_m) != 0.0f ? 0.0f : fz_m;\n";
+    s += "    float fz_acc = 0.0f;\n" + loop + val + "      fz_acc = fz_acc + " + rule_text(rule.pre, "fz_v - fz_sh") +
+         ";\n    }\n";
+    return s + "    " + store_of(out, "fz_o", rule_text(rule.post, "fz_acc") + " + fz_sh") + "\n";
+  }
+  s += "    float fz_acc = " + ident + ";\n" + loop + val;
+  s += "      fz_acc = " + fn + "(fz_acc, " + (rule.pre ? rule_text(rule.pre, "fz_v") : "fz_v") + ");\n    }\n";
+  std::string res = "fz_acc";
+  if (rule.mean) res = "(fz_acc / " + fz_float_literal(static_cast<double>(count)) + ")";
+  if (rule.post) res = rule_text(rule.post, res);
+  return s + "    " + store_of(out, "fz_o", res) + "\n";
+}
+
+Emitter::Around Emitter::around(const Shape& s, int64_t axis) {
+  Around a;
+  for (int64_t d = 0; d < static_cast<int64_t>(s.size()); ++d)
+    (d < axis ? a.outer : d == axis ? a.len : a.inner) *= s[d];
+  return a;
+}
+
+std::string Emitter::arg_extremum(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(xs.size()), n.label());
+  const Around a = around(xs, axis);
+  const bool last = n.attr_i("select_last_index", 0) != 0;
+  const char* cmp = n.op_type == "ArgMax" ? " > " : " < ";
+  std::string s = "    fz_idx fz_base = (fz_o / " + lit(a.inner) + ") * " + lit(a.len * a.inner) + " + fz_o % " +
+                  lit(a.inner) + ";\n";
+  s += "    float fz_best = " + load_of(x, "fz_base") + ";\n    fz_idx fz_bk = " + lit(0) + ";\n";
+  s += "    for (fz_idx fz_k = " + lit(1) + "; fz_k < " + lit(a.len) + "; ++fz_k) {\n";
+  s += "      float fz_c = " + load_of(x, "fz_base + fz_k * " + lit(a.inner)) + ";\n      int fz_take = 0;\n";
+  s += "      if (" + is_nan("fz_best") +
+       ") fz_take = " + (last ? "(" + is_nan("fz_c") + ") ? 1 : 0" : std::string("0")) + ";\n";
+  s += "      else if (" + is_nan("fz_c") + ") fz_take = 1;\n";
+  s += "      else if (fz_c" + std::string(cmp) + "fz_best" + (last ? " || fz_c == fz_best" : "") + ") fz_take = 1;\n";
+  s += "      if (fz_take != 0) {\n        fz_best = fz_c;\n        fz_bk = fz_k;\n      }\n    }\n";
+  return s + "    " + store_of(out, "fz_o", d_.cast("float", "fz_bk")) + "\n";
+}
+
+std::string Emitter::hardmax(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const int64_t r = static_cast<int64_t>(xs.size());
+  const bool legacy = n.opset < 13;
+  const int64_t axis = normalize_axis(n.attr_i("axis", legacy ? 1 : -1), r, n.label());
+  Around a = around(xs, axis);
+  if (legacy) a.len *= a.inner, a.inner = 1;
+  std::string s = "    fz_idx fz_kk = (fz_o / " + lit(a.inner) + ") % " + lit(a.len) + ";\n";
+  s += "    fz_idx fz_base = (fz_o / " + lit(a.len * a.inner) + ") * " + lit(a.len * a.inner) + " + fz_o % " +
+       lit(a.inner) + ";\n";
+  s += "    float fz_mx = (-fz_inf());\n    fz_idx fz_arg = " + lit(0) + ";\n";
+  s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k < " + lit(a.len) + "; ++fz_k) {\n";
+  s += "      float fz_c = " + load_of(x, "fz_base + fz_k * " + lit(a.inner)) + ";\n";
+  s += "      if (fz_c > fz_mx || ((" + is_nan("fz_c") + ") && !(" + is_nan("fz_mx") +
+       "))) {\n        fz_mx = fz_c;\n        fz_arg = fz_k;\n      }\n    }\n";
+  return s + "    " + store_of(out, "fz_o", "(fz_kk == fz_arg ? 1.0f : 0.0f)") + "\n";
+}
+
+std::string Emitter::cumsum(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const int64_t r = static_cast<int64_t>(xs.size());
+  const bool excl = n.attr_i("exclusive", 0) != 0, rev = n.attr_i("reverse", 0) != 0;
+  std::string s, len, inner;
+  if (const Tensor* t = const_of(1)) {
+    if (t->numel() != 1) fail(n.label() + ": CumSum axis must be a scalar");
+    const Around a = around(xs, normalize_axis(t->get_int(0), r, n.label()));
+    len = lit(a.len), inner = lit(a.inner);
+  } else {
+    // Axis computed at run time: select the geometry of each possible axis.
+    s += "    fz_idx fz_ax = " + index_of(in_buf(1), lit(0)) + ";\n    if (fz_ax < " + lit(0) + ") fz_ax += " + lit(r) +
+         ";\n";
+    s += "    fz_idx fz_len = " + lit(1) + ";\n    fz_idx fz_inner = " + lit(1) + ";\n";
+    for (int64_t d = 0; d < r; ++d) {
+      const Around a = around(xs, d);
+      s += "    if (fz_ax == " + lit(d) + ") {\n      fz_len = " + lit(a.len) + ";\n      fz_inner = " + lit(a.inner) +
+           ";\n    }\n";
+    }
+    len = "fz_len", inner = "fz_inner";
+  }
+  s += "    fz_idx fz_kk = (fz_o / " + inner + ") % " + len + ";\n";
+  s += "    fz_idx fz_base = fz_o - fz_kk * " + inner + ";\n    float fz_acc = 0.0f;\n";
+  // Summed in the reference's order (from the start, or from the end when reverse).
+  if (!rev)
+    s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k " + (excl ? "<" : "<=") + " fz_kk; ++fz_k)";
+  else
+    s += "    for (fz_idx fz_k = " + len + " - " + lit(1) + "; fz_k " + (excl ? ">" : ">=") + " fz_kk; --fz_k)";
+  s += " fz_acc = fz_acc + " + load_of(x, "fz_base + fz_k * " + inner) + ";\n";
+  return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
+}
+
+std::string Emitter::softmax(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const bool legacy = n.opset < 13;
+  const int64_t axis = normalize_axis(n.attr_i("axis", legacy ? 1 : -1), static_cast<int64_t>(xs.size()), n.label());
+  Around a = around(xs, axis);
+  if (legacy) a.len *= a.inner, a.inner = 1;
+  std::string s = "    fz_idx fz_base = (fz_o / " + lit(a.len * a.inner) + ") * " + lit(a.len * a.inner) +
+                  " + fz_o % " + lit(a.inner) + ";\n";
+  const std::string loop = "    for (fz_idx fz_k = " + lit(0) + "; fz_k < " + lit(a.len) +
+                           "; ++fz_k) {\n      float fz_c = " + load_of(x, "fz_base + fz_k * " + lit(a.inner)) + ";\n";
+  s += "    float fz_mx = (-fz_inf());\n" + loop;
+  s += "      if (fz_c > fz_mx || ((" + is_nan("fz_c") + ") && !(" + is_nan("fz_mx") + "))) fz_mx = fz_c;\n    }\n";
+  s += "    float fz_sum = 0.0f;\n" + loop + "      fz_sum = fz_sum + " + rename_intrinsics("exp(fz_c - fz_mx)", d_) +
+       ";\n    }\n";
+  s += "    float fz_z = " + load_of(x, "fz_o") + " - fz_mx;\n";
+  const std::string y = n.op_type == "Softmax" ? rename_intrinsics("exp(fz_z)", d_) + " / fz_sum"
+                                               : "fz_z - " + rename_intrinsics("log(fz_sum)", d_);
+  return s + "    " + store_of(out, "fz_o", y) + "\n";
+}
+
+}  // namespace fusor::codegen_detail

@@ -1,0 +1,467 @@
+// Opaque kernels of the shared emitter, part 2: direct convolutions, LRN, slices, gathers
+// and scatters by index, padding, tiling, one-hot, direct matmul, global pooling, resize.
+#include "backends/codegen_emitter.h"
+
+namespace fusor::codegen_detail {
+
+std::string Emitter::conv_direct(const Node& n, int out) const {
+  const int x = in_buf(0), w = in_buf(1);
+  const Shape& xs = buffer(x).shape;
+  const Shape& ws = buffer(w).shape;
+  const Shape& os = buffer(out).shape;
+  const int nd = static_cast<int>(xs.size()) - 2;
+  if (nd < 1 || nd > 3 || ws.size() != xs.size())
+    throw Unsupported(d_.name, n.label() + ": Conv needs 1-3 spatial dims");
+  const int64_t group = n.attr_i("group", 1), C = xs[1], M = ws[0], Cg = C / group, Mg = M / group;
+  auto strides = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
+  auto dil = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
+  auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  const std::string ap = n.attr_s("auto_pad", "NOTSET");
+  std::vector<int64_t> pb(nd, 0);
+  for (int i = 0; i < nd; ++i) {
+    const int64_t k = ws[2 + i];
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      const int64_t dk = (k - 1) * dil[i] + 1, o = (xs[2 + i] + strides[i] - 1) / strides[i];
+      const int64_t total = std::max<int64_t>(0, (o - 1) * strides[i] + dk - xs[2 + i]);
+      pb[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else if (ap != "VALID") {
+      pb[i] = pads[i];
+    }
+  }
+  int64_t in_sz = 1, out_sz = 1, k_sz = 1;
+  for (int i = 0; i < nd; ++i) in_sz *= xs[2 + i], out_sz *= os[2 + i], k_sz *= ws[2 + i];
+  std::string s = "    fz_idx fz_m = (fz_o / " + lit(out_sz) + ") % " + lit(M) + ";\n";
+  s += "    fz_idx fz_n = fz_o / " + lit(out_sz * M) + ";\n";
+  s +=
+      "    fz_idx fz_xb = (fz_n * " + lit(C) + " + (fz_m / " + lit(Mg) + ") * " + lit(Cg) + ") * " + lit(in_sz) + ";\n";
+  s += "    fz_idx fz_wb = fz_m * " + lit(Cg * k_sz) + ";\n";
+  for (int i = 0; i < nd; ++i) {
+    int64_t inner = 1;
+    for (int j = i + 1; j < nd; ++j) inner *= os[2 + j];
+    s += "    fz_idx fz_s" + std::to_string(i) + " = ((fz_o / " + lit(inner) + ") % " + lit(os[2 + i]) + ") * " +
+         lit(strides[i]) + " - " + lit(pb[i]) + ";\n";
+  }
+  return s + window_sum(x, w, out, Cg, k_sz, [&](int i, const std::string& si, const std::string& ind) {
+           return std::make_pair(
+               ind + "fz_idx fz_p" + si + " = fz_s" + si + " + fz_k" + si + " * " + lit(dil[i]) + ";\n",
+               "fz_p" + si + " >= " + lit(0) + " && fz_p" + si + " < " + lit(xs[2 + i]));
+         });
+}
+
+std::string Emitter::window_sum(
+    int x, int w, int out, int64_t cg, int64_t w_c_stride,
+    const std::function<std::pair<std::string, std::string>(int, const std::string&, const std::string&)>& position)
+    const {
+  const Shape& xs = buffer(x).shape;
+  const Shape& ws = buffer(w).shape;
+  const int nd = static_cast<int>(xs.size()) - 2;
+  int64_t in_sz = 1;
+  for (int i = 0; i < nd; ++i) in_sz *= xs[2 + i];
+  std::string s = "    float fz_acc = " + std::string(has_in(2) ? load_of(in_buf(2), "fz_m") : "0.0f") + ";\n";
+  s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(cg) + "; ++fz_c) {\n";
+  std::string ind = "      ", cond, xoff = "fz_xb + fz_c * " + lit(in_sz), woff = "fz_wb + fz_c * " + lit(w_c_stride);
+  for (int i = 0; i < nd; ++i) {
+    const std::string si = std::to_string(i);
+    s += ind + "for (fz_idx fz_k" + si + " = " + lit(0) + "; fz_k" + si + " < " + lit(ws[2 + i]) + "; ++fz_k" + si +
+         ") {\n";
+    ind += "  ";
+    auto [lines, inside] = position(i, si, ind);
+    s += lines;
+    cond += std::string(cond.empty() ? "" : " && ") + inside;
+    int64_t xi = 1, wi = 1;
+    for (int j = i + 1; j < nd; ++j) xi *= xs[2 + j], wi *= ws[2 + j];
+    xoff += " + fz_p" + si + " * " + lit(xi);
+    woff += " + fz_k" + si + " * " + lit(wi);
+  }
+  s += ind + "if (" + cond + ") fz_acc = fz_acc + " + load_of(x, xoff) + " * " + load_of(w, woff) + ";\n";
+  for (int i = nd - 1; i >= 0; --i) {
+    ind.resize(ind.size() - 2);
+    s += ind + "}\n";
+  }
+  return s + "    }\n    " + store_of(out, "fz_o", "fz_acc") + "\n";
+}
+
+std::string Emitter::conv_transpose(const Node& n, int out) const {
+  const int x = in_buf(0), w = in_buf(1);
+  const Shape& xs = buffer(x).shape;
+  const Shape& ws = buffer(w).shape;
+  const Shape& os = buffer(out).shape;
+  const int nd = static_cast<int>(xs.size()) - 2;
+  if (nd < 1 || nd > 3 || ws.size() != xs.size() || os.size() != xs.size())
+    throw Unsupported(d_.name, n.label() + ": ConvTranspose needs 1-3 spatial dims");
+  for (int b : k_.opaque_inputs)
+    if (b >= 0 && dtype_of(b) == DType::f64)
+      throw Unsupported(d_.name, n.label() + ": float64 arithmetic is not generated (fp32 only)");
+  const int64_t G = n.attr_i("group", 1), C = xs[1], Cg = C / G, Mg = ws[1], M = Mg * G;
+  auto strides = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
+  auto dil = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
+  auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  auto opad = n.attr_ints("output_padding", std::vector<int64_t>(nd, 0));
+  std::vector<int64_t> oshape = n.attr_ints("output_shape");
+  if (oshape.size() == static_cast<size_t>(nd + 2)) oshape.erase(oshape.begin(), oshape.begin() + 2);
+  if (static_cast<int>(strides.size()) != nd || static_cast<int>(dil.size()) != nd ||
+      static_cast<int>(pads.size()) != 2 * nd || static_cast<int>(opad.size()) != nd ||
+      (!oshape.empty() && static_cast<int>(oshape.size()) != nd) || os[1] != M)
+    fail(n.label() + ": malformed ConvTranspose attributes");
+  const std::string ap = n.attr_s("auto_pad", "NOTSET");
+  std::vector<int64_t> pb(nd);
+  for (int i = 0; i < nd; ++i) {
+    const int64_t in = xs[2 + i], k = ws[2 + i], st = strides[i], d = dil[i];
+    const int64_t full = st * (in - 1) + opad[i] + (k - 1) * d + 1;
+    pb[i] = pads[i];
+    if (!oshape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      const int64_t o = oshape.empty() ? in * st : oshape[i];
+      const int64_t total = full - o, half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      pb[i] = ap == "SAME_UPPER" ? half : total - half;
+    } else if (ap == "VALID") {
+      pb[i] = 0;
+    }
+  }
+  int64_t in_sz = 1, out_sz = 1, k_sz = 1;
+  for (int i = 0; i < nd; ++i) in_sz *= xs[2 + i], out_sz *= os[2 + i], k_sz *= ws[2 + i];
+  std::string s = "    fz_idx fz_m = (fz_o / " + lit(out_sz) + ") % " + lit(M) + ";\n";
+  s += "    fz_idx fz_n = fz_o / " + lit(out_sz * M) + ";\n";
+  s += "    fz_idx fz_g = fz_m / " + lit(Mg) + ";\n";
+  s += "    fz_idx fz_xb = (fz_n * " + lit(C) + " + fz_g * " + lit(Cg) + ") * " + lit(in_sz) + ";\n";
+  s += "    fz_idx fz_wb = (fz_g * " + lit(Cg) + " * " + lit(Mg) + " + fz_m % " + lit(Mg) + ") * " + lit(k_sz) + ";\n";
+  for (int i = 0; i < nd; ++i) {
+    int64_t inner = 1;
+    for (int j = i + 1; j < nd; ++j) inner *= os[2 + j];
+    s += "    fz_idx fz_s" + std::to_string(i) + " = ((fz_o / " + lit(inner) + ") % " + lit(os[2 + i]) + ") + " +
+         lit(pb[i]) + ";\n";
+  }
+  return s + window_sum(x, w, out, Cg, Mg * k_sz, [&](int i, const std::string& si, const std::string& ind) {
+           // t = o + pb - k*d; checked non-negative before '%' and '/' (GLSL leaves negatives undefined).
+           std::string lines = ind + "fz_idx fz_t" + si + " = fz_s" + si + " - fz_k" + si + " * " + lit(dil[i]) + ";\n";
+           lines += ind + "fz_idx fz_p" + si + " = fz_t" + si + " >= " + lit(0) + " ? fz_t" + si + " / " +
+                    lit(strides[i]) + " : " + lit(-1) + ";\n";
+           return std::make_pair(lines, "fz_t" + si + " >= " + lit(0) + " && fz_t" + si + " % " + lit(strides[i]) +
+                                            " == " + lit(0) + " && fz_p" + si + " < " + lit(xs[2 + i]));
+         });
+}
+
+std::string Emitter::lrn(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  if (xs.size() < 2) fail(n.label() + ": LRN input must have rank >= 2");
+  if (dtype_of(x) == DType::f64)
+    throw Unsupported(d_.name, n.label() + ": float64 arithmetic is not generated (fp32 only)");
+  const int64_t size = n.attr_i("size", 0);
+  if (size < 1) fail(n.label() + ": LRN size must be positive");
+  const double alpha = n.attr_f("alpha", 1e-4), beta = n.attr_f("beta", 0.75), bias = n.attr_f("bias", 1.0);
+  const int64_t C = xs[1], sp = xs[0] * C != 0 ? shape_numel(xs) / (xs[0] * C) : 0;
+  const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  std::string s = "    fz_idx fz_c = (fz_o / " + lit(sp) + ") % " + lit(C) + ";\n";
+  s += "    fz_idx fz_base = fz_o - fz_c * " + lit(sp) + ";\n";
+  s += "    fz_idx fz_lo = fz_c - " + lit(lo) + " < " + lit(0) + " ? " + lit(0) + " : fz_c - " + lit(lo) + ";\n";
+  s +=
+      "    fz_idx fz_hi = fz_c + " + lit(hi) + " > " + lit(C - 1) + " ? " + lit(C - 1) + " : fz_c + " + lit(hi) + ";\n";
+  s += "    float fz_sq = 0.0f;\n";
+  s += "    for (fz_idx fz_k = fz_lo; fz_k <= fz_hi; ++fz_k) {\n";
+  s += "      float fz_v = " + load_of(x, "fz_base + fz_k * " + lit(sp)) +
+       ";\n      fz_sq = fz_sq + fz_v * fz_v;\n    }\n";
+  const std::string den =
+      rename_intrinsics("pow(" + fz_float_literal(bias) + " + " + fz_float_literal(alpha / static_cast<double>(size)) +
+                            " * fz_sq, " + fz_float_literal(beta) + ")",
+                        d_);
+  return s + "    " + store_of(out, "fz_o", load_of(x, "fz_o") + " / " + den) + "\n";
+}
+
+std::string Emitter::slice(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const int64_t r = static_cast<int64_t>(xs.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (n.has_attr("starts")) {
+    starts = n.attr_ints("starts"), ends = n.attr_ints("ends"), axes = n.attr_ints("axes");
+  } else {
+    starts = const_ints(1, "starts"), ends = const_ints(2, "ends");
+    if (n.has_input(3)) axes = const_ints(3, "axes");
+    if (n.has_input(4)) steps = const_ints(4, "steps");
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    fail(n.label() + ": Slice starts/ends/axes/steps differ in length");
+  const Shape cs = contiguous_strides(xs);
+  std::vector<int64_t> st(cs.begin(), cs.end());
+  int64_t offset = 0;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int64_t a = normalize_axis(axes[i], r, n.label()), dim = xs[a], step = steps[i];
+    if (step == 0) fail(n.label() + ": Slice step 0");
+    int64_t b = starts[i], e = ends[i], count;
+    if (b < 0) b += dim;
+    if (e < 0) e += dim;
+    if (step > 0) {
+      b = std::clamp<int64_t>(b, 0, dim), e = std::clamp<int64_t>(e, 0, dim);
+      count = e > b ? (e - b + step - 1) / step : 0;
+    } else {
+      b = std::clamp<int64_t>(b, 0, dim - 1), e = std::clamp<int64_t>(e, -1, dim - 1);
+      count = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+    }
+    if (count > 0) offset += b * cs[a];
+    st[a] = step * cs[a];
+  }
+  const Shape& os = buffer(out).shape;
+  if (os.size() != xs.size()) fail(n.label() + ": Slice output rank differs from the input's");
+  return out_coords(os) + "    " + copy(x, lit(offset) + " + " + coords_offset(st), out, "fz_o") + "\n";
+}
+
+std::string Emitter::gather_elements(const Node& n, int out) const {
+  const int data = in_buf(0), ind = in_buf(1);
+  const Shape& ds = buffer(data).shape;
+  const Shape& is = buffer(ind).shape;
+  const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(ds.size()), n.label());
+  const Shape cs = contiguous_strides(ds);
+  std::string s = coords("d", "fz_o", is);
+  s += "    fz_idx fz_k = " + index_of(ind, "fz_o") + ";\n" + fix_index("fz_k", ds[axis]);
+  std::string off = "fz_k * " + lit(cs[axis]);
+  for (size_t j = 0; j < ds.size(); ++j)
+    if (static_cast<int64_t>(j) != axis) off += " + fz_d" + std::to_string(j) + " * " + lit(cs[j]);
+  return s + "    " + copy(data, off, out, "fz_o") + "\n";
+}
+
+std::string Emitter::gather_nd(const Node& n, int out) const {
+  const int data = in_buf(0), ind = in_buf(1);
+  const Shape& xd = buffer(data).shape;
+  const Shape& is = buffer(ind).shape;
+  const int64_t b = n.attr_i("batch_dims", 0), k = is.back();
+  const Shape xs = contiguous_strides(xd);
+  int64_t batches = 1, inner = 1;
+  for (int64_t d = 0; d < b; ++d) batches *= xd[d];
+  for (size_t d = static_cast<size_t>(b + k); d < xd.size(); ++d) inner *= xd[d];
+  const int64_t tuples = batches ? shape_numel(is) / k / batches : 0, batch_size = b ? xs[b - 1] : shape_numel(xd);
+  std::string s = "    fz_idx fz_t = fz_o / " + lit(inner) + ";\n";
+  s += "    fz_idx fz_off = (fz_t / " + lit(std::max<int64_t>(tuples, 1)) + ") * " + lit(batch_size) + " + fz_o % " +
+       lit(inner) + ";\n";
+  for (int64_t j = 0; j < k; ++j) {
+    s += "    {\n      fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" +
+         fix_index("fz_k", xd[b + j], "      ");
+    s += "      fz_off += fz_k * " + lit(xs[b + j]) + ";\n    }\n";
+  }
+  return s + "    " + copy(data, "fz_off", out, "fz_o") + "\n";
+}
+
+std::string Emitter::trilu(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const int64_t R = xs[xs.size() - 2], C = xs.back();
+  const bool upper = n.attr_i("upper", 1) != 0;
+  std::string s = "    fz_idx fz_k = " +
+                  (has_in(1) && shape_numel(buffer(in_buf(1)).shape) > 0 ? index_of(in_buf(1), lit(0)) : lit(0)) +
+                  ";\n";
+  s += "    fz_idx fz_dj = fz_o % " + lit(C) + " - (fz_o / " + lit(C) + ") % " + lit(R) + ";\n";
+  s += "    if (fz_dj " + std::string(upper ? ">=" : "<=") + " fz_k) " + copy(x, "fz_o", out, "fz_o") + "\n";
+  return s + "    else " + store_of(out, "fz_o", "0.0f") + "\n";
+}
+
+std::string Emitter::pad(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const Shape& os = buffer(out).shape;
+  const int64_t r = static_cast<int64_t>(xs.size());
+  std::vector<int64_t> pads = has_in(1) ? const_ints(1, "pads") : n.attr_ints(n.has_attr("pads") ? "pads" : "paddings");
+  std::vector<int64_t> axes;
+  if (has_in(3))
+    axes = const_ints(3, "axes");
+  else
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  if (pads.size() != 2 * axes.size()) fail(n.label() + ": pads do not match axes");
+  std::vector<int64_t> begin(static_cast<size_t>(r), 0);
+  for (size_t i = 0; i < axes.size(); ++i) begin[normalize_axis(axes[i], r, n.label())] = pads[i];
+  const std::string mode = n.attr_s("mode", "constant");
+  const Shape cs = contiguous_strides(xs);
+  std::string s = coords("d", "fz_o", os) + "    fz_idx fz_s = " + lit(0) + ";\n    int fz_pad = 0;\n";
+  for (int64_t d = 0; d < r; ++d) {
+    const int64_t dim = xs[d];
+    const std::string c = "fz_c" + std::to_string(d);
+    s += "    fz_idx " + c + " = fz_d" + std::to_string(d) + " - " + lit(begin[d]) + ";\n";
+    s += "    if (" + c + " < " + lit(0) + " || " + c + " >= " + lit(dim) + ") {\n";
+    // Non-negative before '%' (negative operands are undefined in GLSL): add whole periods.
+    auto wrap = [&](int64_t period) {
+      const int64_t k = (std::max<int64_t>(begin[d], 0) + period - 1) / period + 1;
+      return "      " + c + " = (" + c + " + " + lit(k * period) + ") % " + lit(period) + ";\n";
+    };
+    if (mode == "constant")
+      s += "      fz_pad = 1;\n";
+    else if (mode == "edge")
+      s += "      " + c + " = " + c + " < " + lit(0) + " ? " + lit(0) + " : " + lit(dim - 1) + ";\n";
+    else if (mode == "wrap")
+      s += wrap(dim);
+    else if (mode == "reflect") {
+      if (dim == 1)
+        s += "      " + c + " = " + lit(0) + ";\n";
+      else
+        s += wrap(2 * (dim - 1)) + "      if (" + c + " >= " + lit(dim) + ") " + c + " = " + lit(2 * (dim - 1)) +
+             " - " + c + ";\n";
+    } else
+      throw Unsupported(d_.name, n.label() + ": Pad mode '" + mode + "'");
+    s += "    }\n    fz_s += " + c + " * " + lit(cs[d]) + ";\n";
+  }
+  std::string value;
+  if (has_in(2) && shape_numel(buffer(in_buf(2)).shape) > 0)
+    value = copy(in_buf(2), lit(0), out, "fz_o");
+  else
+    value = store_of(out, "fz_o", fz_float_literal(n.attr_f("value", 0.0)));
+  return s + "    if (fz_pad != 0) " + value + "\n    else " + copy(x, "fz_s", out, "fz_o") + "\n";
+}
+
+std::string Emitter::walk_copy(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const Shape cs = contiguous_strides(xs);
+  Shape walk;
+  std::vector<int64_t> st;
+  if (n.op_type == "Tile") {
+    const Shape& os = buffer(out).shape;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      walk.push_back(xs[i] ? os[i] / xs[i] : 0), st.push_back(0);
+      walk.push_back(xs[i]), st.push_back(cs[i]);
+    }
+  } else {
+    const int64_t b = n.attr_i("blocksize", 1);
+    Shape view;
+    std::vector<int64_t> perm;
+    if (n.op_type == "DepthToSpace") {
+      const bool crd = n.attr_s("mode", "DCR") == "CRD";
+      const int64_t c = xs[1] / (b * b);
+      view = crd ? Shape{xs[0], c, b, b, xs[2], xs[3]} : Shape{xs[0], b, b, c, xs[2], xs[3]};
+      perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+    } else {
+      view = Shape{xs[0], xs[1], xs[2] / b, b, xs[3] / b, b};
+      perm = {0, 3, 5, 1, 2, 4};
+    }
+    const Shape vs = contiguous_strides(view);
+    for (auto p : perm) walk.push_back(view[p]), st.push_back(vs[p]);
+  }
+  return out_coords(walk) + "    " + copy(x, coords_offset(st), out, "fz_o") + "\n";
+}
+
+std::string Emitter::eye_like(const Node& n, int out) const {
+  const int64_t C = buffer(out).shape[1], k = n.attr_i("k", 0);
+  return "    " +
+         store_of(out, "fz_o", "(fz_o % " + lit(C) + " - fz_o / " + lit(C) + " == " + lit(k) + " ? 1.0f : 0.0f)") +
+         "\n";
+}
+
+std::string Emitter::one_hot(const Node& n, int out) const {
+  const int ind = in_buf(0), values = in_buf(2);
+  const Shape& os = buffer(out).shape;
+  const int64_t axis = normalize_axis(n.attr_i("axis", -1), static_cast<int64_t>(os.size()), n.label()),
+                depth = os[axis];
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < os.size(); ++d) inner *= os[d];
+  std::string s = "    fz_idx fz_v = (fz_o / " + lit(inner) + ") % " + lit(depth) + ";\n";
+  s += "    fz_idx fz_i = (fz_o / " + lit(inner * depth) + ") * " + lit(inner) + " + fz_o % " + lit(inner) + ";\n";
+  s += "    fz_idx fz_k = " + index_of(ind, "fz_i") + ";\n    if (fz_k < " + lit(0) + ") fz_k += " + lit(depth) + ";\n";
+  return s + "    if (fz_k == fz_v) " + copy(values, lit(1), out, "fz_o") + "\n    else " +
+         copy(values, lit(0), out, "fz_o") + "\n";
+}
+
+std::string Emitter::scatter(const Node& n, int out) const {
+  const int data = in_buf(0), ind = in_buf(1), upd = in_buf(2);
+  const Shape& xs = buffer(data).shape;
+  const Shape& is = buffer(ind).shape;
+  const Shape cs = contiguous_strides(xs);
+  const std::string red = n.attr_s("reduction", "none");
+  std::string s, count, inner_s = lit(1);
+  int64_t updates = 0, inner = 1;
+  std::string target;
+  if (n.op_type == "ScatterND") {
+    const int64_t k = is.back(), tuples = shape_numel(is) / std::max<int64_t>(k, 1);
+    inner = k < static_cast<int64_t>(xs.size()) ? cs[k - 1] : 1;
+    updates = tuples * inner;
+    target = "      fz_idx fz_t = fz_u / " + lit(inner) + ";\n      fz_idx fz_dst = fz_u % " + lit(inner) + ";\n";
+    for (int64_t j = 0; j < k; ++j) {
+      target += "      {\n        fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" +
+                fix_index("fz_k", xs[j], "        ");
+      target += "        fz_dst += fz_k * " + lit(cs[j]) + ";\n      }\n";
+    }
+  } else {
+    const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(xs.size()), n.label());
+    updates = shape_numel(is);
+    target = coords("u", "fz_u", is, "      ");
+    target += "      fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", xs[axis], "      ");
+    target += "      fz_idx fz_dst = fz_k * " + lit(cs[axis]);
+    for (size_t j = 0; j < is.size(); ++j)
+      if (static_cast<int64_t>(j) != axis) target += " + fz_u" + std::to_string(j) + " * " + lit(cs[j]);
+    target += ";\n";
+  }
+  s += "    " + copy(data, "fz_o", out, "fz_o") + "\n";
+  s += "    for (fz_idx fz_u = " + lit(0) + "; fz_u < " + lit(updates) + "; ++fz_u) {\n" + target;
+  if (red == "none") {
+    s += "      if (fz_dst == fz_o) " + copy(upd, "fz_u", out, "fz_o") + "\n    }\n";
+    return s;
+  }
+  // Reductions combine through float (exact for integers up to 2^24), as std::max/min do.
+  const std::string a = load_of(out, "fz_o"), b = "fz_b";
+  std::string comb = red == "add"   ? "fz_a + fz_b"
+                     : red == "mul" ? "fz_a * fz_b"
+                     : red == "max" ? "(fz_a < fz_b ? fz_b : fz_a)"
+                     : red == "min" ? "(fz_b < fz_a ? fz_b : fz_a)"
+                                    : "";
+  if (comb.empty()) throw Unsupported(d_.name, n.label() + ": reduction '" + red + "'");
+  s += "      if (fz_dst == fz_o) {\n        float fz_a = " + a + ";\n        float fz_b = " + load_of(upd, "fz_u") +
+       ";\n";
+  s += "        " + store_of(out, "fz_o", comb) + "\n      }\n    }\n";
+  return s;
+}
+
+std::string Emitter::matmul_direct(const Node& n, int out) const {
+  const int a = in_buf(0), b = in_buf(1);
+  Shape as = buffer(a).shape, bs = buffer(b).shape;
+  if (as.empty() || bs.empty()) fail(n.label() + ": MatMul of a scalar");
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+  Shape ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+  const size_t nb = std::max(ab.size(), bb.size());
+  Shape batch(nb, 1);
+  for (size_t i = 0; i < nb; ++i) {
+    const int64_t x = i + ab.size() >= nb ? ab[i + ab.size() - nb] : 1,
+                  y = i + bb.size() >= nb ? bb[i + bb.size() - nb] : 1;
+    batch[i] = std::max(x, y);
+  }
+  Shape full = batch;
+  full.push_back(M), full.push_back(N);
+  // Batch strides of each operand (0 where it broadcasts).
+  auto bstr = [&](const Shape& sh, int64_t mat) {
+    std::vector<int64_t> st(nb, 0);
+    int64_t acc = mat;
+    for (int64_t i = static_cast<int64_t>(sh.size()) - 1; i >= 0; --i) {
+      const size_t o = nb - sh.size() + static_cast<size_t>(i);
+      st[o] = sh[i] == 1 ? 0 : acc;
+      acc *= sh[i];
+    }
+    return st;
+  };
+  std::vector<int64_t> sa = bstr(ab, M * K), sb = bstr(bb, K * N);
+  std::string s = coords("d", "fz_o", full), oa = lit(0), ob = lit(0);
+  for (size_t i = 0; i < nb; ++i) {
+    if (sa[i]) oa += " + fz_d" + std::to_string(i) + " * " + lit(sa[i]);
+    if (sb[i]) ob += " + fz_d" + std::to_string(i) + " * " + lit(sb[i]);
+  }
+  s += "    fz_idx fz_a0 = " + oa + " + fz_d" + std::to_string(nb) + " * " + lit(K) + ";\n";
+  s += "    fz_idx fz_b0 = " + ob + " + fz_d" + std::to_string(nb + 1) + ";\n    float fz_acc = 0.0f;\n";
+  s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k < " + lit(K) + "; ++fz_k)\n";
+  s += "      fz_acc = fz_acc + " + load_of(a, "fz_a0 + fz_k") + " * " + load_of(b, "fz_b0 + fz_k * " + lit(N)) + ";\n";
+  return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
+}
+
+std::string Emitter::global_pool(const Node& n, int out) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  if (xs.size() < 3) fail(n.label() + ": global pooling needs [N, C, spatial...]");
+  int64_t sp = 1;
+  for (size_t i = 2; i < xs.size(); ++i) sp *= xs[i];
+  const bool is_max = n.op_type == "GlobalMaxPool";
+  std::string s = "    float fz_acc = " + std::string(is_max ? "(-fz_inf())" : "0.0f") + ";\n";
+  s += "    for (fz_idx fz_t = " + lit(0) + "; fz_t < " + lit(sp) + "; ++fz_t) {\n";
+  s += "      float fz_v = " + load_of(x, "fz_o * " + lit(sp) + " + fz_t") + ";\n";
+  s += std::string("      fz_acc = ") + (is_max ? "fz_max(fz_acc, fz_v)" : "fz_acc + fz_v") + ";\n    }\n";
+  if (!is_max) s += "    fz_acc = fz_acc / " + fz_float_literal(static_cast<double>(sp)) + ";\n";
+  return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
+}
+
+}  // namespace fusor::codegen_detail
