@@ -207,10 +207,4 @@ std::string convert_value(const Dialect& d, DType from, DType to, const std::str
 // A literal of dtype t for an ExprNode constant (float value or integer ivalue).
 std::string typed_literal(const Dialect& d, DType t, double value, int64_t ivalue);
 
-// A GLSL (Vulkan 1.2, std430) dialect built on this emitter: bool buffers are stored as uint
-// (the backend widens them on upload), i64 as int64_t (GL_EXT_shader_explicit_arithmetic_types_int64),
-// no contraction templates (a backend sets matmul_template/conv_template). The Vulkan backend
-// may use it as is, subclass it, or ignore it; tests use it to glslang-check the emitter.
-const Dialect& glsl_reference_dialect();
-
 }  // namespace fusor
