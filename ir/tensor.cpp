@@ -6,7 +6,7 @@
 #include <limits>
 #include <sstream>
 
-#include <glm/gtc/packing.hpp>
+#include "ir/half.h"
 
 namespace fusor {
 
@@ -103,27 +103,12 @@ std::byte* Tensor::mutable_bytes() {
   return reinterpret_cast<std::byte*>(bytes_->data());
 }
 
-// bfloat16 is the top half of a float32.
-static float bf16_to_float(uint16_t v) {
-  uint32_t u = static_cast<uint32_t>(v) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-static uint16_t float_to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if (std::isnan(f)) return 0x7fc0;
-  u += 0x7fff + ((u >> 16) & 1);  // round to nearest even
-  return static_cast<uint16_t>(u >> 16);
-}
-
 double Tensor::get(int64_t i) const {
   switch (dtype_) {
     case DType::f32: return data<float>()[i];
     case DType::f64: return data<double>()[i];
-    case DType::f16: return glm::unpackHalf1x16(data<uint16_t>()[i]);
-    case DType::bf16: return bf16_to_float(data<uint16_t>()[i]);
+    case DType::f16: return f16_to_f32(data<uint16_t>()[i]);
+    case DType::bf16: return bf16_to_f32(data<uint16_t>()[i]);
     case DType::i8: return data<int8_t>()[i];
     case DType::i16: return data<int16_t>()[i];
     case DType::i32: return data<int32_t>()[i];
@@ -148,8 +133,9 @@ void Tensor::set(int64_t i, double v) {
   switch (dtype_) {
     case DType::f32: data<float>()[i] = static_cast<float>(v); break;
     case DType::f64: data<double>()[i] = v; break;
-    case DType::f16: data<uint16_t>()[i] = glm::packHalf1x16(static_cast<float>(v)); break;
-    case DType::bf16: data<uint16_t>()[i] = float_to_bf16(static_cast<float>(v)); break;
+    // One rounding, double -> half (ir/half.h); through float it would round twice.
+    case DType::f16: data<uint16_t>()[i] = f64_to_f16_rne(v); break;
+    case DType::bf16: data<uint16_t>()[i] = f64_to_bf16_rne(v); break;
     case DType::i8: data<int8_t>()[i] = to_int<int8_t>(v); break;
     case DType::i16: data<int16_t>()[i] = to_int<int16_t>(v); break;
     case DType::i32: data<int32_t>()[i] = to_int<int32_t>(v); break;

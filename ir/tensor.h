@@ -69,8 +69,9 @@ class Tensor {
   template <class T> T* data() { return reinterpret_cast<T*>(mutable_bytes()); }
   template <class T> const T* data() const { return reinterpret_cast<const T*>(raw()); }
 
-  double get(int64_t i) const;        // element i converted to double (f16 via glm unpackHalf)
-  void set(int64_t i, double v);      // stores v converted to dtype (ints truncate toward zero, saturating is not applied)
+  double get(int64_t i) const;        // element i converted to double (exact; f16/bf16 via ir/half.h)
+  void set(int64_t i, double v);      // stores v converted to dtype (f16/bf16: round to nearest even, ir/half.h;
+                                      // ints truncate toward zero)
   int64_t get_int(int64_t i) const;   // element i as int64 (exact for integer dtypes)
   void set_int(int64_t i, int64_t v);
   void reshape(Shape s);              // same numel; throws Error otherwise

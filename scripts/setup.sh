@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config git
       libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc libshaderc-dev
-      spirv-tools glslang-dev glslang-tools libglm-dev libonnx-dev libprotobuf-dev protobuf-compiler
+      spirv-tools glslang-dev glslang-tools libonnx-dev libprotobuf-dev protobuf-compiler
       googletest libgtest-dev libcli11-dev nlohmann-json3-dev graphviz python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
