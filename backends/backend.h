@@ -36,6 +36,10 @@ class Executable {
 struct DeviceInfo {
   std::string name;
   std::string details;  // limits, one line
+  // What the device's float arithmetic does not preserve, one line (e.g. "fp32 denormals are
+  // flushed to zero"), "" when it keeps denormals, signed zeros, infinities and NaNs of every
+  // float width it computes in. Conformance prints it so such failures are not silent.
+  std::string numerics_note;
 };
 
 class Backend {

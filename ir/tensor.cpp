@@ -182,31 +182,107 @@ void Tensor::poison() {
   }
 }
 
-CompareResult compare_tensors(const Tensor& a, const Tensor& b, double rtol, double atol) {
+Tolerance default_tolerance(DType t) {
+  switch (t) {
+    case DType::f16: return {1e-3, 1e-5};
+    case DType::bf16: return {1.6e-2, 1e-5};
+    case DType::f32: case DType::f64: return {1e-3, 1e-7};
+    default: return {0, 0};
+  }
+}
+
+namespace {
+
+// The element's bits and the dtype's sign bit, for ulp distances and --exact.
+uint64_t float_bits(DType t, double v, uint64_t* sign) {
+  switch (t) {
+    case DType::f16: *sign = 0x8000; return f64_to_f16_rne(v);
+    case DType::bf16: *sign = 0x8000; return f64_to_bf16_rne(v);
+    case DType::f32: *sign = 0x80000000u; { float f = static_cast<float>(v); uint32_t u; std::memcpy(&u, &f, 4); return u; }
+    default: *sign = uint64_t{1} << 63; { uint64_t u; std::memcpy(&u, &v, 8); return u; }
+  }
+}
+
+uint64_t raw_element(const Tensor& t, int64_t i) {
+  switch (dtype_size(t.dtype())) {
+    case 1: return t.data<uint8_t>()[i];
+    case 2: return t.data<uint16_t>()[i];
+    case 4: return t.data<uint32_t>()[i];
+    default: return t.data<uint64_t>()[i];
+  }
+}
+
+std::string element_str(const Tensor& t, int64_t i) {
+  if (t.dtype() == DType::u64) return std::to_string(t.data<uint64_t>()[i]);
+  if (dtype_is_int(t.dtype())) return std::to_string(t.get_int(i));
+  if (t.dtype() == DType::boolean) return t.get(i) != 0 ? "true" : "false";
+  std::ostringstream o;
+  o.precision(std::numeric_limits<double>::max_digits10);
+  o << t.get(i);
+  return o.str();
+}
+
+}  // namespace
+
+int64_t ulp_distance(DType t, double a, double b) {
+  if (!dtype_is_float(t) || std::isnan(a) || std::isnan(b)) return -1;
+  uint64_t sign;
+  // Sign-magnitude bits -> a signed line on which adjacent values are 1 apart.
+  auto ordinal = [&](double v) {
+    uint64_t u = float_bits(t, v, &sign);
+    return (u & sign) ? -static_cast<__int128>(u & ~sign) : static_cast<__int128>(u);
+  };
+  __int128 d = ordinal(a) - ordinal(b);
+  if (d < 0) d = -d;
+  return d > std::numeric_limits<int64_t>::max() ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(d);
+}
+
+CompareResult compare_tensors(const Tensor& a, const Tensor& b, const CompareOptions& opts) {
   CompareResult r;
+  if (a.dtype() != b.dtype()) {
+    r.ok = false;
+    r.message = std::string("dtype ") + dtype_name(a.dtype()) + " != expected " + dtype_name(b.dtype());
+    return r;
+  }
   if (a.shape() != b.shape()) {
     r.ok = false;
     r.message = "shape " + shape_str(a.shape()) + " != expected " + shape_str(b.shape());
     return r;
   }
-  if (a.dtype() == DType::string || b.dtype() == DType::string) {
+  if (a.dtype() == DType::string) {
     r.ok = a.strings == b.strings;
     if (!r.ok) r.message = "string values differ";
     return r;
   }
+  const DType t = b.dtype();
+  const bool is_float = dtype_is_float(t);
+  const Tolerance def = default_tolerance(t);
+  const double rtol = opts.rtol < 0 ? def.rtol : opts.rtol, atol = opts.atol < 0 ? def.atol : opts.atol;
   int64_t first_bad = -1;
   for (int64_t i = 0; i < a.numel(); ++i) {
-    double x = a.get(i), y = b.get(i);
     bool bad;
-    if (std::isnan(y) || std::isnan(x)) {
-      bad = std::isnan(x) != std::isnan(y);
-    } else if (std::isinf(y) || std::isinf(x)) {
-      bad = x != y;
+    if (!is_float) {
+      // Integers and bools: exact (bool as truth values, whatever byte a kernel wrote).
+      bad = t == DType::boolean ? (raw_element(a, i) != 0) != (raw_element(b, i) != 0) : raw_element(a, i) != raw_element(b, i);
+      if (bad) r.max_abs = std::max(r.max_abs, std::fabs(a.get(i) - b.get(i)));
     } else {
-      double d = std::fabs(x - y);
-      r.max_abs = std::max(r.max_abs, d);
-      if (y != 0) r.max_rel = std::max(r.max_rel, d / std::fabs(y));
-      bad = d > atol + rtol * std::fabs(y);
+      double x = a.get(i), y = b.get(i);
+      if (std::isnan(y) || std::isnan(x)) {
+        bad = std::isnan(x) != std::isnan(y);
+      } else {
+        if (!std::isinf(x) && !std::isinf(y)) {
+          double d = std::fabs(x - y);
+          r.max_abs = std::max(r.max_abs, d);
+          if (y != 0) r.max_rel = std::max(r.max_rel, d / std::fabs(y));
+        }
+        r.max_ulp = std::max(r.max_ulp, ulp_distance(t, x, y));
+        if (opts.exact)
+          bad = raw_element(a, i) != raw_element(b, i);
+        else if (std::isinf(y) || std::isinf(x))
+          bad = x != y;
+        else
+          bad = std::fabs(x - y) > atol + rtol * std::fabs(y);
+      }
     }
     if (bad) {
       ++r.mismatches;
@@ -216,8 +292,17 @@ CompareResult compare_tensors(const Tensor& a, const Tensor& b, double rtol, dou
   if (r.mismatches) {
     r.ok = false;
     std::ostringstream o;
-    o << r.mismatches << " of " << a.numel() << " elements differ; first at " << first_bad << ": got "
-      << a.get(first_bad) << ", expected " << b.get(first_bad);
+    o << r.mismatches << " of " << a.numel() << " elements differ";
+    if (!is_float) o << " (" << dtype_name(t) << ": compared exactly)";
+    else if (opts.exact) o << " (--exact: compared bit for bit)";
+    else o << " (" << dtype_name(t) << " rtol " << rtol << " atol " << atol << ")";
+    o << "; first at " << first_bad << ": got " << element_str(a, first_bad) << ", expected " << element_str(b, first_bad);
+    if (is_float) {
+      int64_t u = ulp_distance(t, a.get(first_bad), b.get(first_bad));
+      if (u >= 0) o << " (" << u << " ulp)";
+      if (opts.exact && u == 0) o << " (bits 0x" << std::hex << raw_element(a, first_bad) << " vs 0x" << raw_element(b, first_bad) << std::dec << ")";
+      o << "; max " << r.max_ulp << " ulp";
+    }
     r.message = o.str();
   }
   return r;

@@ -89,15 +89,40 @@ class Tensor {
   std::byte* mutable_bytes();
 };
 
-// Comparison used by conformance and tests (ONNX backend-test semantics: |a-b| <= atol + rtol*|b|,
-// NaN must match NaN, infinities must match exactly).
+// Comparison used by conformance and tests. Rules, checked in this order:
+//   * dtype and shape must equal the expected ones (else a failure naming both);
+//   * integers and bools compare exactly (bools as true/false), whatever the tolerances;
+//   * floats: |a-b| <= atol + rtol*|b| (ONNX backend-test semantics), NaN must match NaN,
+//     infinities must match exactly, -0.0 equals +0.0;
+//   * exact: floats compare bit for bit (the sign of zero counts), except that a NaN matches
+//     any NaN (payloads differ between CPUs and GPUs) and nothing else.
+// A negative rtol/atol means default_tolerance(expected dtype).
+struct Tolerance {
+  double rtol, atol;
+};
+// Per-dtype defaults: float32/float64 the ONNX backend-test ones (rtol 1e-3, atol 1e-7);
+// float16 rtol 1e-3, atol 1e-5 and bfloat16 rtol 1.6e-2, atol 1e-5 (torch.testing's), which
+// let a result one unit in the last place off pass; {0, 0} for integers and bools.
+Tolerance default_tolerance(DType t);
+struct CompareOptions {
+  double rtol = -1, atol = -1;
+  bool exact = false;
+};
 struct CompareResult {
   bool ok = true;
   double max_abs = 0, max_rel = 0;
+  int64_t max_ulp = 0;     // floats: largest distance in units in the last place of the dtype
   int64_t mismatches = 0;
-  std::string message;  // empty when ok
+  std::string message;  // empty when ok; for floats it gives the first mismatch's ulp distance
 };
-CompareResult compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol);
+CompareResult compare_tensors(const Tensor& actual, const Tensor& expected, const CompareOptions& opts);
+inline CompareResult compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
+  return compare_tensors(actual, expected, CompareOptions{rtol, atol, false});
+}
+// Distance between two finite values of a float dtype in units in the last place of that dtype
+// (adjacent representable values are 1 apart, -0.0 and +0.0 are 0 apart); -1 for a non-float
+// dtype or a NaN.
+int64_t ulp_distance(DType t, double a, double b);
 // Relative L2 error ||a-b|| / max(||b||, tiny) over all elements (NaNs in the same place are ignored).
 double relative_l2(const Tensor& a, const Tensor& b);
 

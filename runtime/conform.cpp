@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "backends/backend.h"
@@ -32,6 +33,16 @@ std::vector<std::string> find_cases(const std::vector<std::string>& paths) {
   return out;
 }
 
+std::string numerics_note(const std::string& backend) {
+  try {
+    auto devs = make_backend(backend)->devices();
+    if (devs.empty() || devs[0].numerics_note.empty()) return "";
+    return "device '" + devs[0].name + "' " + devs[0].numerics_note;
+  } catch (const std::exception&) {
+    return "";  // the case runs report why the backend is unusable
+  }
+}
+
 CaseResult run_case(const std::string& dir, const std::string& backend, const ConformOptions& opts) {
   CaseResult r;
   r.case_dir = dir;
@@ -51,9 +62,10 @@ CaseResult run_case(const std::string& dir, const std::string& backend, const Co
         throw Error("conform", "backend returned " + std::to_string(outs.size()) + " outputs, expected " +
                                    std::to_string(tc.outputs.size()));
       for (size_t k = 0; k < tc.outputs.size(); ++k) {
-        auto c = compare_tensors(outs[k], tc.outputs[k], opts.rtol, opts.atol);
+        auto c = compare_tensors(outs[k], tc.outputs[k], CompareOptions{opts.rtol, opts.atol, opts.exact});
         r.max_abs = std::max(r.max_abs, c.max_abs);
         r.max_rel = std::max(r.max_rel, c.max_rel);
+        r.max_ulp = std::max(r.max_ulp, c.max_ulp);
         if (!c.ok) {
           r.status = CaseStatus::failed;
           r.detail = fs::path(tc.dir).filename().string() + " output " + std::to_string(k) + " ('" +
@@ -63,7 +75,7 @@ CaseResult run_case(const std::string& dir, const std::string& backend, const Co
       }
     }
     std::ostringstream o;
-    o << "max abs " << r.max_abs << ", max rel " << r.max_rel;
+    o << "max abs " << r.max_abs << ", max rel " << r.max_rel << ", max " << r.max_ulp << " ulp";
     r.detail = o.str();
   } catch (const Unsupported& e) {
     r.status = CaseStatus::skipped;
@@ -79,9 +91,12 @@ std::vector<CaseResult> run_conformance(const std::vector<std::string>& cases, c
                                         const std::function<void(const CaseResult&, size_t, size_t)>& on_result) {
   std::vector<CaseResult> all;
   size_t total = cases.size() * opts.backends.size(), done = 0;
+  std::map<std::string, std::string> notes;
+  for (const auto& b : opts.backends) notes[b] = numerics_note(b);
   for (const auto& c : cases)
     for (const auto& b : opts.backends) {
       all.push_back(run_case(c, b, opts));
+      if (all.back().status == CaseStatus::failed && !notes[b].empty()) all.back().detail += " (note: " + notes[b] + ")";
       if (on_result) on_result(all.back(), ++done, total);
     }
   return all;

@@ -1,6 +1,7 @@
 // `fusor conform`: runs ONNX backend-test cases (model.onnx + test_data_set_*/) on backends
 // and compares with the stored outputs.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -9,7 +10,11 @@ namespace fusor {
 
 struct ConformOptions {
   std::vector<std::string> backends{"ref"};
-  double rtol = 1e-3, atol = 1e-7;  // ONNX backend-test defaults
+  // Tolerances for float outputs; negative: the expected output's dtype default
+  // (default_tolerance in ir/tensor.h: float32/64 rtol 1e-3 atol 1e-7, the ONNX backend-test
+  // ones; float16 1e-3/1e-5; bfloat16 1.6e-2/1e-5). Integers and bools are always exact.
+  double rtol = -1, atol = -1;
+  bool exact = false;  // floats bit for bit (sign of zero counts; NaN matches any NaN)
 };
 
 enum class CaseStatus { passed, failed, skipped };
@@ -20,7 +25,12 @@ struct CaseResult {
   CaseStatus status = CaseStatus::passed;
   std::string detail;       // error or skip reason, or "max abs .. rel .." on pass
   double max_abs = 0, max_rel = 0;
+  int64_t max_ulp = 0;
 };
+
+// The numerics note of the backend's first device (DeviceInfo::numerics_note), "" when it has
+// none or no device; never throws.
+std::string numerics_note(const std::string& backend);
 
 // Every folder under the paths (recursively; a path may itself be a case) that holds a
 // model.onnx, sorted.
@@ -30,6 +40,7 @@ std::vector<std::string> find_cases(const std::vector<std::string>& paths);
 CaseResult run_case(const std::string& case_dir, const std::string& backend, const ConformOptions& opts);
 
 // Runs all cases on all backends; on_result is called after each (for printing/progress).
+// A failure on a backend with a numerics note carries the note in its detail.
 std::vector<CaseResult> run_conformance(const std::vector<std::string>& cases, const ConformOptions& opts,
                                         const std::function<void(const CaseResult&, size_t done, size_t total)>& on_result);
 

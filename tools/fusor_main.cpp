@@ -63,7 +63,7 @@ std::vector<Tensor> read_inputs_dir(const std::string& dir) {
 }
 
 int cmd_run(const std::string& model, std::string backend, const std::string& inputs_dir, uint64_t seed,
-            const std::string& out_dir, int device, double rtol, double atol) {
+            const std::string& out_dir, int device, const CompareOptions& check) {
   std::string mp = model_path(model);
   Graph g = load_model(mp);
   if (backend.empty()) backend = best_backend();
@@ -110,24 +110,33 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     std::printf("wrote   %zu outputs to %s\n", outs.size(), out_dir.c_str());
   }
   if (expected.empty()) return 0;
+  std::string note = numerics_note(backend);
+  if (!note.empty()) std::printf("note    %s %s\n", backend.c_str(), note.c_str());
   bool ok = true;
   for (size_t k = 0; k < expected.size() && k < outs.size(); ++k) {
-    auto c = compare_tensors(outs[k], expected[k], rtol, atol);
-    std::printf("check   output %zu vs %s: %s (max abs %.3g, max rel %.3g)%s%s\n", k, source.c_str(),
-                c.ok ? "PASS" : "FAIL", c.max_abs, c.max_rel, c.ok ? "" : ": ", c.message.c_str());
+    auto c = compare_tensors(outs[k], expected[k], check);
+    std::printf("check   output %zu vs %s: %s (max abs %.3g, max rel %.3g, max %lld ulp)%s%s\n", k, source.c_str(),
+                c.ok ? "PASS" : "FAIL", c.max_abs, c.max_rel, static_cast<long long>(c.max_ulp), c.ok ? "" : ": ",
+                c.message.c_str());
     ok = ok && c.ok;
   }
   return ok ? 0 : 1;
 }
 
-int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> backends, double rtol, double atol,
+int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> backends, const CompareOptions& check,
                 bool verbose, const std::string& json_path) {
   ConformOptions o;
   if (!backends.empty()) o.backends = backends;
-  o.rtol = rtol;
-  o.atol = atol;
+  o.rtol = check.rtol;
+  o.atol = check.atol;
+  o.exact = check.exact;
   auto cases = find_cases(paths);
   if (cases.empty()) throw Error("conform", "no model.onnx found under the given paths");
+  // Said once up front (and again on each failure): what a device cannot compute exactly.
+  for (const auto& b : o.backends) {
+    std::string note = numerics_note(b);
+    if (!note.empty()) std::printf("note: %s %s\n", b.c_str(), note.c_str());
+  }
   std::map<std::string, std::array<int, 3>> per_backend;
   bool tty = isatty(fileno(stdout));
   auto results = run_conformance(cases, o, [&](const CaseResult& r, size_t done, size_t total) {
@@ -149,12 +158,14 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
   std::printf("%d passed, %d failed, %d skipped\n", p, f, s);
   if (!json_path.empty()) {
     // One record per (case, backend) plus the per-backend totals, for CI dashboards.
-    nlohmann::json j = {{"rtol", o.rtol}, {"atol", o.atol}, {"backends", o.backends}, {"cases", nlohmann::json::array()}};
+    auto tol = [](double v) { return v < 0 ? nlohmann::json("dtype default") : nlohmann::json(v); };
+    nlohmann::json j = {{"rtol", tol(o.rtol)}, {"atol", tol(o.atol)}, {"exact", o.exact}, {"backends", o.backends},
+                        {"cases", nlohmann::json::array()}};
     for (auto& [b, c] : per_backend) j["summary"][b] = {{"passed", c[0]}, {"failed", c[1]}, {"skipped", c[2]}};
     for (auto& r : results) {
       const char* st = r.status == CaseStatus::passed ? "passed" : r.status == CaseStatus::failed ? "failed" : "skipped";
       j["cases"].push_back({{"case", r.case_dir}, {"backend", r.backend}, {"status", st}, {"detail", r.detail},
-                            {"max_abs", r.max_abs}, {"max_rel", r.max_rel}});
+                            {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"max_ulp", r.max_ulp}});
     }
     std::ofstream out(json_path);
     // Details quote model text, which may not be UTF-8.
@@ -195,19 +206,21 @@ int main(int argc, char** argv) {
   run->add_option("--seed", seed, "seed for random inputs");
   run->add_option("--out", out_dir, "write outputs as output_K.pb here");
   run->add_option("--device", device, "device index");
-  double run_rtol = 1e-3, run_atol = 1e-7;
-  run->add_option("--rtol", run_rtol, "relative tolerance of the output check (ONNX default 1e-3)");
-  run->add_option("--atol", run_atol, "absolute tolerance of the output check (ONNX default 1e-7)");
+  CompareOptions run_check;
+  run->add_option("--rtol", run_check.rtol, "relative tolerance of the output check for floats (default per dtype: see README)");
+  run->add_option("--atol", run_check.atol, "absolute tolerance of the output check for floats (default per dtype)");
+  run->add_flag("--exact", run_check.exact, "compare float outputs bit for bit (sign of zero, NaN positions)");
 
   std::vector<std::string> paths, backends;
-  double rtol = 1e-3, atol = 1e-7;
+  CompareOptions conform_check;
   bool verbose = false;
   std::string conform_json;
   auto* conform = app.add_subcommand("conform", "run ONNX backend-test cases and compare with stored outputs");
   conform->add_option("paths", paths, "case folders or folders of cases")->required();
   conform->add_option("--backend", backends, "backend(s) to run (repeatable)");
-  conform->add_option("--rtol", rtol, "relative tolerance");
-  conform->add_option("--atol", atol, "absolute tolerance");
+  conform->add_option("--rtol", conform_check.rtol, "relative tolerance for floats (default per dtype: f32/f64 1e-3, f16 1e-3, bf16 1.6e-2)");
+  conform->add_option("--atol", conform_check.atol, "absolute tolerance for floats (default per dtype: f32/f64 1e-7, f16/bf16 1e-5)");
+  conform->add_flag("--exact", conform_check.exact, "compare float outputs bit for bit (sign of zero, NaN positions)");
   conform->add_flag("-v,--verbose", verbose, "print passing cases too");
   conform->add_option("--json", conform_json, "also write every result and the totals to this JSON file");
 
@@ -237,8 +250,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device, run_rtol, run_atol);
-    if (*conform) return cmd_conform(paths, backends, rtol, atol, verbose, conform_json);
+    if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device, run_check);
+    if (*conform) return cmd_conform(paths, backends, conform_check, verbose, conform_json);
     if (*devices) return cmd_devices();
     if (*explain) {
       ex.model = model_path(ex.model);
