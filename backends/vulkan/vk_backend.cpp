@@ -15,7 +15,7 @@ class VulkanBackend : public Backend {
     std::vector<DeviceInfo> out;
     try {
       inst_ = vk::Instance::get();
-      for (const auto& d : inst_->devices()) out.push_back({d.name, d.details()});
+      for (const auto& d : inst_->devices()) out.push_back({d.name, d.details(), d.numerics_note()});
     } catch (const Error&) {
       // No loader/ICD: no devices (compile() reports why).
     }

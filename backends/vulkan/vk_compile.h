@@ -7,6 +7,12 @@
 //   the device UUID, the driver version and the compiler/target tag, so another device or
 //   driver never reuses a module. Cached modules are validated again before use (cheap, and
 //   a truncated file then recompiles instead of reaching the driver).
+//   Float controls: shaderc compiles without optimization, add_float_controls() then asks for
+//   DenormPreserve and SignedZeroInfNanPreserve at every float width the device supports them
+//   for (PhysicalDeviceInfo::denorm_preserve / signed_zero_inf_nan_preserve), and only then
+//   SPIRV-Tools' performance passes run, which respect the modes (without them spirv-opt folds
+//   x + 0.0 to x and x * 0.0 to 0.0, wrong for -0.0, inf and NaN). glslang's
+//   GL_EXT_spirv_intrinsics cannot do this: it keeps one width per execution mode.
 //   Errors: Error("vulkan", "kernel '<name>': GLSL compile failed: <shaderc messages>") and
 //           Error("vulkan", "kernel '<name>': SPIR-V validation failed: <spirv-val message>").
 #pragma once
@@ -24,6 +30,14 @@ struct CompileStats {
 
 std::vector<uint32_t> compile_glsl(const Context& ctx, const std::string& name, const std::string& source,
                                    CompileStats* stats = nullptr);
+
+// Adds to a compute module (one entry point) OpCapability DenormPreserve /
+// SignedZeroInfNanPreserve and OpExecutionMode <entry> DenormPreserve <width> /
+// SignedZeroInfNanPreserve <width> for each width 16/32/64 (index 0/1/2) whose flag is set, plus
+// OpExtension "SPV_KHR_float_controls" below SPIR-V 1.4. Modes already present are not
+// repeated. Throws Error("vulkan") on a module it cannot parse.
+std::vector<uint32_t> add_float_controls(std::vector<uint32_t> words, const bool denorm_preserve[3],
+                                         const bool signed_zero_inf_nan_preserve[3]);
 
 // Throws the "SPIR-V validation failed" error above when `words` is not valid for Vulkan 1.2.
 void validate_spirv(const std::string& name, const std::vector<uint32_t>& words);

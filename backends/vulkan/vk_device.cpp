@@ -112,7 +112,41 @@ std::string PhysicalDeviceInfo::details() const {
     << " groups=[" << max_group_count[0] << "," << max_group_count[1] << "," << max_group_count[2] << "]"
     << " fp16=" << shader_float16 << " fp64=" << shader_float64 << " int64=" << shader_int64 << " coopmat=" << cooperative_matrix
     << " storage_range=" << max_storage_buffer_range;
+  // What float controls let a kernel keep, per width: d = denormals, z = signed zero/inf/NaN.
+  s << " preserves=";
+  if (!float_controls) {
+    s << "unknown(pre-1.2)";
+  } else {
+    const char* widths[3] = {"fp16", "fp32", "fp64"};
+    for (int i = 0; i < 3; ++i)
+      s << (i ? "," : "") << widths[i] << ":" << (denorm_preserve[i] ? "denorm" : "-") << "/"
+        << (signed_zero_inf_nan_preserve[i] ? "szinfnan" : "-");
+  }
   return s.str();
+}
+
+std::string PhysicalDeviceInfo::numerics_note() const {
+  // Only the widths kernels use: fp32 always, fp16 where it can be stored or computed, fp64 where offered.
+  const bool used[3] = {shader_float16 || storage_16bit, true, shader_float64};
+  const char* widths[3] = {"fp16", "fp32", "fp64"};
+  std::string denorm, szinfnan;
+  for (int i = 0; i < 3; ++i) {
+    if (!used[i]) continue;
+    if (!float_controls || !denorm_preserve[i]) denorm += std::string(denorm.empty() ? "" : ", ") + widths[i];
+    if (!float_controls || !signed_zero_inf_nan_preserve[i]) szinfnan += std::string(szinfnan.empty() ? "" : ", ") + widths[i];
+  }
+  std::string note;
+  if (!denorm.empty()) note = "may flush denormals to zero in " + denorm + " (no DenormPreserve)";
+  if (!szinfnan.empty())
+    note += (note.empty() ? "" : "; ") + std::string("may not keep the sign of zero, inf and NaN in ") + szinfnan +
+            " (no SignedZeroInfNanPreserve)";
+  // Measured on Mesa 22.3 (tests/test_vulkan_float_controls.cpp): llvmpipe's code generator
+  // folds a literal 0.0 operand (x + 0.0 -> x, x * 0.0 -> 0.0) although it reports and gets
+  // SignedZeroInfNanPreserve; the same sums with the zero read from memory are right.
+  if (name.rfind("llvmpipe", 0) == 0)
+    note += (note.empty() ? "" : "; ") +
+            std::string("folds literal 0.0 operands (x + 0.0 -> x, x * 0.0 -> 0.0: wrong for -0.0, inf, NaN)");
+  return note;
 }
 
 namespace {
@@ -136,8 +170,28 @@ PhysicalDeviceInfo query_device(VkPhysicalDevice pd) {
   subgroup.pNext = &ids;
   VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props.pNext = &subgroup;
+  vkGetPhysicalDeviceProperties(pd, &props.properties);
+  // Float controls are core (and valid to chain) from 1.2 on.
+  VkPhysicalDeviceFloatControlsProperties fc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+  if (props.properties.apiVersion >= VK_API_VERSION_1_2) ids.pNext = &fc;
   vkGetPhysicalDeviceProperties2(pd, &props);
   const VkPhysicalDeviceProperties& p = props.properties;
+  if (p.apiVersion >= VK_API_VERSION_1_2) {
+    info.float_controls = true;
+    info.denorm_preserve[0] = fc.shaderDenormPreserveFloat16;
+    info.denorm_preserve[1] = fc.shaderDenormPreserveFloat32;
+    info.denorm_preserve[2] = fc.shaderDenormPreserveFloat64;
+    info.signed_zero_inf_nan_preserve[0] = fc.shaderSignedZeroInfNanPreserveFloat16;
+    info.signed_zero_inf_nan_preserve[1] = fc.shaderSignedZeroInfNanPreserveFloat32;
+    info.signed_zero_inf_nan_preserve[2] = fc.shaderSignedZeroInfNanPreserveFloat64;
+    // Denorm modes may have to agree across widths (VUID-RuntimeSpirv-denormBehaviorIndependence-06289/06290):
+    // keep only a combination the device accepts.
+    bool* d = info.denorm_preserve;
+    if (fc.denormBehaviorIndependence == VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_32_BIT_ONLY && d[0] != d[2])
+      d[0] = d[2] = false;
+    else if (fc.denormBehaviorIndependence == VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_NONE && !(d[0] && d[1] && d[2]))
+      d[0] = d[1] = d[2] = false;
+  }
   const VkPhysicalDeviceLimits& l = p.limits;
   info.name = p.deviceName;
   info.type = p.deviceType;

@@ -43,9 +43,20 @@ struct PhysicalDeviceInfo {
   bool storage_8bit = false, storage_16bit = false;
   bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix listed
   bool subgroup_reduce = false;     // basic + vote + arithmetic subgroup ops in compute shaders
+  // Float controls (VkPhysicalDeviceFloatControlsProperties, Vulkan 1.2; all false before):
+  // whether a shader may request DenormPreserve / SignedZeroInfNanPreserve for floats of
+  // width 16, 32, 64 (index 0, 1, 2), already restricted to a combination the device's
+  // denormBehaviorIndependence allows. vk_compile adds the execution modes where true.
+  bool float_controls = false;      // the properties were queried
+  bool denorm_preserve[3] = {false, false, false};
+  bool signed_zero_inf_nan_preserve[3] = {false, false, false};
   bool is_cpu() const { return type == VK_PHYSICAL_DEVICE_TYPE_CPU; }
   std::string type_name() const;
-  std::string details() const;  // one line for `fusor devices`
+  std::string details() const;  // one line for `fusor devices` (includes what float controls preserve)
+  // What generated kernels cannot keep exact on this device, one line ("" when nothing):
+  // float widths the device computes in (fp32 always, fp16/fp64 when enabled) whose denormals
+  // or signed zero/inf/NaN it does not promise to preserve. Backs DeviceInfo::numerics_note.
+  std::string numerics_note() const;
 };
 
 class Instance {
