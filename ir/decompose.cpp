@@ -445,6 +445,27 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     for (int i = 1; i < n.num_inputs(); ++i) acc = rw.op(bin, {acc, in(i)}, {}, i + 1 == n.num_inputs() ? out : -1);
     return true;
   }
+  if (const OpDef* d = lookup_op(t); d && d->reduce && n.outputs.size() == 1) {
+    // noop_with_empty_axes with empty or absent axes: reduces over no axis, so each output is
+    // its one element through the op's element-wise part (as ir/ops/reduce.cpp computes it).
+    const bool axes_input = n.opset >= d->reduce->axes_input_opset && in(1) >= 0;
+    if (!axes_input || rw.value(in(1)).constant) {
+      bool noop = false;
+      reduce_axes(n, axes_input ? &*rw.value(in(1)).constant : nullptr, rank(in(0)), &noop);
+      if (noop) {
+        int x = in(0);
+        if (t == "ReduceL1" || t == "ReduceL2")  // sqrt(x*x) is |x| exactly
+          rw.op("Abs", {x}, {}, out);
+        else if (t == "ReduceSumSquare")
+          rw.op("Mul", {x, x}, {}, out);
+        else if (t == "ReduceLogSum")
+          rw.op("Log", {x}, {}, out);
+        else  // Sum, Mean, Max, Min, Prod, LogSumExp (max-shifted: log(exp(0)) + x) of one element
+          rw.op("Reshape", {x, rw.ints(g.values[out].shape)}, {{"allowzero", int64_t{1}}}, out, 14);
+        return true;
+      }
+    }
+  }
   if (t == "ReduceL2" || t == "ReduceSumSquare" || t == "ReduceL1" || t == "ReduceLogSum") {
     if (n.opset >= 18 && n.num_inputs() > 1) return false;  // axes as an input: keep the op
     auto axes = n.attr_ints("axes");

@@ -125,7 +125,8 @@ struct ReduceRule {
 
 // The sorted axes a Reduce* node reduces over an input of `rank` dims (ONNX Reduce* spec:
 // attribute before rule.axes_input_opset, optional input 1 from then on; empty = all axes).
-// *noop is set when axes are empty and noop_with_empty_axes=1. Throws Error("shape") on a
+// *noop is set when axes are empty and noop_with_empty_axes=1; then no axis is reduced (the
+// result is empty) and the op is element-wise (ReduceL1: |x|). Throws Error("shape") on a
 // repeated or out-of-range axis. Defined in ir/ops/reduce.cpp.
 std::vector<int> reduce_axes(const Node& n, const Tensor* axes_input, int64_t rank, bool* noop);
 

@@ -32,7 +32,9 @@ std::vector<int64_t> tensor_ints(const Tensor& t) {
 
 // Axes come from attribute 'axes' before `axes_input_opset` (13 for ReduceSum, 18 for the
 // others) and from the optional input 1 from then on. Returns a per-dim "reduced" mask; an
-// empty axes list reduces everything unless noop_with_empty_axes (then *noop is set).
+// empty axes list reduces everything unless noop_with_empty_axes (then *noop is set and no
+// dim is reduced: each output is the reduction of its one element, so ReduceL1 gives |x|,
+// ReduceSumSquare x*x and ReduceLogSum log(x), as onnxruntime does).
 std::vector<bool> reduce_mask(const Node& n, const Tensor* axes_input, int64_t rank, int axes_input_opset, bool* noop) {
   std::vector<int64_t> axes;
   if (n.opset >= axes_input_opset) {
@@ -41,11 +43,11 @@ std::vector<bool> reduce_mask(const Node& n, const Tensor* axes_input, int64_t r
     axes = n.attr_ints("axes");
   }
   *noop = false;
-  std::vector<bool> mask(static_cast<size_t>(rank), axes.empty());
   if (axes.empty()) {
     *noop = n.attr_i("noop_with_empty_axes", 0) != 0;
-    return mask;
+    return std::vector<bool>(static_cast<size_t>(rank), !*noop);
   }
+  std::vector<bool> mask(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
     int64_t d = normalize_axis(a, rank, n.label());
     if (mask[d]) throw Error("shape", n.label() + ": axis " + std::to_string(a) + " repeated");
@@ -73,7 +75,7 @@ void infer_reduce(InferContext& ctx, int axes_input_opset) {
   bool noop = false;
   std::vector<bool> mask = reduce_mask(n, axes, static_cast<int64_t>(s.size()), axes_input_opset, &noop);
   if (ctx.dtype(0) == DType::string) ctx.fail("string tensors cannot be reduced");
-  ctx.set_output(0, ctx.dtype(0), noop ? s : reduced_shape(s, mask, n.attr_i("keepdims", 1) != 0));
+  ctx.set_output(0, ctx.dtype(0), reduced_shape(s, mask, n.attr_i("keepdims", 1) != 0));
 }
 
 // Per-op double semantics matching the ReduceRule strings (pre/post).
@@ -123,10 +125,6 @@ void reduce_reference(const ReduceMath& m, int axes_input_opset, const Node& n, 
   const int r = x.rank();
   bool noop = false;
   std::vector<bool> mask = reduce_mask(n, in.size() > 1 ? in[1] : nullptr, r, axes_input_opset, &noop);
-  if (noop) {
-    std::memcpy(y.raw(), x.raw(), x.nbytes());
-    return;
-  }
   // Output offset of each input element: strides of the keepdims shape, 0 on reduced dims.
   Shape kept = reduced_shape(s, mask, true);
   Shape cs = contiguous_strides(kept);
