@@ -260,12 +260,42 @@ bool rewrite_einsum(const Graph& g, const Node& n, Rewriter& rw) {
 
 bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw);
 
+// Reduce* with noop_with_empty_axes=1 and empty or absent axes reduces over no axis: each
+// output is its one element through the op's element-wise part (as ir/ops/reduce.cpp
+// computes it), in the node's own dtype. Returns false for anything else.
+bool rewrite_reduce_noop(const Graph& g, const Node& n, Rewriter& rw) {
+  const OpDef* d = lookup_op(n.op_type);
+  if (!d || !d->reduce || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  const std::string& t = n.op_type;
+  const int x = n.inputs[0], out = n.outputs[0];
+  const bool axes_input = n.opset >= d->reduce->axes_input_opset && n.has_input(1) && n.inputs[1] >= 0;
+  if (axes_input && !g.values[n.inputs[1]].constant) return false;
+  bool noop = false;
+  reduce_axes(n, axes_input ? &*g.values[n.inputs[1]].constant : nullptr,
+              static_cast<int64_t>(g.values[x].shape.size()), &noop);
+  if (!noop) return false;
+  rw.set_origin(n.name);
+  if (t == "ReduceL1" || t == "ReduceL2") {  // sqrt(x*x) is |x| exactly
+    rw.op("Abs", {x}, {}, out);
+  } else if (t == "ReduceSumSquare") {
+    rw.op("Mul", {x, x}, {}, out);
+  } else if (t == "ReduceLogSum") {
+    if (!dtype_is_float(g.values[x].dtype)) return false;  // Log has no integer form: the op stays
+    rw.op("Log", {x}, {}, out);
+  } else {  // Sum, Mean, Max, Min, Prod, LogSumExp (max-shifted: log(exp(0)) + x) of one element
+    rw.op("Reshape", {x, rw.ints(g.values[out].shape)}, {{"allowzero", int64_t{1}}}, out, 14);
+  }
+  return true;
+}
+
+
 // Returns true when n was rewritten (its replacement nodes are in rw). f32 and f64 nodes
 // decompose in their own dtype; fp16/bf16 ones compute in fp32 (storage types, DESIGN.md
 // numerics): their float inputs are Cast to f32, the f32 decomposition runs, and its results
 // are Cast back (the Casts fuse into the kernels). Contractions (Gemm, Conv bias, Einsum)
 // stay in their dtype, since their kernels already accumulate in fp32.
 bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
+  if (rewrite_reduce_noop(g, n, rw)) return true;  // any dtype, integers included
   const DType d = node_float_dtype(g, n);
   if (d == DType::undefined) return false;
   const std::string& t = n.op_type;
@@ -444,27 +474,6 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     int acc = in(0);
     for (int i = 1; i < n.num_inputs(); ++i) acc = rw.op(bin, {acc, in(i)}, {}, i + 1 == n.num_inputs() ? out : -1);
     return true;
-  }
-  if (const OpDef* d = lookup_op(t); d && d->reduce && n.outputs.size() == 1) {
-    // noop_with_empty_axes with empty or absent axes: reduces over no axis, so each output is
-    // its one element through the op's element-wise part (as ir/ops/reduce.cpp computes it).
-    const bool axes_input = n.opset >= d->reduce->axes_input_opset && in(1) >= 0;
-    if (!axes_input || rw.value(in(1)).constant) {
-      bool noop = false;
-      reduce_axes(n, axes_input ? &*rw.value(in(1)).constant : nullptr, rank(in(0)), &noop);
-      if (noop) {
-        int x = in(0);
-        if (t == "ReduceL1" || t == "ReduceL2")  // sqrt(x*x) is |x| exactly
-          rw.op("Abs", {x}, {}, out);
-        else if (t == "ReduceSumSquare")
-          rw.op("Mul", {x, x}, {}, out);
-        else if (t == "ReduceLogSum")
-          rw.op("Log", {x}, {}, out);
-        else  // Sum, Mean, Max, Min, Prod, LogSumExp (max-shifted: log(exp(0)) + x) of one element
-          rw.op("Reshape", {x, rw.ints(g.values[out].shape)}, {{"allowzero", int64_t{1}}}, out, 14);
-        return true;
-      }
-    }
   }
   if (t == "ReduceL2" || t == "ReduceSumSquare" || t == "ReduceL1" || t == "ReduceLogSum") {
     if (n.opset >= 18 && n.num_inputs() > 1) return false;  // axes as an input: keep the op
