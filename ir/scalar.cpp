@@ -1,5 +1,7 @@
 #include "ir/scalar.h"
 
+#include "ir/half.h"
+
 #include <cfenv>
 #include <cmath>
 #include <cstring>
@@ -8,42 +10,6 @@
 namespace fusor {
 
 namespace {
-
-// Encodes v in an IEEE binary format with `mant` stored significand bits and `ebits` exponent
-// bits, rounding to nearest even straight from double (no double rounding through float).
-uint32_t encode_ieee(double v, int mant, int ebits) {
-  const int bias = (1 << (ebits - 1)) - 1;
-  const uint32_t sign = std::signbit(v) ? (1u << (mant + ebits)) : 0u;
-  const uint32_t exp_all = ((1u << ebits) - 1) << mant;
-  if (std::isnan(v)) return sign | exp_all | (1u << (mant - 1));
-  double a = std::fabs(v);
-  if (std::isinf(a)) return sign | exp_all;
-  const int emin = 1 - bias;
-  // nearbyint rounds half to even in the default rounding mode, which fusor never changes.
-  if (a < std::ldexp(1.0, emin)) {  // subnormal (or zero): a multiple of 2^(emin - mant)
-    double q = std::nearbyint(std::ldexp(a, mant - emin));
-    return sign | static_cast<uint32_t>(q);  // q == 2^mant becomes the smallest normal
-  }
-  int e2;
-  std::frexp(a, &e2);
-  int e = e2 - 1;  // a in [2^e, 2^(e+1))
-  double r = std::nearbyint(std::ldexp(a, mant - e));  // in [2^mant, 2^(mant+1)]
-  if (r >= std::ldexp(1.0, mant + 1)) r = std::ldexp(1.0, mant), ++e;
-  if (e + bias >= (1 << ebits) - 1) return sign | exp_all;  // overflow: infinity
-  return sign | (static_cast<uint32_t>(e + bias) << mant) | (static_cast<uint32_t>(r) - (1u << mant));
-}
-
-double decode_ieee(uint32_t bits, int mant, int ebits) {
-  const int bias = (1 << (ebits - 1)) - 1;
-  const bool neg = (bits >> (mant + ebits)) & 1u;
-  const uint32_t e = (bits >> mant) & ((1u << ebits) - 1);
-  const uint32_t m = bits & ((1u << mant) - 1);
-  double v;
-  if (e == (1u << ebits) - 1) v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else if (e == 0) v = std::ldexp(static_cast<double>(m), 1 - bias - mant);
-  else v = std::ldexp(static_cast<double>(m | (1u << mant)), static_cast<int>(e) - bias - mant);
-  return neg ? -v : v;
-}
 
 // float -> integer: truncate toward zero, saturate at the dtype's range, NaN -> 0.
 int64_t float_to_int(double v, DType t) {
@@ -72,10 +38,11 @@ int64_t float_to_int(double v, DType t) {
 
 }  // namespace
 
-uint16_t float_to_half_bits(double v) { return static_cast<uint16_t>(encode_ieee(v, 10, 5)); }
-double half_bits_to_float(uint16_t h) { return decode_ieee(h, 10, 5); }
-uint16_t float_to_bf16_bits(double v) { return static_cast<uint16_t>(encode_ieee(v, 7, 8)); }
-double bf16_bits_to_float(uint16_t h) { return decode_ieee(h, 7, 8); }
+// ir/half.h holds the one implementation (exhaustively tested in tests/test_half.cpp).
+uint16_t float_to_half_bits(double v) { return f64_to_f16_rne(v); }
+double half_bits_to_float(uint16_t h) { return f16_to_f32(h); }
+uint16_t float_to_bf16_bits(double v) { return f64_to_bf16_rne(v); }
+double bf16_bits_to_float(uint16_t h) { return bf16_to_f32(h); }
 
 double round_float(double v, DType t) {
   switch (t) {

@@ -44,7 +44,7 @@ double round_float(double v, DType t);
 // The value as a double (exact for floats; ints as the nearest double; u64 by its unsigned value).
 double scalar_to_double(HostScalar v, DType t);
 
-// IEEE round-to-nearest-even conversions (the one definition host code uses).
+// IEEE round-to-nearest-even conversions: ir/half.h's (the one definition host code uses), as doubles.
 uint16_t float_to_half_bits(double v);
 double half_bits_to_float(uint16_t h);
 uint16_t float_to_bf16_bits(double v);
