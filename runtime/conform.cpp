@@ -33,11 +33,11 @@ std::vector<std::string> find_cases(const std::vector<std::string>& paths) {
   return out;
 }
 
-std::string numerics_note(const std::string& backend) {
+std::string numerics_note(const std::string& backend, int device) {
   try {
     auto devs = make_backend(backend)->devices();
-    if (devs.empty() || devs[0].numerics_note.empty()) return "";
-    return "device '" + devs[0].name + "' " + devs[0].numerics_note;
+    if (device < 0 || static_cast<size_t>(device) >= devs.size() || devs[device].numerics_note.empty()) return "";
+    return "device '" + devs[device].name + "' " + devs[device].numerics_note;
   } catch (const std::exception&) {
     return "";  // the case runs report why the backend is unusable
   }

@@ -28,9 +28,9 @@ struct CaseResult {
   int64_t max_ulp = 0;
 };
 
-// The numerics note of the backend's first device (DeviceInfo::numerics_note), "" when it has
-// none or no device; never throws.
-std::string numerics_note(const std::string& backend);
+// The numerics note of the backend's device `device` (DeviceInfo::numerics_note) prefixed with
+// the device's name, "" when it has none or there is no such device; never throws.
+std::string numerics_note(const std::string& backend, int device = 0);
 
 // Every folder under the paths (recursively; a path may itself be a case) that holds a
 // model.onnx, sorted.

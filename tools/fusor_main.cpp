@@ -110,7 +110,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     std::printf("wrote   %zu outputs to %s\n", outs.size(), out_dir.c_str());
   }
   if (expected.empty()) return 0;
-  std::string note = numerics_note(backend);
+  std::string note = numerics_note(backend, device);
   if (!note.empty()) std::printf("note    %s %s\n", backend.c_str(), note.c_str());
   bool ok = true;
   for (size_t k = 0; k < expected.size() && k < outs.size(); ++k) {
@@ -181,8 +181,10 @@ int cmd_devices() {
       auto b = make_backend(name);
       auto devs = b->devices();
       if (devs.empty()) std::printf("%-7s (no device)\n", name.c_str());
-      for (size_t i = 0; i < devs.size(); ++i)
+      for (size_t i = 0; i < devs.size(); ++i) {
         std::printf("%-7s [%zu] %s: %s\n", name.c_str(), i, devs[i].name.c_str(), devs[i].details.c_str());
+        if (!devs[i].numerics_note.empty()) std::printf("%-7s     note: %s\n", "", devs[i].numerics_note.c_str());
+      }
     } catch (const std::exception& e) {
       std::printf("%-7s unavailable: %s\n", name.c_str(), e.what());
     }
