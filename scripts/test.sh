@@ -8,5 +8,8 @@ scripts/build.sh
 if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ] && ! ls /usr/share/vulkan/icd.d/nvidia* >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
 fi
-cd build
-ctest --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" --timeout 1500
+status=0
+(cd build && ctest --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" --timeout 1500) || status=1
+# The C++ package: installed into build/install, and examples/consumer built against it.
+scripts/test_consumer.sh || status=1
+exit $status

@@ -183,6 +183,7 @@ int cmd_devices() {
 
 int main(int argc, char** argv) {
   CLI::App app{"fusor: an operator-fusion runtime for ONNX models (CUDA, Vulkan/SPIR-V, CPU)"};
+  app.set_version_flag("--version", std::string("fusor ") + FUSOR_VERSION);
   app.require_subcommand(1);
 
   std::string model, backend, inputs_dir, out_dir;
