@@ -231,6 +231,7 @@ int main(int argc, char** argv) {
   bench->add_flag("--eager", bn.eager, "no graph replay / re-record the command buffer every run");
   bench->add_flag("--json", bn.json, "machine-readable output");
   bench->add_option("--device", bn.device, "device index");
+  bench->add_option("--trace", bn.trace, "write a Chrome/Perfetto trace (JSON): compile phases and one slice per kernel");
 
   try {
     app.parse(argc, argv);
