@@ -10,6 +10,9 @@ if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/share/vulkan/icd.d/lvp_icd.x86_64.
 fi
 status=0
 (cd build && ctest --output-on-failure -j"$(nproc 2>/dev/null || echo 2)" --timeout 1500) || status=1
+# The Python package, built the way users build it (pip install . : scikit-build-core into
+# build/py, the library's objects from the ccache of the build above), then its pytest suite.
+scripts/test_python.sh || status=1
 # The C++ package: installed into build/install, and examples/consumer built against it.
 scripts/test_consumer.sh || status=1
 exit $status
