@@ -59,6 +59,15 @@ def test_run_matches_onnxruntime_outputs(backend):
     np.testing.assert_allclose(res[0], y, rtol=1e-3, atol=1e-6)
 
 
+@pytest.mark.parametrize("backend", ["cpu"] + GPU_BACKENDS)
+def test_matches_onnxruntime_on_random_inputs(backend):
+    ort = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed")
+    feed = {"input_ids": random_ids(8)}
+    (y,) = fusor.Session(GPT2_MODEL, backend=backend).run(None, feed)
+    (want,) = ort.InferenceSession(GPT2_MODEL, providers=["CPUExecutionProvider"]).run(None, feed)
+    np.testing.assert_allclose(y, want, rtol=1e-3, atol=1e-5)
+
+
 def test_fused_unfused_and_reference_agree_on_random_inputs():
     ids = random_ids(1)
     name = fusor.Session(GPT2_MODEL, backend="ref").get_inputs()[0].name
