@@ -98,32 +98,62 @@ def test_output_names_select_and_errors_name_things():
     assert issubclass(fusor.Unsupported, fusor.Error)
 
 
+def _varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def _field(num, payload):  # a length-delimited protobuf field
+    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
+
+
+def onnx_model(nodes, inputs, outputs):
+    """A serialized ONNX ModelProto (opset 17) written by hand, so the tests need no onnx
+    package. nodes: (op_type, [inputs], [outputs]); inputs/outputs: (name, elem_type, [dims])
+    with ONNX TensorProto elem types (1 float, 6 int32, 7 int64, 9 bool)."""
+
+    def value_info(name, elem, dims):
+        shape = b"".join(_field(1, bytes([0x08]) + _varint(d)) for d in dims)  # TensorShapeProto.dim
+        tensor_type = bytes([0x08]) + _varint(elem) + _field(2, shape)
+        return _field(1, name.encode()) + _field(2, _field(1, tensor_type))
+
+    graph = b""
+    for i, (op, ins, outs) in enumerate(nodes):
+        node = b"".join(_field(1, x.encode()) for x in ins) + b"".join(_field(2, x.encode()) for x in outs)
+        graph += _field(1, node + _field(3, f"n{i}".encode()) + _field(4, op.encode()))
+    graph += _field(2, b"g")
+    graph += b"".join(_field(11, value_info(*v)) for v in inputs)
+    graph += b"".join(_field(12, value_info(*v)) for v in outputs)
+    opset = _field(1, b"") + bytes([0x10, 17])
+    return bytes([0x08, 8]) + _field(7, graph) + _field(8, opset)
+
+
 def test_unsupported_op_raises_unsupported():
-    # An ONNX model with one node of an op fusor lacks, written by hand (protobuf wire format).
-    def varint(n):
-        out = b""
-        while True:
-            b = n & 0x7F
-            n >>= 7
-            out += bytes([b | (0x80 if n else 0)])
-            if not n:
-                return out
-
-    def field(num, payload):
-        return varint(num << 3 | 2) + varint(len(payload)) + payload
-
-    def value_info(name):  # ValueInfoProto{name, type: tensor(float)[2]}
-        shape = field(1, bytes([0x08, 0x02]))  # TensorShapeProto{dim: [Dimension{dim_value: 2}]}
-        tensor_type = bytes([0x08, 0x01]) + field(2, shape)  # TypeProto.Tensor{elem_type: FLOAT, shape}
-        return field(1, name.encode()) + field(2, field(1, tensor_type))
-
-    node = field(1, b"x") + field(2, b"y") + field(3, b"n0") + field(4, b"NoSuchOp")
-    graph = field(1, node) + field(2, b"g") + field(11, value_info("x")) + field(12, value_info("y"))
-    opset = field(1, b"") + bytes([0x10, 17])  # OperatorSetIdProto{domain: "", version: 17}
-    model = bytes([0x08, 8]) + field(7, graph) + field(8, opset)  # ir_version 8, graph, opset_import
+    model = onnx_model([("NoSuchOp", ["x"], ["y"])], [("x", 1, [2])], [("y", 1, [2])])
     with pytest.raises(fusor.Unsupported, match=r"NoSuchOp"):
         sess = fusor.Session(model, backend="cpu")
         sess.run(None, {"x": np.ones(2, np.float32)})
+
+
+@pytest.mark.parametrize("backend", ["ref", "cpu"] + GPU_BACKENDS)
+def test_integers_wrap_and_bools_come_back_exactly(backend):
+    model = onnx_model([("Add", ["a", "b"], ["s"]), ("Greater", ["a", "b"], ["g"]), ("Not", ["g"], ["ng"])],
+                       [("a", 6, [6]), ("b", 6, [6])], [("s", 6, [6]), ("g", 9, [6]), ("ng", 9, [6])])
+    sess = fusor.Session(model, backend=backend)
+    assert [o.dtype for o in sess.get_outputs()] == ["int32", "bool", "bool"]
+    a = np.array([2**31 - 1, -5, 7, 0, -(2**31), 123456], np.int32)
+    b = np.array([1, 3, 7, -1, -1, -654321], np.int32)
+    s, g, ng = sess.run(None, {"a": a, "b": b})
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(s, a + b)  # two's-complement wrap-around, as NumPy
+    assert s.dtype == np.int32 and g.dtype == np.bool_ and ng.dtype == np.bool_
+    np.testing.assert_array_equal(g, a > b)
+    np.testing.assert_array_equal(ng, ~(a > b))
 
 
 def test_model_from_bytes_resolves_external_data_from_cwd(monkeypatch):
