@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Quick start, step 2: install dependencies, build, and run the whole test suite (CTest).
+# Quick start, step 2: install dependencies, build, and run the whole test suite: CTest, the
+# Python package (pip install . + pytest) and a CMake consumer of the installed package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
