@@ -21,6 +21,14 @@ struct RunStats {
   double device_us = -1;
 };
 
+// One kernel's time in a profiling run (Executable::profile), microseconds.
+struct KernelTiming {
+  int kernel = -1;      // index into Plan::kernels of build_plan(g, {opts.fusion}) (the plan it runs)
+  std::string what;     // "" for the kernel itself; the library call otherwise (e.g. "cublasLt")
+  double start_us = 0;  // from the start of the profiled run, on the timing clock
+  double dur_us = 0;
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
@@ -31,6 +39,14 @@ class Executable {
   // One line on how the backend runs the plan beyond its generated kernels (e.g. "cuBLASLt:
   // 4 of 4 matmuls"), or "" when there is nothing to say.
   virtual std::string notes() const { return ""; }
+  // Runs once like run() (same outputs) with a timestamp around every kernel, for profiling
+  // (slower than run(): GPU backends use a separately recorded timing replay). Returns one
+  // entry per kernel launch in launch order; empty when the backend cannot time kernels (ref).
+  virtual std::vector<KernelTiming> profile(const std::vector<Tensor>& inputs,
+                                            std::vector<Tensor>* outputs = nullptr) {
+    if (outputs) *outputs = run(inputs);
+    return {};
+  }
 };
 
 struct DeviceInfo {

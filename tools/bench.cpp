@@ -8,6 +8,7 @@
 #include "backends/backend.h"
 #include "ir/kernel_spec.h"
 #include "runtime/session.h"
+#include "runtime/trace.h"
 #include "tools/commands.h"
 
 namespace fusor {
@@ -27,12 +28,19 @@ Summary summarize(std::vector<double> v) {
 }  // namespace
 
 int cmd_bench(const BenchArgs& a) {
+  PhaseLog log;  // host phases for --trace (the backends mark fusion, codegen, compile, record)
   // load_ms: ONNX file -> static graph (parse, shape inference, folding); with compile_ms it
   // is the whole "model to ready executable" time.
   auto tl = std::chrono::steady_clock::now();
-  Graph g = load_model(a.model);
+  Graph g = [&] {
+    PhaseScope ps("load");
+    return load_model(a.model);
+  }();
   auto inputs = random_inputs(g, 0);
-  Graph sg = specialize(g, inputs);
+  Graph sg = [&] {
+    PhaseScope ps("shape inference");
+    return specialize(g, inputs);
+  }();
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tl).count();
   CompileOptions o;
   o.fusion = !a.no_fusion;
@@ -40,22 +48,42 @@ int cmd_bench(const BenchArgs& a) {
   o.device = a.device;
   auto b = make_backend(a.backend);
   auto t0 = std::chrono::steady_clock::now();
-  auto exe = b->compile(sg, o);
+  std::unique_ptr<Executable> exe;
+  {
+    PhaseScope ps("backend compile");
+    exe = b->compile(sg, o);
+  }
   double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   // Again, now that the on-disk kernel cache (CUBINs / SPIR-V + pipeline cache) holds this model.
   t0 = std::chrono::steady_clock::now();
-  b->compile(sg, o);
+  {
+    PhaseScope ps("backend compile (disk cache warm)");
+    b->compile(sg, o);
+  }
   double warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   FusionOptions fo;
   fo.fuse = o.fusion;
   Plan plan = build_plan(sg, fo);
   for (int i = 0; i < a.warmup; ++i) exe->run(inputs);
   std::vector<double> host, dev;
+  TraceData trace;
   for (int i = 0; i < a.iters; ++i) {
     RunStats st;
+    const double start = log.now_us();
     exe->run(inputs, &st);
+    trace.runs.push_back({"run " + std::to_string(i), start, log.now_us() - start, {{"device_us", st.device_us}}});
     host.push_back(st.host_us);
     dev.push_back(st.device_us);
+  }
+  if (!a.trace.empty()) {
+    // One more run with a timestamp around every kernel (a separate timing replay on the GPUs).
+    trace.model = a.model;
+    trace.backend = a.backend;
+    trace.plan = &plan;
+    trace.kernels_origin_us = log.now_us();
+    trace.kernels = exe->profile(inputs);
+    trace.phases = log.phases();
+    write_trace(trace, a.trace);
   }
   Summary h = summarize(host), d = summarize(dev);
   // Peak device memory of the plan: the one arena plus the constants (weights) uploaded once.
@@ -92,6 +120,9 @@ int cmd_bench(const BenchArgs& a) {
   std::printf("device memory     %lld bytes (arena %lld + constants %lld)\n",
               static_cast<long long>(plan.arena_bytes + constant_bytes), static_cast<long long>(plan.arena_bytes),
               static_cast<long long>(constant_bytes));
+  if (!a.trace.empty())
+    std::printf("trace             %s (%zu kernels timed; open in ui.perfetto.dev or chrome://tracing)\n", a.trace.c_str(),
+                trace.kernels.size());
   return 0;
 }
 

@@ -12,6 +12,7 @@ int cmd_explain(const ExplainArgs& a);
 
 struct BenchArgs {
   std::string model, backend;
+  std::string trace;  // --trace FILE: write a Chrome/Perfetto trace-event JSON (runtime/trace.h)
   int iters = 50, warmup = 5, device = 0;
   bool no_fusion = false, eager = false, json = false;
 };

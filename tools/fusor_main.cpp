@@ -196,6 +196,7 @@ int cmd_devices() {
 
 int main(int argc, char** argv) {
   CLI::App app{"fusor: an operator-fusion runtime for ONNX models (CUDA, Vulkan/SPIR-V, CPU)"};
+  app.set_version_flag("--version", std::string("fusor ") + FUSOR_VERSION);
   app.require_subcommand(1);
 
   std::string model, backend, inputs_dir, out_dir;
@@ -245,6 +246,7 @@ int main(int argc, char** argv) {
   bench->add_flag("--eager", bn.eager, "no graph replay / re-record the command buffer every run");
   bench->add_flag("--json", bn.json, "machine-readable output");
   bench->add_option("--device", bn.device, "device index");
+  bench->add_option("--trace", bn.trace, "write a Chrome/Perfetto trace (JSON): compile phases and one slice per kernel");
 
   try {
     app.parse(argc, argv);

@@ -12,6 +12,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/cpu_backends.h"
 #include "ir/kernel_spec.h"
+#include "ir/phases.h"
 #include "ir/scalar.h"
 
 namespace fusor {
@@ -29,9 +30,12 @@ class CpuExecutable : public Executable {
     for (size_t i = 0; i < inputs.size(); ++i) {
       std::memcpy(base(p_.input_buffers[i]), inputs[i].raw(), inputs[i].nbytes());
     }
-    for (auto& k : p_.kernels) {
+    for (size_t i = 0; i < p_.kernels.size(); ++i) {
+      const KernelSpec& k = p_.kernels[i];
+      const auto tk = std::chrono::steady_clock::now();
       if (k.kind == FusionKind::opaque) run_opaque(k);
       else run_kernel(k);
+      if (timings_) timings_->push_back({static_cast<int>(i), "", us_between(t0, tk), us_between(tk, std::chrono::steady_clock::now())});
     }
     std::vector<Tensor> outs;
     for (int b : p_.output_buffers) outs.push_back(read_buffer(b));
@@ -40,8 +44,26 @@ class CpuExecutable : public Executable {
     return outs;
   }
   int kernel_count() const override { return static_cast<int>(p_.kernels.size()); }
+  // Per-kernel host time of one run (kernels run one after another on this thread).
+  std::vector<KernelTiming> profile(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) override {
+    std::vector<KernelTiming> t;
+    timings_ = &t;
+    try {
+      auto outs = run(inputs, nullptr);
+      if (outputs) *outputs = std::move(outs);
+    } catch (...) {
+      timings_ = nullptr;
+      throw;
+    }
+    timings_ = nullptr;
+    return t;
+  }
 
  private:
+  static double us_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::micro>(b - a).count();
+  }
+  std::vector<KernelTiming>* timings_ = nullptr;  // set while profile() runs
   Plan p_;
   std::vector<std::byte> arena_;
 
@@ -233,7 +255,11 @@ class CpuBackend : public Backend {
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& o) override {
     FusionOptions fo;
     fo.fuse = o.fusion;
-    return std::make_unique<CpuExecutable>(build_plan(g, fo));
+    Plan p = [&] {
+      PhaseScope ps("fusion");
+      return build_plan(g, fo);
+    }();
+    return std::make_unique<CpuExecutable>(std::move(p));
   }
 };
 

@@ -13,6 +13,7 @@
 
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_driver.h"
+#include "ir/phases.h"
 
 namespace fusor {
 
@@ -123,7 +124,10 @@ class CudaExecutableImpl final : public CudaExecutable {
   CudaExecutableImpl(const Graph& g, const CompileOptions& opts) : drv(driver_or_throw()), replay_(opts.replay) {
     FusionOptions fo;
     fo.fuse = opts.fusion;
-    plan_ = build_plan(g, fo);
+    {
+      PhaseScope ps("fusion");
+      plan_ = build_plan(g, fo);
+    }
     auto desc = [&](int b) {
       const Buffer& buf = plan_.buffers[b];
       return BufferDesc{buf.name, buf.dtype, buf.shape, buf.nbytes()};
@@ -131,7 +135,10 @@ class CudaExecutableImpl final : public CudaExecutable {
     for (int b : plan_.input_buffers) input_descs_.push_back(desc(b));
     for (int b : plan_.output_buffers) output_descs_.push_back(desc(b));
     // Generate every source before touching the device so Unsupported costs nothing.
-    cuda_generate_sources(plan_);
+    {
+      PhaseScope ps("codegen");
+      cuda_generate_sources(plan_);
+    }
     int count = 0;
     FZ_CU(cuDeviceGetCount, &count);
     if (opts.device < 0 || opts.device >= count)
@@ -139,6 +146,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     FZ_CU(cuDeviceGet, &dev_, opts.device);
     FZ_CU(cuDevicePrimaryCtxRetain, &ctx_, dev_);
     try {
+      PhaseScope ps("compile");
       setup();
     } catch (...) {
       release();
@@ -161,6 +169,67 @@ class CudaExecutableImpl final : public CudaExecutable {
   const std::vector<BufferDesc>& input_descs() const override { return input_descs_; }
   const std::vector<BufferDesc>& output_descs() const override { return output_descs_; }
   int64_t node_updates() const override { return node_updates_; }
+
+  // A timing replay: the launches made eagerly on the stream with an event after each kernel
+  // and each cuBLASLt call (a graph launch has no per-node events), then the outputs copied
+  // back as run() does.
+  std::vector<KernelTiming> profile(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) override {
+    FZ_CU(cuCtxSetCurrent, ctx_);
+    check_run_inputs(plan_.graph, inputs);
+    bind(home_);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].nbytes()) FZ_CU(cuMemcpyHtoDAsync, addr(plan_.input_buffers[i]), inputs[i].raw(), inputs[i].nbytes(), stream_);
+    struct Mark {
+      int kernel;
+      const char* what;
+    };
+    std::vector<Mark> marks;
+    std::vector<CUevent> ev;
+    auto event = [&] {
+      CUevent e = nullptr;
+      FZ_CU(cuEventCreate, &e, CU_EVENT_DEFAULT);
+      ev.push_back(e);
+      FZ_CU(cuEventRecord, e, stream_);
+    };
+    std::vector<Tensor> outs;
+    std::vector<KernelTiming> out;
+    try {
+      reset_status();
+      event();
+      for (auto& l : launches_) {
+        if (l.gemm) {
+          l.gemm->enqueue(stream_);
+          event();
+          marks.push_back({l.kernel, "cublasLt"});
+        }
+        if (l.fn) {
+          FZ_CU(cuLaunchKernel, l.fn, static_cast<unsigned>(l.dims.groups), 1, 1, static_cast<unsigned>(l.dims.group_size), 1,
+                1, 0, stream_, l.argp.data(), nullptr);
+          event();
+          marks.push_back({l.kernel, ""});
+        }
+      }
+      for (int ob : plan_.output_buffers) {
+        const Buffer& b = plan_.buffers[ob];
+        outs.emplace_back(b.dtype, b.shape);
+        if (outs.back().nbytes()) FZ_CU(cuMemcpyDtoHAsync, outs.back().raw(), addr(ob), outs.back().nbytes(), stream_);
+      }
+      FZ_CU(cuStreamSynchronize, stream_);
+      check_status();  // an out-of-range index fails the profiling run as it fails run()
+      for (size_t i = 0; i < marks.size(); ++i) {
+        float start_ms = 0, dur_ms = 0;
+        FZ_CU(cuEventElapsedTime, &start_ms, ev[0], ev[i]);
+        FZ_CU(cuEventElapsedTime, &dur_ms, ev[i], ev[i + 1]);
+        out.push_back({marks[i].kernel, marks[i].what, start_ms * 1000.0, dur_ms * 1000.0});
+      }
+    } catch (...) {
+      for (CUevent e : ev) drv.cuEventDestroy(e);
+      throw;
+    }
+    for (CUevent e : ev) drv.cuEventDestroy(e);
+    if (outputs) *outputs = std::move(outs);
+    return out;
+  }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats) override {
     auto t0 = std::chrono::steady_clock::now();
@@ -278,6 +347,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     std::vector<void*> argp;        // points into args (stable: args is never resized after setup)
     std::vector<std::pair<int, int>> movable;  // (slot, buffer) of graph input/output buffers
     CUgraphNode node = nullptr;     // replay: this launch's node in graph_
+    int kernel = -1;                // index into plan_.kernels
   };
 
   const CudaDriver& drv;
@@ -480,6 +550,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     for (size_t i = 0; i < plan_.kernels.size(); ++i) {
       const KernelSpec& k = plan_.kernels[i];
       Launch l;
+      l.kernel = static_cast<int>(i);
       if (libs[i]) {
         l.lib = libs[i];
         try {
@@ -515,7 +586,10 @@ class CudaExecutableImpl final : public CudaExecutable {
     }
     for (auto& l : launches_)
       for (auto& a : l.args) l.argp.push_back(&a);
-    if (replay_ && !launches_.empty()) build_graph();
+    if (replay_ && !launches_.empty()) {
+      PhaseScope ps("record");
+      build_graph();
+    }
   }
 
   // Recorded once as a chain of kernel nodes (what capturing the one stream would give), built

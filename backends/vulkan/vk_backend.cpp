@@ -2,6 +2,7 @@
 #include "backends/vulkan/vulkan_backend.h"
 
 #include "backends/vulkan/vk_executable.h"
+#include "ir/phases.h"
 
 namespace fusor {
 
@@ -23,14 +24,18 @@ class VulkanBackend : public Backend {
   }
 
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) override {
-    std::shared_ptr<vk::Instance> inst;
-    try {
-      inst = inst_ = vk::Instance::get();
-    } catch (const Error& e) {
-      throw Error("vulkan", std::string("no Vulkan device: ") + e.what());
+    std::shared_ptr<vk::Context> ctx;
+    {
+      PhaseScope ps("device setup");  // instance, device and pipeline cache (once per process)
+      std::shared_ptr<vk::Instance> inst;
+      try {
+        inst = inst_ = vk::Instance::get();
+      } catch (const Error& e) {
+        throw Error("vulkan", std::string("no Vulkan device: ") + e.what());
+      }
+      if (inst->devices().empty()) throw Error("vulkan", "no Vulkan device: the loader found no device with a compute queue");
+      ctx = vk::Context::get(opts.device);
     }
-    if (inst->devices().empty()) throw Error("vulkan", "no Vulkan device: the loader found no device with a compute queue");
-    std::shared_ptr<vk::Context> ctx = vk::Context::get(opts.device);
     return std::make_unique<vk::VulkanExecutable>(std::move(ctx), g, opts);
   }
 

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ir/phases.h"
+
 namespace fusor::vk {
 
 namespace {
@@ -55,7 +57,10 @@ VulkanExecutable::VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g,
   try {
     FusionOptions fo;
     fo.fuse = opts.fusion;
-    plan_ = build_plan(g, fo);
+    {
+      PhaseScope ps("fusion");
+      plan_ = build_plan(g, fo);
+    }
     build_memory();
     build_kernels();
     if (compile_stats_.compiled > 0) ctx_->save_pipeline_cache();
@@ -77,7 +82,10 @@ VulkanExecutable::VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g,
       qci.queryCount = 4;  // start, dispatches begin, dispatches end, end
       check_vk(vkCreateQueryPool(dev_, &qci, nullptr, &query_pool_), "vkCreateQueryPool");
     }
-    if (opts_.replay) record(command_buffer_);
+    if (opts_.replay) {
+      PhaseScope ps("record");
+      record(command_buffer_);
+    }
   } catch (...) {
     release();  // Vulkan objects made so far; members are then destroyed normally
     throw;
@@ -200,7 +208,7 @@ VulkanExecutable::Binding VulkanExecutable::binding_for(int b) const {
 
 // ---- recording ------------------------------------------------------------------------------
 
-void VulkanExecutable::record(VkCommandBuffer cb) {
+void VulkanExecutable::record(VkCommandBuffer cb, VkQueryPool per_kernel) {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = opts_.replay ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check_vk(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
@@ -226,6 +234,11 @@ void VulkanExecutable::record(VkCommandBuffer cb) {
   }
 
   if (query_pool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, query_pool_, 1);
+  if (per_kernel) {
+    vkCmdResetQueryPool(cb, per_kernel, 0, static_cast<uint32_t>(dispatches_.size() + 1));
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, per_kernel, 0);
+  }
+  uint32_t done = 0;
 
   // Barriers only where data flows: a kernel that reads (RAW) or writes (WAW) bytes written
   // since the last barrier, or writes bytes read since then (WAR), waits for everything
@@ -261,6 +274,7 @@ void VulkanExecutable::record(VkCommandBuffer cb) {
     }
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.layout, 0, 1, &d.set, 0, nullptr);
     vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
+    if (per_kernel) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, per_kernel, ++done);
     pending_reads.insert(pending_reads.end(), d.reads.begin(), d.reads.end());
     pending_writes.insert(pending_writes.end(), d.writes.begin(), d.writes.end());
   }
@@ -294,6 +308,11 @@ void VulkanExecutable::record(VkCommandBuffer cb) {
 
 std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, RunStats* stats) {
   std::lock_guard<std::mutex> lock(run_mutex_);
+  return run_locked(inputs, stats, command_buffer_, VK_NULL_HANDLE);
+}
+
+std::vector<Tensor> VulkanExecutable::run_locked(const std::vector<Tensor>& inputs, RunStats* stats, VkCommandBuffer cb,
+                                                 VkQueryPool per_kernel) {
   const auto t0 = std::chrono::steady_clock::now();
   const Graph& g = plan_.graph;
   check_run_inputs(g, inputs);
@@ -305,15 +324,15 @@ std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, Run
   }
 
   if (!opts_.replay) {
-    check_vk(vkResetCommandBuffer(command_buffer_, 0), "vkResetCommandBuffer");
-    record(command_buffer_);
+    check_vk(vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer");
+    record(cb, per_kernel);
   }
   check_vk(vkResetFences(dev_, 1, &fence_), "vkResetFences");
   {
     std::lock_guard<std::mutex> qlock(ctx_->queue_mutex());
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
-    si.pCommandBuffers = &command_buffer_;
+    si.pCommandBuffers = &cb;
     check_vk(vkQueueSubmit(ctx_->queue(), 1, &si, fence_), "vkQueueSubmit");
   }
   check_vk(vkWaitForFences(dev_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
@@ -355,6 +374,53 @@ std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, Run
     stats->device_us = last_kernel_us_ >= 0 ? last_kernel_us_ : device_us;
   }
   return outs;
+}
+
+// ---- profiling ------------------------------------------------------------------------------
+
+std::vector<KernelTiming> VulkanExecutable::profile(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  if (!query_pool_) {
+    auto outs = run_locked(inputs, nullptr, command_buffer_, VK_NULL_HANDLE);
+    if (outputs) *outputs = std::move(outs);
+    return {};
+  }
+  // Its own command buffer and query pool, so the replayed one stays as recorded.
+  const uint32_t n = static_cast<uint32_t>(dispatches_.size());
+  VkQueryPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkQueryPoolCreateInfo qci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  qci.queryCount = n + 1;
+  check_vk(vkCreateQueryPool(dev_, &qci, nullptr, &pool), "vkCreateQueryPool");
+  std::vector<uint64_t> ts(n + 1, 0);
+  try {
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = command_pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    check_vk(vkAllocateCommandBuffers(dev_, &ai, &cb), "vkAllocateCommandBuffers");
+    if (opts_.replay) record(cb, pool);  // eager mode re-records it in run_locked
+    auto outs = run_locked(inputs, nullptr, cb, pool);
+    if (outputs) *outputs = std::move(outs);
+    check_vk(vkGetQueryPoolResults(dev_, pool, 0, n + 1, ts.size() * sizeof(uint64_t), ts.data(), sizeof(uint64_t),
+                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+             "vkGetQueryPoolResults");
+  } catch (...) {
+    if (cb) vkFreeCommandBuffers(dev_, command_pool_, 1, &cb);
+    vkDestroyQueryPool(dev_, pool, nullptr);
+    throw;
+  }
+  vkFreeCommandBuffers(dev_, command_pool_, 1, &cb);
+  vkDestroyQueryPool(dev_, pool, nullptr);
+  const double us_per_tick = ctx_->info().timestamp_period / 1000.0;
+  std::vector<KernelTiming> out;
+  for (uint32_t i = 0; i < n; ++i) {
+    const double start = static_cast<double>(ts[i] - ts[0]) * us_per_tick;
+    const double dur = ts[i + 1] >= ts[i] ? static_cast<double>(ts[i + 1] - ts[i]) * us_per_tick : 0.0;
+    out.push_back({dispatches_[i].kernel, "", start, dur});
+  }
+  return out;
 }
 
 }  // namespace fusor::vk

@@ -38,6 +38,7 @@ struct ByteRange {
 // One kernel of the plan as recorded: a pipeline, its descriptor set and its dispatch size.
 struct Dispatch {
   std::string name;
+  int kernel = -1;    // index into the plan's kernels
   int pipeline = -1;  // index into VulkanExecutable::pipelines_
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSet set = VK_NULL_HANDLE;
@@ -55,6 +56,10 @@ class VulkanExecutable final : public Executable {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr) override;
   int kernel_count() const override { return static_cast<int>(dispatches_.size()); }
+  // A timing replay: a separately recorded command buffer with a timestamp (bottom of pipe)
+  // before the first dispatch and after each one, so a slice is the interval in which that
+  // dispatch completed. Empty when the device's queue has no timestamps.
+  std::vector<KernelTiming> profile(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs = nullptr) override;
 
   int barrier_count() const { return barrier_count_; }
   // Device time of the dispatches alone in the last run (staging copies excluded), us; -1 if
@@ -69,7 +74,10 @@ class VulkanExecutable final : public Executable {
   void build_kernels();
   // vk_executable.cpp: arena/constants/staging, recording.
   void build_memory();
-  void record(VkCommandBuffer cb);
+  // per_kernel: a query pool of dispatches_.size() + 1 timestamps (profile), or none.
+  void record(VkCommandBuffer cb, VkQueryPool per_kernel = VK_NULL_HANDLE);
+  std::vector<Tensor> run_locked(const std::vector<Tensor>& inputs, RunStats* stats, VkCommandBuffer cb,
+                                 VkQueryPool per_kernel);
   void release();  // destroys the Vulkan objects (destructor, failed constructor)
   struct Binding {
     VkBuffer buffer = VK_NULL_HANDLE;

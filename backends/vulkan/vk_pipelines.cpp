@@ -6,11 +6,13 @@
 #include <exception>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "backends/codegen.h"
 #include "backends/vulkan/vk_dialect.h"
 #include "backends/vulkan/vk_executable.h"
+#include "ir/phases.h"
 
 namespace fusor::vk {
 
@@ -78,6 +80,7 @@ void VulkanExecutable::build_kernels() {
   sources_.assign(plan_.kernels.size(), "");
 
   // Phase 1 (serial, cheap): source, launch geometry, hazards for every kernel.
+  std::optional<PhaseScope> phase(std::in_place, "codegen");
   for (size_t ki = 0; ki < plan_.kernels.size(); ++ki) {
     const KernelSpec& k = plan_.kernels[ki];
     std::vector<int> binds = kernel_bindings(k);
@@ -139,6 +142,7 @@ void VulkanExecutable::build_kernels() {
 
     Dispatch d;
     d.name = k.name;
+    d.kernel = static_cast<int>(ki);
     d.pipeline = it->second;
     d.layout = jobs[it->second].layout;
     split_groups(groups, info, k.name, d.groups);
@@ -159,6 +163,8 @@ void VulkanExecutable::build_kernels() {
 
   // Phase 2 (parallel): shaderc + validation + pipeline creation dominate compile time and
   // are independent per kernel; the pipeline cache is internally synchronised.
+  phase.reset();
+  phase.emplace("compile");
   pipelines_.assign(jobs.size(), VK_NULL_HANDLE);
   std::vector<std::exception_ptr> errors(jobs.size());
   std::vector<CompileStats> stats(jobs.size());

@@ -1,0 +1,389 @@
+// fusor._fusor: the native half of the Python package (python/fusor/__init__.py is the
+// onnxruntime-style front). A _Session wraps one model on one backend; host arrays go through
+// fusor::Session (compiled per input signature, as the CLI), CUDA device arrays through
+// CudaExecutable::run_device on the caller's own memory. The GIL is released while fusor
+// loads, compiles and runs; fusor::Error / Unsupported become fusor.Error / fusor.Unsupported
+// with the same one-line message.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "frontend/onnx_import.h"
+#include "runtime/session.h"
+#ifdef FUSOR_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
+
+namespace nb = nanobind;
+using namespace fusor;
+
+void bind_tools(nb::module_& m);  // bindings_tools.cpp
+
+namespace {
+
+constexpr int kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3;
+
+DType dtype_from_dlpack(nb::dlpack::dtype d, const std::string& what) {
+  using C = nb::dlpack::dtype_code;
+  if (d.lanes == 1) {
+    switch (static_cast<C>(d.code)) {
+      case C::Float:
+        if (d.bits == 32) return DType::f32;
+        if (d.bits == 64) return DType::f64;
+        if (d.bits == 16) return DType::f16;
+        break;
+      case C::Bfloat:
+        if (d.bits == 16) return DType::bf16;
+        break;
+      case C::Int:
+        if (d.bits == 8) return DType::i8;
+        if (d.bits == 16) return DType::i16;
+        if (d.bits == 32) return DType::i32;
+        if (d.bits == 64) return DType::i64;
+        break;
+      case C::UInt:
+        if (d.bits == 8) return DType::u8;
+        if (d.bits == 16) return DType::u16;
+        if (d.bits == 32) return DType::u32;
+        if (d.bits == 64) return DType::u64;
+        break;
+      case C::Bool:
+        if (d.bits == 8) return DType::boolean;
+        break;
+      default:
+        break;
+    }
+  }
+  throw Unsupported("python", what + ": DLPack dtype (code " + std::to_string(d.code) + ", " + std::to_string(d.bits) +
+                                  " bits, " + std::to_string(d.lanes) + " lanes) has no fusor dtype");
+}
+
+nb::dlpack::dtype dlpack_from_dtype(DType t, const std::string& what) {
+  using C = nb::dlpack::dtype_code;
+  auto mk = [](C c, int bits) {
+    nb::dlpack::dtype d;
+    d.code = static_cast<uint8_t>(c);
+    d.bits = static_cast<uint8_t>(bits);
+    d.lanes = 1;
+    return d;
+  };
+  switch (t) {
+    case DType::f32: return mk(C::Float, 32);
+    case DType::f64: return mk(C::Float, 64);
+    case DType::f16: return mk(C::Float, 16);
+    case DType::bf16: return mk(C::Bfloat, 16);
+    case DType::i8: return mk(C::Int, 8);
+    case DType::i16: return mk(C::Int, 16);
+    case DType::i32: return mk(C::Int, 32);
+    case DType::i64: return mk(C::Int, 64);
+    case DType::u8: return mk(C::UInt, 8);
+    case DType::u16: return mk(C::UInt, 16);
+    case DType::u32: return mk(C::UInt, 32);
+    case DType::u64: return mk(C::UInt, 64);
+    case DType::boolean: return mk(C::Bool, 8);
+    default: throw Unsupported("python", what + ": dtype " + dtype_name(t) + " cannot be returned as an array");
+  }
+}
+
+Shape shape_of(const nb::ndarray<>& a) {
+  Shape s(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) s[i] = static_cast<int64_t>(a.shape(i));
+  return s;
+}
+
+// fusor buffers are dense row-major; the Python front makes NumPy arrays contiguous, so a
+// strided array here is a device tensor (torch .t()) the caller must make contiguous.
+void check_contiguous(const nb::ndarray<>& a, const std::string& what) {
+  int64_t expect = 1;
+  for (size_t i = a.ndim(); i-- > 0;) {
+    if (a.shape(i) != 1 && a.stride(i) != expect)
+      throw Error("python", what + " is not C-contiguous (call .contiguous() / np.ascontiguousarray first)");
+    expect *= static_cast<int64_t>(a.shape(i));
+  }
+}
+
+Tensor host_tensor(const nb::ndarray<>& a, const std::string& what) {
+  check_contiguous(a, what);
+  Tensor t(dtype_from_dlpack(a.dtype(), what), shape_of(a));
+  if (t.nbytes()) std::memcpy(t.raw(), a.data(), t.nbytes());
+  return t;
+}
+
+}  // namespace
+
+// A NumPy array that owns the tensor's bytes (no copy: the capsule keeps the tensor alive).
+// Also used by bindings_tools.cpp (read_tensor).
+nb::object to_numpy(Tensor&& t, const std::string& what) {
+  nb::dlpack::dtype dt = dlpack_from_dtype(t.dtype(), what);
+  auto* held = new Tensor(std::move(t));
+  nb::capsule owner(held, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  std::vector<size_t> shape(held->shape().begin(), held->shape().end());
+  // Non-const raw(): detaches bytes still shared with the plan (a constant output), so the
+  // caller may write to the array.
+  void* data = held->nbytes() ? static_cast<void*>(held->raw()) : nullptr;
+  nb::ndarray<nb::numpy> arr(data, shape.size(), shape.data(), owner, nullptr, dt, kDLCPU, 0);
+  return arr.cast();
+}
+
+namespace {
+
+class PySession {
+ public:
+  PySession(Graph g, std::string backend, int device, bool fusion, bool replay) : model_(std::move(g)), backend_(backend) {
+    opts_.device = device;
+    opts_.fusion = fusion;
+    opts_.replay = replay;
+    host_ = std::make_unique<Session>(model_, backend_, opts_);
+  }
+
+  nb::list io_info(bool outputs) const {
+    nb::list l;
+    for (int id : outputs ? model_.outputs : model_.inputs) {
+      const Value& v = model_.values[id];
+      nb::list shape;
+      for (int64_t d : v.shape) {
+        if (d < 0) shape.append(nb::none());
+        else shape.append(d);
+      }
+      l.append(nb::make_tuple(v.name, shape, std::string(dtype_name(v.dtype))));
+    }
+    return l;
+  }
+
+  const std::string& backend() const { return backend_; }
+
+  // inputs: one array-like per graph input (graph order); outputs: per graph output None or a
+  // caller device array to write into (cuda only).
+  nb::list run(const std::vector<nb::ndarray<>>& inputs, bool output_device, const std::vector<nb::object>& outputs) {
+    bool device = output_device;
+    for (auto& o : outputs) device = device || !o.is_none();
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].device_type() != kDLCPU && inputs[i].device_type() != kDLCUDAHost) device = true;
+    if (device) return run_device(inputs, output_device, outputs);
+
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < inputs.size(); ++i) in.push_back(host_tensor(inputs[i], "input '" + input_name(i) + "'"));
+    std::vector<Tensor> out;
+    {
+      nb::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
+      out = host_->run(in);
+    }
+    nb::list res;
+    for (size_t k = 0; k < out.size(); ++k) res.append(to_numpy(std::move(out[k]), "output '" + output_name(k) + "'"));
+    return res;
+  }
+
+ private:
+  std::string input_name(size_t i) const {
+    return i < model_.inputs.size() ? model_.values[model_.inputs[i]].name : "#" + std::to_string(i);
+  }
+  std::string output_name(size_t k) const {
+    return k < model_.outputs.size() ? model_.values[model_.outputs[k]].name : "#" + std::to_string(k);
+  }
+
+  nb::list run_device(const std::vector<nb::ndarray<>>& inputs, bool output_device, const std::vector<nb::object>& outputs);
+
+  Graph model_;
+  std::string backend_;
+  CompileOptions opts_;
+  std::unique_ptr<Session> host_;
+  std::mutex mu_;  // one run at a time per session (fusor::Session is not thread-safe)
+#ifdef FUSOR_HAVE_CUDA
+  std::map<std::string, std::shared_ptr<Executable>> device_cache_;  // per input signature
+#endif
+};
+
+#ifdef FUSOR_HAVE_CUDA
+// Device arrays on cuda: inputs and outputs are the caller's memory, bound with run_device (no
+// host copy; the executable re-points its graph's kernel nodes). Host inputs mixed in are
+// uploaded to scratch device buffers; outputs the caller did not pass are allocated here and
+// returned as device arrays (output_device) or copied to NumPy.
+nb::list PySession::run_device(const std::vector<nb::ndarray<>>& inputs, bool output_device,
+                               const std::vector<nb::object>& outputs) {
+  if (backend_ != "cuda")
+    throw Error("python", "device arrays (and output_device / outputs=) need backend 'cuda'; backend '" + backend_ +
+                              "' takes host arrays (NumPy)");
+  if (inputs.size() != model_.inputs.size())
+    throw Error("run", "model has " + std::to_string(model_.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  if (!outputs.empty() && outputs.size() != model_.outputs.size())
+    throw Error("python", "outputs: expected one entry (array or None) per model output");
+  std::vector<Tensor> shapes;  // host stand-ins: dtype and shape (values only for host inputs)
+  std::vector<char> on_host(inputs.size(), 0);
+  std::string key;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string what = "input '" + input_name(i) + "'";
+    const auto& a = inputs[i];
+    if (a.device_type() == kDLCUDA) {
+      if (a.device_id() != opts_.device)
+        throw Error("python", what + " is on cuda:" + std::to_string(a.device_id()) + ", the session on cuda:" +
+                                  std::to_string(opts_.device));
+      check_contiguous(a, what);
+      shapes.emplace_back(dtype_from_dlpack(a.dtype(), what), shape_of(a));
+    } else if (a.device_type() == kDLCPU || a.device_type() == kDLCUDAHost) {
+      shapes.push_back(host_tensor(a, what));
+      on_host[i] = 1;
+    } else {
+      throw Error("python", what + " is on DLPack device type " + std::to_string(a.device_type()) +
+                                ": the cuda backend takes host arrays or cuda device arrays");
+    }
+    key += std::string(dtype_name(shapes.back().dtype())) + shape_str(shapes.back().shape()) + ";";
+  }
+  std::vector<uint64_t> in_ptrs(inputs.size()), out_ptrs;
+  std::vector<uint64_t> scratch;  // freed before returning
+  std::shared_ptr<Executable> exe;
+  CudaExecutable* cu = nullptr;
+  std::vector<Tensor> host_out;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = device_cache_.find(key);
+    if (it == device_cache_.end()) {
+      Graph sg = specialize(model_, shapes);
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (sg.values[sg.inputs[i]].constant)
+          throw Unsupported("python", "the model's shapes depend on the values of input '" + input_name(i) +
+                                          "': run it with host (NumPy) inputs");
+      it = device_cache_.emplace(key, std::shared_ptr<Executable>(make_backend("cuda")->compile(sg, opts_))).first;
+    }
+    exe = it->second;
+    cu = dynamic_cast<CudaExecutable*>(exe.get());
+    if (!cu) throw Error("python", "the cuda backend returned an executable without device buffers");
+    try {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (on_host[i]) {
+          in_ptrs[i] = cu->device_alloc(shapes[i].nbytes());
+          scratch.push_back(in_ptrs[i]);
+          cu->copy_to_device(in_ptrs[i], shapes[i]);
+        } else {
+          in_ptrs[i] = reinterpret_cast<uint64_t>(inputs[i].data());
+        }
+      }
+      const auto& od = cu->output_descs();
+      out_ptrs.assign(od.size(), 0);
+      for (size_t k = 0; k < od.size(); ++k) {
+        if (k < outputs.size() && !outputs[k].is_none()) continue;  // filled below, with the GIL
+        out_ptrs[k] = cu->device_alloc(static_cast<size_t>(od[k].nbytes));
+        if (!output_device) scratch.push_back(out_ptrs[k]);
+      }
+    } catch (...) {
+      for (uint64_t p : scratch) cu->device_free(p);
+      throw;
+    }
+  }
+  // Caller-owned outputs (needs the GIL to look at the objects).
+  const auto& od = cu->output_descs();
+  auto free_all = [&] {
+    for (uint64_t p : scratch) cu->device_free(p);
+    if (output_device)
+      for (size_t k = 0; k < out_ptrs.size(); ++k)
+        if (out_ptrs[k] && (k >= outputs.size() || outputs[k].is_none())) cu->device_free(out_ptrs[k]);
+  };
+  try {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (outputs[k].is_none()) continue;
+      const std::string what = "output '" + od[k].name + "'";
+      auto a = nb::cast<nb::ndarray<>>(outputs[k]);
+      if (a.device_type() != kDLCUDA || a.device_id() != opts_.device)
+        throw Error("python", what + ": outputs= takes arrays on cuda:" + std::to_string(opts_.device));
+      check_contiguous(a, what);
+      if (dtype_from_dlpack(a.dtype(), what) != od[k].dtype || shape_of(a) != od[k].shape)
+        throw Error("python", what + " expects " + dtype_name(od[k].dtype) + " " + shape_str(od[k].shape) + ", got " +
+                                  dtype_name(dtype_from_dlpack(a.dtype(), what)) + " " + shape_str(shape_of(a)));
+      out_ptrs[k] = reinterpret_cast<uint64_t>(a.data());
+    }
+    nb::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(mu_);
+    cu->run_device(in_ptrs, out_ptrs);
+    if (!output_device)
+      for (size_t k = 0; k < od.size(); ++k)
+        host_out.push_back(k < outputs.size() && !outputs[k].is_none() ? Tensor() : cu->copy_from_device(out_ptrs[k], od[k].dtype, od[k].shape));
+  } catch (...) {
+    free_all();
+    throw;
+  }
+  for (uint64_t p : scratch) cu->device_free(p);
+  nb::list res;
+  for (size_t k = 0; k < od.size(); ++k) {
+    if (k < outputs.size() && !outputs[k].is_none()) {
+      res.append(outputs[k]);  // the result is in the caller's own tensor
+    } else if (!output_device) {
+      res.append(to_numpy(std::move(host_out[k]), "output '" + od[k].name + "'"));
+    } else {
+      // A device array owning its allocation: the capsule frees it (and keeps the executable,
+      // whose context it lives in, alive).
+      struct Owned {
+        std::shared_ptr<Executable> exe;
+        uint64_t ptr;
+      };
+      auto* o = new Owned{exe, out_ptrs[k]};
+      nb::capsule owner(o, [](void* p) noexcept {
+        auto* ow = static_cast<Owned*>(p);
+        try {
+          dynamic_cast<CudaExecutable&>(*ow->exe).device_free(ow->ptr);
+        } catch (...) {
+        }
+        delete ow;
+      });
+      std::vector<size_t> shape(od[k].shape.begin(), od[k].shape.end());
+      nb::ndarray<> arr(reinterpret_cast<void*>(out_ptrs[k]), shape.size(), shape.data(), owner, nullptr,
+                        dlpack_from_dtype(od[k].dtype, od[k].name), kDLCUDA, opts_.device);
+      res.append(arr.cast());
+    }
+  }
+  return res;
+}
+#else
+nb::list PySession::run_device(const std::vector<nb::ndarray<>>&, bool, const std::vector<nb::object>&) {
+  throw Error("python", "device arrays (and output_device / outputs=) need the cuda backend, which this fusor was built without");
+}
+#endif
+
+Graph load_source(nb::handle source) {
+  if (nb::isinstance<nb::bytes>(source)) {
+    nb::bytes b = nb::borrow<nb::bytes>(source);
+    std::string bytes(b.c_str(), b.size());
+    nb::gil_scoped_release release;
+    return load_onnx_from_bytes(bytes, "");
+  }
+  std::string path = nb::cast<std::string>(source);
+  nb::gil_scoped_release release;
+  return load_model(path);
+}
+
+}  // namespace
+
+NB_MODULE(_fusor, m) {
+  m.doc() = "fusor native module (use the fusor package)";
+  m.attr("__version__") = FUSOR_VERSION;
+  // Translators run most-recent first: Unsupported (a subclass of Error) is registered last.
+  static nb::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  static nb::exception<Unsupported> unsupported(m, "Unsupported", error);
+
+  nb::class_<PySession>(m, "_Session")
+      .def(
+          "__init__",
+          [](PySession* self, nb::handle source, const std::string& backend, int device, bool fusion, bool replay) {
+            Graph g = load_source(source);
+            {
+              nb::gil_scoped_release release;
+              make_backend(backend);  // an unknown or absent backend fails here, not at the first run
+            }
+            new (self) PySession(std::move(g), backend, device, fusion, replay);
+          },
+          nb::arg("source"), nb::arg("backend"), nb::arg("device") = 0, nb::arg("fusion") = true,
+          nb::arg("replay") = true)
+      .def("inputs", [](const PySession& s) { return s.io_info(false); })
+      .def("outputs", [](const PySession& s) { return s.io_info(true); })
+      .def_prop_ro("backend", &PySession::backend)
+      .def("run", &PySession::run, nb::arg("inputs"), nb::arg("output_device") = false,
+           nb::arg("outputs") = std::vector<nb::object>{});
+
+  bind_tools(m);
+}

@@ -1,0 +1,147 @@
+// fusor.backends / devices / conform / explain: the CLI's commands as data (lists and dicts).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <filesystem>
+
+#include "backends/backend.h"
+#include "ir/kernel_spec.h"
+#include "runtime/conform.h"
+#include "runtime/session.h"
+#include "runtime/tensor_io.h"
+
+namespace nb = nanobind;
+using namespace fusor;
+
+namespace {
+
+std::string model_path(const std::string& p) {
+  if (std::filesystem::is_directory(p)) return (std::filesystem::path(p) / "model.onnx").string();
+  return p;
+}
+
+const char* status_name(CaseStatus s) {
+  return s == CaseStatus::passed ? "passed" : s == CaseStatus::failed ? "failed" : "skipped";
+}
+
+}  // namespace
+
+nb::object to_numpy(Tensor&& t, const std::string& what);  // bindings.cpp
+
+void bind_tools(nb::module_& m) {
+  m.def(
+      "read_tensor",
+      [](const std::string& path) {
+        Tensor t;
+        {
+          nb::gil_scoped_release release;
+          t = read_tensor(path);
+        }
+        return to_numpy(std::move(t), "'" + path + "'");
+      },
+      nb::arg("path"), "Reads an ONNX TensorProto (.pb) or NumPy .npy file into a NumPy array.");
+
+  m.def("backends", &backend_names, "Backends built into this fusor: ref, cpu, vulkan, cuda.");
+
+  m.def(
+      "devices",
+      [] {
+        struct Row {
+          std::string backend, name, details, error;
+          int index;
+        };
+        std::vector<Row> rows;
+        {
+          nb::gil_scoped_release release;
+          for (auto& b : backend_names()) {
+            try {
+              auto devs = make_backend(b)->devices();
+              for (size_t i = 0; i < devs.size(); ++i) rows.push_back({b, devs[i].name, devs[i].details, "", static_cast<int>(i)});
+            } catch (const std::exception& e) {
+              rows.push_back({b, "", "", e.what(), -1});
+            }
+          }
+        }
+        nb::list l;
+        for (auto& r : rows) {
+          if (r.index < 0) continue;  // a backend that cannot start lists no device
+          nb::dict d;
+          d["backend"] = r.backend;
+          d["index"] = r.index;
+          d["name"] = r.name;
+          d["details"] = r.details;
+          l.append(d);
+        }
+        return l;
+      },
+      "Every device of every backend: [{'backend', 'index', 'name', 'details'}].");
+
+  m.def(
+      "conform",
+      [](const std::vector<std::string>& paths, const std::vector<std::string>& backends, double rtol, double atol) {
+        std::vector<CaseResult> results;
+        {
+          nb::gil_scoped_release release;
+          ConformOptions o;
+          if (!backends.empty()) o.backends = backends;
+          o.rtol = rtol;
+          o.atol = atol;
+          auto cases = find_cases(paths);
+          if (cases.empty()) throw Error("conform", "no model.onnx found under the given paths");
+          results = run_conformance(cases, o, [](const CaseResult&, size_t, size_t) {});
+        }
+        nb::list l;
+        for (auto& r : results) {
+          nb::dict d;
+          d["case"] = r.case_dir;
+          d["backend"] = r.backend;
+          d["status"] = status_name(r.status);
+          d["detail"] = r.detail;
+          d["max_abs"] = r.max_abs;
+          d["max_rel"] = r.max_rel;
+          l.append(d);
+        }
+        return l;
+      },
+      nb::arg("paths"), nb::arg("backends") = std::vector<std::string>{"ref"}, nb::arg("rtol") = 1e-3,
+      nb::arg("atol") = 1e-7);
+
+  m.def(
+      "explain",
+      [](const std::string& path, bool fusion) {
+        Plan p;
+        {
+          nb::gil_scoped_release release;
+          Graph g = load_model(model_path(path));
+          Graph sg = specialize(g, random_inputs(g, 0));
+          FusionOptions fo;
+          fo.fuse = fusion;
+          p = build_plan(sg, fo);
+        }
+        nb::list kernels;
+        for (size_t i = 0; i < p.kernels.size(); ++i) {
+          const KernelSpec& k = p.kernels[i];
+          nb::dict d;
+          d["index"] = static_cast<int>(i);
+          d["name"] = k.name;
+          d["kind"] = fusion_kind_name(k.kind);
+          d["ops"] = k.fused_ops;
+          d["nodes"] = k.fused_nodes;
+          d["inputs"] = static_cast<int>(k.input_buffers().size());
+          d["bytes_read"] = kernel_bytes_read(p, k);
+          d["bytes_written"] = kernel_bytes_written(p, k);
+          kernels.append(d);
+        }
+        nb::dict r;
+        r["kernels"] = kernels;
+        r["onnx_nodes"] = p.original_nodes;
+        r["primitive_nodes"] = p.graph.nodes.size();
+        r["bytes_fused"] = p.bytes_fused;
+        r["bytes_unfused"] = p.bytes_unfused;
+        r["arena_bytes"] = p.arena_bytes;
+        r["naive_bytes"] = p.naive_bytes;
+        return r;
+      },
+      nb::arg("path"), nb::arg("fusion") = true);
+}
