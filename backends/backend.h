@@ -13,6 +13,9 @@ struct CompileOptions {
   bool fusion = true;    // false: one kernel per primitive op (the unfused baseline)
   bool replay = true;    // false: eager launches / re-record the command buffer every run
   int device = 0;        // device index for GPU backends
+  // true: nodes the backend cannot run go to the host (ref kernels) between device segments
+  // (runtime/segments.h); false: such a graph is refused with Unsupported.
+  bool fallback = true;
 };
 
 // Per-run timing a backend can report (microseconds). device_us < 0 when not measured.
@@ -65,6 +68,11 @@ class Backend {
   virtual std::vector<DeviceInfo> devices() const = 0;  // empty when none is usable
   // g is static (see make_static). Throws Unsupported or Error.
   virtual std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) = 0;
+  // Why compile(g, opts) would throw Unsupported for an op or dtype (the message), or "" when
+  // the backend can generate every kernel of g. Runs only the code generators: no memory, no
+  // kernel compilation, no device work (a GPU backend may query its device's features). The
+  // host-fallback partitioner asks it per node. Default: "" (the backend runs every op it has).
+  virtual std::string unsupported(const Graph& g, const CompileOptions& opts) { return ""; }
 };
 
 // The check every Executable::run does first: count, dtype and shape of the inputs against

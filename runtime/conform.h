@@ -15,6 +15,7 @@ struct ConformOptions {
   // ones; float16 1e-3/1e-5; bfloat16 1.6e-2/1e-5). Integers and bools are always exact.
   double rtol = -1, atol = -1;
   bool exact = false;  // floats bit for bit (sign of zero counts; NaN matches any NaN)
+  bool fallback = true;  // ops a GPU backend lacks run on the host (runtime/segments.h)
 };
 
 enum class CaseStatus { passed, failed, skipped };
@@ -23,7 +24,8 @@ struct CaseResult {
   std::string case_dir;
   std::string backend;
   CaseStatus status = CaseStatus::passed;
-  std::string detail;       // error or skip reason, or "max abs .. rel .." on pass
+  std::string detail;       // error or skip reason, or "max abs .. rel .." on pass (+ host-fallback nodes)
+  int host_nodes = 0;       // nodes the backend left to the host (graph breaks), 0 when it ran whole
   double max_abs = 0, max_rel = 0;
   int64_t max_ulp = 0;
 };

@@ -7,6 +7,7 @@
 #include "frontend/onnx_import.h"
 #include "ir/op_table.h"
 #include "ir/passes.h"
+#include "runtime/segments.h"
 
 namespace fusor {
 
@@ -100,20 +101,20 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* st
   Graph sg = specialize(model_, inputs);
   std::string vkey = value_key(sg, inputs);
   if (vkey.empty()) {
-    Entry e{false, impl_->compile(sg, opts_)};
+    Entry e{false, compile_with_fallback(*impl_, sg, opts_)};
     return cache_.insert_or_assign(key, std::move(e)).first->second.exe->run(inputs, stats);
   }
   // Marks the shape key as value-dependent, then caches per value signature.
   cache_[key].value_keyed = true;
   auto vit = cache_.find(key + vkey);
-  if (vit == cache_.end()) vit = cache_.emplace(key + vkey, Entry{true, impl_->compile(sg, opts_)}).first;
+  if (vit == cache_.end()) vit = cache_.emplace(key + vkey, Entry{true, compile_with_fallback(*impl_, sg, opts_)}).first;
   return vit->second.exe->run(inputs, stats);
 }
 
 std::vector<Tensor> run_on_backend(const std::string& backend, const Graph& sg, const std::vector<Tensor>& inputs,
                                    const CompileOptions& opts, RunStats* stats) {
   auto b = make_backend(backend);
-  auto exe = b->compile(sg, opts);
+  auto exe = compile_with_fallback(*b, sg, opts);
   return exe->run(inputs, stats);
 }
 

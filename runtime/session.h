@@ -27,7 +27,9 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed);
 // compiled lazily per input signature and cached in memory. The signature is the inputs'
 // dtypes and shapes; when a shape depends on an input's values (a Reshape shape fed at run
 // time), the small integer inputs' values join the key. GPU kernels are also cached on disk
-// by the backends, so a new Session compiles warm. run() throws like specialize/compile/run.
+// by the backends, so a new Session compiles warm. Ops the backend lacks run on the host
+// between device segments unless opts.fallback is off (runtime/segments.h).
+// run() throws like specialize/compile/run.
 class Session {
  public:
   Session(Graph model, std::string backend, CompileOptions opts = {});
@@ -47,7 +49,8 @@ class Session {
   std::map<std::string, Entry> cache_;
 };
 
-// Compile + run once on a backend. stats may be null.
+// Compile (with host fallback unless opts.fallback is off: runtime/segments.h) + run once on a
+// backend. stats may be null.
 std::vector<Tensor> run_on_backend(const std::string& backend, const Graph& static_graph,
                                    const std::vector<Tensor>& inputs, const CompileOptions& opts = {},
                                    RunStats* stats = nullptr);

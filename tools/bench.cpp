@@ -7,6 +7,7 @@
 
 #include "backends/backend.h"
 #include "ir/kernel_spec.h"
+#include "runtime/segments.h"
 #include "runtime/session.h"
 #include "runtime/trace.h"
 #include "tools/commands.h"
@@ -46,19 +47,20 @@ int cmd_bench(const BenchArgs& a) {
   o.fusion = !a.no_fusion;
   o.replay = !a.eager;
   o.device = a.device;
+  o.fallback = !a.no_fallback;
   auto b = make_backend(a.backend);
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Executable> exe;
   {
     PhaseScope ps("backend compile");
-    exe = b->compile(sg, o);
+    exe = compile_with_fallback(*b, sg, o);
   }
   double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   // Again, now that the on-disk kernel cache (CUBINs / SPIR-V + pipeline cache) holds this model.
   t0 = std::chrono::steady_clock::now();
   {
     PhaseScope ps("backend compile (disk cache warm)");
-    b->compile(sg, o);
+    compile_with_fallback(*b, sg, o);
   }
   double warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   FusionOptions fo;
@@ -102,7 +104,9 @@ int cmd_bench(const BenchArgs& a) {
                         {"gb_per_s", gbps},        {"load_ms", load_ms},
                         {"compile_ms", compile_ms}, {"compile_warm_ms", warm_ms},
                         {"arena_bytes", plan.arena_bytes}, {"device_bytes", plan.arena_bytes + constant_bytes},
-                        {"notes", exe->notes()}};
+                        {"notes", exe->notes()}, {"graph_breaks", nlohmann::json::array()}};
+    for (const GraphBreak& gb : graph_breaks(*exe))
+      j["graph_breaks"].push_back({{"node", gb.node}, {"op", gb.op}, {"reason", gb.reason}});
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -110,6 +114,7 @@ int cmd_bench(const BenchArgs& a) {
               o.replay ? "replay" : "eager");
   std::printf("kernels per run   %d\n", exe->kernel_count());
   if (!exe->notes().empty()) std::printf("notes             %s\n", exe->notes().c_str());
+  for (const GraphBreak& gb : graph_breaks(*exe)) std::printf("graph break       %s\n", describe(gb).c_str());
   std::printf("load              %.1f ms (ONNX to static graph)\n", load_ms);
   std::printf("compile           %.1f ms first, %.1f ms with the disk cache warm\n", compile_ms, warm_ms);
   std::printf("host time         median %.1f us (p10 %.1f, p90 %.1f)\n", h.median, h.p10, h.p90);

@@ -6,7 +6,8 @@ namespace fusor {
 
 struct ExplainArgs {
   std::string model, dot, source;  // source: "cuda" prints the generated CUDA C
-  bool no_fusion = false;
+  std::string backend;             // whose graph breaks (nodes left to the host) are listed
+  bool no_fusion = false, no_fallback = false;
 };
 int cmd_explain(const ExplainArgs& a);
 
@@ -14,7 +15,7 @@ struct BenchArgs {
   std::string model, backend;
   std::string trace;  // --trace FILE: write a Chrome/Perfetto trace-event JSON (runtime/trace.h)
   int iters = 50, warmup = 5, device = 0;
-  bool no_fusion = false, eager = false, json = false;
+  bool no_fusion = false, eager = false, json = false, no_fallback = false;
 };
 int cmd_bench(const BenchArgs& a);
 

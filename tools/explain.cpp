@@ -9,6 +9,7 @@
 
 #include "backends/backend.h"
 #include "ir/kernel_spec.h"
+#include "runtime/segments.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
 #ifdef FUSOR_HAVE_CUDA
@@ -75,6 +76,22 @@ int cmd_explain(const ExplainArgs& a) {
               human(p.bytes_fused).c_str(), p.bytes_fused ? double(p.bytes_unfused) / double(p.bytes_fused) : 0.0);
   std::printf("arena: peak %s vs naive %s (%.2fx less)\n", human(p.arena_bytes).c_str(), human(p.naive_bytes).c_str(),
               p.arena_bytes ? double(p.naive_bytes) / double(p.arena_bytes) : 0.0);
+  if (!a.backend.empty()) {
+    // Placement only: which nodes this backend would leave to the host (nothing is compiled).
+    auto b = make_backend(a.backend);
+    CompileOptions co;
+    co.fusion = fo.fuse;
+    std::vector<GraphBreak> breaks = find_graph_breaks(*b, sg, co);
+    if (breaks.empty()) std::printf("graph breaks on %s: none (the whole plan runs on it)\n", a.backend.c_str());
+    else if (a.no_fallback)
+      throw Unsupported("explain", a.backend + " cannot run node '" + breaks[0].node + "' (" + breaks[0].op + "): " +
+                                       breaks[0].reason + " (" + std::to_string(breaks.size()) + " node(s) in all; --no-fallback)");
+    else {
+      std::printf("graph breaks on %s: %zu node(s) run on the host (ref kernels) between %s segments\n", a.backend.c_str(),
+                  breaks.size(), a.backend.c_str());
+      for (const GraphBreak& gb : breaks) std::printf("  %s\n", describe(gb).c_str());
+    }
+  }
   if (a.source == "cuda") {
 #ifdef FUSOR_HAVE_CUDA
     for (const KernelSpec& k : p.kernels) {

@@ -15,6 +15,7 @@
 
 #include "backends/backend.h"
 #include "runtime/conform.h"
+#include "runtime/segments.h"
 #include "runtime/session.h"
 #include "runtime/tensor_io.h"
 #include "tools/commands.h"
@@ -63,7 +64,7 @@ std::vector<Tensor> read_inputs_dir(const std::string& dir) {
 }
 
 int cmd_run(const std::string& model, std::string backend, const std::string& inputs_dir, uint64_t seed,
-            const std::string& out_dir, int device, const CompareOptions& check) {
+            const std::string& out_dir, int device, const CompareOptions& check, bool no_fallback) {
   std::string mp = model_path(model);
   Graph g = load_model(mp);
   if (backend.empty()) backend = best_backend();
@@ -91,8 +92,10 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   auto b = make_backend(backend);
   CompileOptions opts;
   opts.device = device;
-  auto exe = b->compile(sg, opts);
+  opts.fallback = !no_fallback;
+  auto exe = compile_with_fallback(*b, sg, opts);
   auto t1 = std::chrono::steady_clock::now();
+  for (const GraphBreak& gb : graph_breaks(*exe)) std::printf("break   %s\n", describe(gb).c_str());
   RunStats st;
   auto outs = exe->run(inputs, &st);
   auto t2 = std::chrono::steady_clock::now();
@@ -124,8 +127,9 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
 }
 
 int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> backends, const CompareOptions& check,
-                bool verbose, const std::string& json_path) {
+                bool verbose, const std::string& json_path, bool no_fallback) {
   ConformOptions o;
+  o.fallback = !no_fallback;
   if (!backends.empty()) o.backends = backends;
   o.rtol = check.rtol;
   o.atol = check.atol;
@@ -165,7 +169,7 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
     for (auto& r : results) {
       const char* st = r.status == CaseStatus::passed ? "passed" : r.status == CaseStatus::failed ? "failed" : "skipped";
       j["cases"].push_back({{"case", r.case_dir}, {"backend", r.backend}, {"status", st}, {"detail", r.detail},
-                            {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"max_ulp", r.max_ulp}});
+                            {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"max_ulp", r.max_ulp}, {"host_nodes", r.host_nodes}});
     }
     std::ofstream out(json_path);
     // Details quote model text, which may not be UTF-8.
@@ -213,6 +217,8 @@ int main(int argc, char** argv) {
   run->add_option("--rtol", run_check.rtol, "relative tolerance of the output check for floats (default per dtype: see README)");
   run->add_option("--atol", run_check.atol, "absolute tolerance of the output check for floats (default per dtype)");
   run->add_flag("--exact", run_check.exact, "compare float outputs bit for bit (sign of zero, NaN positions)");
+  bool run_no_fallback = false;
+  run->add_flag("--no-fallback", run_no_fallback, "refuse a model with ops the backend lacks instead of running them on the host");
 
   std::vector<std::string> paths, backends;
   CompareOptions conform_check;
@@ -226,6 +232,8 @@ int main(int argc, char** argv) {
   conform->add_flag("--exact", conform_check.exact, "compare float outputs bit for bit (sign of zero, NaN positions)");
   conform->add_flag("-v,--verbose", verbose, "print passing cases too");
   conform->add_option("--json", conform_json, "also write every result and the totals to this JSON file");
+  bool conform_no_fallback = false;
+  conform->add_flag("--no-fallback", conform_no_fallback, "skip cases with ops the backend lacks instead of running them on the host");
 
   auto* devices = app.add_subcommand("devices", "list backends built in and the devices each sees");
 
@@ -235,6 +243,8 @@ int main(int argc, char** argv) {
   explain->add_option("--dot", ex.dot, "write a Graphviz file (and .svg when dot is installed)");
   explain->add_flag("--no-fusion", ex.no_fusion, "show the unfused plan");
   explain->add_option("--source", ex.source, "print each kernel's generated source (cuda)")->check(CLI::IsMember({"cuda"}));
+  explain->add_option("--backend", ex.backend, "list the graph breaks (nodes run on the host) of this backend (default: the best present)");
+  explain->add_flag("--no-fallback", ex.no_fallback, "fail when the backend would need the host for some node");
 
   BenchArgs bn;
   auto* bench = app.add_subcommand("bench", "time a model on a backend");
@@ -247,6 +257,7 @@ int main(int argc, char** argv) {
   bench->add_flag("--json", bn.json, "machine-readable output");
   bench->add_option("--device", bn.device, "device index");
   bench->add_option("--trace", bn.trace, "write a Chrome/Perfetto trace (JSON): compile phases and one slice per kernel");
+  bench->add_flag("--no-fallback", bn.no_fallback, "refuse a model with ops the backend lacks instead of running them on the host");
 
   try {
     app.parse(argc, argv);
@@ -254,11 +265,12 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device, run_check);
-    if (*conform) return cmd_conform(paths, backends, conform_check, verbose, conform_json);
+    if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device, run_check, run_no_fallback);
+    if (*conform) return cmd_conform(paths, backends, conform_check, verbose, conform_json, conform_no_fallback);
     if (*devices) return cmd_devices();
     if (*explain) {
       ex.model = model_path(ex.model);
+      if (ex.backend.empty()) ex.backend = best_backend();
       return cmd_explain(ex);
     }
     if (*bench) {

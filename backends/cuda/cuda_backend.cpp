@@ -682,6 +682,18 @@ class CudaBackend : public Backend {
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) override {
     return std::make_unique<CudaExecutableImpl>(g, opts);
   }
+  // The constructor's first steps (plan + every source) without the device, so host fallback
+  // can place nodes on a machine with no GPU too.
+  std::string unsupported(const Graph& g, const CompileOptions& opts) override {
+    try {
+      FusionOptions fo;
+      fo.fuse = opts.fusion;
+      cuda_generate_sources(build_plan(g, fo));
+    } catch (const Unsupported& e) {
+      return e.what();
+    }
+    return "";
+  }
 };
 
 }  // namespace

@@ -39,6 +39,23 @@ class VulkanBackend : public Backend {
     return std::make_unique<vk::VulkanExecutable>(std::move(ctx), g, opts);
   }
 
+  std::string unsupported(const Graph& g, const CompileOptions& opts) override {
+    std::shared_ptr<vk::Instance> inst;
+    try {
+      inst = inst_ = vk::Instance::get();
+    } catch (const Error&) {
+      return "";  // no device: compile() reports that, it is not an op the host could take
+    }
+    if (opts.device < 0 || opts.device >= static_cast<int>(inst->devices().size())) return "";
+    try {
+      FusionOptions fo;
+      fo.fuse = opts.fusion;
+      return vk::unsupported_reason(inst->devices()[opts.device], build_plan(g, fo));
+    } catch (const Unsupported& e) {
+      return e.what();  // build_plan refuses (e.g. string tensors)
+    }
+  }
+
  private:
   // Held so that repeated compiles (and devices()) reuse one instance and its validation
   // messenger instead of creating one per executable.

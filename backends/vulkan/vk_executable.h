@@ -46,6 +46,10 @@ struct Dispatch {
   std::vector<ByteRange> reads, writes;  // arena ranges (constants are immutable, not tracked)
 };
 
+// Why VulkanExecutable(ctx, g, opts) would throw Unsupported on a device described by `info`
+// (the message), or "" when every kernel of p generates: builds no pipeline, touches no memory.
+std::string unsupported_reason(const PhysicalDeviceInfo& info, const Plan& p);
+
 class VulkanExecutable final : public Executable {
  public:
   // Builds the plan (build_plan(g, {opts.fusion})), generates and compiles every kernel,

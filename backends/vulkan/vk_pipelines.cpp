@@ -48,7 +48,31 @@ void dump_source(const std::string& name, const std::string& src) {
   std::ofstream(std::string(dir) + "/" + kernel_identifier(name) + ".comp") << src;
 }
 
+// emit_kernel, with an opaque kernel's Unsupported naming its node.
+std::string emit_or_explain(const KernelSpec& k, const Plan& p, const VulkanDialect& dialect) {
+  try {
+    return emit_kernel(k, p, dialect);
+  } catch (const Unsupported& e) {
+    if (k.kind != FusionKind::opaque || k.node < 0 || k.node >= static_cast<int>(p.graph.nodes.size())) throw;
+    const Node& n = p.graph.nodes[k.node];
+    throw Unsupported("vulkan", n.label() + ": op " + n.op_type + " is not supported by the vulkan backend (" + e.what() + ")");
+  }
+}
+
 }  // namespace
+
+std::string unsupported_reason(const PhysicalDeviceInfo& info, const Plan& p) {
+  try {
+    for (const KernelSpec& k : p.kernels) {
+      // Arena alignment deltas change index arithmetic only, never what can be generated.
+      VulkanDialect dialect(info, k, std::vector<int64_t>(kernel_bindings(k).size(), 0));
+      emit_or_explain(k, p, dialect);
+    }
+  } catch (const Unsupported& e) {
+    return e.what();
+  }
+  return "";
+}
 
 VkPipelineLayout VulkanExecutable::layout_for(uint32_t n) {
   if (layouts_.size() <= n) layouts_.resize(n + 1, {VK_NULL_HANDLE, VK_NULL_HANDLE});
@@ -101,14 +125,7 @@ void VulkanExecutable::build_kernels() {
     }
     const uint32_t nbind = static_cast<uint32_t>(bs.size());
     VulkanDialect dialect(info, k, deltas);
-    std::string src;
-    try {
-      src = emit_kernel(k, plan_, dialect);
-    } catch (const Unsupported& e) {
-      if (k.kind != FusionKind::opaque || k.node < 0 || k.node >= static_cast<int>(plan_.graph.nodes.size())) throw;
-      const Node& n = plan_.graph.nodes[k.node];
-      throw Unsupported("vulkan", n.label() + ": op " + n.op_type + " is not supported by the vulkan backend (" + e.what() + ")");
-    }
+    std::string src = emit_or_explain(k, plan_, dialect);
     sources_[ki] = src;
     dump_source(k.name, src);
     int64_t groups = launch_dims(k, plan_, dialect).groups;
