@@ -503,6 +503,23 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
   return false;
 }
 
+// ConstantOfShape too large to fold (infer_shapes' kMaxFoldElements): Expand of its one-element
+// value, which the GPU emitters read as a broadcast (any dtype), instead of an opaque fill.
+bool rewrite_constant_of_shape(const Graph& g, const Node& n, Rewriter& rw) {
+  if (n.op_type != "ConstantOfShape" || n.outputs.size() != 1 || n.outputs[0] < 0 || !n.has_input(0)) return false;
+  const Value& shape = g.values[n.inputs[0]];
+  if (!shape.constant || shape.constant->numel() == 0) return false;  // a scalar output stays as is
+  Tensor v(DType::f32, {1});
+  v.set(0, 0.0);
+  if (const Tensor* attr = n.attr_t("value")) {
+    v = *attr;
+    v.reshape({1});
+  }
+  rw.set_origin(n.name);
+  rw.op("Expand", {rw.constant("fill", std::move(v)), n.inputs[0]}, {}, n.outputs[0]);
+  return true;
+}
+
 }  // namespace
 
 void decompose(Graph& g) {
@@ -511,7 +528,7 @@ void decompose(Graph& g) {
   g.nodes.clear();
   for (auto& n : old) {
     // Value ids stay valid while rewriting: the rewriter appends values, never removes them.
-    if (!rewrite(g, n, rw)) rw.keep(n);
+    if (!rewrite_constant_of_shape(g, n, rw) && !rewrite(g, n, rw)) rw.keep(n);
   }
   g.nodes = rw.take();
   g.reindex_producers();

@@ -18,6 +18,7 @@ void ensure_registered() {
     register_shape_ops();
     register_reduce_ops();
     register_extra_ops();
+    register_select_ops();
   });
 }
 }  // namespace

@@ -153,6 +153,7 @@ void register_nn_ops();
 void register_shape_ops();
 void register_reduce_ops();
 void register_extra_ops();
+void register_select_ops();   // ir/ops/select.cpp: TopK
 
 // Einsum-12's equation resolved against the operand shapes: letters are label ids 0..51, the
 // dims covered by "..." are 52 + j, right-aligned across operands so they broadcast like NumPy

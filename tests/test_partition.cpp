@@ -8,6 +8,7 @@
 
 #include "backends/backend.h"
 #include "frontend/builder.h"
+#include "ir/kernel_spec.h"
 #include "ir/partition.h"
 #include "ir/passes.h"
 #include "runtime/segments.h"
@@ -171,6 +172,27 @@ TEST(HostFallback, GraphOutputThatIsAnInputOrConstant) {
   for (int64_t i = 0; i < 4; ++i) {
     EXPECT_NEAR(got[0].get(i), std::tanh(static_cast<float>(in.get(i) + (i + 1))), 1e-6);
     EXPECT_EQ(got[1].get(i), in.get(i));
+  }
+}
+
+// ConstantOfShape beyond the folding limit (2^26 elements) is decomposed into an Expand of its
+// one-element value, which the GPU code generators broadcast: no graph break, nothing allocated.
+TEST(HostFallback, ConstantOfShapeTooLargeToFoldIsABroadcastOnTheGpus) {
+  GraphBuilder b;
+  int x = b.input("x", DType::i32, {1, 1});
+  Tensor value(DType::i32, {1});
+  value.set(0, 7);
+  int fill = b.op("ConstantOfShape", {b.constant("shape", testing::ints_of({2}, {8193, 8193}))}, {{"value", value}});
+  b.output(b.op("Add", {fill, x}));
+  Graph g = b.build();
+  make_static(g, {});
+  ASSERT_EQ(g.nodes.size(), 2u);  // too large to fold
+  Graph d = g;
+  decompose(d);
+  for (auto& n : d.nodes) EXPECT_NE(n.op_type, "ConstantOfShape");
+  for (const std::string& be : backend_names()) {
+    if (be == "ref" || be == "cpu") continue;
+    EXPECT_TRUE(find_graph_breaks(*make_backend(be), g, {}).empty()) << be;
   }
 }
 
