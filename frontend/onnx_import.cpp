@@ -205,12 +205,29 @@ struct Importer {
   Graph g;
   std::unordered_map<std::string, int> ids;  // value name -> id (Graph::find_value is linear)
   std::map<std::string, int> opsets;         // domain ("" for ai.onnx) -> version
+  // Subgraphs (If branches): the enclosing graph's importer, and the outer values this graph
+  // reads, one per placeholder appended to g.inputs after its formal inputs.
+  Importer* parent = nullptr;
+  std::vector<int> captured_outer;
 
   static std::string norm_domain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
 
   int define(const std::string& name, int id, const std::string& who) {
     if (!ids.emplace(name, id).second)
       throw Error("onnx", who + ": value '" + name + "' is defined more than once (ONNX graphs are SSA)");
+    return id;
+  }
+
+  // The value `name` as seen from this graph: its own, else (in a subgraph) an enclosing graph's,
+  // captured as a new graph input (the enclosing importer captures it in turn when nested).
+  int resolve(const std::string& name, const std::string& who) {
+    auto it = ids.find(name);
+    if (it != ids.end()) return it->second;
+    if (!parent) throw Error("onnx", who + ": input '" + name + "' is not defined (not a graph input, initializer or node output)");
+    const int outer = parent->resolve(name, who);
+    const int id = define(name, g.add_value(name), who);
+    g.inputs.push_back(id);
+    captured_outer.push_back(outer);
     return id;
   }
 
@@ -259,8 +276,9 @@ struct Importer {
         } catch (const Error& e) {
           throw Error("onnx", label + ": attribute '" + a.name() + "': " + bare_message(e));
         }
-      case A::GRAPH: case A::GRAPHS:
-        throw Unsupported("onnx", label + ": subgraph attributes (If/Loop/Scan) are not supported");
+      case A::GRAPH: return std::shared_ptr<const Graph>();  // imported once the outer values are known (body())
+      case A::GRAPHS:
+        throw Unsupported("onnx", label + ": attribute '" + a.name() + "': lists of subgraphs are not supported");
       default:
         throw Error("onnx", label + ": attribute '" + a.name() + "' has unsupported type " +
                                 A::AttributeType_Name(static_cast<A::AttributeType>(type)));
@@ -323,19 +341,37 @@ struct Importer {
   void run() {
     if (!model.has_graph()) throw Error("onnx", model_label + " is not a valid ONNX model (it has no graph)");
     const auto& gp = model.graph();
-    g.name = gp.name();
     for (const auto& op : model.opset_import()) opsets[norm_domain(op.domain())] = static_cast<int>(op.version());
     if (opsets.count("")) g.opset = opsets[""];
     if (gp.node_size() == 0 && gp.output_size() == 0)
       throw Error("onnx", model_label + ": the model's graph has no nodes and no outputs");
     if (gp.output_size() == 0) throw Error("onnx", model_label + ": the model's graph has no outputs");
-    if (gp.sparse_initializer_size()) throw Error("onnx", model_label + ": sparse initializers are not supported");
-
     for (auto& t : *model.mutable_graph()->mutable_initializer()) {
       if (t.name().empty()) throw Error("onnx", model_label + ": an initializer has no name");
       const std::string name = t.name();
       define(name, g.add_constant(name, tensor_from_proto(std::move(t), base_dir)), "initializer");
     }
+    body(gp);
+  }
+
+  // A graph attribute (If's then_branch / else_branch) as a Graph of its own; `outer` receives
+  // the enclosing values it reads (its captured inputs, in order).
+  Graph import_subgraph(const onnx::GraphProto& gp, const std::string& who, std::vector<int>& outer) {
+    Importer sub{model, base_dir, model_label, {}, {}, opsets, this, {}};
+    sub.g.opset = g.opset;
+    for (const auto& t : gp.initializer()) {
+      if (t.name().empty()) throw Error("onnx", who + ": an initializer of its subgraph has no name");
+      sub.define(t.name(), sub.g.add_constant(t.name(), tensor_from_proto(t, base_dir)), "initializer");
+    }
+    sub.body(gp);
+    outer = std::move(sub.captured_outer);
+    return std::move(sub.g);
+  }
+
+  // Inputs, nodes and outputs of gp (its initializers are already defined).
+  void body(const onnx::GraphProto& gp) {
+    g.name = gp.name();
+    if (gp.sparse_initializer_size()) throw Error("onnx", model_label + ": sparse initializers are not supported");
     for (const auto& vi : gp.input()) {
       if (ids.count(vi.name()) && g.values[ids[vi.name()]].constant) continue;  // IR < 4 lists initializers as inputs
       DType dt = DType::undefined;
@@ -376,19 +412,26 @@ struct Importer {
           n.inputs.push_back(-1);
           continue;
         }
-        auto it = ids.find(in);
-        if (it == ids.end())
-          throw Error("onnx", n.label() + ": input '" + in +
-                                  "' is not defined (not a graph input, initializer or node output)");
-        n.inputs.push_back(it->second);
+        n.inputs.push_back(resolve(in, n.label()));
+      }
+      // Graph attributes, in name order: each subgraph's captured outer values follow the
+      // node's own inputs (ir/ops/control.cpp reads them back in the same order).
+      for (auto& [name, value] : n.attrs) {
+        if (!std::holds_alternative<std::shared_ptr<const Graph>>(value)) continue;
+        const onnx::AttributeProto* a = nullptr;
+        for (const auto& cand : protos[k]->attribute())
+          if (cand.name() == name) a = &cand;
+        std::vector<int> outer;
+        value = std::make_shared<const Graph>(import_subgraph(a->g(), n.label() + " attribute '" + name + "'", outer));
+        n.inputs.insert(n.inputs.end(), outer.begin(), outer.end());
       }
       g.add_node(std::move(n));
     }
 
     for (const auto& vi : gp.output()) {
-      auto it = ids.find(vi.name());
-      if (it == ids.end()) throw Error("onnx", model_label + ": graph output '" + vi.name() + "' is not defined");
-      Value& v = g.values[it->second];
+      if (!ids.count(vi.name()) && !parent) throw Error("onnx", model_label + ": graph output '" + vi.name() + "' is not defined");
+      const int out = resolve(vi.name(), model_label + ": graph output");  // a subgraph may return an outer value
+      Value& v = g.values[out];
       DType dt = DType::undefined;
       Shape shape;
       bool known = false;
@@ -397,7 +440,7 @@ struct Importer {
         v.shape = shape;
         v.shape_known = known;
       }
-      g.outputs.push_back(it->second);
+      g.outputs.push_back(out);
     }
     topo_sort(g);
   }
@@ -412,7 +455,7 @@ Graph import_model(const char* data, size_t size, const std::string& base_dir, c
   coded.SetTotalBytesLimit(INT_MAX);  // the default limit is lower in older protobufs; weights can be big
   if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
     throw Error("onnx", label + " is not a valid ONNX model (protobuf parse failed)");
-  Importer imp{model, base_dir, label, {}, {}, {}};
+  Importer imp{model, base_dir, label, {}, {}, {}, nullptr, {}};
   imp.run();
   return std::move(imp.g);
 }

@@ -40,6 +40,10 @@ std::vector<double> Node::attr_floats(const std::string& k, std::vector<double> 
   return *attr_as<std::vector<double>>(*this, k);
 }
 const Tensor* Node::attr_t(const std::string& k) const { return attr_as<Tensor>(*this, k); }
+const Graph* Node::attr_g(const std::string& k) const {
+  auto* g = attr_as<std::shared_ptr<const Graph>>(*this, k);
+  return g ? g->get() : nullptr;
+}
 
 int Node::num_inputs() const {
   int n = static_cast<int>(inputs.size());

@@ -1,6 +1,7 @@
 // The static-shape graph: typed values, nodes with ONNX-style attributes, graph inputs/outputs.
 #pragma once
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -10,9 +11,12 @@
 
 namespace fusor {
 
-// An attribute value, as in ONNX AttributeProto (FLOAT is kept as double).
+struct Graph;
+
+// An attribute value, as in ONNX AttributeProto (FLOAT is kept as double; GRAPH is an immutable
+// subgraph shared by copies of the node, see frontend/onnx_import.h for how it reads outer values).
 using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>, Tensor,
-                               std::vector<std::string>>;
+                               std::vector<std::string>, std::shared_ptr<const Graph>>;
 
 struct Value {
   std::string name;
@@ -39,6 +43,7 @@ struct Node {
   std::vector<int64_t> attr_ints(const std::string& k, std::vector<int64_t> dflt = {}) const;
   std::vector<double> attr_floats(const std::string& k, std::vector<double> dflt = {}) const;
   const Tensor* attr_t(const std::string& k) const;
+  const Graph* attr_g(const std::string& k) const;  // nullptr when absent
   int num_inputs() const;          // index of last present input + 1
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] >= 0; }
   std::string label() const;       // "node 'Conv_12' (Conv)" for error messages

@@ -19,6 +19,7 @@ void ensure_registered() {
     register_reduce_ops();
     register_extra_ops();
     register_select_ops();
+    register_control_ops();
   });
 }
 }  // namespace

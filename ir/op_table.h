@@ -139,6 +139,10 @@ struct OpDef {
   std::optional<ScalarRule> scalar;  // set => element-wise with NumPy broadcasting
   std::optional<ReduceRule> reduce;  // set => reduction op (axes from attribute or input)
   bool is_view = false;              // Reshape/Transpose/Slice/...: output is an index map of input 0
+  // Optional graph rewrite infer_shapes tries before `infer`, once the node's inputs are typed:
+  // returns true after replacing g.nodes[index] by other nodes (which are then inferred in its
+  // place), false to keep the node. If with a constant condition inlines its branch this way.
+  std::function<bool(Graph& g, size_t index)> expand;
 };
 
 // Registry. lookup() returns nullptr for an unknown op; find_or_throw names the node.
@@ -154,6 +158,7 @@ void register_shape_ops();
 void register_reduce_ops();
 void register_extra_ops();
 void register_select_ops();   // ir/ops/select.cpp: TopK
+void register_control_ops();  // ir/ops/control.cpp: If
 
 // Einsum-12's equation resolved against the operand shapes: letters are label ids 0..51, the
 // dims covered by "..." are 52 + j, right-aligned across operands so they broadcast like NumPy

@@ -39,12 +39,19 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
 static constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
 
 void infer_shapes(Graph& g, bool fold) {
-  for (auto& n : g.nodes) {
-    const OpDef& def = op_or_throw(n);
-    int ni = n.num_inputs();
+  bool expanded = false;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const OpDef& def = op_or_throw(g.nodes[i]);
+    int ni = g.nodes[i].num_inputs();
     if (ni < def.min_inputs || ni > def.max_inputs)
-      throw Error("onnx", n.label() + ": expects " + std::to_string(def.min_inputs) + ".." +
+      throw Error("onnx", g.nodes[i].label() + ": expects " + std::to_string(def.min_inputs) + ".." +
                               std::to_string(def.max_inputs) + " inputs, got " + std::to_string(ni));
+    if (def.expand && def.expand(g, i)) {  // the replacement nodes are inferred from index i on
+      expanded = true;
+      --i;
+      continue;
+    }
+    Node& n = g.nodes[i];
     InferContext ctx(g, n);
     def.infer(ctx);
     if (!fold || !def.reference) continue;
@@ -93,6 +100,8 @@ void infer_shapes(Graph& g, bool fold) {
       if (!all_const) kept.push_back(std::move(n));
     }
     g.nodes = std::move(kept);
+    g.reindex_producers();
+  } else if (expanded) {
     g.reindex_producers();
   }
 }

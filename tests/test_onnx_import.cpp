@@ -442,10 +442,10 @@ TEST(OnnxImport, BadInputsAreErrors) {
   {
     onnx::ModelProto m = small_model();
     auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
-    a->set_name("then_branch");
-    a->set_type(onnx::AttributeProto::GRAPH);
-    a->mutable_g()->set_name("sub");
-    expect_error([&] { load_onnx(save_model(d, m, "sub.onnx")); }, "subgraph attributes (If/Loop/Scan) are not supported");
+    a->set_name("branches");
+    a->set_type(onnx::AttributeProto::GRAPHS);
+    a->add_graphs()->set_name("sub");
+    expect_error([&] { load_onnx(save_model(d, m, "sub.onnx")); }, "attribute 'branches': lists of subgraphs are not supported");
   }
   {
     onnx::ModelProto m;

@@ -1,0 +1,189 @@
+// Control flow (ONNX semantics): If.
+//
+// If-1/11/13/16/19/21 (operator spec "If"): input 0 `cond` is a one-element bool tensor; the
+// attributes then_branch / else_branch are graphs without formal inputs whose outputs become
+// the node's outputs. A branch reads values of enclosing graphs through its graph inputs: the
+// importer appends the outer values to the node's inputs, graph attributes in name order
+// (else_branch's, then then_branch's; see frontend/onnx_import.h).
+//
+// A condition that is a compile-time constant (it often depends only on shapes) inlines the
+// chosen branch into the graph (OpDef::expand), so its nodes fold, fuse and run on any backend.
+// Otherwise both branches must infer the same dtypes and shapes (static shapes), and the
+// reference runs the chosen branch op by op.
+#include <algorithm>
+
+#include "ir/ops/op_helpers.h"
+#include "ir/passes.h"
+
+namespace fusor {
+namespace {
+
+using namespace op_helpers;
+
+const Graph& branch(const Node& n, const std::string& name) {
+  const Graph* b = n.attr_g(name);
+  if (!b) throw Error("shape", n.label() + ": attribute '" + name + "' (a graph) is missing");
+  return *b;
+}
+
+// Indices into n.inputs of the outer values graph attribute `name` reads, in its input order.
+std::vector<int> captured_inputs(const Node& n, const std::string& name, int own_inputs) {
+  int at = own_inputs;
+  for (auto& [k, v] : n.attrs) {
+    const auto* g = std::get_if<std::shared_ptr<const Graph>>(&v);
+    if (!g || !*g) continue;
+    const int count = static_cast<int>((*g)->inputs.size());
+    if (k == name) {
+      if (at + count > static_cast<int>(n.inputs.size()))
+        throw Error("shape", n.label() + ": graph '" + name + "' reads " + std::to_string(count) + " outer values, the node has too few inputs");
+      std::vector<int> idx(count);
+      for (int i = 0; i < count; ++i) idx[i] = at + i;
+      return idx;
+    }
+    at += count;
+  }
+  return {};
+}
+
+bool condition(const Node& n, const Tensor& c) {
+  if (c.numel() != 1) throw Error("shape", n.label() + ": cond must hold exactly one element, got " + shape_str(c.shape()));
+  return c.get(0) != 0.0;
+}
+
+// The branch with its inputs typed like the outer values (and constant where they are), shapes
+// inferred and constants folded.
+Graph bound_branch(const Node& n, const Graph& b, const std::vector<int>& idx, const std::vector<DType>& dt,
+                   const std::vector<const Shape*>& shape, const std::vector<const Tensor*>& value) {
+  Graph s = b;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    Value& v = s.values[s.inputs[i]];
+    v.dtype = dt[idx[i]];
+    v.shape = *shape[idx[i]];
+    v.shape_known = true;
+    if (value[idx[i]]) v.constant = *value[idx[i]];
+  }
+  try {
+    infer_shapes(s, true);
+  } catch (const NeedsConstant&) {
+    throw;
+  } catch (const Unsupported&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error("shape", n.label() + ": in its branch: " + e.what());
+  }
+  return s;
+}
+
+void if_infer(InferContext& ctx) {
+  const Node& n = ctx.node();
+  if (ctx.rank(0) > 1 || shape_numel(ctx.shape(0)) != 1) ctx.fail("cond must hold exactly one element");
+  std::vector<DType> dt(n.inputs.size());
+  std::vector<const Shape*> shape(n.inputs.size());
+  std::vector<const Tensor*> value(n.inputs.size());
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    dt[i] = ctx.dtype(i);
+    shape[i] = &ctx.shape(i);
+    value[i] = ctx.constant(i);
+  }
+  std::vector<Graph> bs;
+  for (const char* name : {"then_branch", "else_branch"})
+    bs.push_back(bound_branch(n, branch(n, name), captured_inputs(n, name, 1), dt, shape, value));
+  for (int k = 0; k < ctx.num_outputs(); ++k) {
+    std::vector<std::pair<DType, Shape>> out;
+    for (const Graph& s : bs) {
+      if (k >= static_cast<int>(s.outputs.size())) ctx.fail("a branch has fewer outputs than the node");
+      const Value& v = s.values[s.outputs[k]];
+      out.push_back({v.dtype, v.shape});
+    }
+    if (out[0].first != out[1].first) ctx.fail("branches produce output " + std::to_string(k) + " in different dtypes");
+    if (out[0].second != out[1].second)
+      throw Unsupported("shape", n.label() + ": branches produce output " + std::to_string(k) + " in different shapes (" +
+                                     shape_str(out[0].second) + " vs " + shape_str(out[1].second) +
+                                     ") and the condition is only known at run time");
+    ctx.set_output(k, out[0].first, out[0].second);
+  }
+}
+
+void if_ref(const Node& n, const Ins& in, Outs& out) {
+  const char* name = condition(n, *in[0]) ? "then_branch" : "else_branch";
+  std::vector<DType> dt(in.size());
+  std::vector<const Shape*> shape(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!in[i]) continue;
+    dt[i] = in[i]->dtype();
+    shape[i] = &in[i]->shape();
+  }
+  // Every outer value is bound as a constant: the branch folds as far as it can, the rest runs
+  // op by op through the table's references.
+  Graph s = bound_branch(n, branch(n, name), captured_inputs(n, name, 1), dt, shape, in);
+  std::vector<Tensor> vals(s.values.size());
+  auto at = [&](int v) -> const Tensor* { return s.values[v].constant ? &*s.values[v].constant : &vals[v]; };
+  for (const Node& m : s.nodes) {
+    std::vector<const Tensor*> mi;
+    for (int v : m.inputs) mi.push_back(v >= 0 ? at(v) : nullptr);
+    std::vector<Tensor> mo;
+    for (int o : m.outputs) mo.push_back(o >= 0 ? Tensor(s.values[o].dtype, s.values[o].shape) : Tensor());
+    op_or_throw(m).reference(m, mi, mo);
+    for (size_t k = 0; k < m.outputs.size(); ++k)
+      if (m.outputs[k] >= 0) vals[m.outputs[k]] = std::move(mo[k]);
+  }
+  for (size_t k = 0; k < out.size(); ++k) {
+    if (!has_out(out, k)) continue;
+    const Tensor& r = *at(s.outputs.at(k));
+    if (r.shape() != out[k].shape() || r.dtype() != out[k].dtype())
+      ref_fail(n, "branch output " + std::to_string(k) + " is " + dtype_name(r.dtype()) + " " + shape_str(r.shape()) +
+                      ", inferred " + dtype_name(out[k].dtype()) + " " + shape_str(out[k].shape()));
+    out[k] = r;
+  }
+}
+
+// A constant condition: the chosen branch's nodes replace the If (values renamed under the
+// node's name), its outputs copied into the node's outputs by Identity nodes.
+bool if_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!n.has_input(0) || !g.values[n.inputs[0]].constant) return false;
+  const char* name = condition(n, *g.values[n.inputs[0]].constant) ? "then_branch" : "else_branch";
+  const Graph& b = branch(n, name);
+  const std::vector<int> caps = captured_inputs(n, name, 1);
+  std::vector<int> id(b.values.size(), -1);
+  for (size_t i = 0; i < caps.size(); ++i) id[b.inputs[i]] = n.inputs[caps[i]];
+  for (size_t v = 0; v < b.values.size(); ++v) {
+    if (id[v] >= 0) continue;
+    const Value& bv = b.values[v];
+    const std::string nm = g.unique_name(n.name + "/" + bv.name);
+    id[v] = bv.constant ? g.add_constant(nm, *bv.constant) : g.add_value(nm, bv.dtype, bv.shape, bv.shape_known);
+  }
+  std::vector<Node> inlined;
+  for (const Node& m : b.nodes) {
+    Node c = m;
+    c.name = n.name + "/" + m.name;
+    for (int& v : c.inputs) v = v >= 0 ? id[v] : -1;
+    for (int& v : c.outputs) v = v >= 0 ? id[v] : -1;
+    inlined.push_back(std::move(c));
+  }
+  if (b.outputs.size() < n.outputs.size()) throw Error("shape", n.label() + ": " + name + " has fewer outputs than the node");
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    if (n.outputs[k] < 0) continue;
+    Node c;
+    c.name = n.name + "/output" + std::to_string(k);
+    c.op_type = "Identity";
+    c.opset = n.opset;
+    c.inputs = {id[b.outputs[k]]};
+    c.outputs = {n.outputs[k]};
+    inlined.push_back(std::move(c));
+  }
+  g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(index));
+  g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(index), inlined.begin(), inlined.end());
+  g.reindex_producers();
+  return true;
+}
+
+}  // namespace
+
+void register_control_ops() {
+  OpDef d = table_entry("If", 1, 1 << 20, if_infer, if_ref, 1 << 20);
+  d.expand = if_expand;
+  register_op(std::move(d));
+}
+
+}  // namespace fusor
