@@ -5,6 +5,8 @@
 
 namespace fusor {
 
+void register_quant_ops();  // ir/ops/quant.cpp: QuantizeLinear, DequantizeLinear
+
 namespace {
 std::map<std::string, OpDef>& table() {
   static std::map<std::string, OpDef> t;
@@ -20,6 +22,7 @@ void ensure_registered() {
     register_extra_ops();
     register_select_ops();
     register_control_ops();
+    register_quant_ops();
   });
 }
 }  // namespace

@@ -1,0 +1,139 @@
+// Linear quantization (ONNX semantics): QuantizeLinear and DequantizeLinear, opsets 10-21.
+//
+// DequantizeLinear: y = (x - zero_point) * scale, y in scale's dtype.
+// QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point), y in zero_point's
+//   dtype, else the output_dtype attribute (opset 21), else uint8.
+// scale / zero_point are one value (per tensor), a 1-D tensor of x.shape[axis] values (per
+// axis, opset 13+), or, with block_size > 0 (opset 21), x's shape with dim `axis` divided by
+// block_size rounded up (blocked). The quotient is formed in float32 for float32 x, as the
+// ONNX reference does (rounding a double quotient can resolve a tie differently). Integer
+// dtypes only (float8 / int4 are not fusor dtypes); anything else is Error("shape").
+#include <cfenv>
+#include <cmath>
+
+#include "ir/ops/op_helpers.h"
+
+namespace fusor {
+namespace {
+
+using namespace op_helpers;
+
+struct QuantLayout {
+  int64_t axis = 0, block = 0;
+  int64_t outer = 1, dim = 1, inner = 1;
+  bool per_tensor = true;
+};
+
+// Which scale element each element of x uses; validates the scale's shape.
+QuantLayout quant_layout(const Node& n, const Shape& x, const Shape& scale) {
+  QuantLayout q;
+  const int64_t r = static_cast<int64_t>(x.size());
+  q.block = n.opset >= 21 ? n.attr_i("block_size", 0) : 0;
+  q.per_tensor = shape_numel(scale) == 1 && scale.size() <= 1 && q.block == 0;
+  if (q.per_tensor) return q;
+  if (n.opset < 13) throw Error("shape", n.label() + ": scale must be a scalar before opset 13, got " + shape_str(scale));
+  q.axis = normalize_axis(n.attr_i("axis", 1), r, n.label());
+  for (int64_t d = 0; d < q.axis; ++d) q.outer *= x[d];
+  q.dim = x[q.axis];
+  for (int64_t d = q.axis + 1; d < r; ++d) q.inner *= x[d];
+  if (q.block == 0) {
+    if (scale.size() != 1 || scale[0] != q.dim)
+      throw Error("shape", n.label() + ": per-axis scale must have shape [" + std::to_string(q.dim) + "], got " + shape_str(scale));
+    return q;
+  }
+  if (q.block < 0) throw Error("shape", n.label() + ": block_size must be positive");
+  Shape want = x;
+  want[q.axis] = (q.dim + q.block - 1) / q.block;
+  if (scale != want) throw Error("shape", n.label() + ": blocked scale must have shape " + shape_str(want) + ", got " + shape_str(scale));
+  return q;
+}
+
+int64_t param_index(const QuantLayout& q, int64_t i) {
+  if (q.per_tensor) return 0;
+  const int64_t in = i % q.inner, a = (i / q.inner) % q.dim, o = i / (q.inner * q.dim);
+  if (q.block == 0) return a;
+  const int64_t blocks = (q.dim + q.block - 1) / q.block;
+  return (o * blocks + a / q.block) * q.inner + in;
+}
+
+bool quant_dtype(DType t) {
+  return t == DType::u8 || t == DType::i8 || t == DType::u16 || t == DType::i16 || t == DType::i32;
+}
+
+void check_zero_point(InferContext& ctx, DType want) {
+  if (!ctx.has_input(2)) return;
+  if (ctx.shape(2) != ctx.shape(1)) ctx.fail("zero_point shape " + shape_str(ctx.shape(2)) + " differs from scale's " + shape_str(ctx.shape(1)));
+  if (want != DType::undefined && ctx.dtype(2) != want) ctx.fail("zero_point dtype differs from the quantized dtype");
+}
+
+void dequantize_infer(InferContext& ctx) {
+  if (!quant_dtype(ctx.dtype(0))) ctx.fail(std::string("x of dtype ") + dtype_name(ctx.dtype(0)) + " is not supported");
+  if (!dtype_is_float(ctx.dtype(1))) ctx.fail("scale must be a float tensor");
+  check_zero_point(ctx, ctx.dtype(0));
+  quant_layout(ctx.node(), ctx.shape(0), ctx.shape(1));
+  ctx.set_output(0, ctx.dtype(1), ctx.shape(0));
+}
+
+void dequantize_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &x = *in[0], &scale = *in[1];
+  const Tensor* zp = opt_in(in, 2);
+  const QuantLayout q = quant_layout(n, x.shape(), scale.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const int64_t p = param_index(q, i);
+    const int64_t z = zp ? zp->get_int(p) : 0;
+    // (x - zp) is exact; one rounding of the product, as in float32.
+    out[0].set(i, static_cast<double>(x.get_int(i) - z) * scale.get(p));
+  }
+}
+
+DType quantize_out_dtype(InferContext& ctx) {
+  if (ctx.has_input(2)) return ctx.dtype(2);
+  const int64_t od = ctx.node().opset >= 21 ? ctx.node().attr_i("output_dtype", 0) : 0;
+  return od ? dtype_from_onnx(static_cast<int>(od)) : DType::u8;
+}
+
+void quantize_infer(InferContext& ctx) {
+  if (!dtype_is_float(ctx.dtype(0)) && ctx.dtype(0) != DType::i32) ctx.fail("x must be float or int32");
+  const DType t = quantize_out_dtype(ctx);
+  if (!quant_dtype(t)) ctx.fail(std::string("quantizing to ") + (t == DType::undefined ? "this dtype" : dtype_name(t)) + " is not supported");
+  check_zero_point(ctx, DType::undefined);
+  if (ctx.has_input(2) && ctx.node().opset >= 21 && ctx.node().attr_i("output_dtype", 0) &&
+      dtype_from_onnx(static_cast<int>(ctx.node().attr_i("output_dtype", 0))) != t)
+    ctx.fail("output_dtype differs from zero_point's dtype");
+  quant_layout(ctx.node(), ctx.shape(0), ctx.shape(1));
+  ctx.set_output(0, t, ctx.shape(0));
+}
+
+void quantize_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &x = *in[0], &scale = *in[1];
+  const Tensor* zp = opt_in(in, 2);
+  const QuantLayout q = quant_layout(n, x.shape(), scale.shape());
+  double lo = 0, hi = 255;
+  switch (out[0].dtype()) {
+    case DType::i8: lo = -128, hi = 127; break;
+    case DType::u16: lo = 0, hi = 65535; break;
+    case DType::i16: lo = -32768, hi = 32767; break;
+    case DType::i32: lo = -2147483648.0, hi = 2147483647.0; break;
+    default: break;
+  }
+  const bool f32 = x.dtype() == DType::f32 && scale.dtype() == DType::f32;
+  const int saved = std::fegetround();
+  std::fesetround(FE_TONEAREST);  // nearbyint: round half to even
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const int64_t p = param_index(q, i);
+    const double quotient = f32 ? static_cast<double>(static_cast<float>(x.get(i)) / static_cast<float>(scale.get(p))) : x.get(i) / scale.get(p);
+    double v = std::nearbyint(quotient) + (zp ? static_cast<double>(zp->get_int(p)) : 0.0);
+    v = std::isnan(v) ? 0.0 : std::min(hi, std::max(lo, v));
+    out[0].set_int(i, static_cast<int64_t>(v));
+  }
+  std::fesetround(saved);
+}
+
+}  // namespace
+
+void register_quant_ops() {
+  register_op(table_entry("DequantizeLinear", 2, 3, dequantize_infer, dequantize_ref));
+  register_op(table_entry("QuantizeLinear", 2, 3, quantize_infer, quantize_ref));
+}
+
+}  // namespace fusor
