@@ -22,6 +22,21 @@
 namespace fs = std::filesystem;
 using namespace fusor;
 
+// Also used by `fusor diff` (tools/commands.h).
+std::vector<Tensor> fusor::read_inputs_dir(const std::string& dir) {
+  std::vector<std::pair<int, std::string>> files;
+  for (auto& e : fs::directory_iterator(dir)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("input_", 0) != 0) continue;
+    files.push_back({std::atoi(n.c_str() + 6), e.path().string()});
+  }
+  if (files.empty()) throw Error("run", "no input_K.pb / input_K.npy files in '" + dir + "'");
+  std::sort(files.begin(), files.end());
+  std::vector<Tensor> t;
+  for (auto& f : files) t.push_back(read_tensor(f.second));
+  return t;
+}
+
 namespace {
 
 std::string model_path(const std::string& p) {
@@ -46,20 +61,6 @@ std::string summarize(const Tensor& t) {
   std::snprintf(buf, sizeof buf, "min %.6g max %.6g mean %.6g  [%s%s]", mn, mx, sum / t.numel(), first.c_str(),
                 t.numel() > 4 ? ", ..." : "");
   return buf;
-}
-
-std::vector<Tensor> read_inputs_dir(const std::string& dir) {
-  std::vector<std::pair<int, std::string>> files;
-  for (auto& e : fs::directory_iterator(dir)) {
-    std::string n = e.path().filename().string();
-    if (n.rfind("input_", 0) != 0) continue;
-    files.push_back({std::atoi(n.c_str() + 6), e.path().string()});
-  }
-  if (files.empty()) throw Error("run", "no input_K.pb / input_K.npy files in '" + dir + "'");
-  std::sort(files.begin(), files.end());
-  std::vector<Tensor> t;
-  for (auto& f : files) t.push_back(read_tensor(f.second));
-  return t;
 }
 
 int cmd_run(const std::string& model, std::string backend, const std::string& inputs_dir, uint64_t seed,
@@ -227,6 +228,22 @@ int main(int argc, char** argv) {
   conform->add_flag("-v,--verbose", verbose, "print passing cases too");
   conform->add_option("--json", conform_json, "also write every result and the totals to this JSON file");
 
+  DiffArgs df;
+  int diff_no_fusion = 0;
+  std::vector<std::string> diff_backends_list;
+  auto* diff = app.add_subcommand("diff", "run a model on two backends and name the first op where they part ways");
+  diff->add_option("model", df.model, "model.onnx or its folder")->required();
+  auto* diff_backend_opt = diff->add_option("--backend", diff_backends_list, "backend (twice: reference, then tested)")
+                              ->expected(1)
+                              ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  auto* diff_nf_opt = diff->add_flag("--no-fusion", diff_no_fusion,
+                                     "the --backend just before runs only the unfused plan (fused vs unfused)");
+  diff->add_option("--inputs", df.inputs_dir, "folder of input_K.pb / input_K.npy files");
+  auto* diff_seed = diff->add_option("--seed", df.seed, "seed for random inputs (default: test_data_set_0 next to the model, else seed 0)");
+  diff->add_option("--rtol", df.rtol, "relative tolerance (default 1e-3)");
+  diff->add_option("--atol", df.atol, "absolute tolerance (default 1e-7)");
+  diff->add_option("--json", df.json, "also write the whole report to this JSON file");
+
   auto* devices = app.add_subcommand("devices", "list backends built in and the devices each sees");
 
   ExplainArgs ex;
@@ -256,6 +273,21 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device, run_check);
     if (*conform) return cmd_conform(paths, backends, conform_check, verbose, conform_json);
+    if (*diff) {
+      // --no-fusion marks the --backend given just before it, so the order on the line matters.
+      size_t next = 0;
+      for (CLI::Option* opt : diff->parse_order()) {
+        if (opt == diff_backend_opt) df.sides.push_back({diff_backends_list.at(next++)});
+        else if (opt == diff_nf_opt) {
+          if (df.sides.empty()) throw Error("diff", "--no-fusion must follow the --backend it applies to");
+          df.sides.back().no_fusion = true;
+        }
+      }
+      (void)diff_no_fusion;
+      df.seed_given = diff_seed->count() > 0;
+      df.model = model_path(df.model);
+      return cmd_diff(df);
+    }
     if (*devices) return cmd_devices();
     if (*explain) {
       ex.model = model_path(ex.model);
