@@ -113,6 +113,14 @@ DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, 
 // ValueDiff (value/node fields are left empty).
 ValueDiff compare_values(const Tensor& ref, const Tensor& test, double rtol, double atol);
 
+// Writes the culprit as an ONNX backend-test case: dir/model.onnx holding the culprit node (op
+// culprit) or the nodes of the fused kernel (fusion culprit), with every non-constant input a
+// graph input, and dir/test_data_set_0/input_K.pb, output_K.pb holding the actual inputs and
+// the reference side's outputs. `fusor conform dir --backend <test>` then reproduces the
+// disagreement. Throws Error("diff") when there is no culprit or a value was not recorded,
+// Error("io") when a file cannot be written.
+void extract_reproducer(const DiffReport& r, const std::string& dir);
+
 // Everything in the report (tensors excepted) as JSON; +-inf/NaN scores become null.
 nlohmann::json diff_to_json(const DiffReport& r);
 

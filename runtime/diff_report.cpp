@@ -1,4 +1,7 @@
-// The outputs of `fusor diff`: JSON and the text report.
+// The outputs of `fusor diff`: the reproducer folder (ONNX via libonnx's protobuf classes, as
+// the importer reads them), JSON and the text report.
+#include <onnx/onnx_pb.h>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -13,6 +16,85 @@ namespace fs = std::filesystem;
 namespace fusor {
 
 namespace {
+
+void to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* p) {
+  p->set_name(name);
+  p->set_data_type(dtype_to_onnx(t.dtype()));
+  for (auto d : t.shape()) p->add_dims(d);
+  if (t.dtype() == DType::string)
+    for (const auto& s : t.strings) p->add_string_data(s);
+  else
+    p->set_raw_data(reinterpret_cast<const char*>(t.raw()), t.nbytes());
+}
+
+void value_info(const Value& v, onnx::ValueInfoProto* vi) {
+  vi->set_name(v.name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(dtype_to_onnx(v.dtype));
+  auto* sh = tt->mutable_shape();
+  for (auto d : v.shape) sh->add_dim()->set_dim_value(d);
+}
+
+void to_proto(const std::string& name, const AttrValue& a, onnx::AttributeProto* p) {
+  using A = onnx::AttributeProto;
+  p->set_name(name);
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t>) p->set_type(A::INT), p->set_i(v);
+        else if constexpr (std::is_same_v<T, double>) p->set_type(A::FLOAT), p->set_f(static_cast<float>(v));
+        else if constexpr (std::is_same_v<T, std::string>) p->set_type(A::STRING), p->set_s(v);
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          p->set_type(A::INTS);
+          for (auto x : v) p->add_ints(x);
+        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+          p->set_type(A::FLOATS);
+          for (auto x : v) p->add_floats(static_cast<float>(x));
+        } else if constexpr (std::is_same_v<T, Tensor>) {
+          p->set_type(A::TENSOR);
+          to_proto(v, "", p->mutable_t());
+        } else {
+          p->set_type(A::STRINGS);
+          for (auto& x : v) p->add_strings(x);
+        }
+      },
+      a);
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  if (!(f << bytes)) throw Error("io", "cannot write '" + path + "'");
+}
+
+// Nodes of the culprit: the node itself, or (fusion culprit) every node between the values
+// its kernel stores and the values it reads (other kernels' stored values, constants, inputs).
+std::vector<int> culprit_nodes(const DiffReport& r, std::vector<int>& outputs) {
+  const Graph& g = r.graph;
+  const DiffCulprit& c = *r.culprit;
+  if (c.stage != "fused") {
+    for (int o : g.nodes[c.value.node].outputs)
+      if (o >= 0 && r.ref_values.count(o)) outputs.push_back(o);
+    return {c.value.node};
+  }
+  std::set<int> stop;
+  for (auto& d : r.fused) {
+    int v = g.find_value(d.value);
+    if (d.kernel == c.value.kernel) outputs.push_back(v);
+    else stop.insert(v);
+  }
+  std::set<int> nodes;
+  std::vector<int> todo(outputs);
+  while (!todo.empty()) {
+    int v = todo.back();
+    todo.pop_back();
+    int p = g.values[v].producer;
+    if (p < 0 || g.values[v].constant || nodes.count(p)) continue;
+    nodes.insert(p);
+    for (int in : g.nodes[p].inputs)
+      if (in >= 0 && !stop.count(in)) todo.push_back(in);
+  }
+  return {nodes.begin(), nodes.end()};  // node order is topological
+}
 
 nlohmann::json num(double d) { return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(nullptr); }
 
@@ -47,6 +129,71 @@ std::string g6(double d) {
 }
 
 }  // namespace
+
+void extract_reproducer(const DiffReport& r, const std::string& dir) {
+  if (!r.culprit) throw Error("diff", "nothing to extract: no value diverges");
+  const Graph& g = r.graph;
+  std::vector<int> outs;
+  std::vector<int> nodes = culprit_nodes(r, outs);
+  std::set<int> produced;
+  for (int n : nodes)
+    for (int o : g.nodes[n].outputs)
+      if (o >= 0) produced.insert(o);
+
+  onnx::ModelProto m;
+  m.set_ir_version(onnx::IR_VERSION);
+  m.set_producer_name("fusor diff");
+  std::map<std::string, int> opsets{{"", g.opset}};
+  auto* gp = m.mutable_graph();
+  gp->set_name("diff_" + g.nodes[r.culprit->value.node].name);
+  std::vector<int> inputs;
+  std::set<int> declared;
+  for (int n : nodes) {
+    const Node& node = g.nodes[n];
+    std::string dom = node.domain == "ai.onnx" ? "" : node.domain;
+    opsets[dom] = std::max(opsets.count(dom) ? opsets[dom] : 0, node.opset);
+    auto* np = gp->add_node();
+    np->set_name(node.name);
+    np->set_op_type(node.op_type);
+    np->set_domain(dom);
+    for (int v : node.inputs) {
+      np->add_input(v >= 0 ? g.values[v].name : "");
+      if (v < 0 || produced.count(v) || !declared.insert(v).second) continue;
+      if (g.values[v].constant) to_proto(*g.values[v].constant, g.values[v].name, gp->add_initializer());
+      else inputs.push_back(v);
+    }
+    for (int v : node.outputs) np->add_output(v >= 0 ? g.values[v].name : "");
+    for (auto& [k, a] : node.attrs) to_proto(k, a, np->add_attribute());
+  }
+  for (auto& [dom, ver] : opsets) {
+    auto* op = m.add_opset_import();
+    op->set_domain(dom);
+    op->set_version(ver);
+  }
+  auto tensor_of = [&](int v) -> const Tensor& {
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      if (g.inputs[i] == v) return r.inputs.at(i);
+    auto it = r.ref_values.find(v);
+    if (it == r.ref_values.end()) throw Error("diff", "value '" + g.values[v].name + "' was not recorded");
+    return it->second;
+  };
+  for (int v : inputs) value_info(g.values[v], gp->add_input());
+  for (int v : outs) value_info(g.values[v], gp->add_output());
+
+  fs::path d(dir), data = fs::path(dir) / "test_data_set_0";
+  std::error_code ec;
+  fs::create_directories(data, ec);
+  if (ec) throw Error("io", "cannot create '" + data.string() + "': " + ec.message());
+  std::string bytes;
+  if (!m.SerializeToString(&bytes)) throw Error("io", "'" + (d / "model.onnx").string() + "': serialization failed");
+  write_bytes((d / "model.onnx").string(), bytes);
+  for (size_t k = 0; k < inputs.size(); ++k)
+    write_tensor_pb((data / ("input_" + std::to_string(k) + ".pb")).string(), tensor_of(inputs[k]),
+                    g.values[inputs[k]].name);
+  for (size_t k = 0; k < outs.size(); ++k)
+    write_tensor_pb((data / ("output_" + std::to_string(k) + ".pb")).string(), tensor_of(outs[k]),
+                    g.values[outs[k]].name);
+}
 
 nlohmann::json diff_to_json(const DiffReport& r) {
   nlohmann::json j = {{"reference", r.reference}, {"test", r.test},       {"rtol", r.rtol},

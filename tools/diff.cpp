@@ -51,6 +51,16 @@ int cmd_diff(const DiffArgs& a) {
     if (!(f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"))
       throw Error("diff", "cannot write '" + a.json + "'");
   }
+  if (!a.extract.empty()) {
+    if (!r.culprit) {
+      std::printf("\nnothing extracted to %s: no value diverges\n", a.extract.c_str());
+    } else {
+      extract_reproducer(r, a.extract);
+      const DiffSide& tested = a.sides[1].no_fusion && !a.sides[0].no_fusion ? a.sides[0] : a.sides[1];
+      std::printf("\nwrote the culprit as a backend-test case to %s (reference outputs from %s);\nreproduce with: fusor conform %s --backend %s\n",
+                  a.extract.c_str(), r.reference.c_str(), a.extract.c_str(), tested.backend.c_str());
+    }
+  }
   return r.culprit ? 1 : 0;
 }
 

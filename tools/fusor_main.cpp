@@ -243,6 +243,7 @@ int main(int argc, char** argv) {
   diff->add_option("--rtol", df.rtol, "relative tolerance (default 1e-3)");
   diff->add_option("--atol", df.atol, "absolute tolerance (default 1e-7)");
   diff->add_option("--json", df.json, "also write the whole report to this JSON file");
+  diff->add_option("--extract", df.extract, "write the culprit as a backend-test case (model.onnx + test_data_set_0) here");
 
   auto* devices = app.add_subcommand("devices", "list backends built in and the devices each sees");
 
