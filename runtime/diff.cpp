@@ -327,4 +327,30 @@ DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, 
   return r;
 }
 
+std::string bisect_case(const std::string& case_dir, const std::string& backend, double rtol, double atol) {
+  if (backend == "ref") return "culprit: none searched (the reference backend itself fails; nothing to bisect against)";
+  try {
+    Graph g = load_model((std::filesystem::path(case_dir) / "model.onnx").string());
+    auto sets = load_test_data_sets(case_dir);
+    if (sets.empty()) return "culprit: none searched (no test_data_set_*)";
+    DiffOptions o;
+    o.rtol = rtol;
+    o.atol = atol;
+    DiffReport r = diff_backends(g, sets[0].inputs, {"ref"}, {backend}, o);
+    if (!r.culprit) return "culprit: none (every value agrees with ref within tolerance; the stored outputs differ from ref too?)";
+    const DiffCulprit& c = *r.culprit;
+    const ValueDiff& d = c.value;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, ", max abs %.3g, %.6g ulp, worst element %lld: ref %.6g, %s %.6g", d.max_abs,
+                  d.max_ulp, static_cast<long long>(d.worst_index), d.worst_ref, backend.c_str(), d.worst_test);
+    std::string s = "culprit: node '" + d.node_name + "' (" + d.op_type + "), value '" + d.value + "', " + c.kind +
+                    " fault (" + c.stage + ")" + buf;
+    if (c.stage == "fused") s += ", kernel " + c.kernel.name;
+    else if (!c.fused_check.empty()) s += ", fused run " + c.fused_check;
+    return s;
+  } catch (const std::exception& e) {
+    return std::string("culprit: search failed: ") + e.what();
+  }
+}
+
 }  // namespace fusor

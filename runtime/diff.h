@@ -124,6 +124,11 @@ void extract_reproducer(const DiffReport& r, const std::string& dir);
 // Everything in the report (tensors excepted) as JSON; +-inf/NaN scores become null.
 nlohmann::json diff_to_json(const DiffReport& r);
 
+// `conform --bisect`: one line naming the culprit of a failing backend-test case (a search
+// against "ref" on the case's first test_data_set_*). Never throws: a failed search is
+// reported in the line.
+std::string bisect_case(const std::string& case_dir, const std::string& backend, double rtol, double atol);
+
 // Human-readable report: the culprit block, then the table of the worst values.
 std::string format_diff(const DiffReport& r);
 

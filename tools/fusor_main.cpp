@@ -125,7 +125,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
 }
 
 int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> backends, const CompareOptions& check,
-                bool verbose, const std::string& json_path) {
+                bool verbose, const std::string& json_path, bool bisect) {
   ConformOptions o;
   if (!backends.empty()) o.backends = backends;
   o.rtol = check.rtol;
@@ -146,6 +146,8 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
     if (tty) std::printf("\r\033[K");
     if (verbose || r.status != CaseStatus::passed || !tty)
       std::printf("%s %-7s %s: %s\n", s, r.backend.c_str(), r.case_dir.c_str(), r.detail.c_str());
+    if (bisect && r.status == CaseStatus::failed)
+      std::printf("     %-7s %s\n", "", bisect_case(r.case_dir, r.backend, o.rtol < 0 ? 1e-3 : o.rtol, o.atol < 0 ? 1e-7 : o.atol).c_str());
     if (tty) std::printf("[%zu/%zu] %s", done, total, r.case_dir.c_str());
     else if (total >= 50 && done % 100 == 0) std::fprintf(stderr, "progress: %zu/%zu cases\n", done, total);
     std::fflush(stdout);
@@ -227,6 +229,8 @@ int main(int argc, char** argv) {
   conform->add_flag("--exact", conform_check.exact, "compare float outputs bit for bit (sign of zero, NaN positions)");
   conform->add_flag("-v,--verbose", verbose, "print passing cases too");
   conform->add_option("--json", conform_json, "also write every result and the totals to this JSON file");
+  bool bisect = false;
+  conform->add_flag("--bisect", bisect, "on each failing case, name the first op where the backend parts from ref");
 
   DiffArgs df;
   int diff_no_fusion = 0;
@@ -273,7 +277,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device, run_check);
-    if (*conform) return cmd_conform(paths, backends, conform_check, verbose, conform_json);
+    if (*conform) return cmd_conform(paths, backends, conform_check, verbose, conform_json, bisect);
     if (*diff) {
       // --no-fusion marks the --backend given just before it, so the order on the line matters.
       size_t next = 0;
