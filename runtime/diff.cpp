@@ -36,6 +36,14 @@ uint64_t float_bits(const Tensor& t, int64_t i) {
 
 int float_width(DType d) { return d == DType::f32 ? 32 : d == DType::f64 ? 64 : 16; }
 
+// Spacing of the dtype's values at magnitude m (m > 0 and finite).
+double ulp_at(DType d, double m) {
+  if (d == DType::f64) return std::nextafter(m, kInf) - m;
+  if (d == DType::f32) return static_cast<double>(std::nextafter(static_cast<float>(m), INFINITY)) - static_cast<float>(m);
+  const int mantissa = d == DType::bf16 ? 7 : 10;  // f16 / bf16 explicit mantissa bits
+  return std::ldexp(1.0, std::max(std::ilogb(m), d == DType::bf16 ? -126 : -14) - mantissa);
+}
+
 std::string side_label(const DiffSide& s) { return s.backend + (s.no_fusion ? " --no-fusion" : ""); }
 
 // Compiles and runs g on one side; every failure names the backend.
@@ -156,7 +164,7 @@ ValueDiff compare_values(const Tensor& r, const Tensor& t, double rtol, double a
   }
   const bool is_float = dtype_is_float(r.dtype());
   const int width = float_width(r.dtype());
-  double best = -1, best_diff = -1;
+  double best = -1, best_diff = -1, scale = 0;
   for (int64_t i = 0; i < r.numel(); ++i) {
     double a = r.get(i), b = t.get(i), score = 0, ulp = 0, diff = 0;
     if (is_float) {
@@ -168,6 +176,7 @@ ValueDiff compare_values(const Tensor& r, const Tensor& t, double rtol, double a
         diff = a == b ? 0 : kInf;
       } else {
         diff = std::fabs(a - b);
+        scale = std::max(scale, std::fabs(a));
         const double tol = atol + rtol * std::fabs(a);
         score = diff == 0 ? 0 : tol > 0 ? diff / tol : kInf;
         // int64 keys: their difference fits in a double exactly enough for reporting.
@@ -193,6 +202,7 @@ ValueDiff compare_values(const Tensor& r, const Tensor& t, double rtol, double a
       d.worst_test = b;
     }
   }
+  if (is_float) d.scale_ulp = scale > 0 ? d.max_abs / ulp_at(r.dtype(), scale) : d.max_abs > 0 ? kInf : 0;
   d.diverges = d.mismatches > 0;
   return d;
 }
@@ -318,7 +328,10 @@ DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, 
     for (auto& d : *stage) {
       r.worst.push_back(d);
       if (dtype_is_float(d.dtype) && stage == (r.op_stage ? &r.unfused : &r.fused))
+      {
         r.worst_ulp_by_op[d.op_type] = std::max(r.worst_ulp_by_op[d.op_type], d.max_ulp);
+        r.worst_scale_ulp_by_op[d.op_type] = std::max(r.worst_scale_ulp_by_op[d.op_type], d.scale_ulp);
+      }
     }
   std::stable_sort(r.worst.begin(), r.worst.end(), [](const ValueDiff& a, const ValueDiff& b) {
     return a.score != b.score ? a.score > b.score : a.max_ulp > b.max_ulp;

@@ -51,6 +51,9 @@ struct ValueDiff {
   double max_abs = 0, max_rel = 0;
   double max_ulp = 0;             // largest distance in units in the last place of the dtype
                                   // (f32/f16/bf16/f64); integers: the largest |t - r|
+  double scale_ulp = 0;           // max_abs in ULPs of the tensor's largest |r| (floats): the
+                                  // error against the tensor's scale; max_ulp explodes where a
+                                  // result cancels to near zero
   int64_t mismatches = 0, numel = 0;
   int64_t worst_index = -1;       // flat row-major index of the element furthest beyond
   double worst_ref = 0, worst_test = 0;  // tolerance, with both values (-1: none compared)
@@ -94,6 +97,7 @@ struct DiffReport {
   std::optional<DiffCulprit> culprit;
   std::vector<ValueDiff> worst;           // the opts.worst largest scores of both stages
   std::map<std::string, double> worst_ulp_by_op;  // op type -> largest max_ulp (float values)
+  std::map<std::string, double> worst_scale_ulp_by_op;  // op type -> largest scale_ulp
   std::string fused_plan_note;            // when exposing values changed the fused plan
 
   // For extract_reproducer: the static graph the search ran on, its inputs and the reference

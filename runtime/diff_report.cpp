@@ -101,7 +101,7 @@ nlohmann::json num(double d) { return std::isfinite(d) ? nlohmann::json(d) : nlo
 nlohmann::json value_json(const ValueDiff& d, const DiffReport& r) {
   nlohmann::json j = {{"value", d.value},       {"node", d.node_name},        {"op_type", d.op_type},
                       {"dtype", dtype_name(d.dtype)}, {"shape", d.shape},   {"diverges", d.diverges},
-                      {"max_abs", num(d.max_abs)}, {"max_rel", num(d.max_rel)}, {"max_ulp", num(d.max_ulp)},
+                      {"max_abs", num(d.max_abs)}, {"max_rel", num(d.max_rel)}, {"max_ulp", num(d.max_ulp)}, {"scale_ulp", num(d.scale_ulp)},
                       {"mismatches", d.mismatches}, {"numel", d.numel},     {"score", num(d.score)},
                       {"inputs", d.inputs},      {"inputs_max_ulp", num(d.inputs_max_ulp)}};
   if (d.worst_index >= 0)
@@ -215,6 +215,7 @@ nlohmann::json diff_to_json(const DiffReport& r) {
   for (auto& d : r.fused) j["fused"].push_back(value_json(d, r));
   for (auto& d : r.worst) j["worst"].push_back(value_json(d, r));
   for (auto& [op, u] : r.worst_ulp_by_op) j["worst_ulp_by_op"][op] = num(u);
+  for (auto& [op, u] : r.worst_scale_ulp_by_op) j["worst_scale_ulp_by_op"][op] = num(u);
   j["kernels"] = nlohmann::json::array();
   for (auto& k : r.kernels) j["kernels"].push_back({{"name", k.name}, {"kind", k.kind}, {"ops", k.ops}, {"nodes", k.nodes}});
   return j;
@@ -248,8 +249,8 @@ std::string format_diff(const DiffReport& r) {
                   shape_str(d.shape).c_str(), static_cast<long long>(d.mismatches), static_cast<long long>(d.numel),
                   d.note.empty() ? "" : "; ", d.note.c_str());
     o += buf;
-    std::snprintf(buf, sizeof buf, "  error       max abs %s, max rel %s, max %s ulp (inputs: %s, max %s ulp)\n",
-                  g6(d.max_abs).c_str(), g6(d.max_rel).c_str(), g6(d.max_ulp).c_str(), d.inputs.c_str(),
+    std::snprintf(buf, sizeof buf, "  error       max abs %s, max rel %s, max %s ulp (%s ulp of the largest |r|; inputs: %s, max %s ulp)\n",
+                  g6(d.max_abs).c_str(), g6(d.max_rel).c_str(), g6(d.max_ulp).c_str(), g6(d.scale_ulp).c_str(), d.inputs.c_str(),
                   g6(d.inputs_max_ulp).c_str());
     o += buf;
     if (d.worst_index >= 0)

@@ -125,6 +125,7 @@ TEST_F(Diff, CompareValuesReportsUlpAndWorstElement) {
   EXPECT_EQ(d.worst_test, -2.5);
   EXPECT_DOUBLE_EQ(d.max_abs, 0.5);
   EXPECT_EQ(d.max_ulp, 1 << 21);  // -2 -> -2.5: 0.5 / 2^-22 in [2, 4)
+  EXPECT_EQ(d.scale_ulp, 1 << 20);  // 0.5 / ulp(4) = 0.5 / 2^-21
   EXPECT_EQ(d.mismatches, 1);
   // Integers compare exactly; NaN must meet NaN.
   auto ints = compare_values(testing::ints_of({2}, {5, 7}), testing::ints_of({2}, {5, 8}), 1, 1);

@@ -46,7 +46,7 @@ int cmd_diff(const DiffArgs& a) {
   if (!a.json.empty()) {
     auto j = diff_to_json(r);
     j["model"] = a.model;
-    j["inputs"] = source;
+    j["input_source"] = source;
     std::ofstream f(a.json);
     if (!(f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"))
       throw Error("diff", "cannot write '" + a.json + "'");
