@@ -210,8 +210,9 @@ ValueDiff compare_values(const Tensor& r, const Tensor& t, double rtol, double a
 DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, const DiffSide& reference,
                          const DiffSide& test, const DiffOptions& opts) {
   DiffReport r;
-  r.rtol = opts.rtol;
-  r.atol = opts.atol;
+  // Negative tolerances (conform's "dtype default") mean the float32 backend-test ones.
+  r.rtol = opts.rtol < 0 ? 1e-3 : opts.rtol;
+  r.atol = opts.atol < 0 ? 1e-7 : opts.atol;
   // Exactly one side marked no_fusion: it is the unfused reference, the other runs fused.
   DiffSide ref = reference, tst = test;
   if (!ref.no_fusion && tst.no_fusion) std::swap(ref, tst);
@@ -238,7 +239,7 @@ DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, 
     auto test_out = run_side(tst, gx, inputs, false);
     r.unfused.reserve(all.size());
     for (int v : all) {
-      ValueDiff d = compare_values(ref_out[where.at(v)], test_out[where.at(v)], opts.rtol, opts.atol);
+      ValueDiff d = compare_values(ref_out[where.at(v)], test_out[where.at(v)], r.rtol, r.atol);
       fill_value_fields(d, g, v);
       judge_inputs(d, g, g.nodes[d.node].inputs, seen_unfused);
       r.unfused.push_back(std::move(d));
@@ -280,7 +281,7 @@ DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, 
     std::sort(order.begin(), order.end());
     r.fused.reserve(order.size());
     for (auto& [key, v] : order) {
-      ValueDiff d = compare_values(r.ref_values.at(v), test_out[fwhere.at(v)], opts.rtol, opts.atol);
+      ValueDiff d = compare_values(r.ref_values.at(v), test_out[fwhere.at(v)], r.rtol, r.atol);
       fill_value_fields(d, g, v);
       d.kernel = key.first;
       d.fused = true;

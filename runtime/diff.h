@@ -34,7 +34,7 @@ struct DiffSide {
 
 struct DiffOptions {
   // A float element diverges when |t - r| > atol + rtol * |r| (NaN must meet NaN, infinities
-  // must match); integer and bool elements must be equal.
+  // must match); integer and bool elements must be equal. Negative: 1e-3 / 1e-7.
   double rtol = 1e-3, atol = 1e-7;
   size_t worst = 10;  // rows of DiffReport::worst
 };
