@@ -1,6 +1,7 @@
 // The backend interface (DESIGN.md "Backend interface"): compile a static graph into an
 // executable once, then run it many times with bound inputs.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -83,5 +84,10 @@ void check_run_inputs(const Graph& g, const std::vector<Tensor>& inputs);
 std::vector<std::string> backend_names();
 // Throws Error("backend") for an unknown name or one not built in.
 std::unique_ptr<Backend> make_backend(const std::string& name);
+
+// Makes make_backend(name) return factory() (an extra backend, e.g. a fault-injecting one in
+// tests). Not listed by backend_names(); a built-in name cannot be replaced (Error("backend")).
+// Thread-safe; an empty factory removes the registration.
+void register_backend(const std::string& name, std::function<std::unique_ptr<Backend>()> factory);
 
 }  // namespace fusor

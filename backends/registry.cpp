@@ -1,3 +1,7 @@
+#include <algorithm>
+#include <map>
+#include <mutex>
+
 #include "backends/backend.h"
 #include "backends/cpu/cpu_backends.h"
 
@@ -32,7 +36,29 @@ std::vector<std::string> backend_names() {
   return n;
 }
 
+namespace {
+std::mutex registered_mu;
+std::map<std::string, std::function<std::unique_ptr<Backend>()>>& registered() {
+  static std::map<std::string, std::function<std::unique_ptr<Backend>()>> m;
+  return m;
+}
+}  // namespace
+
+void register_backend(const std::string& name, std::function<std::unique_ptr<Backend>()> factory) {
+  auto names = backend_names();
+  if (std::find(names.begin(), names.end(), name) != names.end() || name == "vulkan" || name == "cuda")
+    throw Error("backend", "cannot register '" + name + "': a built-in backend has that name");
+  std::lock_guard<std::mutex> lock(registered_mu);
+  if (factory) registered()[name] = std::move(factory);
+  else registered().erase(name);
+}
+
 std::unique_ptr<Backend> make_backend(const std::string& name) {
+  {
+    std::lock_guard<std::mutex> lock(registered_mu);
+    auto it = registered().find(name);
+    if (it != registered().end()) return it->second();
+  }
   if (name == "ref") return make_ref_backend();
   if (name == "cpu") return make_cpu_backend();
 #ifdef FUSOR_HAVE_VULKAN

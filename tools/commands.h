@@ -1,6 +1,10 @@
 // Commands of the fusor CLI implemented in their own files (tools/*.cpp is linked into the CLI).
 #pragma once
+#include <cstdint>
 #include <string>
+#include <vector>
+
+#include "runtime/diff.h"
 
 namespace fusor {
 
@@ -18,6 +22,19 @@ struct BenchArgs {
   bool no_fusion = false, eager = false, json = false, no_fallback = false;
 };
 int cmd_bench(const BenchArgs& a);
+
+struct DiffArgs {
+  std::string model, inputs_dir, json, extract;
+  std::vector<DiffSide> sides;  // in command-line order; the first is the reference
+  uint64_t seed = 0;
+  bool seed_given = false;
+  double rtol = 1e-3, atol = 1e-7;
+};
+// Exit status 0 when nothing diverges, 1 when a culprit is named.
+int cmd_diff(const DiffArgs& a);
+
+// Tensors of DIR's input_K.pb / input_K.npy files in K order; Error("run") when there is none.
+std::vector<Tensor> read_inputs_dir(const std::string& dir);
 
 // "cuda" when a CUDA device is usable, else "vulkan" when a Vulkan device is, else "cpu".
 std::string best_backend();

@@ -23,6 +23,21 @@
 namespace fs = std::filesystem;
 using namespace fusor;
 
+// Also used by `fusor diff` (tools/commands.h).
+std::vector<Tensor> fusor::read_inputs_dir(const std::string& dir) {
+  std::vector<std::pair<int, std::string>> files;
+  for (auto& e : fs::directory_iterator(dir)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind("input_", 0) != 0) continue;
+    files.push_back({std::atoi(n.c_str() + 6), e.path().string()});
+  }
+  if (files.empty()) throw Error("run", "no input_K.pb / input_K.npy files in '" + dir + "'");
+  std::sort(files.begin(), files.end());
+  std::vector<Tensor> t;
+  for (auto& f : files) t.push_back(read_tensor(f.second));
+  return t;
+}
+
 namespace {
 
 std::string model_path(const std::string& p) {
@@ -47,20 +62,6 @@ std::string summarize(const Tensor& t) {
   std::snprintf(buf, sizeof buf, "min %.6g max %.6g mean %.6g  [%s%s]", mn, mx, sum / t.numel(), first.c_str(),
                 t.numel() > 4 ? ", ..." : "");
   return buf;
-}
-
-std::vector<Tensor> read_inputs_dir(const std::string& dir) {
-  std::vector<std::pair<int, std::string>> files;
-  for (auto& e : fs::directory_iterator(dir)) {
-    std::string n = e.path().filename().string();
-    if (n.rfind("input_", 0) != 0) continue;
-    files.push_back({std::atoi(n.c_str() + 6), e.path().string()});
-  }
-  if (files.empty()) throw Error("run", "no input_K.pb / input_K.npy files in '" + dir + "'");
-  std::sort(files.begin(), files.end());
-  std::vector<Tensor> t;
-  for (auto& f : files) t.push_back(read_tensor(f.second));
-  return t;
 }
 
 int cmd_run(const std::string& model, std::string backend, const std::string& inputs_dir, uint64_t seed,
@@ -127,7 +128,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
 }
 
 int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> backends, const CompareOptions& check,
-                bool verbose, const std::string& json_path, bool no_fallback) {
+                bool verbose, const std::string& json_path, bool no_fallback, bool bisect) {
   ConformOptions o;
   o.fallback = !no_fallback;
   if (!backends.empty()) o.backends = backends;
@@ -149,6 +150,8 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
     if (tty) std::printf("\r\033[K");
     if (verbose || r.status != CaseStatus::passed || !tty)
       std::printf("%s %-7s %s: %s\n", s, r.backend.c_str(), r.case_dir.c_str(), r.detail.c_str());
+    if (bisect && r.status == CaseStatus::failed)
+      std::printf("     %-7s %s\n", "", bisect_case(r.case_dir, r.backend, o.rtol < 0 ? 1e-3 : o.rtol, o.atol < 0 ? 1e-7 : o.atol).c_str());
     if (tty) std::printf("[%zu/%zu] %s", done, total, r.case_dir.c_str());
     else if (total >= 50 && done % 100 == 0) std::fprintf(stderr, "progress: %zu/%zu cases\n", done, total);
     std::fflush(stdout);
@@ -234,6 +237,25 @@ int main(int argc, char** argv) {
   conform->add_option("--json", conform_json, "also write every result and the totals to this JSON file");
   bool conform_no_fallback = false;
   conform->add_flag("--no-fallback", conform_no_fallback, "skip cases with ops the backend lacks instead of running them on the host");
+  bool bisect = false;
+  conform->add_flag("--bisect", bisect, "on each failing case, name the first op where the backend parts from ref");
+
+  DiffArgs df;
+  int diff_no_fusion = 0;
+  std::vector<std::string> diff_backends_list;
+  auto* diff = app.add_subcommand("diff", "run a model on two backends and name the first op where they part ways");
+  diff->add_option("model", df.model, "model.onnx or its folder")->required();
+  auto* diff_backend_opt = diff->add_option("--backend", diff_backends_list, "backend (twice: reference, then tested)")
+                              ->expected(1)
+                              ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  auto* diff_nf_opt = diff->add_flag("--no-fusion", diff_no_fusion,
+                                     "the --backend just before runs only the unfused plan (fused vs unfused)");
+  diff->add_option("--inputs", df.inputs_dir, "folder of input_K.pb / input_K.npy files");
+  auto* diff_seed = diff->add_option("--seed", df.seed, "seed for random inputs (default: test_data_set_0 next to the model, else seed 0)");
+  diff->add_option("--rtol", df.rtol, "relative tolerance (default 1e-3)");
+  diff->add_option("--atol", df.atol, "absolute tolerance (default 1e-7)");
+  diff->add_option("--json", df.json, "also write the whole report to this JSON file");
+  diff->add_option("--extract", df.extract, "write the culprit as a backend-test case (model.onnx + test_data_set_0) here");
 
   auto* devices = app.add_subcommand("devices", "list backends built in and the devices each sees");
 
@@ -266,7 +288,22 @@ int main(int argc, char** argv) {
   }
   try {
     if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device, run_check, run_no_fallback);
-    if (*conform) return cmd_conform(paths, backends, conform_check, verbose, conform_json, conform_no_fallback);
+    if (*conform) return cmd_conform(paths, backends, conform_check, verbose, conform_json, conform_no_fallback, bisect);
+    if (*diff) {
+      // --no-fusion marks the --backend given just before it, so the order on the line matters.
+      size_t next = 0;
+      for (CLI::Option* opt : diff->parse_order()) {
+        if (opt == diff_backend_opt) df.sides.push_back({diff_backends_list.at(next++)});
+        else if (opt == diff_nf_opt) {
+          if (df.sides.empty()) throw Error("diff", "--no-fusion must follow the --backend it applies to");
+          df.sides.back().no_fusion = true;
+        }
+      }
+      (void)diff_no_fusion;
+      df.seed_given = diff_seed->count() > 0;
+      df.model = model_path(df.model);
+      return cmd_diff(df);
+    }
     if (*devices) return cmd_devices();
     if (*explain) {
       ex.model = model_path(ex.model);

@@ -1,0 +1,67 @@
+// `fusor diff`: where two backends (or the fused and unfused plans) part ways.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/diff.h"
+#include "runtime/session.h"
+#include "runtime/tensor_io.h"
+#include "tools/commands.h"
+
+namespace fs = std::filesystem;
+
+namespace fusor {
+
+namespace {
+std::string model_dir(const std::string& model) {
+  fs::path p = fs::path(model).parent_path();
+  return p.empty() ? std::string(".") : p.string();
+}
+}  // namespace
+
+int cmd_diff(const DiffArgs& a) {
+  if (a.sides.size() != 2)
+    throw Error("diff", "give exactly two --backend options (got " + std::to_string(a.sides.size()) +
+                            "), e.g. --backend ref --backend vulkan, or --backend cpu --no-fusion --backend cpu");
+  Graph g = load_model(a.model);
+  std::vector<Tensor> inputs;
+  std::string source;
+  if (!a.inputs_dir.empty()) {
+    inputs = read_inputs_dir(a.inputs_dir);
+    source = a.inputs_dir;
+  } else if (auto sets = a.seed_given ? std::vector<TestCase>{} : load_test_data_sets(model_dir(a.model));
+             !sets.empty()) {
+    inputs = sets[0].inputs;
+    source = sets[0].dir;
+  } else {
+    inputs = random_inputs(g, a.seed);
+    source = "random (seed " + std::to_string(a.seed) + ")";
+  }
+  DiffOptions o;
+  o.rtol = a.rtol;
+  o.atol = a.atol;
+  DiffReport r = diff_backends(g, inputs, a.sides[0], a.sides[1], o);
+  std::printf("model     %s (%zu nodes)\ninputs    %s\n%s", a.model.c_str(), g.nodes.size(), source.c_str(),
+              format_diff(r).c_str());
+  if (!a.json.empty()) {
+    auto j = diff_to_json(r);
+    j["model"] = a.model;
+    j["input_source"] = source;
+    std::ofstream f(a.json);
+    if (!(f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"))
+      throw Error("diff", "cannot write '" + a.json + "'");
+  }
+  if (!a.extract.empty()) {
+    if (!r.culprit) {
+      std::printf("\nnothing extracted to %s: no value diverges\n", a.extract.c_str());
+    } else {
+      extract_reproducer(r, a.extract);
+      const DiffSide& tested = a.sides[1].no_fusion && !a.sides[0].no_fusion ? a.sides[0] : a.sides[1];
+      std::printf("\nwrote the culprit as a backend-test case to %s (reference outputs from %s);\nreproduce with: fusor conform %s --backend %s\n",
+                  a.extract.c_str(), r.reference.c_str(), a.extract.c_str(), tested.backend.c_str());
+    }
+  }
+  return r.culprit ? 1 : 0;
+}
+
+}  // namespace fusor
