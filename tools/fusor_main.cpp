@@ -48,20 +48,6 @@ std::string summarize(const Tensor& t) {
   return buf;
 }
 
-std::vector<Tensor> read_inputs_dir(const std::string& dir) {
-  std::vector<std::pair<int, std::string>> files;
-  for (auto& e : fs::directory_iterator(dir)) {
-    std::string n = e.path().filename().string();
-    if (n.rfind("input_", 0) != 0) continue;
-    files.push_back({std::atoi(n.c_str() + 6), e.path().string()});
-  }
-  if (files.empty()) throw Error("run", "no input_K.pb / input_K.npy files in '" + dir + "'");
-  std::sort(files.begin(), files.end());
-  std::vector<Tensor> t;
-  for (auto& f : files) t.push_back(read_tensor(f.second));
-  return t;
-}
-
 int cmd_run(const std::string& model, std::string backend, const std::string& inputs_dir, uint64_t seed,
             const std::string& out_dir, int device, const CompareOptions& check) {
   std::string mp = model_path(model);
@@ -71,7 +57,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   std::vector<Tensor> expected;
   std::string source;
   if (!inputs_dir.empty()) {
-    inputs = read_inputs_dir(inputs_dir);
+    inputs = read_numbered_inputs(inputs_dir);
     source = inputs_dir;
   } else {
     auto sets = load_test_data_sets(fs::path(mp).parent_path().string());
@@ -267,7 +253,11 @@ int main(int argc, char** argv) {
       return cmd_bench(bn);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusor: error: %s\n", e.what());
+    // One line always: library messages escape names, and multi-line diagnostics (a shader
+    // compiler's log) are folded here.
+    std::string msg = e.what();
+    for (size_t p; (p = msg.find_first_of("\r\n")) != std::string::npos;) msg.replace(p, 1, msg[p] == '\n' ? "\\n" : "\\r");
+    std::fprintf(stderr, "fusor: error: %s\n", msg.c_str());
     return 2;
   }
   return 0;
