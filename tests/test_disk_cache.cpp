@@ -100,6 +100,7 @@ void damage(Damage d, const std::vector<fs::path>& files, uint64_t seed) {
   for (size_t i = 0; i < files.size(); ++i) {
     const fs::path& f = files[i];
     std::string bytes = slurp(f);
+    if (bytes.empty()) bytes = "x";  // keep the arithmetic below defined for an empty entry
     switch (d) {
       case Damage::truncate: spit(f, bytes.substr(0, rng() % std::max<size_t>(bytes.size(), 1))); break;
       case Damage::bitflip: {
@@ -320,8 +321,12 @@ TEST(VulkanCache, DamagedPipelineCacheIsIgnored) {
   const std::vector<fs::path> pipes = entries(t.path / "fusor/vulkan", ".pipelines");
   ASSERT_EQ(pipes.size(), 1u);
   const fs::path other = pipes[0].string() + ".other";
+  const std::string good_pipe = slurp(pipes[0]);
   spit(other, slurp(entries(t.path / "fusor/vulkan", ".spv").at(0)));  // a foreign entry for "swap"
   for (Damage d : kAllDamage) {
+    std::error_code ec;
+    fs::remove_all(pipes[0], ec);
+    spit(pipes[0], good_pipe);
     if (d == Damage::swap) {
       spit(pipes[0], slurp(other));
     } else {
@@ -332,8 +337,6 @@ TEST(VulkanCache, DamagedPipelineCacheIsIgnored) {
     EXPECT_NE(out.find("check   output 0 vs"), std::string::npos) << out;
     EXPECT_NE(out.find("PASS"), std::string::npos) << damage_name(d) << ": " << out;
     EXPECT_EQ(out.find("FAIL"), std::string::npos) << damage_name(d) << ": " << out;
-    std::error_code ec;
-    fs::remove_all(pipes[0], ec);
     fs::remove_all(other, ec);
     spit(other, "not a cache entry at all");
   }
