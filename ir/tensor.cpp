@@ -198,7 +198,15 @@ int64_t Tensor::get_int(int64_t i) const {
     case DType::i64: return data<int64_t>()[i];
     case DType::u64: return static_cast<int64_t>(data<uint64_t>()[i]);
     case DType::i32: return data<int32_t>()[i];
-    default: return static_cast<int64_t>(get(i));
+    default: {
+      // Floats read as integers (axes, sizes given as float tensors): a value outside int64
+      // (or NaN) has no integer meaning, and converting it would be undefined behaviour.
+      const double v = get(i);
+      if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+        throw Error("tensor", "element " + std::to_string(i) + " (" + std::to_string(v) + ") of a " + dtype_name(dtype_) +
+                                  " tensor is not an integer in int64 range");
+      return static_cast<int64_t>(v);
+    }
   }
 }
 void Tensor::set_int(int64_t i, int64_t v) {

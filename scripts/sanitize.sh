@@ -16,7 +16,7 @@ CC=clang CXX=clang++ cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=RelWith
   -DFUSOR_VULKAN=OFF -DFUSOR_CUDA=OFF -DFUSOR_FUZZ=ON \
   -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -fsanitize=fuzzer-no-link" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-ninja -C build-san fusor_tests fusor_fuzz fusor_cli
+ninja -C build-san fusor_tests fusor_fuzz
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The suites that feed fusor hostile models, files and cache states, plus core op and fusion tests.
 build-san/fusor_tests --gtest_brief=1 \

@@ -4,6 +4,7 @@
 // serialized model. Bad input must end in a fusor::Error; anything else (another exception,
 // a sanitizer report, a crash, a hang) is a bug.
 #pragma once
+#include <climits>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -48,16 +49,21 @@ inline void add_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
   a->set_i(v);
 }
 
-inline void add_init(onnx::GraphProto* g, const std::string& name, int type, const std::vector<int64_t>& dims,
-                     const std::vector<double>& v) {
+inline void add_init(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
+                     const std::vector<float>& v) {
   auto* t = g->add_initializer();
   t->set_name(name);
-  t->set_data_type(type);
+  t->set_data_type(onnx::TensorProto::FLOAT);
   for (auto d : dims) t->add_dims(d);
-  for (double x : v) {
-    if (type == onnx::TensorProto::INT64) t->add_int64_data(static_cast<int64_t>(x));
-    else t->add_float_data(static_cast<float>(x));
-  }
+  for (float x : v) t->add_float_data(x);
+}
+inline void add_init_i64(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
+                         const std::vector<int64_t>& v) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (auto d : dims) t->add_dims(d);
+  for (int64_t x : v) t->add_int64_data(x);
 }
 
 inline onnx::ModelProto new_model(int opset = 17) {
@@ -75,12 +81,12 @@ inline onnx::ModelProto new_model(int opset = 17) {
 // Conv/pooling, Range and shape-computing subgraphs, a Sum fan-in.
 inline std::vector<std::string> seed_models() {
   std::vector<onnx::ModelProto> ms;
-  constexpr int F = onnx::TensorProto::FLOAT, I = onnx::TensorProto::INT64;
+  constexpr int F = onnx::TensorProto::FLOAT;
   {
     auto m = new_model();
     auto* g = m.mutable_graph();
     set_type(g->add_input(), "x", F, {2, 3, 4});
-    add_init(g, "b", F, {4}, {0.5, -1, 2, 0.25});
+    add_init(g, "b", {4}, {0.5, -1, 2, 0.25});
     add_node(g, "Add", {"x", "b"}, {"a"});
     add_node(g, "Relu", {"a"}, {"r"});
     add_node(g, "Softmax", {"r"}, {"s"});
@@ -92,8 +98,8 @@ inline std::vector<std::string> seed_models() {
     auto m = new_model();
     auto* g = m.mutable_graph();
     set_type(g->add_input(), "x", F, {4, 6});
-    add_init(g, "w", F, {6, 3}, std::vector<double>(18, 0.5));
-    add_init(g, "shape", I, {2}, {2, -1});
+    add_init(g, "w", {6, 3}, std::vector<float>(18, 0.5f));
+    add_init_i64(g, "shape", {2}, {2, -1});
     add_node(g, "MatMul", {"x", "w"}, {"mm"});
     add_node(g, "Tanh", {"mm"}, {"t"});
     add_node(g, "Reshape", {"t", "shape"}, {"rs"});
@@ -105,7 +111,7 @@ inline std::vector<std::string> seed_models() {
     auto m = new_model();
     auto* g = m.mutable_graph();
     set_type(g->add_input(), "x", F, {1, 2, 6, 6});
-    add_init(g, "w", F, {3, 2, 3, 3}, std::vector<double>(54, 0.1));
+    add_init(g, "w", {3, 2, 3, 3}, std::vector<float>(54, 0.1f));
     auto* c = add_node(g, "Conv", {"x", "w"}, {"c"});
     add_ints(c, "pads", {1, 1, 1, 1});
     auto* p = add_node(g, "MaxPool", {"c"}, {"p"});
@@ -119,10 +125,10 @@ inline std::vector<std::string> seed_models() {
     auto m = new_model();
     auto* g = m.mutable_graph();
     set_type(g->add_input(), "x", F, {3, 5});
-    add_init(g, "starts", I, {2}, {0, 1});
-    add_init(g, "ends", I, {2}, {2, 9223372036854775807.0});
-    add_init(g, "axes", I, {2}, {0, 1});
-    add_init(g, "steps", I, {2}, {1, 2});
+    add_init_i64(g, "starts", {2}, {0, 1});
+    add_init_i64(g, "ends", {2}, {2, INT64_MAX});
+    add_init_i64(g, "axes", {2}, {0, 1});
+    add_init_i64(g, "steps", {2}, {1, 2});
     add_node(g, "Slice", {"x", "starts", "ends", "axes", "steps"}, {"sl"});
     add_node(g, "Shape", {"sl"}, {"sh"});
     add_node(g, "ConstantOfShape", {"sh"}, {"z"});
@@ -135,9 +141,9 @@ inline std::vector<std::string> seed_models() {
     auto m = new_model();
     auto* g = m.mutable_graph();
     set_type(g->add_input(), "x", F, {5});
-    add_init(g, "s", I, {}, {0});
-    add_init(g, "l", I, {}, {5});
-    add_init(g, "d", I, {}, {1});
+    add_init_i64(g, "s", {}, {0});
+    add_init_i64(g, "l", {}, {5});
+    add_init_i64(g, "d", {}, {1});
     add_node(g, "Range", {"s", "l", "d"}, {"r"});
     add_int(add_node(g, "Cast", {"r"}, {"rf"}), "to", 1);
     std::vector<std::string> ins;

@@ -397,6 +397,11 @@ Window convtranspose_window(const Node& n, const Shape& x, const Shape& w) {
     const int j = 3 - nd + i;
     const int64_t in = x[2 + i], k = w[2 + i], s = strides[i], d = dil[i];
     if (k < 1 || s < 1 || d < 1) throw bad("kernel, strides and dilations must be positive");
+    constexpr int64_t kBig = int64_t{1} << 40;  // keeps the arithmetic below in range
+    if (k > kBig || s > kBig || d > kBig || in > kBig || opad[i] > kBig || opad[i] < -kBig || pads[i] > kBig ||
+        pads[i] < -kBig || pads[nd + i] > kBig || pads[nd + i] < -kBig ||
+        (!oshape.empty() && (oshape[i] > kBig || oshape[i] < 0)))
+      throw bad("kernel, strides, dilations, pads or output sizes larger than 2^40");
     const int64_t full = s * (in - 1) + opad[i] + (k - 1) * d + 1;
     int64_t pb = pads[i], pe = pads[nd + i], out;
     if (!oshape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {

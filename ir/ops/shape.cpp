@@ -165,7 +165,7 @@ void reshape_infer(InferContext& ctx) {
     }
     if (d < 0) ctx.fail("invalid shape entry " + std::to_string(d));
     out[i] = d;
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known)) ctx.fail("shape " + shape_str(spec) + " has more elements than int64 can count");
   }
   const int64_t total = shape_numel(x);
   if (infer_at >= 0) {
