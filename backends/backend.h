@@ -51,6 +51,9 @@ class Executable {
     if (outputs) *outputs = run(inputs);
     return {};
   }
+  // Capability: run() may be called from several threads at once on this executable (it keeps
+  // no per-run state in the executable). When false, callers serialize runs (Session does).
+  virtual bool concurrent_runs() const { return false; }
 };
 
 struct DeviceInfo {

@@ -20,7 +20,7 @@ void check_run_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = g.values[g.inputs[i]];
     if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
-      throw Error("run", "input '" + v.name + "' expects " + dtype_name(v.dtype) + " " + shape_str(v.shape) + ", got " +
+      throw Error("run", "input '" + printable(v.name) + "' expects " + dtype_name(v.dtype) + " " + shape_str(v.shape) + ", got " +
                              dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
   }
 }
@@ -69,7 +69,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
 #endif
   std::string all;
   for (auto& b : backend_names()) all += (all.empty() ? "" : ", ") + b;
-  throw Error("backend", "unknown or not built-in backend '" + name + "' (available: " + all + ")");
+  throw Error("backend", "unknown or not built-in backend '" + printable(name) + "' (available: " + all + ")");
 }
 
 }  // namespace fusor

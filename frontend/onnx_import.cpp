@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include <google/protobuf/io/coded_stream.h>
+#include <onnx/defs/schema.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 namespace fusor {
@@ -34,13 +35,13 @@ std::string bare_message(const Error& e) {
 }
 
 Error tensor_error(const onnx::TensorProto& t, const std::string& why) {
-  return Error("onnx", "tensor '" + t.name() + "': " + why);
+  return Error("onnx", "tensor '" + printable(t.name()) + "': " + why);
 }
 
 // Resolves an external-data location against base_dir. Both sides go through
 // weakly_canonical so "..", "." and symlinks cannot smuggle a read outside the model folder.
 fs::path resolve_external_path(const onnx::TensorProto& t, const std::string& location, const std::string& base_dir) {
-  auto escapes = [&] { return tensor_error(t, "external data path '" + location + "' escapes the model folder"); };
+  auto escapes = [&] { return tensor_error(t, "external data path '" + printable(location) + "' escapes the model folder"); };
   fs::path rel(location);
   if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) throw escapes();
   std::error_code ec;
@@ -49,7 +50,7 @@ fs::path resolve_external_path(const onnx::TensorProto& t, const std::string& lo
   base = base.lexically_normal();
   if (!base.has_filename() && base.has_parent_path() && base != base.root_path()) base = base.parent_path();
   fs::path full = fs::weakly_canonical(base / rel, ec);
-  if (ec) throw tensor_error(t, "cannot resolve external data path '" + location + "': " + ec.message());
+  if (ec) throw tensor_error(t, "cannot resolve external data path '" + printable(location) + "': " + ec.message());
   auto [bi, fi] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
   if (bi != base.end() || fi == full.end()) throw escapes();
   return full;
@@ -66,7 +67,7 @@ std::pair<fs::path, int64_t> check_external(const onnx::TensorProto& t, const st
       else if (kv.key() == "offset") offset = std::stoll(kv.value());
       else if (kv.key() == "length") length = std::stoll(kv.value());
     } catch (const std::exception&) {
-      throw tensor_error(t, "external data key '" + kv.key() + "' has a non-numeric value '" + kv.value() + "'");
+      throw tensor_error(t, "external data key '" + printable(kv.key()) + "' has a non-numeric value '" + printable(kv.value()) + "'");
     }
   }
   if (location.empty()) throw tensor_error(t, "external data has no 'location'");
@@ -77,10 +78,10 @@ std::pair<fs::path, int64_t> check_external(const onnx::TensorProto& t, const st
   fs::path file = resolve_external_path(t, location, base_dir);
   std::error_code ec;
   if (!fs::is_regular_file(file, ec))
-    throw tensor_error(t, "external data file '" + file.string() + "' not found (location '" + location + "')");
+    throw tensor_error(t, "external data file '" + printable(file.string()) + "' not found (location '" + printable(location) + "')");
   uint64_t size = fs::file_size(file, ec);
   if (ec || static_cast<uint64_t>(offset) + nbytes > size)
-    throw tensor_error(t, "external data file '" + file.string() + "' is too short: need " + std::to_string(nbytes) +
+    throw tensor_error(t, "external data file '" + printable(file.string()) + "' is too short: need " + std::to_string(nbytes) +
                               " bytes at offset " + std::to_string(offset) + ", file has " + std::to_string(size));
   return {file, offset};
 }
@@ -119,7 +120,7 @@ struct ProtoLayout {
 ProtoLayout proto_layout(const onnx::TensorProto& t) {
   DType dt = dtype_from_onnx(t.data_type());
   if (dt == DType::undefined)  // float8/int4/...: a dtype fusor does not support (a skip, not a failure)
-    throw Unsupported("onnx", "tensor '" + t.name() + "': unsupported data type " + std::to_string(t.data_type()));
+    throw Unsupported("onnx", "tensor '" + printable(t.name()) + "': unsupported data type " + std::to_string(t.data_type()));
   if (t.has_segment()) throw tensor_error(t, "segmented tensors are not supported");
   // Every size is checked before allocating, so a corrupt or hostile file fails with an Error
   // instead of an overflowing or multi-terabyte allocation.
@@ -160,7 +161,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
     std::ifstream in(file, std::ios::binary);
     in.seekg(offset);
     in.read(reinterpret_cast<char*>(out.raw()), static_cast<std::streamsize>(nbytes));
-    if (!in) throw tensor_error(t, "reading external data file '" + file.string() + "' failed");
+    if (!in) throw tensor_error(t, "reading external data file '" + printable(file.string()) + "' failed");
     return out;
   }
   if (t.has_raw_data()) {
@@ -214,7 +215,7 @@ struct Importer {
 
   int define(const std::string& name, int id, const std::string& who) {
     if (!ids.emplace(name, id).second)
-      throw Error("onnx", who + ": value '" + name + "' is defined more than once (ONNX graphs are SSA)");
+      throw Error("onnx", who + ": value '" + printable(name) + "' is defined more than once (ONNX graphs are SSA)");
     return id;
   }
 
@@ -235,7 +236,7 @@ struct Importer {
   bool read_type(const onnx::ValueInfoProto& vi, const std::string& what, DType& dt, Shape& shape, bool& known) {
     if (!vi.has_type()) return false;
     if (!vi.type().has_tensor_type())
-      throw Error("onnx", what + " '" + vi.name() + "': only tensor types are supported (sequence/map/optional are not)");
+      throw Error("onnx", what + " '" + printable(vi.name()) + "': only tensor types are supported (sequence/map/optional are not)");
     const auto& tt = vi.type().tensor_type();
     dt = dtype_from_onnx(tt.elem_type());
     shape.clear();
@@ -261,7 +262,7 @@ struct Importer {
       else if (a.floats_size()) type = A::FLOATS;
       else if (a.ints_size()) type = A::INTS;
       else if (a.strings_size()) type = A::STRINGS;
-      else throw Error("onnx", label + ": attribute '" + a.name() + "' has no type and no value");
+      else throw Error("onnx", label + ": attribute '" + printable(a.name()) + "' has no type and no value");
     }
     switch (type) {
       case A::INT: return int64_t{a.i()};
@@ -274,13 +275,13 @@ struct Importer {
         try {
           return tensor_from_proto(a.t(), base_dir);
         } catch (const Error& e) {
-          throw Error("onnx", label + ": attribute '" + a.name() + "': " + bare_message(e));
+          throw Error("onnx", label + ": attribute '" + printable(a.name()) + "': " + bare_message(e));
         }
       case A::GRAPH: return std::shared_ptr<const Graph>();  // imported once the outer values are known (body())
       case A::GRAPHS:
         throw Unsupported("onnx", label + ": attribute '" + a.name() + "': lists of subgraphs are not supported");
       default:
-        throw Error("onnx", label + ": attribute '" + a.name() + "' has unsupported type " +
+        throw Error("onnx", label + ": attribute '" + printable(a.name()) + "' has unsupported type " +
                                 A::AttributeType_Name(static_cast<A::AttributeType>(type)));
     }
   }
@@ -326,6 +327,35 @@ struct Importer {
     throw Error("onnx", n.label() + ": Constant has no value attribute");
   }
 
+  // Supported opset versions per domain: ai.onnx up to the newest opset the ONNX test suites
+  // use (fusor's op table follows the spec up to there); other domains at least 1.
+  static std::pair<int64_t, int64_t> opset_range(const std::string& domain) {
+    if (domain.empty()) return {1, kMaxOpset};
+    if (domain == "ai.onnx.ml") return {1, 5};
+    return {1, 1000};
+  }
+
+  // The node against its ONNX schema, as onnxruntime does when it resolves a graph: input and
+  // output counts, attribute types, required and unknown attributes. Only for opsets the linked
+  // ONNX library knows (newer nodes are checked by fusor's op table); ops it does not define
+  // are left to the op table (an unsupported op is a skip, not an invalid model).
+  void verify_schema(const onnx::NodeProto& np, const Node& n) {
+    const std::string domain = n.domain.empty() ? std::string(onnx::ONNX_DOMAIN) : n.domain;
+    const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+    auto r = ranges.find(domain);
+    if (r == ranges.end() || n.opset > r->second.second) return;
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(np.op_type(), n.opset, domain);
+    if (!schema || schema->Deprecated()) return;
+    try {
+      schema->Verify(np);
+    } catch (const std::exception& e) {
+      std::string m = e.what();
+      m = m.substr(0, m.find('\n'));  // onnx appends a multi-line context block
+      throw Error("onnx", n.label() + ": invalid node (onnx schema " + printable(np.op_type()) + "-" +
+                              std::to_string(schema->SinceVersion()) + "): " + printable(m));
+    }
+  }
+
   Node convert_node_header(const onnx::NodeProto& np, size_t index) {
     Node n;
     n.op_type = np.op_type();
@@ -334,6 +364,7 @@ struct Importer {
     auto it = opsets.find(n.domain);
     n.opset = it != opsets.end() ? it->second : (n.domain.empty() ? g.opset : 1);
     const std::string label = n.label();
+    verify_schema(np, n);
     for (const auto& a : np.attribute()) n.attrs[a.name()] = convert_attr(a, label);
     return n;
   }
@@ -341,8 +372,23 @@ struct Importer {
   void run() {
     if (!model.has_graph()) throw Error("onnx", model_label + " is not a valid ONNX model (it has no graph)");
     const auto& gp = model.graph();
-    for (const auto& op : model.opset_import()) opsets[norm_domain(op.domain())] = static_cast<int>(op.version());
+    g.name = gp.name();
+    for (const auto& op : model.opset_import()) {
+      const std::string d = norm_domain(op.domain());
+      // As onnxruntime: a version outside the domain's known range is an invalid model.
+      const auto range = opset_range(d);
+      if (op.version() < range.first || op.version() > range.second)
+        throw Error("onnx", model_label + ": opset_import " + (d.empty() ? "ai.onnx" : printable(d)) + " version " +
+                                std::to_string(op.version()) + " is outside the supported range " + std::to_string(range.first) +
+                                ".." + std::to_string(range.second));
+      if (!opsets.emplace(d, static_cast<int>(op.version())).second)
+        throw Error("onnx", model_label + ": opset_import lists domain " + (d.empty() ? "ai.onnx" : printable(d)) + " twice");
+    }
     if (opsets.count("")) g.opset = opsets[""];
+    for (const auto& np : gp.node())
+      if (!opsets.count(norm_domain(np.domain())))
+        throw Error("onnx", model_label + ": node '" + printable(np.name()) + "' (" + printable(np.op_type()) + ") uses domain " +
+                                (np.domain().empty() ? "ai.onnx" : printable(np.domain())) + ", which the model's opset_import does not list");
     if (gp.node_size() == 0 && gp.output_size() == 0)
       throw Error("onnx", model_label + ": the model's graph has no nodes and no outputs");
     if (gp.output_size() == 0) throw Error("onnx", model_label + ": the model's graph has no outputs");
@@ -380,7 +426,7 @@ struct Importer {
       read_type(vi, "graph input", dt, shape, known);
       // Fail here, naming the input, rather than deep in shape inference (e.g. float8/int4).
       if (dt == DType::undefined && vi.type().tensor_type().elem_type() != 0)
-        throw Unsupported("onnx", "graph input '" + vi.name() + "': unsupported element type " +
+        throw Unsupported("onnx", "graph input '" + printable(vi.name()) + "': unsupported element type " +
                                 std::to_string(vi.type().tensor_type().elem_type()));
       int id = define(vi.name(), g.add_value(vi.name(), dt, shape, known), "graph input");
       g.inputs.push_back(id);
@@ -429,7 +475,7 @@ struct Importer {
     }
 
     for (const auto& vi : gp.output()) {
-      if (!ids.count(vi.name()) && !parent) throw Error("onnx", model_label + ": graph output '" + vi.name() + "' is not defined");
+      if (!ids.count(vi.name()) && !parent) throw Error("onnx", model_label + ": graph output '" + printable(vi.name()) + "' is not defined");
       const int out = resolve(vi.name(), model_label + ": graph output");  // a subgraph may return an outer value
       Value& v = g.values[out];
       DType dt = DType::undefined;
@@ -464,37 +510,28 @@ Graph import_model(const char* data, size_t size, const std::string& base_dir, c
 
 Graph load_onnx(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error("onnx", "cannot open model '" + path + "': No such file");
-  if (fs::is_directory(path, ec)) throw Error("onnx", "cannot open model '" + path + "': it is a directory");
+  if (!fs::exists(path, ec)) throw Error("onnx", "cannot open model '" + printable(path) + "': No such file");
+  if (fs::is_directory(path, ec)) throw Error("onnx", "cannot open model '" + printable(path) + "': it is a directory");
   // Parsed straight from a read-only mapping of the file: protobuf copies the weights once,
   // and tensor_from_proto moves them on (the file is never copied into memory first).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error("onnx", "cannot open model '" + path + "': " + std::strerror(errno));
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw Error("onnx", "cannot open model '" + printable(path) + "': " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    throw Error("onnx", "cannot open model '" + path + "': " + std::strerror(errno));
+    throw Error("onnx", "cannot open model '" + printable(path) + "': " + std::strerror(errno));
   }
   fs::path parent = fs::path(path).parent_path();
-  const std::string base = parent.empty() ? std::string(".") : parent.string(), label = "'" + path + "'";
-  if (!S_ISREG(st.st_mode)) {  // pipes, /proc files: no size to map; read them through
-    std::string bytes;
-    char buf[1 << 16];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        ::close(fd);
-        throw Error("onnx", "reading model '" + path + "' failed: " + std::strerror(errno));
-      }
-      bytes.append(buf, static_cast<size_t>(n));
-    }
+  const std::string base = parent.empty() ? std::string(".") : parent.string(), label = "'" + printable(path) + "'";
+  if (!S_ISREG(st.st_mode)) {  // a FIFO would block, a device (/dev/zero) never end
     ::close(fd);
-    return import_model(bytes.data(), bytes.size(), base, label);
+    throw Error("onnx", "cannot open model '" + printable(path) + "': not a regular file (FIFO, socket or device)");
   }
   const size_t size = static_cast<size_t>(st.st_size);
   void* map = size ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
   ::close(fd);
-  if (map == MAP_FAILED) throw Error("onnx", "reading model '" + path + "' failed: " + std::strerror(errno));
+  if (map == MAP_FAILED) throw Error("onnx", "reading model '" + printable(path) + "' failed: " + std::strerror(errno));
   struct Unmap {
     void* p;
     size_t n;

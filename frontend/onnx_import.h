@@ -1,5 +1,9 @@
-// ONNX model import (libonnx's generated protobuf classes; onnx's checker is deliberately not
-// used so models of any opset, e.g. 18+, load).
+// ONNX model import (libonnx's generated protobuf classes). Models are validated the way
+// onnxruntime validates them when it loads a graph: opset_import versions within the supported
+// range (ai.onnx 1..kMaxOpset, ai.onnx.ml 1..5, other domains >= 1, every node's domain
+// listed), and each node against its ONNX schema where the linked ONNX library defines one for
+// the node's opset (input/output counts, attribute types, required/unknown attributes). onnx's
+// whole-model checker is not used, so models of newer opsets still load.
 //
 // Contract of the returned Graph:
 //  - graph initializers and `Constant` nodes become constant Values (Value::constant set);
@@ -18,6 +22,8 @@
 //   "[onnx] cannot open model 'm.onnx': No such file",
 //   "[onnx] 'm.onnx' is not a valid ONNX model (protobuf parse failed)",
 //   "[onnx] node 'add' (Add): input 'nope' is not defined (not a graph input, initializer or node output)".
+//   "[onnx] node 'r' (Relu): invalid node (onnx schema Relu-14): Node (r) has output size 2 not in range [min=1, max=1].".
+// Names are quoted through printable(), so every message is one line.
 #pragma once
 #include <string>
 
@@ -27,7 +33,10 @@
 
 namespace fusor {
 
-// Loads a model file; external data files are resolved relative to the model's folder.
+// The newest ai.onnx opset a model may import (the newest the ONNX test suites use).
+constexpr int kMaxOpset = 28;
+
+// Loads a model file (only a regular file: a FIFO, device or directory is an error); external data files are resolved relative to the model's folder.
 Graph load_onnx(const std::string& path);
 // Loads a serialized ModelProto held in memory; external data is resolved relative to
 // base_dir ("" means the current directory).

@@ -184,12 +184,43 @@ class Fuser {
   }
 
   // Materializes every (kMaxOpsPerKernel/2)-th value along inlined chains up front, so long
-  // chains need no restarts of the pass (each restart rebuilds every kernel).
+  // chains need no restarts of the pass (each restart rebuilds every kernel). Likewise for
+  // fan-in: each inlined value tracks the distinct buffers its tree loads, and where a node
+  // would exceed kMaxLoadsPerKernel its largest inlined operand is materialized here. Without
+  // this a Sum of n inputs (a chain of n Adds) restarted the pass every ~11 inputs: O(n^2).
   void cut_long_chains() {
     std::vector<int> depth(g_.values.size(), 0);
+    std::vector<std::vector<int>> loads(g_.values.size());  // sorted distinct loaded values of v's tree
+    auto inlined = [&](int u) {
+      const int p = producer(u);
+      return p >= 0 && !mat_[u] && (cls_[p] == Cls::elementwise || cls_[p] == Cls::view);
+    };
+    auto loads_of = [&](int u, std::vector<int>& out) {
+      if (inlined(u)) return out.insert(out.end(), loads[u].begin(), loads[u].end()), void();
+      const Value& val = g_.values[u];
+      if (!(val.constant && val.constant->numel() == 1 && fusible_dtype(val.dtype))) out.push_back(u);  // else an immediate
+    };
+    std::vector<int> set;
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
       if ((cls_[i] != Cls::elementwise && cls_[i] != Cls::view) || n.outputs[0] < 0 || mat_[n.outputs[0]]) continue;
+      // A view inlines only its data input; its shape/perm operands are not loads.
+      const size_t operands = cls_[i] == Cls::view ? std::min<size_t>(1, n.inputs.size()) : n.inputs.size();
+      for (;;) {
+        set.clear();
+        for (size_t k = 0; k < operands; ++k)
+          if (n.inputs[k] >= 0) loads_of(n.inputs[k], set);
+        std::sort(set.begin(), set.end());
+        set.erase(std::unique(set.begin(), set.end()), set.end());
+        if (static_cast<int>(set.size()) <= kMaxLoadsPerKernel) break;
+        int widest = -1;
+        for (size_t k = 0; k < operands; ++k) {
+          const int v = n.inputs[k];
+          if (v >= 0 && inlined(v) && !loads[v].empty() && (widest < 0 || loads[v].size() > loads[widest].size())) widest = v;
+        }
+        if (widest < 0) break;  // only materialized operands (a Mean of 20 inputs): the kernel stays as it is
+        mat_[widest] = 1;
+      }
       int d = 0;
       for (int v : n.inputs)
         if (v >= 0 && !mat_[v]) d = std::max(d, depth[v]);
@@ -197,6 +228,7 @@ class Fuser {
         mat_[n.outputs[0]] = 1;
       } else {
         depth[n.outputs[0]] = d + 1;
+        loads[n.outputs[0]] = set;
       }
     }
   }

@@ -8,13 +8,16 @@ template <class T> static const T* attr_as(const Node& n, const std::string& k) 
   auto it = n.attrs.find(k);
   if (it == n.attrs.end()) return nullptr;
   if (auto* v = std::get_if<T>(&it->second)) return v;
-  throw Error("onnx", n.label() + ": attribute '" + k + "' has the wrong type");
+  throw Error("onnx", n.label() + ": attribute '" + printable(k) + "' has the wrong type");
 }
 
 int64_t Node::attr_i(const std::string& k, int64_t d) const {
   auto it = attrs.find(k);
   if (it == attrs.end()) return d;
-  if (auto* f = std::get_if<double>(&it->second)) return static_cast<int64_t>(*f);
+  // A FLOAT attribute where the op defines an INT is invalid (onnxruntime's checker rejects it);
+  // truncating 6.9 to 6, or converting 1e30 (undefined behaviour), would run a different model.
+  if (auto* f = std::get_if<double>(&it->second))
+    throw Error("onnx", label() + ": attribute '" + printable(k) + "' must be an integer, got the float " + std::to_string(*f));
   return *attr_as<int64_t>(*this, k);
 }
 double Node::attr_f(const std::string& k, double d) const {
@@ -50,7 +53,7 @@ int Node::num_inputs() const {
   while (n > 0 && inputs[n - 1] < 0) --n;
   return n;
 }
-std::string Node::label() const { return "node '" + name + "' (" + op_type + ")"; }
+std::string Node::label() const { return "node '" + printable(name) + "' (" + printable(op_type) + ")"; }
 
 int Graph::add_value(std::string name, DType dtype, Shape shape, bool shape_known) {
   Value v;

@@ -69,7 +69,9 @@ StridedView view_permute(const StridedView& v, const std::vector<int64_t>& perm)
 StridedView view_slice(const StridedView& v, int axis, int64_t start, int64_t step, int64_t count) {
   StridedView r = v;
   r.offset += start * v.strides[axis];
-  r.strides[axis] = v.strides[axis] * step;
+  // A step only matters with two or more elements (then |step| < dim and the product fits);
+  // Slice's int64-extreme steps would overflow it.
+  r.strides[axis] = count > 1 ? v.strides[axis] * step : v.strides[axis];
   r.shape[axis] = count;
   return r;
 }

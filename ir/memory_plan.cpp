@@ -2,6 +2,7 @@
 // kernel order; freed ranges are reused first-fit, and a loop kernel may write its output in
 // place over an input that dies in that kernel when both have the same view.
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "ir/kernel_spec.h"
@@ -10,7 +11,10 @@ namespace fusor {
 namespace {
 
 constexpr int64_t kAlign = 256;  // covers minStorageBufferOffsetAlignment and CUDA's 256-byte alignment
-int64_t align_up(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+int64_t align_up(int64_t x) {
+  if (x > std::numeric_limits<int64_t>::max() - kAlign) throw Error("memory", "a buffer of " + std::to_string(x) + " bytes is too large");
+  return (x + kAlign - 1) / kAlign * kAlign;
+}
 
 struct Range {
   int64_t off, size;
@@ -34,6 +38,8 @@ class Arena {
       off = free_.back().off;
       free_.pop_back();
     }
+    if (off > std::numeric_limits<int64_t>::max() - size)
+      throw Error("memory", "the plan's buffers need more than 2^63 bytes");
     top_ = off + size;
     return off;
   }
@@ -71,7 +77,8 @@ void plan_memory(Plan& p) {
   }
   p.naive_bytes = 0;
   for (auto& b : p.buffers)
-    if (b.role != Buffer::Role::constant) p.naive_bytes += align_up(b.nbytes());
+    if (b.role != Buffer::Role::constant && __builtin_add_overflow(p.naive_bytes, align_up(b.nbytes()), &p.naive_bytes))
+      p.naive_bytes = std::numeric_limits<int64_t>::max();  // a report only; the arena check below errors
 
   Arena arena;
   auto place = [&](int b) { p.buffers[b].offset = arena.alloc(p.buffers[b].nbytes()); };

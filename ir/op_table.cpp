@@ -41,7 +41,7 @@ const OpDef* lookup_op(const std::string& op_type) {
 const OpDef& op_or_throw(const Node& n) {
   const OpDef* d = (n.domain.empty() || n.domain == "ai.onnx") ? lookup_op(n.op_type) : nullptr;
   if (!d)
-    throw Unsupported("onnx", n.label() + ": unsupported op '" + (n.domain.empty() ? "" : n.domain + ".") + n.op_type + "'");
+    throw Unsupported("onnx", n.label() + ": unsupported op '" + printable((n.domain.empty() ? "" : n.domain + ".") + n.op_type) + "'");
   return *d;
 }
 
@@ -59,7 +59,7 @@ DType InferContext::dtype(int i) const {
 const Shape& InferContext::shape(int i) const {
   if (!has_input(i)) fail("input " + std::to_string(i) + " is missing");
   const Value& v = g_.values[n_.inputs[i]];
-  if (!v.shape_known) fail("shape of input '" + v.name + "' is unknown");
+  if (!v.shape_known) fail("shape of input '" + printable(v.name) + "' is unknown");
   return v.shape;
 }
 const Tensor* InferContext::constant(int i) const {

@@ -21,13 +21,22 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
       continue;
     }
     const Shape& s = it->second;
+    // The same bound shape inference puts on every value: no negative dims, at most 2^56
+    // elements (so byte counts cannot overflow either).
+    int64_t n = 1;
+    for (auto d : s) {
+      if (d < 0) throw Error("shape", "input '" + printable(v.name) + "' has a negative dimension: " + shape_str(s));
+      if (d != 0 && n > (int64_t{1} << 56) / d)
+        throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str(s) + ": more than 2^56 elements");
+      n *= d;
+    }
     if (!v.shape.empty() || v.shape_known) {
       if (v.shape.size() != s.size())
-        throw Error("shape", "input '" + v.name + "' has rank " + std::to_string(v.shape.size()) + " in the model, got " +
+        throw Error("shape", "input '" + printable(v.name) + "' has rank " + std::to_string(v.shape.size()) + " in the model, got " +
                                  shape_str(s));
       for (size_t i = 0; i < s.size(); ++i)
         if (v.shape[i] >= 0 && v.shape[i] != s[i])
-          throw Error("shape", "input '" + v.name + "' expects shape " + shape_str(v.shape) + ", got " + shape_str(s));
+          throw Error("shape", "input '" + printable(v.name) + "' expects shape " + shape_str(v.shape) + ", got " + shape_str(s));
     }
     v.shape = s;
     v.shape_known = true;
@@ -52,6 +61,10 @@ void infer_shapes(Graph& g, bool fold) {
       continue;
     }
     Node& n = g.nodes[i];
+    // More outputs than the op defines (Relu with two) is an invalid model, not zeros.
+    if (static_cast<int>(n.outputs.size()) > def.max_outputs)
+      throw Error("onnx", n.label() + ": has " + std::to_string(n.outputs.size()) + " outputs, the op defines at most " +
+                              std::to_string(def.max_outputs));
     InferContext ctx(g, n);
     def.infer(ctx);
     if (!fold || !def.reference) continue;

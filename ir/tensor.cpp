@@ -1,6 +1,9 @@
 #include "ir/tensor.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -57,10 +60,47 @@ int dtype_to_onnx(DType t) {
   }
 }
 
+std::string printable(const std::string& s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (out.size() >= 200) return out + "...";
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    else out += static_cast<char>(c);
+  }
+  return out;
+}
+
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
-  for (auto d : s) n *= d;
+  for (auto d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw Error("shape", "shape " + shape_str(s) + " has more elements than int64 can count");
   return n;
+}
+uint64_t tensor_bytes(DType t, const Shape& s) {
+  const int64_t n = shape_numel(s);
+  uint64_t bytes = 0;
+  if (n < 0 || __builtin_mul_overflow(static_cast<uint64_t>(n), static_cast<uint64_t>(dtype_size(t)), &bytes) ||
+      bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    throw Error("shape", std::string("a ") + dtype_name(t) + " tensor of shape " + shape_str(s) + " has more bytes than int64 can count");
+  return bytes;
+}
+uint64_t host_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+std::string bytes_str(uint64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " (%.3g GiB)", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return std::to_string(bytes) + " bytes" + buf;
+}
+void check_fits(uint64_t bytes, uint64_t limit, const std::string& what, const std::string& where) {
+  if (limit != 0 && bytes > limit) throw Error("memory", what + " needs " + bytes_str(bytes) + ", more than " + where + " (" + bytes_str(limit) + ")");
 }
 std::string shape_str(const Shape& s) {
   std::ostringstream o;
@@ -79,11 +119,15 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   for (auto d : shape_)
     if (d < 0) throw Error("tensor", "negative dimension in shape " + shape_str(shape_));
   if (dtype_ == DType::string) {
+    check_fits(tensor_bytes(DType::u64, shape_), host_memory_bytes(), "a string tensor of shape " + shape_str(shape_), "this host's memory");
     strings.resize(static_cast<size_t>(numel()));
     return;
   }
   if (dtype_size(dtype_) == 0) throw Error("tensor", std::string("cannot allocate a tensor of dtype ") + dtype_name(dtype_));
-  bytes_ = std::make_shared<std::string>(static_cast<size_t>(numel()) * dtype_size(dtype_), '\0');
+  const uint64_t bytes = tensor_bytes(dtype_, shape_);
+  static const uint64_t host = host_memory_bytes();
+  check_fits(bytes, host, std::string("a ") + dtype_name(dtype_) + " tensor of shape " + shape_str(shape_), "this host's memory");
+  bytes_ = std::make_shared<std::string>(static_cast<size_t>(bytes), '\0');
 }
 
 Tensor::Tensor(DType dtype, Shape shape, std::string&& bytes) : dtype_(dtype), shape_(std::move(shape)) {
@@ -154,7 +198,15 @@ int64_t Tensor::get_int(int64_t i) const {
     case DType::i64: return data<int64_t>()[i];
     case DType::u64: return static_cast<int64_t>(data<uint64_t>()[i]);
     case DType::i32: return data<int32_t>()[i];
-    default: return static_cast<int64_t>(get(i));
+    default: {
+      // Floats read as integers (axes, sizes given as float tensors): a value outside int64
+      // (or NaN) has no integer meaning, and converting it would be undefined behaviour.
+      const double v = get(i);
+      if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+        throw Error("tensor", "element " + std::to_string(i) + " (" + std::to_string(v) + ") of a " + dtype_name(dtype_) +
+                                  " tensor is not an integer in int64 range");
+      return static_cast<int64_t>(v);
+    }
   }
 }
 void Tensor::set_int(int64_t i, int64_t v) {

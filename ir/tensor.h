@@ -21,6 +21,11 @@ class Error : public std::runtime_error {
   std::string component_;
 };
 
+// A name from a model file made safe for a one-line message: control characters become
+// escapes (\n, \x01; UTF-8 is kept), and names longer than 200 characters are
+// cut with "...". Every name an error message quotes goes through this.
+std::string printable(const std::string& s);
+
 // Element types. Values match nothing external; see dtype_from_onnx/dtype_to_onnx for the
 // ONNX TensorProto.DataType mapping.
 enum class DType : uint8_t { undefined, f32, f16, bf16, f64, i8, i16, i32, i64, u8, u16, u32, u64, boolean, string };
@@ -40,7 +45,18 @@ class Unsupported : public Error {
 };
 
 using Shape = std::vector<int64_t>;
-int64_t shape_numel(const Shape& s);   // product of dims (1 for a scalar)
+// Product of dims (1 for a scalar). Throws Error("shape") when the product overflows int64
+// (e.g. [2^62+1, 4]), so no size computed from a shape silently wraps.
+int64_t shape_numel(const Shape& s);
+// Bytes of a dense tensor of dtype t and shape s; Error("shape") on overflow as above.
+uint64_t tensor_bytes(DType t, const Shape& s);
+// Physical memory of this host in bytes (0 when it cannot be read).
+uint64_t host_memory_bytes();
+// Refuses an allocation before it is made: throws Error("memory", "<what> needs N bytes
+// (X GiB), more than <where> (Y GiB)") when bytes > limit. limit 0 means unknown: no check.
+void check_fits(uint64_t bytes, uint64_t limit, const std::string& what, const std::string& where);
+// One size in bytes for messages: "17179869184 bytes (16 GiB)".
+std::string bytes_str(uint64_t bytes);
 std::string shape_str(const Shape& s); // "[1, 3, 224, 224]"
 Shape contiguous_strides(const Shape& s);  // row-major element strides
 
@@ -50,7 +66,9 @@ Shape contiguous_strides(const Shape& s);  // row-major element strides
 class Tensor {
  public:
   Tensor() = default;
-  Tensor(DType dtype, Shape shape);  // zero-filled; throws Error for string/undefined dtype sizes
+  // Zero-filled; throws Error for string/undefined dtypes, Error("shape") for an overflowing
+  // shape and Error("memory") when the bytes exceed the host's memory (checked before allocating).
+  Tensor(DType dtype, Shape shape);
   // Adopts `bytes` (numel(shape) * size(dtype) of them, row-major) without copying; throws Error
   // when the size does not match.
   Tensor(DType dtype, Shape shape, std::string&& bytes);

@@ -13,7 +13,10 @@ namespace fusor {
 
 Graph load_model(const std::string& path) { return load_onnx(path); }
 
-Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) {
+namespace {
+// specialize(), also reporting which inputs' values were baked into the graph (baked[i] = 1):
+// those values must join the executable's key even when folding left no trace of the input.
+Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::vector<char>* baked) {
   if (inputs.size() != g.inputs.size())
     throw Error("run", "model has " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
   Graph s = g;
@@ -21,7 +24,7 @@ Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     Value& v = s.values[s.inputs[i]];
     if (v.dtype != DType::undefined && v.dtype != inputs[i].dtype())
-      throw Error("run", "input '" + v.name + "' expects " + dtype_name(v.dtype) + ", got " + dtype_name(inputs[i].dtype()));
+      throw Error("run", "input '" + printable(v.name) + "' expects " + dtype_name(v.dtype) + ", got " + dtype_name(inputs[i].dtype()));
     v.dtype = inputs[i].dtype();
     shapes[v.name] = inputs[i].shape();
   }
@@ -34,11 +37,14 @@ Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) {
     std::set<std::string> named;
     for (;;) {
       s = g;
+      if (baked) baked->assign(inputs.size(), 0);
       for (size_t i = 0; i < inputs.size(); ++i) {
         Value& v = s.values[s.inputs[i]];
         v.dtype = inputs[i].dtype();
-        if ((dtype_is_int(v.dtype) && inputs[i].numel() <= 64) || inputs[i].numel() == 1 || named.count(v.name))
+        if ((dtype_is_int(v.dtype) && inputs[i].numel() <= 64) || inputs[i].numel() == 1 || named.count(v.name)) {
           v.constant = inputs[i];
+          if (baked) (*baked)[i] = 1;
+        }
       }
       try {
         make_static(s, shapes);
@@ -52,6 +58,9 @@ Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) {
   }
   return s;
 }
+}  // namespace
+
+Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) { return specialize_baked(g, inputs, nullptr); }
 
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -83,32 +92,68 @@ std::string shape_key(const std::vector<Tensor>& inputs) {
   for (auto& t : inputs) k += std::string(dtype_name(t.dtype())) + shape_str(t.shape()) + ";";
   return k;
 }
-std::string value_key(const Graph& static_graph, const std::vector<Tensor>& inputs) {
+// The exact bytes (as hex) of every input the static graph baked in: two values that print
+// alike (1e-7 and 4e-7 with 6 decimals, -0.0 and 0.0) are different keys.
+std::string value_key(const std::vector<char>& baked, const std::vector<Tensor>& inputs) {
+  static const char* hex = "0123456789abcdef";
   std::string k;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (static_graph.values[static_graph.inputs[i]].constant) {
+  for (size_t i = 0; i < inputs.size() && i < baked.size(); ++i)
+    if (baked[i]) {
       k += "#" + std::to_string(i) + "=";
-      for (int64_t j = 0; j < inputs[i].numel(); ++j) k += std::to_string(inputs[i].get(j)) + ",";
+      const Tensor& t = inputs[i];
+      if (t.dtype() == DType::string) {
+        for (const auto& s : t.strings) k += std::to_string(s.size()) + ":" + s + ",";
+        continue;
+      }
+      const auto* p = reinterpret_cast<const unsigned char*>(t.raw());
+      for (size_t j = 0; j < t.nbytes(); ++j) k += hex[p[j] >> 4], k += hex[p[j] & 15];
     }
   return k;
 }
 }  // namespace
 
+size_t Session::cached_executables() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cache_.size();
+}
+
+std::vector<Tensor> Session::run_entry(Entry& e, const Graph* sg, const std::vector<Tensor>& inputs, RunStats* stats) {
+  std::unique_lock<std::mutex> lock(e.m);
+  if (!e.exe) {
+    // First run of this signature: compile it once; threads wanting it wait on e.m. A failed
+    // compile leaves exe empty, so the next run tries again and reports its own error.
+    Graph local;
+    if (!sg) sg = &(local = specialize(model_, inputs));
+    std::lock_guard<std::mutex> compile_lock(compile_mu_);
+    e.exe = compile_with_fallback(*impl_, *sg, opts_);
+  }
+  if (e.exe->concurrent_runs()) lock.unlock();
+  return e.exe->run(inputs, stats);
+}
+
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* stats) {
   const std::string key = shape_key(inputs);
-  auto it = cache_.find(key);
-  if (it != cache_.end() && !it->second.value_keyed) return it->second.exe->run(inputs, stats);
-  Graph sg = specialize(model_, inputs);
-  std::string vkey = value_key(sg, inputs);
-  if (vkey.empty()) {
-    Entry e{false, compile_with_fallback(*impl_, sg, opts_)};
-    return cache_.insert_or_assign(key, std::move(e)).first->second.exe->run(inputs, stats);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end() && !value_keyed_.count(key)) {
+      std::shared_ptr<Entry> e = it->second;
+      lock.unlock();
+      return run_entry(*e, nullptr, inputs, stats);
+    }
   }
-  // Marks the shape key as value-dependent, then caches per value signature.
-  cache_[key].value_keyed = true;
-  auto vit = cache_.find(key + vkey);
-  if (vit == cache_.end()) vit = cache_.emplace(key + vkey, Entry{true, compile_with_fallback(*impl_, sg, opts_)}).first;
-  return vit->second.exe->run(inputs, stats);
+  std::vector<char> baked;
+  Graph sg = specialize_baked(model_, inputs, &baked);
+  const std::string vkey = value_key(baked, inputs);
+  std::shared_ptr<Entry> e;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!vkey.empty()) value_keyed_.insert(key);  // this shape's executables depend on values
+    auto& slot = cache_[key + vkey];
+    if (!slot) slot = std::make_shared<Entry>();
+    e = slot;
+  }
+  return run_entry(*e, &sg, inputs, stats);
 }
 
 std::vector<Tensor> run_on_backend(const std::string& backend, const Graph& sg, const std::vector<Tensor>& inputs,

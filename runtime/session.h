@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,27 +28,39 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed);
 // An inference session (as in onnxruntime's InferenceSession): one model on one backend,
 // compiled lazily per input signature and cached in memory. The signature is the inputs'
 // dtypes and shapes; when a shape depends on an input's values (a Reshape shape fed at run
-// time), the small integer inputs' values join the key. GPU kernels are also cached on disk
-// by the backends, so a new Session compiles warm. Ops the backend lacks run on the host
-// between device segments unless opts.fallback is off (runtime/segments.h).
-// run() throws like specialize/compile/run.
+// time, Resize's float scales), those inputs' exact bytes join the key. GPU kernels are also
+// cached on disk by the backends, so a new Session compiles warm. run() throws like
+// specialize/compile/run. Ops the backend lacks run on the host between device segments
+// unless opts.fallback is off (runtime/segments.h).
+//
+// Thread safety: run() may be called from any number of threads at once. Each signature is
+// compiled exactly once (other threads asking for it wait for that compile); compiles are
+// serialized per Session. Runs of one executable are serialized unless its backend runs them
+// concurrently (Executable::concurrent_runs(): `ref`), since the cpu arena, the Vulkan command
+// buffer and the CUDA graph are one per executable; runs of different signatures proceed in
+// parallel. Executables live as long as the Session, so none is freed while a run uses it.
 class Session {
  public:
   Session(Graph model, std::string backend, CompileOptions opts = {});
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr);
-  size_t cached_executables() const { return cache_.size(); }
+  size_t cached_executables() const;
   const std::string& backend() const { return backend_; }
 
  private:
   struct Entry {
-    bool value_keyed = false;  // the static graph baked some input values in
+    std::mutex m;  // held while compiling, and while running when runs must be serialized
     std::unique_ptr<Executable> exe;
   };
+  std::vector<Tensor> run_entry(Entry& e, const Graph* static_graph, const std::vector<Tensor>& inputs, RunStats* stats);
+
   Graph model_;
   std::string backend_;
   CompileOptions opts_;
   std::unique_ptr<Backend> impl_;
-  std::map<std::string, Entry> cache_;
+  mutable std::mutex mu_;                             // guards cache_ and value_keyed_
+  std::mutex compile_mu_;                             // one compile at a time on impl_
+  std::map<std::string, std::shared_ptr<Entry>> cache_;
+  std::set<std::string> value_keyed_;                 // shape keys whose graphs bake input values in
 };
 
 // Compile (with host fallback unless opts.fallback is off: runtime/segments.h) + run once on a

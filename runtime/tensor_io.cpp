@@ -6,8 +6,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 
 #include "frontend/onnx_import.h"
+#include "runtime/disk_cache.h"
 
 namespace fusor {
 namespace fs = std::filesystem;
@@ -16,15 +19,13 @@ namespace {
 
 Error io_error(const std::string& path, const std::string& why) { return Error("io", "'" + path + "': " + why); }
 
+// Only regular files are read (a FIFO would block, /dev/zero would never end); the size is
+// bounded by the host's memory before reading.
 std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw io_error(path, "No such file");
-  if (fs::is_directory(path, ec)) throw io_error(path, "is a directory, not a tensor file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw io_error(path, std::string("cannot open: ") + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw io_error(path, "read failed");
-  return bytes;
+  std::string why;
+  std::optional<std::string> bytes = read_regular_file(path, std::max<uint64_t>(host_memory_bytes(), 1), &why);
+  if (!bytes) throw io_error(path, why == "is a directory" ? "is a directory, not a tensor file" : why);
+  return std::move(*bytes);
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
@@ -44,20 +45,99 @@ constexpr NpyType kNpyTypes[] = {{"f4", DType::f32}, {"f8", DType::f64}, {"f2", 
                                  {"i4", DType::i32}, {"i2", DType::i16}, {"i1", DType::i8},  {"u1", DType::u8},
                                  {"u2", DType::u16}, {"u4", DType::u32}, {"u8", DType::u64}, {"b1", DType::boolean}};
 
-// Finds `'key':` (either quote style) in a numpy header dict and returns the position just
-// after the colon, skipping blanks.
-size_t npy_find_key(const std::string& h, const std::string& key, const std::string& path) {
-  for (char q : {'\'', '"'}) {
-    auto p = h.find(std::string(1, q) + key + q);
-    if (p == std::string::npos) continue;
-    p = h.find(':', p + key.size() + 2);
-    if (p == std::string::npos) break;
-    ++p;
-    while (p < h.size() && std::isspace(static_cast<unsigned char>(h[p]))) ++p;
-    return p;
+// The header of a .npy file is a Python dict literal, e.g.
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
+// parsed here as a grammar (strings, True/False, integers, tuples of integers), not by
+// searching for substrings: a key's name inside a string value is just text.
+class NpyDictParser {
+ public:
+  struct Value {
+    enum Kind { string, boolean, tuple } kind = string;
+    std::string s;
+    bool b = false;
+    std::vector<int64_t> ints;
+  };
+  NpyDictParser(const std::string& h, const std::string& path) : h_(h), path_(path) {}
+
+  std::map<std::string, Value> parse() {
+    std::map<std::string, Value> out;
+    expect('{');
+    for (;;) {
+      if (peek() == '}') break;
+      std::string key = parse_string();
+      expect(':');
+      if (!out.emplace(key, parse_value()).second) fail("key '" + key + "' appears twice");
+      if (peek() == ',') {
+        ++p_;
+        continue;
+      }
+      if (peek() != '}') fail("expected ',' or '}'");
+    }
+    ++p_;
+    while (p_ < h_.size() && std::isspace(static_cast<unsigned char>(h_[p_]))) ++p_;
+    if (p_ != h_.size()) fail("text after the closing '}'");
+    return out;
   }
-  throw io_error(path, "npy header has no '" + key + "' entry: " + h);
-}
+
+ private:
+  const std::string& h_;
+  const std::string& path_;
+  size_t p_ = 0;
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw io_error(path_, "malformed npy header (" + why + " at offset " + std::to_string(p_) + ")");
+  }
+  char peek() {
+    while (p_ < h_.size() && std::isspace(static_cast<unsigned char>(h_[p_]))) ++p_;
+    return p_ < h_.size() ? h_[p_] : '\0';
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++p_;
+  }
+  std::string parse_string() {
+    const char q = peek();
+    if (q != '\'' && q != '"') fail("expected a quoted string");
+    std::string out;
+    for (++p_; p_ < h_.size() && h_[p_] != q; ++p_) {
+      if (h_[p_] == '\\') fail("escape sequences are not supported");
+      out += h_[p_];
+    }
+    if (p_ >= h_.size()) fail("unterminated string");
+    ++p_;
+    return out;
+  }
+  Value parse_value() {
+    Value v;
+    const char c = peek();
+    if (c == '\'' || c == '"') {
+      v.s = parse_string();
+      return v;
+    }
+    if (h_.compare(p_, 4, "True") == 0 || h_.compare(p_, 5, "False") == 0) {
+      v.kind = Value::boolean;
+      v.b = h_[p_] == 'T';
+      p_ += v.b ? 4 : 5;
+      return v;
+    }
+    if (c != '(') fail("expected a string, True/False or a tuple");
+    ++p_;
+    v.kind = Value::tuple;
+    while (peek() != ')') {
+      if (!std::isdigit(static_cast<unsigned char>(peek()))) fail("expected a non-negative integer dimension");
+      size_t j = p_;
+      while (j < h_.size() && std::isdigit(static_cast<unsigned char>(h_[j]))) ++j;
+      if (j - p_ > 18) fail("dimension too large");
+      v.ints.push_back(std::stoll(h_.substr(p_, j - p_)));
+      p_ = j;
+      if (p_ < h_.size() && h_[p_] == 'L') ++p_;  // Python 2 long suffix
+      if (peek() == ',') ++p_;
+      else if (peek() != ')') fail("expected ',' or ')' in the shape");
+    }
+    ++p_;
+    return v;
+  }
+};
 
 struct NpyHeader {
   DType dtype = DType::undefined;
@@ -86,11 +166,15 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& path) {
   NpyHeader out;
   out.data_offset = start + header_len;
 
-  size_t p = npy_find_key(h, "descr", path);
-  if (p >= h.size() || (h[p] != '\'' && h[p] != '"')) throw io_error(path, "npy 'descr' is not a simple dtype string: " + h);
-  size_t e = h.find(h[p], p + 1);
-  if (e == std::string::npos) throw io_error(path, "malformed npy header: " + h);
-  const std::string descr = h.substr(p + 1, e - p - 1);
+  const auto dict = NpyDictParser(h, path).parse();
+  auto get = [&](const std::string& key, NpyDictParser::Value::Kind kind, const char* what) -> const NpyDictParser::Value& {
+    auto it = dict.find(key);
+    if (it == dict.end()) throw io_error(path, "npy header has no '" + key + "' entry");
+    if (it->second.kind != kind) throw io_error(path, "npy '" + key + "' is not " + what);
+    return it->second;
+  };
+  if (dict.size() != 3) throw io_error(path, "npy header must have exactly the keys descr, fortran_order and shape");
+  const std::string descr = get("descr", NpyDictParser::Value::string, "a simple dtype string").s;
   if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '=' || descr[0] == '|')) {
     for (const auto& t : kNpyTypes)
       if (descr.compare(1, 2, t.code) == 0) out.dtype = t.dtype;
@@ -99,30 +183,9 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& path) {
     std::string why = !descr.empty() && descr[0] == '>' ? " (big-endian data is not supported)" : "";
     throw io_error(path, "unsupported npy dtype '" + descr + "'" + why);
   }
-
-  p = npy_find_key(h, "fortran_order", path);
-  if (h.compare(p, 4, "True") == 0)
+  if (get("fortran_order", NpyDictParser::Value::boolean, "True or False").b)
     throw io_error(path, "fortran_order=True (column-major) .npy files are not supported; save with C order");
-  if (h.compare(p, 5, "False") != 0) throw io_error(path, "malformed npy fortran_order: " + h);
-
-  p = npy_find_key(h, "shape", path);
-  if (p >= h.size() || h[p] != '(') throw io_error(path, "malformed npy shape: " + h);
-  e = h.find(')', p);
-  if (e == std::string::npos) throw io_error(path, "malformed npy shape: " + h);
-  std::string dims = h.substr(p + 1, e - p - 1);
-  for (size_t i = 0; i < dims.size();) {
-    if (std::isdigit(static_cast<unsigned char>(dims[i]))) {
-      size_t j = i;
-      while (j < dims.size() && std::isdigit(static_cast<unsigned char>(dims[j]))) ++j;
-      if (j - i > 15) throw io_error(path, "npy shape dimension is too large: " + h);
-      out.shape.push_back(std::stoll(dims.substr(i, j - i)));
-      i = j;
-    } else if (dims[i] == ',' || dims[i] == 'L' || std::isspace(static_cast<unsigned char>(dims[i]))) {
-      ++i;  // separators and Python 2 long suffixes
-    } else {
-      throw io_error(path, "malformed npy shape: " + h);
-    }
-  }
+  out.shape = get("shape", NpyDictParser::Value::tuple, "a tuple of dimensions").ints;
   return out;
 }
 
@@ -144,7 +207,40 @@ long long numbered(const std::string& file, const std::string& prefix) {
   return all_digits(digits) ? std::stoll(digits) : -1;
 }
 
+// Files numbered K must be exactly 0..n-1: a lone input_1 is not input 0, and a gap or a
+// duplicate index (input_1.pb next to input_01.pb) would shift every later input.
+template <class T> void check_numbering(const std::vector<std::pair<long long, T>>& files, const std::string& dir,
+                                        const std::string& prefix) {
+  for (size_t i = 0; i < files.size(); ++i)
+    if (files[i].first != static_cast<long long>(i))
+      throw io_error(dir, (i > 0 && files[i].first == files[i - 1].first ? "two files for " + prefix + std::to_string(files[i].first)
+                                                                          : "no " + prefix + std::to_string(i) + " file") +
+                              " (files must be numbered 0.." + std::to_string(files.size() - 1) + ")");
+}
+
 }  // namespace
+
+std::vector<Tensor> read_numbered_inputs(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw io_error(dir, "not a folder");
+  std::vector<std::pair<long long, std::string>> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("input_", 0) != 0) continue;
+    const std::string ext = e.path().extension().string();
+    if (ext != ".pb" && ext != ".npy") continue;
+    const std::string digits = n.substr(6, n.size() - 6 - ext.size());
+    if (!all_digits(digits)) throw io_error(e.path().string(), "expected a name input_K" + ext + " with K a number");
+    files.push_back({std::stoll(digits), e.path().string()});
+  }
+  if (ec) throw io_error(dir, "cannot list folder: " + ec.message());
+  if (files.empty()) throw io_error(dir, "no input_K.pb / input_K.npy files");
+  std::sort(files.begin(), files.end());
+  check_numbering(files, dir, "input_");
+  std::vector<Tensor> out;
+  for (const auto& f : files) out.push_back(read_tensor(f.second));
+  return out;
+}
 
 Tensor read_tensor_pb(const std::string& path, std::string* name) {
   std::string bytes = read_file(path);
@@ -249,6 +345,8 @@ std::vector<TestCase> load_test_data_sets(const std::string& model_dir) {
     if (ec) throw io_error(tc.dir, "cannot list folder: " + ec.message());
     std::sort(ins.begin(), ins.end());
     std::sort(outs.begin(), outs.end());
+    check_numbering(ins, tc.dir, "input_");
+    check_numbering(outs, tc.dir, "output_");
     for (const auto& [k, p] : ins) {
       tc.input_names.emplace_back();
       tc.inputs.push_back(read_tensor_pb(p, &tc.input_names.back()));

@@ -25,6 +25,14 @@ void write_npy(const std::string& path, const Tensor& t);
 // Dispatches on the extension: ".pb" -> read_tensor_pb, ".npy" -> read_npy.
 Tensor read_tensor(const std::string& path);
 
+// The inputs of a folder of input_K.pb / input_K.npy files (other names are ignored), in K
+// order. Throws Error("io") when there is none, when K is not a number, or when the Ks are not
+// exactly 0..n-1 (a lone input_1 is not input 0).
+std::vector<Tensor> read_numbered_inputs(const std::string& dir);
+
+// Tensor files are read only when they are regular files (a FIFO or device is an error, never
+// a hang) no larger than the host's memory.
+
 // One test_data_set_N folder: inputs/outputs ordered by K of input_K.pb / output_K.pb;
 // names are the TensorProto names (may be empty).
 struct TestCase {
@@ -33,7 +41,8 @@ struct TestCase {
   std::vector<std::string> input_names, output_names;
 };
 // Every test_data_set_* folder of model_dir, sorted by its numeric suffix (then by name).
-// Returns an empty vector when there is none; throws when model_dir is not a folder.
+// Returns an empty vector when there is none; throws when model_dir is not a folder, or when a
+// folder's input_K/output_K files are not numbered exactly 0..n-1.
 std::vector<TestCase> load_test_data_sets(const std::string& model_dir);
 
 }  // namespace fusor

@@ -5,7 +5,8 @@ pkgs=(build-essential cmake ninja-build ccache pkg-config git
       libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc libshaderc-dev
       spirv-tools glslang-dev glslang-tools libonnx-dev libprotobuf-dev protobuf-compiler
       googletest libgtest-dev libcli11-dev nlohmann-json3-dev graphviz python3-numpy
-      python3 python3-dev python3-venv python3-pip)
+      python3 python3-dev python3-venv python3-pip
+      clang libclang-rt-14-dev)  # clang + compiler-rt: the ASan/UBSan and libFuzzer stage (scripts/sanitize.sh)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

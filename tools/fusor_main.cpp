@@ -73,7 +73,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   std::vector<Tensor> expected;
   std::string source;
   if (!inputs_dir.empty()) {
-    inputs = read_inputs_dir(inputs_dir);
+    inputs = read_numbered_inputs(inputs_dir);
     source = inputs_dir;
   } else {
     auto sets = load_test_data_sets(fs::path(mp).parent_path().string());
@@ -316,7 +316,11 @@ int main(int argc, char** argv) {
       return cmd_bench(bn);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "fusor: error: %s\n", e.what());
+    // One line always: library messages escape names, and multi-line diagnostics (a shader
+    // compiler's log) are folded here.
+    std::string msg = e.what();
+    for (size_t p; (p = msg.find_first_of("\r\n")) != std::string::npos;) msg.replace(p, 1, msg[p] == '\n' ? "\\n" : "\\r");
+    std::fprintf(stderr, "fusor: error: %s\n", msg.c_str());
     return 2;
   }
   return 0;

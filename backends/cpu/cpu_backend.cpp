@@ -259,6 +259,7 @@ class CpuBackend : public Backend {
       PhaseScope ps("fusion");
       return build_plan(g, fo);
     }();
+    check_fits(static_cast<uint64_t>(p.arena_bytes), host_memory_bytes(), "the cpu arena", "this host's memory");
     return std::make_unique<CpuExecutable>(std::move(p));
   }
 };

@@ -43,6 +43,7 @@ class RefExecutable : public Executable {
     return result;
   }
   int kernel_count() const override { return static_cast<int>(g_.nodes.size()); }
+  bool concurrent_runs() const override { return true; }  // every run has its own value table
 
  private:
   Graph g_;

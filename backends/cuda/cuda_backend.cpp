@@ -506,6 +506,9 @@ class CudaExecutableImpl final : public CudaExecutable {
     FZ_CU(cuEventCreate, &ev_start_, CU_EVENT_DEFAULT);
     FZ_CU(cuEventCreate, &ev_stop_, CU_EVENT_DEFAULT);
     if (plan_.arena_bytes > 0) {
+      size_t total = 0;
+      FZ_CU(cuDeviceTotalMem, &total, dev_);
+      check_fits(static_cast<uint64_t>(plan_.arena_bytes), total, "the plan's arena", "the device's memory");
       FZ_CU(cuMemAlloc, &arena_, static_cast<size_t>(plan_.arena_bytes));
       // NaN-poison (0xFF bytes) so an element no kernel writes shows up in comparisons.
       FZ_CU(cuMemsetD8, arena_, 0xFF, static_cast<size_t>(plan_.arena_bytes));
@@ -569,7 +572,12 @@ class CudaExecutableImpl final : public CudaExecutable {
       if (!src.empty()) {
         std::vector<char> cubin = nvrtc_cubin(src, name, arch);
         CUmodule m = nullptr;
-        FZ_CU(cuModuleLoadData, &m, cubin.data());
+        // A cached CUBIN passed its checksum, but if the driver still refuses it (e.g. written
+        // by another toolkit build), recompile once rather than fail.
+        if (drv.cuModuleLoadData(&m, cubin.data()) != CUDA_SUCCESS) {
+          cubin = nvrtc_cubin(src, name, arch, /*use_cache=*/false);
+          FZ_CU(cuModuleLoadData, &m, cubin.data());
+        }
         modules_.push_back(m);
         FZ_CU(cuModuleGetFunction, &l.fn, m, name.c_str());
         for (int b : kernel_bindings(k)) {

@@ -91,8 +91,13 @@ std::vector<std::pair<std::string, std::string>> cuda_generate_sources(const Pla
 // <log>") on failure. Needs no GPU.
 void nvrtc_compile_check(const std::string& src, const std::string& name, const std::string& arch = "sm_90");
 
-// CUBIN for src, from the disk cache ($XDG_CACHE_HOME/fusor/cuda or ~/.cache/fusor/cuda, keyed
-// by a hash of source + arch + NVRTC version) or freshly compiled and stored there.
-std::vector<char> nvrtc_cubin(const std::string& src, const std::string& name, const std::string& arch);
+// CUBIN for src, from the disk cache ($XDG_CACHE_HOME/fusor/cuda or ~/.cache/fusor/cuda, entry
+// keyed by source + arch + NVRTC version, verified on read as runtime/disk_cache.h describes)
+// or freshly compiled with NVRTC and stored there. use_cache=false skips the read (the caller
+// saw the driver refuse a cached CUBIN) but still stores the fresh one. Needs no GPU.
+std::vector<char> nvrtc_cubin(const std::string& src, const std::string& name, const std::string& arch,
+                              bool use_cache = true);
+// The disk-cache key of src for arch (the text an entry must store; see runtime/disk_cache.h).
+std::string nvrtc_cache_key(const std::string& src, const std::string& arch);
 
 }  // namespace fusor

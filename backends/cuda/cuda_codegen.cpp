@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "backends/cuda/cuda_backend.h"
+#include "runtime/disk_cache.h"
 
 #ifndef FUSOR_CUDA_INCLUDE
 #define FUSOR_CUDA_INCLUDE "/usr/local/cuda/include"
@@ -365,15 +366,13 @@ std::vector<char> compile_cubin(const std::string& src, const std::string& name,
   return cubin;
 }
 
-uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::filesystem::path cache_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "fusor" / "cuda";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "fusor" / "cuda";
-  return {};
+// $XDG_CACHE_HOME/fusor/cuda or ~/.cache/fusor/cuda; "" (no disk cache) without either or
+// with FUSOR_NO_DISK_CACHE set, as on Vulkan.
+std::string cache_dir() {
+  if (const char* off = std::getenv("FUSOR_NO_DISK_CACHE"); off && *off && std::string(off) != "0") return "";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/fusor/cuda";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/fusor/cuda";
+  return "";
 }
 
 }  // namespace
@@ -406,34 +405,21 @@ void nvrtc_compile_check(const std::string& src, const std::string& name, const 
   compile_cubin(src, name, arch);
 }
 
-std::vector<char> nvrtc_cubin(const std::string& src, const std::string& name, const std::string& arch) {
+std::string nvrtc_cache_key(const std::string& src, const std::string& arch) {
   int major = 0, minor = 0;
   nvrtcVersion(&major, &minor);
-  const std::string key_text = src + "\n" + arch + "\nnvrtc " + std::to_string(major) + "." + std::to_string(minor) + " fmad=false";
-  char key[32];
-  std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(fnv1a(key_text)));
-  const std::filesystem::path dir = cache_dir();
-  const std::filesystem::path file = dir.empty() ? std::filesystem::path() : dir / (std::string(key) + ".cubin");
-  if (!file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    if (in) {
-      std::vector<char> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (!data.empty()) return data;
-    }
-  }
+  return src + "\n" + arch + "\nnvrtc " + std::to_string(major) + "." + std::to_string(minor) + " fmad=false";
+}
+
+std::vector<char> nvrtc_cubin(const std::string& src, const std::string& name, const std::string& arch, bool use_cache) {
+  // A verified entry (runtime/disk_cache.h): a truncated, flipped, swapped or foreign file is
+  // a miss and is recompiled and overwritten, never handed to the driver.
+  const DiskCache cache(cache_dir(), ".cubin");
+  const std::string key = nvrtc_cache_key(src, arch);
+  if (use_cache)
+    if (std::optional<std::string> hit = cache.load(key); hit && !hit->empty()) return std::vector<char>(hit->begin(), hit->end());
   std::vector<char> cubin = compile_cubin(src, name, arch);
-  // The cache is an optimisation: a read-only or missing home directory only costs recompiles.
-  if (!file.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    const std::filesystem::path tmp = file.string() + ".tmp" + std::to_string(std::rand());
-    {
-      std::ofstream out(tmp, std::ios::binary);
-      if (out) out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-    }
-    std::filesystem::rename(tmp, file, ec);  // atomic: concurrent sessions never see half a file
-    if (ec) std::filesystem::remove(tmp, ec);
-  }
+  cache.store(key, std::string(cubin.begin(), cubin.end()));
   return cubin;
 }
 

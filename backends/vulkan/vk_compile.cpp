@@ -12,6 +12,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "runtime/disk_cache.h"
+
 namespace fusor::vk {
 
 namespace {
@@ -33,25 +35,12 @@ std::string numbered(const std::string& src) {
   return out.str();
 }
 
-bool read_cache(const std::string& path, std::vector<uint32_t>& words) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+// The SPIR-V words of a verified cache entry (see runtime/disk_cache.h), or false.
+bool decode_words(const std::string& bytes, std::vector<uint32_t>& words) {
   if (bytes.size() < 20 || bytes.size() % 4 != 0) return false;
   words.resize(bytes.size() / 4);
   std::memcpy(words.data(), bytes.data(), bytes.size());
   return words[0] == 0x07230203u;  // SPIR-V magic
-}
-
-void write_cache(const std::string& path, const std::vector<uint32_t>& words) {
-  std::string tmp = path + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(&words));
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) return;
-    f.write(reinterpret_cast<const char*>(words.data()), static_cast<std::streamsize>(words.size() * 4));
-    if (!f) return;
-  }
-  std::rename(tmp.c_str(), path.c_str());  // atomic: readers see the old file or the whole new one
 }
 
 }  // namespace
@@ -115,17 +104,6 @@ std::vector<uint32_t> add_float_controls(std::vector<uint32_t> words, const bool
   return words;
 }
 
-std::string content_hash(const std::string& data) {
-  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
-  for (unsigned char c : data) {
-    a = (a ^ c) * 0x100000001b3ull;
-    b = (b ^ c) * 0x00000100000001b3ull + 0x9e3779b97f4a7c15ull;
-  }
-  uint8_t bytes[16];
-  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<uint8_t>(a >> (8 * i)), bytes[8 + i] = static_cast<uint8_t>(b >> (8 * i));
-  return hex(bytes, 16);
-}
-
 void validate_spirv(const std::string& name, const std::vector<uint32_t>& words) {
   spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_2);
   std::string messages;
@@ -140,20 +118,20 @@ void validate_spirv(const std::string& name, const std::vector<uint32_t>& words)
 std::vector<uint32_t> compile_glsl(const Context& ctx, const std::string& name, const std::string& source,
                                    CompileStats* stats) {
   const PhysicalDeviceInfo& info = ctx.info();
-  std::string dir = cache_dir();
-  std::string path;
-  if (!dir.empty()) {
-    std::string key = source;
-    key += '\0' + hex(info.device_uuid.data(), info.device_uuid.size()) + '\0' + std::to_string(info.driver_version) + '\0' + kCompilerTag;
-    path = dir + "/" + content_hash(key) + ".spv";
+  const DiskCache cache(cache_dir(), ".spv");
+  // The entry stores this whole key and a checksum; a damaged, truncated or swapped entry is a
+  // miss. Modules are validated once more before use (cheap).
+  std::string key = source;
+  key += '\0' + hex(info.device_uuid.data(), info.device_uuid.size()) + '\0' + std::to_string(info.driver_version) + '\0' + kCompilerTag;
+  if (std::optional<std::string> bytes = cache.load(key)) {
     std::vector<uint32_t> words;
-    if (read_cache(path, words)) {
+    if (decode_words(*bytes, words)) {
       try {
         validate_spirv(name, words);
         if (stats) ++stats->cache_hits;
         return words;
       } catch (const Error&) {
-        // A damaged entry: fall through, recompile and overwrite it.
+        // Checksummed but invalid (written by a broken build): recompile and overwrite it.
       }
     }
   }
@@ -188,7 +166,7 @@ std::vector<uint32_t> compile_glsl(const Context& ctx, const std::string& name, 
   }
   validate_spirv(name, words);
   if (stats) ++stats->compiled;
-  if (!path.empty()) write_cache(path, words);
+  cache.store(key, std::string(reinterpret_cast<const char*>(words.data()), words.size() * 4));
   return words;
 }
 

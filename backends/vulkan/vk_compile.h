@@ -3,10 +3,10 @@
 //
 // Contract:
 //   compile_glsl(ctx, name, source) returns validated SPIR-V words for a compute shader.
-//   Cache: $XDG_CACHE_HOME/fusor/vulkan/<hash>.spv (or ~/.cache/...), hash over the source,
+//   Cache: $XDG_CACHE_HOME/fusor/vulkan/<hash>.spv (or ~/.cache/...), keyed by the source,
 //   the device UUID, the driver version and the compiler/target tag, so another device or
-//   driver never reuses a module. Cached modules are validated again before use (cheap, and
-//   a truncated file then recompiles instead of reaching the driver).
+//   driver never reuses a module. Entries are verified (runtime/disk_cache.h: stored key +
+//   checksum) and validated again before use; any bad entry is recompiled and overwritten.
 //   Float controls: shaderc compiles without optimization, add_float_controls() then asks for
 //   DenormPreserve and SignedZeroInfNanPreserve at every float width the device supports them
 //   for (PhysicalDeviceInfo::denorm_preserve / signed_zero_inf_nan_preserve), and only then
@@ -41,9 +41,5 @@ std::vector<uint32_t> add_float_controls(std::vector<uint32_t> words, const bool
 
 // Throws the "SPIR-V validation failed" error above when `words` is not valid for Vulkan 1.2.
 void validate_spirv(const std::string& name, const std::vector<uint32_t>& words);
-
-// 128-bit content hash as 32 hex digits (two independent FNV-1a 64 lanes): stable across
-// runs and builds, unlike std::hash.
-std::string content_hash(const std::string& data);
 
 }  // namespace fusor::vk

@@ -1,5 +1,6 @@
 // Instance, validation messenger, physical-device discovery, logical device, caches' home.
 #include "backends/vulkan/vk_device.h"
+#include "runtime/disk_cache.h"
 
 #include <sys/stat.h>
 
@@ -440,13 +441,14 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
   }
 
   // Pipeline cache: keyed by device and driver so a different driver never sees stale data
-  // (the driver also checks the header and ignores a mismatch).
-  std::vector<char> blob;
+  // (the driver also checks the header). The file is a verified entry (runtime/disk_cache.h):
+  // a damaged, truncated or foreign one is ignored and the cache starts empty.
+  std::string blob;
   if (std::string dir = cache_dir(); !dir.empty()) {
-    pipeline_cache_path_ = dir + "/pipelines_" + hex(info_.device_uuid.data(), info_.device_uuid.size()) + "_" +
-                           std::to_string(info_.driver_version) + ".bin";
-    std::ifstream f(pipeline_cache_path_, std::ios::binary);
-    if (f) blob.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    pipeline_cache_key_ = "vulkan pipeline cache\n" + hex(info_.device_uuid.data(), info_.device_uuid.size()) + "\n" +
+                          std::to_string(info_.driver_version) + "\n" + info_.name;
+    pipeline_cache_dir_ = dir;
+    if (auto b = DiskCache(dir, ".pipelines").load(pipeline_cache_key_)) blob = std::move(*b);
   }
   VkPipelineCacheCreateInfo cci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   cci.initialDataSize = blob.size();
@@ -460,20 +462,14 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
 }
 
 void Context::save_pipeline_cache() {
-  if (pipeline_cache_path_.empty() || !pipeline_cache_) return;
+  if (pipeline_cache_dir_.empty() || !pipeline_cache_) return;
   size_t size = 0;
   if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
-  std::vector<char> data(size);
+  std::string data(size, '\0');
   if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data()) != VK_SUCCESS) return;
-  // Write-then-rename so concurrent processes never read a torn file.
-  std::string tmp = pipeline_cache_path_ + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!f) return;
-    f.write(data.data(), static_cast<std::streamsize>(size));
-    if (!f) return;
-  }
-  std::rename(tmp.c_str(), pipeline_cache_path_.c_str());
+  data.resize(size);
+  // Atomic, collision-free replace (mkstemp + rename) so concurrent processes never read a torn file.
+  DiskCache(pipeline_cache_dir_, ".pipelines").store(pipeline_cache_key_, data);
 }
 
 Context::~Context() {

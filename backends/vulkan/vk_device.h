@@ -114,7 +114,7 @@ class Context {
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory_{};
   bool unified_memory_ = false;
-  std::string pipeline_cache_path_;
+  std::string pipeline_cache_dir_, pipeline_cache_key_;  // see runtime/disk_cache.h
   std::mutex queue_mutex_;
 };
 

@@ -1,6 +1,7 @@
 // DeviceBuffer creation: memory-type choice per MemoryKind, persistent mapping.
 #include "backends/vulkan/vk_memory.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace fusor::vk {
@@ -25,6 +26,11 @@ int pick_memory_type(const VkPhysicalDeviceMemoryProperties& mp, uint32_t bits, 
 
 DeviceBuffer::DeviceBuffer(Context& ctx, uint64_t size, VkBufferUsageFlags usage, MemoryKind kind) : device_(ctx.device()) {
   size_ = align_up(size == 0 ? 4 : size, 4);
+  // Refuse what no heap can hold before asking the driver (one clear line, not a driver error
+  // or an overcommitted host allocation on lavapipe).
+  uint64_t largest_heap = 0;
+  for (uint32_t h = 0; h < ctx.memory().memoryHeapCount; ++h) largest_heap = std::max<uint64_t>(largest_heap, ctx.memory().memoryHeaps[h].size);
+  check_fits(size_, largest_heap, "a Vulkan buffer", "the device's largest memory heap");
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = size_;
   bci.usage = usage;

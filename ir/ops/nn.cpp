@@ -235,6 +235,10 @@ Window make_window(const Node& n, const Shape& x, const std::vector<int64_t>& ke
     const int j = 3 - nd + i;
     const int64_t in = x[2 + i], k = kernel[i], s = strides[i], d = dil[i];
     if (k < 1 || s < 1 || d < 1) throw bad("kernel_shape, strides and dilations must be positive");
+    // Bounded so the window arithmetic below cannot overflow (no real model comes near).
+    constexpr int64_t kBig = int64_t{1} << 40;
+    if (k > kBig || s > kBig || d > kBig || pads[i] > kBig || pads[i] < -kBig || pads[nd + i] > kBig || pads[nd + i] < -kBig)
+      throw bad("kernel_shape, strides, dilations or pads larger than 2^40");
     const int64_t dk = (k - 1) * d + 1;
     int64_t pb = 0, pe = 0, out = 0;
     if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
@@ -393,6 +397,11 @@ Window convtranspose_window(const Node& n, const Shape& x, const Shape& w) {
     const int j = 3 - nd + i;
     const int64_t in = x[2 + i], k = w[2 + i], s = strides[i], d = dil[i];
     if (k < 1 || s < 1 || d < 1) throw bad("kernel, strides and dilations must be positive");
+    constexpr int64_t kBig = int64_t{1} << 40;  // keeps the arithmetic below in range
+    if (k > kBig || s > kBig || d > kBig || in > kBig || opad[i] > kBig || opad[i] < -kBig || pads[i] > kBig ||
+        pads[i] < -kBig || pads[nd + i] > kBig || pads[nd + i] < -kBig ||
+        (!oshape.empty() && (oshape[i] > kBig || oshape[i] < 0)))
+      throw bad("kernel, strides, dilations, pads or output sizes larger than 2^40");
     const int64_t full = s * (in - 1) + opad[i] + (k - 1) * d + 1;
     int64_t pb = pads[i], pe = pads[nd + i], out;
     if (!oshape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
@@ -485,7 +494,14 @@ void pool_infer(InferContext& ctx) {
   require_numeric(ctx, 0);
   const Node& n = ctx.node();
   const Shape& x = ctx.shape(0);
-  Window w = make_window(n, x, pool_kernel(ctx), n.attr_i("ceil_mode", 0) != 0);
+  const std::vector<int64_t> kernel = pool_kernel(ctx);
+  Window w = make_window(n, x, kernel, n.attr_i("ceil_mode", 0) != 0);
+  // As onnxruntime: a pad as large as the kernel would make windows of padding only.
+  const std::vector<int64_t> pads = n.attr_ints("pads");
+  for (size_t i = 0; i < pads.size() && !kernel.empty(); ++i)
+    if (pads[i] >= kernel[i % kernel.size()])
+      ctx.fail("pads " + std::to_string(pads[i]) + " >= kernel_shape " + std::to_string(kernel[i % kernel.size()]) +
+               " (pads must be smaller than the kernel)");
   Shape o = window_out_shape(x, x[1], w);
   ctx.set_output(0, ctx.dtype(0), o);
   if (K == PoolKind::max && ctx.num_outputs() > 1) ctx.set_output(1, DType::i64, o);

@@ -165,7 +165,7 @@ void reshape_infer(InferContext& ctx) {
     }
     if (d < 0) ctx.fail("invalid shape entry " + std::to_string(d));
     out[i] = d;
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known)) ctx.fail("shape " + shape_str(spec) + " has more elements than int64 can count");
   }
   const int64_t total = shape_numel(x);
   if (infer_at >= 0) {
@@ -409,7 +409,9 @@ SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts,
   v.strides = cs;
   std::vector<bool> seen(x.size(), false);
   for (size_t i = 0; i < starts.size(); ++i) {
-    const int64_t a = normalize_axis(axes[i], r, n.label()), dim = x[a], step = steps[i];
+    const int64_t a = normalize_axis(axes[i], r, n.label());
+    if (a >= r) throw bad("cannot slice a rank-0 input");  // normalize_axis admits axis 0 of a scalar
+    const int64_t dim = x[a], step = steps[i];
     if (seen[a]) throw bad("repeated axis");
     seen[a] = true;
     if (step == 0) throw bad("step must not be 0");
@@ -417,18 +419,22 @@ SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts,
     if (s < 0) s += dim;
     if (e < 0) e += dim;
     int64_t count;
+    // |step| as unsigned and 1 + (span - 1) / |step|: exact for steps up to INT64_MIN/MAX, where
+    // span + step - 1 or -step would overflow.
+    const uint64_t mag = step < 0 ? uint64_t{0} - static_cast<uint64_t>(step) : static_cast<uint64_t>(step);
     if (step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      count = e > s ? (e - s + step - 1) / step : 0;
+      count = e > s ? static_cast<int64_t>(1 + static_cast<uint64_t>(e - s - 1) / mag) : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      count = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+      count = s > e ? static_cast<int64_t>(1 + static_cast<uint64_t>(s - e - 1) / mag) : 0;
     }
     v.shape[a] = count;
     if (count > 0) v.offset += s * cs[a];
-    v.strides[a] = step * cs[a];
+    // With two or more elements |step| < dim, so the product fits; otherwise the stride is unused.
+    v.strides[a] = count > 1 ? step * cs[a] : cs[a];
   }
   return v;
 }
@@ -754,17 +760,26 @@ void constant_of_shape_ref(const Node& n, const Ins&, Outs& out) {
 }
 
 // Range: n = max(ceil((limit - start) / delta), 0); integer dtypes computed exactly.
+// Exact for int64 extremes (the span is computed in 128 bits); a length that is not finite or
+// does not fit a shape (Range(0, inf), NaN) is an error rather than undefined behaviour.
 int64_t range_count(const Tensor& start, const Tensor& limit, const Tensor& delta, const std::string& label) {
+  constexpr int64_t kMax = int64_t{1} << 56;  // the bound shape inference puts on every value
   if (dtype_is_int(start.dtype())) {
     const int64_t s = start.get_int(0), l = limit.get_int(0), d = delta.get_int(0);
     if (d == 0) throw Error("shape", label + ": delta must not be 0");
-    const int64_t span = l - s;
+    const __int128 span = static_cast<__int128>(l) - s;
     if ((span > 0) != (d > 0) || span == 0) return 0;
-    return (span + d + (d > 0 ? -1 : 1)) / d;
+    const __int128 n = d > 0 ? (span + d - 1) / d : (span + d + 1) / d;
+    if (n > kMax) throw Error("shape", label + ": Range of " + std::to_string(static_cast<double>(n)) + " elements is too large");
+    return static_cast<int64_t>(n);
   }
   const double s = start.get(0), l = limit.get(0), d = delta.get(0);
   if (d == 0) throw Error("shape", label + ": delta must not be 0");
-  return std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  const double q = std::ceil((l - s) / d);
+  if (std::isnan(q) || q >= static_cast<double>(kMax))
+    throw Error("shape", label + ": Range(" + std::to_string(s) + ", " + std::to_string(l) + ", " + std::to_string(d) +
+                             ") has no finite length that fits a tensor (ceil((limit - start) / delta) = " + std::to_string(q) + ")");
+  return q <= 0 ? 0 : static_cast<int64_t>(q);  // -inf and negative spans are empty
 }
 
 void range_infer(InferContext& ctx) {
@@ -778,8 +793,9 @@ void range_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor &s = *in[0], &d = *in[2];
   Tensor& y = out[0];
   for (int64_t i = 0; i < y.numel(); ++i) {
-    if (dtype_is_int(s.dtype()))
-      y.set_int(i, s.get_int(0) + i * d.get_int(0));
+    if (dtype_is_int(s.dtype()))  // wrap-around arithmetic: every element itself lies in [start, limit)
+      y.set_int(i, static_cast<int64_t>(static_cast<uint64_t>(s.get_int(0)) +
+                                        static_cast<uint64_t>(i) * static_cast<uint64_t>(d.get_int(0))));
     else
       y.set(i, s.get(0) + static_cast<double>(i) * d.get(0));
   }

@@ -1,0 +1,159 @@
+#include "runtime/disk_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace fusor {
+
+namespace {
+
+struct Hash128 {
+  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+  void add(const std::string& s) {
+    for (unsigned char c : s) {
+      a = (a ^ c) * 0x100000001b3ull;
+      b = (b ^ c) * 0x00000100000001b3ull + 0x9e3779b97f4a7c15ull;
+    }
+  }
+  void add_u64(uint64_t v) {
+    std::string s(8, '\0');
+    for (int i = 0; i < 8; ++i) s[i] = static_cast<char>(v >> (8 * i));
+    add(s);
+  }
+};
+
+constexpr char kMagic[8] = {'F', 'Z', 'C', 'A', 'C', 'H', 'E', '1'};
+constexpr size_t kHeader = 8 + 4 * 8;
+
+void put_u64(std::string& s, uint64_t v) {
+  for (int i = 0; i < 8; ++i) s += static_cast<char>(v >> (8 * i));
+}
+uint64_t get_u64(const std::string& s, size_t at) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
+  return v;
+}
+
+// The checksum covers the lengths too, so a payload/key boundary cannot shift undetected.
+Hash128 entry_checksum(const std::string& key, const char* payload, size_t n) {
+  Hash128 h;
+  h.add_u64(key.size());
+  h.add_u64(n);
+  h.add(key);
+  h.add(std::string(payload, n));
+  return h;
+}
+
+bool mkdir_p(const std::string& dir) {
+  std::string path;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    path = dir.substr(0, pos);
+    if (path.empty()) continue;
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  struct stat st {};
+  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+std::string content_hash(const std::string& data) {
+  Hash128 h;
+  h.add(data);
+  static const char* d = "0123456789abcdef";
+  std::string s;
+  for (uint64_t lane : {h.a, h.b})
+    for (int i = 0; i < 8; ++i) {
+      const unsigned byte = static_cast<unsigned>(lane >> (8 * i)) & 0xff;
+      s += d[byte >> 4], s += d[byte & 15];
+    }
+  return s;
+}
+
+std::optional<std::string> read_regular_file(const std::string& path, uint64_t max_bytes, std::string* why) {
+  auto fail = [&](const std::string& w) -> std::optional<std::string> {
+    if (why) *why = w;
+    return std::nullopt;
+  };
+  // O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return fail(std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fail(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return fail("is a directory");
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file (FIFO, socket or device)");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > max_bytes) return fail("larger than " + std::to_string(max_bytes) + " bytes");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(std::string("read failed: ") + std::strerror(errno));
+    if (n == 0) break;  // shrank while reading: return what is there (cache entries then fail their checks)
+    got += static_cast<size_t>(n);
+  }
+  bytes.resize(got);
+  return bytes;
+}
+
+std::string DiskCache::path_for(const std::string& key) const { return dir_ + "/" + content_hash(key) + ext_; }
+
+std::optional<std::string> DiskCache::load(const std::string& key) const {
+  if (dir_.empty()) return std::nullopt;
+  std::optional<std::string> f = read_regular_file(path_for(key), kMaxEntryBytes);
+  if (!f || f->size() < kHeader || std::memcmp(f->data(), kMagic, 8) != 0) return std::nullopt;
+  const uint64_t klen = get_u64(*f, 8), plen = get_u64(*f, 16);
+  // Exact size: a truncated or padded entry is rejected before anything is compared.
+  if (klen != key.size() || plen > f->size() || f->size() - kHeader - klen != plen) return std::nullopt;
+  if (f->compare(kHeader, klen, key) != 0) return std::nullopt;  // another key's entry
+  const char* payload = f->data() + kHeader + klen;
+  const Hash128 h = entry_checksum(key, payload, static_cast<size_t>(plen));
+  if (h.a != get_u64(*f, 24) || h.b != get_u64(*f, 32)) return std::nullopt;
+  return std::string(payload, static_cast<size_t>(plen));
+}
+
+bool DiskCache::store(const std::string& key, const std::string& payload) const {
+  if (dir_.empty() || !mkdir_p(dir_)) return false;
+  std::string entry(kMagic, 8);
+  put_u64(entry, key.size());
+  put_u64(entry, payload.size());
+  const Hash128 h = entry_checksum(key, payload.data(), payload.size());
+  put_u64(entry, h.a);
+  put_u64(entry, h.b);
+  entry += key;
+  entry += payload;
+  // mkstemp: a name no other thread or process can be using (O_EXCL), unlike a pid- or
+  // rand()-derived one.
+  std::string tmp = dir_ + "/.tmp-XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) return false;
+  size_t put = 0;
+  bool ok = true;
+  while (ok && put < entry.size()) {
+    const ssize_t n = ::write(fd, entry.data() + put, entry.size() - put);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) put += static_cast<size_t>(n);
+  }
+  ok = ::fchmod(fd, 0644) == 0 && ok;
+  ok = ::close(fd) == 0 && ok;
+  // rename is atomic: readers see the old entry or the whole new one. It fails when the entry's
+  // name is taken by a directory; the temporary file is removed either way.
+  if (ok) ok = std::rename(tmp.c_str(), path_for(key).c_str()) == 0;
+  if (!ok) ::unlink(tmp.c_str());
+  return ok;
+}
+
+}  // namespace fusor

@@ -1,0 +1,52 @@
+// Bounded fuzzing from ctest (no libFuzzer needed): 20,000 mutations (or 30 s) of the seed
+// models through import + shape inference + planning + the reference, within a time budget.
+// Each must succeed or fail with a fusor::Error; a crash, hang or any other exception fails.
+// The unbounded run is the libFuzzer target tools/fuzz/fuzz_models.cpp (README "Fuzzing").
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "fuzz_harness.h"
+
+namespace fusor {
+namespace {
+
+TEST(Fuzz, SeedModelsRunClean) {
+  auto seeds = fuzz::seed_models();
+  ASSERT_GE(seeds.size(), 5u);
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    Graph g = load_onnx_from_bytes(seeds[i], ".");  // the seeds themselves are valid models
+    auto in = random_inputs(g, 1);
+    auto out = run_on_backend("ref", specialize(g, in), in);
+    EXPECT_FALSE(out.empty()) << "seed " << i;
+  }
+}
+
+TEST(Fuzz, MutatedModelsEndInResultsOrFusorErrors) {
+  // FUSOR_FUZZ_ITERS overrides the count (e.g. 100000 for a longer local run).
+  const char* env = std::getenv("FUSOR_FUZZ_ITERS");
+  const int iters = env ? std::atoi(env) : 20000;
+  const auto budget = std::chrono::seconds(env ? 100000 : 30);  // slow (sanitizer) builds stop early
+  const auto seeds = fuzz::seed_models();
+  std::mt19937_64 rng(20261130);
+  const auto t0 = std::chrono::steady_clock::now();
+  int done = 0;
+  for (; done < iters && std::chrono::steady_clock::now() - t0 < budget; ++done) {
+    std::string m = seeds[rng() % seeds.size()];
+    const int depth = 1 + static_cast<int>(rng() % 3);
+    for (int d = 0; d < depth; ++d) m = fuzz::mutate(m, rng);
+    try {
+      fuzz::run_one(m);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "iteration " << done << ": non-fusor exception " << typeid(e).name() << ": " << e.what();
+      if (::testing::Test::HasFailure() && done > 0) break;
+    }
+  }
+  std::printf("fuzz: %d mutated models in %.1f s\n", done,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  EXPECT_GE(done, std::min(iters, 500));
+}
+
+}  // namespace
+}  // namespace fusor
