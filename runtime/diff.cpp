@@ -101,6 +101,8 @@ std::string attr_str(const AttrValue& a) {
           return "[" + s + "]";
         } else if constexpr (std::is_same_v<T, Tensor>) {
           return std::string("tensor ") + dtype_name(v.dtype()) + " " + shape_str(v.shape());
+        } else if constexpr (std::is_same_v<T, std::shared_ptr<const Graph>>) {
+          return std::string("subgraph (") + std::to_string(v ? v->nodes.size() : 0) + " nodes)";
         } else {
           std::string s;
           for (auto& x : v) s += (s.empty() ? "'" : ", '") + x + "'";

@@ -53,6 +53,8 @@ void to_proto(const std::string& name, const AttrValue& a, onnx::AttributeProto*
         } else if constexpr (std::is_same_v<T, Tensor>) {
           p->set_type(A::TENSOR);
           to_proto(v, "", p->mutable_t());
+        } else if constexpr (std::is_same_v<T, std::shared_ptr<const Graph>>) {
+          throw Unsupported("diff", "attribute '" + name + "' is a subgraph; extracting If/Loop/Scan nodes is not supported");
         } else {
           p->set_type(A::STRINGS);
           for (auto& x : v) p->add_strings(x);
