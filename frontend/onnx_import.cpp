@@ -224,7 +224,7 @@ struct Importer {
   int resolve(const std::string& name, const std::string& who) {
     auto it = ids.find(name);
     if (it != ids.end()) return it->second;
-    if (!parent) throw Error("onnx", who + ": input '" + name + "' is not defined (not a graph input, initializer or node output)");
+    if (!parent) throw Error("onnx", who + ": input '" + printable(name) + "' is not defined (not a graph input, initializer or node output)");
     const int outer = parent->resolve(name, who);
     const int id = define(name, g.add_value(name), who);
     g.inputs.push_back(id);
