@@ -95,7 +95,8 @@ inline RandomGraph random_graph(uint64_t seed) {
     } else if (kind == 9 && a.s.size() >= 2) {
       rg.elementwise_only = false;
       int64_t n = dims[pick(8)];
-      int w = b.constant("w" + std::to_string(cidx++), random_tensor(DType::f32, {a.s.back(), n}, seed + cidx));
+      const int ci = cidx++;
+      int w = b.constant("w" + std::to_string(ci), random_tensor(DType::f32, {a.s.back(), n}, seed + ci));
       Shape o = a.s;
       o.back() = n;
       pool.push_back({b.op("MatMul", {a.id, w}), o});

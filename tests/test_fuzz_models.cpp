@@ -6,6 +6,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "fuzz_harness.h"
 
@@ -21,6 +24,22 @@ TEST(Fuzz, SeedModelsRunClean) {
     auto out = run_on_backend("ref", specialize(g, in), in);
     EXPECT_FALSE(out.empty()) << "seed " << i;
   }
+}
+
+// Inputs that once crashed a fuzz run (tests/fuzz_regressions/, one file per fault kind); under
+// scripts/sanitize.sh they also seed the libFuzzer corpus.
+TEST(Fuzz, RegressionInputsEndInResultsOrFusorErrors) {
+  const std::filesystem::path dir = std::filesystem::path(FUSOR_SOURCE_DIR) / "tests" / "fuzz_regressions";
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::ifstream f(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    SCOPED_TRACE(e.path().filename().string());
+    EXPECT_NO_THROW(fuzz::run_one(ss.str()));
+    ++n;
+  }
+  EXPECT_GE(n, 1);
 }
 
 TEST(Fuzz, MutatedModelsEndInResultsOrFusorErrors) {

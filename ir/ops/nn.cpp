@@ -111,7 +111,7 @@ void gemm_ref(const Node& n, const Ins& in, Outs& out) {
         for (int64_t k = 0; k < K; ++k) bp[j * K + k] = tb ? b[j * K + k] : b[k * N + j];
       for (int64_t i = 0; i < M; ++i) {
         for (int64_t j = 0; j < N; ++j) {
-          double v = alpha * dot(&ap[i * K], &bp[j * K], K);
+          double v = alpha * dot(ap.data() + i * K, bp.data() + j * K, K);
           if (C) v += beta * c_vals[i * c_st[0] + j * c_st[1]];
           row[j] = v;
         }
@@ -182,7 +182,7 @@ void matmul_ref(const Node& n, const Ins& in, Outs& out) {
         }
         const auto* am = a + oa * M * K;
         for (int64_t i = 0; i < M; ++i) {
-          for (int64_t j = 0; j < N; ++j) row[j] = dot(am + i * K, &bt[j * K], K);
+          for (int64_t j = 0; j < N; ++j) row[j] = dot(am + i * K, bt.data() + j * K, K);
           store_doubles(Y, (bi * M + i) * N, row.data(), N);
         }
         for (int64_t r = rb - 1; r >= 0 && ++idx[r] == d.batch[r]; --r) idx[r] = 0;
@@ -355,7 +355,7 @@ void conv_core(const SX* x, const SW* w, const std::vector<double>& bias, int64_
                   const int64_t ih = oh * win.s[1] - win.pb[1] + kh * win.d[1];
                   if (ih < 0 || ih >= IH) continue;
                   const int64_t base = (id * IH + ih) * IW - win.pb[2] + kw * win.d[2], sw = win.s[2];
-                  axpy(&acc[(od * OH + oh) * OW + lo], xc + base + lo * sw, wv, hi - lo, sw);
+                  axpy(acc.data() + (od * OH + oh) * OW + lo, xc + base + lo * sw, wv, hi - lo, sw);
                 }
               }
             }
@@ -454,8 +454,8 @@ void convtranspose_ref(const Node& n, const Ins& in, Outs& out) {
       const int64_t g = m / Mg;
       std::fill(acc.begin(), acc.end(), bias.empty() ? 0.0 : bias[m]);
       for (int64_t c = 0; c < Cg; ++c) {
-        const double* xc = &xv[(b * C + g * Cg + c) * in_sz];
-        const double* wc = &wv[((g * Cg + c) * Mg + m % Mg) * k_sz];
+        const double* xc = xv.data() + (b * C + g * Cg + c) * in_sz;
+        const double* wc = wv.data() + ((g * Cg + c) * Mg + m % Mg) * k_sz;
         for (int64_t kd = 0; kd < win.k[0]; ++kd)
           for (int64_t kh = 0; kh < win.k[1]; ++kh)
             for (int64_t kw = 0; kw < win.k[2]; ++kw) {
@@ -689,7 +689,7 @@ void instancenorm_ref(const Node& n, const Ins& in, Outs& out) {
   std::vector<double> x = load_doubles(X), scale = load_doubles(*in[1]), bias = load_doubles(*in[2]);
   for (int64_t b = 0; b < N; ++b)
     for (int64_t c = 0; c < C; ++c) {
-      double* p = &x[(b * C + c) * sp];
+      double* p = x.data() + (b * C + c) * sp;
       double s = 0, q = 0;
       for (int64_t i = 0; i < sp; ++i) s += p[i];
       const double mean = s / double(sp);
