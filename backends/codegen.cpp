@@ -97,7 +97,7 @@ void Emitter::setup() {
   const int64_t total = shape_numel(k_.space);
   if (k_.matmul) {
     const auto& m = *k_.matmul;
-    launch_.group_size = d_.matmul_group_size;
+    launch_.group_size = d_.matmul_threads(m.m);
     launch_.groups = 0;
     if (total > 0) matmul_macros_ = d_.matmul_config(total / (m.m * m.n), m.m, m.n, m.k, launch_.groups);
     matmul_items_ = launch_.groups;

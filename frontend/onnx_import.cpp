@@ -233,7 +233,8 @@ struct Importer {
   }
 
   // Reads a ValueInfoProto's tensor type. Returns false when no type is declared.
-  bool read_type(const onnx::ValueInfoProto& vi, const std::string& what, DType& dt, Shape& shape, bool& known) {
+  bool read_type(const onnx::ValueInfoProto& vi, const std::string& what, DType& dt, Shape& shape, bool& known,
+                 std::vector<std::string>* dim_params = nullptr) {
     if (!vi.has_type()) return false;
     if (!vi.type().has_tensor_type())
       throw Error("onnx", what + " '" + printable(vi.name()) + "': only tensor types are supported (sequence/map/optional are not)");
@@ -245,6 +246,7 @@ struct Importer {
       for (const auto& d : tt.shape().dim()) {
         bool fixed = d.has_dim_value() && d.dim_value() >= 0;
         shape.push_back(fixed ? d.dim_value() : -1);
+        if (dim_params) dim_params->push_back(!fixed && d.has_dim_param() ? d.dim_param() : "");
         known = known && fixed;
       }
     return true;
@@ -423,12 +425,14 @@ struct Importer {
       DType dt = DType::undefined;
       Shape shape;
       bool known = false;
-      read_type(vi, "graph input", dt, shape, known);
+      std::vector<std::string> dim_params;
+      read_type(vi, "graph input", dt, shape, known, &dim_params);
       // Fail here, naming the input, rather than deep in shape inference (e.g. float8/int4).
       if (dt == DType::undefined && vi.type().tensor_type().elem_type() != 0)
         throw Unsupported("onnx", "graph input '" + printable(vi.name()) + "': unsupported element type " +
                                 std::to_string(vi.type().tensor_type().elem_type()));
       int id = define(vi.name(), g.add_value(vi.name(), dt, shape, known), "graph input");
+      g.values[id].dim_params = std::move(dim_params);
       g.inputs.push_back(id);
     }
 

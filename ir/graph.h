@@ -25,6 +25,9 @@ struct Value {
   bool shape_known = false;
   std::optional<Tensor> constant;  // initializer, Constant node output or folded value
   int producer = -1;               // index of the producing node, -1 for inputs/constants
+  // Graph inputs only: the ONNX dim_param of each dim ("" for a fixed or unnamed dim), so
+  // `--dim batch=8` can bind every dim called "batch" (runtime/session.h InputDims).
+  std::vector<std::string> dim_params;
 };
 
 struct Node {

@@ -44,11 +44,16 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
 }
 
 // Folding evaluates the reference on constant inputs; skip results this large so a graph
-// does not balloon (they stay runtime nodes).
+// does not balloon (they stay runtime nodes), and stop folding big results once a graph has
+// folded kFoldBudget elements, so a hostile chain of huge constant ops costs a bounded time at
+// load (what is not folded runs as kernels). Shape-sized results always fold.
 static constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
+static constexpr int64_t kFoldBudget = int64_t{1} << 26;
+static constexpr int64_t kAlwaysFoldElements = int64_t{1} << 16;
 
 void infer_shapes(Graph& g, bool fold) {
   bool expanded = false;
+  int64_t folded = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const OpDef& def = op_or_throw(g.nodes[i]);
     int ni = g.nodes[i].num_inputs();
@@ -93,7 +98,8 @@ void infer_shapes(Graph& g, bool fold) {
     int64_t out_elems = 0;
     for (int o : n.outputs)
       if (o >= 0) out_elems += shape_numel(g.values[o].shape);
-    if (out_elems > kMaxFoldElements) continue;
+    if (out_elems > kMaxFoldElements || (out_elems > kAlwaysFoldElements && folded + out_elems > kFoldBudget)) continue;
+    folded += out_elems;
     std::vector<const Tensor*> in;
     for (int i : n.inputs) in.push_back(i >= 0 ? &*g.values[i].constant : nullptr);
     std::vector<Tensor> out;

@@ -63,20 +63,24 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
 Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) { return specialize_baked(g, inputs, nullptr); }
 
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
+  InputDims d;
+  d.unknown_to_one = true;
+  return random_inputs(g, seed, d);
+}
+
+std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, const InputDims& d) {
+  const std::vector<Shape> shapes = resolve_input_shapes(g, d);
   std::mt19937_64 rng(seed);
   std::vector<Tensor> out;
-  for (int id : g.inputs) {
-    const Value& v = g.values[id];
-    Shape s = v.shape;
-    for (auto& d : s)
-      if (d < 0) d = 1;
-    Tensor t(v.dtype == DType::undefined ? DType::f32 : v.dtype, s);
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Value& v = g.values[g.inputs[i]];
+    Tensor t(v.dtype == DType::undefined ? DType::f32 : v.dtype, shapes[i]);
     std::uniform_real_distribution<double> uf(-1.0, 1.0);
     std::uniform_int_distribution<int> ui(0, 7);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if (dtype_is_float(t.dtype())) t.set(i, uf(rng));
-      else if (t.dtype() == DType::boolean) t.set(i, ui(rng) & 1);
-      else t.set(i, ui(rng));
+    for (int64_t k = 0; k < t.numel(); ++k) {
+      if (dtype_is_float(t.dtype())) t.set(k, uf(rng));
+      else if (t.dtype() == DType::boolean) t.set(k, ui(rng) & 1);
+      else t.set(k, ui(rng));
     }
     out.push_back(std::move(t));
   }

@@ -25,6 +25,26 @@ Graph specialize(const Graph& g, const std::vector<Tensor>& inputs);
 // in [-1, 1) (never all zero); integers in [0, 8) so they are valid indices; bools random.
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed);
 
+// How the dynamic dims of a model's inputs are bound (the CLI's --shape and --dim, as
+// onnxruntime's perf test's -f and IREE's --input take them):
+//   shapes: input name -> whole shape (its rank and fixed dims must match the model);
+//   dims:   ONNX dim_param name -> value, for every input dim with that name;
+//   unknown_to_one: a dim left unbound becomes 1 (else resolve_input_shapes throws).
+struct InputDims {
+  std::map<std::string, Shape> shapes;
+  std::map<std::string, int64_t> dims;
+  bool unknown_to_one = false;
+};
+// Parses "NAME=1x3x224x224" (--shape; "NAME=" for a scalar) and "NAME=VALUE" (--dim) into
+// InputDims; Error("cli") naming the malformed argument.
+InputDims parse_input_dims(const std::vector<std::string>& shapes, const std::vector<std::string>& dims);
+// The concrete shape of each of g's inputs under d. Error("run") for a name in d that is not an
+// input / dim of g, a shape that contradicts the model, or (unknown_to_one off) an unbound dim,
+// naming the input, the dim's index and its dim_param.
+std::vector<Shape> resolve_input_shapes(const Graph& g, const InputDims& d);
+// random_inputs with the shapes above.
+std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, const InputDims& d);
+
 // An inference session (as in onnxruntime's InferenceSession): one model on one backend,
 // compiled lazily per input signature and cached in memory. The signature is the inputs'
 // dtypes and shapes; when a shape depends on an input's values (a Reshape shape fed at run

@@ -7,6 +7,7 @@
 #   node   the ONNX node suite on ref, cuda and vulkan (sharded over the cores)
 #   bench  `fusor bench --json` on the four models: fused/unfused x replay/eager, both GPUs
 #   side   bench/side_by_side.py (W1-W5, five systems); SIDE_ARGS adds its options
+#   gemv   bench/gemv_sweep.py (MLP b1/b64 for each Vulkan GEMV workgroup shape, cuda, copy GB/s)
 # GTEST_FILTER narrows the tests step; NODE_FILTER (an extended regex on case names) the node step.
 # Writes logs and docs inputs under OUTDIR.
 set -uo pipefail
@@ -73,4 +74,8 @@ fi
 
 if has side; then
   PYTHONUNBUFFERED=1 python3 bench/side_by_side.py --fusor "$fz" --out "$out" ${SIDE_ARGS:-} 2>&1 | tail -70
+fi
+
+if has gemv; then
+  PYTHONUNBUFFERED=1 python3 bench/gemv_sweep.py --fusor "$fz" --out "$out/gemv" 2>&1 | tail -30
 fi

@@ -6,13 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shared=${FUSOR_SHARED:-../shared}
-cmake -S . -B build-rel -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-ninja -C build-rel fusor_cli fusor_tests
+# FUSOR_PACKAGE_BUILD=build reuses another Release build folder (saves a rebuild).
+bdir=${FUSOR_PACKAGE_BUILD:-build-rel}
+cmake -S . -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C "$bdir" fusor_cli fusor_tests
 rm -rf .dev && mkdir -p .dev/lib
-cp build-rel/fusor build-rel/fusor_tests .dev/
+cp "$bdir"/fusor "$bdir"/fusor_tests .dev/
 strip .dev/fusor .dev/fusor_tests
 # Libraries from Debian that an Ubuntu GPU machine may lack (CUDA and libc come from there).
-for lib in $(ldd build-rel/fusor build-rel/fusor_tests | awk '/=> \//{print $3}' | sort -u); do
+for lib in $(ldd "$bdir"/fusor "$bdir"/fusor_tests | awk '/=> \//{print $3}' | sort -u); do
   case "$(basename "$lib")" in
     libonnx*|libprotobuf*|libgtest*|libabsl*) cp -L "$lib" .dev/lib/ ;;
   esac

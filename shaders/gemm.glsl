@@ -82,35 +82,41 @@ void main() {
   }
 }
 #else
-// GEMV-like (M <= 8, 256 threads): a workgroup owns 32 columns of one batch; its 8 groups of 32
-// threads stride over K (k = kg, kg + 8, ...) so that B's rows are read coalesced; the partial
-// sums meet in shared memory, are added in a fixed order and group 0 runs the epilogue.
-shared float fz_part[8 * 8 * 33];
+// GEMV-like (M <= 8): a workgroup of FZ_SK_THREADS owns FZ_SK_COLS columns of one batch; its
+// FZ_SK_THREADS / FZ_SK_COLS groups of threads stride over K (k = kg, kg + KG, ...) so B's rows
+// are read in whole 32-byte sectors while N / FZ_SK_COLS big workgroups keep enough loads in
+// flight to run at the memory's speed. The partial sums meet in shared memory and are added
+// by a fixed tree (same order every run); group 0 runs the epilogue.
+#define FZ_SK_KG (FZ_SK_THREADS / FZ_SK_COLS)
+#define FZ_SK_M int(FZ_M)  // FZ_M is an int64 literal in 64-bit index mode
+shared float fz_part[FZ_SK_KG * FZ_SK_M * (FZ_SK_COLS + 1)];
 void main() {
-  const int tid = int(gl_LocalInvocationID.x), lane = tid % 32, kg = tid / 32;
-  const fz_idx tiles_n = (fz_idx(FZ_N) + 31) / 32;
+  const int tid = int(gl_LocalInvocationID.x), lane = tid % FZ_SK_COLS, kg = tid / FZ_SK_COLS;
+  const fz_idx tiles_n = (fz_idx(FZ_N) + FZ_SK_COLS - 1) / FZ_SK_COLS;
   const fz_idx tiles = tiles_n * FZ_BATCH;
   for (fz_idx t = fz_idx(fz_group_id()); t < tiles; t += fz_idx(fz_num_groups())) {
-    const fz_idx batch = t / tiles_n, n = (t % tiles_n) * 32 + lane;
+    const fz_idx batch = t / tiles_n, n = (t % tiles_n) * FZ_SK_COLS + lane;
     const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
-    float acc[int(FZ_M)];  // FZ_M is an int64 literal in 64-bit index mode
-    for (int m = 0; m < FZ_M; ++m) acc[m] = 0.0f;
+    float acc[FZ_SK_M];
+    for (int m = 0; m < FZ_SK_M; ++m) acc[m] = 0.0f;
     if (n < FZ_N) {
-      for (fz_idx k = fz_idx(kg); k < FZ_K; k += 8) {
+      for (fz_idx k = fz_idx(kg); k < FZ_K; k += FZ_SK_KG) {
         const float b = FZ_LOAD_B(bbase + k * FZ_B_SK + n * FZ_B_SN);
-        for (int m = 0; m < FZ_M; ++m) acc[m] = fma(FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK), b, acc[m]);
+        for (int m = 0; m < FZ_SK_M; ++m) acc[m] = fma(FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK), b, acc[m]);
       }
     }
-    for (int m = 0; m < FZ_M; ++m) fz_part[(kg * 8 + m) * 33 + lane] = acc[m];
+    for (int m = 0; m < FZ_SK_M; ++m) fz_part[(kg * FZ_SK_M + m) * (FZ_SK_COLS + 1) + lane] = acc[m];
     memoryBarrierShared();
     barrier();
-    if (kg == 0 && n < FZ_N) {
-      for (int m = 0; m < FZ_M; ++m) {
-        float s = fz_part[m * 33 + lane];
-        for (int g = 1; g < 8; ++g) s += fz_part[(g * 8 + m) * 33 + lane];
-        FZ_EPILOGUE(s, (batch * FZ_M + m) * FZ_N + n);
-      }
+    for (int s = FZ_SK_KG / 2; s > 0; s /= 2) {
+      if (kg < s)
+        for (int m = 0; m < FZ_SK_M; ++m)
+          fz_part[(kg * FZ_SK_M + m) * (FZ_SK_COLS + 1) + lane] += fz_part[((kg + s) * FZ_SK_M + m) * (FZ_SK_COLS + 1) + lane];
+      memoryBarrierShared();
+      barrier();
     }
+    if (kg == 0 && n < FZ_N)
+      for (int m = 0; m < FZ_SK_M; ++m) FZ_EPILOGUE(fz_part[m * (FZ_SK_COLS + 1) + lane], (batch * FZ_M + m) * FZ_N + n);
     memoryBarrierShared();
     barrier();
   }

@@ -202,6 +202,34 @@ TEST(Hostile, WideSumPlansInNearLinearTime) {
   EXPECT_TRUE(c.ok) << c.message;
 }
 
+TEST(Hostile, ConstantFoldingWorkIsBounded) {
+  // 200 chained Adds over a 2^24-element constant: folding them all is 3.4e9 element
+  // evaluations (minutes; found by fuzzing); folding stops after a fixed budget and the rest
+  // stay run-time nodes. Shape-sized constants keep folding past the budget.
+  auto cpu_seconds = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  };
+  GraphBuilder b;
+  Tensor big(DType::f32, {int64_t{1} << 24});
+  for (int64_t i = 0; i < big.numel(); ++i) big.set(i, 0.5);
+  int v = b.constant("big", std::move(big));
+  for (int i = 0; i < 200; ++i) v = b.op("Add", {v, v});
+  int small = b.constant("s", tensor_of({2}, {1.0, 2.0}));
+  for (int i = 0; i < 3; ++i) small = b.op("Mul", {small, small});
+  b.output(v);
+  b.output(small);
+  Graph g = b.build();
+  const double t0 = cpu_seconds();
+  make_static(g, {});
+  const double s = cpu_seconds() - t0;
+  EXPECT_LT(s, 30.0) << "folding took " << s << " s of CPU";
+  EXPECT_GE(g.nodes.size(), 190u) << "the big chain should mostly stay run-time nodes";
+  ASSERT_TRUE(g.values[g.outputs[1]].constant.has_value()) << "small results fold past the budget";
+  EXPECT_EQ(g.values[g.outputs[1]].constant->get(1), 256.0);
+}
+
 // ---- files ------------------------------------------------------------------------------------
 
 std::string npy_with_header(const std::string& dict, const std::string& data) {

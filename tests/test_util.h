@@ -8,6 +8,11 @@
 #include <map>
 #include <optional>
 #include <filesystem>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -89,6 +94,36 @@ inline void expect_values(const Tensor& t, const std::vector<double>& want, doub
   ASSERT_EQ(static_cast<size_t>(t.numel()), want.size());
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_NEAR(t.get(static_cast<int64_t>(i)), want[i], tol * std::max(1.0, std::fabs(want[i]))) << "element " << i;
+}
+
+// A fresh folder under the system temp dir, removed with everything in it at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path = std::filesystem::temp_directory_path() /
+           ("fusor_test_" + std::to_string(std::random_device{}()) + "_" + std::to_string(counter++));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+// True when the fusor CLI can be run (FUSOR_BIN, set by ctest, or ./fusor).
+inline bool have_cli() { return std::getenv("FUSOR_BIN") || std::filesystem::exists("./fusor"); }
+
+// Runs `fusor ARGS`, stdout and stderr into *out; returns the exit status.
+inline int run_cli(const std::string& args, std::string* out) {
+  const char* bin = std::getenv("FUSOR_BIN");
+  TempDir d;
+  const std::string path = d / "out.txt";
+  int rc = std::system(((bin ? bin : "./fusor") + (" " + args) + " >" + path + " 2>&1").c_str());
+  std::ifstream in(path);
+  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
 }
 
 }  // namespace fusor::testing

@@ -37,7 +37,7 @@ int cmd_bench(const BenchArgs& a) {
     PhaseScope ps("load");
     return load_model(a.model);
   }();
-  auto inputs = random_inputs(g, 0);
+  auto inputs = random_inputs(g, 0, a.dims);
   Graph sg = [&] {
     PhaseScope ps("shape inference");
     return specialize(g, inputs);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/diff.h"
+#include "runtime/session.h"
 
 namespace fusor {
 
@@ -12,6 +13,7 @@ struct ExplainArgs {
   std::string model, dot, source;  // source: "cuda" prints the generated CUDA C
   std::string backend;             // whose graph breaks (nodes left to the host) are listed
   bool no_fusion = false, no_fallback = false;
+  InputDims dims;  // --shape / --dim
 };
 int cmd_explain(const ExplainArgs& a);
 
@@ -20,6 +22,7 @@ struct BenchArgs {
   std::string trace;  // --trace FILE: write a Chrome/Perfetto trace-event JSON (runtime/trace.h)
   int iters = 50, warmup = 5, device = 0;
   bool no_fusion = false, eager = false, json = false, no_fallback = false;
+  InputDims dims;  // --shape / --dim
 };
 int cmd_bench(const BenchArgs& a);
 
@@ -32,6 +35,13 @@ struct DiffArgs {
 };
 // Exit status 0 when nothing diverges, 1 when a culprit is named.
 int cmd_diff(const DiffArgs& a);
+
+// Adds --shape NAME=D0xD1x... and --dim NAME=VALUE (both repeatable) to a subcommand; their
+// strings go to the vectors, parsed with parse_input_dims after CLI parsing.
+struct DimOptions {
+  std::vector<std::string> shapes, dims;
+  InputDims parse() const { return parse_input_dims(shapes, dims); }
+};
 
 // Tensors of DIR's input_K.pb / input_K.npy files in K order; Error("run") when there is none.
 std::vector<Tensor> read_inputs_dir(const std::string& dir);

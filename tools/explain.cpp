@@ -57,7 +57,7 @@ void write_plan_dot(const Plan& p, const std::string& path) {
 
 int cmd_explain(const ExplainArgs& a) {
   Graph g = load_model(a.model);
-  Graph sg = specialize(g, random_inputs(g, 0));
+  Graph sg = specialize(g, random_inputs(g, 0, a.dims));
   FusionOptions fo;
   fo.fuse = !a.no_fusion;
   Plan p = build_plan(sg, fo);

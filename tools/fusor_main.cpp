@@ -64,8 +64,8 @@ std::string summarize(const Tensor& t) {
   return buf;
 }
 
-int cmd_run(const std::string& model, std::string backend, const std::string& inputs_dir, uint64_t seed,
-            const std::string& out_dir, int device, const CompareOptions& check, bool no_fallback) {
+int cmd_run(const std::string& model, std::string backend, const std::string& inputs_dir, uint64_t seed, bool seed_given,
+            const InputDims& dims, const std::string& out_dir, int device, const CompareOptions& check, bool no_fallback) {
   std::string mp = model_path(model);
   Graph g = load_model(mp);
   if (backend.empty()) backend = best_backend();
@@ -76,13 +76,15 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     inputs = read_numbered_inputs(inputs_dir);
     source = inputs_dir;
   } else {
-    auto sets = load_test_data_sets(fs::path(mp).parent_path().string());
+    // --seed, --shape or --dim ask for random inputs even next to a test_data_set_0.
+    const bool want_random = seed_given || !dims.shapes.empty() || !dims.dims.empty();
+    auto sets = want_random ? std::vector<TestCase>{} : load_test_data_sets(fs::path(mp).parent_path().string());
     if (!sets.empty()) {
       inputs = sets[0].inputs;
       expected = sets[0].outputs;
       source = sets[0].dir;
     } else {
-      inputs = random_inputs(g, seed);
+      inputs = random_inputs(g, seed, dims);
       source = "random (seed " + std::to_string(seed) + ")";
     }
   }
@@ -213,7 +215,13 @@ int main(int argc, char** argv) {
   run->add_option("model", model, "model.onnx or its folder")->required();
   run->add_option("--backend", backend, "ref, cpu, vulkan or cuda (default: the best present)");
   run->add_option("--inputs", inputs_dir, "folder of input_K.pb / input_K.npy files");
-  run->add_option("--seed", seed, "seed for random inputs");
+  auto* run_seed = run->add_option("--seed", seed, "use seeded random inputs (even where a test_data_set_0 sits next to the model)");
+  DimOptions run_dims, explain_dims, bench_dims;
+  auto add_dim_options = [](CLI::App* c, DimOptions& d) {
+    c->add_option("--shape", d.shapes, "shape of an input with dynamic dims, NAME=1x3x224x224 (repeatable)");
+    c->add_option("--dim", d.dims, "value of a named (dim_param) dynamic dim, NAME=VALUE, for every input using it (repeatable)");
+  };
+  add_dim_options(run, run_dims);
   run->add_option("--out", out_dir, "write outputs as output_K.pb here");
   run->add_option("--device", device, "device index");
   CompareOptions run_check;
@@ -266,6 +274,7 @@ int main(int argc, char** argv) {
   explain->add_flag("--no-fusion", ex.no_fusion, "show the unfused plan");
   explain->add_option("--source", ex.source, "print each kernel's generated source (cuda)")->check(CLI::IsMember({"cuda"}));
   explain->add_option("--backend", ex.backend, "list the graph breaks (nodes run on the host) of this backend (default: the best present)");
+  add_dim_options(explain, explain_dims);
   explain->add_flag("--no-fallback", ex.no_fallback, "fail when the backend would need the host for some node");
 
   BenchArgs bn;
@@ -279,6 +288,7 @@ int main(int argc, char** argv) {
   bench->add_flag("--json", bn.json, "machine-readable output");
   bench->add_option("--device", bn.device, "device index");
   bench->add_option("--trace", bn.trace, "write a Chrome/Perfetto trace (JSON): compile phases and one slice per kernel");
+  add_dim_options(bench, bench_dims);
   bench->add_flag("--no-fallback", bn.no_fallback, "refuse a model with ops the backend lacks instead of running them on the host");
 
   try {
@@ -287,7 +297,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    if (*run) return cmd_run(model, backend, inputs_dir, seed, out_dir, device, run_check, run_no_fallback);
+    if (*run)
+      return cmd_run(model, backend, inputs_dir, seed, run_seed->count() > 0, run_dims.parse(), out_dir, device, run_check,
+                     run_no_fallback);
     if (*conform) return cmd_conform(paths, backends, conform_check, verbose, conform_json, conform_no_fallback, bisect);
     if (*diff) {
       // --no-fusion marks the --backend given just before it, so the order on the line matters.
@@ -307,11 +319,13 @@ int main(int argc, char** argv) {
     if (*devices) return cmd_devices();
     if (*explain) {
       ex.model = model_path(ex.model);
+      ex.dims = explain_dims.parse();
       if (ex.backend.empty()) ex.backend = best_backend();
       return cmd_explain(ex);
     }
     if (*bench) {
       bn.model = model_path(bn.model);
+      bn.dims = bench_dims.parse();
       if (bn.backend.empty()) bn.backend = best_backend();
       return cmd_bench(bn);
     }

@@ -46,9 +46,10 @@ FZ_FN unsigned short fz_f32_to_bf16(float f) {
 )";
 
 // Matmul, two shapes of work (chosen by CudaDialect::matmul_config):
-//  * FZ_SKINNY (M <= 8, GEMV-like): a block owns 32 columns of one batch; each warp strides
-//    over K (k = warp, warp+8, ...) so B rows are read coalesced, partial sums meet in shared
-//    memory and warp 0 runs the epilogue.
+//  * FZ_SKINNY (M <= 8, GEMV-like): a block of 1024 threads owns 16 columns of one batch; its
+//    64 groups of 16 threads stride over K (k = kg, kg+64, ...) so B rows are read in whole
+//    32-byte sectors with many loads in flight; partial sums meet in shared memory, are added
+//    by a fixed tree and group 0 runs the epilogue (the shape gemm.glsl measured fastest).
 //  * tiled SGEMM: 64x64 output tile per block of 256 threads, K in steps of 16 through shared
 //    memory, 4x4 outputs per thread (rows ty+16i, cols tx+16j so shared reads do not conflict).
 //    With few tiles, K is split over FZ_SPLITS blocks: each writes its partial tile to a
@@ -57,19 +58,21 @@ FZ_FN unsigned short fz_f32_to_bf16(float f) {
 //    epilogue. Operands are read through their strided views with bounds checks.
 constexpr const char* kMatmulTemplate = R"(
 #if FZ_SKINNY
-__shared__ float fz_part[8][8][33];
+#define FZ_SK_COLS 16
+#define FZ_SK_KG (FZ_GROUP_SIZE / FZ_SK_COLS)
+__shared__ float fz_part[FZ_SK_KG][FZ_M][FZ_SK_COLS + 1];
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
-  const int lane = threadIdx.x % 32, kg = threadIdx.x / 32;
-  const fz_idx tiles_n = (FZ_N + 31) / 32;
+  const int lane = threadIdx.x % FZ_SK_COLS, kg = threadIdx.x / FZ_SK_COLS;
+  const fz_idx tiles_n = (FZ_N + FZ_SK_COLS - 1) / FZ_SK_COLS;
   for (fz_idx tile = blockIdx.x; tile < FZ_TILES; tile += gridDim.x) {
-    const fz_idx batch = tile / tiles_n, n = (tile % tiles_n) * 32 + lane;
+    const fz_idx batch = tile / tiles_n, n = (tile % tiles_n) * FZ_SK_COLS + lane;
     const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
     float acc[FZ_M];
 #pragma unroll
     for (int m = 0; m < FZ_M; ++m) acc[m] = 0.0f;
     if (n < FZ_N) {
 #pragma unroll 4
-      for (fz_idx k = kg; k < FZ_K; k += 8) {
+      for (fz_idx k = kg; k < FZ_K; k += FZ_SK_KG) {
         const float b = FZ_LOAD_B(bbase + k * FZ_B_SK + n * FZ_B_SN);
 #pragma unroll
         for (int m = 0; m < FZ_M; ++m) acc[m] = fmaf(FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK), b, acc[m]);
@@ -78,13 +81,13 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
 #pragma unroll
     for (int m = 0; m < FZ_M; ++m) fz_part[kg][m][lane] = acc[m];
     __syncthreads();
-    if (kg == 0 && n < FZ_N) {
-      for (int m = 0; m < FZ_M; ++m) {
-        float s = fz_part[0][m][lane];
-        for (int g = 1; g < 8; ++g) s += fz_part[g][m][lane];
-        FZ_EPILOGUE(s, (batch * FZ_M + m) * FZ_N + n);
-      }
+    for (int s = FZ_SK_KG / 2; s > 0; s /= 2) {
+      if (kg < s)
+        for (int m = 0; m < FZ_M; ++m) fz_part[kg][m][lane] += fz_part[kg + s][m][lane];
+      __syncthreads();
     }
+    if (kg == 0 && n < FZ_N)
+      for (int m = 0; m < FZ_M; ++m) FZ_EPILOGUE(fz_part[0][m][lane], (batch * FZ_M + m) * FZ_N + n);
     __syncthreads();
   }
 }
@@ -249,12 +252,13 @@ struct CudaDialect : Dialect {
     if (t == DType::bf16) return "fz_f32_to_bf16(" + v + ")";
     return Dialect::from_float(t, v);
   }
+  int64_t matmul_threads(int64_t m) const override { return m <= 8 ? 1024 : matmul_group_size; }
   // Skinny for M <= 8; otherwise K is split while the tiles alone would leave most of the
   // ~132 SMs idle and each split keeps >= 128 of K (workspace capped at 64 MiB).
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work) const override {
     auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
     if (m <= 8) {
-      work = batch * cdiv(n, 32);
+      work = batch * cdiv(n, 16);
       return "#define FZ_SKINNY 1\n";
     }
     const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
@@ -323,6 +327,7 @@ struct CudaDialect : Dialect {
 // the epilogue, one thread per output element.
 struct CudaLibraryEpilogueDialect : CudaDialect {
   CudaLibraryEpilogueDialect() { matmul_template = kLibraryEpilogueTemplate; }
+  int64_t matmul_threads(int64_t) const override { return matmul_group_size; }
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t, int64_t& work) const override {
     work = (batch * m * n + matmul_group_size - 1) / matmul_group_size;
     return "";

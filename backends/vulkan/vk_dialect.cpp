@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <set>
 
@@ -148,10 +149,27 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
     if (cg * c.r * c.s < 16 || kg < 4) t.conv_direct = 1;
     m = kg, n = c.n * c.oh * c.ow;
   }
-  // M <= 8 matmuls (GEMV-like: batch-1 linear layers) take gemm.glsl's skinny path, whose
-  // workgroup is 256 threads: 8 groups of 32 splitting K over 32 columns.
-  if (k.matmul && m <= 8 && dev.max_invocations >= 256) {
+  // M <= 8 matmuls (GEMV-like: batch-1 linear layers) take gemm.glsl's skinny path: groups of
+  // threads splitting K over a few columns.
+  if (k.matmul && m <= 8 && dev.max_invocations >= 64) {
     t.skinny = 1, t.bm = 16, t.tm = 1, t.bn = 64, t.tn = 4;
+    // A GEMV is bound by how many loads are in flight: 16 columns (two 32-byte sectors) per
+    // workgroup and the biggest workgroup the device and its shared memory allow, so even a
+    // 1024-wide layer is 64 groups of 1024 threads. Measured on the H200 (bench/gemv_sweep.py,
+    // MLP batch 1): 16 x 1024 19.6 us, 8 x 1024 24.3, 32 x 256 (the old shape) 46.4.
+    // FUSOR_VK_GEMV_COLS (8, 16, 32) and FUSOR_VK_GEMV_THREADS (64 .. 1024) override.
+    auto env = [](const char* nm, int lo, int hi, int dflt) {
+      const char* e = std::getenv(nm);
+      const int v = e ? std::atoi(e) : 0;
+      return v >= lo && v <= hi && (v & (v - 1)) == 0 ? v : dflt;
+    };
+    t.skinny_cols = env("FUSOR_VK_GEMV_COLS", 8, 32, 16);
+    t.skinny_threads = env("FUSOR_VK_GEMV_THREADS", 64, 1024, 1024);
+    const auto fits = [&] {
+      const int64_t shared = int64_t{4} * (t.skinny_threads / t.skinny_cols) * std::max<int64_t>(m, 1) * (t.skinny_cols + 1);
+      return t.skinny_threads <= static_cast<int>(dev.max_invocations) && shared <= static_cast<int64_t>(dev.max_shared_memory);
+    };
+    while (t.skinny_threads > 2 * t.skinny_cols && !fits()) t.skinny_threads /= 2;
     return t;
   }
   // Skinny problems (GEMV-like, few channels) get 16-wide tiles on that side so a group does
@@ -205,8 +223,9 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
 
 std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const {
   if (tiles_.skinny) {
-    work_items = batch * ((n + 31) / 32);
-    return "#define FZ_SKINNY 1\n";
+    work_items = batch * ((n + tiles_.skinny_cols - 1) / tiles_.skinny_cols);
+    return "#define FZ_SKINNY 1\n#define FZ_SK_COLS " + std::to_string(tiles_.skinny_cols) + "\n#define FZ_SK_THREADS " +
+           std::to_string(tiles_.skinny_threads) + "\n";
   }
   return Dialect::matmul_config(batch, m, n, k, work_items) + "#define FZ_SKINNY 0\n";
 }

@@ -28,8 +28,10 @@ namespace fusor::vk {
 struct ContractionTiles {
   int bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
   int conv_direct = 0;  // conv only: 1 = one thread per output (depthwise / tiny reductions)
-  int skinny = 0;       // matmul only: 1 = gemm.glsl's GEMV-like path (M <= 8, 256 threads)
-  int threads() const { return (bm / tm) * (bn / tn); }
+  int skinny = 0;       // matmul only: 1 = gemm.glsl's GEMV-like path (M <= 8)
+  int skinny_cols = 16; // columns per workgroup of that path (FZ_SK_COLS: 8, 16 or 32)
+  int skinny_threads = 256;  // its workgroup size (FZ_SK_THREADS, a power of two)
+  int threads() const { return skinny ? skinny_threads : (bm / tm) * (bn / tn); }
 };
 constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kSpecTM = 4, kSpecTN = 5, kSpecConvDirect = 6;
 
@@ -52,7 +54,7 @@ class VulkanDialect : public Dialect {
   std::string element(int slot, const std::string& idx) const override;
   std::string declare_buffers(const KernelHeader& h) const override;
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override;
-  // FZ_SKINNY for gemm.glsl; the GEMV-like path runs one workgroup per 32 columns.
+  // FZ_SKINNY for gemm.glsl; the GEMV-like path runs one workgroup per tiles().skinny_cols columns.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);
