@@ -70,7 +70,8 @@ bool decompose_attention(Graph& g, const Node& n, std::vector<Node>& nodes) {
   Emit e(g, n, emitted);
   // fp16/bf16 are storage types (README numerics): the decomposition computes in fp32.
   const DType ct = t == DType::f64 ? DType::f64 : DType::f32;
-  auto wide = [&](int v) { return g.values[v].dtype == ct ? v : e.cast(v, ct); };
+  // v holds dtype `from` (values emitted here have no dtype until shape inference reruns).
+  auto wide = [&](int v, DType from) { return from == ct ? v : e.cast(v, ct); };
   auto narrow = [&](int v, int dst) { return ct == t ? e.op("Identity", {v}, {}, dst) : e.cast(v, t, dst); };
   auto cscalar = [&](double v) {
     Tensor c(ct, {});
@@ -82,7 +83,7 @@ bool decompose_attention(Graph& g, const Node& n, std::vector<Node>& nodes) {
   auto heads = [&](int v, int64_t H, int64_t S, int64_t E) {
     return d.rank3 ? e.transpose(e.reshape(v, {d.B, S, H, E}), {0, 2, 1, 3}) : v;
   };
-  int q = wide(heads(in(0), d.Hq, d.Sq, d.D));
+  int q = wide(heads(in(0), d.Hq, d.Sq, d.D), t);
   int k = heads(in(1), d.Hkv, d.Skv, d.D), v = heads(in(2), d.Hkv, d.Skv, d.Dv);
   // present_key/value: past ++ new along the sequence, in the input dtype.
   if (in(4) >= 0) {
@@ -92,7 +93,7 @@ bool decompose_attention(Graph& g, const Node& n, std::vector<Node>& nodes) {
     if (outv(1) >= 0) e.op("Identity", {k}, {}, outv(1));
     if (outv(2) >= 0) e.op("Identity", {v}, {}, outv(2));
   }
-  k = wide(k), v = wide(v);
+  k = wide(k, t), v = wide(v, t);
   const int64_t group = d.Hq / d.Hkv;
   if (group > 1) {  // query head h reads kv head h / group: broadcast a unit axis, then merge it
     auto repeat = [&](int x, int64_t E) {
@@ -130,11 +131,12 @@ bool decompose_attention(Graph& g, const Node& n, std::vector<Node>& nodes) {
     bias = e.constant(std::move(sb));
   }
   if (in(3) >= 0) {
-    const Value& mv = g.values[in(3)];
-    int m = mv.dtype == DType::boolean ? e.op("Where", {in(3), cscalar(0.0), cscalar(kNegInf)}) : wide(in(3));
-    const int64_t ml = mv.shape.back();
+    const Shape mshape = g.values[in(3)].shape;  // a copy: emitting values grows g.values
+    const DType mt = g.values[in(3)].dtype;
+    int m = mt == DType::boolean ? e.op("Where", {in(3), cscalar(0.0), cscalar(kNegInf)}) : wide(in(3), mt);
+    const int64_t ml = mshape.back();
     if (ml < d.T) {  // a short mask is padded with -inf (False)
-      Shape ps = mv.shape;
+      Shape ps = mshape;
       ps.back() = d.T - ml;
       Tensor pad(ct, ps);
       pad.fill(kNegInf);
