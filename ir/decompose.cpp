@@ -530,7 +530,7 @@ void decompose(Graph& g) {
   for (auto& n : old) {
     // Value ids stay valid while rewriting: the rewriter appends values, never removes them.
     std::vector<Node> attention;
-    if (decompose_attention(g, n, attention)) {
+    if (decompose_attention(g, n, attention) || decompose_rotary(g, n, attention)) {
       for (auto& m : attention) rw.keep(std::move(m));
       continue;
     }

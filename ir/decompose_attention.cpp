@@ -4,6 +4,8 @@
 // The formula is the one ir/ops/attention.cpp documents (ONNX Attention-23..25). The causal and
 // window masks depend on shapes only and become one constant [Sq, T] bias; nonpad_kv_seqlen
 // (a per-batch run-time offset) keeps the node whole (ref kernel, host fallback on the GPUs).
+// RotaryEmbedding becomes Slices, a Gather of the cache rows and the rotation as element-wise
+// Mul/Sub/Add feeding one Concat.
 #include <cmath>
 #include <limits>
 
@@ -158,6 +160,62 @@ bool decompose_attention(Graph& g, const Node& n, std::vector<Node>& nodes) {
   if (outv(3) >= 0) {
     const int64_t mode = n.attr_i("qk_matmul_output_mode", 0);
     narrow(mode == 3 ? p : mode == 2 ? x : logits, outv(3));
+  }
+  for (auto& m : emitted) nodes.push_back(std::move(m));
+  return true;
+}
+
+bool decompose_rotary(Graph& g, const Node& n, std::vector<Node>& nodes) {
+  if (n.op_type != "RotaryEmbedding" || !(n.domain.empty() || n.domain == "ai.onnx") || n.outputs.empty() || n.outputs[0] < 0)
+    return false;
+  for (size_t i = 0; i < 4; ++i)
+    if (n.has_input(i) && !g.values[n.inputs[i]].shape_known) return false;
+  if (!n.has_input(0) || !n.has_input(1) || !n.has_input(2)) return false;
+  // float16/bfloat16 stay whole: a chain of rounded fp16 ops would drift from the reference.
+  const DType t = g.values[n.inputs[0]].dtype;
+  if (t != DType::f32 && t != DType::f64) return false;
+  const bool pos = n.has_input(3);
+  const Shape xs = g.values[n.inputs[0]].shape;
+  const RotaryDims r = rotary_dims(n, xs, g.values[n.inputs[1]].shape, g.values[n.inputs[2]].shape,
+                                   pos ? &g.values[n.inputs[3]].shape : nullptr);
+  std::vector<Node> emitted;
+  Emit e(g, n, emitted);
+  const int64_t half = r.rd / 2;
+  // Work on [B, H, S, hd] (4-D input) or [B, S, H, hd] (3-D); the caches broadcast over heads.
+  const Shape lay = r.rank3 ? Shape{r.B, r.S, r.H, r.hd} : Shape{r.B, r.H, r.S, r.hd};
+  const Shape cb = r.rank3 ? Shape{r.B, r.S, 1, half} : Shape{r.B, 1, r.S, half};
+  const int x = r.rank3 ? e.reshape(n.inputs[0], lay) : n.inputs[0];
+  auto cache = [&](int v, const Shape& to) {
+    if (pos) v = e.op("Gather", {v, n.inputs[3]}, {{"axis", int64_t{0}}});
+    return e.reshape(v, to);
+  };
+  auto slice = [&](int v, int64_t a, int64_t b, int64_t axis) { return e.op("Slice", {v, e.ints({a}), e.ints({b}), e.ints({axis})}); };
+  auto rotate = [&](int c, int s, int x1, int x2, std::vector<int>& parts) {
+    parts.push_back(e.op("Sub", {e.op("Mul", {c, x1}), e.op("Mul", {s, x2})}));
+    parts.push_back(e.op("Add", {e.op("Mul", {s, x1}), e.op("Mul", {c, x2})}));
+  };
+  std::vector<int> parts;
+  if (n.attr_i("interleaved", 0) == 0) {
+    rotate(cache(n.inputs[1], cb), cache(n.inputs[2], cb), slice(x, 0, half, 3), slice(x, half, r.rd, 3), parts);
+  } else {  // pairs (x[2k], x[2k+1]): view the rotated dims as [half, 2]
+    Shape pair = lay, cp = cb;
+    pair.back() = half, cp.push_back(1);
+    pair.push_back(2);
+    const int xp = e.reshape(r.rd == r.hd ? x : slice(x, 0, r.rd, 3), pair);
+    std::vector<int> ri;
+    rotate(cache(n.inputs[1], cp), cache(n.inputs[2], cp), slice(xp, 0, 1, 4), slice(xp, 1, 2, 4), ri);
+    Shape flat = lay;
+    flat.back() = r.rd;
+    parts.push_back(e.reshape(e.op("Concat", ri, {{"axis", int64_t{4}}}), flat));
+  }
+  if (r.rd < r.hd) parts.push_back(slice(x, r.rd, r.hd, 3));
+  const int out = n.outputs[0];
+  if (r.rank3) {
+    e.reshape(parts.size() == 1 ? parts[0] : e.op("Concat", parts, {{"axis", int64_t{3}}}), xs, out);
+  } else if (parts.size() == 1) {
+    e.op("Identity", {parts[0]}, {}, out);
+  } else {
+    e.op("Concat", parts, {{"axis", int64_t{3}}}, out);
   }
   for (auto& m : emitted) nodes.push_back(std::move(m));
   return true;

@@ -316,20 +316,35 @@ TEST(RotaryEmbedding, PositionIdsPartialDimAndThreeDimensional) {
   EXPECT_THROW(run_op({"RotaryEmbedding", {x, cs, sn}, {}, 23}), Error);  // 3-D without num_heads
 }
 
-TEST(RotaryEmbedding, EveryBackendMatchesRef) {
-  GraphBuilder b("rope", 23);
-  int x = b.input("x", DType::f32, {2, 3, 5, 8});
-  int c = b.input("cos", DType::f32, {7, 4}), s = b.input("sin", DType::f32, {7, 4});
-  int p = b.input("pos", DType::i64, {2, 5});
-  b.output(b.op("RotaryEmbedding", {x, c, s, p}, {{"interleaved", int64_t{1}}}));
-  Graph g = b.build();
-  std::vector<Tensor> in{random_tensor(DType::f32, {2, 3, 5, 8}, 1), random_tensor(DType::f32, {7, 4}, 2),
-                         random_tensor(DType::f32, {7, 4}, 3), ints_of({2, 5}, {0, 1, 2, 3, 4, 6, 5, 4, 3, 2})};
-  auto want = Session(g, "ref").run(in);
-  for (const std::string& be : backend_names()) {
-    if (be == "ref" || make_backend(be)->devices().empty()) continue;
-    auto got = Session(g, be).run(in);
-    for (int64_t i = 0; i < want[0].numel(); ++i) EXPECT_NEAR(got[0].get(i), want[0].get(i), 1e-6) << be << " " << i;
+// Decomposed on the fused backends (Slices, Gather, Mul/Sub/Add, Concat): 4-D interleaved
+// with position ids, and 3-D halves rotating 6 of 8 dims with per-batch caches.
+TEST(RotaryEmbedding, DecomposedOnEveryBackendMatchesRef) {
+  for (int variant = 0; variant < 2; ++variant) {
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    GraphBuilder b("rope", 23);
+    const bool four = variant == 0;
+    const Shape xs = four ? Shape{2, 3, 5, 8} : Shape{2, 5, 24}, cs = four ? Shape{7, 4} : Shape{2, 5, 3};
+    int x = b.input("x", DType::f32, xs);
+    int c = b.input("cos", DType::f32, cs), s = b.input("sin", DType::f32, cs);
+    std::vector<int> ins{x, c, s};
+    if (four) ins.push_back(b.input("pos", DType::i64, {2, 5}));
+    GraphBuilder::Attrs attrs;
+    if (four) attrs["interleaved"] = int64_t{1};
+    else attrs["num_heads"] = int64_t{3}, attrs["rotary_embedding_dim"] = int64_t{6};
+    b.output(b.op("RotaryEmbedding", ins, attrs));
+    Graph g = b.build();
+    std::vector<Tensor> in{random_tensor(DType::f32, xs, 1), random_tensor(DType::f32, cs, 2), random_tensor(DType::f32, cs, 3)};
+    if (four) in.push_back(ints_of({2, 5}, {0, 1, 2, 3, 4, 6, 5, 4, 3, 2}));
+    Graph d = g;
+    infer_shapes(d, true);
+    decompose(d);
+    for (auto& n : d.nodes) EXPECT_NE(n.op_type, "RotaryEmbedding");
+    auto want = Session(g, "ref").run(in);
+    for (const std::string& be : backend_names()) {
+      if (be == "ref" || make_backend(be)->devices().empty()) continue;
+      auto got = Session(g, be).run(in);
+      for (int64_t i = 0; i < want[0].numel(); ++i) EXPECT_NEAR(got[0].get(i), want[0].get(i), 1e-6) << be << " " << i;
+    }
   }
 }
 

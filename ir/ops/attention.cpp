@@ -215,10 +215,7 @@ void attention_ref(const Node& n, const Ins& in, Outs& out) {
 
 // ---------------------------------------------------------------- RotaryEmbedding
 
-struct RotaryDims {
-  bool rank3 = false;
-  int64_t B = 0, S = 0, H = 0, hd = 0, rd = 0;
-};
+}  // namespace
 
 RotaryDims rotary_dims(const Node& n, const Shape& x, const Shape& cos, const Shape& sin, const Shape* pos) {
   auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
@@ -245,6 +242,8 @@ RotaryDims rotary_dims(const Node& n, const Shape& x, const Shape& cos, const Sh
   }
   return r;
 }
+
+namespace {
 
 void rotary_infer(InferContext& ctx) {
   const DType t = ctx.dtype(0);

@@ -18,10 +18,21 @@ struct AttentionDims {
 };
 AttentionDims attention_dims(const Node& n, const std::vector<const Shape*>& shapes);
 
+// RotaryEmbedding-23 sizes: input [B, H, S, hd] or 3-D [B, S, H*hd] (num_heads attribute),
+// rd rotated dims (rotary_embedding_dim, 0 = hd; even, <= hd); cos/sin caches [B, S, rd/2], or
+// [max_position, rd/2] with position_ids [B, S]. Throws Error("shape") on a mismatch.
+struct RotaryDims {
+  bool rank3 = false;
+  int64_t B = 0, S = 0, H = 0, hd = 0, rd = 0;
+};
+RotaryDims rotary_dims(const Node& n, const Shape& x, const Shape& cos, const Shape& sin, const Shape* pos);
+
 // Appends Attention node n as primitives (MatMul, Softmax parts, views) to `nodes` and returns
 // true, or returns false to keep the node (nonpad_kv_seqlen, non-float, unknown shapes).
 // Defined in ir/decompose_attention.cpp; ir/decompose.cpp calls it.
 bool decompose_attention(Graph& g, const Node& n, std::vector<Node>& nodes);
+// The same for RotaryEmbedding (float32/float64; others stay whole).
+bool decompose_rotary(Graph& g, const Node& n, std::vector<Node>& nodes);
 
 void register_attention_ops();  // Attention, RotaryEmbedding
 void register_quant_int_ops();  // ir/ops/quant_int.cpp: DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinear*
