@@ -45,6 +45,9 @@ AttentionDims attention_dims(const Node& n, const std::vector<const Shape*>& s) 
     if (k[3] != d.D) throw bad("K's head size " + std::to_string(k[3]) + " differs from Q's " + std::to_string(d.D));
     if (v[1] != d.Hkv || v[2] != d.Skv) throw bad("K " + shape_str(k) + " and V " + shape_str(v) + " differ in heads or length");
   }
+  // Bounds the loops over heads of a hostile empty tensor ([B, S, 0] with 2^60 heads).
+  if (d.rank3 && (d.Hq > std::max<int64_t>(q[2], 1) || d.Hkv > std::max<int64_t>(k[2], 1)))
+    throw bad("more heads than hidden units");
   if (d.Hkv <= 0 || d.Hq % d.Hkv) throw bad("q heads " + std::to_string(d.Hq) + " are not a multiple of kv heads " + std::to_string(d.Hkv));
   const Shape* pk = s.size() > 4 ? s[4] : nullptr;
   const Shape* pv = s.size() > 5 ? s[5] : nullptr;
@@ -128,7 +131,10 @@ void attention_ref(const Node& n, const Ins& in, Outs& out) {
 
   // present_key/value: the concatenated caches; K_all/V_all read them.
   Tensor kall(DType::f64, {d.B, d.Hkv, d.T, d.D}), vall(DType::f64, {d.B, d.Hkv, d.T, d.Dv});
-  for (int64_t b = 0; b < d.B; ++b)
+  // Every loop below is bounded by an output's size; empty outputs leave nothing to compute.
+  const bool want_qk = has_out(out, 3) && out[3].numel() > 0;
+  if (kall.numel() + vall.numel() == 0 && out[0].numel() == 0 && !want_qk) return;
+  for (int64_t b = 0; b < d.B && kall.numel() + vall.numel() > 0; ++b)
     for (int64_t h = 0; h < d.Hkv; ++h)
       for (int64_t j = 0; j < d.T; ++j) {
         for (int64_t e = 0; e < d.D; ++e)
@@ -151,6 +157,7 @@ void attention_ref(const Node& n, const Ins& in, Outs& out) {
     for (size_t i = 0; i < m.size(); ++i) ms[4 - m.size() + i] = m[i] == 1 && i + 1 < m.size() ? 0 : cs[i];
     mlast = m.back();
   }
+  if (out[0].numel() == 0 && !want_qk) return;
   std::vector<double> q(static_cast<size_t>(d.D)), logit(static_cast<size_t>(d.T)), bias(static_cast<size_t>(d.T)),
       p(static_cast<size_t>(d.T));
   for (int64_t b = 0; b < d.B; ++b) {
@@ -225,7 +232,7 @@ RotaryDims rotary_dims(const Node& n, const Shape& x, const Shape& cos, const Sh
   } else if (x.size() == 3) {
     r.rank3 = true;
     r.B = x[0], r.S = x[1], r.H = n.attr_i("num_heads", 0);
-    if (r.H <= 0 || x[2] % r.H) throw bad("3-D input needs a num_heads attribute dividing its hidden size " + std::to_string(x[2]));
+    if (r.H <= 0 || r.H > std::max<int64_t>(x[2], 1) || x[2] % r.H) throw bad("3-D input needs a num_heads attribute dividing its hidden size " + std::to_string(x[2]));
     r.hd = x[2] / r.H;
   } else {
     throw bad("input must be 3-D or 4-D, got " + shape_str(x));
@@ -258,6 +265,7 @@ void rotary_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor &x = *in[0], &cosc = *in[1], &sinc = *in[2];
   const Tensor* pos = opt_in(in, 3);
   const RotaryDims r = rotary_dims(n, x.shape(), cosc.shape(), sinc.shape(), pos ? &pos->shape() : nullptr);
+  if (x.numel() == 0) return;
   const bool interleaved = n.attr_i("interleaved", 0) != 0;
   const int64_t half = r.rd / 2;
   for (int64_t b = 0; b < r.B; ++b)
