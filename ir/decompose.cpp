@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ir/kernel_spec.h"
+#include "ir/ops/attention.h"
 #include "ir/passes.h"
 
 namespace fusor {
@@ -528,6 +529,11 @@ void decompose(Graph& g) {
   g.nodes.clear();
   for (auto& n : old) {
     // Value ids stay valid while rewriting: the rewriter appends values, never removes them.
+    std::vector<Node> attention;
+    if (decompose_attention(g, n, attention) || decompose_rotary(g, n, attention)) {
+      for (auto& m : attention) rw.keep(std::move(m));
+      continue;
+    }
     if (!rewrite_constant_of_shape(g, n, rw) && !rewrite(g, n, rw)) rw.keep(n);
   }
   g.nodes = rw.take();

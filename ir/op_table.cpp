@@ -3,6 +3,8 @@
 #include <map>
 #include <mutex>
 
+#include "ir/ops/attention.h"
+
 namespace fusor {
 
 void register_quant_ops();  // ir/ops/quant.cpp: QuantizeLinear, DequantizeLinear
@@ -23,6 +25,8 @@ void ensure_registered() {
     register_select_ops();
     register_control_ops();
     register_quant_ops();
+    register_attention_ops();
+    register_quant_int_ops();
   });
 }
 }  // namespace

@@ -555,6 +555,12 @@ void register_elementwise_ops() {
   add("Softplus", 1, 1, Typing::same,
       unary_float("(fz_max({0}, 0.0f) + fz_log1p(exp(-abs({0}))))", FZ_EVAL(softplus(x[0]))));
   add("Softsign", 1, 1, Typing::same, unary_float("{0} / (1.0f + abs({0}))", FZ_EVAL(x[0] / (1.0 + std::fabs(x[0])))));
+  // Swish-24: x * sigmoid(alpha * x); SwiGLU-28: Swish(a) * b (the gate a, the value b).
+  add("Swish", 1, 1, Typing::same,
+      unary_float("{0} / (1.0f + exp(-{alpha} * {0}))", FZ_EVAL(x[0] / (1.0 + std::exp(-p[0] * x[0]))), {{"alpha", 1.0}}));
+  add("SwiGLU", 2, 2, Typing::same,
+      unary_float("{0} / (1.0f + exp(-{alpha} * {0})) * {1}", FZ_EVAL(x[0] / (1.0 + std::exp(-p[0] * x[0])) * x[1]),
+                  {{"alpha", 1.0}}));
   add("Mish", 1, 1, Typing::same,
       unary_float("{0} * tanh(fz_max({0}, 0.0f) + fz_log1p(exp(-abs({0}))))",
                   FZ_EVAL(x[0] * std::tanh(softplus(x[0])))));
