@@ -32,6 +32,11 @@ if has tests; then
   grep -E '^\[  (FAILED|PASSED|SKIPPED) ' "$out/gtest_gpu.txt" | sort | uniq -c | tail -12
   $fz conform /tmp/shared/models --backend cuda --backend vulkan --atol 1e-6 2>&1 | tee "$out/models.txt"
   $fz conform /tmp/shared/models --backend cuda --backend vulkan 2>&1 | tail -3 | tee -a "$out/models.txt"
+  # fp16 versions of the shared models against onnxruntime (bench/half_models.py; packed by
+  # package_h200.sh when HALF_MODELS names their folder).
+  if [ -d .dev/half ]; then
+    $fz conform .dev/half/* --backend cuda --backend vulkan --rtol 1e-2 --atol 2e-3 2>&1 | tee "$out/half_models.txt" | tail -3
+  fi
   for m in mobilenet_v3_small mlp_block; do
     FUSOR_CUDA_GEMM=cublaslt timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck $fz run /tmp/shared/models/$m --backend cuda \
       > "$out/sanitizer_$m.txt" 2>&1
