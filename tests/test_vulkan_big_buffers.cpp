@@ -104,6 +104,12 @@ TEST_F(VulkanBigBuffers, GemmWeightAbove128MiB) {
   const Graph g = finish(b);
   const int64_t extra = check(g, {random_f32({2, k}, 3)});
   if (device_range_ && device_range_ < n * k * 4) EXPECT_GE(extra, 1) << "the weight exceeds the limit but was not split";
+  // The transposed weight is folded once: the plan keeps one copy of it, not two.
+  const Plan p = build_plan(g);
+  int64_t const_bytes = 0;
+  for (const Value& v : p.graph.values)
+    if (v.constant) const_bytes += v.constant->nbytes();
+  EXPECT_LT(const_bytes, n * k * 4 * 3 / 2) << "the plan holds the weight twice";
 }
 
 // MatMul with a [K, N] row-major constant (an ONNX MatMul initializer) of 144 MiB: no N-window
