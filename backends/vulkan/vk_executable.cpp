@@ -241,16 +241,18 @@ void VulkanExecutable::transpose_wide_weights() {
   // How often each buffer is accessed anywhere in the plan (a transposed upload must be the
   // only layout anyone reads).
   std::vector<int> uses(plan_.buffers.size(), 0);
+  auto use = [&](int b) {  // -1: an omitted optional input/output of an opaque node
+    if (b >= 0 && b < static_cast<int>(uses.size())) ++uses[b];
+  };
   for (const KernelSpec& k : plan_.kernels) {
-    for (auto& l : k.loads) ++uses[l.buffer];
-    for (auto& o : k.outputs) ++uses[o.buffer];
-    if (k.matmul) ++uses[k.matmul->a_buffer], ++uses[k.matmul->b_buffer];
-    if (k.conv) ++uses[k.conv->x_buffer], ++uses[k.conv->w_buffer];
-    for (int b : k.opaque_inputs) ++uses[b];
-    for (int b : k.opaque_outputs) ++uses[b];
+    for (auto& l : k.loads) use(l.buffer);
+    for (auto& o : k.outputs) use(o.buffer);
+    if (k.matmul) use(k.matmul->a_buffer), use(k.matmul->b_buffer);
+    if (k.conv) use(k.conv->x_buffer), use(k.conv->w_buffer);
+    for (int b : k.opaque_inputs) use(b);
+    for (int b : k.opaque_outputs) use(b);
   }
-  for (int b : plan_.output_buffers)
-    if (b >= 0) ++uses[b];
+  for (int b : plan_.output_buffers) use(b);
   for (KernelSpec& k : plan_.kernels) {
     if (!k.matmul) continue;
     MatMulDesc& m = *k.matmul;
