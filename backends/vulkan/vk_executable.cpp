@@ -254,7 +254,7 @@ void VulkanExecutable::transpose_wide_weights() {
   }
   for (int b : plan_.output_buffers) use(b);
   for (KernelSpec& k : plan_.kernels) {
-    if (!k.matmul) continue;
+    if (!k.matmul || k.space.size() < 2 || k.matmul->b.strides.size() != k.space.size()) continue;
     MatMulDesc& m = *k.matmul;
     const int b = m.b_buffer;
     const fusor::Buffer& buf = plan_.buffers[b];

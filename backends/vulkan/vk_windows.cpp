@@ -176,6 +176,13 @@ std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, 
                                " bytes; a binding of " + std::to_string(n) + ") exceeds maxStorageBufferRange (" +
                                std::to_string(max_range) + " bytes) of device '" + device + "', and " + why);
   };
+  // A malformed spec (views not over the space) is the emitter's to report, not ours.
+  const size_t rank = k.space.size();
+  bool well_formed = !k.matmul || (rank >= 2 && k.matmul->a.strides.size() == rank && k.matmul->b.strides.size() == rank &&
+                                   k.matmul->a.shape.size() == rank && k.matmul->b.shape.size() == rank);
+  for (const Load& l : k.loads) well_formed = well_formed && l.view.strides.size() == rank;
+  for (const KernelOutput& o : k.outputs) well_formed = well_formed && o.view.strides.size() == rank;
+  if (!well_formed) return {};
   // Fast path (nearly every kernel): whole buffers fit.
   bool fits = true;
   for (int b : binds) fits = fits && bytes(b, Window{0, std::max<int64_t>(shape_numel(p.buffers.at(b).shape), 1)}) <= max_range;
