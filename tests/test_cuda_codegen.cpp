@@ -12,6 +12,7 @@
 #include <set>
 #include <algorithm>
 
+#include "backends/compile_pool.h"
 #include "backends/cuda/cuda_backend.h"
 #include "frontend/builder.h"
 #include "ir/kernel_spec.h"
@@ -37,21 +38,28 @@ Graph cg_static(GraphBuilder& b) {
 
 // NVRTC-compiles every kernel; a failure reports the source so it can be read in the log.
 // Matmul kernels that cuBLASLt would run are compiled both ways: the template (used when the
-// library is missing) and the generated epilogue kernel.
+// library is missing) and the generated epilogue kernel. The compiles run in parallel on all
+// cores, as the backend's (backends/compile_pool.h); failures are reported in kernel order.
 void compile_all(const Plan& p, const std::string& what) {
+  std::vector<std::pair<std::string, std::string>> jobs;  // (identifier, source)
   for (const KernelSpec& k : p.kernels) {
     std::optional<LibraryGemm> lib = cuda_library_gemm(k, p);
     for (const LibraryGemm* variant : std::vector<const LibraryGemm*>{nullptr, lib ? &*lib : nullptr}) {
       std::string src = cuda_kernel_source(k, p, variant);
-      if (src.empty()) continue;  // cuBLASLt's own epilogue: no kernel
-      try {
-        nvrtc_compile_check(src, kernel_identifier(k.name));
-      } catch (const Error& e) {
-        ADD_FAILURE() << what << ": " << e.what() << "\n---- source ----\n" << src;
-      }
+      if (!src.empty()) jobs.emplace_back(kernel_identifier(k.name), std::move(src));  // "": cuBLASLt's own epilogue
       if (!lib) break;
     }
   }
+  std::vector<std::string> failures(jobs.size());
+  for_each_job(jobs.size(), [&](size_t j) {
+    try {
+      nvrtc_compile_check(jobs[j].second, jobs[j].first);
+    } catch (const Error& e) {
+      failures[j] = e.what();
+    }
+  });
+  for (size_t j = 0; j < jobs.size(); ++j)
+    if (!failures[j].empty()) ADD_FAILURE() << what << ": " << failures[j] << "\n---- source ----\n" << jobs[j].second;
 }
 
 // ---- graphs shared by codegen and execution tests ------------------------------------------

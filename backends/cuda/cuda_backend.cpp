@@ -11,6 +11,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backends/compile_pool.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_driver.h"
 #include "ir/phases.h"
@@ -550,6 +551,8 @@ class CudaExecutableImpl final : public CudaExecutable {
         for (auto& g : libs) g.reset();
       }
     }
+    // Phase 1 (serial, cheap): launch geometry and source of every kernel, in plan order.
+    std::vector<std::string> names, sources;
     for (size_t i = 0; i < plan_.kernels.size(); ++i) {
       const KernelSpec& k = plan_.kernels[i];
       Launch l;
@@ -568,29 +571,40 @@ class CudaExecutableImpl final : public CudaExecutable {
       const LibraryGemm* lib = l.lib ? &*l.lib : nullptr;
       l.dims = cuda_launch_dims(k, plan_, lib);
       if (l.dims.groups == 0) continue;  // empty iteration space
-      const std::string name = kernel_identifier(k.name), src = cuda_kernel_source(k, plan_, lib);
-      if (!src.empty()) {
-        std::vector<char> cubin = nvrtc_cubin(src, name, arch);
-        CUmodule m = nullptr;
-        // A cached CUBIN passed its checksum, but if the driver still refuses it (e.g. written
-        // by another toolkit build), recompile once rather than fail.
-        if (drv.cuModuleLoadData(&m, cubin.data()) != CUDA_SUCCESS) {
-          cubin = nvrtc_cubin(src, name, arch, /*use_cache=*/false);
-          FZ_CU(cuModuleLoadData, &m, cubin.data());
-        }
-        modules_.push_back(m);
-        FZ_CU(cuModuleGetFunction, &l.fn, m, name.c_str());
-        for (int b : kernel_bindings(k)) {
-          if (movable[b]) l.movable.emplace_back(static_cast<int>(l.args.size()), b);
-          l.args.push_back(home_[b]);
-        }
-        if (lib) l.args.push_back(gemm_scratch_);  // the epilogue's extra last parameter
-        if (kernel_checks_indices(k, plan_)) {       // the status word after the buffers
-          if (!status_) FZ_CU(cuMemAlloc, &status_, 4);
-          l.args.push_back(status_);
-        }
-      }
+      names.push_back(kernel_identifier(k.name));
+      sources.push_back(cuda_kernel_source(k, plan_, lib));
       launches_.push_back(std::move(l));
+    }
+    // Phase 2 (parallel): NVRTC (or the disk cache) per kernel; NVRTC is thread-safe across
+    // programs. The first failure in plan order is the one reported (compile_pool.h).
+    std::vector<std::vector<char>> cubins(sources.size());
+    for_each_job(sources.size(), [&](size_t j) {
+      if (!sources[j].empty()) cubins[j] = nvrtc_cubin(sources[j], names[j], arch);
+    });
+    // Phase 3 (serial): load modules and bind arguments in plan order.
+    for (size_t j = 0; j < launches_.size(); ++j) {
+      Launch& l = launches_[j];
+      const KernelSpec& k = plan_.kernels[l.kernel];
+      const LibraryGemm* lib = l.lib ? &*l.lib : nullptr;
+      if (sources[j].empty()) continue;
+      CUmodule m = nullptr;
+      // A cached CUBIN passed its checksum, but if the driver still refuses it (e.g. written
+      // by another toolkit build), recompile once rather than fail.
+      if (drv.cuModuleLoadData(&m, cubins[j].data()) != CUDA_SUCCESS) {
+        cubins[j] = nvrtc_cubin(sources[j], names[j], arch, /*use_cache=*/false);
+        FZ_CU(cuModuleLoadData, &m, cubins[j].data());
+      }
+      modules_.push_back(m);
+      FZ_CU(cuModuleGetFunction, &l.fn, m, names[j].c_str());
+      for (int b : kernel_bindings(k)) {
+        if (movable[b]) l.movable.emplace_back(static_cast<int>(l.args.size()), b);
+        l.args.push_back(home_[b]);
+      }
+      if (lib) l.args.push_back(gemm_scratch_);  // the epilogue's extra last parameter
+      if (kernel_checks_indices(k, plan_)) {       // the status word after the buffers
+        if (!status_) FZ_CU(cuMemAlloc, &status_, 4);
+        l.args.push_back(status_);
+      }
     }
     for (auto& l : launches_)
       for (auto& a : l.args) l.argp.push_back(&a);

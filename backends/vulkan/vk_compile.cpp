@@ -136,6 +136,13 @@ std::vector<uint32_t> compile_glsl(const Context& ctx, const std::string& name, 
     }
   }
 
+  // glslang needs InitializeProcess before any compile; shaderc (2023.x) reference-counts it
+  // per shaderc_compiler and calls FinalizeProcess when the count drops to zero. Compiles run
+  // on short-lived pool threads (compile_pool.h), so without a compiler that lives for the
+  // whole process every build would finalize and re-initialize glslang's process state; this
+  // one is never destroyed (no FinalizeProcess at exit racing a late thread either).
+  static shaderc::Compiler* const keep_glslang_initialized = new shaderc::Compiler;
+  (void)keep_glslang_initialized;
   // One compiler per thread: shaderc::Compiler is not documented as thread-safe to share.
   thread_local shaderc::Compiler compiler;
   if (!compiler.IsValid()) throw Error("vulkan", "kernel '" + name + "': shaderc_compiler_initialize failed");

@@ -48,11 +48,32 @@ bool any_overlap(const std::vector<ByteRange>& a, const std::vector<ByteRange>& 
   return false;
 }
 
+// Writes the [R, C] tensor t as its [C, R] transpose to dst, in cache-sized tiles.
+void transpose_2d(const Tensor& t, std::byte* dst) {
+  const int64_t r = t.shape()[0], c = t.shape()[1];
+  const size_t es = dtype_size(t.dtype());
+  const std::byte* src = static_cast<const std::byte*>(t.raw());
+  constexpr int64_t kTile = 64;
+  for (int64_t i0 = 0; i0 < r; i0 += kTile)
+    for (int64_t j0 = 0; j0 < c; j0 += kTile)
+      for (int64_t i = i0; i < std::min(r, i0 + kTile); ++i)
+        for (int64_t j = j0; j < std::min(c, j0 + kTile); ++j)
+          std::memcpy(dst + (j * r + i) * es, src + (i * c + j) * es, es);
+}
+
 }  // namespace
 
 VulkanExecutable::VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g, const CompileOptions& opts)
     : ctx_(std::move(ctx)), opts_(opts), dev_(ctx_->device()) {
   staged_ = !ctx_->unified_memory() || env_flag("FUSOR_VK_FORCE_STAGING");
+  max_range_ = ctx_->info().max_storage_buffer_range;
+  if (const char* r = std::getenv("FUSOR_VK_MAX_STORAGE_RANGE"); r && *r) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(r, &end, 10);
+    if (!end || *end || v < 256)
+      throw Error("vulkan", std::string("FUSOR_VK_MAX_STORAGE_RANGE='") + r + "' is not a byte count >= 256");
+    max_range_ = std::min<uint64_t>(max_range_, v);
+  }
   skip_barriers_ = env_flag("FUSOR_VK_UNSAFE_NO_BARRIERS");
   try {
     FusionOptions fo;
@@ -120,6 +141,7 @@ void VulkanExecutable::build_memory() {
   const VkBufferUsageFlags usage =
       VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
+  transpose_wide_weights();
   // Constants: packed at aligned offsets so their bindings never need an element delta.
   const_offset_.assign(plan_.buffers.size(), -1);
   uint64_t const_bytes = 0;
@@ -145,7 +167,8 @@ void VulkanExecutable::build_memory() {
     for (size_t b = 0; b < plan_.buffers.size(); ++b)
       if (const_offset_[b] >= 0) {
         const Tensor& t = *plan_.graph.values[plan_.buffers[b].value].constant;
-        std::memcpy(dst + const_offset_[b], t.raw(), t.nbytes());
+        if (const_transposed_[b]) transpose_2d(t, dst + const_offset_[b]);
+        else std::memcpy(dst + const_offset_[b], t.raw(), t.nbytes());
       }
   };
   if (!staged_) {
@@ -180,30 +203,87 @@ void VulkanExecutable::build_memory() {
   }
 }
 
-VulkanExecutable::Binding VulkanExecutable::binding_for(int b) const {
+VulkanExecutable::Binding VulkanExecutable::window_binding(int b, const Window& w) const {
   const fusor::Buffer& buf = plan_.buffers.at(b);
   const PhysicalDeviceInfo& info = ctx_->info();
   const uint64_t align = std::max<uint64_t>(info.min_storage_offset_alignment, 1);
   const bool is_const = const_offset_[b] >= 0;
   const DeviceBuffer& mem = is_const ? consts_ : arena_;
-  const uint64_t offset = static_cast<uint64_t>(is_const ? const_offset_[b] : buf.offset);
+  const uint64_t esize = std::max<size_t>(dtype_size(buf.dtype), 1);
+  const uint64_t offset = static_cast<uint64_t>(is_const ? const_offset_[b] : buf.offset) + static_cast<uint64_t>(w.first) * esize;
   Binding r;
   r.buffer = mem.handle();
   r.offset = offset / align * align;
-  // A misaligned arena offset binds from the aligned-down address; the kernel adds the
-  // difference (in elements) to every index of that slot.
+  // A misaligned offset binds from the aligned-down address; the kernel adds the difference
+  // (in elements) to every index of that slot.
   const uint64_t delta = offset - r.offset;
-  const uint64_t esize = std::max<size_t>(dtype_size(buf.dtype), 1);
   if (delta % esize != 0)
     throw Error("vulkan", "buffer '" + buf.name + "' at arena offset " + std::to_string(offset) + " is not aligned to its " +
                               std::to_string(esize) + "-byte elements");
   r.element_delta = static_cast<int64_t>(delta / esize);
-  r.range = std::min<uint64_t>(align_up(delta + static_cast<uint64_t>(buf.nbytes()), 4), mem.size() - r.offset);
+  r.range = std::min<uint64_t>(align_up(delta + static_cast<uint64_t>(w.count) * esize, 4), mem.size() - r.offset);
   r.range = std::max<uint64_t>(r.range, 4);
-  if (r.range > info.max_storage_buffer_range)
-    throw Error("vulkan", "buffer '" + buf.name + "' (" + std::to_string(r.range) + " bytes) exceeds maxStorageBufferRange (" +
-                              std::to_string(info.max_storage_buffer_range) + ") of device '" + info.name + "'");
   return r;
+}
+
+VulkanExecutable::Binding VulkanExecutable::binding_for(int b, const Window& w) const {
+  Binding r = window_binding(b, w);
+  if (r.range > max_range_) {
+    const fusor::Buffer& buf = plan_.buffers.at(b);
+    throw Error("vulkan", "buffer '" + buf.name + "' (" + std::to_string(r.range) + " bytes) exceeds maxStorageBufferRange (" +
+                              std::to_string(max_range_) + ") of device '" + ctx_->info().name + "'");
+  }
+  return r;
+}
+
+void VulkanExecutable::transpose_wide_weights() {
+  const_transposed_.assign(plan_.buffers.size(), 0);
+  // How often each buffer is accessed anywhere in the plan (a transposed upload must be the
+  // only layout anyone reads).
+  std::vector<int> uses(plan_.buffers.size(), 0);
+  auto use = [&](int b) {  // -1: an omitted optional input/output of an opaque node
+    if (b >= 0 && b < static_cast<int>(uses.size())) ++uses[b];
+  };
+  for (const KernelSpec& k : plan_.kernels) {
+    for (auto& l : k.loads) use(l.buffer);
+    for (auto& o : k.outputs) use(o.buffer);
+    if (k.matmul) use(k.matmul->a_buffer), use(k.matmul->b_buffer);
+    if (k.conv) use(k.conv->x_buffer), use(k.conv->w_buffer);
+    for (int b : k.opaque_inputs) use(b);
+    for (int b : k.opaque_outputs) use(b);
+  }
+  for (int b : plan_.output_buffers) use(b);
+  for (KernelSpec& k : plan_.kernels) {
+    if (!k.matmul || k.space.size() < 2 || k.matmul->b.strides.size() != k.space.size()) continue;
+    MatMulDesc& m = *k.matmul;
+    const int b = m.b_buffer;
+    const fusor::Buffer& buf = plan_.buffers[b];
+    const size_t nb = k.space.size() - 2;
+    if (buf.role != fusor::Buffer::Role::constant || uses[b] != 1 || buf.shape != Shape{m.k, m.n} || m.b.offset != 0) continue;
+    if (m.b.strides[nb] != m.n || m.b.strides[nb + 1] != 1) continue;  // not [K, N] row-major
+    bool broadcast = true;
+    for (size_t i = 0; i < nb; ++i) broadcast = broadcast && m.b.strides[i] == 0;
+    // Only when the weight cannot be bound whole: a [K, N] layout has no narrower N-window.
+    const uint64_t esize = dtype_size(buf.dtype);
+    if (!broadcast || static_cast<uint64_t>(buf.nbytes()) + 256 <= max_range_ || esize == 0) continue;
+    const_transposed_[b] = 1;
+    m.b.strides[nb] = 1;
+    m.b.strides[nb + 1] = m.k;
+  }
+}
+
+std::string VulkanExecutable::notes() const {
+  std::vector<int> per_kernel(plan_.kernels.size(), 0);
+  for (const Dispatch& d : dispatches_) ++per_kernel[d.kernel];
+  int split = 0, pieces = 0, transposed = 0;
+  for (int n : per_kernel)
+    if (n > 1) ++split, pieces += n;
+  for (char t : const_transposed_) transposed += t ? 1 : 0;
+  if (split == 0) return "";
+  std::string s = std::to_string(split) + " kernel(s) split into " + std::to_string(pieces) +
+                  " windowed dispatches (maxStorageBufferRange " + std::to_string(max_range_) + " bytes)";
+  if (transposed) s += ", " + std::to_string(transposed) + " [K, N] weight(s) uploaded transposed";
+  return s;
 }
 
 // ---- recording ------------------------------------------------------------------------------

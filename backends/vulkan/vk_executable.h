@@ -13,8 +13,11 @@
 //     writes a range one read (WAR) [output copies], timestamps around it all. replay=false
 //     re-records the command buffer on every run (the eager baseline).
 //   * run: copy inputs in, one vkQueueSubmit, wait on a fence, copy outputs out.
+//   * big values: a binding never spans more than maxStorageBufferRange bytes; a kernel over a
+//     larger value runs as several dispatches over windows of it (vk_windows.h).
 // Test knobs (environment, read at compile): FUSOR_VK_FORCE_STAGING=1 takes the discrete-GPU
-// staging path on any device; FUSOR_VK_UNSAFE_NO_BARRIERS=1 records no inter-kernel barriers
+// staging path on any device; FUSOR_VK_MAX_STORAGE_RANGE=BYTES lowers the binding limit below
+// the device's (so windowing is exercised with small tensors); FUSOR_VK_UNSAFE_NO_BARRIERS=1 records no inter-kernel barriers
 // (wrong results are possible: it exists so tests can prove synchronization validation fires).
 // Thread safety: run() serialises on the executable; different executables may run concurrently.
 #pragma once
@@ -26,6 +29,7 @@
 #include "backends/backend.h"
 #include "backends/vulkan/vk_compile.h"
 #include "backends/vulkan/vk_memory.h"
+#include "backends/vulkan/vk_windows.h"
 #include "ir/kernel_spec.h"
 
 namespace fusor::vk {
@@ -60,6 +64,9 @@ class VulkanExecutable final : public Executable {
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr) override;
   int kernel_count() const override { return static_cast<int>(dispatches_.size()); }
+  // Which kernels run as several windowed dispatches (values above maxStorageBufferRange) and
+  // which weights were uploaded transposed for it; "" when none.
+  std::string notes() const override;
   // A timing replay: a separately recorded command buffer with a timestamp (bottom of pipe)
   // before the first dispatch and after each one, so a slice is the interval in which that
   // dispatch completed. Empty when the device's queue has no timestamps.
@@ -88,7 +95,13 @@ class VulkanExecutable final : public Executable {
     uint64_t offset = 0, range = 0;
     int64_t element_delta = 0;
   };
-  Binding binding_for(int buffer) const;
+  // The descriptor over elements [w.first, w.first + w.count) of plan buffer b (whole buffer:
+  // {0, numel}); range may exceed max_range_ (callers check: binding_for throws).
+  Binding window_binding(int buffer, const Window& w) const;
+  Binding binding_for(int buffer, const Window& w) const;
+  // Constants only a [K, N] row-major matmul weight too large to window reads: uploaded
+  // transposed ([N, K]) and the kernel's view rewritten, so it splits along N (vk_windows.h).
+  void transpose_wide_weights();
   VkPipelineLayout layout_for(uint32_t bindings);
 
   std::shared_ptr<Context> ctx_;
@@ -98,6 +111,8 @@ class VulkanExecutable final : public Executable {
 
   DeviceBuffer arena_, consts_, staging_in_, staging_out_;
   std::vector<int64_t> const_offset_;     // per plan buffer: byte offset in consts_, -1 if not a constant
+  std::vector<char> const_transposed_;    // per plan buffer: a 2-D constant uploaded transposed
+  uint64_t max_range_ = 0;                // bytes one descriptor may span (device limit, or lower: see above)
   std::vector<uint64_t> in_offset_, out_offset_;  // per graph input/output: byte offset in staging
 
   std::vector<VkPipeline> pipelines_;

@@ -1,15 +1,13 @@
 // Kernels of a plan -> GLSL (shared emitter + VulkanDialect) -> SPIR-V -> compute pipelines,
 // plus the descriptor sets that bind each kernel's slots.
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
-#include <exception>
 #include <fstream>
 #include <map>
 #include <optional>
-#include <thread>
 
 #include "backends/codegen.h"
+#include "backends/compile_pool.h"
 #include "backends/vulkan/vk_dialect.h"
 #include "backends/vulkan/vk_executable.h"
 #include "ir/phases.h"
@@ -105,13 +103,14 @@ void VulkanExecutable::build_kernels() {
 
   // Phase 1 (serial, cheap): source, launch geometry, hazards for every kernel.
   std::optional<PhaseScope> phase(std::in_place, "codegen");
-  for (size_t ki = 0; ki < plan_.kernels.size(); ++ki) {
-    const KernelSpec& k = plan_.kernels[ki];
+  // One dispatch of kernel ki: `k` is the plan's kernel itself, or one windowed piece of it
+  // (vk_windows.h) with the window each slot binds.
+  auto add_dispatch = [&](size_t ki, const KernelSpec& k, const std::vector<Window>& windows) {
     std::vector<int> binds = kernel_bindings(k);
     std::vector<Binding> bs;
     std::vector<int64_t> deltas;
-    for (int b : binds) {
-      bs.push_back(binding_for(b));
+    for (size_t i = 0; i < binds.size(); ++i) {
+      bs.push_back(binding_for(binds[i], windows[i]));
       deltas.push_back(bs.back().element_delta);
     }
     const bool checks = kernel_checks_indices(k, plan_);
@@ -126,7 +125,7 @@ void VulkanExecutable::build_kernels() {
     const uint32_t nbind = static_cast<uint32_t>(bs.size());
     VulkanDialect dialect(info, k, deltas);
     std::string src = emit_or_explain(k, plan_, dialect);
-    sources_[ki] = src;
+    if (sources_[ki].empty()) sources_[ki] = src;  // a split kernel shows its first piece
     dump_source(k.name, src);
     int64_t groups = launch_dims(k, plan_, dialect).groups;
     if (k.conv && !dialect.tiles().conv_direct) {
@@ -137,7 +136,7 @@ void VulkanExecutable::build_kernels() {
     }
     // Rows over an empty reduction still store the combiner's identity (0, -inf, ...).
     if (groups <= 0 && !k.reduce_axes.empty() && k.rows() > 0) groups = std::min(k.rows(), dialect.max_groups);
-    if (groups <= 0) continue;  // empty iteration space: nothing to dispatch
+    if (groups <= 0) return;  // empty iteration space: nothing to dispatch
 
     PipelineJob job;
     job.name = k.name;
@@ -166,64 +165,60 @@ void VulkanExecutable::build_kernels() {
     // Hazards are tracked over exactly the bytes each descriptor binds (rounded to whole
     // 32-bit words, at least 4 bytes), which is what the device and synchronization
     // validation see, not over the tensor's own byte count.
-    auto bound = [&](int b) {
-      Binding r = binding_for(b);
-      return ByteRange{r.offset, r.offset + r.range};
-    };
-    for (int b : k.input_buffers())
-      if (const_offset_[b] < 0) d.reads.push_back(bound(b));
-    for (int b : k.output_buffers()) d.writes.push_back(bound(b));
+    const std::vector<int> ins = k.input_buffers(), outs = k.output_buffers();
+    for (size_t i = 0; i < binds.size(); ++i) {
+      const ByteRange r{bs[i].offset, bs[i].offset + bs[i].range};
+      if (const_offset_[binds[i]] < 0 && std::find(ins.begin(), ins.end(), binds[i]) != ins.end()) d.reads.push_back(r);
+      if (std::find(outs.begin(), outs.end(), binds[i]) != outs.end()) d.writes.push_back(r);
+    }
     if (checks) d.writes.push_back(ByteRange{status_offset_, status_offset_ + 4});
     dispatches_.push_back(std::move(d));
     slot_bindings.push_back(std::move(bs));
+  };
+  auto window_bytes = [&](int b, const Window& w) { return window_binding(b, w).range; };
+  for (size_t ki = 0; ki < plan_.kernels.size(); ++ki) {
+    const KernelSpec& k = plan_.kernels[ki];
+    std::vector<KernelPiece> pieces = split_into_windows(k, plan_, max_range_, window_bytes, info.name);
+    if (pieces.empty()) {  // whole buffers fit (nearly always)
+      std::vector<Window> whole;
+      for (int b : kernel_bindings(k)) whole.push_back({0, shape_numel(plan_.buffers[b].shape)});
+      add_dispatch(ki, k, whole);
+    } else {
+      for (const KernelPiece& piece : pieces) add_dispatch(ki, piece.spec, piece.windows);
+    }
   }
 
-  // Phase 2 (parallel): shaderc + validation + pipeline creation dominate compile time and
-  // are independent per kernel; the pipeline cache is internally synchronised.
+  // Phase 2 (parallel, all cores: compile_pool.h): shaderc + validation + pipeline creation
+  // dominate compile time and are independent per kernel; the pipeline cache is internally
+  // synchronised. The first failure in plan order is the one reported.
   phase.reset();
   phase.emplace("compile");
   pipelines_.assign(jobs.size(), VK_NULL_HANDLE);
-  std::vector<std::exception_ptr> errors(jobs.size());
   std::vector<CompileStats> stats(jobs.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t j; (j = next.fetch_add(1)) < jobs.size();) {
-      try {
-        const PipelineJob& job = jobs[j];
-        std::vector<uint32_t> words = compile_glsl(*ctx_, job.name, job.source, &stats[j]);
-        VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-        mci.codeSize = words.size() * sizeof(uint32_t);
-        mci.pCode = words.data();
-        VkShaderModule module = VK_NULL_HANDLE;
-        check_vk(vkCreateShaderModule(dev_, &mci, nullptr, &module), "vkCreateShaderModule");
-        VkSpecializationInfo si{};
-        si.mapEntryCount = static_cast<uint32_t>(job.entries.size());
-        si.pMapEntries = job.entries.data();
-        si.dataSize = job.spec.size() * sizeof(int32_t);
-        si.pData = job.spec.data();
-        VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-        ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-        ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-        ci.stage.module = module;
-        ci.stage.pName = "main";
-        ci.stage.pSpecializationInfo = job.entries.empty() ? nullptr : &si;
-        ci.layout = job.layout;
-        VkResult r = vkCreateComputePipelines(dev_, ctx_->pipeline_cache(), 1, &ci, nullptr, &pipelines_[j]);
-        vkDestroyShaderModule(dev_, module, nullptr);
-        if (r != VK_SUCCESS)
-          throw Error("vulkan", "kernel '" + job.name + "': vkCreateComputePipelines failed: " + result_name(r));
-      } catch (...) {
-        errors[j] = std::current_exception();
-      }
-    }
-  };
-  const size_t nthreads = std::min<size_t>(jobs.size(), std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8));
-  std::vector<std::thread> pool;
-  for (size_t i = 1; i < nthreads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  for_each_job(jobs.size(), [&](size_t j) {
+    const PipelineJob& job = jobs[j];
+    std::vector<uint32_t> words = compile_glsl(*ctx_, job.name, job.source, &stats[j]);
+    VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    mci.codeSize = words.size() * sizeof(uint32_t);
+    mci.pCode = words.data();
+    VkShaderModule module = VK_NULL_HANDLE;
+    check_vk(vkCreateShaderModule(dev_, &mci, nullptr, &module), "vkCreateShaderModule");
+    VkSpecializationInfo si{};
+    si.mapEntryCount = static_cast<uint32_t>(job.entries.size());
+    si.pMapEntries = job.entries.data();
+    si.dataSize = job.spec.size() * sizeof(int32_t);
+    si.pData = job.spec.data();
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = module;
+    ci.stage.pName = "main";
+    ci.stage.pSpecializationInfo = job.entries.empty() ? nullptr : &si;
+    ci.layout = job.layout;
+    VkResult r = vkCreateComputePipelines(dev_, ctx_->pipeline_cache(), 1, &ci, nullptr, &pipelines_[j]);
+    vkDestroyShaderModule(dev_, module, nullptr);
+    if (r != VK_SUCCESS) throw Error("vulkan", "kernel '" + job.name + "': vkCreateComputePipelines failed: " + result_name(r));
+  });
   for (auto& s : stats) compile_stats_.compiled += s.compiled, compile_stats_.cache_hits += s.cache_hits;
 
   // Phase 3: descriptor sets, written once (recording and replays only bind them).

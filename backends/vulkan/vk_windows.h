@@ -1,0 +1,54 @@
+// Values larger than the device's maxStorageBufferRange (128 MiB on lavapipe and many
+// non-NVIDIA GPUs): a storage-buffer descriptor cannot cover them, so a kernel that touches
+// one is split into pieces (several dispatches), each binding only the window of every buffer
+// that its part of the iteration space touches.
+//
+// How a kernel is split: its space is cut into equal boxes along non-reduced axes (a matmul's
+// space is [batch..., M, N]: a too-large weight is split along N, a too-large activation along
+// M), the number of pieces per axis doubling on the axis that shrinks the largest window most,
+// until every window fits. Each piece is the kernel over its box with every view rebased to
+// its buffer's window (element `first` of the buffer is index 0 of the binding), so equal
+// boxes generate identical sources and share one pipeline. Contractions read their weight
+// through the view: a [K, N] row-major weight has no N-window smaller than itself, so the
+// backend uploads such a constant transposed (vk_executable.cpp, once, instead of the
+// original) before splitting.
+//
+// Kernels that cannot be split (opaque kernels over whole buffers: Gather, Concat, pooling...;
+// convolutions; index-checking kernels) and windows that stay too large even at one element per
+// axis throw Error("vulkan") naming the kernel, the buffer, its size and the limit.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/kernel_spec.h"
+
+namespace fusor::vk {
+
+// Elements [first, first + count) of a plan buffer that one binding covers.
+struct Window {
+  int64_t first = 0, count = 0;
+};
+
+// One dispatch of a split kernel.
+struct KernelPiece {
+  KernelSpec spec;             // the kernel over its box, views rebased to the windows (same name)
+  std::vector<Window> windows; // per slot, in kernel_bindings(spec) order
+};
+
+// Bytes a descriptor over `w` of buffer `b` spans (alignment slack included), as the backend
+// would bind it.
+using WindowBytes = std::function<uint64_t(int buffer, const Window& w)>;
+
+// Pieces of kernel k (of plan p) whose every binding spans at most max_range bytes, or an empty
+// vector when the whole kernel already fits (bind whole buffers, as always). Throws Error as
+// described above; `device` names the device in messages.
+std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, uint64_t max_range,
+                                            const WindowBytes& bytes, const std::string& device);
+
+// The elements of buffer b that kernel k touches, as one window (views, matmul operands; whole
+// buffer for conv/opaque accesses). count == 0 when k does not touch b.
+Window touched_window(const KernelSpec& k, const Plan& p, int b);
+
+}  // namespace fusor::vk

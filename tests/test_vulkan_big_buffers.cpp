@@ -1,0 +1,226 @@
+// Values larger than maxStorageBufferRange (128 MiB on lavapipe) on the Vulkan backend: a
+// kernel over one runs as several dispatches over windows of it (backends/vulkan/vk_windows.h).
+// Real sizes (a weight above 128 MiB, an element-wise op over a 144 MiB tensor) run against
+// ref; the other cases lower the limit with FUSOR_VK_MAX_STORAGE_RANGE so that every split
+// (rows, batches, M, N, transposed views, a [K, N] weight uploaded transposed) is exercised
+// with small tensors, under the validation layer. Inputs are seeded random, never zeros; the
+// arena starts poisoned (NaN), so an element no piece writes fails the comparison.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+
+#include "backends/backend.h"
+#include "backends/vulkan/vulkan_backend.h"
+#include "frontend/builder.h"
+#include "ir/kernel_spec.h"
+#include "ir/passes.h"
+
+namespace fusor {
+namespace {
+
+// Uniform in [-1, 1) (never an all-zero tensor), written straight into the buffer: these
+// tensors have up to 38M elements.
+Tensor random_f32(Shape s, uint32_t seed) {
+  Tensor x(DType::f32, std::move(s));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  float* p = reinterpret_cast<float*>(x.raw());
+  for (int64_t i = 0; i < x.numel(); ++i) p[i] = u(rng);
+  return x;
+}
+
+// Largest |got - want| relative to the largest |want| (outputs are O(1)..O(100) sums).
+double max_rel_error(const Tensor& got, const Tensor& want) {
+  double err = 0, scale = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double w = want.get(i), g = got.get(i);
+    if (std::isnan(g)) return INFINITY;  // an unwritten (poisoned) element
+    err = std::max(err, std::fabs(g - w));
+    scale = std::max(scale, std::fabs(w));
+  }
+  return err / std::max(scale, 1e-30);
+}
+
+// Sets FUSOR_VK_MAX_STORAGE_RANGE for one scope (the executable reads it when compiled).
+struct LimitOverride {
+  explicit LimitOverride(uint64_t bytes) { setenv("FUSOR_VK_MAX_STORAGE_RANGE", std::to_string(bytes).c_str(), 1); }
+  ~LimitOverride() { unsetenv("FUSOR_VK_MAX_STORAGE_RANGE"); }
+};
+
+class VulkanBigBuffers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("FUSOR_VK_VALIDATION", "1", 1);  // read when the instance is created
+    vk_ = make_backend("vulkan");
+    if (vk_->devices().empty()) GTEST_SKIP() << "no Vulkan device: the loader found none (install mesa-vulkan-drivers for lavapipe)";
+    vulkan_validation_reset();
+    const std::string d = vk_->devices()[0].details;
+    const size_t at = d.find("storage_range=");
+    if (at != std::string::npos) device_range_ = std::stoull(d.substr(at + 14));
+  }
+  void TearDown() override {
+    if (!vk_ || vk_->devices().empty()) return;
+    EXPECT_EQ(vulkan_validation_message_count(), 0) << vulkan_validation_messages();
+  }
+
+  // Runs g on vulkan and ref, compares every output; returns the vulkan dispatch count minus
+  // the plan's kernel count (the extra dispatches windowing added).
+  int64_t check(const Graph& g, const std::vector<Tensor>& inputs, double tol = 1e-5) {
+    auto exe = vk_->compile(g, {});
+    std::vector<Tensor> got = exe->run(inputs);
+    std::vector<Tensor> want = make_backend("ref")->compile(g, {})->run(inputs);
+    EXPECT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+      EXPECT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
+      if (got[i].shape() != want[i].shape()) continue;
+      EXPECT_LE(max_rel_error(got[i], want[i]), tol) << "output " << i;
+    }
+    return exe->kernel_count() - static_cast<int64_t>(build_plan(g).kernels.size());
+  }
+
+  std::unique_ptr<Backend> vk_;
+  uint64_t device_range_ = 0;  // maxStorageBufferRange of device 0 (0: unknown)
+};
+
+Graph finish(GraphBuilder& b) {
+  Graph g = b.build();
+  make_static(g, {});
+  return g;
+}
+
+
+// An FC layer as exported by PyTorch (Gemm, transB=1, bias) + ReLU: its weight [6144, 6144]
+// fp32 is 144 MiB. Batch 2 keeps it GEMV-shaped (fast on 2 CPU cores).
+TEST_F(VulkanBigBuffers, GemmWeightAbove128MiB) {
+  const int64_t n = 6144, k = 6144;
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {2, k});
+  int w = b.constant("w", random_f32({n, k}, 1));
+  int bias = b.constant("bias", random_f32({n}, 2));
+  b.output(b.op("Relu", {b.op("Gemm", {x, w, bias}, {{"transB", int64_t{1}}})}));
+  const Graph g = finish(b);
+  const int64_t extra = check(g, {random_f32({2, k}, 3)});
+  if (device_range_ && device_range_ < n * k * 4) EXPECT_GE(extra, 1) << "the weight exceeds the limit but was not split";
+  // The transposed weight is folded once: the plan keeps one copy of it, not two.
+  const Plan p = build_plan(g);
+  int64_t const_bytes = 0;
+  for (const Value& v : p.graph.values)
+    if (v.constant) const_bytes += v.constant->nbytes();
+  EXPECT_LT(const_bytes, n * k * 4 * 3 / 2) << "the plan holds the weight twice";
+}
+
+// MatMul with a [K, N] row-major constant (an ONNX MatMul initializer) of 144 MiB: no N-window
+// of that layout is narrower than the whole, so it is uploaded transposed and split along N.
+TEST_F(VulkanBigBuffers, MatMulRowMajorWeightAbove128MiB) {
+  const int64_t k = 4608, n = 8192;
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {3, k});
+  int w = b.constant("w", random_f32({k, n}, 4));
+  b.output(b.op("MatMul", {x, w}));
+  const Graph g = finish(b);
+  const int64_t extra = check(g, {random_f32({3, k}, 5)});
+  if (device_range_ && device_range_ < k * n * 4) EXPECT_GE(extra, 1) << "the weight exceeds the limit but was not split";
+}
+
+// Element-wise work over a 144 MiB input and output (both in the arena).
+TEST_F(VulkanBigBuffers, ElementwiseOverTensorAbove128MiB) {
+  const int64_t len = 36 * 1024 * 1024 + 37;  // not a multiple of any piece size
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {len});
+  int y = b.input("y", DType::f32, {1});
+  b.output(b.op("Add", {b.op("Mul", {b.op("Tanh", {x}), y}), x}));
+  const Graph g = finish(b);
+  Tensor scale(DType::f32, {1});
+  scale.set(0, 0.75);
+  const int64_t extra = check(g, {random_f32({len}, 6), scale}, 1e-6);
+  if (device_range_ && device_range_ < len * 4) EXPECT_GE(extra, 1) << "the tensor exceeds the limit but was not split";
+}
+
+// Small tensors under a 16 KiB limit: every kind of kernel that can be split.
+TEST_F(VulkanBigBuffers, SplitsEveryKernelKindUnderLoweredLimit) {
+  LimitOverride limit(16 * 1024);
+  {  // element-wise with a broadcast row and a transposed operand
+    GraphBuilder b;
+    int x = b.input("x", DType::f32, {96, 80});
+    int r = b.input("r", DType::f32, {80});
+    int t = b.input("t", DType::f32, {80, 96});
+    int tt = b.op("Transpose", {t}, {{"perm", std::vector<int64_t>{1, 0}}});
+    b.output(b.op("Sigmoid", {b.op("Add", {b.op("Mul", {x, r}), tt})}));
+    const Graph g = finish(b);
+    EXPECT_GE(check(g, {random_f32({96, 80}, 10), random_f32({80}, 11), random_f32({80, 96}, 12)}, 1e-6), 1);
+  }
+  {  // row kernels (softmax over rows of 300) split along rows
+    GraphBuilder b;
+    int x = b.input("x", DType::f32, {4, 64, 300});
+    b.output(b.op("Softmax", {x}, {{"axis", int64_t{-1}}}));
+    const Graph g = finish(b);
+    EXPECT_GE(check(g, {random_f32({4, 64, 300}, 13)}), 1);
+  }
+  {  // batched MatMul: run-time [K, N] weights (12 KiB per batch) split along batch, a 17.5 KiB
+     // activation per batch along M
+    GraphBuilder b;
+    int a = b.input("a", DType::f32, {3, 70, 64});
+    int w = b.input("w", DType::f32, {3, 64, 48});
+    b.output(b.op("Relu", {b.op("MatMul", {a, w})}));
+    const Graph g = finish(b);
+    EXPECT_GE(check(g, {random_f32({3, 70, 64}, 14), random_f32({3, 64, 48}, 15)}), 1);
+  }
+  {  // Gemm, transB=1 weight [200, 96] (75 KiB) + bias at batch 4 (GEMV-shaped) and batch 40
+    for (int64_t m : {4, 40}) {
+      GraphBuilder b;
+      int x = b.input("x", DType::f32, {m, 96});
+      int w = b.constant("w", random_f32({200, 96}, 16));
+      int bias = b.constant("bias", random_f32({200}, 17));
+      b.output(b.op("Gemm", {x, w, bias}, {{"transB", int64_t{1}}}));
+      const Graph g = finish(b);
+      EXPECT_GE(check(g, {random_f32({m, 96}, 18)}), 1) << "m = " << m;
+    }
+  }
+  {  // MatMul with a [K, N] row-major constant (uploaded transposed, then split along N)
+    GraphBuilder b;
+    int x = b.input("x", DType::f32, {2, 128});
+    int w = b.constant("w", random_f32({128, 160}, 19));
+    b.output(b.op("MatMul", {x, w}));
+    const Graph g = finish(b);
+    EXPECT_GE(check(g, {random_f32({2, 128}, 20)}), 1);
+  }
+}
+
+// A kernel that cannot be split (an opaque Gather over a 25 KiB table) gives one clear error
+// naming the limit, not a crash; so does a run-time [K, N] weight wider than the limit per
+// batch (no N-window of that layout is narrower than the whole).
+TEST_F(VulkanBigBuffers, UnsplittableKernelNamesTheLimit) {
+  LimitOverride limit(16 * 1024);
+  auto expect_limit_error = [&](const Graph& g, const std::string& what) {
+    try {
+      vk_->compile(g, {});
+      ADD_FAILURE() << what << ": expected an error naming maxStorageBufferRange";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.rfind("[vulkan] kernel '", 0), 0u) << m;
+      EXPECT_NE(m.find("maxStorageBufferRange (16384 bytes)"), std::string::npos) << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    }
+  };
+  {
+    GraphBuilder b;
+    int table = b.input("table", DType::f32, {100, 64});
+    Tensor idx(DType::i64, {5});
+    for (int64_t i = 0; i < 5; ++i) idx.set_int(i, i * 17);
+    b.output(b.op("Gather", {table, b.constant("idx", idx)}, {{"axis", int64_t{0}}}));
+    expect_limit_error(finish(b), "Gather");
+  }
+  {
+    GraphBuilder b;
+    int a = b.input("a", DType::f32, {2, 64});
+    int w = b.input("w", DType::f32, {64, 90});
+    b.output(b.op("MatMul", {a, w}));
+    expect_limit_error(finish(b), "MatMul");
+  }
+}
+
+}  // namespace
+}  // namespace fusor
