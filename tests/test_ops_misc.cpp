@@ -150,5 +150,23 @@ TEST(OpsMisc, Col2Im) {
   EXPECT_THROW(run_op({"Col2Im", {ones, ints_of({2}, {5, 5}), ints_of({2}, {2, 2})}}, 18), Error);
 }
 
+TEST(OpsMisc, BitCastAndReverseSequence) {
+  Tensor one = run_op({"BitCast", {tensor_of({2}, {1.0, -2.0})}, {{"to", int64_t{6}}}}, 26)[0];
+  EXPECT_EQ(one.dtype(), DType::i32);
+  EXPECT_EQ(values(one), (std::vector<int64_t>{0x3f800000, static_cast<int32_t>(0xc0000000u)}));
+  EXPECT_EQ(values(run_op({"BitCast", {ints_of({2}, {-1, 5}, DType::i8)}, {{"to", int64_t{2}}}}, 26)[0]), (std::vector<int64_t>{255, 5}));
+  EXPECT_THROW(run_op({"BitCast", {tensor_of({1}, {1.0})}, {{"to", int64_t{7}}}}, 26), Error);  // 4 -> 8 bytes
+  // [time 4, batch 2], x = 10 t + b; batch 0 reverses all 4 steps, batch 1 the first 2.
+  Tensor x = tensor_of({4, 2}, {0, 1, 10, 11, 20, 21, 30, 31});
+  expect_values(run_op({"ReverseSequence", {x, ints_of({2}, {4, 2})}}, 10)[0], {30, 11, 20, 1, 10, 21, 0, 31});
+}
+
+TEST(OpsMisc, SwishAndShrink) {
+  expect_values(run_op({"Swish", {tensor_of({2}, {1.0, -2.0})}}, 24)[0], {1 / (1 + std::exp(-1.0)), -2 / (1 + std::exp(2.0))});
+  expect_values(run_op({"Swish", {tensor_of({1}, {1.0})}, {{"alpha", 2.0}}}, 24)[0], {1 / (1 + std::exp(-2.0))});
+  expect_values(run_op({"Shrink", {tensor_of({5}, {-2, -1, 0, 1, 2})}, {{"lambd", 1.5}, {"bias", 1.5}}}, 9)[0], {-0.5, 0, 0, 0, 0.5});
+  expect_values(run_op({"Shrink", {tensor_of({3}, {-1, 0.2, 0.6})}}, 9)[0], {-1, 0, 0.6});  // hard: lambd 0.5, bias 0
+}
+
 }  // namespace
 }  // namespace fusor

@@ -11,7 +11,11 @@
 //    true; the condition may be shorter than the axis (the rest is dropped). Its output shape
 //    depends on the condition, which must be a compile-time constant (a graph input is
 //    specialised on by the Session).
-//  * LpNormalization-1: x / (sum |x|^p)^(1/p) along axis (default -1), p in {1, 2}.
+//  * LpNormalization-1: x / (sum |x|^p)^(1/p) along axis (default -1), p in {1, 2}; 0 where
+//    the norm is 0.
+//  * BitCast-26: the same bytes as dtype `to`, which must have the input's element size.
+//  * ReverseSequence-10: along time_axis (0 or 1, default 0), the first sequence_lens[b]
+//    elements of each batch entry b (batch_axis, default 1) reversed, the rest copied.
 //  * NonMaxSuppression-11: per batch and class, boxes with score > score_threshold in order of
 //    descending score (ties: lower index first), each kept unless its IoU with a kept box
 //    exceeds iou_threshold, at most max_output_boxes_per_class (0 or absent: none); output
@@ -184,7 +188,7 @@ void lpnorm_ref(const Node& n, const Ins& in, Outs& out) {
       const double norm = l1 ? acc : std::sqrt(acc);
       for (int64_t k = 0; k < len; ++k) {
         const int64_t e = (o * len + k) * inner + i;
-        out[0].set(e, x.get(e) / norm);
+        out[0].set(e, norm == 0 ? 0.0 : x.get(e) / norm);  // an all-zero slice stays zero (the ONNX reference)
       }
     }
 }
@@ -355,9 +359,55 @@ void unique_ref(const Node& n, const Ins& in, Outs& out) {
   put(3, u.counts);
 }
 
+// ---- BitCast / ReverseSequence --------------------------------------------------------------
+
+void bitcast_infer(InferContext& ctx) {
+  const DType from = ctx.dtype(0), to = dtype_from_onnx(static_cast<int>(ctx.node().attr_i("to", 0)));
+  if (to == DType::undefined || to == DType::string || from == DType::string || dtype_bits(to) != dtype_bits(from) ||
+      dtype_bits(to) < 8)
+    ctx.fail(std::string("cannot bit-cast ") + dtype_name(from) + " to " + (to == DType::undefined ? "this dtype" : dtype_name(to)) +
+             " (element sizes must match)");
+  ctx.set_output(0, to, ctx.shape(0));
+}
+
+void bitcast_ref(const Node&, const Ins& in, Outs& out) {
+  std::memcpy(out[0].raw(), in[0]->raw(), in[0]->nbytes());
+  if (out[0].dtype() == DType::boolean)  // bool holds 0/1
+    for (int64_t i = 0; i < out[0].numel(); ++i) out[0].data<uint8_t>()[i] = out[0].data<uint8_t>()[i] != 0;
+}
+
+void revseq_infer(InferContext& ctx) {
+  const Node& n = ctx.node();
+  const int64_t t = n.attr_i("time_axis", 0), b = n.attr_i("batch_axis", 1);
+  if (ctx.rank(0) < 2 || !((t == 0 && b == 1) || (t == 1 && b == 0))) ctx.fail("time_axis/batch_axis must be 0 and 1 of a rank >= 2 input");
+  if (ctx.shape(1) != Shape{ctx.shape(0)[b]}) ctx.fail("sequence_lens must be [" + std::to_string(ctx.shape(0)[b]) + "], got " + shape_str(ctx.shape(1)));
+  if (!dtype_is_int(ctx.dtype(1))) ctx.fail("sequence_lens must be integers");
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+
+void revseq_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &x = *in[0], &lens = *in[1];
+  if (x.dtype() == DType::string) ref_fail(n, "string tensors are not supported");
+  const int64_t ta = n.attr_i("time_axis", 0), ba = n.attr_i("batch_axis", 1);
+  const int64_t T = x.shape()[ta], B = x.shape()[ba];
+  const int64_t inner = x.numel() / std::max<int64_t>(1, T * B);
+  const size_t es = dtype_size(x.dtype());
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t len = lens.get_int(b);
+    if (len < 0 || len > T) ref_fail(n, "sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) + " is outside [0, " + std::to_string(T) + "]");
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t src = t < len ? len - 1 - t : t;
+      auto at = [&](int64_t tt) { return (ta == 0 ? tt * B + b : b * T + tt) * inner; };
+      std::memcpy(out[0].raw() + at(t) * es, x.raw() + at(src) * es, inner * es);
+    }
+  }
+}
+
 }  // namespace
 
 void register_misc_ops() {
+  register_op(table_entry("BitCast", 1, 1, bitcast_infer, bitcast_ref));
+  register_op(table_entry("ReverseSequence", 2, 2, revseq_infer, revseq_ref));
   register_op(table_entry("Unique", 1, 1, unique_infer, unique_ref, 4));
   register_op(table_entry("CumProd", 2, 2, cumprod_infer, cumprod_ref));
   register_op(table_entry("HannWindow", 1, 1, window_infer, window_ref({0.5, 0.5, 0.0})));
