@@ -10,6 +10,11 @@
 #include "frontend/builder.h"
 #include "runtime/session.h"
 #include "test_util.h"
+#ifdef FUSOR_HAVE_CUDA
+#include "backends/codegen.h"
+#include "backends/cuda/cuda_backend.h"
+#include "ir/kernel_spec.h"
+#endif
 
 namespace fusor {
 namespace {
@@ -97,12 +102,21 @@ TEST(OpsBitwise, FusedChainMatchesRefExactly) {
       const uint64_t shl = s0 >= 8 * dtype_size(t) ? 0 : (a0 << s0) & m;
       EXPECT_EQ(static_cast<uint64_t>(want.get_int(0)) & m, (((a0 ^ b0) & (~c0 & m)) | (shl >> 1)) & m);
     }
-    for (const std::string backend : {"cpu", "vulkan"}) {
-      if (backend == "vulkan" && !has_device("vulkan")) continue;
+    for (const std::string backend : {"cpu", "vulkan", "cuda"}) {
+      if ((backend == "vulkan" || backend == "cuda") && !has_device(backend)) continue;
       const Tensor got = Session(g, backend).run(in)[0];
       ASSERT_EQ(got.dtype(), t);
       EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.nbytes())) << backend;
     }
+#ifdef FUSOR_HAVE_CUDA
+    if (!has_device("cuda")) {  // no GPU: the generated CUDA C (fz_ishl/fz_ishr, & | ^ ~) must still compile
+      const Plan p = build_plan(specialize(g, in));
+      for (const KernelSpec& k : p.kernels) {
+        const std::string src = cuda_kernel_source(k, p, nullptr);
+        if (!src.empty()) EXPECT_NO_THROW(nvrtc_compile_check(src, kernel_identifier(k.name))) << src;
+      }
+    }
+#endif
   }
 }
 

@@ -161,6 +161,41 @@ TEST(OpsMisc, BitCastAndReverseSequence) {
   expect_values(run_op({"ReverseSequence", {x, ints_of({2}, {4, 2})}}, 10)[0], {30, 11, 20, 1, 10, 21, 0, 31});
 }
 
+TEST(OpsMisc, Dft) {
+  // [1, 2, 3, 4] -> [10, -2 + 2i, -2, -2 - 2i]; onesided keeps k <= 2; the inverses give it back.
+  Tensor x = tensor_of({1, 4, 1}, {1, 2, 3, 4});
+  const std::vector<double> full = {10, 0, -2, 2, -2, 0, -2, -2};
+  expect_values(run_op({"DFT", {x}}, 17)[0], full, 1e-6);
+  Tensor half = run_op({"DFT", {x}, {{"onesided", int64_t{1}}}}, 17)[0];
+  EXPECT_EQ(half.shape(), (Shape{1, 3, 2}));
+  expect_values(half, {10, 0, -2, 2, -2, 0}, 1e-6);
+  Tensor spec = tensor_of({1, 4, 2}, full);
+  expect_values(run_op({"DFT", {spec}, {{"inverse", int64_t{1}}}}, 17)[0], {1, 0, 2, 0, 3, 0, 4, 0}, 1e-6);
+  Tensor back = run_op({"DFT", {half}, {{"inverse", int64_t{1}}, {"onesided", int64_t{1}}}}, 17)[0];
+  EXPECT_EQ(back.shape(), (Shape{1, 4, 1}));
+  expect_values(back, {1, 2, 3, 4}, 1e-6);
+  // dft_length 2 truncates: [1 + 2, 1 - 2]; opset 20 takes the axis as input 2.
+  expect_values(run_op({"DFT", {x, ints_of({}, {2}), ints_of({}, {1})}}, 20)[0], {3, 0, -1, 0}, 1e-6);
+}
+
+TEST(OpsMisc, Det) {
+  // det [[1, 2], [3, 4]] = -2; a permutation needing a pivot: det [[0, 1], [1, 0]] = -1; singular: 0.
+  Tensor x = tensor_of({3, 2, 2}, {1, 2, 3, 4, 0, 1, 1, 0, 1, 2, 2, 4});
+  Tensor d = run_op({"Det", {x}}, 11)[0];
+  EXPECT_EQ(d.shape(), (Shape{3}));
+  expect_values(d, {-2, -1, 0});
+  expect_values(run_op({"Det", {tensor_of({3, 3}, {2, 0, 0, 0, 3, 0, 1, 1, 4})}}, 11)[0], {24});
+}
+
+TEST(OpsMisc, GroupNormalization) {
+  // N=1, C=4, 2 groups of 2 channels x 1 pixel: group {1, 3} -> mean 2, var 1 -> -1, 1.
+  Tensor x = tensor_of({1, 4, 1}, {1, 3, 10, 14});
+  Tensor scale = tensor_of({4}, {1, 2, 3, 4}), bias = tensor_of({4}, {0, 0, 1, 1});
+  const double e = 1e-5, a = 1 / std::sqrt(1 + e), b = 2 / std::sqrt(4 + e);
+  expect_values(run_op({"GroupNormalization", {x, scale, bias}, {{"num_groups", int64_t{2}}}}, 21)[0], {-a, 2 * a, -3 * b + 1, 4 * b + 1});
+  EXPECT_THROW(run_op({"GroupNormalization", {x, scale, bias}, {{"num_groups", int64_t{3}}}}, 21), Error);
+}
+
 TEST(OpsMisc, SwishAndShrink) {
   expect_values(run_op({"Swish", {tensor_of({2}, {1.0, -2.0})}}, 24)[0], {1 / (1 + std::exp(-1.0)), -2 / (1 + std::exp(2.0))});
   expect_values(run_op({"Swish", {tensor_of({1}, {1.0})}, {{"alpha", 2.0}}}, 24)[0], {1 / (1 + std::exp(-2.0))});

@@ -14,6 +14,16 @@
 //  * LpNormalization-1: x / (sum |x|^p)^(1/p) along axis (default -1), p in {1, 2}; 0 where
 //    the norm is 0.
 //  * BitCast-26: the same bytes as dtype `to`, which must have the input's element size.
+//  * DFT-17/20: the discrete Fourier transform along one signal axis (attribute before opset 20,
+//    input 2 from then on, default 1 / -2) of x [batch, signal..., 1 (real) or 2 (complex)]:
+//    X[k] = sum_t x[t] e^(-2 pi i k t / L), L = dft_length (constant; zero-pad or truncate) or
+//    the axis size; inverse: e^(+...) / L; onesided keeps k <= L / 2 (forward) or reads that
+//    half spectrum and returns the real signal of length dft_length or 2 (n - 1) (inverse).
+//    Computed directly in double (O(L^2) per line).
+//  * Det-11: the determinant of each [M, M] matrix of x [..., M, M] (LU with partial pivoting, in double).
+//  * GroupNormalization-18/21: per (batch, group) of num_groups channel groups, (x - mean) /
+//    sqrt(var + epsilon) (population variance, in double) * scale + bias, scale/bias per group
+//    (opset 18) or per channel (opset 21).
 //  * ReverseSequence-10: along time_axis (0 or 1, default 0), the first sequence_lens[b]
 //    elements of each batch entry b (batch_axis, default 1) reversed, the rest copied.
 //  * NonMaxSuppression-11: per batch and class, boxes with score > score_threshold in order of
@@ -403,9 +413,179 @@ void revseq_ref(const Node& n, const Ins& in, Outs& out) {
   }
 }
 
+// ---- DFT ----------------------------------------------------------------------------------
+
+struct DftGeom {
+  int64_t axis = 1;      // in the input's dims (the last dim is the real/complex pair)
+  int64_t in_len = 0;    // input size along axis
+  int64_t length = 0;    // transform length L
+  int64_t out_len = 0;   // output size along axis
+  bool inverse = false, onesided = false, real_in = false;
+};
+
+DftGeom dft_geom(const Node& n, const Shape& x, const Tensor* dft_length, const Tensor* axis_in) {
+  DftGeom g;
+  const int64_t r = static_cast<int64_t>(x.size());
+  if (r < 3 || (x.back() != 1 && x.back() != 2))
+    throw Error("shape", n.label() + ": input must be [batch, signal..., 1 or 2], got " + shape_str(x));
+  g.real_in = x.back() == 1;
+  g.inverse = n.attr_i("inverse", 0) != 0;
+  g.onesided = n.attr_i("onesided", 0) != 0;
+  int64_t a = n.opset >= 20 ? (axis_in && axis_in->numel() ? axis_in->get_int(0) : -2) : n.attr_i("axis", 1);
+  if (a < 0) a += r;
+  if (a < 1 || a > r - 2) throw Error("shape", n.label() + ": axis " + std::to_string(a) + " is not a signal axis of " + shape_str(x));
+  g.axis = a;
+  g.in_len = x[a];
+  if (dft_length && dft_length->numel()) {
+    g.length = dft_length->get_int(0);
+    if (g.length < 1) throw Error("shape", n.label() + ": dft_length must be >= 1, got " + std::to_string(g.length));
+  } else {
+    g.length = g.onesided && g.inverse ? 2 * (g.in_len - 1) : g.in_len;
+    if (g.length < 1) throw Error("shape", n.label() + ": an empty signal along axis " + std::to_string(a));
+  }
+  g.out_len = g.onesided && !g.inverse ? g.length / 2 + 1 : g.length;
+  return g;
+}
+
+void dft_infer(InferContext& ctx) {
+  const Node& n = ctx.node();
+  const Tensor* len = ctx.has_input(1) ? &ctx.require_constant(1) : nullptr;
+  const Tensor* axis = n.opset >= 20 && ctx.has_input(2) ? &ctx.require_constant(2) : nullptr;
+  if (!dtype_is_float(ctx.dtype(0)) || dtype_is_small(ctx.dtype(0))) ctx.fail(std::string("input must be float, got ") + dtype_name(ctx.dtype(0)));
+  const DftGeom g = dft_geom(n, ctx.shape(0), len, axis);
+  Shape y = ctx.shape(0);
+  y[g.axis] = g.out_len;
+  y.back() = g.onesided && g.inverse ? 1 : 2;
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
+void dft_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor& x = *in[0];
+  const DftGeom g = dft_geom(n, x.shape(), opt_in(in, 1), n.opset >= 20 ? opt_in(in, 2) : nullptr);
+  const Shape& xs = x.shape();
+  const int64_t r = x.rank(), cin = xs.back(), cout = out[0].shape().back();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < g.axis; ++d) outer *= xs[d];
+  for (int64_t d = g.axis + 1; d < r - 1; ++d) inner *= xs[d];
+  const std::vector<double> xv = load_doubles(x);
+  std::vector<double> res(static_cast<size_t>(out[0].numel()));
+  const int64_t L = g.length;
+  std::vector<double> re(static_cast<size_t>(L)), im(static_cast<size_t>(L));
+  const double sign = g.inverse ? 1.0 : -1.0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      // The length-L input line: truncated or zero-padded; an inverse onesided input is the
+      // half spectrum, completed by Hermitian symmetry X[L - k] = conj(X[k]).
+      std::fill(re.begin(), re.end(), 0.0), std::fill(im.begin(), im.end(), 0.0);
+      auto at = [&](int64_t k, int64_t c) { return xv[static_cast<size_t>(((o * g.in_len + k) * inner + i) * cin + c)]; };
+      for (int64_t k = 0; k < std::min(L, g.in_len); ++k) re[k] = at(k, 0), im[k] = cin == 2 ? at(k, 1) : 0.0;
+      if (g.onesided && g.inverse)
+        for (int64_t k = g.in_len; k < L; ++k)
+          if (L - k < g.in_len) re[k] = re[L - k], im[k] = -im[L - k];
+      for (int64_t k = 0; k < g.out_len; ++k) {
+        double sr = 0, si = 0;
+        for (int64_t t = 0; t < L; ++t) {
+          const double ang = sign * 2.0 * 3.14159265358979323846 * static_cast<double>((k * t) % L) / static_cast<double>(L);
+          const double c = std::cos(ang), s = std::sin(ang);
+          sr += re[t] * c - im[t] * s;
+          si += re[t] * s + im[t] * c;
+        }
+        if (g.inverse) sr /= static_cast<double>(L), si /= static_cast<double>(L);
+        const size_t e = static_cast<size_t>(((o * g.out_len + k) * inner + i) * cout);
+        res[e] = sr;
+        if (cout == 2) res[e + 1] = si;
+      }
+    }
+  store_doubles(out[0], res);
+}
+
+// ---- Det ----------------------------------------------------------------------------------
+
+void det_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2]) ctx.fail("input must be [..., M, M], got " + shape_str(x));
+  if (!dtype_is_float(ctx.dtype(0)) || dtype_is_small(ctx.dtype(0))) ctx.fail(std::string("input must be float, got ") + dtype_name(ctx.dtype(0)));
+  ctx.set_output(0, ctx.dtype(0), Shape(x.begin(), x.end() - 2));
+}
+
+// LU decomposition with partial pivoting in double, per matrix.
+void det_ref(const Node&, const Ins& in, Outs& out) {
+  const Tensor& x = *in[0];
+  const int64_t m = x.shape().back(), count = out[0].numel();
+  const std::vector<double> xv = load_doubles(x);
+  std::vector<double> res(static_cast<size_t>(count));
+  for (int64_t b = 0; b < count; ++b) {
+    std::vector<double> a(xv.begin() + b * m * m, xv.begin() + (b + 1) * m * m);
+    double det = 1;
+    for (int64_t c = 0; c < m && det != 0; ++c) {
+      int64_t piv = c;
+      for (int64_t r = c + 1; r < m; ++r)
+        if (std::fabs(a[r * m + c]) > std::fabs(a[piv * m + c])) piv = r;
+      if (a[piv * m + c] == 0) {
+        det = 0;
+        break;
+      }
+      if (piv != c) {
+        for (int64_t k = 0; k < m; ++k) std::swap(a[c * m + k], a[piv * m + k]);
+        det = -det;
+      }
+      det *= a[c * m + c];
+      for (int64_t r = c + 1; r < m; ++r) {
+        const double f = a[r * m + c] / a[c * m + c];
+        for (int64_t k = c; k < m; ++k) a[r * m + k] -= f * a[c * m + k];
+      }
+    }
+    res[static_cast<size_t>(b)] = det;
+  }
+  store_doubles(out[0], res);
+}
+
+// ---- GroupNormalization -------------------------------------------------------------------
+
+void groupnorm_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const int64_t groups = ctx.node().attr_i("num_groups", 0);
+  if (x.size() < 2) ctx.fail("X must have rank >= 2, got " + shape_str(x));
+  if (groups <= 0 || x[1] % groups != 0) ctx.fail("num_groups " + std::to_string(groups) + " must divide the channels " + std::to_string(x[1]));
+  // Opset 21: scale/bias per channel; opset 18: per group.
+  const int64_t want = ctx.node().opset >= 21 ? x[1] : groups;
+  for (int i = 1; i <= 2; ++i)
+    if (ctx.shape(i) != Shape{want}) ctx.fail((i == 1 ? "scale" : "bias") + std::string(" must be [") + std::to_string(want) + "], got " + shape_str(ctx.shape(i)));
+  if (!dtype_is_float(ctx.dtype(0)) || dtype_is_small(ctx.dtype(0))) ctx.fail(std::string("X must be float, got ") + dtype_name(ctx.dtype(0)));
+  ctx.set_output(0, ctx.dtype(0), x);
+}
+
+void groupnorm_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor& x = *in[0];
+  const int64_t N = x.shape()[0], C = x.shape()[1], G = n.attr_i("num_groups", 1);
+  const int64_t spatial = C ? x.numel() / (N * C) : 0, per = C / G;
+  const double eps = n.attr_f("epsilon", 1e-5);
+  const bool per_channel = n.opset >= 21;
+  const std::vector<double> xv = load_doubles(x), sc = load_doubles(*in[1]), bi = load_doubles(*in[2]);
+  std::vector<double> res(xv.size());
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t g = 0; g < G; ++g) {
+      const size_t base = static_cast<size_t>((b * C + g * per) * spatial), cnt = static_cast<size_t>(per * spatial);
+      double mean = 0, var = 0;
+      for (size_t k = 0; k < cnt; ++k) mean += xv[base + k];
+      mean /= static_cast<double>(cnt);
+      for (size_t k = 0; k < cnt; ++k) var += (xv[base + k] - mean) * (xv[base + k] - mean);
+      var /= static_cast<double>(cnt);
+      const double inv = 1.0 / std::sqrt(var + eps);
+      for (size_t k = 0; k < cnt; ++k) {
+        const size_t p = static_cast<size_t>(per_channel ? g * per + static_cast<int64_t>(k) / spatial : g);
+        res[base + k] = (xv[base + k] - mean) * inv * sc[p] + bi[p];
+      }
+    }
+  store_doubles(out[0], res);
+}
+
 }  // namespace
 
 void register_misc_ops() {
+  register_op(table_entry("GroupNormalization", 3, 3, groupnorm_infer, groupnorm_ref));
+  register_op(table_entry("Det", 1, 1, det_infer, det_ref));
+  register_op(table_entry("DFT", 1, 3, dft_infer, dft_ref));
   register_op(table_entry("BitCast", 1, 1, bitcast_infer, bitcast_ref));
   register_op(table_entry("ReverseSequence", 2, 2, revseq_infer, revseq_ref));
   register_op(table_entry("Unique", 1, 1, unique_infer, unique_ref, 4));
