@@ -587,14 +587,11 @@ void register_elementwise_ops() {
   add("HardSwish", 1, 1, Typing::same,
       unary_float("{0} * fz_max(0.0f, fz_min(1.0f, {0} * 0.16666667f + 0.5f))",
                   FZ_EVAL(x[0] * nan_max(0.0, nan_min(1.0, x[0] / 6.0 + 0.5)))));
-  // Softplus = log(1 + exp(x)), written max(x, 0) + log(1 + exp(-|x|)) so large x cannot overflow.
-  // Swish-24: x * sigmoid(alpha * x).
-  add("Swish", 1, 1, Typing::same,
-      unary_float("{0} / (1.0f + exp(-{alpha} * {0}))", FZ_EVAL(x[0] / (1.0 + std::exp(-p[0] * x[0]))), {{"alpha", 1.0}}));
   // Shrink-9: x + bias below -lambd, x - bias above lambd, 0 between (float inputs).
   add("Shrink", 1, 1, Typing::same,
       unary_float("({0} < -{lambd} ? {0} + {bias} : ({0} > {lambd} ? {0} - {bias} : 0.0f))",
                   FZ_EVAL(x[0] < -p[0] ? x[0] + p[1] : (x[0] > p[0] ? x[0] - p[1] : 0.0)), {{"lambd", 0.5}, {"bias", 0.0}}));
+  // Softplus = log(1 + exp(x)), written max(x, 0) + log(1 + exp(-|x|)) so large x cannot overflow.
   add("Softplus", 1, 1, Typing::same,
       unary_float("(fz_max({0}, 0.0f) + fz_log1p(exp(-abs({0}))))", FZ_EVAL(softplus(x[0]))));
   add("Softsign", 1, 1, Typing::same, unary_float("{0} / (1.0f + abs({0}))", FZ_EVAL(x[0] / (1.0 + std::fabs(x[0])))));
