@@ -285,6 +285,8 @@ FZ_FN T fz_sign(T a) { return (T)(a != 0); }
 FZ_FN T fz_idiv(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); }
 FZ_FN T fz_ifmod(T a, T b) { return b == 0 ? (T)0 : (T)(a % b); }
 FZ_FN T fz_imod(T a, T b) { return fz_ifmod(a, b); }
+FZ_FN T fz_ishl(T a, T b) { return b < (T)(8 * sizeof(T)) ? (T)(a << b) : (T)0; }
+FZ_FN T fz_ishr(T a, T b) { return b < (T)(8 * sizeof(T)) ? (T)(a >> b) : (T)0; }
 FZ_FN T fz_ipow(T a, T b) {
   T r = 1;
   for (; b != 0; b >>= 1, a = a * a) if (b & 1) r = r * a;

@@ -19,6 +19,8 @@
 #include <onnx/defs/schema.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "ir/small_dtypes.h"
+
 namespace fusor {
 namespace fs = std::filesystem;
 
@@ -131,14 +133,15 @@ ProtoLayout proto_layout(const onnx::TensorProto& t) {
     if (d > 0 && n > (int64_t{1} << 56) / d) throw tensor_error(t, "shape " + shape_str(shape) + " is too large");
     n *= d;
   }
-  return {dt, shape, n, static_cast<size_t>(n) * dtype_size(dt), t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL};
+  // nbytes: the file image (int4/int2/float4 packed, ir/small_dtypes.h), not the unpacked tensor.
+  return {dt, shape, n, static_cast<size_t>(packed_bytes(dt, n)), t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL};
 }
 }  // namespace
 
 Tensor tensor_from_proto(onnx::TensorProto&& t, const std::string& base_dir) {
   ProtoLayout l = proto_layout(t);
   // raw_data moves into the tensor: a model's weights are not copied once more.
-  if (l.dt != DType::string && !l.external && t.has_raw_data() && t.raw_data().size() == l.nbytes)
+  if (l.dt != DType::string && dtype_bits(l.dt) >= 8 && !l.external && t.has_raw_data() && t.raw_data().size() == l.nbytes)
     return Tensor(l.dt, std::move(l.shape), std::move(*t.mutable_raw_data()));
   return tensor_from_proto(static_cast<const onnx::TensorProto&>(t), base_dir);
 }
@@ -155,8 +158,17 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
     out.strings.assign(t.string_data().begin(), t.string_data().end());
     return out;
   }
+  const bool packed = dtype_bits(dt) < 8;
   if (external) {
     auto [file, offset] = check_external(t, base_dir, nbytes);
+    if (packed) {
+      std::string image(nbytes, '\0');
+      std::ifstream in(file, std::ios::binary);
+      in.seekg(offset);
+      in.read(image.data(), static_cast<std::streamsize>(nbytes));
+      if (!in) throw tensor_error(t, "reading external data file '" + printable(file.string()) + "' failed");
+      return unpack_small(dt, shape, image);
+    }
     Tensor out(dt, shape);
     std::ifstream in(file, std::ios::binary);
     in.seekg(offset);
@@ -168,15 +180,23 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
     if (t.raw_data().size() != nbytes)
       throw tensor_error(t, "raw_data has " + std::to_string(t.raw_data().size()) + " bytes, " + dtype_name(dt) + " " +
                                 shape_str(shape) + " needs " + std::to_string(nbytes));
+    if (packed) return unpack_small(dt, shape, t.raw_data());
     Tensor out(dt, shape);
     if (nbytes) std::memcpy(out.raw(), t.raw_data().data(), nbytes);
     return out;
   }
   if (n == 0) return Tensor(dt, shape);
   const char* field = "";
-  if (int have = typed_field_size(t, dt, &field); have != n)
+  // int32_data holds one element per entry, except for the packed types: one byte per entry.
+  const int64_t want = packed ? static_cast<int64_t>(nbytes) : n;
+  if (int have = typed_field_size(t, dt, &field); have != want)
     throw tensor_error(t, std::string(field) + " has " + std::to_string(have) + " elements, " + dtype_name(dt) + " " +
-                              shape_str(shape) + " needs " + std::to_string(n));
+                              shape_str(shape) + " needs " + std::to_string(want));
+  if (packed) {
+    std::string image(nbytes, '\0');
+    for (size_t i = 0; i < nbytes; ++i) image[i] = static_cast<char>(t.int32_data(static_cast<int>(i)));
+    return unpack_small(dt, shape, image);
+  }
   Tensor out(dt, shape);
   switch (dt) {
     case DType::f32: copy_field<float>(out, t.float_data()); break;
@@ -189,6 +209,9 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
     case DType::i8: copy_field<int8_t>(out, t.int32_data()); break;
     case DType::u16: case DType::f16: case DType::bf16: copy_field<uint16_t>(out, t.int32_data()); break;
     case DType::u8: copy_field<uint8_t>(out, t.int32_data()); break;
+    case DType::f8e4m3fn: case DType::f8e4m3fnuz: case DType::f8e5m2: case DType::f8e5m2fnuz: case DType::f8e8m0:
+      copy_field<uint8_t>(out, t.int32_data());  // the encoding's bits
+      break;
     case DType::boolean:
       for (int64_t i = 0; i < n; ++i) out.data<uint8_t>()[i] = t.int32_data(static_cast<int>(i)) ? 1 : 0;
       break;

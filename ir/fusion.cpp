@@ -27,7 +27,9 @@ namespace {
 enum class Cls { elementwise, view, reduce, matmul, conv, concat, opaque };
 
 // Every numeric dtype fuses: expressions are typed (kernel_spec.h), so nothing is narrowed.
-bool fusible_dtype(DType t) { return t != DType::string && t != DType::undefined; }
+// The small dtypes (float8, int4, ...) stay opaque nodes: Cast's saturate/round_mode and the
+// packed types have no printed expression, and the GPUs refuse them (host fallback runs them).
+bool fusible_dtype(DType t) { return t != DType::string && t != DType::undefined && !dtype_is_small(t); }
 // Contractions and fused reductions accumulate in fp32 (fp16/bf16 storage) or in their dtype.
 bool contraction_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 bool reduce_dtype(DType t) { return dtype_is_float(t); }

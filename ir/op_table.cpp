@@ -8,6 +8,8 @@
 namespace fusor {
 
 void register_quant_ops();  // ir/ops/quant.cpp: QuantizeLinear, DequantizeLinear
+void register_misc_ops();   // ir/ops/misc.cpp: CumProd, windows, Compress, LpNormalization, NonMaxSuppression
+void register_grid_ops();   // ir/ops/grid.cpp: GridSample, AffineGrid, CenterCropPad, Col2Im
 
 namespace {
 std::map<std::string, OpDef>& table() {
@@ -27,6 +29,8 @@ void ensure_registered() {
     register_quant_ops();
     register_attention_ops();
     register_quant_int_ops();
+    register_misc_ops();
+    register_grid_ops();
   });
 }
 }  // namespace

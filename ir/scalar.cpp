@@ -1,6 +1,7 @@
 #include "ir/scalar.h"
 
 #include "ir/half.h"
+#include "ir/small_dtypes.h"
 
 #include <cfenv>
 #include <cmath>
@@ -14,6 +15,8 @@ namespace {
 // float -> integer: truncate toward zero, saturate at the dtype's range, NaN -> 0.
 int64_t float_to_int(double v, DType t) {
   if (std::isnan(v)) return 0;
+  // int4/uint4/int2/uint2: truncate, then wrap (what the ONNX reference, through ml_dtypes, writes).
+  if (dtype_is_small(t)) return wrap_small_int(float_to_int(v, DType::i64), t);
   v = std::trunc(v);
   if (t == DType::u64) {
     if (v <= 0) return 0;
@@ -49,7 +52,9 @@ double round_float(double v, DType t) {
     case DType::f32: return static_cast<double>(static_cast<float>(v));
     case DType::f16: return half_bits_to_float(float_to_half_bits(v));
     case DType::bf16: return bf16_bits_to_float(float_to_bf16_bits(v));
-    default: return v;
+    default:
+      if (dtype_is_small_float(t)) return small_float_decode(small_float_encode(v, t), t);
+      return v;
   }
 }
 
@@ -62,6 +67,7 @@ int64_t wrap_int(int64_t v, DType t) {
     case DType::i32: return static_cast<int32_t>(v);
     case DType::u32: return static_cast<uint32_t>(v);
     case DType::boolean: return v != 0;
+    case DType::u4: case DType::i4: case DType::u2: case DType::i2: return wrap_small_int(v, t);
     default: return v;
   }
 }
@@ -70,6 +76,13 @@ double scalar_to_double(HostScalar v, DType t) {
   if (!dtype_is_integral(t)) return v.f;
   if (t == DType::u64) return static_cast<double>(static_cast<uint64_t>(v.i));
   return static_cast<double>(v.i);
+}
+
+HostScalar scalar_convert_cast(HostScalar v, DType from, DType to, bool saturate, E8M0Round mode) {
+  if (!dtype_is_small_float(to) || (saturate && mode == E8M0Round::up)) return scalar_convert(v, from, to);
+  HostScalar r;
+  r.f = small_float_decode(small_float_encode(scalar_to_double(v, from), to, saturate, mode), to);
+  return r;
 }
 
 HostScalar scalar_convert(HostScalar v, DType from, DType to) {
@@ -101,7 +114,14 @@ HostScalar scalar_load(DType t, const void* base, int64_t i) {
     case DType::u32: r.i = rd(uint32_t{}); break;
     case DType::i64:
     case DType::u64: r.i = rd(int64_t{}); break;
-    default: throw Error("tensor", std::string("no numeric value for dtype ") + dtype_name(t));
+    case DType::i4: case DType::i2: r.i = rd(int8_t{}); break;   // held sign-extended (ir/small_dtypes.h)
+    case DType::u4: case DType::u2: r.i = rd(uint8_t{}); break;
+    default:
+      if (dtype_is_small_float(t)) {
+        r.f = small_float_decode(rd(uint8_t{}), t);
+        break;
+      }
+      throw Error("tensor", std::string("no numeric value for dtype ") + dtype_name(t));
   }
   return r;
 }
@@ -123,7 +143,15 @@ void scalar_store(DType t, void* base, int64_t i, HostScalar v) {
     case DType::u32: wr(static_cast<uint32_t>(v.i)); break;
     case DType::i64:
     case DType::u64: wr(v.i); break;
-    default: throw Error("tensor", std::string("no numeric value for dtype ") + dtype_name(t));
+    case DType::i4: case DType::i2: case DType::u4: case DType::u2: wr(static_cast<uint8_t>(wrap_small_int(v.i, t))); break;
+    default:
+      // v is already a value of t (or its NaN, or E5M2's inf): encoding it is exact, with no
+      // saturation (Cast saturate=0 leaves an inf here). NaN keeps its sign (E4M3FN/E5M2).
+      if (dtype_is_small_float(t)) {
+        wr(small_float_encode(v.f, t, false));
+        break;
+      }
+      throw Error("tensor", std::string("no numeric value for dtype ") + dtype_name(t));
   }
 }
 

@@ -8,13 +8,14 @@
 //    exactly representable in their dtype: each op computes in double and rounds once to its
 //    dtype (round to nearest even), which is the correctly rounded result of that op.
 //  * Conversions (dtype_convert): float -> integer truncates toward zero and saturates (NaN
-//    gives 0), integer -> integer wraps (unsigned sources zero-extend, signed sign-extend),
+//    gives 0; int4/uint4/int2/uint2 wrap instead, as ONNX's Cast does), integer -> integer wraps (unsigned sources zero-extend, signed sign-extend),
 //    anything -> bool is != 0, bool -> number is 0/1.
 //  * Integer division by zero gives 0 and modulus by zero gives 0 (ONNX leaves both undefined;
 //    every backend returns these values); INT_MIN / -1 = INT_MIN and INT_MIN % -1 = 0.
 #pragma once
 #include <cstdint>
 
+#include "ir/small_dtypes.h"
 #include "ir/tensor.h"
 
 namespace fusor {
@@ -27,7 +28,8 @@ union HostScalar {
 // True when values of t are held as integers (ints and bool).
 inline bool dtype_is_integral(DType t) { return dtype_is_int(t) || t == DType::boolean; }
 inline bool dtype_is_unsigned(DType t) {
-  return t == DType::u8 || t == DType::u16 || t == DType::u32 || t == DType::u64 || t == DType::boolean;
+  return t == DType::u8 || t == DType::u16 || t == DType::u32 || t == DType::u64 || t == DType::boolean || t == DType::u4 ||
+         t == DType::u2;
 }
 
 // Element `i` of a buffer of dtype t, and the store back (v must already be of dtype t).
@@ -37,6 +39,9 @@ void scalar_store(DType t, void* base, int64_t i, HostScalar v);
 // v (a value of dtype `from`) converted to dtype `to` with the rules above; from == to
 // returns v unchanged except that a float value is rounded to its dtype.
 HostScalar scalar_convert(HostScalar v, DType from, DType to);
+// scalar_convert with Cast's `saturate` and `round_mode` attributes, which only conversions to
+// the small floats use (ir/small_dtypes.h); scalar_convert is saturate = true, round up.
+HostScalar scalar_convert_cast(HostScalar v, DType from, DType to, bool saturate, E8M0Round mode);
 // Wraps an int64 result to integer dtype t (bool: != 0).
 int64_t wrap_int(int64_t v, DType t);
 // Rounds a double to the nearest value of float dtype t (round to nearest even; f64 unchanged).

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ir/half.h"
+#include "ir/small_dtypes.h"
 
 namespace fusor {
 
@@ -19,9 +20,19 @@ size_t dtype_size(DType t) {
     case DType::f16: case DType::bf16: case DType::i16: case DType::u16: return 2;
     case DType::f64: case DType::i64: case DType::u64: return 8;
     case DType::i8: case DType::u8: case DType::boolean: return 1;
-    default: return 0;
+    default: return dtype_is_small(t) ? 1 : 0;
   }
 }
+
+int dtype_bits(DType t) {
+  switch (t) {
+    case DType::u4: case DType::i4: case DType::f4e2m1: return 4;
+    case DType::u2: case DType::i2: return 2;
+    default: return static_cast<int>(8 * dtype_size(t));
+  }
+}
+
+bool dtype_is_small(DType t) { return t >= DType::f8e4m3fn && t <= DType::i2; }
 
 const char* dtype_name(DType t) {
   switch (t) {
@@ -29,26 +40,37 @@ const char* dtype_name(DType t) {
     case DType::f64: return "float64"; case DType::i8: return "int8"; case DType::i16: return "int16";
     case DType::i32: return "int32"; case DType::i64: return "int64"; case DType::u8: return "uint8";
     case DType::u16: return "uint16"; case DType::u32: return "uint32"; case DType::u64: return "uint64";
-    case DType::boolean: return "bool"; case DType::string: return "string"; default: return "undefined";
+    case DType::boolean: return "bool"; case DType::string: return "string";
+    case DType::f8e4m3fn: return "float8e4m3fn"; case DType::f8e4m3fnuz: return "float8e4m3fnuz";
+    case DType::f8e5m2: return "float8e5m2"; case DType::f8e5m2fnuz: return "float8e5m2fnuz";
+    case DType::u4: return "uint4"; case DType::i4: return "int4"; case DType::f4e2m1: return "float4e2m1";
+    case DType::f8e8m0: return "float8e8m0"; case DType::u2: return "uint2"; case DType::i2: return "int2";
+    default: return "undefined";
   }
 }
 
-bool dtype_is_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f64; }
+bool dtype_is_float(DType t) {
+  return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f64 || dtype_is_small_float(t);
+}
 bool dtype_is_int(DType t) {
   switch (t) {
     case DType::i8: case DType::i16: case DType::i32: case DType::i64:
-    case DType::u8: case DType::u16: case DType::u32: case DType::u64: return true;
+    case DType::u8: case DType::u16: case DType::u32: case DType::u64:
+    case DType::u4: case DType::i4: case DType::u2: case DType::i2: return true;
     default: return false;
   }
 }
 
-// TensorProto.DataType numbering (onnx.proto).
+// TensorProto.DataType numbering (onnx.proto; 17-26 as in ONNX 1.18+, newer than the installed libonnx).
 DType dtype_from_onnx(int t) {
   switch (t) {
     case 1: return DType::f32; case 2: return DType::u8; case 3: return DType::i8; case 4: return DType::u16;
     case 5: return DType::i16; case 6: return DType::i32; case 7: return DType::i64; case 8: return DType::string;
     case 9: return DType::boolean; case 10: return DType::f16; case 11: return DType::f64; case 12: return DType::u32;
-    case 13: return DType::u64; case 16: return DType::bf16; default: return DType::undefined;
+    case 13: return DType::u64; case 16: return DType::bf16; case 17: return DType::f8e4m3fn;
+    case 18: return DType::f8e4m3fnuz; case 19: return DType::f8e5m2; case 20: return DType::f8e5m2fnuz;
+    case 21: return DType::u4; case 22: return DType::i4; case 23: return DType::f4e2m1; case 24: return DType::f8e8m0;
+    case 25: return DType::u2; case 26: return DType::i2; default: return DType::undefined;
   }
 }
 int dtype_to_onnx(DType t) {
@@ -56,7 +78,10 @@ int dtype_to_onnx(DType t) {
     case DType::f32: return 1; case DType::u8: return 2; case DType::i8: return 3; case DType::u16: return 4;
     case DType::i16: return 5; case DType::i32: return 6; case DType::i64: return 7; case DType::string: return 8;
     case DType::boolean: return 9; case DType::f16: return 10; case DType::f64: return 11; case DType::u32: return 12;
-    case DType::u64: return 13; case DType::bf16: return 16; default: return 0;
+    case DType::u64: return 13; case DType::bf16: return 16; case DType::f8e4m3fn: return 17;
+    case DType::f8e4m3fnuz: return 18; case DType::f8e5m2: return 19; case DType::f8e5m2fnuz: return 20;
+    case DType::u4: return 21; case DType::i4: return 22; case DType::f4e2m1: return 23; case DType::f8e8m0: return 24;
+    case DType::u2: return 25; case DType::i2: return 26; default: return 0;
   }
 }
 
@@ -162,7 +187,11 @@ double Tensor::get(int64_t i) const {
     case DType::u32: return data<uint32_t>()[i];
     case DType::u64: return static_cast<double>(data<uint64_t>()[i]);
     case DType::boolean: return data<uint8_t>()[i] ? 1.0 : 0.0;
-    default: throw Error("tensor", std::string("cannot read elements of dtype ") + dtype_name(dtype_));
+    case DType::i4: case DType::i2: return data<int8_t>()[i];
+    case DType::u4: case DType::u2: return data<uint8_t>()[i];
+    default:
+      if (dtype_is_small_float(dtype_)) return small_float_decode(data<uint8_t>()[i], dtype_);
+      throw Error("tensor", std::string("cannot read elements of dtype ") + dtype_name(dtype_));
   }
 }
 
@@ -189,7 +218,19 @@ void Tensor::set(int64_t i, double v) {
     case DType::u32: data<uint32_t>()[i] = to_int<uint32_t>(v); break;
     case DType::u64: data<uint64_t>()[i] = to_int<uint64_t>(v); break;
     case DType::boolean: data<uint8_t>()[i] = v != 0.0 ? 1 : 0; break;
-    default: throw Error("tensor", std::string("cannot write elements of dtype ") + dtype_name(dtype_));
+    case DType::i4: case DType::i2: case DType::u4: case DType::u2: {
+      int64_t lo, hi;  // saturating, as for the wider integers
+      small_int_range(dtype_, &lo, &hi);
+      const double c = std::isnan(v) ? 0.0 : std::min(static_cast<double>(hi), std::max(static_cast<double>(lo), v));
+      data<uint8_t>()[i] = static_cast<uint8_t>(static_cast<int8_t>(c));
+      break;
+    }
+    default:
+      if (dtype_is_small_float(dtype_)) {
+        data<uint8_t>()[i] = small_float_encode(v, dtype_);  // RNE, saturating (Cast's default)
+        break;
+      }
+      throw Error("tensor", std::string("cannot write elements of dtype ") + dtype_name(dtype_));
   }
 }
 
@@ -227,7 +268,7 @@ void Tensor::fill(double v) {
   for (int64_t i = 0; i < numel(); ++i) set(i, v);
 }
 void Tensor::poison() {
-  if (dtype_is_float(dtype_)) {
+  if (dtype_is_float(dtype_) && !dtype_is_small(dtype_)) {
     fill(std::numeric_limits<double>::quiet_NaN());
   } else if (nbytes() > 0) {
     std::memset(raw(), 0x5a, nbytes());
@@ -271,13 +312,14 @@ std::string element_str(const Tensor& t, int64_t i) {
   std::ostringstream o;
   o.precision(std::numeric_limits<double>::max_digits10);
   o << t.get(i);
+  if (dtype_is_small(t.dtype())) o << " (0x" << std::hex << static_cast<unsigned>(t.data<uint8_t>()[i]) << ")";
   return o.str();
 }
 
 }  // namespace
 
 int64_t ulp_distance(DType t, double a, double b) {
-  if (!dtype_is_float(t) || std::isnan(a) || std::isnan(b)) return -1;
+  if (!dtype_is_float(t) || dtype_is_small(t) || std::isnan(a) || std::isnan(b)) return -1;
   uint64_t sign;
   // Sign-magnitude bits -> a signed line on which adjacent values are 1 apart.
   auto ordinal = [&](double v) {
@@ -307,7 +349,9 @@ CompareResult compare_tensors(const Tensor& a, const Tensor& b, const CompareOpt
     return r;
   }
   const DType t = b.dtype();
-  const bool is_float = dtype_is_float(t);
+  // The small dtypes compare bit for bit, like integers (a NaN matches any NaN encoding).
+  const bool is_float = dtype_is_float(t) && !dtype_is_small(t);
+  const bool small_float = dtype_is_small(t) && dtype_is_float(t);
   const Tolerance def = default_tolerance(t);
   const double rtol = opts.rtol < 0 ? def.rtol : opts.rtol, atol = opts.atol < 0 ? def.atol : opts.atol;
   int64_t first_bad = -1;
@@ -316,6 +360,7 @@ CompareResult compare_tensors(const Tensor& a, const Tensor& b, const CompareOpt
     if (!is_float) {
       // Integers and bools: exact (bool as truth values, whatever byte a kernel wrote).
       bad = t == DType::boolean ? (raw_element(a, i) != 0) != (raw_element(b, i) != 0) : raw_element(a, i) != raw_element(b, i);
+      if (bad && small_float && std::isnan(a.get(i)) && std::isnan(b.get(i))) bad = false;
       if (bad) r.max_abs = std::max(r.max_abs, std::fabs(a.get(i) - b.get(i)));
     } else {
       double x = a.get(i), y = b.get(i);
@@ -345,7 +390,7 @@ CompareResult compare_tensors(const Tensor& a, const Tensor& b, const CompareOpt
     r.ok = false;
     std::ostringstream o;
     o << r.mismatches << " of " << a.numel() << " elements differ";
-    if (!is_float) o << " (" << dtype_name(t) << ": compared exactly)";
+    if (!is_float) o << " (" << dtype_name(t) << (small_float ? ": compared bit for bit)" : ": compared exactly)");
     else if (opts.exact) o << " (--exact: compared bit for bit)";
     else o << " (" << dtype_name(t) << " rtol " << rtol << " atol " << atol << ")";
     o << "; first at " << first_bad << ": got " << element_str(a, first_bad) << ", expected " << element_str(b, first_bad);

@@ -28,12 +28,22 @@ std::string printable(const std::string& s);
 
 // Element types. Values match nothing external; see dtype_from_onnx/dtype_to_onnx for the
 // ONNX TensorProto.DataType mapping.
-enum class DType : uint8_t { undefined, f32, f16, bf16, f64, i8, i16, i32, i64, u8, u16, u32, u64, boolean, string };
+// The last ten are ONNX's small types (ir/small_dtypes.h: one byte per element in memory,
+// packed to 4 or 2 bits in files): float8 e4m3fn/e4m3fnuz/e5m2/e5m2fnuz, uint4, int4,
+// float4 e2m1, float8 e8m0, uint2, int2.
+enum class DType : uint8_t {
+  undefined, f32, f16, bf16, f64, i8, i16, i32, i64, u8, u16, u32, u64, boolean, string,
+  f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, u4, i4, f4e2m1, f8e8m0, u2, i2
+};
 
-size_t dtype_size(DType t);            // bytes per element (0 for undefined/string)
-const char* dtype_name(DType t);       // "float32", "int64", ...
-bool dtype_is_float(DType t);          // f16/bf16/f32/f64
-bool dtype_is_int(DType t);            // signed/unsigned integers (not bool)
+size_t dtype_size(DType t);            // bytes per element in memory (0 for undefined/string; 1 for the small types)
+int dtype_bits(DType t);               // bits per element in ONNX files (4 for (u)int4/float4, 2 for (u)int2, else 8 * size)
+const char* dtype_name(DType t);       // "float32", "int64", "float8e4m3fn", ...
+bool dtype_is_float(DType t);          // f16/bf16/f32/f64 and the small floats (float8*, float4e2m1, float8e8m0)
+bool dtype_is_int(DType t);            // signed/unsigned integers (not bool), int4/uint4/int2/uint2 included
+// The ten small types above: computed on ref (and on cpu as opaque nodes), never fused, and
+// compared bit for bit (a NaN matches any NaN).
+bool dtype_is_small(DType t);
 DType dtype_from_onnx(int onnx_type);  // TensorProto.DataType -> DType (undefined if unknown)
 int dtype_to_onnx(DType t);
 

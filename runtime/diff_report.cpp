@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "ir/small_dtypes.h"
 #include "runtime/diff.h"
 #include "runtime/tensor_io.h"
 
@@ -23,6 +24,8 @@ void to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* p) {
   for (auto d : t.shape()) p->add_dims(d);
   if (t.dtype() == DType::string)
     for (const auto& s : t.strings) p->add_string_data(s);
+  else if (dtype_bits(t.dtype()) < 8)
+    p->set_raw_data(pack_small(t));  // int4/int2/float4: packed (ir/small_dtypes.h)
   else
     p->set_raw_data(reinterpret_cast<const char*>(t.raw()), t.nbytes());
 }

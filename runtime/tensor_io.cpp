@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 
+#include "ir/small_dtypes.h"
+
 #include "frontend/onnx_import.h"
 #include "runtime/disk_cache.h"
 
@@ -269,7 +271,8 @@ void write_tensor_pb(const std::string& path, const Tensor& t, const std::string
   if (t.dtype() == DType::string) {
     for (const auto& s : t.strings) proto.add_string_data(s);
   } else {
-    proto.set_raw_data(reinterpret_cast<const char*>(t.raw()), t.nbytes());
+    if (dtype_bits(t.dtype()) < 8) proto.set_raw_data(pack_small(t));  // int4/int2/float4: packed (ir/small_dtypes.h)
+    else proto.set_raw_data(reinterpret_cast<const char*>(t.raw()), t.nbytes());
   }
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) throw io_error(path, "protobuf serialization failed (tensor larger than 2 GB?)");

@@ -438,6 +438,8 @@ T fz_sign(T a) { return a != T(0) ? T(1) : T(0); }
 T fz_idiv(T a, T b) { return b == T(0) ? T(0) : a / b; }
 T fz_ifmod(T a, T b) { return b == T(0) ? T(0) : a - (a / b) * b; }
 T fz_imod(T a, T b) { return fz_ifmod(a, b); }
+T fz_ishl(T a, T b) { return b < T(U) ? a << b : T(0); }
+T fz_ishr(T a, T b) { return b < T(U) ? a >> b : T(0); }
 T fz_ipow(T a, T b) {
   T r = T(1);
   for (; b != T(0); b >>= 1, a = a * a) if ((b & T(1)) != T(0)) r = r * a;
@@ -523,8 +525,9 @@ double fz_fmod(double a, double b) {
     }
     return out;
   };
-  std::string s = inst(kSigned, "int", "uint") + inst(kUnsigned, "uint", "");
-  if (h.index64 || h.uses_i64) s += inst(kSigned, "int64_t", "uint64_t") + inst(kUnsigned, "uint64_t", "");
+  // For the unsigned helpers U is the type's width (fz_ishl/fz_ishr: a shift past it gives 0).
+  std::string s = inst(kSigned, "int", "uint") + inst(kUnsigned, "uint", "32u");
+  if (h.index64 || h.uses_i64) s += inst(kSigned, "int64_t", "uint64_t") + inst(kUnsigned, "uint64_t", "64u");
   if (h.uses_f64) s += kDouble;
   return s;
 }

@@ -22,7 +22,9 @@
 //      fz_inf()                    +infinity (bind_scalar prints non-finite literals with it)
 //  - integer helpers (int_expr), overloaded per integer compute type: fz_idiv(a, b) (truncates
 //    toward zero; b == 0 gives 0; MIN / -1 gives MIN), fz_imod(a, b) (sign of the divisor),
-//    fz_ifmod(a, b) (sign of the dividend; b == 0 gives 0), fz_ipow(a, b) (wraps).
+//    fz_ifmod(a, b) (sign of the dividend; b == 0 gives 0), fz_ipow(a, b) (wraps); for unsigned
+//    compute types fz_ishl(a, b) / fz_ishr(a, b) (0 when b >= the type's width); and the
+//    operators & | ^ ~ (bitwise ops, integers only).
 //
 // Typing (DESIGN.md numerics): an op node computes in its math dtype (ScalarRule::math_operand's
 // dtype): integers as integers with wrap-around, float64 in double, float32/16/bf16 in fp32.
@@ -90,6 +92,13 @@ int64_t ipow(int64_t a, int64_t b, bool uns) {
   return r;
 }
 int64_t isign(int64_t a, bool uns) { return uns ? (a != 0) : (a > 0) - (a < 0); }
+// BitShift on unsigned values: a shift past the dtype's width gives 0 (numpy's rule); the
+// caller's wrap to the dtype clears bits shifted past narrower widths.
+int64_t ishift(int64_t a, int64_t b, bool right) {
+  const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  if (ub >= 64) return 0;
+  return static_cast<int64_t>(right ? ua >> ub : ua << ub);
+}
 
 // ---- printing -------------------------------------------------------------------------------
 
@@ -251,6 +260,8 @@ enum class Typing {
   prelu,      // slope broadcasts to X; output = X's shape
   cast,       // output dtype from attribute 'to'
   castlike,   // output dtype = input 1's; its shape is ignored
+  bitwise,    // integer operands (not bool) of one dtype; output too (BitwiseAnd/Or/Xor/Not)
+  shift,      // unsigned integer operands of one dtype; output too (BitShift)
 };
 
 void infer_elementwise(InferContext& ctx, Typing typing, bool float_only) {
@@ -305,6 +316,16 @@ void infer_elementwise(InferContext& ctx, Typing typing, bool float_only) {
       require_same(0, 1);
       if (out_shape != ctx.shape(0))
         ctx.fail("slope " + shape_str(ctx.shape(1)) + " does not broadcast to X " + shape_str(ctx.shape(0)));
+      break;
+    case Typing::bitwise:
+    case Typing::shift:
+      for (int i = 0; i < count; ++i) {
+        require_same(0, i);
+        if (!dtype_is_int(ctx.dtype(i)) || dtype_is_small(ctx.dtype(i)) ||
+            (typing == Typing::shift && !dtype_is_unsigned(ctx.dtype(i))))
+          ctx.fail(std::string("needs ") + (typing == Typing::shift ? "unsigned " : "") + "integer inputs, got " +
+                   dtype_name(ctx.dtype(i)));
+      }
       break;
     case Typing::cast:
       out_dtype = dtype_from_onnx(static_cast<int>(n.attr_i("to", 0)));
@@ -403,6 +424,15 @@ void cast_reference(const ScalarRule& rule, const Node& n, const std::vector<con
   if (is_string(&x) || y.dtype() == DType::string)
     throw Error("ref", n.label() + ": Cast to or from string is not supported");
   if (x.dtype() == y.dtype()) return copy_tensor(x, y);
+  if (dtype_is_small(x.dtype()) || dtype_is_small(y.dtype())) {
+    // Conversions to the small floats honour saturate (opset 19) and round_mode (opset 24,
+    // float8e8m0 only); these nodes are never fused (ir/fusion.cpp), so only ref runs them.
+    const bool saturate = n.attr_i("saturate", 1) != 0;
+    const E8M0Round mode = e8m0_round_mode(n.attr_s("round_mode", "up"), n.label());
+    for (int64_t i = 0; i < y.numel(); ++i)
+      scalar_store(y.dtype(), y.raw(), i, scalar_convert_cast(scalar_load(x.dtype(), x.raw(), i), x.dtype(), y.dtype(), saturate, mode));
+    return;
+  }
   std::vector<bool> use(in.size(), false);
   use[0] = true;
   elementwise_loop(rule, n, in, y, use);
@@ -486,6 +516,12 @@ void gelu_params(const Node& n, double* v) {
   if (a != "none" && a != "tanh") throw Error("shape", n.label() + ": unknown approximate='" + a + "'");
   v[0] = a == "tanh" ? 1.0 : 0.0;
 }
+// BitShift's direction is a required string: "LEFT" or "RIGHT".
+void bitshift_params(const Node& n, double* v) {
+  const std::string d = n.attr_s("direction", "");
+  if (d != "LEFT" && d != "RIGHT") throw Error("shape", n.label() + ": direction must be \"LEFT\" or \"RIGHT\", got '" + printable(d) + "'");
+  v[0] = d == "RIGHT" ? 1.0 : 0.0;
+}
 // Clip: omitted min/max are unbounded; before opset 11 they are attributes whose defaults are
 // the float32 range (Clip-6).
 double clip_absent(const Node& n, int i) {
@@ -551,6 +587,10 @@ void register_elementwise_ops() {
   add("HardSwish", 1, 1, Typing::same,
       unary_float("{0} * fz_max(0.0f, fz_min(1.0f, {0} * 0.16666667f + 0.5f))",
                   FZ_EVAL(x[0] * nan_max(0.0, nan_min(1.0, x[0] / 6.0 + 0.5)))));
+  // Shrink-9: x + bias below -lambd, x - bias above lambd, 0 between (float inputs).
+  add("Shrink", 1, 1, Typing::same,
+      unary_float("({0} < -{lambd} ? {0} + {bias} : ({0} > {lambd} ? {0} - {bias} : 0.0f))",
+                  FZ_EVAL(x[0] < -p[0] ? x[0] + p[1] : (x[0] > p[0] ? x[0] - p[1] : 0.0)), {{"lambd", 0.5}, {"bias", 0.0}}));
   // Softplus = log(1 + exp(x)), written max(x, 0) + log(1 + exp(-|x|)) so large x cannot overflow.
   add("Softplus", 1, 1, Typing::same,
       unary_float("(fz_max({0}, 0.0f) + fz_log1p(exp(-abs({0}))))", FZ_EVAL(softplus(x[0]))));
@@ -650,6 +690,27 @@ void register_elementwise_ops() {
       unary_float("(fz_isinf({0}) * ({0} > 0.0f ? {detect_positive} : {detect_negative}))",
                   FZ_EVAL(std::isinf(x[0]) ? (x[0] > 0 ? p[0] : p[1]) : 0.0),
                   {{"detect_positive", 1}, {"detect_negative", 1}}));
+
+  // Bitwise ops (integers only: the float expr is never printed, the typing refuses floats).
+  {
+    ScalarRule a = with_int(rule("{0}", FZ_EVAL(x[0])), FZ_IEVAL(x[0] & x[1]));
+    a.int_expr = "({0} & {1})";
+    add("BitwiseAnd", 2, 2, Typing::bitwise, a);
+    ScalarRule o = with_int(rule("{0}", FZ_EVAL(x[0])), FZ_IEVAL(x[0] | x[1]));
+    o.int_expr = "({0} | {1})";
+    add("BitwiseOr", 2, 2, Typing::bitwise, o);
+    ScalarRule x_ = with_int(rule("{0}", FZ_EVAL(x[0])), FZ_IEVAL(x[0] ^ x[1]));
+    x_.int_expr = "({0} ^ {1})";
+    add("BitwiseXor", 2, 2, Typing::bitwise, x_);
+    ScalarRule nt = with_int(rule("{0}", FZ_EVAL(x[0])), FZ_IEVAL(~x[0]));
+    nt.int_expr = "(~{0})";  // the emitters' wrap to the dtype clears the bits above it
+    add("BitwiseNot", 1, 1, Typing::bitwise, nt);
+    // direction: 0 LEFT, 1 RIGHT (a string attribute, resolved to a param).
+    ScalarRule sh = with_int(rule("{0}", FZ_EVAL(x[0]), {{"direction", 0}}), FZ_IEVAL(ishift(x[0], x[1], p[0] != 0)));
+    sh.int_expr = "({direction} != 0.0f ? fz_ishr({0}, {1}) : fz_ishl({0}, {1}))";
+    sh.resolve_params = bitshift_params;
+    add("BitShift", 2, 2, Typing::shift, sh);
+  }
 
   // Conversions: the identity in the source dtype; converting the result to the output dtype
   // is the cast (ir/scalar.h rules, printed by each emitter's conversion).

@@ -6,8 +6,12 @@
 // scale / zero_point are one value (per tensor), a 1-D tensor of x.shape[axis] values (per
 // axis, opset 13+), or, with block_size > 0 (opset 21), x's shape with dim `axis` divided by
 // block_size rounded up (blocked). The quotient is formed in float32 for float32 x, as the
-// ONNX reference does (rounding a double quotient can resolve a tie differently). Integer
-// dtypes only (float8 / int4 are not fusor dtypes); anything else is Error("shape").
+// ONNX reference does (rounding a double quotient can resolve a tie differently).
+// Quantized dtypes: 8/16/32-bit integers, int4/uint4/int2/uint2 (rounded half to even and
+// saturated to their range) and the float8 types and float4e2m1 (ir/small_dtypes.h):
+// y = x / scale + zero_point rounded to nearest even in the target, saturating unless the
+// `saturate` attribute is 0 (then out-of-range values become inf/NaN as in Cast).
+// Anything else is Error("shape").
 #include <cfenv>
 #include <cmath>
 
@@ -57,12 +61,15 @@ int64_t param_index(const QuantLayout& q, int64_t i) {
 }
 
 bool quant_dtype(DType t) {
-  return t == DType::u8 || t == DType::i8 || t == DType::u16 || t == DType::i16 || t == DType::i32;
+  return t == DType::u8 || t == DType::i8 || t == DType::u16 || t == DType::i16 || t == DType::i32 ||
+         (dtype_is_small(t) && t != DType::f8e8m0);
 }
 
 void check_zero_point(InferContext& ctx, DType want) {
   if (!ctx.has_input(2)) return;
-  if (ctx.shape(2) != ctx.shape(1)) ctx.fail("zero_point shape " + shape_str(ctx.shape(2)) + " differs from scale's " + shape_str(ctx.shape(1)));
+  // One value given as [] and [1] is the same per-tensor parameter (the node suite mixes them).
+  const bool scalars = shape_numel(ctx.shape(2)) == 1 && shape_numel(ctx.shape(1)) == 1 && ctx.rank(2) <= 1 && ctx.rank(1) <= 1;
+  if (ctx.shape(2) != ctx.shape(1) && !scalars) ctx.fail("zero_point shape " + shape_str(ctx.shape(2)) + " differs from scale's " + shape_str(ctx.shape(1)));
   if (want != DType::undefined && ctx.dtype(2) != want) ctx.fail("zero_point dtype differs from the quantized dtype");
 }
 
@@ -80,6 +87,10 @@ void dequantize_ref(const Node& n, const Ins& in, Outs& out) {
   const QuantLayout q = quant_layout(n, x.shape(), scale.shape());
   for (int64_t i = 0; i < x.numel(); ++i) {
     const int64_t p = param_index(q, i);
+    if (dtype_is_float(x.dtype())) {  // float8 / float4: (x - zp) in float, then the product
+      out[0].set(i, (x.get(i) - (zp ? zp->get(p) : 0.0)) * scale.get(p));
+      continue;
+    }
     const int64_t z = zp ? zp->get_int(p) : 0;
     // (x - zp) is exact; one rounding of the product, as in float32.
     out[0].set(i, static_cast<double>(x.get_int(i) - z) * scale.get(p));
@@ -114,9 +125,25 @@ void quantize_ref(const Node& n, const Ins& in, Outs& out) {
     case DType::u16: lo = 0, hi = 65535; break;
     case DType::i16: lo = -32768, hi = 32767; break;
     case DType::i32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case DType::i4: case DType::u4: case DType::i2: case DType::u2: {
+      int64_t l, h;
+      small_int_range(out[0].dtype(), &l, &h);
+      lo = static_cast<double>(l), hi = static_cast<double>(h);
+      break;
+    }
     default: break;
   }
   const bool f32 = x.dtype() == DType::f32 && scale.dtype() == DType::f32;
+  if (dtype_is_float(out[0].dtype())) {  // float8 / float4: no integer rounding; the cast rounds
+    const bool saturate = n.attr_i("saturate", 1) != 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const int64_t p = param_index(q, i);
+      double v = f32 ? static_cast<double>(static_cast<float>(x.get(i)) / static_cast<float>(scale.get(p))) : x.get(i) / scale.get(p);
+      if (zp) v = f32 ? static_cast<double>(static_cast<float>(v) + static_cast<float>(zp->get(p))) : v + zp->get(p);
+      out[0].data<uint8_t>()[i] = small_float_encode(v, out[0].dtype(), saturate);
+    }
+    return;
+  }
   const int saved = std::fegetround();
   std::fesetround(FE_TONEAREST);  // nearbyint: round half to even
   for (int64_t i = 0; i < x.numel(); ++i) {
