@@ -8,6 +8,8 @@
 namespace fusor {
 
 void register_quant_ops();  // ir/ops/quant.cpp: QuantizeLinear, DequantizeLinear
+void register_recurrent_ops();  // ir/ops/recurrent.cpp: RNN, GRU, LSTM
+void register_loop_ops();       // ir/ops/loop.cpp: Loop, Scan
 
 namespace {
 std::map<std::string, OpDef>& table() {
@@ -27,6 +29,8 @@ void ensure_registered() {
     register_quant_ops();
     register_attention_ops();
     register_quant_int_ops();
+    register_recurrent_ops();
+    register_loop_ops();
   });
 }
 }  // namespace
