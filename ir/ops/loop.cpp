@@ -30,7 +30,10 @@ using namespace op_helpers;
 
 // Upper bound on iterations of a loop without a trip count (cond only), so a body whose
 // condition never turns false is an error rather than a hang.
-constexpr int64_t kMaxIterations = int64_t{1} << 24;
+constexpr int64_t kMaxIterations = int64_t{1} << 20;
+// A loop whose inputs are all constant runs at compile time (it folds) only up to this many
+// iterations, so a hostile trip count cannot stall compilation.
+constexpr int64_t kMaxFoldIterations = 4096;
 
 const Graph& body_of(const Node& n) {
   const Graph* b = n.attr_g("body");
@@ -179,6 +182,8 @@ Tensor scalar_like(const Graph& b, int input, DType dt, int64_t v) {
 std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in) {
   const Graph& b = body_of(n);
   const LoopIO io = loop_io(n, b);
+  for (int i = 0; i < 2; ++i)
+    if (in[i] && in[i]->numel() != 1) ref_fail(n, std::string(i ? "cond" : "M") + " must hold exactly one element, got " + shape_str(in[i]->shape()));
   const int64_t M = in[0] ? in[0]->get_int(0) : std::numeric_limits<int64_t>::max();
   bool cond = in[1] ? in[1]->get(0) != 0.0 : true;
   std::vector<Tensor> vars;
@@ -195,6 +200,7 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
     for (const Tensor& v : vars) args.push_back(arg_of(v));
     for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) args.push_back(arg_of(*in[k]));
     std::vector<Tensor> out = run_body(n, b, args);
+    if (out[0].numel() != 1) ref_fail(n, "its body's cond_out must hold exactly one element, got " + shape_str(out[0].shape()));
     cond = out[0].get(0) != 0.0;
     for (int k = 0; k < io.N; ++k) vars[k] = std::move(out[1 + k]);
     for (int k = 0; k < io.K; ++k) scans[k].push_back(std::move(out[1 + io.N + k]));
@@ -223,9 +229,13 @@ void loop_infer(InferContext& ctx) {
   const Node& n = ctx.node();
   const Graph& b = body_of(n);
   const LoopIO io = loop_io(n, b);
+  for (int i = 0; i < 2; ++i)
+    if (ctx.has_input(i) && shape_numel(ctx.shape(i)) != 1) ctx.fail(std::string(i ? "cond" : "M") + " must hold exactly one element");
   bool all_const = true;
   for (int i = 0; i < ctx.num_inputs(); ++i)
     if (ctx.has_input(i) && !ctx.constant(i)) all_const = false;
+  if (all_const && ctx.has_input(0) && ctx.constant(0)->numel() == 1 && ctx.constant(0)->get_int(0) > kMaxFoldIterations)
+    all_const = false;  // shapes from one bound body run instead (below); the loop runs when executed
   if (all_const) {  // run it now: the shapes are whatever the iterations produce (it folds next)
     std::vector<const Tensor*> in;
     for (int i = 0; i < static_cast<int>(n.inputs.size()); ++i) in.push_back(ctx.has_input(i) ? ctx.constant(i) : nullptr);
@@ -565,7 +575,10 @@ bool scan_expand(Graph& g, size_t index) {
 bool loop_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   if (!n.has_input(0) || !g.values[n.inputs[0]].constant || !inputs_typed(g, n)) return false;
-  if (n.has_input(1) && (!g.values[n.inputs[1]].constant || g.values[n.inputs[1]].constant->get(0) == 0.0)) return false;
+  if (g.values[n.inputs[0]].constant->numel() != 1) return false;  // infer reports it
+  if (n.has_input(1) && (!g.values[n.inputs[1]].constant || g.values[n.inputs[1]].constant->numel() != 1 ||
+                         g.values[n.inputs[1]].constant->get(0) == 0.0))
+    return false;
   const Graph& b = body_of(n);
   LoopIO io;
   try {
