@@ -13,7 +13,9 @@
 namespace fusor {
 namespace {
 
-constexpr int64_t kMaxSteps = 256;  // S * D steps unrolled at most
+// S * D steps unrolled at most: the fusion pass grows faster than linearly in the unrolled graph
+// (on this 2-core machine, loaded: 64 steps 0.6 s, 128 steps 3.2 s, 256 steps 10 s to plan).
+constexpr int64_t kMaxSteps = 128;
 
 class Emit {
  public:

@@ -50,7 +50,7 @@ RnnAttrs rnn_attrs(const Node& n, int64_t hidden_from_r);
 
 // Decomposition (ir/decompose_recurrent.cpp, called by decompose()): appends to `out` the
 // primitive nodes that compute n (shapes inferred) and returns true; false keeps the op (not a
-// recurrent op, a dtype other than f32/f64, or more than 256 steps to unroll). New values and
+// recurrent op, a dtype other than f32/f64, or more than 128 steps to unroll). New values and
 // constants are added to g; n's output values are written by the last nodes.
 bool decompose_recurrent(Graph& g, const Node& n, std::vector<Node>& out);
 
