@@ -5,7 +5,8 @@
 //    runs them, on ref, cpu and vulkan, and on the GPU with no host fallback (fully decomposed);
 //  - the decomposition against the reference over the attribute space (directions, layout,
 //    clip, activations with alpha/beta, peepholes, input_forget, sequence_lens constant and
-//    fed at run time, absent biases/states), on seeded random inputs, cpu and vulkan.
+//    fed at run time, absent biases/states), on seeded random inputs, cpu and vulkan; a
+//    sequence past the unroll limit keeps the op (the host runs it between GPU segments).
 #include <gtest/gtest.h>
 
 #include "backends/backend.h"
@@ -161,6 +162,27 @@ TEST(Recurrent, RnnDecompositionMatchesReference) {
   check(c);
   c.direction = "reverse", c.acts = {"Tanh"}, c.clip = 0.3, c.seq = Config::constant, c.S = 1;
   check(c);
+}
+
+TEST(Recurrent, LongSequenceKeepsTheOpAndRunsOnTheHost) {
+  Config c;
+  c.direction = "bidirectional", c.S = 70, c.seq = Config::runtime;  // 140 steps > the unroll limit
+  std::vector<Tensor> in;
+  const Graph g = model(c, in);
+  Graph d = specialize(g, in);
+  decompose(d);
+  bool kept = false;
+  for (const Node& n : d.nodes) kept = kept || n.op_type == "LSTM";
+  EXPECT_TRUE(kept) << "140 steps are not unrolled";
+  const std::vector<Tensor> want = Session(g, "ref").run(in);
+  for (const std::string& be : backends()) {
+    if (be == "ref") continue;
+    const std::vector<Tensor> got = Session(g, be).run(in);  // vulkan: the LSTM node on the host
+    for (size_t k = 0; k < got.size(); ++k) {
+      const CompareResult r = compare_tensors(got[k], want[k], 1e-5, 1e-6);
+      EXPECT_TRUE(r.ok) << "output " << k << " on " << be << ": " << r.message;
+    }
+  }
 }
 
 TEST(Recurrent, BadAttributesAreOneLineErrors) {
