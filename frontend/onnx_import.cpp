@@ -458,6 +458,7 @@ struct Importer {
       g.values[id].dim_params = std::move(dim_params);
       g.inputs.push_back(id);
     }
+    g.formal_inputs = static_cast<int>(g.inputs.size());  // captured outer values are appended after these
 
     // Pass 1: create every node output (nodes may be listed out of order), folding Constants.
     std::vector<Node> pending;

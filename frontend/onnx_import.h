@@ -14,9 +14,10 @@
 //  - nodes keep name (synthesized "<op_type>_<index>" when empty), op_type, domain,
 //    attributes (FLOAT -> double) and the opset of their domain; an omitted optional
 //    input/output is -1; nodes are topologically sorted;
-//  - a GRAPH attribute (If's branches) becomes a std::shared_ptr<const Graph> imported the same
-//    way; the values it reads from enclosing graphs are its graph inputs after its formal ones
-//    (placeholders named like the outer value), and the node's inputs after its own hold those
+//  - a GRAPH attribute (If's branches, Loop/Scan bodies) becomes a std::shared_ptr<const Graph>
+//    imported the same way; the values it reads from enclosing graphs are its graph inputs after
+//    its formal ones (Graph::formal_inputs counts those; placeholders named like the outer
+//    value), and the node's inputs after its own hold those
 //    outer values, graph attributes taken in name order. Lists of graphs (GRAPHS) are Unsupported.
 // Errors: fusor::Error with component "onnx" naming the file, node, value or tensor, e.g.
 //   "[onnx] cannot open model 'm.onnx': No such file",

@@ -8,6 +8,7 @@
 #include "ir/kernel_spec.h"
 #include "ir/ops/attention.h"
 #include "ir/passes.h"
+#include "ir/recurrent.h"
 
 namespace fusor {
 namespace {
@@ -532,6 +533,11 @@ void decompose(Graph& g) {
     std::vector<Node> attention;
     if (decompose_attention(g, n, attention) || decompose_rotary(g, n, attention)) {
       for (auto& m : attention) rw.keep(std::move(m));
+      continue;
+    }
+    std::vector<Node> unrolled;  // RNN/GRU/LSTM: ir/decompose_recurrent.cpp
+    if (decompose_recurrent(g, n, unrolled)) {
+      for (auto& m : unrolled) rw.keep(std::move(m));
       continue;
     }
     if (!rewrite_constant_of_shape(g, n, rw) && !rewrite(g, n, rw)) rw.keep(n);

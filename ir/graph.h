@@ -59,6 +59,9 @@ struct Graph {
   std::vector<int> inputs;         // runtime inputs (initializers are not listed here)
   std::vector<int> outputs;
   int opset = 17;                  // default-domain opset
+  // Subgraphs (If/Loop/Scan bodies): how many of `inputs` are the GraphProto's own formal inputs;
+  // the rest are outer values it captures (frontend/onnx_import.h). -1: all are formal.
+  int formal_inputs = -1;
 
   int add_value(std::string name, DType dtype = DType::undefined, Shape shape = {}, bool shape_known = false);
   int add_constant(std::string name, Tensor t);

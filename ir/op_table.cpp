@@ -10,6 +10,8 @@ namespace fusor {
 void register_quant_ops();  // ir/ops/quant.cpp: QuantizeLinear, DequantizeLinear
 void register_misc_ops();   // ir/ops/misc.cpp: CumProd, windows, Compress, LpNormalization, NonMaxSuppression
 void register_grid_ops();   // ir/ops/grid.cpp: GridSample, AffineGrid, CenterCropPad, Col2Im
+void register_recurrent_ops();  // ir/ops/recurrent.cpp: RNN, GRU, LSTM
+void register_loop_ops();       // ir/ops/loop.cpp: Loop, Scan
 
 namespace {
 std::map<std::string, OpDef>& table() {
@@ -31,6 +33,8 @@ void ensure_registered() {
     register_quant_int_ops();
     register_misc_ops();
     register_grid_ops();
+    register_recurrent_ops();
+    register_loop_ops();
   });
 }
 }  // namespace

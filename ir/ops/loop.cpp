@@ -1,0 +1,643 @@
+// Control flow (ONNX semantics): Loop and Scan.
+//
+// Loop-1/11/13/16/19/21 (operator spec "Loop"): inputs M (optional int64 trip count), cond
+// (optional bool), then N loop-carried values; the body takes (iteration_num, cond_in, N values)
+// and returns (cond_out, N values, K scan outputs); the node returns the N final values and the
+// K scan outputs stacked along a new axis 0. It runs while (M absent or i < M) and cond.
+// Scan-9/11/16/19/21 ("Scan"): N state inputs, then num_scan_inputs (M) scanned inputs, sliced
+// along scan_input_axes (reversed where scan_input_directions is 1); the body takes (N states,
+// M slices) and returns (N states, K slices), stacked along scan_output_axes in the order of
+// scan_output_directions. Scan-8 has a leading optional sequence_lens, a batch axis 0 and the
+// scan axis 1 (all rows must run the full length).
+//
+// Bodies read outer values through their captured inputs (frontend/onnx_import.h: after the
+// node's own inputs). The reference runs the body once per iteration: every input bound as a
+// constant, shape inference folds it, and nodes too large to fold run op by op.
+// Output shapes are static: Scan's from the scanned axis; Loop's scan outputs need a trip count
+// known at compile time (M constant and cond_out provably true), or every input constant (the
+// loop then folds like any constant subgraph).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "ir/ops/op_helpers.h"
+#include "ir/passes.h"
+
+namespace fusor {
+namespace {
+
+using namespace op_helpers;
+
+// Upper bound on iterations of a loop without a trip count (cond only), so a body whose
+// condition never turns false is an error rather than a hang.
+constexpr int64_t kMaxIterations = int64_t{1} << 20;
+// A loop whose inputs are all constant runs at compile time (it folds) only up to this many
+// iterations, so a hostile trip count cannot stall compilation.
+constexpr int64_t kMaxFoldIterations = 4096;
+
+const Graph& body_of(const Node& n) {
+  const Graph* b = n.attr_g("body");
+  if (!b) throw Error("shape", n.label() + ": attribute 'body' (a graph) is missing");
+  return *b;
+}
+
+int formal_count(const Graph& b) { return b.formal_inputs < 0 ? static_cast<int>(b.inputs.size()) : b.formal_inputs; }
+
+// The node's own inputs: all of n.inputs but the body's captured outer values at the end.
+int own_inputs(const Node& n, const Graph& b) {
+  const int captured = static_cast<int>(b.inputs.size()) - formal_count(b);
+  const int own = static_cast<int>(n.inputs.size()) - captured;
+  if (own < 0) throw Error("shape", n.label() + ": its body reads " + std::to_string(captured) + " outer values, the node has too few inputs");
+  return own;
+}
+
+// One body input as bound for an iteration (or for shape inference: value may be null).
+struct Arg {
+  DType dtype = DType::undefined;
+  Shape shape;
+  const Tensor* value = nullptr;
+};
+
+Arg arg_of(const Tensor& t) { return Arg{t.dtype(), t.shape(), &t}; }
+
+// The body with its inputs typed (constant where a value is given), shapes inferred, folded.
+Graph bind_body(const Node& n, const Graph& b, const std::vector<Arg>& args) {
+  if (args.size() != b.inputs.size())
+    throw Error("shape", n.label() + ": its body takes " + std::to_string(b.inputs.size()) + " inputs, the node binds " +
+                             std::to_string(args.size()));
+  Graph s = b;
+  for (size_t i = 0; i < args.size(); ++i) {
+    Value& v = s.values[s.inputs[i]];
+    if (v.dtype != DType::undefined && args[i].dtype != DType::undefined && v.dtype != args[i].dtype)
+      throw Error("shape", n.label() + ": body input '" + printable(v.name) + "' is declared " + dtype_name(v.dtype) +
+                               ", bound to " + dtype_name(args[i].dtype));
+    v.dtype = args[i].dtype;
+    v.shape = args[i].shape;
+    v.shape_known = true;
+    if (args[i].value) v.constant = *args[i].value;
+  }
+  try {
+    infer_shapes(s, true);
+  } catch (const NeedsConstant&) {
+    throw;
+  } catch (const Unsupported&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error("shape", n.label() + ": in its body: " + e.what());
+  }
+  return s;
+}
+
+// Runs a body bound with every input constant; returns its outputs.
+std::vector<Tensor> run_body(const Node& n, const Graph& b, const std::vector<Arg>& args) {
+  Graph s = bind_body(n, b, args);
+  std::vector<Tensor> vals(s.values.size());
+  auto at = [&](int v) -> const Tensor& { return s.values[v].constant ? *s.values[v].constant : vals[v]; };
+  for (const Node& m : s.nodes) {  // what folding left (results too large to fold)
+    std::vector<const Tensor*> mi;
+    for (int v : m.inputs) mi.push_back(v >= 0 ? &at(v) : nullptr);
+    std::vector<Tensor> mo;
+    for (int o : m.outputs) mo.push_back(o >= 0 ? Tensor(s.values[o].dtype, s.values[o].shape) : Tensor());
+    op_or_throw(m).reference(m, mi, mo);
+    for (size_t k = 0; k < m.outputs.size(); ++k)
+      if (m.outputs[k] >= 0) vals[m.outputs[k]] = std::move(mo[k]);
+  }
+  std::vector<Tensor> out;
+  for (int o : s.outputs) {
+    if (!at(o).defined()) ref_fail(n, "body output '" + printable(s.values[o].name) + "' was not computed");
+    out.push_back(at(o));
+  }
+  return out;
+}
+
+// Byte-level slicing along one axis.
+struct AxisSplit {
+  int64_t outer = 1, len = 1, inner = 1;  // inner in bytes
+};
+AxisSplit split_at(const Shape& s, int64_t axis, size_t elem) {
+  AxisSplit a;
+  for (int64_t d = 0; d < axis; ++d) a.outer *= s[d];
+  a.len = s[axis];
+  a.inner = static_cast<int64_t>(elem);
+  for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) a.inner *= s[d];
+  return a;
+}
+// t[..., i, ...] along axis, the axis removed.
+Tensor take(const Tensor& t, int64_t axis, int64_t i) {
+  Shape s = t.shape();
+  const AxisSplit a = split_at(s, axis, dtype_size(t.dtype()));
+  s.erase(s.begin() + axis);
+  Tensor r(t.dtype(), s);
+  for (int64_t o = 0; o < a.outer; ++o)
+    std::memcpy(r.raw() + o * a.inner, t.raw() + (o * a.len + i) * a.inner, static_cast<size_t>(a.inner));
+  return r;
+}
+// dst[..., i, ...] = src (src lacks the axis).
+void put(Tensor& dst, int64_t axis, int64_t i, const Tensor& src) {
+  const AxisSplit a = split_at(dst.shape(), axis, dtype_size(dst.dtype()));
+  for (int64_t o = 0; o < a.outer; ++o)
+    std::memcpy(dst.raw() + (o * a.len + i) * a.inner, src.raw() + o * a.inner, static_cast<size_t>(a.inner));
+}
+Shape with_axis(Shape s, int64_t axis, int64_t len) {
+  s.insert(s.begin() + axis, len);
+  return s;
+}
+
+void check_slice(const Node& n, const Tensor& got, DType dt, const Shape& want, const std::string& what) {
+  if (got.dtype() != dt || got.shape() != want)
+    ref_fail(n, what + " is " + dtype_name(got.dtype()) + " " + shape_str(got.shape()) + ", inferred " + dtype_name(dt) + " " +
+                    shape_str(want));
+}
+
+// ---- Loop ----
+
+struct LoopIO {
+  int own = 0, N = 0, K = 0;
+};
+LoopIO loop_io(const Node& n, const Graph& b) {
+  LoopIO io;
+  io.own = own_inputs(n, b);
+  io.N = io.own - 2;
+  if (io.N < 0) throw Error("shape", n.label() + ": needs inputs M and cond (either may be empty)");
+  if (formal_count(b) != 2 + io.N)
+    throw Error("shape", n.label() + ": its body takes " + std::to_string(formal_count(b)) + " inputs, expected 2 + " + std::to_string(io.N));
+  io.K = static_cast<int>(b.outputs.size()) - 1 - io.N;
+  if (io.K < 0) throw Error("shape", n.label() + ": its body returns fewer than 1 + " + std::to_string(io.N) + " outputs");
+  if (static_cast<int>(n.outputs.size()) > io.N + io.K)
+    throw Error("shape", n.label() + ": has more outputs than its body's " + std::to_string(io.N) + " values and " + std::to_string(io.K) +
+                             " scan outputs");
+  return io;
+}
+
+// iteration_num and cond_in as the body declares them (a scalar, or a one-element tensor).
+Tensor scalar_like(const Graph& b, int input, DType dt, int64_t v) {
+  const Value& d = b.values[b.inputs[static_cast<size_t>(input)]];
+  Shape s = d.shape_known && d.shape.size() == 1 && d.shape[0] == 1 ? Shape{1} : Shape{};
+  Tensor t(dt, s);
+  t.set_int(0, v);
+  return t;
+}
+
+// Runs the loop; returns N final values then K stacked scan outputs.
+std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in) {
+  const Graph& b = body_of(n);
+  const LoopIO io = loop_io(n, b);
+  for (int i = 0; i < 2; ++i)
+    if (in[i] && in[i]->numel() != 1) ref_fail(n, std::string(i ? "cond" : "M") + " must hold exactly one element, got " + shape_str(in[i]->shape()));
+  const int64_t M = in[0] ? in[0]->get_int(0) : std::numeric_limits<int64_t>::max();
+  bool cond = in[1] ? in[1]->get(0) != 0.0 : true;
+  std::vector<Tensor> vars;
+  for (int k = 0; k < io.N; ++k) {
+    if (!in[2 + k]) ref_fail(n, "loop-carried input " + std::to_string(k) + " is missing");
+    vars.push_back(*in[2 + k]);
+  }
+  std::vector<std::vector<Tensor>> scans(static_cast<size_t>(io.K));
+  int64_t i = 0;
+  for (; i < M && cond; ++i) {
+    if (i >= kMaxIterations) ref_fail(n, "ran " + std::to_string(kMaxIterations) + " iterations without its condition turning false");
+    Tensor it = scalar_like(b, 0, DType::i64, i), c = scalar_like(b, 1, DType::boolean, cond ? 1 : 0);
+    std::vector<Arg> args{arg_of(it), arg_of(c)};
+    for (const Tensor& v : vars) args.push_back(arg_of(v));
+    for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) args.push_back(arg_of(*in[k]));
+    std::vector<Tensor> out = run_body(n, b, args);
+    if (out[0].numel() != 1) ref_fail(n, "its body's cond_out must hold exactly one element, got " + shape_str(out[0].shape()));
+    cond = out[0].get(0) != 0.0;
+    for (int k = 0; k < io.N; ++k) vars[k] = std::move(out[1 + k]);
+    for (int k = 0; k < io.K; ++k) scans[k].push_back(std::move(out[1 + io.N + k]));
+  }
+  std::vector<Tensor> res = std::move(vars);
+  for (int k = 0; k < io.K; ++k) {
+    const auto& sk = scans[k];
+    if (sk.empty()) {  // zero iterations: an empty stack of the body's output type
+      const Value& v = b.values[b.outputs[1 + io.N + k]];
+      Shape s = v.shape_known ? v.shape : Shape{};
+      for (auto& d : s) d = std::max<int64_t>(d, 0);
+      res.push_back(Tensor(v.dtype == DType::undefined ? DType::f32 : v.dtype, with_axis(s, 0, 0)));
+      continue;
+    }
+    Tensor t(sk[0].dtype(), with_axis(sk[0].shape(), 0, static_cast<int64_t>(sk.size())));
+    for (size_t j = 0; j < sk.size(); ++j) {
+      check_slice(n, sk[j], sk[0].dtype(), sk[0].shape(), "scan output " + std::to_string(k) + " of iteration " + std::to_string(j));
+      put(t, 0, static_cast<int64_t>(j), sk[j]);
+    }
+    res.push_back(std::move(t));
+  }
+  return res;
+}
+
+void loop_infer(InferContext& ctx) {
+  const Node& n = ctx.node();
+  const Graph& b = body_of(n);
+  const LoopIO io = loop_io(n, b);
+  for (int i = 0; i < 2; ++i)
+    if (ctx.has_input(i) && shape_numel(ctx.shape(i)) != 1) ctx.fail(std::string(i ? "cond" : "M") + " must hold exactly one element");
+  bool all_const = true;
+  for (int i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i) && !ctx.constant(i)) all_const = false;
+  if (all_const && ctx.has_input(0) && ctx.constant(0)->numel() == 1 && ctx.constant(0)->get_int(0) > kMaxFoldIterations)
+    all_const = false;  // shapes from one bound body run instead (below); the loop runs when executed
+  if (all_const) {  // run it now: the shapes are whatever the iterations produce (it folds next)
+    std::vector<const Tensor*> in;
+    for (int i = 0; i < static_cast<int>(n.inputs.size()); ++i) in.push_back(ctx.has_input(i) ? ctx.constant(i) : nullptr);
+    const std::vector<Tensor> out = loop_run(n, in);
+    for (int k = 0; k < ctx.num_outputs(); ++k) ctx.set_output(k, out[k].dtype(), out[k].shape());
+    return;
+  }
+  if (io.K > 0) {  // scan outputs need the trip count: a Session specialises on these inputs
+    if (ctx.has_input(0)) ctx.require_constant(0);
+    if (ctx.has_input(1)) ctx.require_constant(1);
+  }
+  // cond_in bound to a constant true: if cond_out then folds to true, the loop runs exactly M
+  // times (by induction over the iterations).
+  const bool cond0 = !ctx.has_input(1) || (ctx.constant(1) && ctx.constant(1)->get(0) != 0.0);
+  Tensor it = scalar_like(b, 0, DType::i64, 0), c = scalar_like(b, 1, DType::boolean, 1);
+  std::vector<Arg> args{Arg{DType::i64, it.shape(), nullptr}, Arg{DType::boolean, c.shape(), cond0 ? &c : nullptr}};
+  for (int i = 2; i < static_cast<int>(n.inputs.size()); ++i) {
+    if (!ctx.has_input(i)) ctx.fail("input " + std::to_string(i) + " is missing");
+    args.push_back(Arg{ctx.dtype(i), ctx.shape(i), i >= io.own ? ctx.constant(i) : nullptr});  // captured: constant where known
+  }
+  const Graph s = bind_body(n, b, args);
+  for (int k = 0; k < io.N; ++k) {
+    const Value& v = s.values[s.outputs[1 + k]];
+    if (v.dtype != ctx.dtype(2 + k) || v.shape != ctx.shape(2 + k))
+      throw Unsupported("shape", n.label() + ": loop-carried value " + std::to_string(k) + " changes from " + shape_str(ctx.shape(2 + k)) +
+                                     " to " + shape_str(v.shape) + " and the trip count is only known at run time");
+    ctx.set_output(k, v.dtype, v.shape);
+  }
+  if (io.K == 0) return;
+  const Value& cond_out = s.values[s.outputs[0]];
+  const bool counted = cond0 && cond_out.constant && cond_out.constant->get(0) != 0.0;
+  if (!counted)
+    throw Unsupported("shape", n.label() + ": has scan outputs and a condition known only at run time (static shapes need the trip count)");
+  const int64_t trips = ctx.has_input(0) ? std::max<int64_t>(ctx.require_constant(0).get_int(0), 0) : -1;
+  if (trips < 0) throw Unsupported("shape", n.label() + ": has scan outputs and no trip count M");
+  const int64_t iterations = ctx.has_input(1) && ctx.constant(1)->get(0) == 0.0 ? 0 : trips;
+  for (int k = 0; k < io.K; ++k) {
+    const Value& v = s.values[s.outputs[1 + io.N + k]];
+    ctx.set_output(io.N + k, v.dtype, with_axis(v.shape, 0, iterations));
+  }
+}
+
+void loop_ref(const Node& n, const Ins& in, Outs& out) {
+  std::vector<Tensor> r = loop_run(n, in);
+  for (size_t k = 0; k < out.size(); ++k) {
+    if (!has_out(out, k)) continue;
+    check_slice(n, r[k], out[k].dtype(), out[k].shape(), "output " + std::to_string(k));
+    out[k] = std::move(r[k]);
+  }
+}
+
+// ---- Scan ----
+
+struct ScanIO {
+  int own = 0, first = 0, N = 0, M = 0, K = 0;  // first: index of the first state input (Scan-8: 1)
+  bool batched = false;                        // Scan-8
+  std::vector<int64_t> in_axes, in_dirs, out_axes, out_dirs;
+};
+
+ScanIO scan_io(const Node& n, const Graph& b, const std::vector<int>& in_ranks) {
+  ScanIO io;
+  io.own = own_inputs(n, b);
+  io.batched = n.opset < 9;
+  io.first = io.batched ? 1 : 0;
+  io.M = static_cast<int>(n.attr_i("num_scan_inputs", -1));
+  io.N = io.own - io.first - io.M;
+  if (io.M < 1 || io.N < 0) throw Error("shape", n.label() + ": num_scan_inputs " + std::to_string(io.M) + " does not fit its " + std::to_string(io.own) + " inputs");
+  if (formal_count(b) != io.N + io.M)
+    throw Error("shape", n.label() + ": its body takes " + std::to_string(formal_count(b)) + " inputs, expected " + std::to_string(io.N + io.M));
+  io.K = static_cast<int>(b.outputs.size()) - io.N;
+  if (io.K < 0 || static_cast<int>(n.outputs.size()) > io.N + io.K)
+    throw Error("shape", n.label() + ": its body returns " + std::to_string(b.outputs.size()) + " outputs for " + std::to_string(io.N) + " states");
+  auto list = [&](const char* name, int count) {
+    std::vector<int64_t> v = n.attr_ints(name);
+    if (v.empty()) v.assign(static_cast<size_t>(count), 0);
+    if (static_cast<int>(v.size()) != count)
+      throw Error("shape", n.label() + ": attribute '" + name + "' has " + std::to_string(v.size()) + " entries, expected " + std::to_string(count));
+    return v;
+  };
+  io.in_dirs = list(io.batched ? "directions" : "scan_input_directions", io.M);
+  io.in_axes = io.batched ? std::vector<int64_t>(static_cast<size_t>(io.M), 1) : list("scan_input_axes", io.M);
+  io.out_dirs = io.batched ? std::vector<int64_t>(static_cast<size_t>(io.K), 0) : list("scan_output_directions", io.K);
+  io.out_axes = io.batched ? std::vector<int64_t>(static_cast<size_t>(io.K), 1) : list("scan_output_axes", io.K);
+  for (int j = 0; j < io.M; ++j) {
+    const int r = in_ranks[static_cast<size_t>(io.first + io.N + j)];
+    io.in_axes[j] = normalize_axis(io.in_axes[j], r, n.label());
+    if (io.batched && r < 2) throw Error("shape", n.label() + ": scan input " + std::to_string(j) + " needs a batch and a sequence axis");
+  }
+  return io;
+}
+
+// The sequence length T (all scanned inputs must agree) and, for Scan-8, the batch size.
+int64_t scan_length(const Node& n, const ScanIO& io, const std::vector<const Shape*>& shapes) {
+  int64_t T = -1;
+  for (int j = 0; j < io.M; ++j) {
+    const Shape& s = *shapes[static_cast<size_t>(io.first + io.N + j)];
+    const int64_t len = s[static_cast<size_t>(io.in_axes[j])];
+    if (T >= 0 && len != T)
+      throw Error("shape", n.label() + ": scan inputs have different lengths (" + std::to_string(T) + " and " + std::to_string(len) + ")");
+    T = len;
+  }
+  return T;
+}
+
+Shape drop_axis(Shape s, int64_t axis) {
+  s.erase(s.begin() + axis);
+  return s;
+}
+
+void scan_infer(InferContext& ctx) {
+  const Node& n = ctx.node();
+  const Graph& b = body_of(n);
+  std::vector<int> ranks;
+  std::vector<const Shape*> shapes;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    ranks.push_back(ctx.has_input(static_cast<int>(i)) ? ctx.rank(static_cast<int>(i)) : 0);
+    shapes.push_back(ctx.has_input(static_cast<int>(i)) ? &ctx.shape(static_cast<int>(i)) : nullptr);
+  }
+  ScanIO io = scan_io(n, b, ranks);
+  for (int i = io.first; i < static_cast<int>(n.inputs.size()); ++i)
+    if (!ctx.has_input(i)) ctx.fail("input " + std::to_string(i) + " is missing");
+  const int64_t T = scan_length(n, io, shapes);
+  const int64_t batch = io.batched ? ctx.shape(io.first)[0] : 0;
+  std::vector<Arg> args;
+  for (int i = io.first; i < io.own; ++i) {
+    Shape s = ctx.shape(i);
+    if (io.batched) s = drop_axis(s, 0);
+    if (i >= io.first + io.N) s = drop_axis(s, io.in_axes[i - io.first - io.N] - (io.batched ? 1 : 0));
+    args.push_back(Arg{ctx.dtype(i), s, nullptr});
+  }
+  for (int i = io.own; i < static_cast<int>(n.inputs.size()); ++i) args.push_back(Arg{ctx.dtype(i), ctx.shape(i), ctx.constant(i)});
+  const Graph s = bind_body(n, b, args);
+  for (int k = 0; k < io.N; ++k) {
+    const Value& v = s.values[s.outputs[k]];
+    if (v.dtype != args[k].dtype || v.shape != args[k].shape)
+      ctx.fail("state " + std::to_string(k) + " changes from " + shape_str(args[k].shape) + " to " + shape_str(v.shape) + " in its body");
+    ctx.set_output(k, v.dtype, ctx.shape(io.first + k));
+  }
+  for (int k = 0; k < io.K; ++k) {
+    const Value& v = s.values[s.outputs[io.N + k]];
+    const int64_t r = static_cast<int64_t>(v.shape.size()) + 1;
+    if (io.batched) {
+      ctx.set_output(io.N + k, v.dtype, with_axis(with_axis(v.shape, 0, T), 0, batch));
+    } else {
+      io.out_axes[k] = normalize_axis(io.out_axes[k], r, n.label());
+      ctx.set_output(io.N + k, v.dtype, with_axis(v.shape, io.out_axes[k], T));
+    }
+  }
+}
+
+void scan_ref(const Node& n, const Ins& in, Outs& out) {
+  const Graph& b = body_of(n);
+  std::vector<int> ranks;
+  std::vector<const Shape*> shapes;
+  for (const Tensor* t : in) {
+    ranks.push_back(t ? t->rank() : 0);
+    shapes.push_back(t ? &t->shape() : nullptr);
+  }
+  ScanIO io = scan_io(n, b, ranks);
+  const int64_t T = scan_length(n, io, shapes);
+  const int64_t batches = io.batched ? in[static_cast<size_t>(io.first)]->shape()[0] : 1;
+  if (io.batched && in[0]) {
+    for (int64_t l : ints_of(*in[0]))
+      if (l != T) throw Unsupported("ref", n.label() + ": sequence_lens shorter than the scanned axis (" + std::to_string(l) + " < " + std::to_string(T) + ") is not supported");
+  }
+  for (int k = 0; k < io.K; ++k)
+    if (has_out(out, static_cast<size_t>(io.N + k)))
+      io.out_axes[k] = io.batched ? 1 : normalize_axis(io.out_axes[k], out[io.N + k].rank(), n.label());
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    std::vector<Tensor> states;
+    for (int k = 0; k < io.N; ++k) {
+      const Tensor& s0 = *in[static_cast<size_t>(io.first + k)];
+      states.push_back(io.batched ? take(s0, 0, bi) : s0);
+    }
+    std::vector<Tensor> scanned;  // Scan-8: this batch row of each scanned input
+    for (int j = 0; j < io.M; ++j) {
+      const Tensor& x = *in[static_cast<size_t>(io.first + io.N + j)];
+      scanned.push_back(io.batched ? take(x, 0, bi) : x);
+    }
+    for (int64_t t = 0; t < T; ++t) {
+      std::vector<Tensor> slices;
+      for (int j = 0; j < io.M; ++j)
+        slices.push_back(take(scanned[j], io.in_axes[j] - (io.batched ? 1 : 0), io.in_dirs[j] ? T - 1 - t : t));
+      std::vector<Arg> args;
+      for (const Tensor& s : states) args.push_back(arg_of(s));
+      for (const Tensor& s : slices) args.push_back(arg_of(s));
+      for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) args.push_back(arg_of(*in[k]));
+      std::vector<Tensor> r = run_body(n, b, args);
+      for (int k = 0; k < io.N; ++k) states[k] = std::move(r[k]);
+      for (int k = 0; k < io.K; ++k) {
+        const size_t o = static_cast<size_t>(io.N + k);
+        if (!has_out(out, o)) continue;
+        const int64_t pos = io.out_dirs[k] ? T - 1 - t : t;
+        Shape want = out[o].shape();
+        if (io.batched) {
+          want.erase(want.begin(), want.begin() + 2);
+        } else {
+          want = drop_axis(want, io.out_axes[k]);
+        }
+        check_slice(n, r[o], out[o].dtype(), want, "scan output " + std::to_string(k));
+        if (io.batched) {  // out[b, t, ...]
+          Tensor row = take(out[o], 0, bi);
+          put(row, 0, pos, r[o]);
+          put(out[o], 0, bi, row);
+        } else {
+          put(out[o], io.out_axes[k], pos, r[o]);
+        }
+      }
+    }
+    for (int k = 0; k < io.N; ++k) {
+      if (!has_out(out, static_cast<size_t>(k))) continue;
+      check_slice(n, states[k], out[k].dtype(), io.batched ? drop_axis(out[k].shape(), 0) : out[k].shape(), "final state " + std::to_string(k));
+      if (io.batched) put(out[k], 0, bi, states[k]);
+      else out[k] = states[k];
+    }
+  }
+}
+
+// ---- Unrolling (OpDef::expand) ----
+//
+// A Scan (opset >= 9) or a counted Loop (constant M, cond absent or constant true, a body whose
+// cond_out folds to true) with a small static trip count is replaced by copies of its body, one
+// per iteration, so the iterations fold, fuse and run on any backend like other nodes: scanned
+// inputs become Slice + Squeeze, scan outputs Unsqueeze + Concat, iteration_num a constant.
+
+constexpr int64_t kMaxUnrollIterations = 64;
+constexpr int64_t kMaxUnrolledNodes = 4096;
+
+class Unroller {
+ public:
+  Unroller(Graph& g, const Node& n) : g_(g), n_(n) {}
+  int op(const std::string& type, std::vector<int> in, int out = -1, std::map<std::string, AttrValue> attrs = {}) {
+    Node m;
+    m.name = g_.unique_name(n_.name + "/" + type);
+    m.op_type = type;
+    m.opset = 13;
+    m.inputs = std::move(in);
+    m.attrs = std::move(attrs);
+    if (out < 0) out = g_.add_value(m.name + ":0");
+    m.outputs = {out};
+    nodes_.push_back(std::move(m));
+    return out;
+  }
+  int ints(std::vector<int64_t> v) {
+    Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
+    return g_.add_constant(g_.unique_name(n_.name + "/axes"), std::move(t));
+  }
+  int constant(Tensor t) { return g_.add_constant(g_.unique_name(n_.name + "/c"), std::move(t)); }
+  // One copy of body b with its inputs bound to `bind`; returns its outputs' ids.
+  std::vector<int> body(const Graph& b, const std::vector<int>& bind, int iteration) {
+    const std::string prefix = n_.name + "/" + std::to_string(iteration) + "/";
+    std::vector<int> id(b.values.size(), -1);
+    for (size_t i = 0; i < b.inputs.size(); ++i) id[b.inputs[i]] = bind[i];
+    for (size_t v = 0; v < b.values.size(); ++v) {
+      if (id[v] >= 0) continue;
+      const Value& bv = b.values[v];
+      const std::string nm = g_.unique_name(prefix + bv.name);
+      id[v] = bv.constant ? g_.add_constant(nm, *bv.constant) : g_.add_value(nm);
+    }
+    for (const Node& m : b.nodes) {
+      Node c = m;
+      c.name = prefix + m.name;
+      for (int& v : c.inputs) v = v >= 0 ? id[v] : -1;
+      for (int& v : c.outputs) v = v >= 0 ? id[v] : -1;
+      nodes_.push_back(std::move(c));
+    }
+    std::vector<int> out;
+    for (int o : b.outputs) out.push_back(id[o]);
+    return out;
+  }
+  void commit(size_t index) {
+    g_.nodes.erase(g_.nodes.begin() + static_cast<std::ptrdiff_t>(index));
+    g_.nodes.insert(g_.nodes.begin() + static_cast<std::ptrdiff_t>(index), nodes_.begin(), nodes_.end());
+    g_.reindex_producers();
+  }
+
+ private:
+  Graph& g_;
+  const Node& n_;
+  std::vector<Node> nodes_;
+};
+
+bool inputs_typed(const Graph& g, const Node& n) {
+  for (int v : n.inputs)
+    if (v >= 0 && (g.values[v].dtype == DType::undefined || !g.values[v].shape_known)) return false;
+  return true;
+}
+
+bool scan_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (n.opset < 9 || !inputs_typed(g, n)) return false;
+  const Graph& b = body_of(n);
+  std::vector<int> ranks;
+  std::vector<const Shape*> shapes;
+  for (int v : n.inputs) {
+    ranks.push_back(v >= 0 ? static_cast<int>(g.values[v].shape.size()) : 0);
+    shapes.push_back(v >= 0 ? &g.values[v].shape : nullptr);
+  }
+  ScanIO io;
+  int64_t T = 0;
+  try {
+    io = scan_io(n, b, ranks);
+    T = scan_length(n, io, shapes);
+  } catch (const Error&) {
+    return false;  // infer reports it
+  }
+  if (T <= 0 || T > kMaxUnrollIterations || T * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
+  Unroller u(g, n);
+  std::vector<int> states(n.inputs.begin(), n.inputs.begin() + io.N);
+  std::vector<std::vector<int>> scans(static_cast<size_t>(io.K), std::vector<int>(static_cast<size_t>(T), -1));
+  for (int64_t t = 0; t < T; ++t) {
+    std::vector<int> bind = states;
+    for (int j = 0; j < io.M; ++j) {
+      const int64_t pos = io.in_dirs[j] ? T - 1 - t : t, axis = io.in_axes[j];
+      const int x = n.inputs[static_cast<size_t>(io.N + j)];
+      bind.push_back(u.op("Squeeze", {u.op("Slice", {x, u.ints({pos}), u.ints({pos + 1}), u.ints({axis})}), u.ints({axis})}));
+    }
+    bind.insert(bind.end(), n.inputs.begin() + io.own, n.inputs.end());
+    const std::vector<int> out = u.body(b, bind, static_cast<int>(t));
+    for (int k = 0; k < io.N; ++k) states[k] = out[k];
+    for (int k = 0; k < io.K; ++k)
+      scans[k][static_cast<size_t>(io.out_dirs[k] ? T - 1 - t : t)] = u.op("Unsqueeze", {out[io.N + k], u.ints({io.out_axes[k]})});
+  }
+  for (int k = 0; k < io.N && k < static_cast<int>(n.outputs.size()); ++k)
+    if (n.outputs[k] >= 0) u.op("Identity", {states[k]}, n.outputs[k]);
+  for (int k = 0; k < io.K; ++k) {
+    const size_t o = static_cast<size_t>(io.N + k);
+    if (o >= n.outputs.size() || n.outputs[o] < 0) continue;
+    if (T == 1) u.op("Identity", scans[k], n.outputs[o]);
+    else u.op("Concat", scans[k], n.outputs[o], {{"axis", io.out_axes[k]}});
+  }
+  u.commit(index);
+  return true;
+}
+
+bool loop_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!n.has_input(0) || !g.values[n.inputs[0]].constant || !inputs_typed(g, n)) return false;
+  if (g.values[n.inputs[0]].constant->numel() != 1) return false;  // infer reports it
+  if (n.has_input(1) && (!g.values[n.inputs[1]].constant || g.values[n.inputs[1]].constant->numel() != 1 ||
+                         g.values[n.inputs[1]].constant->get(0) == 0.0))
+    return false;
+  const Graph& b = body_of(n);
+  LoopIO io;
+  try {
+    io = loop_io(n, b);
+  } catch (const Error&) {
+    return false;
+  }
+  const int64_t M = g.values[n.inputs[0]].constant->get_int(0);
+  if (M <= 0 || M > kMaxUnrollIterations || M * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
+  Unroller u(g, n);
+  const Tensor cond_true = scalar_like(b, 1, DType::boolean, 1);
+  {  // cond_out must fold to true when cond_in is true (then every iteration runs)
+    std::vector<Arg> args{Arg{DType::i64, scalar_like(b, 0, DType::i64, 0).shape(), nullptr}, arg_of(cond_true)};
+    for (size_t i = 2; i < n.inputs.size(); ++i) {
+      const Value& v = g.values[n.inputs[i]];
+      args.push_back(Arg{v.dtype, v.shape, static_cast<int>(i) >= io.own && v.constant ? &*v.constant : nullptr});
+    }
+    try {
+      const Graph s = bind_body(n, b, args);
+      const Value& c = s.values[s.outputs[0]];
+      if (!c.constant || c.constant->get(0) == 0.0) return false;
+      for (int k = 0; k < io.N; ++k)  // a loop-carried value must keep its type (Concat-grown ones are left to the loop)
+        if (s.values[s.outputs[1 + k]].shape != args[2 + k].shape || s.values[s.outputs[1 + k]].dtype != args[2 + k].dtype) return false;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+  std::vector<int> vars(n.inputs.begin() + 2, n.inputs.begin() + io.own);
+  std::vector<std::vector<int>> scans(static_cast<size_t>(io.K));
+  const int cond_c = u.constant(cond_true);
+  for (int64_t i = 0; i < M; ++i) {
+    std::vector<int> bind{u.constant(scalar_like(b, 0, DType::i64, i)), cond_c};
+    bind.insert(bind.end(), vars.begin(), vars.end());
+    bind.insert(bind.end(), n.inputs.begin() + io.own, n.inputs.end());
+    const std::vector<int> out = u.body(b, bind, static_cast<int>(i));
+    for (int k = 0; k < io.N; ++k) vars[k] = out[1 + k];
+    for (int k = 0; k < io.K; ++k) scans[k].push_back(u.op("Unsqueeze", {out[1 + io.N + k], u.ints({0})}));
+  }
+  for (int k = 0; k < io.N && k < static_cast<int>(n.outputs.size()); ++k)
+    if (n.outputs[k] >= 0) u.op("Identity", {vars[k]}, n.outputs[k]);
+  for (int k = 0; k < io.K; ++k) {
+    const size_t o = static_cast<size_t>(io.N + k);
+    if (o >= n.outputs.size() || n.outputs[o] < 0) continue;
+    if (M == 1) u.op("Identity", scans[k], n.outputs[o]);
+    else u.op("Concat", scans[k], n.outputs[o], {{"axis", int64_t{0}}});
+  }
+  u.commit(index);
+  return true;
+}
+
+}  // namespace
+
+void register_loop_ops() {
+  OpDef loop = table_entry("Loop", 0, 1 << 20, loop_infer, loop_ref, 1 << 20);
+  loop.expand = loop_expand;
+  register_op(std::move(loop));
+  OpDef scan = table_entry("Scan", 1, 1 << 20, scan_infer, scan_ref, 1 << 20);
+  scan.expand = scan_expand;
+  register_op(std::move(scan));
+}
+
+}  // namespace fusor
