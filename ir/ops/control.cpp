@@ -62,15 +62,7 @@ Graph bound_branch(const Node& n, const Graph& b, const std::vector<int>& idx, c
     v.shape_known = true;
     if (value[idx[i]]) v.constant = *value[idx[i]];
   }
-  try {
-    infer_shapes(s, true);
-  } catch (const NeedsConstant&) {
-    throw;
-  } catch (const Unsupported&) {
-    throw;
-  } catch (const Error& e) {
-    throw Error("shape", n.label() + ": in its branch: " + e.what());
-  }
+  op_helpers::infer_subgraph(s, n, "branch");
   return s;
 }
 
@@ -184,6 +176,18 @@ void register_control_ops() {
   OpDef d = table_entry("If", 1, 1 << 20, if_infer, if_ref, 1 << 20);
   d.expand = if_expand;
   register_op(std::move(d));
+}
+
+void op_helpers::infer_subgraph(Graph& s, const Node& n, const char* part) {
+  try {
+    infer_shapes(s, true);
+  } catch (const NeedsConstant&) {
+    throw;
+  } catch (const Unsupported&) {
+    throw;
+  } catch (const Error& e) {
+    throw Error("shape", n.label() + ": in its " + part + ": " + e.what());
+  }
 }
 
 }  // namespace fusor

@@ -76,15 +76,7 @@ Graph bind_body(const Node& n, const Graph& b, const std::vector<Arg>& args) {
     v.shape_known = true;
     if (args[i].value) v.constant = *args[i].value;
   }
-  try {
-    infer_shapes(s, true);
-  } catch (const NeedsConstant&) {
-    throw;
-  } catch (const Unsupported&) {
-    throw;
-  } catch (const Error& e) {
-    throw Error("shape", n.label() + ": in its body: " + e.what());
-  }
+  op_helpers::infer_subgraph(s, n, "body");
   return s;
 }
 

@@ -58,4 +58,9 @@ inline OpDef table_entry(std::string name, int min_in, int max_in, InferFn infer
   return d;
 }
 
+// Shape inference (with folding) of a subgraph of node n (an If branch, a Loop/Scan body)
+// whose inputs are already bound; NeedsConstant and Unsupported pass through, other errors
+// are re-thrown naming n and `part` ("branch", "body"). Defined in ir/ops/control.cpp.
+void infer_subgraph(Graph& s, const Node& n, const char* part);
+
 }  // namespace fusor::op_helpers
