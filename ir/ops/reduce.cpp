@@ -50,6 +50,8 @@ std::vector<bool> reduce_mask(const Node& n, const Tensor* axes_input, int64_t r
   std::vector<bool> mask(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
     int64_t d = normalize_axis(a, rank, n.label());
+    // normalize_axis lets a scalar take axis 0; a rank-0 input has no axis to reduce.
+    if (d < 0 || d >= rank) throw Error("shape", n.label() + ": axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
     if (mask[d]) throw Error("shape", n.label() + ": axis " + std::to_string(a) + " repeated");
     mask[d] = true;
   }
