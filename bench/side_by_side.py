@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Side-by-side benchmark on one GPU: fusor-cuda, fusor-vulkan, PyTorch eager, torch.compile
-(default and reduce-overhead), in one run, on the workloads W1-W5 of docs/benchmarks.md.
+(default and reduce-overhead), in one run, on the workloads W1-W5 and W7 of docs/benchmarks.md
+(W7: the W4 models in fp16 and bf16, every system in the same dtype).
 
 Every fusor configuration is first checked against PyTorch on the same inputs; every time
 is a median of CUDA-event (torch) or device-timestamp (fusor) measurements taken in this run.
@@ -18,7 +19,7 @@ P.add_argument("--fusor", required=True)
 P.add_argument("--out", required=True)
 P.add_argument("--quick", action="store_true", help="fewer iterations and workloads")
 P.add_argument("--systems", default="fusor-cuda,fusor-vulkan,torch-eager,torch-compile,torch-compile-ro")
-P.add_argument("--only", default="W1,W2,W3,W4,W5", help="workloads to run, e.g. W1,W4")
+P.add_argument("--only", default="W1,W2,W3,W4,W5,W7", help="workloads to run, e.g. W1,W4")
 A = P.parse_args()
 os.makedirs(A.out, exist_ok=True)
 SYSTEMS = A.systems.split(",")
@@ -172,14 +173,33 @@ def fusor(args, env_extra=None):
     return r.stdout
 
 
-def fusor_check(model_dir, x_np, ref_np, backend):
-    """Runs fusor on the same inputs as torch and compares (rel L2)."""
+def tensor_pb(x, name="input"):
+    """A torch tensor as an ONNX TensorProto (bf16 too, which numpy lacks)."""
+    x = x.detach().cpu().contiguous()
+    if x.dtype == torch.bfloat16:
+        t = onnx.TensorProto(name=name, data_type=TensorProto.BFLOAT16, dims=list(x.shape))
+        t.raw_data = x.view(torch.int16).numpy().tobytes()
+        return t
+    return numpy_helper.from_array(x.numpy(), name)
+
+
+def pb_to_f64(t):
+    if t.data_type == TensorProto.BFLOAT16:
+        bits = np.frombuffer(t.raw_data, np.uint16).astype(np.uint32) << 16 if t.raw_data else np.array(t.int32_data, np.uint32) << 16
+        return bits.view(np.float32).astype(np.float64).reshape(tuple(t.dims))
+    return numpy_helper.to_array(t).astype(np.float64)
+
+
+def fusor_check(model_dir, x, ref, backend):
+    """Runs fusor on the same inputs as torch (x, a torch tensor) and compares (rel L2 to ref)."""
     ind = os.path.join(model_dir, "in"); outd = os.path.join(model_dir, "out_" + backend)
     os.makedirs(ind, exist_ok=True)
-    np.save(os.path.join(ind, "input_0.npy"), x_np)
+    with open(os.path.join(ind, "input_0.pb"), "wb") as f:
+        f.write(tensor_pb(x).SerializeToString())
     fusor(["run", model_dir, "--backend", backend, "--inputs", ind, "--out", outd])
-    got = numpy_helper.to_array(onnx.load_tensor(os.path.join(outd, "output_0.pb")))
-    err = float(np.linalg.norm(got.astype(np.float64) - ref_np) / max(np.linalg.norm(ref_np), 1e-30))
+    got = pb_to_f64(onnx.load_tensor(os.path.join(outd, "output_0.pb")))
+    ref_np = ref.double().cpu().numpy()
+    err = float(np.linalg.norm(got - ref_np) / max(np.linalg.norm(ref_np), 1e-30))
     return err
 
 
@@ -214,12 +234,14 @@ def torch_systems(w, fn, x, bytes_moved=None):
     return ref
 
 
-def fusor_systems(w, model_dir, x, ref, bytes_moved=None, variants=True, gemm_variant=False):
+def fusor_systems(w, model_dir, x, ref, bytes_moved=None, variants=True, gemm_variant=False, max_err=None):
     for backend in ("cuda", "vulkan"):
         sysname = "fusor-" + backend
         if sysname not in SYSTEMS: continue
         try:
-            err = fusor_check(model_dir, x.cpu().numpy(), ref.double().cpu().numpy(), backend)
+            err = fusor_check(model_dir, x, ref, backend)
+            if max_err is not None and not err <= max_err:
+                raise RuntimeError(f"output differs from torch: rel L2 {err:.3g} > {max_err}")
             j = fusor_bench(model_dir, backend)
             ms = j["device_us"]["median"] / 1e3
             kv = dict(ms=ms, err=err, kernels=j["kernels"], host_us=j["host_us"]["median"], compile_ms=j["compile_ms"])
@@ -333,6 +355,31 @@ def main():
         pass
     except Exception as e:
         log("GPT-2 workload failed:", e)
+
+    # W7: the W4 models in fp16 and bf16, every system in the same dtype. Outputs are checked
+    # against torch eager in that dtype before timing (rel L2 within a few of the dtype's ulps).
+    for dt, tag, tol in ((torch.float16, "fp16", 1e-2), (torch.bfloat16, "bf16", 5e-2)) if "W7" in ONLY else ():
+        mlp_h = MLP().to(DEV).eval().to(dt)
+        for b in (1, 64):
+            w = f"W7 MLP {tag} batch {b}"
+            try:
+                xm = torch.randn(b, 1024, device=DEV, dtype=dt)
+                d = export(mlp_h, xm, f"w7_mlp_{tag}_{b}")
+                with torch.no_grad():
+                    ref = torch_systems(w, mlp_h, xm)
+                fusor_systems(w, d, xm, ref, variants=False, max_err=tol)
+            except Exception as e:
+                log(w, "failed:", str(e)[:200])
+        w = f"W7 GPT-2 2L {tag} seq 64"
+        try:
+            g2h = gpt2_model().to(DEV).to(dt)
+            ids = torch.randint(0, 50257, (1, 64), device=DEV)
+            d = export(g2h, ids, f"w7_gpt2_{tag}")
+            with torch.no_grad():
+                ref = torch_systems(w, g2h, ids)
+            fusor_systems(w, d, ids, ref, variants=False, max_err=tol)
+        except Exception as e:
+            log(w, "failed:", str(e)[:200])
 
     json.dump(dict(info=info, results=results), open(os.path.join(A.out, "side_by_side.json"), "w"), indent=1)
     plots(results)

@@ -25,16 +25,20 @@ struct GemmCase {
   bool library = true;                       // cuda_library_gemm picks cuBLASLt (default policy)
   LibraryGemm::Epilogue epilogue = LibraryGemm::Epilogue::none;
   std::function<double(double)> after = nullptr;  // Epilogue::kernel: what the epilogue kernel applies
+  DType dtype = DType::f32;                       // of every input and constant
 };
 
-int in(GraphBuilder& b, const std::string& n, Shape s) { return b.input(n, DType::f32, std::move(s)); }
+// The dtype the case being built uses (set by build_case).
+DType g_dtype = DType::f32;
+
+int in(GraphBuilder& b, const std::string& n, Shape s) { return b.input(n, g_dtype, std::move(s)); }
 int i64(GraphBuilder& b, const std::string& n, int64_t v) {
   Tensor t(DType::i64, {1});
   t.set_int(0, v);
   return b.constant(n, t);
 }
 int cst(GraphBuilder& b, const std::string& n, Shape s, uint64_t seed) {
-  return b.constant(n, testing::random_tensor(DType::f32, s, seed));
+  return b.constant(n, testing::random_tensor(g_dtype, s, seed));
 }
 
 std::vector<GemmCase> cases() {
@@ -77,28 +81,49 @@ std::vector<GemmCase> cases() {
        true, E::kernel, [](double v) { return std::tanh(v); }},
       {"skinny_stays_on_template",
        [](GraphBuilder& b) { b.output(b.op("MatMul", {in(b, "x", {4, 1024}), cst(b, "w", {1024, 512}, 10)})); }, false},
+      // fp16/bf16 operands (CUDA_R_16F / CUDA_R_16BF, fp32 accumulation): cuBLASLt writes a bare
+      // product in the dtype; anything after it (bias included) is the generated epilogue over
+      // an fp32 scratch, so the product is rounded to the dtype before the bias as in `ref`.
+      {"f16_plain", [](GraphBuilder& b) { b.output(b.op("MatMul", {in(b, "x", {64, 96}), cst(b, "w", {96, 80}, 11)})); }, true,
+       E::none, nullptr, DType::f16},
+      {"f16_transB_tanh",
+       [](GraphBuilder& b) {
+         int m = b.op("Gemm", {in(b, "x", {64, 96}), cst(b, "wt", {80, 96}, 12)}, {{"transB", int64_t{1}}});
+         b.output(b.op("Tanh", {m}));
+       },
+       true, E::kernel, [](double v) { return std::tanh(v); }, DType::f16},
+      {"bf16_batched", [](GraphBuilder& b) { b.output(b.op("MatMul", {in(b, "a", {3, 64, 32}), in(b, "b", {3, 32, 96})})); }, true,
+       E::none, nullptr, DType::bf16},
+      {"bf16_transposed_output",
+       [](GraphBuilder& b) {
+         int m = b.op("MatMul", {in(b, "q", {1, 12, 64, 64}), in(b, "v", {1, 12, 64, 64})});
+         b.output(b.op("Transpose", {m}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}));
+       },
+       true, E::none, nullptr, DType::bf16},
   };
 }
 
 // The case's static graph and seeded random inputs.
 std::pair<Graph, std::vector<Tensor>> build_case(const GemmCase& tc, uint64_t seed) {
   GraphBuilder b;
+  g_dtype = tc.dtype;
   tc.build(b);
+  g_dtype = DType::f32;
   Graph g = b.build();
   make_static(g, {});
   std::vector<Tensor> inputs;
-  for (size_t i = 0; i < g.inputs.size(); ++i) inputs.push_back(testing::random_tensor(DType::f32, g.values[g.inputs[i]].shape, seed + i));
+  for (size_t i = 0; i < g.inputs.size(); ++i) inputs.push_back(testing::random_tensor(tc.dtype, g.values[g.inputs[i]].shape, seed + i));
   return {std::move(g), std::move(inputs)};
 }
 
 // cublasLtMatmul on the host: D (column-major N x M per batch, i.e. row-major C) = op(X) op(Y),
 // stored where the LibraryGemm's D layout says (row m of batch b at d_offset + b * d_batch_stride
 // + m * d_ld; dense for the scratch of Epilogue::kernel).
-std::vector<double> emulate(const LibraryGemm& g, const std::vector<const float*>& buf) {
+std::vector<double> emulate(const LibraryGemm& g, const std::vector<const Tensor*>& buf) {
   std::vector<double> c(static_cast<size_t>(g.batch * g.m * g.n));
   auto elem = [&](const LibraryGemm::Operand& o, int64_t b, int64_t r, int64_t col) {  // op(o)(r, col)
     const int64_t base = o.offset + b * o.batch_stride;
-    return static_cast<double>(buf[o.buffer][base + (o.trans ? col + r * o.ld : r + col * o.ld)]);
+    return buf[o.buffer]->get(base + (o.trans ? col + r * o.ld : r + col * o.ld));
   };
   for (int64_t b = 0; b < g.batch; ++b)
     for (int64_t m = 0; m < g.m; ++m)
@@ -106,7 +131,7 @@ std::vector<double> emulate(const LibraryGemm& g, const std::vector<const float*
         double acc = 0;
         for (int64_t p = 0; p < g.k; ++p) acc += elem(g.x, b, n, p) * elem(g.y, b, p, m);
         if (g.epilogue == LibraryGemm::Epilogue::bias || g.epilogue == LibraryGemm::Epilogue::relu_bias)
-          acc += buf[g.bias_buffer][g.bias_offset + n];
+          acc += buf[g.bias_buffer]->get(g.bias_offset + n);
         if (g.epilogue == LibraryGemm::Epilogue::relu_bias) acc = std::max(acc, 0.0);
         c.at(static_cast<size_t>(g.d_offset + b * g.d_batch_stride + m * g.d_ld + n)) = acc;
       }
@@ -127,18 +152,22 @@ TEST(CudaGemm, LibraryLayoutMatchesReference) {
     ASSERT_EQ(lib.has_value(), tc.library);
     if (!lib) continue;
     EXPECT_EQ(static_cast<int>(lib->epilogue), static_cast<int>(tc.epilogue));
-    std::vector<const float*> buf(p.buffers.size(), nullptr);
-    for (size_t i = 0; i < p.input_buffers.size(); ++i) buf[p.input_buffers[i]] = inputs[i].data<float>();
+    EXPECT_EQ(lib->operand_dtype, tc.dtype);
+    EXPECT_EQ(lib->out_dtype, lib->epilogue == LibraryGemm::Epilogue::kernel ? DType::f32 : tc.dtype);
+    std::vector<const Tensor*> buf(p.buffers.size(), nullptr);
+    for (size_t i = 0; i < p.input_buffers.size(); ++i) buf[p.input_buffers[i]] = &inputs[i];
     for (size_t i = 0; i < p.buffers.size(); ++i)
-      if (p.buffers[i].role == Buffer::Role::constant) buf[i] = p.graph.values[p.buffers[i].value].constant->data<float>();
+      if (p.buffers[i].role == Buffer::Role::constant) buf[i] = &*p.graph.values[p.buffers[i].value].constant;
     std::vector<double> got = emulate(*lib, buf);
     if (tc.after)
       for (double& v : got) v = tc.after(v);
     Tensor want = run_on_backend("ref", g, inputs)[0];
     ASSERT_EQ(static_cast<int64_t>(got.size()), want.numel());
+    // A wrong operand mapping is off by O(1); the dtype's rounding of ref's output is not.
+    const double tol = tc.dtype == DType::f32 ? 1e-4 : tc.dtype == DType::f16 ? 4e-3 : 3e-2;
     double worst = 0;
-    for (int64_t i = 0; i < want.numel(); ++i) worst = std::max(worst, std::fabs(got[i] - want.get(i)));
-    EXPECT_LT(worst, 1e-4) << "largest difference from ref";
+    for (int64_t i = 0; i < want.numel(); ++i) worst = std::max(worst, std::fabs(got[i] - want.get(i)) / std::max(1.0, std::fabs(want.get(i))));
+    EXPECT_LT(worst, tol) << "largest difference from ref";
     // The epilogue kernel exists exactly when cuBLASLt's own epilogue does not cover the output.
     std::string src = cuda_kernel_source(*mk, p, &*lib);
     EXPECT_EQ(src.empty(), lib->epilogue != LibraryGemm::Epilogue::kernel);
@@ -174,7 +203,11 @@ TEST(CudaGemm, OnDevice) {
       o.replay = replay;
       auto exe = make_backend("cuda")->compile(g, o);
       if (tc.library) EXPECT_NE(exe->notes().find("cuBLASLt: 1 of 1"), std::string::npos) << exe->notes();
-      EXPECT_LE(relative_l2(exe->run(inputs)[0], want), 1e-6) << (replay ? "replay" : "eager");
+      // fp32: summation order only; fp16/bf16: plus a rounding of the output in its dtype.
+      const double tol = tc.dtype == DType::f32 ? 1e-6 : tc.dtype == DType::f16 ? 1e-3 : 8e-3;
+      Tensor got = exe->run(inputs)[0];
+      ASSERT_EQ(got.dtype(), want.dtype());
+      EXPECT_LE(relative_l2(got, want), tol) << (replay ? "replay" : "eager");
       auto* cu = dynamic_cast<CudaExecutable*>(exe.get());
       std::vector<uint64_t> ins, outs;
       for (auto& t : inputs) {
@@ -184,11 +217,11 @@ TEST(CudaGemm, OnDevice) {
       const auto& od = cu->output_descs()[0];
       uint64_t o1 = cu->device_alloc(od.nbytes), o2 = cu->device_alloc(od.nbytes);
       for (uint64_t out : {o1, o2, o1}) {
-        Tensor poison(DType::f32, od.shape);
+        Tensor poison(want.dtype(), od.shape);
         poison.poison();
         cu->copy_to_device(out, poison);
         cu->run_device(ins, {out});
-        EXPECT_LE(relative_l2(cu->copy_from_device(out, DType::f32, od.shape), want), 1e-6) << "run_device";
+        EXPECT_LE(relative_l2(cu->copy_from_device(out, want.dtype(), od.shape), want), tol) << "run_device";
       }
       for (auto p : ins) cu->device_free(p);
       cu->device_free(o1);

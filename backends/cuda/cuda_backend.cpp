@@ -473,7 +473,9 @@ class CudaExecutableImpl final : public CudaExecutable {
   // The cuBLASLt operand pointers of launch l when buffers live at ptr.
   std::array<CUdeviceptr, 4> gemm_pointers(const Launch& l, const std::vector<CUdeviceptr>& ptr) const {
     const LibraryGemm& g = *l.lib;
-    auto at = [&](int b, int64_t off) { return b < 0 ? CUdeviceptr{0} : ptr[b] + static_cast<CUdeviceptr>(off * 4); };
+    auto at = [&](int b, int64_t off) {
+      return b < 0 ? CUdeviceptr{0} : ptr[b] + static_cast<CUdeviceptr>(off * static_cast<int64_t>(dtype_size(plan_.buffers[b].dtype)));
+    };
     return {at(g.x.buffer, g.x.offset), at(g.y.buffer, g.y.offset),
             g.epilogue == LibraryGemm::Epilogue::kernel ? gemm_scratch_ : at(g.out_buffer, g.d_offset), at(g.bias_buffer, g.bias_offset)};
   }

@@ -72,10 +72,13 @@ std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p)
   const std::string mode = policy ? policy : "";
   if (mode == "template") return std::nullopt;
   if (k.space.size() < 2 || mm.a.shape.size() != k.space.size() || mm.b.shape.size() != k.space.size()) return std::nullopt;
-  if (p.buffers[mm.a_buffer].dtype != DType::f32 || p.buffers[mm.b_buffer].dtype != DType::f32) return std::nullopt;
+  // fp32, fp16 or bf16 operands of one dtype; fp32 accumulation either way (CUBLAS_COMPUTE_32F).
+  const DType ab = p.buffers[mm.a_buffer].dtype;
+  if (ab != p.buffers[mm.b_buffer].dtype || (ab != DType::f32 && ab != DType::f16 && ab != DType::bf16)) return std::nullopt;
   for (auto& o : k.outputs)
-    if (p.buffers[o.buffer].dtype != DType::f32 || o.per_row) return std::nullopt;
+    if (o.per_row) return std::nullopt;
   LibraryGemm g;
+  g.operand_dtype = ab;
   g.m = mm.m, g.n = mm.n, g.k = mm.k;
   if (g.m <= 0 || g.n <= 0 || g.k <= 0) return std::nullopt;
   g.batch = shape_numel(k.space) / (g.m * g.n);
@@ -103,7 +106,7 @@ std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p)
                     (g.m == 1 || k.outputs[0].view.strides[nb] >= g.n) &&
                     batch_progression(k.outputs[0].view, k.space, nb, g.batch, d_offset, d_batch) &&
                     (g.batch == 1 || d_batch >= 1);
-  if (d_ok) {
+  if (d_ok && p.buffers[k.outputs[0].buffer].dtype == ab) {
     const KernelOutput& o = k.outputs[0];
     const bool aliased = o.buffer == mm.a_buffer || o.buffer == mm.b_buffer;
     int e = o.expr;
@@ -111,13 +114,16 @@ std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p)
     if (is_op(k, e, "Relu")) relu = true, e = k.expr[e].args[0];
     if (!aliased && e >= 0 && k.expr[e].kind == ExprKind::acc && !relu) {
       g.epilogue = LibraryGemm::Epilogue::none;
-    } else if (!aliased && is_op(k, e, "Add") && k.expr[e].args.size() == 2) {
+    } else if (!aliased && ab == DType::f32 && is_op(k, e, "Add") && k.expr[e].args.size() == 2) {
+      // fp32 only: with fp16/bf16 the spec rounds the product to its dtype before the bias is
+      // added, which cuBLASLt's epilogue (one rounding of acc + bias) does not.
       const int a0 = k.expr[e].args[0], a1 = k.expr[e].args[1];
       const int bias = (a0 >= 0 && k.expr[a0].kind == ExprKind::acc) ? a1 : (a1 >= 0 && k.expr[a1].kind == ExprKind::acc) ? a0 : -1;
       if (bias >= 0 && is_row_vector_load(k, p, bias, g.bias_offset, g.bias_buffer) && g.bias_buffer != o.buffer)
         g.epilogue = relu ? LibraryGemm::Epilogue::relu_bias : LibraryGemm::Epilogue::bias;
     }
     if (g.epilogue != LibraryGemm::Epilogue::kernel) {
+      g.out_dtype = ab;
       g.out_buffer = o.buffer;
       g.d_offset = d_offset, g.d_ld = g.m == 1 ? g.n : o.view.strides[nb], g.d_batch_stride = d_batch;
     }
@@ -236,9 +242,10 @@ std::unique_ptr<CublasLt::Call> CublasLt::make_call(const LibraryGemm& g) const 
                            : g.epilogue == LibraryGemm::Epilogue::relu_bias ? CUBLASLT_EPILOGUE_RELU_BIAS
                                                                             : CUBLASLT_EPILOGUE_DEFAULT;
   check_lt(a.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "cublasLtMatmulDescSetAttribute");
-  auto layout = [&](void*& out, uint64_t rows, uint64_t cols, int64_t ld, int64_t batch_stride) {
+  auto cuda_type = [](DType t) { return t == DType::f16 ? CUDA_R_16F : t == DType::bf16 ? CUDA_R_16BF : CUDA_R_32F; };
+  auto layout = [&](void*& out, DType t, uint64_t rows, uint64_t cols, int64_t ld, int64_t batch_stride) {
     cublasLtMatrixLayout_t l = nullptr;
-    check_lt(a.cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+    check_lt(a.cublasLtMatrixLayoutCreate(&l, cuda_type(t), rows, cols, ld), "cublasLtMatrixLayoutCreate");
     out = l;
     if (g.batch > 1) {
       const int32_t count = static_cast<int32_t>(g.batch);
@@ -247,9 +254,9 @@ std::unique_ptr<CublasLt::Call> CublasLt::make_call(const LibraryGemm& g) const 
                "cublasLtMatrixLayoutSetAttribute");
     }
   };
-  layout(c->lx_, g.x.rows, g.x.cols, g.x.ld, g.x.batch_stride);
-  layout(c->ly_, g.y.rows, g.y.cols, g.y.ld, g.y.batch_stride);
-  layout(c->ld_, g.n, g.m, g.d_ld, g.d_batch_stride);
+  layout(c->lx_, g.operand_dtype, g.x.rows, g.x.cols, g.x.ld, g.x.batch_stride);
+  layout(c->ly_, g.operand_dtype, g.y.rows, g.y.cols, g.y.ld, g.y.batch_stride);
+  layout(c->ld_, g.out_dtype, g.n, g.m, g.d_ld, g.d_batch_stride);
   return c;
 }
 

@@ -6,8 +6,11 @@
 //
 // Layout: the plan's row-major C[b, M, N] = A[b, M, K] * B[b, K, N] is computed as the
 // column-major product C^T = B^T * A^T, so cuBLASLt's operand "A" is our B and its "B" is our A;
-// D is column-major [N, M] with leading dimension N, i.e. row-major C. fp32 in, fp32 out,
-// CUBLAS_COMPUTE_32F (no TF32), alpha = 1, beta = 0.
+// D is column-major [N, M] with leading dimension N, i.e. row-major C. Operands fp32, fp16
+// (CUDA_R_16F) or bf16 (CUDA_R_16BF), both of one dtype; always CUBLAS_COMPUTE_32F (fp32
+// accumulation, no TF32), alpha = 1, beta = 0. D is the output's dtype when cuBLASLt writes the
+// output (rounded to nearest even, as the spec rounds the product), else an fp32 scratch that
+// the generated epilogue reads as the fp32 accumulator, exactly as the template's acc.
 //
 // cuBLASLt is loaded with dlopen("libcublasLt.so.<major>") like the driver, so a binary built
 // with CUDA still starts where it is missing; the backend then uses the template.
@@ -34,11 +37,13 @@ struct LibraryGemm {
     int64_t rows = 0, cols = 0, ld = 0, batch_stride = 0;
   };
   int64_t batch = 1, m = 0, n = 0, k = 0;  // the plan's sizes (C is [batch, M, N])
+  DType operand_dtype = DType::f32;         // x and y: f32, f16 or bf16
+  DType out_dtype = DType::f32;             // D: the output's dtype, or f32 (Epilogue::kernel's scratch)
   Operand x;  // cuBLASLt "A": our B, op(x) is N x K
   Operand y;  // cuBLASLt "B": our A, op(y) is K x M
-  // none / bias / relu_bias: cuBLASLt writes the kernel's only output (`out_buffer`, f32,
-  // contiguous) itself, adding bias[n] (f32 buffer `bias_buffer` from element `bias_offset`)
-  // and applying max(., 0) as named. kernel: D goes to a scratch buffer that the generated
+  // none / bias / relu_bias: cuBLASLt writes the kernel's only output (`out_buffer`, of the
+  // operands' dtype) itself, adding bias[n] (f32 buffer `bias_buffer` from element `bias_offset`;
+  // fp32 kernels only) and applying max(., 0) as named. kernel: D goes to a scratch buffer that the generated
   // epilogue kernel (cuda_kernel_source with library = true) reads.
   enum class Epilogue { none, bias, relu_bias, kernel } epilogue = Epilogue::kernel;
   int bias_buffer = -1;
@@ -52,7 +57,7 @@ struct LibraryGemm {
 };
 
 // How kernel k of p runs on cuBLASLt, or nullopt when it stays on the template: not a matmul,
-// a non-f32 operand or output, operand views cuBLASLt cannot express (no unit stride in either
+// operands that are not both f32, f16 or bf16, operand views cuBLASLt cannot express (no unit stride in either
 // matrix dim, batch offsets that are not one arithmetic progression), M <= 8 (the template's
 // GEMV-like kernel is better there), or fewer than 2^18 multiply-adds. The environment
 // variable FUSOR_CUDA_GEMM overrides the size policy: "template" never uses cuBLASLt,
