@@ -22,6 +22,7 @@ export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/n
 export LD_LIBRARY_PATH=$root/.dev/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export XDG_CACHE_HOME=/tmp/fusor_cache
 mkdir -p /tmp/shared && tar -C /tmp/shared -xJf .dev/shared.tar.xz
+if [ -f .dev/half.tar.xz ]; then mkdir -p .dev/half && tar -C .dev/half -xJf .dev/half.tar.xz; fi
 export FUSOR_SHARED=/tmp/shared FUSOR_BIN=$root/.dev/fusor
 fz=$root/.dev/fusor
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; $fz devices; } 2>&1 | tee "$out/devices.txt"
@@ -34,8 +35,11 @@ if has tests; then
   $fz conform /tmp/shared/models --backend cuda --backend vulkan 2>&1 | tail -3 | tee -a "$out/models.txt"
   # fp16 versions of the shared models against onnxruntime (bench/half_models.py; packed by
   # package_h200.sh when HALF_MODELS names their folder).
+  # bf16 versions: stored outputs are the fp32 model on the same bf16 weights and inputs, so
+  # the tolerance covers bf16 rounding of every intermediate (README, conformance).
   if [ -d .dev/half ]; then
-    $fz conform .dev/half/* --backend cuda --backend vulkan --rtol 1e-2 --atol 2e-3 2>&1 | tee "$out/half_models.txt" | tail -3
+    $fz conform .dev/half/*_fp16 --backend cuda --backend vulkan --rtol 1e-2 --atol 2e-3 2>&1 | tee "$out/half_models.txt" | tail -3
+    $fz conform .dev/half/*_bf16 --backend cuda --backend vulkan --rtol 5e-2 --atol 2e-2 2>&1 | tee -a "$out/half_models.txt" | tail -3
   fi
   for m in mobilenet_v3_small mlp_block; do
     FUSOR_CUDA_GEMM=cublaslt timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck $fz run /tmp/shared/models/$m --backend cuda \

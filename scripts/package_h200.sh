@@ -28,8 +28,9 @@ fi
 if [ -d "$shared/models" ]; then
   tar -C "$shared" -cJf .dev/shared.tar.xz models onnx-tests/node
 fi
-# HALF_MODELS=DIR: backend-test folders made by bench/half_models.py travel as .dev/half.
-if [ -n "${HALF_MODELS:-}" ]; then cp -r "$HALF_MODELS" .dev/half; fi
+# HALF_MODELS=DIR: backend-test folders made by bench/half_models.py travel as .dev/half.tar.xz
+# (unpacked to .dev/half by h200_run.sh).
+if [ -n "${HALF_MODELS:-}" ]; then tar -C "$HALF_MODELS" -cJf .dev/half.tar.xz .; fi
 grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo /.dev/ >> .git/info/exclude
 grep -qx '/.gl/' .git/info/exclude 2>/dev/null || echo /.gl/ >> .git/info/exclude
 du -sh .dev .gl
