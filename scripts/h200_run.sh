@@ -8,6 +8,9 @@
 #   bench  `fusor bench --json` on the four models: fused/unfused x replay/eager, both GPUs
 #   side   bench/side_by_side.py (W1-W5, five systems); SIDE_ARGS adds its options
 #   gemv   bench/gemv_sweep.py (MLP b1/b64 for each Vulkan GEMV workgroup shape, cuda, copy GB/s)
+#   python python/tests with the machine's torch (CUDA zero-copy through DLPack), using the
+#          extension package_h200.sh built for its interpreter (PY_HEADERS), and
+#          `fusor bench --trace` on both GPUs, each trace checked as trace-event JSON
 # GTEST_FILTER narrows the tests step; NODE_FILTER (an extended regex on case names) the node step.
 # Writes logs and docs inputs under OUTDIR.
 set -uo pipefail
@@ -21,6 +24,7 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 export LD_LIBRARY_PATH=$root/.dev/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export XDG_CACHE_HOME=/tmp/fusor_cache
+for f in .dev/fusor.xz .dev/fusor_tests.xz; do [ -f "$f" ] && xz -dkf "$f"; done
 mkdir -p /tmp/shared && tar -C /tmp/shared -xJf .dev/shared.tar.xz
 if [ -f .dev/half.tar.xz ]; then mkdir -p .dev/half && tar -C .dev/half -xJf .dev/half.tar.xz; fi
 export FUSOR_SHARED=/tmp/shared FUSOR_BIN=$root/.dev/fusor
@@ -83,6 +87,27 @@ fi
 
 if has side; then
   PYTHONUNBUFFERED=1 python3 bench/side_by_side.py --fusor "$fz" --out "$out" ${SIDE_ARGS:-} 2>&1 | tail -70
+fi
+
+if has python; then
+  if [ -d .dev/py/fusor ]; then
+    PYTHONPATH=$root/.dev/py python3 -m pytest -q -rs python/tests 2>&1 | tail -15 | tee "$out/pytest.txt"
+  else
+    echo "python: no .dev/py (package with PY_HEADERS=...)" | tee "$out/pytest.txt"
+  fi
+  for b in cuda vulkan; do
+    $fz bench /tmp/shared/models/gpt2_tiny --backend $b --iters 5 --trace "$out/trace_$b.json" > /dev/null 2>&1
+    python3 - "$out/trace_$b.json" <<'PY' 2>&1 | tee -a "$out/pytest.txt"
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"] if isinstance(t, dict) else t
+slices = [e for e in ev if e.get("ph") == "X"]
+assert slices and all({"name", "ts", "dur", "pid", "tid"} <= set(e) for e in slices), "bad slices"
+gpu = [e for e in slices if "GBps" in e.get("args", {}) or "bytes" in e.get("args", {})]
+print(sys.argv[1], len(slices), "slices,", len(gpu), "kernel slices with bytes; total kernel us",
+      round(sum(e["dur"] for e in gpu), 1), "e.g.", gpu[0]["name"][:60] if gpu else "-")
+PY
+  done
 fi
 
 if has gemv; then

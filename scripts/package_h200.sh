@@ -31,6 +31,30 @@ fi
 # HALF_MODELS=DIR: backend-test folders made by bench/half_models.py travel as .dev/half.tar.xz
 # (unpacked to .dev/half by h200_run.sh).
 if [ -n "${HALF_MODELS:-}" ]; then tar -C "$HALF_MODELS" -cJf .dev/half.tar.xz .; fi
+# PY_HEADERS=DIR (DIR/python3.X/Python.h, the GPU machine's CPython headers, e.g. fetched from
+# there as a tarball): the Python extension compiled here for that interpreter, with the same
+# static library as the CLI, to .dev/py/fusor (h200_run.sh's `python` step runs python/tests
+# there with torch on the GPU).
+if [ -n "${PY_HEADERS:-}" ]; then
+  pyinc=$(ls -d "$PY_HEADERS"/python3.* | head -1)
+  pyver=${pyinc##*/python}
+  nb=$(python3 -m nanobind --cmake_dir)/..
+  obj=$(mktemp -d)
+  # The library's public definitions (FUSOR_HAVE_*, ONNX_ML ...) as the CLI was compiled with.
+  defs=$(ninja -C "$bdir" -t commands fusor_cli | grep -m1 'tools/fusor_main.cpp' | tr ' ' '\n' | grep -E '^-D')
+  flags="-O2 -fPIC -std=gnu++20 -fvisibility=hidden -fno-strict-aliasing -I. -I$nb/include -I$nb/ext/robin_map/include
+         -I$pyinc -I$PY_HEADERS -I/usr/local/cuda/include"
+  c++ $flags -DNB_BUILD -c "$nb/src/nb_combined.cpp" -o "$obj/nb.o"
+  for f in bindings bindings_tools; do eval c++ $flags $defs -c "python/$f.cpp" -o "$obj/$f.o"; done
+  mkdir -p .dev/py/fusor
+  cp python/fusor/*.py .dev/py/fusor/
+  c++ -shared -o ".dev/py/fusor/_fusor.cpython-${pyver//./}-x86_64-linux-gnu.so" "$obj"/*.o "$bdir/libfusor.a" \
+    $(ninja -C "$bdir" -t commands fusor_cli | tail -1 | tr ' ' '\n' | grep -E '^/usr/.*\.(a|so[.0-9]*)$|^-l') -lpthread
+  strip --strip-unneeded .dev/py/fusor/*.so
+  rm -rf "$obj"
+fi
+# The copy that travels is limited to 64 MiB: binaries go compressed (h200_run.sh unpacks them).
+xz -T2 -f .dev/fusor .dev/fusor_tests
 grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo /.dev/ >> .git/info/exclude
 grep -qx '/.gl/' .git/info/exclude 2>/dev/null || echo /.gl/ >> .git/info/exclude
 du -sh .dev .gl
