@@ -1,0 +1,27 @@
+// KernelSpec-level rewrites the fusion pass (ir/fusion.cpp) applies after kernels exist; they
+// need no graph or Fuser state, only the kernel. Internal to ir/.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "ir/kernel_spec.h"
+
+namespace fusor {
+
+// The view over `space` (a reduction's input space) of a per-row output: strides 0 on the
+// reduced `axes` and on size-1 dims, row-major over the kept dims.
+StridedView row_view(const Shape& space, const std::vector<int>& axes);
+
+// Re-sorts k's reductions so each comes after those its body reads, then its expression DAG so
+// every operand precedes its user; drops unreferenced nodes and loads.
+void topo_order(KernelSpec& k);
+
+// When every load of buffer b in k reads it as a pure axis permutation of `space` (contiguous,
+// offset 0: a Transpose of a contraction's output), for each dim j of `space` the dim of
+// k.space that walks it (-1 for size-1 dims); nullopt otherwise. Used by output fusion.
+std::optional<std::vector<int>> permuted_reader(const KernelSpec& k, int b, const Shape& space);
+
+// v (a view over a reader's space) as a view over `space`, reader dim inv[j] walking dim j.
+StridedView over_space(const StridedView& v, const std::vector<int>& inv, const Shape& space);
+
+}  // namespace fusor
