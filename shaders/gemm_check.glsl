@@ -1,11 +1,17 @@
 // Stand-ins for what the emitter and the Vulkan prelude define in front of gemm.glsl at run
-// time, with a bias + ReLU epilogue, for the build-time glslc checks gemm.comp (tiled path)
-// and gemm_skinny.comp (FZ_SKINNY: the GEMV-like path, M = 4). At run time gemm.glsl is used
+// time, with a bias + ReLU epilogue, for the build-time glslc checks gemm.comp (tiled path),
+// gemm_skinny.comp (FZ_SKINNY: the GEMV-like path, M = 4) and gemm_coopmat.comp (FZ_CHECK_COOPMAT:
+// gemm_coopmat.glsl with fp16 operands). At run time gemm.glsl is used
 // directly.
 #ifdef FZ_TEMPLATE_CHECK
 #define fz_idx int
-layout(std430, set = 0, binding = 0) readonly buffer B0 { float d[]; } b0;  // A [2, FZ_M, 80]
-layout(std430, set = 0, binding = 1) readonly buffer B1 { float d[]; } b1;  // B [80, 72] (shared by both batches)
+#ifdef FZ_CHECK_COOPMAT  // gemm_coopmat.comp: fp16 operands
+#define FZ_OPERAND float16_t
+#else
+#define FZ_OPERAND float
+#endif
+layout(std430, set = 0, binding = 0) readonly buffer B0 { FZ_OPERAND d[]; } b0;  // A [2, FZ_M, 80]
+layout(std430, set = 0, binding = 1) readonly buffer B1 { FZ_OPERAND d[]; } b1;  // B [80, 72] (shared by both batches)
 layout(std430, set = 0, binding = 2) readonly buffer B2 { float d[]; } b2;  // bias [72]
 layout(std430, set = 0, binding = 3) buffer B3 { float d[]; } b3;           // C [2, FZ_M, 72]
 int fz_group_id() { return int(gl_WorkGroupID.x + gl_NumWorkGroups.x * gl_WorkGroupID.y); }
@@ -22,11 +28,15 @@ int fz_num_groups() { return int(gl_NumWorkGroups.x * gl_NumWorkGroups.y); }
 #define FZ_A_SK 1
 #define FZ_B_SK 72
 #define FZ_B_SN 1
-#define FZ_LOAD_A(off) b0.d[off]
-#define FZ_LOAD_B(off) b1.d[off]
+#define FZ_LOAD_A(off) float(b0.d[off])
+#define FZ_LOAD_B(off) float(b1.d[off])
 fz_idx fz_a_base(fz_idx batch) { return batch * FZ_M * FZ_K; }
 fz_idx fz_b_base(fz_idx batch) { return 0; }
 void fz_epilogue(float acc, fz_idx fz_i) { b3.d[fz_i] = max(acc + b2.d[fz_i % FZ_N], 0.0f); }
 #define FZ_EPILOGUE(acc, i) fz_epilogue((acc), (i))
 #endif
+#ifdef FZ_CHECK_COOPMAT
+#include "gemm_coopmat.glsl"
+#else
 #include "gemm.glsl"
+#endif

@@ -76,4 +76,12 @@ int vulkan_barrier_count(const Executable& e) {
   return v ? v->barrier_count() : -1;
 }
 
+int vulkan_coopmat_kernel_count(const Executable& e) {
+  auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);
+  if (!v) return -1;
+  int n = 0;
+  for (const std::string& l : v->coopmat_labels()) n += l.empty() ? 0 : 1;
+  return n;
+}
+
 }  // namespace fusor

@@ -117,7 +117,11 @@ void validate_spirv(const std::string& name, const std::vector<uint32_t>& words)
 
 std::vector<uint32_t> compile_glsl(const Context& ctx, const std::string& name, const std::string& source,
                                    CompileStats* stats) {
-  const PhysicalDeviceInfo& info = ctx.info();
+  return compile_glsl(ctx.info(), name, source, stats);
+}
+
+std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::string& name, const std::string& source,
+                                   CompileStats* stats) {
   const DiskCache cache(cache_dir(), ".spv");
   // The entry stores this whole key and a checksum; a damaged, truncated or swapped entry is a
   // miss. Modules are validated once more before use (cheap).

@@ -30,6 +30,10 @@ struct CompileStats {
 
 std::vector<uint32_t> compile_glsl(const Context& ctx, const std::string& name, const std::string& source,
                                    CompileStats* stats = nullptr);
+// The same for a device described by `info` alone (no logical device needed: tests compile and
+// validate kernels for devices this machine does not have, e.g. cooperative-matrix variants).
+std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::string& name, const std::string& source,
+                                   CompileStats* stats = nullptr);
 
 // Adds to a compute module (one entry point) OpCapability DenormPreserve /
 // SignedZeroInfNanPreserve and OpExecutionMode <entry> DenormPreserve <width> /

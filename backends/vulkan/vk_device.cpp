@@ -1,5 +1,6 @@
 // Instance, validation messenger, physical-device discovery, logical device, caches' home.
 #include "backends/vulkan/vk_device.h"
+#include "backends/vulkan/vk_coopmat.h"
 #include "runtime/disk_cache.h"
 
 #include <sys/stat.h>
@@ -111,7 +112,7 @@ std::string PhysicalDeviceInfo::details() const {
   s << "type=" << type_name() << " api=" << VK_API_VERSION_MAJOR(api_version) << "." << VK_API_VERSION_MINOR(api_version)
     << "." << VK_API_VERSION_PATCH(api_version) << " subgroup=" << subgroup_size << " shared=" << max_shared_memory
     << " groups=[" << max_group_count[0] << "," << max_group_count[1] << "," << max_group_count[2] << "]"
-    << " fp16=" << shader_float16 << " fp64=" << shader_float64 << " int64=" << shader_int64 << " coopmat=" << cooperative_matrix
+    << " fp16=" << shader_float16 << " fp64=" << shader_float64 << " int64=" << shader_int64 << " " << coopmat_summary(*this)
     << " storage_range=" << max_storage_buffer_range;
   // What float controls let a kernel keep, per width: d = denormals, z = signed zero/inf/NaN.
   s << " preserves=";
@@ -354,6 +355,7 @@ void Instance::create(bool want_validation) {
   check_vk(vkEnumeratePhysicalDevices(instance_, &n, pds.data()), "vkEnumeratePhysicalDevices");
   for (auto pd : pds) {
     PhysicalDeviceInfo info = query_device(pd);
+    query_cooperative_matrix(instance_, info);
     // fusor needs compute queues and the 1.1 property/feature queries it just used.
     if (info.queue_family == UINT32_MAX || info.api_version < VK_API_VERSION_1_1) continue;
     devices_.push_back(std::move(info));
@@ -417,11 +419,21 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
     f12.shaderFloat16 = info_.shader_float16;
     f12.shaderInt8 = info_.shader_int8;
     f12.storageBuffer8BitAccess = info_.storage_8bit;
+    f12.vulkanMemoryModel = info_.vulkan_memory_model;  // gemm_coopmat.glsl's modules declare it
     f2.pNext = &f11;
     f11.pNext = &f12;
   }
+  // Cooperative matrices (vk_coopmat.h): the extension the device's shapes came from.
+  alignas(8) unsigned char coopmat_features[64];
+  std::vector<const char*> extensions;
+  if (const char* ext = coopmat_extension(info_)) {
+    extensions.push_back(ext);
+    f12.pNext = chain_coopmat_features(info_, coopmat_features, f12.pNext);
+  }
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &f2;
+  dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  dci.ppEnabledExtensionNames = extensions.data();
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   check_vk(vkCreateDevice(info_.handle, &dci, nullptr, &device_), "vkCreateDevice");

@@ -22,6 +22,17 @@ namespace fusor::vk {
 // Whether the loader lists VK_LAYER_KHRONOS_validation.
 bool validation_layer_installed();
 
+// One matrix-unit operation a device lists (VkCooperativeMatrixPropertiesKHR / ...NV): an
+// M x K A times a K x N B plus an M x N C. Types are VkComponentTypeKHR values (the NV enum
+// has the same numbers: 0 f16, 1 f32, 2 f64, 3..6 s8..s64, 7..10 u8..u64); scope a VkScopeKHR
+// (3 = subgroup).
+struct CoopmatShape {
+  uint32_t m = 0, n = 0, k = 0;
+  uint32_t a = 0, b = 0, c = 0, result = 0;
+  uint32_t scope = 0;
+  bool saturating = false;
+};
+
 struct PhysicalDeviceInfo {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
   std::string name;
@@ -42,6 +53,13 @@ struct PhysicalDeviceInfo {
   bool shader_float16 = false, shader_float64 = false, shader_int64 = false, shader_int8 = false, shader_int16 = false;
   bool storage_8bit = false, storage_16bit = false;
   bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix listed
+  // Cooperative matrices (backends/vulkan/vk_coopmat.h query_cooperative_matrix): usable only
+  // when the extension's cooperativeMatrix feature is offered; shapes from the extension that
+  // Context enables (NV when listed, since the shaders are NV SPIR-V, else KHR).
+  bool coopmat_nv = false;          // VK_NV_cooperative_matrix listed with its feature
+  bool coopmat_khr = false;         // VK_KHR_cooperative_matrix listed with its feature
+  bool vulkan_memory_model = false; // Vulkan 1.2 vulkanMemoryModel (the coopmat shaders use it)
+  std::vector<CoopmatShape> coopmat_shapes;
   bool subgroup_reduce = false;     // basic + vote + arithmetic subgroup ops in compute shaders
   // Float controls (VkPhysicalDeviceFloatControlsProperties, Vulkan 1.2; all false before):
   // whether a shader may request DenormPreserve / SignedZeroInfNanPreserve for floats of

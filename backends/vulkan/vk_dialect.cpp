@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "backends/vulkan/vk_coopmat.h"
 #include "ir/scalar.h"
 
 namespace fusor::vk {
@@ -130,6 +131,34 @@ const std::string& gemm_template() {
   return s;
 }
 
+const std::string& gemm_coopmat_template() {
+  static const std::string s = strip_embed(
+#include "shaders/gemm_coopmat.glsl"
+  );
+  return s;
+}
+
+std::string ContractionTiles::coopmat_label() const {
+  if (!coopmat) return "";
+  return "coopmat " + std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k);
+}
+
+ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t n, const PhysicalDeviceInfo& dev) {
+  ContractionTiles t;
+  t.coopmat = 1;
+  t.cm_m = static_cast<int>(s.m), t.cm_n = static_cast<int>(s.n), t.cm_k = static_cast<int>(s.k);
+  t.cm_sg = static_cast<int>(dev.subgroup_size);
+  // About 64 x 64 per workgroup from 2 x 2 subgroups; a single subgroup row for short M, and
+  // fewer subgroups when the device's workgroup limit is small.
+  t.cm_rm = std::max(1, 32 / t.cm_m), t.cm_rn = std::max(1, 32 / t.cm_n);
+  t.cm_wm = m <= 32 ? 1 : 2, t.cm_wn = n <= 32 ? 1 : 2;
+  while (t.threads() > static_cast<int>(dev.max_invocations) && (t.cm_wm > 1 || t.cm_wn > 1))
+    (t.cm_wm > 1 ? t.cm_wm : t.cm_wn) = 1;
+  t.cm_bk = std::max(32, t.cm_k);
+  t.bm = t.cm_wm * t.cm_rm * t.cm_m, t.bn = t.cm_wn * t.cm_rn * t.cm_n, t.bk = t.cm_bk, t.tm = t.tn = 1;
+  return t;
+}
+
 const std::string& conv_template() {
   static const std::string s = strip_embed(
 #include "shaders/conv.glsl"
@@ -196,7 +225,8 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   return t;
 }
 
-VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta)
+VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta,
+                             const Plan* plan)
     : dev_(dev), delta_(std::move(element_delta)) {
   name = "vulkan";
   value_qualifier = "precise ";
@@ -214,6 +244,11 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   if (contraction_) {
     tiles_ = choose_tiles(k, dev);
     matmul_template = gemm_template();
+    if (plan && k.matmul)
+      if (std::optional<CoopmatShape> s = choose_coopmat(k, *plan, dev)) {
+        tiles_ = choose_coopmat_tiles(*s, k.matmul->m, k.matmul->n, dev);
+        matmul_template = gemm_coopmat_template();
+      }
     conv_template = vk::conv_template();
     matmul_group_size = conv_group_size = tiles_.threads();
     matmul_tile_m = tiles_.bm;
@@ -226,6 +261,16 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     work_items = batch * ((n + tiles_.skinny_cols - 1) / tiles_.skinny_cols);
     return "#define FZ_SKINNY 1\n#define FZ_SK_COLS " + std::to_string(tiles_.skinny_cols) + "\n#define FZ_SK_THREADS " +
            std::to_string(tiles_.skinny_threads) + "\n";
+  }
+  if (tiles_.coopmat) {
+    const ContractionTiles& t = tiles_;
+    work_items = batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
+    std::string s = "#define FZ_COOPMAT 1\n";
+    const std::pair<const char*, int> defs[] = {{"FZ_CM_M", t.cm_m},   {"FZ_CM_N", t.cm_n},   {"FZ_CM_K", t.cm_k},
+                                                {"FZ_CM_WM", t.cm_wm}, {"FZ_CM_WN", t.cm_wn}, {"FZ_CM_RM", t.cm_rm},
+                                                {"FZ_CM_RN", t.cm_rn}, {"FZ_CM_BK", t.cm_bk}};
+    for (const auto& [nm, v] : defs) s += std::string("#define ") + nm + " " + std::to_string(v) + "\n";
+    return s;
   }
   return Dialect::matmul_config(batch, m, n, k, work_items) + "#define FZ_SKINNY 0\n";
 }
@@ -246,6 +291,11 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
   if (i64) s += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
   if (b8) s += "#extension GL_EXT_shader_8bit_storage : require\n";
   if (b16) s += "#extension GL_EXT_shader_16bit_storage : require\n";
+  // gemm_coopmat.glsl: NV cooperative matrices (glslang 12 has no KHR ones; vk_coopmat.h).
+  if (tiles_.coopmat)
+    s += "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n#extension GL_KHR_memory_scope_semantics : require\n"
+         "#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_shader_subgroup_basic : require\n"
+         "#extension GL_EXT_control_flow_attributes : require\n";
   if (subgroups_)
     s += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_vote : require\n"
          "#extension GL_KHR_shader_subgroup_arithmetic : require\n";

@@ -31,16 +31,27 @@ struct ContractionTiles {
   int skinny = 0;       // matmul only: 1 = gemm.glsl's GEMV-like path (M <= 8)
   int skinny_cols = 16; // columns per workgroup of that path (FZ_SK_COLS: 8, 16 or 32)
   int skinny_threads = 256;  // its workgroup size (FZ_SK_THREADS, a power of two)
-  int threads() const { return skinny ? skinny_threads : (bm / tm) * (bn / tn); }
+  // matmul only: gemm_coopmat.glsl (fp16 operands on the matrix units, vk_coopmat.h). One
+  // matrix operation is cm_m x cm_n x cm_k; cm_wm x cm_wn subgroups of cm_sg invocations, each
+  // with cm_rm x cm_rn accumulators; K slices of cm_bk. bm / bn are then the workgroup tile.
+  int coopmat = 0;
+  int cm_m = 16, cm_n = 8, cm_k = 16, cm_wm = 2, cm_wn = 2, cm_rm = 2, cm_rn = 4, cm_bk = 32, cm_sg = 32;
+  int threads() const { return coopmat ? cm_wm * cm_wn * cm_sg : skinny ? skinny_threads : (bm / tm) * (bn / tn); }
+  std::string coopmat_label() const;  // "coopmat 16x8x16" ("" when not coopmat)
 };
 constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kSpecTM = 4, kSpecTN = 5, kSpecConvDirect = 6;
 
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev);
+// The gemm_coopmat.glsl blocking for an M x N matmul with matrix shape `s` (vk_coopmat.h).
+ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t n, const PhysicalDeviceInfo& dev);
 
 class VulkanDialect : public Dialect {
  public:
-  // element_delta: per slot (kernel_bindings order), elements added to every index.
-  VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta);
+  // element_delta: per slot (kernel_bindings order), elements added to every index. With the
+  // plan, matmuls with fp16 operands may take gemm_coopmat.glsl (vk_coopmat.h choose_coopmat,
+  // which throws under FUSOR_VK_COOPMAT=force on a device without cooperative matrices).
+  VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta,
+                const Plan* plan = nullptr);
 
   const ContractionTiles& tiles() const { return tiles_; }
   bool contraction() const { return contraction_; }
@@ -54,7 +65,8 @@ class VulkanDialect : public Dialect {
   std::string element(int slot, const std::string& idx) const override;
   std::string declare_buffers(const KernelHeader& h) const override;
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override;
-  // FZ_SKINNY for gemm.glsl; the GEMV-like path runs one workgroup per tiles().skinny_cols columns.
+  // FZ_SKINNY for gemm.glsl; the GEMV-like path runs one workgroup per tiles().skinny_cols columns;
+  // FZ_CM_* for gemm_coopmat.glsl.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);
@@ -82,6 +94,7 @@ class VulkanDialect : public Dialect {
 
 // The hand-written template bodies from shaders/*.glsl (embedded at build time).
 const std::string& gemm_template();
+const std::string& gemm_coopmat_template();
 const std::string& conv_template();
 
 }  // namespace fusor::vk

@@ -279,10 +279,21 @@ std::string VulkanExecutable::notes() const {
   for (int n : per_kernel)
     if (n > 1) ++split, pieces += n;
   for (char t : const_transposed_) transposed += t ? 1 : 0;
-  if (split == 0) return "";
-  std::string s = std::to_string(split) + " kernel(s) split into " + std::to_string(pieces) +
-                  " windowed dispatches (maxStorageBufferRange " + std::to_string(max_range_) + " bytes)";
-  if (transposed) s += ", " + std::to_string(transposed) + " [K, N] weight(s) uploaded transposed";
+  std::string s;
+  if (split) {
+    s = std::to_string(split) + " kernel(s) split into " + std::to_string(pieces) +
+        " windowed dispatches (maxStorageBufferRange " + std::to_string(max_range_) + " bytes)";
+    if (transposed) s += ", " + std::to_string(transposed) + " [K, N] weight(s) uploaded transposed";
+  }
+  // Which matmuls run on the matrix units (FUSOR_VK_COOPMAT, vk_coopmat.h), e.g.
+  // "2 matmul kernel(s) on cooperative matrices (coopmat 16x8x16, nv)".
+  int cm = 0;
+  std::string label;
+  for (const std::string& l : coopmat_labels_)
+    if (!l.empty()) ++cm, label = l;
+  if (cm)
+    s += (s.empty() ? "" : "; ") + std::to_string(cm) + " matmul kernel(s) on cooperative matrices (" + label + ", " +
+         (ctx_->info().coopmat_nv ? "nv" : "khr") + ")";
   return s;
 }
 

@@ -79,6 +79,8 @@ class VulkanExecutable final : public Executable {
   const Plan& plan() const { return plan_; }
   const std::vector<std::string>& kernel_sources() const { return sources_; }  // per plan kernel ("" if none)
   const CompileStats& compile_stats() const { return compile_stats_; }
+  // Per plan kernel: "coopmat MxNxK" when it runs on cooperative matrices, else "".
+  const std::vector<std::string>& coopmat_labels() const { return coopmat_labels_; }
 
  private:
   // vk_pipelines.cpp: codegen -> SPIR-V -> pipelines, descriptor sets.
@@ -120,6 +122,7 @@ class VulkanExecutable final : public Executable {
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
   std::vector<Dispatch> dispatches_;
   std::vector<std::string> sources_;
+  std::vector<std::string> coopmat_labels_;  // see coopmat_labels()
   CompileStats compile_stats_;
   int barrier_count_ = 0;
   double last_kernel_us_ = -1;

@@ -8,6 +8,7 @@
 
 #include "backends/codegen.h"
 #include "backends/compile_pool.h"
+#include "backends/vulkan/vk_coopmat.h"
 #include "backends/vulkan/vk_dialect.h"
 #include "backends/vulkan/vk_executable.h"
 #include "ir/phases.h"
@@ -35,6 +36,7 @@ void split_groups(int64_t groups, const PhysicalDeviceInfo& info, const std::str
 
 struct PipelineJob {
   std::string name, source;
+  bool coopmat = false;  // gemm_coopmat.glsl: NV SPIR-V, rewritten for KHR-only devices
   std::vector<VkSpecializationMapEntry> entries;
   std::vector<int32_t> spec;
   VkPipelineLayout layout = VK_NULL_HANDLE;
@@ -63,7 +65,7 @@ std::string unsupported_reason(const PhysicalDeviceInfo& info, const Plan& p) {
   try {
     for (const KernelSpec& k : p.kernels) {
       // Arena alignment deltas change index arithmetic only, never what can be generated.
-      VulkanDialect dialect(info, k, std::vector<int64_t>(kernel_bindings(k).size(), 0));
+      VulkanDialect dialect(info, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p);
       emit_or_explain(k, p, dialect);
     }
   } catch (const Unsupported& e) {
@@ -100,6 +102,7 @@ void VulkanExecutable::build_kernels() {
   std::map<std::string, int> job_of;  // source + specialization -> pipeline (identical kernels share one)
   std::vector<std::vector<Binding>> slot_bindings;
   sources_.assign(plan_.kernels.size(), "");
+  coopmat_labels_.assign(plan_.kernels.size(), "");
 
   // Phase 1 (serial, cheap): source, launch geometry, hazards for every kernel.
   std::optional<PhaseScope> phase(std::in_place, "codegen");
@@ -123,8 +126,9 @@ void VulkanExecutable::build_kernels() {
       bs.push_back(st);
     }
     const uint32_t nbind = static_cast<uint32_t>(bs.size());
-    VulkanDialect dialect(info, k, deltas);
+    VulkanDialect dialect(info, k, deltas, &plan_);
     std::string src = emit_or_explain(k, plan_, dialect);
+    coopmat_labels_[ki] = dialect.tiles().coopmat_label();
     if (sources_[ki].empty()) sources_[ki] = src;  // a split kernel shows its first piece
     dump_source(k.name, src);
     int64_t groups = launch_dims(k, plan_, dialect).groups;
@@ -142,6 +146,7 @@ void VulkanExecutable::build_kernels() {
     job.name = k.name;
     job.source = std::move(src);
     job.layout = layout_for(nbind);
+    job.coopmat = dialect.tiles().coopmat != 0;
     std::string key = job.source;
     if (dialect.contraction()) {
       const ContractionTiles& t = dialect.tiles();
@@ -198,6 +203,9 @@ void VulkanExecutable::build_kernels() {
   for_each_job(jobs.size(), [&](size_t j) {
     const PipelineJob& job = jobs[j];
     std::vector<uint32_t> words = compile_glsl(*ctx_, job.name, job.source, &stats[j]);
+    // Validated as NV (SPIRV-Tools 2023.1 knows no KHR cooperative matrices); KHR-only devices
+    // get the rewritten module (vk_coopmat.h).
+    if (job.coopmat && !info.coopmat_nv) words = coopmat_nv_to_khr(words);
     VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     mci.codeSize = words.size() * sizeof(uint32_t);
     mci.pCode = words.data();

@@ -7,6 +7,8 @@
 //                           (read before the backend is created: set it first).
 //   VK_DRIVER_FILES=...     standard loader variable; CI points it at lavapipe.
 //   FUSOR_NO_DISK_CACHE=1   do not read or write $XDG_CACHE_HOME/fusor/vulkan.
+//   FUSOR_VK_COOPMAT=0|force  fp16 matmuls on cooperative matrices: never / or a one-line error
+//                           when the device has none (default: where the device has them).
 #pragma once
 #include <memory>
 #include <string>
@@ -35,5 +37,8 @@ int vulkan_barrier_count(const Executable& e);
 // Device time of the last run's dispatches alone (RunStats::device_us also counts the staging
 // copies of inputs/outputs), in microseconds; -1 when unknown.
 double vulkan_last_kernel_us(const Executable& e);
+// Kernels of `e` that run on cooperative matrices (fp16 matmuls, FUSOR_VK_COOPMAT); -1 when `e`
+// is not a Vulkan executable. Executable::notes() names the matrix shape.
+int vulkan_coopmat_kernel_count(const Executable& e);
 
 }  // namespace fusor

@@ -1,0 +1,64 @@
+// Cooperative matrices (the GPU's matrix units) for fp16 GEMMs on Vulkan: device query, the
+// choice of a matrix shape per matmul kernel, and the NV -> KHR SPIR-V rewrite.
+//
+// Why NV SPIR-V: Debian 12's glslang 12 / SPIRV-Tools 2023.1 / Vulkan headers 1.3.239 know
+// GL_NV_cooperative_matrix but not GL_KHR_cooperative_matrix. shaders/gemm_coopmat.glsl is
+// written against NV, compiled and validated as usual; a device that lists
+// VK_NV_cooperative_matrix runs that module as is, one with only VK_KHR_cooperative_matrix
+// runs it after coopmat_nv_to_khr(). The KHR structs are missing from the 1.3.239 headers and
+// are declared in vk_coopmat.cpp (values from the Vulkan registry: sType 1000506000/1/2).
+//
+// Environment: FUSOR_VK_COOPMAT=0 never uses cooperative matrices; =force makes a matmul
+// kernel that would qualify (f16 A and B, M > 8) fail with a one-line Error when the device
+// cannot run it (instead of silently taking the tiled path); unset or anything else: auto.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vk_device.h"
+#include "ir/kernel_spec.h"
+
+namespace fusor::vk {
+
+// Fills info.coopmat_nv / coopmat_khr / vulkan_memory_model / coopmat_shapes for one physical
+// device (extension list, feature structs, vkGetPhysicalDeviceCooperativeMatrixProperties*
+// through vkGetInstanceProcAddr). Never throws: a failed query leaves the device without them.
+void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info);
+
+// "coopmat=nv:16x8x16 f16*f16+f32,16x8x8 f16*f16+f32 ..." for `fusor devices` (subgroup-scope
+// shapes; "coopmat=none" when the device has none).
+std::string coopmat_summary(const PhysicalDeviceInfo& info);
+
+// Device creation: the extension to enable (nullptr: none) and the feature struct to chain.
+// The struct lives in `storage` (at least 32 bytes, 8-aligned) and its pNext is set to `next`;
+// returns the struct's address to chain, or `next` when nothing is enabled.
+const char* coopmat_extension(const PhysicalDeviceInfo& info);
+void* chain_coopmat_features(const PhysicalDeviceInfo& info, void* storage, void* next);
+
+// Whether device `info` can run gemm_coopmat.glsl at all (feature bits, fp16 arithmetic,
+// 16-bit storage, Vulkan memory model, subgroup size) and an f16*f16+f32 subgroup shape the
+// SPIR-V can express: on KHR-only devices A (M x K) and B (K x N) must differ as types, so
+// M == N == K shapes are skipped. Prefers 16x8x16. nullopt with `why` set otherwise.
+std::optional<CoopmatShape> coopmat_shape_for(const PhysicalDeviceInfo& info, std::string* why = nullptr);
+
+// The shape to use for matmul kernel `k` of plan `p` on `info`, or nullopt for the tiled path:
+// both operand buffers f16, M > 8 (the GEMV-like path stays), FUSOR_VK_COOPMAT not "0", and
+// coopmat_shape_for() has one. bf16 operands always take the tiled path (glslang 12 has no
+// bfloat16 type). Throws Error("vulkan", "kernel '<name>': FUSOR_VK_COOPMAT=force but ...")
+// under =force when the kernel qualifies but the device cannot run it.
+std::optional<CoopmatShape> choose_coopmat(const KernelSpec& k, const Plan& p, const PhysicalDeviceInfo& info);
+
+// Rewrites a module using SPV_NV_cooperative_matrix into SPV_KHR_cooperative_matrix:
+// capability 5357 -> 6022, the extension name, OpTypeCooperativeMatrixNV (5358) ->
+// OpTypeCooperativeMatrixKHR (4456) with a Use operand (MatrixA 0 / MatrixB 1 / Accumulator 2,
+// derived from how OpCooperativeMatrixMulAddNV uses each type), Load/Store NV (5359/5360) ->
+// KHR (4457/4458) with a MemoryLayout constant (RowMajor 0 / ColumnMajor 1) in place of the
+// column-major bool, MulAdd (5361 -> 4459) and Length (5362 -> 4460). New 32-bit integer
+// constants get fresh ids (the header's bound grows) and are placed right before the first
+// matrix type. Throws Error("vulkan", "coopmat_nv_to_khr: ...") on a module it cannot rewrite
+// (a type used as both A and B, a non-constant layout, malformed words).
+std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv);
+
+}  // namespace fusor::vk

@@ -1,0 +1,20 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_control_flow_attributes : require
+// Build-time check of gemm_coopmat.glsl (fp16 operands, 16x8x16 matrix operations, 2 x 2
+// subgroups of 2 x 4 accumulators: a 64 x 64 tile), see gemm_check.glsl.
+#define FZ_CHECK_COOPMAT 1
+#define FZ_CM_M 16
+#define FZ_CM_N 8
+#define FZ_CM_K 16
+#define FZ_CM_WM 2
+#define FZ_CM_WN 2
+#define FZ_CM_RM 2
+#define FZ_CM_RN 4
+#define FZ_CM_BK 32
+#include "gemm_check.glsl"

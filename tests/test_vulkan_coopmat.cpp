@@ -1,0 +1,412 @@
+// Cooperative-matrix GEMMs on Vulkan (fp16 operands, backends/vulkan/vk_coopmat.h,
+// shaders/gemm_coopmat.glsl).
+//
+// Two groups:
+//   * VulkanCoopmatCompile: run on any machine (no device needed). For a described device that
+//     has cooperative matrices, every fp16 matmul kernel of a few graphs is emitted with the
+//     coopmat template, compiled by shaderc, validated by SPIRV-Tools (as NV SPIR-V) and
+//     rewritten to SPV_KHR_cooperative_matrix; the rewrite is checked word by word. The
+//     selection rules (bf16, M <= 8, FUSOR_VK_COOPMAT) are checked on the same descriptions.
+//   * VulkanCoopmatGpu: fp16 matmuls on the real Vulkan device against ref. On a device with
+//     cooperative matrices (the H200) they must take the coopmat path; on lavapipe they take
+//     the tiled fallback and the coopmat-only test is skipped with the reason.
+#include <gtest/gtest.h>
+
+#define SPV_ENABLE_UTILITY_CODE
+#include <spirv/unified1/spirv.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+
+#include "backends/backend.h"
+#include "backends/codegen.h"
+#include "backends/vulkan/vk_compile.h"
+#include "backends/vulkan/vk_coopmat.h"
+#include "backends/vulkan/vk_dialect.h"
+#include "backends/vulkan/vulkan_backend.h"
+#include "frontend/builder.h"
+#include "ir/passes.h"
+
+namespace fusor {
+namespace {
+
+using vk::CoopmatShape;
+
+Tensor random_tensor(DType t, Shape s, uint32_t seed) {
+  Tensor x(t, std::move(s));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, u(rng));
+  return x;
+}
+
+// An fp16 matmul problem: A [batch.., M, K] times B, B given as [.., K, N] or (transposed)
+// [.., N, K] read through a Transpose view; optional bias + GELU epilogue.
+struct Problem {
+  std::string name;
+  Shape a, b;
+  bool transpose_b = false, bias_gelu = false, b_constant = false;
+  DType dtype = DType::f16;
+};
+
+struct Built {
+  Graph g;
+  std::vector<Tensor> inputs;
+};
+
+Built build(const Problem& p, uint32_t seed) {
+  GraphBuilder b;
+  Built out;
+  int x = b.input("a", p.dtype, p.a);
+  out.inputs.push_back(random_tensor(p.dtype, p.a, seed));
+  int w;
+  if (p.b_constant) {
+    w = b.constant("b", random_tensor(p.dtype, p.b, seed + 1));
+  } else {
+    w = b.input("b", p.dtype, p.b);
+    out.inputs.push_back(random_tensor(p.dtype, p.b, seed + 1));
+  }
+  if (p.transpose_b) {
+    std::vector<int64_t> perm;
+    for (size_t i = 0; i < p.b.size(); ++i) perm.push_back(static_cast<int64_t>(i));
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    w = b.op("Transpose", {w}, {{"perm", perm}});
+  }
+  int y = b.op("MatMul", {x, w});
+  if (p.bias_gelu) {
+    const int64_t n = p.transpose_b ? p.b[p.b.size() - 2] : p.b.back();
+    y = b.op("Gelu", {b.op("Add", {y, b.constant("bias", random_tensor(p.dtype, {n}, seed + 2))})});
+  }
+  b.output(y);
+  out.g = b.build();
+  make_static(out.g, {});
+  return out;
+}
+
+const std::vector<Problem>& problems() {
+  static const std::vector<Problem> ps = {
+      {"square64", {64, 64}, {64, 64}},
+      {"odd_sizes_bias_gelu", {2, 37, 96}, {96, 130}, false, true, true},
+      {"batched", {3, 40, 72}, {3, 72, 24}},
+      {"transposed_b", {100, 200}, {48, 200}, true},
+      {"k_not_multiple", {33, 50}, {50, 70}, false, true, false},
+      {"mlp_batch64", {64, 1024}, {1024, 256}, false, true, true},
+  };
+  return ps;
+}
+
+// A described device with cooperative matrices (nothing here needs it to exist).
+vk::PhysicalDeviceInfo coopmat_device(bool nv, std::vector<CoopmatShape> shapes) {
+  vk::PhysicalDeviceInfo d;
+  d.name = nv ? "described NV coopmat device" : "described KHR coopmat device";
+  d.api_version = VK_API_VERSION_1_3;
+  d.subgroup_size = 32;
+  d.max_shared_memory = 49152;
+  d.max_invocations = 1024;
+  for (int i = 0; i < 3; ++i) d.max_group_count[i] = 65535, d.max_group_size[i] = 1024;
+  d.max_storage_buffer_range = 1u << 30;
+  d.min_storage_offset_alignment = 16;
+  d.shader_float16 = d.storage_16bit = d.shader_int64 = d.vulkan_memory_model = true;
+  d.coopmat_nv = nv;
+  d.coopmat_khr = !nv;
+  d.cooperative_matrix = !nv;
+  d.coopmat_shapes = std::move(shapes);
+  return d;
+}
+
+CoopmatShape f16_shape(uint32_t m, uint32_t n, uint32_t k) { return {m, n, k, 0, 0, 1, 1, 3, false}; }
+
+// Instruction walk of a SPIR-V module: (opcode, word count, position).
+struct SpvInst {
+  uint32_t op, n;
+  size_t pos;
+};
+std::vector<SpvInst> walk(const std::vector<uint32_t>& w) {
+  std::vector<SpvInst> out;
+  for (size_t p = 5; p < w.size();) {
+    const uint32_t n = w[p] >> 16;
+    if (n == 0 || p + n > w.size()) {
+      ADD_FAILURE() << "malformed instruction at word " << p;
+      break;
+    }
+    out.push_back({w[p] & 0xffff, n, p});
+    p += n;
+  }
+  return out;
+}
+
+std::map<uint32_t, int> opcode_counts(const std::vector<uint32_t>& w) {
+  std::map<uint32_t, int> c;
+  for (const SpvInst& i : walk(w)) ++c[i.op];
+  return c;
+}
+
+// Every result id defined once and below the bound (result positions from spirv.h's table;
+// the KHR cooperative-matrix opcodes, newer than that table, by hand).
+void check_ids_unique(const std::vector<uint32_t>& w) {
+  std::set<uint32_t> seen;
+  for (const SpvInst& i : walk(w)) {
+    bool has_result = false, has_type = false;
+    if (i.op == 4456) has_result = true;
+    else if (i.op == 4457 || i.op == 4459 || i.op == 4460) has_result = has_type = true;
+    else if (i.op != 4458) SpvHasResultAndType(static_cast<SpvOp>(i.op), &has_result, &has_type);
+    if (!has_result) continue;
+    const uint32_t id = w[i.pos + (has_type ? 2 : 1)];
+    EXPECT_LT(id, w[3]) << "op " << i.op << " id " << id << " not below the bound";
+    EXPECT_TRUE(seen.insert(id).second) << "id " << id << " defined twice (op " << i.op << ")";
+  }
+}
+
+// All matmul kernels of `p` on `dev`: (kernel name, GLSL), requiring each to pick coopmat.
+std::vector<std::pair<std::string, std::string>> coopmat_sources(const Problem& prob, const vk::PhysicalDeviceInfo& dev) {
+  Built b = build(prob, 5);
+  Plan plan = build_plan(b.g);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const KernelSpec& k : plan.kernels) {
+    if (!k.matmul) continue;
+    vk::VulkanDialect d(dev, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &plan);
+    EXPECT_TRUE(d.tiles().coopmat) << prob.name << " kernel " << k.name << " did not choose the coopmat template";
+    out.push_back({k.name, emit_kernel(k, plan, d)});
+  }
+  EXPECT_FALSE(out.empty()) << prob.name << ": no matmul kernel";
+  return out;
+}
+
+TEST(VulkanCoopmatCompile, EveryVariantCompilesValidatesAndRewritesToKhr) {
+  setenv("FUSOR_NO_DISK_CACHE", "1", 1);
+  unsetenv("FUSOR_VK_COOPMAT");
+  for (const CoopmatShape& shape : {f16_shape(16, 8, 16), f16_shape(16, 8, 8), f16_shape(16, 16, 8)}) {
+    const vk::PhysicalDeviceInfo dev = coopmat_device(false, {shape});
+    for (const Problem& prob : problems()) {
+      for (const auto& [name, src] : coopmat_sources(prob, dev)) {
+        SCOPED_TRACE(prob.name + " " + name + " shape " + std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" +
+                     std::to_string(shape.k));
+        ASSERT_NE(src.find("coopMatMulAddNV"), std::string::npos);
+        std::vector<uint32_t> nv;
+        ASSERT_NO_THROW(nv = vk::compile_glsl(dev, name, src)) << src;  // shaderc + spirv-opt + spirv-val
+        std::map<uint32_t, int> before = opcode_counts(nv);
+        ASSERT_GT(before[5361], 0) << "no OpCooperativeMatrixMulAddNV after optimization";
+        ASSERT_EQ(before[5358], 3) << "expected three matrix types (A, B, accumulator)";
+        std::vector<uint32_t> khr = vk::coopmat_nv_to_khr(nv);
+        // FUSOR_COOPMAT_DUMP=DIR keeps the modules for spirv-dis / a newer spirv-val.
+        if (const char* dir = std::getenv("FUSOR_COOPMAT_DUMP")) {
+          const std::string base = std::string(dir) + "/" + prob.name + "_" + std::to_string(shape.m) + "x" +
+                                   std::to_string(shape.n) + "x" + std::to_string(shape.k);
+          std::ofstream(base + ".comp") << src;
+          std::ofstream(base + ".nv.spv", std::ios::binary).write(reinterpret_cast<const char*>(nv.data()), nv.size() * 4);
+          std::ofstream(base + ".khr.spv", std::ios::binary).write(reinterpret_cast<const char*>(khr.data()), khr.size() * 4);
+        }
+        std::map<uint32_t, int> after = opcode_counts(khr);
+        for (uint32_t op : {5358u, 5359u, 5360u, 5361u, 5362u}) EXPECT_EQ(after[op], 0) << "NV opcode " << op << " left";
+        EXPECT_EQ(after[4456], before[5358]);
+        EXPECT_EQ(after[4457], before[5359]);
+        EXPECT_EQ(after[4458], before[5360]);
+        EXPECT_EQ(after[4459], before[5361]);
+        EXPECT_EQ(after[4460], before[5362]);
+        EXPECT_EQ(after[43], before[43] + 3) << "three new OpConstant (0, 1, 2)";
+        EXPECT_EQ(khr[3], nv[3] + 3) << "bound grows by the three new ids";
+        check_ids_unique(khr);
+        // Capability and extension replaced; each matrix type gets a distinct Use constant.
+        bool cap_khr = false, ext_khr = false;
+        std::map<uint32_t, uint32_t> const_value;
+        std::set<uint32_t> uses;
+        for (const SpvInst& i : walk(khr)) {
+          if (i.op == 17) {
+            EXPECT_NE(khr[i.pos + 1], 5357u) << "CooperativeMatrixNV capability left";
+            cap_khr = cap_khr || khr[i.pos + 1] == 6022;
+          }
+          if (i.op == 10) {
+            const std::string e(reinterpret_cast<const char*>(&khr[i.pos + 1]));
+            EXPECT_NE(e, "SPV_NV_cooperative_matrix");
+            ext_khr = ext_khr || e == "SPV_KHR_cooperative_matrix";
+          }
+          if (i.op == 43 && i.n == 4) const_value[khr[i.pos + 2]] = khr[i.pos + 3];
+          if (i.op == 4456) {
+            ASSERT_EQ(i.n, 7u);
+            ASSERT_TRUE(const_value.count(khr[i.pos + 6])) << "Use operand is not a constant declared before the type";
+            uses.insert(const_value[khr[i.pos + 6]]);
+          }
+          if (i.op == 4457 || i.op == 4458) {
+            const uint32_t layout = khr[i.pos + 4 - (i.op == 4458 ? 1 : 0)];
+            ASSERT_TRUE(const_value.count(layout)) << "MemoryLayout operand is not a constant";
+            EXPECT_EQ(const_value[layout], 0u) << "the template loads and stores row-major";
+          }
+        }
+        EXPECT_TRUE(cap_khr);
+        EXPECT_TRUE(ext_khr);
+        EXPECT_EQ(uses, (std::set<uint32_t>{0, 1, 2}));
+      }
+    }
+  }
+}
+
+TEST(VulkanCoopmatCompile, NvDeviceCompilesSquareShapesAndTheRewriteRefusesThem) {
+  // 16x16x16 makes A and B one NV type: fine for NV devices, not expressible for KHR.
+  setenv("FUSOR_NO_DISK_CACHE", "1", 1);
+  unsetenv("FUSOR_VK_COOPMAT");
+  const vk::PhysicalDeviceInfo nv = coopmat_device(true, {f16_shape(16, 16, 16)});
+  auto srcs = coopmat_sources(problems()[1], nv);
+  ASSERT_FALSE(srcs.empty());
+  std::vector<uint32_t> words = vk::compile_glsl(nv, srcs[0].first, srcs[0].second);
+  try {
+    vk::coopmat_nv_to_khr(words);
+    ADD_FAILURE() << "rewrite of a module whose A and B share one type did not refuse";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than one of A, B"), std::string::npos) << e.what();
+  }
+  // And the KHR-only selection never offers that shape.
+  std::string why;
+  EXPECT_FALSE(vk::coopmat_shape_for(coopmat_device(false, {f16_shape(16, 16, 16)}), &why));
+  EXPECT_NE(why.find("no subgroup-scope f16*f16+f32 shape"), std::string::npos) << why;
+  EXPECT_TRUE(vk::coopmat_shape_for(coopmat_device(false, {f16_shape(16, 16, 16), f16_shape(16, 8, 16)})));
+}
+
+TEST(VulkanCoopmatCompile, SelectionRules) {
+  unsetenv("FUSOR_VK_COOPMAT");
+  const vk::PhysicalDeviceInfo dev = coopmat_device(false, {f16_shape(16, 8, 16)});
+  auto chooses = [&](const Problem& prob) {
+    Built b = build(prob, 9);
+    Plan plan = build_plan(b.g);
+    for (const KernelSpec& k : plan.kernels)
+      if (k.matmul) return vk::choose_coopmat(k, plan, dev).has_value();
+    ADD_FAILURE() << prob.name << ": no matmul kernel";
+    return false;
+  };
+  EXPECT_TRUE(chooses({"f16", {32, 64}, {64, 48}}));
+  EXPECT_FALSE(chooses({"bf16 stays tiled", {32, 64}, {64, 48}, false, false, false, DType::bf16}));
+  EXPECT_FALSE(chooses({"f32 stays tiled", {32, 64}, {64, 48}, false, false, false, DType::f32}));
+  EXPECT_FALSE(chooses({"M <= 8 stays skinny", {8, 64}, {64, 48}}));
+  EXPECT_TRUE(chooses({"M = 9", {9, 64}, {64, 48}}));
+  setenv("FUSOR_VK_COOPMAT", "0", 1);
+  EXPECT_FALSE(chooses({"disabled", {32, 64}, {64, 48}}));
+  unsetenv("FUSOR_VK_COOPMAT");
+  // A device without the feature bits it needs.
+  vk::PhysicalDeviceInfo no_mm = dev;
+  no_mm.vulkan_memory_model = false;
+  std::string why;
+  EXPECT_FALSE(vk::coopmat_shape_for(no_mm, &why));
+  EXPECT_NE(why.find("vulkanMemoryModel"), std::string::npos) << why;
+  // The blocking fits the device and its tile sizes follow the shape.
+  vk::ContractionTiles t = vk::choose_coopmat_tiles(f16_shape(16, 8, 16), 100, 300, dev);
+  EXPECT_EQ(t.bm, 64);
+  EXPECT_EQ(t.bn, 64);
+  EXPECT_EQ(t.threads(), 128);
+  t = vk::choose_coopmat_tiles(f16_shape(16, 8, 16), 20, 300, dev);
+  EXPECT_EQ(t.bm, 32);
+  EXPECT_EQ(t.coopmat_label(), "coopmat 16x8x16");
+}
+
+TEST(VulkanCoopmatCompile, ForceWithoutCooperativeMatricesIsAOneLineError) {
+  setenv("FUSOR_VK_COOPMAT", "force", 1);
+  vk::PhysicalDeviceInfo dev = coopmat_device(false, {});
+  dev.coopmat_khr = dev.cooperative_matrix = false;
+  dev.name = "no-coopmat";
+  Built b = build({"f16", {32, 64}, {64, 48}}, 3);
+  Plan plan = build_plan(b.g);
+  bool threw = false;
+  for (const KernelSpec& k : plan.kernels) {
+    if (!k.matmul) continue;
+    try {
+      vk::choose_coopmat(k, plan, dev);
+    } catch (const Error& e) {
+      threw = true;
+      const std::string m = e.what();
+      EXPECT_NE(m.find("[vulkan]"), std::string::npos) << m;
+      EXPECT_NE(m.find("FUSOR_VK_COOPMAT=force"), std::string::npos) << m;
+      EXPECT_NE(m.find("no-coopmat"), std::string::npos) << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    }
+  }
+  EXPECT_TRUE(threw);
+  unsetenv("FUSOR_VK_COOPMAT");
+}
+
+// ---- on the real device -------------------------------------------------------------------
+
+class VulkanCoopmatGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("FUSOR_VK_COOPMAT");
+    vk_ = make_backend("vulkan");
+    if (vk_->devices().empty()) GTEST_SKIP() << "no Vulkan device: the loader found none";
+    dev_ = vk::Instance::get()->devices()[0];
+    shape_ = vk::coopmat_shape_for(dev_, &why_);
+  }
+  void TearDown() override { unsetenv("FUSOR_VK_COOPMAT"); }
+
+  // Runs `prob` on vulkan and ref; fp16 results within a few fp16 ulps (fp32 accumulation in
+  // another order, one more rounding in between). Returns the executable's coopmat kernels.
+  int run_and_compare(const Problem& prob, uint32_t seed) {
+    SCOPED_TRACE(prob.name);
+    Built b = build(prob, seed);
+    auto ref = make_backend("ref")->compile(b.g, {});
+    auto exe = vk_->compile(b.g, {});
+    std::vector<Tensor> want = ref->run(b.inputs);
+    std::vector<Tensor> got = exe->run(b.inputs);  // outputs are fresh (poisoned) tensors each run
+    EXPECT_EQ(got.size(), want.size());
+    const double ulp = std::ldexp(1.0, -10);
+    for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+      EXPECT_EQ(got[i].dtype(), DType::f16);
+      EXPECT_EQ(got[i].shape(), want[i].shape());
+      EXPECT_LE(relative_l2(got[i], want[i]), 4 * ulp);
+      // Per element: a couple of fp16 ulps relative, plus an absolute floor for sums that cancel.
+      CompareResult c = compare_tensors(got[i], want[i], 4 * ulp, 4e-3);
+      EXPECT_TRUE(c.ok) << c.message;
+    }
+    notes_ = exe->notes();
+    return vulkan_coopmat_kernel_count(*exe);
+  }
+
+  std::unique_ptr<Backend> vk_;
+  vk::PhysicalDeviceInfo dev_;
+  std::optional<CoopmatShape> shape_;
+  std::string why_, notes_;
+};
+
+// Runs everywhere: on lavapipe it checks the tiled fallback, on the H200 the coopmat path.
+TEST_F(VulkanCoopmatGpu, Fp16MatmulsMatchReference) {
+  uint32_t seed = 100;
+  for (const Problem& prob : problems()) {
+    const int n = run_and_compare(prob, seed += 10);
+    EXPECT_EQ(n, shape_ ? 1 : 0) << prob.name << " on " << dev_.name << " (" << vk::coopmat_summary(dev_) << "): " << notes_;
+  }
+}
+
+TEST_F(VulkanCoopmatGpu, CoopmatPathInUseOnThisDevice) {
+  if (!shape_) GTEST_SKIP() << "device '" << dev_.name << "' has no usable cooperative matrices: " << why_;
+  std::printf("device %s: %s\n", dev_.name.c_str(), vk::coopmat_summary(dev_).c_str());
+  setenv("FUSOR_VK_COOPMAT", "force", 1);
+  EXPECT_EQ(run_and_compare(problems()[1], 7), 1);
+  EXPECT_NE(notes_.find("cooperative matrices (coopmat "), std::string::npos) << notes_;
+  std::printf("notes: %s\n", notes_.c_str());
+}
+
+TEST_F(VulkanCoopmatGpu, DisabledByEnvironmentTakesTheTiledPath) {
+  setenv("FUSOR_VK_COOPMAT", "0", 1);
+  EXPECT_EQ(run_and_compare(problems()[2], 11), 0);
+  EXPECT_EQ(notes_.find("cooperative"), std::string::npos) << notes_;
+}
+
+TEST_F(VulkanCoopmatGpu, ForceOnThisDevice) {
+  setenv("FUSOR_VK_COOPMAT", "force", 1);
+  Built b = build(problems()[0], 13);
+  if (shape_) {
+    EXPECT_EQ(run_and_compare(problems()[0], 13), 1);
+    return;
+  }
+  try {
+    vk_->compile(b.g, {});
+    ADD_FAILURE() << "FUSOR_VK_COOPMAT=force compiled on '" << dev_.name << "', which has no cooperative matrices";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("FUSOR_VK_COOPMAT=force"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace fusor
