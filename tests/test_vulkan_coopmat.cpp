@@ -331,12 +331,18 @@ class VulkanCoopmatGpu : public ::testing::Test {
  protected:
   void SetUp() override {
     unsetenv("FUSOR_VK_COOPMAT");
+    setenv("FUSOR_VK_VALIDATION", "1", 1);  // as test_vulkan.cpp: any validation message fails
     vk_ = make_backend("vulkan");
     if (vk_->devices().empty()) GTEST_SKIP() << "no Vulkan device: the loader found none";
+    vulkan_validation_reset();
     dev_ = vk::Instance::get()->devices()[0];
     shape_ = vk::coopmat_shape_for(dev_, &why_);
   }
-  void TearDown() override { unsetenv("FUSOR_VK_COOPMAT"); }
+  void TearDown() override {
+    unsetenv("FUSOR_VK_COOPMAT");
+    if (!vk_ || vk_->devices().empty()) return;
+    EXPECT_EQ(vulkan_validation_message_count(), 0) << vulkan_validation_messages();
+  }
 
   // Runs `prob` on vulkan and ref; fp16 results within a few fp16 ulps (fp32 accumulation in
   // another order, one more rounding in between). Returns the executable's coopmat kernels.

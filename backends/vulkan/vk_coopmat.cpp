@@ -86,7 +86,9 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
   if (nv) *tail = &fnv, tail = &fnv.pNext;
   if (khr) *tail = &fkhr;
   vkGetPhysicalDeviceFeatures2(pd, &f2);
-  info.vulkan_memory_model = f12.vulkanMemoryModel;
+  // Both or neither: with the model enabled but not its device scope, the Device-scope barriers
+  // of every other kernel (memoryBarrierShared() in the GLSL450 model) become invalid.
+  info.vulkan_memory_model = f12.vulkanMemoryModel && f12.vulkanMemoryModelDeviceScope;
   info.coopmat_nv = nv && fnv.cooperativeMatrix;
   info.coopmat_khr = khr && fkhr.cooperativeMatrix;
   info.coopmat_shapes.clear();

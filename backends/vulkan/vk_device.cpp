@@ -419,7 +419,6 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
     f12.shaderFloat16 = info_.shader_float16;
     f12.shaderInt8 = info_.shader_int8;
     f12.storageBuffer8BitAccess = info_.storage_8bit;
-    f12.vulkanMemoryModel = info_.vulkan_memory_model;  // gemm_coopmat.glsl's modules declare it
     f2.pNext = &f11;
     f11.pNext = &f12;
   }
@@ -428,6 +427,9 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
   std::vector<const char*> extensions;
   if (const char* ext = coopmat_extension(info_)) {
     extensions.push_back(ext);
+    // gemm_coopmat.glsl's modules use the Vulkan memory model; enabled only here, since
+    // enabling it changes the rules for every other module (see query_cooperative_matrix).
+    f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = info_.vulkan_memory_model;
     f12.pNext = chain_coopmat_features(info_, coopmat_features, f12.pNext);
   }
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};

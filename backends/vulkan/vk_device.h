@@ -58,7 +58,7 @@ struct PhysicalDeviceInfo {
   // Context enables (NV when listed, since the shaders are NV SPIR-V, else KHR).
   bool coopmat_nv = false;          // VK_NV_cooperative_matrix listed with its feature
   bool coopmat_khr = false;         // VK_KHR_cooperative_matrix listed with its feature
-  bool vulkan_memory_model = false; // Vulkan 1.2 vulkanMemoryModel (the coopmat shaders use it)
+  bool vulkan_memory_model = false; // vulkanMemoryModel + ...DeviceScope (the coopmat shaders use the model)
   std::vector<CoopmatShape> coopmat_shapes;
   bool subgroup_reduce = false;     // basic + vote + arithmetic subgroup ops in compute shaders
   // Float controls (VkPhysicalDeviceFloatControlsProperties, Vulkan 1.2; all false before):
