@@ -295,6 +295,7 @@ TEST(VulkanCoopmatCompile, SelectionRules) {
   EXPECT_EQ(t.bm, 64);
   EXPECT_EQ(t.bn, 64);
   EXPECT_EQ(t.threads(), 128);
+  EXPECT_EQ(t.coopmat_shared_bytes(), 64 * 40 * 2 + 32 * 72 * 2 + 64 * 68 * 4);  // as gemm_coopmat.glsl declares
   t = vk::choose_coopmat_tiles(f16_shape(16, 8, 16), 20, 300, dev);
   EXPECT_EQ(t.bm, 32);
   EXPECT_EQ(t.coopmat_label(), "coopmat 16x8x16");

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 #include <set>
 #include <sstream>
 
@@ -149,10 +150,8 @@ const char* coopmat_extension(const PhysicalDeviceInfo& info) {
 void* chain_coopmat_features(const PhysicalDeviceInfo& info, void* storage, void* next) {
   if (!info.coopmat_nv && !info.coopmat_khr) return next;
   // The NV and KHR feature structs have the same layout; only sType differs.
-  auto* f = static_cast<CoopmatFeaturesKHR*>(storage);
-  *f = CoopmatFeaturesKHR{info.coopmat_nv ? VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV : kSTypeFeaturesKHR,
-                          next, VK_TRUE, VK_FALSE};
-  return f;
+  return new (storage) CoopmatFeaturesKHR{info.coopmat_nv ? VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV : kSTypeFeaturesKHR,
+                                         next, VK_TRUE, VK_FALSE};
 }
 
 std::optional<CoopmatShape> coopmat_shape_for(const PhysicalDeviceInfo& info, std::string* why) {

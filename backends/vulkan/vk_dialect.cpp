@@ -246,8 +246,11 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
     matmul_template = gemm_template();
     if (plan && k.matmul)
       if (std::optional<CoopmatShape> s = choose_coopmat(k, *plan, dev)) {
-        tiles_ = choose_coopmat_tiles(*s, k.matmul->m, k.matmul->n, dev);
-        matmul_template = gemm_coopmat_template();
+        const ContractionTiles t = choose_coopmat_tiles(*s, k.matmul->m, k.matmul->n, dev);
+        if (t.coopmat_shared_bytes() <= static_cast<int64_t>(dev.max_shared_memory)) {
+          tiles_ = t;
+          matmul_template = gemm_coopmat_template();
+        }
       }
     conv_template = vk::conv_template();
     matmul_group_size = conv_group_size = tiles_.threads();

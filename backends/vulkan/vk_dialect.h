@@ -38,6 +38,11 @@ struct ContractionTiles {
   int cm_m = 16, cm_n = 8, cm_k = 16, cm_wm = 2, cm_wn = 2, cm_rm = 2, cm_rn = 4, cm_bk = 32, cm_sg = 32;
   int threads() const { return coopmat ? cm_wm * cm_wn * cm_sg : skinny ? skinny_threads : (bm / tm) * (bn / tn); }
   std::string coopmat_label() const;  // "coopmat 16x8x16" ("" when not coopmat)
+  // Shared memory gemm_coopmat.glsl declares for this blocking (fp16 A/B slices padded by 8
+  // elements a row, the fp32 accumulator tile padded by 4).
+  int64_t coopmat_shared_bytes() const {
+    return int64_t{2} * bm * (cm_bk + 8) + int64_t{2} * cm_bk * (bn + 8) + int64_t{4} * bm * (bn + 4);
+  }
 };
 constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kSpecTM = 4, kSpecTN = 5, kSpecConvDirect = 6;
 
