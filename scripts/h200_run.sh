@@ -24,7 +24,7 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 export LD_LIBRARY_PATH=$root/.dev/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export XDG_CACHE_HOME=/tmp/fusor_cache
-for f in .dev/fusor.xz .dev/fusor_tests.xz; do [ -f "$f" ] && xz -dkf "$f"; done
+for f in .dev/fusor.xz .dev/fusor_tests.xz .dev/py/fusor/*.so.xz; do [ -f "$f" ] && xz -dkf "$f"; done
 mkdir -p /tmp/shared && tar -C /tmp/shared -xJf .dev/shared.tar.xz
 if [ -f .dev/half.tar.xz ]; then mkdir -p .dev/half && tar -C .dev/half -xJf .dev/half.tar.xz; fi
 export FUSOR_SHARED=/tmp/shared FUSOR_BIN=$root/.dev/fusor

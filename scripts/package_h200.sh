@@ -51,6 +51,7 @@ if [ -n "${PY_HEADERS:-}" ]; then
   c++ -shared -o ".dev/py/fusor/_fusor.cpython-${pyver//./}-x86_64-linux-gnu.so" "$obj"/*.o "$bdir/libfusor.a" \
     $(ninja -C "$bdir" -t commands fusor_cli | tail -1 | tr ' ' '\n' | grep -E '^/usr/.*\.(a|so[.0-9]*)$|^-l') -lpthread
   strip --strip-unneeded .dev/py/fusor/*.so
+  xz -T2 -f .dev/py/fusor/*.so
   rm -rf "$obj"
 fi
 # The copy that travels is limited to 64 MiB: binaries go compressed (h200_run.sh unpacks them).
