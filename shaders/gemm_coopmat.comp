@@ -17,4 +17,5 @@
 #define FZ_CM_RM 2
 #define FZ_CM_RN 4
 #define FZ_CM_BK 32
+#define FZ_CM_SG 32
 #include "gemm_check.glsl"

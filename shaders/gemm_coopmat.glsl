@@ -33,8 +33,31 @@ shared float16_t fz_cm_a[FZ_CM_BM * FZ_CM_AS];  // A slice, row-major: [m * AS +
 shared float16_t fz_cm_b[FZ_CM_BK * FZ_CM_BS];  // B slice, row-major: [k * BS + n]
 shared float fz_cm_c[FZ_CM_BM * FZ_CM_CS];      // accumulator tile: [m * CS + n]
 
+#define FZ_CM_T (FZ_CM_WM * FZ_CM_WN * FZ_CM_SG)  // threads (the host's local size)
+#define FZ_CM_LA ((FZ_CM_BM * FZ_CM_BK + FZ_CM_T - 1) / FZ_CM_T)
+#define FZ_CM_LB ((FZ_CM_BK * FZ_CM_BN + FZ_CM_T - 1) / FZ_CM_T)
+
+// This thread's share of the K slice at k0, from memory into registers; consecutive threads
+// walk the operand's unit-stride direction. Out-of-range elements are 0.
+void fz_cm_fetch(fz_idx abase, fz_idx bbase, fz_idx row0, fz_idx col0, fz_idx k0, int tid, out float16_t ra[FZ_CM_LA],
+                 out float16_t rb[FZ_CM_LB]) {
+  [[unroll]] for (int r = 0; r < FZ_CM_LA; ++r) {
+    const int e = tid + r * FZ_CM_T;
+    const bool k_fast = FZ_A_SK == 1;
+    const int kk = k_fast ? e % FZ_CM_BK : e / FZ_CM_BM, mm = k_fast ? e / FZ_CM_BK : e % FZ_CM_BM;
+    const fz_idx gm = row0 + mm, gk = k0 + kk;
+    ra[r] = float16_t((e < FZ_CM_BM * FZ_CM_BK && gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f);
+  }
+  [[unroll]] for (int r = 0; r < FZ_CM_LB; ++r) {
+    const int e = tid + r * FZ_CM_T;
+    const bool n_fast = FZ_B_SN == 1 || FZ_B_SK != 1;
+    const int nn = n_fast ? e % FZ_CM_BN : e / FZ_CM_BK, kk = n_fast ? e / FZ_CM_BN : e % FZ_CM_BK;
+    const fz_idx gn = col0 + nn, gk = k0 + kk;
+    rb[r] = float16_t((e < FZ_CM_BK * FZ_CM_BN && gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f);
+  }
+}
+
 void main() {
-  const int threads = int(gl_WorkGroupSize.x);
   const int tid = int(gl_LocalInvocationID.x);
   const int wm = int(gl_SubgroupID) / FZ_CM_WN, wn = int(gl_SubgroupID) % FZ_CM_WN;
   const fz_idx tiles_m = (fz_idx(FZ_M) + FZ_CM_BM - 1) / FZ_CM_BM;
@@ -49,24 +72,26 @@ void main() {
     fcoopmatNV<32, gl_ScopeSubgroup, FZ_CM_M, FZ_CM_N> acc[FZ_CM_RM][FZ_CM_RN];
     [[unroll]] for (int i = 0; i < FZ_CM_RM; ++i)
       [[unroll]] for (int j = 0; j < FZ_CM_RN; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, FZ_CM_M, FZ_CM_N>(0.0);
+    // Software pipelining: the next slice's loads are issued before this slice's matrix
+    // operations, so their latency overlaps the math instead of following it.
+    float16_t ra[FZ_CM_LA], rb[FZ_CM_LB];
+    fz_cm_fetch(abase, bbase, row0, col0, fz_idx(0), tid, ra, rb);
     for (fz_idx k0 = fz_idx(0); k0 < FZ_K; k0 += FZ_CM_BK) {
-      // Stage the slices; consecutive threads walk the operand's unit-stride direction.
-      for (int e = tid; e < FZ_CM_BM * FZ_CM_BK; e += threads) {
+      [[unroll]] for (int r = 0; r < FZ_CM_LA; ++r) {
+        const int e = tid + r * FZ_CM_T;
         const bool k_fast = FZ_A_SK == 1;
         const int kk = k_fast ? e % FZ_CM_BK : e / FZ_CM_BM, mm = k_fast ? e / FZ_CM_BK : e % FZ_CM_BM;
-        const fz_idx gm = row0 + mm, gk = k0 + kk;
-        fz_cm_a[mm * FZ_CM_AS + kk] =
-            float16_t((gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f);
+        if (e < FZ_CM_BM * FZ_CM_BK) fz_cm_a[mm * FZ_CM_AS + kk] = ra[r];
       }
-      for (int e = tid; e < FZ_CM_BK * FZ_CM_BN; e += threads) {
+      [[unroll]] for (int r = 0; r < FZ_CM_LB; ++r) {
+        const int e = tid + r * FZ_CM_T;
         const bool n_fast = FZ_B_SN == 1 || FZ_B_SK != 1;
         const int nn = n_fast ? e % FZ_CM_BN : e / FZ_CM_BK, kk = n_fast ? e / FZ_CM_BN : e % FZ_CM_BK;
-        const fz_idx gn = col0 + nn, gk = k0 + kk;
-        fz_cm_b[kk * FZ_CM_BS + nn] =
-            float16_t((gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f);
+        if (e < FZ_CM_BK * FZ_CM_BN) fz_cm_b[kk * FZ_CM_BS + nn] = rb[r];
       }
       memoryBarrierShared();
       barrier();
+      if (k0 + FZ_CM_BK < FZ_K) fz_cm_fetch(abase, bbase, row0, col0, k0 + FZ_CM_BK, tid, ra, rb);
       [[unroll]] for (int kk = 0; kk < FZ_CM_BK; kk += FZ_CM_K) {
         fcoopmatNV<16, gl_ScopeSubgroup, FZ_CM_M, FZ_CM_K> a[FZ_CM_RM];
         fcoopmatNV<16, gl_ScopeSubgroup, FZ_CM_K, FZ_CM_N> b[FZ_CM_RN];
@@ -86,7 +111,7 @@ void main() {
                        uint(FZ_CM_CS), false);
     memoryBarrierShared();
     barrier();
-    for (int e = tid; e < FZ_CM_BM * FZ_CM_BN; e += threads) {
+    for (int e = tid; e < FZ_CM_BM * FZ_CM_BN; e += FZ_CM_T) {
       const int mm = e / FZ_CM_BN, nn = e % FZ_CM_BN;
       const fz_idx m = row0 + mm, n = col0 + nn;
       if (m < FZ_M && n < FZ_N) FZ_EPILOGUE(fz_cm_c[mm * FZ_CM_CS + nn], (batch * FZ_M + m) * FZ_N + n);
