@@ -434,7 +434,7 @@ std::string Emitter::pool(const Node& n, int out, int arg) const {
   if (is_lp)
     s += "    fz_acc = " + rename_intrinsics("pow(fz_acc, " + fz_float_literal(1.0 / lp) + ")", d_) + ";\n";
   else if (!is_max)
-    s += "    fz_acc = fz_acc / " + d_.cast(vt, include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ";\n";
+    s += "    fz_acc = fz_div(fz_acc, " + d_.cast(vt, include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ");\n";
   if (arg >= 0) {
     if (!is_max) fail(n.label() + ": only MaxPool has an Indices output");
     // Stored as an integer directly (no float round trip: indices may exceed 2^24).
@@ -577,7 +577,7 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
     std::string res = "fz_acc";
     if (rule.mean)
       res = integral ? "fz_idiv(fz_acc, " + d_.int_literal(xt, count) + ")"
-                     : "(fz_acc / " + d_.double_literal(static_cast<double>(count)) + ")";
+                     : "fz_div(fz_acc, " + d_.double_literal(static_cast<double>(count)) + ")";
     return s + "    " + typed_store(out, "fz_o", convert_value(d_, xt, dtype_of(out), res, true)) + "\n";
   }
   const std::string val = "      float fz_v = " + load_of(x, off) + ";\n";
@@ -597,7 +597,7 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
   s += "    float fz_acc = " + ident + ";\n" + loop + val;
   s += "      fz_acc = " + fn + "(fz_acc, " + (rule.pre ? rule_text(rule.pre, "fz_v") : "fz_v") + ");\n    }\n";
   std::string res = "fz_acc";
-  if (rule.mean) res = "(fz_acc / " + fz_float_literal(static_cast<double>(count)) + ")";
+  if (rule.mean) res = "fz_div(fz_acc, " + fz_float_literal(static_cast<double>(count)) + ")";
   if (rule.post) res = rule_text(rule.post, res);
   return s + "    " + store_of(out, "fz_o", res) + "\n";
 }
@@ -697,7 +697,7 @@ std::string Emitter::softmax(const Node& n, int out) const {
   s += "    float fz_sum = 0.0f;\n" + loop + "      fz_sum = fz_sum + " + rename_intrinsics("exp(fz_c - fz_mx)", d_) +
        ";\n    }\n";
   s += "    float fz_z = " + load_of(x, "fz_o") + " - fz_mx;\n";
-  const std::string y = n.op_type == "Softmax" ? rename_intrinsics("exp(fz_z)", d_) + " / fz_sum"
+  const std::string y = n.op_type == "Softmax" ? "fz_div(" + rename_intrinsics("exp(fz_z)", d_) + ", fz_sum)"
                                                : "fz_z - " + rename_intrinsics("log(fz_sum)", d_);
   return s + "    " + store_of(out, "fz_o", y) + "\n";
 }
