@@ -62,31 +62,35 @@ class VulkanF64Math : public ::testing::Test {
     if (!info_.shader_float64) GTEST_SKIP() << "device '" << info_.name << "' has no shaderFloat64";
   }
   // Runs op on the inputs (float64) on ref and vulkan; returns the max ulp error, reporting the worst input.
-  double max_ulp(const std::string& op, const std::vector<std::vector<double>>& ins) {
+  double max_ulp(const std::string& op, const std::vector<std::vector<double>>& ins, Shape shape = {},
+                 std::function<int(GraphBuilder&, const std::vector<int>&)> build = nullptr) {
     GraphBuilder b;
     const int64_t n = static_cast<int64_t>(ins[0].size());
+    if (shape.empty()) shape = {n};
     std::vector<int> xs;
     std::vector<Tensor> ts;
     for (size_t k = 0; k < ins.size(); ++k) {
-      xs.push_back(b.input("x" + std::to_string(k), DType::f64, {n}));
-      Tensor t(DType::f64, {n});
+      xs.push_back(b.input("x" + std::to_string(k), DType::f64, shape));
+      Tensor t(DType::f64, shape);
       std::memcpy(t.data<double>(), ins[k].data(), n * 8);
       ts.push_back(std::move(t));
     }
-    b.output(b.op(op, xs));
+    b.output(build ? build(b, xs) : b.op(op, xs));
     Graph g = b.build();
     make_static(g, {});
     auto want = make_backend("ref")->compile(g, {})->run(ts);
     auto got = vk_->compile(g, {})->run(ts);  // Backend::compile has no host fallback: all on the device
+    const int64_t m = got[0].numel();
+    EXPECT_EQ(got[0].dtype(), DType::f64);
     double worst = 0;
     int64_t at = 0;
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = 0; i < m; ++i) {
       const double d = ulp_distance(got[0].data<double>()[i], want[0].data<double>()[i]);
       if (d > worst) worst = d, at = i;
     }
-    std::printf("  %-9s max %.0f ulp over %lld inputs", op.c_str(), worst, static_cast<long long>(n));
+    std::printf("  %-15s max %.0f ulp over %lld outputs", op.c_str(), worst, static_cast<long long>(m));
     if (worst > 0) {
-      std::printf(" (at x = %.17g", ins[0][at]);
+      std::printf(" (at output %lld, x = %.17g", static_cast<long long>(at), ins[0][at]);
       if (ins.size() > 1) std::printf(", y = %.17g", ins[1][at]);
       std::printf(": vulkan %.17g, glibc %.17g)", got[0].data<double>()[at], want[0].data<double>()[at]);
     }
@@ -141,6 +145,30 @@ TEST_F(VulkanF64Math, PowWithinFourUlp) {
   for (double a : sp)
     for (double b : sp) x.push_back(a), y.push_back(b);
   EXPECT_LE(max_ulp("Pow", {x, y}), 4);
+}
+
+// Opaque kernels that refused float64 before (issue 10: "computed through fp32"): CumSum and
+// ReduceLogSumExp now compute in double on the device; Softmax and LogSoftmax (decomposed:
+// max, exp, sum, fz_div) with them. Inputs near 1 with 1e-10 steps: an fp32 computation would
+// be off by ~1e6 ulp.
+TEST_F(VulkanF64Math, OpaqueKernelsComputeInDouble) {
+  std::mt19937_64 g(11);
+  std::uniform_real_distribution<double> u(-3, 3);
+  std::vector<double> x(6 * 50);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 3 == 0 ? 1.0 + 1e-10 * static_cast<double>(i) : u(g));
+  const Shape s = {6, 50};
+  auto axis = [](GraphBuilder& b, int64_t a) { return b.constant("axis", testing::ints_of({}, {a})); };
+  EXPECT_LE(max_ulp("CumSum", {x}, s, [&](GraphBuilder& b, const std::vector<int>& v) { return b.op("CumSum", {v[0], axis(b, 1)}); }), 0);
+  EXPECT_LE(max_ulp("CumSum reverse", {x}, s, [&](GraphBuilder& b, const std::vector<int>& v) {
+              return b.op("CumSum", {v[0], axis(b, 0)}, {{"reverse", int64_t{1}}, {"exclusive", int64_t{1}}});
+            }), 0);
+  EXPECT_LE(max_ulp("ReduceLogSumExp", {x}, s, [&](GraphBuilder& b, const std::vector<int>& v) {
+              return b.op("ReduceLogSumExp", {v[0]}, {{"axes", std::vector<int64_t>{1}}});
+            }), 4);
+  EXPECT_LE(max_ulp("Softmax", {x}, s, [&](GraphBuilder& b, const std::vector<int>& v) { return b.op("Softmax", {v[0]}); }), 8);  // exp, a 50-term sum, a division
+  EXPECT_LE(max_ulp("LogSoftmax", {x}, s, [&](GraphBuilder& b, const std::vector<int>& v) {
+              return b.op("LogSoftmax", {v[0]}, {{"axis", int64_t{0}}});
+            }), 4);
 }
 
 }  // namespace
