@@ -43,9 +43,9 @@ float fz_fmod(float a, float b) {
   }
   return a < 0.0f ? -r : r;
 }
-// a / b correctly rounded. Vulkan lets fp32 OpFDiv be 2.5 ulp off (NVIDIA compiles it to
-// a * rcp(b)), and lets fma round twice (lavapipe's does), so the driver's quotient is only a
-// seed, corrected with residuals made exact by Dekker's product (no fma needed): q1 = q0 +
+// a / b correctly rounded. Vulkan lets fp32 OpFDiv be 2.5 ulp off (NVIDIA's is), and fma
+// need not be fused (an fma-residual version of this helper failed on lavapipe, whose fma
+// rounds twice), so the driver's quotient is only a seed, corrected with residuals made exact by Dekker's product (no fma needed): q1 = q0 +
 // r0 / y is within one ulp (faithful; r0 = x - q0 y), and then r1 = x - q1 y is exact and
 // says on which side of q1's half-ulp neighbours x / y lies (an exact quotient is never a
 // tie: it would need 25 significant bits). Markstein, "IA-64 and Elementary Functions" ch. 8
