@@ -296,11 +296,11 @@ std::string Emitter::emit_rows() {
     s += "      " + a + " = " + fn + "(" + a + ", " +
          convert_value(d_, k_.expr[red.body].dtype, acc_t, names[red.body]) + ");\n    }\n";
     s += d_.group_reduce(a, fn, dbl ? "fz_redd" : "fz_red", G, type);
-    const std::string mean = red.mean ? " / " + (dbl ? d_.double_literal(static_cast<double>(len))
-                                                     : fz_float_literal(static_cast<double>(len)))
-                                      : "";
+    const std::string val = red.mean ? "fz_div(" + a + ", " + (dbl ? d_.double_literal(static_cast<double>(len))
+                                                                  : fz_float_literal(static_cast<double>(len))) + ")"
+                                     : "(" + a + ")";
     s += "    " + d_.compute_type(red.dtype) + " fz_r" + std::to_string(r) + " = " +
-         convert_value(d_, acc_t, red.dtype, "(" + a + mean + ")", red.dtype != acc_t) + ";\n";
+         convert_value(d_, acc_t, red.dtype, val, red.dtype != acc_t) + ";\n";
   }
   std::vector<int> row_roots, elem_roots;
   for (auto& o : k_.outputs) (o.per_row ? row_roots : elem_roots).push_back(o.expr);

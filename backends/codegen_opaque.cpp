@@ -69,8 +69,8 @@ std::string Emitter::emit_opaque() const {
                                                       "Conv",
                                                       "Resize"};
   const auto* def0 = lookup_op(t);
-  const bool typed_pool = (t == "MaxPool" || t == "AveragePool") && dtype_of(in_buf(0)) == DType::f64;
-  if ((through_float.count(t) && !typed_pool) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
+  const bool typed_opaque = (t == "MaxPool" || t == "AveragePool" || t == "CumSum") && dtype_of(in_buf(0)) == DType::f64;
+  if ((through_float.count(t) && !typed_opaque) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
     auto wide = [](DType d) {
       return d == DType::f64 || d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::u64;
     };
@@ -434,7 +434,7 @@ std::string Emitter::pool(const Node& n, int out, int arg) const {
   if (is_lp)
     s += "    fz_acc = " + rename_intrinsics("pow(fz_acc, " + fz_float_literal(1.0 / lp) + ")", d_) + ";\n";
   else if (!is_max)
-    s += "    fz_acc = fz_acc / " + d_.cast(vt, include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ";\n";
+    s += "    fz_acc = fz_div(fz_acc, " + d_.cast(vt, include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ");\n";
   if (arg >= 0) {
     if (!is_max) fail(n.label() + ": only MaxPool has an Indices output");
     // Stored as an integer directly (no float round trip: indices may exceed 2^24).
@@ -500,7 +500,8 @@ std::string Emitter::fix_index(const std::string& v, int64_t dim, const std::str
 
 bool Emitter::typed_reduce(const Node& n, const ReduceRule& rule) const {
   const DType xt = dtype_of(in_buf(0));
-  return (xt == DType::f64 || dtype_is_int(xt)) && !rule.pre && !rule.post && n.op_type != "ReduceLogSumExp";
+  if (n.op_type == "ReduceLogSumExp") return xt == DType::f64;
+  return (xt == DType::f64 || dtype_is_int(xt)) && !rule.pre && !rule.post;
 }
 
 int64_t Emitter::int_limit(DType t, bool max) {
@@ -571,13 +572,21 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
         ident = integral ? d_.int_literal(xt, int_limit(xt, true)) : d_.cast("double", "fz_inf()");
         break;
     }
+    if (n.op_type == "ReduceLogSumExp") {  // float64 (typed_reduce): the fp32 branch below in double
+      const std::string v = "      " + local(xt) + "fz_v = " + typed_load(x, off) + ";\n";
+      s += "    " + local(xt) + "fz_m = " + d_.cast("double", "(-fz_inf())") + ";\n" + loop + v + "      fz_m = fz_max(fz_m, fz_v);\n    }\n";
+      s += "    " + local(xt) + "fz_sh = fz_isinf(fz_m) != 0.0f ? " + d_.double_literal(0.0) + " : fz_m;\n";
+      s += "    " + local(xt) + "fz_acc = " + d_.double_literal(0.0) + ";\n" + loop + v + "      fz_acc = fz_acc + " +
+           rename_intrinsics("exp(fz_v - fz_sh)", d_, xt) + ";\n    }\n";
+      return s + "    " + typed_store(out, "fz_o", convert_value(d_, xt, dtype_of(out), rename_intrinsics("log(fz_acc)", d_, xt) + " + fz_sh", true)) + "\n";
+    }
     s += "    " + local(xt) + "fz_acc = " + ident + ";\n" + loop + "      " + local(xt) +
          "fz_v = " + typed_load(x, off) + ";\n";
     s += "      fz_acc = " + fn + "(fz_acc, fz_v);\n    }\n";
     std::string res = "fz_acc";
     if (rule.mean)
       res = integral ? "fz_idiv(fz_acc, " + d_.int_literal(xt, count) + ")"
-                     : "(fz_acc / " + d_.double_literal(static_cast<double>(count)) + ")";
+                     : "fz_div(fz_acc, " + d_.double_literal(static_cast<double>(count)) + ")";
     return s + "    " + typed_store(out, "fz_o", convert_value(d_, xt, dtype_of(out), res, true)) + "\n";
   }
   const std::string val = "      float fz_v = " + load_of(x, off) + ";\n";
@@ -597,7 +606,7 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
   s += "    float fz_acc = " + ident + ";\n" + loop + val;
   s += "      fz_acc = " + fn + "(fz_acc, " + (rule.pre ? rule_text(rule.pre, "fz_v") : "fz_v") + ");\n    }\n";
   std::string res = "fz_acc";
-  if (rule.mean) res = "(fz_acc / " + fz_float_literal(static_cast<double>(count)) + ")";
+  if (rule.mean) res = "fz_div(fz_acc, " + fz_float_literal(static_cast<double>(count)) + ")";
   if (rule.post) res = rule_text(rule.post, res);
   return s + "    " + store_of(out, "fz_o", res) + "\n";
 }
@@ -671,14 +680,18 @@ std::string Emitter::cumsum(const Node& n, int out) const {
     len = "fz_len", inner = "fz_inner";
   }
   s += "    fz_idx fz_kk = (fz_o / " + inner + ") % " + len + ";\n";
-  s += "    fz_idx fz_base = fz_o - fz_kk * " + inner + ";\n    float fz_acc = 0.0f;\n";
+  // float64 sums in double (Emitter::opaque lets only f64 through besides fp32-class data).
+  const bool dbl = dtype_of(x) == DType::f64;
+  s += "    fz_idx fz_base = fz_o - fz_kk * " + inner + ";\n    " +
+       (dbl ? local(DType::f64) + "fz_acc = " + d_.double_literal(0.0) : std::string("float fz_acc = 0.0f")) + ";\n";
   // Summed in the reference's order (from the start, or from the end when reverse).
   if (!rev)
     s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k " + (excl ? "<" : "<=") + " fz_kk; ++fz_k)";
   else
     s += "    for (fz_idx fz_k = " + len + " - " + lit(1) + "; fz_k " + (excl ? ">" : ">=") + " fz_kk; --fz_k)";
-  s += " fz_acc = fz_acc + " + load_of(x, "fz_base + fz_k * " + inner) + ";\n";
-  return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
+  const std::string at = "fz_base + fz_k * " + inner;
+  s += " fz_acc = fz_acc + " + (dbl ? typed_load(x, at) : load_of(x, at)) + ";\n";
+  return s + "    " + (dbl ? typed_store(out, "fz_o", "fz_acc") : store_of(out, "fz_o", "fz_acc")) + "\n";
 }
 
 std::string Emitter::softmax(const Node& n, int out) const {
@@ -697,7 +710,7 @@ std::string Emitter::softmax(const Node& n, int out) const {
   s += "    float fz_sum = 0.0f;\n" + loop + "      fz_sum = fz_sum + " + rename_intrinsics("exp(fz_c - fz_mx)", d_) +
        ";\n    }\n";
   s += "    float fz_z = " + load_of(x, "fz_o") + " - fz_mx;\n";
-  const std::string y = n.op_type == "Softmax" ? rename_intrinsics("exp(fz_z)", d_) + " / fz_sum"
+  const std::string y = n.op_type == "Softmax" ? "fz_div(" + rename_intrinsics("exp(fz_z)", d_) + ", fz_sum)"
                                                : "fz_z - " + rename_intrinsics("log(fz_sum)", d_);
   return s + "    " + store_of(out, "fz_o", y) + "\n";
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <set>
 
@@ -41,6 +42,68 @@ float fz_fmod(float a, float b) {
     if (r >= t) r = r - t;
   }
   return a < 0.0f ? -r : r;
+}
+// a / b correctly rounded. Vulkan lets fp32 OpFDiv be 2.5 ulp off (NVIDIA's is), and fma
+// need not be fused (an fma-residual version of this helper failed on lavapipe, whose fma
+// rounds twice), so the driver's quotient is only a seed, corrected with residuals made exact by Dekker's product (no fma needed): q1 = q0 +
+// r0 / y is within one ulp (faithful; r0 = x - q0 y), and then r1 = x - q1 y is exact and
+// says on which side of q1's half-ulp neighbours x / y lies (an exact quotient is never a
+// tie: it would need 25 significant bits). Markstein, "IA-64 and Elementary Functions" ch. 8
+// (correcting a quotient by its residual); Dekker 1971 (exact products without fma).
+// fz_div_core needs x, y in [2^-50, 2^50]; fz_div scales other operands to mantissas in
+// [0.5, 1), and fixes the second rounding of a subnormal result with the residual's sign. Zero,
+// inf and NaN operands pass through "/". FZ_DIV_PERTURB (tests only) offsets q0 by that many ulp.
+float fz_div_resid(float x, float y, float q) {
+  precise float p = q * y;
+  precise float cq = 4097.0f * q, qh = cq - (cq - q), ql = q - qh;
+  precise float cy = 4097.0f * y, yh = cy - (cy - y), yl = y - yh;
+  precise float e = ((qh * yh - p) + qh * yl + ql * yh) + ql * yl;  // q y = p + e exactly
+  precise float r = (x - p) - e;  // x - p is exact (p is within a factor 2 of x)
+  return r;
+}
+float fz_div_core(float x, float y) {
+  precise float q = x / y;
+#ifdef FZ_DIV_PERTURB
+  q = uintBitsToFloat(uint(int(floatBitsToUint(q)) + FZ_DIV_PERTURB));
+#ifdef FZ_DIV_RAW
+  return q;
+#endif
+#endif
+  q = q + fz_div_resid(x, y, q) / y;
+  precise float r = fz_div_resid(x, y, q);
+  // Half the gap to each neighbour, times y: 2^e(q) y 2^-24 is exact; below a power of two
+  // the gap is half as wide.
+  precise float h = (uintBitsToFloat(floatBitsToUint(q) & 0x7f800000u) * y) * uintBitsToFloat(0x33800000u);  // 2^-24
+  precise float hl = (floatBitsToUint(q) & 0x7fffffu) == 0u ? 0.5f * h : h;
+  if (r > h) q = uintBitsToFloat(floatBitsToUint(q) + 1u);
+  else if (r < -hl) q = uintBitsToFloat(floatBitsToUint(q) - 1u);
+  return q;
+}
+float fz_div(float a, float b) {
+  float x = abs(a), y = abs(b);
+  uint sg = (floatBitsToUint(a) ^ floatBitsToUint(b)) & 0x80000000u;  // OR-ed in: -1.0 * q could be folded
+  if (x >= 8.8817842e-16f && x <= 1.12589991e15f && y >= 8.8817842e-16f && y <= 1.12589991e15f)
+    return uintBitsToFloat(sg | floatBitsToUint(fz_div_core(x, y)));
+  if (x == 0.0f || y == 0.0f || fz_inf_b(x) || fz_inf_b(y) || fz_nan_b(x) || fz_nan_b(y)) return a / b;
+  int ex, ey;
+  float mx = frexp(x, ex), my = frexp(y, ey);
+  precise float q = fz_div_core(mx, my);  // in (0.5, 2), correctly rounded
+  int e = ex - ey;
+  if (e > 128) return uintBitsToFloat(sg | 0x7f800000u);
+  if (e < -151) return uintBitsToFloat(sg);
+  // In two steps: 2^e itself may not be a float. Only the second step can round (subnormal).
+  precise float t = ldexp(ldexp(q, e / 2), e - e / 2);
+  if (t < 1.17549435e-38f) {
+    // t rounded q * 2^e a second time; when q * 2^e was exactly halfway between subnormals the
+    // tie went to even, but the true quotient lies on the side of q that the residual says.
+    precise float d = q - ldexp(ldexp(t, -(e / 2)), -(e - e / 2));
+    if (abs(d) == ldexp(ldexp(1.0f, -75), -75 - e)) {
+      float r = fz_div_resid(mx, my, q);
+      if (d > 0.0f && r > 0.0f) t = uintBitsToFloat(floatBitsToUint(t) + 1u);
+      else if (d < 0.0f && r < 0.0f) t = uintBitsToFloat(floatBitsToUint(t) - 1u);
+    }
+  }
+  return uintBitsToFloat(sg | floatBitsToUint(t));
 }
 // log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
 // accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
@@ -134,6 +197,14 @@ const std::string& gemm_template() {
 const std::string& gemm_coopmat_template() {
   static const std::string s = strip_embed(
 #include "shaders/gemm_coopmat.glsl"
+  );
+  return s;
+}
+
+// float64 transcendentals (GLSL has none): included in every kernel that computes in double.
+const std::string& f64_math_source() {
+  static const std::string s = strip_embed(
+#include "shaders/f64_math.glsl"
   );
   return s;
 }
@@ -312,6 +383,12 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
   if (h.uses_f64 && !dev_.shader_float64)
     throw Unsupported("vulkan", "kernel '" + h.name + "' computes in float64 but device '" + dev_.name + "' has no shaderFloat64");
   std::string s = "#version 450\n";
+  // Test hook (tests/test_vulkan_div.cpp): perturb fz_div's seed quotient to prove the correction.
+  // "N" offsets the seed quotient by N ulp; "N,raw" also skips the correction (the test's control).
+  if (const char* p = std::getenv("FUSOR_VK_TEST_DIV_PERTURB")) {
+    s += "#define FZ_DIV_PERTURB " + std::to_string(std::atoi(p)) + "\n";
+    if (std::strstr(p, ",raw")) s += "#define FZ_DIV_RAW 1\n";
+  }
   if (i64) s += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
   if (b8) s += "#extension GL_EXT_shader_8bit_storage : require\n";
   if (b16) s += "#extension GL_EXT_shader_16bit_storage : require\n";
@@ -480,12 +557,13 @@ std::string VulkanDialect::typed_intrinsic(const std::string& nm, DType math) co
   if (dtype_is_integral(math)) return nm == "abs" ? "fz_abs" : nm;
   if (math != DType::f64) return intrinsic(nm);
   // GLSL has double abs/floor/ceil/sqrt/trunc/roundEven/fma but no double transcendentals.
+  // shaders/f64_math.glsl implements the rest as fz_<name>d.
   if (nm == "exp") return "fz_expd";
   if (nm == "log") return "fz_logd";
-  static const std::set<std::string> missing = {"tanh", "erf", "sin", "cos", "tan", "asin", "acos", "atan",
-                                                "sinh", "cosh", "asinh", "acosh", "atanh", "pow", "fz_log1p", "exp2", "log2"};
-  if (missing.count(nm))
-    throw Unsupported("vulkan", "float64 " + nm + " has no GLSL double implementation (GLSL defines no double transcendentals)");
+  if (nm == "fz_log1p") return "fz_log1pd";
+  static const std::set<std::string> mine = {"tanh", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+                                             "cosh", "asinh", "acosh", "atanh", "pow", "exp2", "log2"};
+  if (mine.count(nm)) return "fz_" + nm + "d";
   return nm;
 }
 
@@ -522,6 +600,9 @@ T fz_ipow(T a, T b) {
 )";
   static const char* kDouble = R"(bool fz_nan_b(double x) { return x != x; }
 bool fz_inf_b(double x) { return abs(x) == double(fz_inf()); }
+// Double OpFDiv is the driver's: there is no fp64 correction here (a faithful seed would need
+// a correctly rounded double reciprocal first).
+double fz_div(double a, double b) { return a / b; }
 double fz_max(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : max(a, b); }
 double fz_min(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : min(a, b); }
 double fz_round_even(double x) { return roundEven(x); }
@@ -564,8 +645,10 @@ double fz_logd(double x) {
   if (fz_nan_b(x) || x < 0.0lf) return double(fz_nan());
   if (x == 0.0lf) return -double(fz_inf());
   if (fz_inf_b(x)) return x;
-  int e;
+  int e, sub = 0;
+  if (x < 2.2250738585072014e-308lf) x = x * 18014398509481984.0lf, sub = 54;  // subnormal: scale by 2^54 first
   double m = frexp(x, e);
+  e = e - sub;
   if (m < 0.70710678118654752440lf) { m = m * 2.0lf; e = e - 1; }
   double f = m - 1.0lf, s = f / (2.0lf + f), s2 = s * s;
   double t = 1.0lf / 25.0lf;
@@ -602,7 +685,7 @@ double fz_fmod(double a, double b) {
   // For the unsigned helpers U is the type's width (fz_ishl/fz_ishr: a shift past it gives 0).
   std::string s = inst(kSigned, "int", "uint") + inst(kUnsigned, "uint", "32u");
   if (h.index64 || h.uses_i64) s += inst(kSigned, "int64_t", "uint64_t") + inst(kUnsigned, "uint64_t", "64u");
-  if (h.uses_f64) s += kDouble;
+  if (h.uses_f64) s += std::string(kDouble) + f64_math_source();
   return s;
 }
 

@@ -104,5 +104,7 @@ class VulkanDialect : public Dialect {
 const std::string& gemm_template();
 const std::string& gemm_coopmat_template();
 const std::string& conv_template();
+// shaders/f64_math.glsl (GLSL text): the float64 transcendentals every f64 kernel includes.
+const std::string& f64_math_source();
 
 }  // namespace fusor::vk

@@ -19,6 +19,8 @@
 //      fz_isinf(x)                 1.0f if x is +inf or -inf, else 0.0f
 //      fz_fmod(a, b)               C fmodf: a - trunc(a / b) * b, sign of a; NaN when b == 0
 //      fz_log1p(x)                 log(1 + x), accurate for small x (C log1pf)
+//      fz_div(a, b)                a / b correctly rounded (IEEE); every op value that divides uses
+//                                  it, since Vulkan's "/" may be approximate (2.5 ulp)
 //      fz_inf()                    +infinity (bind_scalar prints non-finite literals with it)
 //  - integer helpers (int_expr), overloaded per integer compute type: fz_idiv(a, b) (truncates
 //    toward zero; b == 0 gives 0; MIN / -1 gives MIN), fz_imod(a, b) (sign of the divisor),
@@ -537,7 +539,7 @@ void register_elementwise_ops() {
   add("Sub", 2, 2, Typing::same, with_int(rule("{0} - {1}", FZ_EVAL(x[0] - x[1])), FZ_IEVAL(isub(x[0], x[1]))));
   add("Mul", 2, 2, Typing::same, with_int(rule("{0} * {1}", FZ_EVAL(x[0] * x[1])), FZ_IEVAL(imul(x[0], x[1]))));
   {
-    ScalarRule r = with_int(rule("{0} / {1}", FZ_EVAL(x[0] / x[1])), FZ_IEVAL(idiv(x[0], x[1], uns)));
+    ScalarRule r = with_int(rule("fz_div({0}, {1})", FZ_EVAL(x[0] / x[1])), FZ_IEVAL(idiv(x[0], x[1], uns)));
     r.int_expr = "fz_idiv({0}, {1})";  // truncates toward zero; x / 0 = 0
     add("Div", 2, 2, Typing::same, r);
   }
@@ -558,7 +560,7 @@ void register_elementwise_ops() {
   add("Abs", 1, 1, Typing::same,
       with_int(rule("abs({0})", FZ_EVAL(std::fabs(x[0]))), FZ_IEVAL(uns || x[0] >= 0 ? x[0] : isub(0, x[0]))));
   add("Sign", 1, 1, Typing::same, with_int(rule("fz_sign({0})", FZ_EVAL(sign_of(x[0]))), FZ_IEVAL(isign(x[0], uns))));
-  add("Reciprocal", 1, 1, Typing::same, unary_float("1.0f / {0}", FZ_EVAL(1.0 / x[0])));
+  add("Reciprocal", 1, 1, Typing::same, unary_float("fz_div(1.0f, {0})", FZ_EVAL(1.0 / x[0])));
   add("Identity", 1, 1, Typing::same, with_int(rule("{0}", FZ_EVAL(x[0])), FZ_IEVAL(x[0])));
 
   // Activations. Comparisons are false for NaN, so NaN flows through the "else" branches.
