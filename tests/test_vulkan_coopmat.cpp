@@ -291,17 +291,17 @@ TEST(VulkanCoopmatCompile, SelectionRules) {
   EXPECT_FALSE(vk::coopmat_shape_for(no_mm, &why));
   EXPECT_NE(why.find("vulkanMemoryModel"), std::string::npos) << why;
   // The blocking fits the device and its tile sizes follow the shape.
-  vk::ContractionTiles t = vk::choose_coopmat_tiles(f16_shape(16, 8, 16), 1024, 1024, dev, 1, 64);
-  EXPECT_EQ(t.bm, 16);
-  EXPECT_EQ(t.bn, 32);  // a row of 4 subgroups
-  EXPECT_EQ(t.threads(), 128);
-  EXPECT_EQ(t.cm_bk, 32);
-  EXPECT_EQ(t.coopmat_shared_bytes(), 16 * 40 * 2 + 32 * 40 * 2 + 16 * 36 * 4);  // as gemm_coopmat.glsl declares
+  vk::ContractionTiles t = vk::choose_coopmat_tiles(f16_shape(16, 8, 16), 1024, 1024, dev, 1, 1024);
+  EXPECT_EQ(t.bm, 32);
+  EXPECT_EQ(t.bn, 32);  // 2 x 4 subgroups of one 16 x 8 accumulator
+  EXPECT_EQ(t.threads(), 256);
+  EXPECT_EQ(t.cm_bk, 64);
+  EXPECT_EQ(t.coopmat_shared_bytes(), 32 * 72 * 2 + 64 * 40 * 2 + 32 * 36 * 4);  // as gemm_coopmat.glsl declares
   EXPECT_EQ(t.coopmat_label(), "coopmat 16x8x16");
-  // Few tiles (an MLP's second layer at batch 64): 2 subgroups; long K: longer slices.
-  t = vk::choose_coopmat_tiles(f16_shape(16, 8, 16), 64, 512, dev, 1, 4096);
-  EXPECT_EQ(t.bn, 16);
-  EXPECT_EQ(t.cm_bk, 128);
+  // M within one matrix: one subgroup row; short K: 32-long slices.
+  t = vk::choose_coopmat_tiles(f16_shape(16, 8, 16), 16, 512, dev, 1, 48);
+  EXPECT_EQ(t.bm, 16);
+  EXPECT_EQ(t.cm_bk, 32);
   EXPECT_LE(t.coopmat_shared_bytes(), static_cast<int64_t>(dev.max_shared_memory));
 }
 

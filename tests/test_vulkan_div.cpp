@@ -100,6 +100,9 @@ class VulkanDiv : public ::testing::Test {
     for (size_t i = 0; i < a_.size(); ++i) {
       const float want[2] = {a_[i] / b_[i], 1.0f / b_[i]};
       for (int k = 0; k < 2; ++k) {
+        // A device that flushes fp32 denormals cannot return a subnormal quotient (the pairs
+        // avoid them for a / b; 1 / b of b near 2^126 still has one).
+        if (!info_.denorm_preserve[1] && std::fpclassify(want[k]) == FP_SUBNORMAL) continue;
         const float got = out[k].data<float>()[i];
         if (bits_of(got) == bits_of(want[k]) || (std::isnan(got) && std::isnan(want[k]))) continue;
         if (print && bad < 5)

@@ -220,22 +220,15 @@ ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t 
   t.coopmat = 1;
   t.cm_m = static_cast<int>(s.m), t.cm_n = static_cast<int>(s.n), t.cm_k = static_cast<int>(s.k);
   t.cm_sg = static_cast<int>(dev.subgroup_size);
-  // One accumulator per subgroup and a row of 4 subgroups (BM = cm_m, BN = 4 * cm_n), or 2 when
-  // that leaves fewer than ~256 workgroups: each workgroup walks all of K (no split-K), and
-  // small groups co-reside many per multiprocessor, which hides the staging loads' latency.
-  // Measured on the H200 (fp16, 16x8x16, M = 64 and 512, K and N from 768 to 4096): 1 x 4 and
-  // 1 x 2 subgroups beat 2 x 2 and any blocking with 2 x 4 accumulators per subgroup by 1.5-3x.
-  t.cm_rm = 1, t.cm_rn = 1, t.cm_wm = 1, t.cm_wn = 4;
-  auto groups = [&] {
-    const int64_t bm = int64_t{t.cm_wm} * t.cm_rm * t.cm_m, bn = int64_t{t.cm_wn} * t.cm_rn * t.cm_n;
-    return std::max<int64_t>(batch, 1) * ((m + bm - 1) / bm) * ((n + bn - 1) / bn);
-  };
-  if (groups() < 256) t.cm_wn = 2;
+  // 2 x 4 subgroups of one accumulator each (a 32 x 32 tile for 16x8x16, 256 threads), K in
+  // slices of 64, the next slice fetched while this one multiplies. Measured on the H200 (fp16,
+  // M = 64 and 512, K and N from 768 to 4096, bench/fp16_gemm_model.py): the fastest or within
+  // 25% of it on every shape, 1.5-4x faster than 2 x 2 subgroups of 2 x 4 accumulators, and
+  // 128-256 element slices spill registers. One subgroup row when M fits in one matrix.
+  t.cm_rm = 1, t.cm_rn = 1, t.cm_wm = m <= t.cm_m ? 1 : 2, t.cm_wn = 4;
   while (t.threads() > static_cast<int>(dev.max_invocations) && t.cm_wn > 1) t.cm_wn /= 2;
-  // K slices: every slice costs a round trip to memory between two barriers, so long K takes
-  // longer slices (fewer trips), as far as shared memory allows.
-  t.cm_bk = std::max(32, t.cm_k);
-  while (t.cm_bk < 128 && t.cm_bk * 4 <= k) t.cm_bk *= 2;
+  t.cm_bk = std::max(k >= 64 ? 64 : 32, t.cm_k);
+  (void)batch;
   // FUSOR_VK_COOPMAT_TILE=WM,WN,RM,RN[,BK] overrides (bench sweeps).
   if (const char* e = std::getenv("FUSOR_VK_COOPMAT_TILE")) {
     int v[5] = {0, 0, 0, 0, 0};

@@ -48,8 +48,8 @@ constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kS
 
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev);
 // The gemm_coopmat.glsl blocking for `batch` M x N x K matmuls with matrix shape `s`
-// (vk_coopmat.h): a row of 4 (or, for few tiles, 2) subgroups of one accumulator each; K slices
-// of 32 to 128 as K and shared memory allow.
+// (vk_coopmat.h): 2 x 4 subgroups of one accumulator each, K slices of 64 (32 for short K)
+// as far as shared memory allows.
 ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t n, const PhysicalDeviceInfo& dev, int64_t batch = 1,
                                       int64_t k = 32);
 
