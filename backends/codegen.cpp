@@ -353,6 +353,7 @@ std::string Emitter::emit_contraction() const {
     s += define("FZ_A_SM", m.a.strides[nb]) + define("FZ_A_SK", m.a.strides[nb + 1]);
     s += define("FZ_B_SK", m.b.strides[nb]) + define("FZ_B_SN", m.b.strides[nb + 1]);
     s += define("FZ_TILES", matmul_items_) + matmul_macros_;
+    s += "#define FZ_B_BYTES " + std::to_string(dtype_size(buffer(m.b_buffer).dtype)) + "\n";  // B's element size in memory
     s += "#define FZ_LOAD_A(off) " + load_of(m.a_buffer, "(off)") + "\n";
     s += "#define FZ_LOAD_B(off) " + load_of(m.b_buffer, "(off)") + "\n";
     s += batch_base("a", m.a, nb) + batch_base("b", m.b, nb);

@@ -47,9 +47,9 @@ FZ_FN unsigned short fz_f32_to_bf16(float f) {
 )";
 
 // Matmul, two shapes of work (chosen by CudaDialect::matmul_config):
-//  * FZ_SKINNY (M <= 8, GEMV-like): a block of 1024 threads owns 16 columns of one batch; its
-//    64 groups of 16 threads stride over K (k = kg, kg+64, ...) so B rows are read in whole
-//    32-byte sectors with many loads in flight; partial sums meet in shared memory, are added
+//  * FZ_SKINNY (M <= 8, GEMV-like): a block of 1024 threads owns 16 columns of one batch (32
+//    for 2-byte B); its 64 (32) groups of 16 (32) threads stride over K (k = kg, kg+64, ...) so
+//    B rows are read in whole 32-byte sectors with many loads in flight; partial sums meet in shared memory, are added
 //    by a fixed tree and group 0 runs the epilogue (the shape gemm.glsl measured fastest).
 //  * tiled SGEMM: 64x64 output tile per block of 256 threads, K in steps of 16 through shared
 //    memory, 4x4 outputs per thread (rows ty+16i, cols tx+16j so shared reads do not conflict).
@@ -59,13 +59,16 @@ FZ_FN unsigned short fz_f32_to_bf16(float f) {
 //    epilogue. Operands are read through their strided views with bounds checks.
 constexpr const char* kMatmulTemplate = R"(
 #if FZ_SKINNY
-#define FZ_SK_COLS 16
+#ifndef FZ_SK_COLS
+#define FZ_SK_COLS (FZ_B_BYTES < 4 ? 32 : 16)  // a half-warp reads >= 32 bytes of a row of B
+#endif
 #define FZ_SK_KG (FZ_GROUP_SIZE / FZ_SK_COLS)
 __shared__ float fz_part[FZ_SK_KG][FZ_M][FZ_SK_COLS + 1];
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
   const int lane = threadIdx.x % FZ_SK_COLS, kg = threadIdx.x / FZ_SK_COLS;
   const fz_idx tiles_n = (FZ_N + FZ_SK_COLS - 1) / FZ_SK_COLS;
-  for (fz_idx tile = blockIdx.x; tile < FZ_TILES; tile += gridDim.x) {
+  // FZ_TILES counts 16-column tiles (matmul_config), an upper bound for wider ones.
+  for (fz_idx tile = blockIdx.x; tile < (fz_idx)FZ_BATCH * tiles_n; tile += gridDim.x) {
     const fz_idx batch = tile / tiles_n, n = (tile % tiles_n) * FZ_SK_COLS + lane;
     const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
     float acc[FZ_M];
@@ -260,7 +263,11 @@ struct CudaDialect : Dialect {
     auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
     if (m <= 8) {
       work = batch * cdiv(n, 16);
-      return "#define FZ_SKINNY 1\n";
+      // 16 columns per block for 4-byte B, 32 for 2-byte (the template's default);
+      // FUSOR_CUDA_GEMV_COLS=16|32|64 overrides (bench/gemv_sweep.py).
+      const char* e = std::getenv("FUSOR_CUDA_GEMV_COLS");
+      const int cols = e ? std::atoi(e) : 0;
+      return std::string("#define FZ_SKINNY 1\n") + (cols == 16 || cols == 32 || cols == 64 ? "#define FZ_SK_COLS " + std::to_string(cols) + "\n" : "");
     }
     const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
     int64_t splits = 1;

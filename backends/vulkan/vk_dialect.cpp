@@ -249,7 +249,7 @@ const std::string& conv_template() {
   return s;
 }
 
-ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev) {
+ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes) {
   ContractionTiles t;
   int64_t m = 0, n = 0;
   if (k.matmul) {
@@ -275,7 +275,8 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
       const int v = e ? std::atoi(e) : 0;
       return v >= lo && v <= hi && (v & (v - 1)) == 0 ? v : dflt;
     };
-    t.skinny_cols = env("FUSOR_VK_GEMV_COLS", 8, 32, 16);
+    // 2-byte B (fp16/bf16): 32 columns, so each group of threads still reads 64 bytes of a row.
+    t.skinny_cols = env("FUSOR_VK_GEMV_COLS", 8, 32, b_bytes < 4 ? 32 : 16);
     t.skinny_threads = env("FUSOR_VK_GEMV_THREADS", 64, 1024, 1024);
     const auto fits = [&] {
       const int64_t shared = int64_t{4} * (t.skinny_threads / t.skinny_cols) * std::max<int64_t>(m, 1) * (t.skinny_cols + 1);
@@ -325,7 +326,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   contraction_ = k.matmul.has_value() || k.conv.has_value();
   subgroups_ = dev.subgroup_reduce && !k.reduce_axes.empty();
   if (contraction_) {
-    tiles_ = choose_tiles(k, dev);
+    tiles_ = choose_tiles(k, dev, plan && k.matmul ? static_cast<int>(dtype_size(plan->buffers[k.matmul->b_buffer].dtype)) : 4);
     matmul_template = gemm_template();
     if (plan && k.matmul)
       if (std::optional<CoopmatShape> s = choose_coopmat(k, *plan, dev)) {

@@ -46,7 +46,8 @@ struct ContractionTiles {
 };
 constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kSpecTM = 4, kSpecTN = 5, kSpecConvDirect = 6;
 
-ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev);
+// b_bytes: the matmul's B element size in memory (the GEMV path reads 32 columns of 2-byte B).
+ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4);
 // The gemm_coopmat.glsl blocking for `batch` M x N x K matmuls with matrix shape `s`
 // (vk_coopmat.h): 2 x 4 subgroups of one accumulator each, K slices of 64 (32 for short K)
 // as far as shared memory allows.
