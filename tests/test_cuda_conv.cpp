@@ -33,6 +33,7 @@ struct ConvCase {
   DType dtype = DType::f32;
   const char* policy = nullptr;  // FUSOR_CUDA_CONV for this case
   std::function<void(const LibraryConv&)> check = nullptr;  // descriptor expectations
+  const char* epilogue_policy = nullptr;  // FUSOR_CUDA_CONV_EPILOGUE for this case
 };
 
 DType g_dtype = DType::f32;
@@ -101,12 +102,29 @@ std::vector<ConvCase> cases() {
          EXPECT_EQ(c.dil_h, 2);
          EXPECT_EQ(c.oh, 24);
        }},
-      {"bias_relu",
+      {"bias_relu",  // cudnnConvolutionBiasActivationForward
        [](GraphBuilder& b) {
          int y = conv(b, in(b, "x", {2, 16, 16, 16}), cst(b, "w", {32, 16, 3, 3}, 8), {{"pads", Ints{1, 1, 1, 1}}}, cst(b, "bias", {32}, 9));
          b.output(b.op("Relu", {y}));
        },
-       true, E::kernel, relu_bias},
+       true, E::relu_bias},
+      {"bias_relu_generated_epilogue",
+       [](GraphBuilder& b) {
+         int y = conv(b, in(b, "x", {2, 16, 16, 16}), cst(b, "w", {32, 16, 3, 3}, 8), {{"pads", Ints{1, 1, 1, 1}}}, cst(b, "bias", {32}, 9));
+         b.output(b.op("Relu", {y}));
+       },
+       true, E::kernel, relu_bias, DType::f32, nullptr, nullptr, "kernel"},
+      {"bias_stride2",  // identity activation: implicit precomputed GEMM
+       [](GraphBuilder& b) {
+         b.output(conv(b, in(b, "x", {1, 32, 28, 28}), cst(b, "w", {64, 32, 3, 3}, 16), {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}},
+                       cst(b, "bias", {64}, 17)));
+       },
+       true, E::bias},
+      {"tanh_epilogue",
+       [](GraphBuilder& b) {
+         b.output(b.op("Tanh", {conv(b, in(b, "x", {1, 16, 20, 20}), cst(b, "w", {32, 16, 3, 3}, 18), {{"pads", Ints{1, 1, 1, 1}}})}));
+       },
+       true, E::kernel, [](double v, int64_t, const LibraryConv&, const Lookup&) { return std::tanh(v); }},
       {"residual_add",
        [](GraphBuilder& b) {
          int y = conv(b, in(b, "x", {1, 32, 14, 14}), cst(b, "w", {32, 32, 3, 3}, 10), {{"pads", Ints{1, 1, 1, 1}}});
@@ -134,12 +152,19 @@ std::vector<ConvCase> cases() {
   };
 }
 
-struct EnvGuard {  // FUSOR_CUDA_CONV for one case
-  explicit EnvGuard(const char* v) {
-    if (v) ::setenv("FUSOR_CUDA_CONV", v, 1);
-    else ::unsetenv("FUSOR_CUDA_CONV");
+struct EnvGuard {  // FUSOR_CUDA_CONV and FUSOR_CUDA_CONV_EPILOGUE for one case
+  explicit EnvGuard(const ConvCase& tc) {
+    set("FUSOR_CUDA_CONV", tc.policy);
+    set("FUSOR_CUDA_CONV_EPILOGUE", tc.epilogue_policy);
   }
-  ~EnvGuard() { ::unsetenv("FUSOR_CUDA_CONV"); }
+  static void set(const char* name, const char* v) {
+    if (v) ::setenv(name, v, 1);
+    else ::unsetenv(name);
+  }
+  ~EnvGuard() {
+    ::unsetenv("FUSOR_CUDA_CONV");
+    ::unsetenv("FUSOR_CUDA_CONV_EPILOGUE");
+  }
 };
 
 std::pair<Graph, std::vector<Tensor>> build_case(const ConvCase& tc, uint64_t seed) {
@@ -187,7 +212,7 @@ const KernelSpec* conv_kernel(const Plan& p) {
 TEST(CudaConv, LibraryDescriptorMatchesReference) {
   for (auto& tc : cases()) {
     SCOPED_TRACE(tc.name);
-    EnvGuard env(tc.policy);
+    EnvGuard env(tc);
     auto [g, inputs] = build_case(tc, 100);
     Plan p = build_plan(g);
     const KernelSpec* ck = conv_kernel(p);
@@ -204,16 +229,34 @@ TEST(CudaConv, LibraryDescriptorMatchesReference) {
     for (size_t i = 0; i < p.input_buffers.size(); ++i) by_name[p.buffers[p.input_buffers[i]].name] = &inputs[i];
     for (size_t i = 0; i < p.buffers.size(); ++i)
       if (p.buffers[i].role == Buffer::Role::constant) by_name[p.buffers[i].name] = &*p.graph.values[p.buffers[i].value].constant;
-    auto buffer = [&](int b) -> const Tensor& { return *by_name.at(p.buffers[b].name); };
-    const Lookup lookup = [&](const std::string& n) -> const Tensor& { return *by_name.at(n); };
+    auto buffer = [&](int b) -> const Tensor& {
+      if (!by_name.count(p.buffers[b].name)) throw Error("test", "no buffer '" + p.buffers[b].name + "'");
+      return *by_name.at(p.buffers[b].name);
+    };
+    // Epilogue operands by their name in the built graph (the plan may have renamed a folded constant).
+    for (size_t i = 0; i < g.inputs.size(); ++i) by_name[g.values[g.inputs[i]].name] = &inputs[i];
+    for (auto& v : g.values)
+      if (v.constant && !by_name.count(v.name)) by_name[v.name] = &*v.constant;
+    const Lookup lookup = [&](const std::string& n) -> const Tensor& {
+      if (!by_name.count(n)) throw Error("test", "no value '" + n + "'");
+      return *by_name.at(n);
+    };
     std::vector<double> got = emulate(*lib, buffer(lib->x_buffer), buffer(lib->w_buffer));
     Tensor want = run_on_backend("ref", g, inputs)[0];
     ASSERT_EQ(static_cast<int64_t>(got.size()), want.numel());
-    if (lib->epilogue == LibraryConv::Epilogue::none) {
+    if (lib->epilogue != LibraryConv::Epilogue::kernel) {
       // The kernel's output is the graph output: cuDNN writes it densely from element 0.
       EXPECT_EQ(lib->out_buffer, p.output_buffers[0]);
       EXPECT_EQ(lib->y_offset, 0);
       EXPECT_EQ(lib->y_strides, (std::array<int64_t, 4>{lib->k * lib->oh * lib->ow, lib->oh * lib->ow, lib->ow, 1}));
+      if (lib->fused()) {  // cuDNN's y = act(conv + bias[k])
+        ASSERT_GE(lib->bias_buffer, 0);
+        const Tensor& bias = buffer(lib->bias_buffer);
+        for (int64_t i = 0; i < elems; ++i) {
+          got[i] += bias.get(lib->bias_offset + (i / (lib->oh * lib->ow)) % lib->k);
+          if (lib->epilogue == LibraryConv::Epilogue::relu_bias) got[i] = std::max(0.0, got[i]);
+        }
+      }
     } else {
       ASSERT_TRUE(tc.after);
       for (int64_t i = 0; i < elems; ++i) {
@@ -266,7 +309,7 @@ TEST(CudaConv, OnDevice) {
   if (make_backend("cuda")->devices().empty()) GTEST_SKIP() << "no CUDA device";
   for (auto& tc : cases()) {
     SCOPED_TRACE(tc.name);
-    EnvGuard env(tc.policy);
+    EnvGuard env(tc);
     auto [g, inputs] = build_case(tc, 200);
     Tensor want = run_on_backend("ref", g, inputs)[0];
     for (bool replay : {true, false}) {

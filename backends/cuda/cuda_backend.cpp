@@ -347,7 +347,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     CUgraphNode gemm_node = nullptr;         // replay: the captured library call (cuBLASLt or cuDNN) as a child-graph node
     std::optional<LibraryConv> conv_lib;     // set: a cudnnConvolutionForward runs first (then fn, if any, is its epilogue)
     std::unique_ptr<Cudnn::Call> conv;
-    std::array<CUdeviceptr, 3> conv_ptrs{};  // x, w, y the call was prepared for
+    std::array<CUdeviceptr, 4> conv_ptrs{};  // x, w, y, bias the call was prepared for
     LaunchDims dims;
     std::vector<CUdeviceptr> args;  // one pointer per binding slot (kernel_bindings order)
     std::vector<void*> argp;        // points into args (stable: args is never resized after setup)
@@ -502,19 +502,49 @@ class CudaExecutableImpl final : public CudaExecutable {
     l.gemm_ptrs = p;
   }
 
-  // The cuDNN pointers (x, w, y) of launch l when buffers live at ptr.
-  std::array<CUdeviceptr, 3> conv_pointers(const Launch& l, const std::vector<CUdeviceptr>& ptr) const {
+  // The cuDNN pointers (x, w, y, bias) of launch l when buffers live at ptr.
+  std::array<CUdeviceptr, 4> conv_pointers(const Launch& l, const std::vector<CUdeviceptr>& ptr) const {
     const LibraryConv& c = *l.conv_lib;
     const CUdeviceptr y = c.epilogue == LibraryConv::Epilogue::kernel
                               ? gemm_scratch_
                               : ptr[c.out_buffer] + static_cast<CUdeviceptr>(c.y_offset * static_cast<int64_t>(dtype_size(c.dtype)));
-    return {ptr[c.x_buffer], ptr[c.w_buffer], y};
+    const CUdeviceptr bias = c.fused() ? ptr[c.bias_buffer] + static_cast<CUdeviceptr>(c.bias_offset * 4) : 0;
+    return {ptr[c.x_buffer], ptr[c.w_buffer], y, bias};
   }
   void prepare_conv(Launch& l, const std::vector<CUdeviceptr>& ptr) {
-    const std::array<CUdeviceptr, 3> p = conv_pointers(l, ptr);
+    const std::array<CUdeviceptr, 4> p = conv_pointers(l, ptr);
     l.conv_ptrs = {};
-    l.conv->prepare(p[0], p[1], p[2], conv_workspace_, conv_workspace_bytes_);
+    l.conv->prepare(p[0], p[1], p[2], p[3], conv_workspace_, conv_workspace_bytes_);
     l.conv_ptrs = p;
+  }
+  // Prepares l's cuDNN call at the arena's pointers and runs it once eagerly (cuDNN loads its
+  // kernels lazily on first use, which must not happen inside a capture). A fused bias epilogue
+  // that cuDNN refuses becomes the generated one; any other failure puts the conv back on the
+  // template. The reason goes into the notes.
+  void setup_conv(Launch& l, const KernelSpec& k) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        if (attempt == 1) {
+          l.conv_lib->epilogue = LibraryConv::Epilogue::kernel;
+          l.conv_lib->bias_buffer = l.conv_lib->out_buffer = -1;
+          l.conv = dnn_->make_call(*l.conv_lib, conv_workspace_bytes_);
+        }
+        prepare_conv(l, home_);
+        l.conv->enqueue(stream_);
+        FZ_CU(cuStreamSynchronize, stream_);
+        return;
+      } catch (const Error& e) {
+        conv_note_ = std::string(e.what()) + ": kernel " + k.name;
+        if (attempt == 0 && l.conv_lib->fused()) {
+          conv_note_ += " uses the generated epilogue";
+          continue;
+        }
+        conv_note_ += " uses the NVRTC template";
+        l.conv_lib.reset();
+        l.conv.reset();
+        return;
+      }
+    }
   }
   void enqueue_library(const Launch& l) {
     if (l.gemm) l.gemm->enqueue(stream_);
@@ -528,7 +558,7 @@ class CudaExecutableImpl final : public CudaExecutable {
       if (l.conv) ++lib, epi += l.fn ? 1 : 0;
     if (convs == 0) return "";
     std::string s = "cuDNN: " + std::to_string(lib) + " of " + std::to_string(convs) + " convolutions (" + std::to_string(lib - epi) +
-                    " writing the output, " + std::to_string(epi) + " with a generated epilogue)";
+                    " writing the output, bias and ReLU fused where they apply; " + std::to_string(epi) + " with a generated epilogue)";
     return conv_note_.empty() ? s : s + "; " + conv_note_;
   }
 
@@ -620,7 +650,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     make_conv_calls(convs, conv_calls);
     int64_t scratch = 0;  // bytes
     for (size_t i = 0; i < plan_.kernels.size(); ++i) {
-      if (convs[i]) scratch = std::max(scratch, convs[i]->scratch_bytes());
+      if (convs[i]) scratch = std::max(scratch, convs[i]->fused() ? convs[i]->output_bytes() : convs[i]->scratch_bytes());  // fused: in case it falls back
       if (libs[i]) scratch = std::max(scratch, libs[i]->scratch_elements() * 4);
     }
     if (std::any_of(libs.begin(), libs.end(), [](auto& g) { return g.has_value(); })) {
@@ -654,16 +684,7 @@ class CudaExecutableImpl final : public CudaExecutable {
       if (convs[i]) {
         l.conv_lib = convs[i];
         l.conv = std::move(conv_calls[i]);
-        try {
-          prepare_conv(l, home_);
-          // One eager call before any capture: cuDNN loads its kernels lazily on first use.
-          l.conv->enqueue(stream_);
-          FZ_CU(cuStreamSynchronize, stream_);
-        } catch (const Error& e) {
-          conv_note_ = std::string(e.what()) + ": kernel " + k.name + " uses the NVRTC template";
-          l.conv_lib.reset();
-          l.conv.reset();
-        }
+        setup_conv(l, k);
       }
       const LibraryGemm* lib = l.lib ? &*l.lib : nullptr;
       const LibraryConv* conv = l.conv_lib ? &*l.conv_lib : nullptr;

@@ -20,6 +20,9 @@ using cudnnDataType_t = int;          // cudnn_graph.h
 constexpr cudnnDataType_t CUDNN_DATA_FLOAT = 0, CUDNN_DATA_HALF = 2, CUDNN_DATA_BFLOAT16 = 9;
 constexpr int CUDNN_TENSOR_NCHW = 0;  // cudnnTensorFormat_t
 constexpr int CUDNN_CROSS_CORRELATION = 1;  // cudnnConvolutionMode_t (ONNX Conv does not flip)
+constexpr int CUDNN_ACTIVATION_RELU = 1, CUDNN_ACTIVATION_IDENTITY = 5;  // cudnnActivationMode_t (cudnn_graph.h)
+constexpr int CUDNN_PROPAGATE_NAN = 1;                                 // cudnnNanPropagation_t
+constexpr int kAlgoImplicitPrecompGemm = 1;
 using cudnnMathType_t = int;          // cudnn_graph.h
 constexpr cudnnMathType_t CUDNN_DEFAULT_MATH = 0, CUDNN_TENSOR_OP_MATH = 1, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION = 2,
                           CUDNN_FMA_MATH = 3;
@@ -64,6 +67,12 @@ struct Cudnn::Api {
   cudnnStatus_t (*cudnnGetConvolutionForwardWorkspaceSize)(Handle, Handle, Handle, Handle, Handle, int, size_t*) = nullptr;
   cudnnStatus_t (*cudnnConvolutionForward)(Handle, const void*, Handle, const void*, Handle, const void*, Handle, int, void*, size_t,
                                            const void*, Handle, void*) = nullptr;
+  cudnnStatus_t (*cudnnConvolutionBiasActivationForward)(Handle, const void*, Handle, const void*, Handle, const void*, Handle, int, void*,
+                                                         size_t, const void*, Handle, const void*, Handle, const void*, Handle, Handle,
+                                                         void*) = nullptr;
+  cudnnStatus_t (*cudnnCreateActivationDescriptor)(Handle*) = nullptr;
+  cudnnStatus_t (*cudnnSetActivationDescriptor)(Handle, int, int, double) = nullptr;
+  cudnnStatus_t (*cudnnDestroyActivationDescriptor)(Handle) = nullptr;
 
   static const Api& get() {
     static const Api a = [] {
@@ -100,6 +109,10 @@ struct Cudnn::Api {
       FZ_DNN_SYM(cudnnGetConvolutionForwardAlgorithm_v7)
       FZ_DNN_SYM(cudnnGetConvolutionForwardWorkspaceSize)
       FZ_DNN_SYM(cudnnConvolutionForward)
+      FZ_DNN_SYM(cudnnConvolutionBiasActivationForward)
+      FZ_DNN_SYM(cudnnCreateActivationDescriptor)
+      FZ_DNN_SYM(cudnnSetActivationDescriptor)
+      FZ_DNN_SYM(cudnnDestroyActivationDescriptor)
 #undef FZ_DNN_SYM
       // The legacy API this file declares is cuDNN 9's; another major may differ.
       if (a.why.empty() && a.cudnnGetVersion() / 10000 != 9)
@@ -126,6 +139,23 @@ bool output_strides(const StridedView& v, const Shape& space, std::array<int64_t
     dense *= space[i];
   }
   return true;
+}
+
+bool is_op(const KernelSpec& k, int e, const char* name) {
+  return e >= 0 && k.expr[e].kind == ExprKind::op && k.expr[e].op && k.expr[e].op->name == name;
+}
+
+// A load of one f32 value per output channel (bias[k] broadcast over N, OH, OW), 16-byte
+// aligned as cuDNN's bias operand wants; its buffer and element offset.
+bool is_channel_vector_load(const KernelSpec& k, const Plan& p, int e, int& buffer, int64_t& offset) {
+  if (e < 0 || k.expr[e].kind != ExprKind::load) return false;
+  const Load& l = k.loads[k.expr[e].load];
+  if (p.buffers[l.buffer].dtype != DType::f32 || l.view.strides.size() != 4 || l.view.shape != k.space) return false;
+  for (int i : {0, 2, 3})
+    if (l.view.strides[i] != 0 && k.space[i] != 1) return false;
+  if (l.view.strides[1] != 1 && k.space[1] != 1) return false;
+  buffer = l.buffer, offset = l.view.offset;
+  return offset % 4 == 0;
 }
 
 }  // namespace
@@ -167,17 +197,29 @@ std::optional<LibraryConv> cuda_library_conv(const KernelSpec& k, const Plan& p)
   c.groups = d.groups, c.dtype = t, c.x_buffer = d.x_buffer, c.w_buffer = d.w_buffer;
   c.epilogue = LibraryConv::Epilogue::kernel;
   c.y_strides = {d.k * d.oh * d.ow, d.oh * d.ow, d.ow, 1};
-  // cuDNN writes the output itself when the kernel's only output is the bare conv in the same
-  // dtype, into a buffer neither operand is, through a view with positive strides.
-  if (k.outputs.size() == 1) {
+  // cuDNN writes the output itself, into a buffer neither operand is, through a view with
+  // positive strides, when the kernel's only output is the bare conv in the same dtype or (fp32)
+  // conv + bias[k], optionally through Relu.
+  const char* epi = std::getenv("FUSOR_CUDA_CONV_EPILOGUE");
+  const bool fuse = !(epi && std::string(epi) == "kernel");
+  std::array<int64_t, 4> st{};
+  if (k.outputs.size() == 1 && p.buffers[k.outputs[0].buffer].dtype == t && k.outputs[0].buffer != d.x_buffer &&
+      k.outputs[0].buffer != d.w_buffer && output_strides(k.outputs[0].view, k.space, st) && fits_int(k.outputs[0].view.offset)) {
     const KernelOutput& o = k.outputs[0];
-    const int e = o.expr;
-    std::array<int64_t, 4> st{};
-    if (e >= 0 && k.expr[e].kind == ExprKind::acc && p.buffers[o.buffer].dtype == t && o.buffer != d.x_buffer &&
-        o.buffer != d.w_buffer && output_strides(o.view, k.space, st) && fits_int(o.view.offset)) {
+    int e = o.expr;
+    bool relu = false;
+    if (is_op(k, e, "Relu")) relu = true, e = k.expr[e].args[0];
+    if (!relu && e >= 0 && k.expr[e].kind == ExprKind::acc) {
       c.epilogue = LibraryConv::Epilogue::none;
-      c.out_buffer = o.buffer, c.y_offset = o.view.offset, c.y_strides = st;
+    } else if (fuse && t == DType::f32 && is_op(k, e, "Add") && k.expr[e].args.size() == 2) {
+      const int a0 = k.expr[e].args[0], a1 = k.expr[e].args[1];
+      const int bias = (a0 >= 0 && k.expr[a0].kind == ExprKind::acc) ? a1 : (a1 >= 0 && k.expr[a1].kind == ExprKind::acc) ? a0 : -1;
+      if (bias >= 0 && is_channel_vector_load(k, p, bias, c.bias_buffer, c.bias_offset) && c.bias_buffer != o.buffer)
+        c.epilogue = relu ? LibraryConv::Epilogue::relu_bias : LibraryConv::Epilogue::bias;
+      else
+        c.bias_buffer = -1, c.bias_offset = 0;
     }
+    if (c.epilogue != LibraryConv::Epilogue::kernel) c.out_buffer = o.buffer, c.y_offset = o.view.offset, c.y_strides = st;
   }
   return c;
 }
@@ -251,6 +293,15 @@ std::unique_ptr<Cudnn::Call> Cudnn::make_call(const LibraryConv& c, size_t max_w
   // fp32: FMA kernels only (CUDNN_DEFAULT_MATH would allow TF32 on Ampere and later).
   const bool fp32 = c.dtype == DType::f32;
   check_dnn(a, a.cudnnSetConvolutionMathType(call->cd_, fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH), "cudnnSetConvolutionMathType");
+  if (c.fused()) {
+    // bias: [1, K, 1, 1] f32; activation: ReLU (NaN propagated, as ONNX Relu) or identity.
+    check_dnn(a, a.cudnnCreateTensorDescriptor(&call->bd_), "cudnnCreateTensorDescriptor");
+    check_dnn(a, a.cudnnSetTensor4dDescriptorEx(call->bd_, CUDNN_DATA_FLOAT, 1, i(c.k), 1, 1, i(c.k), 1, 1, 1), "cudnnSetTensor4dDescriptorEx(bias)");
+    check_dnn(a, a.cudnnCreateActivationDescriptor(&call->ad_), "cudnnCreateActivationDescriptor");
+    check_dnn(a, a.cudnnSetActivationDescriptor(call->ad_, c.epilogue == LibraryConv::Epilogue::relu_bias ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                                CUDNN_PROPAGATE_NAN, 0.0),
+              "cudnnSetActivationDescriptor");
+  }
   FwdAlgoPerf perf[kFwdAlgoCount] = {};
   int found = 0;
   check_dnn(a, a.cudnnGetConvolutionForwardAlgorithm_v7(handle_, call->xd_, call->wd_, call->cd_, call->yd_, kFwdAlgoCount, &found, perf),
@@ -258,6 +309,7 @@ std::unique_ptr<Cudnn::Call> Cudnn::make_call(const LibraryConv& c, size_t max_w
   for (int j = 0; j < found; ++j) {
     const FwdAlgoPerf& r = perf[j];
     if (r.status != CUDNN_STATUS_SUCCESS || !algo_allowed(r.algo) || r.memory > max_workspace) continue;
+    if (c.epilogue == LibraryConv::Epilogue::bias && r.algo != kAlgoImplicitPrecompGemm) continue;
     if (fp32 && (r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) continue;
     // Half types: the math type the heuristic ranked (tensor ops, or FMA where it found none).
     if (!fp32 && r.mathType != CUDNN_TENSOR_OP_MATH)
@@ -281,13 +333,16 @@ Cudnn::Call::~Call() {
   if (yd_) a.cudnnDestroyTensorDescriptor(yd_);
   if (wd_) a.cudnnDestroyFilterDescriptor(wd_);
   if (cd_) a.cudnnDestroyConvolutionDescriptor(cd_);
+  if (bd_) a.cudnnDestroyTensorDescriptor(bd_);
+  if (ad_) a.cudnnDestroyActivationDescriptor(ad_);
 }
 
-void Cudnn::Call::prepare(CUdeviceptr x, CUdeviceptr w, CUdeviceptr y, CUdeviceptr workspace, size_t workspace_bytes) {
-  x_ = w_ = y_ = 0;
+void Cudnn::Call::prepare(CUdeviceptr x, CUdeviceptr w, CUdeviceptr y, CUdeviceptr bias, CUdeviceptr workspace, size_t workspace_bytes) {
+  x_ = w_ = y_ = b_ = 0;
+  if (c_.fused() && !bias) throw Error("cuda", "cuDNN convolution with a bias epilogue prepared without a bias");
   if (workspace_bytes < ws_need_ || (ws_need_ > 0 && !workspace))
     throw Error("cuda", "cuDNN convolution needs " + std::to_string(ws_need_) + " bytes of workspace, got " + std::to_string(workspace_bytes));
-  x_ = x, w_ = w, y_ = y, ws_ = workspace, ws_bytes_ = workspace_bytes;
+  x_ = x, w_ = w, y_ = y, b_ = bias, ws_ = workspace, ws_bytes_ = workspace_bytes;
 }
 
 void Cudnn::Call::enqueue(CUstream stream) const {
@@ -297,6 +352,13 @@ void Cudnn::Call::enqueue(CUstream stream) const {
   // alpha/beta are float for every data type whose compute type is float.
   const float alpha = 1.0f, beta = 0.0f;
   check_dnn(a, a.cudnnSetStream(dnn_->handle_, stream), "cudnnSetStream");
+  if (c_.fused()) {
+    // y = act(conv + 0 * z + bias) with z = y (alpha2 = 0: z is not read into the result).
+    check_dnn(a, a.cudnnConvolutionBiasActivationForward(dnn_->handle_, &alpha, xd_, ptr(x_), wd_, ptr(w_), cd_, algo_, ptr(ws_), ws_bytes_, &beta,
+                                                         yd_, ptr(y_), bd_, ptr(b_), ad_, yd_, ptr(y_)),
+              "cudnnConvolutionBiasActivationForward");
+    return;
+  }
   check_dnn(a, a.cudnnConvolutionForward(dnn_->handle_, &alpha, xd_, ptr(x_), wd_, ptr(w_), cd_, algo_, ptr(ws_), ws_bytes_, &beta, yd_, ptr(y_)),
             "cudnnConvolutionForward");
 }
