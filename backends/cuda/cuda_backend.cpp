@@ -517,8 +517,9 @@ class CudaExecutableImpl final : public CudaExecutable {
     l.conv->prepare(p[0], p[1], p[2], p[3], conv_workspace_, conv_workspace_bytes_);
     l.conv_ptrs = p;
   }
-  // Prepares l's cuDNN call at the arena's pointers and runs it once eagerly (cuDNN loads its
-  // kernels lazily on first use, which must not happen inside a capture). A fused bias epilogue
+  // Prepares l's cuDNN call at the arena's pointers, runs it once eagerly (cuDNN loads its
+  // kernels lazily on first use, which must not happen inside a capture) and once under a
+  // trial capture (a call that cannot be captured fails here, not in build_graph). A fused bias epilogue
   // that cuDNN refuses becomes the generated one; any other failure puts the conv back on the
   // template. The reason goes into the notes.
   void setup_conv(Launch& l, const KernelSpec& k) {
@@ -532,6 +533,7 @@ class CudaExecutableImpl final : public CudaExecutable {
         prepare_conv(l, home_);
         l.conv->enqueue(stream_);
         FZ_CU(cuStreamSynchronize, stream_);
+        drv.cuGraphDestroy(capture_gemm(l));
         return;
       } catch (const Error& e) {
         conv_note_ = std::string(e.what()) + ": kernel " + k.name;
@@ -578,12 +580,22 @@ class CudaExecutableImpl final : public CudaExecutable {
     }
     for (size_t i = 0; i < libs.size(); ++i) {
       if (!libs[i]) continue;
-      try {
-        calls[i] = dnn_->make_call(*libs[i], kConvWorkspaceMax);
-        conv_workspace_bytes_ = std::max(conv_workspace_bytes_, calls[i]->workspace_bytes());
-      } catch (const Error& e) {
-        conv_note_ = std::string(e.what()) + ": kernel " + plan_.kernels[i].name + " uses the NVRTC template";
-        libs[i].reset();
+      for (int attempt = 0; attempt < 2 && libs[i] && !calls[i]; ++attempt) {
+        try {
+          calls[i] = dnn_->make_call(*libs[i], kConvWorkspaceMax);
+          conv_workspace_bytes_ = std::max(conv_workspace_bytes_, calls[i]->workspace_bytes());
+        } catch (const Error& e) {
+          // No algorithm for the fused bias epilogue: try the plain conv + generated epilogue.
+          conv_note_ = std::string(e.what()) + ": kernel " + plan_.kernels[i].name;
+          if (libs[i]->fused()) {
+            conv_note_ += " uses the generated epilogue";
+            libs[i]->epilogue = LibraryConv::Epilogue::kernel;
+            libs[i]->bias_buffer = libs[i]->out_buffer = -1;
+          } else {
+            conv_note_ += " uses the NVRTC template";
+            libs[i].reset();
+          }
+        }
       }
     }
     if (conv_workspace_bytes_ > 0) FZ_CU(cuMemAlloc, &conv_workspace_, conv_workspace_bytes_);

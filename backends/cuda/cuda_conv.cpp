@@ -311,10 +311,8 @@ std::unique_ptr<Cudnn::Call> Cudnn::make_call(const LibraryConv& c, size_t max_w
     if (r.status != CUDNN_STATUS_SUCCESS || !algo_allowed(r.algo) || r.memory > max_workspace) continue;
     if (c.epilogue == LibraryConv::Epilogue::bias && r.algo != kAlgoImplicitPrecompGemm) continue;
     if (fp32 && (r.mathType == CUDNN_TENSOR_OP_MATH || r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) continue;
-    // Half types: the math type the heuristic ranked (tensor ops, or FMA where it found none).
-    if (!fp32 && r.mathType != CUDNN_TENSOR_OP_MATH)
-      check_dnn(a, a.cudnnSetConvolutionMathType(call->cd_, r.mathType == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH),
-                "cudnnSetConvolutionMathType");
+    // Half types: the math type the heuristic ranked this algorithm with (tensor ops mostly).
+    if (!fp32) check_dnn(a, a.cudnnSetConvolutionMathType(call->cd_, r.mathType), "cudnnSetConvolutionMathType");
     size_t ws = 0;
     if (a.cudnnGetConvolutionForwardWorkspaceSize(handle_, call->xd_, call->wd_, call->cd_, call->yd_, r.algo, &ws) != CUDNN_STATUS_SUCCESS ||
         ws > max_workspace)
