@@ -23,6 +23,9 @@ P.add_argument("--systems", default="fusor-cuda,fusor-vulkan,torch-eager,torch-c
 P.add_argument("--only", default="W1,W2,W3,W4,W5,W6,W7", help="workloads to run, e.g. W1,W4")
 P.add_argument("--w6-layouts", default="contiguous,channels_last",
                help="W6: torch memory formats to measure (the faster one per system is kept)")
+P.add_argument("--w6-models", default="resnet18,squeezenet1_1,mobilenet_v3_small,shufflenet_v2_x0_5",
+               help="W6: torchvision architectures (split W6 over several runs with this)")
+P.add_argument("--w6-batches", default="1,32", help="W6: batch sizes")
 A = P.parse_args()
 os.makedirs(A.out, exist_ok=True)
 SYSTEMS = A.systems.split(",")
@@ -403,8 +406,8 @@ def main():
             tf32 = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
             torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
             layouts = A.w6_layouts.split(",")
-            for arch in ("resnet18", "squeezenet1_1", "mobilenet_v3_small", "shufflenet_v2_x0_5"):
-                for b in (1, 32):
+            for arch in A.w6_models.split(","):
+                for b in (int(v) for v in A.w6_batches.split(",")):
                     w = f"W6 {arch} batch {b}"
                     try:
                         torch.manual_seed(0)
