@@ -416,9 +416,13 @@ def main():
                         d = export(model, xi, f"w6_{arch}_{b}")
                         ref = torch_systems_layouts(w, lambda: model, xi, layouts)
                         fusor_systems(w, d, xi, ref, variants=False, max_err=1e-4)
-                        if "fusor-cuda" in SYSTEMS:  # the direct conv template instead of cuDNN
-                            j = fusor_bench(d, "cuda", env={"FUSOR_CUDA_CONV": "template"})
-                            record(w, "fusor-cuda template-conv", ms=j["device_us"]["median"] / 1e3, kernels=j["kernels"])
+                        # fusor-cuda variants: the direct conv template instead of cuDNN, and
+                        # cuDNN with every bias / ReLU in the generated epilogue kernel.
+                        for label, env in (("template-conv", {"FUSOR_CUDA_CONV": "template"}),
+                                           ("cudnn, generated epilogues", {"FUSOR_CUDA_CONV_EPILOGUE": "kernel"})):
+                            if "fusor-cuda" not in SYSTEMS: break
+                            j = fusor_bench(d, "cuda", env=env)
+                            record(w, f"fusor-cuda {label}", ms=j["device_us"]["median"] / 1e3, kernels=j["kernels"])
                     except Exception as e:
                         log(w, "failed:", str(e)[:200])
             torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
