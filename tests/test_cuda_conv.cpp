@@ -304,6 +304,57 @@ TEST(CudaConv, PolicyOverride) {
   EXPECT_TRUE(empty) << "cuDNN writes the bare conv itself";
 }
 
+// Squeezenet's fire module: two convs (bias + ReLU) written straight into the channel slices
+// of their Concat. Each cuDNN call writes its slice (y_offset, y_strides) of the one output
+// buffer; together they must give ref's output.
+Graph concat_graph() {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {2, 16, 13, 13});
+  int e1 = b.op("Relu", {conv(b, x, b.constant("w1", testing::random_tensor(DType::f32, {64, 16, 1, 1}, 21)), {},
+                              b.constant("b1", testing::random_tensor(DType::f32, {64}, 22)))});
+  int e3 = b.op("Relu", {conv(b, x, b.constant("w3", testing::random_tensor(DType::f32, {64, 16, 3, 3}, 23)), {{"pads", Ints{1, 1, 1, 1}}},
+                              b.constant("b3", testing::random_tensor(DType::f32, {64}, 24)))});
+  b.output(b.op("Concat", {e1, e3}, {{"axis", int64_t{1}}}));
+  Graph g = b.build();
+  make_static(g, {});
+  return g;
+}
+
+TEST(CudaConv, ConcatSlicesWrittenInPlace) {
+  Graph g = concat_graph();
+  std::vector<Tensor> inputs{testing::random_tensor(DType::f32, {2, 16, 13, 13}, 25)};
+  Plan p = build_plan(g);
+  Tensor want = run_on_backend("ref", g, inputs)[0];
+  std::vector<double> got(static_cast<size_t>(want.numel()), std::nan(""));
+  int convs = 0;
+  for (auto& k : p.kernels) {
+    if (!k.conv) continue;
+    ++convs;
+    std::optional<LibraryConv> lib = cuda_library_conv(k, p);
+    ASSERT_TRUE(lib.has_value()) << k.name;
+    if (lib->epilogue == LibraryConv::Epilogue::kernel) GTEST_SKIP() << "the plan does not store the convs into the Concat's slices";
+    ASSERT_EQ(lib->epilogue, LibraryConv::Epilogue::relu_bias) << k.name;
+    ASSERT_EQ(lib->out_buffer, p.output_buffers[0]) << k.name;
+    auto value = [&](int buf) -> const Tensor& {
+      return p.buffers[buf].role == Buffer::Role::constant ? *p.graph.values[p.buffers[buf].value].constant : inputs[0];
+    };
+    std::vector<double> y = emulate(*lib, value(lib->x_buffer), value(lib->w_buffer));
+    const Tensor& bias = value(lib->bias_buffer);
+    for (int64_t n = 0; n < lib->n; ++n)
+      for (int64_t c = 0; c < lib->k; ++c)
+        for (int64_t h = 0; h < lib->oh; ++h)
+          for (int64_t w = 0; w < lib->ow; ++w) {
+            const int64_t at = lib->y_offset + n * lib->y_strides[0] + c * lib->y_strides[1] + h * lib->y_strides[2] + w * lib->y_strides[3];
+            ASSERT_LT(at, want.numel());
+            got[at] = std::max(0.0, y[((n * lib->k + c) * lib->oh + h) * lib->ow + w] + bias.get(lib->bias_offset + c));
+          }
+  }
+  EXPECT_EQ(convs, 2);
+  double worst = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) worst = std::max(worst, std::isnan(got[i]) ? 1e9 : std::fabs(got[i] - want.get(i)));
+  EXPECT_LT(worst, 1e-4) << "an element no slice wrote, or a slice at the wrong place";
+}
+
 // The same graphs on a GPU, cuDNN against ref, replayed and eager, and through run_device with
 // swapped output buffers (the captured cuDNN call must follow the new pointers). Where
 // libcudnn.so.9 does not load, the same graphs must run on the template with the reason noted.
@@ -352,6 +403,38 @@ TEST(CudaConv, OnDevice) {
       cu->device_free(o1);
       cu->device_free(o2);
     }
+  }
+}
+
+// The fire module on a GPU: both cuDNN calls write strided slices of the graph output, replayed
+// and eager, also into caller buffers (run_device) that alternate.
+TEST(CudaConv, ConcatSlicesOnDevice) {
+  if (make_backend("cuda")->devices().empty()) GTEST_SKIP() << "no CUDA device";
+  const bool have = Cudnn::open()->available();
+  Graph g = concat_graph();
+  std::vector<Tensor> inputs{testing::random_tensor(DType::f32, {2, 16, 13, 13}, 26)};
+  Tensor want = run_on_backend("ref", g, inputs)[0];
+  for (bool replay : {true, false}) {
+    CompileOptions o;
+    o.replay = replay;
+    auto exe = make_backend("cuda")->compile(g, o);
+    EXPECT_NE(exe->notes().find(have ? "cuDNN: 2 of 2" : "cuDNN: 0 of 2"), std::string::npos) << exe->notes();
+    EXPECT_LE(relative_l2(exe->run(inputs)[0], want), 1e-6) << (replay ? "replay" : "eager");
+    auto* cu = dynamic_cast<CudaExecutable*>(exe.get());
+    uint64_t in = cu->device_alloc(inputs[0].nbytes());
+    cu->copy_to_device(in, inputs[0]);
+    const auto& od = cu->output_descs()[0];
+    uint64_t o1 = cu->device_alloc(od.nbytes), o2 = cu->device_alloc(od.nbytes);
+    for (uint64_t out : {o1, o2, o1}) {
+      Tensor poison(DType::f32, od.shape);
+      poison.poison();
+      cu->copy_to_device(out, poison);
+      cu->run_device({in}, {out});
+      EXPECT_LE(relative_l2(cu->copy_from_device(out, DType::f32, od.shape), want), 1e-6) << "run_device";
+    }
+    cu->device_free(in);
+    cu->device_free(o1);
+    cu->device_free(o2);
   }
 }
 
