@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Side-by-side benchmark on one GPU: fusor-cuda, fusor-vulkan, PyTorch eager, torch.compile
-(default and reduce-overhead), in one run, on the workloads W1-W5 and W7 of docs/benchmarks.md
-(W7: the W4 models in fp16 and bf16, every system in the same dtype).
+(default and reduce-overhead), in one run, on the workloads W1-W7 of docs/benchmarks.md
+(W6: torchvision CNNs at batch 1 and 32; W7: the W4 models in fp16 and bf16, every system in
+the same dtype).
 
 Every fusor configuration is first checked against PyTorch on the same inputs; every time
 is a median of CUDA-event (torch) or device-timestamp (fusor) measurements taken in this run.
@@ -19,7 +20,12 @@ P.add_argument("--fusor", required=True)
 P.add_argument("--out", required=True)
 P.add_argument("--quick", action="store_true", help="fewer iterations and workloads")
 P.add_argument("--systems", default="fusor-cuda,fusor-vulkan,torch-eager,torch-compile,torch-compile-ro")
-P.add_argument("--only", default="W1,W2,W3,W4,W5,W7", help="workloads to run, e.g. W1,W4")
+P.add_argument("--only", default="W1,W2,W3,W4,W5,W6,W7", help="workloads to run, e.g. W1,W4")
+P.add_argument("--w6-layouts", default="contiguous,channels_last",
+               help="W6: torch memory formats to measure (the faster one per system is kept)")
+P.add_argument("--w6-models", default="resnet18,squeezenet1_1,mobilenet_v3_small,shufflenet_v2_x0_5",
+               help="W6: torchvision architectures (split W6 over several runs with this)")
+P.add_argument("--w6-batches", default="1,32", help="W6: batch sizes")
 A = P.parse_args()
 os.makedirs(A.out, exist_ok=True)
 SYSTEMS = A.systems.split(",")
@@ -216,6 +222,36 @@ def record(w, system, **kv):
     log(f"{w:28s} {system:22s} " + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in kv.items()))
 
 
+def torch_systems_layouts(w, make, x, layouts):
+    """torch eager / compile / reduce-overhead on the module make() returns, once per memory
+    format in `layouts`; per system the faster format is recorded (field layout). Returns the
+    eager output in the first format (the reference fusor is checked against)."""
+    ref, best = None, {}
+    for lay in layouts:
+        mf = torch.channels_last if lay == "channels_last" else torch.contiguous_format
+        m = make().to(memory_format=mf)
+        xi = x.contiguous(memory_format=mf)
+        with torch.no_grad():
+            r = m(xi)
+            if ref is None: ref = r.float().contiguous()
+            for name in ("torch-eager", "torch-compile", "torch-compile-ro"):
+                if name not in SYSTEMS: continue
+                try:
+                    f = m if name == "torch-eager" else torch.compile(m, mode=None if name == "torch-compile" else "reduce-overhead")
+                    t0 = time.perf_counter(); out = f(xi); torch.cuda.synchronize(); ct = time.perf_counter() - t0
+                    err = float((out.double() - ref.double()).norm() / ref.double().norm())
+                    ms = cuda_time_ms(lambda: f(xi))
+                    kv = dict(ms=ms, err=err, layout=lay)
+                    if name != "torch-eager": kv["compile_s"] = ct
+                    log(f"{w:28s} {name:22s} {lay}: ms={ms:.4g}")
+                    if name not in best or ("ms" in best[name] and ms < best[name]["ms"]): best[name] = kv
+                except Exception as e:
+                    best.setdefault(name, dict(error=str(e)[:120]))
+        torch._dynamo.reset()
+    for name, kv in best.items(): record(w, name, **kv)
+    return ref
+
+
 def torch_systems(w, fn, x, bytes_moved=None):
     ref = fn(x)
     for name in ("torch-eager", "torch-compile", "torch-compile-ro"):
@@ -355,6 +391,41 @@ def main():
         pass
     except Exception as e:
         log("GPT-2 workload failed:", e)
+
+    # W6: torchvision CNNs (random weights, eval, fp32) at batch 1 and 32, exported to ONNX like
+    # W4. TF32 is off for torch (fusor's fp32 convolutions use FMA math only), so both compute
+    # in fp32; every fusor output is checked against torch eager before timing.
+    if "W6" in ONLY:
+        try:
+            import torchvision
+        except Exception as e:
+            torchvision = None
+            log("W6 skipped: torchvision missing:", str(e)[:120])
+            record("W6", "all", error="torchvision missing")
+        if torchvision is not None:
+            tf32 = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+            torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+            layouts = A.w6_layouts.split(",")
+            for arch in A.w6_models.split(","):
+                for b in (int(v) for v in A.w6_batches.split(",")):
+                    w = f"W6 {arch} batch {b}"
+                    try:
+                        torch.manual_seed(0)
+                        model = getattr(torchvision.models, arch)(weights=None).to(DEV).eval()
+                        xi = torch.randn(b, 3, 224, 224, device=DEV)
+                        d = export(model, xi, f"w6_{arch}_{b}")
+                        ref = torch_systems_layouts(w, lambda: model, xi, layouts)
+                        fusor_systems(w, d, xi, ref, variants=False, max_err=1e-4)
+                        # fusor-cuda variants: the direct conv template instead of cuDNN, and
+                        # cuDNN with every bias / ReLU in the generated epilogue kernel.
+                        for label, env in (("template-conv", {"FUSOR_CUDA_CONV": "template"}),
+                                           ("generated-epilogue", {"FUSOR_CUDA_CONV_EPILOGUE": "kernel"})):
+                            if "fusor-cuda" not in SYSTEMS: break
+                            j = fusor_bench(d, "cuda", env=env)
+                            record(w, f"fusor-cuda {label}", ms=j["device_us"]["median"] / 1e3, kernels=j["kernels"])
+                    except Exception as e:
+                        log(w, "failed:", str(e)[:200])
+            torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
 
     # W7: the W4 models in fp16 and bf16, every system in the same dtype. Outputs are checked
     # against torch eager in that dtype before timing (rel L2 within a few of the dtype's ulps).

@@ -6,7 +6,7 @@
 #   tests  GPU tests (gtest Cuda*/Vulkan*), the four models on cuda and vulkan, compute-sanitizer
 #   node   the ONNX node suite on ref, cuda and vulkan (sharded over the cores)
 #   bench  `fusor bench --json` on the four models: fused/unfused x replay/eager, both GPUs
-#   side   bench/side_by_side.py (W1-W5, five systems); SIDE_ARGS adds its options
+#   side   bench/side_by_side.py (W1-W7, five systems); SIDE_ARGS adds its options (e.g. --only W6)
 #   gemv   bench/gemv_sweep.py (MLP b1/b64 for each Vulkan GEMV workgroup shape, cuda, copy GB/s)
 #   python python/tests with the machine's torch (CUDA zero-copy through DLPack), using the
 #          extension package_h200.sh built for its interpreter (PY_HEADERS), and
@@ -24,6 +24,19 @@ for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 export LD_LIBRARY_PATH=$root/.dev/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export XDG_CACHE_HOME=/tmp/fusor_cache
+# cuDNN for fusor-cuda's convolutions (dlopen("libcudnn.so.9")): the torch venv's nvidia-cudnn
+# wheel, else a copy bundled under torch/lib. Without one fusor runs every conv on its template.
+cudnn_dir=$(python3 -c "import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], 'lib'))" 2>/dev/null || true)
+if [ -z "$cudnn_dir" ] || ! ls "$cudnn_dir"/libcudnn.so.9* > /dev/null 2>&1; then
+  cudnn_dir=$(python3 -c "import torch, os; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))" 2>/dev/null || true)
+  ls "$cudnn_dir"/libcudnn.so.9* > /dev/null 2>&1 || cudnn_dir=
+fi
+if [ -n "$cudnn_dir" ]; then
+  export LD_LIBRARY_PATH=$cudnn_dir:$LD_LIBRARY_PATH
+  echo "cuDNN: $(ls "$cudnn_dir"/libcudnn.so.9* | head -1)"
+else
+  echo "cuDNN: not found (nvidia.cudnn, torch/lib): convolutions use the NVRTC template"
+fi
 for f in .dev/fusor.xz .dev/fusor_tests.xz .dev/py/fusor/*.so.xz; do [ -f "$f" ] && xz -dkf "$f"; done
 mkdir -p /tmp/shared && tar -C /tmp/shared -xJf .dev/shared.tar.xz
 if [ -f .dev/half.tar.xz ]; then mkdir -p .dev/half && tar -C .dev/half -xJf .dev/half.tar.xz; fi

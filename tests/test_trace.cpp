@@ -107,8 +107,8 @@ void check_profile(const std::string& backend) {
     auto c = compare_tensors(profiled[k], want[k], 0, 0);  // same kernels, same order: bit-identical
     EXPECT_TRUE(c.ok) << backend << " output " << k << ": " << c.message;
   }
-  // One entry per launch; cuda times a cuBLASLt call (what = "cublasLt") apart from the
-  // epilogue kernel that follows it, so a launch may have two entries there.
+  // One entry per launch; cuda times a cuBLASLt or cuDNN call (what = "cublasLt" / "cudnn")
+  // apart from the epilogue kernel that follows it, so a launch may have two entries there.
   if (backend != "cuda") ASSERT_EQ(static_cast<int>(t.size()), exe->kernel_count()) << backend;
   ASSERT_GT(t.size(), 10u);
   std::set<int> seen;
@@ -120,13 +120,13 @@ void check_profile(const std::string& backend) {
     EXPECT_GE(t[i].dur_us, 0);
     if (i > 0) {
       EXPECT_GE(t[i].kernel, t[i - 1].kernel) << "launch order is plan order";
-      if (t[i].kernel == t[i - 1].kernel) EXPECT_TRUE(t[i - 1].what == "cublasLt" && t[i].what.empty()) << i;
+      if (t[i].kernel == t[i - 1].kernel) EXPECT_TRUE((t[i - 1].what == "cublasLt" || t[i - 1].what == "cudnn") && t[i].what.empty()) << i;
       EXPECT_GE(t[i].start_us + 1e-3, t[i - 1].start_us + t[i - 1].dur_us) << "kernel " << i << " starts before the previous ends";
     }
     seen.insert(t[i].kernel);
     total += t[i].dur_us;
   }
-  for (auto& x : t) EXPECT_TRUE(x.what.empty() || (backend == "cuda" && x.what == "cublasLt")) << x.what;
+  for (auto& x : t) EXPECT_TRUE(x.what.empty() || (backend == "cuda" && (x.what == "cublasLt" || x.what == "cudnn"))) << x.what;
   EXPECT_EQ(static_cast<int>(seen.size()), exe->kernel_count());
   EXPECT_GT(total, 0) << backend << ": no kernel took any time";
 }

@@ -96,8 +96,12 @@ int cmd_explain(const ExplainArgs& a) {
 #ifdef FUSOR_HAVE_CUDA
     for (const KernelSpec& k : p.kernels) {
       std::optional<LibraryGemm> lib = cuda_library_gemm(k, p);
-      const std::string src = cuda_kernel_source(k, p, lib ? &*lib : nullptr);
-      const char* how = !lib ? "" : src.empty() ? " (cublasLtMatmul with its own epilogue: no kernel)" : " (cublasLtMatmul, then this epilogue)";
+      std::optional<LibraryConv> conv = cuda_library_conv(k, p);
+      const std::string src = cuda_kernel_source(k, p, lib ? &*lib : nullptr, conv ? &*conv : nullptr);
+      const char* how = conv  ? (src.empty() ? " (cudnnConvolutionForward writes the output: no kernel)" : " (cudnnConvolutionForward, then this epilogue)")
+                        : !lib ? ""
+                        : src.empty() ? " (cublasLtMatmul with its own epilogue: no kernel)"
+                                      : " (cublasLtMatmul, then this epilogue)";
       std::printf("\n// ---- %s%s\n%s", k.name.c_str(), how, src.c_str());
     }
 #else

@@ -162,10 +162,12 @@ class CudaExecutableImpl final : public CudaExecutable {
     for (auto& k : plan_.kernels) mm += k.matmul ? 1 : 0;
     for (auto& l : launches_)
       if (l.gemm) ++lib, epi += l.fn ? 1 : 0;
-    if (mm == 0) return lib_note_;
-    std::string s = "cuBLASLt: " + std::to_string(lib) + " of " + std::to_string(mm) + " matmuls (" + std::to_string(lib - epi) +
-                    " with its own epilogue, " + std::to_string(epi) + " with a generated one)";
-    return lib_note_.empty() ? s : s + "; " + lib_note_;
+    std::string s;
+    if (mm > 0)
+      s = "cuBLASLt: " + std::to_string(lib) + " of " + std::to_string(mm) + " matmuls (" + std::to_string(lib - epi) +
+          " with its own epilogue, " + std::to_string(epi) + " with a generated one)";
+    if (std::string c = conv_notes(); !c.empty()) s += (s.empty() ? "" : "; ") + c;
+    return lib_note_.empty() ? s : s.empty() ? lib_note_ : s + "; " + lib_note_;
   }
   const std::vector<BufferDesc>& input_descs() const override { return input_descs_; }
   const std::vector<BufferDesc>& output_descs() const override { return output_descs_; }
@@ -198,10 +200,10 @@ class CudaExecutableImpl final : public CudaExecutable {
       reset_status();
       event();
       for (auto& l : launches_) {
-        if (l.gemm) {
-          l.gemm->enqueue(stream_);
+        if (l.gemm || l.conv) {
+          enqueue_library(l);
           event();
-          marks.push_back({l.kernel, "cublasLt"});
+          marks.push_back({l.kernel, l.gemm ? "cublasLt" : "cudnn"});
         }
         if (l.fn) {
           FZ_CU(cuLaunchKernel, l.fn, static_cast<unsigned>(l.dims.groups), 1, 1, static_cast<unsigned>(l.dims.group_size), 1,
@@ -342,7 +344,10 @@ class CudaExecutableImpl final : public CudaExecutable {
     std::optional<LibraryGemm> lib; // set: a cublasLtMatmul runs first (then fn, if any, is its epilogue)
     std::unique_ptr<CublasLt::Call> gemm;
     std::array<CUdeviceptr, 4> gemm_ptrs{};  // x, y, d, bias the call was prepared for
-    CUgraphNode gemm_node = nullptr;         // replay: the captured call as a child-graph node
+    CUgraphNode gemm_node = nullptr;         // replay: the captured library call (cuBLASLt or cuDNN) as a child-graph node
+    std::optional<LibraryConv> conv_lib;     // set: a cudnnConvolutionForward runs first (then fn, if any, is its epilogue)
+    std::unique_ptr<Cudnn::Call> conv;
+    std::array<CUdeviceptr, 4> conv_ptrs{};  // x, w, y, bias the call was prepared for
     LaunchDims dims;
     std::vector<CUdeviceptr> args;  // one pointer per binding slot (kernel_bindings order)
     std::vector<void*> argp;        // points into args (stable: args is never resized after setup)
@@ -366,13 +371,18 @@ class CudaExecutableImpl final : public CudaExecutable {
   std::vector<CUmodule> modules_;
   std::vector<Launch> launches_;
   std::unique_ptr<CublasLt> lt_;       // loaded when a kernel may use cuBLASLt
-  CUdeviceptr gemm_scratch_ = 0;        // product of the matmul whose epilogue kernel follows
+  CUdeviceptr gemm_scratch_ = 0;        // product (cuBLASLt) or conv output (cuDNN) that an epilogue kernel reads
   CUdeviceptr gemm_workspace_ = 0;      // cuBLASLt's fixed workspace (graph capture needs one)
   static constexpr size_t kGemmWorkspaceBytes = size_t{32} << 20;
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   int64_t node_updates_ = 0;
   std::string lib_note_;  // why a matmul did not get cuBLASLt (empty when all did)
+  std::unique_ptr<Cudnn> dnn_;          // loaded when a kernel may use cuDNN
+  CUdeviceptr conv_workspace_ = 0;      // cuDNN's workspace (the largest any chosen algorithm needs)
+  size_t conv_workspace_bytes_ = 0;
+  std::string conv_note_;               // why a conv did not get cuDNN (empty when all did)
+  static constexpr size_t kConvWorkspaceMax = size_t{64} << 20;
 
   CUdeviceptr addr(int b) const {
     const Buffer& buf = plan_.buffers[b];
@@ -436,12 +446,16 @@ class CudaExecutableImpl final : public CudaExecutable {
   void bind(const std::vector<CUdeviceptr>& ptr) {
     bool rebuild = false;
     for (auto& l : launches_) {
-      if (l.gemm && gemm_pointers(l, ptr) != l.gemm_ptrs) {
-        prepare_gemm(l, ptr);  // on failure gemm_ptrs stays cleared, so the next bind retries
+      const bool gemm_moved = l.gemm && gemm_pointers(l, ptr) != l.gemm_ptrs;
+      const bool conv_moved = l.conv && conv_pointers(l, ptr) != l.conv_ptrs;
+      if (gemm_moved || conv_moved) {
+        // On failure the recorded pointers stay cleared, so the next bind retries.
+        if (gemm_moved) prepare_gemm(l, ptr);
+        else prepare_conv(l, ptr);
         if (exec_ && !rebuild) {
           // Same call, new pointers: re-capture it and swap the child graph in place. New
-          // pointers with another alignment may get another algorithm whose graph has another
-          // shape; then the whole graph is rebuilt below.
+          // pointers with another alignment may get another cuBLASLt algorithm whose graph has
+          // another shape; then the whole graph is rebuilt below.
           CUgraph child = capture_gemm(l);
           CUresult r = drv.cuGraphExecChildGraphNodeSetParams(exec_, l.gemm_node, child);
           drv.cuGraphDestroy(child);
@@ -488,12 +502,111 @@ class CudaExecutableImpl final : public CudaExecutable {
     l.gemm_ptrs = p;
   }
 
-  // The cuBLASLt call of l, captured from the (idle) stream into a graph the caller owns.
+  // The cuDNN pointers (x, w, y, bias) of launch l when buffers live at ptr.
+  std::array<CUdeviceptr, 4> conv_pointers(const Launch& l, const std::vector<CUdeviceptr>& ptr) const {
+    const LibraryConv& c = *l.conv_lib;
+    const CUdeviceptr y = c.epilogue == LibraryConv::Epilogue::kernel
+                              ? gemm_scratch_
+                              : ptr[c.out_buffer] + static_cast<CUdeviceptr>(c.y_offset * static_cast<int64_t>(dtype_size(c.dtype)));
+    const CUdeviceptr bias = c.fused() ? ptr[c.bias_buffer] + static_cast<CUdeviceptr>(c.bias_offset * 4) : 0;
+    return {ptr[c.x_buffer], ptr[c.w_buffer], y, bias};
+  }
+  void prepare_conv(Launch& l, const std::vector<CUdeviceptr>& ptr) {
+    const std::array<CUdeviceptr, 4> p = conv_pointers(l, ptr);
+    l.conv_ptrs = {};
+    l.conv->prepare(p[0], p[1], p[2], p[3], conv_workspace_, conv_workspace_bytes_);
+    l.conv_ptrs = p;
+  }
+  // Prepares l's cuDNN call at the arena's pointers, runs it once eagerly (cuDNN loads its
+  // kernels lazily on first use, which must not happen inside a capture) and once under a
+  // trial capture (a call that cannot be captured fails here, not in build_graph). A fused bias epilogue
+  // that cuDNN refuses becomes the generated one; any other failure puts the conv back on the
+  // template. The reason goes into the notes.
+  void setup_conv(Launch& l, const KernelSpec& k) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        if (attempt == 1) {
+          l.conv_lib->epilogue = LibraryConv::Epilogue::kernel;
+          l.conv_lib->bias_buffer = l.conv_lib->out_buffer = -1;
+          l.conv = dnn_->make_call(*l.conv_lib, conv_workspace_bytes_);
+        }
+        prepare_conv(l, home_);
+        l.conv->enqueue(stream_);
+        FZ_CU(cuStreamSynchronize, stream_);
+        drv.cuGraphDestroy(capture_gemm(l));
+        return;
+      } catch (const Error& e) {
+        conv_note_ = std::string(e.what()) + ": kernel " + k.name;
+        if (attempt == 0 && l.conv_lib->fused()) {
+          conv_note_ += " uses the generated epilogue";
+          continue;
+        }
+        conv_note_ += " uses the NVRTC template";
+        l.conv_lib.reset();
+        l.conv.reset();
+        return;
+      }
+    }
+  }
+  void enqueue_library(const Launch& l) {
+    if (l.gemm) l.gemm->enqueue(stream_);
+    if (l.conv) l.conv->enqueue(stream_);
+  }
+  // "cuDNN: X of Y convolutions (...)" when the plan has convolutions.
+  std::string conv_notes() const {
+    int convs = 0, lib = 0, epi = 0;
+    for (auto& k : plan_.kernels) convs += k.conv ? 1 : 0;
+    for (auto& l : launches_)
+      if (l.conv) ++lib, epi += l.fn ? 1 : 0;
+    if (convs == 0) return "";
+    std::string s = "cuDNN: " + std::to_string(lib) + " of " + std::to_string(convs) + " convolutions (" + std::to_string(lib - epi) +
+                    " writing the output, bias and ReLU fused where they apply; " + std::to_string(epi) + " with a generated epilogue)";
+    return conv_note_.empty() ? s : s + "; " + conv_note_;
+  }
+
+  // Loads cuDNN when some kernel may use it and makes each call (choosing its algorithm);
+  // where the library or a call is unavailable the kernel keeps the template (libs reset).
+  // Allocates the workspace the chosen algorithms need.
+  void make_conv_calls(std::vector<std::optional<LibraryConv>>& libs, std::vector<std::unique_ptr<Cudnn::Call>>& calls) {
+    calls.resize(libs.size());
+    if (std::none_of(libs.begin(), libs.end(), [](auto& c) { return c.has_value(); })) return;
+    dnn_ = Cudnn::open();
+    if (!dnn_->available()) {
+      // E.g. no libcudnn.so.9 on the library path: the direct template runs every conv.
+      conv_note_ = "cuDNN unavailable (" + dnn_->why() + "): convolutions use the NVRTC template";
+      dnn_.reset();
+      for (auto& c : libs) c.reset();
+      return;
+    }
+    for (size_t i = 0; i < libs.size(); ++i) {
+      if (!libs[i]) continue;
+      for (int attempt = 0; attempt < 2 && libs[i] && !calls[i]; ++attempt) {
+        try {
+          calls[i] = dnn_->make_call(*libs[i], kConvWorkspaceMax);
+          conv_workspace_bytes_ = std::max(conv_workspace_bytes_, calls[i]->workspace_bytes());
+        } catch (const Error& e) {
+          // No algorithm for the fused bias epilogue: try the plain conv + generated epilogue.
+          conv_note_ = std::string(e.what()) + ": kernel " + plan_.kernels[i].name;
+          if (libs[i]->fused()) {
+            conv_note_ += " uses the generated epilogue";
+            libs[i]->epilogue = LibraryConv::Epilogue::kernel;
+            libs[i]->bias_buffer = libs[i]->out_buffer = -1;
+          } else {
+            conv_note_ += " uses the NVRTC template";
+            libs[i].reset();
+          }
+        }
+      }
+    }
+    if (conv_workspace_bytes_ > 0) FZ_CU(cuMemAlloc, &conv_workspace_, conv_workspace_bytes_);
+  }
+
+  // The library call of l, captured from the (idle) stream into a graph the caller owns.
   CUgraph capture_gemm(const Launch& l) {
     FZ_CU(cuStreamBeginCapture, stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     CUgraph g = nullptr;
     try {
-      l.gemm->enqueue(stream_);
+      enqueue_library(l);
     } catch (...) {
       drv.cuStreamEndCapture(stream_, &g);
       if (g) drv.cuGraphDestroy(g);
@@ -538,21 +651,31 @@ class CudaExecutableImpl final : public CudaExecutable {
     const std::string arch = device_arch(drv, dev_);
     // cuBLASLt for the matmul kernels cuda_library_gemm picks, when the library loads; one
     // scratch for products (kernels run one after another) and one fixed workspace.
+    // cuDNN likewise for conv kernels (cuda_library_conv); the scratch is shared.
     std::vector<std::optional<LibraryGemm>> libs(plan_.kernels.size());
-    int64_t scratch = 0;
-    for (size_t i = 0; i < plan_.kernels.size(); ++i)
-      if ((libs[i] = cuda_library_gemm(plan_.kernels[i], plan_))) scratch = std::max(scratch, libs[i]->scratch_elements());
+    std::vector<std::optional<LibraryConv>> convs(plan_.kernels.size());
+    std::vector<std::unique_ptr<Cudnn::Call>> conv_calls;
+    for (size_t i = 0; i < plan_.kernels.size(); ++i) {
+      libs[i] = cuda_library_gemm(plan_.kernels[i], plan_);
+      convs[i] = cuda_library_conv(plan_.kernels[i], plan_);
+    }
+    make_conv_calls(convs, conv_calls);
+    int64_t scratch = 0;  // bytes
+    for (size_t i = 0; i < plan_.kernels.size(); ++i) {
+      if (convs[i]) scratch = std::max(scratch, convs[i]->fused() ? convs[i]->output_bytes() : convs[i]->scratch_bytes());  // fused: in case it falls back
+      if (libs[i]) scratch = std::max(scratch, libs[i]->scratch_elements() * 4);
+    }
     if (std::any_of(libs.begin(), libs.end(), [](auto& g) { return g.has_value(); })) {
       lt_ = CublasLt::open();
       if (lt_->available()) {
         FZ_CU(cuMemAlloc, &gemm_workspace_, kGemmWorkspaceBytes);
-        if (scratch > 0) FZ_CU(cuMemAlloc, &gemm_scratch_, static_cast<size_t>(scratch) * 4);
       } else {
         lib_note_ = "cuBLASLt unavailable (" + lt_->why() + "): matmuls use the NVRTC template";
         lt_.reset();
         for (auto& g : libs) g.reset();
       }
     }
+    if (scratch > 0 && (lt_ || dnn_)) FZ_CU(cuMemAlloc, &gemm_scratch_, static_cast<size_t>(scratch));
     // Phase 1 (serial, cheap): launch geometry and source of every kernel, in plan order.
     std::vector<std::string> names, sources;
     for (size_t i = 0; i < plan_.kernels.size(); ++i) {
@@ -570,11 +693,17 @@ class CudaExecutableImpl final : public CudaExecutable {
           l.gemm.reset();
         }
       }
+      if (convs[i]) {
+        l.conv_lib = convs[i];
+        l.conv = std::move(conv_calls[i]);
+        setup_conv(l, k);
+      }
       const LibraryGemm* lib = l.lib ? &*l.lib : nullptr;
-      l.dims = cuda_launch_dims(k, plan_, lib);
+      const LibraryConv* conv = l.conv_lib ? &*l.conv_lib : nullptr;
+      l.dims = cuda_launch_dims(k, plan_, lib, conv);
       if (l.dims.groups == 0) continue;  // empty iteration space
       names.push_back(kernel_identifier(k.name));
-      sources.push_back(cuda_kernel_source(k, plan_, lib));
+      sources.push_back(cuda_kernel_source(k, plan_, lib, conv));
       launches_.push_back(std::move(l));
     }
     // Phase 2 (parallel): NVRTC (or the disk cache) per kernel; NVRTC is thread-safe across
@@ -587,7 +716,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     for (size_t j = 0; j < launches_.size(); ++j) {
       Launch& l = launches_[j];
       const KernelSpec& k = plan_.kernels[l.kernel];
-      const LibraryGemm* lib = l.lib ? &*l.lib : nullptr;
+      const bool lib = l.lib || l.conv_lib;
       if (sources[j].empty()) continue;
       CUmodule m = nullptr;
       // A cached CUBIN passed its checksum, but if the driver still refuses it (e.g. written
@@ -602,7 +731,7 @@ class CudaExecutableImpl final : public CudaExecutable {
         if (movable[b]) l.movable.emplace_back(static_cast<int>(l.args.size()), b);
         l.args.push_back(home_[b]);
       }
-      if (lib) l.args.push_back(gemm_scratch_);  // the epilogue's extra last parameter
+      if (lib) l.args.push_back(gemm_scratch_);  // the epilogue's extra last parameter (product or conv output)
       if (kernel_checks_indices(k, plan_)) {       // the status word after the buffers
         if (!status_) FZ_CU(cuMemAlloc, &status_, 4);
         l.args.push_back(status_);
@@ -625,7 +754,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     FZ_CU(cuGraphCreate, &graph_, 0);
     CUgraphNode prev = nullptr;
     for (auto& l : launches_) {
-      if (l.gemm) {
+      if (l.gemm || l.conv) {
         CUgraph child = capture_gemm(l);
         CUresult r = drv.cuGraphAddChildGraphNode(&l.gemm_node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, child);
         drv.cuGraphDestroy(child);  // the node holds a copy
@@ -642,7 +771,7 @@ class CudaExecutableImpl final : public CudaExecutable {
 
   void launch_all() {
     for (auto& l : launches_) {
-      if (l.gemm) l.gemm->enqueue(stream_);
+      enqueue_library(l);
       if (l.fn)
         FZ_CU(cuLaunchKernel, l.fn, static_cast<unsigned>(l.dims.groups), 1, 1, static_cast<unsigned>(l.dims.group_size), 1, 1,
                              0, stream_, l.argp.data(), nullptr);
@@ -656,8 +785,10 @@ class CudaExecutableImpl final : public CudaExecutable {
     if (stream_) drv.cuStreamSynchronize(stream_);
     if (exec_) drv.cuGraphExecDestroy(exec_);
     if (graph_) drv.cuGraphDestroy(graph_);
-    launches_.clear();  // cuBLASLt calls before their library handle
+    launches_.clear();  // cuBLASLt / cuDNN calls before their library handles
     lt_.reset();
+    dnn_.reset();
+    if (conv_workspace_) drv.cuMemFree(conv_workspace_);
     if (gemm_scratch_) drv.cuMemFree(gemm_scratch_);
     if (gemm_workspace_) drv.cuMemFree(gemm_workspace_);
     for (auto m : modules_) drv.cuModuleUnload(m);

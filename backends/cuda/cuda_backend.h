@@ -10,6 +10,7 @@
 
 #include "backends/backend.h"
 #include "backends/codegen.h"
+#include "backends/cuda/cuda_conv.h"
 #include "backends/cuda/cuda_gemm.h"
 
 namespace fusor {
@@ -75,16 +76,21 @@ class CudaExecutable : public Executable {
 // emitter's epilogue spliced in through FZ_EPILOGUE).
 const Dialect& cuda_dialect();
 
-// The CUDA source of kernel k as the backend runs it. library == nullptr: the kernel itself
-// (matmul kernels through the SGEMM template). library = cuda_library_gemm(k, p): the epilogue
-// kernel that follows the cuBLASLt call, taking one extra last parameter (const float*, the
-// product), or "" when cuBLASLt's own epilogue writes the output (no kernel). Needs no GPU;
-// throws Unsupported for a kernel the emitter cannot generate (e.g. an unsupported opaque op).
-std::string cuda_kernel_source(const KernelSpec& k, const Plan& p, const LibraryGemm* library);
-LaunchDims cuda_launch_dims(const KernelSpec& k, const Plan& p, const LibraryGemm* library);
+// The CUDA source of kernel k as the backend runs it. library == conv == nullptr: the kernel
+// itself (matmul kernels through the SGEMM template, conv kernels through the direct template).
+// library = cuda_library_gemm(k, p): the epilogue kernel that follows the cuBLASLt call, taking
+// one extra last parameter (const float*, the product), or "" when cuBLASLt's own epilogue
+// writes the output (no kernel). conv = cuda_library_conv(k, p): likewise after the cuDNN
+// call, the extra parameter being the conv output in the operands' dtype (const float*,
+// const __half* or const unsigned short* for bf16), or "" when cuDNN writes the output itself.
+// Needs no GPU; throws Unsupported for a kernel the emitter cannot generate (e.g. an
+// unsupported opaque op).
+std::string cuda_kernel_source(const KernelSpec& k, const Plan& p, const LibraryGemm* library, const LibraryConv* conv = nullptr);
+LaunchDims cuda_launch_dims(const KernelSpec& k, const Plan& p, const LibraryGemm* library, const LibraryConv* conv = nullptr);
 
 // (kernel identifier, cuda_kernel_source) for every kernel of the plan, in plan order, with
-// cuBLASLt where cuda_library_gemm chooses it (so a source may be ""). Needs no GPU.
+// cuBLASLt where cuda_library_gemm chooses it and cuDNN where cuda_library_conv does (so a
+// source may be ""). Needs no GPU.
 std::vector<std::pair<std::string, std::string>> cuda_generate_sources(const Plan& p);
 
 // Compiles src with NVRTC for `arch` ("sm_90"); throws Error("cuda", "nvrtcCompileProgram: <name>:

@@ -211,6 +211,16 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
 }
 )";
 
+// Epilogue of a conv that cuDNN computed (LibraryConv::Epilogue::kernel): the conv output, dense
+// NCHW in the operands' dtype (FZ_CONV_T, read through FZ_CONV_F), arrives in fz_conv; one
+// thread per element, the same linear index as the template's.
+constexpr const char* kLibraryConvEpilogueTemplate = R"(
+extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS, const FZ_CONV_T* __restrict__ fz_conv) {
+  for (fz_idx i = (fz_idx)blockIdx.x * FZ_GROUP_SIZE + threadIdx.x; i < FZ_TOTAL; i += (fz_idx)gridDim.x * FZ_GROUP_SIZE)
+    FZ_EPILOGUE(FZ_CONV_F(fz_conv[i]), i);
+}
+)";
+
 struct CudaDialect : Dialect {
   CudaDialect() {
     name = "cuda";
@@ -347,6 +357,20 @@ const Dialect& library_epilogue_dialect() {
   return d;
 }
 
+// The CUDA dialect for conv kernels that run on cuDNN: the conv template is only the epilogue,
+// reading cuDNN's output of dtype t.
+struct CudaLibraryConvEpilogueDialect : CudaDialect {
+  explicit CudaLibraryConvEpilogueDialect(DType t) {
+    conv_template = "#define FZ_CONV_T " + storage_type(t) + "\n#define FZ_CONV_F(v) " + to_float(t, "(v)") + "\n" +
+                    kLibraryConvEpilogueTemplate;
+  }
+};
+
+const Dialect& library_conv_epilogue_dialect(DType t) {
+  static const CudaLibraryConvEpilogueDialect f32(DType::f32), f16(DType::f16), bf16(DType::bf16);
+  return t == DType::f16 ? f16 : t == DType::bf16 ? bf16 : f32;
+}
+
 void nvrtc_check(nvrtcResult r, const char* call, const std::string& name) {
   if (r != NVRTC_SUCCESS) throw Error("cuda", std::string(call) + ": " + nvrtcGetErrorString(r) + " (kernel " + name + ")");
 }
@@ -395,13 +419,15 @@ const Dialect& cuda_dialect() {
   return d;
 }
 
-std::string cuda_kernel_source(const KernelSpec& k, const Plan& p, const LibraryGemm* library) {
+std::string cuda_kernel_source(const KernelSpec& k, const Plan& p, const LibraryGemm* library, const LibraryConv* conv) {
+  if (conv) return conv->epilogue == LibraryConv::Epilogue::kernel ? emit_kernel(k, p, library_conv_epilogue_dialect(conv->dtype)) : "";
   if (!library) return emit_kernel(k, p, cuda_dialect());
   if (library->epilogue != LibraryGemm::Epilogue::kernel) return "";
   return emit_kernel(k, p, library_epilogue_dialect());
 }
 
-LaunchDims cuda_launch_dims(const KernelSpec& k, const Plan& p, const LibraryGemm* library) {
+LaunchDims cuda_launch_dims(const KernelSpec& k, const Plan& p, const LibraryGemm* library, const LibraryConv* conv) {
+  if (conv) return launch_dims(k, p, library_conv_epilogue_dialect(conv->dtype));
   return launch_dims(k, p, library ? library_epilogue_dialect() : cuda_dialect());
 }
 
@@ -409,7 +435,8 @@ std::vector<std::pair<std::string, std::string>> cuda_generate_sources(const Pla
   std::vector<std::pair<std::string, std::string>> out;
   for (auto& k : p.kernels) {
     std::optional<LibraryGemm> lib = cuda_library_gemm(k, p);
-    out.emplace_back(kernel_identifier(k.name), cuda_kernel_source(k, p, lib ? &*lib : nullptr));
+    std::optional<LibraryConv> conv = cuda_library_conv(k, p);
+    out.emplace_back(kernel_identifier(k.name), cuda_kernel_source(k, p, lib ? &*lib : nullptr, conv ? &*conv : nullptr));
   }
   return out;
 }
