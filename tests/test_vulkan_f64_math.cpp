@@ -168,7 +168,7 @@ TEST_F(VulkanF64Math, OpaqueKernelsComputeInDouble) {
   EXPECT_LE(max_ulp("Softmax", {x}, s, [&](GraphBuilder& b, const std::vector<int>& v) { return b.op("Softmax", {v[0]}); }), 8);  // exp, a 50-term sum, a division
   EXPECT_LE(max_ulp("LogSoftmax", {x}, s, [&](GraphBuilder& b, const std::vector<int>& v) {
               return b.op("LogSoftmax", {v[0]}, {{"axis", int64_t{0}}});
-            }), 4);
+            }), 8);  // 1 ulp on lavapipe, 6 on the H200 (its double exp/log sum rounds differently)
 }
 
 }  // namespace
