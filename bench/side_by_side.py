@@ -419,7 +419,7 @@ def main():
                         # fusor-cuda variants: the direct conv template instead of cuDNN, and
                         # cuDNN with every bias / ReLU in the generated epilogue kernel.
                         for label, env in (("template-conv", {"FUSOR_CUDA_CONV": "template"}),
-                                           ("generated-epilogue", {"FUSOR_CUDA_CONV_EPILOGUE": "kernel"})):
+                                           ("cudnn-fused-epilogue", {"FUSOR_CUDA_CONV_EPILOGUE": "cudnn"})):
                             if "fusor-cuda" not in SYSTEMS: break
                             j = fusor_bench(d, "cuda", env=env)
                             record(w, f"fusor-cuda {label}", ms=j["device_us"]["median"] / 1e3, kernels=j["kernels"])

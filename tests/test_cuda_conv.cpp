@@ -108,7 +108,7 @@ std::vector<ConvCase> cases() {
          int y = conv(b, in(b, "x", {2, 16, 16, 16}), cst(b, "w", {32, 16, 3, 3}, 8), {{"pads", Ints{1, 1, 1, 1}}}, cst(b, "bias", {32}, 9));
          b.output(b.op("Relu", {y}));
        },
-       true, E::relu_bias},
+       true, E::relu_bias, nullptr, DType::f32, nullptr, nullptr, "cudnn"},
       {"bias_relu_generated_epilogue",
        [](GraphBuilder& b) {
          int y = conv(b, in(b, "x", {2, 16, 16, 16}), cst(b, "w", {32, 16, 3, 3}, 8), {{"pads", Ints{1, 1, 1, 1}}}, cst(b, "bias", {32}, 9));
@@ -120,7 +120,7 @@ std::vector<ConvCase> cases() {
          b.output(conv(b, in(b, "x", {1, 32, 28, 28}), cst(b, "w", {64, 32, 3, 3}, 16), {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}},
                        cst(b, "bias", {64}, 17)));
        },
-       true, E::bias},
+       true, E::bias, nullptr, DType::f32, nullptr, nullptr, "cudnn"},
       {"tanh_epilogue",
        [](GraphBuilder& b) {
          b.output(b.op("Tanh", {conv(b, in(b, "x", {1, 16, 20, 20}), cst(b, "w", {32, 16, 3, 3}, 18), {{"pads", Ints{1, 1, 1, 1}}})}));
@@ -152,6 +152,12 @@ std::vector<ConvCase> cases() {
        true, E::kernel, [](double v, int64_t i, const LibraryConv&, const Lookup& in) { return v + in("r").get(i); }, DType::bf16},
   };
 }
+
+// cuDNN's own bias + ReLU (opt-in), which writes the fire module's Concat slices itself.
+struct FusedEpilogue {
+  FusedEpilogue() { ::setenv("FUSOR_CUDA_CONV_EPILOGUE", "cudnn", 1); }
+  ~FusedEpilogue() { ::unsetenv("FUSOR_CUDA_CONV_EPILOGUE"); }
+};
 
 struct EnvGuard {  // FUSOR_CUDA_CONV and FUSOR_CUDA_CONV_EPILOGUE for one case
   explicit EnvGuard(const ConvCase& tc) {
@@ -321,6 +327,7 @@ Graph concat_graph() {
 }
 
 TEST(CudaConv, ConcatSlicesWrittenInPlace) {
+  FusedEpilogue fused;
   Graph g = concat_graph();
   std::vector<Tensor> inputs{testing::random_tensor(DType::f32, {2, 16, 13, 13}, 25)};
   Plan p = build_plan(g);
@@ -410,6 +417,7 @@ TEST(CudaConv, OnDevice) {
 // and eager, also into caller buffers (run_device) that alternate.
 TEST(CudaConv, ConcatSlicesOnDevice) {
   if (make_backend("cuda")->devices().empty()) GTEST_SKIP() << "no CUDA device";
+  FusedEpilogue fused;
   const bool have = Cudnn::open()->available();
   Graph g = concat_graph();
   std::vector<Tensor> inputs{testing::random_tensor(DType::f32, {2, 16, 13, 13}, 26)};

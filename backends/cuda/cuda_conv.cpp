@@ -200,8 +200,11 @@ std::optional<LibraryConv> cuda_library_conv(const KernelSpec& k, const Plan& p)
   // cuDNN writes the output itself, into a buffer neither operand is, through a view with
   // positive strides, when the kernel's only output is the bare conv in the same dtype or (fp32)
   // conv + bias[k], optionally through Relu.
+  // cuDNN's fused bias/ReLU (cudnnConvolutionBiasActivationForward) is opt-in: on the H200 it
+  // was 2.8x slower than conv + generated epilogue on squeezenet1_1 at batch 32 (4.6 vs 1.6 ms)
+  // and 1.5x on shufflenet_v2, and at most 10% faster elsewhere (docs/h200-2026-12-01).
   const char* epi = std::getenv("FUSOR_CUDA_CONV_EPILOGUE");
-  const bool fuse = !(epi && std::string(epi) == "kernel");
+  const bool fuse = epi && std::string(epi) == "cudnn";
   std::array<int64_t, 4> st{};
   if (k.outputs.size() == 1 && p.buffers[k.outputs[0].buffer].dtype == t && k.outputs[0].buffer != d.x_buffer &&
       k.outputs[0].buffer != d.w_buffer && output_strides(k.outputs[0].view, k.space, st) && fits_int(k.outputs[0].view.offset)) {
