@@ -82,18 +82,7 @@ double fz_expm1d(double x) {
   if (um1 == -1.0lf) return -1.0lf;
   return um1 * (x / fz_logd(u));
 }
-// log(x) = e ln2 + log(m): e and log(m) apart (log2 keeps e exact).
-double fz_log_mant(double x, out int e) {
-  int sub = 0;
-  if (x < 2.2250738585072014e-308lf) x = x * 18014398509481984.0lf, sub = 54;  // subnormal: scale by 2^54 first
-  double m = frexp(x, e);
-  e = e - sub;
-  if (m < 0.70710678118654752440lf) { m = m * 2.0lf; e = e - 1; }
-  double f = m - 1.0lf, s = f / (2.0lf + f), s2 = s * s;
-  double t = 1.0lf / 25.0lf;
-  for (int i = 11; i >= 0; --i) t = fma(t, s2, 1.0lf / double(2 * i + 1));
-  return 2.0lf * s * t;
-}
+// fz_log_mant(x, e) (log(x) = e ln2 + log(m)) comes with fz_logd from the double helpers.
 double fz_log2d(double x) {
   if (fz_nan_b(x) || x < 0.0lf) return fz_f64_nan();
   if (x == 0.0lf) return -fz_f64_inf();

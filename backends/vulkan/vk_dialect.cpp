@@ -641,11 +641,9 @@ double fz_expd(double x) {
   if (ki > 1000) return (p * fz_pow2d(ki - 1000)) * fz_pow2d(1000);
   return p * fz_pow2d(ki);
 }
-double fz_logd(double x) {
-  if (fz_nan_b(x) || x < 0.0lf) return double(fz_nan());
-  if (x == 0.0lf) return -double(fz_inf());
-  if (fz_inf_b(x)) return x;
-  int e, sub = 0;
+// log(x) = e ln2 + log(m): e and log(m) apart (log2 in f64_math.glsl keeps e exact).
+double fz_log_mant(double x, out int e) {
+  int sub = 0;
   if (x < 2.2250738585072014e-308lf) x = x * 18014398509481984.0lf, sub = 54;  // subnormal: scale by 2^54 first
   double m = frexp(x, e);
   e = e - sub;
@@ -653,7 +651,14 @@ double fz_logd(double x) {
   double f = m - 1.0lf, s = f / (2.0lf + f), s2 = s * s;
   double t = 1.0lf / 25.0lf;
   for (int i = 11; i >= 0; --i) t = fma(t, s2, 1.0lf / double(2 * i + 1));
-  double lm = 2.0lf * s * t;
+  return 2.0lf * s * t;
+}
+double fz_logd(double x) {
+  if (fz_nan_b(x) || x < 0.0lf) return double(fz_nan());
+  if (x == 0.0lf) return -double(fz_inf());
+  if (fz_inf_b(x)) return x;
+  int e;
+  double lm = fz_log_mant(x, e);
   double de = double(e);
   const double ln2_hi = packDouble2x32(uvec2(0xfee00000u, 0x3fe62e42u)), ln2_lo = packDouble2x32(uvec2(0x35793c76u, 0x3dea39efu));
   return de * ln2_hi + (de * ln2_lo + lm);
