@@ -17,6 +17,7 @@
 #include "frontend/builder.h"
 #include "ir/passes.h"
 #include "runtime/session.h"
+#include "cuda_device_check.h"
 #include "test_util.h"
 
 namespace fusor {
@@ -389,26 +390,9 @@ TEST(CudaConv, OnDevice) {
       Tensor got = exe->run(inputs)[0];
       ASSERT_EQ(got.dtype(), want.dtype());
       EXPECT_LE(relative_l2(got, want), tol) << (replay ? "replay" : "eager");
-      auto* cu = dynamic_cast<CudaExecutable*>(exe.get());
-      std::vector<uint64_t> ins, outs;
-      for (auto& t : inputs) {
-        ins.push_back(cu->device_alloc(t.nbytes()));
-        cu->copy_to_device(ins.back(), t);
-      }
-      const auto& od = cu->output_descs()[0];
-      uint64_t o1 = cu->device_alloc(od.nbytes), o2 = cu->device_alloc(od.nbytes);
-      for (uint64_t out : {o1, o2, o1}) {
-        Tensor poison(want.dtype(), od.shape);
-        poison.poison();
-        cu->copy_to_device(out, poison);
-        cu->run_device(ins, {out});
-        EXPECT_LE(relative_l2(cu->copy_from_device(out, want.dtype(), od.shape), want), tol) << "run_device";
-      }
+      expect_run_device_matches(*exe, inputs, want, tol);
       // And back to run() on host tensors.
       EXPECT_LE(relative_l2(exe->run(inputs)[0], want), tol) << "run after run_device";
-      for (auto p : ins) cu->device_free(p);
-      cu->device_free(o1);
-      cu->device_free(o2);
     }
   }
 }
@@ -428,21 +412,7 @@ TEST(CudaConv, ConcatSlicesOnDevice) {
     auto exe = make_backend("cuda")->compile(g, o);
     EXPECT_NE(exe->notes().find(have ? "cuDNN: 2 of 2" : "cuDNN: 0 of 2"), std::string::npos) << exe->notes();
     EXPECT_LE(relative_l2(exe->run(inputs)[0], want), 1e-6) << (replay ? "replay" : "eager");
-    auto* cu = dynamic_cast<CudaExecutable*>(exe.get());
-    uint64_t in = cu->device_alloc(inputs[0].nbytes());
-    cu->copy_to_device(in, inputs[0]);
-    const auto& od = cu->output_descs()[0];
-    uint64_t o1 = cu->device_alloc(od.nbytes), o2 = cu->device_alloc(od.nbytes);
-    for (uint64_t out : {o1, o2, o1}) {
-      Tensor poison(DType::f32, od.shape);
-      poison.poison();
-      cu->copy_to_device(out, poison);
-      cu->run_device({in}, {out});
-      EXPECT_LE(relative_l2(cu->copy_from_device(out, DType::f32, od.shape), want), 1e-6) << "run_device";
-    }
-    cu->device_free(in);
-    cu->device_free(o1);
-    cu->device_free(o2);
+    expect_run_device_matches(*exe, inputs, want, 1e-6);
   }
 }
 

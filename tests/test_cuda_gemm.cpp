@@ -14,6 +14,7 @@
 #include "frontend/builder.h"
 #include "ir/passes.h"
 #include "runtime/session.h"
+#include "cuda_device_check.h"
 #include "test_util.h"
 
 namespace fusor {
@@ -208,24 +209,7 @@ TEST(CudaGemm, OnDevice) {
       Tensor got = exe->run(inputs)[0];
       ASSERT_EQ(got.dtype(), want.dtype());
       EXPECT_LE(relative_l2(got, want), tol) << (replay ? "replay" : "eager");
-      auto* cu = dynamic_cast<CudaExecutable*>(exe.get());
-      std::vector<uint64_t> ins, outs;
-      for (auto& t : inputs) {
-        ins.push_back(cu->device_alloc(t.nbytes()));
-        cu->copy_to_device(ins.back(), t);
-      }
-      const auto& od = cu->output_descs()[0];
-      uint64_t o1 = cu->device_alloc(od.nbytes), o2 = cu->device_alloc(od.nbytes);
-      for (uint64_t out : {o1, o2, o1}) {
-        Tensor poison(want.dtype(), od.shape);
-        poison.poison();
-        cu->copy_to_device(out, poison);
-        cu->run_device(ins, {out});
-        EXPECT_LE(relative_l2(cu->copy_from_device(out, want.dtype(), od.shape), want), tol) << "run_device";
-      }
-      for (auto p : ins) cu->device_free(p);
-      cu->device_free(o1);
-      cu->device_free(o2);
+      expect_run_device_matches(*exe, inputs, want, tol);
     }
   }
 }
