@@ -325,6 +325,9 @@ inline void axpy(double* __restrict acc, const S* __restrict x, double w, int64_
 template <class SX, class SW>
 void conv_core(const SX* x, const SW* w, const std::vector<double>& bias, int64_t N, int64_t C, int64_t M,
                int64_t group, const Window& win, Tensor& Y) {
+  // An empty output (N or M = 0) may still have a huge plane (even one whose size overflows):
+  // no scratch for it (fuzz).
+  if (Y.numel() == 0) return;
   const int64_t Cg = C / group, Mg = M / group, in_sz = win.in_size(), out_sz = win.out_size(), k_sz = win.k_size();
   const int64_t OD = win.out[0], OH = win.out[1], OW = win.out[2], IH = win.in[1], IW = win.in[2];
   const bool pointwise = k_sz == 1 && win.s[0] * win.s[1] * win.s[2] == 1 &&
@@ -444,6 +447,7 @@ void convtranspose_infer(InferContext& ctx) {
 void convtranspose_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor &X = *in[0], &W = *in[1];
   const Tensor* B = opt_in(in, 2);
+  if (out[0].numel() == 0) return;  // an empty output may still have a huge plane (fuzz)
   const Window win = convtranspose_window(n, X.shape(), W.shape());
   const int64_t N = X.shape()[0], C = X.shape()[1], G = n.attr_i("group", 1), Cg = C / G, Mg = W.shape()[1], M = Mg * G;
   const int64_t in_sz = win.in_size(), out_sz = win.out_size(), k_sz = win.k_size();
@@ -514,6 +518,7 @@ void pool_infer(InferContext& ctx) {
 template <class S>
 void pool_core(const S* x, int64_t nc, const Window& w, PoolKind kind, bool include_pad, double p, bool col_major,
                double* y, int64_t* arg) {
+  if (nc == 0) return;  // empty output; its plane size may even overflow (fuzz)
   const int64_t in_sz = w.in_size(), out_sz = w.out_size();
   for (int64_t c = 0; c < nc; ++c) {
     const S* xc = x + c * in_sz;

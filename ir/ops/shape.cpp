@@ -271,7 +271,9 @@ void tile_infer(InferContext& ctx) {
   Shape out;
   for (size_t i = 0; i < x.size(); ++i) {
     if (reps[i] < 0) ctx.fail("negative repeat");
-    out.push_back(x[i] * reps[i]);
+    int64_t d = 0;
+    if (__builtin_mul_overflow(x[i], reps[i], &d)) ctx.fail("dim " + std::to_string(i) + " times its repeat overflows int64");
+    out.push_back(d);
   }
   ctx.set_output(0, ctx.dtype(0), out);
 }
