@@ -1,17 +1,37 @@
-// Shared by the CUDA library-call tests (test_cuda_gemm.cpp, test_cuda_conv.cpp): the
-// caller-owned-buffer path of a compiled CUDA executable, which must follow new pointers
-// between replays of a captured library call. Needs a CUDA device.
+// Shared by the CUDA library-call tests (test_cuda_gemm.cpp, test_cuda_conv.cpp): building a
+// case's graph in its dtype, and the caller-owned-buffer path of a compiled CUDA executable,
+// which must follow new pointers between replays of a captured library call (needs a device).
 #pragma once
 #ifdef FUSOR_HAVE_CUDA
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
+
+#include "frontend/builder.h"
+#include "ir/passes.h"
 
 #include "backends/cuda/cuda_backend.h"
 #include "test_util.h"
 
 namespace fusor {
+
+// The static graph `build` makes while `current` (the file's dtype for its input/constant
+// helpers) is `dtype`, and seeded random inputs of that dtype.
+inline std::pair<Graph, std::vector<Tensor>> build_typed_case(const std::function<void(GraphBuilder&)>& build, DType dtype,
+                                                              DType& current, uint64_t seed) {
+  GraphBuilder b;
+  current = dtype;
+  build(b);
+  current = DType::f32;
+  Graph g = b.build();
+  make_static(g, {});
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < g.inputs.size(); ++i) inputs.push_back(testing::random_tensor(dtype, g.values[g.inputs[i]].shape, seed + i));
+  return {std::move(g), std::move(inputs)};
+}
 
 // Copies `inputs` to device buffers and runs exe into two poisoned output buffers in turn
 // (o1, o2, o1), comparing each with `want` (relative L2 <= tol); frees what it allocated.

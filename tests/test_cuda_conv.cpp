@@ -176,15 +176,7 @@ struct EnvGuard {  // FUSOR_CUDA_CONV and FUSOR_CUDA_CONV_EPILOGUE for one case
 };
 
 std::pair<Graph, std::vector<Tensor>> build_case(const ConvCase& tc, uint64_t seed) {
-  GraphBuilder b;
-  g_dtype = tc.dtype;
-  tc.build(b);
-  g_dtype = DType::f32;
-  Graph g = b.build();
-  make_static(g, {});
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < g.inputs.size(); ++i) inputs.push_back(testing::random_tensor(tc.dtype, g.values[g.inputs[i]].shape, seed + i));
-  return {std::move(g), std::move(inputs)};
+  return build_typed_case(tc.build, tc.dtype, g_dtype, seed);
 }
 
 // cudnnConvolutionForward on the host (cross-correlation, symmetric zero pads), in double: y

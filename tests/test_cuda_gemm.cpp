@@ -106,15 +106,7 @@ std::vector<GemmCase> cases() {
 
 // The case's static graph and seeded random inputs.
 std::pair<Graph, std::vector<Tensor>> build_case(const GemmCase& tc, uint64_t seed) {
-  GraphBuilder b;
-  g_dtype = tc.dtype;
-  tc.build(b);
-  g_dtype = DType::f32;
-  Graph g = b.build();
-  make_static(g, {});
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < g.inputs.size(); ++i) inputs.push_back(testing::random_tensor(tc.dtype, g.values[g.inputs[i]].shape, seed + i));
-  return {std::move(g), std::move(inputs)};
+  return build_typed_case(tc.build, tc.dtype, g_dtype, seed);
 }
 
 // cublasLtMatmul on the host: D (column-major N x M per batch, i.e. row-major C) = op(X) op(Y),
