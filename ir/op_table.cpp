@@ -103,6 +103,28 @@ void InferContext::set_output(int i, DType t, Shape s) {
 }
 void InferContext::fail(const std::string& why) const { throw Error("shape", n_.label() + ": " + why); }
 
+void call_op_fn(const std::string& label, const char* component, const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw Error(component, label + ": out of memory (a dim or attribute asks for more than the host has)");
+  } catch (const std::exception& e) {
+    throw Error(component, label + ": invalid input (" + printable(e.what()) + ")");
+  }
+}
+
+void call_op_fn(const Node& n, const char* component, const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception&) {
+    call_op_fn(n.label(), component, [] { throw; });  // rethrows the caught exception, converted
+  }
+}
+
 Shape broadcast_shapes(const std::vector<Shape>& shapes, const std::string& label) {
   size_t r = 0;
   for (auto& s : shapes) r = std::max(r, s.size());

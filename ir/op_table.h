@@ -51,6 +51,14 @@ class InferContext {
   Node& n_;
 };
 
+// Runs one op-table function (a shape rule, an expansion, a reference kernel) for node n and
+// turns any exception that is not a fusor::Error (std::out_of_range, std::length_error,
+// std::bad_alloc from a hostile attribute or dim) into Error(component, "<node label>: ...").
+// Bad input must end in one clear line, never std::terminate.
+void call_op_fn(const Node& n, const char* component, const std::function<void()>& fn);
+// The same with the label given up front, for functions that may reallocate the node list.
+void call_op_fn(const std::string& label, const char* component, const std::function<void()>& fn);
+
 // Inputs are nullptr for omitted optional inputs; outputs arrive allocated with the inferred
 // dtype and shape. Throws Error("ref", ...) for an unsupported dtype or attribute combination.
 using ReferenceFn = std::function<void(const Node&, const std::vector<const Tensor*>&, std::vector<Tensor>&)>;

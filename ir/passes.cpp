@@ -45,22 +45,30 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
 
 // Folding evaluates the reference on constant inputs; skip results this large so a graph
 // does not balloon (they stay runtime nodes), and stop folding big results once a graph has
-// folded kFoldBudget elements, so a hostile chain of huge constant ops costs a bounded time at
-// load (what is not folded runs as kernels). Shape-sized results always fold.
+// folded its budget, so a hostile chain of huge constant ops costs a bounded time at load
+// (what is not folded runs as kernels). The budget is twice the constant elements the model
+// brought (folding weights - Transpose, Cast, DequantizeLinear - is work the file paid for),
+// at least kMinFoldBudget: a 300-byte model whose Range or Expand makes 10^7 elements folds
+// none of them (`ref` evaluates ~3 M elements/s per op). Shape-sized results always fold.
 static constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
-static constexpr int64_t kFoldBudget = int64_t{1} << 26;
+static constexpr int64_t kMinFoldBudget = int64_t{1} << 20;
 static constexpr int64_t kAlwaysFoldElements = int64_t{1} << 16;
 
 void infer_shapes(Graph& g, bool fold) {
   bool expanded = false;
-  int64_t folded = 0;
+  int64_t folded = 0, brought = 0;
+  for (const Value& v : g.values)
+    if (v.constant) brought += v.constant->numel();
+  const int64_t fold_budget = std::clamp(2 * brought, kMinFoldBudget, kMaxFoldElements);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const OpDef& def = op_or_throw(g.nodes[i]);
     int ni = g.nodes[i].num_inputs();
     if (ni < def.min_inputs || ni > def.max_inputs)
       throw Error("onnx", g.nodes[i].label() + ": expects " + std::to_string(def.min_inputs) + ".." +
                               std::to_string(def.max_inputs) + " inputs, got " + std::to_string(ni));
-    if (def.expand && def.expand(g, i)) {  // the replacement nodes are inferred from index i on
+    bool expanded_here = false;
+    if (def.expand) call_op_fn(g.nodes[i].label(), "shape", [&] { expanded_here = def.expand(g, i); });
+    if (expanded_here) {  // the replacement nodes are inferred from index i on
       expanded = true;
       --i;
       continue;
@@ -71,7 +79,7 @@ void infer_shapes(Graph& g, bool fold) {
       throw Error("onnx", n.label() + ": has " + std::to_string(n.outputs.size()) + " outputs, the op defines at most " +
                               std::to_string(def.max_outputs));
     InferContext ctx(g, n);
-    def.infer(ctx);
+    call_op_fn(n, "shape", [&] { def.infer(ctx); });
     if (!fold || !def.reference) continue;
     // Shape and Size depend only on the (static) input shape, not its values.
     if ((n.op_type == "Shape" || n.op_type == "Size") && n.outputs.size() == 1 && n.outputs[0] >= 0) {
@@ -98,14 +106,14 @@ void infer_shapes(Graph& g, bool fold) {
     int64_t out_elems = 0;
     for (int o : n.outputs)
       if (o >= 0) out_elems += shape_numel(g.values[o].shape);
-    if (out_elems > kMaxFoldElements || (out_elems > kAlwaysFoldElements && folded + out_elems > kFoldBudget)) continue;
+    if (out_elems > kMaxFoldElements || (out_elems > kAlwaysFoldElements && folded + out_elems > fold_budget)) continue;
     folded += out_elems;
     std::vector<const Tensor*> in;
     for (int i : n.inputs) in.push_back(i >= 0 ? &*g.values[i].constant : nullptr);
     std::vector<Tensor> out;
     for (int o : n.outputs)
       out.push_back(o >= 0 ? Tensor(g.values[o].dtype, g.values[o].shape) : Tensor());
-    def.reference(n, in, out);
+    call_op_fn(n, "ref", [&] { def.reference(n, in, out); });
     for (size_t k = 0; k < n.outputs.size(); ++k)
       if (n.outputs[k] >= 0) g.values[n.outputs[k]].constant = std::move(out[k]);
   }

@@ -14,6 +14,8 @@ namespace fusor {
 Graph load_model(const std::string& path) { return load_onnx(path); }
 
 namespace {
+constexpr int64_t kMaxBakedElements = int64_t{1} << 16;
+
 // specialize(), also reporting which inputs' values were baked into the graph (baked[i] = 1):
 // those values must join the executable's key even when folding left no trace of the input.
 Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::vector<char>* baked) {
@@ -53,6 +55,14 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
         bool is_input = false;
         for (int id : g.inputs) is_input = is_input || g.values[id].name == e.value();
         if (e.value().empty() || !is_input || !named.insert(e.value()).second) throw;
+        // Shape-determining values are small (axes, pads, scales, NMS boxes); baking a large
+        // input would fold it at load, the work of a run, and key the executable on its bytes.
+        for (size_t i = 0; i < inputs.size(); ++i)
+          if (g.values[g.inputs[i]].name == e.value() && inputs[i].numel() > kMaxBakedElements)
+            throw Error("shape", "input '" + printable(e.value()) + "' sets a shape but has " +
+                                     std::to_string(inputs[i].numel()) + " elements (at most " +
+                                     std::to_string(kMaxBakedElements) + " are specialised on): " +
+                                     std::string(e.what()).substr(e.component().size() + 3));
       }
     }
   }

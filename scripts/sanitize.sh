@@ -29,5 +29,23 @@ cp examples/gpt2_tiny/model.onnx build-san/ci-corpus/gpt2_tiny.onnx 2>/dev/null 
 cp tests/fuzz_regressions/*.onnx build-san/ci-corpus/
 FUSOR_FUZZ_WRITE_SEEDS=build-san/ci-corpus build-san/fusor_fuzz -runs=0 build-san/ci-corpus >/dev/null 2>&1
 cp -n build-san/ci-corpus/* build-san/corpus/
-build-san/fusor_fuzz -seed=20261130 -runs="$runs" -max_total_time="$secs" -timeout=30 -rss_limit_mb=4096 \
-  -max_len=262144 -artifact_prefix=build-san/ -print_final_stats=1 build-san/ci-corpus 2>&1 | tail -n 25
+# Without ASLR, pointer-keyed containers hash the same way on every machine, so the fixed seed
+# explores the same inputs (with ASLR on, coverage feedback and thus the run differed per machine).
+norand=()
+if setarch "$(uname -m)" -R true 2>/dev/null; then norand=(setarch "$(uname -m)" -R); fi
+fuzz_rc=0
+rm -f build-san/crash-* build-san/oom-* build-san/timeout-*
+"${norand[@]}" build-san/fusor_fuzz -seed=20261130 -runs="$runs" -max_total_time="$secs" -timeout=30 -rss_limit_mb=4096 \
+  -max_len=262144 -artifact_prefix=build-san/ -print_final_stats=1 build-san/ci-corpus >build-san/fuzz.log 2>&1 || fuzz_rc=$?
+if [ "$fuzz_rc" != 0 ]; then
+  # Printed last, as CI shows the end of the log: the input (base64), then the head of the
+  # report, which names the fault (the stack's top frames).
+  for f in build-san/crash-* build-san/oom-* build-san/timeout-*; do
+    [ -f "$f" ] && echo "fuzz input $f (base64): $(head -c 3000 "$f" | base64 -w0)"
+  done
+  tail -n 6 build-san/fuzz.log
+  first=$(grep -n -m1 -E "ERROR:|runtime error|terminate called|deadly signal|out-of-memory|timeout" build-san/fuzz.log | cut -d: -f1)
+  sed -n "$(( ${first:-1} > 5 ? ${first:-1} - 5 : 1 )),+40p" build-san/fuzz.log
+  exit "$fuzz_rc"
+fi
+tail -n 8 build-san/fuzz.log

@@ -16,6 +16,7 @@
 
 #include "frontend/builder.h"
 #include "fuzz_harness.h"
+#include "ir/op_table.h"
 #include "ir/passes.h"
 #include "runtime/tensor_io.h"
 #include "test_util.h"
@@ -228,6 +229,73 @@ TEST(Hostile, ConstantFoldingWorkIsBounded) {
   EXPECT_GE(g.nodes.size(), 190u) << "the big chain should mostly stay run-time nodes";
   ASSERT_TRUE(g.values[g.outputs[1]].constant.has_value()) << "small results fold past the budget";
   EXPECT_EQ(g.values[g.outputs[1]].constant->get(1), 256.0);
+}
+
+TEST(Hostile, TinyModelsDoNotFoldHugeConstants) {
+  // A few hundred bytes whose Range makes millions of elements, cast and summed (found by
+  // fuzzing: 6 s of folding at load in Release, a timeout under ASan). The fold budget follows
+  // the constants the model brought (at least 2^20 elements), so these stay run-time nodes; a
+  // model that brings weights may still fold work of their size (the Cast of a 2^19 weight).
+  GraphBuilder b;
+  int r = b.op("Range", {b.constant("s", tensor_of({}, {0.0}, DType::i64)),
+                         b.constant("l", tensor_of({}, {1500000.0}, DType::i64)),
+                         b.constant("d", tensor_of({}, {1.0}, DType::i64))});
+  int x = b.op("Cast", {r}, {{"to", int64_t{1}}});
+  b.output(x);
+  Tensor w(DType::f32, {int64_t{1} << 19});
+  for (int64_t i = 0; i < w.numel(); ++i) w.set(i, static_cast<double>(i % 7));
+  int wc = b.op("Cast", {b.constant("w", std::move(w))}, {{"to", int64_t{11}}});
+  b.output(wc);
+  Graph g = b.build();
+  make_static(g, {});
+  EXPECT_FALSE(g.values[g.outputs[0]].constant.has_value()) << "a 1.5 M-element Range from 3 scalars folded";
+  ASSERT_TRUE(g.values[g.outputs[1]].constant.has_value()) << "the Cast of a 2^19-element weight should fold";
+  EXPECT_EQ(g.values[g.outputs[1]].constant->get(13), 6.0);
+  // What is not folded still runs, with the Range's values.
+  auto out = run_on_backend("ref", g, {});
+  ASSERT_EQ(out[0].numel(), 1500000);
+  EXPECT_EQ(out[0].get(1499999), 1499999.0);
+}
+
+TEST(Hostile, LargeInputsAreNotSpecialisedOn) {
+  // ReduceSum's axes fed from a 4 M-element graph input (found by fuzzing): specialising on it
+  // folded the whole input at load. Shape-determining inputs of more than 2^16 elements are a
+  // one-line error naming the input; small ones are still specialised on.
+  auto make = [](int64_t n) {
+    GraphBuilder b;
+    int x = b.input("x", DType::f32, {2, 3});
+    int a = b.input("axes", DType::i64, {n});
+    b.output(b.op("ReduceSum", {x, a}, {{"keepdims", int64_t{0}}}));
+    Graph g = b.build();
+    for (auto& n : g.nodes) n.opset = 18;
+    return g;
+  };
+  Graph big = make(int64_t{1} << 22);
+  Tensor axes(DType::i64, {int64_t{1} << 22});
+  for (int64_t i = 0; i < axes.numel(); ++i) axes.set_int(i, 1);
+  std::string e = error_of([&] { specialize(big, {random_tensor(DType::f32, {2, 3}, 1), axes}); });
+  EXPECT_NE(e.find("[shape] input 'axes' sets a shape but has 4194304 elements"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  Graph small = make(1);
+  Tensor x = random_tensor(DType::f32, {2, 3}, 1);
+  Graph s = specialize(small, {x, tensor_of({1}, {1.0}, DType::i64)});
+  auto out = run_on_backend("ref", s, {x, tensor_of({1}, {1.0}, DType::i64)});
+  ASSERT_EQ(out[0].shape(), (Shape{2}));
+  EXPECT_FLOAT_EQ(static_cast<float>(out[0].get(1)),
+                  static_cast<float>(x.get(3) + x.get(4) + x.get(5)));
+}
+
+TEST(Hostile, OpFunctionsEndInFusorErrors) {
+  // A library exception thrown inside an op's shape rule or reference kernel (an .at() past the
+  // end, a vector too long, an allocation refused) reaches the caller as one fusor::Error naming
+  // the node, not std::terminate.
+  Node n;
+  n.name = "bad";
+  n.op_type = "Relu";
+  EXPECT_EQ(error_of([&] { call_op_fn(n, "shape", [] { (void)std::vector<int>(2).at(5); }); }).rfind("[shape] node 'bad' (Relu): invalid input (", 0), 0u);
+  EXPECT_EQ(error_of([&] { call_op_fn(n, "ref", [] { throw std::bad_alloc(); }); }),
+            "[ref] node 'bad' (Relu): out of memory (a dim or attribute asks for more than the host has)");
+  EXPECT_EQ(error_of([&] { call_op_fn(n, "ref", [] { throw Error("ref", "kept as is"); }); }), "[ref] kept as is");
 }
 
 // ---- files ------------------------------------------------------------------------------------
