@@ -26,11 +26,15 @@ struct DqCase {
   bool per_axis;
   bool gemm_trans_b;  // Gemm(x, DQ(w[N, K]), transB=1) with the scale on axis 0, else MatMul(x, DQ(w[K, N]))
   bool epilogue;      // + bias, Relu (output fusion after the dequantized product)
+  int64_t batch = 0;  // > 0: x is [batch, M, K] (the weight broadcast over the batch)
 };
+
+Shape x_shape(const DqCase& c) { return c.batch ? Shape{c.batch, c.m, c.k} : Shape{c.m, c.k}; }
 
 std::string case_name(const DqCase& c) {
   return std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n) + (c.qt == DType::i8 ? " int8" : " uint8") +
-         (c.per_axis ? " per-axis" : " per-tensor") + (c.gemm_trans_b ? " gemm-transB" : "") + (c.epilogue ? " +bias+relu" : "");
+         (c.per_axis ? " per-axis" : " per-tensor") + (c.gemm_trans_b ? " gemm-transB" : "") + (c.epilogue ? " +bias+relu" : "") +
+         (c.batch ? " batch " + std::to_string(c.batch) : "");
 }
 
 // x [M, K] input; the weight's quantized values, scales and zero points seeded random (zero
@@ -50,7 +54,7 @@ Graph dq_graph(const DqCase& c, uint64_t seed) {
     zp.set_int(i, (c.qt == DType::i8 ? -20 : 100) + static_cast<int64_t>(rng() % 37) + 1);  // never 0
   }
   GraphBuilder b("dq_matmul", 13);
-  int x = b.input("x", DType::f32, {c.m, c.k});
+  int x = b.input("x", DType::f32, x_shape(c));
   int w = b.op("DequantizeLinear", {b.constant("w_q", q), b.constant("w_scale", scale), b.constant("w_zp", zp)},
                {{"axis", int64_t{c.gemm_trans_b ? 0 : 1}}});
   int y = c.gemm_trans_b ? b.op("Gemm", {x, w}, {{"transB", int64_t{1}}}) : b.op("MatMul", {x, w});
@@ -74,6 +78,7 @@ std::vector<DqCase> cases() {
   out.push_back({67, 70, 45, DType::i8, true, false, true});  // several tiles, fused epilogue
   out.push_back({5, 33, 17, DType::i8, true, true, false});   // Gemm transB: B read through a transposed view
   out.push_back({1, 64, 33, DType::u8, false, true, true});
+  out.push_back({6, 21, 13, DType::i8, true, false, false, 3});  // batched A, one weight
   return out;
 }
 
@@ -144,7 +149,7 @@ TEST(DequantMatMul, RandomWeightsMatchReference) {
   if (have_device("cuda")) bes.push_back("cuda");
   for (const DqCase& c : cases()) {
     const Graph g = dq_graph(c, 7 + c.k);
-    const std::vector<Tensor> in = {testing::random_tensor(DType::f32, {c.m, c.k}, 100 + c.n, -2.0, 2.0)};
+    const std::vector<Tensor> in = {testing::random_tensor(DType::f32, x_shape(c), 100 + c.n, -2.0, 2.0)};
     const std::vector<Tensor> want = make_backend("ref")->compile(g, {})->run(in);
     for (const std::string& be : bes)
       for (bool fuse : {true, false}) {
@@ -154,7 +159,7 @@ TEST(DequantMatMul, RandomWeightsMatchReference) {
         auto exe = make_backend(be)->compile(g, o);
         expect_matches(exe->run(in), want, case_name(c) + " on " + be + (fuse ? "" : " unfused"));
         // Replay with other inputs: the int8 weight and its scales stay bound.
-        const std::vector<Tensor> in2 = {testing::random_tensor(DType::f32, {c.m, c.k}, 200 + c.n)};
+        const std::vector<Tensor> in2 = {testing::random_tensor(DType::f32, x_shape(c), 200 + c.n)};
         expect_matches(exe->run(in2), make_backend("ref")->compile(g, {})->run(in2), case_name(c) + " on " + be + " second run");
       }
   }
@@ -230,7 +235,7 @@ TEST(DequantMatMul, CudaDeviceMatchesReference) {
   if (!have_device("cuda")) GTEST_SKIP() << "no CUDA device (the kernels are NVRTC-compiled by CudaKernelsCompile)";
   for (const DqCase& c : cases()) {
     const Graph g = dq_graph(c, 9);
-    const std::vector<Tensor> in = {testing::random_tensor(DType::f32, {c.m, c.k}, 300 + c.k)};
+    const std::vector<Tensor> in = {testing::random_tensor(DType::f32, x_shape(c), 300 + c.k)};
     expect_matches(make_backend("cuda")->compile(g, {})->run(in), make_backend("ref")->compile(g, {})->run(in), case_name(c) + " on cuda");
   }
 }
