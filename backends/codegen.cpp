@@ -339,6 +339,22 @@ std::string Emitter::batch_base(const std::string& n, const StridedView& v, size
   return s + "  return off;\n}\n";
 }
 
+// FZ_LOAD_B's body: B's element `off`, through the fused DequantizeLinear when B is a quantized
+// weight (MatMulDesc::dequant_b): the op table's load rule printed over q[off] and the scale /
+// zero point element (off / inner) % dim (per tensor: 0).
+std::string Emitter::load_b(const MatMulDesc& m) const {
+  if (!m.dequant_b) return load_of(m.b_buffer, "(off)");
+  const MatMulDequant& q = *m.dequant_b;
+  if (dtype_of(m.b_buffer) != DType::i8 && dtype_of(m.b_buffer) != DType::u8)
+    fail("dequantized B must be int8 or uint8, got " + std::string(dtype_name(dtype_of(m.b_buffer))));
+  if (q.op.dtype != DType::f32 || dtype_of(q.scale_buffer) != DType::f32) fail("dequantized B needs a float32 scale");
+  const std::string p = q.dim == 1 ? lit(0) : "(((off) / " + lit(q.inner) + ") % " + lit(q.dim) + ")";
+  // Operands in the rule's math dtype (float32): int8 -> float is exact.
+  const std::vector<std::string> operands = {load_of(m.b_buffer, "(off)"), load_of(q.scale_buffer, p),
+                                             q.zp_buffer >= 0 ? load_of(q.zp_buffer, p) : std::string()};
+  return op_expression(q.op, operands, d_);
+}
+
 std::string Emitter::emit_contraction() const {
   std::string s;
   if (k_.matmul) {
@@ -355,7 +371,7 @@ std::string Emitter::emit_contraction() const {
     s += define("FZ_TILES", matmul_items_) + matmul_macros_;
     s += "#define FZ_B_BYTES " + std::to_string(dtype_size(buffer(m.b_buffer).dtype)) + "\n";  // B's element size in memory
     s += "#define FZ_LOAD_A(off) " + load_of(m.a_buffer, "(off)") + "\n";
-    s += "#define FZ_LOAD_B(off) " + load_of(m.b_buffer, "(off)") + "\n";
+    s += "#define FZ_LOAD_B(off) " + load_b(m) + "\n";
     s += batch_base("a", m.a, nb) + batch_base("b", m.b, nb);
     return s + emit_epilogue() + d_.matmul_template;
   }

@@ -118,6 +118,8 @@ class Emitter {
     return d_.to_float(dtype_of(b), d_.element(slot(b), off));
   }
   std::string store_of(int b, const std::string& off, const std::string& v) const;
+  // FZ_LOAD_B's body: a float value of B's element `off` (dequantized for MatMulDesc::dequant_b).
+  std::string load_b(const MatMulDesc& m) const;
   // Typed counterparts (expression values in Dialect::compute_type of their dtype).
   std::string typed_load(int b, const std::string& off) const {
     return d_.load_value(dtype_of(b), d_.element(slot(b), off));

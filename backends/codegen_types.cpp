@@ -146,8 +146,8 @@ std::string codegen_text::rename_intrinsics(const std::string& ex, const Dialect
 }
 
 std::string op_expression(const ExprNode& e, const std::vector<std::string>& operands, const Dialect& d) {
-  if (!e.op || !e.op->scalar) throw Error("codegen", "expression node without an element-wise op");
-  const ScalarRule& r = *e.op->scalar;
+  if (!e.op || !(e.op->scalar || e.op->load_rule)) throw Error("codegen", "expression node without an element-wise op");
+  const ScalarRule& r = e.op->scalar ? *e.op->scalar : *e.op->load_rule;  // load_rule: DequantizeLinear (dequant_b)
   // e.bound.expr already has variadic folding and absent operands (as literals) applied; its
   // literals and intrinsics are put in the math dtype before operands are substituted.
   const std::string typed = codegen_text::rename_intrinsics(retype_literals(e.bound.expr, e.math, d), d, e.math);

@@ -25,7 +25,8 @@
 namespace fusor {
 namespace {
 
-enum class Cls { elementwise, view, reduce, matmul, conv, concat, opaque };
+// dequant: a weight DequantizeLinear read as int8 by the matmul kernels (fused_weight_dequant).
+enum class Cls { elementwise, view, reduce, matmul, conv, concat, opaque, dequant };
 
 // Every numeric dtype fuses: expressions are typed (kernel_spec.h), so nothing is narrowed.
 // The small dtypes (float8, int4, ...) stay opaque nodes: Cast's saturate/round_mode and the
@@ -132,9 +133,7 @@ class Fuser {
       } else if (def->reduce && reduce_dtype(out.dtype) && g_.values[n.inputs[0]].dtype == out.dtype &&
                  reduce_info(n, *def->reduce, red_[i])) {
         cls_[i] = Cls::reduce;
-      } else if (t == "MatMul" && contraction_dtype(out.dtype) && g_.values[n.inputs[0]].shape.size() >= 2 &&
-                 g_.values[n.inputs[1]].shape.size() >= 2 && g_.values[n.inputs[0]].dtype == out.dtype &&
-                 g_.values[n.inputs[1]].dtype == out.dtype) {
+      } else if (fusible_matmul(g_, n)) {
         cls_[i] = Cls::matmul;
       } else if (t == "Conv" && contraction_dtype(out.dtype) && n.num_inputs() == 2 && out.shape.size() == 4 &&
                  g_.values[n.inputs[0]].dtype == out.dtype && g_.values[n.inputs[1]].dtype == out.dtype) {
@@ -143,6 +142,8 @@ class Fuser {
         cls_[i] = Cls::concat;
       }
     }
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (fused_weight_dequant(g_, i, o_.fuse)) cls_[i] = Cls::dequant;
   }
 
   // A Reduce* node the fuser can absorb: the op table's ReduceRule with a plain combiner
@@ -532,7 +533,12 @@ class Fuser {
 
   // Single load of a materialized buffer through a view, or NeedMaterialize(v).
   std::pair<int, StridedView> operand_view(int v) {
-    if (mat_[v]) return {buffer_for(v), StridedView::contiguous(g_.values[v].shape)};
+    auto [u, view] = operand_value_view(v);
+    return {buffer_for(u), view};
+  }
+  // operand_view's value (not yet given a buffer) and view.
+  std::pair<int, StridedView> operand_value_view(int v) {
+    if (mat_[v]) return {v, StridedView::contiguous(g_.values[v].shape)};
     Tree t = build(v);
     if (t.n.size() != 1 || t.n[0].kind != ExprKind::load) {
       // Materialize below any views, so the views stay free and the kernel that computes the
@@ -541,7 +547,7 @@ class Fuser {
       while (!mat_[u] && producer(u) >= 0 && cls_[producer(u)] == Cls::view) u = g_.nodes[producer(u)].inputs[0];
       throw NeedMaterialize{mat_[u] ? v : u};
     }
-    return {buffer_for(t.n[0].value), t.n[0].view};
+    return {t.n[0].value, t.n[0].view};
   }
 
   void build_kernels() {
@@ -553,6 +559,7 @@ class Fuser {
     for (size_t p = 0; p < g_.nodes.size(); ++p) {
       const Node& n = g_.nodes[p];
       Cls c = cls_[p];
+      if (c == Cls::dequant) continue;  // read by its matmuls (dequant_b), no kernel of its own
       if (c == Cls::opaque) {
         KernelSpec k;
         k.kind = FusionKind::opaque;
@@ -613,7 +620,18 @@ class Fuser {
         d.m = shape[r - 2];
         d.n = shape[r - 1];
         auto [ab, av] = operand_view(n.inputs[0]);
-        auto [bb, bv] = operand_view(n.inputs[1]);
+        auto [bu, bv] = operand_value_view(n.inputs[1]);
+        int bb = -1;
+        const int bp = producer(bu);
+        if (bp >= 0 && cls_[bp] == Cls::dequant) {
+          // B reads the quantized weight itself (1 byte per element) through the same view.
+          const Node& dq = g_.nodes[bp];
+          bb = buffer_for(dq.inputs[0]);
+          d.dequant_b = weight_dequant_desc(g_, dq, buffer_for(dq.inputs[1]), dq.has_input(2) ? buffer_for(dq.inputs[2]) : -1);
+          note_nodes(k, {bp});
+        } else {
+          bb = buffer_for(bu);
+        }
         d.k = av.shape.back();
         Shape as(shape.begin(), shape.end() - 2), bs = as;
         as.push_back(d.m), as.push_back(d.k);
@@ -645,6 +663,10 @@ class Fuser {
     }
     // Graph outputs that are inputs or constants need no kernel but still need a buffer.
     for (int v : g_.outputs) buffer_for(v);
+    // A fused weight dequantization has no kernel: nothing may read its fp32 value.
+    for (auto& [v, b] : buffer_of_)
+      if (producer(v) >= 0 && cls_[producer(v)] == Cls::dequant)
+        throw Error("fusion", "internal: " + g_.nodes[producer(v)].label() + " is fused into its matmuls but its output is read");
   }
 
   ConvDesc conv_desc(const Node& n, const Shape& out) {
@@ -882,6 +904,7 @@ class Fuser {
       for (auto& l : k.loads) rb(l.buffer);
       for (auto& o : k.outputs) rb(o.buffer);
       if (k.matmul) rb(k.matmul->a_buffer), rb(k.matmul->b_buffer);
+      if (k.matmul && k.matmul->dequant_b) rb(k.matmul->dequant_b->scale_buffer), rb(k.matmul->dequant_b->zp_buffer);
       if (k.conv) rb(k.conv->x_buffer), rb(k.conv->w_buffer);
       for (auto& b : k.opaque_inputs) rb(b);
       for (auto& b : k.opaque_outputs) rb(b);
@@ -942,6 +965,7 @@ Plan build_plan(const Graph& static_graph, const FusionOptions& opts) {
   Graph g = static_graph;
   int original = static_cast<int>(g.nodes.size());
   decompose(g);
+  fold_unfused_weight_dequant(g, opts.fuse);
   Plan p = Fuser(g, opts).run();
   p.original_nodes = original;
   count_bytes(p);

@@ -43,6 +43,10 @@ std::vector<int> KernelSpec::input_buffers() const {
   std::set<int> s;
   for (auto& l : loads) s.insert(l.buffer);
   if (matmul) s.insert({matmul->a_buffer, matmul->b_buffer});
+  if (matmul && matmul->dequant_b) {
+    s.insert(matmul->dequant_b->scale_buffer);
+    if (matmul->dequant_b->zp_buffer >= 0) s.insert(matmul->dequant_b->zp_buffer);
+  }
   if (conv) s.insert({conv->x_buffer, conv->w_buffer});
   for (int b : opaque_inputs)
     if (b >= 0) s.insert(b);

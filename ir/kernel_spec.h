@@ -83,10 +83,23 @@ struct KernelOutput {
 
 // C[b..., m, n] = sum_k A[b..., m, k] * B[b..., k, n]; a/b views have shape [batch..., M, K]
 // and [batch..., K, N] where the batch dims equal space's leading dims (stride 0 = broadcast).
+// Optional prologue on B (DequantizeLinear -> MatMul fused, ir/dequant_weight.cpp): b_buffer
+// holds a quantized weight (int8 / uint8, read as 1 byte per element) and the product reads
+// b = DequantizeLinear(q, scale, zero_point) element by element, the op table's load_rule
+// (`op`, ONNX DequantizeLinear: (q - zero_point) * scale in scale's dtype). Element `off` of
+// b_buffer uses scale / zero point element (off / inner) % dim (per tensor: dim = 1), i.e. the
+// parameter layout is the weight buffer's own, independent of the view.
+struct MatMulDequant {
+  int scale_buffer = -1, zp_buffer = -1;  // zp_buffer -1: zero point 0
+  int64_t inner = 1, dim = 1;
+  ExprNode op;  // kind op: op = DequantizeLinear, bound from its load_rule; operands (q, scale, zp)
+};
+
 struct MatMulDesc {
   int a_buffer = -1, b_buffer = -1;
   StridedView a, b;
   int64_t m = 0, n = 0, k = 0;
+  std::optional<MatMulDequant> dequant_b;
 };
 
 // ONNX Conv (2-D, NCHW, OIHW weights, contiguous buffers): out [N, K, OH, OW].
@@ -168,6 +181,10 @@ Plan build_plan(const Graph& g, const FusionOptions& opts = {});
 // Decomposition alone (exposed for tests): rewrites composite ops in place into primitive
 // ONNX ops and re-folds constants; the result still runs on `ref`.
 void decompose(Graph& g);
+
+// The dequant_b descriptor for DequantizeLinear node dq (a fused_weight_dequant) whose scale and
+// zero point live in the given buffers (ir/dequant_weight.cpp).
+MatMulDequant weight_dequant_desc(const Graph& g, const Node& dq, int scale_buffer, int zp_buffer);
 
 // Assigns arena offsets from liveness over the kernel order (first-fit, in-place where a
 // loop kernel's output has the same view as an input that dies there).

@@ -147,6 +147,11 @@ struct OpDef {
   std::optional<ScalarRule> scalar;  // set => element-wise with NumPy broadcasting
   std::optional<ReduceRule> reduce;  // set => reduction op (axes from attribute or input)
   bool is_view = false;              // Reshape/Transpose/Slice/...: output is an index map of input 0
+  // Per-element semantics of an op whose parameters do not broadcast NumPy-style
+  // (DequantizeLinear: scale and zero point per tensor or per axis), so it is not a loop
+  // element-wise op; a contraction applies it to an operand as it loads it (MatMulDesc::dequant_b).
+  // Operands are the node's inputs; emitters print it like `scalar` (op_expression).
+  std::optional<ScalarRule> load_rule;
   // Optional graph rewrite infer_shapes tries before `infer`, once the node's inputs are typed:
   // returns true after replacing g.nodes[index] by other nodes (which are then inferred in its
   // place), false to keep the node. If with a constant condition inlines its branch this way.

@@ -54,8 +54,20 @@ static constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
 static constexpr int64_t kMinFoldBudget = int64_t{1} << 20;
 static constexpr int64_t kAlwaysFoldElements = int64_t{1} << 16;
 
+// Evaluates node n (all inputs constant) with its reference; its outputs become constants.
+static void fold_node(Graph& g, Node& n) {
+  std::vector<const Tensor*> in;
+  for (int i : n.inputs) in.push_back(i >= 0 ? &*g.values[i].constant : nullptr);
+  std::vector<Tensor> out;
+  for (int o : n.outputs) out.push_back(o >= 0 ? Tensor(g.values[o].dtype, g.values[o].shape) : Tensor());
+  call_op_fn(n, "ref", [&] { op_or_throw(n).reference(n, in, out); });
+  for (size_t k = 0; k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0) g.values[n.outputs[k]].constant = std::move(out[k]);
+}
+
 void infer_shapes(Graph& g, bool fold) {
   bool expanded = false;
+  std::map<int, size_t> deferred;  // value -> its unfolded weight DequantizeLinear node
   int64_t folded = 0, brought = 0;
   for (const Value& v : g.values)
     if (v.constant) brought += v.constant->numel();
@@ -99,23 +111,26 @@ void infer_shapes(Graph& g, bool fold) {
       g.values[n.outputs[0]].constant = std::move(t);
       continue;
     }
+    // A weight dequantization stays a node (weight_dequant_matmuls), unless a reader folds
+    // after all (a MatMul of two constants): then it is evaluated first, below.
+    if (!weight_dequant_matmuls(g, i).empty()) {
+      deferred[n.outputs[0]] = i;
+      continue;
+    }
+    // Only the product itself resolves a deferral (Gemm's Transpose of the weight stays a view).
+    const bool product = n.op_type == "MatMul" || n.op_type == "Gemm";
     bool all_const = true;
     for (int i : n.inputs)
-      if (i >= 0 && !g.values[i].constant) all_const = false;
+      if (i >= 0 && !g.values[i].constant && !(product && deferred.count(i))) all_const = false;
     if (!all_const) continue;
+    for (int v : n.inputs)
+      if (v >= 0 && !g.values[v].constant) fold_node(g, g.nodes[deferred[v]]);
     int64_t out_elems = 0;
     for (int o : n.outputs)
       if (o >= 0) out_elems += shape_numel(g.values[o].shape);
     if (out_elems > kMaxFoldElements || (out_elems > kAlwaysFoldElements && folded + out_elems > fold_budget)) continue;
     folded += out_elems;
-    std::vector<const Tensor*> in;
-    for (int i : n.inputs) in.push_back(i >= 0 ? &*g.values[i].constant : nullptr);
-    std::vector<Tensor> out;
-    for (int o : n.outputs)
-      out.push_back(o >= 0 ? Tensor(g.values[o].dtype, g.values[o].shape) : Tensor());
-    call_op_fn(n, "ref", [&] { def.reference(n, in, out); });
-    for (size_t k = 0; k < n.outputs.size(); ++k)
-      if (n.outputs[k] >= 0) g.values[n.outputs[k]].constant = std::move(out[k]);
+    fold_node(g, n);
   }
   if (fold) {
     // Nodes whose outputs all became constants are no longer needed.

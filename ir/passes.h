@@ -1,6 +1,7 @@
 // Graph passes that turn an imported model into a static, folded graph.
 #pragma once
 #include <map>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -16,6 +17,24 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes);
 // removes Shape/Gather/Concat/... subgraphs from exported transformer models).
 // Throws Error("shape") naming the node on a violation, Error("onnx") for an unknown op.
 void infer_shapes(Graph& g, bool fold = true);
+
+// Weight dequantization (ir/dequant_weight.cpp): a DequantizeLinear of a constant int8/uint8
+// matrix with a constant float32 scale (per tensor or per axis; not blocked) and a constant or
+// absent zero point, read only as B of MatMul / Gemm nodes (directly or through one 2-D
+// Transpose, Gemm's transB) and no graph output. infer_shapes does not fold such a node (a fold
+// would store the weight as fp32); the fuser reads the int8 weight inside the matmul kernel
+// (MatMulDesc::dequant_b). Returns the reading MatMul/Gemm node indices, empty when `node` is
+// not such a DequantizeLinear.
+std::vector<size_t> weight_dequant_matmuls(const Graph& g, size_t node);
+// A MatMul the fuser contracts as a kernel: fp32/fp16/bf16 output, both operands of its dtype
+// and of rank >= 2.
+bool fusible_matmul(const Graph& g, const Node& n);
+// True when node is a weight dequantization the fuser fuses: fuse is on and every reader is a
+// fusible_matmul (the graph is decomposed: Gemm is a MatMul by then).
+bool fused_weight_dequant(const Graph& g, size_t node, bool fuse);
+// Evaluates into constants the weight dequantizations that will not be fused (build_plan calls
+// it after decomposition), so the plan never runs them as host nodes.
+void fold_unfused_weight_dequant(Graph& g, bool fuse);
 
 // Removes nodes whose outputs reach no graph output, and values nothing refers to.
 void eliminate_dead_code(Graph& g);

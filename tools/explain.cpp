@@ -70,6 +70,15 @@ int cmd_explain(const ExplainArgs& a) {
     std::printf("%-4zu %-7s %-40s %6zu %12s %12s\n", i, fusion_kind_name(k.kind), ops.c_str(), k.input_buffers().size(),
                 human(kernel_bytes_read(p, k)).c_str(), human(kernel_bytes_written(p, k)).c_str());
   }
+  // DequantizeLinear -> MatMul fused: the weight stays quantized in the plan (1 byte per element).
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    const KernelSpec& k = p.kernels[i];
+    if (!k.matmul || !k.matmul->dequant_b) continue;
+    const Buffer& w = p.buffers[k.matmul->b_buffer];
+    std::printf("  kernel %zu reads B as %s '%s' %s (%s; %s fp32), dequantized in the kernel (%s scale)\n", i, dtype_name(w.dtype),
+                w.name.c_str(), shape_str(w.shape).c_str(), human(w.nbytes()).c_str(), human(shape_numel(w.shape) * 4).c_str(),
+                k.matmul->dequant_b->dim == 1 ? "per-tensor" : "per-axis");
+  }
   std::printf("\nONNX nodes %d -> primitive nodes %zu -> kernels %zu\n", p.original_nodes, p.graph.nodes.size(),
               p.kernels.size());
   std::printf("bytes moved: unfused %s, fused %s (%.2fx less)\n", human(p.bytes_unfused).c_str(),

@@ -136,6 +136,17 @@ class CpuExecutable : public Executable {
       val[i] = r;
     }
   }
+  // Element `off` of a quantized B (MatMulDesc::dequant_b) through the op table's load rule,
+  // evaluated like any fused op (eval_scalar_typed), the value the GPU kernels print.
+  double dequant_b(const MatMulDesc& d, DType tb, const void* B, int64_t off) {
+    const MatMulDequant& q = *d.dequant_b;
+    const int64_t p = (off / q.inner) % q.dim;
+    HostScalar x[3] = {scalar_load(tb, B, off), scalar_load(p_.buffers[q.scale_buffer].dtype, base(q.scale_buffer), p),
+                       HostScalar{0.0}};
+    DType t[3] = {tb, p_.buffers[q.scale_buffer].dtype, DType::f64};
+    if (q.zp_buffer >= 0) x[2] = scalar_load(p_.buffers[q.zp_buffer].dtype, base(q.zp_buffer), p), t[2] = p_.buffers[q.zp_buffer].dtype;
+    return eval_scalar_typed(*q.op.op->load_rule, q.op.bound, x, t, q.op.math, q.op.dtype).f;
+  }
   double contraction(const KernelSpec& k, const std::vector<int64_t>& c) {
     double s = 0;
     if (k.matmul) {
@@ -148,6 +159,10 @@ class CpuExecutable : public Executable {
       cb[r - 2] = 0, cb[r - 1] = c[r - 1];
       int64_t oa = offset_of(d.a, ca), ob = offset_of(d.b, cb);
       int64_t sa = d.a.strides[r - 1], sb = d.b.strides[r - 2];
+      if (d.dequant_b) {
+        for (int64_t q = 0; q < d.k; ++q) s += scalar_load(ta, A, oa + q * sa).f * dequant_b(d, tb, B, ob + q * sb);
+        return s;
+      }
       for (int64_t q = 0; q < d.k; ++q) s += scalar_load(ta, A, oa + q * sa).f * scalar_load(tb, B, ob + q * sb).f;
       return s;
     }

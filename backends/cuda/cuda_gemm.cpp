@@ -68,6 +68,7 @@ bool is_row_vector_load(const KernelSpec& k, const Plan& p, int e, int64_t& offs
 std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p) {
   if (!k.matmul) return std::nullopt;
   const MatMulDesc& mm = *k.matmul;
+  if (mm.dequant_b) return std::nullopt;  // int8 B read by the generated kernel's dequant prologue
   const char* policy = std::getenv("FUSOR_CUDA_GEMM");
   const std::string mode = policy ? policy : "";
   if (mode == "template") return std::nullopt;

@@ -254,7 +254,8 @@ void VulkanExecutable::transpose_wide_weights() {
   }
   for (int b : plan_.output_buffers) use(b);
   for (KernelSpec& k : plan_.kernels) {
-    if (!k.matmul || k.space.size() < 2 || k.matmul->b.strides.size() != k.space.size()) continue;
+    // A quantized B (dequant_b) indexes its scales by the buffer's own layout: never transposed.
+    if (!k.matmul || k.matmul->dequant_b || k.space.size() < 2 || k.matmul->b.strides.size() != k.space.size()) continue;
     MatMulDesc& m = *k.matmul;
     const int b = m.b_buffer;
     const fusor::Buffer& buf = plan_.buffers[b];

@@ -63,6 +63,7 @@ Window touched(const KernelSpec& k, const Plan& p, int b, const Box& box) {
     if (n > 0) mn = std::min<int64_t>(mn, 0), mx = std::max(mx, n - 1);
   };
   if (k.conv) whole(k.conv->x_buffer), whole(k.conv->w_buffer);
+  if (k.matmul && k.matmul->dequant_b) whole(k.matmul->dequant_b->scale_buffer), whole(k.matmul->dequant_b->zp_buffer);
   for (int x : k.opaque_inputs) whole(x);
   for (int x : k.opaque_outputs) whole(x);
   if (mx < mn) return {0, 0};
@@ -191,7 +192,9 @@ std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, 
   // Axes a piece may cut: non-reduced axes of loop, row and matmul kernels. Opaque kernels and
   // convolutions address whole buffers; index-checking kernels report their plan position.
   std::vector<int> axes;
-  const bool splittable = k.kind != FusionKind::opaque && !k.conv && !kernel_checks_indices(k, p);
+  // A quantized B (dequant_b) indexes its scales by offsets into the whole weight buffer.
+  const bool splittable = k.kind != FusionKind::opaque && !k.conv && !kernel_checks_indices(k, p) &&
+                          !(k.matmul && k.matmul->dequant_b);
   if (splittable)
     for (int d = 0; d < static_cast<int>(k.space.size()); ++d)
       if (k.space[d] > 1 && std::find(k.reduce_axes.begin(), k.reduce_axes.end(), d) == k.reduce_axes.end())

@@ -156,10 +156,24 @@ void quantize_ref(const Node& n, const Ins& in, Outs& out) {
   std::fesetround(saved);
 }
 
+// DequantizeLinear of one element, y = (x - zero_point) * scale, for a contraction that reads a
+// quantized weight (MatMulDesc::dequant_b): computed in scale's dtype (math operand 1), so the
+// integer difference is exact and the product is rounded once, as dequantize_ref does.
+ScalarRule dequantize_rule() {
+  ScalarRule r;
+  r.expr = "({0} - {2}) * {1}";
+  r.eval = [](const double* x, const double*, bool) { return (x[0] - x[2]) * x[1]; };
+  r.absent_operand = [](const Node&, int) { return 0.0; };  // no zero_point: 0
+  r.math_operand = 1;
+  return r;
+}
+
 }  // namespace
 
 void register_quant_ops() {
-  register_op(table_entry("DequantizeLinear", 2, 3, dequantize_infer, dequantize_ref));
+  OpDef dq = table_entry("DequantizeLinear", 2, 3, dequantize_infer, dequantize_ref);
+  dq.load_rule = dequantize_rule();
+  register_op(std::move(dq));
   register_op(table_entry("QuantizeLinear", 2, 3, quantize_infer, quantize_ref));
 }
 
