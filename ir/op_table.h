@@ -138,6 +138,34 @@ struct ReduceRule {
 // repeated or out-of-range axis. Defined in ir/ops/reduce.cpp.
 std::vector<int> reduce_axes(const Node& n, const Tensor* axes_input, int64_t rank, bool* noop);
 
+// Control-flow bodies run by a backend (Loop, Scan): the op's driver (ir/ops/loop.cpp) keeps
+// the iteration semantics and hands each iteration's body to a BodyRunner, which the runtime
+// implements by compiling the body once per key for the session's backend and replaying it
+// (runtime/host_loop.h). ir/ never sees the backend.
+struct BodyCall {
+  std::string node;  // the node's name
+  // Equal keys mean equal specialised bodies: the node's name plus the dtypes and shapes of
+  // the body's run-time inputs (a loop-carried value changing shape gives a new key).
+  std::string key;
+  // The body specialised to this call: static (shapes inferred, constants folded, dead code
+  // removed); its graph inputs are exactly the run-time inputs, in the order passed to run().
+  // Throws Error / Unsupported / NeedsConstant when the body cannot be specialised so (e.g.
+  // iteration_num decides a shape): the caller then runs the iteration on the reference.
+  std::function<Graph()> specialise;
+};
+class BodyRunner {
+ public:
+  virtual ~BodyRunner() = default;
+  // Runs the body of `call` on `inputs` (dtypes/shapes as specialise()'s graph inputs) and
+  // returns its outputs in body-output order. Throws Unsupported when this body is not to be
+  // compiled (the reason is the message); the driver then runs the iteration on the reference.
+  virtual std::vector<Tensor> run(const BodyCall& call, const std::vector<Tensor>& inputs) = 0;
+};
+// The reference of a control-flow op with its bodies run by `runner`. constant[i]: node input i
+// is a compile-time constant of the graph (captured constants are folded into the body).
+using HostRunFn = std::function<void(const Node&, const std::vector<const Tensor*>&, const std::vector<bool>& constant,
+                                     std::vector<Tensor>&, BodyRunner& runner)>;
+
 struct OpDef {
   std::string name;
   int min_inputs = 1, max_inputs = 1;
@@ -156,6 +184,14 @@ struct OpDef {
   // returns true after replacing g.nodes[index] by other nodes (which are then inferred in its
   // place), false to keep the node. If with a constant condition inlines its branch this way.
   std::function<bool(Graph& g, size_t index)> expand;
+  // Set for ops with a body run per iteration (Loop, Scan): the reference with the body run by
+  // a BodyRunner, so a GPU backend can run the iterations as a host-driven loop over a body
+  // compiled once and replayed (runtime/host_loop.h).
+  HostRunFn run_host;
+  // With run_host: the call of node n's first iteration in static graph g (key and body as the
+  // driver will ask for them), so its body compiles with the plan and `explain` can count its
+  // kernels. The returned call owns what it needs (it may outlive g).
+  std::function<BodyCall(const Graph& g, const Node& n)> first_call;
 };
 
 // Registry. lookup() returns nullptr for an unknown op; find_or_throw names the node.

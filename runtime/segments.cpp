@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ir/partition.h"
+#include "runtime/host_loop.h"
 
 namespace fusor {
 
@@ -21,6 +22,8 @@ std::vector<GraphBreak> node_breaks(Backend& b, const Graph& g, const CompileOpt
       why = e.what();
     }
     if (why.empty()) continue;
+    // A Loop/Scan stays on the host as the driver of its iterations; its body runs on b.
+    if (host_driven(g.nodes[i])) why = "host-driven loop, its body compiled for " + b.name() + " and replayed per iteration";
     out.push_back({g.nodes[i].name, g.nodes[i].op_type, why});
     if (on_host) (*on_host)[i] = true;
   }
@@ -80,11 +83,19 @@ class SegmentedExecutable final : public Executable {
     for (auto it = ops.begin(); it != ops.end(); ++it) s += (it == ops.begin() ? "" : ", ") + *it;
     s += "), " + std::to_string(dev) + " " + backend_ + " segment(s) + " + std::to_string(host) + " host segment(s)";
     for (auto& p : pieces_)
-      if (!p.seg.host && !p.exe->notes().empty()) s += "; " + p.exe->notes();
+      if (!p.exe->notes().empty()) s += "; " + p.exe->notes();
     return s;
   }
 
   const std::vector<GraphBreak>& breaks() const { return breaks_; }
+  HostLoopStats loop_stats() const {
+    HostLoopStats st;
+    for (auto& p : pieces_) {
+      const HostLoopStats q = host_loop_stats(*p.exe);
+      st.compiled_iterations += q.compiled_iterations, st.ref_iterations += q.ref_iterations, st.bodies_compiled += q.bodies_compiled;
+    }
+    return st;
+  }
 
  private:
   Graph g_;
@@ -123,7 +134,11 @@ std::unique_ptr<Executable> compile_with_fallback(Backend& b, const Graph& g, co
           s.host = true;
         }
       }
-      if (s.host) exe = host->compile(sg, opts);
+      if (s.host) {
+        bool loops = false;
+        for (const Node& n : sg.nodes) loops = loops || host_driven(n);
+        exe = loops ? compile_host_loops(b, sg, opts) : host->compile(sg, opts);
+      }
       pieces.push_back({std::move(s), std::move(exe)});
     }
     return std::make_unique<SegmentedExecutable>(g, std::move(pieces), std::move(breaks), b.name());
@@ -133,6 +148,12 @@ std::unique_ptr<Executable> compile_with_fallback(Backend& b, const Graph& g, co
 std::vector<GraphBreak> graph_breaks(const Executable& e) {
   auto* s = dynamic_cast<const SegmentedExecutable*>(&e);
   return s ? s->breaks() : std::vector<GraphBreak>{};
+}
+
+HostLoopStats host_loop_stats(const Executable& e) {
+  if (auto* s = dynamic_cast<const SegmentedExecutable*>(&e)) return s->loop_stats();
+  if (auto* h = dynamic_cast<const HostLoopExecutable*>(&e)) return h->loop_stats();
+  return {};
 }
 
 std::string describe(const GraphBreak& b) { return "node '" + b.node + "' (" + b.op + ") on the host: " + b.reason; }

@@ -9,6 +9,7 @@
 
 #include "backends/backend.h"
 #include "ir/kernel_spec.h"
+#include "runtime/host_loop.h"
 #include "runtime/segments.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
@@ -99,6 +100,7 @@ int cmd_explain(const ExplainArgs& a) {
       std::printf("graph breaks on %s: %zu node(s) run on the host (ref kernels) between %s segments\n", a.backend.c_str(),
                   breaks.size(), a.backend.c_str());
       for (const GraphBreak& gb : breaks) std::printf("  %s\n", describe(gb).c_str());
+      for (const std::string& line : describe_host_loops(*b, sg, co)) std::printf("  %s\n", line.c_str());
     }
   }
   if (a.source == "cuda") {

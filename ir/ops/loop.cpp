@@ -102,6 +102,82 @@ std::vector<Tensor> run_body(const Node& n, const Graph& b, const std::vector<Ar
   return out;
 }
 
+// ---- Bodies run by a BodyRunner (a backend's compiled body, runtime/host_loop.h) ----
+
+// The body with args that carry a value bound as constants (they fold) and the others as its
+// graph inputs, in order: static, ready to compile.
+Graph specialise_body(const Node& n, const Graph& b, const std::vector<Arg>& args) {
+  Graph s = bind_body(n, b, args);
+  std::vector<int> ins;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!args[i].value) ins.push_back(s.inputs[i]);
+  s.inputs = std::move(ins);
+  s.formal_inputs = -1;
+  eliminate_dead_code(s);
+  return s;
+}
+
+// BodyCall::key for a body bound as in specialise_body: the node and its run-time inputs' types.
+std::string call_key(const Node& n, const std::vector<Arg>& args) {
+  std::string key = n.name;
+  for (const Arg& a : args)
+    if (!a.value) key += std::string("|") + dtype_name(a.dtype) + shape_str(a.shape);
+  return key;
+}
+
+// The call for a body whose args are bound as in specialise_body; owns copies of what it reads.
+BodyCall body_call(const Node& n, const std::vector<Arg>& args) {
+  BodyCall call;
+  call.node = n.name;
+  call.key = call_key(n, args);
+  std::vector<Tensor> consts;
+  for (const Arg& a : args)
+    if (a.value) consts.push_back(*a.value);
+  call.specialise = [n, args, consts = std::move(consts)]() {
+    std::vector<Arg> owned = args;
+    size_t c = 0;
+    for (Arg& a : owned)
+      if (a.value) a.value = &consts[c++];
+    return specialise_body(n, body_of(n), owned);
+  };
+  return call;
+}
+
+// One iteration: through the runner where given (args with keep[i] set stay constants in the
+// compiled body, the others are its run-time inputs), else, or when the runner refuses, on the
+// reference with every input constant.
+std::vector<Tensor> run_iteration(const Node& n, const Graph& b, const std::vector<Arg>& args, const std::vector<bool>& keep,
+                                  BodyRunner* runner) {
+  if (!runner) return run_body(n, b, args);
+  std::vector<Arg> spec = args;
+  std::vector<Tensor> rt;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!keep[i]) {
+      spec[i].value = nullptr;
+      rt.push_back(*args[i].value);
+    }
+  BodyCall call;
+  call.node = n.name;
+  call.key = call_key(n, spec);
+  call.specialise = [&]() { return specialise_body(n, b, spec); };
+  try {
+    return runner->run(call, rt);
+  } catch (const Unsupported&) {
+    return run_body(n, b, args);  // the runner recorded why
+  }
+}
+
+// Which body inputs stay constants in a compiled body: the captured outer values that are
+// compile-time constants of the graph (input k >= own of the node), plus `extra`.
+std::vector<bool> kept_constants(const Node& n, const Graph& b, int own, const std::vector<bool>* constant, const std::vector<int>& extra) {
+  std::vector<bool> keep(b.inputs.size(), false);
+  const int formal = formal_count(b);
+  for (int k = own; k < static_cast<int>(n.inputs.size()); ++k)
+    if (constant && k < static_cast<int>(constant->size()) && (*constant)[k]) keep[static_cast<size_t>(formal + k - own)] = true;
+  for (int e : extra) keep[static_cast<size_t>(e)] = true;
+  return keep;
+}
+
 // Byte-level slicing along one axis.
 struct AxisSplit {
   int64_t outer = 1, len = 1, inner = 1;  // inner in bytes
@@ -171,9 +247,14 @@ Tensor scalar_like(const Graph& b, int input, DType dt, int64_t v) {
 }
 
 // Runs the loop; returns N final values then K stacked scan outputs.
-std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in) {
+// runner: runs each iteration's body (null: the reference); constant: which node inputs are
+// compile-time constants (captured ones stay constants in the compiled body).
+std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in, BodyRunner* runner = nullptr,
+                             const std::vector<bool>* constant = nullptr) {
   const Graph& b = body_of(n);
   const LoopIO io = loop_io(n, b);
+  // cond_in is true whenever the body runs, so a compiled body keeps it constant (it folds).
+  const std::vector<bool> keep = kept_constants(n, b, io.own, constant, {1});
   for (int i = 0; i < 2; ++i)
     if (in[i] && in[i]->numel() != 1) ref_fail(n, std::string(i ? "cond" : "M") + " must hold exactly one element, got " + shape_str(in[i]->shape()));
   const int64_t M = in[0] ? in[0]->get_int(0) : std::numeric_limits<int64_t>::max();
@@ -191,7 +272,7 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
     std::vector<Arg> args{arg_of(it), arg_of(c)};
     for (const Tensor& v : vars) args.push_back(arg_of(v));
     for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) args.push_back(arg_of(*in[k]));
-    std::vector<Tensor> out = run_body(n, b, args);
+    std::vector<Tensor> out = run_iteration(n, b, args, keep, runner);
     if (out[0].numel() != 1) ref_fail(n, "its body's cond_out must hold exactly one element, got " + shape_str(out[0].shape()));
     cond = out[0].get(0) != 0.0;
     for (int k = 0; k < io.N; ++k) vars[k] = std::move(out[1 + k]);
@@ -378,7 +459,7 @@ void scan_infer(InferContext& ctx) {
   }
 }
 
-void scan_ref(const Node& n, const Ins& in, Outs& out) {
+void scan_run(const Node& n, const Ins& in, Outs& out, BodyRunner* runner, const std::vector<bool>* constant) {
   const Graph& b = body_of(n);
   std::vector<int> ranks;
   std::vector<const Shape*> shapes;
@@ -388,6 +469,7 @@ void scan_ref(const Node& n, const Ins& in, Outs& out) {
   }
   ScanIO io = scan_io(n, b, ranks);
   const int64_t T = scan_length(n, io, shapes);
+  const std::vector<bool> keep = kept_constants(n, b, io.own, constant, {});
   const int64_t batches = io.batched ? in[static_cast<size_t>(io.first)]->shape()[0] : 1;
   if (io.batched && in[0]) {
     for (int64_t l : ints_of(*in[0]))
@@ -415,7 +497,7 @@ void scan_ref(const Node& n, const Ins& in, Outs& out) {
       for (const Tensor& s : states) args.push_back(arg_of(s));
       for (const Tensor& s : slices) args.push_back(arg_of(s));
       for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) args.push_back(arg_of(*in[k]));
-      std::vector<Tensor> r = run_body(n, b, args);
+      std::vector<Tensor> r = run_iteration(n, b, args, keep, runner);
       for (int k = 0; k < io.N; ++k) states[k] = std::move(r[k]);
       for (int k = 0; k < io.K; ++k) {
         const size_t o = static_cast<size_t>(io.N + k);
@@ -444,6 +526,61 @@ void scan_ref(const Node& n, const Ins& in, Outs& out) {
       else out[k] = states[k];
     }
   }
+}
+
+void scan_ref(const Node& n, const Ins& in, Outs& out) { scan_run(n, in, out, nullptr, nullptr); }
+
+// ---- Host-driven runs (OpDef::run_host, first_call) ----
+
+void loop_host(const Node& n, const Ins& in, const std::vector<bool>& constant, Outs& out, BodyRunner& runner) {
+  std::vector<Tensor> r = loop_run(n, in, &runner, &constant);
+  for (size_t k = 0; k < out.size(); ++k) {
+    if (!has_out(out, k)) continue;
+    check_slice(n, r[k], out[k].dtype(), out[k].shape(), "output " + std::to_string(k));
+    out[k] = std::move(r[k]);
+  }
+}
+
+void scan_host(const Node& n, const Ins& in, const std::vector<bool>& constant, Outs& out, BodyRunner& runner) {
+  scan_run(n, in, out, &runner, &constant);
+}
+
+// Captured outer values as the first iteration binds them: constants of g stay constants.
+void captured_args(const Graph& g, const Node& n, int own, std::vector<Arg>& args) {
+  for (size_t k = static_cast<size_t>(own); k < n.inputs.size(); ++k) {
+    const Value& v = g.values[n.inputs[k]];
+    args.push_back(Arg{v.dtype, v.shape, v.constant ? &*v.constant : nullptr});
+  }
+}
+
+BodyCall loop_first_call(const Graph& g, const Node& n) {
+  const Graph& b = body_of(n);
+  const LoopIO io = loop_io(n, b);
+  const Tensor c = scalar_like(b, 1, DType::boolean, 1);
+  std::vector<Arg> args{Arg{DType::i64, scalar_like(b, 0, DType::i64, 0).shape(), nullptr}, arg_of(c)};
+  for (int k = 0; k < io.N; ++k) {
+    const Value& v = g.values[n.inputs[static_cast<size_t>(2 + k)]];
+    args.push_back(Arg{v.dtype, v.shape, nullptr});
+  }
+  captured_args(g, n, io.own, args);
+  return body_call(n, args);
+}
+
+BodyCall scan_first_call(const Graph& g, const Node& n) {
+  const Graph& b = body_of(n);
+  std::vector<int> ranks;
+  for (int v : n.inputs) ranks.push_back(v >= 0 ? static_cast<int>(g.values[v].shape.size()) : 0);
+  const ScanIO io = scan_io(n, b, ranks);
+  std::vector<Arg> args;
+  for (int i = io.first; i < io.own; ++i) {
+    const Value& v = g.values[n.inputs[static_cast<size_t>(i)]];
+    Shape s = v.shape;
+    if (io.batched) s = drop_axis(s, 0);
+    if (i >= io.first + io.N) s = drop_axis(s, io.in_axes[i - io.first - io.N] - (io.batched ? 1 : 0));
+    args.push_back(Arg{v.dtype, s, nullptr});
+  }
+  captured_args(g, n, io.own, args);
+  return body_call(n, args);
 }
 
 // ---- Unrolling (OpDef::expand) ----
@@ -626,9 +763,13 @@ bool loop_expand(Graph& g, size_t index) {
 void register_loop_ops() {
   OpDef loop = table_entry("Loop", 0, 1 << 20, loop_infer, loop_ref, 1 << 20);
   loop.expand = loop_expand;
+  loop.run_host = loop_host;
+  loop.first_call = loop_first_call;
   register_op(std::move(loop));
   OpDef scan = table_entry("Scan", 1, 1 << 20, scan_infer, scan_ref, 1 << 20);
   scan.expand = scan_expand;
+  scan.run_host = scan_host;
+  scan.first_call = scan_first_call;
   register_op(std::move(scan));
 }
 
