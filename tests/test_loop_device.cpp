@@ -5,6 +5,8 @@
 // every body kernel compiles with NVRTC (the run itself needs a GPU).
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "frontend/builder.h"
 #include "ir/kernel_spec.h"
 #include "ir/op_table.h"
@@ -189,6 +191,63 @@ TEST(LoopDevice, RefAndCpuMatchValuesComputedHere) {
     for (const char* be : {"ref", "cpu"}) {
       Session s(c.g, be);
       expect_same(s.run(c.in), c.want, c.name + " on " + be);
+    }
+  }
+}
+
+// The driver (ir/ops/loop.cpp) with runners standing in for a backend: one that runs each
+// specialised body on ref (the driver must ask for one body per shape and pass exactly its
+// run-time inputs), and one that refuses every body (the driver must run the iterations on the
+// reference instead). Both must give the values computed here.
+class RefRunner : public BodyRunner {
+ public:
+  explicit RefRunner(bool refuse) : refuse_(refuse) {}
+  std::vector<Tensor> run(const BodyCall& call, const std::vector<Tensor>& inputs) override {
+    ++calls;
+    if (refuse_) throw Unsupported("test", "refused");
+    auto it = exes_.find(call.key);
+    if (it == exes_.end()) it = exes_.emplace(call.key, ref_->compile(call.specialise(), {})).first;
+    return it->second->run(inputs);
+  }
+  int64_t calls = 0;
+  size_t bodies() const { return exes_.size(); }
+
+ private:
+  bool refuse_;
+  std::unique_ptr<Backend> ref_ = make_backend("ref");
+  std::map<std::string, std::unique_ptr<Executable>> exes_;
+};
+
+TEST(LoopDevice, DriverRunsBodiesThroughARunnerOrFallsBack) {
+  for (Case& c : cases()) {
+    const Graph sg = specialize(c.g, c.in);
+    for (bool refuse : {false, true}) {
+      const Node* loop = nullptr;
+      for (const Node& n : sg.nodes)
+        if (host_driven(n)) loop = &n;
+      ASSERT_NE(loop, nullptr) << c.name;
+      std::vector<const Tensor*> in;
+      std::vector<bool> constant;
+      for (int v : loop->inputs) {
+        constant.push_back(v >= 0 && sg.values[v].constant.has_value());
+        if (v < 0) in.push_back(nullptr);
+        else if (sg.values[v].constant) in.push_back(&*sg.values[v].constant);
+        else {
+          size_t k = 0;
+          while (sg.inputs[k] != v) ++k;
+          in.push_back(&c.in[k]);
+        }
+      }
+      std::vector<Tensor> out;
+      for (int o : loop->outputs) {
+        out.emplace_back(sg.values[o].dtype, sg.values[o].shape);
+        out.back().poison();
+      }
+      RefRunner r(refuse);
+      op_or_throw(*loop).run_host(*loop, in, constant, out, r);
+      EXPECT_EQ(r.calls, c.iterations) << c.name;
+      if (!refuse) EXPECT_EQ(r.bodies(), 1u) << c.name << ": one specialisation for all iterations";
+      expect_same(out, c.want, c.name + (refuse ? " (runner refuses)" : " (ref runner)"));
     }
   }
 }
