@@ -108,7 +108,14 @@ int cmd_explain(const ExplainArgs& a) {
     for (const KernelSpec& k : p.kernels) {
       std::optional<LibraryGemm> lib = cuda_library_gemm(k, p);
       std::optional<LibraryConv> conv = cuda_library_conv(k, p);
-      const std::string src = cuda_kernel_source(k, p, lib ? &*lib : nullptr, conv ? &*conv : nullptr);
+      std::string src;
+      try {
+        src = cuda_kernel_source(k, p, lib ? &*lib : nullptr, conv ? &*conv : nullptr);
+      } catch (const Unsupported& e) {
+        // A graph break: the kernel's nodes run on the host (ref), so there is no source.
+        std::printf("\n// ---- %s (runs on the host: %s)\n", k.name.c_str(), e.what());
+        continue;
+      }
       const char* how = conv  ? (src.empty() ? " (cudnnConvolutionForward writes the output: no kernel)" : " (cudnnConvolutionForward, then this epilogue)")
                         : !lib ? ""
                         : src.empty() ? " (cublasLtMatmul with its own epilogue: no kernel)"
