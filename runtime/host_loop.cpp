@@ -177,8 +177,10 @@ class HostSegment final : public HostLoopExecutable {
         out.push_back(o >= 0 ? Tensor(g_.values[o].dtype, g_.values[o].shape) : Tensor());
         if (o >= 0) out.back().poison();
       }
-      if (defs_[i]->run_host) defs_[i]->run_host(n, in, constant_[i], out, runner_);
-      else defs_[i]->reference(n, in, out);
+      call_op_fn(n, "ref", [&] {
+        if (defs_[i]->run_host) defs_[i]->run_host(n, in, constant_[i], out, runner_);
+        else defs_[i]->reference(n, in, out);
+      });
       for (size_t k = 0; k < n.outputs.size(); ++k)
         if (n.outputs[k] >= 0) vals[n.outputs[k]] = std::move(out[k]);
     }
