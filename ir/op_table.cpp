@@ -103,6 +103,12 @@ void InferContext::set_output(int i, DType t, Shape s) {
 }
 void InferContext::fail(const std::string& why) const { throw Error("shape", n_.label() + ": " + why); }
 
+bool all_outputs_empty(const std::vector<Tensor>& out) {
+  for (const Tensor& t : out)
+    if (t.dtype() != DType::undefined && t.numel() > 0) return false;
+  return true;
+}
+
 void call_op_fn(const std::string& label, const char* component, const std::function<void()>& fn) {
   try {
     fn();

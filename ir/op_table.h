@@ -56,6 +56,10 @@ class InferContext {
 // std::bad_alloc from a hostile attribute or dim) into Error(component, "<node label>: ...").
 // Bad input must end in one clear line, never std::terminate.
 void call_op_fn(const Node& n, const char* component, const std::function<void()>& fn);
+// Whether a reference call can be skipped: every output it would write is empty (absent ones
+// are default Tensors and count as empty). Per-dimension tables of an empty output can still
+// be huge (Pad to [2^31, 0]), so callers do not run the kernel at all.
+bool all_outputs_empty(const std::vector<Tensor>& out);
 // The same with the label given up front, for functions that may reallocate the node list.
 void call_op_fn(const std::string& label, const char* component, const std::function<void()>& fn);
 

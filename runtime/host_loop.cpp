@@ -177,7 +177,7 @@ class HostSegment final : public HostLoopExecutable {
         out.push_back(o >= 0 ? Tensor(g_.values[o].dtype, g_.values[o].shape) : Tensor());
         if (o >= 0) out.back().poison();
       }
-      call_op_fn(n, "ref", [&] {
+      if (!all_outputs_empty(out)) call_op_fn(n, "ref", [&] {
         if (defs_[i]->run_host) defs_[i]->run_host(n, in, constant_[i], out, runner_);
         else defs_[i]->reference(n, in, out);
       });

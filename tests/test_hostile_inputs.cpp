@@ -298,6 +298,23 @@ TEST(Hostile, OpFunctionsEndInFusorErrors) {
   EXPECT_EQ(error_of([&] { call_op_fn(n, "ref", [] { throw Error("ref", "kept as is"); }); }), "[ref] kept as is");
 }
 
+TEST(Hostile, EmptyOutputsCostNothing) {
+  // Pad of a [2, 1] constant by [2^31, -1, 2, 0] is a [2^31 + 4, 0] tensor: empty, but Pad's
+  // per-dimension source table had 2^31 entries (105 s at load; found by fuzzing). No kernel
+  // runs for an output with no elements, at load or at run time.
+  GraphBuilder b;
+  int x = b.constant("x", tensor_of({2, 1}, {1.5, -2.0}));
+  int pads = b.constant("pads", ints_of({4}, {int64_t{1} << 31, -1, 2, 0}));
+  b.output(b.op("Pad", {x, pads}));
+  Graph g = b.build();
+  const auto t0 = std::chrono::steady_clock::now();
+  make_static(g, {});
+  auto out = run_on_backend("ref", g, {});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  ASSERT_EQ(out[0].shape(), (Shape{(int64_t{1} << 31) + 4, 0}));
+  EXPECT_EQ(out[0].numel(), 0);
+}
+
 // ---- files ------------------------------------------------------------------------------------
 
 std::string npy_with_header(const std::string& dict, const std::string& data) {
