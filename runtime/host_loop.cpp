@@ -148,6 +148,13 @@ class DeviceBodyRunner final : public BodyRunner {
 class HostSegment final : public HostLoopExecutable {
  public:
   HostSegment(Graph g, Backend& b, const CompileOptions& opts) : g_(std::move(g)), runner_(b, opts) {
+    // The runner caches compiled bodies by node name (BodyCall::key): ONNX does not require
+    // node names to be unique, so two loops named alike would share one body. Make them unique.
+    std::set<std::string> names;
+    for (Node& n : g_.nodes) {
+      const std::string base = n.name;
+      for (int k = 2; !names.insert(n.name).second; ++k) n.name = base + "#" + std::to_string(k);
+    }
     for (const Node& n : g_.nodes) {
       const OpDef& def = op_or_throw(n);
       if (!def.reference) throw Unsupported("ref", n.label() + ": op has no reference implementation");
@@ -157,7 +164,7 @@ class HostSegment final : public HostLoopExecutable {
       constant_.push_back(std::move(c));
       if (!def.run_host) continue;
       runner_.add_node(n);
-      if (def.first_call) runner_.prepare(def.first_call(g_, n));
+      if (def.first_call) call_op_fn(n, "host-loop", [&] { runner_.prepare(def.first_call(g_, n)); });
     }
     runner_.end_compile();
   }
@@ -177,7 +184,8 @@ class HostSegment final : public HostLoopExecutable {
         out.push_back(o >= 0 ? Tensor(g_.values[o].dtype, g_.values[o].shape) : Tensor());
         if (o >= 0) out.back().poison();
       }
-      if (!all_outputs_empty(out)) call_op_fn(n, "ref", [&] {
+      // As the ref backend does: a library exception from an op function becomes one fusor::Error.
+      if (!all_outputs_empty(out)) call_op_fn(n, "host-loop", [&] {
         if (defs_[i]->run_host) defs_[i]->run_host(n, in, constant_[i], out, runner_);
         else defs_[i]->reference(n, in, out);
       });

@@ -6,12 +6,15 @@
 // without a GPU; a run with one), and on the issue-13 QDQ model's plan.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
 #include <random>
 
 #include "frontend/builder.h"
 #include "ir/kernel_spec.h"
 #include "ir/passes.h"
 #include "runtime/session.h"
+#include "backend_agreement.h"
 #include "test_util.h"
 #ifdef FUSOR_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
@@ -208,6 +211,130 @@ TEST(DequantMatMul, Issue13QdqModelPlan) {
     ASSERT_EQ(testing::run_cli("explain " + dir + "/model.onnx", &out), 0) << out;
     EXPECT_NE(out.find("DequantizeLinear+MatMul"), std::string::npos) << out;
     EXPECT_NE(out.find("reads B as int8 'wm_q' [216, 10]"), std::string::npos) << out;
+  }
+}
+
+
+// ---- Hostile and edge-case weights (review): every case either matches ref on cpu and vulkan
+// or is refused everywhere with a one-line fusor::Error. ----
+
+struct DqSpec {
+  std::string name;
+  Shape w{6, 5};             // quantized weight's shape
+  DType qt = DType::i8;
+  Shape scale{5};            // scale's shape
+  DType st = DType::f32;     // scale's dtype (f16: the dequantized weight is f16)
+  std::optional<Shape> zp = Shape{5};
+  DType zt = DType::i8;
+  int64_t axis = 1;
+  Shape x{3, 6};             // activation
+  std::string consumer = "MatMul";  // MatMul | Gemm
+  std::vector<std::pair<std::string, int64_t>> gemm_ints;  // transA / transB
+  double alpha = 1.0, beta = 1.0;
+  bool gemm_c = false;
+  int extra = 0;  // 1: a second MatMul reads the weight; 2: and it is a graph output too; 3: and an Add reads it
+  int opset = 13;
+  int64_t block_size = 0;
+  bool expect_error = false;
+  int fused = -1;  // 1: the plan must read the weight as int8, 0: it must fold it, -1: either
+};
+
+Tensor seeded_q(DType t, const Shape& s, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Tensor q(t, s);
+  const int64_t lo = t == DType::u8 ? 0 : -128;
+  for (int64_t i = 0; i < q.numel(); ++i) q.set_int(i, lo + static_cast<int64_t>(rng() % 256));
+  return q;
+}
+
+Graph dq_spec_graph(const DqSpec& c, std::vector<Tensor>* in) {
+  GraphBuilder b("dq_hostile", c.opset);
+  const DType xt = c.st;
+  const int x = b.input("x", xt, c.x);
+  in->push_back(testing::random_tensor(xt, c.x, 41, -1.5, 1.5));
+  Tensor scale(c.st, c.scale);
+  std::mt19937_64 rng(5);
+  for (int64_t i = 0; i < scale.numel(); ++i) scale.set(i, 0.01 + 0.04 * static_cast<double>(rng() % 1000) / 1000.0);
+  std::vector<int> dq_in{b.constant("w_q", seeded_q(c.qt, c.w, 3)), b.constant("w_scale", scale)};
+  if (c.zp) {
+    Tensor z(c.zt, *c.zp);
+    for (int64_t i = 0; i < z.numel(); ++i) z.set_int(i, (c.zt == DType::u8 ? 120 : -7) + static_cast<int64_t>(i % 5) + 1);
+    dq_in.push_back(b.constant("w_zp", z));
+  }
+  std::map<std::string, AttrValue> da{{"axis", c.axis}};
+  if (c.block_size) da["block_size"] = c.block_size;
+  const int w = b.op("DequantizeLinear", dq_in, da);
+  int y;
+  if (c.consumer == "Gemm") {
+    std::map<std::string, AttrValue> ga{{"alpha", c.alpha}, {"beta", c.beta}};
+    for (auto& [k, v] : c.gemm_ints) ga[k] = v;
+    std::vector<int> gi{x, w};
+    const bool tb = ga.count("transB") && std::get<int64_t>(ga["transB"]) != 0;
+    if (c.gemm_c) gi.push_back(b.constant("c", testing::random_tensor(xt, {1, c.w[tb ? 0 : 1]}, 43)));
+    y = b.op("Gemm", gi, ga);
+  } else {
+    y = b.op("MatMul", {x, w});
+  }
+  b.output(y);
+  if (c.extra >= 1) {
+    const int x2 = b.input("x2", xt, c.x);
+    in->push_back(testing::random_tensor(xt, c.x, 42, -1.5, 1.5));
+    b.output(b.op("MatMul", {x2, w}));
+  }
+  if (c.extra >= 2) b.output(w);
+  if (c.extra >= 3) b.output(b.op("Add", {w, w}));
+  return b.build();
+}
+
+std::vector<DqSpec> hostile_specs() {
+  std::vector<DqSpec> v;
+  auto add = [&](DqSpec s) { v.push_back(std::move(s)); };
+  add({.name = "per-axis baseline", .fused = 1});
+  add({.name = "scale one too long", .scale = {6}, .zp = Shape{6}, .expect_error = true});
+  add({.name = "scale of rank 2", .scale = {1, 5}, .zp = Shape{1, 5}, .expect_error = true});
+  add({.name = "zero point shorter than scale", .zp = Shape{4}, .expect_error = true});
+  add({.name = "zero point uint8 for int8 x", .zt = DType::u8, .expect_error = true});
+  add({.name = "axis 2 of a rank-2 weight", .axis = 2, .expect_error = true});
+  add({.name = "axis -3 of a rank-2 weight", .axis = -3, .expect_error = true});
+  add({.name = "axis -1 (N)", .axis = -1, .fused = 1});
+  add({.name = "axis 0 (K, scale along the reduction)", .scale = {6}, .zp = Shape{6}, .axis = 0, .fused = 1});
+  add({.name = "axis -2 (K)", .scale = {6}, .zp = Shape{6}, .axis = -2, .fused = 1});
+  add({.name = "no zero point, per axis", .zp = std::nullopt, .fused = 1});
+  add({.name = "uint8 per tensor", .qt = DType::u8, .scale = {}, .zp = Shape{}, .zt = DType::u8, .fused = 1});
+  add({.name = "scale [1] zero point []", .scale = {1}, .zp = Shape{}, .fused = 1});
+  add({.name = "fp16 scale and activations", .st = DType::f16, .fused = 0});
+  add({.name = "rank-1 weight (matrix-vector)", .w = {6}, .scale = {}, .zp = Shape{}, .axis = 0, .fused = 0});
+  add({.name = "rank-3 weight (batched B)", .w = {2, 6, 5}, .scale = {5}, .zp = Shape{5}, .axis = 2, .x = {2, 3, 6}, .fused = 0});
+  add({.name = "rank-1 activation", .x = {6}, .fused = 0});
+  add({.name = "K = 0", .w = {0, 5}, .x = {3, 0}});
+  add({.name = "N = 0 per tensor", .w = {6, 0}, .scale = {}, .zp = Shape{}});
+  add({.name = "M = 0", .x = {0, 6}});
+  add({.name = "N = 0, scale along K", .w = {6, 0}, .scale = {6}, .zp = Shape{6}, .axis = 0});
+  add({.name = "K = 0, scale along K", .w = {0, 5}, .scale = {0}, .zp = Shape{0}, .axis = 0, .x = {3, 0}});
+  add({.name = "K = 1 scale along K", .w = {1, 5}, .scale = {1}, .zp = Shape{1}, .axis = 0, .x = {3, 1}});
+  add({.name = "shared by two MatMuls", .extra = 1, .fused = 1});
+  add({.name = "shared by two MatMuls and a graph output", .extra = 2, .fused = 0});
+  add({.name = "shared by two MatMuls, an output and an Add", .extra = 3, .fused = 0});
+  add({.name = "blocked (opset 21)", .scale = {3, 5}, .zp = Shape{3, 5}, .axis = 0, .opset = 21, .block_size = 2, .fused = 0});
+  add({.name = "Gemm transB per axis on N", .w = {5, 6}, .axis = 0, .consumer = "Gemm", .gemm_ints = {{"transB", 1}}, .fused = 1});
+  add({.name = "Gemm transB per axis on K", .w = {5, 6}, .scale = {6}, .zp = Shape{6}, .axis = 1, .consumer = "Gemm", .gemm_ints = {{"transB", 1}}, .fused = 1});
+  add({.name = "Gemm transA transB alpha beta C", .w = {5, 6}, .axis = 0, .x = {6, 3}, .consumer = "Gemm",
+       .gemm_ints = {{"transA", 1}, {"transB", 1}}, .alpha = 0.5, .beta = 2.0, .gemm_c = true, .fused = 1});
+  add({.name = "Gemm alpha beta C", .consumer = "Gemm", .alpha = -1.25, .beta = 0.75, .gemm_c = true, .fused = 1});
+  add({.name = "Gemm transA", .x = {6, 3}, .consumer = "Gemm", .gemm_ints = {{"transA", 1}}, .fused = 1});
+  return v;
+}
+
+TEST(DequantMatMul, HostileWeightsMatchRefOrFailCleanly) {
+  for (const DqSpec& c : hostile_specs()) {
+    std::vector<Tensor> in;
+    const Graph g = dq_spec_graph(c, &in);
+    const std::string err = testing::expect_backends_agree(g, in, c.name, c.st == DType::f16 ? 5e-3 : 1e-4);
+    EXPECT_EQ(!err.empty(), c.expect_error) << c.name << ": " << err;
+    if (c.fused < 0) continue;
+    Graph sg = g;
+    make_static(sg, {});
+    EXPECT_EQ(dequant_kernels(build_plan(sg)).empty(), c.fused == 0) << c.name << ": int8 weight read by the matmul kernel";
   }
 }
 

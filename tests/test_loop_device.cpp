@@ -5,7 +5,9 @@
 // every body kernel compiles with NVRTC (the run itself needs a GPU).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
+#include <optional>
 
 #include "frontend/builder.h"
 #include "ir/kernel_spec.h"
@@ -14,6 +16,7 @@
 #include "runtime/host_loop.h"
 #include "runtime/segments.h"
 #include "runtime/session.h"
+#include "backend_agreement.h"
 #include "test_util.h"
 #ifdef FUSOR_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
@@ -289,6 +292,173 @@ TEST(LoopDevice, RunTimeTripCountChangesWithoutRecompiling) {
     expect_same(s.run(in), r.run(in), "while loop M=" + std::to_string(M));
   }
   EXPECT_EQ(s.cached_executables(), 1u);
+}
+
+
+// ---- Hostile and edge-case loops (review): each model either matches ref on cpu and vulkan
+// or is refused everywhere with a one-line fusor::Error. ----
+
+using GraphPtr = std::shared_ptr<const Graph>;
+
+// Body (i, cond, y [3], captured w [3]) -> (cond_out, y * w + i, scan -y); cond_out = cond
+// (or, with stop_at >= 0, i < stop_at: the loop stops after stop_at + 1 iterations, and
+// without a scan output, which static shapes would need the trip count for).
+GraphPtr counted_body(int64_t stop_at = -1, bool subtract = false) {
+  GraphBuilder bb("body", 17);
+  const int i = bb.input("i", DType::i64, {}), c = bb.input("cond", DType::boolean, {});
+  const int y = bb.input("y_in", DType::f32, {3}), w = bb.input("w", DType::f32, {3});
+  bb.output(stop_at < 0 ? bb.op("Identity", {c}) : bb.op("Less", {i, bb.constant("stop", scalar_i64(stop_at))}));
+  const int yo = bb.op(subtract ? "Sub" : "Add", {bb.op("Mul", {y, w}), bb.op("Cast", {i}, {{"to", int64_t{1}}})});
+  bb.output(yo);
+  if (stop_at < 0) bb.output(bb.op("Neg", {yo}));
+  Graph body = bb.build();
+  body.formal_inputs = 3;
+  return std::make_shared<const Graph>(std::move(body));
+}
+
+// Loop(M, cond, y0, captured w) with M and cond run-time inputs of the given shapes (absent
+// when the shape is null).
+Graph loop_model(const std::optional<Shape>& m_shape, const std::optional<Shape>& cond_shape, int64_t stop_at = -1) {
+  GraphBuilder b("loop", 17);
+  const int M = m_shape ? b.input("M", DType::i64, *m_shape) : -1;
+  const int c = cond_shape ? b.input("c", DType::boolean, *cond_shape) : -1;
+  const int y0 = b.input("y0", DType::f32, {3}), w = b.input("w", DType::f32, {3});
+  auto outs = b.op_multi("Loop", {M, c, y0, w}, {{"body", counted_body(stop_at)}}, stop_at < 0 ? 2 : 1);
+  for (int o : outs) b.output(o);
+  return b.build();
+}
+
+std::vector<Tensor> loop_inputs(const std::vector<Tensor>& head) {
+  std::vector<Tensor> in = head;
+  in.push_back(testing::random_tensor(DType::f32, {3}, 51));
+  in.push_back(testing::random_tensor(DType::f32, {3}, 52, 0.5, 0.9));
+  return in;
+}
+
+Tensor bool_of(bool v, Shape s = {}) {
+  Tensor t(DType::boolean, s);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set(i, v ? 1 : 0);
+  return t;
+}
+
+// Two Loops over the same inputs with different bodies (y * w + i and y * w - i) that carry
+// the same node name, as ONNX allows: each must run its own body.
+Graph same_named_loops_model() {
+  GraphBuilder b("same_named", 17);
+  const int M = b.input("M", DType::i64, {}), y0 = b.input("y0", DType::f32, {3}), w = b.input("w", DType::f32, {3});
+  b.output(b.op_multi("Loop", {M, -1, y0, w}, {{"body", counted_body()}}, 2)[0]);
+  b.output(b.op_multi("Loop", {M, -1, y0, w}, {{"body", counted_body(-1, true)}}, 2)[1]);
+  Graph g = b.build();
+  for (Node& n : g.nodes) n.name = "L";
+  return g;
+}
+
+// Outer Loop (M run-time) whose body runs an inner Loop of N (captured outer input) iterations
+// over the carried y, then adds i: a nest the unroller leaves alone.
+Graph nested_loop_model() {
+  GraphBuilder ob("outer_body", 17);
+  const int i = ob.input("i", DType::i64, {}), c = ob.input("cond", DType::boolean, {});
+  const int y = ob.input("y_in", DType::f32, {3});
+  const int N = ob.input("N", DType::i64, {}), w = ob.input("w", DType::f32, {3});
+  auto inner = ob.op_multi("Loop", {N, -1, y, w}, {{"body", counted_body()}}, 2);
+  ob.output(ob.op("Identity", {c}));
+  const int yo = ob.op("Add", {inner[0], ob.op("Cast", {i}, {{"to", int64_t{1}}})});
+  ob.output(yo);
+  ob.output(ob.op("ReduceSum", {inner[1]}, {{"keepdims", int64_t{0}}}));
+  Graph body = ob.build();
+  body.formal_inputs = 3;
+  GraphBuilder b("nested", 17);
+  const int M = b.input("M", DType::i64, {}), Nn = b.input("N", DType::i64, {});
+  const int y0 = b.input("y0", DType::f32, {3}), wo = b.input("w", DType::f32, {3});
+  auto outs = b.op_multi("Loop", {M, -1, y0, Nn, wo}, {{"body", std::make_shared<const Graph>(std::move(body))}}, 2);
+  b.output(outs[0]);
+  b.output(outs[1]);
+  return b.build();
+}
+
+// Scan over x [2, T] along axis 1, input and output reversed, output stacked along axis 1.
+Graph reversed_scan_model(int64_t T) {
+  GraphBuilder bb("scan_body", 17);
+  const int s = bb.input("s_in", DType::f32, {2}), x = bb.input("x_t", DType::f32, {2}), w = bb.input("w", DType::f32, {2});
+  const int so = bb.op("Add", {bb.op("Mul", {s, w}), x});
+  bb.output(so);
+  bb.output(bb.op("Sin", {so}));
+  Graph body = bb.build();
+  body.formal_inputs = 2;
+  GraphBuilder b("reversed_scan", 17);
+  const int s0 = b.input("s0", DType::f32, {2}), xs = b.input("x", DType::f32, {2, T}), wo = b.input("w", DType::f32, {2});
+  auto outs = b.op_multi("Scan", {s0, xs, wo},
+                         {{"body", std::make_shared<const Graph>(std::move(body))},
+                          {"num_scan_inputs", int64_t{1}},
+                          {"scan_input_directions", std::vector<int64_t>{1}},
+                          {"scan_input_axes", std::vector<int64_t>{-1}},
+                          {"scan_output_directions", std::vector<int64_t>{1}},
+                          {"scan_output_axes", std::vector<int64_t>{1}}},
+                         2);
+  b.output(outs[0]);
+  b.output(outs[1]);
+  return b.build();
+}
+
+// If(p) then Loop(M, y0, w) (the loop inside the branch) else Neg(y0). Branch inputs are the
+// captured outer values: else_branch's (y0), then then_branch's (M, y0, w).
+Graph loop_in_if_model() {
+  GraphBuilder tb("then", 17);
+  const int M = tb.input("M", DType::i64, {}), y0 = tb.input("y0", DType::f32, {3}), w = tb.input("w", DType::f32, {3});
+  tb.output(tb.op_multi("Loop", {M, -1, y0, w}, {{"body", counted_body()}}, 2)[0]);
+  Graph then_g = tb.build();
+  then_g.formal_inputs = 0;
+  GraphBuilder eb("else", 17);
+  eb.output(eb.op("Neg", {eb.input("y0", DType::f32, {3})}));
+  Graph else_g = eb.build();
+  else_g.formal_inputs = 0;
+  GraphBuilder b("loop_in_if", 17);
+  const int p = b.input("p", DType::boolean, {}), Mo = b.input("M", DType::i64, {});
+  const int yo = b.input("y0", DType::f32, {3}), wo = b.input("w", DType::f32, {3});
+  b.output(b.op("If", {p, yo, Mo, yo, wo},
+                {{"then_branch", std::make_shared<const Graph>(std::move(then_g))}, {"else_branch", std::make_shared<const Graph>(std::move(else_g))}}));
+  return b.build();
+}
+
+TEST(LoopDevice, HostileLoopsMatchRefOrFailCleanly) {
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  struct L {
+    std::string name;
+    Graph g;
+    std::vector<Tensor> in;
+    bool error = false;
+  };
+  std::vector<L> ls;
+  for (int64_t M : {int64_t{0}, int64_t{-3}, int64_t{1}, int64_t{70}})
+    ls.push_back({"counted M=" + std::to_string(M), loop_model(Shape{}, std::nullopt), loop_inputs({scalar_i64(M)})});
+  ls.push_back({"M=INT64_MAX, cond false after 5", loop_model(Shape{}, std::nullopt, 4), loop_inputs({scalar_i64(big)})});
+  ls.push_back({"M absent, cond false after 70", loop_model(std::nullopt, std::nullopt, 69), loop_inputs({})});
+  ls.push_back({"M absent, cond input true, stops after 3", loop_model(std::nullopt, Shape{}, 2), loop_inputs({bool_of(true)})});
+  ls.push_back({"cond input false", loop_model(Shape{}, Shape{}, 1000), loop_inputs({scalar_i64(80), bool_of(false)})});
+  ls.push_back({"cond input [1] true", loop_model(Shape{}, Shape{1}, 1000), loop_inputs({scalar_i64(80), bool_of(true, {1})})});
+  // Scan outputs need the trip count: a Session specialises on the cond input.
+  ls.push_back({"scan outputs, run-time cond", loop_model(Shape{}, Shape{}), loop_inputs({scalar_i64(80), bool_of(true)})});
+  ls.push_back({"M of shape [2]", loop_model(Shape{2}, std::nullopt), loop_inputs({testing::ints_of({2}, {3, 4})}), true});
+  ls.push_back({"cond of shape [2]", loop_model(Shape{}, Shape{2}, 1000), loop_inputs({scalar_i64(80), bool_of(true, {2})}), true});
+  {
+    std::vector<Tensor> in = loop_inputs({scalar_i64(70), scalar_i64(3)});
+    ls.push_back({"nested Loop in Loop", nested_loop_model(), in});
+    in[1] = scalar_i64(0);
+    ls.push_back({"nested, inner M=0", nested_loop_model(), in});
+  }
+  ls.push_back({"reversed Scan T=80 axis 1", reversed_scan_model(80),
+                {testing::random_tensor(DType::f32, {2}, 61), testing::random_tensor(DType::f32, {2, 80}, 62),
+                 testing::random_tensor(DType::f32, {2}, 63, 0.5, 0.9)}});
+  ls.push_back({"reversed Scan T=0", reversed_scan_model(0),
+                {testing::random_tensor(DType::f32, {2}, 61), Tensor(DType::f32, {2, 0}), testing::random_tensor(DType::f32, {2}, 63)}});
+  ls.push_back({"two Loops of one name", same_named_loops_model(), loop_inputs({scalar_i64(70)})});
+  for (bool p : {true, false})
+    ls.push_back({std::string("Loop inside If, ") + (p ? "then" : "else"), loop_in_if_model(),
+                  {bool_of(p), scalar_i64(75), testing::random_tensor(DType::f32, {3}, 71), testing::random_tensor(DType::f32, {3}, 72, 0.5, 0.9)}});
+  for (L& l : ls) {
+    const std::string err = testing::expect_backends_agree(l.g, l.in, l.name);
+    EXPECT_EQ(!err.empty(), l.error) << l.name << ": " << err;
+  }
 }
 
 #ifdef FUSOR_HAVE_CUDA

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "ir/ops/op_helpers.h"
 #include "ir/passes.h"
@@ -278,12 +279,22 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
     for (int k = 0; k < io.N; ++k) vars[k] = std::move(out[1 + k]);
     for (int k = 0; k < io.K; ++k) scans[k].push_back(std::move(out[1 + io.N + k]));
   }
+  // Zero iterations: each scan output is an empty stack of what the body would return for the
+  // first iteration, so the body is bound (types and shapes only) and inferred once.
+  std::optional<Graph> typed;
+  if (i == 0 && io.K > 0) {
+    Tensor it = scalar_like(b, 0, DType::i64, 0), c = scalar_like(b, 1, DType::boolean, 1);
+    std::vector<Arg> args{Arg{it.dtype(), it.shape(), nullptr}, arg_of(c)};
+    for (const Tensor& v : vars) args.push_back(Arg{v.dtype(), v.shape(), nullptr});
+    for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) args.push_back(arg_of(*in[k]));
+    typed = bind_body(n, b, args);
+  }
   std::vector<Tensor> res = std::move(vars);
   for (int k = 0; k < io.K; ++k) {
     const auto& sk = scans[k];
-    if (sk.empty()) {  // zero iterations: an empty stack of the body's output type
-      const Value& v = b.values[b.outputs[1 + io.N + k]];
-      Shape s = v.shape_known ? v.shape : Shape{};
+    if (sk.empty()) {
+      const Value& v = typed->values[typed->outputs[static_cast<size_t>(1 + io.N + k)]];
+      Shape s = v.shape;
       for (auto& d : s) d = std::max<int64_t>(d, 0);
       res.push_back(Tensor(v.dtype == DType::undefined ? DType::f32 : v.dtype, with_axis(s, 0, 0)));
       continue;
