@@ -189,6 +189,7 @@ std::string Emitter::resize(const Node& n, int out) const {
   const bool v11 = n.opset >= 11;
   const Shape& xs = buffer(x).shape;
   const bool crop = v11 && n.attr_s("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
+  if (shape_numel(buffer(out).shape) == 0) return "";  // nothing to write: no tables to build or declare
   const ResizeTable t = resize_table(n, xs, constant_input(v11 ? 2 : 1), v11 ? constant_input(3) : nullptr,
                                      crop ? constant_input(1) : nullptr);
   const Shape& os = buffer(out).shape;

@@ -190,18 +190,22 @@ std::string Emitter::slice(const Node& n, int out) const {
   for (size_t i = 0; i < starts.size(); ++i) {
     const int64_t a = normalize_axis(axes[i], r, n.label()), dim = xs[a], step = steps[i];
     if (step == 0) fail(n.label() + ": Slice step 0");
-    int64_t b = starts[i], e = ends[i], count;
+    int64_t b = starts[i], e = ends[i], count = 0;
     if (b < 0) b += dim;
     if (e < 0) e += dim;
-    if (step > 0) {
+    // As ir/ops/shape.cpp's slice_view: |step| unsigned so int64-extreme steps cannot overflow.
+    const uint64_t mag = step < 0 ? uint64_t{0} - static_cast<uint64_t>(step) : static_cast<uint64_t>(step);
+    if (dim == 0) {
+      count = 0;
+    } else if (step > 0) {
       b = std::clamp<int64_t>(b, 0, dim), e = std::clamp<int64_t>(e, 0, dim);
-      count = e > b ? (e - b + step - 1) / step : 0;
+      count = e > b ? static_cast<int64_t>(1 + static_cast<uint64_t>(e - b - 1) / mag) : 0;
     } else {
       b = std::clamp<int64_t>(b, 0, dim - 1), e = std::clamp<int64_t>(e, -1, dim - 1);
-      count = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+      count = b > e ? static_cast<int64_t>(1 + static_cast<uint64_t>(b - e - 1) / mag) : 0;
     }
     if (count > 0) offset += b * cs[a];
-    st[a] = step * cs[a];
+    st[a] = count > 1 ? step * cs[a] : cs[a];
   }
   const Shape& os = buffer(out).shape;
   if (os.size() != xs.size()) fail(n.label() + ": Slice output rank differs from the input's");

@@ -127,12 +127,10 @@ ProtoLayout proto_layout(const onnx::TensorProto& t) {
   // Every size is checked before allocating, so a corrupt or hostile file fails with an Error
   // instead of an overflowing or multi-terabyte allocation.
   Shape shape(t.dims().begin(), t.dims().end());
-  int64_t n = 1;
-  for (auto d : shape) {
+  for (auto d : shape)
     if (d < 0) throw tensor_error(t, "negative dimension in " + shape_str(shape));
-    if (d > 0 && n > (int64_t{1} << 56) / d) throw tensor_error(t, "shape " + shape_str(shape) + " is too large");
-    n *= d;
-  }
+  if (!shape_in_bounds(shape)) throw tensor_error(t, "shape " + shape_str(shape) + " is too large (over 2^56 elements)");
+  const int64_t n = shape_numel(shape);
   // nbytes: the file image (int4/int2/float4 packed, ir/small_dtypes.h), not the unpacked tensor.
   return {dt, shape, n, static_cast<size_t>(packed_bytes(dt, n)), t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL};
 }

@@ -425,8 +425,8 @@ class Fuser {
       int ax = static_cast<int>(normalize_axis(axes[i], static_cast<int64_t>(in.size()), n.label()));
       int64_t dim = in[ax], step = steps.empty() ? 1 : steps[i];
       int64_t st = starts[i] < 0 ? starts[i] + dim : starts[i];
-      st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
-      if (out[ax] == 0) st = 0;
+      if (out[ax] == 0 || dim == 0) st = 0;
+      else st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
       r = view_slice(r, ax, st, step, out[ax]);
     }
     return r;

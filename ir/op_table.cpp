@@ -90,12 +90,9 @@ void InferContext::set_output(int i, DType t, Shape s) {
   if (i >= num_outputs() || n_.outputs[i] < 0) return;
   // Static shapes are allocated: refuse negative dims and element counts past 2^56 (an
   // overflowing product would otherwise wrap to a small or zero size).
-  int64_t n = 1;
-  for (auto d : s) {
+  for (auto d : s)
     if (d < 0) fail("inferred a negative dimension in output shape " + shape_str(s));
-    if (d != 0 && n > (int64_t{1} << 56) / d) fail("output shape " + shape_str(s) + " has more than 2^56 elements");
-    n *= d;
-  }
+  if (!shape_in_bounds(s)) fail("output shape " + shape_str(s) + " has more than 2^56 elements");
   Value& v = g_.values[n_.outputs[i]];
   v.dtype = t;
   v.shape = std::move(s);

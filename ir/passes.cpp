@@ -18,18 +18,17 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
           if (d < 0) d = 1;
         v.shape_known = true;
       }
+      if (!shape_in_bounds(v.shape))
+        throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str(v.shape) + ": more than 2^56 elements");
       continue;
     }
     const Shape& s = it->second;
     // The same bound shape inference puts on every value: no negative dims, at most 2^56
     // elements (so byte counts cannot overflow either).
-    int64_t n = 1;
-    for (auto d : s) {
+    for (auto d : s)
       if (d < 0) throw Error("shape", "input '" + printable(v.name) + "' has a negative dimension: " + shape_str(s));
-      if (d != 0 && n > (int64_t{1} << 56) / d)
-        throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str(s) + ": more than 2^56 elements");
-      n *= d;
-    }
+    if (!shape_in_bounds(s))
+      throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str(s) + ": more than 2^56 elements");
     if (!v.shape.empty() || v.shape_known) {
       if (v.shape.size() != s.size())
         throw Error("shape", "input '" + printable(v.name) + "' has rank " + std::to_string(v.shape.size()) + " in the model, got " +

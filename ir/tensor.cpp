@@ -107,6 +107,14 @@ int64_t shape_numel(const Shape& s) {
       throw Error("shape", "shape " + shape_str(s) + " has more elements than int64 can count");
   return n;
 }
+bool shape_in_bounds(const Shape& s) {
+  int64_t n = 1;
+  for (auto d : s) {
+    if (d < 0) return false;
+    if (d != 0 && (n > kMaxShapeElements / d || (n *= d) > kMaxShapeElements)) return false;
+  }
+  return true;
+}
 uint64_t tensor_bytes(DType t, const Shape& s) {
   const int64_t n = shape_numel(s);
   uint64_t bytes = 0;

@@ -58,6 +58,12 @@ using Shape = std::vector<int64_t>;
 // Product of dims (1 for a scalar). Throws Error("shape") when the product overflows int64
 // (e.g. [2^62+1, 4]), so no size computed from a shape silently wraps.
 int64_t shape_numel(const Shape& s);
+// The bound every static shape in fusor keeps (initializers at import, graph inputs, every
+// inferred output): no negative dim, and the product of the NONZERO dims at most 2^56. Zeros
+// are skipped so an empty tensor cannot carry a huge dim either: any product or sum of a few
+// dims (strides, outer/inner extents, a Concat axis) then fits int64.
+constexpr int64_t kMaxShapeElements = int64_t{1} << 56;
+bool shape_in_bounds(const Shape& s);
 // Bytes of a dense tensor of dtype t and shape s; Error("shape") on overflow as above.
 uint64_t tensor_bytes(DType t, const Shape& s);
 // Physical memory of this host in bytes (0 when it cannot be read).

@@ -17,6 +17,6 @@ scripts/test_python.sh || status=1
 # The C++ package: installed into build/install, and examples/consumer built against it.
 scripts/test_consumer.sh || status=1
 # Sanitizer + fuzzing stage (clang ASan/UBSan build of the hostile-input, fuzz, cache, session
-# and import suites, and a 120 s libFuzzer run): scripts/sanitize.sh. FUSOR_SKIP_SANITIZE=1 skips it.
+# and import suites, and a replay of the kept fuzz inputs): scripts/sanitize.sh. FUSOR_SKIP_SANITIZE=1 skips it.
 if [ "${FUSOR_SKIP_SANITIZE:-0}" != 1 ]; then scripts/sanitize.sh || status=1; fi
 exit $status

@@ -315,6 +315,97 @@ TEST(Hostile, EmptyOutputsCostNothing) {
   EXPECT_EQ(out[0].numel(), 0);
 }
 
+// Plans a one-op graph of constants and runs it on ref and cpu (which must agree); returns ref's output.
+Tensor run_const_graph(GraphBuilder& b) {
+  Graph g = b.build();
+  make_static(g, {});
+  Tensor ref = run_on_backend("ref", g, {})[0], cpu = run_on_backend("cpu", g, {})[0];
+  EXPECT_EQ(ref.shape(), cpu.shape());
+  for (int64_t i = 0; i < std::min(ref.numel(), cpu.numel()); ++i) EXPECT_EQ(ref.get_int(i), cpu.get_int(i)) << i;
+  return ref;
+}
+
+TEST(Hostile, ShapeArithmeticOnHostileValuesIsAnError) {
+  // Found by CI's fuzz step (stop 20): Pad's x + begin + end overflowed int64 (UBSan). The kind
+  // is shape arithmetic on values a model supplies; each case below once overflowed.
+  auto plan = [](GraphBuilder& b) {
+    Graph g = b.build();
+    make_static(g, {});
+  };
+  {
+    GraphBuilder b;
+    b.output(b.op("Pad", {b.constant("x", tensor_of({2}, {1, 2})), b.constant("p", ints_of({2}, {INT64_MIN + 1, -2}))}));
+    EXPECT_ERROR(plan(b), "beyond 2^56");
+  }
+  {
+    GraphBuilder b;
+    b.output(b.op("DepthToSpace", {b.input("x", DType::f32, {1, 4, 1, 1})}, {{"blocksize", int64_t{1} << 40}}));
+    EXPECT_ERROR(plan(b), "overflows int64");
+  }
+  {
+    GraphBuilder b;
+    b.output(b.op("SpaceToDepth", {b.input("x", DType::f32, {1, 4, 0, 0})}, {{"blocksize", int64_t{1} << 40}}));
+    EXPECT_ERROR(plan(b), "overflows int64");
+  }
+  {
+    GraphBuilder b;
+    auto outs = b.op_multi("Split", {b.input("x", DType::f32, {2}), b.constant("s", ints_of({2}, {INT64_MAX, INT64_MAX}))}, {}, 2);
+    for (int o : outs) b.output(o);
+    EXPECT_ERROR(plan(b), "overflows int64");
+  }
+  {
+    // 300 empty [2^55, 0] inputs: each within the shape bound, their Concat axis is not.
+    GraphBuilder b;
+    std::vector<int> ins;
+    for (int i = 0; i < 300; ++i) ins.push_back(b.constant("c" + std::to_string(i), Tensor(DType::f32, {int64_t{1} << 55, 0})));
+    b.output(b.op("Concat", ins, {{"axis", int64_t{0}}}));
+    EXPECT_ERROR(plan(b), "overflows int64");
+  }
+  {
+    // An empty input may not carry a dim past 2^56 either.
+    GraphBuilder b;
+    b.output(b.op("Relu", {b.input("x", DType::f32, {int64_t{1} << 60, 0})}));
+    EXPECT_ERROR(plan(b), "2^56");
+  }
+  {
+    GraphBuilder b;
+    b.output(b.op("Einsum", {b.input("a", DType::f32, {1 << 16}), b.input("b", DType::f32, {1 << 16}),
+                             b.input("c", DType::f32, {1 << 16})},
+                  {{"equation", std::string("a,b,c->")}}));
+    Graph g = b.build();
+    std::vector<Tensor> in{random_tensor(DType::f32, {1 << 16}, 1), random_tensor(DType::f32, {1 << 16}, 2), random_tensor(DType::f32, {1 << 16}, 3)};
+    EXPECT_ERROR(run_on_backend("ref", specialize(g, in), in), "2^32 work bound");
+  }
+}
+
+TEST(Hostile, ExtremeValuesKeepTheirMeaning) {
+  {
+    // x[::-1] of an empty axis is empty (clamping to [0, dim - 1] made it one element).
+    GraphBuilder b;
+    b.output(b.op("Slice", {b.constant("x", Tensor(DType::f32, {0})), b.constant("s", ints_of({1}, {-1})),
+                            b.constant("e", ints_of({1}, {INT64_MIN})), b.constant("a", ints_of({1}, {0})),
+                            b.constant("st", ints_of({1}, {-1}))}));
+    EXPECT_EQ(run_const_graph(b).shape(), (Shape{0}));
+  }
+  {
+    // EyeLike with k past the matrix: all zeros (i + k overflowed).
+    GraphBuilder b;
+    b.output(b.op("EyeLike", {b.constant("x", tensor_of({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}))}, {{"k", INT64_MAX}}));
+    Tensor y = run_const_graph(b);
+    for (int64_t i = 0; i < 9; ++i) EXPECT_EQ(y.get(i), 0.0);
+  }
+  {
+    // ScatterElements reduction='add' on int64 wraps like Add (two's complement), as numpy does.
+    GraphBuilder b;
+    b.output(b.op("ScatterElements", {b.constant("d", ints_of({2}, {INT64_MAX, 5})), b.constant("i", ints_of({1}, {0})),
+                                      b.constant("u", ints_of({1}, {2}))},
+                  {{"reduction", std::string("add")}}));
+    Tensor y = run_const_graph(b);
+    EXPECT_EQ(y.get_int(0), INT64_MIN + 1);
+    EXPECT_EQ(y.get_int(1), 5);
+  }
+}
+
 // ---- files ------------------------------------------------------------------------------------
 
 std::string npy_with_header(const std::string& dict, const std::string& data) {

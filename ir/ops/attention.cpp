@@ -75,6 +75,7 @@ AttentionDims attention_dims(const Node& n, const std::vector<const Shape*>& s) 
     if (*s[6] != Shape{d.B}) throw bad("nonpad_kv_seqlen must have shape [" + std::to_string(d.B) + "], got " + shape_str(*s[6]));
     d.nonpad = true;
   }
+  if (d.rank3) shape_mul(n, d.Hq, d.Dv);  // the output's hidden size (Hq x head size) must fit int64
   return d;
 }
 
@@ -162,6 +163,7 @@ void attention_ref(const Node& n, const Ins& in, Outs& out) {
       p(static_cast<size_t>(d.T));
   for (int64_t b = 0; b < d.B; ++b) {
     const int64_t len = nonpad ? nonpad->get_int(b) : d.T;
+    if (len < 0 || len > d.T) ref_fail(n, "nonpad_kv_seqlen[" + std::to_string(b) + "] = " + std::to_string(len) + " is outside [0, " + std::to_string(d.T) + "]");
     const int64_t offset = d.P > 0 ? d.P : nonpad ? len - d.Sq : 0;
     for (int64_t h = 0; h < d.Hq; ++h) {
       const int64_t hk = h / group;

@@ -200,6 +200,7 @@ ResizeParams resize_params(const Node& n, const Shape& in, const Tensor* scales,
       double w = s * static_cast<double>(in[d]);
       if (scales->dtype() == DType::f32) w = static_cast<float>(w);
       p.out_width[d] = w;
+      if (!(w < static_cast<double>(kMaxShapeElements))) throw bad("scale " + std::to_string(s) + " makes an output dim past 2^56");
       p.out[d] = static_cast<int64_t>(std::floor(w));
     }
   } else {
@@ -218,7 +219,9 @@ ResizeParams resize_params(const Node& n, const Shape& in, const Tensor* scales,
       for (int64_t d : axes) sc = p.policy == "not_larger" ? std::min(sc, p.scale[d]) : std::max(sc, p.scale[d]);
       for (int64_t d : axes) {
         p.scale[d] = sc;
-        p.out[d] = static_cast<int64_t>(sc * static_cast<double>(in[d]) + 0.5);
+        const double w = sc * static_cast<double>(in[d]) + 0.5;
+        if (!(w < static_cast<double>(kMaxShapeElements))) throw bad("sizes make an output dim past 2^56");
+        p.out[d] = static_cast<int64_t>(w);
       }
     }
     for (int64_t d : axes) p.out_width[d] = p.scale[d] * static_cast<double>(in[d]);

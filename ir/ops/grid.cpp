@@ -20,6 +20,7 @@
 // Errors: Error("shape") naming the node for bad ranks, attributes or sizes.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstring>
 
 #include "ir/ops/op_helpers.h"
@@ -49,9 +50,12 @@ GsPad gs_pad(const Node& n) {
   throw Error("shape", n.label() + ": unknown padding_mode '" + printable(p) + "'");
 }
 
+// Reflects x into [lo, hi] (the ONNX reference's formula). Coordinates so far out that the
+// fold count passes 2^52 (or infinite) have no meaningful reflection: NaN, never a bad cast.
 double gs_reflect(double x, double lo, double hi) {
   const double range = hi - lo;
   if (range <= 0) return lo;
+  if (!(std::fabs(x - lo) / range < 4503599627370496.0)) return std::isnan(x) ? x : std::numeric_limits<double>::quiet_NaN();
   if (x < lo) {
     const double dx = lo - x;
     const int64_t k = static_cast<int64_t>(dx / range);
@@ -124,12 +128,14 @@ void gridsample_ref(const Node& n, const Ins& in, Outs& out) {
           if (pad == GsPad::border) c = std::clamp(c, 0.0, static_cast<double>(L - 1));
           else if (pad == GsPad::reflection) c = gs_reflect(c, lo[d], hi[d]);
         }
+        // Far-off (or NaN) coordinates only read padding; bounded so first + tap cannot overflow.
+        if (std::fabs(c) > 1099511627776.0) c = std::copysign(1099511627776.0, c);
         int64_t first;
         if (mode == GsMode::nearest) {
-          first = static_cast<int64_t>(c);  // the reference's astype(int32): toward zero
+          first = saturate_int64(c);  // the reference's astype(int32): toward zero
           w[d][0] = 1.0;
         } else {
-          const int64_t x0 = static_cast<int64_t>(std::floor(c));
+          const int64_t x0 = saturate_int64(std::floor(c));
           const double t = c - static_cast<double>(x0);
           if (mode == GsMode::linear) {
             first = x0;
@@ -145,7 +151,7 @@ void gridsample_ref(const Node& n, const Ins& in, Outs& out) {
           if (i < 0 || i >= L) {
             if (pad == GsPad::zeros) ok = false;
             else if (pad == GsPad::border) i = std::clamp<int64_t>(i, 0, L - 1);
-            else i = std::clamp<int64_t>(static_cast<int64_t>(gs_reflect(static_cast<double>(i), lo[d], hi[d])), 0, L - 1);
+            else i = std::clamp<int64_t>(saturate_int64(gs_reflect(static_cast<double>(i), lo[d], hi[d])), 0, L - 1);
           }
           idx[d][k] = i, inside[d][k] = ok;
         }
@@ -302,11 +308,14 @@ Col2ImGeom col2im_geom(const Node& n, const Shape& x, const Tensor& image, const
   for (int64_t d = 0; d < r; ++d) {
     g.image.push_back(image.get_int(d));
     g.block.push_back(block.get_int(d));
-    bprod *= g.block.back();
+    if (g.block.back() < 1 || g.image.back() < 0) throw Error("shape", n.label() + ": block_shape must be positive and image_shape non-negative");
+    bprod = shape_mul(n, bprod, g.block.back());
   }
   g.dil = n.has_attr("dilations") ? n.attr_ints("dilations") : std::vector<int64_t>(r, 1);
   g.strides = n.has_attr("strides") ? n.attr_ints("strides") : std::vector<int64_t>(r, 1);
   g.pads = n.has_attr("pads") ? n.attr_ints("pads") : std::vector<int64_t>(2 * r, 0);
+  for (int64_t v : g.pads)
+    if (v > kMaxShapeElements || v < -kMaxShapeElements) throw Error("shape", n.label() + ": pads value beyond 2^56");
   if (static_cast<int64_t>(g.dil.size()) != r || static_cast<int64_t>(g.strides.size()) != r || static_cast<int64_t>(g.pads.size()) != 2 * r)
     throw Error("shape", n.label() + ": dilations/strides need " + std::to_string(r) + " values, pads " + std::to_string(2 * r));
   if (x.size() != 3 || bprod <= 0 || x[1] % bprod != 0)
@@ -314,11 +323,12 @@ Col2ImGeom col2im_geom(const Node& n, const Shape& x, const Tensor& image, const
   g.channels = x[1] / bprod;
   for (int64_t d = 0; d < r; ++d) {
     if (g.strides[d] <= 0 || g.dil[d] <= 0) throw Error("shape", n.label() + ": strides and dilations must be positive");
-    const int64_t span = g.dil[d] * (g.block[d] - 1) + 1;
-    const int64_t nb = (g.image[d] + g.pads[d] + g.pads[d + r] - span) / g.strides[d] + 1;
+    const int64_t span = shape_add(n, shape_mul(n, g.dil[d], shape_add(n, g.block[d], -1)), 1);
+    const int64_t padded = shape_add(n, shape_add(n, g.image[d], g.pads[d]), g.pads[d + r]);
+    const int64_t nb = shape_add(n, padded, -span) / g.strides[d] + 1;
     if (nb <= 0) throw Error("shape", n.label() + ": the block does not fit the padded image");
     g.blocks_per_dim.push_back(nb);
-    g.count *= nb;
+    g.count = shape_mul(n, g.count, nb);
   }
   if (x[2] != g.count)
     throw Error("shape", n.label() + ": input has " + std::to_string(x[2]) + " blocks, the geometry gives " + std::to_string(g.count));

@@ -421,6 +421,8 @@ int64_t scan_length(const Node& n, const ScanIO& io, const std::vector<const Sha
       throw Error("shape", n.label() + ": scan inputs have different lengths (" + std::to_string(T) + " and " + std::to_string(len) + ")");
     T = len;
   }
+  // As Loop's trip cap: an empty scanned input of length 2^56 would otherwise run the body 2^56 times.
+  if (T > kMaxIterations) throw Error("shape", n.label() + ": scan length " + std::to_string(T) + " is past 2^20 iterations");
   return T;
 }
 

@@ -439,6 +439,8 @@ DftGeom dft_geom(const Node& n, const Shape& x, const Tensor* dft_length, const 
   if (dft_length && dft_length->numel()) {
     g.length = dft_length->get_int(0);
     if (g.length < 1) throw Error("shape", n.label() + ": dft_length must be >= 1, got " + std::to_string(g.length));
+    // The reference is O(L^2) per signal: a 2^24-point transform of a 1-sample input is 2^48 steps.
+    if (g.length > (int64_t{1} << 24)) throw Error("shape", n.label() + ": dft_length " + std::to_string(g.length) + " is past 2^24");
   } else {
     g.length = g.onesided && g.inverse ? 2 * (g.in_len - 1) : g.in_len;
     if (g.length < 1) throw Error("shape", n.label() + ": an empty signal along axis " + std::to_string(a));

@@ -204,6 +204,11 @@ struct Window {
   int64_t k_size() const { return k[0] * k[1] * k[2]; }
 };
 
+// Bounds on window attributes (no real model comes near): kernel, stride and dilation values
+// up to 2^20 so that products of three fit int64 with room; pads and output sizes up to 2^40.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 20;
+constexpr int64_t kMaxPad = int64_t{1} << 40;
+
 void check_nd(const Node& n, const Shape& x) {
   if (x.size() < 3 || x.size() > 5)
     throw Error("shape", n.label() + ": expects (N, C, D1[, D2[, D3]]) input, got " + shape_str(x));
@@ -235,10 +240,12 @@ Window make_window(const Node& n, const Shape& x, const std::vector<int64_t>& ke
     const int j = 3 - nd + i;
     const int64_t in = x[2 + i], k = kernel[i], s = strides[i], d = dil[i];
     if (k < 1 || s < 1 || d < 1) throw bad("kernel_shape, strides and dilations must be positive");
-    // Bounded so the window arithmetic below cannot overflow (no real model comes near).
-    constexpr int64_t kBig = int64_t{1} << 40;
-    if (k > kBig || s > kBig || d > kBig || pads[i] > kBig || pads[i] < -kBig || pads[nd + i] > kBig || pads[nd + i] < -kBig)
-      throw bad("kernel_shape, strides, dilations or pads larger than 2^40");
+    // Bounded so the window arithmetic below and in the kernels (products of up to three
+    // kernel, stride or dilation values; in <= 2^56 plus pads) cannot overflow; no real model comes near.
+    if (k > kMaxWindowValue || s > kMaxWindowValue || d > kMaxWindowValue)
+      throw bad("kernel_shape, strides or dilations larger than 2^20");
+    if (pads[i] > kMaxPad || pads[i] < -kMaxPad || pads[nd + i] > kMaxPad || pads[nd + i] < -kMaxPad)
+      throw bad("pads larger than 2^40");
     const int64_t dk = (k - 1) * d + 1;
     int64_t pb = 0, pe = 0, out = 0;
     if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
@@ -298,7 +305,7 @@ void conv_infer(InferContext& ctx) {
   if (w.size() != x.size()) ctx.fail("W " + shape_str(w) + " and X " + shape_str(x) + " differ in rank");
   if (group < 1 || w[0] % group != 0)
     ctx.fail("output channels " + std::to_string(w[0]) + " not divisible by group " + std::to_string(group));
-  if (x[1] != w[1] * group)
+  if (x[1] != shape_mul(ctx.node(), w[1], group))
     ctx.fail("X has " + std::to_string(x[1]) + " channels, W expects " + std::to_string(w[1]) + " x group " +
              std::to_string(group));
   if (ctx.has_input(2) && ctx.shape(2) != Shape{w[0]}) ctx.fail("bias must have shape [" + std::to_string(w[0]) + "]");
@@ -400,11 +407,14 @@ Window convtranspose_window(const Node& n, const Shape& x, const Shape& w) {
     const int j = 3 - nd + i;
     const int64_t in = x[2 + i], k = w[2 + i], s = strides[i], d = dil[i];
     if (k < 1 || s < 1 || d < 1) throw bad("kernel, strides and dilations must be positive");
-    constexpr int64_t kBig = int64_t{1} << 40;  // keeps the arithmetic below in range
-    if (k > kBig || s > kBig || d > kBig || in > kBig || opad[i] > kBig || opad[i] < -kBig || pads[i] > kBig ||
+    // Keeps the arithmetic below in range: s * (in - 1) <= 2^60, sums of a few 2^40 terms.
+    constexpr int64_t kBig = kMaxPad;
+    if (k > kMaxWindowValue || s > kMaxWindowValue || d > kMaxWindowValue)
+      throw bad("kernel, strides or dilations larger than 2^20");
+    if (in > kBig || opad[i] > kBig || opad[i] < -kBig || pads[i] > kBig ||
         pads[i] < -kBig || pads[nd + i] > kBig || pads[nd + i] < -kBig ||
         (!oshape.empty() && (oshape[i] > kBig || oshape[i] < 0)))
-      throw bad("kernel, strides, dilations, pads or output sizes larger than 2^40");
+      throw bad("input size, pads or output sizes larger than 2^40");
     const int64_t full = s * (in - 1) + opad[i] + (k - 1) * d + 1;
     int64_t pb = pads[i], pe = pads[nd + i], out;
     if (!oshape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
@@ -438,7 +448,7 @@ void convtranspose_infer(InferContext& ctx) {
     ctx.fail("X channels " + std::to_string(x[1]) + " must equal W[0] " + std::to_string(w[0]) +
              " and divide by group");
   kernel_from_w(ctx, w);
-  const int64_t m = w[1] * group;
+  const int64_t m = shape_mul(ctx.node(), w[1], group);
   if (ctx.has_input(2) && ctx.shape(2) != Shape{m}) ctx.fail("bias must have shape [" + std::to_string(m) + "]");
   ctx.set_output(0, ctx.dtype(0), window_out_shape(x, m, convtranspose_window(ctx.node(), x, w)));
 }
@@ -500,6 +510,8 @@ void pool_infer(InferContext& ctx) {
   const Shape& x = ctx.shape(0);
   const std::vector<int64_t> kernel = pool_kernel(ctx);
   Window w = make_window(n, x, kernel, n.attr_i("ceil_mode", 0) != 0);
+  // Each output visits every tap: a window of 2^40 taps over a 1-element input would hang.
+  if (w.k_size() > (int64_t{1} << 24)) ctx.fail("kernel_shape has " + std::to_string(w.k_size()) + " taps, more than 2^24");
   // As onnxruntime: a pad as large as the kernel would make windows of padding only.
   const std::vector<int64_t> pads = n.attr_ints("pads");
   for (size_t i = 0; i < pads.size() && !kernel.empty(); ++i)
@@ -873,7 +885,11 @@ void einsum_ref(const Node& n, const Ins& in, Outs& out) {
     vals.push_back(load_doubles(*in[i]));
   }
   int64_t n_out = 1, n_red = 1;
-  for (size_t a = 0; a < nl; ++a) (a < no ? n_out : n_red) *= p.size[labels[a]];
+  for (size_t a = 0; a < nl; ++a) (a < no ? n_out : n_red) = shape_mul(n, a < no ? n_out : n_red, p.size[labels[a]]);
+  // The reference walks every (output, reduced) pair: refuse a product no run could finish
+  // (four unrelated 2^16-element inputs reduce over 2^64 terms).
+  if (n_out != 0 && n_red > (int64_t{1} << 32) / n_out)
+    ref_fail(n, "Einsum of " + std::to_string(n_out) + " outputs x " + std::to_string(n_red) + " reduced terms is past the reference's 2^32 work bound");
   std::vector<double> y(static_cast<size_t>(n_out), 0.0);
   std::vector<int64_t> idx(nl);
   for (int64_t o = 0; o < n_out; ++o) {

@@ -1,6 +1,8 @@
 // Small helpers shared by the op files (ir/ops/*.cpp): optional inputs/outputs of a reference
 // call, reference errors, and element access as double / int64.
 #pragma once
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,30 @@ inline void store_doubles(Tensor& t, int64_t off, const double* v, int64_t n) {
 }
 inline void store_doubles(Tensor& t, const std::vector<double>& v) {
   store_doubles(t, 0, v.data(), static_cast<int64_t>(v.size()));
+}
+
+// Shape arithmetic on values a model supplies (pads, split sizes, repeats, block sizes, window
+// attributes): a result int64 cannot hold is Error("shape") naming the node, never signed-overflow UB.
+inline int64_t shape_add(const Node& n, int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    throw Error("shape", n.label() + ": " + std::to_string(a) + " + " + std::to_string(b) + " overflows int64");
+  return r;
+}
+inline int64_t shape_mul(const Node& n, int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw Error("shape", n.label() + ": " + std::to_string(a) + " * " + std::to_string(b) + " overflows int64");
+  return r;
+}
+
+// A double as int64 without UB (a cast of a value past int64 is undefined): truncates toward
+// zero, saturates at the int64 limits, NaN gives nan_value.
+inline int64_t saturate_int64(double v, int64_t nan_value = 0) {
+  if (std::isnan(v)) return nan_value;
+  if (v >= 9223372036854775807.0) return INT64_MAX;
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v);
 }
 
 // All elements as int64 (exact for integer dtypes).

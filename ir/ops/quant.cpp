@@ -47,7 +47,7 @@ QuantLayout quant_layout(const Node& n, const Shape& x, const Shape& scale) {
   }
   if (q.block < 0) throw Error("shape", n.label() + ": block_size must be positive");
   Shape want = x;
-  want[q.axis] = (q.dim + q.block - 1) / q.block;
+  want[q.axis] = q.dim == 0 ? 0 : 1 + (q.dim - 1) / q.block;  // ceil, free of overflow for huge blocks
   if (scale != want) throw Error("shape", n.label() + ": blocked scale must have shape " + shape_str(want) + ", got " + shape_str(scale));
   return q;
 }
@@ -56,7 +56,7 @@ int64_t param_index(const QuantLayout& q, int64_t i) {
   if (q.per_tensor) return 0;
   const int64_t in = i % q.inner, a = (i / q.inner) % q.dim, o = i / (q.inner * q.dim);
   if (q.block == 0) return a;
-  const int64_t blocks = (q.dim + q.block - 1) / q.block;
+  const int64_t blocks = q.dim == 0 ? 0 : 1 + (q.dim - 1) / q.block;
   return (o * blocks + a / q.block) * q.inner + in;
 }
 

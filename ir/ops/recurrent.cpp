@@ -183,18 +183,18 @@ void rnn_ref(const Node& n, const Ins& in, Outs& out) {
   auto clip = [&](double v) { return a.has_clip ? std::max(-a.clip, std::min(a.clip, v)) : v; };
   for (int64_t d = 0; d < D; ++d) {
     const bool rev = a.reverse || d == 1;
-    const double *w = &W[static_cast<size_t>(d * GH * I)], *r = &R[static_cast<size_t>(d * GH * H)],
-                 *wb = &Bias[static_cast<size_t>(d * 2 * GH)], *rb = wb + GH;
-    const double* p = a.kind == RnnAttrs::lstm ? &P[static_cast<size_t>(d * 3 * H)] : nullptr;
+    const double *w = W.data() + static_cast<size_t>(d * GH * I), *r = R.data() + static_cast<size_t>(d * GH * H),
+                 *wb = Bias.data() + static_cast<size_t>(d * 2 * GH), *rb = wb + GH;
+    const double* p = a.kind == RnnAttrs::lstm ? P.data() + static_cast<size_t>(d * 3 * H) : nullptr;
     const RnnActivation &f = a.activation(static_cast<int>(d), 0), &g = a.activation(static_cast<int>(d), a.kind == RnnAttrs::rnn ? 0 : 1),
                         &hf = a.activation(static_cast<int>(d), a.kind == RnnAttrs::lstm ? 2 : 0);
     for (int64_t b = 0; b < B; ++b) {
-      std::copy_n(&h0[static_cast<size_t>(state_at(d, b))], H, h.begin());
-      std::copy_n(&c0[static_cast<size_t>(state_at(d, b))], H, c.begin());
+      std::copy_n(h0.data() + static_cast<size_t>(state_at(d, b)), H, h.begin());
+      std::copy_n(c0.data() + static_cast<size_t>(state_at(d, b)), H, c.begin());
       const int64_t L = len[static_cast<size_t>(b)];
       for (int64_t k = 0; k < L; ++k) {
         const int64_t t = rev ? L - 1 - k : k;
-        const double* xt = &X[static_cast<size_t>(x_at(t, b))];
+        const double* xt = X.data() + static_cast<size_t>(x_at(t, b));
         for (int64_t j = 0; j < GH; ++j) {
           double s = wb[j], q = rb[j];
           for (int64_t i = 0; i < I; ++i) s += w[j * I + i] * xt[i];

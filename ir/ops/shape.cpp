@@ -307,7 +307,7 @@ void concat_infer(InferContext& ctx) {
     bool ok = s.size() == out.size();
     for (size_t d = 0; ok && d < s.size(); ++d) ok = static_cast<int64_t>(d) == axis || s[d] == out[d];
     if (!ok) ctx.fail("input " + std::to_string(i) + " " + shape_str(s) + " does not match " + shape_str(ctx.shape(0)));
-    out[axis] += s[axis];
+    out[axis] = shape_add(n, out[axis], s[axis]);
   }
   ctx.set_output(0, ctx.dtype(0), out);
 }
@@ -345,7 +345,7 @@ std::vector<int64_t> split_sizes(const Node& n, const Shape& x, const Tensor* sp
     int64_t sum = 0;
     for (int64_t s : sizes) {
       if (s < 0) throw bad("negative split size");
-      sum += s;
+      sum = shape_add(n, sum, s);
     }
     if (sum != dim) throw bad("split sizes sum to " + std::to_string(sum) + ", axis has " + std::to_string(dim));
     return sizes;
@@ -417,6 +417,10 @@ SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts,
     if (seen[a]) throw bad("repeated axis");
     seen[a] = true;
     if (step == 0) throw bad("step must not be 0");
+    if (dim == 0) {  // nothing to take (and clamping to [0, dim - 1] would have lo > hi)
+      v.shape[a] = 0;
+      continue;
+    }
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s += dim;
     if (e < 0) e += dim;
@@ -535,7 +539,12 @@ void scatter_combine(const std::string& red, const Tensor& upd, int64_t u, Tenso
   if (red == "none") return copy_elems(upd, u, y, dst, 1);
   if (dtype_is_int(y.dtype())) {  // integers combine exactly
     const int64_t a = y.get_int(dst), b = upd.get_int(u);
-    y.set_int(dst, red == "add" ? a + b : red == "mul" ? a * b : red == "max" ? std::max(a, b) : std::min(a, b));
+    // add/mul wrap through uint64 like elementwise Add/Mul (set_int narrows to the dtype).
+    const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+    y.set_int(dst, red == "add"   ? static_cast<int64_t>(ua + ub)
+                   : red == "mul" ? static_cast<int64_t>(ua * ub)
+                   : red == "max" ? std::max(a, b)
+                                  : std::min(a, b));
   } else {
     const double a = y.get(dst), b = upd.get(u);
     y.set(dst, red == "add" ? a + b : red == "mul" ? a * b : red == "max" ? std::max(a, b) : std::min(a, b));
@@ -653,6 +662,8 @@ PadSpec pad_spec(const Node& n, const Shape& x, const Tensor* pads_in, const Ten
     for (int64_t i = 0; i < r; ++i) axes.push_back(i);
   if (pads.size() != 2 * axes.size())
     throw bad("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
+  for (int64_t v : pads)  // a pad past the largest dim cannot give a valid shape; bounded, o - begin cannot overflow
+    if (v > kMaxShapeElements || v < -kMaxShapeElements) throw bad("pads value " + std::to_string(v) + " is beyond 2^56");
   PadSpec p;
   p.begin.assign(static_cast<size_t>(r), 0);
   p.end.assign(static_cast<size_t>(r), 0);
@@ -660,7 +671,7 @@ PadSpec pad_spec(const Node& n, const Shape& x, const Tensor* pads_in, const Ten
     const int64_t a = normalize_axis(axes[i], r, n.label());
     p.begin[a] = pads[i];
     p.end[a] = pads[axes.size() + i];
-    if (x[a] + p.begin[a] + p.end[a] < 0) throw bad("pads crop axis " + std::to_string(a) + " below zero");
+    if (shape_add(n, shape_add(n, x[a], p.begin[a]), p.end[a]) < 0) throw bad("pads crop axis " + std::to_string(a) + " below zero");
   }
   p.mode = n.attr_s("mode", "constant");
   if (p.mode != "constant" && p.mode != "reflect" && p.mode != "edge" && p.mode != "wrap")
@@ -675,7 +686,7 @@ void pad_infer(InferContext& ctx) {
   PadSpec p = pad_spec(ctx.node(), x, pads, axes);
   Shape out = x;
   for (size_t d = 0; d < x.size(); ++d) {
-    out[d] += p.begin[d] + p.end[d];
+    out[d] = shape_add(ctx.node(), shape_add(ctx.node(), out[d], p.begin[d]), p.end[d]);
     if (p.mode != "constant" && x[d] == 0 && out[d] > 0) ctx.fail("mode '" + p.mode + "' cannot pad an empty axis");
   }
   ctx.set_output(0, ctx.dtype(0), out);
@@ -842,6 +853,7 @@ void eye_like_ref(const Node& n, const Ins&, Outs& out) {
   Tensor& y = out[0];
   const int64_t R = y.shape()[0], C = y.shape()[1], k = n.attr_i("k", 0);
   y.fill(0.0);
+  if (k <= -R || k >= C) return;  // the diagonal misses the matrix (and i + k could overflow)
   for (int64_t i = 0; i < R; ++i)
     if (i + k >= 0 && i + k < C) y.set(i * C + i + k, 1.0);
 }
@@ -851,7 +863,7 @@ void one_hot_infer(InferContext& ctx) {
   const Shape& idx = ctx.shape(0);
   const Tensor& depth = ctx.require_constant(1);
   if (depth.numel() != 1) ctx.fail("depth must be a scalar");
-  const int64_t d = static_cast<int64_t>(depth.get(0));
+  const int64_t d = saturate_int64(depth.get(0));  // float depths are allowed, and may be huge or NaN
   if (d < 1) ctx.fail("depth must be positive");
   if (shape_numel(ctx.shape(2)) != 2) ctx.fail("values must hold [off, on]");
   const int64_t r = static_cast<int64_t>(idx.size()) + 1;
@@ -869,7 +881,7 @@ void one_hot_ref(const Node& n, const Ins& in, Outs& out) {
   for (int64_t d = axis + 1; d < y.rank(); ++d) inner *= y.shape()[d];
   for (int64_t i = 0; i < y.numel(); ++i) copy_elems(values, 0, y, i, 1);
   for (int64_t i = 0; i < idx.numel(); ++i) {
-    int64_t v = static_cast<int64_t>(idx.get(i));  // indices may be float in ONNX
+    int64_t v = saturate_int64(idx.get(i), INT64_MIN);  // indices may be float in ONNX (NaN: out of range)
     if (v < 0) v += depth;
     if (v < 0 || v >= depth) continue;  // out of range: the row stays all 'off'
     const int64_t outer = i / inner, rest = i % inner;
@@ -883,8 +895,10 @@ void depth_to_space_infer(InferContext& ctx) {
   const Shape& x = ctx.shape(0);
   const int64_t b = ctx.node().attr_i("blocksize", 0);
   if (x.size() != 4) ctx.fail("input must be 4-D (N, C, H, W)");
-  if (b < 1 || x[1] % (b * b) != 0) ctx.fail("channels " + std::to_string(x[1]) + " not divisible by blocksize^2");
-  ctx.set_output(0, ctx.dtype(0), {x[0], x[1] / (b * b), x[2] * b, x[3] * b});
+  if (b < 1) ctx.fail("blocksize must be positive");
+  const int64_t bb = shape_mul(ctx.node(), b, b);
+  if (x[1] % bb != 0) ctx.fail("channels " + std::to_string(x[1]) + " not divisible by blocksize^2");
+  ctx.set_output(0, ctx.dtype(0), {x[0], x[1] / bb, shape_mul(ctx.node(), x[2], b), shape_mul(ctx.node(), x[3], b)});
 }
 
 // Both modes are a 6-D transpose of a reshape (ONNX spec): DCR views x as [N, b, b, C', H, W]
@@ -907,7 +921,8 @@ void space_to_depth_infer(InferContext& ctx) {
   const int64_t b = ctx.node().attr_i("blocksize", 0);
   if (x.size() != 4) ctx.fail("input must be 4-D (N, C, H, W)");
   if (b < 1 || x[2] % b != 0 || x[3] % b != 0) ctx.fail("H and W must be divisible by blocksize");
-  ctx.set_output(0, ctx.dtype(0), {x[0], x[1] * b * b, x[2] / b, x[3] / b});
+  const int64_t c = shape_mul(ctx.node(), shape_mul(ctx.node(), x[1], b), b);
+  ctx.set_output(0, ctx.dtype(0), {x[0], c, x[2] / b, x[3] / b});
 }
 
 // View x as [N, C, H', b, W', b] and walk [N, b, b, C, H', W'].
