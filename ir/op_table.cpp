@@ -145,7 +145,8 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes, const std::string& labe
 }
 
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& label) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+  // ONNX: axis in [-r, r - 1], so a scalar has none (callers index shapes with the result).
+  if (axis < -rank || axis >= rank)
     throw Error("shape", label + ": axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
 }

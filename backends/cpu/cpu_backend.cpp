@@ -26,9 +26,10 @@ class CpuExecutable : public Executable {
     auto t0 = std::chrono::steady_clock::now();
     check_run_inputs(p_.graph, inputs);
     // Poison the arena so an element no kernel wrote shows up as a mismatch.
-    std::memset(arena_.data(), 0xff, arena_.size());
+    // An all-constant or all-empty plan has an empty arena, whose data() may be null.
+    if (!arena_.empty()) std::memset(arena_.data(), 0xff, arena_.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
-      std::memcpy(base(p_.input_buffers[i]), inputs[i].raw(), inputs[i].nbytes());
+      if (inputs[i].nbytes()) std::memcpy(base(p_.input_buffers[i]), inputs[i].raw(), inputs[i].nbytes());
     }
     for (size_t i = 0; i < p_.kernels.size(); ++i) {
       const KernelSpec& k = p_.kernels[i];
@@ -78,12 +79,12 @@ class CpuExecutable : public Executable {
     const Buffer& buf = p_.buffers[b];
     Tensor t(buf.dtype, buf.shape);
     if (buf.dtype == DType::string) return *p_.graph.values[buf.value].constant;
-    std::memcpy(t.raw(), base(b), t.nbytes());
+    if (t.nbytes()) std::memcpy(t.raw(), base(b), t.nbytes());
     return t;
   }
   void write_buffer(int b, const Tensor& t) {
     if (p_.buffers[b].role == Buffer::Role::constant) return;
-    std::memcpy(base(b), t.raw(), t.nbytes());
+    if (t.nbytes()) std::memcpy(base(b), t.raw(), t.nbytes());
   }
 
   HostScalar load(int b, int64_t off) {

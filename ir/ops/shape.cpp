@@ -109,7 +109,7 @@ std::vector<int64_t> normalize_axes(InferContext& ctx, std::vector<int64_t> axes
   return axes;
 }
 
-// Ops with an axis need rank >= 1 (normalize_axis accepts axis 0 on a scalar).
+// Ops with an axis need rank >= 1 (a clearer message than normalize_axis's).
 void require_rank1(InferContext& ctx, int i) {
   if (ctx.rank(i) < 1) ctx.fail("input " + std::to_string(i) + " must have rank >= 1");
 }
@@ -412,7 +412,6 @@ SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts,
   std::vector<bool> seen(x.size(), false);
   for (size_t i = 0; i < starts.size(); ++i) {
     const int64_t a = normalize_axis(axes[i], r, n.label());
-    if (a >= r) throw bad("cannot slice a rank-0 input");  // normalize_axis admits axis 0 of a scalar
     const int64_t dim = x[a], step = steps[i];
     if (seen[a]) throw bad("repeated axis");
     seen[a] = true;
