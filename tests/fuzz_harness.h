@@ -247,8 +247,9 @@ inline std::string mutate(const std::string& bytes, std::mt19937_64& rng) {
 }
 
 // Import, specialise on seeded inputs, plan (fused and not) and run the reference when the
-// model is small. Returns normally on success or a fusor::Error; anything else escapes.
-inline void run_one(const std::string& bytes, bool run_reference = true) {
+// model is small. Returns true when it ran through (or was too big to run), false on a
+// fusor::Error (its message in *error when given); anything else escapes.
+inline bool run_one(const std::string& bytes, bool run_reference = true, std::string* error = nullptr) {
   try {
     Graph g = load_onnx_from_bytes(bytes, ".");
     // Inputs past a million elements are not worth a fuzz iteration (and are refused by the
@@ -258,18 +259,21 @@ inline void run_one(const std::string& bytes, bool run_reference = true) {
     for (int v : g.inputs) {
       int64_t n = 1;
       for (int64_t d : g.values[v].shape)
-        if (d > 0 && (n = d > kMaxElements / n ? 2 * kMaxElements : n * d) > kMaxElements) return;
+        if (d > 0 && (n = d > kMaxElements / n ? 2 * kMaxElements : n * d) > kMaxElements) return true;
     }
     std::vector<Tensor> inputs = random_inputs(g, 1);
     Graph sg = specialize(g, inputs);
     int64_t total = 0;
     for (auto& v : sg.values) total += v.shape_known ? std::min<int64_t>(shape_numel(v.shape), int64_t{1} << 40) : 0;
-    if (total > kMaxElements) return;
+    if (total > kMaxElements) return true;
     build_plan(sg, {true});
     build_plan(sg, {false});
     if (run_reference) run_on_backend("ref", sg, inputs);
-  } catch (const Error&) {
+    return true;
+  } catch (const Error& e) {
     // the expected outcome for a bad model
+    if (error) *error = e.what();
+    return false;
   }
 }
 
