@@ -12,7 +12,8 @@
 // (print each model's fusor::Error and how many models of each op ran through).
 // A model is written to FUSOR_SWEEP_DIR/<op>_<i>.onnx before it runs and removed when it passes,
 // so a crash (sanitizer report, signal) leaves it behind; the crash message names it, and
-// `build-san/fusor_fuzz FILE` reproduces it.
+// `build-san/fusor_fuzz FILE` reproduces it. Each op has its own generator seeded from its name,
+// so model i of an op is the same whatever K, FUSOR_SWEEP_OPS or the set of other ops.
 #include <gtest/gtest.h>
 
 #include <onnx/defs/schema.h>
@@ -70,13 +71,32 @@ void on_signal(int sig) {
 }
 #endif
 
-void install_crash_reporter() {
+// Names the model on a crash while it lives (a sanitizer's death callback, or fatal-signal
+// handlers in other builds); the destructor puts back what was there before.
+class CrashReporter {
+ public:
+  CrashReporter() {
 #ifdef FUSOR_SWEEP_SANITIZED
-  __sanitizer_set_death_callback(print_current);
+    __sanitizer_set_death_callback(print_current);
 #else
-  for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(s, on_signal);
+    for (int s : kSignals) old_.push_back(std::signal(s, on_signal));
 #endif
-}
+  }
+  ~CrashReporter() {
+    g_current[0] = '\0';
+#ifdef FUSOR_SWEEP_SANITIZED
+    __sanitizer_set_death_callback(nullptr);
+#else
+    for (size_t i = 0; i < old_.size(); ++i) std::signal(kSignals[i], old_[i]);
+#endif
+  }
+
+ private:
+#ifndef FUSOR_SWEEP_SANITIZED
+  static constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  std::vector<void (*)(int)> old_;
+#endif
+};
 
 int64_t extreme_int(std::mt19937_64& rng) {
   static const int64_t v[] = {INT64_MAX, INT64_MIN, INT64_MIN + 1, INT64_MAX - 1, int64_t{1} << 62, -(int64_t{1} << 62),
@@ -319,7 +339,8 @@ class ModelMaker {
     const int ins = lo + static_cast<int>(rng_() % (std::max(hi - lo, 0) + 1));
     for (int i = 0; i < ins; ++i)
       n->add_input(chance(rng_, 0.25) ? i64_init() : graph_input(TensorProto::FLOAT, float_shape()));
-    const int outs = def ? std::max(def->min_outputs, 1) + static_cast<int>(rng_() % 2) : 1;
+    const int outs_lo = def ? std::max(def->min_outputs, 1) : 1, outs_hi = def ? std::max(def->max_outputs, outs_lo) : 1;
+    const int outs = std::min(outs_lo + static_cast<int>(rng_() % 2), outs_hi);
     for (int i = 0; i < outs; ++i) n->add_output(fresh("y"));
     static const char* ints[] = {"axis", "blocksize", "group", "num_groups", "num_heads", "k", "keepdims", "interleaved"};
     static const char* intss[] = {"axes", "perm", "kernel_shape", "pads", "strides", "dilations"};
@@ -375,9 +396,8 @@ TEST(Fuzz, EveryOpWithExtremeIntegers) {
   const size_t with_schema = ops.size();
   for (const auto& name : registered_ops()) ops.emplace(name, nullptr);
   ASSERT_GE(with_schema, 150u) << "libonnx lists too few ONNX ops";
-  ASSERT_GT(ops.size(), with_schema) << "expected fusor ops newer than the linked libonnx";
 
-  install_crash_reporter();
+  CrashReporter reporter;
   const auto t0 = std::chrono::steady_clock::now();
   const bool verbose = std::getenv("FUSOR_SWEEP_VERBOSE") != nullptr;
   int run = 0, failed = 0, clean = 0;
@@ -421,11 +441,16 @@ TEST(Fuzz, EveryOpWithExtremeIntegers) {
     if (verbose) std::printf("%s: %d of %d models ran through\n", op.c_str(), op_clean, per_op);
   }
   g_current[0] = '\0';
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("sweep: %d models of %zu ops (%zu with an onnx schema) in %.1f s: %d ran through, %d ended in a "
               "fusor::Error, %d failed\n", run, ops.size(), with_schema,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), clean, run - clean - failed,
-              failed);
-  if (only.empty() && resume_op.empty()) EXPECT_EQ(run, static_cast<int>(ops.size()) * per_op);
+              secs, clean, run - clean - failed, failed);
+  if (only.empty() && resume_op.empty()) {
+    EXPECT_EQ(run, static_cast<int>(ops.size()) * per_op);
+    // Most models are meant to be refused, but a sweep where (nearly) all are refused no longer
+    // reaches shape rules, planning and kernels: the generator or the importer has drifted.
+    EXPECT_GE(clean, run / 5) << "too few models got past import";
+  }
 }
 
 }  // namespace
