@@ -1,8 +1,8 @@
 // Deterministic hostile-input sweep: for every op of the default ONNX domain that the linked
 // libonnx has a schema for (newest version of each), and every op fusor registers that libonnx
 // does not know (newer opsets), K seeded one-node models whose integer operands and attributes
-// are extreme (INT64_MIN/MAX, +-2^62, +-2^31, -1, 0, ...), float attributes 1e30/inf/nan, and
-// optional inputs sometimes left out. Each model goes through fuzz::run_one (import + shape
+// are extreme (INT64_MIN/MAX, +-2^62, +-2^31, -1, 0, ...), float attributes 1e30/inf/nan, mode
+// strings (auto_pad, Pad/Resize modes, ...) sometimes set, and optional inputs sometimes left out. Each model goes through fuzz::run_one (import + shape
 // inference + plan + reference run): it must end in results or a fusor::Error. The libFuzzer
 // run (scripts/sanitize.sh) finds such faults only by luck; this sweep reaches every op.
 //
@@ -131,7 +131,7 @@ struct TypeChoice {
 
 class ModelMaker {
  public:
-  explicit ModelMaker(const std::string& op) : op_(op), rng_(op_seed(op)) {}
+  explicit ModelMaker(const std::string& op) : op_(op), rng_(op_seed(op)), srng_(op_seed(op) ^ 0x5eedull) {}
 
   // The next model for an op with a libonnx schema (schema) or without one (nullptr).
   std::string next(const onnx::OpSchema* schema) {
@@ -300,9 +300,26 @@ class ModelMaker {
           }
         }
         break;
-      case A::STRING:
-        if (required) add()->set_s("x");
+      case A::STRING: {
+        // The modes that change shape arithmetic (auto_pad SAME_* with extreme strides, Pad's
+        // reflect/wrap, Resize's modes): one of the known values half the time.
+        static const std::map<std::string, std::vector<const char*>> known = {
+            {"auto_pad", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}},
+            {"mode", {"constant", "reflect", "edge", "wrap", "nearest", "linear", "cubic", "bilinear", "DCR", "CRD"}},
+            {"coordinate_transformation_mode",
+             {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize"}},
+            {"nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}},
+            {"keep_aspect_ratio_policy", {"stretch", "not_larger", "not_smaller"}},
+            {"padding_mode", {"zeros", "border", "reflection"}},
+            {"reduction", {"none", "add", "mul", "max", "min", "mean", "sum"}},
+            {"direction", {"LEFT", "RIGHT", "forward", "reverse", "bidirectional"}},
+            {"equation", {"ij,jk->ik", "i,i->", "...ii->...i", "bij,bjk->bik", "ii"}},
+        };
+        auto it = known.find(name);
+        if (it != known.end() && srng_() % 2) add()->set_s(it->second[srng_() % it->second.size()]);
+        else if (required) add()->set_s("x");
         break;
+      }
       default:
         break;  // graphs, sparse tensors, type protos: left out (a required one is a fusor::Error)
     }
@@ -353,6 +370,7 @@ class ModelMaker {
 
   std::string op_;
   std::mt19937_64 rng_;
+  std::mt19937_64 srng_;  // string attributes only, so adding them kept every other draw (and model index)
   int R_ = 1;
   int64_t L_ = 1;
   std::vector<int64_t> fshape_;
