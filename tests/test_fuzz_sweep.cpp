@@ -2,7 +2,8 @@
 // libonnx has a schema for (newest version of each), and every op fusor registers that libonnx
 // does not know (newer opsets), K seeded one-node models whose integer operands and attributes
 // are extreme (INT64_MIN/MAX, +-2^62, +-2^31, -1, 0, ...), float attributes 1e30/inf/nan, mode
-// strings (auto_pad, Pad/Resize modes, ...) sometimes set, and optional inputs sometimes left out. Each model goes through fuzz::run_one (import + shape
+// strings (auto_pad, Pad/Resize modes, ...) sometimes set, int64 operands sometimes run-time inputs
+// rather than initializers, and optional inputs sometimes left out. Each model goes through fuzz::run_one (import + shape
 // inference + plan + reference run): it must end in results or a fusor::Error. The libFuzzer
 // run (scripts/sanitize.sh) finds such faults only by luck; this sweep reaches every op.
 //
@@ -131,7 +132,7 @@ struct TypeChoice {
 
 class ModelMaker {
  public:
-  explicit ModelMaker(const std::string& op) : op_(op), rng_(op_seed(op)), srng_(op_seed(op) ^ 0x5eedull) {}
+  explicit ModelMaker(const std::string& op) : op_(op), rng_(op_seed(op)), srng_(op_seed(op) ^ 0x5eedull), irng_(op_seed(op) ^ 0x1a7eull) {}
 
   // The next model for an op with a libonnx schema (schema) or without one (nullptr).
   std::string next(const onnx::OpSchema* schema) {
@@ -211,7 +212,18 @@ class ModelMaker {
 
   std::string make_input(const TypeChoice& c) {
     switch (c.kind) {
-      case TypeChoice::I64: return i64_init();
+      case TypeChoice::I64: {
+        // Sometimes a run-time input (of the same shape) instead: values only the kernels see
+        // (indices out of range), not the shape rules. Decided by its own generator, after
+        // the usual draws, so the other models keep their indices.
+        std::string name = i64_init();
+        if (irng_() % 10 < 3) {
+          const auto& t = g_->initializer(g_->initializer_size() - 1);
+          fuzz::set_type(g_->add_input(), name, TensorProto::INT64, std::vector<int64_t>(t.dims().begin(), t.dims().end()));
+          g_->mutable_initializer()->RemoveLast();
+        }
+        return name;
+      }
       case TypeChoice::I32: return i32_init();
       case TypeChoice::Bool: return graph_input(TensorProto::BOOL, float_shape());
       case TypeChoice::Other: return graph_input(c.elem, float_shape());
@@ -371,6 +383,7 @@ class ModelMaker {
   std::string op_;
   std::mt19937_64 rng_;
   std::mt19937_64 srng_;  // string attributes only, so adding them kept every other draw (and model index)
+  std::mt19937_64 irng_;  // int64 operands made run-time inputs (likewise)
   int R_ = 1;
   int64_t L_ = 1;
   std::vector<int64_t> fshape_;
