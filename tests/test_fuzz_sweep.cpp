@@ -215,7 +215,7 @@ class ModelMaker {
       case TypeChoice::I64: {
         // Sometimes a run-time input (of the same shape) instead: values only the kernels see
         // (indices out of range), not the shape rules. Decided by its own generator, after
-        // the usual draws, so the other models keep their indices.
+        // the usual draws, so every other draw of the sweep stays as it was.
         std::string name = i64_init();
         if (irng_() % 10 < 3) {
           const auto& t = g_->initializer(g_->initializer_size() - 1);
