@@ -12,11 +12,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-3600}
 seed=${2:-$RANDOM}
 jobs=${3:-1}
-CC=clang CXX=clang++ cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DFUSOR_VULKAN=OFF -DFUSOR_CUDA=OFF -DFUSOR_FUZZ=ON \
-  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -fsanitize=fuzzer-no-link" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-ninja -C build-san fusor_fuzz
+scripts/build_san.sh fusor_fuzz
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 mkdir -p build-san/corpus
 cp -n tests/fuzz_regressions/*.onnx tests/fuzz_corpus/* build-san/corpus/ 2>/dev/null || true

@@ -14,11 +14,7 @@
 # fault it finds is fixed, and its input added to tests/fuzz_regressions/, before a change lands.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CC=clang CXX=clang++ cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DFUSOR_VULKAN=OFF -DFUSOR_CUDA=OFF -DFUSOR_FUZZ=ON \
-  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -fsanitize=fuzzer-no-link" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-ninja -C build-san fusor_tests fusor_fuzz
+scripts/build_san.sh fusor_tests fusor_fuzz
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The suites that feed fusor hostile models, files and cache states, plus core op and fusion tests.
 build-san/fusor_tests --gtest_brief=1 \
