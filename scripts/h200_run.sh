@@ -20,7 +20,12 @@ steps=${*:-tests node bench side}
 has() { case " $steps " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 mkdir -p "$out"
 root=$(pwd)
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+# Unpacking happens once per package: steps started side by side in one call (e.g. `node` in the
+# background beside `tests`) must not rewrite binaries the other is running.
+stamp=$(cat .dev/*.xz .dev/py/fusor/*.so.xz 2>/dev/null | md5sum)
+if [ "$(cat /tmp/fusor_unpacked 2>/dev/null)" != "$stamp" ]; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+fi
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
 export LD_LIBRARY_PATH=$root/.dev/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export XDG_CACHE_HOME=/tmp/fusor_cache
@@ -37,9 +42,12 @@ if [ -n "$cudnn_dir" ]; then
 else
   echo "cuDNN: not found (nvidia.cudnn, torch/lib): convolutions use the NVRTC template"
 fi
-for f in .dev/fusor.xz .dev/fusor_tests.xz .dev/py/fusor/*.so.xz; do [ -f "$f" ] && xz -dkf "$f"; done
-mkdir -p /tmp/shared && tar -C /tmp/shared -xJf .dev/shared.tar.xz
-if [ -f .dev/half.tar.xz ]; then mkdir -p .dev/half && tar -C .dev/half -xJf .dev/half.tar.xz; fi
+if [ "$(cat /tmp/fusor_unpacked 2>/dev/null)" != "$stamp" ]; then
+  for f in .dev/fusor.xz .dev/fusor_tests.xz .dev/py/fusor/*.so.xz; do [ -f "$f" ] && xz -dkf "$f"; done
+  mkdir -p /tmp/shared && tar -C /tmp/shared -xJf .dev/shared.tar.xz
+  if [ -f .dev/half.tar.xz ]; then mkdir -p .dev/half && tar -C .dev/half -xJf .dev/half.tar.xz; fi
+  echo "$stamp" > /tmp/fusor_unpacked
+fi
 export FUSOR_SHARED=/tmp/shared FUSOR_BIN=$root/.dev/fusor
 fz=$root/.dev/fusor
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; $fz devices; } 2>&1 | tee "$out/devices.txt"
