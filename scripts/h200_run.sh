@@ -7,11 +7,13 @@
 #   node   the ONNX node suite on ref, cuda and vulkan (sharded over the cores)
 #   bench  `fusor bench --json` on the four models: fused/unfused x replay/eager, both GPUs
 #   side   bench/side_by_side.py (W1-W7, five systems); SIDE_ARGS adds its options (e.g. --only W6)
+#   compile  cold (empty kernel cache, new process) and warm-process (cache filled by the cold
+#          run, new process) load + compile time of the shared models on both GPUs
 #   gemv   bench/gemv_sweep.py (MLP b1/b64 for each Vulkan GEMV workgroup shape, cuda, copy GB/s)
 #   python python/tests with the machine's torch (CUDA zero-copy through DLPack), using the
 #          extension package_h200.sh built for its interpreter (PY_HEADERS), and
 #          `fusor bench --trace` on both GPUs, each trace checked as trace-event JSON
-# GTEST_FILTER narrows the tests step; NODE_FILTER (an extended regex on case names) the node step.
+# GTEST_FILTER narrows the tests step (SANITIZE_MODELS= skips its compute-sanitizer runs); NODE_FILTER (an extended regex on case names) the node step.
 # Writes logs and docs inputs under OUTDIR.
 set -uo pipefail
 out=${1:?usage: h200_run.sh OUTDIR [tests|node|bench|side ...]}
@@ -66,7 +68,7 @@ if has tests; then
     $fz conform .dev/half/*_fp16 --backend cuda --backend vulkan --rtol 1e-2 --atol 2e-3 2>&1 | tee "$out/half_models.txt" | tail -3
     $fz conform .dev/half/*_bf16 --backend cuda --backend vulkan --rtol 5e-2 --atol 2e-2 2>&1 | tee -a "$out/half_models.txt" | tail -3
   fi
-  for m in mobilenet_v3_small mlp_block; do
+  for m in ${SANITIZE_MODELS-mobilenet_v3_small mlp_block}; do
     FUSOR_CUDA_GEMM=cublaslt timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck $fz run /tmp/shared/models/$m --backend cuda \
       > "$out/sanitizer_$m.txt" 2>&1
     echo "sanitizer $m: $(tail -1 "$out/sanitizer_$m.txt")"
@@ -129,6 +131,28 @@ print(sys.argv[1], len(slices), "slices,", len(gpu), "kernel slices with bytes; 
       round(sum(e["dur"] for e in gpu), 1), "e.g.", gpu[0]["name"][:60] if gpu else "-")
 PY
   done
+fi
+
+if has compile; then
+  # Each model, each backend: a new process with an empty cache (cold), then one more with the
+  # cache the first filled (warm process). Times include loading the ONNX file.
+  for m in /tmp/shared/models/*/; do
+    for b in cuda vulkan; do
+      c=$(mktemp -d)
+      j1=$(XDG_CACHE_HOME=$c $fz bench "$m" --backend $b --iters 1 --warmup 0 --json 2>/dev/null | tr -d '\n ')
+      j2=$(XDG_CACHE_HOME=$c $fz bench "$m" --backend $b --iters 1 --warmup 0 --json 2>/dev/null | tr -d '\n ')
+      python3 - "$(basename "$m")" $b "$j1" "$j2" <<'PY'
+import json, sys
+m, b = sys.argv[1], sys.argv[2]
+try:
+    j1, j2 = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+    print(f"{m:22s} {b:7s} cold_ms={j1['load_ms'] + j1['compile_ms']:.0f} warm_process_ms={j2['load_ms'] + j2['compile_ms']:.0f} load_ms={j2['load_ms']:.0f} kernels={j1['kernels']}")
+except Exception as e:
+    print(f"{m:22s} {b:7s} failed: {e}")
+PY
+      rm -rf "$c"
+    done
+  done | tee "$out/compile.txt"
 fi
 
 if has gemv; then
