@@ -1,6 +1,7 @@
 // Opaque kernels of the shared emitter, part 2: direct convolutions, LRN, slices, gathers
 // and scatters by index, padding, tiling, one-hot, direct matmul, global pooling, resize.
 #include "backends/codegen_emitter.h"
+#include "ir/slice_view.h"
 
 namespace fusor::codegen_detail {
 
@@ -170,7 +171,6 @@ std::string Emitter::lrn(const Node& n, int out) const {
 std::string Emitter::slice(const Node& n, int out) const {
   const int x = in_buf(0);
   const Shape& xs = buffer(x).shape;
-  const int64_t r = static_cast<int64_t>(xs.size());
   std::vector<int64_t> starts, ends, axes, steps;
   if (n.has_attr("starts")) {
     starts = n.attr_ints("starts"), ends = n.attr_ints("ends"), axes = n.attr_ints("axes");
@@ -179,37 +179,10 @@ std::string Emitter::slice(const Node& n, int out) const {
     if (n.has_input(3)) axes = const_ints(3, "axes");
     if (n.has_input(4)) steps = const_ints(4, "steps");
   }
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    fail(n.label() + ": Slice starts/ends/axes/steps differ in length");
-  const Shape cs = contiguous_strides(xs);
-  std::vector<int64_t> st(cs.begin(), cs.end());
-  int64_t offset = 0;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    const int64_t a = normalize_axis(axes[i], r, n.label()), dim = xs[a], step = steps[i];
-    if (step == 0) fail(n.label() + ": Slice step 0");
-    int64_t b = starts[i], e = ends[i], count = 0;
-    if (b < 0) b += dim;
-    if (e < 0) e += dim;
-    // As ir/ops/shape.cpp's slice_view: |step| unsigned so int64-extreme steps cannot overflow.
-    const uint64_t mag = step < 0 ? uint64_t{0} - static_cast<uint64_t>(step) : static_cast<uint64_t>(step);
-    if (dim == 0) {
-      count = 0;
-    } else if (step > 0) {
-      b = std::clamp<int64_t>(b, 0, dim), e = std::clamp<int64_t>(e, 0, dim);
-      count = e > b ? static_cast<int64_t>(1 + static_cast<uint64_t>(e - b - 1) / mag) : 0;
-    } else {
-      b = std::clamp<int64_t>(b, 0, dim - 1), e = std::clamp<int64_t>(e, -1, dim - 1);
-      count = b > e ? static_cast<int64_t>(1 + static_cast<uint64_t>(b - e - 1) / mag) : 0;
-    }
-    if (count > 0) offset += b * cs[a];
-    st[a] = count > 1 ? step * cs[a] : cs[a];
-  }
+  const SliceView v = slice_view(n, xs, starts, ends, axes, steps);
   const Shape& os = buffer(out).shape;
   if (os.size() != xs.size()) fail(n.label() + ": Slice output rank differs from the input's");
-  return out_coords(os) + "    " + copy(x, lit(offset) + " + " + coords_offset(st), out, "fz_o") + "\n";
+  return out_coords(os) + "    " + copy(x, lit(v.offset) + " + " + coords_offset(v.strides), out, "fz_o") + "\n";
 }
 
 std::string Emitter::gather_elements(const Node& n, int out) const {

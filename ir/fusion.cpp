@@ -20,6 +20,7 @@
 #include "ir/kernel_rewrite.h"
 #include "ir/kernel_spec.h"
 #include "ir/passes.h"
+#include "ir/slice_view.h"
 #include "ir/view.h"
 
 namespace fusor {
@@ -398,10 +399,8 @@ class Fuser {
     }
     // Reshape, Flatten, Squeeze, Unsqueeze: the output shape is static, the strides follow.
     if (t != "Slice") return view_reshape(s, out);
-    // Slice: recover start/step per axis from the constant inputs (ONNX Slice-13 clamping rules).
-    StridedView r = s;
-    const Shape& in = s.shape;
-    std::vector<int64_t> starts, axes, steps;
+    // Slice: start and step per axis from the constant inputs (ir/slice_view.h).
+    std::vector<int64_t> starts, ends, axes, steps;
     auto ints = [&](int i) {
       std::vector<int64_t> v;
       if (!n.has_input(i)) return v;
@@ -410,25 +409,18 @@ class Fuser {
       return v;
     };
     if (n.opset < 10) {
-      starts = n.attr_ints("starts");
-      axes = n.attr_ints("axes");
+      starts = n.attr_ints("starts"), ends = n.attr_ints("ends"), axes = n.attr_ints("axes");
     } else {
       for (int i = 1; i < 5; ++i)
         if (n.has_input(i) && !g_.values[n.inputs[i]].constant) return std::nullopt;
-      starts = ints(1);
-      axes = ints(3);
-      steps = ints(4);
+      starts = ints(1), ends = ints(2), axes = ints(3), steps = ints(4);
     }
-    if (axes.empty())
-      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-    for (size_t i = 0; i < starts.size(); ++i) {
-      int ax = static_cast<int>(normalize_axis(axes[i], static_cast<int64_t>(in.size()), n.label()));
-      int64_t dim = in[ax], step = steps.empty() ? 1 : steps[i];
-      int64_t st = starts[i] < 0 ? starts[i] + dim : starts[i];
-      if (out[ax] == 0 || dim == 0) st = 0;
-      else st = step > 0 ? std::clamp<int64_t>(st, 0, dim) : std::clamp<int64_t>(st, 0, dim - 1);
-      r = view_slice(r, ax, st, step, out[ax]);
-    }
+    const SliceView v = slice_view(n, s.shape, starts, ends, axes, steps);
+    if (v.shape != out) return std::nullopt;
+    StridedView r = s;
+    for (size_t ax = 0; ax < out.size(); ++ax)
+      if (v.begin[ax] != 0 || v.step[ax] != 1 || out[ax] != s.shape[ax])
+        r = view_slice(r, static_cast<int>(ax), v.begin[ax], v.step[ax], out[ax]);
     return r;
   }
 

@@ -15,6 +15,7 @@
 
 #include "ir/op_table.h"
 #include "ir/ops/op_helpers.h"
+#include "ir/slice_view.h"
 
 namespace fusor {
 namespace {
@@ -387,62 +388,6 @@ void split_ref(const Node& n, const Ins& in, Outs& out) {
 }
 
 // ---------------------------------------------------------------- Slice
-
-struct SliceView {
-  Shape shape;
-  int64_t offset = 0;
-  std::vector<int64_t> strides;
-};
-
-// Per ONNX Slice: negative starts/ends add the dim; then clamp to [0, dim] for positive steps
-// and to [0, dim-1] / [-1, dim-1] (start / end) for negative steps.
-SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts, std::vector<int64_t> ends,
-                     std::vector<int64_t> axes, std::vector<int64_t> steps) {
-  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
-  const int64_t r = static_cast<int64_t>(x.size());
-  if (starts.size() != ends.size()) throw bad("starts and ends differ in length");
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (axes.size() != starts.size() || steps.size() != starts.size()) throw bad("axes/steps length differs from starts");
-  SliceView v;
-  v.shape = x;
-  Shape cs = contiguous_strides(x);
-  v.strides = cs;
-  std::vector<bool> seen(x.size(), false);
-  for (size_t i = 0; i < starts.size(); ++i) {
-    const int64_t a = normalize_axis(axes[i], r, n.label());
-    const int64_t dim = x[a], step = steps[i];
-    if (seen[a]) throw bad("repeated axis");
-    seen[a] = true;
-    if (step == 0) throw bad("step must not be 0");
-    if (dim == 0) {  // nothing to take (and clamping to [0, dim - 1] would have lo > hi)
-      v.shape[a] = 0;
-      continue;
-    }
-    int64_t s = starts[i], e = ends[i];
-    if (s < 0) s += dim;
-    if (e < 0) e += dim;
-    int64_t count;
-    // |step| as unsigned and 1 + (span - 1) / |step|: exact for steps up to INT64_MIN/MAX, where
-    // span + step - 1 or -step would overflow.
-    const uint64_t mag = step < 0 ? uint64_t{0} - static_cast<uint64_t>(step) : static_cast<uint64_t>(step);
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      count = e > s ? static_cast<int64_t>(1 + static_cast<uint64_t>(e - s - 1) / mag) : 0;
-    } else {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      count = s > e ? static_cast<int64_t>(1 + static_cast<uint64_t>(s - e - 1) / mag) : 0;
-    }
-    v.shape[a] = count;
-    if (count > 0) v.offset += s * cs[a];
-    // With two or more elements |step| < dim, so the product fits; otherwise the stride is unused.
-    v.strides[a] = count > 1 ? step * cs[a] : cs[a];
-  }
-  return v;
-}
 
 SliceView slice_view_of(const Node& n, const Shape& x, const Tensor* starts, const Tensor* ends, const Tensor* axes,
                         const Tensor* steps) {

@@ -1,0 +1,63 @@
+// ONNX Slice geometry (ir/slice_view.h).
+#include "ir/slice_view.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ir/op_table.h"
+
+namespace fusor {
+
+SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts, std::vector<int64_t> ends,
+                     std::vector<int64_t> axes, std::vector<int64_t> steps) {
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": Slice " + why); };
+  const int64_t r = static_cast<int64_t>(x.size());
+  if (starts.size() != ends.size()) throw bad("starts and ends differ in length");
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) throw bad("axes/steps length differs from starts");
+  SliceView v;
+  v.shape = x;
+  v.begin.assign(x.size(), 0);
+  v.step.assign(x.size(), 1);
+  const Shape cs = contiguous_strides(x);
+  v.strides.assign(cs.begin(), cs.end());
+  std::vector<bool> seen(x.size(), false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int64_t a = normalize_axis(axes[i], r, n.label());
+    const int64_t dim = x[a], step = steps[i];
+    if (seen[a]) throw bad("repeated axis");
+    seen[a] = true;
+    if (step == 0) throw bad("step must not be 0");
+    v.step[a] = step;
+    if (dim == 0) {  // nothing to take (and clamping to [0, dim - 1] would have lo > hi)
+      v.shape[a] = 0;
+      continue;
+    }
+    int64_t s = starts[i], e = ends[i];
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    int64_t count;
+    // |step| as unsigned and 1 + (span - 1) / |step|: exact for steps up to INT64_MIN/MAX, where
+    // span + step - 1 or -step would overflow.
+    const uint64_t mag = step < 0 ? uint64_t{0} - static_cast<uint64_t>(step) : static_cast<uint64_t>(step);
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      count = e > s ? static_cast<int64_t>(1 + static_cast<uint64_t>(e - s - 1) / mag) : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      count = s > e ? static_cast<int64_t>(1 + static_cast<uint64_t>(s - e - 1) / mag) : 0;
+    }
+    v.shape[a] = count;
+    if (count > 0) v.begin[a] = s, v.offset += s * cs[a];
+    // With two or more elements |step| < dim, so the product fits; otherwise the stride is unused.
+    v.strides[a] = count > 1 ? step * cs[a] : cs[a];
+  }
+  if (std::any_of(v.shape.begin(), v.shape.end(), [](int64_t d) { return d == 0; })) v.offset = 0;
+  return v;
+}
+
+}  // namespace fusor

@@ -1,0 +1,33 @@
+// ONNX Slice geometry, computed once for the shape rule and reference kernel (ir/ops/shape.cpp),
+// the fused view path (ir/fusion.cpp) and the GPU code generators (backends/codegen_opaque_nn.cpp).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace fusor {
+
+// A Slice of an input of shape `x` (row-major, contiguous):
+//   shape   the output shape;
+//   begin   per input axis, the first element taken (0 on axes not sliced or emptied);
+//   step    per input axis, the step (1 on axes not sliced; may be negative);
+//   offset  the first element's flat index in the input (0 when the output is empty);
+//   strides per output axis, the input stride of one output step (so element i of the output
+//           is input[offset + sum_a coord_a * strides[a]]).
+struct SliceView {
+  Shape shape;
+  std::vector<int64_t> begin, step;
+  int64_t offset = 0;
+  std::vector<int64_t> strides;
+};
+
+// Per the ONNX Slice spec (opsets 1-13): empty axes mean 0..len(starts)-1, empty steps mean 1;
+// negative starts/ends add the dim, then starts/ends clamp to [0, dim] for positive steps and to
+// [0, dim-1] / [-1, dim-1] for negative ones. Exact for every int64 value (|step| is taken
+// unsigned, so steps near INT64_MIN/MAX do not overflow). Throws Error("shape") naming the node
+// when the lists differ in length, an axis repeats or is out of range, or a step is 0.
+SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts, std::vector<int64_t> ends,
+                     std::vector<int64_t> axes, std::vector<int64_t> steps);
+
+}  // namespace fusor
