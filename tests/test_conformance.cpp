@@ -58,5 +58,20 @@ TEST(Conformance, NodeSuiteCpuPassesEverythingRefPasses) {
   EXPECT_GE(ref_pass * 100, static_cast<int>(cases.size()) * 40) << "below 40% of the node suite on ref";
 }
 
+// The other ONNX suites (../shared/README.md: models converted from PyTorch, PyTorch operators,
+// simple graphs): every case passes on ref and the fused cpu backend. They include opset-6
+// models (PRelu with a per-channel slope) that the node suite does not.
+TEST(Conformance, OtherOnnxSuitesPassOnRefAndCpu) {
+  std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "../shared/onnx-tests not present (set FUSOR_SHARED)";
+  ConformOptions o;
+  o.backends = {"ref", "cpu"};
+  auto cases = find_cases({shared + "/onnx-tests/pytorch-converted", shared + "/onnx-tests/pytorch-operator",
+                           shared + "/onnx-tests/simple"});
+  ASSERT_GT(cases.size(), 50u);
+  for (auto& r : run_conformance(cases, o, nullptr))
+    EXPECT_EQ(r.status, CaseStatus::passed) << r.case_dir << " on " << r.backend << ": " << r.detail;
+}
+
 }  // namespace
 }  // namespace fusor

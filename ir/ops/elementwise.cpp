@@ -479,6 +479,38 @@ ScalarRule unary_float(const char* expr, EvalFn eval, std::vector<std::pair<std:
   return rule(expr, eval, std::move(params), true);
 }
 
+// Before opset 7, PRelu's rank-1 slope of X's channel count applied per channel (axis 1, as in
+// Caffe2 and the models PyTorch exported then), not aligned with X's last axis as NumPy would:
+// the slope is reshaped to [C, 1, ..., 1] and the node runs with opset-7 broadcasting.
+bool prelu_legacy_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (n.opset >= 7 || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return false;
+  const Value& x = g.values[n.inputs[0]];
+  const Value& slope = g.values[n.inputs[1]];
+  if (!x.shape_known || !slope.shape_known || x.shape.size() < 3 || slope.shape.size() != 1 || slope.shape[0] == 1 ||
+      slope.shape[0] != x.shape[1])
+    return false;
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  Tensor target(DType::i64, {rank - 1});
+  for (int64_t i = 0; i < rank - 1; ++i) target.set_int(i, i == 0 ? slope.shape[0] : 1);
+  const DType slope_dtype = slope.dtype;
+  const int target_id = g.add_constant(g.unique_name(n.name + "/slope_shape"), std::move(target));
+  const int reshaped = g.add_value(g.unique_name(n.name + "/slope"), slope_dtype);
+  Node r;
+  r.name = n.name + "/slope_reshape";
+  r.op_type = "Reshape";
+  r.opset = 13;
+  r.inputs = {n.inputs[1], target_id};
+  r.outputs = {reshaped};
+  Node p = n;
+  p.opset = 7;
+  p.inputs[1] = reshaped;
+  g.nodes[index] = std::move(p);
+  g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(index), std::move(r));
+  g.reindex_producers();
+  return true;
+}
+
 void add(const char* name, int min_in, int max_in, Typing typing, ScalarRule r) {
   OpDef d;
   d.name = name;
@@ -508,6 +540,7 @@ void add(const char* name, int min_in, int max_in, Typing typing, ScalarRule r) 
       elementwise_loop(r, n, in, out[0], std::vector<bool>(in.size(), true));
     };
   }
+  if (std::string(name) == "PRelu") d.expand = prelu_legacy_expand;
   d.scalar = std::move(r);
   register_op(std::move(d));
 }
