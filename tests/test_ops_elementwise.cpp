@@ -5,7 +5,10 @@
 #include <cmath>
 #include <limits>
 
+#include "backend_agreement.h"
+#include "frontend/builder.h"
 #include "ir/op_table.h"
+#include "runtime/session.h"
 #include "test_util.h"
 
 namespace fusor {
@@ -356,6 +359,54 @@ TEST(OpsReduce, LayerNormalization) {
 TEST(OpsReduce, RmsNormalization) {
   expect_values(run1({"RMSNormalization", {testing::tensor_of({1, 2}, {3, 4}), testing::tensor_of({2}, {1, 1})}, {}, 23}), {0.8485278, 1.1313704},
                 1e-6);
+}
+
+}  // namespace
+}  // namespace fusor
+
+namespace fusor {
+namespace {
+
+// Broadcasting before opset 7 (Add-6's broadcast/axis, PRelu-6's per-channel slope) on every
+// backend, against values computed here: B [3] at axis 1 of A [2, 3, 2] adds B[c] to A[n, c, w].
+TEST(OpsElementwise, LegacyBroadcastAlignsAtAxisOnEveryBackend) {
+  const Tensor a = testing::random_tensor(DType::f32, {2, 3, 2}, 11, -2.0, 2.0);
+  const Tensor b = testing::random_tensor(DType::f32, {3}, 12, 0.1, 0.9);
+  for (const std::string op : {"Add", "PRelu"}) {
+    GraphBuilder gb("legacy_" + op, 6);
+    const int x = gb.input("a", DType::f32, {2, 3, 2});
+    std::map<std::string, AttrValue> attrs;
+    if (op == "Add") attrs = {{"broadcast", int64_t{1}}, {"axis", int64_t{1}}};
+    gb.output(gb.op(op, {x, gb.constant("b", b)}, attrs));
+    const Graph g = gb.build();
+    std::vector<double> want;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      const double av = a.get(i), bv = b.get((i / 2) % 3);
+      want.push_back(op == "Add" ? av + bv : (av < 0 ? bv * av : av));
+    }
+    std::vector<std::string> backends{"ref", "cpu"};
+    if (testing::vulkan_available()) backends.push_back("vulkan");
+    for (const std::string& be : backends) {
+      Session s(g, be);
+      const std::vector<Tensor> out = s.run({a});
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_EQ(out[0].shape(), (Shape{2, 3, 2})) << op << " on " << be;
+      SCOPED_TRACE(op + " on " + be);
+      testing::expect_values(out[0], want, 1e-6);
+    }
+  }
+  // An axis that puts B past A's last dim is a shape error naming the node.
+  GraphBuilder gb("legacy_bad", 6);
+  const int x = gb.input("a", DType::f32, {2, 3, 2});
+  const Tensor b2 = testing::random_tensor(DType::f32, {3, 2}, 13);
+  gb.output(gb.op("Add", {x, gb.constant("b", b2)}, {{"broadcast", int64_t{1}}, {"axis", int64_t{2}}}));
+  try {
+    Session(gb.build(), "ref").run({a});
+    ADD_FAILURE() << "B [3, 2] at axis 2 of A [2, 3, 2] was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("legacy broadcast"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Add"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -340,10 +340,11 @@ void infer_elementwise(InferContext& ctx, Typing typing, bool float_only) {
       ctx.node().attrs["to"] = static_cast<int64_t>(dtype_to_onnx(out_dtype));
       break;
   }
-  // Before opset 7, broadcast=1 aligned B at 'axis'; that matches NumPy only at the trailing dims.
+  // Before opset 7, broadcast=1 aligned B at 'axis': legacy_broadcast_expand reshaped B so that
+  // NumPy's trailing alignment is that; a B this rule still sees would be misaligned.
   if (n.opset < 7 && n.attr_i("broadcast", 0) != 0 && n.has_attr("axis") && count == 2 &&
       normalize_axis(n.attr_i("axis", 0), ctx.rank(0), n.label()) != ctx.rank(0) - ctx.rank(1))
-    ctx.fail("legacy broadcast with an 'axis' other than the trailing alignment is not supported");
+    ctx.fail("legacy broadcast: B does not align with A at 'axis'");
   if (n.op_type == "Mod" && dtype_is_float(t0) && n.attr_i("fmod", 0) == 0)
     ctx.fail("floating-point Mod needs fmod=1 (ONNX)");
   ctx.set_output(0, out_dtype, std::move(out_shape));
@@ -479,35 +480,54 @@ ScalarRule unary_float(const char* expr, EvalFn eval, std::vector<std::pair<std:
   return rule(expr, eval, std::move(params), true);
 }
 
-// Before opset 7, PRelu's rank-1 slope of X's channel count applied per channel (axis 1, as in
-// Caffe2 and the models PyTorch exported then), not aligned with X's last axis as NumPy would:
-// the slope is reshaped to [C, 1, ..., 1] and the node runs with opset-7 broadcasting.
-bool prelu_legacy_expand(Graph& g, size_t index) {
+// Replaces input `slot` of node `index` by a Reshape of it to `target` and runs the node with
+// opset-7 (NumPy) broadcasting; for the legacy broadcasting rules below.
+void reshape_operand(Graph& g, size_t index, int slot, const Shape& target) {
   const Node n = g.nodes[index];
-  if (n.opset >= 7 || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return false;
-  const Value& x = g.values[n.inputs[0]];
-  const Value& slope = g.values[n.inputs[1]];
-  if (!x.shape_known || !slope.shape_known || x.shape.size() < 3 || slope.shape.size() != 1 || slope.shape[0] == 1 ||
-      slope.shape[0] != x.shape[1])
-    return false;
-  const int64_t rank = static_cast<int64_t>(x.shape.size());
-  Tensor target(DType::i64, {rank - 1});
-  for (int64_t i = 0; i < rank - 1; ++i) target.set_int(i, i == 0 ? slope.shape[0] : 1);
-  const DType slope_dtype = slope.dtype;
-  const int target_id = g.add_constant(g.unique_name(n.name + "/slope_shape"), std::move(target));
-  const int reshaped = g.add_value(g.unique_name(n.name + "/slope"), slope_dtype);
+  Tensor shape(DType::i64, {static_cast<int64_t>(target.size())});
+  for (size_t i = 0; i < target.size(); ++i) shape.set_int(static_cast<int64_t>(i), target[i]);
+  const DType dtype = g.values[n.inputs[slot]].dtype;
+  const int shape_id = g.add_constant(g.unique_name(n.name + "/legacy_shape"), std::move(shape));
+  const int reshaped = g.add_value(g.unique_name(n.name + "/legacy_operand"), dtype);
   Node r;
-  r.name = n.name + "/slope_reshape";
+  r.name = n.name + "/legacy_reshape";
   r.op_type = "Reshape";
   r.opset = 13;
-  r.inputs = {n.inputs[1], target_id};
+  r.inputs = {n.inputs[slot], shape_id};
   r.outputs = {reshaped};
-  Node p = n;
-  p.opset = 7;
-  p.inputs[1] = reshaped;
-  g.nodes[index] = std::move(p);
+  Node m = n;
+  m.opset = 7;
+  m.inputs[slot] = reshaped;
+  m.attrs.erase("broadcast");
+  m.attrs.erase("axis");
+  g.nodes[index] = std::move(m);
   g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(index), std::move(r));
   g.reindex_producers();
+}
+
+// Broadcasting before opset 7 (ONNX Changelog, Add-1/6 etc.): with broadcast=1, B's dims align
+// with A's starting at 'axis' (default: the trailing alignment, which is NumPy's); PRelu's
+// rank-1 slope of X's channel count applied per channel (axis 1, as in Caffe2 and the models
+// PyTorch exported then). Both become a Reshape of the operand to A's rank with trailing 1s.
+bool legacy_broadcast_expand(Graph& g, size_t index) {
+  const Node& n = g.nodes[index];
+  if (n.opset >= 7 || n.inputs.size() != 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return false;
+  const Value& a = g.values[n.inputs[0]];
+  const Value& b = g.values[n.inputs[1]];
+  if (!a.shape_known || !b.shape_known) return false;
+  const int64_t ra = static_cast<int64_t>(a.shape.size()), rb = static_cast<int64_t>(b.shape.size());
+  int64_t axis = -1;
+  if (n.op_type == "PRelu") {
+    if (ra >= 3 && rb == 1 && b.shape[0] != 1 && b.shape[0] == a.shape[1]) axis = 1;
+  } else if (n.attr_i("broadcast", 0) != 0 && n.has_attr("axis")) {
+    axis = normalize_axis(n.attr_i("axis", 0), ra, n.label());
+    if (axis + rb > ra) throw Error("shape", n.label() + ": legacy broadcast of rank " + std::to_string(rb) +
+                                                 " at axis " + std::to_string(axis) + " exceeds A's rank " + std::to_string(ra));
+  }
+  if (axis < 0 || axis + rb == ra) return false;  // NumPy's trailing alignment already
+  Shape target = b.shape;
+  target.resize(static_cast<size_t>(ra - axis), 1);
+  reshape_operand(g, index, 1, target);
   return true;
 }
 
@@ -540,7 +560,7 @@ void add(const char* name, int min_in, int max_in, Typing typing, ScalarRule r) 
       elementwise_loop(r, n, in, out[0], std::vector<bool>(in.size(), true));
     };
   }
-  if (std::string(name) == "PRelu") d.expand = prelu_legacy_expand;
+  if (max_in == 2) d.expand = legacy_broadcast_expand;
   d.scalar = std::move(r);
   register_op(std::move(d));
 }
