@@ -7,7 +7,10 @@
 #include <cstdint>
 #include <optional>
 
+#include "backend_agreement.h"
+#include "frontend/builder.h"
 #include "ir/op_table.h"
+#include "runtime/session.h"
 #include "test_util.h"
 
 namespace fusor {
@@ -112,6 +115,46 @@ TEST(OpsExtra, ResizeRejectsBadArguments) {
   EXPECT_THROW(run_ex_op1({"Resize", {x, std::nullopt, testing::tensor_of({1}, {2}), testing::ints_of({1}, {4})}}), Error);
   EXPECT_THROW(run_ex_op1({"Resize", {x}}), Error);
   EXPECT_THROW(run_ex_op1({"Resize", {x, std::nullopt, testing::tensor_of({1}, {2})}, {{"mode", std::string("area")}}}), Error);
+}
+
+// Upsample (deprecated; opset 7: scales attribute, opset 9: scales input) runs as Resize-10 on
+// every backend: nearest x2 repeats each element (asymmetric coordinates, floor), linear x2
+// interpolates towards the next element and repeats the last (values computed here).
+TEST(OpsExtra, UpsampleRunsAsResize10OnEveryBackend) {
+  const Tensor x = testing::random_tensor(DType::f32, {1, 2, 2, 3}, 21, -3.0, 3.0);
+  for (int opset : {7, 9}) {
+    for (const std::string mode : {"nearest", "linear"}) {
+      GraphBuilder gb("upsample", opset);
+      const int in = gb.input("x", DType::f32, {1, 2, 2, 3});
+      std::map<std::string, AttrValue> attrs{{"mode", mode}};
+      std::vector<int> ins{in};
+      if (opset < 9) attrs["scales"] = std::vector<double>{1, 1, 2, 2};
+      else ins.push_back(gb.constant("scales", testing::tensor_of({4}, {1, 1, 2, 2})));
+      gb.output(gb.op("Upsample", ins, attrs));
+      const Graph g = gb.build();
+      std::vector<double> want;
+      auto at = [&](int64_t c, int64_t h, int64_t w) { return x.get((c * 2 + h) * 3 + w); };
+      auto lin = [&](int64_t c, int64_t i, int64_t j) {  // source coordinate i/2, j/2, clamped
+        const double sh = i / 2.0, sw = j / 2.0;
+        const int64_t h0 = static_cast<int64_t>(sh), w0 = static_cast<int64_t>(sw);
+        const int64_t h1 = std::min<int64_t>(h0 + 1, 1), w1 = std::min<int64_t>(w0 + 1, 2);
+        const double fh = sh - h0, fw = sw - w0;
+        return (1 - fh) * ((1 - fw) * at(c, h0, w0) + fw * at(c, h0, w1)) + fh * ((1 - fw) * at(c, h1, w0) + fw * at(c, h1, w1));
+      };
+      for (int64_t c = 0; c < 2; ++c)
+        for (int64_t i = 0; i < 4; ++i)
+          for (int64_t j = 0; j < 6; ++j) want.push_back(mode == "nearest" ? at(c, i / 2, j / 2) : lin(c, i, j));
+      std::vector<std::string> backends{"ref", "cpu"};
+      if (testing::vulkan_available()) backends.push_back("vulkan");
+      for (const std::string& be : backends) {
+        SCOPED_TRACE("Upsample-" + std::to_string(opset) + " " + mode + " on " + be);
+        const std::vector<Tensor> out = Session(g, be).run({x});
+        ASSERT_EQ(out.size(), 1u);
+        EXPECT_EQ(out[0].shape(), (Shape{1, 2, 4, 6}));
+        testing::expect_values(out[0], want, 1e-5);
+      }
+    }
+  }
 }
 
 }  // namespace

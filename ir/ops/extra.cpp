@@ -466,10 +466,49 @@ ResizeTable resize_table(const Node& n, const Shape& x, const Tensor* scales, co
   return t;
 }
 
+// ---------------------------------------------------------------- Upsample (deprecated)
+
+// Upsample-7/9 is Resize-10 (ONNX Changelog: asymmetric coordinates, floor for nearest), with
+// the scales as an attribute before opset 9: the node becomes that Resize before inference.
+// Upsample-1 (height_scale/width_scale) predates it and is refused with the reason.
+bool upsample_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  if (n.opset < 7) throw Unsupported("shape", n.label() + ": Upsample before opset 7 (height_scale/width_scale) is not supported");
+  std::string mode = n.attr_s("mode", "nearest");
+  if (mode == "bilinear") mode = "linear";
+  if (mode != "nearest" && mode != "linear") throw bad("unknown mode '" + mode + "'");
+  Node r;
+  r.name = n.name;
+  r.op_type = "Resize";
+  r.opset = 10;
+  r.attrs["mode"] = mode;
+  r.outputs = n.outputs;
+  if (n.opset < 9) {
+    if (!n.has_attr("scales")) throw bad("needs the 'scales' attribute");
+    const std::vector<double> sc = n.attr_floats("scales");
+    Tensor t(DType::f32, {static_cast<int64_t>(sc.size())});
+    for (size_t i = 0; i < sc.size(); ++i) t.set(static_cast<int64_t>(i), sc[i]);
+    r.inputs = {n.inputs.empty() ? -1 : n.inputs[0], g.add_constant(g.unique_name(n.name + "/scales"), std::move(t))};
+  } else {
+    if (n.inputs.size() < 2) throw bad("needs the 'scales' input");
+    r.inputs = {n.inputs[0], n.inputs[1]};
+  }
+  g.nodes[index] = std::move(r);
+  g.reindex_producers();
+  return true;
+}
+
+void upsample_unreached(InferContext& ctx) { ctx.fail("Upsample is rewritten to Resize before inference"); }
+void upsample_ref_unreached(const Node& n, const Ins&, Outs&) { ref_fail(n, "Upsample is rewritten to Resize before it runs"); }
+
 void register_extra_ops() {
   register_op(table_entry("NegativeLogLikelihoodLoss", 2, 3, nll_infer, nll_ref));
   register_op(table_entry("SoftmaxCrossEntropyLoss", 2, 3, sce_infer, sce_ref, 2));
   register_op(table_entry("Resize", 1, 4, resize_infer, resize_ref));
+  OpDef up = table_entry("Upsample", 1, 2, upsample_unreached, upsample_ref_unreached);
+  up.expand = upsample_expand;
+  register_op(std::move(up));
 }
 
 }  // namespace fusor
