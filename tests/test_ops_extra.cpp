@@ -157,5 +157,34 @@ TEST(OpsExtra, UpsampleRunsAsResize10OnEveryBackend) {
   }
 }
 
+// MeanVarianceNormalization (default axes [0, 2, 3]) on every backend against the formula
+// computed here in double: (x - mean_c) / (sqrt(mean_c(x^2) - mean_c^2) + 1e-9).
+TEST(OpsExtra, MeanVarianceNormalizationOnEveryBackend) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 3, 2, 2}, 31, -2.0, 5.0);
+  GraphBuilder gb("mvn", 13);
+  gb.output(gb.op("MeanVarianceNormalization", {gb.input("x", DType::f32, {2, 3, 2, 2})}));
+  const Graph g = gb.build();
+  std::vector<double> want(static_cast<size_t>(x.numel()));
+  for (int64_t c = 0; c < 3; ++c) {
+    double s = 0, s2 = 0;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t k = 0; k < 4; ++k) {
+        const double v = x.get((b * 3 + c) * 4 + k);
+        s += v, s2 += v * v;
+      }
+    const double m = s / 8, sd = std::sqrt(s2 / 8 - m * m) + 1e-9;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t k = 0; k < 4; ++k) want[(b * 3 + c) * 4 + k] = (x.get((b * 3 + c) * 4 + k) - m) / sd;
+  }
+  std::vector<std::string> backends{"ref", "cpu"};
+  if (testing::vulkan_available()) backends.push_back("vulkan");
+  for (const std::string& be : backends) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> out = Session(g, be).run({x});
+    ASSERT_EQ(out.size(), 1u);
+    testing::expect_values(out[0], want, 1e-5);
+  }
+}
+
 }  // namespace
 }  // namespace fusor

@@ -466,6 +466,42 @@ double absolute(double v) { return std::fabs(v); }
 double root(double v) { return std::sqrt(v); }
 double logarithm(double v) { return std::log(v); }
 
+// MeanVarianceNormalization-13 (ONNX function body): Y = (X - E[X]) / (sqrt(E[X^2] - E[X]^2) +
+// 1e-9), the means over 'axes' (default [0, 2, 3]). The node becomes that body before
+// inference, so each part is an op of the table (and fuses like LayerNormalization).
+bool mvn_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0)
+    throw Error("shape", n.label() + ": needs one input and one output");
+  const int x = n.inputs[0];
+  const DType dt = g.values[x].dtype;
+  if (!dtype_is_float(dt)) throw Error("shape", n.label() + ": needs a float input, got " + dtype_name(dt));
+  const std::vector<int64_t> axes = n.attr_ints("axes", {0, 2, 3});
+  std::vector<Node> body;
+  auto op = [&](const std::string& type, std::vector<int> ins, std::map<std::string, AttrValue> attrs = {}, int out = -1) {
+    Node m;
+    m.name = g.unique_name(n.name + "/" + type);
+    m.op_type = type;
+    m.opset = 13;
+    m.inputs = std::move(ins);
+    m.attrs = std::move(attrs);
+    m.outputs = {out >= 0 ? out : g.add_value(m.name + ":0")};
+    body.push_back(m);
+    return m.outputs[0];
+  };
+  auto mean = [&](int v) { return op("ReduceMean", {v}, {{"axes", axes}, {"keepdims", int64_t{1}}}); };
+  Tensor eps(dt, {});
+  eps.set(0, 1e-9);
+  const int ex = mean(x);
+  const int var = op("Sub", {mean(op("Mul", {x, x})), op("Mul", {ex, ex})});
+  const int den = op("Add", {op("Sqrt", {var}), g.add_constant(g.unique_name(n.name + "/epsilon"), std::move(eps))});
+  op("Div", {op("Sub", {x, ex}), den}, {}, n.outputs[0]);
+  g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(index));
+  g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(index), body.begin(), body.end());
+  g.reindex_producers();
+  return true;
+}
+
 }  // namespace
 
 std::vector<int> reduce_axes(const Node& n, const Tensor* axes_input, int64_t rank, bool* noop) {
@@ -519,6 +555,16 @@ void register_reduce_ops() {
   add_softmax("Hardmax", RowOp::hardmax);
   add_norm("LayerNormalization", true);
   add_norm("RMSNormalization", false);
+  {
+    OpDef d;
+    d.name = "MeanVarianceNormalization";
+    d.infer = [](InferContext& ctx) { ctx.fail("rewritten to its function body before inference"); };
+    d.reference = [](const Node& n, const std::vector<const Tensor*>&, std::vector<Tensor>&) {
+      throw Error("ref", n.label() + ": rewritten to its function body before it runs");
+    };
+    d.expand = mvn_expand;
+    register_op(std::move(d));
+  }
 }
 
 }  // namespace fusor
