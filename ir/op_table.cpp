@@ -12,6 +12,7 @@ void register_misc_ops();   // ir/ops/misc.cpp: CumProd, windows, Compress, LpNo
 void register_grid_ops();   // ir/ops/grid.cpp: GridSample, AffineGrid, CenterCropPad, Col2Im
 void register_recurrent_ops();  // ir/ops/recurrent.cpp: RNN, GRU, LSTM
 void register_loop_ops();       // ir/ops/loop.cpp: Loop, Scan
+void register_vision_ops();     // ir/ops/vision.cpp: RoiAlign, MaxUnpool
 
 namespace {
 std::map<std::string, OpDef>& table() {
@@ -35,6 +36,7 @@ void ensure_registered() {
     register_grid_ops();
     register_recurrent_ops();
     register_loop_ops();
+    register_vision_ops();
   });
 }
 }  // namespace

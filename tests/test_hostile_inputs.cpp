@@ -406,6 +406,38 @@ TEST(Hostile, ExtremeValuesKeepTheirMeaning) {
   }
 }
 
+// Detection ops whose work or indices come from a model's values: each is one error naming the
+// node, never an unbounded loop or a read outside a tensor.
+TEST(Hostile, RoiAndUnpoolValuesAreChecked) {
+  auto error_of = [](GraphBuilder& b) {
+    try {
+      run_const_graph(b);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(ran)");
+  };
+  const Tensor x = tensor_of({1, 1, 2, 2}, {1, 2, 3, 4});
+  {  // a roi of 1e30 pixels asks for a 1e30-sample grid per bin
+    GraphBuilder b;
+    b.output(b.op("RoiAlign", {b.constant("x", x), b.constant("r", tensor_of({1, 4}, {0, 0, 1e30, 1e30})),
+                               b.constant("i", ints_of({1}, {0}))}));
+    EXPECT_NE(error_of(b).find("sampling grid"), std::string::npos) << error_of(b);
+  }
+  {  // batch index past N
+    GraphBuilder b;
+    b.output(b.op("RoiAlign", {b.constant("x", x), b.constant("r", tensor_of({1, 4}, {0, 0, 1, 1})),
+                               b.constant("i", ints_of({1}, {INT64_MAX}))}));
+    EXPECT_NE(error_of(b).find("batch index"), std::string::npos) << error_of(b);
+  }
+  {  // an unpool index past the unpooled tensor
+    GraphBuilder b;
+    b.output(b.op("MaxUnpool", {b.constant("x", x), b.constant("i", ints_of({1, 1, 2, 2}, {0, 1, 2, 1 << 20}))},
+                  {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}}));
+    EXPECT_NE(error_of(b).find("outside the unpooled"), std::string::npos) << error_of(b);
+  }
+}
+
 // ---- files ------------------------------------------------------------------------------------
 
 std::string npy_with_header(const std::string& dict, const std::string& data) {
