@@ -13,6 +13,7 @@ void register_grid_ops();   // ir/ops/grid.cpp: GridSample, AffineGrid, CenterCr
 void register_recurrent_ops();  // ir/ops/recurrent.cpp: RNN, GRU, LSTM
 void register_loop_ops();       // ir/ops/loop.cpp: Loop, Scan
 void register_vision_ops();     // ir/ops/vision.cpp: RoiAlign, MaxUnpool
+void register_signal_ops();     // ir/ops/signal.cpp: STFT, MelWeightMatrix
 
 namespace {
 std::map<std::string, OpDef>& table() {
@@ -37,6 +38,7 @@ void ensure_registered() {
     register_recurrent_ops();
     register_loop_ops();
     register_vision_ops();
+    register_signal_ops();
   });
 }
 }  // namespace

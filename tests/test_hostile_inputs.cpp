@@ -438,6 +438,32 @@ TEST(Hostile, RoiAndUnpoolValuesAreChecked) {
   }
 }
 
+// Audio ops whose lengths come from a model's values: bounded work, one error naming the node.
+TEST(Hostile, SignalLengthsAreChecked) {
+  auto error_of = [](GraphBuilder& b) {
+    try {
+      run_const_graph(b);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(ran)");
+  };
+  {  // a frame longer than the signal
+    GraphBuilder b;
+    b.output(b.op("STFT", {b.constant("x", Tensor(DType::f32, {1, 8, 1})), b.constant("s", ints_of({}, {1})), -1,
+                           b.constant("l", ints_of({}, {INT64_MAX}))}));
+    EXPECT_NE(error_of(b).find("frame length"), std::string::npos) << error_of(b);
+  }
+  {  // a mel filter bank reaching past the spectrogram (the reference indexes outside it)
+    GraphBuilder b;
+    Tensor lo(DType::f32, {}), hi(DType::f32, {});
+    lo.set(0, 0.0), hi.set(0, 8000.0);
+    b.output(b.op("MelWeightMatrix", {b.constant("m", ints_of({}, {8})), b.constant("d", ints_of({}, {16})),
+                                      b.constant("r", ints_of({}, {8000})), b.constant("lo", lo), b.constant("hi", hi)}));
+    EXPECT_NE(error_of(b).find("past the last"), std::string::npos) << error_of(b);
+  }
+}
+
 // ---- files ------------------------------------------------------------------------------------
 
 std::string npy_with_header(const std::string& dict, const std::string& data) {
