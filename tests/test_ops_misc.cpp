@@ -58,6 +58,18 @@ TEST(OpsMisc, Compress) {
   expect_values(flat, {1, 4});
 }
 
+TEST(OpsMisc, NonZero) {
+  // Coordinates in row-major order, one row per dim; NaN and -0.0: NaN counts, -0.0 does not.
+  Tensor x = tensor_of({2, 3}, {0, 1.5, 0, std::nan(""), -0.0, -2});
+  Tensor y = run_op({"NonZero", {x}}, 13)[0];
+  ASSERT_EQ(y.shape(), (Shape{2, 3}));
+  EXPECT_EQ(y.dtype(), DType::i64);
+  const std::vector<int64_t> want{0, 1, 1, 1, 0, 2};
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(y.get_int(i), want[i]) << i;
+  Tensor b = ints_of({3}, {0, 0, 0}, DType::boolean);
+  EXPECT_EQ(run_op({"NonZero", {b}}, 13)[0].shape(), (Shape{1, 0}));
+}
+
 TEST(OpsMisc, LpNormalization) {
   expect_values(run_op({"LpNormalization", {tensor_of({2, 2}, {1, 3, 3, 4})}, {{"p", int64_t{1}}}}, 1)[0], {0.25, 0.75, 3.0 / 7, 4.0 / 7});
   expect_values(run_op({"LpNormalization", {tensor_of({2, 2}, {3, 1, 4, 1})}, {{"axis", int64_t{0}}}}, 1)[0],

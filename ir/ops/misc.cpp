@@ -11,6 +11,9 @@
 //    true; the condition may be shorter than the axis (the rest is dropped). Its output shape
 //    depends on the condition, which must be a compile-time constant (a graph input is
 //    specialised on by the Session).
+//  * NonZero-13: the coordinates of x's non-zero elements (NaN counts), [rank, count] int64, in
+//    row-major order. Its shape depends on x's values, which must be a compile-time constant
+//    (a small graph input is specialised on by the Session, like Compress's condition).
 //  * LpNormalization-1: x / (sum |x|^p)^(1/p) along axis (default -1), p in {1, 2}; 0 where
 //    the norm is 0.
 //  * BitCast-26: the same bytes as dtype `to`, which must have the input's element size.
@@ -120,6 +123,31 @@ ReferenceFn window_ref(WindowCoeffs c) {
       out[0].set(i, c.a0 - c.a1 * std::cos(2 * kPi * k / N) + c.a2 * std::cos(4 * kPi * k / N));
     }
   };
+}
+
+// ---- NonZero ------------------------------------------------------------------------------
+
+// Flat indices of the non-zero elements (NaN is non-zero, as in numpy), in row-major order.
+std::vector<int64_t> nonzero_flat(const Tensor& x) {
+  if (x.dtype() == DType::string) throw Unsupported("shape", "NonZero of a string tensor is not supported");
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < x.numel(); ++i)
+    if (x.get(i) != 0) idx.push_back(i);
+  return idx;
+}
+
+void nonzero_infer(InferContext& ctx) {
+  const Tensor& x = ctx.require_constant(0);
+  ctx.set_output(0, DType::i64, {x.rank(), static_cast<int64_t>(nonzero_flat(x).size())});
+}
+
+void nonzero_ref(const Node&, const Ins& in, Outs& out) {
+  const Tensor& x = *in[0];
+  const std::vector<int64_t> idx = nonzero_flat(x);
+  const Shape st = contiguous_strides(x.shape());
+  const int64_t n = static_cast<int64_t>(idx.size());
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t a = 0; a < x.rank(); ++a) out[0].set_int(a * n + j, (idx[j] / st[a]) % x.shape()[a]);
 }
 
 // ---- Compress -----------------------------------------------------------------------------
@@ -596,6 +624,7 @@ void register_misc_ops() {
   register_op(table_entry("HammingWindow", 1, 1, window_infer, window_ref({25.0 / 46.0, 21.0 / 46.0, 0.0})));
   register_op(table_entry("BlackmanWindow", 1, 1, window_infer, window_ref({0.42, 0.5, 0.08})));
   register_op(table_entry("Compress", 2, 2, compress_infer, compress_ref));
+  register_op(table_entry("NonZero", 1, 1, nonzero_infer, nonzero_ref));
   register_op(table_entry("LpNormalization", 1, 1, lpnorm_infer, lpnorm_ref));
   register_op(table_entry("NonMaxSuppression", 2, 5, nms_infer, nms_ref));
 }
