@@ -15,62 +15,123 @@ Graph load_model(const std::string& path) { return load_onnx(path); }
 
 namespace {
 constexpr int64_t kMaxBakedElements = int64_t{1} << 16;
+// A shape-determining value computed inside the model (NonZero's input, NMS's boxes) is
+// computed on `ref` and baked in; larger ones are refused rather than keyed by their bytes.
+constexpr int64_t kMaxComputedElements = int64_t{1} << 22;
 
-// specialize(), also reporting which inputs' values were baked into the graph (baked[i] = 1):
-// those values must join the executable's key even when folding left no trace of the input.
-Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::vector<char>* baked) {
+// The exact bytes of a tensor as hex, for executable keys (two values that print alike, 1e-7
+// and 4e-7 with 6 decimals, -0.0 and 0.0, are different keys).
+std::string bytes_key(const Tensor& t) {
+  static const char* hex = "0123456789abcdef";
+  std::string k;
+  if (t.dtype() == DType::string) {
+    for (const auto& s : t.strings) k += std::to_string(s.size()) + ":" + s + ",";
+    return k;
+  }
+  const auto* p = reinterpret_cast<const unsigned char*>(t.raw());
+  for (size_t j = 0; j < t.nbytes(); ++j) k += hex[p[j] >> 4], k += hex[p[j] & 15];
+  return k;
+}
+
+// specialize(), also reporting which inputs' values were baked into the graph (baked[i] = 1)
+// and the bytes of the computed values it baked (computed_key): those values must join the
+// executable's key even when folding left no trace of them.
+Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::vector<char>* baked,
+                       std::string* computed_key) {
   if (inputs.size() != g.inputs.size())
     throw Error("run", "model has " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
-  Graph s = g;
   std::map<std::string, Shape> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    Value& v = s.values[s.inputs[i]];
+    const Value& v = g.values[g.inputs[i]];
     if (v.dtype != DType::undefined && v.dtype != inputs[i].dtype())
       throw Error("run", "input '" + printable(v.name) + "' expects " + dtype_name(v.dtype) + ", got " + dtype_name(inputs[i].dtype()));
-    v.dtype = inputs[i].dtype();
     shapes[v.name] = inputs[i].shape();
   }
-  try {
-    make_static(s, shapes);
-  } catch (const NeedsConstant&) {
-    // A shape-determining input (Reshape's shape, Reduce axes, Pad pads...) fed at run time:
-    // specialise on the values of the small integer inputs too, as torch.compile does for ints,
-    // and on any other graph input a shape rule names (Resize's float scales).
-    std::set<std::string> named;
-    for (;;) {
-      s = g;
-      if (baked) baked->assign(inputs.size(), 0);
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        Value& v = s.values[s.inputs[i]];
-        v.dtype = inputs[i].dtype();
-        if ((dtype_is_int(v.dtype) && inputs[i].numel() <= 64) || inputs[i].numel() == 1 || named.count(v.name)) {
-          v.constant = inputs[i];
-          if (baked) (*baked)[i] = 1;
-        }
-      }
-      try {
-        make_static(s, shapes);
-        break;
-      } catch (const NeedsConstant& e) {
-        bool is_input = false;
-        for (int id : g.inputs) is_input = is_input || g.values[id].name == e.value();
-        if (e.value().empty() || !is_input || !named.insert(e.value()).second) throw;
-        // Shape-determining values are small (axes, pads, scales, NMS boxes); baking a large
-        // input would fold it at load, the work of a run, and key the executable on its bytes.
-        for (size_t i = 0; i < inputs.size(); ++i)
-          if (g.values[g.inputs[i]].name == e.value() && inputs[i].numel() > kMaxBakedElements)
-            throw Error("shape", "input '" + printable(e.value()) + "' sets a shape but has " +
-                                     std::to_string(inputs[i].numel()) + " elements (at most " +
-                                     std::to_string(kMaxBakedElements) + " are specialised on): " +
-                                     std::string(e.what()).substr(e.component().size() + 3));
+  // A shape-determining input (Reshape's shape, Reduce axes, Pad pads...) fed at run time:
+  // once one is needed, specialise on the values of the small integer inputs too, as
+  // torch.compile does for ints, and on any other graph input a shape rule names (Resize's
+  // float scales). A shape-determining value computed inside the model is computed on ref
+  // from these inputs and baked in (computed, in the order they were needed).
+  bool specialising = false;
+  std::set<std::string> named;
+  std::vector<std::pair<int, Tensor>> computed;  // value id in g -> its value for these inputs
+  auto prepare = [&] {
+    Graph s = g;
+    if (baked) baked->assign(inputs.size(), 0);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Value& v = s.values[s.inputs[i]];
+      v.dtype = inputs[i].dtype();
+      if (specialising && ((dtype_is_int(v.dtype) && inputs[i].numel() <= 64) || inputs[i].numel() == 1 || named.count(v.name))) {
+        v.constant = inputs[i];
+        if (baked) (*baked)[i] = 1;
       }
     }
+    // A computed value becomes a constant; its producer writes a fresh value instead (dead
+    // unless the producer's other outputs are read).
+    for (const auto& [id, t] : computed) {
+      for (Node& n : s.nodes)
+        for (int& o : n.outputs)
+          if (o == id) o = s.add_value(s.unique_name(s.values[id].name + "/computed"));
+      Value& v = s.values[id];
+      v.dtype = t.dtype(), v.shape = t.shape(), v.shape_known = true, v.constant = t;
+    }
+    s.reindex_producers();
+    return s;
+  };
+  for (;;) {
+    Graph s = prepare();
+    std::string need, why;
+    try {
+      make_static(s, shapes);
+      if (computed_key)
+        for (const auto& [id, t] : computed) *computed_key += "@" + std::to_string(id) + "=" + bytes_key(t);
+      return s;
+    } catch (const NeedsConstant& e) {
+      need = e.value(), why = std::string(e.what()).substr(e.component().size() + 3);
+      if (!specialising) {
+        specialising = true;
+        continue;
+      }
+      if (need.empty()) throw;
+    }
+    const int id = g.find_value(need);
+    bool is_input = false;
+    for (int in : g.inputs) is_input = is_input || in == id;
+    if (is_input) {
+      if (!named.insert(need).second) throw NeedsConstant(why, need);
+      // Shape-determining values are small (axes, pads, scales, NMS boxes); baking a large
+      // input would fold it at load, the work of a run, and key the executable on its bytes.
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (g.inputs[i] == id && inputs[i].numel() > kMaxBakedElements)
+          throw Error("shape", "input '" + printable(need) + "' sets a shape but has " + std::to_string(inputs[i].numel()) +
+                                   " elements (at most " + std::to_string(kMaxBakedElements) + " are specialised on): " + why);
+      continue;
+    }
+    bool known = id < 0;
+    for (const auto& c : computed) known = known || c.first == id;
+    if (known) throw NeedsConstant(why, need);
+    // The value's inputs all inferred (nodes infer in order): run its cone on ref.
+    Graph q = prepare();
+    q.outputs = {id};
+    eliminate_dead_code(q);
+    make_static(q, shapes);
+    const int qid = q.find_value(need);
+    Tensor t;
+    if (qid >= 0 && q.values[qid].constant) {
+      t = *q.values[qid].constant;
+    } else {
+      if (shape_numel(q.values[qid < 0 ? q.outputs[0] : qid].shape) > kMaxComputedElements)
+        throw Error("shape", "value '" + printable(need) + "' sets a shape but would need " +
+                                 std::to_string(shape_numel(q.values[q.outputs[0]].shape)) + " elements computed at load (at most " +
+                                 std::to_string(kMaxComputedElements) + "): " + why);
+      t = std::move(run_on_backend("ref", q, inputs).at(0));
+    }
+    computed.emplace_back(id, std::move(t));
   }
-  return s;
 }
 }  // namespace
 
-Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) { return specialize_baked(g, inputs, nullptr); }
+Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) { return specialize_baked(g, inputs, nullptr, nullptr); }
 
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed) {
   InputDims d;
@@ -106,22 +167,11 @@ std::string shape_key(const std::vector<Tensor>& inputs) {
   for (auto& t : inputs) k += std::string(dtype_name(t.dtype())) + shape_str(t.shape()) + ";";
   return k;
 }
-// The exact bytes (as hex) of every input the static graph baked in: two values that print
-// alike (1e-7 and 4e-7 with 6 decimals, -0.0 and 0.0) are different keys.
+// The exact bytes of every input the static graph baked in.
 std::string value_key(const std::vector<char>& baked, const std::vector<Tensor>& inputs) {
-  static const char* hex = "0123456789abcdef";
   std::string k;
   for (size_t i = 0; i < inputs.size() && i < baked.size(); ++i)
-    if (baked[i]) {
-      k += "#" + std::to_string(i) + "=";
-      const Tensor& t = inputs[i];
-      if (t.dtype() == DType::string) {
-        for (const auto& s : t.strings) k += std::to_string(s.size()) + ":" + s + ",";
-        continue;
-      }
-      const auto* p = reinterpret_cast<const unsigned char*>(t.raw());
-      for (size_t j = 0; j < t.nbytes(); ++j) k += hex[p[j] >> 4], k += hex[p[j] & 15];
-    }
+    if (baked[i]) k += "#" + std::to_string(i) + "=" + bytes_key(inputs[i]);
   return k;
 }
 }  // namespace
@@ -157,8 +207,9 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* st
     }
   }
   std::vector<char> baked;
-  Graph sg = specialize_baked(model_, inputs, &baked);
-  const std::string vkey = value_key(baked, inputs);
+  std::string computed;
+  Graph sg = specialize_baked(model_, inputs, &baked, &computed);
+  const std::string vkey = value_key(baked, inputs) + computed;
   std::shared_ptr<Entry> e;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -1,0 +1,94 @@
+// Shapes that depend on values computed inside the model (boolean-mask indexing, as PyTorch
+// exports x[x > t]: NonZero of a comparison, then GatherND): the Session computes the
+// shape-determining value on ref for each run's inputs, bakes it in and keys the executable on
+// its bytes, so every backend runs such a model instead of refusing it.
+#include <gtest/gtest.h>
+
+#include "backend_agreement.h"
+#include "frontend/builder.h"
+#include "runtime/session.h"
+#include "test_util.h"
+
+namespace fusor {
+namespace {
+
+// y = x[x > 0] * 2 for x [6]: NonZero(Greater(x, 0)) -> Transpose -> GatherND -> Mul.
+Graph masked_model() {
+  GraphBuilder b("masked", 17);
+  const int x = b.input("x", DType::f32, {6});
+  Tensor zero(DType::f32, {}), two(DType::f32, {});
+  zero.set(0, 0.0), two.set(0, 2.0);
+  const int idx = b.op("Transpose", {b.op("NonZero", {b.op("Greater", {x, b.constant("zero", zero)})})},
+                       {{"perm", std::vector<int64_t>{1, 0}}});
+  b.output(b.op("Mul", {b.op("GatherND", {x, idx}), b.constant("two", two)}));
+  return b.build();
+}
+
+TEST(DataDependent, MaskIndexingRunsOnEveryBackendWithNewShapesPerRun) {
+  const Graph g = masked_model();
+  std::vector<std::string> backends{"ref", "cpu"};
+  if (testing::vulkan_available()) backends.push_back("vulkan");
+  for (const std::string& be : backends) {
+    Session s(g, be);
+    for (uint64_t seed : {1u, 2u, 3u, 1u}) {
+      const Tensor x = testing::random_tensor(DType::f32, {6}, seed, -1.0, 1.0);
+      std::vector<double> want;
+      for (int64_t i = 0; i < 6; ++i)
+        if (x.get(i) > 0) want.push_back(2 * x.get(i));
+      const std::vector<Tensor> out = s.run({x});
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_EQ(out[0].shape(), (Shape{static_cast<int64_t>(want.size())})) << be << " seed " << seed;
+      SCOPED_TRACE(be + " seed " + std::to_string(seed));
+      testing::expect_values(out[0], want, 0);
+    }
+  }
+}
+
+// Detector post-processing: NonMaxSuppression of boxes and scores computed at run time (its
+// output count depends on them). Boxes 0 and 1 overlap (IoU 0.9), box 2 is apart: the kept
+// boxes are the better of 0 and 1, then 2, in descending score.
+TEST(DataDependent, NmsOfComputedScoresOnEveryBackend) {
+  GraphBuilder b("nms", 17);
+  const int raw = b.input("scores", DType::f32, {1, 1, 3});
+  const Tensor boxes = testing::tensor_of({1, 3, 4}, {0, 0, 1, 1, 0, 0.05, 1, 1.05, 0, 2, 1, 3});
+  Tensor iou(DType::f32, {1});
+  iou.set(0, 0.5);
+  b.output(b.op("NonMaxSuppression", {b.constant("boxes", boxes), b.op("Sigmoid", {raw}),
+                                      b.constant("max", testing::ints_of({1}, {3})), b.constant("iou", iou)}));
+  const Graph g = b.build();
+  std::vector<std::string> backends{"ref", "cpu"};
+  if (testing::vulkan_available()) backends.push_back("vulkan");
+  for (const std::string& be : backends) {
+    Session s(g, be);
+    for (const std::vector<double>& sc : {std::vector<double>{0.3, 0.9, -1.0}, std::vector<double>{2.0, 0.1, 3.0}}) {
+      const std::vector<Tensor> out = s.run({testing::tensor_of({1, 1, 3}, sc)});
+      ASSERT_EQ(out.size(), 1u);
+      const int64_t best01 = sc[0] >= sc[1] ? 0 : 1;
+      std::vector<int64_t> order = sc[2] > sc[best01] ? std::vector<int64_t>{2, best01} : std::vector<int64_t>{best01, 2};
+      ASSERT_EQ(out[0].shape(), (Shape{2, 3})) << be;
+      for (int64_t r = 0; r < 2; ++r) {
+        EXPECT_EQ(out[0].get_int(r * 3), 0) << be;
+        EXPECT_EQ(out[0].get_int(r * 3 + 1), 0) << be;
+        EXPECT_EQ(out[0].get_int(r * 3 + 2), order[r]) << be << " row " << r;
+      }
+    }
+  }
+}
+
+// A value computed from an input too large to key executables on is one error naming it.
+TEST(DataDependent, HugeComputedShapeValuesAreRefused) {
+  GraphBuilder b("huge_mask", 17);
+  const int x = b.input("x", DType::f32, {1 << 23});
+  Tensor zero(DType::f32, {});
+  zero.set(0, 0.0);
+  b.output(b.op("NonZero", {b.op("Greater", {x, b.constant("zero", zero)})}));
+  try {
+    Session(b.build(), "ref").run({Tensor(DType::f32, {1 << 23})});
+    ADD_FAILURE() << "ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sets a shape"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace fusor
