@@ -358,5 +358,20 @@ TEST(Swish, SwishAndSwiGluByHand) {
   expect_values(gl[0], {1 * sig(1) * 3, -1 * sig(-1) * 0.5});
 }
 
+// TensorScatter-24: update rows written into the cache at write_indices[b] (+ s), modulo the
+// cache length in circular mode; a linear write past the end is an error naming the node.
+TEST(TensorScatter, LinearAndCircularWritesByHand) {
+  const Tensor cache = tensor_of({2, 4, 1}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const Tensor update = tensor_of({2, 2, 1}, {-1, -2, -3, -4});
+  const Tensor idx = ints_of({2}, {1, 3});
+  Tensor lin = run_op({"TensorScatter", {cache, update, ints_of({2}, {1, 2})}}, 24)[0];
+  expect_values(lin, {1, -1, -2, 4, 5, 6, -3, -4});
+  Tensor circ = run_op({"TensorScatter", {cache, update, idx}, {{"mode", std::string("circular")}}}, 24)[0];
+  expect_values(circ, {1, -1, -2, 4, -4, 6, 7, -3});  // batch 1: positions 3, then 0
+  Tensor none = run_op({"TensorScatter", {cache, update}}, 24)[0];  // write_indices absent: 0
+  expect_values(none, {-1, -2, 3, 4, -3, -4, 7, 8});
+  EXPECT_THROW(run_op({"TensorScatter", {cache, update, idx}}, 24), Error);  // 3 + 2 > 4 in linear mode
+}
+
 }  // namespace
 }  // namespace fusor

@@ -1,4 +1,5 @@
-// Attention (opsets 23-25) and RotaryEmbedding (opset 23): shape rules and CPU references.
+// Attention (opsets 23-25), RotaryEmbedding (opset 23) and TensorScatter (opset 24, the KV-cache
+// update): shape rules and CPU references.
 //
 // Attention follows the ONNX reference (onnx/reference/ops/op_attention.py) step by step:
 //   Q [B, Hq, Sq, D] (or 3-D [B, Sq, Hq*D] with q_num_heads), K [B, Hkv, Skv, D],
@@ -13,6 +14,7 @@
 //   logits, 2 logits + bias, 3 the softmax.
 // The reference computes in double; outputs round once to Q's dtype.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "ir/ops/attention.h"
@@ -292,11 +294,67 @@ void rotary_ref(const Node& n, const Ins& in, Outs& out) {
     }
 }
 
+// ---- TensorScatter (opset 24): a KV-cache update ------------------------------------------
+
+// past_cache [B, ..., max_seq (axis), ...] and update [B, ..., seq (axis), ...] agree off axis
+// (axis != 0, the batch); present = past with update[b, ..., s, ...] written at sequence
+// position write_indices[b] + s (absent: 0), taken modulo max_seq in mode "circular"; "linear"
+// needs write_indices[b] + seq <= max_seq (an error otherwise, where the spec leaves it
+// undefined).
+int64_t tensorscatter_axis(const Node& n, int64_t rank) {
+  const int64_t axis = normalize_axis(n.attr_i("axis", -2), rank, n.label());
+  if (axis == 0) throw Error("shape", n.label() + ": axis must not be the batch axis 0");
+  const std::string mode = n.attr_s("mode", "linear");
+  if (mode != "linear" && mode != "circular") throw Error("shape", n.label() + ": unknown mode '" + mode + "'");
+  return axis;
+}
+
+void tensorscatter_infer(InferContext& ctx) {
+  const Shape &c = ctx.shape(0), &u = ctx.shape(1);
+  if (c.size() < 2 || u.size() != c.size()) ctx.fail("past_cache and update need the same rank >= 2, got " + shape_str(c) + ", " + shape_str(u));
+  const int64_t axis = tensorscatter_axis(ctx.node(), static_cast<int64_t>(c.size()));
+  for (size_t i = 0; i < c.size(); ++i)
+    if (static_cast<int64_t>(i) == axis ? u[i] > c[i] : u[i] != c[i])
+      ctx.fail("update " + shape_str(u) + " does not fit past_cache " + shape_str(c) + " along axis " + std::to_string(axis));
+  if (ctx.dtype(1) != ctx.dtype(0)) ctx.fail("update's dtype differs from past_cache's");
+  if (ctx.has_input(2) && (ctx.shape(2) != Shape{c[0]} || !dtype_is_int(ctx.dtype(2))))
+    ctx.fail("write_indices must be integer [" + std::to_string(c[0]) + "], got " + shape_str(ctx.shape(2)));
+  ctx.set_output(0, ctx.dtype(0), c);
+}
+
+void tensorscatter_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor &c = *in[0], &u = *in[1];
+  const Shape& cs = c.shape();
+  const int64_t axis = tensorscatter_axis(n, c.rank());
+  const bool circular = n.attr_s("mode", "linear") == "circular";
+  const int64_t max_seq = cs[axis], seq = u.shape()[axis];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 1; d < axis; ++d) outer *= cs[d];
+  for (int64_t d = axis + 1; d < c.rank(); ++d) inner *= cs[d];
+  const size_t es = dtype_size(c.dtype());
+  if (c.nbytes() == 0) return;  // nothing to copy or write (and no buffer to memcpy from)
+  std::memcpy(out[0].raw(), c.raw(), c.nbytes());
+  const Tensor* wi = opt_in(in, 2);
+  for (int64_t b = 0; b < cs[0]; ++b) {
+    const int64_t start = wi ? wi->get_int(b) : 0;
+    if (start < 0 || (!circular && start > max_seq - seq) || (circular && max_seq == 0 && seq > 0))
+      ref_fail(n, "write index " + std::to_string(start) + " of batch " + std::to_string(b) + " does not fit " +
+                      std::to_string(seq) + " positions in " + std::to_string(max_seq));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t k = 0; k < seq; ++k) {
+        const int64_t pos = circular ? (start % max_seq + k) % max_seq : start + k;
+        const int64_t dst = ((b * outer + o) * max_seq + pos) * inner, src = ((b * outer + o) * seq + k) * inner;
+        std::memcpy(out[0].raw() + dst * es, u.raw() + src * es, static_cast<size_t>(inner) * es);
+      }
+  }
+}
+
 }  // namespace
 
 void register_attention_ops() {
   register_op(table_entry("Attention", 3, 7, attention_infer, attention_ref, 4));
   register_op(table_entry("RotaryEmbedding", 3, 4, rotary_infer, rotary_ref));
+  register_op(table_entry("TensorScatter", 2, 3, tensorscatter_infer, tensorscatter_ref));
 }
 
 }  // namespace fusor
