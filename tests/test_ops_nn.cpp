@@ -429,5 +429,44 @@ TEST(OpsShape, DepthToSpaceAndBack) {
   expect_nn_values(back, {0, 1, 2, 3, 4, 5, 6, 7});
 }
 
+// DeformConv with zero offsets and no mask is a Conv (same strides, pads, dilations, groups);
+// an offset of exactly +1 row samples the next row, i.e. the Conv of X shifted up by one.
+TEST(OpsNn, DeformConvWithZeroOffsetsIsConv) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 4, 7, 6}, 41);
+  const Tensor w = testing::random_tensor(DType::f32, {6, 2, 3, 2}, 42);
+  const Tensor b = testing::random_tensor(DType::f32, {6}, 43);
+  const std::map<std::string, AttrValue> attrs{{"strides", Ints{2, 1}}, {"pads", Ints{1, 0, 1, 1}},
+                                               {"dilations", Ints{1, 2}}, {"group", int64_t{2}}};
+  const Tensor conv = testing::run_op({"Conv", {x, w, b}, attrs})[0];
+  const Shape& o = conv.shape();
+  std::map<std::string, AttrValue> dattrs = attrs;
+  dattrs["offset_group"] = int64_t{2};
+  const Tensor off(DType::f32, {2, 2 * 3 * 2 * 2, o[2], o[3]});
+  Tensor zero_off = off;
+  for (int64_t i = 0; i < zero_off.numel(); ++i) zero_off.set(i, 0.0);
+  const Tensor deform = testing::run_op({"DeformConv", {x, w, zero_off, b}, dattrs}, 19)[0];
+  ASSERT_EQ(deform.shape(), o);
+  for (int64_t i = 0; i < o[0] * o[1] * o[2] * o[3]; ++i) EXPECT_NEAR(deform.get(i), conv.get(i), 1e-5) << i;
+  // Every h offset +1 and a mask of 0.5, no padding: half the Conv of X shifted up by one row
+  // (rows sampled past the bottom are 0).
+  std::map<std::string, AttrValue> np = attrs, dnp = dattrs;
+  np.erase("pads"), dnp.erase("pads");
+  Tensor zb = b;
+  for (int64_t i = 0; i < 6; ++i) zb.set(i, 0.0);
+  Tensor xs = x;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 4; ++c)
+      for (int64_t h = 0; h < 7; ++h)
+        for (int64_t ww = 0; ww < 6; ++ww) xs.set(((n * 4 + c) * 7 + h) * 6 + ww, h + 1 < 7 ? x.get(((n * 4 + c) * 7 + h + 1) * 6 + ww) : 0.0);
+  const Tensor shifted = testing::run_op({"Conv", {xs, w, zb}, np})[0];
+  const Shape& so = shifted.shape();
+  Tensor up(DType::f32, {2, 2 * 3 * 2 * 2, so[2], so[3]}), half(DType::f32, {2, 2 * 3 * 2, so[2], so[3]});
+  for (int64_t i = 0; i < up.numel(); ++i) up.set(i, ((i / (so[2] * so[3])) % 2 == 0) ? 1.0 : 0.0);
+  for (int64_t i = 0; i < half.numel(); ++i) half.set(i, 0.5);
+  const Tensor moved = testing::run_op({"DeformConv", {x, w, up, zb, half}, dnp}, 19)[0];
+  ASSERT_EQ(moved.shape(), so);
+  for (int64_t i = 0; i < shifted.numel(); ++i) EXPECT_NEAR(moved.get(i), 0.5 * shifted.get(i), 1e-5) << i;
+}
+
 }  // namespace
 }  // namespace fusor

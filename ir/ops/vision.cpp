@@ -13,6 +13,11 @@
 //    spatial dim (in - 1) * stride + kernel - pad_begin - pad_end) with U.flat[I[i]] = X[i] (I:
 //    MaxPool's flat indices over the whole tensor), is the output, or, with output_shape
 //    (input 2), sits at the origin of a zero output of that shape (the ONNX reference's rule).
+//  * DeformConv-19 (2-D): a convolution whose kernel tap (i, j) at output (y, x) samples X
+//    bilinearly at (y * stride - pad_begin + i * dilation, ...) + offset[n, (g, i, j, h|w), y, x],
+//    corners outside the image 0, times mask[n, (g, i, j), y, x] when given (v2), offset group g
+//    = channel / (C / offset_group); group, bias as Conv. As the ONNX reference (its GridSample
+//    with align_corners=1 is this sampling).
 // Errors: Error("shape") naming the node for bad ranks, attributes or sizes; Error("ref") for an
 // out-of-range batch index or unpool index, or a sampling grid past 2^16 per axis.
 #include <algorithm>
@@ -205,11 +210,111 @@ void maxunpool_ref(const Node& n, const Ins& in, Outs& out) {
   store_doubles(y, res);
 }
 
+// ---- DeformConv ---------------------------------------------------------------------------
+
+struct DeformGeom {
+  int64_t N = 0, C = 0, H = 0, W = 0, OC = 0, kh = 0, kw = 0, oh = 0, ow = 0, group = 1, og = 1;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
+};
+
+DeformGeom deform_geom(const Node& n, const Shape& x, const Shape& w, const Shape& off, const Shape* b, const Shape* mask) {
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  if (x.size() != 4 || w.size() != 4 || off.size() != 4) throw bad("only 2-D DeformConv is supported: X, W and offset must be 4-D");
+  DeformGeom g;
+  g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3], g.OC = w[0];
+  const std::vector<int64_t> k = n.attr_ints("kernel_shape", {w[2], w[3]});
+  const std::vector<int64_t> st = n.attr_ints("strides", {1, 1}), dl = n.attr_ints("dilations", {1, 1});
+  const std::vector<int64_t> pd = n.attr_ints("pads", {0, 0, 0, 0});
+  if (k.size() != 2 || st.size() != 2 || dl.size() != 2 || pd.size() != 4) throw bad("kernel_shape, strides, dilations need 2 values, pads 4");
+  g.kh = k[0], g.kw = k[1], g.sh = st[0], g.sw = st[1], g.dh = dl[0], g.dw = dl[1], g.ph = pd[0], g.pw = pd[1];
+  g.group = n.attr_i("group", 1), g.og = n.attr_i("offset_group", 1);
+  for (int64_t v : {g.sh, g.sw, g.dh, g.dw})
+    if (v < 1 || v > (int64_t{1} << 20)) throw bad("strides and dilations must be in [1, 2^20]");
+  for (int64_t v : pd)
+    if (v < 0 || v > (int64_t{1} << 40)) throw bad("pads must be in [0, 2^40]");
+  if (g.kh != w[2] || g.kw != w[3]) throw bad("kernel_shape differs from W's " + shape_str(w));
+  if (g.group < 1 || g.C % g.group || g.OC % g.group || w[1] * g.group != g.C)
+    throw bad("group " + std::to_string(g.group) + " does not split X's " + std::to_string(g.C) + " and W's channels " + shape_str(w));
+  if (g.og < 1 || g.C % g.og) throw bad("offset_group " + std::to_string(g.og) + " must divide the " + std::to_string(g.C) + " channels");
+  if (g.kh < 1 || g.kw < 1) throw bad("the kernel must not be empty");
+  const int64_t eh = shape_mul(n, g.kh - 1, g.dh) + 1, ew = shape_mul(n, g.kw - 1, g.dw) + 1;
+  g.oh = (g.H + pd[0] + pd[2] - eh) / g.sh + 1, g.ow = (g.W + pd[1] + pd[3] - ew) / g.sw + 1;
+  if (g.H + pd[0] + pd[2] < eh || g.W + pd[1] + pd[3] < ew) throw bad("the dilated kernel is larger than the padded input");
+  const Shape want_off{g.N, g.og * g.kh * g.kw * 2, g.oh, g.ow};
+  if (off != want_off) throw bad("offset must be " + shape_str(want_off) + ", got " + shape_str(off));
+  if (b && *b != Shape{g.OC}) throw bad("B must be [" + std::to_string(g.OC) + "], got " + shape_str(*b));
+  const Shape want_mask{g.N, g.og * g.kh * g.kw, g.oh, g.ow};
+  if (mask && *mask != want_mask) throw bad("mask must be " + shape_str(want_mask) + ", got " + shape_str(*mask));
+  return g;
+}
+
+void deformconv_infer(InferContext& ctx) {
+  if (!dtype_is_float(ctx.dtype(0))) ctx.fail(std::string("X must be float, got ") + dtype_name(ctx.dtype(0)));
+  for (int i = 1; i < 5; ++i)
+    if (ctx.has_input(i) && ctx.dtype(i) != ctx.dtype(0)) ctx.fail("every input must have X's dtype");
+  const DeformGeom g = deform_geom(ctx.node(), ctx.shape(0), ctx.shape(1), ctx.shape(2), ctx.has_input(3) ? &ctx.shape(3) : nullptr,
+                                   ctx.has_input(4) ? &ctx.shape(4) : nullptr);
+  ctx.set_output(0, ctx.dtype(0), {g.N, g.OC, g.oh, g.ow});
+}
+
+// Deformable convolution (Dai et al. 2017; v2 with the mask, Zhu et al. 2019) as the ONNX
+// reference computes it: kernel tap (i, j) of output (y, x) samples X at (y * stride - pad + i *
+// dilation + offset_h, ...) bilinearly (corners outside the image count 0), times the mask.
+void deformconv_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor* b = opt_in(in, 3);
+  const Tensor* m = opt_in(in, 4);
+  const DeformGeom g = deform_geom(n, in[0]->shape(), in[1]->shape(), in[2]->shape(), b ? &b->shape() : nullptr,
+                                   m ? &m->shape() : nullptr);
+  const std::vector<double> x = load_doubles(*in[0]), w = load_doubles(*in[1]), off = load_doubles(*in[2]);
+  const std::vector<double> bias = b ? load_doubles(*b) : std::vector<double>(), mask = m ? load_doubles(*m) : std::vector<double>();
+  const int64_t cpg = g.C / g.group, opg = g.OC / g.group, cpo = g.C / g.og, taps = g.kh * g.kw, plane = g.oh * g.ow;
+  std::vector<double> res(static_cast<size_t>(g.N * g.OC * plane), 0.0);
+  auto sample = [&](const double* p, double y, double xx) {
+    if (!(y > -1.0 && y < static_cast<double>(g.H) && xx > -1.0 && xx < static_cast<double>(g.W))) return 0.0;
+    const double fy = std::floor(y), fx = std::floor(xx);
+    const int64_t y0 = static_cast<int64_t>(fy), x0 = static_cast<int64_t>(fx);
+    const double ly = y - fy, lx = xx - fx;
+    double v = 0;
+    for (int dy = 0; dy < 2; ++dy)
+      for (int dx = 0; dx < 2; ++dx) {
+        const int64_t yy = y0 + dy, xi = x0 + dx;
+        if (yy < 0 || yy >= g.H || xi < 0 || xi >= g.W) continue;
+        v += (dy ? ly : 1 - ly) * (dx ? lx : 1 - lx) * p[yy * g.W + xi];
+      }
+    return v;
+  };
+  for (int64_t nb = 0; nb < g.N; ++nb)
+    for (int64_t c = 0; c < g.C; ++c) {
+      const int64_t grp = c / cpg, ogi = c / cpo;
+      const double* xp = x.data() + (nb * g.C + c) * g.H * g.W;
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t i = t / g.kw, j = t % g.kw;
+        for (int64_t p = 0; p < plane; ++p) {
+          const int64_t oy = p / g.ow, ox = p % g.ow;
+          const size_t ob = static_cast<size_t>(((nb * g.og + ogi) * taps + t) * 2 * plane + p);
+          const double y = static_cast<double>(oy * g.sh - g.ph + i * g.dh) + off[ob];
+          const double xx = static_cast<double>(ox * g.sw - g.pw + j * g.dw) + off[ob + static_cast<size_t>(plane)];
+          double v = sample(xp, y, xx);
+          if (m) v *= mask[static_cast<size_t>(((nb * g.og + ogi) * taps + t) * plane + p)];
+          if (v == 0) continue;
+          for (int64_t o = grp * opg; o < (grp + 1) * opg; ++o)
+            res[static_cast<size_t>((nb * g.OC + o) * plane + p)] += w[static_cast<size_t>((o * cpg + c % cpg) * taps + t)] * v;
+        }
+      }
+    }
+  if (b)
+    for (int64_t nb = 0; nb < g.N; ++nb)
+      for (int64_t o = 0; o < g.OC; ++o)
+        for (int64_t p = 0; p < plane; ++p) res[static_cast<size_t>((nb * g.OC + o) * plane + p)] += bias[static_cast<size_t>(o)];
+  store_doubles(out[0], res);
+}
+
 }  // namespace
 
 void register_vision_ops() {
   register_op(table_entry("RoiAlign", 3, 3, roialign_infer, roialign_ref));
   register_op(table_entry("MaxUnpool", 2, 3, maxunpool_infer, maxunpool_ref));
+  register_op(table_entry("DeformConv", 3, 5, deformconv_infer, deformconv_ref));
 }
 
 }  // namespace fusor
