@@ -14,6 +14,7 @@ void register_recurrent_ops();  // ir/ops/recurrent.cpp: RNN, GRU, LSTM
 void register_loop_ops();       // ir/ops/loop.cpp: Loop, Scan
 void register_vision_ops();     // ir/ops/vision.cpp: RoiAlign, MaxUnpool
 void register_signal_ops();     // ir/ops/signal.cpp: STFT, MelWeightMatrix
+void register_ssm_ops();        // ir/ops/ssm.cpp: CausalConvWithState
 
 namespace {
 std::map<std::string, OpDef>& table() {
@@ -39,6 +40,7 @@ void ensure_registered() {
     register_loop_ops();
     register_vision_ops();
     register_signal_ops();
+    register_ssm_ops();
   });
 }
 }  // namespace
