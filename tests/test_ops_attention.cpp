@@ -373,5 +373,22 @@ TEST(TensorScatter, LinearAndCircularWritesByHand) {
   EXPECT_THROW(run_op({"TensorScatter", {cache, update, idx}}, 24), Error);  // 3 + 2 > 4 in linear mode
 }
 
+// LinearAttention-27 with one head of size 1, by hand: linear rule S_t = S_{t-1} + k_t v_t,
+// y_t = q_t S_t; gated_delta with decay d and beta b: S' = e^d S, S = S' + k b (v - S' k).
+TEST(LinearAttention, OneHeadByHand) {
+  const Tensor q = tensor_of({1, 2, 1}, {2, 3}), k = tensor_of({1, 2, 1}, {0.5, -1}), v = tensor_of({1, 2, 1}, {4, 1});
+  const std::map<std::string, AttrValue> heads{{"q_num_heads", int64_t{1}}, {"kv_num_heads", int64_t{1}}, {"scale", 1.0}};
+  auto lin = heads;
+  lin["update_rule"] = std::string("linear");
+  std::vector<Tensor> r = run_op({"LinearAttention", {q, k, v}, lin, 0, 2}, 27);
+  expect_values(r[0], {2 * 2.0, 3 * (2.0 - 1.0)});  // S1 = 2, S2 = 2 - 1
+  expect_values(r[1], {1.0});
+  const Tensor d = tensor_of({1, 2, 1}, {std::log(0.5), 0.0}), b = tensor_of({1, 2, 1}, {0.5, 2});
+  r = run_op({"LinearAttention", {q, k, v, std::nullopt, d, b}, heads, 0, 2}, 27);
+  // t1: S' = 0, S = 0.5 * 0.5 * (4 - 0) = 1, y = 2; t2: S' = 1, S = 1 + (-1) * 2 * (1 - (-1)) = -3, y = -9.
+  expect_values(r[0], {2.0, -9.0});
+  expect_values(r[1], {-3.0});
+}
+
 }  // namespace
 }  // namespace fusor
