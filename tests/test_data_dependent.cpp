@@ -75,6 +75,51 @@ TEST(DataDependent, NmsOfComputedScoresOnEveryBackend) {
   }
 }
 
+// Loop body (i, cond, acc [1], captured limit) -> (i + 1 < limit, acc + 1, scan: 2 i).
+std::shared_ptr<const Graph> counting_body() {
+  GraphBuilder b("count_body", 17);
+  const int i = b.input("i", DType::i64, {}), c = b.input("cond", DType::boolean, {}), acc = b.input("acc", DType::f32, {1});
+  const int limit = b.input("limit", DType::i64, {});  // captured outer value
+  (void)c;
+  Tensor one(DType::i64, {}), onef(DType::f32, {}), two(DType::f32, {});
+  one.set_int(0, 1), onef.set(0, 1.0), two.set(0, 2.0);
+  b.output(b.op("Less", {b.op("Add", {i, b.constant("one", one)}), limit}));
+  b.output(b.op("Add", {acc, b.constant("onef", onef)}));
+  b.output(b.op("Mul", {b.op("Cast", {i}, {{"to", int64_t{1}}}), b.constant("two", two)}));
+  Graph g = b.build();
+  g.formal_inputs = 3;
+  return std::make_shared<const Graph>(std::move(g));
+}
+
+// A Loop with a scan output whose condition turns false at a run-time limit (sum of the input):
+// the Session computes the loop's inputs on ref, the loop runs at load, and its outputs'
+// lengths follow each run's input.
+TEST(DataDependent, LoopWithScanOutputAndRunTimeStop) {
+  GraphBuilder b("count", 17);
+  const int x = b.input("x", DType::f32, {2});
+  const int limit = b.op("Cast", {b.op("ReduceSum", {x}, {{"keepdims", int64_t{0}}})}, {{"to", int64_t{7}}});
+  Tensor t(DType::boolean, {}), acc0(DType::f32, {1});
+  t.set(0, 1.0), acc0.set(0, 0.0);
+  auto outs = b.op_multi("Loop", {-1, b.constant("true", t), b.constant("acc0", acc0), limit}, {{"body", counting_body()}}, 2);
+  b.output(outs[0]);
+  b.output(outs[1]);
+  const Graph g = b.build();
+  std::vector<std::string> backends{"ref", "cpu"};
+  if (testing::vulkan_available()) backends.push_back("vulkan");
+  for (const std::string& be : backends) {
+    Session s(g, be);
+    for (double total : {3.0, 5.0, 1.0}) {
+      const std::vector<Tensor> out = s.run({testing::tensor_of({2}, {total - 1.0, 1.0})});
+      ASSERT_EQ(out.size(), 2u);
+      const int64_t n = static_cast<int64_t>(total);
+      SCOPED_TRACE(be + " limit " + std::to_string(n));
+      testing::expect_values(out[0], {static_cast<double>(n)}, 0);
+      ASSERT_EQ(out[1].shape(), (Shape{n}));
+      for (int64_t k = 0; k < n; ++k) EXPECT_EQ(out[1].get(k), 2.0 * static_cast<double>(k));
+    }
+  }
+}
+
 // A value computed from an input too large to key executables on is one error naming it.
 TEST(DataDependent, HugeComputedShapeValuesAreRefused) {
   GraphBuilder b("huge_mask", 17);

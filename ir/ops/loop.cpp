@@ -309,6 +309,15 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
   return res;
 }
 
+// Output shapes only the iterations decide (scan outputs under a run-time condition, a
+// carried value that changes shape): every input must be known, so the loop runs at load and
+// folds. Throws NeedsConstant naming the first unknown input; a Session then specialises on it
+// (a small graph input) or computes it on ref (a value computed inside the model).
+void require_all_inputs(InferContext& ctx) {
+  for (int i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) ctx.require_constant(i);
+}
+
 void loop_infer(InferContext& ctx) {
   const Node& n = ctx.node();
   const Graph& b = body_of(n);
@@ -343,16 +352,20 @@ void loop_infer(InferContext& ctx) {
   const Graph s = bind_body(n, b, args);
   for (int k = 0; k < io.N; ++k) {
     const Value& v = s.values[s.outputs[1 + k]];
-    if (v.dtype != ctx.dtype(2 + k) || v.shape != ctx.shape(2 + k))
+    if (v.dtype != ctx.dtype(2 + k) || v.shape != ctx.shape(2 + k)) {
+      require_all_inputs(ctx);
       throw Unsupported("shape", n.label() + ": loop-carried value " + std::to_string(k) + " changes from " + shape_str(ctx.shape(2 + k)) +
                                      " to " + shape_str(v.shape) + " and the trip count is only known at run time");
+    }
     ctx.set_output(k, v.dtype, v.shape);
   }
   if (io.K == 0) return;
   const Value& cond_out = s.values[s.outputs[0]];
   const bool counted = cond0 && cond_out.constant && cond_out.constant->get(0) != 0.0;
-  if (!counted)
+  if (!counted) {
+    require_all_inputs(ctx);
     throw Unsupported("shape", n.label() + ": has scan outputs and a condition known only at run time (static shapes need the trip count)");
+  }
   const int64_t trips = ctx.has_input(0) ? std::max<int64_t>(ctx.require_constant(0).get_int(0), 0) : -1;
   if (trips < 0) throw Unsupported("shape", n.label() + ": has scan outputs and no trip count M");
   const int64_t iterations = ctx.has_input(1) && ctx.constant(1)->get(0) == 0.0 ? 0 : trips;
