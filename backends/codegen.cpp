@@ -283,6 +283,7 @@ std::string Emitter::emit_rows() {
   const std::string inner_loop =
       "    for (fz_idx fz_j = " + idx("fz_lid") + "; fz_j < " + lit(len) + "; fz_j += " + lit(G) + ") {\n";
   std::vector<std::string> names;
+  const bool online = online_softmax();
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
     const Reduction& red = k_.reductions[r];
     const bool dbl = red.dtype == DType::f64;
@@ -290,17 +291,23 @@ std::string Emitter::emit_rows() {
     const std::string a = "fz_a" + std::to_string(r), fn = combiner_fn(red.combiner), type = dbl ? "double" : "float";
     const std::string ident =
         dbl ? d_.cast("double", combiner_identity(red.combiner)) : combiner_identity(red.combiner);
-    s += "    " + local(acc_t) + a + " = " + ident + ";\n" + inner_loop;
+    if (online && static_cast<int>(r) == k_.online_sum) {
+      s += finish_reduction(r, "fz_a" + std::to_string(r), len);  // computed with online_max
+      continue;
+    }
+    s += "    " + local(acc_t) + a + " = " + ident + ";\n";
+    if (online && static_cast<int>(r) == k_.online_max) {
+      s += online_softmax_stats(inner_loop, names);
+      s += finish_reduction(r, a, len);
+      continue;
+    }
+    s += inner_loop;
     s += decompose(dims_where(2), "fz_j", "      ");
     s += emit_exprs({red.body}, true, "      ", names);
     s += "      " + a + " = " + fn + "(" + a + ", " +
          convert_value(d_, k_.expr[red.body].dtype, acc_t, names[red.body]) + ");\n    }\n";
     s += d_.group_reduce(a, fn, dbl ? "fz_redd" : "fz_red", G, type);
-    const std::string val = red.mean ? "fz_div(" + a + ", " + (dbl ? d_.double_literal(static_cast<double>(len))
-                                                                  : fz_float_literal(static_cast<double>(len))) + ")"
-                                     : "(" + a + ")";
-    s += "    " + d_.compute_type(red.dtype) + " fz_r" + std::to_string(r) + " = " +
-         convert_value(d_, acc_t, red.dtype, val, red.dtype != acc_t) + ";\n";
+    s += finish_reduction(r, a, len);
   }
   std::vector<int> row_roots, elem_roots;
   for (auto& o : k_.outputs) (o.per_row ? row_roots : elem_roots).push_back(o.expr);
@@ -313,6 +320,65 @@ std::string Emitter::emit_rows() {
     s += emit_stores([](const KernelOutput& o) { return !o.per_row; }, true, "      ", names) + "    }\n";
   }
   return s + "  }\n}\n";
+}
+
+std::string Emitter::finish_reduction(size_t r, const std::string& a, int64_t len) const {
+  const Reduction& red = k_.reductions[r];
+  const bool dbl = red.dtype == DType::f64;
+  const DType acc_t = dbl ? DType::f64 : DType::f32;
+  const std::string val = red.mean ? "fz_div(" + a + ", " + (dbl ? d_.double_literal(static_cast<double>(len))
+                                                                 : fz_float_literal(static_cast<double>(len))) + ")"
+                                   : "(" + a + ")";
+  return "    " + d_.compute_type(red.dtype) + " fz_r" + std::to_string(r) + " = " +
+         convert_value(d_, acc_t, red.dtype, val, red.dtype != acc_t) + ";\n";
+}
+
+bool Emitter::online_softmax() const {
+  const int n = static_cast<int>(k_.reductions.size());
+  if (k_.online_max < 0 && k_.online_sum < 0) return false;
+  // The flag is ir/'s decision; only re-check that it still fits the spec (an index out of
+  // range or a pair that is not Max/Sum would be a bug in a later rewrite).
+  if (k_.online_max < 0 || k_.online_sum <= k_.online_max || k_.online_sum >= n ||
+      k_.reductions[k_.online_max].combiner != Combiner::max || k_.reductions[k_.online_sum].combiner != Combiner::sum ||
+      k_.expr[k_.reductions[k_.online_sum].body].kind != ExprKind::op)
+    fail("online softmax reductions " + std::to_string(k_.online_max) + "/" + std::to_string(k_.online_sum) +
+         " do not name a Max/Sum pair");
+  return true;
+}
+
+// One read of the row for both statistics (Milakov & Gimelshein 2018): each thread keeps its
+// running max m and s = sum exp(v - m), rescaling s when m grows; the group then takes the max
+// of the m's, rescales each thread's s to it and sums. Specials as the two-pass kernel: a NaN
+// makes both NaN, a +inf makes s NaN (exp(inf - inf)), a -inf element adds nothing unless the
+// whole row is -inf, when s is NaN (exp(-inf - -inf)).
+std::string Emitter::online_softmax_stats(const std::string& inner_loop, std::vector<std::string>& names) const {
+  const Reduction& mx = k_.reductions[k_.online_max];
+  const ExprNode& ex = k_.expr[k_.reductions[k_.online_sum].body];  // Exp: printed from the op table
+  const bool dbl = mx.dtype == DType::f64;
+  const DType acc_t = dbl ? DType::f64 : DType::f32;
+  const std::string m = "fz_a" + std::to_string(k_.online_max), sum = "fz_a" + std::to_string(k_.online_sum);
+  const std::string type = dbl ? "double" : "float", red = dbl ? "fz_redd" : "fz_red";
+  auto num = [&](double v) { return dbl ? d_.double_literal(v) : fz_float_literal(v); };
+  auto special = [&](const std::string& f) { return dbl ? d_.cast("double", f) : f; };
+  auto exp_of = [&](const std::string& x) { return op_expression(ex, {x}, d_); };
+  const std::string inf = special("fz_inf()"), nan = special("fz_nan()");
+  const int64_t len = k_.row_length();
+  std::string s = "    " + local(acc_t) + sum + " = " + num(0.0) + ";\n" + inner_loop;
+  s += decompose(dims_where(2), "fz_j", "      ");
+  s += emit_exprs({mx.body}, true, "      ", names);
+  s += "      " + local(acc_t) + "fz_v = " + convert_value(d_, k_.expr[mx.body].dtype, acc_t, names[mx.body]) + ";\n";
+  s += "      if (fz_v > " + m + ") {\n";
+  s += "        " + sum + " = " + sum + " * " + exp_of(m + " - fz_v") + " + (fz_v < " + inf + " ? " + num(1.0) + " : " + nan + ");\n";
+  s += "        " + m + " = fz_v;\n";
+  s += "      } else if (fz_v != -" + inf + ") {\n";
+  s += "        " + sum + " = " + sum + " + " + exp_of("fz_v - " + m) + ";\n";
+  s += "        " + m + " = fz_max(" + m + ", fz_v);\n      }\n    }\n";
+  s += "    " + local(acc_t) + "fz_mt = " + m + ";\n";
+  s += d_.group_reduce(m, "fz_max", red, h_.group_size, type);
+  s += "    " + sum + " = " + sum + " * (fz_mt == " + m + " ? " + num(1.0) + " : " + exp_of("fz_mt - " + m) + ");\n";
+  s += d_.group_reduce(sum, "fz_add", red, h_.group_size, type);
+  if (len > 0) s += "    if (" + m + " == -" + inf + ") " + sum + " = " + nan + ";\n";
+  return s;
 }
 
 std::string Emitter::emit_epilogue() const {

@@ -171,6 +171,13 @@ class Emitter {
 
   // Input fusion: one group per row (grid-stride over rows), group-wide reductions in order.
   std::string emit_rows();
+  // Declares fz_r<r> from the group-combined accumulator a (mean: divided by len).
+  std::string finish_reduction(size_t r, const std::string& a, int64_t len) const;
+  // k_.online_max/online_sum are set (checked against the spec; ir/ decides them).
+  bool online_softmax() const;
+  // After fz_a<online_max> is declared with the max identity: declares fz_a<online_sum> and
+  // fills both, row-combined, from one pass over the row (codegen.cpp says how).
+  std::string online_softmax_stats(const std::string& inner_loop, std::vector<std::string>& names) const;
 
   // ---- contractions: macros + epilogue, then the dialect's template ------------------------
 

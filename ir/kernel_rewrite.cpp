@@ -83,6 +83,63 @@ void topo_order(KernelSpec& k) {
   k.loads = std::move(loads);
 }
 
+namespace {
+// Expression nodes a and b of k compute the same value (absorbed reduction kernels bring their
+// own copies of shared subtrees, so equal values need not share a node id).
+bool same_value(const KernelSpec& k, int a, int b) {
+  if (a == b) return true;
+  if (a < 0 || b < 0) return false;
+  const ExprNode &x = k.expr[a], &y = k.expr[b];
+  if (x.kind != y.kind || x.dtype != y.dtype || x.args.size() != y.args.size()) return false;
+  switch (x.kind) {
+    case ExprKind::load: {
+      const Load &p = k.loads[x.load], &q = k.loads[y.load];
+      return p.buffer == q.buffer && p.view.strides == q.view.strides && p.view.offset == q.view.offset;
+    }
+    case ExprKind::constant:
+      return x.value == y.value && x.ivalue == y.ivalue;
+    case ExprKind::red_ref:
+      return x.red == y.red;
+    case ExprKind::acc:
+      return true;
+    case ExprKind::op:
+      if (x.op != y.op || x.math != y.math || x.bound.expr != y.bound.expr || x.bound.params != y.bound.params) return false;
+      for (size_t i = 0; i < x.args.size(); ++i)
+        if (!same_value(k, x.args[i], y.args[i])) return false;
+      return true;
+  }
+  return false;
+}
+}  // namespace
+
+void mark_online_softmax(KernelSpec& k) {
+  k.online_max = k.online_sum = -1;
+  if (k.matmul || k.conv || k.kind == FusionKind::opaque || k.reduce_axes.empty()) return;
+  auto is_op = [&](int e, const char* name, size_t arity) {
+    const ExprNode& n = k.expr[e];
+    return n.kind == ExprKind::op && n.op && n.op->name == name && n.args.size() == arity;
+  };
+  for (size_t r0 = 0; r0 < k.reductions.size(); ++r0) {
+    const Reduction& mx = k.reductions[r0];
+    const bool float_dtype = mx.dtype == DType::f32 || mx.dtype == DType::f64 || mx.dtype == DType::f16 || mx.dtype == DType::bf16;
+    if (mx.combiner != Combiner::max || mx.mean || !float_dtype) continue;
+    for (size_t r1 = r0 + 1; r1 < k.reductions.size(); ++r1) {
+      const Reduction& sm = k.reductions[r1];
+      if (sm.combiner != Combiner::sum || sm.mean || sm.dtype != mx.dtype || !is_op(sm.body, "Exp", 1)) continue;
+      const ExprNode& ex = k.expr[sm.body];
+      const int d = ex.args[0];
+      if (d < 0 || !is_op(d, "Sub", 2) || ex.dtype != mx.dtype || k.expr[d].dtype != mx.dtype) continue;
+      const ExprNode& sub = k.expr[d];
+      const int ref = sub.args[1];
+      if (!same_value(k, sub.args[0], mx.body) || ref < 0 || k.expr[ref].kind != ExprKind::red_ref || k.expr[ref].red != static_cast<int>(r0))
+        continue;
+      k.online_max = static_cast<int>(r0);
+      k.online_sum = static_cast<int>(r1);
+      return;
+    }
+  }
+}
+
 std::optional<std::vector<int>> permuted_reader(const KernelSpec& k, int b, const Shape& space) {
   if (shape_numel(k.space) != shape_numel(space)) return std::nullopt;
   const Shape cs = contiguous_strides(space);

@@ -16,6 +16,13 @@ StridedView row_view(const Shape& space, const std::vector<int>& axes);
 // every operand precedes its user; drops unreferenced nodes and loads.
 void topo_order(KernelSpec& k);
 
+// Sets k.online_max / k.online_sum (kernel_spec.h) when k's reductions contain the softmax pair:
+// a Max r0 (no mean, float dtype) over node x and a later Sum (no mean, same dtype) whose body is
+// Exp(Sub(x, red_ref r0)), the Sub and Exp in r0's dtype (Softmax and LogSoftmax decompose to
+// it, ir/decompose.cpp emit_softmax; fused pre-ops are inside x). Clears them otherwise. Call it
+// after the last rewrite of k's reductions (topo_order renumbers them).
+void mark_online_softmax(KernelSpec& k);
+
 // When every load of buffer b in k reads it as a pure axis permutation of `space` (contiguous,
 // offset 0: a Transpose of a contraction's output), for each dim j of `space` the dim of
 // k.space that walks it (-1 for size-1 dims); nullopt otherwise. Used by output fusion.

@@ -120,6 +120,14 @@ struct KernelSpec {
   std::vector<Load> loads;
   std::vector<ExprNode> expr;       // topologically ordered DAG, hash-consed (no duplicates)
   std::vector<Reduction> reductions;
+  // Online softmax statistics (set by mark_online_softmax, ir/kernel_rewrite.h, the one place
+  // that decides it): reductions[online_max] is a Max over x and reductions[online_sum] (a later
+  // one) the Sum of Exp(x - red_ref(online_max)) over the same expression node x, so a backend
+  // may compute both in one read of the row with the recurrence of Milakov & Gimelshein 2018
+  // ("Online normalizer calculation for softmax"); the results must equal the two-pass ones,
+  // specials included (a row of only -inf gives sum NaN, as exp(-inf - -inf)). -1: absent.
+  // A backend may ignore it (the cpu backend evaluates the reductions in order).
+  int online_max = -1, online_sum = -1;
   std::vector<KernelOutput> outputs;
   std::optional<MatMulDesc> matmul; // kind == output (or a bare contraction)
   std::optional<ConvDesc> conv;

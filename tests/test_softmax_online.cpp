@@ -1,0 +1,396 @@
+// Online softmax (issue 12 item 6): ir/ marks the Max / Sum-of-exp pair of a row kernel
+// (KernelSpec::online_max / online_sum, ir/kernel_rewrite.h mark_online_softmax) and the shared
+// emitter computes both statistics in one read of the row. These tests check
+//   * which kernels are marked (Softmax, LogSoftmax, fused pre/post-ops, axis not last) and
+//     which are not (LayerNorm, a sum of exp(x) without the shift, a shift by another value);
+//   * that the emitted source reads the row twice (statistics + output) instead of three times;
+//   * values against ref on the cpu backend (which interprets the specs) and on Vulkan
+//     (lavapipe): row lengths 1..16385, -inf / all -inf / NaN / +inf / 1e30 rows, fp16, bf16, f64;
+//   * that every generated CUDA kernel of those graphs compiles with NVRTC, and every GLSL kernel
+//     with shaderc + spirv-val for devices with and without subgroup arithmetic.
+// Backends poison their outputs before a run (backend.h), so an unwritten element fails.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend_agreement.h"
+#include "test_util.h"
+#include "backends/backend.h"
+#include "backends/codegen.h"
+#include "frontend/builder.h"
+#include "ir/kernel_spec.h"
+#include "ir/passes.h"
+#ifdef FUSOR_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
+#ifdef FUSOR_HAVE_VULKAN
+#include "backends/vulkan/vk_compile.h"
+#include "backends/vulkan/vk_dialect.h"
+#endif
+
+namespace fusor {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Graph finish(GraphBuilder& b) {
+  Graph g = b.build();
+  make_static(g, {});
+  return g;
+}
+
+// Row r of a [rows, len] input (rows >= 8): random in [-4, 4] except the special rows 1-7.
+Tensor rows_input(DType t, int64_t rows, int64_t len, uint64_t seed) {
+  Tensor x(t, {rows, len});
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-4.0, 4.0);
+  // fp16 cannot hold 1e30: its "large magnitude" is near its largest finite value.
+  const double big = t == DType::f16 ? 3e4 : 1e30;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < len; ++j) {
+      double v = u(rng);
+      switch (r) {
+        case 1: v = (j % 3 == 1) ? -kInf : v; break;                          // some -inf
+        case 2: v = -kInf; break;                                             // all -inf
+        case 3: v = (j == len / 2) ? kNaN : v; break;                         // one NaN
+        case 4: v = (j == len - 1) ? kInf : v; break;                         // one +inf
+        case 5: v = (j % 2 ? big : -big) * (0.5 + 0.5 * std::fabs(v) / 4); break;  // large magnitudes
+        case 6: v = static_cast<double>(j) * 0.01; break;                     // max grows at every element
+        case 7: v = (j < len / 2) ? -kInf : v; break;                         // -inf first, then finite
+        default: break;
+      }
+      x.set(r * len + j, v);
+    }
+  return x;
+}
+
+// Softmax (or LogSoftmax) of x[rows, len] over the last axis.
+Graph softmax_graph(DType t, int64_t rows, int64_t len, bool log) {
+  GraphBuilder b;
+  int x = b.input("x", t, {rows, len});
+  b.output(b.op(log ? "LogSoftmax" : "Softmax", {x}, {{"axis", int64_t{-1}}}));
+  return finish(b);
+}
+
+// Pre-op (x * scale + shift, broadcast over rows) fused before, a post-op after.
+Graph fused_graph(int64_t rows, int64_t len, bool log) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {rows, len});
+  int scale = b.constant("scale", testing::random_tensor(DType::f32, {len}, 11, 0.5, 2.0));
+  int shift = b.input("shift", DType::f32, {rows, 1});
+  int pre = b.op("Add", {b.op("Mul", {x, scale}), shift});
+  int y = b.op(log ? "LogSoftmax" : "Softmax", {pre}, {{"axis", int64_t{-1}}});
+  b.output(log ? b.op("Mul", {y, b.constant("half", testing::tensor_of({}, {0.5}))}) : b.op("Sqrt", {y}));
+  return finish(b);
+}
+
+// Softmax over axis 1 of [a, len, c]: the reduced axis is not the innermost one.
+Graph middle_axis_graph(int64_t a, int64_t len, int64_t c, bool log) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {a, len, c});
+  b.output(b.op(log ? "LogSoftmax" : "Softmax", {x}, {{"axis", int64_t{1}}}));
+  return finish(b);
+}
+
+int marked_kernels(const Plan& p) {
+  int n = 0;
+  for (const KernelSpec& k : p.kernels)
+    if (k.online_max >= 0) {
+      EXPECT_GT(k.online_sum, k.online_max) << k.name;
+      EXPECT_EQ(k.reductions[k.online_max].combiner, Combiner::max) << k.name;
+      EXPECT_EQ(k.reductions[k.online_sum].combiner, Combiner::sum) << k.name;
+      ++n;
+    }
+  return n;
+}
+
+// ---- what ir/ marks -------------------------------------------------------------------------
+
+TEST(SoftmaxOnline, SoftmaxAndLogSoftmaxAreMarked) {
+  for (bool log : {false, true}) {
+    SCOPED_TRACE(log ? "LogSoftmax" : "Softmax");
+    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
+      EXPECT_EQ(marked_kernels(build_plan(softmax_graph(t, 40, 1000, log))), 1) << dtype_name(t);
+    EXPECT_EQ(marked_kernels(build_plan(fused_graph(40, 300, log))), 1);
+    EXPECT_EQ(marked_kernels(build_plan(middle_axis_graph(6, 37, 9, log))), 1);
+    // Unfused plans have no row kernel holding both reductions.
+    FusionOptions unfused;
+    unfused.fuse = false;
+    EXPECT_EQ(marked_kernels(build_plan(softmax_graph(DType::f32, 40, 1000, log), unfused)), 0);
+  }
+}
+
+TEST(SoftmaxOnline, OtherRowKernelsAreNotMarked) {
+  {
+    GraphBuilder b;  // LayerNorm: mean and variance, no max
+    int x = b.input("x", DType::f32, {40, 64});
+    int s = b.constant("s", testing::random_tensor(DType::f32, {64}, 1));
+    int c = b.constant("c", testing::random_tensor(DType::f32, {64}, 2));
+    b.output(b.op("LayerNormalization", {x, s, c}, {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}));
+    Plan p = build_plan(finish(b));
+    ASSERT_EQ(p.kernels.size(), 1u);
+    EXPECT_EQ(p.kernels[0].reductions.size(), 2u);
+    EXPECT_EQ(marked_kernels(p), 0);
+  }
+  const std::vector<int64_t> last{1};
+  {
+    GraphBuilder b;  // x / max(x) * sum(exp(x)): both reductions, but the sum is not shifted by the max
+    int x = b.input("x", DType::f32, {40, 64});
+    int m = b.op("ReduceMax", {x}, {{"axes", last}, {"keepdims", int64_t{1}}});
+    int s = b.op("ReduceSum", {b.op("Exp", {x}), b.constant("ax", testing::ints_of({1}, {1}))}, {{"keepdims", int64_t{1}}});
+    b.output(b.op("Mul", {b.op("Div", {x, m}), s}));
+    Plan p = build_plan(finish(b));
+    EXPECT_EQ(marked_kernels(p), 0);
+  }
+  {
+    GraphBuilder b;  // sum(exp(y - max(x))): shifted by the max of another value
+    int x = b.input("x", DType::f32, {40, 64});
+    int y = b.input("y", DType::f32, {40, 64});
+    int m = b.op("ReduceMax", {x}, {{"axes", last}, {"keepdims", int64_t{1}}});
+    int e = b.op("Exp", {b.op("Sub", {y, m})});
+    int s = b.op("ReduceSum", {e, b.constant("ax", testing::ints_of({1}, {1}))}, {{"keepdims", int64_t{1}}});
+    b.output(b.op("Div", {e, s}));
+    Plan p = build_plan(finish(b));
+    EXPECT_EQ(marked_kernels(p), 0);
+  }
+}
+
+// ---- the emitted source ---------------------------------------------------------------------
+
+// A minimal dialect: enough for the shared emitter to print a row kernel.
+struct TextDialect : Dialect {
+  TextDialect() {
+    name = "text";
+    local_id = "tid";
+    group_id = "gid";
+    num_groups = "ngroups";
+    barrier = "sync();";
+  }
+  std::string prelude(const KernelHeader&) const override { return ""; }
+  std::string storage_type(DType t) const override { return t == DType::f64 ? "double" : "float"; }
+  std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override {
+    return "shared " + type + " " + nm + "[" + std::to_string(count) + "];\n";
+  }
+  std::string kernel_begin(const KernelHeader& h) const override { return "void " + h.name + "() {\n"; }
+};
+
+int count_of(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The row loops of a row kernel ("for (fz_idx fz_j = ...)"): one per statistics pass plus the
+// output pass. Two with the online pair; three when the flag is cleared (the two-pass form).
+TEST(SoftmaxOnline, EmittedKernelReadsTheRowOnceForStatistics) {
+  TextDialect d;
+  for (bool log : {false, true})
+    for (DType t : {DType::f32, DType::f16, DType::f64}) {
+      SCOPED_TRACE(std::string(log ? "LogSoftmax " : "Softmax ") + dtype_name(t));
+      Plan p = build_plan(softmax_graph(t, 40, 1000, log));
+      ASSERT_EQ(p.kernels.size(), 1u);
+      ASSERT_GE(p.kernels[0].online_max, 0);
+      const std::string online = emit_kernel(p.kernels[0], p, d);
+      EXPECT_EQ(count_of(online, "for (fz_idx fz_j"), 2) << online;
+      // exp: the update (2), the group rescale, and Softmax's output pass.
+      EXPECT_EQ(count_of(online, "exp("), log ? 3 : 4) << online;
+      KernelSpec two_pass = p.kernels[0];
+      two_pass.online_max = two_pass.online_sum = -1;
+      const std::string plain = emit_kernel(two_pass, p, d);
+      EXPECT_EQ(count_of(plain, "for (fz_idx fz_j"), 3) << plain;
+    }
+  Plan p = build_plan(fused_graph(40, 300, false));
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(count_of(emit_kernel(p.kernels[0], p, d), "for (fz_idx fz_j"), 2);
+  // A flag that does not fit the spec is a codegen error, not a wrong kernel.
+  KernelSpec bad = p.kernels[0];
+  std::swap(bad.online_max, bad.online_sum);
+  EXPECT_THROW(emit_kernel(bad, p, d), Error);
+}
+
+// ---- values against ref ---------------------------------------------------------------------
+
+// Element-wise: NaN where ref has NaN, equal infinities, else |got - want| <= rtol*|want| + atol.
+void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  ASSERT_EQ(got.dtype(), want.dtype()) << what;
+  int bad = 0;
+  for (int64_t i = 0; i < want.numel() && bad < 5; ++i) {
+    const double x = got.get(i), y = want.get(i);
+    const bool ok = (std::isnan(x) && std::isnan(y)) || x == y ||
+                    (std::isfinite(x) && std::isfinite(y) && std::fabs(x - y) <= rtol * std::fabs(y) + atol);
+    if (!ok) ++bad;
+    EXPECT_TRUE(ok) << what << " element " << i << ": " << x << " vs ref " << y;
+  }
+}
+
+// fp16/bf16 outputs are rounded from fp32 math: a few ulp of their own.
+double rtol_of(DType t) {
+  switch (t) {
+    case DType::f16: return 4.0 / 1024;
+    case DType::bf16: return 4.0 / 128;
+    case DType::f64: return 1e-12;
+    default: return 2e-5;
+  }
+}
+
+// Runs g on ref, cpu and (when a device exists) vulkan, compiled directly (no host fallback).
+void check_backends(const Graph& g, const std::vector<Tensor>& in, double rtol, double atol, const std::string& what) {
+  const std::vector<Tensor> want = make_backend("ref")->compile(g, {})->run(in);
+  std::vector<std::string> backends{"cpu"};
+  if (testing::vulkan_available()) backends.push_back("vulkan");
+  for (const std::string& be : backends) {
+    std::vector<Tensor> got;
+    try {
+      got = make_backend(be)->compile(g, {})->run(in);
+    } catch (const Error& e) {
+      ADD_FAILURE() << what << " on " << be << ": " << e.what();
+      continue;
+    }
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < want.size(); ++o) expect_close(got[o], want[o], rtol, atol, what + " on " + be);
+  }
+}
+
+// LogSoftmax of a dominant element is -log(s) with s = 1 + tiny: its absolute error is an ulp of
+// s (1.2e-7 in fp32) whichever way s is summed, so it gets an absolute tolerance of that size.
+double atol_of(bool log) { return log ? 5e-7 : 1e-7; }
+
+TEST(SoftmaxOnline, RowsMatchReference) {
+  for (int64_t len : {1, 7, 1000, 4096, 16385})
+    for (bool log : {false, true}) {
+      const std::string what = std::string(log ? "LogSoftmax" : "Softmax") + " len " + std::to_string(len);
+      SCOPED_TRACE(what);
+      // 40 rows: enough that even 16385-long rows fuse into one kernel (kMinRowsToAbsorb).
+      const Graph g = softmax_graph(DType::f32, 40, len, log);
+      // A length-1 axis reduces nothing (the plan has no reduction): values only.
+      if (len > 1) ASSERT_EQ(marked_kernels(build_plan(g)), 1);
+      check_backends(g, {rows_input(DType::f32, 40, len, 100 + len)}, 2e-5, atol_of(log), what);
+    }
+}
+
+TEST(SoftmaxOnline, StorageDtypesMatchReference) {
+  for (DType t : {DType::f16, DType::bf16, DType::f64})
+    for (int64_t len : {7, 1000, 4096})
+      for (bool log : {false, true}) {
+        const std::string what = std::string(log ? "LogSoftmax " : "Softmax ") + dtype_name(t) + " len " + std::to_string(len);
+        SCOPED_TRACE(what);
+        const Graph g = softmax_graph(t, 40, len, log);
+        ASSERT_EQ(marked_kernels(build_plan(g)), 1);
+        check_backends(g, {rows_input(t, 40, len, 200 + len)}, rtol_of(t), t == DType::f64 ? 1e-15 : 1e-6, what);
+      }
+}
+
+TEST(SoftmaxOnline, FusedAndMiddleAxisMatchReference) {
+  for (bool log : {false, true}) {
+    const std::string what = log ? "LogSoftmax" : "Softmax";
+    SCOPED_TRACE(what);
+    const Graph f = fused_graph(40, 300, log);
+    ASSERT_EQ(build_plan(f).kernels.size(), 1u) << "pre-op, softmax and post-op should be one kernel";
+    ASSERT_EQ(marked_kernels(build_plan(f)), 1);
+    check_backends(f, {rows_input(DType::f32, 40, 300, 7), testing::random_tensor(DType::f32, {40, 1}, 8)}, 2e-5, atol_of(log),
+                   what + " fused");
+    const Graph m = middle_axis_graph(6, 37, 9, log);
+    ASSERT_EQ(marked_kernels(build_plan(m)), 1);
+    check_backends(m, {testing::random_tensor(DType::f32, {6, 37, 9}, 9, -30, 30)}, 2e-5, atol_of(log), what + " axis 1");
+  }
+}
+
+// The row statistic itself as a graph output: sum(exp(x - max(x))) is then a per-row store of
+// the online pair, so its specials show (an all -inf row gives NaN, as exp(-inf - -inf)).
+TEST(SoftmaxOnline, SumOfShiftedExpAsOutputMatchesReference) {
+  for (int64_t len : {7, 1000}) {
+    GraphBuilder b;
+    int x = b.input("x", DType::f32, {40, len});
+    int m = b.op("ReduceMax", {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
+    int e = b.op("Exp", {b.op("Sub", {x, m})});
+    b.output(b.op("ReduceSum", {e, b.constant("ax", testing::ints_of({1}, {1}))}, {{"keepdims", int64_t{0}}}));
+    const Graph g = finish(b);
+    const Plan p = build_plan(g);
+    ASSERT_EQ(marked_kernels(p), 1);
+    const Tensor in = rows_input(DType::f32, 40, len, 300 + len);
+    const Tensor want = make_backend("ref")->compile(g, {})->run({in})[0];
+    EXPECT_TRUE(std::isnan(want.get(2)) && std::isnan(want.get(3)) && std::isnan(want.get(4)))
+        << "ref: the all -inf, NaN and +inf rows sum to NaN";
+    check_backends(g, {in}, 2e-5, 0, "sum of shifted exp, len " + std::to_string(len));
+  }
+}
+
+// ---- every generated kernel compiles -------------------------------------------------------
+
+std::vector<std::pair<std::string, Graph>> compile_cases() {
+  std::vector<std::pair<std::string, Graph>> c;
+  for (bool log : {false, true}) {
+    const std::string n = log ? "logsoftmax" : "softmax";
+    for (int64_t len : {1, 7, 1000, 16385}) c.push_back({n + "_" + std::to_string(len), softmax_graph(DType::f32, 40, len, log)});
+    for (DType t : {DType::f16, DType::bf16, DType::f64})
+      c.push_back({n + "_" + dtype_name(t), softmax_graph(t, 40, 1000, log)});
+    c.push_back({n + "_fused", fused_graph(40, 300, log)});
+    c.push_back({n + "_axis1", middle_axis_graph(6, 37, 9, log)});
+  }
+  return c;
+}
+
+#ifdef FUSOR_HAVE_CUDA
+TEST(SoftmaxOnlineCudaCodegen, EveryKernelCompilesWithNvrtc) {
+  for (auto& [name, g] : compile_cases()) {
+    SCOPED_TRACE(name);
+    Plan p = build_plan(g);
+    const bool length_one = name.size() > 2 && name.compare(name.size() - 2, 2, "_1") == 0;  // nothing to reduce
+    if (!length_one) ASSERT_EQ(marked_kernels(p), 1);
+    for (const KernelSpec& k : p.kernels) {
+      const std::string src = cuda_kernel_source(k, p, nullptr);
+      if (k.online_max >= 0) EXPECT_EQ(count_of(src, "for (fz_idx fz_j"), 2) << src;
+      EXPECT_NO_THROW(nvrtc_compile_check(src, kernel_identifier(k.name))) << src;
+    }
+  }
+}
+#endif
+
+#ifdef FUSOR_HAVE_VULKAN
+// A described device (no Vulkan needed): with and without subgroup arithmetic, fp16 and fp64.
+vk::PhysicalDeviceInfo described_device(bool subgroups) {
+  vk::PhysicalDeviceInfo d;
+  d.name = subgroups ? "described device with subgroups" : "described device without subgroups";
+  d.api_version = VK_API_VERSION_1_2;
+  d.subgroup_size = 32;
+  d.max_shared_memory = 49152;
+  d.max_invocations = 1024;
+  for (int i = 0; i < 3; ++i) d.max_group_count[i] = 65535, d.max_group_size[i] = 1024;
+  d.max_storage_buffer_range = uint64_t{1} << 30;
+  d.min_storage_offset_alignment = 16;
+  d.shader_float16 = d.storage_16bit = d.shader_int64 = d.shader_float64 = true;
+  d.subgroup_reduce = subgroups;
+  return d;
+}
+
+TEST(SoftmaxOnlineVulkanCodegen, EveryKernelCompilesAndValidates) {
+  setenv("FUSOR_NO_DISK_CACHE", "1", 1);
+  for (bool subgroups : {true, false}) {
+    const vk::PhysicalDeviceInfo dev = described_device(subgroups);
+    for (auto& [name, g] : compile_cases()) {
+      SCOPED_TRACE(name + (subgroups ? " subgroups" : " shared memory"));
+      Plan p = build_plan(g);
+      for (const KernelSpec& k : p.kernels) {
+        vk::VulkanDialect d(dev, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p);
+        std::string src;
+        try {
+          src = emit_kernel(k, p, d);
+        } catch (const Unsupported& e) {
+          continue;  // e.g. a dtype the dialect refuses: the backend then falls back, not this test's subject
+        }
+        if (k.online_max >= 0) EXPECT_EQ(count_of(src, "for (fz_idx fz_j"), 2) << src;
+        EXPECT_NO_THROW(vk::compile_glsl(dev, kernel_identifier(k.name), src)) << src;
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace fusor
