@@ -373,6 +373,7 @@ TEST(SoftmaxOnlineVulkanCodegen, EveryKernelCompilesAndValidates) {
   setenv("FUSOR_NO_DISK_CACHE", "1", 1);
   for (bool subgroups : {true, false}) {
     const vk::PhysicalDeviceInfo dev = described_device(subgroups);
+    int online_kernels = 0;
     for (auto& [name, g] : compile_cases()) {
       SCOPED_TRACE(name + (subgroups ? " subgroups" : " shared memory"));
       Plan p = build_plan(g);
@@ -385,9 +386,12 @@ TEST(SoftmaxOnlineVulkanCodegen, EveryKernelCompilesAndValidates) {
           continue;  // e.g. a dtype the dialect refuses: the backend then falls back, not this test's subject
         }
         if (k.online_max >= 0) EXPECT_EQ(count_of(src, "for (fz_idx fz_j"), 2) << src;
+        online_kernels += k.online_max >= 0;
         EXPECT_NO_THROW(vk::compile_glsl(dev, kernel_identifier(k.name), src)) << src;
       }
     }
+    // Every case but the two length-1 ones has one online kernel: none was refused.
+    EXPECT_EQ(online_kernels, static_cast<int>(compile_cases().size()) - 2);
   }
 }
 #endif
