@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <string>
@@ -157,6 +158,20 @@ TEST(SoftmaxOnline, OtherRowKernelsAreNotMarked) {
     b.output(b.op("Div", {e, s}));
     Plan p = build_plan(finish(b));
     EXPECT_EQ(marked_kernels(p), 0);
+  }
+}
+
+// `fusor explain` names the kernels that take the one-pass statistics.
+TEST(SoftmaxOnline, ExplainNamesTheOnlineKernel) {
+  const std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "no shared ONNX suites (../shared)";
+  if (!testing::have_cli()) GTEST_SKIP() << "the fusor CLI was not built";
+  for (const char* c : {"test_softmax_axis_1", "test_logsoftmax_axis_1"}) {
+    const std::string model = shared + "/onnx-tests/node/" + c + "/model.onnx";
+    if (!std::filesystem::exists(model)) GTEST_SKIP() << "no " << model;
+    std::string out;
+    ASSERT_EQ(testing::run_cli("explain " + model, &out), 0) << out;
+    EXPECT_NE(out.find("kernel 0 computes the row max and sum of exp in one pass (online softmax)"), std::string::npos) << out;
   }
 }
 
