@@ -2,6 +2,8 @@
 #include "ir/kernel_rewrite.h"
 
 #include <functional>
+#include <set>
+#include <utility>
 
 #include "ir/view.h"
 
@@ -85,10 +87,12 @@ void topo_order(KernelSpec& k) {
 
 namespace {
 // Expression nodes a and b of k compute the same value (absorbed reduction kernels bring their
-// own copies of shared subtrees, so equal values need not share a node id).
-bool same_value(const KernelSpec& k, int a, int b) {
+// own copies of shared subtrees, so equal values need not share a node id). `known` holds pairs
+// already proven equal, so a DAG that reuses a subtree is compared once per pair, not per path.
+bool same_value(const KernelSpec& k, int a, int b, std::set<std::pair<int, int>>& known) {
   if (a == b) return true;
   if (a < 0 || b < 0) return false;
+  if (known.count({a, b})) return true;
   const ExprNode &x = k.expr[a], &y = k.expr[b];
   if (x.kind != y.kind || x.dtype != y.dtype || x.args.size() != y.args.size()) return false;
   switch (x.kind) {
@@ -105,7 +109,8 @@ bool same_value(const KernelSpec& k, int a, int b) {
     case ExprKind::op:
       if (x.op != y.op || x.math != y.math || x.bound.expr != y.bound.expr || x.bound.params != y.bound.params) return false;
       for (size_t i = 0; i < x.args.size(); ++i)
-        if (!same_value(k, x.args[i], y.args[i])) return false;
+        if (!same_value(k, x.args[i], y.args[i], known)) return false;
+      known.insert({a, b});
       return true;
   }
   return false;
@@ -131,7 +136,8 @@ void mark_online_softmax(KernelSpec& k) {
       if (d < 0 || !is_op(d, "Sub", 2) || ex.dtype != mx.dtype || k.expr[d].dtype != mx.dtype) continue;
       const ExprNode& sub = k.expr[d];
       const int ref = sub.args[1];
-      if (!same_value(k, sub.args[0], mx.body) || ref < 0 || k.expr[ref].kind != ExprKind::red_ref || k.expr[ref].red != static_cast<int>(r0))
+      std::set<std::pair<int, int>> known;
+      if (!same_value(k, sub.args[0], mx.body, known) || ref < 0 || k.expr[ref].kind != ExprKind::red_ref || k.expr[ref].red != static_cast<int>(r0))
         continue;
       k.online_max = static_cast<int>(r0);
       k.online_sum = static_cast<int>(r1);

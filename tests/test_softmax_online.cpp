@@ -316,6 +316,21 @@ TEST(SoftmaxOnline, FusedAndMiddleAxisMatchReference) {
   }
 }
 
+// A pre-op DAG that reuses each value twice (y = y + y, 20 times): recognising the pair compares
+// the max's body with the sum's copy of it once per node pair, not once per path (2^20).
+TEST(SoftmaxOnline, SharedPreOpDagIsMarkedQuickly) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {40, 64});
+  int y = x;
+  for (int i = 0; i < 20; ++i) y = b.op("Add", {y, y});
+  b.output(b.op("Softmax", {b.op("Mul", {y, b.constant("s", testing::tensor_of({}, {1.0 / (1 << 22)}))})},
+                {{"axis", int64_t{-1}}}));
+  const Graph g = finish(b);
+  const Plan p = build_plan(g);
+  EXPECT_EQ(marked_kernels(p), 1);
+  check_backends(g, {testing::random_tensor(DType::f32, {40, 64}, 12, -4, 4)}, 2e-5, 1e-7, "shared pre-op DAG");
+}
+
 // The row statistic itself as a graph output: sum(exp(x - max(x))) is then a per-row store of
 // the online pair, so its specials show (an all -inf row gives NaN, as exp(-inf - -inf)).
 TEST(SoftmaxOnline, SumOfShiftedExpAsOutputMatchesReference) {
