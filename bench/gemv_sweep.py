@@ -6,21 +6,13 @@ Usage: python3 bench/gemv_sweep.py --fusor PATH/fusor --out DIR"""
 import argparse, json, os, subprocess
 import torch
 
+from workloads import mlp_model
+
 P = argparse.ArgumentParser()
 P.add_argument("--fusor", required=True)
 P.add_argument("--out", required=True)
 A = P.parse_args()
 os.makedirs(A.out, exist_ok=True)
-
-
-class MLP(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1, self.fc2 = torch.nn.Linear(1024, 4096), torch.nn.Linear(4096, 1024)
-        self.ln = torch.nn.LayerNorm(1024)
-
-    def forward(self, x):
-        return self.ln(x + self.fc2(torch.nn.functional.gelu(self.fc1(x))))
 
 
 def bench(d, backend, env=None):
@@ -43,7 +35,7 @@ e.record(); torch.cuda.synchronize()
 copy_gbps = 2 * x.numel() * 4 * 20 / (s.elapsed_time(e) * 1e-3) / 1e9
 res = {"copy_GBps": copy_gbps, "rows": []}
 torch.manual_seed(0)
-mlp = MLP().eval()
+mlp = mlp_model()
 weights_mib = sum(p.numel() * 4 for p in mlp.parameters()) / 2**20
 for b in (1, 64):
     d = os.path.join(A.out, f"mlp_b{b}")

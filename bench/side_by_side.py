@@ -6,20 +6,28 @@ the same dtype).
 
 Every fusor configuration is first checked against PyTorch on the same inputs; every time
 is a median of CUDA-event (torch) or device-timestamp (fusor) measurements taken in this run.
-Usage: bench/side_by_side.py --fusor build/fusor --out OUTDIR [--quick]
+Usage: bench/side_by_side.py --fusor build/fusor --out OUTDIR [--quick] [--iree BUNDLE_DIR]
+
+With --iree (a bundle made by `bench/iree_peer.py prepare`), IREE 3.13 joins W1, W4 and W6 as
+the systems iree-cuda and iree-vulkan: the graphs exported here must match the compiled ones
+(structure hash), their weights go in as an .irpa, outputs are checked like fusor's.
 """
 import argparse, json, os, platform, subprocess, sys, tempfile, time
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, numpy_helper
 import torch
+
+from workloads import W1_KS, W1_KS_QUICK, W1_N, chain_onnx, chain_torch, gpt2_model, mlp_model, rows_onnx, tiny_chain_onnx
 
 P = argparse.ArgumentParser()
 P.add_argument("--fusor", required=True)
 P.add_argument("--out", required=True)
 P.add_argument("--quick", action="store_true", help="fewer iterations and workloads")
-P.add_argument("--systems", default="fusor-cuda,fusor-vulkan,torch-eager,torch-compile,torch-compile-ro")
+P.add_argument("--systems", default=None,
+               help="default: fusor-cuda,fusor-vulkan,torch-eager,torch-compile,torch-compile-ro (+iree-cuda,iree-vulkan with --iree)")
+P.add_argument("--iree", default=None, help="IREE bundle directory (bench/iree_peer.py prepare): adds iree-cuda, iree-vulkan")
 P.add_argument("--only", default="W1,W2,W3,W4,W5,W6,W7", help="workloads to run, e.g. W1,W4")
 P.add_argument("--w6-layouts", default="contiguous,channels_last",
                help="W6: torch memory formats to measure (the faster one per system is kept)")
@@ -28,7 +36,8 @@ P.add_argument("--w6-models", default="resnet18,squeezenet1_1,mobilenet_v3_small
 P.add_argument("--w6-batches", default="1,32", help="W6: batch sizes")
 A = P.parse_args()
 os.makedirs(A.out, exist_ok=True)
-SYSTEMS = A.systems.split(",")
+SYSTEMS = (A.systems or "fusor-cuda,fusor-vulkan,torch-eager,torch-compile,torch-compile-ro"
+           + (",iree-cuda,iree-vulkan" if A.iree else "")).split(",")
 ONLY = A.only.split(",")
 WORK = tempfile.mkdtemp(prefix="fusor_bench_")
 DEV = torch.device("cuda")
@@ -78,81 +87,6 @@ def save(model, name):
     os.makedirs(d, exist_ok=True)
     onnx.save(model, os.path.join(d, "model.onnx"))
     return d
-
-
-def chain_onnx(n, k, name):
-    """W1: k element-wise steps cycling x*1.0001, x+0.5, tanh(x), relu(x)-0.25."""
-    nodes, inits = [], []
-    cur = "x"
-    def const(nm, v):
-        inits.append(numpy_helper.from_array(np.array(v, dtype=np.float32), nm))
-        return nm
-    c_mul, c_add, c_sub = const("c_mul", 1.0001), const("c_add", 0.5), const("c_sub", 0.25)
-    for i in range(k):
-        out = f"t{i}" if i < k - 1 else "y"
-        step = i % 4
-        if step == 0: nodes.append(helper.make_node("Mul", [cur, c_mul], [out]))
-        elif step == 1: nodes.append(helper.make_node("Add", [cur, c_add], [out]))
-        elif step == 2: nodes.append(helper.make_node("Tanh", [cur], [out]))
-        else:
-            nodes.append(helper.make_node("Relu", [cur], [f"r{i}"]))
-            nodes.append(helper.make_node("Sub", [f"r{i}", c_sub], [out]))
-        cur = out
-    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-
-
-def chain_torch(k):
-    def f(x):
-        for i in range(k):
-            s = i % 4
-            x = x * 1.0001 if s == 0 else x + 0.5 if s == 1 else torch.tanh(x) if s == 2 else torch.relu(x) - 0.25
-        return x
-    return f
-
-
-def rows_onnx(op, rows, cols, name):
-    inits, ins = [], [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, cols])]
-    if op == "Softmax":
-        nodes = [helper.make_node("Softmax", ["x"], ["y"], axis=-1)]
-    else:
-        inits += [numpy_helper.from_array(np.ones(cols, np.float32), "g"), numpy_helper.from_array(np.zeros(cols, np.float32), "b")]
-        nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1, epsilon=1e-5)]
-    g = helper.make_graph(nodes, name, ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, cols])], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-
-
-def tiny_chain_onnx(N, name):
-    """W3: N dependent tiny kernels (1024 floats); run unfused so each op is one launch."""
-    nodes = []
-    cur = "x"
-    for i in range(N):
-        out = f"t{i}" if i < N - 1 else "y"
-        nodes.append(helper.make_node("Tanh" if i % 2 else "Relu", [cur], [out]))
-        cur = out
-    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1024])])
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-
-
-class MLP(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1, self.fc2 = torch.nn.Linear(1024, 4096), torch.nn.Linear(4096, 1024)
-        self.ln = torch.nn.LayerNorm(1024)
-    def forward(self, x):
-        return self.ln(x + self.fc2(torch.nn.functional.gelu(self.fc1(x))))
-
-
-def gpt2_model():
-    from transformers import GPT2Config, GPT2Model
-    cfg = GPT2Config(n_layer=2, n_embd=768, n_head=12, n_positions=128, vocab_size=50257, attn_pdrop=0, resid_pdrop=0, embd_pdrop=0)
-    m = GPT2Model(cfg).eval()
-    class Wrap(torch.nn.Module):
-        def __init__(self, m): super().__init__(); self.m = m
-        def forward(self, ids): return self.m(input_ids=ids, use_cache=False).last_hidden_state
-    return Wrap(m).eval()
 
 
 def export(module, example, name):
@@ -295,7 +229,27 @@ def fusor_systems(w, model_dir, x, ref, bytes_moved=None, variants=True, gemm_va
             record(w, sysname, error=str(e)[:160])
 
 
+IREE = None   # iree_peer.IreePeer when --iree is given
+
+
+def iree_systems(w, model_dir, inputs, ref, max_err=None, bytes_moved=None):
+    """iree-cuda / iree-vulkan on the ONNX graph side_by_side exported to model_dir (its folder
+    name is the bundle's model name), same inputs as torch. Without a tolerance from the
+    workload (fusor's is unchecked there) an output is wrong above rel L2 1e-3."""
+    if IREE is None or not any(s in SYSTEMS for s in IREE.SYSTEMS): return
+    try:
+        rows = IREE.run(os.path.basename(model_dir), os.path.join(model_dir, "model.onnx"),
+                        [t.detach().cpu().numpy() for t in inputs], ref.detach().float().cpu().numpy(),
+                        1e-3 if max_err is None else max_err, ITERS, SYSTEMS)
+    except Exception as e:
+        rows = {s: dict(error=str(e)[:160]) for s in IREE.SYSTEMS if s in SYSTEMS}
+    for sysname, kv in rows.items():
+        if bytes_moved and "ms" in kv: kv["GBps"] = bytes_moved / (kv["ms"] * 1e6)
+        record(w, sysname, **kv)
+
+
 def main():
+    global IREE
     torch.manual_seed(0)
     info = dict(date=time.strftime("%Y-%m-%d"), gpu=torch.cuda.get_device_name(0), torch=torch.__version__,
                 cuda=torch.version.cuda, host=platform.node())
@@ -304,20 +258,29 @@ def main():
     except Exception:
         info["driver"] = "?"
     log("info", json.dumps(info))
+    if A.iree:
+        import iree_peer
+        try:
+            IREE = iree_peer.IreePeer(A.iree, WORK, log)
+        except Exception as e:
+            log("iree: unusable, its rows are errors:", str(e)[:200])
+            for s in ("iree-cuda", "iree-vulkan"):
+                if s in SYSTEMS: record("IREE", s, error=str(e)[:160])
 
     # Copy baseline: device-to-device copy of 2^26 floats, same run.
-    n = 1 << 26
+    n = W1_N
     x = torch.randn(n, device=DEV)
     y = torch.empty_like(x)
     copy_ms = cuda_time_ms(lambda: y.copy_(x))
     record("copy 2^26", "torch-copy", ms=copy_ms, GBps=2 * n * 4 / (copy_ms * 1e6))
 
     # W1
-    for k in [] if "W1" not in ONLY else ([1, 8] if A.quick else [1, 4, 8, 16]):
+    for k in [] if "W1" not in ONLY else (W1_KS_QUICK if A.quick else W1_KS):
         w = f"W1 chain k={k}"
         d = save(chain_onnx(n, k, f"w1_k{k}"), f"w1_k{k}")
         ref = torch_systems(w, chain_torch(k), x, 2 * n * 4)
         fusor_systems(w, d, x, ref, 2 * n * 4, variants=(k == 8))
+        iree_systems(w, d, [x], ref, bytes_moved=2 * n * 4)
 
     # W2
     xr = torch.randn(16384, 4096, device=DEV)
@@ -353,7 +316,7 @@ def main():
                 record(w, f"fusor-{backend}", error=str(e)[:160])
 
     # W4: MLP block (batch 1 and 64) and 2-layer GPT-2 (sequence 64)
-    mlp = MLP().to(DEV).eval()
+    mlp = mlp_model().to(DEV)
     for b in (1, 64) if "W4" in ONLY else ():
         w = f"W4 MLP batch {b}"
         xm = torch.randn(b, 1024, device=DEV)
@@ -361,6 +324,7 @@ def main():
         with torch.no_grad():
             ref = torch_systems(w, mlp, xm)
         fusor_systems(w, d, xm, ref, variants=True, gemm_variant=True)
+        iree_systems(w, d, [xm], ref)
     try:
         if "W4" not in ONLY and "W5" not in ONLY: raise StopIteration
         g2 = gpt2_model().to(DEV)
@@ -371,6 +335,7 @@ def main():
             with torch.no_grad():
                 ref = torch_systems(w, g2, ids)
             fusor_systems(w, d, ids, ref, variants=True, gemm_variant=True)
+            iree_systems(w, d, [ids], ref)
         # W5: compile time, cold (empty cache) and warm
         for backend in ("cuda", "vulkan") if "W5" in ONLY else ():
             if "fusor-" + backend not in SYSTEMS: continue
@@ -416,6 +381,7 @@ def main():
                         d = export(model, xi, f"w6_{arch}_{b}")
                         ref = torch_systems_layouts(w, lambda: model, xi, layouts)
                         fusor_systems(w, d, xi, ref, variants=False, max_err=1e-4)
+                        iree_systems(w, d, [xi], ref, max_err=1e-4)
                         # fusor-cuda variants: the direct conv template instead of cuDNN, and
                         # cuDNN with every bias / ReLU in the generated epilogue kernel.
                         for label, env in (("template-conv", {"FUSOR_CUDA_CONV": "template"}),
@@ -430,7 +396,7 @@ def main():
     # W7: the W4 models in fp16 and bf16, every system in the same dtype. Outputs are checked
     # against torch eager in that dtype before timing (rel L2 within a few of the dtype's ulps).
     for dt, tag, tol in ((torch.float16, "fp16", 1e-2), (torch.bfloat16, "bf16", 5e-2)) if "W7" in ONLY else ():
-        mlp_h = MLP().to(DEV).eval().to(dt)
+        mlp_h = mlp_model().to(DEV).to(dt)
         for b in (1, 64):
             w = f"W7 MLP {tag} batch {b}"
             try:
@@ -466,7 +432,7 @@ def plots(res):
     ks = sorted(int(w.split("=")[1]) for w in res if w.startswith("W1"))
     plt.figure(figsize=(6, 4))
     copy = res.get("copy 2^26", {}).get("torch-copy", {}).get("GBps")
-    for s in ("fusor-cuda", "fusor-vulkan", "torch-eager", "torch-compile", "torch-compile-ro"):
+    for s in ("fusor-cuda", "fusor-vulkan", "torch-eager", "torch-compile", "torch-compile-ro", "iree-cuda", "iree-vulkan"):
         ys = [res[f"W1 chain k={k}"].get(s, {}).get("GBps") for k in ks]
         if any(v for v in ys): plt.plot(ks, [v or np.nan for v in ys], marker="o", label=s)
     if copy: plt.axhline(copy, color="gray", ls="--", label="D2D copy")
