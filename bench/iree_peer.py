@@ -162,14 +162,14 @@ class Tools:
             a.append(f"--parameters={SCOPE}={irpa}")
         return a + [f"--input=@{p}" for p in inputs]
 
-    def run(self, vmfb, device, func, inputs, irpa, out_npy, flags=(), timeout=600):
+    def run(self, vmfb, device, func, inputs, irpa, out_npy, flags=(), timeout=180):
         """One call; the (single) output goes to out_npy. Returns the wall seconds of the whole
         tool run (load, parameter upload, first-use JIT and the call)."""
         t = time.perf_counter()
         self._call("iree-run-module", self.common(vmfb, device, func, inputs, irpa, flags) + [f"--output=@{out_npy}"], timeout)
         return time.perf_counter() - t
 
-    def bench(self, vmfb, device, func, inputs, irpa, iters, flags=(), timeout=600):
+    def bench(self, vmfb, device, func, inputs, irpa, iters, flags=(), timeout=180):
         """Median wall time (ms) of one synchronous call over `iters` repetitions of one call each,
         inputs resident on the device (iree-benchmark-module real_time), after 0.2 s of warm-up."""
         with tempfile.NamedTemporaryFile(suffix=".json") as f:
@@ -310,7 +310,7 @@ class IreePeer:
             if not err <= max_err:
                 return dict(error=f"output differs from torch: rel L2 {err:.3g} > {max_err}")
             kv = dict(err=err, first_run_s=first_s)
-            variants = [("streams", ())] + ([("graphs", ("--cuda_use_streams=false",))] if target == "cuda" else [])
+            variants = [("streams", ()), ("graphs", ("--cuda_use_streams=false",))] if target == "cuda" else [("default", ())]
             best = None
             for label, flags in variants:
                 try:

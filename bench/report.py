@@ -5,7 +5,7 @@ import json, os, re, sys
 from collections import defaultdict
 
 run = sys.argv[1]
-LINE = re.compile(r"^(?P<w>.+?)\s+(?P<s>(?:torch|fusor)-[\w-]+(?: (?:unfused|eager|replay|template-gemm|template-conv|cudnn-fused-epilogue))?)\s+(?P<kv>\w+=.*)$")
+LINE = re.compile(r"^(?P<w>.+?)\s+(?P<s>(?:torch|fusor|iree)-[\w-]+(?: (?:unfused|eager|replay|template-gemm|template-conv|cudnn-fused-epilogue))?)\s+(?P<kv>\w+=.*)$")
 res = defaultdict(dict)
 info = {}
 for l in open(os.path.join(run, "side_by_side.log")):
@@ -17,6 +17,9 @@ for l in open(os.path.join(run, "side_by_side.log")):
     if not m:
         continue
     kv = {}
+    if m.group("kv").startswith("error="):   # the whole rest of the line is the message
+        res[m.group("w").strip()][m.group("s")] = {"error": m.group("kv")[6:]}
+        continue
     for tok in m.group("kv").split():
         if "=" in tok:
             k, v = tok.split("=", 1)
@@ -27,8 +30,30 @@ json.dump(dict(info=info, results=res), open(os.path.join(run, "side_by_side.jso
 
 copy = res["copy 2^26"]["torch-copy"]["GBps"]
 out = []
-out.append("| workload | fusor-cuda | fusor-vulkan | torch eager | torch.compile | torch.compile reduce-overhead | fusor-cuda vs best torch |")
-out.append("|---|---|---|---|---|---|---|")
+# IREE (side_by_side.py --iree): two more columns where the run has them; an error row is a
+# numbered note under the table (import, compile, run or output check failed).
+IREE = [s for s in ("iree-cuda", "iree-vulkan") if any(s in r for r in res.values())]
+iree_notes = []
+def icells(w):
+    cs = []
+    for s in IREE:
+        r = res[w].get(s, {})
+        if "error" in r:
+            iree_notes.append(f"{w}, {s}: {r['error']}")
+            cs.append(f"failed [{len(iree_notes)}]")
+        else:
+            v = cell(w, s)
+            cs.append(v if v == "—" else v + (" (graphs)" if r.get("variant") == "graphs" else ""))
+    return "".join(f" {c} |" for c in cs)
+ihead = "".join(f" {s.replace('iree', 'IREE')} |" for s in IREE)
+isep = "---|" * len(IREE)
+def inotes():
+    if iree_notes:
+        out.append("")
+        out.extend(f"- [{i + 1}] {n}" for i, n in enumerate(iree_notes))
+        iree_notes.clear()
+out.append("| workload | fusor-cuda | fusor-vulkan | torch eager | torch.compile | torch.compile reduce-overhead |" + ihead + " fusor-cuda vs best torch |")
+out.append("|---|---|---|---|---|---|" + isep + "---|")
 def cell(w, s, key="ms"):
     v = res[w].get(s, {}).get(key)
     return "—" if v is None else f"{v:.4g}"
@@ -40,20 +65,22 @@ for w in res:
     gb = lambda s: (f" ({res[w][s]['GBps']/copy*100:.0f}% of copy)" if "GBps" in res[w].get(s, {}) else "")
     out.append(f"| {w} | {cell(w,'fusor-cuda')}{gb('fusor-cuda')} | {cell(w,'fusor-vulkan')}{gb('fusor-vulkan')} | "
                f"{cell(w,'torch-eager')}{gb('torch-eager')} | {cell(w,'torch-compile')}{gb('torch-compile')} | "
-               f"{cell(w,'torch-compile-ro')}{gb('torch-compile-ro')} | {ratio} |")
+               f"{cell(w,'torch-compile-ro')}{gb('torch-compile-ro')} |{icells(w)} {ratio} |")
+inotes()
 out.append("")
 # W6: the torchvision CNNs; torch's memory format (the faster of contiguous / channels_last) in brackets.
 w6 = [w for w in res if w.startswith("W6 ")]
 if w6:
-    out.append("| W6 (ms) | fusor-cuda | cuDNN off (template) | cuDNN, its fused bias/ReLU | fusor-vulkan | torch eager | torch.compile | reduce-overhead | fusor-cuda vs reduce-overhead |")
-    out.append("|---|---|---|---|---|---|---|---|---|")
+    out.append("| W6 (ms) | fusor-cuda | cuDNN off (template) | cuDNN, its fused bias/ReLU | fusor-vulkan | torch eager | torch.compile | reduce-overhead |" + ihead + " fusor-cuda vs reduce-overhead |")
+    out.append("|---|---|---|---|---|---|---|---|" + isep + "---|")
     lay = lambda w, s: ("" if "layout" not in res[w].get(s, {}) else f" ({'cl' if res[w][s]['layout'] == 'channels_last' else 'nchw'})")
     for w in w6:
         ro, fc = res[w].get("torch-compile-ro", {}).get("ms"), res[w].get("fusor-cuda", {}).get("ms")
         ratio = "—" if not (ro and fc) else (f"{ro / fc:.2f}x faster" if fc <= ro else f"{fc / ro:.2f}x slower")
         out.append(f"| {w[3:]} | {cell(w,'fusor-cuda')} | {cell(w,'fusor-cuda template-conv')} | {cell(w,'fusor-cuda cudnn-fused-epilogue')} | "
                    f"{cell(w,'fusor-vulkan')} | {cell(w,'torch-eager')}{lay(w,'torch-eager')} | {cell(w,'torch-compile')}{lay(w,'torch-compile')} | "
-                   f"{cell(w,'torch-compile-ro')}{lay(w,'torch-compile-ro')} | {ratio} |")
+                   f"{cell(w,'torch-compile-ro')}{lay(w,'torch-compile-ro')} |{icells(w)} {ratio} |")
+    inotes()
     out.append("")
 out.append("| W3 launch overhead, µs per kernel | torch eager | torch CUDA Graph | fusor-cuda eager | fusor-cuda replay | fusor-vulkan re-record | fusor-vulkan pre-recorded |")
 out.append("|---|---|---|---|---|---|---|")
@@ -86,7 +113,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 ks = sorted(int(w.split("=")[1]) for w in res if w.startswith("W1"))
 plt.figure(figsize=(6, 4))
-for s in ("fusor-cuda", "fusor-vulkan", "torch-eager", "torch-compile", "torch-compile-ro"):
+for s in ("fusor-cuda", "fusor-vulkan", "torch-eager", "torch-compile", "torch-compile-ro", *IREE):
     ys = [res[f"W1 chain k={k}"].get(s, {}).get("GBps") for k in ks]
     if any(ys): plt.plot(ks, [y if y else float("nan") for y in ys], marker="o", label=s)
 plt.axhline(copy, color="gray", ls="--", label="device-to-device copy")

@@ -6,7 +6,8 @@
 #   tests  GPU tests (gtest Cuda*/Vulkan*), the four models on cuda and vulkan, compute-sanitizer
 #   node   the ONNX node suite on ref, cuda and vulkan (sharded over the cores)
 #   bench  `fusor bench --json` on the four models: fused/unfused x replay/eager, both GPUs
-#   side   bench/side_by_side.py (W1-W7, five systems); SIDE_ARGS adds its options (e.g. --only W6)
+#   side   bench/side_by_side.py (W1-W7, five systems; with .dev/iree.tar.xz also iree-cuda and
+#          iree-vulkan on W1/W4/W6); SIDE_ARGS adds its options (e.g. --only W6)
 #   compile  cold (empty kernel cache, new process) and warm-process (cache filled by the cold
 #          run, new process) load + compile time of the shared models on both GPUs
 #   gemv   bench/gemv_sweep.py (MLP b1/b64 for each Vulkan GEMV workgroup shape, cuda, copy GB/s)
@@ -48,6 +49,8 @@ if [ "$(cat /tmp/fusor_unpacked 2>/dev/null)" != "$stamp" ]; then
   for f in .dev/fusor.xz .dev/fusor_tests.xz .dev/py/fusor/*.so.xz; do [ -f "$f" ] && xz -dkf "$f"; done
   mkdir -p /tmp/shared && tar -C /tmp/shared -xJf .dev/shared.tar.xz
   if [ -f .dev/half.tar.xz ]; then mkdir -p .dev/half && tar -C .dev/half -xJf .dev/half.tar.xz; fi
+  rm -rf /tmp/iree_bundle
+  if [ -f .dev/iree.tar.xz ]; then mkdir -p /tmp/iree_bundle && tar -C /tmp/iree_bundle -xJf .dev/iree.tar.xz; fi
   echo "$stamp" > /tmp/fusor_unpacked
 fi
 export FUSOR_SHARED=/tmp/shared FUSOR_BIN=$root/.dev/fusor
@@ -109,7 +112,10 @@ if has bench; then
 fi
 
 if has side; then
-  PYTHONUNBUFFERED=1 python3 bench/side_by_side.py --fusor "$fz" --out "$out" ${SIDE_ARGS:-} 2>&1 | tail -70
+  # With the IREE bundle (package_h200.sh IREE_BUNDLE=...), IREE 3.13 joins W1/W4/W6 as iree-cuda, iree-vulkan.
+  iree=()
+  if [ -f .dev/iree.tar.xz ] && [ -f /tmp/iree_bundle/manifest.json ]; then iree=(--iree /tmp/iree_bundle); fi
+  PYTHONUNBUFFERED=1 python3 bench/side_by_side.py --fusor "$fz" --out "$out" "${iree[@]}" ${SIDE_ARGS:-} 2>&1 | tail -70
 fi
 
 if has python; then

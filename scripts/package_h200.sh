@@ -31,6 +31,14 @@ fi
 # HALF_MODELS=DIR: backend-test folders made by bench/half_models.py travel as .dev/half.tar.xz
 # (unpacked to .dev/half by h200_run.sh).
 if [ -n "${HALF_MODELS:-}" ]; then tar -C "$HALF_MODELS" -cJf .dev/half.tar.xz .; fi
+# IREE_BUNDLE=DIR: the IREE peer bundle made by `bench/iree_peer.py prepare --out DIR` (vmfbs
+# without weights, manifest.json, the runtime wheel stored uncompressed) travels as
+# .dev/iree.tar.xz; h200_run.sh unpacks it and passes --iree to side_by_side.py.
+if [ -n "${IREE_BUNDLE:-}" ]; then
+  [ -f "$IREE_BUNDLE/manifest.json" ] || { echo "IREE_BUNDLE=$IREE_BUNDLE has no manifest.json" >&2; exit 1; }
+  (cd "$IREE_BUNDLE" && ls manifest.json *.whl *.vmfb | tar --owner=0 --group=0 -cf - -T - | xz -9e -T2 > "$OLDPWD/.dev/iree.tar.xz")
+  echo "IREE bundle: $(du -h .dev/iree.tar.xz | cut -f1)"
+fi
 # PY_HEADERS=DIR (DIR/python3.X/Python.h, the GPU machine's CPython headers, e.g. fetched from
 # there as a tarball): the Python extension compiled here for that interpreter, with the same
 # static library as the CLI, to .dev/py/fusor (h200_run.sh's `python` step runs python/tests
