@@ -217,7 +217,6 @@ def install_runtime(bundle, prefix):
 def libcuda_dir(work):
     """IREE's CUDA driver dlopens "libcuda.so" (no .1), which driver-only installs lack: returns a
     directory holding a libcuda.so link to the system libcuda.so.1 (None when not needed/found)."""
-    import ctypes.util
     try:
         out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
     except OSError:
@@ -293,7 +292,7 @@ class IreePeer:
         for s in systems:
             target = self.SYSTEMS[s]
             res[s] = self.check_and_time(m, target, paths, irpa, ref, max_err, iters, d)
-        os.remove(irpa)
+        shutil.rmtree(d, ignore_errors=True)   # W1's input alone is 256 MiB
         return res
 
     def check_and_time(self, m, target, inputs, irpa, ref, max_err, iters, d):
@@ -385,7 +384,8 @@ def compile_mlir(mlir, target, vmfb, timeout=3600):
     except subprocess.TimeoutExpired:
         return None, f"iree-compile timed out after {timeout} s"
     if r.returncode != 0:
-        lines = [l for l in (r.stderr or r.stdout).splitlines() if "error" in l.lower()] or (r.stderr or r.stdout).splitlines()
+        text = (r.stderr or r.stdout).replace(mlir, "model.mlir")
+        lines = [l for l in text.splitlines() if "error" in l.lower()] or text.splitlines()
         return None, " ".join(" ".join(lines[:3]).split())[:400]
     return time.perf_counter() - t, None
 
