@@ -391,8 +391,10 @@ def compile_mlir(mlir, target, vmfb, extra=(), timeout=3600):
         r = subprocess.run([iree_bin("iree-compile"), mlir, *TARGETS[target], *extra, "-o", vmfb],
                            capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
+        if os.path.exists(vmfb): os.remove(vmfb)
         return None, f"iree-compile timed out after {timeout} s"
     if r.returncode != 0:
+        if os.path.exists(vmfb): os.remove(vmfb)
         text = (r.stderr or r.stdout).replace(mlir, "model.mlir")
         lines = [l for l in text.splitlines() if "error" in l.lower()] or text.splitlines()
         return None, " ".join(" ".join(lines[:3]).split())[:400]
