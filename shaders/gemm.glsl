@@ -17,6 +17,16 @@ R"FZ_GLSL(//"
 // with stride BM/TM, BN/TN so that neighbouring threads store neighbouring columns (coalesced
 // epilogue) and read neighbouring shared-memory words. Tile sizes are specialization
 // constants chosen by the host (vk_dialect.cpp choose_tiles); local size = (BM/TM)*(BN/TN).
+// Double buffering: the shared slices come in two copies; while the FMAs run on slice k from
+// one copy, the thread's share of slice k+1 is already loading from global memory into
+// registers and is stored into the other copy afterwards, so each K step has one barrier and
+// the load latency hides behind the arithmetic.
+// Split-K (FZ_SPLIT_K > 1, the Vulkan dialect defines it when the tile grid cannot fill the
+// device): work item w = tile * FZ_SPLIT_K + slice covers K range [slice * FZ_SPLIT_SLICE,
+// +FZ_SPLIT_SLICE) (a multiple of BK). Each workgroup stores its fp32 partial tile in the
+// workspace fz_split.part and bumps the tile's counter fz_split.cnt; the last to arrive adds
+// the FZ_SPLIT_K partials in slice order 0, 1, ... (the same order every run, so results are
+// deterministic), runs FZ_EPILOGUE once on the sum and zeroes the counter for the next replay.
 // FZ_SKINNY (the emitter's matmul_config defines it, 1 for M <= 8): the GEMV-like path at the
 // end of this file instead.
 layout(local_size_x_id = 0) in;
@@ -27,50 +37,121 @@ layout(constant_id = 4) const int FZ_TM = 4;
 layout(constant_id = 5) const int FZ_TN = 4;
 
 #if !FZ_SKINNY
-shared float fz_as[FZ_BK * FZ_BM];  // A slice, k-major: fz_as[k * BM + m]
-shared float fz_bs[FZ_BK * FZ_BN];  // B slice, k-major: fz_bs[k * BN + n]
+#ifndef FZ_SPLIT_K
+#define FZ_SPLIT_K 1
+#endif
+#ifndef FZ_SPLIT_SLICE
+#define FZ_SPLIT_SLICE FZ_K
+#endif
+const int FZ_THREADS = (FZ_BM / FZ_TM) * (FZ_BN / FZ_TN);
+const int FZ_LA = (FZ_BK * FZ_BM + FZ_THREADS - 1) / FZ_THREADS;  // A elements a thread stages per slice
+const int FZ_LB = (FZ_BK * FZ_BN + FZ_THREADS - 1) / FZ_THREADS;
+shared float fz_as[2 * FZ_BK * FZ_BM];  // two A slices, k-major: fz_as[p * BK * BM + k * BM + m]
+shared float fz_bs[2 * FZ_BK * FZ_BN];  // two B slices, k-major: fz_bs[p * BK * BN + k * BN + n]
+#if FZ_SPLIT_K > 1
+shared bool fz_split_last;
+#endif
 
 void main() {
-  const int threads = (FZ_BM / FZ_TM) * (FZ_BN / FZ_TN);
+  const int threads = FZ_THREADS;
   const int tid = int(gl_LocalInvocationID.x);
   const int tx = tid % (FZ_BN / FZ_TN), ty = tid / (FZ_BN / FZ_TN);
   const fz_idx tiles_m = (fz_idx(FZ_M) + FZ_BM - 1) / FZ_BM;
   const fz_idx tiles_n = (fz_idx(FZ_N) + FZ_BN - 1) / FZ_BN;
   const fz_idx tiles = tiles_m * tiles_n * FZ_BATCH;
-  // Grid-stride over tiles: the loop bound is uniform, so the barriers below are too.
-  for (fz_idx t = fz_idx(fz_group_id()); t < tiles; t += fz_idx(fz_num_groups())) {
+  // Consecutive threads walk the operand's unit-stride direction when staging.
+  const bool k_fast = FZ_A_SK == 1;
+  const bool n_fast = FZ_B_SN == 1 || FZ_B_SK != 1;
+  float ra[FZ_LA], rb[FZ_LB];
+  // Grid-stride over work items: the loop bound is uniform, so the barriers below are too.
+  for (fz_idx w = fz_idx(fz_group_id()); w < tiles * FZ_SPLIT_K; w += fz_idx(fz_num_groups())) {
+    const fz_idx t = w / FZ_SPLIT_K;
+    const int slice = int(w - t * FZ_SPLIT_K);
     const fz_idx batch = t / (tiles_m * tiles_n);
     const fz_idx rem = t - batch * (tiles_m * tiles_n);
     const fz_idx row0 = (rem / tiles_n) * FZ_BM, col0 = (rem % tiles_n) * FZ_BN;
     const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
+    const fz_idx kbeg = fz_idx(slice) * FZ_SPLIT_SLICE;
+    const fz_idx kend = kbeg + FZ_SPLIT_SLICE < fz_idx(FZ_K) ? kbeg + FZ_SPLIT_SLICE : fz_idx(FZ_K);
     float fz_acc[FZ_TM * FZ_TN];
     for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_acc[i] = 0.0f;
-    for (fz_idx k0 = fz_idx(0); k0 < FZ_K; k0 += FZ_BK) {
-      // Stage the slices; consecutive threads walk the operand's unit-stride direction.
-      for (int e = tid; e < FZ_BK * FZ_BM; e += threads) {
-        const bool k_fast = FZ_A_SK == 1;
-        const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;
-        const fz_idx gm = row0 + mm, gk = k0 + kk;
-        fz_as[kk * FZ_BM + mm] = (gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f;
+    // Global -> registers (this thread's elements e = tid + r * threads of slice k0) and
+    // registers -> shared copy p. Out-of-range elements (edges, K tail) are zeros.
+#define FZ_FETCH(k0)                                                                                       \
+    for (int r = 0; r < FZ_LA; ++r) {                                                                      \
+      const int e = tid + r * threads;                                                                     \
+      const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;                  \
+      const fz_idx gm = row0 + mm, gk = (k0) + kk;                                                         \
+      ra[r] = (e < FZ_BK * FZ_BM && gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f; \
+    }                                                                                                      \
+    for (int r = 0; r < FZ_LB; ++r) {                                                                      \
+      const int e = tid + r * threads;                                                                     \
+      const int nn = n_fast ? e % FZ_BN : e / FZ_BK, kk = n_fast ? e / FZ_BN : e % FZ_BK;                  \
+      const fz_idx gn = col0 + nn, gk = (k0) + kk;                                                         \
+      rb[r] = (e < FZ_BK * FZ_BN && gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f; \
+    }
+#define FZ_STAGE(p)                                                                                        \
+    for (int r = 0; r < FZ_LA; ++r) {                                                                      \
+      const int e = tid + r * threads;                                                                     \
+      const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;                  \
+      if (e < FZ_BK * FZ_BM) fz_as[(p) * FZ_BK * FZ_BM + kk * FZ_BM + mm] = ra[r];                         \
+    }                                                                                                      \
+    for (int r = 0; r < FZ_LB; ++r) {                                                                      \
+      const int e = tid + r * threads;                                                                     \
+      const int nn = n_fast ? e % FZ_BN : e / FZ_BK, kk = n_fast ? e / FZ_BN : e % FZ_BK;                  \
+      if (e < FZ_BK * FZ_BN) fz_bs[(p) * FZ_BK * FZ_BN + kk * FZ_BN + nn] = rb[r];                         \
+    }
+    FZ_FETCH(kbeg)
+    FZ_STAGE(0)
+    memoryBarrierShared();
+    barrier();
+    int p = 0;
+    for (fz_idx k0 = kbeg; k0 < kend; k0 += FZ_BK) {
+      const bool more = k0 + FZ_BK < kend;  // uniform
+      if (more) {
+        FZ_FETCH(k0 + FZ_BK)
       }
-      for (int e = tid; e < FZ_BK * FZ_BN; e += threads) {
-        const bool n_fast = FZ_B_SN == 1 || FZ_B_SK != 1;
-        const int nn = n_fast ? e % FZ_BN : e / FZ_BK, kk = n_fast ? e / FZ_BN : e % FZ_BK;
-        const fz_idx gn = col0 + nn, gk = k0 + kk;
-        fz_bs[kk * FZ_BN + nn] = (gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f;
-      }
-      memoryBarrierShared();
-      barrier();
+      const int as0 = p * FZ_BK * FZ_BM, bs0 = p * FZ_BK * FZ_BN;
       for (int kk = 0; kk < FZ_BK; ++kk) {
         float a[FZ_TM], b[FZ_TN];
-        for (int i = 0; i < FZ_TM; ++i) a[i] = fz_as[kk * FZ_BM + ty + i * (FZ_BM / FZ_TM)];
-        for (int j = 0; j < FZ_TN; ++j) b[j] = fz_bs[kk * FZ_BN + tx + j * (FZ_BN / FZ_TN)];
+        for (int i = 0; i < FZ_TM; ++i) a[i] = fz_as[as0 + kk * FZ_BM + ty + i * (FZ_BM / FZ_TM)];
+        for (int j = 0; j < FZ_TN; ++j) b[j] = fz_bs[bs0 + kk * FZ_BN + tx + j * (FZ_BN / FZ_TN)];
         for (int i = 0; i < FZ_TM; ++i)
           for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i], b[j], fz_acc[i * FZ_TN + j]);
       }
+      // The other copy was last read before the previous step's barrier.
+      if (more) {
+        FZ_STAGE(1 - p)
+      }
       memoryBarrierShared();
       barrier();
+      p = 1 - p;
     }
+#undef FZ_FETCH
+#undef FZ_STAGE
+#if FZ_SPLIT_K > 1
+    {
+      // Partial tile out (thread-interleaved: coalesced), then elect the last arrival.
+      const fz_idx part = w * (FZ_BM * FZ_BN);
+      for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_split.part[part + i * threads + tid] = fz_acc[i];
+      memoryBarrierBuffer();
+      barrier();
+      if (tid == 0) fz_split_last = atomicAdd(fz_split.cnt[t], 1u) == uint(FZ_SPLIT_K - 1);
+      memoryBarrierShared();
+      barrier();
+      if (!fz_split_last) continue;  // uniform: every thread read the same shared flag
+      memoryBarrierBuffer();
+      const fz_idx first = t * FZ_SPLIT_K * (FZ_BM * FZ_BN);
+      for (int i = 0; i < FZ_TM * FZ_TN; ++i) {
+        // Slice order, this group's own slice from its registers (the same bits it stored).
+        precise float sum = slice == 0 ? fz_acc[i] : fz_split.part[first + i * threads + tid];
+        for (int s = 1; s < FZ_SPLIT_K; ++s)
+          sum = sum + (s == slice ? fz_acc[i] : fz_split.part[first + fz_idx(s) * (FZ_BM * FZ_BN) + i * threads + tid]);
+        fz_acc[i] = sum;
+      }
+      if (tid == 0) fz_split.cnt[t] = 0u;  // ready for the next replay
+    }
+#endif
     for (int i = 0; i < FZ_TM; ++i) {
       const fz_idx m = row0 + ty + i * (FZ_BM / FZ_TM);
       if (m >= FZ_M) continue;

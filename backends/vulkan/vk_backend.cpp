@@ -84,4 +84,12 @@ int vulkan_coopmat_kernel_count(const Executable& e) {
   return n;
 }
 
+int vulkan_split_k_kernel_count(const Executable& e) {
+  auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);
+  if (!v) return -1;
+  int n = 0;
+  for (int s : v->split_k()) n += s > 1 ? 1 : 0;
+  return n;
+}
+
 }  // namespace fusor

@@ -13,6 +13,7 @@
 #include <iterator>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "backends/vulkan/vulkan_backend.h"
 
@@ -113,7 +114,7 @@ std::string PhysicalDeviceInfo::details() const {
     << "." << VK_API_VERSION_PATCH(api_version) << " subgroup=" << subgroup_size << " shared=" << max_shared_memory
     << " groups=[" << max_group_count[0] << "," << max_group_count[1] << "," << max_group_count[2] << "]"
     << " fp16=" << shader_float16 << " fp64=" << shader_float64 << " int64=" << shader_int64 << " " << coopmat_summary(*this)
-    << " storage_range=" << max_storage_buffer_range;
+    << " storage_range=" << max_storage_buffer_range << " units=" << compute_units;
   // What float controls let a kernel keep, per width: d = denormals, z = signed zero/inf/NaN.
   s << " preserves=";
   if (!float_controls) {
@@ -231,11 +232,31 @@ PhysicalDeviceInfo query_device(VkPhysicalDevice pd) {
   }
 
   uint32_t n = 0;
+  bool sm_builtins = false, amd_cores = false;
   if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr) == VK_SUCCESS) {
     std::vector<VkExtensionProperties> exts(n);
     if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data()) == VK_SUCCESS)
-      for (auto& e : exts)
+      for (auto& e : exts) {
         if (std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix") == 0) info.cooperative_matrix = true;
+        if (std::strcmp(e.extensionName, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME) == 0) sm_builtins = true;
+        if (std::strcmp(e.extensionName, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME) == 0) amd_cores = true;
+      }
+  }
+  // Compute units (a property query needs the extension listed, not enabled).
+  if (sm_builtins) {
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    p2.pNext = &sm;
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    info.compute_units = sm.shaderSMCount;
+  } else if (amd_cores) {
+    VkPhysicalDeviceShaderCorePropertiesAMD cp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    p2.pNext = &cp;
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    info.compute_units = cp.shaderEngineCount * cp.shaderArraysPerEngineCount * cp.computeUnitsPerShaderArray;
+  } else if (info.is_cpu()) {
+    info.compute_units = std::thread::hardware_concurrency();
   }
 
   // Queue family: compute-capable, preferring one with timestamps.

@@ -44,6 +44,11 @@ struct PhysicalDeviceInfo {
   uint32_t max_group_count[3] = {0, 0, 0};
   uint32_t max_group_size[3] = {0, 0, 0};
   uint32_t max_invocations = 0;
+  // Streaming multiprocessors / compute units: VK_NV_shader_sm_builtins' shaderSMCount,
+  // VK_AMD_shader_core_properties' engines x arrays x CUs, the host's hardware threads on a CPU
+  // implementation (lavapipe); 0 when the device does not say. A proxy for how many workgroups
+  // fill the device (vk_dialect.cpp choose_tiles: split-K).
+  uint32_t compute_units = 0;
   uint64_t max_storage_buffer_range = 0;
   uint64_t min_storage_offset_alignment = 0;
   float timestamp_period = 0;   // ns per tick

@@ -253,7 +253,21 @@ const std::string& conv_template() {
   return s;
 }
 
-ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes) {
+namespace {
+int64_t matmul_batch(const KernelSpec& k) { return shape_numel(k.space) / std::max<int64_t>(1, k.matmul->m * k.matmul->n); }
+int64_t tile_count(const ContractionTiles& t, const KernelSpec& k) {
+  return matmul_batch(k) * ((k.matmul->m + t.bm - 1) / t.bm) * ((k.matmul->n + t.bn - 1) / t.bn);
+}
+int64_t split_counters(int64_t tiles) { return (tiles + 3) / 4 * 4; }
+}  // namespace
+
+int64_t splitk_workspace_bytes(const ContractionTiles& t, const KernelSpec& k) {
+  if (!k.matmul || t.split_k <= 1 || t.skinny || t.coopmat) return 0;
+  const int64_t tiles = tile_count(t, k);
+  return 4 * split_counters(tiles) + int64_t{4} * tiles * t.split_k * t.bm * t.bn;
+}
+
+ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes, int64_t split_budget) {
   ContractionTiles t;
   int64_t m = 0, n = 0;
   if (k.matmul) {
@@ -296,10 +310,32 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   if (m <= 16 && n > 16) t.bm = 16, t.tm = 1;
   else if (n <= 16 && m > 16) t.bn = 16, t.tn = 1;
   else if (m <= 32 && n > 32) t.bm = 32, t.tm = 2;
-  // Too few tiles to fill the GPU (each workgroup walks all of K; there is no split-K): halve
-  // the larger tile side, and its register block with it so the group keeps its size, until
-  // there are about 128 workgroups or the tiles are 16 x 16.
-  if (k.matmul && m > 0 && n > 0) {
+  // gemm.glsl double-buffers its A and B slices: thinner K slices where that does not fit.
+  while (k.matmul && t.bk > 4 && int64_t{8} * t.bk * (t.bm + t.bn) + 64 > static_cast<int64_t>(dev.max_shared_memory)) t.bk /= 2;
+  // Too few tiles to fill the GPU with K long enough: split-K, S slices of K (>= 256 each)
+  // per tile so that tiles x S reaches about 2 workgroups per compute unit, keeping the tile
+  // (and its arithmetic intensity) whole. The partials cost 4 * S * M * N bytes of traffic.
+  // FUSOR_VK_SPLIT_K overrides (vk_dialect.h).
+  if (k.matmul && m > 0 && n > 0 && k.matmul->k > 0) {
+    constexpr int64_t kMinSlice = 256;
+    const int64_t kk = k.matmul->k, target = 2 * (dev.compute_units ? int64_t{dev.compute_units} : 64);
+    const int64_t groups = tile_count(t, k);
+    int64_t s = 1;
+    const char* e = std::getenv("FUSOR_VK_SPLIT_K");
+    const int forced = e ? std::atoi(e) : 0;
+    if (forced >= 1) s = std::min(forced, 64);
+    else if (groups < target && kk >= 2 * kMinSlice) s = std::min<int64_t>({(target + groups - 1) / groups, kk / kMinSlice, 64});
+    if (s > 1) {
+      // Whole BK steps per slice; the count that covers K with them (never an empty slice).
+      t.split_slice = ((kk + s - 1) / s + t.bk - 1) / t.bk * t.bk;
+      t.split_k = static_cast<int>((kk + t.split_slice - 1) / t.split_slice);
+      if (t.split_k <= 1 || (split_budget >= 0 && splitk_workspace_bytes(t, k) > split_budget)) t.split_k = 1, t.split_slice = 0;
+    }
+  }
+  // Too few tiles to fill the GPU and no split-K (short K): halve the larger tile side, and its
+  // register block with it so the group keeps its size, until there are about 128 workgroups
+  // or the tiles are 16 x 16.
+  if (k.matmul && m > 0 && n > 0 && t.split_k == 1) {
     const int64_t batch = shape_numel(k.space) / (m * n);
     auto groups = [&] { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
     while (groups() < 128 && (t.bm > 16 || t.bn > 16)) {
@@ -316,7 +352,7 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
 }
 
 VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta,
-                             const Plan* plan)
+                             const Plan* plan, int64_t split_budget)
     : dev_(dev), delta_(std::move(element_delta)) {
   name = "vulkan";
   value_qualifier = "precise ";
@@ -332,7 +368,8 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   contraction_ = k.matmul.has_value() || k.conv.has_value();
   subgroups_ = dev.subgroup_reduce && !k.reduce_axes.empty();
   if (contraction_) {
-    tiles_ = choose_tiles(k, dev, plan && k.matmul ? static_cast<int>(dtype_size(plan->buffers[k.matmul->b_buffer].dtype)) : 4);
+    tiles_ = choose_tiles(k, dev, plan && k.matmul ? static_cast<int>(dtype_size(plan->buffers[k.matmul->b_buffer].dtype)) : 4,
+                          split_budget);
     matmul_template = gemm_template();
     if (plan && k.matmul)
       if (std::optional<CoopmatShape> s = choose_coopmat(k, *plan, dev)) {
@@ -348,6 +385,8 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
     matmul_group_size = conv_group_size = tiles_.threads();
     matmul_tile_m = tiles_.bm;
     matmul_tile_n = tiles_.bn;
+    split_bytes_ = splitk_workspace_bytes(tiles_, k);
+    if (split_bytes_ > 0) split_cnt_ = split_counters(tile_count(tiles_, k));
   }
 }
 
@@ -367,7 +406,13 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     for (const auto& [nm, v] : defs) s += std::string("#define ") + nm + " " + std::to_string(v) + "\n";
     return s;
   }
-  return Dialect::matmul_config(batch, m, n, k, work_items) + "#define FZ_SKINNY 0\n";
+  std::string s = Dialect::matmul_config(batch, m, n, k, work_items) + "#define FZ_SKINNY 0\n";
+  if (tiles_.split_k > 1) {
+    s += "#define FZ_SPLIT_K " + std::to_string(tiles_.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(tiles_.split_slice) +
+         "\n";
+    work_items *= tiles_.split_k;
+  }
+  return s;
 }
 
 std::string VulkanDialect::prelude(const KernelHeader& h) const {
@@ -477,6 +522,11 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
   if (h.status_slot >= 0)
     s += "layout(std430, set = 0, binding = " + std::to_string(h.status_slot) + ") buffer FzStatus { uint code; } fz_status;\n"
          "#define FZ_INDEX_ERROR atomicMax(fz_status.code, " + std::to_string(h.kernel_index + 1) + "u)\n";
+  // Split-K workspace: the slot after the kernel's (and after its status word). coherent: the
+  // partials one workgroup stores are read by the last-arriving one (gemm.glsl).
+  if (tiles_.split_k > 1 && !tiles_.skinny && !tiles_.coopmat)
+    s += "layout(std430, set = 0, binding = " + std::to_string(h.bindings.size() + (h.status_slot >= 0 ? 1 : 0)) +
+         ") coherent buffer FzSplit { uint cnt[" + std::to_string(split_cnt_) + "]; float part[]; } fz_split;\n";
   // Contraction templates declare their own local size (a specialization constant).
   if (!contraction_) s += "layout(local_size_x = " + std::to_string(h.group_size) + ") in;\n";
   return s;

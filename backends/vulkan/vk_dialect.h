@@ -31,6 +31,11 @@ struct ContractionTiles {
   int skinny = 0;       // matmul only: 1 = gemm.glsl's GEMV-like path (M <= 8)
   int skinny_cols = 16; // columns per workgroup of that path (FZ_SK_COLS: 8, 16 or 32)
   int skinny_threads = 256;  // its workgroup size (FZ_SK_THREADS, a power of two)
+  // matmul only, tiled path: split-K (gemm.glsl FZ_SPLIT_K). split_k > 1 slices K into pieces
+  // of split_slice (a multiple of bk) per output tile; partial tiles go to a workspace bound
+  // after the kernel's slots (splitk_workspace_bytes) and are added in slice order.
+  int split_k = 1;
+  int64_t split_slice = 0;
   // matmul only: gemm_coopmat.glsl (fp16 operands on the matrix units, vk_coopmat.h). One
   // matrix operation is cm_m x cm_n x cm_k; cm_wm x cm_wn subgroups of cm_sg invocations, each
   // with cm_rm x cm_rn accumulators; K slices of cm_bk. bm / bn are then the workgroup tile.
@@ -47,7 +52,16 @@ struct ContractionTiles {
 constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kSpecTM = 4, kSpecTN = 5, kSpecConvDirect = 6;
 
 // b_bytes: the matmul's B element size in memory (the GEMV path reads 32 columns of 2-byte B).
-ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4);
+// split_budget: workspace bytes split-K may use (-1: no limit); a split needing more is not taken.
+// Split-K is chosen when the tile grid has fewer than 2 workgroups per compute unit
+// (PhysicalDeviceInfo::compute_units, 64 when unknown) and K allows slices of >= 256; the
+// environment knob FUSOR_VK_SPLIT_K=S (1 = off, 2..64 = S slices on every tiled matmul whose K
+// has more than one BK step; unset or 0 = automatic) overrides that choice.
+ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4, int64_t split_budget = -1);
+// Bytes of the split-K workspace a matmul kernel with these tiles needs (0 without split-K):
+// uint32 counters (one per output tile, padded to 4) then tiles * split_k
+// partial BM x BN fp32 tiles. The executable zeroes it once; kernels leave the counters zero.
+int64_t splitk_workspace_bytes(const ContractionTiles& t, const KernelSpec& k);
 // The gemm_coopmat.glsl blocking for `batch` M x N x K matmuls with matrix shape `s`
 // (vk_coopmat.h): 2 x 4 subgroups of one accumulator each, K slices of 64 (32 for short K)
 // as far as shared memory allows.
@@ -59,8 +73,13 @@ class VulkanDialect : public Dialect {
   // element_delta: per slot (kernel_bindings order), elements added to every index. With the
   // plan, matmuls with fp16 operands may take gemm_coopmat.glsl (vk_coopmat.h choose_coopmat,
   // which throws under FUSOR_VK_COOPMAT=force on a device without cooperative matrices).
+  // split_budget: see choose_tiles. A split-K kernel (tiles().split_k > 1) declares its
+  // workspace as binding kernel_bindings(k).size() (+1 after an index-check status word):
+  // coherent buffer FzSplit { uint cnt[<tiles, padded to 4>]; float part[]; } fz_split.
   VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta,
-                const Plan* plan = nullptr);
+                const Plan* plan = nullptr, int64_t split_budget = -1);
+  // The workspace bytes this kernel binds (splitk_workspace_bytes of its tiles).
+  int64_t split_workspace_bytes() const { return split_bytes_; }
 
   const ContractionTiles& tiles() const { return tiles_; }
   bool contraction() const { return contraction_; }
@@ -74,7 +93,8 @@ class VulkanDialect : public Dialect {
   std::string element(int slot, const std::string& idx) const override;
   std::string declare_buffers(const KernelHeader& h) const override;
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override;
-  // FZ_SKINNY for gemm.glsl; the GEMV-like path runs one workgroup per tiles().skinny_cols columns;
+  // FZ_SKINNY for gemm.glsl (FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, whose
+  // work items are tiles x slices); the GEMV-like path runs one workgroup per tiles().skinny_cols columns;
   // FZ_CM_* for gemm_coopmat.glsl.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
@@ -98,6 +118,7 @@ class VulkanDialect : public Dialect {
   std::vector<int64_t> delta_;
   ContractionTiles tiles_;
   bool contraction_ = false;
+  int64_t split_bytes_ = 0, split_cnt_ = 0;
   bool subgroups_ = false;  // row kernel on a device with subgroup arithmetic
 };
 

@@ -2,6 +2,7 @@
 // hazard-driven barriers, and run().
 #include "backends/vulkan/vk_executable.h"
 #include "backends/codegen.h"
+#include "backends/vulkan/vk_dialect.h"
 
 #include <algorithm>
 #include <chrono>
@@ -160,7 +161,16 @@ void VulkanExecutable::build_memory() {
   // +align: room for a binding's range to round up to whole 32-bit words at the end; the
   // index-check status word (codegen.h kernel_checks_indices) lives at the aligned end.
   status_offset_ = align_up(static_cast<uint64_t>(std::max<int64_t>(plan_.arena_bytes, 0)), align);
-  arena_ = DeviceBuffer(*ctx_, status_offset_ + align, usage, MemoryKind::device);
+  // The split-K workspace after it: the most any one matmul kernel needs (all share it).
+  split_offset_ = status_offset_ + align;
+  split_bytes_ = 0;
+  const int64_t split_budget = static_cast<int64_t>(max_range_ > 256 ? max_range_ - 256 : 0);
+  for (const KernelSpec& k : plan_.kernels)
+    if (k.matmul) {
+      VulkanDialect d(info, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &plan_, split_budget);
+      split_bytes_ = std::max<uint64_t>(split_bytes_, align_up(static_cast<uint64_t>(d.split_workspace_bytes()), align));
+    }
+  arena_ = DeviceBuffer(*ctx_, split_offset_ + split_bytes_, usage, MemoryKind::device);
   consts_ = DeviceBuffer(*ctx_, const_bytes + align, usage, MemoryKind::device);
 
   auto fill_constants = [&](std::byte* dst) {
@@ -173,14 +183,16 @@ void VulkanExecutable::build_memory() {
   };
   if (!staged_) {
     fill_constants(consts_.mapped());
-    std::memset(arena_.mapped(), 0xFF, arena_.size());  // poison: NaN for floats
+    std::memset(arena_.mapped(), 0xFF, split_offset_);  // poison: NaN for floats
+    std::memset(arena_.mapped() + split_offset_, 0, split_bytes_);  // split-K counters start at zero
   } else {
     DeviceBuffer upload(*ctx_, consts_.size(), VK_BUFFER_USAGE_TRANSFER_SRC_BIT, MemoryKind::upload);
     fill_constants(upload.mapped());
     ctx_->submit_once([&](VkCommandBuffer cb) {
       VkBufferCopy region{0, 0, consts_.size()};
       vkCmdCopyBuffer(cb, upload.handle(), consts_.handle(), 1, &region);
-      vkCmdFillBuffer(cb, arena_.handle(), 0, VK_WHOLE_SIZE, 0xFFFFFFFFu);
+      vkCmdFillBuffer(cb, arena_.handle(), 0, split_offset_, 0xFFFFFFFFu);
+      if (split_bytes_) vkCmdFillBuffer(cb, arena_.handle(), split_offset_, split_bytes_, 0u);
       // Barriers order later submissions on this queue too, so every dispatch sees the data.
       memory_barrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
@@ -295,6 +307,12 @@ std::string VulkanExecutable::notes() const {
   if (cm)
     s += (s.empty() ? "" : "; ") + std::to_string(cm) + " matmul kernel(s) on cooperative matrices (" + label + ", " +
          (ctx_->info().coopmat_nv ? "nv" : "khr") + ")";
+  // Split-K matmuls (vk_dialect.h choose_tiles, FUSOR_VK_SPLIT_K): "1 matmul kernel(s) split-K (up to 16 K slices)".
+  int sk = 0, most = 1;
+  for (int v : split_k_)
+    if (v > 1) ++sk, most = std::max(most, v);
+  if (sk)
+    s += (s.empty() ? "" : "; ") + std::to_string(sk) + " matmul kernel(s) split-K (up to " + std::to_string(most) + " K slices)";
   return s;
 }
 

@@ -13,6 +13,9 @@
 //     writes a range one read (WAR) [output copies], timestamps around it all. replay=false
 //     re-records the command buffer on every run (the eager baseline).
 //   * run: copy inputs in, one vkQueueSubmit, wait on a fence, copy outputs out.
+//   * split-K matmuls (gemm.glsl FZ_SPLIT_K) bind a workspace region after the arena's
+//     buffers as one more slot: partial tiles plus per-tile counters that start at zero and
+//     that the kernel leaves at zero, so replays need no clearing.
 //   * big values: a binding never spans more than maxStorageBufferRange bytes; a kernel over a
 //     larger value runs as several dispatches over windows of it (vk_windows.h).
 // Test knobs (environment, read at compile): FUSOR_VK_FORCE_STAGING=1 takes the discrete-GPU
@@ -81,6 +84,8 @@ class VulkanExecutable final : public Executable {
   const CompileStats& compile_stats() const { return compile_stats_; }
   // Per plan kernel: "coopmat MxNxK" when it runs on cooperative matrices, else "".
   const std::vector<std::string>& coopmat_labels() const { return coopmat_labels_; }
+  // Per plan kernel: its split-K slice count (gemm.glsl FZ_SPLIT_K; 1 = none).
+  const std::vector<int>& split_k() const { return split_k_; }
 
  private:
   // vk_pipelines.cpp: codegen -> SPIR-V -> pipelines, descriptor sets.
@@ -123,6 +128,7 @@ class VulkanExecutable final : public Executable {
   std::vector<Dispatch> dispatches_;
   std::vector<std::string> sources_;
   std::vector<std::string> coopmat_labels_;  // see coopmat_labels()
+  std::vector<int> split_k_;                 // see split_k()
   CompileStats compile_stats_;
   int barrier_count_ = 0;
   double last_kernel_us_ = -1;
@@ -130,6 +136,9 @@ class VulkanExecutable final : public Executable {
   bool checks_indices_ = false; // some kernel reports out-of-range indices (codegen.h)
   uint64_t status_offset_ = 0;  // byte offset of that status word in the arena
   uint64_t status_staging_ = 0; // ... and of its copy in staging_out_ (staged mode)
+  // Split-K workspace (vk_dialect.h splitk_workspace_bytes): one region after the status word
+  // that every split-K kernel binds in turn (its writes order them), zeroed once at build.
+  uint64_t split_offset_ = 0, split_bytes_ = 0;
   bool skip_barriers_ = false;  // FUSOR_VK_UNSAFE_NO_BARRIERS: only for testing the validation
 
   VkCommandPool command_pool_ = VK_NULL_HANDLE;

@@ -103,6 +103,7 @@ void VulkanExecutable::build_kernels() {
   std::vector<std::vector<Binding>> slot_bindings;
   sources_.assign(plan_.kernels.size(), "");
   coopmat_labels_.assign(plan_.kernels.size(), "");
+  split_k_.assign(plan_.kernels.size(), 1);
 
   // Phase 1 (serial, cheap): source, launch geometry, hazards for every kernel.
   std::optional<PhaseScope> phase(std::in_place, "codegen");
@@ -125,10 +126,21 @@ void VulkanExecutable::build_kernels() {
       st.range = 4;
       bs.push_back(st);
     }
+    // A split-K matmul gets at most the workspace build_memory reserved (a windowed piece may
+    // tile differently from its whole kernel; it then runs without split-K).
+    VulkanDialect dialect(info, k, deltas, &plan_, static_cast<int64_t>(split_bytes_));
+    const int64_t split_bytes = dialect.split_workspace_bytes();
+    if (split_bytes > 0) {  // the workspace slot after the buffers (and status word)
+      Binding ws;
+      ws.buffer = arena_.handle();
+      ws.offset = split_offset_;
+      ws.range = static_cast<uint64_t>(split_bytes);
+      bs.push_back(ws);
+    }
     const uint32_t nbind = static_cast<uint32_t>(bs.size());
-    VulkanDialect dialect(info, k, deltas, &plan_);
     std::string src = emit_or_explain(k, plan_, dialect);
     coopmat_labels_[ki] = dialect.tiles().coopmat_label();
+    if (split_bytes > 0) split_k_[ki] = std::max(split_k_[ki], dialect.tiles().split_k);
     if (sources_[ki].empty()) sources_[ki] = src;  // a split kernel shows its first piece
     dump_source(k.name, src);
     int64_t groups = launch_dims(k, plan_, dialect).groups;
@@ -177,6 +189,7 @@ void VulkanExecutable::build_kernels() {
       if (std::find(outs.begin(), outs.end(), binds[i]) != outs.end()) d.writes.push_back(r);
     }
     if (checks) d.writes.push_back(ByteRange{status_offset_, status_offset_ + 4});
+    if (split_bytes > 0) d.writes.push_back(ByteRange{split_offset_, split_offset_ + static_cast<uint64_t>(split_bytes)});
     dispatches_.push_back(std::move(d));
     slot_bindings.push_back(std::move(bs));
   };

@@ -1,0 +1,241 @@
+// Split-K in the Vulkan tiled GEMM (shaders/gemm.glsl FZ_SPLIT_K, vk_dialect.h choose_tiles):
+// forced on with FUSOR_VK_SPLIT_K so lavapipe (few compute units: split-K rarely chosen by
+// itself) runs it, compared with the reference on seeded random inputs (the arena starts
+// poisoned), replayed with other inputs in between to prove the counters reset and the result
+// is bit-identical run to run, and compared with the same kernel without split-K. Runs under
+// the validation layer with synchronization validation, like test_vulkan.cpp.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "backends/backend.h"
+#include "backends/vulkan/vk_dialect.h"
+#include "backends/vulkan/vulkan_backend.h"
+#include "frontend/builder.h"
+#include "ir/passes.h"
+
+namespace fusor {
+namespace {
+
+Tensor random_tensor(DType t, Shape s, uint32_t seed) {
+  Tensor x(t, std::move(s));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, u(rng));
+  return x;
+}
+
+// Sets an environment variable for one scope (restores "unset" after).
+struct EnvGuard {
+  std::string name;
+  EnvGuard(const char* n, const std::string& v) : name(n) { setenv(n, v.c_str(), 1); }
+  ~EnvGuard() { unsetenv(name.c_str()); }
+};
+
+// C = A @ B (+ bias, GELU) (+ residual). A is [batch.., M, K] or, transposed, read through a
+// Transpose of a [batch.., K, M] input; B likewise [K, N] or a Transpose of [N, K].
+struct Problem {
+  std::string name;
+  std::vector<int64_t> batch;
+  int64_t m = 0, n = 0, k = 0;
+  bool transpose_a = false, transpose_b = false, bias_gelu = false, residual = false;
+  int slices = 4;  // FUSOR_VK_SPLIT_K
+  DType dtype = DType::f32;
+};
+
+struct Built {
+  Graph g;
+  std::vector<Tensor> inputs;                 // seed
+  std::vector<Tensor> other;                  // seed + 100 (the in-between replay)
+};
+
+Built build(const Problem& p, uint32_t seed) {
+  GraphBuilder b;
+  Built out;
+  auto add_input = [&](const std::string& nm, Shape s) {
+    out.inputs.push_back(random_tensor(p.dtype, s, seed + static_cast<uint32_t>(out.inputs.size())));
+    out.other.push_back(random_tensor(p.dtype, s, seed + 100 + static_cast<uint32_t>(out.other.size())));
+    return b.input(nm, p.dtype, std::move(s));
+  };
+  auto shape = [&](int64_t r, int64_t c) {
+    Shape s(p.batch.begin(), p.batch.end());
+    s.push_back(r);
+    s.push_back(c);
+    return s;
+  };
+  auto swap_last = [&](int v, size_t rank) {
+    std::vector<int64_t> perm;
+    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    return b.op("Transpose", {v}, {{"perm", perm}});
+  };
+  int a = p.transpose_a ? swap_last(add_input("a", shape(p.k, p.m)), p.batch.size() + 2) : add_input("a", shape(p.m, p.k));
+  int w = p.transpose_b ? swap_last(add_input("b", {p.n, p.k}), 2) : add_input("b", {p.k, p.n});
+  int y = b.op("MatMul", {a, w});
+  if (p.bias_gelu) y = b.op("Gelu", {b.op("Add", {y, b.constant("bias", random_tensor(p.dtype, {p.n}, seed + 50))})});
+  if (p.residual) y = b.op("Add", {y, add_input("res", shape(p.m, p.n))});
+  b.output(y);
+  out.g = b.build();
+  make_static(out.g, {});
+  return out;
+}
+
+bool bit_identical(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && a.nbytes() == b.nbytes() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+class VulkanSplitK : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("FUSOR_VK_VALIDATION", "1", 1);  // read when the instance is created
+    vk_ = make_backend("vulkan");
+    if (vk_->devices().empty()) GTEST_SKIP() << "no Vulkan device: the loader found none (install mesa-vulkan-drivers for lavapipe)";
+    vulkan_validation_reset();
+  }
+  void TearDown() override {
+    unsetenv("FUSOR_VK_SPLIT_K");
+    if (!vk_ || vk_->devices().empty()) return;
+    EXPECT_EQ(vulkan_validation_message_count(), 0) << vulkan_validation_messages();
+  }
+
+  void compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want, DType t) {
+    ASSERT_EQ(got.size(), want.size());
+    // fp32: the contraction tolerance of DESIGN.md; fp16/bf16: a few ulps of the storage type.
+    const double rel = t == DType::f32 ? 1e-5 : t == DType::f16 ? 4 * std::ldexp(1.0, -10) : 4 * std::ldexp(1.0, -7);
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].shape(), want[i].shape());
+      EXPECT_LE(relative_l2(got[i], want[i]), rel) << "output " << i;
+      // An unwritten (poisoned: NaN) element fails here.
+      CompareResult c = compare_tensors(got[i], want[i], t == DType::f32 ? 1e-3 : 8 * rel, t == DType::f32 ? 1e-4 : 4e-2);
+      EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message;
+    }
+  }
+
+  // Split-K forced with p.slices: matches ref; X, Y, X replays (Y's results overwrite X's in
+  // the arena) give bit-identical X results; matches the same graph with split-K off.
+  void check(const Problem& p, uint32_t seed, bool expect_split = true) {
+    SCOPED_TRACE(p.name);
+    Built b = build(p, seed);
+    auto ref = make_backend("ref")->compile(b.g, {});
+    const std::vector<Tensor> want = ref->run(b.inputs), want_other = ref->run(b.other);
+    std::unique_ptr<Executable> exe;
+    {
+      EnvGuard on("FUSOR_VK_SPLIT_K", std::to_string(p.slices));
+      exe = vk_->compile(b.g, {});
+    }
+    if (expect_split) {
+      EXPECT_EQ(vulkan_split_k_kernel_count(*exe), 1) << exe->notes();
+      EXPECT_NE(exe->notes().find("split-K"), std::string::npos) << exe->notes();
+    }
+    const std::vector<Tensor> first = exe->run(b.inputs);
+    compare(first, want, p.dtype);
+    compare(exe->run(b.other), want_other, p.dtype);
+    const std::vector<Tensor> again = exe->run(b.inputs);
+    ASSERT_EQ(again.size(), first.size());
+    for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(bit_identical(again[i], first[i])) << "output " << i << " changed between replays";
+    std::unique_ptr<Executable> plain;
+    {
+      EnvGuard off("FUSOR_VK_SPLIT_K", "1");
+      plain = vk_->compile(b.g, {});
+    }
+    EXPECT_EQ(vulkan_split_k_kernel_count(*plain), 0) << plain->notes();
+    compare(first, plain->run(b.inputs), p.dtype);
+  }
+
+  std::unique_ptr<Backend> vk_;
+};
+
+TEST_F(VulkanSplitK, SkinnyKHeavyMlpShape) {
+  // The MLP block's second layer at batch 64: 16 output tiles of 64 x 64, K = 4096.
+  check({"m64_n1024_k4096", {}, 64, 1024, 4096, false, false, false, true, 16}, 1);
+}
+
+TEST_F(VulkanSplitK, OddShapesViewsAndEpilogues) {
+  const std::vector<Problem> ps = {
+      {"bias_gelu_edges", {}, 37, 50, 1000, false, false, true, false, 3},  // K = 1000: last slice shorter
+      {"residual", {}, 70, 33, 777, false, false, false, true, 4},
+      {"batch_3", {3}, 29, 45, 600, false, false, true, false, 2},
+      {"batch_2x2_transposed_b", {2, 2}, 20, 24, 300, false, true, false, true, 5},
+      {"transposed_a", {}, 48, 40, 520, true, false, true, false, 4},
+      {"transposed_both", {2}, 17, 66, 450, true, true, false, false, 3},
+      {"m9_k8192", {}, 9, 40, 8192, false, false, true, false, 8},
+      {"many_slices_short_k", {}, 40, 40, 100, false, false, false, false, 64},  // capped at K / BK slices
+  };
+  uint32_t seed = 10;
+  for (const Problem& p : ps) check(p, seed += 10);
+}
+
+TEST_F(VulkanSplitK, GemvPathAndForcedOffStillWork) {
+  // M <= 8 keeps gemm.glsl's GEMV path (it splits K inside a workgroup) even when forced.
+  check({"m8_k8192", {}, 8, 40, 8192, false, false, true, false, 4}, 200, false);
+}
+
+TEST_F(VulkanSplitK, HalfStorageTypes) {
+  // fp16 / bf16 share the tiled template (fp32 partials, the storage type only at the epilogue).
+  // Devices with cooperative matrices may take gemm_coopmat.glsl for fp16 instead (no split).
+  Problem f16{"f16", {2}, 40, 72, 640, false, false, true, false, 3, DType::f16};
+  Problem bf16{"bf16", {}, 33, 64, 520, false, true, false, true, 4, DType::bf16};
+  for (const Problem& p : {f16, bf16}) {
+    bool split = true;
+    if (p.dtype == DType::f16) {
+      Built b = build(p, 300);
+      split = vulkan_coopmat_kernel_count(*vk_->compile(b.g, {})) == 0;
+    }
+    check(p, 300, split);
+  }
+}
+
+// choose_tiles' own decision on a described H200-like device (132 SMs, 48 KiB shared).
+TEST(VulkanSplitKChoice, TileGridDecidesSlices) {
+  unsetenv("FUSOR_VK_SPLIT_K");
+  vk::PhysicalDeviceInfo dev;
+  dev.name = "described 132-SM device";
+  dev.compute_units = 132;
+  dev.max_shared_memory = 49152;
+  dev.max_invocations = 1024;
+  auto spec = [](int64_t batch, int64_t m, int64_t n, int64_t k) {
+    KernelSpec s;
+    s.matmul = MatMulDesc{};
+    s.matmul->m = m, s.matmul->n = n, s.matmul->k = k;
+    s.space = batch > 1 ? Shape{batch, m, n} : Shape{m, n};
+    return s;
+  };
+  // MLP batch 64, second layer: 16 tiles of 64 x 64 -> 16 slices of 256 (256 workgroups).
+  KernelSpec w2 = spec(1, 64, 1024, 4096);
+  vk::ContractionTiles t = vk::choose_tiles(w2, dev);
+  EXPECT_EQ(t.bm, 64);
+  EXPECT_EQ(t.bn, 64);
+  EXPECT_EQ(t.split_k, 16);
+  EXPECT_EQ(t.split_slice, 256);
+  EXPECT_EQ(vk::splitk_workspace_bytes(t, w2), 4 * 16 + int64_t{4} * 16 * 16 * 64 * 64);
+  // First layer: 64 tiles, K = 1024 -> 4 slices of 256.
+  t = vk::choose_tiles(spec(1, 64, 4096, 1024), dev);
+  EXPECT_EQ(t.split_k, 4);
+  EXPECT_EQ(t.split_slice, 256);
+  // Slices cover K in whole BK steps, none empty.
+  t = vk::choose_tiles(spec(1, 100, 100, 3000), dev);
+  ASSERT_GT(t.split_k, 1);
+  EXPECT_EQ(t.split_slice % t.bk, 0);
+  EXPECT_GE(t.split_slice * t.split_k, 3000);
+  EXPECT_LT(t.split_slice * (t.split_k - 1), 3000);
+  // Enough tiles already, or K too short for two slices of 256: no split.
+  EXPECT_EQ(vk::choose_tiles(spec(1, 2048, 1024, 4096), dev).split_k, 1);  // 512 tiles
+  EXPECT_EQ(vk::choose_tiles(spec(1, 64, 64, 500), dev).split_k, 1);
+  // A workspace budget too small: no split (the tiles shrink as before instead).
+  t = vk::choose_tiles(w2, dev, 4, 1024);
+  EXPECT_EQ(t.split_k, 1);
+  EXPECT_LT(t.bm * t.bn, 64 * 64);
+  // The knob: 1 turns it off, N forces N slices.
+  setenv("FUSOR_VK_SPLIT_K", "1", 1);
+  EXPECT_EQ(vk::choose_tiles(w2, dev).split_k, 1);
+  setenv("FUSOR_VK_SPLIT_K", "3", 1);
+  t = vk::choose_tiles(spec(1, 1024, 1024, 4096), dev);
+  EXPECT_EQ(t.split_k, 3);
+  EXPECT_EQ(t.split_slice, 1376);  // ceil(4096 / 3) rounded up to BK = 16
+  unsetenv("FUSOR_VK_SPLIT_K");
+}
+
+}  // namespace
+}  // namespace fusor
