@@ -27,6 +27,10 @@ R"FZ_GLSL(//"
 // workspace fz_split.part and bumps the tile's counter fz_split.cnt; the last to arrive adds
 // the FZ_SPLIT_K partials in slice order 0, 1, ... (the same order every run, so results are
 // deterministic), runs FZ_EPILOGUE once on the sum and zeroes the counter for the next replay.
+// Vector loads (FZ_A_VEC4 / FZ_B_VEC4, the Vulkan dialect defines them with FZ_LOAD_A4/B4(off)
+// when an fp32 operand's unit-stride direction is A's K / B's N and every group of 4 starts
+// 16-byte aligned): a thread stages 4 consecutive elements with one vec4 load; otherwise
+// scalar loads through the view's strides.
 // FZ_SKINNY (the emitter's matmul_config defines it, 1 for M <= 8): the GEMV-like path at the
 // end of this file instead.
 layout(local_size_x_id = 0) in;
@@ -46,6 +50,14 @@ layout(constant_id = 5) const int FZ_TN = 4;
 const int FZ_THREADS = (FZ_BM / FZ_TM) * (FZ_BN / FZ_TN);
 const int FZ_LA = (FZ_BK * FZ_BM + FZ_THREADS - 1) / FZ_THREADS;  // A elements a thread stages per slice
 const int FZ_LB = (FZ_BK * FZ_BN + FZ_THREADS - 1) / FZ_THREADS;
+#ifndef FZ_A_VEC4
+#define FZ_A_VEC4 0
+#endif
+#ifndef FZ_B_VEC4
+#define FZ_B_VEC4 0
+#endif
+const int FZ_LA4 = (FZ_BK / 4 * FZ_BM + FZ_THREADS - 1) / FZ_THREADS;  // vec4 groups per thread
+const int FZ_LB4 = (FZ_BK * (FZ_BN / 4) + FZ_THREADS - 1) / FZ_THREADS;
 shared float fz_as[2 * FZ_BK * FZ_BM];  // two A slices, k-major: fz_as[p * BK * BM + k * BM + m]
 shared float fz_bs[2 * FZ_BK * FZ_BN];  // two B slices, k-major: fz_bs[p * BK * BN + k * BN + n]
 #if FZ_SPLIT_K > 1
@@ -62,7 +74,16 @@ void main() {
   // Consecutive threads walk the operand's unit-stride direction when staging.
   const bool k_fast = FZ_A_SK == 1;
   const bool n_fast = FZ_B_SN == 1 || FZ_B_SK != 1;
-  float ra[FZ_LA], rb[FZ_LB];
+#if FZ_A_VEC4
+  vec4 ra[FZ_LA4];
+#else
+  float ra[FZ_LA];
+#endif
+#if FZ_B_VEC4
+  vec4 rb[FZ_LB4];
+#else
+  float rb[FZ_LB];
+#endif
   // Grid-stride over work items: the loop bound is uniform, so the barriers below are too.
   for (fz_idx w = fz_idx(fz_group_id()); w < tiles * FZ_SPLIT_K; w += fz_idx(fz_num_groups())) {
     const fz_idx t = w / FZ_SPLIT_K;
@@ -77,30 +98,68 @@ void main() {
     for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_acc[i] = 0.0f;
     // Global -> registers (this thread's elements e = tid + r * threads of slice k0) and
     // registers -> shared copy p. Out-of-range elements (edges, K tail) are zeros.
-#define FZ_FETCH(k0)                                                                                       \
+#if FZ_A_VEC4  // 4 consecutive k per load: K % 4 == 0, so a group is all in range or all out
+#define FZ_FETCH_A(k0)                                                                                     \
+    for (int r = 0; r < FZ_LA4; ++r) {                                                                     \
+      const int e = tid + r * threads;                                                                     \
+      const int kk = (e % (FZ_BK / 4)) * 4, mm = e / (FZ_BK / 4);                                          \
+      const fz_idx gm = row0 + mm, gk = (k0) + kk;                                                         \
+      ra[r] = (e < FZ_BK / 4 * FZ_BM && gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A4(abase + gm * FZ_A_SM + gk) : vec4(0.0f); \
+    }
+#define FZ_STAGE_A(p)                                                                                      \
+    for (int r = 0; r < FZ_LA4; ++r) {                                                                     \
+      const int e = tid + r * threads;                                                                     \
+      const int kk = (e % (FZ_BK / 4)) * 4, mm = e / (FZ_BK / 4);                                          \
+      if (e < FZ_BK / 4 * FZ_BM)                                                                           \
+        for (int c = 0; c < 4; ++c) fz_as[(p) * FZ_BK * FZ_BM + (kk + c) * FZ_BM + mm] = ra[r][c];         \
+    }
+#else
+#define FZ_FETCH_A(k0)                                                                                     \
     for (int r = 0; r < FZ_LA; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;                  \
       const fz_idx gm = row0 + mm, gk = (k0) + kk;                                                         \
       ra[r] = (e < FZ_BK * FZ_BM && gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f; \
-    }                                                                                                      \
+    }
+#define FZ_STAGE_A(p)                                                                                      \
+    for (int r = 0; r < FZ_LA; ++r) {                                                                      \
+      const int e = tid + r * threads;                                                                     \
+      const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;                  \
+      if (e < FZ_BK * FZ_BM) fz_as[(p) * FZ_BK * FZ_BM + kk * FZ_BM + mm] = ra[r];                         \
+    }
+#endif
+#if FZ_B_VEC4  // 4 consecutive n per load: N % 4 == 0
+#define FZ_FETCH_B(k0)                                                                                     \
+    for (int r = 0; r < FZ_LB4; ++r) {                                                                     \
+      const int e = tid + r * threads;                                                                     \
+      const int nn = (e % (FZ_BN / 4)) * 4, kk = e / (FZ_BN / 4);                                          \
+      const fz_idx gn = col0 + nn, gk = (k0) + kk;                                                         \
+      rb[r] = (e < FZ_BK * (FZ_BN / 4) && gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B4(bbase + gk * FZ_B_SK + gn) : vec4(0.0f); \
+    }
+#define FZ_STAGE_B(p)                                                                                      \
+    for (int r = 0; r < FZ_LB4; ++r) {                                                                     \
+      const int e = tid + r * threads;                                                                     \
+      const int nn = (e % (FZ_BN / 4)) * 4, kk = e / (FZ_BN / 4);                                          \
+      if (e < FZ_BK * (FZ_BN / 4))                                                                         \
+        for (int c = 0; c < 4; ++c) fz_bs[(p) * FZ_BK * FZ_BN + kk * FZ_BN + nn + c] = rb[r][c];           \
+    }
+#else
+#define FZ_FETCH_B(k0)                                                                                     \
     for (int r = 0; r < FZ_LB; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int nn = n_fast ? e % FZ_BN : e / FZ_BK, kk = n_fast ? e / FZ_BN : e % FZ_BK;                  \
       const fz_idx gn = col0 + nn, gk = (k0) + kk;                                                         \
       rb[r] = (e < FZ_BK * FZ_BN && gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f; \
     }
-#define FZ_STAGE(p)                                                                                        \
-    for (int r = 0; r < FZ_LA; ++r) {                                                                      \
-      const int e = tid + r * threads;                                                                     \
-      const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;                  \
-      if (e < FZ_BK * FZ_BM) fz_as[(p) * FZ_BK * FZ_BM + kk * FZ_BM + mm] = ra[r];                         \
-    }                                                                                                      \
+#define FZ_STAGE_B(p)                                                                                      \
     for (int r = 0; r < FZ_LB; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int nn = n_fast ? e % FZ_BN : e / FZ_BK, kk = n_fast ? e / FZ_BN : e % FZ_BK;                  \
       if (e < FZ_BK * FZ_BN) fz_bs[(p) * FZ_BK * FZ_BN + kk * FZ_BN + nn] = rb[r];                         \
     }
+#endif
+#define FZ_FETCH(k0) FZ_FETCH_A(k0) FZ_FETCH_B(k0)
+#define FZ_STAGE(p) FZ_STAGE_A(p) FZ_STAGE_B(p)
     FZ_FETCH(kbeg)
     FZ_STAGE(0)
     memoryBarrierShared();
@@ -129,6 +188,10 @@ void main() {
     }
 #undef FZ_FETCH
 #undef FZ_STAGE
+#undef FZ_FETCH_A
+#undef FZ_FETCH_B
+#undef FZ_STAGE_A
+#undef FZ_STAGE_B
 #if FZ_SPLIT_K > 1
     {
       // Partial tile out (thread-interleaved: coalesced), then elect the last arrival.

@@ -1,6 +1,7 @@
 // Stand-ins for what the emitter and the Vulkan prelude define in front of gemm.glsl at run
 // time, with a bias + ReLU epilogue, for the build-time glslc checks gemm.comp (tiled path),
-// gemm_skinny.comp (FZ_SKINNY: the GEMV-like path, M = 4), gemm_splitk.comp (FZ_SPLIT_K: 3 K slices) and gemm_coopmat.comp (FZ_CHECK_COOPMAT:
+// gemm_skinny.comp (FZ_SKINNY: the GEMV-like path, M = 4), gemm_splitk.comp (FZ_SPLIT_K: 3 K
+// slices), gemm_vec4.comp (vec4 operand loads) and gemm_coopmat.comp (FZ_CHECK_COOPMAT:
 // gemm_coopmat.glsl with fp16 operands). At run time gemm.glsl is used
 // directly.
 #ifdef FZ_TEMPLATE_CHECK
@@ -34,6 +35,12 @@ fz_idx fz_a_base(fz_idx batch) { return batch * FZ_M * FZ_K; }
 fz_idx fz_b_base(fz_idx batch) { return 0; }
 void fz_epilogue(float acc, fz_idx fz_i) { b3.d[fz_i] = max(acc + b2.d[fz_i % FZ_N], 0.0f); }
 #define FZ_EPILOGUE(acc, i) fz_epilogue((acc), (i))
+#if defined(FZ_A_VEC4) && FZ_A_VEC4  // gemm_vec4.comp: vec4 views of A and B
+layout(std430, set = 0, binding = 0) readonly buffer B0v { vec4 d[]; } b0v;
+layout(std430, set = 0, binding = 1) readonly buffer B1v { vec4 d[]; } b1v;
+#define FZ_LOAD_A4(off) b0v.d[(off) / 4]
+#define FZ_LOAD_B4(off) b1v.d[(off) / 4]
+#endif
 #if defined(FZ_SPLIT_K) && FZ_SPLIT_K > 1  // gemm_splitk.comp: the workspace the dialect declares
 layout(std430, set = 0, binding = 4) coherent buffer FzSplit { uint cnt[FZ_SPLIT_CNT]; float part[]; } fz_split;
 #endif

@@ -6,8 +6,13 @@
 // the validation layer with synchronization validation, like test_vulkan.cpp.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "backends/backend.h"
@@ -96,6 +101,7 @@ class VulkanSplitK : public ::testing::Test {
   }
   void TearDown() override {
     unsetenv("FUSOR_VK_SPLIT_K");
+    unsetenv("FUSOR_VK_GEMM_VEC4");
     if (!vk_ || vk_->devices().empty()) return;
     EXPECT_EQ(vulkan_validation_message_count(), 0) << vulkan_validation_messages();
   }
@@ -185,6 +191,58 @@ TEST_F(VulkanSplitK, HalfStorageTypes) {
     }
     check(p, 300, split);
   }
+}
+
+// Every dumped kernel source under dir, concatenated.
+std::string dumped_sources(const std::filesystem::path& dir) {
+  std::string all;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(f.path());
+    all += std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return all;
+}
+
+TEST_F(VulkanSplitK, VectorLoadsAndScalarFallback) {
+  // fp32 operands with unit stride along A's K / B's N and 16-byte aligned 4-groups are staged
+  // with vec4 loads (FZ_A_VEC4 / FZ_B_VEC4); a view at an odd offset, a transposed operand or
+  // FUSOR_VK_GEMM_VEC4=0 keeps scalar loads. A is a Slice of x [40, 308] (a free view): columns
+  // from `first`, so offset 4 keeps vec4 and offset 2 does not.
+  for (const char* vec4 : {"1", "0"})
+    for (int64_t first : {4, 2}) {
+      SCOPED_TRACE(std::string("FUSOR_VK_GEMM_VEC4=") + vec4 + " first column " + std::to_string(first));
+      const std::filesystem::path dir =
+          std::filesystem::temp_directory_path() / ("fusor_vec4_" + std::to_string(::getpid()) + "_" + vec4 + std::to_string(first));
+      std::filesystem::remove_all(dir);
+      std::filesystem::create_directories(dir);
+      EnvGuard knob("FUSOR_VK_GEMM_VEC4", vec4);
+      EnvGuard dump("FUSOR_VK_DUMP_DIR", dir.string());
+      EnvGuard split("FUSOR_VK_SPLIT_K", "2");
+      GraphBuilder b;
+      int x = b.input("x", DType::f32, {40, 308});
+      int w = b.input("w", DType::f32, {300, 68});
+      auto ints = [](std::vector<int64_t> v) {
+        Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
+        for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
+        return t;
+      };
+      int a = b.op("Slice", {x, b.constant("starts", ints({first})), b.constant("ends", ints({first + 300})),
+                             b.constant("axes", ints({1}))});
+      int y = b.op("Gelu", {b.op("MatMul", {a, w})});
+      b.output(y);
+      Graph g = b.build();
+      make_static(g, {});
+      const std::vector<Tensor> in = {random_tensor(DType::f32, {40, 308}, 400), random_tensor(DType::f32, {300, 68}, 401)};
+      auto exe = vk_->compile(g, {});
+      EXPECT_EQ(vulkan_split_k_kernel_count(*exe), 1) << exe->notes();
+      compare(exe->run(in), make_backend("ref")->compile(g, {})->run(in), DType::f32);
+      const std::string src = dumped_sources(dir);
+      EXPECT_NE(src.find("FZ_TILES"), std::string::npos) << "no matmul kernel dumped";
+      const bool on = std::string(vec4) == "1";
+      EXPECT_EQ(src.find("#define FZ_A_VEC4 1") != std::string::npos, on && first == 4);
+      EXPECT_EQ(src.find("#define FZ_B_VEC4 1") != std::string::npos, on);
+      std::filesystem::remove_all(dir);
+    }
 }
 
 // choose_tiles' own decision on a described H200-like device (132 SMs, 48 KiB shared).

@@ -387,7 +387,35 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
     matmul_tile_n = tiles_.bn;
     split_bytes_ = splitk_workspace_bytes(tiles_, k);
     if (split_bytes_ > 0) split_cnt_ = split_counters(tile_count(tiles_, k));
+    if (plan && k.matmul && !tiles_.skinny && !tiles_.coopmat) choose_vec4(*plan, k);
   }
+}
+
+void VulkanDialect::choose_vec4(const Plan& plan, const KernelSpec& k) {
+  const char* env = std::getenv("FUSOR_VK_GEMM_VEC4");
+  if ((env && std::strcmp(env, "0") == 0) || tiles_.bk % 4 != 0 || tiles_.bn % 4 != 0) return;
+  // Bindings start at multiples of minStorageBufferOffsetAlignment: 16-byte vec4 alignment
+  // then follows from the element offsets alone.
+  if (dev_.min_storage_offset_alignment == 0 || dev_.min_storage_offset_alignment % 16 != 0) return;
+  const MatMulDesc& m = *k.matmul;
+  const size_t nb = k.space.size() - 2;
+  const std::vector<int> binds = kernel_bindings(k);
+  // The operand's slot and delta when every vec4 group starts at a multiple of 4 elements:
+  // offset + delta, the batch strides and the outer stride all multiples of 4, unit inner stride.
+  auto fits = [&](int buffer, const StridedView& v, int& slot, int64_t& delta) {
+    if (plan.buffers[buffer].dtype != DType::f32 || v.strides.size() != k.space.size()) return;
+    if (v.strides[nb + 1] != 1 || v.strides[nb] % 4 != 0) return;
+    for (size_t i = 0; i < nb; ++i)
+      if (k.space[i] > 1 && v.strides[i] % 4 != 0) return;
+    const auto it = std::find(binds.begin(), binds.end(), buffer);
+    if (it == binds.end()) return;
+    const int s = static_cast<int>(it - binds.begin());
+    const int64_t d = s < static_cast<int>(delta_.size()) ? delta_[s] : 0;
+    if ((v.offset + d) % 4 != 0) return;
+    slot = s, delta = d;
+  };
+  if (m.k % 4 == 0) fits(m.a_buffer, m.a, a_vec4_slot_, a_vec4_delta_);
+  if (m.n % 4 == 0 && !m.dequant_b) fits(m.b_buffer, m.b, b_vec4_slot_, b_vec4_delta_);
 }
 
 std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const {
@@ -412,6 +440,13 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
          "\n";
     work_items *= tiles_.split_k;
   }
+  auto vec4 = [&](const char* op, int slot, int64_t delta) {
+    if (slot < 0) return;
+    s += std::string("#define FZ_") + op + "_VEC4 1\n#define FZ_LOAD_" + op + "4(off) b" + std::to_string(slot) + "v.d[((off)" +
+         (delta ? " + " + std::to_string(delta) : std::string()) + ") / 4]\n";
+  };
+  vec4("A", a_vec4_slot_, a_vec4_delta_);
+  vec4("B", b_vec4_slot_, b_vec4_delta_);
   return s;
 }
 
@@ -527,6 +562,11 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
   if (tiles_.split_k > 1 && !tiles_.skinny && !tiles_.coopmat)
     s += "layout(std430, set = 0, binding = " + std::to_string(h.bindings.size() + (h.status_slot >= 0 ? 1 : 0)) +
          ") coherent buffer FzSplit { uint cnt[" + std::to_string(split_cnt_) + "]; float part[]; } fz_split;\n";
+  // vec4 views of gemm.glsl's operands (the same binding declared a second time).
+  for (int slot : {a_vec4_slot_, b_vec4_slot_ == a_vec4_slot_ ? -1 : b_vec4_slot_})
+    if (slot >= 0)
+      s += "layout(std430, set = 0, binding = " + std::to_string(slot) + ") readonly buffer B" + std::to_string(slot) +
+           "v { vec4 d[]; } b" + std::to_string(slot) + "v;\n";
   // Contraction templates declare their own local size (a specialization constant).
   if (!contraction_) s += "layout(local_size_x = " + std::to_string(h.group_size) + ") in;\n";
   return s;

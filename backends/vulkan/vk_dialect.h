@@ -93,7 +93,9 @@ class VulkanDialect : public Dialect {
   std::string element(int slot, const std::string& idx) const override;
   std::string declare_buffers(const KernelHeader& h) const override;
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override;
-  // FZ_SKINNY for gemm.glsl (FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, whose
+  // FZ_SKINNY for gemm.glsl (FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_A_VEC4 / FZ_B_VEC4
+  // with FZ_LOAD_A4 / FZ_LOAD_B4 for fp32 operands that vec4 loads can read: unit stride along
+  // A's K / B's N, every 4-group 16-byte aligned; FUSOR_VK_GEMM_VEC4=0 turns them off, whose
   // work items are tiles x slices); the GEMV-like path runs one workgroup per tiles().skinny_cols columns;
   // FZ_CM_* for gemm_coopmat.glsl.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
@@ -114,11 +116,16 @@ class VulkanDialect : public Dialect {
   std::string typed_helpers(const KernelHeader& h) const override;
 
  private:
+  void choose_vec4(const Plan& plan, const KernelSpec& k);  // sets a_/b_vec4_slot_
   const PhysicalDeviceInfo& dev_;
   std::vector<int64_t> delta_;
   ContractionTiles tiles_;
   bool contraction_ = false;
   int64_t split_bytes_ = 0, split_cnt_ = 0;
+  // gemm.glsl vector loads (FZ_A_VEC4 / FZ_B_VEC4): the operand's slot read as vec4 (-1: scalar
+  // loads) and its element delta.
+  int a_vec4_slot_ = -1, b_vec4_slot_ = -1;
+  int64_t a_vec4_delta_ = 0, b_vec4_delta_ = 0;
   bool subgroups_ = false;  // row kernel on a device with subgroup arithmetic
 };
 
