@@ -173,6 +173,28 @@ TEST_F(VulkanSplitK, OddShapesViewsAndEpilogues) {
   for (const Problem& p : ps) check(p, seed += 10);
 }
 
+// Two split-K matmuls in one plan with different tile counts share the workspace: a kernel's
+// partial tiles must never land on the other's counters. Found on the H200 (GPT-2's attention
+// projection then its MLP: the MLP's tiles past the first kernel's counter region never ran
+// their epilogue, leaving NaN); every kernel now declares the plan's largest counter region.
+TEST_F(VulkanSplitK, ConsecutiveKernelsWithDifferentTileCountsShareTheWorkspace) {
+  GraphBuilder b;
+  const Tensor x = random_tensor(DType::f32, {32, 128}, 400), w1 = random_tensor(DType::f32, {128, 128}, 401),
+               w2 = random_tensor(DType::f32, {128, 512}, 402);
+  const int h = b.op("Relu", {b.op("MatMul", {b.input("x", DType::f32, {32, 128}), b.constant("w1", w1)})});
+  b.output(b.op("MatMul", {h, b.constant("w2", w2)}));
+  Graph g = b.build();
+  make_static(g, {});
+  const std::vector<Tensor> want = make_backend("ref")->compile(g, {})->run({x});
+  std::unique_ptr<Executable> exe;
+  {
+    EnvGuard on("FUSOR_VK_SPLIT_K", "2");
+    exe = vk_->compile(g, {});
+  }
+  EXPECT_EQ(vulkan_split_k_kernel_count(*exe), 2) << exe->notes();
+  for (int run = 0; run < 3; ++run) compare(exe->run({x}), want, DType::f32);
+}
+
 TEST_F(VulkanSplitK, GemvPathAndForcedOffStillWork) {
   // M <= 8 keeps gemm.glsl's GEMV path (it splits K inside a workgroup) even when forced.
   check({"m8_k8192", {}, 8, 40, 8192, false, false, true, false, 4}, 200, false);

@@ -391,6 +391,12 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   }
 }
 
+void VulkanDialect::set_split_counters(int64_t n) {
+  if (split_bytes_ <= 0 || n <= split_cnt_) return;
+  split_bytes_ += 4 * (n - split_cnt_);
+  split_cnt_ = n;
+}
+
 void VulkanDialect::choose_vec4(const Plan& plan, const KernelSpec& k) {
   const char* env = std::getenv("FUSOR_VK_GEMM_VEC4");
   if ((env && std::strcmp(env, "0") == 0) || tiles_.bk % 4 != 0 || tiles_.bn % 4 != 0) return;

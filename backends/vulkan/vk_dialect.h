@@ -78,8 +78,15 @@ class VulkanDialect : public Dialect {
   // coherent buffer FzSplit { uint cnt[<tiles, padded to 4>]; float part[]; } fz_split.
   VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta,
                 const Plan* plan = nullptr, int64_t split_budget = -1);
-  // The workspace bytes this kernel binds (splitk_workspace_bytes of its tiles).
+  // The workspace bytes this kernel binds (splitk_workspace_bytes of its tiles, or with the
+  // counter region widened by set_split_counters).
   int64_t split_workspace_bytes() const { return split_bytes_; }
+  // Counters this kernel's workspace starts with (0 without split-K).
+  int64_t split_counter_count() const { return split_cnt_; }
+  // Every split-K kernel of an executable shares one workspace: all must declare the same
+  // counter region (the plan's largest), or one kernel's partials would land on another's
+  // counters and leave them non-zero for its next dispatch. Widens this kernel's to n.
+  void set_split_counters(int64_t n);
 
   const ContractionTiles& tiles() const { return tiles_; }
   bool contraction() const { return contraction_; }

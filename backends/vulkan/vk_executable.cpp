@@ -163,13 +163,20 @@ void VulkanExecutable::build_memory() {
   status_offset_ = align_up(static_cast<uint64_t>(std::max<int64_t>(plan_.arena_bytes, 0)), align);
   // The split-K workspace after it: the most any one matmul kernel needs (all share it).
   split_offset_ = status_offset_ + align;
+  // One counter region for all of them (VulkanDialect::set_split_counters), then the largest
+  // partial-tile area.
   split_bytes_ = 0;
+  split_counters_ = 0;
+  int64_t partials = 0;
   const int64_t split_budget = static_cast<int64_t>(max_range_ > 256 ? max_range_ - 256 : 0);
   for (const KernelSpec& k : plan_.kernels)
     if (k.matmul) {
       VulkanDialect d(info, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &plan_, split_budget);
-      split_bytes_ = std::max<uint64_t>(split_bytes_, align_up(static_cast<uint64_t>(d.split_workspace_bytes()), align));
+      if (d.split_workspace_bytes() <= 0) continue;
+      split_counters_ = std::max(split_counters_, d.split_counter_count());
+      partials = std::max(partials, d.split_workspace_bytes() - 4 * d.split_counter_count());
     }
+  if (partials > 0) split_bytes_ = align_up(static_cast<uint64_t>(4 * split_counters_ + partials), align);
   arena_ = DeviceBuffer(*ctx_, split_offset_ + split_bytes_, usage, MemoryKind::device);
   consts_ = DeviceBuffer(*ctx_, const_bytes + align, usage, MemoryKind::device);
 

@@ -139,6 +139,7 @@ class VulkanExecutable final : public Executable {
   // Split-K workspace (vk_dialect.h splitk_workspace_bytes): one region after the status word
   // that every split-K kernel binds in turn (its writes order them), zeroed once at build.
   uint64_t split_offset_ = 0, split_bytes_ = 0;
+  int64_t split_counters_ = 0;  // the counter region every split-K kernel declares (set_split_counters)
   bool skip_barriers_ = false;  // FUSOR_VK_UNSAFE_NO_BARRIERS: only for testing the validation
 
   VkCommandPool command_pool_ = VK_NULL_HANDLE;

@@ -128,7 +128,11 @@ void VulkanExecutable::build_kernels() {
     }
     // A split-K matmul gets at most the workspace build_memory reserved (a windowed piece may
     // tile differently from its whole kernel; it then runs without split-K).
-    VulkanDialect dialect(info, k, deltas, &plan_, static_cast<int64_t>(split_bytes_));
+    std::optional<VulkanDialect> made(std::in_place, info, k, deltas, &plan_, static_cast<int64_t>(split_bytes_));
+    made->set_split_counters(split_counters_);
+    if (made->split_workspace_bytes() > static_cast<int64_t>(split_bytes_))  // a piece tiled differently: no split-K
+      made.emplace(info, k, deltas, &plan_, int64_t{0});
+    VulkanDialect& dialect = *made;
     const int64_t split_bytes = dialect.split_workspace_bytes();
     if (split_bytes > 0) {  // the workspace slot after the buffers (and status word)
       Binding ws;
