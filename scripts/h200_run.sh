@@ -26,7 +26,7 @@ root=$(pwd)
 # Unpacking happens once per package: steps started side by side in one call (e.g. `node` in the
 # background beside `tests`) must not rewrite binaries the other is running.
 stamp=$(cat .dev/*.xz .dev/py/fusor/*.so.xz 2>/dev/null | md5sum)
-if [ "$(cat /tmp/fusor_unpacked 2>/dev/null)" != "$stamp" ]; then
+if [ "$(cat /tmp/fusor_unpacked 2>/dev/null)" != "$stamp" ] || [ ! -x .dev/fusor ]; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 fi
 export VK_DRIVER_FILES=${VK_DRIVER_FILES:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
@@ -45,7 +45,7 @@ if [ -n "$cudnn_dir" ]; then
 else
   echo "cuDNN: not found (nvidia.cudnn, torch/lib): convolutions use the NVRTC template"
 fi
-if [ "$(cat /tmp/fusor_unpacked 2>/dev/null)" != "$stamp" ]; then
+if [ "$(cat /tmp/fusor_unpacked 2>/dev/null)" != "$stamp" ] || [ ! -x .dev/fusor ]; then
   for f in .dev/fusor.xz .dev/fusor_tests.xz .dev/py/fusor/*.so.xz; do [ -f "$f" ] && xz -dkf "$f"; done
   mkdir -p /tmp/shared && tar -C /tmp/shared -xJf .dev/shared.tar.xz
   if [ -f .dev/half.tar.xz ]; then mkdir -p .dev/half && tar -C .dev/half -xJf .dev/half.tar.xz; fi
