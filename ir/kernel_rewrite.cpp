@@ -1,8 +1,10 @@
 // KernelSpec-level rewrites used by the fusion pass (ir/kernel_rewrite.h).
 #include "ir/kernel_rewrite.h"
 
+#include <cstdlib>
 #include <functional>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "ir/view.h"
@@ -120,6 +122,12 @@ bool same_value(const KernelSpec& k, int a, int b, std::set<std::pair<int, int>>
 void mark_online_softmax(KernelSpec& k) {
   k.online_max = k.online_sum = -1;
   if (k.matmul || k.conv || k.kind == FusionKind::opaque || k.reduce_axes.empty()) return;
+  // FUSOR_ONLINE_SOFTMAX=0: the two-pass statistics, for measuring one against the other.
+  static const bool off = [] {
+    const char* e = std::getenv("FUSOR_ONLINE_SOFTMAX");
+    return e && std::string(e) == "0";
+  }();
+  if (off) return;
   auto is_op = [&](int e, const char* name, size_t arity) {
     const ExprNode& n = k.expr[e];
     return n.kind == ExprKind::op && n.op && n.op->name == name && n.args.size() == arity;

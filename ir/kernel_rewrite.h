@@ -20,7 +20,8 @@ void topo_order(KernelSpec& k);
 // a Max r0 (no mean, float dtype) over node x and a later Sum (no mean, same dtype) whose body is
 // Exp(Sub(x, red_ref r0)), the Sub and Exp in r0's dtype (Softmax and LogSoftmax decompose to
 // it, ir/decompose.cpp emit_softmax; fused pre-ops are inside x). Clears them otherwise. Call it
-// after the last rewrite of k's reductions (topo_order renumbers them).
+// after the last rewrite of k's reductions (topo_order renumbers them). FUSOR_ONLINE_SOFTMAX=0
+// leaves every kernel unmarked (the two-pass statistics), to measure one against the other.
 void mark_online_softmax(KernelSpec& k);
 
 // When every load of buffer b in k reads it as a pure axis permutation of `space` (contiguous,
