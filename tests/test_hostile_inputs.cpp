@@ -406,17 +406,19 @@ TEST(Hostile, ExtremeValuesKeepTheirMeaning) {
   }
 }
 
+// The one-line error a constant graph ends in ("(ran)" when it ran).
+std::string error_of(GraphBuilder& b) {
+  try {
+    run_const_graph(b);
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::string("(ran)");
+}
+
 // Detection ops whose work or indices come from a model's values: each is one error naming the
 // node, never an unbounded loop or a read outside a tensor.
 TEST(Hostile, RoiAndUnpoolValuesAreChecked) {
-  auto error_of = [](GraphBuilder& b) {
-    try {
-      run_const_graph(b);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(ran)");
-  };
   const Tensor x = tensor_of({1, 1, 2, 2}, {1, 2, 3, 4});
   {  // a roi of 1e30 pixels asks for a 1e30-sample grid per bin
     GraphBuilder b;
@@ -440,14 +442,6 @@ TEST(Hostile, RoiAndUnpoolValuesAreChecked) {
 
 // Audio ops whose lengths come from a model's values: bounded work, one error naming the node.
 TEST(Hostile, SignalLengthsAreChecked) {
-  auto error_of = [](GraphBuilder& b) {
-    try {
-      run_const_graph(b);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("(ran)");
-  };
   {  // a frame longer than the signal
     GraphBuilder b;
     b.output(b.op("STFT", {b.constant("x", Tensor(DType::f32, {1, 8, 1})), b.constant("s", ints_of({}, {1})), -1,

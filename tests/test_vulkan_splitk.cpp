@@ -20,17 +20,12 @@
 #include "backends/vulkan/vulkan_backend.h"
 #include "frontend/builder.h"
 #include "ir/passes.h"
+#include "test_util.h"
 
 namespace fusor {
 namespace {
 
-Tensor random_tensor(DType t, Shape s, uint32_t seed) {
-  Tensor x(t, std::move(s));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, u(rng));
-  return x;
-}
+using testing::random_tensor;
 
 // Sets an environment variable for one scope (restores "unset" after).
 struct EnvGuard {

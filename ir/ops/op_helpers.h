@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,37 @@ inline OpDef table_entry(std::string name, int min_in, int max_in, InferFn infer
   d.reference = std::move(ref);
   return d;
 }
+
+// Nodes an op's `expand` (OpDef::expand) writes in place of node `index` of g: op() appends a
+// node (opset 21 unless given) and returns its output value (a fresh one, or `out`); ints() a
+// constant int64 vector; replace() swaps them in for the node and re-indexes producers.
+struct RewriteNodes {
+  Graph& g;
+  std::string base;  // the replaced node's name: every new name starts with it
+  std::vector<Node> nodes;
+  int op(const std::string& type, std::vector<int> ins, std::map<std::string, AttrValue> attrs = {}, int out = -1,
+         int opset = 21) {
+    Node m;
+    m.name = g.unique_name(base + "/" + type);
+    m.op_type = type;
+    m.opset = opset;
+    m.inputs = std::move(ins);
+    m.attrs = std::move(attrs);
+    m.outputs = {out >= 0 ? out : g.add_value(m.name + ":0")};
+    nodes.push_back(m);
+    return m.outputs[0];
+  }
+  int ints(const std::vector<int64_t>& v) {
+    Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
+    return g.add_constant(g.unique_name(base + "/ints"), std::move(t));
+  }
+  void replace(size_t index) {
+    g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(index));
+    g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(index), nodes.begin(), nodes.end());
+    g.reindex_producers();
+  }
+};
 
 // Shape inference (with folding) of a subgraph of node n (an If branch, a Loop/Scan body)
 // whose inputs are already bound; NeedsConstant and Unsupported pass through, other errors

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ir/op_table.h"
+#include "ir/ops/op_helpers.h"
 #include "ir/scalar.h"
 
 namespace fusor {
@@ -477,17 +478,9 @@ bool mvn_expand(Graph& g, size_t index) {
   const DType dt = g.values[x].dtype;
   if (!dtype_is_float(dt)) throw Error("shape", n.label() + ": needs a float input, got " + dtype_name(dt));
   const std::vector<int64_t> axes = n.attr_ints("axes", {0, 2, 3});
-  std::vector<Node> body;
+  op_helpers::RewriteNodes rw{g, n.name, {}};
   auto op = [&](const std::string& type, std::vector<int> ins, std::map<std::string, AttrValue> attrs = {}, int out = -1) {
-    Node m;
-    m.name = g.unique_name(n.name + "/" + type);
-    m.op_type = type;
-    m.opset = 13;
-    m.inputs = std::move(ins);
-    m.attrs = std::move(attrs);
-    m.outputs = {out >= 0 ? out : g.add_value(m.name + ":0")};
-    body.push_back(m);
-    return m.outputs[0];
+    return rw.op(type, std::move(ins), std::move(attrs), out, 13);
   };
   auto mean = [&](int v) { return op("ReduceMean", {v}, {{"axes", axes}, {"keepdims", int64_t{1}}}); };
   Tensor eps(dt, {});
@@ -496,9 +489,7 @@ bool mvn_expand(Graph& g, size_t index) {
   const int var = op("Sub", {mean(op("Mul", {x, x})), op("Mul", {ex, ex})});
   const int den = op("Add", {op("Sqrt", {var}), g.add_constant(g.unique_name(n.name + "/epsilon"), std::move(eps))});
   op("Div", {op("Sub", {x, ex}), den}, {}, n.outputs[0]);
-  g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(index));
-  g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(index), body.begin(), body.end());
-  g.reindex_producers();
+  rw.replace(index);
   return true;
 }
 

@@ -29,35 +29,6 @@ namespace {
 
 using namespace op_helpers;
 
-// Appends nodes computing into values of g; each returns its output value.
-struct Emit {
-  Graph& g;
-  const std::string& base;
-  std::vector<Node> nodes;
-  int op(const std::string& type, std::vector<int> ins, std::map<std::string, AttrValue> attrs = {}, int out = -1) {
-    Node m;
-    m.name = g.unique_name(base + "/" + type);
-    m.op_type = type;
-    m.opset = 21;
-    m.inputs = std::move(ins);
-    m.attrs = std::move(attrs);
-    m.outputs = {out >= 0 ? out : g.add_value(m.name + ":0")};
-    nodes.push_back(m);
-    return m.outputs[0];
-  }
-  int ints(const std::vector<int64_t>& v) {
-    Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
-    for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
-    return g.add_constant(g.unique_name(base + "/ints"), std::move(t));
-  }
-  // Replaces node `index` by the emitted nodes.
-  void replace(size_t index) {
-    g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(index));
-    g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(index), nodes.begin(), nodes.end());
-    g.reindex_producers();
-  }
-};
-
 bool causal_conv_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
@@ -72,7 +43,7 @@ bool causal_conv_expand(Graph& g, size_t index) {
   if (act != "none" && act != "silu" && act != "swish") throw bad("unknown activation '" + act + "'");
   const int64_t B = x[0], C = x[1], L = x[2], K = w[2];
   const Shape state{B, C, K - 1};
-  Emit e{g, n.name, {}};
+  RewriteNodes e{g, n.name, {}};
   int past = in(3);
   if (past >= 0) {
     if (g.values[past].shape != state || g.values[past].dtype != dt) throw bad("past_state must be " + shape_str(state));
