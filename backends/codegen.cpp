@@ -347,8 +347,9 @@ bool Emitter::online_softmax() const {
 }
 
 // One read of the row for both statistics (Milakov & Gimelshein 2018): each thread keeps its
-// running max m and s = sum exp(v - m), rescaling s when m grows; the group then takes the max
-// of the m's, rescales each thread's s to it and sums. Specials as the two-pass kernel: a NaN
+// running max m and s = sum exp(v - m), rescaling s when m grows (one exp per element,
+// branch-free); the group then takes the max of the m's, rescales each thread's s to it and
+// sums. Specials as the two-pass kernel: a NaN
 // makes both NaN, a +inf makes s NaN (exp(inf - inf)), a -inf element adds nothing unless the
 // whole row is -inf, when s is NaN (exp(-inf - -inf)).
 std::string Emitter::online_softmax_stats(const std::string& inner_loop, std::vector<std::string>& names) const {
@@ -367,12 +368,14 @@ std::string Emitter::online_softmax_stats(const std::string& inner_loop, std::ve
   s += decompose(dims_where(2), "fz_j", "      ");
   s += emit_exprs({mx.body}, true, "      ", names);
   s += "      " + local(acc_t) + "fz_v = " + convert_value(d_, k_.expr[mx.body].dtype, acc_t, names[mx.body]) + ";\n";
-  s += "      if (fz_v > " + m + ") {\n";
-  s += "        " + sum + " = " + sum + " * " + exp_of(m + " - fz_v") + " + (fz_v < " + inf + " ? " + num(1.0) + " : " + nan + ");\n";
-  s += "        " + m + " = fz_v;\n";
-  s += "      } else if (fz_v != -" + inf + ") {\n";
-  s += "        " + sum + " = " + sum + " + " + exp_of("fz_v - " + m) + ";\n";
-  s += "        " + m + " = fz_max(" + m + ", fz_v);\n      }\n    }\n";
+  // Branch-free, one exp per element: exp(-|v - m|) is the new term (v <= m) or the rescale
+  // of the old sum (v > m); selects, not branches, so a warp never runs both sides.
+  s += "      " + local(acc_t) + "fz_d = fz_v - " + m + ";\n";
+  s += "      bool fz_up = fz_d > " + num(0.0) + ";\n";
+  s += "      " + local(acc_t) + "fz_e = " + exp_of("fz_up ? -fz_d : fz_d") + ";\n";
+  s += "      " + sum + " = fz_v == -" + inf + " ? " + sum + " : (fz_up ? " + sum + " * fz_e + (fz_v < " + inf + " ? " +
+       num(1.0) + " : " + nan + ") : " + sum + " + fz_e);\n";
+  s += "      " + m + " = fz_up ? fz_v : fz_max(" + m + ", fz_v);\n    }\n";
   s += "    " + local(acc_t) + "fz_mt = " + m + ";\n";
   s += d_.group_reduce(m, "fz_max", red, h_.group_size, type);
   s += "    " + sum + " = " + sum + " * (fz_mt == " + m + " ? " + num(1.0) + " : " + exp_of("fz_mt - " + m) + ");\n";
