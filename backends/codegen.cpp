@@ -349,9 +349,9 @@ bool Emitter::online_softmax() const {
 // One read of the row for both statistics (Milakov & Gimelshein 2018): each thread keeps its
 // running max m and s = sum exp(v - m), rescaling s when m grows (one exp per element,
 // branch-free); the group then takes the max of the m's, rescales each thread's s to it and
-// sums. Specials as the two-pass kernel: a NaN
-// makes both NaN, a +inf makes s NaN (exp(inf - inf)), a -inf element adds nothing unless the
-// whole row is -inf, when s is NaN (exp(-inf - -inf)).
+// sums. Specials as the two-pass kernel: a NaN makes both NaN, a +inf makes s NaN
+// (exp(inf - inf)), a -inf element adds nothing unless the whole row is -inf, when s is NaN
+// (exp(-inf - -inf)).
 std::string Emitter::online_softmax_stats(const std::string& inner_loop, std::vector<std::string>& names) const {
   const Reduction& mx = k_.reductions[k_.online_max];
   const ExprNode& ex = k_.expr[k_.reductions[k_.online_sum].body];  // Exp: printed from the op table
