@@ -4,6 +4,8 @@
 // Without a Vulkan device (no loader/ICD) every test is skipped with the reason.
 #include <gtest/gtest.h>
 
+#include "vulkan_fixture.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -46,18 +48,8 @@ Graph make_graph(GraphBuilder& b) {
   return g;
 }
 
-class VulkanTest : public ::testing::Test {
+class VulkanTest : public testing::ValidatedVulkanTest {
  protected:
-  void SetUp() override {
-    setenv("FUSOR_VK_VALIDATION", "1", 1);  // read when the instance is created
-    vk_ = make_backend("vulkan");
-    if (vk_->devices().empty()) GTEST_SKIP() << "no Vulkan device: the loader found none (install mesa-vulkan-drivers for lavapipe)";
-    vulkan_validation_reset();
-  }
-  void TearDown() override {
-    if (!vk_ || vk_->devices().empty()) return;
-    EXPECT_EQ(vulkan_validation_message_count(), 0) << vulkan_validation_messages();
-  }
 
   // Compiles g on vulkan and ref, runs both on `inputs`, compares every output.
   std::vector<Tensor> check(const Graph& g, const std::vector<Tensor>& inputs, double rel_l2 = 1e-5,
@@ -86,7 +78,6 @@ class VulkanTest : public ::testing::Test {
     }
   }
 
-  std::unique_ptr<Backend> vk_;
 };
 
 TEST_F(VulkanTest, DevicesReportLimits) {

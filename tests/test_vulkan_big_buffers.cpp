@@ -7,6 +7,8 @@
 // arena starts poisoned (NaN), so an element no piece writes fails the comparison.
 #include <gtest/gtest.h>
 
+#include "vulkan_fixture.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -50,20 +52,14 @@ struct LimitOverride {
   ~LimitOverride() { unsetenv("FUSOR_VK_MAX_STORAGE_RANGE"); }
 };
 
-class VulkanBigBuffers : public ::testing::Test {
+class VulkanBigBuffers : public testing::ValidatedVulkanTest {
  protected:
   void SetUp() override {
-    setenv("FUSOR_VK_VALIDATION", "1", 1);  // read when the instance is created
-    vk_ = make_backend("vulkan");
-    if (vk_->devices().empty()) GTEST_SKIP() << "no Vulkan device: the loader found none (install mesa-vulkan-drivers for lavapipe)";
-    vulkan_validation_reset();
+    ValidatedVulkanTest::SetUp();
+    if (IsSkipped()) return;
     const std::string d = vk_->devices()[0].details;
     const size_t at = d.find("storage_range=");
     if (at != std::string::npos) device_range_ = std::stoull(d.substr(at + 14));
-  }
-  void TearDown() override {
-    if (!vk_ || vk_->devices().empty()) return;
-    EXPECT_EQ(vulkan_validation_message_count(), 0) << vulkan_validation_messages();
   }
 
   // Runs g on vulkan and ref, compares every output; returns the vulkan dispatch count minus
@@ -81,7 +77,6 @@ class VulkanBigBuffers : public ::testing::Test {
     return exe->kernel_count() - static_cast<int64_t>(build_plan(g).kernels.size());
   }
 
-  std::unique_ptr<Backend> vk_;
   uint64_t device_range_ = 0;  // maxStorageBufferRange of device 0 (0: unknown)
 };
 

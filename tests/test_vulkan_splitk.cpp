@@ -6,6 +6,8 @@
 // the validation layer with synchronization validation, like test_vulkan.cpp.
 #include <gtest/gtest.h>
 
+#include "vulkan_fixture.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -86,19 +88,12 @@ bool bit_identical(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.shape() == b.shape() && a.nbytes() == b.nbytes() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
-class VulkanSplitK : public ::testing::Test {
+class VulkanSplitK : public testing::ValidatedVulkanTest {
  protected:
-  void SetUp() override {
-    setenv("FUSOR_VK_VALIDATION", "1", 1);  // read when the instance is created
-    vk_ = make_backend("vulkan");
-    if (vk_->devices().empty()) GTEST_SKIP() << "no Vulkan device: the loader found none (install mesa-vulkan-drivers for lavapipe)";
-    vulkan_validation_reset();
-  }
   void TearDown() override {
     unsetenv("FUSOR_VK_SPLIT_K");
     unsetenv("FUSOR_VK_GEMM_VEC4");
-    if (!vk_ || vk_->devices().empty()) return;
-    EXPECT_EQ(vulkan_validation_message_count(), 0) << vulkan_validation_messages();
+    ValidatedVulkanTest::TearDown();
   }
 
   void compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want, DType t) {
@@ -145,7 +140,6 @@ class VulkanSplitK : public ::testing::Test {
     compare(first, plain->run(b.inputs), p.dtype);
   }
 
-  std::unique_ptr<Backend> vk_;
 };
 
 TEST_F(VulkanSplitK, SkinnyKHeavyMlpShape) {
