@@ -171,24 +171,13 @@ std::string Emitter::offset(size_t v, bool have_reduced) const {
 }
 
 std::string Emitter::emit_exprs(const std::vector<int>& roots, bool have_reduced, const std::string& ind,
-                                std::vector<std::string>& names) const {
+                                std::vector<std::string>& names, bool keep) const {
   const int n = static_cast<int>(k_.expr.size());
-  std::vector<char> need(n, 0);
-  for (int r : roots) {
-    if (r < 0 || r >= n) fail("expression root " + std::to_string(r) + " out of range");
-    need[r] = 1;
-  }
-  for (int i = n - 1; i >= 0; --i)
-    if (need[i] && k_.expr[i].kind == ExprKind::op)
-      for (int a : k_.expr[i].args) {
-        if (a < 0) continue;  // absent optional operand: bound.expr holds its literal
-        if (a >= i) fail("expression node " + std::to_string(i) + " has operand " + std::to_string(a));
-        need[a] = 1;
-      }
-  names.assign(n, "");
+  const std::vector<char> need = needed(roots);
+  if (!keep || static_cast<int>(names.size()) != n) names.assign(n, "");
   std::string s;
   for (int i = 0; i < n; ++i) {
-    if (!need[i]) continue;
+    if (!need[i] || !names[i].empty()) continue;
     const ExprNode& e = k_.expr[i];
     const std::string v = "v" + std::to_string(i) + sfx_;
     switch (e.kind) {
@@ -206,8 +195,16 @@ std::string Emitter::emit_exprs(const std::vector<int>& roots, bool have_reduced
       case ExprKind::load: {
         if (e.load < 0 || e.load >= static_cast<int>(k_.loads.size())) fail("load index out of range");
         names[i] = v;
+        // Only inside a row pass's loop (have_reduced): fz_t is its element slot.
+        const int cache = have_reduced && e.load < static_cast<int>(row_cache_.size()) ? row_cache_[e.load] : 0;
+        const std::string cl = "fz_cl" + std::to_string(e.load) + "[fz_t]";
+        if (cache == 2) {  // read by an earlier pass of this row: from registers
+          s += ind + local(e.dtype) + v + " = " + cl + ";\n";
+          break;
+        }
         s += ind + local(e.dtype) + v + " = " + typed_load(k_.loads[e.load].buffer, offset(e.load, have_reduced)) +
              ";\n";
+        if (cache == 1) s += ind + cl + " = " + v + ";\n", row_cache_[e.load] = 2;
         break;
       }
       case ExprKind::op: {
@@ -280,8 +277,30 @@ std::string Emitter::emit_rows() {
   s += "  for (fz_idx fz_row = " + idx(d_.group_id) + "; fz_row < " + lit(k_.rows()) +
        "; fz_row += " + idx(d_.num_groups) + ") {\n";
   s += decompose(dims_where(1), "fz_row", "    ");
-  const std::string inner_loop =
-      "    for (fz_idx fz_j = " + idx("fz_lid") + "; fz_j < " + lit(len) + "; fz_j += " + lit(G) + ") {\n";
+  std::vector<int> row_roots, elem_roots;
+  for (auto& o : k_.outputs) (o.per_row ? row_roots : elem_roots).push_back(o.expr);
+  // Register-resident rows: ir/ decided which loads (KernelSpec::register_loads).
+  const int64_t per_thread = k_.row_registers;
+  const bool resident = per_thread > 0;
+  if (resident && (per_thread * G < len || (per_thread - 1) * G >= len)) fail("row_registers does not fit the row");
+  row_cache_.assign(k_.loads.size(), 0);
+  for (int l : k_.register_loads) {
+    if (l < 0 || l >= static_cast<int>(k_.loads.size())) fail("register load out of range");
+    row_cache_[l] = 1;
+  }
+  std::string loop, loop_end = "    }\n";
+  if (resident) {
+    for (size_t l = 0; l < row_cache_.size(); ++l)
+      if (row_cache_[l])
+        s += "    " + d_.compute_type(dtype_of(k_.loads[l].buffer)) + " fz_cl" + std::to_string(l) + "[" +
+             std::to_string(per_thread) + "];\n";
+    const std::string& u = d_.unroll;
+    loop = "    " + u + (!u.empty() && u.back() == '\n' ? "    " : "") + "for (int fz_t = 0; fz_t < " + std::to_string(per_thread) + "; ++fz_t) {\n" +
+           "      fz_idx fz_j = " + idx("fz_lid") + " + " + idx("fz_t") + " * " + lit(G) + ";\n";
+    if (len % G != 0) loop += "    if (fz_j < " + lit(len) + ") {\n", loop_end += "    }\n";
+  } else {
+    loop = "    for (fz_idx fz_j = " + idx("fz_lid") + "; fz_j < " + lit(len) + "; fz_j += " + lit(G) + ") {\n";
+  }
   std::vector<std::string> names;
   const bool online = online_softmax();
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
@@ -297,29 +316,83 @@ std::string Emitter::emit_rows() {
     }
     s += "    " + local(acc_t) + a + " = " + ident + ";\n";
     if (online && static_cast<int>(r) == k_.online_max) {
-      s += online_softmax_stats(inner_loop, names);
+      s += online_softmax_stats(loop, names);
       s += finish_reduction(r, a, len);
       continue;
     }
-    s += inner_loop;
-    s += decompose(dims_where(2), "fz_j", "      ");
-    s += emit_exprs({red.body}, true, "      ", names);
-    s += "      " + a + " = " + fn + "(" + a + ", " +
-         convert_value(d_, k_.expr[red.body].dtype, acc_t, names[red.body]) + ");\n    }\n";
+    s += row_pass({red.body}, loop, loop_end, names, [&](const std::vector<std::string>& nm) {
+      return "      " + a + " = " + fn + "(" + a + ", " + convert_value(d_, k_.expr[red.body].dtype, acc_t, nm[red.body]) +
+             ");\n";
+    });
     s += d_.group_reduce(a, fn, dbl ? "fz_redd" : "fz_red", G, type);
     s += finish_reduction(r, a, len);
   }
-  std::vector<int> row_roots, elem_roots;
-  for (auto& o : k_.outputs) (o.per_row ? row_roots : elem_roots).push_back(o.expr);
   if (!row_roots.empty()) {
     s += "    if (fz_lid == 0) {\n" + emit_exprs(row_roots, false, "      ", names);
     s += emit_stores([](const KernelOutput& o) { return o.per_row; }, false, "      ", names) + "    }\n";
   }
-  if (!elem_roots.empty()) {
-    s += inner_loop + decompose(dims_where(2), "fz_j", "      ") + emit_exprs(elem_roots, true, "      ", names);
-    s += emit_stores([](const KernelOutput& o) { return !o.per_row; }, true, "      ", names) + "    }\n";
-  }
+  if (!elem_roots.empty())
+    s += row_pass(elem_roots, loop, loop_end, names, [&](const std::vector<std::string>& nm) {
+      return emit_stores([](const KernelOutput& o) { return !o.per_row; }, true, "      ", nm);
+    });
+  row_cache_.clear();
   return s + "  }\n}\n";
+}
+
+std::string Emitter::row_pass(const std::vector<int>& roots, const std::string& loop, const std::string& loop_end,
+                              std::vector<std::string>& names,
+                              const std::function<std::string(const std::vector<std::string>&)>& body) const {
+  const std::vector<char> need = needed(roots), inv = row_invariant();
+  std::vector<int> hoist;
+  for (size_t i = 0; i < need.size(); ++i)
+    if (need[i] && inv[i] && (k_.expr[i].kind == ExprKind::op || k_.expr[i].kind == ExprKind::load))
+      hoist.push_back(static_cast<int>(i));
+  std::string s = emit_exprs(hoist, false, "    ", names) + loop + decompose(dims_where(2), "fz_j", "      ");
+  s += emit_exprs(roots, true, "      ", names, true);
+  return s + body(names) + loop_end;
+}
+
+std::vector<char> Emitter::needed(const std::vector<int>& roots) const {
+  const int n = static_cast<int>(k_.expr.size());
+  std::vector<char> need(n, 0);
+  for (int r : roots) {
+    if (r < 0 || r >= n) fail("expression root " + std::to_string(r) + " out of range");
+    need[r] = 1;
+  }
+  for (int i = n - 1; i >= 0; --i)
+    if (need[i] && k_.expr[i].kind == ExprKind::op)
+      for (int a : k_.expr[i].args) {
+        if (a < 0) continue;  // absent optional operand: bound.expr holds its literal
+        if (a >= i) fail("expression node " + std::to_string(i) + " has operand " + std::to_string(a));
+        need[a] = 1;
+      }
+  return need;
+}
+
+std::vector<char> Emitter::row_invariant() const {
+  std::vector<char> inv(k_.expr.size(), 0);
+  for (size_t i = 0; i < k_.expr.size(); ++i) {
+    const ExprNode& e = k_.expr[i];
+    switch (e.kind) {
+      case ExprKind::constant:
+      case ExprKind::red_ref:
+        inv[i] = 1;
+        break;
+      case ExprKind::acc:
+        break;
+      case ExprKind::load: {
+        bool walks = false;
+        for (auto& d : dims_) walks = walks || (d.reduced && d.strides[e.load] != 0);
+        inv[i] = !walks;
+        break;
+      }
+      case ExprKind::op:
+        inv[i] = 1;
+        for (int a : e.args) inv[i] = inv[i] && (a < 0 || inv[a]);
+        break;
+    }
+  }
+  return inv;
 }
 
 std::string Emitter::finish_reduction(size_t r, const std::string& a, int64_t len) const {

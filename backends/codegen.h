@@ -106,6 +106,9 @@ struct Dialect {
   std::string func_qualifier;        // before helper functions ("__device__ __forceinline__ ")
   std::string local_id, group_id, num_groups;  // 1-D thread geometry (any integer type)
   std::string barrier;               // a group barrier that also orders shared memory
+  // Put before a `for` whose trip count is a literal to have it unrolled, so a local array
+  // indexed by its counter stays in registers ("#pragma unroll\n", GLSL "[[unroll]] ").
+  std::string unroll;
   int64_t max_groups = 65535;
   // Qualifier of every op result and accumulator ("precise " in GLSL): each op rounds to fp32
   // on its own, as in the reference, instead of the driver contracting a*b+c into an fma

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
@@ -35,8 +36,6 @@ inline int64_t pow2_ceil(int64_t v) {
   while (p < v) p <<= 1;
   return p;
 }
-// Threads per group of a row kernel: enough for the row, a multiple of 32 (one warp/subgroup).
-inline int64_t row_group_size(int64_t row_length) { return std::clamp<int64_t>(pow2_ceil(row_length), 32, 256); }
 
 // Largest element offset (+1) a view can reach; used for the 32/64-bit index decision.
 inline int64_t view_extent(const StridedView& v) {
@@ -105,6 +104,9 @@ class Emitter {
   std::string sfx_;              // suffix of coordinate/value locals (one per unrolled copy)
   std::string matmul_macros_;
   bool typed_ = false;  // some value is an integer or float64: the dialect's typed helpers are emitted
+  // Register-resident rows (emit_rows, KernelSpec::register_loads): per load, 0 read from
+  // memory, 1 kept but not yet read in this row, 2 read (later passes take fz_cl<load>[fz_t]).
+  mutable std::vector<int> row_cache_;
 
   [[noreturn]] void fail(const std::string& why) const { throw Error("codegen", "kernel '" + k_.name + "': " + why); }
 
@@ -148,8 +150,14 @@ class Emitter {
 
   // Declares locals for every node the roots need, in topological order; names[id] is the
   // text that denotes node id afterwards (a local, a literal, a reduction result or acc).
+  // keep: names already set (hoisted by the caller) are used, not re-declared.
   std::string emit_exprs(const std::vector<int>& roots, bool have_reduced, const std::string& ind,
-                         std::vector<std::string>& names) const;
+                         std::vector<std::string>& names, bool keep = false) const;
+  // Nodes the roots need (transitively), as a mask over k_.expr.
+  std::vector<char> needed(const std::vector<int>& roots) const;
+  // Row kernels: node i's value is the same for every element of a row (constants, reduction
+  // results, loads that do not walk a reduced dim, and ops of those).
+  std::vector<char> row_invariant() const;
 
   // Stores of the outputs selected by `pick`.
   template <class Pick>
@@ -171,6 +179,12 @@ class Emitter {
 
   // Input fusion: one group per row (grid-stride over rows), group-wide reductions in order.
   std::string emit_rows();
+  // One pass over the row (a reduction's body or the element-wise outputs): row-invariant
+  // nodes declared before the loop, the rest inside; `body(names)` appends the per-element
+  // statements after the roots' locals.
+  std::string row_pass(const std::vector<int>& roots, const std::string& loop, const std::string& loop_end,
+                       std::vector<std::string>& names,
+                       const std::function<std::string(const std::vector<std::string>&)>& body) const;
   // Declares fz_r<r> from the group-combined accumulator a (mean: divided by len).
   std::string finish_reduction(size_t r, const std::string& a, int64_t len) const;
   // k_.online_max/online_sum are set (checked against the spec; ir/ decides them).

@@ -902,9 +902,10 @@ class Fuser {
       for (auto& b : k.opaque_outputs) rb(b);
     }
     // Names from the final kind and ops (absorption and output fusion change both); the
-    // reductions are final here, so the online-softmax decision is taken now.
+    // reductions are final here, so the row-register and online-softmax decisions are taken now.
     for (size_t i = 0; i < kernels_.size(); ++i) {
       auto& k = kernels_[i];
+      mark_row_registers(k);
       mark_online_softmax(k);
       k.name = "k" + std::to_string(i) + "_" + fusion_kind_name(k.kind);
       for (size_t j = 0; j < k.fused_ops.size() && j < 3; ++j) k.name += "_" + k.fused_ops[j];

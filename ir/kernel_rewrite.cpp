@@ -119,9 +119,54 @@ bool same_value(const KernelSpec& k, int a, int b, std::set<std::pair<int, int>>
 }
 }  // namespace
 
+void mark_row_registers(KernelSpec& k) {
+  k.row_registers = 0;
+  k.register_loads.clear();
+  if (k.matmul || k.conv || k.kind == FusionKind::opaque || k.reduce_axes.empty()) return;
+  static const bool off = [] {
+    const char* e = std::getenv("FUSOR_ROW_REGISTERS");
+    return e && std::string(e) == "0";
+  }();
+  const int64_t len = k.row_length();
+  if (off || len <= 0) return;
+  // Passes over the row: each reduction's body, then the element-wise outputs.
+  std::vector<std::vector<int>> passes;
+  for (auto& r : k.reductions) passes.push_back({r.body});
+  passes.emplace_back();
+  for (auto& o : k.outputs)
+    if (!o.per_row) passes.back().push_back(o.expr);
+  std::vector<int> passes_of(k.loads.size(), 0);
+  const int n = static_cast<int>(k.expr.size());
+  for (auto& roots : passes) {
+    std::vector<char> need(n, 0), seen(k.loads.size(), 0);
+    for (int r : roots)
+      if (r >= 0 && r < n) need[r] = 1;
+    for (int i = n - 1; i >= 0; --i) {
+      if (!need[i]) continue;
+      const ExprNode& e = k.expr[i];
+      if (e.kind == ExprKind::load && e.load >= 0 && e.load < static_cast<int>(seen.size())) seen[e.load] = 1;
+      if (e.kind == ExprKind::op)
+        for (int a : e.args)
+          if (a >= 0 && a < i) need[a] = 1;
+    }
+    for (size_t l = 0; l < seen.size(); ++l) passes_of[l] += seen[l];
+  }
+  for (size_t l = 0; l < k.loads.size(); ++l) {
+    bool walks = false;  // a load that does not walk the row is one value per row
+    for (int d : k.reduce_axes) walks = walks || (k.space[d] > 1 && k.loads[l].view.strides[d] != 0);
+    if (walks && passes_of[l] > 1) k.register_loads.push_back(static_cast<int>(l));
+  }
+  const int64_t per_thread = (len + row_group_size(len) - 1) / row_group_size(len);
+  if (k.register_loads.empty() || per_thread * static_cast<int64_t>(k.register_loads.size()) > kRowRegisterBudget) {
+    k.register_loads.clear();
+    return;
+  }
+  k.row_registers = per_thread;
+}
+
 void mark_online_softmax(KernelSpec& k) {
   k.online_max = k.online_sum = -1;
-  if (k.matmul || k.conv || k.kind == FusionKind::opaque || k.reduce_axes.empty()) return;
+  if (k.matmul || k.conv || k.kind == FusionKind::opaque || k.reduce_axes.empty() || k.row_registers > 0) return;
   // FUSOR_ONLINE_SOFTMAX=0: the two-pass statistics, for measuring one against the other.
   static const bool off = [] {
     const char* e = std::getenv("FUSOR_ONLINE_SOFTMAX");

@@ -22,7 +22,16 @@ void topo_order(KernelSpec& k);
 // it, ir/decompose.cpp emit_softmax; fused pre-ops are inside x). Clears them otherwise. Call it
 // after the last rewrite of k's reductions (topo_order renumbers them). FUSOR_ONLINE_SOFTMAX=0
 // leaves every kernel unmarked (the two-pass statistics), to measure one against the other.
+// Leaves k unmarked when its rows are register-resident (k.row_registers > 0): such a row is
+// read from memory once whichever way its statistics are taken, so the exact two-pass form is used.
 void mark_online_softmax(KernelSpec& k);
+
+// Sets k.row_registers / k.register_loads (kernel_spec.h) for a row kernel whose loads read by
+// more than one pass (a reduction's body, the element-wise outputs) that walk the row fit in
+// kRowRegisterBudget values per thread; clears them otherwise. FUSOR_ROW_REGISTERS=0 leaves
+// every kernel streaming (to measure one against the other).
+constexpr int64_t kRowRegisterBudget = 32;
+void mark_row_registers(KernelSpec& k);
 
 // When every load of buffer b in k reads it as a pure axis permutation of `space` (contiguous,
 // offset 0: a Transpose of a contraction's output), for each dim j of `space` the dim of

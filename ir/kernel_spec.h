@@ -109,6 +109,14 @@ struct ConvDesc {
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1, groups = 1;
 };
 
+// Threads per group of a row kernel (input fusion): enough for the row, a multiple of 32 (one
+// warp/subgroup), at most 256.
+inline int64_t row_group_size(int64_t row_length) {
+  int64_t p = 1;
+  while (p < row_length && p < 256) p <<= 1;
+  return p < 32 ? 32 : p;
+}
+
 enum class FusionKind { loop, input, output, opaque };
 const char* fusion_kind_name(FusionKind k);
 
@@ -128,6 +136,12 @@ struct KernelSpec {
   // specials included (a row of only -inf gives sum NaN, as exp(-inf - -inf)). -1: absent.
   // A backend may ignore it (the cpu backend evaluates the reductions in order).
   int online_max = -1, online_sum = -1;
+  // Register-resident rows (set by mark_row_registers, ir/kernel_rewrite.h): each thread of a
+  // row group (row_group_size(row_length()) threads) keeps row_registers elements of every load
+  // in register_loads (the loads more than one pass over the row reads), so each row is read
+  // from memory once. 0: rows stream from memory in every pass.
+  int64_t row_registers = 0;
+  std::vector<int> register_loads;  // indices into loads
   std::vector<KernelOutput> outputs;
   std::optional<MatMulDesc> matmul; // kind == output (or a bare contraction)
   std::optional<ConvDesc> conv;

@@ -115,10 +115,11 @@ int marked_kernels(const Plan& p) {
 TEST(SoftmaxOnline, SoftmaxAndLogSoftmaxAreMarked) {
   for (bool log : {false, true}) {
     SCOPED_TRACE(log ? "LogSoftmax" : "Softmax");
+    // Rows longer than the register budget stream from memory: those take the online pair.
     for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
-      EXPECT_EQ(marked_kernels(build_plan(softmax_graph(t, 40, 1000, log))), 1) << dtype_name(t);
-    EXPECT_EQ(marked_kernels(build_plan(fused_graph(40, 300, log))), 1);
-    EXPECT_EQ(marked_kernels(build_plan(middle_axis_graph(6, 37, 9, log))), 1);
+      EXPECT_EQ(marked_kernels(build_plan(softmax_graph(t, 40, 10000, log))), 1) << dtype_name(t);
+    EXPECT_EQ(marked_kernels(build_plan(fused_graph(40, 9000, log))), 1);
+    EXPECT_EQ(marked_kernels(build_plan(middle_axis_graph(6, 9000, 9, log))), 1);
     // Unfused plans have no row kernel holding both reductions.
     FusionOptions unfused;
     unfused.fuse = false;
@@ -161,7 +162,7 @@ TEST(SoftmaxOnline, OtherRowKernelsAreNotMarked) {
   }
 }
 
-// `fusor explain` names the kernels that take the one-pass statistics.
+// `fusor explain` says how each row kernel reads its rows.
 TEST(SoftmaxOnline, ExplainNamesTheOnlineKernel) {
   const std::string shared = testing::shared_dir();
   if (shared.empty()) GTEST_SKIP() << "no shared ONNX suites (../shared)";
@@ -171,7 +172,8 @@ TEST(SoftmaxOnline, ExplainNamesTheOnlineKernel) {
     if (!std::filesystem::exists(model)) GTEST_SKIP() << "no " << model;
     std::string out;
     ASSERT_EQ(testing::run_cli("explain " + model, &out), 0) << out;
-    EXPECT_NE(out.find("kernel 0 computes the row max and sum of exp in one pass (online softmax)"), std::string::npos) << out;
+    // Their rows (length 4) are register-resident: explain says so (long rows say "online softmax").
+    EXPECT_NE(out.find("kernel 0 keeps its rows in registers (1 per thread): one read of each row"), std::string::npos) << out;
   }
 }
 
@@ -207,7 +209,7 @@ TEST(SoftmaxOnline, EmittedKernelReadsTheRowOnceForStatistics) {
   for (bool log : {false, true})
     for (DType t : {DType::f32, DType::f16, DType::f64}) {
       SCOPED_TRACE(std::string(log ? "LogSoftmax " : "Softmax ") + dtype_name(t));
-      Plan p = build_plan(softmax_graph(t, 40, 1000, log));
+      Plan p = build_plan(softmax_graph(t, 40, 10000, log));  // streamed: longer than the register budget
       ASSERT_EQ(p.kernels.size(), 1u);
       ASSERT_GE(p.kernels[0].online_max, 0);
       const std::string online = emit_kernel(p.kernels[0], p, d);
@@ -220,13 +222,60 @@ TEST(SoftmaxOnline, EmittedKernelReadsTheRowOnceForStatistics) {
       const std::string plain = emit_kernel(two_pass, p, d);
       EXPECT_EQ(count_of(plain, "for (fz_idx fz_j"), 3) << plain;
     }
-  Plan p = build_plan(fused_graph(40, 300, false));
+  Plan p = build_plan(fused_graph(40, 9000, false));
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_EQ(count_of(emit_kernel(p.kernels[0], p, d), "for (fz_idx fz_j"), 2);
   // A flag that does not fit the spec is a codegen error, not a wrong kernel.
   KernelSpec bad = p.kernels[0];
   std::swap(bad.online_max, bad.online_sum);
   EXPECT_THROW(emit_kernel(bad, p, d), Error);
+}
+
+int resident_kernels(const Plan& p) {
+  int n = 0;
+  for (const KernelSpec& k : p.kernels) n += k.row_registers > 0;
+  return n;
+}
+
+// Rows that fit the register budget are read from memory once: the first pass keeps each
+// thread's elements in fz_cl<load>[], the later passes read them there; row-invariant values
+// (LayerNorm's 1 / sqrt(var + eps)) are computed once per row, before the element loop.
+TEST(RowRegisters, ResidentRowsAreReadOnceAndInvariantsHoisted) {
+  TextDialect d;
+  for (bool log : {false, true})
+    for (int64_t len : {int64_t{7}, int64_t{1000}, int64_t{4096}, int64_t{8192}}) {
+      SCOPED_TRACE((log ? "LogSoftmax len " : "Softmax len ") + std::to_string(len));
+      Plan p = build_plan(softmax_graph(DType::f32, 40, len, log));
+      ASSERT_EQ(p.kernels.size(), 1u);
+      const KernelSpec& k = p.kernels[0];
+      const int64_t per_thread = (len + row_group_size(len) - 1) / row_group_size(len);
+      EXPECT_EQ(k.row_registers, per_thread);
+      ASSERT_EQ(k.register_loads.size(), 1u);
+      EXPECT_EQ(k.online_max, -1) << "a resident row takes the exact two-pass statistics";
+      const std::string src = emit_kernel(k, p, d);
+      EXPECT_EQ(count_of(src, "b0["), 1) << src;  // the input is read by one statement
+      EXPECT_EQ(count_of(src, "fz_cl0[fz_t] = "), 1) << src;
+      EXPECT_EQ(count_of(src, "for (int fz_t = 0; fz_t < " + std::to_string(per_thread)), 3) << src;
+      EXPECT_EQ(count_of(src, "if (fz_j < "), len % row_group_size(len) ? 3 : 0) << src;
+    }
+  // Past the budget (32 per thread) rows stream: no register array.
+  Plan big = build_plan(softmax_graph(DType::f32, 40, 8193, false));
+  EXPECT_EQ(big.kernels[0].row_registers, 0);
+  EXPECT_EQ(count_of(emit_kernel(big.kernels[0], big, d), "fz_cl"), 0);
+
+  GraphBuilder b;  // LayerNorm: the row's scale 1 / sqrt(var + eps) is hoisted out of the loop
+  int x = b.input("x", DType::f32, {40, 1000});
+  int s = b.constant("s", testing::random_tensor(DType::f32, {1000}, 1));
+  int c = b.constant("c", testing::random_tensor(DType::f32, {1000}, 2));
+  b.output(b.op("LayerNormalization", {x, s, c}, {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}));
+  Plan p = build_plan(finish(b));
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].row_registers, 4);
+  const std::string src = emit_kernel(p.kernels[0], p, d);
+  const size_t last_loop = src.rfind("for (int fz_t"), sqrt_at = src.find("sqrt(");
+  ASSERT_NE(sqrt_at, std::string::npos) << src;
+  EXPECT_LT(sqrt_at, last_loop) << src;
+  EXPECT_EQ(count_of(src, "sqrt("), 1) << src;
 }
 
 // ---- values against ref ---------------------------------------------------------------------
@@ -285,7 +334,9 @@ TEST(SoftmaxOnline, RowsMatchReference) {
       // 40 rows: enough that even 16385-long rows fuse into one kernel (kMinRowsToAbsorb).
       const Graph g = softmax_graph(DType::f32, 40, len, log);
       // A length-1 axis reduces nothing (the plan has no reduction): values only.
-      if (len > 1) ASSERT_EQ(marked_kernels(build_plan(g)), 1);
+      // Rows up to 8192 are register-resident (two-pass statistics from registers), longer
+      // ones stream with the online pair.
+      if (len > 1) ASSERT_EQ(marked_kernels(build_plan(g)) + resident_kernels(build_plan(g)), 1);
       check_backends(g, {rows_input(DType::f32, 40, len, 100 + len)}, 2e-5, atol_of(log), what);
     }
 }
@@ -297,7 +348,7 @@ TEST(SoftmaxOnline, StorageDtypesMatchReference) {
         const std::string what = std::string(log ? "LogSoftmax " : "Softmax ") + dtype_name(t) + " len " + std::to_string(len);
         SCOPED_TRACE(what);
         const Graph g = softmax_graph(t, 40, len, log);
-        ASSERT_EQ(marked_kernels(build_plan(g)), 1);
+        ASSERT_EQ(marked_kernels(build_plan(g)) + resident_kernels(build_plan(g)), 1);
         check_backends(g, {rows_input(t, 40, len, 200 + len)}, rtol_of(t), t == DType::f64 ? 1e-15 : 1e-6, what);
       }
 }
@@ -308,11 +359,11 @@ TEST(SoftmaxOnline, FusedAndMiddleAxisMatchReference) {
     SCOPED_TRACE(what);
     const Graph f = fused_graph(40, 300, log);
     ASSERT_EQ(build_plan(f).kernels.size(), 1u) << "pre-op, softmax and post-op should be one kernel";
-    ASSERT_EQ(marked_kernels(build_plan(f)), 1);
+    ASSERT_EQ(resident_kernels(build_plan(f)), 1);
     check_backends(f, {rows_input(DType::f32, 40, 300, 7), testing::random_tensor(DType::f32, {40, 1}, 8)}, 2e-5, atol_of(log),
                    what + " fused");
     const Graph m = middle_axis_graph(6, 37, 9, log);
-    ASSERT_EQ(marked_kernels(build_plan(m)), 1);
+    ASSERT_EQ(resident_kernels(build_plan(m)), 1);
     check_backends(m, {testing::random_tensor(DType::f32, {6, 37, 9}, 9, -30, 30)}, 2e-5, atol_of(log), what + " axis 1");
   }
 }
@@ -321,7 +372,7 @@ TEST(SoftmaxOnline, FusedAndMiddleAxisMatchReference) {
 // the max's body with the sum's copy of it once per node pair, not once per path (2^20).
 TEST(SoftmaxOnline, SharedPreOpDagIsMarkedQuickly) {
   GraphBuilder b;
-  int x = b.input("x", DType::f32, {40, 64});
+  int x = b.input("x", DType::f32, {40, 9000});  // streamed rows (register-resident ones are not marked)
   int y = x;
   for (int i = 0; i < 20; ++i) y = b.op("Add", {y, y});
   b.output(b.op("Softmax", {b.op("Mul", {y, b.constant("s", testing::tensor_of({}, {1.0 / (1 << 22)}))})},
@@ -329,13 +380,13 @@ TEST(SoftmaxOnline, SharedPreOpDagIsMarkedQuickly) {
   const Graph g = finish(b);
   const Plan p = build_plan(g);
   EXPECT_EQ(marked_kernels(p), 1);
-  check_backends(g, {testing::random_tensor(DType::f32, {40, 64}, 12, -4, 4)}, 2e-5, 1e-7, "shared pre-op DAG");
+  check_backends(g, {testing::random_tensor(DType::f32, {40, 9000}, 12, -4, 4)}, 2e-5, 1e-7, "shared pre-op DAG");
 }
 
 // The row statistic itself as a graph output: sum(exp(x - max(x))) is then a per-row store of
 // the online pair, so its specials show (an all -inf row gives NaN, as exp(-inf - -inf)).
 TEST(SoftmaxOnline, SumOfShiftedExpAsOutputMatchesReference) {
-  for (int64_t len : {7, 1000}) {
+  for (int64_t len : {7, 1000, 9000}) {  // register-resident rows, then streamed (online) ones
     GraphBuilder b;
     int x = b.input("x", DType::f32, {40, len});
     int m = b.op("ReduceMax", {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
@@ -343,7 +394,8 @@ TEST(SoftmaxOnline, SumOfShiftedExpAsOutputMatchesReference) {
     b.output(b.op("ReduceSum", {e, b.constant("ax", testing::ints_of({1}, {1}))}, {{"keepdims", int64_t{0}}}));
     const Graph g = finish(b);
     const Plan p = build_plan(g);
-    ASSERT_EQ(marked_kernels(p), 1);
+    ASSERT_EQ(marked_kernels(p), len > 8192 ? 1 : 0);
+    ASSERT_EQ(resident_kernels(p), len > 8192 ? 0 : 1);
     const Tensor in = rows_input(DType::f32, 40, len, 300 + len);
     const Tensor want = make_backend("ref")->compile(g, {})->run({in})[0];
     EXPECT_TRUE(std::isnan(want.get(2)) && std::isnan(want.get(3)) && std::isnan(want.get(4)))
@@ -373,7 +425,7 @@ TEST(SoftmaxOnlineCudaCodegen, EveryKernelCompilesWithNvrtc) {
     SCOPED_TRACE(name);
     Plan p = build_plan(g);
     const bool length_one = name.size() > 2 && name.compare(name.size() - 2, 2, "_1") == 0;  // nothing to reduce
-    if (!length_one) ASSERT_EQ(marked_kernels(p), 1);
+    if (!length_one) ASSERT_EQ(marked_kernels(p) + resident_kernels(p), 1);
     for (const KernelSpec& k : p.kernels) {
       const std::string src = cuda_kernel_source(k, p, nullptr);
       if (k.online_max >= 0) EXPECT_EQ(count_of(src, "for (fz_idx fz_j"), 2) << src;
@@ -417,7 +469,7 @@ TEST(SoftmaxOnlineVulkanCodegen, EveryKernelCompilesAndValidates) {
           continue;  // e.g. a dtype the dialect refuses: the backend then falls back, not this test's subject
         }
         if (k.online_max >= 0) EXPECT_EQ(count_of(src, "for (fz_idx fz_j"), 2) << src;
-        online_kernels += k.online_max >= 0;
+        online_kernels += k.online_max >= 0 || k.row_registers > 0;
         EXPECT_NO_THROW(vk::compile_glsl(dev, kernel_identifier(k.name), src)) << src;
       }
     }

@@ -80,10 +80,14 @@ int cmd_explain(const ExplainArgs& a) {
                 w.name.c_str(), shape_str(w.shape).c_str(), human(w.nbytes()).c_str(), human(shape_numel(w.shape) * 4).c_str(),
                 k.matmul->dequant_b->dim == 1 ? "per-tensor" : "per-axis");
   }
-  // Softmax's max and sum of exp in one read of the row (KernelSpec::online_max, set in ir/).
-  for (size_t i = 0; i < p.kernels.size(); ++i)
+  // How row kernels read their rows (KernelSpec::row_registers / online_max, set in ir/).
+  for (size_t i = 0; i < p.kernels.size(); ++i) {
+    if (p.kernels[i].row_registers > 0)
+      std::printf("  kernel %zu keeps its rows in registers (%lld per thread): one read of each row\n", i,
+                  static_cast<long long>(p.kernels[i].row_registers));
     if (p.kernels[i].online_max >= 0)
       std::printf("  kernel %zu computes the row max and sum of exp in one pass (online softmax)\n", i);
+  }
   std::printf("\nONNX nodes %d -> primitive nodes %zu -> kernels %zu\n", p.original_nodes, p.graph.nodes.size(),
               p.kernels.size());
   std::printf("bytes moved: unfused %s, fused %s (%.2fx less)\n", human(p.bytes_unfused).c_str(),

@@ -231,6 +231,7 @@ struct CudaDialect : Dialect {
     group_id = "blockIdx.x";
     num_groups = "gridDim.x";
     barrier = "__syncthreads();";
+    unroll = "#pragma unroll\n";
     max_groups = 1 << 20;  // grid-stride loops make any count correct; this bounds launch size
     matmul_template = kMatmulTemplate;
     conv_template = kConvTemplate;

@@ -362,6 +362,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   group_id = "fz_group_id()";
   num_groups = "fz_num_groups()";
   barrier = "memoryBarrierShared(); barrier();";
+  unroll = "[[unroll]] ";  // GL_EXT_control_flow_attributes, enabled in every prelude
   // The backend splits wide dispatches over y (and z), so the cap is x*y, bounded so that
   // group * group_size stays far from 2^31 in 32-bit index mode.
   max_groups = std::min<int64_t>(int64_t{dev.max_group_count[0]} * dev.max_group_count[1], int64_t{1} << 22);
@@ -475,14 +476,14 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
     s += "#define FZ_DIV_PERTURB " + std::to_string(std::atoi(p)) + "\n";
     if (std::strstr(p, ",raw")) s += "#define FZ_DIV_RAW 1\n";
   }
+  s += "#extension GL_EXT_control_flow_attributes : require\n";  // Dialect::unroll
   if (i64) s += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
   if (b8) s += "#extension GL_EXT_shader_8bit_storage : require\n";
   if (b16) s += "#extension GL_EXT_shader_16bit_storage : require\n";
   // gemm_coopmat.glsl: NV cooperative matrices (glslang 12 has no KHR ones; vk_coopmat.h).
   if (tiles_.coopmat)
     s += "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n#extension GL_KHR_memory_scope_semantics : require\n"
-         "#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_shader_subgroup_basic : require\n"
-         "#extension GL_EXT_control_flow_attributes : require\n";
+         "#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_shader_subgroup_basic : require\n";
   if (subgroups_)
     s += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_vote : require\n"
          "#extension GL_KHR_shader_subgroup_arithmetic : require\n";
