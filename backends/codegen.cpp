@@ -303,6 +303,7 @@ std::string Emitter::emit_rows() {
   }
   std::vector<std::string> names;
   const bool online = online_softmax();
+  if (online && resident) fail("a register-resident row kernel cannot also take the online softmax pair");
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
     const Reduction& red = k_.reductions[r];
     const bool dbl = red.dtype == DType::f64;
