@@ -287,6 +287,9 @@ int main(int argc, char** argv) {
   bench->add_flag("--eager", bn.eager, "no graph replay / re-record the command buffer every run");
   bench->add_flag("--json", bn.json, "machine-readable output");
   bench->add_option("--device", bn.device, "device index");
+  bench->add_flag("--phases", bn.phases,
+                  "print where the time from ONNX file to first result goes: one line per phase (wall and CPU ms)");
+  bench->add_flag("--serial-open", bn.serial_open, "open the device after loading the model, not during (for measuring)");
   bench->add_option("--trace", bn.trace, "write a Chrome/Perfetto trace (JSON): compile phases and one slice per kernel");
   add_dim_options(bench, bench_dims);
   bench->add_flag("--no-fallback", bn.no_fallback, "refuse a model with ops the backend lacks instead of running them on the host");

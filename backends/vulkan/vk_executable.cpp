@@ -83,7 +83,10 @@ VulkanExecutable::VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g,
       PhaseScope ps("fusion");
       plan_ = build_plan(g, fo);
     }
-    build_memory();
+    {
+      PhaseScope ps("weight upload");  // arena, constants (staged on discrete GPUs), poison
+      build_memory();
+    }
     build_kernels();
     if (compile_stats_.compiled > 0) ctx_->save_pipeline_cache();
 
