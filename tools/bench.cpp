@@ -27,6 +27,7 @@ Summary summarize(std::vector<double> v) {
   s.median = at(0.5), s.p10 = at(0.1), s.p90 = at(0.9);
   return s;
 }
+
 // --phases: one line per phase, indented by nesting, wall ms and the process's CPU ms over it
 // (CPU below wall: the phase waited on the driver, the disk or a loaded machine; above: it ran
 // on several threads). Phases summed over a thread pool have no CPU column.
