@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <fstream>
@@ -69,13 +70,22 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
             const InputDims& dims, const std::string& out_dir, int device, const CompareOptions& check, bool no_fallback) {
   std::string mp = model_path(model);
   if (backend.empty()) backend = best_backend();
-  auto b = make_backend(backend);
   CompileOptions opts;
   opts.device = device;
   opts.fallback = !no_fallback;
-  // The device opens while the file loads (Backend::prepare; compile waits for it below).
-  std::jthread opener([&] { b->prepare(opts); });
+  // The device opens while the file loads (Backend::prepare; compile waits for it below). A bad
+  // backend name is reported after the model loads, so a missing file is still the first error.
+  std::unique_ptr<Backend> b;
+  std::exception_ptr bad_backend;
+  try {
+    b = make_backend(backend);
+  } catch (const Error&) {
+    bad_backend = std::current_exception();
+  }
+  std::jthread opener;
+  if (b) opener = std::jthread([&] { b->prepare(opts); });
   Graph g = load_model(mp);
+  if (bad_backend) std::rethrow_exception(bad_backend);
   std::vector<Tensor> inputs;
   std::vector<Tensor> expected;
   std::string source;
@@ -99,7 +109,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
               backend.c_str(), source.c_str());
   auto t0 = std::chrono::steady_clock::now();
   Graph sg = specialize(g, inputs);
-  opener.join();
+  if (opener.joinable()) opener.join();
   auto exe = compile_with_fallback(*b, sg, opts);
   auto t1 = std::chrono::steady_clock::now();
   for (const GraphBreak& gb : graph_breaks(*exe)) std::printf("break   %s\n", describe(gb).c_str());
