@@ -77,6 +77,13 @@ class Backend {
   // kernel compilation, no device work (a GPU backend may query its device's features). The
   // host-fallback partitioner asks it per node. Default: "" (the backend runs every op it has).
   virtual std::string unsupported(const Graph& g, const CompileOptions& opts) { return ""; }
+  // Opens device opts.device and loads what every compile needs (driver, context, library
+  // handles) ahead of compile(), so a caller can overlap it with loading the model: call it on
+  // another thread while the ONNX file is parsed, then compile() on this backend finds it done.
+  // Safe to call from any thread, concurrently with nothing else on this backend object (join
+  // before compile), any number of times. Never throws: a failure (no device) is left for
+  // compile() to report. Default: nothing to open (ref, cpu).
+  virtual void prepare(const CompileOptions& opts) noexcept {}
 };
 
 // The check every Executable::run does first: count, dtype and shape of the inputs against

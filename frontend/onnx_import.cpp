@@ -19,6 +19,7 @@
 #include <onnx/defs/schema.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "ir/phases.h"
 #include "ir/small_dtypes.h"
 
 namespace fusor {
@@ -522,11 +523,15 @@ Graph import_model(const char* data, size_t size, const std::string& base_dir, c
   if (size > static_cast<size_t>(INT_MAX))
     throw Error("onnx", label + " is larger than 2 GB; protobuf cannot parse it (store weights as external data)");
   onnx::ModelProto model;
-  google::protobuf::io::ArrayInputStream stream(data, static_cast<int>(size));
-  google::protobuf::io::CodedInputStream coded(&stream);
-  coded.SetTotalBytesLimit(INT_MAX);  // the default limit is lower in older protobufs; weights can be big
-  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-    throw Error("onnx", label + " is not a valid ONNX model (protobuf parse failed)");
+  {
+    PhaseScope ps("read + parse (protobuf)");
+    google::protobuf::io::ArrayInputStream stream(data, static_cast<int>(size));
+    google::protobuf::io::CodedInputStream coded(&stream);
+    coded.SetTotalBytesLimit(INT_MAX);  // the default limit is lower in older protobufs; weights can be big
+    if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+      throw Error("onnx", label + " is not a valid ONNX model (protobuf parse failed)");
+  }
+  PhaseScope ps("import (tensors, nodes, types)");
   Importer imp{model, base_dir, label, {}, {}, {}, nullptr, {}};
   imp.run();
   return std::move(imp.g);

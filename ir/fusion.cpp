@@ -10,15 +10,16 @@
 // into it (input fusion), and a contraction whose only reader is one element-wise kernel over
 // its output space becomes that kernel's prologue (output fusion).
 #include <algorithm>
-#include <optional>
 #include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ir/kernel_rewrite.h"
 #include "ir/kernel_spec.h"
+#include "ir/phases.h"
 #include "ir/passes.h"
 #include "ir/slice_view.h"
 #include "ir/view.h"
@@ -957,13 +958,16 @@ int64_t kernel_bytes_written(const Plan& p, const KernelSpec& k) {
 }
 
 Plan build_plan(const Graph& static_graph, const FusionOptions& opts) {
+  std::optional<PhaseScope> phase(std::in_place, "decompose + passes");
   Graph g = static_graph;
   int original = static_cast<int>(g.nodes.size());
   decompose(g);
   fold_unfused_weight_dequant(g, opts.fuse);
+  phase.emplace("fusion pass");
   Plan p = Fuser(g, opts).run();
   p.original_nodes = original;
   count_bytes(p);
+  phase.emplace("memory plan");
   plan_memory(p);
   return p;
 }

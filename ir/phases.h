@@ -13,6 +13,10 @@ struct Phase {
   double start_us = 0;  // from the PhaseLog's creation (steady clock)
   double dur_us = 0;
   int depth = 0;        // 0 = outermost
+  // CPU time of the whole process (every thread: compile pools, driver threads) over the
+  // phase, microseconds; below dur_us the phase waited (driver, disk, a loaded machine), above
+  // it ran on several cores. -1 for a phase added with PhaseLog::add.
+  double cpu_us = 0;
 };
 
 // Collects the phases of this thread while alive (the innermost live log collects; logs
@@ -25,6 +29,11 @@ class PhaseLog {
   PhaseLog& operator=(const PhaseLog&) = delete;
   const std::vector<Phase>& phases() const { return phases_; }
   double now_us() const;  // microseconds since this log was created
+  // Records a phase that was not one scope of this thread, e.g. the summed time of one step
+  // done by a pool of threads ("pipeline creation (sum over threads)"), at the current depth.
+  void add(const std::string& name, double start_us, double dur_us);
+  // The log this thread's PhaseScopes record into (nullptr: none).
+  static PhaseLog* active();
 
  private:
   friend class PhaseScope;

@@ -26,7 +26,19 @@ nlohmann::json make_trace(const TraceData& d) {
   ev.push_back(meta("thread_name", kHostPid, kRunTid, "runs"));
   ev.push_back(meta("process_name", kDevicePid, kKernelTid, "device " + d.backend));
   ev.push_back(meta("thread_name", kDevicePid, kKernelTid, "kernels (profiling run)"));
-  for (const Phase& p : d.phases) ev.push_back(slice(p.name, "compile", kHostPid, kPhaseTid, p.start_us, p.dur_us, {{"depth", p.depth}}));
+  // A phase that was not one scope of the compiling thread (PhaseLog::add: the device opened on
+  // another thread, a step summed over a thread pool) does not nest on the compile track: each
+  // gets a track of its own below it.
+  int other_tid = kRunTid;
+  for (const Phase& p : d.phases) {
+    if (p.cpu_us >= 0) {
+      ev.push_back(slice(p.name, "compile", kHostPid, kPhaseTid, p.start_us, p.dur_us, {{"depth", p.depth}}));
+      continue;
+    }
+    ++other_tid;
+    ev.push_back(meta("thread_name", kHostPid, other_tid, p.name));
+    ev.push_back(slice(p.name, "compile", kHostPid, other_tid, p.start_us, p.dur_us, {{"depth", p.depth}}));
+  }
   for (const HostSlice& r : d.runs) ev.push_back(slice(r.name, "run", kHostPid, kRunTid, r.start_us, r.dur_us, r.args));
   double kernel_us = 0;
   for (const KernelTiming& t : d.kernels) {

@@ -1,8 +1,10 @@
 // Profile traces (`fusor bench MODEL --trace FILE.json`): Chrome's trace-event JSON ("JSON
 // Object Format" of the Trace Event Format), which Perfetto (ui.perfetto.dev) and
 // chrome://tracing open. Two processes: "host" (the compile phases: load, shape inference,
-// fusion, codegen, compile, record; then the timed runs) and "device <backend>" (one slice per
-// kernel of a profiling run, named by its fused ops, with bytes moved and GB/s as args).
+// fusion, codegen, compile, record, on one track, plus one track per phase added with
+// PhaseLog::add, e.g. the device opened during the load; then the timed runs) and
+// "device <backend>" (one slice per kernel of a profiling run, named by its fused ops, with
+// bytes moved and GB/s as args).
 // Timestamps are microseconds from the start of the command.
 #pragma once
 #include <string>

@@ -10,6 +10,9 @@
 #          iree-vulkan on W1/W4/W6); SIDE_ARGS adds its options (e.g. --only W6)
 #   compile  cold (empty kernel cache, new process) and warm-process (cache filled by the cold
 #          run, new process) load + compile time of the shared models on both GPUs
+#   phases  load-time profile (`fusor bench --phases`) of a whole GPT-2 2L (bench/gpt2_onnx.py,
+#          211 MB) and the shared models on both GPUs: a new process with an empty kernel cache
+#          (cold), then one with the cache it filled (warm), each printing one line per phase
 #   gemv   bench/gemv_sweep.py (MLP b1/b64 for each Vulkan GEMV workgroup shape, cuda, copy GB/s)
 #   python python/tests with the machine's torch (CUDA zero-copy through DLPack), using the
 #          extension package_h200.sh built for its interpreter (PY_HEADERS), and
@@ -159,6 +162,23 @@ PY
       rm -rf "$c"
     done
   done | tee "$out/compile.txt"
+fi
+
+if has phases; then
+  # README "Load-time profile". --iters 3: the timed runs are not the point here.
+  g2=/tmp/fusor_gpt2_2l
+  [ -f $g2/model.onnx ] || python3 bench/gpt2_onnx.py $g2 > /dev/null || echo "bench/gpt2_onnx.py failed (needs numpy + onnx)"
+  for m in $g2 /tmp/shared/models/*/; do
+    [ -f "$m/model.onnx" ] || continue
+    for b in cuda vulkan; do
+      c=$(mktemp -d)
+      for run in cold warm; do
+        echo "== $(basename "$m") $b $run (new process)"
+        XDG_CACHE_HOME=$c $fz bench "$m" --backend $b --iters 3 --warmup 0 --phases 2>&1 | sed -n '/^kernels/p;/^load/,/^host time/p;/^phases/,$p'
+      done
+      rm -rf "$c"
+    done
+  done | tee "$out/phases.txt"
 fi
 
 if has gemv; then

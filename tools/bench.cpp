@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -26,10 +27,40 @@ Summary summarize(std::vector<double> v) {
   s.median = at(0.5), s.p10 = at(0.1), s.p90 = at(0.9);
   return s;
 }
+
+// --phases: one line per phase, indented by nesting, wall ms and the process's CPU ms over it
+// (CPU below wall: the phase waited on the driver, the disk or a loaded machine; above: it ran
+// on several threads). Phases summed over a thread pool have no CPU column.
+void print_phases(const std::vector<Phase>& phases, double to_ready_ms, double first_run_ms) {
+  std::printf("phases            wall ms   cpu ms  (new process: %.1f ms to a ready executable, first run %.1f ms)\n",
+              to_ready_ms, first_run_ms);
+  for (const Phase& p : phases) {
+    std::string name = std::string(2 * p.depth, ' ') + p.name;
+    if (p.cpu_us < 0) std::printf("  %-58s %9.1f        -\n", name.c_str(), p.dur_us / 1e3);
+    else std::printf("  %-58s %9.1f %8.1f\n", name.c_str(), p.dur_us / 1e3, p.cpu_us / 1e3);
+  }
+}
 }  // namespace
 
 int cmd_bench(const BenchArgs& a) {
-  PhaseLog log;  // host phases for --trace (the backends mark fusion, codegen, compile, record)
+  PhaseLog log;  // host phases for --trace and --phases (the backends mark theirs: ir/phases.h)
+  CompileOptions o;
+  o.fusion = !a.no_fusion;
+  o.replay = !a.eager;
+  o.device = a.device;
+  o.fallback = !a.no_fallback;
+  auto b = make_backend(a.backend);
+  // The device opens (driver, context, libraries: Backend::prepare) on another thread while
+  // the file loads; compile() below first waits for it. Its phase is added to the log after.
+  const auto t_start = std::chrono::steady_clock::now();
+  double open_start_us = log.now_us(), open_us = -1;
+  std::jthread opener;
+  if (!a.serial_open)
+    opener = std::jthread([&] {
+      const auto t = std::chrono::steady_clock::now();
+      b->prepare(o);
+      open_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
+    });
   // load_ms: ONNX file -> static graph (parse, shape inference, folding); with compile_ms it
   // is the whole "model to ready executable" time.
   auto tl = std::chrono::steady_clock::now();
@@ -43,19 +74,28 @@ int cmd_bench(const BenchArgs& a) {
     return specialize(g, inputs);
   }();
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tl).count();
-  CompileOptions o;
-  o.fusion = !a.no_fusion;
-  o.replay = !a.eager;
-  o.device = a.device;
-  o.fallback = !a.no_fallback;
-  auto b = make_backend(a.backend);
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Executable> exe;
+  if (opener.joinable()) {
+    {
+      PhaseScope wait("wait for device open");
+      opener.join();
+    }
+    log.add("device open (Backend::prepare, on a thread during load)", open_start_us, open_us);
+  }
   {
     PhaseScope ps("backend compile");
     exe = compile_with_fallback(*b, sg, o);
   }
   double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double first_run_ms = 0;
+  {
+    PhaseScope ps("first run");
+    const auto t = std::chrono::steady_clock::now();
+    exe->run(inputs);
+    first_run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+  }
+  const double ready_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
   // Again, now that the on-disk kernel cache (CUBINs / SPIR-V + pipeline cache) holds this model.
   t0 = std::chrono::steady_clock::now();
   {
@@ -63,6 +103,7 @@ int cmd_bench(const BenchArgs& a) {
     compile_with_fallback(*b, sg, o);
   }
   double warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::vector<Phase> phases = log.phases();  // before the extra build_plan below
   FusionOptions fo;
   fo.fuse = o.fusion;
   Plan plan = build_plan(sg, fo);
@@ -84,7 +125,7 @@ int cmd_bench(const BenchArgs& a) {
     trace.plan = &plan;
     trace.kernels_origin_us = log.now_us();
     trace.kernels = exe->profile(inputs);
-    trace.phases = log.phases();
+    trace.phases = phases;
     write_trace(trace, a.trace);
   }
   Summary h = summarize(host), d = summarize(dev);
@@ -103,10 +144,16 @@ int cmd_bench(const BenchArgs& a) {
                         {"bytes_moved", plan.bytes_fused}, {"bytes_unfused", plan.bytes_unfused},
                         {"gb_per_s", gbps},        {"load_ms", load_ms},
                         {"compile_ms", compile_ms}, {"compile_warm_ms", warm_ms},
+                        {"first_run_ms", first_run_ms}, {"to_first_result_ms", ready_ms},
                         {"arena_bytes", plan.arena_bytes}, {"device_bytes", plan.arena_bytes + constant_bytes},
                         {"notes", exe->notes()}, {"graph_breaks", nlohmann::json::array()}};
     for (const GraphBreak& gb : graph_breaks(*exe))
       j["graph_breaks"].push_back({{"node", gb.node}, {"op", gb.op}, {"reason", gb.reason}});
+    if (a.phases) {
+      j["phases"] = nlohmann::json::array();
+      for (const Phase& p : phases)
+        j["phases"].push_back({{"name", p.name}, {"depth", p.depth}, {"ms", p.dur_us / 1e3}, {"cpu_ms", p.cpu_us < 0 ? -1 : p.cpu_us / 1e3}});
+    }
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -117,6 +164,7 @@ int cmd_bench(const BenchArgs& a) {
   for (const GraphBreak& gb : graph_breaks(*exe)) std::printf("graph break       %s\n", describe(gb).c_str());
   std::printf("load              %.1f ms (ONNX to static graph)\n", load_ms);
   std::printf("compile           %.1f ms first, %.1f ms with the disk cache warm\n", compile_ms, warm_ms);
+  std::printf("first run         %.1f ms (%.1f ms from the start to the first result)\n", first_run_ms, ready_ms);
   std::printf("host time         median %.1f us (p10 %.1f, p90 %.1f)\n", h.median, h.p10, h.p90);
   if (d.median >= 0) std::printf("device time       median %.1f us (p10 %.1f, p90 %.1f), %.1f GB/s\n", d.median, d.p10, d.p90, gbps);
   else std::printf("device time       not measured on this backend\n");
@@ -125,6 +173,7 @@ int cmd_bench(const BenchArgs& a) {
   std::printf("device memory     %lld bytes (arena %lld + constants %lld)\n",
               static_cast<long long>(plan.arena_bytes + constant_bytes), static_cast<long long>(plan.arena_bytes),
               static_cast<long long>(constant_bytes));
+  if (a.phases) print_phases(phases, load_ms + compile_ms, first_run_ms);
   if (!a.trace.empty())
     std::printf("trace             %s (%zu kernels timed; open in ui.perfetto.dev or chrome://tracing)\n", a.trace.c_str(),
                 trace.kernels.size());

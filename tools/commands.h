@@ -22,6 +22,8 @@ struct BenchArgs {
   std::string trace;  // --trace FILE: write a Chrome/Perfetto trace-event JSON (runtime/trace.h)
   int iters = 50, warmup = 5, device = 0;
   bool no_fusion = false, eager = false, json = false, no_fallback = false;
+  bool phases = false;       // --phases: print (or, with --json, add) the load/compile phase profile
+  bool serial_open = false;  // --serial-open: open the device after loading, not on a thread during it
   InputDims dims;  // --shape / --dim
 };
 int cmd_bench(const BenchArgs& a);

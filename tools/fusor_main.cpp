@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -67,8 +69,23 @@ std::string summarize(const Tensor& t) {
 int cmd_run(const std::string& model, std::string backend, const std::string& inputs_dir, uint64_t seed, bool seed_given,
             const InputDims& dims, const std::string& out_dir, int device, const CompareOptions& check, bool no_fallback) {
   std::string mp = model_path(model);
-  Graph g = load_model(mp);
   if (backend.empty()) backend = best_backend();
+  CompileOptions opts;
+  opts.device = device;
+  opts.fallback = !no_fallback;
+  // The device opens while the file loads (Backend::prepare; compile waits for it below). A bad
+  // backend name is reported after the model loads, so a missing file is still the first error.
+  std::unique_ptr<Backend> b;
+  std::exception_ptr bad_backend;
+  try {
+    b = make_backend(backend);
+  } catch (const Error&) {
+    bad_backend = std::current_exception();
+  }
+  std::jthread opener;
+  if (b) opener = std::jthread([&] { b->prepare(opts); });
+  Graph g = load_model(mp);
+  if (bad_backend) std::rethrow_exception(bad_backend);
   std::vector<Tensor> inputs;
   std::vector<Tensor> expected;
   std::string source;
@@ -92,10 +109,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
               backend.c_str(), source.c_str());
   auto t0 = std::chrono::steady_clock::now();
   Graph sg = specialize(g, inputs);
-  auto b = make_backend(backend);
-  CompileOptions opts;
-  opts.device = device;
-  opts.fallback = !no_fallback;
+  if (opener.joinable()) opener.join();
   auto exe = compile_with_fallback(*b, sg, opts);
   auto t1 = std::chrono::steady_clock::now();
   for (const GraphBreak& gb : graph_breaks(*exe)) std::printf("break   %s\n", describe(gb).c_str());
@@ -287,6 +301,9 @@ int main(int argc, char** argv) {
   bench->add_flag("--eager", bn.eager, "no graph replay / re-record the command buffer every run");
   bench->add_flag("--json", bn.json, "machine-readable output");
   bench->add_option("--device", bn.device, "device index");
+  bench->add_flag("--phases", bn.phases,
+                  "print where the time from ONNX file to first result goes: one line per phase (wall and CPU ms)");
+  bench->add_flag("--serial-open", bn.serial_open, "open the device after loading the model, not during (for measuring)");
   bench->add_option("--trace", bn.trace, "write a Chrome/Perfetto trace (JSON): compile phases and one slice per kernel");
   add_dim_options(bench, bench_dims);
   bench->add_flag("--no-fallback", bn.no_fallback, "refuse a model with ops the backend lacks instead of running them on the host");

@@ -140,12 +140,16 @@ class CudaExecutableImpl final : public CudaExecutable {
       PhaseScope ps("codegen");
       cuda_generate_sources(plan_);
     }
-    int count = 0;
-    FZ_CU(cuDeviceGetCount, &count);
-    if (opts.device < 0 || opts.device >= count)
-      throw Error("cuda", "device " + std::to_string(opts.device) + " does not exist (" + std::to_string(count) + " found)");
-    FZ_CU(cuDeviceGet, &dev_, opts.device);
-    FZ_CU(cuDevicePrimaryCtxRetain, &ctx_, dev_);
+    {
+      // Creates the primary context unless something (CudaBackend::prepare) already holds it.
+      PhaseScope ps("device open");
+      int count = 0;
+      FZ_CU(cuDeviceGetCount, &count);
+      if (opts.device < 0 || opts.device >= count)
+        throw Error("cuda", "device " + std::to_string(opts.device) + " does not exist (" + std::to_string(count) + " found)");
+      FZ_CU(cuDeviceGet, &dev_, opts.device);
+      FZ_CU(cuDevicePrimaryCtxRetain, &ctx_, dev_);
+    }
     try {
       PhaseScope ps("compile");
       setup();
@@ -617,6 +621,7 @@ class CudaExecutableImpl final : public CudaExecutable {
   }
 
   void setup() {
+    std::optional<PhaseScope> phase(std::in_place, "weight upload");
     FZ_CU(cuCtxSetCurrent, ctx_);
     FZ_CU(cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
     FZ_CU(cuEventCreate, &ev_start_, CU_EVENT_DEFAULT);
@@ -648,6 +653,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     std::vector<char> movable(plan_.buffers.size(), 0);
     for (int b : plan_.input_buffers) movable[b] = 1;
     for (int b : plan_.output_buffers) movable[b] = 1;
+    phase.emplace("libraries (cuBLASLt, cuDNN when a conv may use it)");
     const std::string arch = device_arch(drv, dev_);
     // cuBLASLt for the matmul kernels cuda_library_gemm picks, when the library loads; one
     // scratch for products (kernels run one after another) and one fixed workspace.
@@ -677,6 +683,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     }
     if (scratch > 0 && (lt_ || dnn_)) FZ_CU(cuMemAlloc, &gemm_scratch_, static_cast<size_t>(scratch));
     // Phase 1 (serial, cheap): launch geometry and source of every kernel, in plan order.
+    phase.emplace("launch setup + sources");
     std::vector<std::string> names, sources;
     for (size_t i = 0; i < plan_.kernels.size(); ++i) {
       const KernelSpec& k = plan_.kernels[i];
@@ -708,10 +715,12 @@ class CudaExecutableImpl final : public CudaExecutable {
     }
     // Phase 2 (parallel): NVRTC (or the disk cache) per kernel; NVRTC is thread-safe across
     // programs. The first failure in plan order is the one reported (compile_pool.h).
+    phase.emplace("CUBINs: disk cache or NVRTC");
     std::vector<std::vector<char>> cubins(sources.size());
     for_each_job(sources.size(), [&](size_t j) {
       if (!sources[j].empty()) cubins[j] = nvrtc_cubin(sources[j], names[j], arch);
     });
+    phase.emplace("cuModuleLoadData + arguments");
     // Phase 3 (serial): load modules and bind arguments in plan order.
     for (size_t j = 0; j < launches_.size(); ++j) {
       Launch& l = launches_[j];
@@ -739,6 +748,7 @@ class CudaExecutableImpl final : public CudaExecutable {
     }
     for (auto& l : launches_)
       for (auto& a : l.args) l.argp.push_back(&a);
+    phase.reset();
     if (replay_ && !launches_.empty()) {
       PhaseScope ps("record");
       build_graph();
@@ -835,7 +845,29 @@ class CudaBackend : public Backend {
     return out;
   }
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) override {
+    {
+      PhaseScope ps("driver (dlopen libcuda, cuInit)");  // once per process
+      CudaDriver::get();
+    }
     return std::make_unique<CudaExecutableImpl>(g, opts);
+  }
+  // cuInit, the device's primary context (held until this backend is destroyed, so the
+  // executables compile() makes retain it instead of creating it) and libcublasLt loaded.
+  // cuDNN is not loaded here: only a plan with a convolution on it needs it.
+  void prepare(const CompileOptions& opts) noexcept override {
+    const CudaDriver& drv = CudaDriver::get();
+    if (!drv.loaded || !drv.initialized || prepared_ctx_) return;
+    int count = 0;
+    CUdevice dev = 0;
+    if (drv.cuDeviceGetCount(&count) != CUDA_SUCCESS || opts.device < 0 || opts.device >= count) return;
+    if (drv.cuDeviceGet(&dev, opts.device) != CUDA_SUCCESS) return;
+    CUcontext ctx = nullptr;
+    if (drv.cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) return;
+    prepared_ctx_ = ctx, prepared_dev_ = dev;
+    CublasLt::preload();
+  }
+  ~CudaBackend() override {
+    if (prepared_ctx_) CudaDriver::get().cuDevicePrimaryCtxRelease(prepared_dev_);
   }
   // The constructor's first steps (plan + every source) without the device, so host fallback
   // can place nodes on a machine with no GPU too.
@@ -849,6 +881,10 @@ class CudaBackend : public Backend {
     }
     return "";
   }
+
+ private:
+  CUcontext prepared_ctx_ = nullptr;
+  CUdevice prepared_dev_ = 0;
 };
 
 }  // namespace

@@ -206,6 +206,8 @@ uint32_t alignment(CUdeviceptr p) {
 
 }  // namespace
 
+void CublasLt::preload() { Api::get(); }
+
 std::unique_ptr<CublasLt> CublasLt::open() {
   std::unique_ptr<CublasLt> lt(new CublasLt());
   const Api& api = Api::get();

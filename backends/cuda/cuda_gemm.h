@@ -69,6 +69,9 @@ std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p)
 class CublasLt {
  public:
   static std::unique_ptr<CublasLt> open();
+  // Loads libcublasLt (dlopen, once per process; a large library) without making a handle, so
+  // open() later skips that cost. Needs no context; never throws.
+  static void preload();
   ~CublasLt();
   bool available() const { return handle_ != nullptr; }
   const std::string& why() const { return why_; }

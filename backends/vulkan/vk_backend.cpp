@@ -23,10 +23,21 @@ class VulkanBackend : public Backend {
     return out;
   }
 
+  // Instance, logical device and the pipeline cache read from disk: process-wide caches
+  // (vk_device.h), so compile() then only looks them up.
+  void prepare(const CompileOptions& opts) noexcept override {
+    try {
+      std::shared_ptr<vk::Instance> inst = vk::Instance::get();
+      if (opts.device >= 0 && opts.device < static_cast<int>(inst->devices().size())) vk::Context::get(opts.device);
+    } catch (...) {
+      // compile() reports it
+    }
+  }
+
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) override {
     std::shared_ptr<vk::Context> ctx;
     {
-      PhaseScope ps("device setup");  // instance, device and pipeline cache (once per process)
+      PhaseScope ps("device open");  // instance, device and pipeline cache (once per process)
       std::shared_ptr<vk::Instance> inst;
       try {
         inst = inst_ = vk::Instance::get();

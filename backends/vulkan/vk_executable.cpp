@@ -2,6 +2,7 @@
 // hazard-driven barriers, and run().
 #include "backends/vulkan/vk_executable.h"
 #include "backends/codegen.h"
+#include "backends/compile_pool.h"
 #include "backends/vulkan/vk_dialect.h"
 
 #include <algorithm>
@@ -83,7 +84,10 @@ VulkanExecutable::VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g,
       PhaseScope ps("fusion");
       plan_ = build_plan(g, fo);
     }
-    build_memory();
+    {
+      PhaseScope ps("weight upload");  // arena, constants (staged on discrete GPUs), poison
+      build_memory();
+    }
     build_kernels();
     if (compile_stats_.compiled > 0) ctx_->save_pipeline_cache();
 
@@ -180,13 +184,28 @@ void VulkanExecutable::build_memory() {
   arena_ = DeviceBuffer(*ctx_, split_offset_ + split_bytes_, usage, MemoryKind::device);
   consts_ = DeviceBuffer(*ctx_, const_bytes + align, usage, MemoryKind::device);
 
+  // Copied in 4 MiB pieces on all cores (compile_pool.h): the first write to each page of a
+  // fresh mapping faults, and one thread doing it for a GPT-2-sized model's weights was the
+  // largest part of the upload (README "Load-time profile").
   auto fill_constants = [&](std::byte* dst) {
-    for (size_t b = 0; b < plan_.buffers.size(); ++b)
-      if (const_offset_[b] >= 0) {
-        const Tensor& t = *plan_.graph.values[plan_.buffers[b].value].constant;
-        if (const_transposed_[b]) transpose_2d(t, dst + const_offset_[b]);
-        else std::memcpy(dst + const_offset_[b], t.raw(), t.nbytes());
-      }
+    struct Piece {
+      size_t buffer, begin, end;  // bytes [begin, end) of the constant; end == 0: transpose it whole
+    };
+    constexpr size_t kPiece = size_t{4} << 20;
+    std::vector<Piece> pieces;
+    for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+      if (const_offset_[b] < 0) continue;
+      const size_t n = plan_.graph.values[plan_.buffers[b].value].constant->nbytes();
+      if (const_transposed_[b]) pieces.push_back({b, 0, 0});
+      else
+        for (size_t at = 0; at < n; at += kPiece) pieces.push_back({b, at, std::min(n, at + kPiece)});
+    }
+    for_each_job(pieces.size(), [&](size_t i) {
+      const Piece& p = pieces[i];
+      const Tensor& t = *plan_.graph.values[plan_.buffers[p.buffer].value].constant;
+      if (p.end == 0) transpose_2d(t, dst + const_offset_[p.buffer]);
+      else std::memcpy(dst + const_offset_[p.buffer] + p.begin, t.raw() + p.begin, p.end - p.begin);
+    });
   };
   if (!staged_) {
     fill_constants(consts_.mapped());

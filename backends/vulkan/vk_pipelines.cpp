@@ -1,6 +1,8 @@
 // Kernels of a plan -> GLSL (shared emitter + VulkanDialect) -> SPIR-V -> compute pipelines,
 // plus the descriptor sets that bind each kernel's slots.
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -217,9 +219,17 @@ void VulkanExecutable::build_kernels() {
   phase.emplace("compile");
   pipelines_.assign(jobs.size(), VK_NULL_HANDLE);
   std::vector<CompileStats> stats(jobs.size());
+  // Per job: microseconds in compile_glsl (disk cache + validation, or shaderc) and in
+  // vkCreateComputePipelines, summed below into two phases (the jobs run on a pool).
+  std::vector<std::array<double, 2>> job_us(jobs.size(), {0, 0});
+  PhaseLog* log = PhaseLog::active();
+  const double pool_start = log ? log->now_us() : 0;
   for_each_job(jobs.size(), [&](size_t j) {
     const PipelineJob& job = jobs[j];
+    const auto t0 = std::chrono::steady_clock::now();
     std::vector<uint32_t> words = compile_glsl(*ctx_, job.name, job.source, &stats[j]);
+    const auto t1 = std::chrono::steady_clock::now();
+    job_us[j][0] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     // Validated as NV (SPIRV-Tools 2023.1 knows no KHR cooperative matrices); KHR-only devices
     // get the rewritten module (vk_coopmat.h).
     if (job.coopmat && !info.coopmat_nv) words = coopmat_nv_to_khr(words);
@@ -242,9 +252,18 @@ void VulkanExecutable::build_kernels() {
     ci.layout = job.layout;
     VkResult r = vkCreateComputePipelines(dev_, ctx_->pipeline_cache(), 1, &ci, nullptr, &pipelines_[j]);
     vkDestroyShaderModule(dev_, module, nullptr);
+    job_us[j][1] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
     if (r != VK_SUCCESS) throw Error("vulkan", "kernel '" + job.name + "': vkCreateComputePipelines failed: " + result_name(r));
   });
   for (auto& s : stats) compile_stats_.compiled += s.compiled, compile_stats_.cache_hits += s.cache_hits;
+  if (log) {
+    double glsl = 0, pipe = 0;
+    for (auto& t : job_us) glsl += t[0], pipe += t[1];
+    log->add("SPIR-V: " + std::to_string(compile_stats_.cache_hits) + " disk-cache hits, " +
+                 std::to_string(compile_stats_.compiled) + " shaderc compiles (sum over threads)",
+             pool_start, glsl);
+    log->add("vkCreateComputePipelines x" + std::to_string(jobs.size()) + " (sum over threads)", pool_start, pipe);
+  }
 
   // Phase 3: descriptor sets, written once (recording and replays only bind them).
   if (dispatches_.empty()) return;
