@@ -91,8 +91,7 @@ f16vec2 fz_cm_pair(uvec4 v, int p) { return unpackFloat2x16(v[p]); }
 shared bool fz_cm_last;
 #endif
 
-// The matrix-unit operations (NV cooperative matrices; FZ_CM_EMULATE: the test stand-in below).
-#ifndef FZ_CM_EMULATE
+// The matrix-unit operations (NV cooperative matrices).
 #define FZ_CM_ACC fcoopmatNV<32, gl_ScopeSubgroup, FZ_CM_M, FZ_CM_N>
 #define FZ_CM_MA fcoopmatNV<16, gl_ScopeSubgroup, FZ_CM_M, FZ_CM_K>
 #define FZ_CM_MB fcoopmatNV<16, gl_ScopeSubgroup, FZ_CM_K, FZ_CM_N>
@@ -101,41 +100,6 @@ shared bool fz_cm_last;
 #define FZ_CM_LOAD_B(m, e, s) coopMatLoadNV(m, fz_cm_b, e, s, false)
 #define FZ_CM_MAD(a, b, c) coopMatMulAddNV(a, b, c)
 #define FZ_CM_STORE(m, e, s) coopMatStoreNV(m, fz_cm_c, e, s, false)
-#else
-// Test stand-in (FUSOR_VK_TEST_COOPMAT_EMULATE, vk_coopmat.h) so that devices without matrix
-// units run everything else of this template: an A / B "matrix" is its place in shared memory
-// (read by the multiply before the next barrier, as the real loads are), an accumulator is the
-// lane's M * N / SG elements (lane l owns l, l + SG, ... of the row-major M x N fragment).
-struct FzCmRef { uint e, s; };
-struct FzCmAcc { float v[FZ_CM_M * FZ_CM_N / FZ_CM_SG]; };
-#define FZ_CM_ACC FzCmAcc
-#define FZ_CM_MA FzCmRef
-#define FZ_CM_MB FzCmRef
-FzCmAcc fz_cm_zero() {
-  FzCmAcc c;
-  for (int q = 0; q < FZ_CM_M * FZ_CM_N / FZ_CM_SG; ++q) c.v[q] = 0.0;
-  return c;
-}
-FzCmAcc fz_cm_mad(FzCmRef a, FzCmRef b, FzCmAcc c) {
-  for (int q = 0; q < FZ_CM_M * FZ_CM_N / FZ_CM_SG; ++q) {
-    const uint f = gl_SubgroupInvocationID + uint(q * FZ_CM_SG), r = f / uint(FZ_CM_N), col = f % uint(FZ_CM_N);
-    for (uint k = 0u; k < uint(FZ_CM_K); ++k)
-      c.v[q] = fma(float(fz_cm_a[a.e + r * a.s + k]), float(fz_cm_b[b.e + k * b.s + col]), c.v[q]);
-  }
-  return c;
-}
-void fz_cm_store(FzCmAcc c, uint e, uint s) {
-  for (int q = 0; q < FZ_CM_M * FZ_CM_N / FZ_CM_SG; ++q) {
-    const uint f = gl_SubgroupInvocationID + uint(q * FZ_CM_SG);
-    fz_cm_c[e + (f / uint(FZ_CM_N)) * s + f % uint(FZ_CM_N)] = c.v[q];
-  }
-}
-#define FZ_CM_ZERO fz_cm_zero()
-#define FZ_CM_LOAD_A(m, el, st) m = FzCmRef(el, st)
-#define FZ_CM_LOAD_B(m, el, st) m = FzCmRef(el, st)
-#define FZ_CM_MAD(a, b, c) fz_cm_mad(a, b, c)
-#define FZ_CM_STORE(m, el, st) fz_cm_store(m, el, st)
-#endif
 
 // Group g of a slice: its first element. A group runs along the operand's unit-stride
 // direction (A: k when FZ_A_SK == 1, else m; B: n when FZ_B_SN == 1 or FZ_B_SK != 1, else k),

@@ -186,23 +186,11 @@ std::optional<CoopmatShape> choose_coopmat(const KernelSpec& k, const Plan& p, c
   // bf16 stays on gemm.glsl: glslang 12 has no bfloat16 type for the matrix operands.
   if (dtype(m.a_buffer) != DType::f16 || dtype(m.b_buffer) != DType::f16 || m.m <= 8 || m.n <= 0 || m.k <= 0) return std::nullopt;
   std::string why;
-  if (coopmat_emulated()) {
-    // The stand-in's lanes own M * N / subgroup elements each (gemm_coopmat.glsl FZ_CM_EMULATE).
-    if (info.shader_float16 && info.storage_16bit && info.vulkan_memory_model && info.subgroup_size > 0 &&
-        info.subgroup_size <= 128 && 128 % info.subgroup_size == 0)
-      return CoopmatShape{16, 8, 16, kF16, kF16, kF32, kF32, kScopeSubgroup, false};
-    return std::nullopt;
-  }
   std::optional<CoopmatShape> s = coopmat_shape_for(info, &why);
   if (!s && mode == "force")
     throw Error("vulkan", "kernel '" + k.name + "': FUSOR_VK_COOPMAT=force but device '" + info.name +
                               "' cannot run cooperative matrices: " + why);
   return s;
-}
-
-bool coopmat_emulated() {
-  const char* e = std::getenv("FUSOR_VK_TEST_COOPMAT_EMULATE");
-  return e && std::strcmp(e, "1") == 0;
 }
 
 std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv) {

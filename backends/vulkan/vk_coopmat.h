@@ -11,11 +11,6 @@
 // Environment: FUSOR_VK_COOPMAT=0 never uses cooperative matrices; =force makes a matmul
 // kernel that would qualify (f16 A and B, M > 8) fail with a one-line Error when the device
 // cannot run it (instead of silently taking the tiled path); unset or anything else: auto.
-// FUSOR_VK_TEST_COOPMAT_EMULATE=1 (tests only): every matmul that qualifies takes
-// gemm_coopmat.glsl with its four matrix operations replaced by plain shader code (FZ_CM_EMULATE,
-// 16x8x16 "matrices"), on any device with shaderFloat16, 16-bit storage and the Vulkan memory
-// model, so that lavapipe runs the rest of the template (staging, vector loads, split-K,
-// epilogue) under the same memory model as the real one.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -54,9 +49,6 @@ std::optional<CoopmatShape> coopmat_shape_for(const PhysicalDeviceInfo& info, st
 // bfloat16 type). Throws Error("vulkan", "kernel '<name>': FUSOR_VK_COOPMAT=force but ...")
 // under =force when the kernel qualifies but the device cannot run it.
 std::optional<CoopmatShape> choose_coopmat(const KernelSpec& k, const Plan& p, const PhysicalDeviceInfo& info);
-
-// FUSOR_VK_TEST_COOPMAT_EMULATE is set to 1.
-bool coopmat_emulated();
 
 // Rewrites a module using SPV_NV_cooperative_matrix into SPV_KHR_cooperative_matrix:
 // capability 5357 -> 6022, the extension name, OpTypeCooperativeMatrixNV (5358) ->

@@ -548,8 +548,6 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
   if (b8) s += "#extension GL_EXT_shader_8bit_storage : require\n";
   if (b16) s += "#extension GL_EXT_shader_16bit_storage : require\n";
   // gemm_coopmat.glsl: NV cooperative matrices (glslang 12 has no KHR ones; vk_coopmat.h).
-  // The test stand-in (vk_coopmat.h coopmat_emulated) keeps the Vulkan memory model, which the
-  // NV extension brings with it, through glslang's pragma.
   if (tiles_.coopmat)
     s += "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n#extension GL_KHR_memory_scope_semantics : require\n"
          "#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_shader_subgroup_basic : require\n";

@@ -15,9 +15,6 @@
 //   FUSOR_VK_COOPMAT_VEC=N  the most fp16 values gemm_coopmat.glsl stages per load (8 default,
 //                           4, 2; 1 = scalar loads). FUSOR_VK_GEMM_VEC4=0 turns vector staging
 //                           loads off in both GEMM templates.
-//   FUSOR_VK_TEST_COOPMAT_EMULATE=1  tests only: cooperative-matrix kernels with the matrix
-//                           operations in plain code, so devices without them run the template
-//                           (vk_coopmat.h).
 #pragma once
 #include <memory>
 #include <string>
