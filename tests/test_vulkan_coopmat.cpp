@@ -17,8 +17,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 
@@ -417,6 +419,263 @@ TEST_F(VulkanCoopmatGpu, ForceOnThisDevice) {
     EXPECT_NE(m.find("FUSOR_VK_COOPMAT=force"), std::string::npos) << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
   }
+}
+
+
+// ---- split-K and vector staging loads (gemm_coopmat.glsl FZ_SPLIT_K, FZ_CM_VA / FZ_CM_VB) ----
+
+// Sets an environment variable for one scope (restores "unset" after).
+struct EnvGuard {
+  std::string name;
+  EnvGuard(const char* n, const std::string& v) : name(n) { setenv(n, v.c_str(), 1); }
+  ~EnvGuard() { unsetenv(name.c_str()); }
+};
+
+// The split-K problems: the MLP block's two layers at batch 64 (M x N x K = 64 x 4096 x 1024 and
+// 64 x 1024 x 4096, bias + GELU on the first), batched, transposed B, and sizes that are no
+// multiple of the tile, the K step or the vector width.
+const std::vector<Problem>& split_problems() {
+  static const std::vector<Problem> ps = {
+      {"mlp_l1_64x4096x1024_bias_gelu", {64, 1024}, {1024, 4096}, false, true, true},
+      {"mlp_l2_64x1024x4096", {64, 4096}, {4096, 1024}, false, false, true},
+      {"batched_3x40x72x600", {3, 40, 600}, {3, 600, 72}},
+      {"transposed_b_100x48x520", {100, 520}, {48, 520}, true},
+      {"odd_2x37x130x1000_bias_gelu", {2, 37, 1000}, {1000, 130}, false, true, true},
+      {"odd_33x71x777_scalar", {33, 777}, {777, 71}},
+  };
+  return ps;
+}
+
+vk::PhysicalDeviceInfo h200_like() {
+  vk::PhysicalDeviceInfo d = coopmat_device(false, {f16_shape(16, 8, 16)});
+  d.name = "described 132-unit coopmat device";
+  d.compute_units = 132;
+  return d;
+}
+
+// The dialect of the (one) matmul kernel of `prob` on `dev`, and its GLSL.
+struct MatmulKernel {
+  std::unique_ptr<vk::VulkanDialect> d;
+  std::string name, src;
+};
+MatmulKernel matmul_kernel(const Problem& prob, const vk::PhysicalDeviceInfo& dev, Plan& plan) {
+  Built b = build(prob, 21);
+  plan = build_plan(b.g);
+  for (const KernelSpec& k : plan.kernels) {
+    if (!k.matmul) continue;
+    MatmulKernel m{std::make_unique<vk::VulkanDialect>(dev, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &plan), k.name, ""};
+    m.src = emit_kernel(k, plan, *m.d);
+    return m;
+  }
+  ADD_FAILURE() << prob.name << ": no matmul kernel";
+  return {};
+}
+
+TEST(VulkanCoopmatCompile, SplitKChoiceFollowsTheComputeUnits) {
+  unsetenv("FUSOR_VK_SPLIT_K");
+  const vk::PhysicalDeviceInfo dev = h200_like();
+  Plan plan;
+  // 32 x 32 tiles (2 x 4 subgroups of one 16 x 8 accumulator), K steps of 64; the target is
+  // 2 workgroups per compute unit (264) with slices of >= 256.
+  // MLP first layer: 2 x 128 = 256 tiles, K = 1024 -> 2 slices of 512.
+  MatmulKernel m = matmul_kernel(split_problems()[0], dev, plan);
+  ASSERT_TRUE(m.d);
+  ASSERT_TRUE(m.d->tiles().coopmat);
+  EXPECT_EQ(m.d->tiles().bm, 32);
+  EXPECT_EQ(m.d->tiles().bn, 32);
+  EXPECT_EQ(m.d->tiles().split_k, 2);
+  EXPECT_EQ(m.d->tiles().split_slice, 512);
+  EXPECT_EQ(m.d->split_workspace_bytes(), 4 * 256 + int64_t{4} * 256 * 2 * 32 * 32);
+  EXPECT_NE(m.src.find("#define FZ_SPLIT_K 2\n#define FZ_SPLIT_SLICE 512\n"), std::string::npos);
+  EXPECT_NE(m.src.find("#define FZ_TILES 512\n"), std::string::npos) << "work items = tiles x slices";
+  EXPECT_NE(m.src.find("coherent buffer FzSplit { uint cnt[256]; float part[]; } fz_split;"), std::string::npos);
+  // Second layer: 2 x 32 = 64 tiles, K = 4096 -> ceil(264 / 64) = 5 slices of 832 (13 steps).
+  m = matmul_kernel(split_problems()[1], dev, plan);
+  EXPECT_EQ(m.d->tiles().split_k, 5);
+  EXPECT_EQ(m.d->tiles().split_slice, 832);
+  // Enough tiles already (32 x 32 = 1024): no split.
+  m = matmul_kernel({"big", {1024, 1024}, {1024, 1024}}, dev, plan);
+  EXPECT_EQ(m.d->tiles().split_k, 1);
+  EXPECT_EQ(m.d->split_workspace_bytes(), 0);
+  EXPECT_EQ(m.src.find("#define FZ_SPLIT_K"), m.src.find("#define FZ_SPLIT_K 1\n")) << "only the template's default";
+  EXPECT_EQ(m.src.find("FzSplit"), std::string::npos);
+  // The knob: 1 off, N forced (slices rounded to whole K steps: 1000 / 3 -> 3 x 384).
+  {
+    EnvGuard off("FUSOR_VK_SPLIT_K", "1");
+    EXPECT_EQ(matmul_kernel(split_problems()[1], dev, plan).d->tiles().split_k, 1);
+  }
+  {
+    EnvGuard three("FUSOR_VK_SPLIT_K", "3");
+    m = matmul_kernel(split_problems()[4], dev, plan);
+    EXPECT_TRUE(m.d->tiles().coopmat);
+    EXPECT_EQ(m.d->tiles().split_k, 3);
+    EXPECT_EQ(m.d->tiles().split_slice, 384);
+  }
+  // A workspace budget too small: no split (VulkanDialect's split_budget, as the executable
+  // passes it).
+  Built b = build(split_problems()[1], 3);
+  Plan p2 = build_plan(b.g);
+  for (const KernelSpec& k : p2.kernels)
+    if (k.matmul) {
+      vk::VulkanDialect d(dev, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p2, 1024);
+      EXPECT_TRUE(d.tiles().coopmat);
+      EXPECT_EQ(d.tiles().split_k, 1);
+    }
+}
+
+TEST(VulkanCoopmatCompile, VectorLoadWidthsFollowTheViews) {
+  unsetenv("FUSOR_VK_COOPMAT_VEC");
+  unsetenv("FUSOR_VK_GEMM_VEC4");
+  const vk::PhysicalDeviceInfo dev = h200_like();
+  Plan plan;
+  auto widths = [&](const Problem& prob) {
+    const MatmulKernel m = matmul_kernel(prob, dev, plan);
+    auto w = [&](const char* op) {
+      const size_t at = m.src.find(std::string("#define FZ_CM_V") + op + " ");
+      return at == std::string::npos ? 1 : std::atoi(m.src.c_str() + at + 17);
+    };
+    return std::pair{w("A"), w("B")};
+  };
+  // K and N multiples of 8, row-major: 8 halves (16 bytes) per load on both.
+  EXPECT_EQ(widths(split_problems()[0]), std::pair(8, 8));
+  // Transposed B ([N, K] read through the view): B's unit stride is along K, 520 = 8 * 65.
+  EXPECT_EQ(widths(split_problems()[3]), std::pair(8, 8));
+  // K = 1000 (8 | 1000), N = 130 (2 | 130 only).
+  EXPECT_EQ(widths(split_problems()[4]), std::pair(8, 2));
+  // K = 777 and N = 71 odd: scalar loads.
+  EXPECT_EQ(widths(split_problems()[5]), std::pair(1, 1));
+  // K = 50: pairs; N = 70: pairs.
+  EXPECT_EQ(widths(problems()[4]), std::pair(2, 2));
+  {
+    EnvGuard cap("FUSOR_VK_COOPMAT_VEC", "4");
+    EXPECT_EQ(widths(split_problems()[0]), std::pair(4, 4));
+  }
+  {
+    EnvGuard off("FUSOR_VK_COOPMAT_VEC", "1");
+    EXPECT_EQ(widths(split_problems()[0]), std::pair(1, 1));
+  }
+  {
+    EnvGuard off("FUSOR_VK_GEMM_VEC4", "0");
+    EXPECT_EQ(widths(split_problems()[0]), std::pair(1, 1));
+  }
+  // A binding alignment that cannot hold the vector: narrower loads.
+  vk::PhysicalDeviceInfo d4 = dev;
+  d4.min_storage_offset_alignment = 4;
+  const MatmulKernel m = matmul_kernel(split_problems()[0], d4, plan);
+  EXPECT_NE(m.src.find("#define FZ_CM_VA 2\n"), std::string::npos);
+  // The declaration the loads read: the operand's binding again, as packed halves.
+  const MatmulKernel v = matmul_kernel(split_problems()[0], dev, plan);
+  EXPECT_NE(v.src.find("readonly buffer B0u8 { uvec4 d[]; } b0u8;"), std::string::npos) << v.src.substr(0, 2000);
+  EXPECT_NE(v.src.find("#define FZ_LOAD_AV(off) b0u8.d[((off)) / 8]"), std::string::npos);
+}
+
+// Every split-K / vector-load variant compiles (shaderc), validates (SPIRV-Tools), and rewrites
+// to KHR; the split variants carry the counter's atomic and the queue-family-scope barriers.
+TEST(VulkanCoopmatCompile, SplitKAndVectorVariantsCompileValidateAndRewriteToKhr) {
+  setenv("FUSOR_NO_DISK_CACHE", "1", 1);
+  unsetenv("FUSOR_VK_COOPMAT");
+  const vk::PhysicalDeviceInfo dev = h200_like();
+  for (const char* slices : {"", "3"}) {
+    EnvGuard split("FUSOR_VK_SPLIT_K", slices);
+    if (!*slices) unsetenv("FUSOR_VK_SPLIT_K");
+    for (const Problem& prob : split_problems()) {
+      Plan plan;
+      const MatmulKernel m = matmul_kernel(prob, dev, plan);
+      SCOPED_TRACE(prob.name + " FUSOR_VK_SPLIT_K=" + slices);
+      ASSERT_TRUE(m.d && m.d->tiles().coopmat);
+      const bool split = m.d->tiles().split_k > 1;
+      if (*slices) EXPECT_TRUE(split);
+      std::vector<uint32_t> nv;
+      ASSERT_NO_THROW(nv = vk::compile_glsl(dev, m.name, m.src)) << m.src;
+      std::map<uint32_t, int> ops = opcode_counts(nv);
+      EXPECT_GT(ops[5361], 0) << "no OpCooperativeMatrixMulAddNV";
+      EXPECT_EQ(ops[234] > 0, split) << "OpAtomicIAdd only with split-K";
+      // Split: the two workgroup barriers at queue-family memory scope (5) with
+      // AcquireRelease | UniformMemory | WorkgroupMemory | MakeAvailable | MakeVisible.
+      int qf_barriers = 0;
+      std::map<uint32_t, uint32_t> consts;
+      for (const SpvInst& i : walk(nv)) {
+        if (i.op == 43 && i.n == 4) consts[nv[i.pos + 2]] = nv[i.pos + 3];
+        if (i.op == 224 && consts[nv[i.pos + 2]] == 5 && consts[nv[i.pos + 3]] == 0x6148u) ++qf_barriers;
+      }
+      EXPECT_EQ(qf_barriers, split ? 2 : 0);
+      std::vector<uint32_t> khr = vk::coopmat_nv_to_khr(nv);
+      std::map<uint32_t, int> after = opcode_counts(khr);
+      for (uint32_t op : {5358u, 5359u, 5360u, 5361u, 5362u}) EXPECT_EQ(after[op], 0) << "NV opcode " << op << " left";
+      EXPECT_EQ(after[4459], ops[5361]);
+      EXPECT_EQ(after[234], ops[234]);
+      check_ids_unique(khr);
+    }
+  }
+}
+
+// Split-K forced with `slices` (0: the automatic choice) on this device: the coopmat template
+// and split-K were used, results match ref, X, Y, X replays give bit-identical X results (the
+// counters reset; the slice order is fixed), and the same graph without split-K agrees.
+class VulkanCoopmatSplit : public VulkanCoopmatGpu {
+ protected:
+  void TearDown() override {
+    unsetenv("FUSOR_VK_SPLIT_K");
+    unsetenv("FUSOR_VK_COOPMAT_VEC");
+    VulkanCoopmatGpu::TearDown();
+  }
+  void compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    const double ulp = std::ldexp(1.0, -10);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].dtype(), DType::f16);
+      ASSERT_EQ(got[i].shape(), want[i].shape());
+      EXPECT_LE(relative_l2(got[i], want[i]), 4 * ulp);
+      CompareResult c = compare_tensors(got[i], want[i], 4 * ulp, 4e-3);  // a poisoned (NaN) element fails
+      EXPECT_TRUE(c.ok) << c.message;
+    }
+  }
+  void check(const Problem& prob, uint32_t seed, int slices) {
+    SCOPED_TRACE(prob.name + " slices " + std::to_string(slices));
+    Built b = build(prob, seed), other = build(prob, seed + 100);
+    auto ref = make_backend("ref")->compile(b.g, {});
+    const std::vector<Tensor> want = ref->run(b.inputs), want_other = ref->run(other.inputs);
+    std::unique_ptr<Executable> exe;
+    {
+      EnvGuard on("FUSOR_VK_SPLIT_K", std::to_string(slices));
+      exe = vk_->compile(b.g, {});
+    }
+    EXPECT_EQ(vulkan_coopmat_kernel_count(*exe), 1) << exe->notes();
+    EXPECT_EQ(vulkan_split_k_kernel_count(*exe), 1) << exe->notes();
+    EXPECT_NE(exe->notes().find("split-K"), std::string::npos) << exe->notes();
+    const std::vector<Tensor> first = exe->run(b.inputs);
+    compare(first, want);
+    // The in-between replay with other inputs (the graph's constants stay b's: ref ran b.g).
+    compare(exe->run(other.inputs), want_other);
+    const std::vector<Tensor> again = exe->run(b.inputs);
+    ASSERT_EQ(again.size(), first.size());
+    for (size_t i = 0; i < first.size(); ++i)
+      EXPECT_EQ(std::memcmp(again[i].raw(), first[i].raw(), first[i].nbytes()), 0) << "output " << i << " changed between replays";
+    std::unique_ptr<Executable> plain;
+    {
+      EnvGuard off("FUSOR_VK_SPLIT_K", "1");
+      plain = vk_->compile(b.g, {});
+    }
+    EXPECT_EQ(vulkan_split_k_kernel_count(*plain), 0) << plain->notes();
+    EXPECT_EQ(vulkan_coopmat_kernel_count(*plain), 1) << plain->notes();
+    compare(plain->run(b.inputs), want);
+  }
+  void check_all(const std::vector<Problem>& ps) {
+    uint32_t seed = 500;
+    for (const Problem& p : ps) check(p, seed += 10, 4);
+    check(ps[1], 700, 16);  // many short slices
+    // Scalar staging loads (FUSOR_VK_COOPMAT_VEC=1) give the same results.
+    EnvGuard scalar("FUSOR_VK_COOPMAT_VEC", "1");
+    check(ps[0], 720, 3);
+    check(ps[3], 730, 3);
+  }
+};
+
+TEST_F(VulkanCoopmatSplit, SplitKAndVectorLoadsMatchReference) {
+  if (!shape_) GTEST_SKIP() << "device '" << dev_.name << "' has no usable cooperative matrices: " << why_;
+  std::printf("device %s: %s\n", dev_.name.c_str(), vk::coopmat_summary(dev_).c_str());
+  check_all(split_problems());
+  check(split_problems()[1], 740, 0);  // the automatic choice splits the MLP's second layer
 }
 
 }  // namespace

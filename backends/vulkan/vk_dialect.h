@@ -31,7 +31,7 @@ struct ContractionTiles {
   int skinny = 0;       // matmul only: 1 = gemm.glsl's GEMV-like path (M <= 8)
   int skinny_cols = 16; // columns per workgroup of that path (FZ_SK_COLS: 8, 16 or 32)
   int skinny_threads = 256;  // its workgroup size (FZ_SK_THREADS, a power of two)
-  // matmul only, tiled path: split-K (gemm.glsl FZ_SPLIT_K). split_k > 1 slices K into pieces
+  // matmul only, tiled and coopmat paths: split-K (gemm.glsl / gemm_coopmat.glsl FZ_SPLIT_K). split_k > 1 slices K into pieces
   // of split_slice (a multiple of bk) per output tile; partial tiles go to a workspace bound
   // after the kernel's slots (splitk_workspace_bytes) and are added in slice order.
   int split_k = 1;
@@ -45,8 +45,9 @@ struct ContractionTiles {
   std::string coopmat_label() const;  // "coopmat 16x8x16" ("" when not coopmat)
   // Shared memory gemm_coopmat.glsl declares for this blocking (fp16 A/B slices padded by 8
   // elements a row, the fp32 accumulator tile padded by 4).
+  // Plus split-K's one flag (a bool, 4 bytes) when split_k > 1.
   int64_t coopmat_shared_bytes() const {
-    return int64_t{2} * bm * (cm_bk + 8) + int64_t{2} * cm_bk * (bn + 8) + int64_t{4} * bm * (bn + 4);
+    return int64_t{2} * bm * (cm_bk + 8) + int64_t{2} * cm_bk * (bn + 8) + int64_t{4} * bm * (bn + 4) + (split_k > 1 ? 4 : 0);
   }
 };
 constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kSpecTM = 4, kSpecTN = 5, kSpecConvDirect = 6;
@@ -58,6 +59,10 @@ constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kS
 // environment knob FUSOR_VK_SPLIT_K=S (1 = off, 2..64 = S slices on every tiled matmul whose K
 // has more than one BK step; unset or 0 = automatic) overrides that choice.
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4, int64_t split_budget = -1);
+// The split-K part of that choice, for tiles already sized (t.bm, t.bn, t.bk: the K step): sets
+// t.split_k / t.split_slice (1 / 0: no split) by the rule above. VulkanDialect applies it to
+// gemm_coopmat.glsl's tiles too (its K step is cm_bk), with the same knob.
+void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget = -1);
 // Bytes of the split-K workspace a matmul kernel with these tiles needs (0 without split-K):
 // uint32 counters (one per output tile, padded to 4) then tiles * split_k
 // partial BM x BN fp32 tiles. The executable zeroes it once; kernels leave the counters zero.
@@ -104,7 +109,11 @@ class VulkanDialect : public Dialect {
   // with FZ_LOAD_A4 / FZ_LOAD_B4 for fp32 operands that vec4 loads can read: unit stride along
   // A's K / B's N, every 4-group 16-byte aligned; FUSOR_VK_GEMM_VEC4=0 turns them off, whose
   // work items are tiles x slices); the GEMV-like path runs one workgroup per tiles().skinny_cols columns;
-  // FZ_CM_* for gemm_coopmat.glsl.
+  // FZ_CM_* for gemm_coopmat.glsl, with FZ_SPLIT_K / FZ_SPLIT_SLICE there too and FZ_CM_VA /
+  // FZ_CM_VB with FZ_LOAD_AV / FZ_LOAD_BV (2, 4 or 8 packed halves per load, as uint / uvec2 /
+  // uvec4 views of the binding) for fp16 operands whose unit-stride extent, other strides and
+  // offset are multiples of the width; FUSOR_VK_COOPMAT_VEC=N caps the width (1: scalar loads),
+  // FUSOR_VK_GEMM_VEC4=0 turns them off too.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);
@@ -124,6 +133,7 @@ class VulkanDialect : public Dialect {
 
  private:
   void choose_vec4(const Plan& plan, const KernelSpec& k);  // sets a_/b_vec4_slot_
+  void choose_coopmat_vec(const Plan& plan, const KernelSpec& k);  // sets a_/b_cm_slot_, _vec_
   const PhysicalDeviceInfo& dev_;
   std::vector<int64_t> delta_;
   ContractionTiles tiles_;
@@ -133,6 +143,10 @@ class VulkanDialect : public Dialect {
   // loads) and its element delta.
   int a_vec4_slot_ = -1, b_vec4_slot_ = -1;
   int64_t a_vec4_delta_ = 0, b_vec4_delta_ = 0;
+  // gemm_coopmat.glsl vector staging loads (FZ_CM_VA / FZ_CM_VB): the operand's slot read as
+  // packed halves (-1: scalar loads), the halves per load (2, 4, 8) and its element delta.
+  int a_cm_slot_ = -1, b_cm_slot_ = -1, a_cm_vec_ = 0, b_cm_vec_ = 0;
+  int64_t a_cm_delta_ = 0, b_cm_delta_ = 0;
   bool subgroups_ = false;  // row kernel on a device with subgroup arithmetic
 };
 

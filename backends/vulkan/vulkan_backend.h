@@ -9,8 +9,12 @@
 //   FUSOR_NO_DISK_CACHE=1   do not read or write $XDG_CACHE_HOME/fusor/vulkan.
 //   FUSOR_VK_COOPMAT=0|force  fp16 matmuls on cooperative matrices: never / or a one-line error
 //                           when the device has none (default: where the device has them).
-//   FUSOR_VK_SPLIT_K=S      split-K for tiled matmuls: unset/0 automatic (tile grid smaller than
-//                           2 workgroups per compute unit, K >= 512), 1 off, 2..64 force S slices.
+//   FUSOR_VK_SPLIT_K=S      split-K for tiled and cooperative-matrix matmuls (gemm.glsl,
+//                           gemm_coopmat.glsl): unset/0 automatic (tile grid smaller than 2
+//                           workgroups per compute unit, K >= 512), 1 off, 2..64 force S slices.
+//   FUSOR_VK_COOPMAT_VEC=N  the most fp16 values gemm_coopmat.glsl stages per load (8 default,
+//                           4, 2; 1 = scalar loads). FUSOR_VK_GEMM_VEC4=0 turns vector staging
+//                           loads off in both GEMM templates.
 #pragma once
 #include <memory>
 #include <string>
@@ -42,7 +46,7 @@ double vulkan_last_kernel_us(const Executable& e);
 // Kernels of `e` that run on cooperative matrices (fp16 matmuls, FUSOR_VK_COOPMAT); -1 when `e`
 // is not a Vulkan executable. Executable::notes() names the matrix shape.
 int vulkan_coopmat_kernel_count(const Executable& e);
-// Matmul kernels of `e` that split K over several workgroups (gemm.glsl split-K, chosen by
+// Matmul kernels of `e` that split K over several workgroups (gemm.glsl or gemm_coopmat.glsl split-K, chosen by
 // vk_dialect.h choose_tiles or forced with FUSOR_VK_SPLIT_K); -1 when `e` is not a Vulkan
 // executable. Executable::notes() names the largest slice count.
 int vulkan_split_k_kernel_count(const Executable& e);
