@@ -339,6 +339,19 @@ std::string VulkanExecutable::notes() const {
     if (v > 1) ++sk, most = std::max(most, v);
   if (sk)
     s += (s.empty() ? "" : "; ") + std::to_string(sk) + " matmul kernel(s) split-K (up to " + std::to_string(most) + " K slices)";
+  // Blocked register tiles (gemm.glsl FZ_BLOCKED): "2 matmul kernel(s) on blocked register tiles (64x128 4x8, 128x128 8x8)".
+  std::vector<std::string> shapes;
+  int bl = 0;
+  for (const std::string& t : blocked_tiles_)
+    if (!t.empty()) {
+      ++bl;
+      if (std::find(shapes.begin(), shapes.end(), t) == shapes.end()) shapes.push_back(t);
+    }
+  if (bl) {
+    s += (s.empty() ? "" : "; ") + std::to_string(bl) + " matmul kernel(s) on blocked register tiles (";
+    for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i];
+    s += ")";
+  }
   return s;
 }
 
