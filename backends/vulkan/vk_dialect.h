@@ -97,6 +97,8 @@ class VulkanDialect : public Dialect {
   void set_split_counters(int64_t n);
 
   const ContractionTiles& tiles() const { return tiles_; }
+  // Operands of this matmul gemm.glsl loads 4 at a time (FZ_A_VEC4 / FZ_B_VEC4): 0, 1 or 2.
+  int vector_operands() const { return (a_vec4_slot_ >= 0 ? 1 : 0) + (b_vec4_slot_ >= 0 ? 1 : 0); }
   bool contraction() const { return contraction_; }
 
   std::string prelude(const KernelHeader& h) const override;

@@ -352,6 +352,11 @@ std::string VulkanExecutable::notes() const {
     for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i];
     s += ")";
   }
+  // 4-wide operand loads (gemm.glsl FZ_A_VEC4 / FZ_B_VEC4): "3 of 4 matmul operands loaded 4-wide".
+  int vec = 0, operands = 0;
+  for (size_t i = 0; i < plan_.kernels.size(); ++i)
+    if (vector_operands_[i] >= 0) vec += vector_operands_[i], operands += 2;
+  if (vec) s += (s.empty() ? "" : "; ") + std::to_string(vec) + " of " + std::to_string(operands) + " tiled matmul operands loaded 4-wide";
   return s;
 }
 
