@@ -6,7 +6,8 @@
 # and bf16 (bench/mlp_fp32_model.py, numpy only), GPT-2 2L fp32 (FUSOR_SHARED or ../shared
 # models/gpt2_tiny) and, where bench/half_models.py's folders travelled (.dev/half), its bf16
 # and fp16 versions.
-# Usage: bench/vk_gemm_ab.sh [FUSOR_BIN [OUTDIR]]     (default build/fusor, /tmp/vk_gemm_ab)
+# Usage: bench/vk_gemm_ab.sh [FUSOR_BIN [OUTDIR]]     (default build/fusor, /tmp/vk_gemm_ab;
+#        ITERS=N timed iterations, default 200; MODELS="..." other models instead)
 set -uo pipefail
 fz=${1:-build/fusor}
 out=${2:-/tmp/vk_gemm_ab}
@@ -16,6 +17,7 @@ python3 "$(dirname "$0")/mlp_fp32_model.py" "$out/mlp64_fp32.onnx" 64 || exit 1
 python3 "$(dirname "$0")/mlp_fp32_model.py" --bf16 "$out/mlp64_bf16.onnx" 64 || exit 1
 models=("$out/mlp64_fp32.onnx" "$out/mlp64_bf16.onnx" "${FUSOR_SHARED:-../shared}/models/gpt2_tiny")
 for d in .dev/half/gpt2*_bf16 .dev/half/gpt2*_fp16; do [ -d "$d" ] && models+=("$d"); done
+if [ -n "${MODELS:-}" ]; then read -r -a models <<<"$MODELS"; fi  # MODELS="a.onnx dir ..." replaces the list
 # Each configuration: environment assignments ("-" = the defaults).
 configs=("-" "FUSOR_VK_GEMM_TILE=4x4" "FUSOR_VK_GEMM_TILE=4x4 FUSOR_VK_GEMM_VEC4=0" "FUSOR_VK_GEMM_TILE=8x8"
          "FUSOR_VK_GEMM_TILE=8x8 FUSOR_VK_GEMM_BK=8" "FUSOR_VK_GEMM_TILE=8x8 FUSOR_VK_GEMM_BK=32"
