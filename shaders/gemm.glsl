@@ -39,6 +39,9 @@ R"FZ_GLSL(//"
 // and the same groups of 4 columns, read from shared memory as vec4 (the slices are vec4
 // arrays, rows padded by 4 floats to stay 16-byte aligned): per k step TM/4 + TN/4 vector
 // reads feed TM * TN FMAs, against TM + TN scalar reads in the interleaved layout.
+// The register-block loops are [[unroll]] (GL_EXT_control_flow_attributes, in every Vulkan
+// prelude): their trip counts are specialization constants, and fz_acc stays in registers only
+// when every index into it is constant after unrolling.
 // FZ_SKINNY (the emitter's matmul_config defines it, 1 for M <= 8): the GEMV-like path at the
 // end of this file instead.
 layout(local_size_x_id = 0) in;
@@ -124,7 +127,7 @@ void main() {
     const fz_idx kbeg = fz_idx(slice) * FZ_SPLIT_SLICE;
     const fz_idx kend = kbeg + FZ_SPLIT_SLICE < fz_idx(FZ_K) ? kbeg + FZ_SPLIT_SLICE : fz_idx(FZ_K);
     float fz_acc[FZ_TM * FZ_TN];
-    for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_acc[i] = 0.0f;
+    [[unroll]] for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_acc[i] = 0.0f;
     // Global -> registers (this thread's elements e = tid + r * threads of slice k0) and
     // registers -> shared copy p. Out-of-range elements (edges, K tail) are zeros.
 #if FZ_A_VEC4  // 4 consecutive k per load: K % 4 == 0, so a group is all in range or all out
@@ -204,19 +207,19 @@ void main() {
         FZ_FETCH(k0 + FZ_BK)
       }
       const int as0 = p * FZ_BK * FZ_AP, bs0 = p * FZ_BK * FZ_BP;
-      for (int kk = 0; kk < FZ_BK; ++kk) {
+      [[unroll]] for (int kk = 0; kk < FZ_BK; ++kk) {
 #if FZ_BLOCKED
         vec4 a[FZ_GM], b[FZ_GN];
-        for (int g = 0; g < FZ_GM; ++g) a[g] = fz_as[(as0 + kk * FZ_AP + g * (FZ_BM / FZ_GM) + ty * 4) >> 2];
-        for (int g = 0; g < FZ_GN; ++g) b[g] = fz_bs[(bs0 + kk * FZ_BP + g * (FZ_BN / FZ_GN) + tx * 4) >> 2];
-        for (int i = 0; i < FZ_TM; ++i)
-          for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i >> 2][i & 3], b[j >> 2][j & 3], fz_acc[i * FZ_TN + j]);
+        [[unroll]] for (int g = 0; g < FZ_GM; ++g) a[g] = fz_as[(as0 + kk * FZ_AP + g * (FZ_BM / FZ_GM) + ty * 4) >> 2];
+        [[unroll]] for (int g = 0; g < FZ_GN; ++g) b[g] = fz_bs[(bs0 + kk * FZ_BP + g * (FZ_BN / FZ_GN) + tx * 4) >> 2];
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i)
+          [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i >> 2][i & 3], b[j >> 2][j & 3], fz_acc[i * FZ_TN + j]);
 #else
         float a[FZ_TM], b[FZ_TN];
-        for (int i = 0; i < FZ_TM; ++i) a[i] = fz_as[as0 + kk * FZ_AP + FZ_ROW(i)];
-        for (int j = 0; j < FZ_TN; ++j) b[j] = fz_bs[bs0 + kk * FZ_BP + FZ_COL(j)];
-        for (int i = 0; i < FZ_TM; ++i)
-          for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i], b[j], fz_acc[i * FZ_TN + j]);
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i) a[i] = fz_as[as0 + kk * FZ_AP + FZ_ROW(i)];
+        [[unroll]] for (int j = 0; j < FZ_TN; ++j) b[j] = fz_bs[bs0 + kk * FZ_BP + FZ_COL(j)];
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i)
+          [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i], b[j], fz_acc[i * FZ_TN + j]);
 #endif
       }
       // The other copy was last read before the previous step's barrier.
@@ -237,7 +240,7 @@ void main() {
     {
       // Partial tile out (thread-interleaved: coalesced), then elect the last arrival.
       const fz_idx part = w * (FZ_BM * FZ_BN);
-      for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_split.part[part + i * threads + tid] = fz_acc[i];
+      [[unroll]] for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_split.part[part + i * threads + tid] = fz_acc[i];
       memoryBarrierBuffer();
       barrier();
       if (tid == 0) fz_split_last = atomicAdd(fz_split.cnt[t], 1u) == uint(FZ_SPLIT_K - 1);
@@ -246,7 +249,7 @@ void main() {
       if (!fz_split_last) continue;  // uniform: every thread read the same shared flag
       memoryBarrierBuffer();
       const fz_idx first = t * FZ_SPLIT_K * (FZ_BM * FZ_BN);
-      for (int i = 0; i < FZ_TM * FZ_TN; ++i) {
+      [[unroll]] for (int i = 0; i < FZ_TM * FZ_TN; ++i) {
         // Slice order, this group's own slice from its registers (the same bits it stored).
         precise float sum = slice == 0 ? fz_acc[i] : fz_split.part[first + i * threads + tid];
         for (int s = 1; s < FZ_SPLIT_K; ++s)
@@ -256,10 +259,10 @@ void main() {
       if (tid == 0) fz_split.cnt[t] = 0u;  // ready for the next replay
     }
 #endif
-    for (int i = 0; i < FZ_TM; ++i) {
+    [[unroll]] for (int i = 0; i < FZ_TM; ++i) {
       const fz_idx m = row0 + FZ_ROW(i);
       if (m >= FZ_M) continue;
-      for (int j = 0; j < FZ_TN; ++j) {
+      [[unroll]] for (int j = 0; j < FZ_TN; ++j) {
         const fz_idx n = col0 + FZ_COL(j);
         if (n < FZ_N) FZ_EPILOGUE(fz_acc[i * FZ_TN + j], (batch * FZ_M + m) * FZ_N + n);
       }

@@ -6,6 +6,7 @@
 // operands loaded 4 at a time) and gemm_coopmat.comp (FZ_CHECK_COOPMAT: gemm_coopmat.glsl with
 // fp16 operands). At run time gemm.glsl is used directly.
 #ifdef FZ_TEMPLATE_CHECK
+#extension GL_EXT_control_flow_attributes : require
 #define fz_idx int
 #if defined(FZ_CHECK_COOPMAT) || defined(FZ_CHECK_F16)  // fp16 operands
 #define FZ_OPERAND float16_t
