@@ -14,6 +14,8 @@
 #          211 MB) and the shared models on both GPUs: a new process with an empty kernel cache
 #          (cold), then one with the cache it filled (warm), each printing one line per phase
 #   gemv   bench/gemv_sweep.py (MLP b1/b64 for each Vulkan GEMV workgroup shape, cuda, copy GB/s)
+#   gemm_ab  bench/vk_gemm_ab.sh: the Vulkan tiled-GEMM knobs (FUSOR_VK_GEMM_TILE, _VEC4, _BK,
+#          FUSOR_VK_SPLIT_K) on the MLP b64 fp32 / bf16 and GPT-2 (+ .dev/half's bf16/fp16 GPT-2)
 #   python python/tests with the machine's torch (CUDA zero-copy through DLPack), using the
 #          extension package_h200.sh built for its interpreter (PY_HEADERS), and
 #          `fusor bench --trace` on both GPUs, each trace checked as trace-event JSON
@@ -183,4 +185,8 @@ fi
 
 if has gemv; then
   PYTHONUNBUFFERED=1 python3 bench/gemv_sweep.py --fusor "$fz" --out "$out/gemv" 2>&1 | tail -30
+fi
+
+if has gemm_ab; then
+  bench/vk_gemm_ab.sh "$fz" "$out/gemm_ab"
 fi

@@ -27,10 +27,21 @@ R"FZ_GLSL(//"
 // workspace fz_split.part and bumps the tile's counter fz_split.cnt; the last to arrive adds
 // the FZ_SPLIT_K partials in slice order 0, 1, ... (the same order every run, so results are
 // deterministic), runs FZ_EPILOGUE once on the sum and zeroes the counter for the next replay.
-// Vector loads (FZ_A_VEC4 / FZ_B_VEC4, the Vulkan dialect defines them with FZ_LOAD_A4/B4(off)
-// when an fp32 operand's unit-stride direction is A's K / B's N and every group of 4 starts
-// 16-byte aligned): a thread stages 4 consecutive elements with one vec4 load; otherwise
-// scalar loads through the view's strides.
+// Vector loads (FZ_A_VEC4 / FZ_B_VEC4, the Vulkan dialect defines them with FZ_LOAD_A4/B4(off),
+// which return a vec4, when an operand's unit-stride direction is A's K / B's N and every
+// group of 4 starts aligned: fp32 as one vec4, fp16 as one f16vec4, bf16 as one uvec2 of packed
+// bf16, each converted exactly): a thread stages 4 consecutive elements with one load;
+// otherwise scalar loads through the view's strides.
+// Shared slices: each k row is padded (FZ_AP = BM + pad floats) so that staging stores walking
+// down a column (A read along K, B transposed) spread over the banks instead of hitting one.
+// Blocked register tiles (FZ_BLOCKED, the dialect defines it for the bigger blocks: TM, TN in
+// {4, 8}, 16 x 16 threads): thread (tx, ty) owns rows ty * 4 + {0..3} (+ BM / 2 when TM = 8)
+// and the same groups of 4 columns, read from shared memory as vec4 (the slices are vec4
+// arrays, rows padded by 4 floats to stay 16-byte aligned): per k step TM/4 + TN/4 vector
+// reads feed TM * TN FMAs, against TM + TN scalar reads in the interleaved layout.
+// The register-block loops are [[unroll]] (GL_EXT_control_flow_attributes, in every Vulkan
+// prelude): their trip counts are specialization constants, and fz_acc stays in registers only
+// when every index into it is constant after unrolling.
 // FZ_SKINNY (the emitter's matmul_config defines it, 1 for M <= 8): the GEMV-like path at the
 // end of this file instead.
 layout(local_size_x_id = 0) in;
@@ -58,8 +69,29 @@ const int FZ_LB = (FZ_BK * FZ_BN + FZ_THREADS - 1) / FZ_THREADS;
 #endif
 const int FZ_LA4 = (FZ_BK / 4 * FZ_BM + FZ_THREADS - 1) / FZ_THREADS;  // vec4 groups per thread
 const int FZ_LB4 = (FZ_BK * (FZ_BN / 4) + FZ_THREADS - 1) / FZ_THREADS;
-shared float fz_as[2 * FZ_BK * FZ_BM];  // two A slices, k-major: fz_as[p * BK * BM + k * BM + m]
-shared float fz_bs[2 * FZ_BK * FZ_BN];  // two B slices, k-major: fz_bs[p * BK * BN + k * BN + n]
+#ifndef FZ_BLOCKED
+#define FZ_BLOCKED 0
+#endif
+// Two A slices, k-major: element (p, k, m) at p * BK * AP + k * AP + m; B likewise with BP.
+#if FZ_BLOCKED
+const int FZ_AP = FZ_BM + 4, FZ_BP = FZ_BN + 4;  // multiples of 4: vec4 rows stay aligned
+shared vec4 fz_as[2 * FZ_BK * FZ_AP / 4];
+shared vec4 fz_bs[2 * FZ_BK * FZ_BP / 4];
+#define FZ_AS_SET(i, v) fz_as[(i) >> 2][(i) & 3] = (v)  // one 32-bit store (a component access chain)
+#define FZ_BS_SET(i, v) fz_bs[(i) >> 2][(i) & 3] = (v)
+const int FZ_GM = FZ_TM / 4, FZ_GN = FZ_TN / 4;  // groups of 4 rows / columns per thread
+// Row / column of register i / j inside the tile.
+#define FZ_ROW(i) (((i) >> 2) * (FZ_BM / FZ_GM) + ty * 4 + ((i) & 3))
+#define FZ_COL(j) (((j) >> 2) * (FZ_BN / FZ_GN) + tx * 4 + ((j) & 3))
+#else
+const int FZ_AP = FZ_BM + 2, FZ_BP = FZ_BN + 2;  // +2: a column of 16 k rows covers 32 banks
+shared float fz_as[2 * FZ_BK * FZ_AP];
+shared float fz_bs[2 * FZ_BK * FZ_BP];
+#define FZ_AS_SET(i, v) fz_as[i] = (v)
+#define FZ_BS_SET(i, v) fz_bs[i] = (v)
+#define FZ_ROW(i) (ty + (i) * (FZ_BM / FZ_TM))
+#define FZ_COL(j) (tx + (j) * (FZ_BN / FZ_TN))
+#endif
 #if FZ_SPLIT_K > 1
 shared bool fz_split_last;
 #endif
@@ -95,7 +127,7 @@ void main() {
     const fz_idx kbeg = fz_idx(slice) * FZ_SPLIT_SLICE;
     const fz_idx kend = kbeg + FZ_SPLIT_SLICE < fz_idx(FZ_K) ? kbeg + FZ_SPLIT_SLICE : fz_idx(FZ_K);
     float fz_acc[FZ_TM * FZ_TN];
-    for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_acc[i] = 0.0f;
+    [[unroll]] for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_acc[i] = 0.0f;
     // Global -> registers (this thread's elements e = tid + r * threads of slice k0) and
     // registers -> shared copy p. Out-of-range elements (edges, K tail) are zeros.
 #if FZ_A_VEC4  // 4 consecutive k per load: K % 4 == 0, so a group is all in range or all out
@@ -111,7 +143,7 @@ void main() {
       const int e = tid + r * threads;                                                                     \
       const int kk = (e % (FZ_BK / 4)) * 4, mm = e / (FZ_BK / 4);                                          \
       if (e < FZ_BK / 4 * FZ_BM)                                                                           \
-        for (int c = 0; c < 4; ++c) fz_as[(p) * FZ_BK * FZ_BM + (kk + c) * FZ_BM + mm] = ra[r][c];         \
+        for (int c = 0; c < 4; ++c) FZ_AS_SET((p) * FZ_BK * FZ_AP + (kk + c) * FZ_AP + mm, ra[r][c]);       \
     }
 #else
 #define FZ_FETCH_A(k0)                                                                                     \
@@ -125,10 +157,15 @@ void main() {
     for (int r = 0; r < FZ_LA; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;                  \
-      if (e < FZ_BK * FZ_BM) fz_as[(p) * FZ_BK * FZ_BM + kk * FZ_BM + mm] = ra[r];                         \
+      if (e < FZ_BK * FZ_BM) FZ_AS_SET((p) * FZ_BK * FZ_AP + kk * FZ_AP + mm, ra[r]);                       \
     }
 #endif
 #if FZ_B_VEC4  // 4 consecutive n per load: N % 4 == 0
+#if FZ_BLOCKED  // nn and BP are multiples of 4: the group is one aligned vec4 of the slice
+#define FZ_STORE_B4(i, v) fz_bs[(i) >> 2] = (v)
+#else
+#define FZ_STORE_B4(i, v) for (int c = 0; c < 4; ++c) fz_bs[(i) + c] = (v)[c]
+#endif
 #define FZ_FETCH_B(k0)                                                                                     \
     for (int r = 0; r < FZ_LB4; ++r) {                                                                     \
       const int e = tid + r * threads;                                                                     \
@@ -140,8 +177,7 @@ void main() {
     for (int r = 0; r < FZ_LB4; ++r) {                                                                     \
       const int e = tid + r * threads;                                                                     \
       const int nn = (e % (FZ_BN / 4)) * 4, kk = e / (FZ_BN / 4);                                          \
-      if (e < FZ_BK * (FZ_BN / 4))                                                                         \
-        for (int c = 0; c < 4; ++c) fz_bs[(p) * FZ_BK * FZ_BN + kk * FZ_BN + nn + c] = rb[r][c];           \
+      if (e < FZ_BK * (FZ_BN / 4)) FZ_STORE_B4((p) * FZ_BK * FZ_BP + kk * FZ_BP + nn, rb[r]);              \
     }
 #else
 #define FZ_FETCH_B(k0)                                                                                     \
@@ -155,7 +191,7 @@ void main() {
     for (int r = 0; r < FZ_LB; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int nn = n_fast ? e % FZ_BN : e / FZ_BK, kk = n_fast ? e / FZ_BN : e % FZ_BK;                  \
-      if (e < FZ_BK * FZ_BN) fz_bs[(p) * FZ_BK * FZ_BN + kk * FZ_BN + nn] = rb[r];                         \
+      if (e < FZ_BK * FZ_BN) FZ_BS_SET((p) * FZ_BK * FZ_BP + kk * FZ_BP + nn, rb[r]);                       \
     }
 #endif
 #define FZ_FETCH(k0) FZ_FETCH_A(k0) FZ_FETCH_B(k0)
@@ -170,13 +206,21 @@ void main() {
       if (more) {
         FZ_FETCH(k0 + FZ_BK)
       }
-      const int as0 = p * FZ_BK * FZ_BM, bs0 = p * FZ_BK * FZ_BN;
-      for (int kk = 0; kk < FZ_BK; ++kk) {
+      const int as0 = p * FZ_BK * FZ_AP, bs0 = p * FZ_BK * FZ_BP;
+      [[unroll]] for (int kk = 0; kk < FZ_BK; ++kk) {
+#if FZ_BLOCKED
+        vec4 a[FZ_GM], b[FZ_GN];
+        [[unroll]] for (int g = 0; g < FZ_GM; ++g) a[g] = fz_as[(as0 + kk * FZ_AP + g * (FZ_BM / FZ_GM) + ty * 4) >> 2];
+        [[unroll]] for (int g = 0; g < FZ_GN; ++g) b[g] = fz_bs[(bs0 + kk * FZ_BP + g * (FZ_BN / FZ_GN) + tx * 4) >> 2];
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i)
+          [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i >> 2][i & 3], b[j >> 2][j & 3], fz_acc[i * FZ_TN + j]);
+#else
         float a[FZ_TM], b[FZ_TN];
-        for (int i = 0; i < FZ_TM; ++i) a[i] = fz_as[as0 + kk * FZ_BM + ty + i * (FZ_BM / FZ_TM)];
-        for (int j = 0; j < FZ_TN; ++j) b[j] = fz_bs[bs0 + kk * FZ_BN + tx + j * (FZ_BN / FZ_TN)];
-        for (int i = 0; i < FZ_TM; ++i)
-          for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i], b[j], fz_acc[i * FZ_TN + j]);
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i) a[i] = fz_as[as0 + kk * FZ_AP + FZ_ROW(i)];
+        [[unroll]] for (int j = 0; j < FZ_TN; ++j) b[j] = fz_bs[bs0 + kk * FZ_BP + FZ_COL(j)];
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i)
+          [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i], b[j], fz_acc[i * FZ_TN + j]);
+#endif
       }
       // The other copy was last read before the previous step's barrier.
       if (more) {
@@ -196,7 +240,7 @@ void main() {
     {
       // Partial tile out (thread-interleaved: coalesced), then elect the last arrival.
       const fz_idx part = w * (FZ_BM * FZ_BN);
-      for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_split.part[part + i * threads + tid] = fz_acc[i];
+      [[unroll]] for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_split.part[part + i * threads + tid] = fz_acc[i];
       memoryBarrierBuffer();
       barrier();
       if (tid == 0) fz_split_last = atomicAdd(fz_split.cnt[t], 1u) == uint(FZ_SPLIT_K - 1);
@@ -205,7 +249,7 @@ void main() {
       if (!fz_split_last) continue;  // uniform: every thread read the same shared flag
       memoryBarrierBuffer();
       const fz_idx first = t * FZ_SPLIT_K * (FZ_BM * FZ_BN);
-      for (int i = 0; i < FZ_TM * FZ_TN; ++i) {
+      [[unroll]] for (int i = 0; i < FZ_TM * FZ_TN; ++i) {
         // Slice order, this group's own slice from its registers (the same bits it stored).
         precise float sum = slice == 0 ? fz_acc[i] : fz_split.part[first + i * threads + tid];
         for (int s = 1; s < FZ_SPLIT_K; ++s)
@@ -215,11 +259,11 @@ void main() {
       if (tid == 0) fz_split.cnt[t] = 0u;  // ready for the next replay
     }
 #endif
-    for (int i = 0; i < FZ_TM; ++i) {
-      const fz_idx m = row0 + ty + i * (FZ_BM / FZ_TM);
+    [[unroll]] for (int i = 0; i < FZ_TM; ++i) {
+      const fz_idx m = row0 + FZ_ROW(i);
       if (m >= FZ_M) continue;
-      for (int j = 0; j < FZ_TN; ++j) {
-        const fz_idx n = col0 + tx + j * (FZ_BN / FZ_TN);
+      [[unroll]] for (int j = 0; j < FZ_TN; ++j) {
+        const fz_idx n = col0 + FZ_COL(j);
         if (n < FZ_N) FZ_EPILOGUE(fz_acc[i * FZ_TN + j], (batch * FZ_M + m) * FZ_N + n);
       }
     }

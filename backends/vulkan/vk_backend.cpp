@@ -103,4 +103,12 @@ int vulkan_split_k_kernel_count(const Executable& e) {
   return n;
 }
 
+int vulkan_blocked_kernel_count(const Executable& e) {
+  auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);
+  if (!v) return -1;
+  int n = 0;
+  for (const std::string& t : v->blocked_tiles()) n += t.empty() ? 0 : 1;
+  return n;
+}
+
 }  // namespace fusor

@@ -168,6 +168,10 @@ int fz_num_groups() { return int(gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_Nu
 
 // bf16 travels as uint16_t in storage only (16-bit locals would need int16 arithmetic).
 constexpr const char* kBf16Helpers = R"(float fz_bf16_to_f32(uint h) { return uintBitsToFloat(h << 16); }
+// Four bf16 packed in two little-endian words (gemm.glsl's 4-wide loads), each exact.
+vec4 fz_bf16x4(uvec2 w) {
+  return vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), uintBitsToFloat(w.y << 16), uintBitsToFloat(w.y & 0xffff0000u));
+}
 uint fz_f32_to_bf16(float f) {
   uint u = floatBitsToUint(f);
   if (fz_nan_b(f)) return (u >> 16) | 0x40u;
@@ -267,6 +271,21 @@ int64_t splitk_workspace_bytes(const ContractionTiles& t, const KernelSpec& k) {
   return 4 * split_counters(tiles) + int64_t{4} * tiles * t.split_k * t.bm * t.bn;
 }
 
+namespace {
+// A power of two in [lo, hi] from the environment, else dflt.
+int env_pow2(const char* nm, int lo, int hi, int dflt) {
+  const char* e = std::getenv(nm);
+  const int v = e ? std::atoi(e) : 0;
+  return v >= lo && v <= hi && (v & (v - 1)) == 0 ? v : dflt;
+}
+
+// gemm.glsl double-buffers its A and B slices (rows padded by up to 4 floats): thinner K
+// slices where that does not fit.
+void fit_shared(ContractionTiles& t, const PhysicalDeviceInfo& dev) {
+  while (t.bk > 4 && int64_t{8} * t.bk * (t.bm + t.bn + 8) + 64 > static_cast<int64_t>(dev.max_shared_memory)) t.bk /= 2;
+}
+}  // namespace
+
 // Too few tiles to fill the GPU with K long enough: split-K, S slices of K (>= 256 each) per
 // tile so that tiles x S reaches about 2 workgroups per compute unit, keeping the tile (and its
 // arithmetic intensity) whole. The partials cost 4 * S * M * N bytes of traffic. Slices are
@@ -290,6 +309,17 @@ void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDevi
   if (t.split_k <= 1 || (split_budget >= 0 && splitk_workspace_bytes(t, k) > split_budget)) t.split_k = 1, t.split_slice = 0;
 }
 
+namespace {
+// Devices with a small invocation limit (the Vulkan minimum is 128) get 8x8 register blocks.
+ContractionTiles fit_invocations(ContractionTiles t, const PhysicalDeviceInfo& dev) {
+  while (t.threads() > static_cast<int>(dev.max_invocations) && (t.tm < t.bm || t.tn < t.bn)) {
+    if (t.tm < t.bm) t.tm *= 2;
+    if (t.threads() > static_cast<int>(dev.max_invocations) && t.tn < t.bn) t.tn *= 2;
+  }
+  return t;
+}
+}  // namespace
+
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes, int64_t split_budget) {
   ContractionTiles t;
   int64_t m = 0, n = 0;
@@ -311,16 +341,11 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
     // 1024-wide layer is 64 groups of 1024 threads. Measured on the H200 (bench/gemv_sweep.py,
     // MLP batch 1): 16 x 1024 19.6 us, 8 x 1024 24.3, 32 x 256 (the old shape) 46.4.
     // FUSOR_VK_GEMV_COLS (8, 16, 32) and FUSOR_VK_GEMV_THREADS (64 .. 1024) override.
-    auto env = [](const char* nm, int lo, int hi, int dflt) {
-      const char* e = std::getenv(nm);
-      const int v = e ? std::atoi(e) : 0;
-      return v >= lo && v <= hi && (v & (v - 1)) == 0 ? v : dflt;
-    };
     // 16 columns for 2-byte B too: 32 (64 bytes of a row per group) measured no faster on the
     // H200 at 1 x 1024 x 4096 fp16 (7.9 vs 8.5 us) and slower at 1 x 4096 x 1024 (13.5 vs 9.7).
     (void)b_bytes;
-    t.skinny_cols = env("FUSOR_VK_GEMV_COLS", 8, 32, 16);
-    t.skinny_threads = env("FUSOR_VK_GEMV_THREADS", 64, 1024, 1024);
+    t.skinny_cols = env_pow2("FUSOR_VK_GEMV_COLS", 8, 32, 16);
+    t.skinny_threads = env_pow2("FUSOR_VK_GEMV_THREADS", 64, 1024, 1024);
     const auto fits = [&] {
       const int64_t shared = int64_t{4} * (t.skinny_threads / t.skinny_cols) * std::max<int64_t>(m, 1) * (t.skinny_cols + 1);
       return t.skinny_threads <= static_cast<int>(dev.max_invocations) && shared <= static_cast<int64_t>(dev.max_shared_memory);
@@ -333,13 +358,35 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   if (m <= 16 && n > 16) t.bm = 16, t.tm = 1;
   else if (n <= 16 && m > 16) t.bn = 16, t.tn = 1;
   else if (m <= 32 && n > 32) t.bm = 32, t.tm = 2;
-  // gemm.glsl double-buffers its A and B slices: thinner K slices where that does not fit.
-  while (k.matmul && t.bk > 4 && int64_t{8} * t.bk * (t.bm + t.bn) + 64 > static_cast<int64_t>(dev.max_shared_memory)) t.bk /= 2;
+  if (!k.matmul) return fit_invocations(t, dev);
+  // FUSOR_VK_GEMM_BK (8, 16, 32) overrides the K slice depth of the tiled path, for A/B runs.
+  const int bk_env = env_pow2("FUSOR_VK_GEMM_BK", 8, 32, 0);
+  if (bk_env) t.bk = bk_env;
+  // Blocked register tiles (gemm.glsl FZ_BLOCKED): 16 x 16 threads with 4x8, 8x4 or 8x8
+  // blocks on 64 x 128, 128 x 64 or 128 x 128 tiles, read from shared memory as vec4. Taken
+  // when both sides fill a 64-wide tile and one a 128-wide one (M = 64 is every GPT-2 / MLP
+  // batch-64 layer), and when the grid is then full (split-K or >= 128 tiles); the rest keeps
+  // the 4x4 interleaved blocks. FUSOR_VK_GEMM_TILE=4x4 | 8x8 forces one family (8x8 on every
+  // tiled matmul: 64-wide sides at least).
+  const char* te = std::getenv("FUSOR_VK_GEMM_TILE");
+  const int family = te && std::strcmp(te, "8x8") == 0 ? 8 : te && std::strcmp(te, "4x4") == 0 ? 4 : 0;
+  if (family != 4 && dev.max_invocations >= 256) {
+    ContractionTiles b = t;
+    b.blocked = 1;
+    b.bm = m >= 128 ? 128 : 64, b.bn = n >= 128 ? 128 : 64;
+    b.tm = b.bm / 16, b.tn = b.bn / 16;
+    b.bk = bk_env ? bk_env : b.bm == 128 && b.bn == 128 ? 8 : 16;
+    fit_shared(b, dev);
+    choose_split_k(b, k, dev, split_budget);
+    const bool shape_fits = m >= 64 && n >= 64 && (m >= 128 || n >= 128);
+    if (family == 8 || (shape_fits && (b.split_k > 1 || tile_count(b, k) >= 128))) return b;
+  }
+  fit_shared(t, dev);
   choose_split_k(t, k, dev, split_budget);
   // Too few tiles to fill the GPU and no split-K (short K): halve the larger tile side, and its
   // register block with it so the group keeps its size, until there are about 128 workgroups
   // or the tiles are 16 x 16.
-  if (k.matmul && m > 0 && n > 0 && t.split_k == 1) {
+  if (m > 0 && n > 0 && t.split_k == 1) {
     const int64_t batch = shape_numel(k.space) / (m * n);
     auto groups = [&] { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
     while (groups() < 128 && (t.bm > 16 || t.bn > 16)) {
@@ -347,12 +394,7 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
       else t.bn /= 2, t.tn = std::max(1, t.tn / 2);
     }
   }
-  // Devices with a small invocation limit (the Vulkan minimum is 128) get 8x8 register blocks.
-  while (t.threads() > static_cast<int>(dev.max_invocations) && (t.tm < t.bm || t.tn < t.bn)) {
-    if (t.tm < t.bm) t.tm *= 2;
-    if (t.threads() > static_cast<int>(dev.max_invocations) && t.tn < t.bn) t.tn *= 2;
-  }
-  return t;
+  return fit_invocations(t, dev);
 }
 
 VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta,
@@ -408,16 +450,19 @@ void VulkanDialect::set_split_counters(int64_t n) {
 void VulkanDialect::choose_vec4(const Plan& plan, const KernelSpec& k) {
   const char* env = std::getenv("FUSOR_VK_GEMM_VEC4");
   if ((env && std::strcmp(env, "0") == 0) || tiles_.bk % 4 != 0 || tiles_.bn % 4 != 0) return;
-  // Bindings start at multiples of minStorageBufferOffsetAlignment: 16-byte vec4 alignment
-  // then follows from the element offsets alone.
-  if (dev_.min_storage_offset_alignment == 0 || dev_.min_storage_offset_alignment % 16 != 0) return;
+  // Bindings start at multiples of minStorageBufferOffsetAlignment: the 16-byte (fp32) or
+  // 8-byte (fp16 / bf16) alignment of a 4-group then follows from the element offsets alone.
+  if (dev_.min_storage_offset_alignment == 0 || dev_.min_storage_offset_alignment % 8 != 0) return;
+  const bool align16 = dev_.min_storage_offset_alignment % 16 == 0;
   const MatMulDesc& m = *k.matmul;
   const size_t nb = k.space.size() - 2;
   const std::vector<int> binds = kernel_bindings(k);
   // The operand's slot and delta when every vec4 group starts at a multiple of 4 elements:
   // offset + delta, the batch strides and the outer stride all multiples of 4, unit inner stride.
-  auto fits = [&](int buffer, const StridedView& v, int& slot, int64_t& delta) {
-    if (plan.buffers[buffer].dtype != DType::f32 || v.strides.size() != k.space.size()) return;
+  auto fits = [&](int buffer, const StridedView& v, int& slot, int64_t& delta, DType& type) {
+    const DType t = plan.buffers[buffer].dtype;
+    if (!(t == DType::f32 && align16) && t != DType::f16 && t != DType::bf16) return;
+    if (v.strides.size() != k.space.size()) return;
     if (v.strides[nb + 1] != 1 || v.strides[nb] % 4 != 0) return;
     for (size_t i = 0; i < nb; ++i)
       if (k.space[i] > 1 && v.strides[i] % 4 != 0) return;
@@ -426,10 +471,12 @@ void VulkanDialect::choose_vec4(const Plan& plan, const KernelSpec& k) {
     const int s = static_cast<int>(it - binds.begin());
     const int64_t d = s < static_cast<int>(delta_.size()) ? delta_[s] : 0;
     if ((v.offset + d) % 4 != 0) return;
-    slot = s, delta = d;
+    slot = s, delta = d, type = t;
   };
-  if (m.k % 4 == 0) fits(m.a_buffer, m.a, a_vec4_slot_, a_vec4_delta_);
-  if (m.n % 4 == 0 && !m.dequant_b) fits(m.b_buffer, m.b, b_vec4_slot_, b_vec4_delta_);
+  if (m.k % 4 == 0) fits(m.a_buffer, m.a, a_vec4_slot_, a_vec4_delta_, a_vec4_type_);
+  if (m.n % 4 == 0 && !m.dequant_b) fits(m.b_buffer, m.b, b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
+  // One binding read as A and B (x @ x^T ...) is declared once, so both views need one type.
+  if (a_vec4_slot_ >= 0 && a_vec4_slot_ == b_vec4_slot_ && a_vec4_type_ != b_vec4_type_) b_vec4_slot_ = -1;
 }
 
 void VulkanDialect::choose_coopmat_vec(const Plan& plan, const KernelSpec& k) {
@@ -514,13 +561,16 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
          "\n";
     work_items *= tiles_.split_k;
   }
-  auto vec4 = [&](const char* op, int slot, int64_t delta) {
+  if (tiles_.blocked) s += "#define FZ_BLOCKED 1\n";
+  // A 4-group as a vec4: fp32 directly, fp16 converted (exact), bf16 from two packed words.
+  auto vec4 = [&](const char* op, int slot, int64_t delta, DType t) {
     if (slot < 0) return;
-    s += std::string("#define FZ_") + op + "_VEC4 1\n#define FZ_LOAD_" + op + "4(off) b" + std::to_string(slot) + "v.d[((off)" +
-         (delta ? " + " + std::to_string(delta) : std::string()) + ") / 4]\n";
+    const std::string load = "b" + std::to_string(slot) + "v.d[((off)" + (delta ? " + " + std::to_string(delta) : std::string()) + ") / 4]";
+    s += std::string("#define FZ_") + op + "_VEC4 1\n#define FZ_LOAD_" + op + "4(off) " +
+         (t == DType::bf16 ? "fz_bf16x4(" + load + ")" : t == DType::f16 ? "vec4(" + load + ")" : load) + "\n";
   };
-  vec4("A", a_vec4_slot_, a_vec4_delta_);
-  vec4("B", b_vec4_slot_, b_vec4_delta_);
+  vec4("A", a_vec4_slot_, a_vec4_delta_, a_vec4_type_);
+  vec4("B", b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
   return s;
 }
 
@@ -636,11 +686,11 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
   if (tiles_.split_k > 1 && !tiles_.skinny)
     s += "layout(std430, set = 0, binding = " + std::to_string(h.bindings.size() + (h.status_slot >= 0 ? 1 : 0)) +
          ") coherent buffer FzSplit { uint cnt[" + std::to_string(split_cnt_) + "]; float part[]; } fz_split;\n";
-  // vec4 views of gemm.glsl's operands (the same binding declared a second time).
-  for (int slot : {a_vec4_slot_, b_vec4_slot_ == a_vec4_slot_ ? -1 : b_vec4_slot_})
+  // 4-wide views of gemm.glsl's operands (the same binding declared a second time).
+  for (auto [slot, t] : {std::pair{a_vec4_slot_, a_vec4_type_}, std::pair{b_vec4_slot_ == a_vec4_slot_ ? -1 : b_vec4_slot_, b_vec4_type_}})
     if (slot >= 0)
-      s += "layout(std430, set = 0, binding = " + std::to_string(slot) + ") readonly buffer B" + std::to_string(slot) +
-           "v { vec4 d[]; } b" + std::to_string(slot) + "v;\n";
+      s += "layout(std430, set = 0, binding = " + std::to_string(slot) + ") readonly buffer B" + std::to_string(slot) + "v { " +
+           (t == DType::bf16 ? "uvec2" : t == DType::f16 ? "f16vec4" : "vec4") + " d[]; } b" + std::to_string(slot) + "v;\n";
   // Packed-half views of gemm_coopmat.glsl's fp16 operands: uint / uvec2 / uvec4 per 2 / 4 / 8
   // halves (the binding declared once more; A and B of one buffer at one width share a view).
   auto view = [&](int slot, int vec) {

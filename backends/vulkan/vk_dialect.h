@@ -36,6 +36,9 @@ struct ContractionTiles {
   // after the kernel's slots (splitk_workspace_bytes) and are added in slice order.
   int split_k = 1;
   int64_t split_slice = 0;
+  // matmul only, tiled path: gemm.glsl FZ_BLOCKED, 16 x 16 threads with tm, tn in {4, 8} read
+  // from vec4 shared slices (the bigger register blocks; 0 = the interleaved layout).
+  int blocked = 0;
   // matmul only: gemm_coopmat.glsl (fp16 operands on the matrix units, vk_coopmat.h). One
   // matrix operation is cm_m x cm_n x cm_k; cm_wm x cm_wn subgroups of cm_sg invocations, each
   // with cm_rm x cm_rn accumulators; K slices of cm_bk. bm / bn are then the workgroup tile.
@@ -58,6 +61,11 @@ constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kS
 // (PhysicalDeviceInfo::compute_units, 64 when unknown) and K allows slices of >= 256; the
 // environment knob FUSOR_VK_SPLIT_K=S (1 = off, 2..64 = S slices on every tiled matmul whose K
 // has more than one BK step; unset or 0 = automatic) overrides that choice.
+// Register blocks: M, N >= 64 with one of them >= 128 take the blocked 16 x 16-thread tiles
+// (64 x 128 with 4x8 blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; blocked = 1) when their
+// grid is full (split-K or >= 128 tiles); other shapes keep 64 x 64 with 4x4 (thinner for
+// skinny sides). FUSOR_VK_GEMM_TILE=4x4 | 8x8 forces one family on every tiled matmul,
+// FUSOR_VK_GEMM_BK=8|16|32 the K slice depth (vulkan_backend.h).
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4, int64_t split_budget = -1);
 // The split-K part of that choice, for tiles already sized (t.bm, t.bn, t.bk: the K step): sets
 // t.split_k / t.split_slice (1 / 0: no split) by the rule above. VulkanDialect applies it to
@@ -94,6 +102,8 @@ class VulkanDialect : public Dialect {
   void set_split_counters(int64_t n);
 
   const ContractionTiles& tiles() const { return tiles_; }
+  // Operands of this matmul gemm.glsl loads 4 at a time (FZ_A_VEC4 / FZ_B_VEC4): 0, 1 or 2.
+  int vector_operands() const { return (a_vec4_slot_ >= 0 ? 1 : 0) + (b_vec4_slot_ >= 0 ? 1 : 0); }
   bool contraction() const { return contraction_; }
 
   std::string prelude(const KernelHeader& h) const override;
@@ -105,9 +115,10 @@ class VulkanDialect : public Dialect {
   std::string element(int slot, const std::string& idx) const override;
   std::string declare_buffers(const KernelHeader& h) const override;
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override;
-  // FZ_SKINNY for gemm.glsl (FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_A_VEC4 / FZ_B_VEC4
-  // with FZ_LOAD_A4 / FZ_LOAD_B4 for fp32 operands that vec4 loads can read: unit stride along
-  // A's K / B's N, every 4-group 16-byte aligned; FUSOR_VK_GEMM_VEC4=0 turns them off, whose
+  // FZ_SKINNY for gemm.glsl (FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_BLOCKED with blocked
+  // tiles, FZ_A_VEC4 / FZ_B_VEC4 with FZ_LOAD_A4 / FZ_LOAD_B4 (a vec4) for fp32, fp16 and bf16
+  // operands that 4-wide loads can read: unit stride along A's K / B's N, every 4-group aligned
+  // to its 16 (fp32) or 8 (fp16, bf16) bytes; FUSOR_VK_GEMM_VEC4=0 turns them off, whose
   // work items are tiles x slices); the GEMV-like path runs one workgroup per tiles().skinny_cols columns;
   // FZ_CM_* for gemm_coopmat.glsl, with FZ_SPLIT_K / FZ_SPLIT_SLICE there too and FZ_CM_VA /
   // FZ_CM_VB with FZ_LOAD_AV / FZ_LOAD_BV (2, 4 or 8 packed halves per load, as uint / uvec2 /
@@ -139,14 +150,16 @@ class VulkanDialect : public Dialect {
   ContractionTiles tiles_;
   bool contraction_ = false;
   int64_t split_bytes_ = 0, split_cnt_ = 0;
-  // gemm.glsl vector loads (FZ_A_VEC4 / FZ_B_VEC4): the operand's slot read as vec4 (-1: scalar
-  // loads) and its element delta.
+  // gemm.glsl vector loads (FZ_A_VEC4 / FZ_B_VEC4): the operand's slot read 4 elements at a
+  // time (-1: scalar loads), its element delta and storage dtype (f32 vec4, f16 f16vec4, bf16
+  // uvec2 of packed pairs).
   int a_vec4_slot_ = -1, b_vec4_slot_ = -1;
   int64_t a_vec4_delta_ = 0, b_vec4_delta_ = 0;
   // gemm_coopmat.glsl vector staging loads (FZ_CM_VA / FZ_CM_VB): the operand's slot read as
   // packed halves (-1: scalar loads), the halves per load (2, 4, 8) and its element delta.
   int a_cm_slot_ = -1, b_cm_slot_ = -1, a_cm_vec_ = 0, b_cm_vec_ = 0;
   int64_t a_cm_delta_ = 0, b_cm_delta_ = 0;
+  DType a_vec4_type_ = DType::f32, b_vec4_type_ = DType::f32;
   bool subgroups_ = false;  // row kernel on a device with subgroup arithmetic
 };
 

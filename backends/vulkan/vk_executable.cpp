@@ -339,6 +339,24 @@ std::string VulkanExecutable::notes() const {
     if (v > 1) ++sk, most = std::max(most, v);
   if (sk)
     s += (s.empty() ? "" : "; ") + std::to_string(sk) + " matmul kernel(s) split-K (up to " + std::to_string(most) + " K slices)";
+  // Blocked register tiles (gemm.glsl FZ_BLOCKED): "2 matmul kernel(s) on blocked register tiles (64x128 4x8, 128x128 8x8)".
+  std::vector<std::string> shapes;
+  int bl = 0;
+  for (const std::string& t : blocked_tiles_)
+    if (!t.empty()) {
+      ++bl;
+      if (std::find(shapes.begin(), shapes.end(), t) == shapes.end()) shapes.push_back(t);
+    }
+  if (bl) {
+    s += (s.empty() ? "" : "; ") + std::to_string(bl) + " matmul kernel(s) on blocked register tiles (";
+    for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i];
+    s += ")";
+  }
+  // 4-wide operand loads (gemm.glsl FZ_A_VEC4 / FZ_B_VEC4): "3 of 4 matmul operands loaded 4-wide".
+  int vec = 0, operands = 0;
+  for (size_t i = 0; i < plan_.kernels.size(); ++i)
+    if (vector_operands_[i] >= 0) vec += vector_operands_[i], operands += 2;
+  if (vec) s += (s.empty() ? "" : "; ") + std::to_string(vec) + " of " + std::to_string(operands) + " tiled matmul operands loaded 4-wide";
   return s;
 }
 

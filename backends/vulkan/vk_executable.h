@@ -86,6 +86,11 @@ class VulkanExecutable final : public Executable {
   const std::vector<std::string>& coopmat_labels() const { return coopmat_labels_; }
   // Per plan kernel: its split-K slice count (gemm.glsl FZ_SPLIT_K; 1 = none).
   const std::vector<int>& split_k() const { return split_k_; }
+  // Per plan kernel: "BMxBN TMxTN" of a matmul on gemm.glsl's blocked register tiles, else "".
+  const std::vector<std::string>& blocked_tiles() const { return blocked_tiles_; }
+  // Per plan kernel: operands its tiled matmul loads 4 at a time (0..2; -1 when the kernel is
+  // no matmul on gemm.glsl's tiled path).
+  const std::vector<int>& vector_operands() const { return vector_operands_; }
 
  private:
   // vk_pipelines.cpp: codegen -> SPIR-V -> pipelines, descriptor sets.
@@ -129,6 +134,8 @@ class VulkanExecutable final : public Executable {
   std::vector<std::string> sources_;
   std::vector<std::string> coopmat_labels_;  // see coopmat_labels()
   std::vector<int> split_k_;                 // see split_k()
+  std::vector<std::string> blocked_tiles_;   // see blocked_tiles()
+  std::vector<int> vector_operands_;         // see vector_operands()
   CompileStats compile_stats_;
   int barrier_count_ = 0;
   double last_kernel_us_ = -1;

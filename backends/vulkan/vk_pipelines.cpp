@@ -106,6 +106,8 @@ void VulkanExecutable::build_kernels() {
   sources_.assign(plan_.kernels.size(), "");
   coopmat_labels_.assign(plan_.kernels.size(), "");
   split_k_.assign(plan_.kernels.size(), 1);
+  blocked_tiles_.assign(plan_.kernels.size(), "");
+  vector_operands_.assign(plan_.kernels.size(), -1);
 
   // Phase 1 (serial, cheap): source, launch geometry, hazards for every kernel.
   std::optional<PhaseScope> phase(std::in_place, "codegen");
@@ -147,6 +149,10 @@ void VulkanExecutable::build_kernels() {
     std::string src = emit_or_explain(k, plan_, dialect);
     coopmat_labels_[ki] = dialect.tiles().coopmat_label();
     if (split_bytes > 0) split_k_[ki] = std::max(split_k_[ki], dialect.tiles().split_k);
+    if (const ContractionTiles& t = dialect.tiles(); k.matmul && t.blocked && blocked_tiles_[ki].empty())
+      blocked_tiles_[ki] = std::to_string(t.bm) + "x" + std::to_string(t.bn) + " " + std::to_string(t.tm) + "x" + std::to_string(t.tn);
+    if (k.matmul && !dialect.tiles().skinny && !dialect.tiles().coopmat)
+      vector_operands_[ki] = std::max(vector_operands_[ki], dialect.vector_operands());
     if (sources_[ki].empty()) sources_[ki] = src;  // a split kernel shows its first piece
     dump_source(k.name, src);
     int64_t groups = launch_dims(k, plan_, dialect).groups;

@@ -13,8 +13,18 @@
 //                           gemm_coopmat.glsl): unset/0 automatic (tile grid smaller than 2
 //                           workgroups per compute unit, K >= 512), 1 off, 2..64 force S slices.
 //   FUSOR_VK_COOPMAT_VEC=N  the most fp16 values gemm_coopmat.glsl stages per load (8 default,
-//                           4, 2; 1 = scalar loads). FUSOR_VK_GEMM_VEC4=0 turns vector staging
-//                           loads off in both GEMM templates.
+//                           4, 2; 1 = scalar loads).
+//   FUSOR_VK_GEMM_VEC4=0    scalar operand loads only, in both GEMM templates (default: tiled
+//                           matmuls load 4-wide fp32 / fp16 / bf16 operands with unit stride along
+//                           A's K or B's N and aligned 4-groups: vec4, f16vec4, uvec2 of packed
+//                           bf16; cooperative-matrix ones stage FUSOR_VK_COOPMAT_VEC halves).
+//   FUSOR_VK_GEMM_TILE=4x4|8x8  register blocks of tiled matmuls (fp32, and fp16 / bf16 off the
+//                           cooperative matrices): 4x4 the interleaved 64 x 64 tiles (thinner for
+//                           skinny sides); 8x8 the blocked tiles of 16 x 16 threads (64 x 128 with
+//                           4x8 blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; vec4 shared reads).
+//                           Unset: blocked where M, N >= 64, one of them >= 128, and the grid is
+//                           full (split-K or >= 128 tiles); 4x4 elsewhere.
+//   FUSOR_VK_GEMM_BK=8|16|32  K slice depth of tiled matmuls (default 16; 8 for 128 x 128 tiles).
 #pragma once
 #include <memory>
 #include <string>
@@ -50,5 +60,9 @@ int vulkan_coopmat_kernel_count(const Executable& e);
 // vk_dialect.h choose_tiles or forced with FUSOR_VK_SPLIT_K); -1 when `e` is not a Vulkan
 // executable. Executable::notes() names the largest slice count.
 int vulkan_split_k_kernel_count(const Executable& e);
+// Matmul kernels of `e` on gemm.glsl's blocked register tiles (4x8 / 8x4 / 8x8 per thread,
+// vk_dialect.h choose_tiles or FUSOR_VK_GEMM_TILE=8x8); -1 when `e` is not a Vulkan
+// executable. Executable::notes() names the tile and block shapes.
+int vulkan_blocked_kernel_count(const Executable& e);
 
 }  // namespace fusor

@@ -1,0 +1,211 @@
+// The tiled Vulkan GEMM's fast path for every operand type and its bigger register blocks
+// (shaders/gemm.glsl, vk_dialect.h choose_tiles):
+//   - fp16 / bf16 operands (off the cooperative matrices: FUSOR_VK_COOPMAT=0, or lavapipe) get
+//     split-K and 4-wide loads (an f16vec4 / a uvec2 of packed bf16) like fp32's vec4, on the
+//     4x4 and the blocked tiles, checked against ref within the bf16 / fp16 tolerances;
+//   - the blocked tiles (FZ_BLOCKED: 64 x 128 with 4x8 blocks, 128 x 64 with 8x4, 128 x 128 with
+//     8x8; FUSOR_VK_GEMM_TILE=8x8) on fp32 shapes that are no tile multiples, batched,
+//     transposed, with bias + GELU and residual epilogues, with and without split-K;
+//   - choose_tiles' choice of the family on a described H200-like device.
+// Every run asserts the path it meant to take (split-K and blocked-kernel counts, the 4-wide
+// load macros and view types in the kernel source). Lavapipe runs them here (small shapes).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "backends/vulkan/vk_dialect.h"
+#include "backends/vulkan/vk_executable.h"
+#include "vulkan_gemm_fixture.h"
+
+namespace fusor {
+namespace {
+
+using testing::EnvGuard;
+using testing::Problem;
+
+// The generated source of e's matmul kernel ("" when it has none).
+std::string matmul_source(const Executable& e) {
+  auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);
+  if (!v) return "";
+  for (const std::string& s : v->kernel_sources())
+    if (s.find("FZ_TILES") != std::string::npos) return s;
+  return "";
+}
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+class VulkanGemmTiles : public testing::VulkanGemmTest {
+ protected:
+  void TearDown() override {
+    unsetenv("FUSOR_VK_COOPMAT");
+    VulkanGemmTest::TearDown();
+  }
+};
+
+// fp16 and bf16 matmuls on the tiled template: split-K forced, 4-wide loads on (where the
+// operand's layout allows) and off, 4x4 and blocked tiles. a_vec / b_vec: whether A / B can be
+// read 4 at a time (unit stride along A's K / B's N, K / N multiples of 4).
+TEST_F(VulkanGemmTiles, HalfOperandsTakeSplitKAndVectorLoads) {
+  EnvGuard no_coopmat("FUSOR_VK_COOPMAT", "0");
+  struct Case {
+    Problem p;
+    bool a_vec, b_vec;
+  };
+  const std::vector<Case> cases = {
+      // The MLP's second layer shape (M = 64, K-heavy), smaller for lavapipe, residual epilogue.
+      {{"m64_n256_k2048_residual", {}, 64, 256, 2048, false, false, false, true, 4}, true, true},
+      // N not a multiple of 4 (B scalar), M and N no tile multiples, K = 1000 (A 4-wide).
+      {{"bias_gelu_edges", {}, 37, 50, 1000, false, false, true, false, 3}, true, false},
+      {{"batch_3_bias_gelu", {3}, 29, 132, 600, false, false, true, false, 2}, true, true},
+      // Transposed B (unit stride along K): scalar B loads, 4-wide A.
+      {{"batch_2x2_transposed_b", {2, 2}, 20, 24, 300, false, true, false, true, 2}, true, false},
+      // Transposed A (unit stride along M): scalar A loads, 4-wide B.
+      {{"transposed_a", {}, 48, 72, 520, true, false, true, false, 4}, false, true},
+  };
+  uint32_t seed = 500;
+  for (DType t : {DType::bf16, DType::f16})
+    for (const char* family : {"4x4", "8x8"})
+      for (const char* vec : {"1", "0"}) {
+        if (std::string(family) == "8x8" && std::string(vec) == "0") continue;  // scalar loads: covered on 4x4
+        EnvGuard tile("FUSOR_VK_GEMM_TILE", family);
+        EnvGuard vec4("FUSOR_VK_GEMM_VEC4", vec);
+        for (Case c : cases) {
+          c.p.dtype = t;
+          SCOPED_TRACE(std::string(dtype_name(t)) + " FUSOR_VK_GEMM_TILE=" + family + " FUSOR_VK_GEMM_VEC4=" + vec);
+          const bool on = std::string(vec) == "1", blocked = std::string(family) == "8x8";
+          check(c.p, seed += 10, true, [&](const Executable& e, bool) {
+            EXPECT_EQ(vulkan_coopmat_kernel_count(e), 0) << e.notes();
+            EXPECT_EQ(vulkan_blocked_kernel_count(e), blocked ? 1 : 0) << e.notes();
+            const std::string src = matmul_source(e);
+            ASSERT_FALSE(src.empty());
+            EXPECT_EQ(has(src, "#define FZ_A_VEC4 1"), on && c.a_vec) << src.substr(0, 4000);
+            EXPECT_EQ(has(src, "#define FZ_B_VEC4 1"), on && c.b_vec) << src.substr(0, 4000);
+            const std::string view = t == DType::bf16 ? "{ uvec2 d[]; }" : "{ f16vec4 d[]; }";
+            EXPECT_EQ(has(src, view), on && (c.a_vec || c.b_vec));
+            if (on && t == DType::bf16 && (c.a_vec || c.b_vec)) EXPECT_TRUE(has(src, "fz_bf16x4(b")) << "packed loads not converted";
+          });
+        }
+      }
+}
+
+// The blocked register tiles forced on fp32 shapes of each block shape, with split-K (check
+// forces it) and without (check's second compile), vec4 loads on and off.
+TEST_F(VulkanGemmTiles, BlockedTilesFp32) {
+  EnvGuard tile("FUSOR_VK_GEMM_TILE", "8x8");
+  struct Case {
+    Problem p;
+    const char* label;  // the notes' "BMxBN TMxTN"
+  };
+  const std::vector<Case> cases = {
+      {{"m150_n200_8x8_bias_gelu", {}, 150, 200, 300, false, false, true, false, 2}, "128x128 8x8"},
+      {{"m64_n300_4x8_residual", {}, 64, 300, 512, false, false, false, true, 4}, "64x128 4x8"},
+      {{"m130_n64_8x4_transposed_a", {}, 130, 64, 260, true, false, true, false, 3}, "128x64 8x4"},
+      {{"batch_2_transposed_b_8x8", {2}, 129, 131, 200, false, true, false, true, 2}, "128x128 8x8"},
+      {{"small_m_n_4x4_blocked", {}, 40, 36, 100, false, false, true, false, 2}, "64x64 4x4"},
+  };
+  uint32_t seed = 900;
+  for (const char* vec : {"1", "0"}) {
+    EnvGuard vec4("FUSOR_VK_GEMM_VEC4", vec);
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string("FUSOR_VK_GEMM_VEC4=") + vec);
+      check(c.p, seed += 10, true, [&](const Executable& e, bool) {
+        EXPECT_EQ(vulkan_blocked_kernel_count(e), 1) << e.notes();
+        EXPECT_TRUE(has(e.notes(), std::string("blocked register tiles (") + c.label + ")")) << e.notes();
+        EXPECT_TRUE(has(matmul_source(e), "#define FZ_BLOCKED 1"));
+      });
+    }
+  }
+}
+
+// FUSOR_VK_GEMM_TILE=4x4 keeps the interleaved blocks where the automatic choice would block.
+TEST_F(VulkanGemmTiles, FourByFourKnobKeepsInterleavedBlocks) {
+  EnvGuard tile("FUSOR_VK_GEMM_TILE", "4x4");
+  check({"m64_n300_k512", {}, 64, 300, 512, false, false, true, true, 2}, 1300, true, [](const Executable& e, bool) {
+    EXPECT_EQ(vulkan_blocked_kernel_count(e), 0) << e.notes();
+    EXPECT_FALSE(has(matmul_source(e), "#define FZ_BLOCKED 1"));
+  });
+}
+
+KernelSpec matmul_spec(int64_t batch, int64_t m, int64_t n, int64_t k) {
+  KernelSpec s;
+  s.matmul = MatMulDesc{};
+  s.matmul->m = m, s.matmul->n = n, s.matmul->k = k;
+  s.space = batch > 1 ? Shape{batch, m, n} : Shape{m, n};
+  return s;
+}
+
+// choose_tiles on a described H200-like device (132 SMs, 48 KiB shared, 1024 invocations).
+TEST(VulkanGemmTilesChoice, BlockedWhereBothSidesAreWide) {
+  unsetenv("FUSOR_VK_SPLIT_K");
+  unsetenv("FUSOR_VK_GEMM_TILE");
+  unsetenv("FUSOR_VK_GEMM_BK");
+  vk::PhysicalDeviceInfo dev;
+  dev.name = "described 132-SM device";
+  dev.compute_units = 132;
+  dev.max_shared_memory = 49152;
+  dev.max_invocations = 1024;
+  // MLP batch 64: 64 x 4096 x 1024 -> 64 x 128 tiles with 4x8 blocks, 32 tiles x 4 slices.
+  vk::ContractionTiles t = vk::choose_tiles(matmul_spec(1, 64, 4096, 1024), dev);
+  EXPECT_EQ(t.blocked, 1);
+  EXPECT_EQ(t.bm, 64);
+  EXPECT_EQ(t.bn, 128);
+  EXPECT_EQ(t.tm, 4);
+  EXPECT_EQ(t.tn, 8);
+  EXPECT_EQ(t.bk, 16);
+  EXPECT_EQ(t.threads(), 256);
+  EXPECT_EQ(t.split_k, 4);
+  // Its second layer, 64 x 1024 x 4096: 8 tiles x 16 slices of 256.
+  t = vk::choose_tiles(matmul_spec(1, 64, 1024, 4096), dev);
+  EXPECT_EQ(t.blocked, 1);
+  EXPECT_EQ(t.split_k, 16);
+  EXPECT_EQ(t.split_slice, 256);
+  // Big M and N: 128 x 128 with 8x8 blocks and BK 8; 128 tiles are below 2 per unit, so 3
+  // slices; 512 tiles need none.
+  t = vk::choose_tiles(matmul_spec(1, 2048, 1024, 4096), dev);
+  EXPECT_EQ(t.blocked, 1);
+  EXPECT_EQ(t.bm, 128);
+  EXPECT_EQ(t.bn, 128);
+  EXPECT_EQ(t.tm, 8);
+  EXPECT_EQ(t.tn, 8);
+  EXPECT_EQ(t.bk, 8);
+  EXPECT_EQ(t.split_k, 3);
+  t = vk::choose_tiles(matmul_spec(1, 4096, 2048, 1024), dev);
+  EXPECT_EQ(t.blocked, 1);
+  EXPECT_EQ(t.tm * t.tn, 64);
+  EXPECT_EQ(t.split_k, 1);
+  // Skinny or small shapes keep the 4x4 family: attention's 64 x 64 per head, a 32-row layer,
+  // and a 64 x 256 x 64 layer whose 2 blocked tiles cannot be split (K too short).
+  EXPECT_EQ(vk::choose_tiles(matmul_spec(12, 64, 64, 64), dev).blocked, 0);
+  EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 32, 4096, 1024), dev).blocked, 0);
+  t = vk::choose_tiles(matmul_spec(1, 64, 256, 64), dev);
+  EXPECT_EQ(t.blocked, 0);
+  EXPECT_EQ(t.tm * t.tn, t.bm * t.bn / t.threads());
+  // The knobs.
+  {
+    EnvGuard g("FUSOR_VK_GEMM_TILE", "4x4");
+    t = vk::choose_tiles(matmul_spec(1, 2048, 1024, 4096), dev);
+    EXPECT_EQ(t.blocked, 0);
+    EXPECT_EQ(t.tm, 4);
+  }
+  {
+    EnvGuard g("FUSOR_VK_GEMM_TILE", "8x8");
+    t = vk::choose_tiles(matmul_spec(1, 40, 40, 100), dev);
+    EXPECT_EQ(t.blocked, 1);
+    EXPECT_EQ(t.bm, 64);
+    EXPECT_EQ(t.tm, 4);
+    // M <= 8 stays on the GEMV-like path.
+    EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 8, 4096, 1024), dev).skinny, 1);
+  }
+  {
+    EnvGuard g("FUSOR_VK_GEMM_BK", "32");
+    t = vk::choose_tiles(matmul_spec(1, 2048, 1024, 4096), dev);
+    EXPECT_EQ(t.bk, 16);  // 2 x 32 x (132 + 132) floats = 66 KiB > 48 KiB: halved to fit
+    EXPECT_EQ(vk::choose_tiles(matmul_spec(12, 64, 64, 64), dev).bk, 32);  // 4x4 tiles: fits
+  }
+  // A device below 256 invocations never gets the blocked tiles.
+  dev.max_invocations = 128;
+  EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 2048, 1024, 4096), dev).blocked, 0);
+}
+
+}  // namespace
+}  // namespace fusor
