@@ -291,11 +291,12 @@ void fit_shared(ContractionTiles& t, const PhysicalDeviceInfo& dev) {
 // arithmetic intensity) whole. The partials cost 4 * S * M * N bytes of traffic. Slices are
 // whole t.bk steps. FUSOR_VK_SPLIT_K overrides (vk_dialect.h). Shared by gemm.glsl's tiles and
 // gemm_coopmat.glsl's.
-void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget) {
+void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget,
+                    int per_unit) {
   t.split_k = 1, t.split_slice = 0;
   if (!k.matmul || k.matmul->m <= 0 || k.matmul->n <= 0 || k.matmul->k <= 0 || t.skinny) return;
   constexpr int64_t kMinSlice = 256;
-  const int64_t kk = k.matmul->k, target = 2 * (dev.compute_units ? int64_t{dev.compute_units} : 64);
+  const int64_t kk = k.matmul->k, target = per_unit * (dev.compute_units ? int64_t{dev.compute_units} : 64);
   const int64_t groups = tile_count(t, k);
   int64_t s = 1;
   const char* e = std::getenv("FUSOR_VK_SPLIT_K");
@@ -367,10 +368,12 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   // when both sides fill a 64-wide tile and one a 128-wide one (M = 64 is every GPT-2 / MLP
   // batch-64 layer), and when the grid is then full (split-K or >= 128 tiles); the rest keeps
   // the 4x4 interleaved blocks. FUSOR_VK_GEMM_TILE=4x4 | 8x8 forces one family (8x8 on every
-  // tiled matmul: 64-wide sides at least).
+  // tiled matmul: 64-wide sides at least). Measured on the H200 (docs/benchmarks.md, third
+  // session), the blocked tiles were slower on every shape tried (MLP b64 fp32 175 vs 116 us),
+  // so the automatic choice is 4x4 and the blocked tiles are opt-in.
   const char* te = std::getenv("FUSOR_VK_GEMM_TILE");
-  const int family = te && std::strcmp(te, "8x8") == 0 ? 8 : te && std::strcmp(te, "4x4") == 0 ? 4 : 0;
-  if (family != 4 && dev.max_invocations >= 256) {
+  const int family = te && std::strcmp(te, "8x8") == 0 ? 8 : 4;
+  if (family == 8 && dev.max_invocations >= 256) {
     ContractionTiles b = t;
     b.blocked = 1;
     b.bm = m >= 128 ? 128 : 64, b.bn = n >= 128 ? 128 : 64;
@@ -423,7 +426,9 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
         ContractionTiles t =
             choose_coopmat_tiles(*s, k.matmul->m, k.matmul->n, dev, shape_numel(k.space) / std::max<int64_t>(1, k.matmul->m * k.matmul->n),
                                  k.matmul->k);
-        choose_split_k(t, k, dev, split_budget);
+        // One workgroup per compute unit: on the H200 the 64 x 1024 x 4096 fp16 layer (256
+        // tiles) ran 17.8 us unsplit and 24.8 us split in 2 (docs/benchmarks.md, third session).
+        choose_split_k(t, k, dev, split_budget, 1);
         if (t.coopmat_shared_bytes() > static_cast<int64_t>(dev.max_shared_memory)) t.split_k = 1, t.split_slice = 0;
         if (t.coopmat_shared_bytes() <= static_cast<int64_t>(dev.max_shared_memory)) {
           tiles_ = t;

@@ -61,16 +61,17 @@ constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kS
 // (PhysicalDeviceInfo::compute_units, 64 when unknown) and K allows slices of >= 256; the
 // environment knob FUSOR_VK_SPLIT_K=S (1 = off, 2..64 = S slices on every tiled matmul whose K
 // has more than one BK step; unset or 0 = automatic) overrides that choice.
-// Register blocks: M, N >= 64 with one of them >= 128 take the blocked 16 x 16-thread tiles
-// (64 x 128 with 4x8 blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; blocked = 1) when their
-// grid is full (split-K or >= 128 tiles); other shapes keep 64 x 64 with 4x4 (thinner for
-// skinny sides). FUSOR_VK_GEMM_TILE=4x4 | 8x8 forces one family on every tiled matmul,
-// FUSOR_VK_GEMM_BK=8|16|32 the K slice depth (vulkan_backend.h).
+// Register blocks: 64 x 64 tiles with 4x4 per thread (thinner for skinny sides).
+// FUSOR_VK_GEMM_TILE=8x8 takes the blocked 16 x 16-thread tiles instead (64 x 128 with 4x8
+// blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; blocked = 1; measured slower on the H200, so
+// opt-in); FUSOR_VK_GEMM_BK=8|16|32 sets the K slice depth (vulkan_backend.h).
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4, int64_t split_budget = -1);
 // The split-K part of that choice, for tiles already sized (t.bm, t.bn, t.bk: the K step): sets
 // t.split_k / t.split_slice (1 / 0: no split) by the rule above. VulkanDialect applies it to
-// gemm_coopmat.glsl's tiles too (its K step is cm_bk), with the same knob.
-void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget = -1);
+// gemm_coopmat.glsl's tiles too (its K step is cm_bk), with the same knob, aiming at per_unit
+// workgroups per compute unit (2 for gemm.glsl's tiles, 1 for the cooperative-matrix ones).
+void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget = -1,
+                    int per_unit = 2);
 // Bytes of the split-K workspace a matmul kernel with these tiles needs (0 without split-K):
 // uint32 counters (one per output tile, padded to 4) then tiles * split_k
 // partial BM x BN fp32 tiles. The executable zeroes it once; kernels leave the counters zero.

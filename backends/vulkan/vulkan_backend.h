@@ -22,8 +22,7 @@
 //                           cooperative matrices): 4x4 the interleaved 64 x 64 tiles (thinner for
 //                           skinny sides); 8x8 the blocked tiles of 16 x 16 threads (64 x 128 with
 //                           4x8 blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; vec4 shared reads).
-//                           Unset: blocked where M, N >= 64, one of them >= 128, and the grid is
-//                           full (split-K or >= 128 tiles); 4x4 elsewhere.
+//                           Unset: 4x4 (the blocked tiles measured slower on the H200).
 //   FUSOR_VK_GEMM_BK=8|16|32  K slice depth of tiled matmuls (default 16; 8 for 128 x 128 tiles).
 #pragma once
 #include <memory>
