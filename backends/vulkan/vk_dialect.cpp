@@ -426,10 +426,9 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
         ContractionTiles t =
             choose_coopmat_tiles(*s, k.matmul->m, k.matmul->n, dev, shape_numel(k.space) / std::max<int64_t>(1, k.matmul->m * k.matmul->n),
                                  k.matmul->k);
-        // One workgroup per compute unit: on the H200 the 64 x 1024 x 4096 fp16 layer (256
-        // tiles) ran 17.8 us unsplit and 24.8 us split in 2 (docs/benchmarks.md, third session).
-        choose_split_k(t, k, dev, split_budget, 1);
-        if (t.coopmat_shared_bytes() > static_cast<int64_t>(dev.max_shared_memory)) t.split_k = 1, t.split_slice = 0;
+        // No split-K on cooperative matrices: the split version failed on the H200 (NaN
+        // outputs, docs/benchmarks.md, third session) and was taken out.
+        t.split_k = 1, t.split_slice = 0;
         if (t.coopmat_shared_bytes() <= static_cast<int64_t>(dev.max_shared_memory)) {
           tiles_ = t;
           matmul_template = gemm_coopmat_template();
@@ -442,7 +441,6 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
     split_bytes_ = splitk_workspace_bytes(tiles_, k);
     if (split_bytes_ > 0) split_cnt_ = split_counters(tile_count(tiles_, k));
     if (plan && k.matmul && !tiles_.skinny && !tiles_.coopmat) choose_vec4(*plan, k);
-    if (plan && k.matmul && tiles_.coopmat) choose_coopmat_vec(*plan, k);
   }
 }
 
@@ -484,54 +482,6 @@ void VulkanDialect::choose_vec4(const Plan& plan, const KernelSpec& k) {
   if (a_vec4_slot_ >= 0 && a_vec4_slot_ == b_vec4_slot_ && a_vec4_type_ != b_vec4_type_) b_vec4_slot_ = -1;
 }
 
-void VulkanDialect::choose_coopmat_vec(const Plan& plan, const KernelSpec& k) {
-  int cap = 8;
-  if (const char* e = std::getenv("FUSOR_VK_COOPMAT_VEC")) cap = std::atoi(e);
-  if (const char* e = std::getenv("FUSOR_VK_GEMM_VEC4"); e && std::strcmp(e, "0") == 0) cap = 1;
-  if (cap < 2) return;
-  const MatMulDesc& m = *k.matmul;
-  const size_t nb = k.space.size() - 2;
-  const std::vector<int> binds = kernel_bindings(k);
-  // The widest group (8, 4, 2 halves) for an fp16 operand whose groups run along `fast` (a view
-  // dimension of extent `fast_n` and unit stride, tile extent `tile_fast`): that extent, the
-  // other stride (where its extent is > 1), the batch strides and offset + delta all multiples
-  // of the width, and bindings (minStorageBufferOffsetAlignment) aligned to its bytes, so every
-  // group is wholly in or out of range and its vector element aligned. 0: scalar loads.
-  auto width = [&](int buffer, const StridedView& v, size_t fast, int64_t fast_n, int tile_fast, size_t other, int64_t other_n,
-                   int& slot, int64_t& delta) {
-    if (plan.buffers[buffer].dtype != DType::f16 || v.strides.size() != k.space.size() || v.strides[fast] != 1) return 0;
-    const auto it = std::find(binds.begin(), binds.end(), buffer);
-    if (it == binds.end()) return 0;
-    const int sl = static_cast<int>(it - binds.begin());
-    const int64_t d = sl < static_cast<int>(delta_.size()) ? delta_[sl] : 0;
-    for (int w = std::min(cap, 8); w >= 2; w /= 2) {
-      bool ok = fast_n % w == 0 && tile_fast % w == 0 && (v.offset + d) % w == 0 && (other_n <= 1 || v.strides[other] % w == 0) &&
-                dev_.min_storage_offset_alignment > 0 && dev_.min_storage_offset_alignment % (2 * w) == 0;
-      for (size_t i = 0; i < nb && ok; ++i) ok = k.space[i] <= 1 || v.strides[i] % w == 0;
-      if (ok) {
-        slot = sl, delta = d;
-        return w;
-      }
-    }
-    return 0;
-  };
-  // The directions gemm_coopmat.glsl stages along: A's k when its K stride is 1, else m; B's n
-  // when its N stride is 1 (or its K stride is not), else k.
-  const StridedView &a = m.a, &b = m.b;
-  if (a.strides.size() == k.space.size()) {
-    const bool a_kfast = a.strides[nb + 1] == 1;
-    a_cm_vec_ = a_kfast ? width(m.a_buffer, a, nb + 1, m.k, tiles_.cm_bk, nb, m.m, a_cm_slot_, a_cm_delta_)
-                        : width(m.a_buffer, a, nb, m.m, tiles_.bm, nb + 1, m.k, a_cm_slot_, a_cm_delta_);
-  }
-  if (b.strides.size() == k.space.size()) {
-    const bool b_nfast = b.strides[nb + 1] == 1 || b.strides[nb] != 1;
-    b_cm_vec_ = b_nfast ? width(m.b_buffer, b, nb + 1, m.n, tiles_.bn, nb, m.k, b_cm_slot_, b_cm_delta_)
-                        : width(m.b_buffer, b, nb, m.k, tiles_.cm_bk, nb + 1, m.n, b_cm_slot_, b_cm_delta_);
-  }
-  if (a_cm_vec_ < 2) a_cm_slot_ = -1, a_cm_vec_ = 0;
-  if (b_cm_vec_ < 2) b_cm_slot_ = -1, b_cm_vec_ = 0;
-}
-
 std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const {
   if (tiles_.skinny) {
     work_items = batch * ((n + tiles_.skinny_cols - 1) / tiles_.skinny_cols);
@@ -550,14 +500,6 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
       s += "#define FZ_SPLIT_K " + std::to_string(t.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(t.split_slice) + "\n";
       work_items *= t.split_k;
     }
-    auto vec = [&](const char* op, int slot, int width, int64_t delta) {
-      if (slot < 0) return;
-      s += std::string("#define FZ_CM_V") + op + " " + std::to_string(width) + "\n#define FZ_LOAD_" + op + "V(off) b" +
-           std::to_string(slot) + "u" + std::to_string(width) + ".d[((off)" + (delta ? " + " + std::to_string(delta) : std::string()) +
-           ") / " + std::to_string(width) + "]\n";
-    };
-    vec("A", a_cm_slot_, a_cm_vec_, a_cm_delta_);
-    vec("B", b_cm_slot_, b_cm_vec_, b_cm_delta_);
     return s;
   }
   std::string s = Dialect::matmul_config(batch, m, n, k, work_items) + "#define FZ_SKINNY 0\n";
@@ -696,15 +638,6 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
     if (slot >= 0)
       s += "layout(std430, set = 0, binding = " + std::to_string(slot) + ") readonly buffer B" + std::to_string(slot) + "v { " +
            (t == DType::bf16 ? "uvec2" : t == DType::f16 ? "f16vec4" : "vec4") + " d[]; } b" + std::to_string(slot) + "v;\n";
-  // Packed-half views of gemm_coopmat.glsl's fp16 operands: uint / uvec2 / uvec4 per 2 / 4 / 8
-  // halves (the binding declared once more; A and B of one buffer at one width share a view).
-  auto view = [&](int slot, int vec) {
-    const std::string nm = "b" + std::to_string(slot) + "u" + std::to_string(vec);
-    s += "layout(std430, set = 0, binding = " + std::to_string(slot) + ") readonly buffer B" + nm.substr(1) + " { " +
-         (vec == 8 ? "uvec4" : vec == 4 ? "uvec2" : "uint") + " d[]; } " + nm + ";\n";
-  };
-  if (a_cm_slot_ >= 0) view(a_cm_slot_, a_cm_vec_);
-  if (b_cm_slot_ >= 0 && (b_cm_slot_ != a_cm_slot_ || b_cm_vec_ != a_cm_vec_)) view(b_cm_slot_, b_cm_vec_);
   // Contraction templates declare their own local size (a specialization constant).
   if (!contraction_) s += "layout(local_size_x = " + std::to_string(h.group_size) + ") in;\n";
   return s;

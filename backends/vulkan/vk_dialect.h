@@ -68,8 +68,7 @@ constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kS
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4, int64_t split_budget = -1);
 // The split-K part of that choice, for tiles already sized (t.bm, t.bn, t.bk: the K step): sets
 // t.split_k / t.split_slice (1 / 0: no split) by the rule above. VulkanDialect applies it to
-// gemm_coopmat.glsl's tiles too (its K step is cm_bk), with the same knob, aiming at per_unit
-// workgroups per compute unit (2 for gemm.glsl's tiles, 1 for the cooperative-matrix ones).
+// the tiles of gemm.glsl, aiming at per_unit workgroups per compute unit.
 void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget = -1,
                     int per_unit = 2);
 // Bytes of the split-K workspace a matmul kernel with these tiles needs (0 without split-K):
@@ -121,11 +120,7 @@ class VulkanDialect : public Dialect {
   // operands that 4-wide loads can read: unit stride along A's K / B's N, every 4-group aligned
   // to its 16 (fp32) or 8 (fp16, bf16) bytes; FUSOR_VK_GEMM_VEC4=0 turns them off, whose
   // work items are tiles x slices); the GEMV-like path runs one workgroup per tiles().skinny_cols columns;
-  // FZ_CM_* for gemm_coopmat.glsl, with FZ_SPLIT_K / FZ_SPLIT_SLICE there too and FZ_CM_VA /
-  // FZ_CM_VB with FZ_LOAD_AV / FZ_LOAD_BV (2, 4 or 8 packed halves per load, as uint / uvec2 /
-  // uvec4 views of the binding) for fp16 operands whose unit-stride extent, other strides and
-  // offset are multiples of the width; FUSOR_VK_COOPMAT_VEC=N caps the width (1: scalar loads),
-  // FUSOR_VK_GEMM_VEC4=0 turns them off too.
+  // FZ_CM_* for gemm_coopmat.glsl (no split-K there).
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);
@@ -145,7 +140,6 @@ class VulkanDialect : public Dialect {
 
  private:
   void choose_vec4(const Plan& plan, const KernelSpec& k);  // sets a_/b_vec4_slot_
-  void choose_coopmat_vec(const Plan& plan, const KernelSpec& k);  // sets a_/b_cm_slot_, _vec_
   const PhysicalDeviceInfo& dev_;
   std::vector<int64_t> delta_;
   ContractionTiles tiles_;
@@ -156,10 +150,6 @@ class VulkanDialect : public Dialect {
   // uvec2 of packed pairs).
   int a_vec4_slot_ = -1, b_vec4_slot_ = -1;
   int64_t a_vec4_delta_ = 0, b_vec4_delta_ = 0;
-  // gemm_coopmat.glsl vector staging loads (FZ_CM_VA / FZ_CM_VB): the operand's slot read as
-  // packed halves (-1: scalar loads), the halves per load (2, 4, 8) and its element delta.
-  int a_cm_slot_ = -1, b_cm_slot_ = -1, a_cm_vec_ = 0, b_cm_vec_ = 0;
-  int64_t a_cm_delta_ = 0, b_cm_delta_ = 0;
   DType a_vec4_type_ = DType::f32, b_vec4_type_ = DType::f32;
   bool subgroups_ = false;  // row kernel on a device with subgroup arithmetic
 };

@@ -9,15 +9,12 @@
 //   FUSOR_NO_DISK_CACHE=1   do not read or write $XDG_CACHE_HOME/fusor/vulkan.
 //   FUSOR_VK_COOPMAT=0|force  fp16 matmuls on cooperative matrices: never / or a one-line error
 //                           when the device has none (default: where the device has them).
-//   FUSOR_VK_SPLIT_K=S      split-K for tiled and cooperative-matrix matmuls (gemm.glsl,
-//                           gemm_coopmat.glsl): unset/0 automatic (tile grid smaller than 2
-//                           workgroups per compute unit, K >= 512), 1 off, 2..64 force S slices.
-//   FUSOR_VK_COOPMAT_VEC=N  the most fp16 values gemm_coopmat.glsl stages per load (8 default,
-//                           4, 2; 1 = scalar loads).
-//   FUSOR_VK_GEMM_VEC4=0    scalar operand loads only, in both GEMM templates (default: tiled
-//                           matmuls load 4-wide fp32 / fp16 / bf16 operands with unit stride along
-//                           A's K or B's N and aligned 4-groups: vec4, f16vec4, uvec2 of packed
-//                           bf16; cooperative-matrix ones stage FUSOR_VK_COOPMAT_VEC halves).
+//   FUSOR_VK_SPLIT_K=S      split-K for tiled matmuls (gemm.glsl): unset/0 automatic (tile grid
+//                           smaller than 2 workgroups per compute unit, K >= 512), 1 off, 2..64
+//                           force S slices.
+//   FUSOR_VK_GEMM_VEC4=0    tiled matmuls stage operands with scalar loads only (default: 4-wide
+//                           loads of fp32 / fp16 / bf16 operands with unit stride along A's K or
+//                           B's N and aligned 4-groups: vec4, f16vec4, uvec2 of packed bf16).
 //   FUSOR_VK_GEMM_TILE=4x4|8x8  register blocks of tiled matmuls (fp32, and fp16 / bf16 off the
 //                           cooperative matrices): 4x4 the interleaved 64 x 64 tiles (thinner for
 //                           skinny sides); 8x8 the blocked tiles of 16 x 16 threads (64 x 128 with
