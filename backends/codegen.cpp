@@ -381,12 +381,10 @@ std::vector<char> Emitter::row_invariant() const {
         break;
       case ExprKind::acc:
         break;
-      case ExprKind::load: {
-        bool walks = false;
-        for (auto& d : dims_) walks = walks || (d.reduced && d.strides[e.load] != 0);
-        inv[i] = !walks;
+      case ExprKind::load:
+        if (e.load < 0 || e.load >= static_cast<int>(k_.loads.size())) fail("load index out of range");
+        inv[i] = !k_.load_walks_row(e.load);
         break;
-      }
       case ExprKind::op:
         inv[i] = 1;
         for (int a : e.args) inv[i] = inv[i] && (a < 0 || inv[a]);

@@ -151,11 +151,8 @@ void mark_row_registers(KernelSpec& k) {
     }
     for (size_t l = 0; l < seen.size(); ++l) passes_of[l] += seen[l];
   }
-  for (size_t l = 0; l < k.loads.size(); ++l) {
-    bool walks = false;  // a load that does not walk the row is one value per row
-    for (int d : k.reduce_axes) walks = walks || (k.space[d] > 1 && k.loads[l].view.strides[d] != 0);
-    if (walks && passes_of[l] > 1) k.register_loads.push_back(static_cast<int>(l));
-  }
+  for (size_t l = 0; l < k.loads.size(); ++l)  // a load that does not walk the row is one value per row
+    if (k.load_walks_row(static_cast<int>(l)) && passes_of[l] > 1) k.register_loads.push_back(static_cast<int>(l));
   const int64_t per_thread = (len + row_group_size(len) - 1) / row_group_size(len);
   if (k.register_loads.empty() || per_thread * static_cast<int64_t>(k.register_loads.size()) > kRowRegisterBudget) {
     k.register_loads.clear();

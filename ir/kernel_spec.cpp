@@ -39,6 +39,12 @@ int64_t KernelSpec::row_length() const {
   for (int a : reduce_axes) n *= space[a];
   return n;
 }
+
+bool KernelSpec::load_walks_row(int l) const {
+  for (int d : reduce_axes)
+    if (space[d] > 1 && loads[l].view.strides[d] != 0) return true;
+  return false;
+}
 std::vector<int> KernelSpec::input_buffers() const {
   std::set<int> s;
   for (auto& l : loads) s.insert(l.buffer);

@@ -152,6 +152,9 @@ struct KernelSpec {
 
   int64_t rows() const;             // product of non-reduced dims of space
   int64_t row_length() const;       // product of reduced dims (1 when none)
+  // Load l's element changes along the row (its view steps on some reduced dim of size > 1);
+  // false: one value per row.
+  bool load_walks_row(int l) const;
   std::vector<int> input_buffers() const;   // distinct buffers read (loads, contraction, opaque)
   std::vector<int> output_buffers() const;
 };

@@ -284,19 +284,16 @@ int env_pow2(const char* nm, int lo, int hi, int dflt) {
 void fit_shared(ContractionTiles& t, const PhysicalDeviceInfo& dev) {
   while (t.bk > 4 && int64_t{8} * t.bk * (t.bm + t.bn + 8) + 64 > static_cast<int64_t>(dev.max_shared_memory)) t.bk /= 2;
 }
-}  // namespace
 
 // Too few tiles to fill the GPU with K long enough: split-K, S slices of K (>= 256 each) per
 // tile so that tiles x S reaches about 2 workgroups per compute unit, keeping the tile (and its
 // arithmetic intensity) whole. The partials cost 4 * S * M * N bytes of traffic. Slices are
-// whole t.bk steps. FUSOR_VK_SPLIT_K overrides (vk_dialect.h). Shared by gemm.glsl's tiles and
-// gemm_coopmat.glsl's.
-void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget,
-                    int per_unit) {
+// whole t.bk steps. FUSOR_VK_SPLIT_K overrides (vk_dialect.h).
+void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget) {
   t.split_k = 1, t.split_slice = 0;
   if (!k.matmul || k.matmul->m <= 0 || k.matmul->n <= 0 || k.matmul->k <= 0 || t.skinny) return;
   constexpr int64_t kMinSlice = 256;
-  const int64_t kk = k.matmul->k, target = per_unit * (dev.compute_units ? int64_t{dev.compute_units} : 64);
+  const int64_t kk = k.matmul->k, target = 2 * (dev.compute_units ? int64_t{dev.compute_units} : 64);
   const int64_t groups = tile_count(t, k);
   int64_t s = 1;
   const char* e = std::getenv("FUSOR_VK_SPLIT_K");
@@ -310,7 +307,6 @@ void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDevi
   if (t.split_k <= 1 || (split_budget >= 0 && splitk_workspace_bytes(t, k) > split_budget)) t.split_k = 1, t.split_slice = 0;
 }
 
-namespace {
 // Devices with a small invocation limit (the Vulkan minimum is 128) get 8x8 register blocks.
 ContractionTiles fit_invocations(ContractionTiles t, const PhysicalDeviceInfo& dev) {
   while (t.threads() > static_cast<int>(dev.max_invocations) && (t.tm < t.bm || t.tn < t.bn)) {

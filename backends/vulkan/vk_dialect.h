@@ -66,11 +66,6 @@ constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kS
 // blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; blocked = 1; measured slower on the H200, so
 // opt-in); FUSOR_VK_GEMM_BK=8|16|32 sets the K slice depth (vulkan_backend.h).
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4, int64_t split_budget = -1);
-// The split-K part of that choice, for tiles already sized (t.bm, t.bn, t.bk: the K step): sets
-// t.split_k / t.split_slice (1 / 0: no split) by the rule above. VulkanDialect applies it to
-// the tiles of gemm.glsl, aiming at per_unit workgroups per compute unit.
-void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget = -1,
-                    int per_unit = 2);
 // Bytes of the split-K workspace a matmul kernel with these tiles needs (0 without split-K):
 // uint32 counters (one per output tile, padded to 4) then tiles * split_k
 // partial BM x BN fp32 tiles. The executable zeroes it once; kernels leave the counters zero.
