@@ -216,8 +216,9 @@ std::string Emitter::emit_exprs(const std::vector<int>& roots, bool have_reduced
         const bool exact =
             e.math == e.dtype && (e.dtype == DType::f32 || e.dtype == DType::f64 || e.dtype == DType::i32 ||
                                   e.dtype == DType::u32 || e.dtype == DType::i64 || e.dtype == DType::u64);
-        s += ind + local(e.dtype) + v + " = " + convert_value(d_, e.math, e.dtype, op_expression(e, ops, d_), !exact) +
-             ";\n";
+        std::string ex = prepared_division(e, ops);
+        if (ex.empty()) ex = op_expression(e, ops, d_);
+        s += ind + local(e.dtype) + v + " = " + convert_value(d_, e.math, e.dtype, ex, !exact) + ";\n";
         break;
       }
     }
@@ -284,6 +285,7 @@ std::string Emitter::emit_rows() {
   const bool resident = per_thread > 0;
   if (resident && (per_thread * G < len || (per_thread - 1) * G >= len)) fail("row_registers does not fit the row");
   row_cache_.assign(k_.loads.size(), 0);
+  div_prep_.assign(k_.expr.size(), "");
   for (int l : k_.register_loads) {
     if (l < 0 || l >= static_cast<int>(k_.loads.size())) fail("register load out of range");
     row_cache_[l] = 1;
@@ -337,6 +339,7 @@ std::string Emitter::emit_rows() {
       return emit_stores([](const KernelOutput& o) { return !o.per_row; }, true, "      ", nm);
     });
   row_cache_.clear();
+  div_prep_.clear();
   return s + "  }\n}\n";
 }
 
@@ -348,9 +351,46 @@ std::string Emitter::row_pass(const std::vector<int>& roots, const std::string& 
   for (size_t i = 0; i < need.size(); ++i)
     if (need[i] && inv[i] && (k_.expr[i].kind == ExprKind::op || k_.expr[i].kind == ExprKind::load))
       hoist.push_back(static_cast<int>(i));
-  std::string s = emit_exprs(hoist, false, "    ", names) + loop + decompose(dims_where(2), "fz_j", "      ");
+  // Divisors shared by the row (a Softmax's sum) are prepared once per row (Dialect::div_prep_type).
+  std::vector<int> divisors;
+  if (!d_.div_prep_type.empty())
+    for (size_t i = 0; i < need.size(); ++i) {
+      const ExprNode& e = k_.expr[i];
+      const int dv = e.kind == ExprKind::op && e.op && e.op->scalar ? e.op->scalar->divisor : -1;
+      if (!need[i] || inv[i] || dv < 0 || dv >= static_cast<int>(e.args.size()) || e.math != DType::f32) continue;
+      const int a = e.args[dv];
+      if (a < 0 || !inv[a] || k_.expr[a].kind == ExprKind::constant || !div_prep_[a].empty()) continue;
+      if (std::find(divisors.begin(), divisors.end(), a) == divisors.end()) divisors.push_back(a), hoist.push_back(a);
+    }
+  std::string s = emit_exprs(hoist, false, "    ", names);
+  for (int a : divisors) {
+    div_prep_[a] = "fz_dp" + std::to_string(a);
+    s += "    " + d_.div_prep_type + " " + div_prep_[a] + " = fz_div_prep(" +
+         convert_value(d_, k_.expr[a].dtype, DType::f32, names[a]) + ");\n";
+  }
+  s += loop + decompose(dims_where(2), "fz_j", "      ");
   s += emit_exprs(roots, true, "      ", names, true);
   return s + body(names) + loop_end;
+}
+
+std::string Emitter::prepared_division(const ExprNode& e, std::vector<std::string> ops) const {
+  const int dv = e.op && e.op->scalar ? e.op->scalar->divisor : -1;
+  if (dv < 0 || d_.div_prep_type.empty() || e.math != DType::f32 || dv >= static_cast<int>(e.args.size()) ||
+      e.args[dv] < 0 || dv >= static_cast<int>(ops.size()))
+    return "";
+  const size_t at = e.bound.expr.find("fz_div(");
+  if (at == std::string::npos || e.bound.expr.find("fz_div(", at + 1) != std::string::npos) return "";
+  const int a = e.args[dv];
+  const ExprNode& b = k_.expr[a];
+  std::string prep;
+  const bool fl = b.dtype == DType::f32 || b.dtype == DType::f16 || b.dtype == DType::bf16 || b.dtype == DType::f64;
+  if (b.kind == ExprKind::constant && fl) prep = d_.div_prep_literal(static_cast<float>(b.value));
+  else if (a < static_cast<int>(div_prep_.size())) prep = div_prep_[a];
+  if (prep.empty()) return "";
+  ExprNode by = e;
+  by.bound.expr.replace(at, 7, "fz_div_by(");
+  ops[dv] = prep;
+  return op_expression(by, ops, d_);
 }
 
 std::vector<char> Emitter::needed(const std::vector<int>& roots) const {

@@ -115,6 +115,12 @@ struct Dialect {
   // (which turns x*y - x*y into the rounding error of x*y). CUDA gets the same from NVRTC's
   // --fmad=false. Templates that want fma call it explicitly.
   std::string value_qualifier;
+  // A divisor that many quotients share (a constant, a row's sum), prepared once. Non-empty:
+  // the prelude defines `div_prep_type fz_div_prep(float b)` and `float fz_div_by(float a,
+  // div_prep_type p)`, equal to fz_div(a, b) bit for bit, and div_prep_literal(b) prints
+  // fz_div_prep(b) as a literal ("" where b gains nothing). Empty: fz_div as printed.
+  std::string div_prep_type;
+  virtual std::string div_prep_literal(float b) const { return (void)b, ""; }
   // Contraction templates (text appended after the macros; see above) and their tiling.
   std::string matmul_template, conv_template;
   int64_t matmul_group_size = 256, matmul_tile_m = 64, matmul_tile_n = 64, conv_group_size = 256;

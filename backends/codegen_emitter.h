@@ -107,6 +107,9 @@ class Emitter {
   // Register-resident rows (emit_rows, KernelSpec::register_loads): per load, 0 read from
   // memory, 1 kept but not yet read in this row, 2 read (later passes take fz_cl<load>[fz_t]).
   mutable std::vector<int> row_cache_;
+  // Row kernels: per expr node, the local holding fz_div_prep of it (Dialect::div_prep_type)
+  // when a row pass divides by that row-invariant value; "" otherwise.
+  mutable std::vector<std::string> div_prep_;
 
   [[noreturn]] void fail(const std::string& why) const { throw Error("codegen", "kernel '" + k_.name + "': " + why); }
 
@@ -153,6 +156,9 @@ class Emitter {
   // keep: names already set (hoisted by the caller) are used, not re-declared.
   std::string emit_exprs(const std::vector<int>& roots, bool have_reduced, const std::string& ind,
                          std::vector<std::string>& names, bool keep = false) const;
+  // e's expression through fz_div_by when e divides by a prepared divisor (a constant, or one
+  // in div_prep_); "" otherwise. ops: e's operands as emit_exprs converts them.
+  std::string prepared_division(const ExprNode& e, std::vector<std::string> ops) const;
   // Nodes the roots need (transitively), as a mask over k_.expr.
   std::vector<char> needed(const std::vector<int>& roots) const;
   // Row kernels: node i's value is the same for every element of a row (constants, reduction

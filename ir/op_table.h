@@ -98,6 +98,9 @@ struct ScalarRule {
   // dtype (u64 by its bits; uns: the math dtype is unsigned). The caller wraps the result to
   // the math dtype (two's complement). nullptr for float-only ops.
   int64_t (*ieval)(const int64_t* x, const double* params, bool uns) = nullptr;
+  // Float expr is fz_div(a, {divisor}) (Div: 1): an emitter may prepare a divisor that many
+  // quotients share (a constant, a row's sum) once, with the same correctly rounded result.
+  int divisor = -1;
 };
 
 // One node's scalar semantics, ready to print or evaluate (defined in ir/ops/elementwise.cpp).

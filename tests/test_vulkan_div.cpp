@@ -2,15 +2,21 @@
 // (NVIDIA's driver is), so Div, Reciprocal, means and Softmax print fz_div, which corrects the
 // driver's quotient (backends/vulkan/vk_dialect.cpp). lavapipe divides exactly, so the
 // correction is also run with its seeds perturbed by a few ulp (FUSOR_VK_TEST_DIV_PERTURB).
+// A divisor that many quotients share (a constant, a row's reduction) goes through fz_div_by,
+// which prepares it once (Dialect::div_prep_type); its quotients are checked the same way.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "backends/backend.h"
+#include "backends/codegen.h"
 #include "backends/vulkan/vk_device.h"
+#include "backends/vulkan/vk_dialect.h"
+#include "ir/kernel_spec.h"
 #include "frontend/builder.h"
 #include "ir/passes.h"
 #include "test_util.h"
@@ -60,6 +66,20 @@ void make_pairs(bool subnormal, std::vector<float>& a, std::vector<float>& b) {
     const float xf = static_cast<float>(x);
     for (int d = -1; d <= 1; ++d) push(from_bits(bits_of(xf) + d), y);
   }
+  // Quotients within |r| 2^-24 ulp of a rounding midpoint, where a single residual correction
+  // of a seed may still round the wrong way: x, y 24-bit integers with x 2^24 = y (2N + 1) + r,
+  // r small and odd (2N + 1 = -r / y mod 2^24), scaled by powers of two.
+  for (int i = 0; i < 3000; ++i) {
+    const uint32_t y = static_cast<uint32_t>(g() % (1u << 23)) | (1u << 23) | 1u;
+    const int32_t r = static_cast<int32_t>(g() % 32) * 2 - 31;  // odd, in [-31, 31]
+    uint32_t inv = y;  // y^-1 mod 2^24 by Newton's iteration (y odd)
+    for (int k = 0; k < 5; ++k) inv *= 2u - y * inv;
+    const uint64_t t = ((static_cast<uint64_t>(static_cast<uint32_t>(-r)) * inv) & 0xffffffu) + (1u << 24);
+    const uint64_t x = (static_cast<uint64_t>(y) * t + static_cast<uint64_t>(static_cast<int64_t>(r))) >> 24;
+    if (x >= (1u << 24)) continue;
+    const int e = static_cast<int>(g() % 40) - 20;
+    push(std::ldexp(static_cast<float>(x), e), std::ldexp(static_cast<float>(y), e + static_cast<int>(g() % 9) - 4));
+  }
   // Exact ties in the subnormal range: k * 2^-150 with k odd, and their neighbours.
   for (int i = 0; i < 600; ++i) {
     const float k = static_cast<float>((g() & 0xffffu) | 1u);
@@ -92,26 +112,51 @@ class VulkanDiv : public ::testing::Test {
     std::memcpy(ta_.data<float>(), a_.data(), a_.size() * 4);
     std::memcpy(tb_.data<float>(), b_.data(), b_.size() * 4);
   }
-  // Runs the graph on vulkan; returns how many quotients and reciprocals differ in bits from the
-  // host's IEEE division (NaN matches any NaN), printing the first few.
-  int mismatches(bool print) {
-    auto out = vk_->compile(g_, {})->run({ta_, tb_});
+  // Runs g on vulkan; returns how many outputs differ in bits from want(k, i), the host's IEEE
+  // value of output k's element i (NaN matches any NaN), printing the first few.
+  template <class Want>
+  int mismatches_of(const Graph& g, const std::vector<Tensor>& in, size_t outputs, size_t n, Want want, bool print) {
+    auto out = vk_->compile(g, {})->run(in);
     int bad = 0;
-    for (size_t i = 0; i < a_.size(); ++i) {
-      const float want[2] = {a_[i] / b_[i], 1.0f / b_[i]};
-      for (int k = 0; k < 2; ++k) {
+    for (size_t k = 0; k < outputs; ++k)
+      for (size_t i = 0; i < n; ++i) {
+        const float w = want(k, i);
         // A device that flushes fp32 denormals cannot return a subnormal quotient (the pairs
         // avoid them for a / b; 1 / b of b near 2^126 still has one).
-        if (!info_.denorm_preserve[1] && std::fpclassify(want[k]) == FP_SUBNORMAL) continue;
+        if (!info_.denorm_preserve[1] && std::fpclassify(w) == FP_SUBNORMAL) continue;
         const float got = out[k].data<float>()[i];
-        if (bits_of(got) == bits_of(want[k]) || (std::isnan(got) && std::isnan(want[k]))) continue;
-        if (print && bad < 5)
-          ADD_FAILURE() << (k ? "1 / " : "") << std::hexfloat << (k ? b_[i] : a_[i]) << (k ? "" : " / ") << (k ? 0.0f : b_[i])
-                        << ": vulkan " << got << ", IEEE " << want[k];
+        if (bits_of(got) == bits_of(w) || (std::isnan(got) && std::isnan(w))) continue;
+        if (print && bad < 5) ADD_FAILURE() << "output " << k << " element " << i << std::hexfloat << ": vulkan " << got << ", IEEE " << w;
         ++bad;
       }
-    }
     return bad;
+  }
+  int mismatches(bool print) {
+    return mismatches_of(g_, {ta_, tb_}, 2, a_.size(), [&](size_t k, size_t i) { return k ? 1.0f / b_[i] : a_[i] / b_[i]; },
+                         print);
+  }
+  // Raw (uncorrected) and corrected runs with the seeds perturbed by a few ulp; `count` is how
+  // many values the run checks, the raw runs must get most of them wrong.
+  void check_perturbed(const std::function<int(bool)>& run, size_t count) {
+    for (const char* p : {"3", "-3", "1", "-2"}) {
+      setenv("FUSOR_VK_TEST_DIV_PERTURB", (std::string(p) + ",raw").c_str(), 1);
+      const int raw = run(false);
+      setenv("FUSOR_VK_TEST_DIV_PERTURB", p, 1);
+      const int fixed = run(true);
+      unsetenv("FUSOR_VK_TEST_DIV_PERTURB");
+      EXPECT_GT(raw, static_cast<int>(count / 2)) << "perturbation " << p << " did not reach the shader";
+      EXPECT_EQ(fixed, 0) << "perturbation " << p << " ulp";
+    }
+  }
+  // The Vulkan source of each kernel of g's plan, for this device.
+  std::vector<std::string> sources(const Graph& g) {
+    Plan p = build_plan(g);
+    std::vector<std::string> src;
+    for (const KernelSpec& k : p.kernels) {
+      vk::VulkanDialect d(info_, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p);
+      src.push_back(emit_kernel(k, p, d));
+    }
+    return src;
   }
   std::unique_ptr<Backend> vk_;
   vk::PhysicalDeviceInfo info_;
@@ -129,16 +174,57 @@ TEST_F(VulkanDiv, MatchesIeeeDivisionBits) {
 
 // The correction repairs a seed quotient that is off by up to 3 ulp; the control run without
 // the correction shows that the perturbation reaches the shader.
-TEST_F(VulkanDiv, CorrectsPerturbedSeeds) {
-  for (const char* p : {"3", "-3", "1", "-2"}) {
-    setenv("FUSOR_VK_TEST_DIV_PERTURB", (std::string(p) + ",raw").c_str(), 1);
-    const int raw = mismatches(false);
-    setenv("FUSOR_VK_TEST_DIV_PERTURB", p, 1);
-    const int fixed = mismatches(true);
-    unsetenv("FUSOR_VK_TEST_DIV_PERTURB");
-    EXPECT_GT(raw, static_cast<int>(a_.size())) << "perturbation " << p << " did not reach the shader";
-    EXPECT_EQ(fixed, 0) << "perturbation " << p << " ulp";
+TEST_F(VulkanDiv, CorrectsPerturbedSeeds) { check_perturbed([&](bool print) { return mismatches(print); }, a_.size()); }
+
+// x / max(d) over each row, d's row all one divisor: a row kernel whose quotients share the
+// reduction's value, prepared once per row (fz_div_prep) and used by fz_div_by. Row i holds
+// pair i's dividend (so every hard pair is there) and two others.
+TEST_F(VulkanDiv, RowSharedDivisorMatchesIeeeBits) {
+  const int64_t n = static_cast<int64_t>(a_.size()), len = 3;
+  GraphBuilder gb;
+  int x = gb.input("x", DType::f32, {n, len}), d = gb.input("d", DType::f32, {n, len});
+  gb.output(gb.op("Div", {x, gb.op("ReduceMax", {d}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}})}));
+  Graph g = gb.build();
+  make_static(g, {});
+  const std::vector<std::string> src = sources(g);
+  ASSERT_EQ(src.size(), 1u) << "the Div should fuse into the reduction's row kernel";
+  EXPECT_NE(src[0].find("fz_div_prep("), std::string::npos);
+  EXPECT_NE(src[0].find("fz_div_by("), std::string::npos);
+  Tensor tx(DType::f32, {n, len}), td(DType::f32, {n, len});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < len; ++j) {
+      tx.data<float>()[i * len + j] = a_[(i + j * 7) % n];
+      td.data<float>()[i * len + j] = b_[i];
+    }
+  auto want = [&](size_t, size_t e) { return tx.data<float>()[e] / b_[e / len]; };
+  const size_t count = static_cast<size_t>(n * len);
+  EXPECT_EQ(mismatches_of(g, {tx, td}, 1, count, want, true), 0) << "of " << count << " quotients on " << info_.name;
+  check_perturbed([&](bool print) { return mismatches_of(g, {tx, td}, 1, count, want, print); }, count);
+}
+
+// x / c for constant divisors: fz_div_by with fz_div_prep(c) folded on the host where c is in
+// fz_div_by's range, plain fz_div outside it (1e-30, 1e30, 0, inf, NaN).
+TEST_F(VulkanDiv, ConstantDivisorsMatchIeeeBits) {
+  const std::vector<float> cs = {3.0f, -7.0f, 0.1f, 1.41421354f, 1e10f, -3.3e-12f, b_[11], b_[4242],
+                                 1e-30f, 1e30f, 0.0f, INFINITY, NAN};
+  const int64_t n = static_cast<int64_t>(a_.size());
+  GraphBuilder gb;
+  int x = gb.input("a", DType::f32, {n});
+  for (size_t k = 0; k < cs.size(); ++k) {
+    Tensor c(DType::f32, {});
+    c.data<float>()[0] = cs[k];
+    gb.output(gb.op("Div", {x, gb.constant("c" + std::to_string(k), std::move(c))}));
   }
+  Graph g = gb.build();
+  make_static(g, {});
+  size_t by = 0;
+  for (const std::string& s : sources(g))
+    for (size_t at = s.find("fz_div_by("); at != std::string::npos; at = s.find("fz_div_by(", at + 1)) ++by;
+  EXPECT_GE(by, 8u) << "constants in fz_div_by's range should use it";
+  auto want = [&](size_t k, size_t i) { return a_[i] / cs[k]; };
+  EXPECT_EQ(mismatches_of(g, {ta_}, cs.size(), a_.size(), want, true), 0);
+  check_perturbed([&](bool print) { return mismatches_of(g, {ta_}, cs.size(), a_.size(), want, print); },
+                  a_.size() * 8);
 }
 
 }  // namespace

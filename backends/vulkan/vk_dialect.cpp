@@ -53,24 +53,24 @@ float fz_fmod(float a, float b) {
 // fz_div_core needs x, y in [2^-50, 2^50]; fz_div scales other operands to mantissas in
 // [0.5, 1), and fixes the second rounding of a subnormal result with the residual's sign. Zero,
 // inf and NaN operands pass through "/". FZ_DIV_PERTURB (tests only) offsets q0 by that many ulp.
-float fz_div_resid(float x, float y, float q) {
+float fz_div_resid_s(float x, float y, float yh, float yl, float q) {  // y = yh + yl: Dekker's split
   precise float p = q * y;
   precise float cq = 4097.0f * q, qh = cq - (cq - q), ql = q - qh;
-  precise float cy = 4097.0f * y, yh = cy - (cy - y), yl = y - yh;
   precise float e = ((qh * yh - p) + qh * yl + ql * yh) + ql * yl;  // q y = p + e exactly
   precise float r = (x - p) - e;  // x - p is exact (p is within a factor 2 of x)
   return r;
 }
-float fz_div_core(float x, float y) {
-  precise float q = x / y;
-#ifdef FZ_DIV_PERTURB
-  q = uintBitsToFloat(uint(int(floatBitsToUint(q)) + FZ_DIV_PERTURB));
-#ifdef FZ_DIV_RAW
-  return q;
-#endif
-#endif
-  q = q + fz_div_resid(x, y, q) / y;
-  precise float r = fz_div_resid(x, y, q);
+vec2 fz_split(float y) {
+  precise float cy = 4097.0f * y, yh = cy - (cy - y), yl = y - yh;
+  return vec2(yh, yl);
+}
+float fz_div_resid(float x, float y, float q) {
+  vec2 s = fz_split(y);
+  return fz_div_resid_s(x, y, s.x, s.y, q);
+}
+// The last step of fz_div_core: q within one ulp of x / y -> x / y correctly rounded.
+float fz_div_pick(float x, float y, float yh, float yl, float q) {
+  precise float r = fz_div_resid_s(x, y, yh, yl, q);
   // Half the gap to each neighbour, times y: 2^e(q) y 2^-24 is exact; below a power of two
   // the gap is half as wide.
   precise float h = (uintBitsToFloat(floatBitsToUint(q) & 0x7f800000u) * y) * uintBitsToFloat(0x33800000u);  // 2^-24
@@ -78,6 +78,24 @@ float fz_div_core(float x, float y) {
   if (r > h) q = uintBitsToFloat(floatBitsToUint(q) + 1u);
   else if (r < -hl) q = uintBitsToFloat(floatBitsToUint(q) - 1u);
   return q;
+}
+float fz_div_seed(float q) {
+#ifdef FZ_DIV_PERTURB
+  q = uintBitsToFloat(uint(int(floatBitsToUint(q)) + FZ_DIV_PERTURB));
+#endif
+  return q;
+}
+#if defined(FZ_DIV_PERTURB) && defined(FZ_DIV_RAW)
+#define FZ_DIV_SEED_ONLY 1
+#endif
+float fz_div_core(float x, float y) {
+  precise float q = fz_div_seed(x / y);
+#ifdef FZ_DIV_SEED_ONLY
+  return q;
+#endif
+  vec2 s = fz_split(y);
+  q = q + fz_div_resid_s(x, y, s.x, s.y, q) / y;
+  return fz_div_pick(x, y, s.x, s.y, q);
 }
 float fz_div(float a, float b) {
   float x = abs(a), y = abs(b);
@@ -108,6 +126,26 @@ float fz_div(float a, float b) {
     }
   }
   return uintBitsToFloat(sg | floatBitsToUint(t));
+}
+// fz_div(a, b) for a divisor that many quotients share (Dialect::div_prep_type): 1 / |b| and
+// Dekker's split of |b| are made once by fz_div_prep, so each quotient needs no division. Its
+// seed a (1 / b) is a few ulp off at most, like the driver's a / b in fz_div_core, and the same
+// two corrections make it correctly rounded; operands outside fz_div_core's range go to fz_div.
+vec4 fz_div_prep(float b) {
+  float y = abs(b);
+  vec2 s = fz_split(y);
+  return vec4(b, 1.0f / y, s.x, s.y);
+}
+float fz_div_by(float a, vec4 p) {
+  float x = abs(a), y = abs(p.x);
+  if (!(x >= 8.8817842e-16f && x <= 1.12589991e15f && y >= 8.8817842e-16f && y <= 1.12589991e15f)) return fz_div(a, p.x);
+  uint sg = (floatBitsToUint(a) ^ floatBitsToUint(p.x)) & 0x80000000u;
+  precise float q = fz_div_seed(x * p.y);
+#ifndef FZ_DIV_SEED_ONLY
+  q = q + fz_div_resid_s(x, y, p.z, p.w, q) * p.y;
+  q = fz_div_pick(x, y, p.z, p.w, q);
+#endif
+  return uintBitsToFloat(sg | floatBitsToUint(q));
 }
 // log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
 // accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
@@ -396,6 +434,17 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   return fit_invocations(t, dev);
 }
 
+std::string VulkanDialect::div_prep_literal(float b) const {
+  // fz_div_prep's value, computed here in IEEE fp32 (the host's 1 / y is even correctly
+  // rounded); a divisor fz_div_by would send to fz_div anyway gains nothing.
+  const float y = std::fabs(b);
+  if (!(y >= 8.8817842e-16f && y <= 1.12589991e15f)) return "";
+  volatile float cy = 4097.0f * y;  // volatile: no contraction or reassociation of the split
+  const float yh = cy - (cy - y), yl = y - yh;
+  return "vec4(" + fz_float_literal(b) + ", " + fz_float_literal(1.0f / y) + ", " + fz_float_literal(yh) + ", " +
+         fz_float_literal(yl) + ")";
+}
+
 VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k, std::vector<int64_t> element_delta,
                              const Plan* plan, int64_t split_budget)
     : dev_(dev), delta_(std::move(element_delta)) {
@@ -408,6 +457,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   num_groups = "fz_num_groups()";
   barrier = "memoryBarrierShared(); barrier();";
   unroll = "[[unroll]] ";  // GL_EXT_control_flow_attributes, enabled in every prelude
+  div_prep_type = "vec4";  // fz_div_prep / fz_div_by in the prelude
   // The backend splits wide dispatches over y (and z), so the cap is x*y, bounded so that
   // group * group_size stays far from 2^31 in 32-bit index mode.
   max_groups = std::min<int64_t>(int64_t{dev.max_group_count[0]} * dev.max_group_count[1], int64_t{1} << 22);

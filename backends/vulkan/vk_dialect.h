@@ -103,6 +103,7 @@ class VulkanDialect : public Dialect {
 
   std::string prelude(const KernelHeader& h) const override;
   std::string storage_type(DType t) const override;
+  std::string div_prep_literal(float b) const override;  // fz_div_prep(b) folded on the host
   std::string to_float(DType t, const std::string& e) const override;
   std::string from_float(DType t, const std::string& v) const override;
   std::string to_index(DType t, const std::string& e) const override;

@@ -594,6 +594,7 @@ void register_elementwise_ops() {
   {
     ScalarRule r = with_int(rule("fz_div({0}, {1})", FZ_EVAL(x[0] / x[1])), FZ_IEVAL(idiv(x[0], x[1], uns)));
     r.int_expr = "fz_idiv({0}, {1})";  // truncates toward zero; x / 0 = 0
+    r.divisor = 1;
     add("Div", 2, 2, Typing::same, r);
   }
   {
