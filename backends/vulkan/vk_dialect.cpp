@@ -60,12 +60,12 @@ float fz_div_resid_s(float x, float y, float yh, float yl, float q) {  // y = yh
   precise float r = (x - p) - e;  // x - p is exact (p is within a factor 2 of x)
   return r;
 }
-vec2 fz_split(float y) {
+vec2 fz_dekker_split(float y) {
   precise float cy = 4097.0f * y, yh = cy - (cy - y), yl = y - yh;
   return vec2(yh, yl);
 }
 float fz_div_resid(float x, float y, float q) {
-  vec2 s = fz_split(y);
+  vec2 s = fz_dekker_split(y);
   return fz_div_resid_s(x, y, s.x, s.y, q);
 }
 // The last step of fz_div_core: q within one ulp of x / y -> x / y correctly rounded.
@@ -93,7 +93,7 @@ float fz_div_core(float x, float y) {
 #ifdef FZ_DIV_SEED_ONLY
   return q;
 #endif
-  vec2 s = fz_split(y);
+  vec2 s = fz_dekker_split(y);
   q = q + fz_div_resid_s(x, y, s.x, s.y, q) / y;
   return fz_div_pick(x, y, s.x, s.y, q);
 }
@@ -133,7 +133,7 @@ float fz_div(float a, float b) {
 // two corrections make it correctly rounded; operands outside fz_div_core's range go to fz_div.
 vec4 fz_div_prep(float b) {
   float y = abs(b);
-  vec2 s = fz_split(y);
+  vec2 s = fz_dekker_split(y);
   return vec4(b, 1.0f / y, s.x, s.y);
 }
 float fz_div_by(float a, vec4 p) {
