@@ -15,7 +15,11 @@ R"FZ_GLSL(//"
 //    depthwise and other tiny reductions where a GEMM tile would be mostly padding.
 //  * implicit GEMM: per group g, Out_g[Kg, N*OH*OW] = W_g[Kg, Cg*R*S] x im2col(X)_g, with the
 //    im2col matrix never materialised: the B slice is gathered from X (zero outside the
-//    padded input) while staging it in shared memory. Blocking as in gemm.glsl.
+//    padded input) while staging it in shared memory. Blocking as in gemm.glsl. Split-K
+//    (FZ_SPLIT_K > 1, for few tiles with a long reduction) as in gemm.glsl: work item w =
+//    tile * FZ_SPLIT_K + slice takes kd in [slice * FZ_SPLIT_SLICE, +FZ_SPLIT_SLICE), stores
+//    its fp32 partial tile in fz_split.part, and the last of the tile's workgroups to arrive
+//    adds the partials in slice order (deterministic) and runs the epilogue.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int FZ_BM = 64;
 layout(constant_id = 2) const int FZ_BN = 64;
@@ -32,6 +36,15 @@ const fz_idx FZ_KG = FZ_CK / FZ_GROUPS;         // output channels per group
 const fz_idx FZ_KD = FZ_CG * FZ_CR * FZ_CS;     // reduction length
 const fz_idx FZ_OHW = FZ_COH * FZ_COW;
 const fz_idx FZ_NCOL = FZ_CN * FZ_OHW;
+#ifndef FZ_SPLIT_K
+#define FZ_SPLIT_K 1
+#endif
+#ifndef FZ_SPLIT_SLICE
+#define FZ_SPLIT_SLICE FZ_KD
+#endif
+#if FZ_SPLIT_K > 1
+shared bool fz_split_last;
+#endif
 
 void fz_conv_direct() {
   const fz_idx step = fz_idx(fz_num_groups()) * fz_idx(gl_WorkGroupSize.x);
@@ -61,23 +74,27 @@ void fz_conv_gemm() {
   const int tx = tid % (FZ_BN / FZ_TN), ty = tid / (FZ_BN / FZ_TN);
   const fz_idx tiles_m = (FZ_KG + FZ_BM - 1) / FZ_BM, tiles_n = (FZ_NCOL + FZ_BN - 1) / FZ_BN;
   const fz_idx tiles = tiles_m * tiles_n * FZ_GROUPS;
-  for (fz_idx t = fz_idx(fz_group_id()); t < tiles; t += fz_idx(fz_num_groups())) {
+  for (fz_idx w = fz_idx(fz_group_id()); w < tiles * FZ_SPLIT_K; w += fz_idx(fz_num_groups())) {
+    const fz_idx t = w / FZ_SPLIT_K;
+    const int slice = int(w - t * FZ_SPLIT_K);
+    const fz_idx kbeg = fz_idx(slice) * FZ_SPLIT_SLICE;
+    const fz_idx kend = kbeg + FZ_SPLIT_SLICE < FZ_KD ? kbeg + FZ_SPLIT_SLICE : FZ_KD;
     const fz_idx g = t / (tiles_m * tiles_n);
     const fz_idx rem = t - g * (tiles_m * tiles_n);
     const fz_idx row0 = (rem / tiles_n) * FZ_BM, col0 = (rem % tiles_n) * FZ_BN;
     float fz_acc[FZ_TM * FZ_TN];
     for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_acc[i] = 0.0f;
-    for (fz_idx k0 = fz_idx(0); k0 < FZ_KD; k0 += FZ_BK) {
+    for (fz_idx k0 = kbeg; k0 < kend; k0 += FZ_BK) {
       for (int e = tid; e < FZ_BK * FZ_BM; e += threads) {  // weights: contiguous along kd
         const int kk = e % FZ_BK, mm = e / FZ_BK;
         const fz_idx gm = row0 + mm, gk = k0 + kk;
-        fz_ws[kk * FZ_BM + mm] = (gm < FZ_KG && gk < FZ_KD) ? FZ_LOAD_W((g * FZ_KG + gm) * FZ_KD + gk) : 0.0f;
+        fz_ws[kk * FZ_BM + mm] = (gm < FZ_KG && gk < kend) ? FZ_LOAD_W((g * FZ_KG + gm) * FZ_KD + gk) : 0.0f;
       }
       for (int e = tid; e < FZ_BK * FZ_BN; e += threads) {  // input patches: contiguous along ow
         const int nn = e % FZ_BN, kk = e / FZ_BN;
         const fz_idx col = col0 + nn, gk = k0 + kk;
         float v = 0.0f;
-        if (col < FZ_NCOL && gk < FZ_KD) {
+        if (col < FZ_NCOL && gk < kend) {
           const fz_idx s = gk % FZ_CS, r = (gk / FZ_CS) % FZ_CR, c = gk / (FZ_CS * FZ_CR);
           const fz_idx ow = col % FZ_COW, oh = (col / FZ_COW) % FZ_COH, n = col / FZ_OHW;
           const fz_idx ih = oh * FZ_SH - FZ_PH + r * FZ_DH, iw = ow * FZ_SW - FZ_PW + s * FZ_DW;
@@ -97,6 +114,29 @@ void fz_conv_gemm() {
       memoryBarrierShared();
       barrier();
     }
+#if FZ_SPLIT_K > 1
+    {
+      // Partial tile out (thread-interleaved), then elect the last arrival (gemm.glsl).
+      const fz_idx part = w * (FZ_BM * FZ_BN);
+      for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_split.part[part + i * threads + tid] = fz_acc[i];
+      memoryBarrierBuffer();
+      barrier();
+      if (tid == 0) fz_split_last = atomicAdd(fz_split.cnt[t], 1u) == uint(FZ_SPLIT_K - 1);
+      memoryBarrierShared();
+      barrier();
+      if (!fz_split_last) continue;  // uniform: every thread read the same shared flag
+      memoryBarrierBuffer();
+      const fz_idx first = t * FZ_SPLIT_K * (FZ_BM * FZ_BN);
+      for (int i = 0; i < FZ_TM * FZ_TN; ++i) {
+        // Slice order, this group's own slice from its registers (the same bits it stored).
+        precise float sum = slice == 0 ? fz_acc[i] : fz_split.part[first + i * threads + tid];
+        for (int s = 1; s < FZ_SPLIT_K; ++s)
+          sum = sum + (s == slice ? fz_acc[i] : fz_split.part[first + fz_idx(s) * (FZ_BM * FZ_BN) + i * threads + tid]);
+        fz_acc[i] = sum;
+      }
+      if (tid == 0) fz_split.cnt[t] = 0u;  // ready for the next replay
+    }
+#endif
     for (int i = 0; i < FZ_TM; ++i) {
       const fz_idx m = row0 + ty + i * (FZ_BM / FZ_TM);
       if (m >= FZ_KG) continue;

@@ -308,14 +308,25 @@ const std::string& conv_template() {
 
 namespace {
 int64_t matmul_batch(const KernelSpec& k) { return shape_numel(k.space) / std::max<int64_t>(1, k.matmul->m * k.matmul->n); }
+// Output tiles of a matmul, or of a conv's implicit GEMM (conv.glsl: per group, Kg x N*OH*OW).
 int64_t tile_count(const ContractionTiles& t, const KernelSpec& k) {
+  if (k.conv) {
+    const ConvDesc& c = *k.conv;
+    const int64_t g = std::max<int64_t>(c.groups, 1);
+    return g * ((c.k / g + t.bm - 1) / t.bm) * ((c.n * c.oh * c.ow + t.bn - 1) / t.bn);
+  }
   return matmul_batch(k) * ((k.matmul->m + t.bm - 1) / t.bm) * ((k.matmul->n + t.bn - 1) / t.bn);
+}
+// The reduction length a split-K slices: K of a matmul, C/G x R x S of a conv.
+int64_t reduction_length(const KernelSpec& k) {
+  if (k.conv) return k.conv->c / std::max<int64_t>(k.conv->groups, 1) * k.conv->r * k.conv->s;
+  return k.matmul ? k.matmul->k : 0;
 }
 int64_t split_counters(int64_t tiles) { return (tiles + 3) / 4 * 4; }
 }  // namespace
 
 int64_t splitk_workspace_bytes(const ContractionTiles& t, const KernelSpec& k) {
-  if (!k.matmul || t.split_k <= 1 || t.skinny) return 0;
+  if (!(k.matmul || (k.conv && !t.conv_direct)) || t.split_k <= 1 || t.skinny) return 0;
   const int64_t tiles = tile_count(t, k);
   return 4 * split_counters(tiles) + int64_t{4} * tiles * t.split_k * t.bm * t.bn;
 }
@@ -334,15 +345,16 @@ void fit_shared(ContractionTiles& t, const PhysicalDeviceInfo& dev) {
   while (t.bk > 4 && int64_t{8} * t.bk * (t.bm + t.bn + 8) + 64 > static_cast<int64_t>(dev.max_shared_memory)) t.bk /= 2;
 }
 
-// Too few tiles to fill the GPU with K long enough: split-K, S slices of K (>= 256 each) per
-// tile so that tiles x S reaches about 2 workgroups per compute unit, keeping the tile (and its
+// Too few tiles to fill the GPU with K long enough: split-K, S slices of K (>= 256 each; a
+// conv's K is C/G x R x S) per tile so that tiles x S reaches about 2 workgroups per compute unit, keeping the tile (and its
 // arithmetic intensity) whole. The partials cost 4 * S * M * N bytes of traffic. Slices are
 // whole t.bk steps. FUSOR_VK_SPLIT_K overrides (vk_dialect.h).
 void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget) {
   t.split_k = 1, t.split_slice = 0;
-  if (!k.matmul || k.matmul->m <= 0 || k.matmul->n <= 0 || k.matmul->k <= 0 || t.skinny) return;
+  if (k.matmul ? k.matmul->m <= 0 || k.matmul->n <= 0 : !k.conv || t.conv_direct) return;
+  if (t.skinny || reduction_length(k) <= 0 || shape_numel(k.space) <= 0) return;
   constexpr int64_t kMinSlice = 256;
-  const int64_t kk = k.matmul->k, target = 2 * (dev.compute_units ? int64_t{dev.compute_units} : 64);
+  const int64_t kk = reduction_length(k), target = 2 * (dev.compute_units ? int64_t{dev.compute_units} : 64);
   const int64_t groups = tile_count(t, k);
   int64_t s = 1;
   const char* e = std::getenv("FUSOR_VK_SPLIT_K");
@@ -404,7 +416,12 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   if (m <= 16 && n > 16) t.bm = 16, t.tm = 1;
   else if (n <= 16 && m > 16) t.bn = 16, t.tn = 1;
   else if (m <= 32 && n > 32) t.bm = 32, t.tm = 2;
-  if (!k.matmul) return fit_invocations(t, dev);
+  if (!k.matmul) {
+    // A conv's implicit GEMM splits K like a matmul (conv.glsl FZ_SPLIT_K): a batch-1 3x3
+    // layer with 512 channels on 7 x 7 is 8 tiles of K = 4608.
+    if (k.conv) choose_split_k(t, k, dev, split_budget);
+    return fit_invocations(t, dev);
+  }
   // FUSOR_VK_GEMM_BK (8, 16, 32) overrides the K slice depth of the tiled path, for A/B runs.
   const int bk_env = env_pow2("FUSOR_VK_GEMM_BK", 8, 32, 0);
   if (bk_env) t.bk = bk_env;
@@ -499,6 +516,11 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
     if (split_bytes_ > 0) split_cnt_ = split_counters(tile_count(tiles_, k));
     if (plan && k.matmul && !tiles_.skinny && !tiles_.coopmat) choose_vec4(*plan, k);
   }
+}
+
+std::string VulkanDialect::conv_config() const {
+  if (tiles_.split_k <= 1 || tiles_.conv_direct) return "";
+  return "#define FZ_SPLIT_K " + std::to_string(tiles_.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(tiles_.split_slice) + "\n";
 }
 
 void VulkanDialect::set_split_counters(int64_t n) {

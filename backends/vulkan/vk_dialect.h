@@ -118,6 +118,7 @@ class VulkanDialect : public Dialect {
   // work items are tiles x slices); the GEMV-like path runs one workgroup per tiles().skinny_cols columns;
   // FZ_CM_* for gemm_coopmat.glsl (no split-K there).
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
+  std::string conv_config() const override;  // conv.glsl FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);
   }

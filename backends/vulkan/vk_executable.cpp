@@ -165,7 +165,7 @@ void VulkanExecutable::build_memory() {
   // +align: room for a binding's range to round up to whole 32-bit words at the end; the
   // index-check status word (codegen.h kernel_checks_indices) lives at the aligned end.
   status_offset_ = align_up(static_cast<uint64_t>(std::max<int64_t>(plan_.arena_bytes, 0)), align);
-  // The split-K workspace after it: the most any one matmul kernel needs (all share it).
+  // The split-K workspace after it: the most any one matmul or conv kernel needs (all share it).
   split_offset_ = status_offset_ + align;
   // One counter region for all of them (VulkanDialect::set_split_counters), then the largest
   // partial-tile area.
@@ -174,7 +174,7 @@ void VulkanExecutable::build_memory() {
   int64_t partials = 0;
   const int64_t split_budget = static_cast<int64_t>(max_range_ > 256 ? max_range_ - 256 : 0);
   for (const KernelSpec& k : plan_.kernels)
-    if (k.matmul) {
+    if (k.matmul || k.conv) {
       VulkanDialect d(info, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &plan_, split_budget);
       if (d.split_workspace_bytes() <= 0) continue;
       split_counters_ = std::max(split_counters_, d.split_counter_count());

@@ -160,7 +160,8 @@ void VulkanExecutable::build_kernels() {
       // The implicit-GEMM schedule walks tiles, not outputs (conv.glsl); any count is correct.
       const ConvDesc& c = *k.conv;
       const auto& t = dialect.tiles();
-      groups = std::min(c.groups * ceil_div(c.k / c.groups, t.bm) * ceil_div(c.n * c.oh * c.ow, t.bn), dialect.max_groups);
+      groups = std::min(c.groups * ceil_div(c.k / c.groups, t.bm) * ceil_div(c.n * c.oh * c.ow, t.bn) * t.split_k,
+                        dialect.max_groups);
     }
     // Rows over an empty reduction still store the combiner's identity (0, -inf, ...).
     if (groups <= 0 && !k.reduce_axes.empty() && k.rows() > 0) groups = std::min(k.rows(), dialect.max_groups);
