@@ -45,11 +45,10 @@ float fz_fmod(float a, float b) {
 }
 // a / b correctly rounded. Vulkan lets fp32 OpFDiv be 2.5 ulp off (NVIDIA's is), and fma
 // need not be fused (an fma-residual version of this helper failed on lavapipe, whose fma
-// rounds twice), so the driver's quotient is only a seed, corrected with residuals made exact
-// by Dekker's product (no fma needed): q1 = q0 + r0 / y is within one ulp (faithful; r0 = x -
-// q0 y) and almost always the answer (fz_div_step tells when); otherwise r1 = x - q1 y is
-// exact and says on which side of q1's half-ulp neighbours x / y lies (an exact quotient is
-// never a tie: it would need 25 significant bits). Markstein, "IA-64 and Elementary Functions" ch. 8
+// rounds twice), so the driver's quotient is only a seed, corrected with residuals made exact by Dekker's product (no fma needed): q1 = q0 +
+// r0 / y is within one ulp (faithful; r0 = x - q0 y), and then r1 = x - q1 y is exact and
+// says on which side of q1's half-ulp neighbours x / y lies (an exact quotient is never a
+// tie: it would need 25 significant bits). Markstein, "IA-64 and Elementary Functions" ch. 8
 // (correcting a quotient by its residual); Dekker 1971 (exact products without fma).
 // fz_div_core needs x, y in [2^-50, 2^50]; fz_div scales other operands to mantissas in
 // [0.5, 1), and fixes the second rounding of a subnormal result with the residual's sign. Zero,
@@ -80,18 +79,6 @@ float fz_div_pick(float x, float y, float yh, float yl, float q) {
   else if (r < -hl) q = uintBitsToFloat(floatBitsToUint(q) - 1u);
   return q;
 }
-// q0 + c as x / y correctly rounded, where q0 is a few ulp off and c is the correction
-// (x - q0 y) / y to within 2^-21 of itself: the sum is then within 2^-18 ulp of x / y, so q1 =
-// q0 + c is the answer unless the sum lies within 2^-17 ulp of a midpoint or q1 is a power of
-// two (unequal gaps); only then is q1's residual needed (fz_div_pick). err is the sum's rounding
-// error, exact by Fast2Sum (|q0| > |c|).
-float fz_div_step(float x, float y, float yh, float yl, float q0, float c) {
-  precise float q = q0 + c;
-  precise float err = c - (q - q0);
-  precise float ulp = uintBitsToFloat(floatBitsToUint(q) & 0x7f800000u) * uintBitsToFloat(0x34000000u);  // 2^-23
-  if ((floatBitsToUint(q) & 0x7fffffu) != 0u && abs(err) < ulp * 0.49999237060546875f) return q;  // (1/2 - 2^-17) ulp
-  return fz_div_pick(x, y, yh, yl, q);
-}
 float fz_div_seed(float q) {
 #ifdef FZ_DIV_PERTURB
   q = uintBitsToFloat(uint(int(floatBitsToUint(q)) + FZ_DIV_PERTURB));
@@ -107,7 +94,8 @@ float fz_div_core(float x, float y) {
   return q;
 #endif
   vec2 s = fz_dekker_split(y);
-  return fz_div_step(x, y, s.x, s.y, q, fz_div_resid_s(x, y, s.x, s.y, q) / y);
+  q = q + fz_div_resid_s(x, y, s.x, s.y, q) / y;
+  return fz_div_pick(x, y, s.x, s.y, q);
 }
 float fz_div(float a, float b) {
   float x = abs(a), y = abs(b);
@@ -154,7 +142,8 @@ float fz_div_by(float a, vec4 p) {
   uint sg = (floatBitsToUint(a) ^ floatBitsToUint(p.x)) & 0x80000000u;
   precise float q = fz_div_seed(x * p.y);
 #ifndef FZ_DIV_SEED_ONLY
-  q = fz_div_step(x, y, p.z, p.w, q, fz_div_resid_s(x, y, p.z, p.w, q) * p.y);
+  q = q + fz_div_resid_s(x, y, p.z, p.w, q) * p.y;
+  q = fz_div_pick(x, y, p.z, p.w, q);
 #endif
   return uintBitsToFloat(sg | floatBitsToUint(q));
 }
