@@ -357,6 +357,17 @@ void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDevi
   if (t.split_k <= 1 || (split_budget >= 0 && splitk_workspace_bytes(t, k) > split_budget)) t.split_k = 1, t.split_slice = 0;
 }
 
+// Too few tiles to fill the GPU and no split-K (short K): halve the larger tile side, and its
+// register block with it so the group keeps its size, until there are about 128 workgroups
+// or the tiles are 16 x 16.
+void shrink_tiles(ContractionTiles& t, const KernelSpec& k) {
+  if (t.split_k > 1 || shape_numel(k.space) <= 0 || (k.matmul && (k.matmul->m <= 0 || k.matmul->n <= 0))) return;
+  while (tile_count(t, k) < 128 && (t.bm > 16 || t.bn > 16)) {
+    if (t.bm >= t.bn && t.bm > 16) t.bm /= 2, t.tm = std::max(1, t.tm / 2);
+    else t.bn /= 2, t.tn = std::max(1, t.tn / 2);
+  }
+}
+
 // Devices with a small invocation limit (the Vulkan minimum is 128) get 8x8 register blocks.
 ContractionTiles fit_invocations(ContractionTiles t, const PhysicalDeviceInfo& dev) {
   while (t.threads() > static_cast<int>(dev.max_invocations) && (t.tm < t.bm || t.tn < t.bn)) {
@@ -408,7 +419,12 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   if (!k.matmul) {
     // A conv's implicit GEMM splits K like a matmul (conv.glsl FZ_SPLIT_K): a batch-1 3x3
     // layer with 512 channels on 7 x 7 is 8 tiles of K = 4608.
-    if (k.conv) choose_split_k(t, k, dev, split_budget);
+    // Without a split, its tiles shrink like a matmul's (FUSOR_VK_CONV_SHRINK=0: not).
+    if (k.conv && !t.conv_direct) {
+      choose_split_k(t, k, dev, split_budget);
+      const char* e = std::getenv("FUSOR_VK_CONV_SHRINK");
+      if (!(e && std::strcmp(e, "0") == 0)) shrink_tiles(t, k);
+    }
     return fit_invocations(t, dev);
   }
   // FUSOR_VK_GEMM_BK (8, 16, 32) overrides the K slice depth of the tiled path, for A/B runs.
@@ -437,17 +453,7 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   }
   fit_shared(t, dev);
   choose_split_k(t, k, dev, split_budget);
-  // Too few tiles to fill the GPU and no split-K (short K): halve the larger tile side, and its
-  // register block with it so the group keeps its size, until there are about 128 workgroups
-  // or the tiles are 16 x 16.
-  if (m > 0 && n > 0 && t.split_k == 1) {
-    const int64_t batch = shape_numel(k.space) / (m * n);
-    auto groups = [&] { return batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn); };
-    while (groups() < 128 && (t.bm > 16 || t.bn > 16)) {
-      if (t.bm >= t.bn && t.bm > 16) t.bm /= 2, t.tm = std::max(1, t.tm / 2);
-      else t.bn /= 2, t.tn = std::max(1, t.tn / 2);
-    }
-  }
+  shrink_tiles(t, k);
   return fit_invocations(t, dev);
 }
 

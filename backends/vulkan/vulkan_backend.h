@@ -9,9 +9,12 @@
 //   FUSOR_NO_DISK_CACHE=1   do not read or write $XDG_CACHE_HOME/fusor/vulkan.
 //   FUSOR_VK_COOPMAT=0|force  fp16 matmuls on cooperative matrices: never / or a one-line error
 //                           when the device has none (default: where the device has them).
-//   FUSOR_VK_SPLIT_K=S      split-K for tiled matmuls (gemm.glsl): unset/0 automatic (tile grid
-//                           smaller than 2 workgroups per compute unit, K >= 512), 1 off, 2..64
-//                           force S slices.
+//   FUSOR_VK_SPLIT_K=S      split-K for tiled matmuls (gemm.glsl) and implicit-GEMM convs
+//                           (conv.glsl, K = C/G x R x S): unset/0 automatic (tile grid smaller
+//                           than 2 workgroups per compute unit, K >= 512), 1 off, 2..64 force S
+//                           slices.
+//   FUSOR_VK_CONV_SHRINK=0  implicit-GEMM convs without split-K keep 64 x 64 tiles (default:
+//                           halved down to 16 x 16 until about 128 workgroups, like matmuls).
 //   FUSOR_VK_GEMM_VEC4=0    tiled matmuls stage operands with scalar loads only (default: 4-wide
 //                           loads of fp32 / fp16 / bf16 operands with unit stride along A's K or
 //                           B's N and aligned 4-groups: vec4, f16vec4, uvec2 of packed bf16).
