@@ -553,6 +553,11 @@ std::string Emitter::emit_contraction() const {
     s += "#define FZ_B_BYTES " + std::to_string(dtype_size(buffer(m.b_buffer).dtype)) + "\n";  // B's element size in memory
     s += "#define FZ_LOAD_A(off) " + load_of(m.a_buffer, "(off)") + "\n";
     s += "#define FZ_LOAD_B(off) " + load_b(m) + "\n";
+    // B's element `off` as stored (an lvalue: the CUDA vector GEMV takes its address for 4-wide
+    // loads) and its float kind (1 f32, 2 f16, 3 bf16, 0 other or dequantized: no vector loads).
+    if (!m.dequant_b) s += "#define FZ_B_ELEM(off) " + d_.element(slot(m.b_buffer), "(off)") + "\n";
+    const DType bt = dtype_of(m.b_buffer);
+    s += "#define FZ_B_KIND " + std::string(m.dequant_b ? "0" : bt == DType::f32 ? "1" : bt == DType::f16 ? "2" : bt == DType::bf16 ? "3" : "0") + "\n";
     s += batch_base("a", m.a, nb) + batch_base("b", m.b, nb);
     return s + emit_epilogue() + d_.matmul_template;
   }

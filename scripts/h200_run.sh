@@ -13,7 +13,7 @@
 #   phases  load-time profile (`fusor bench --phases`) of a whole GPT-2 2L (bench/gpt2_onnx.py,
 #          211 MB) and the shared models on both GPUs: a new process with an empty kernel cache
 #          (cold), then one with the cache it filled (warm), each printing one line per phase
-#   gemv   bench/gemv_sweep.py (MLP b1/b64 for each Vulkan GEMV workgroup shape, cuda, copy GB/s)
+#   gemv   bench/gemv_sweep.py (MLP b1 fp32/fp16: old vs vector GEMV on cuda and vulkan, widths, copy GB/s)
 #   gemm_ab  bench/vk_gemm_ab.sh: the Vulkan tiled-GEMM knobs (FUSOR_VK_GEMM_TILE, _VEC4, _BK,
 #          FUSOR_VK_SPLIT_K) on the MLP b64 fp32 / bf16 and GPT-2 (+ .dev/half's bf16/fp16 GPT-2)
 #   python python/tests with the machine's torch (CUDA zero-copy through DLPack), using the
@@ -184,7 +184,7 @@ if has phases; then
 fi
 
 if has gemv; then
-  PYTHONUNBUFFERED=1 python3 bench/gemv_sweep.py --fusor "$fz" --out "$out/gemv" 2>&1 | tail -30
+  PYTHONUNBUFFERED=1 python3 bench/gemv_sweep.py --fusor "$fz" --out "$out/gemv" 2>&1 | tail -60
 fi
 
 if has gemm_ab; then

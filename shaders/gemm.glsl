@@ -42,8 +42,9 @@ R"FZ_GLSL(//"
 // The register-block loops are [[unroll]] (GL_EXT_control_flow_attributes, in every Vulkan
 // prelude): their trip counts are specialization constants, and fz_acc stays in registers only
 // when every index into it is constant after unrolling.
-// FZ_SKINNY (the emitter's matmul_config defines it, 1 for M <= 8): the GEMV-like path at the
-// end of this file instead.
+// FZ_SKINNY (the emitter's matmul_config defines it for M <= 8): 1 the first GEMV-like path,
+// 2 the vector GEMV path (split K across workgroups, 4 columns per thread), both at the end of
+// this file.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int FZ_BM = 64;
 layout(constant_id = 2) const int FZ_BN = 64;
@@ -51,7 +52,7 @@ layout(constant_id = 3) const int FZ_BK = 16;
 layout(constant_id = 4) const int FZ_TM = 4;
 layout(constant_id = 5) const int FZ_TN = 4;
 
-#if !FZ_SKINNY
+#if FZ_SKINNY == 0
 #ifndef FZ_SPLIT_K
 #define FZ_SPLIT_K 1
 #endif
@@ -269,7 +270,7 @@ void main() {
     }
   }
 }
-#else
+#elif FZ_SKINNY == 1
 // GEMV-like (M <= 8): a workgroup of FZ_SK_THREADS owns FZ_SK_COLS columns of one batch; its
 // FZ_SK_THREADS / FZ_SK_COLS groups of threads stride over K (k = kg, kg + KG, ...) so B's rows
 // are read in whole 32-byte sectors while N / FZ_SK_COLS big workgroups keep enough loads in
@@ -305,6 +306,102 @@ void main() {
     }
     if (kg == 0 && n < FZ_N)
       for (int m = 0; m < FZ_SK_M; ++m) FZ_EPILOGUE(fz_part[m * (FZ_SK_COLS + 1) + lane], (batch * FZ_M + m) * FZ_N + n);
+    memoryBarrierShared();
+    barrier();
+  }
+}
+#else
+// Vector GEMV (FZ_SKINNY 2, M <= 8; FUSOR_VK_GEMV=new, the default): work item w = tile *
+// FZ_SPLIT_K + slice; a tile is FZ_SK_COLS columns of one batch, a slice FZ_SPLIT_SLICE rows of
+// K. Lane l of a workgroup owns columns 4l .. 4l+3 of its tile and reads them as one vec4 per
+// k (FZ_B_VEC4: B's N has unit stride and every 4-group is aligned; otherwise 4 scalar loads),
+// so each load moves 16 bytes of fp32 (8 of fp16 / bf16); FZ_SK_THREADS / (FZ_SK_COLS / 4)
+// groups of lanes stride over the slice's K. Partial sums meet in shared memory and are added
+// by a fixed tree. With FZ_SPLIT_K > 1 (few tiles: a 1024-wide layer alone would leave most of
+// the GPU idle) the slices' sums go through the tiled path's split-K workspace fz_split and
+// the last workgroup to arrive adds them in slice order 0, 1, ... (deterministic), runs the
+// epilogue and zeroes the tile's counter for the next replay.
+#ifndef FZ_SPLIT_K
+#define FZ_SPLIT_K 1
+#endif
+#ifndef FZ_SPLIT_SLICE
+#define FZ_SPLIT_SLICE FZ_K
+#endif
+#ifndef FZ_B_VEC4
+#define FZ_B_VEC4 0
+#endif
+#define FZ_GV_LANES (FZ_SK_COLS / 4)
+#define FZ_GV_KG (FZ_SK_THREADS / FZ_GV_LANES)
+#define FZ_SK_M int(FZ_M)  // FZ_M is an int64 literal in 64-bit index mode
+#define FZ_GV_MC (FZ_SK_M * FZ_SK_COLS)  // outputs of one tile
+shared vec4 fz_part[FZ_GV_KG * FZ_SK_M * FZ_GV_LANES];
+#if FZ_SPLIT_K > 1
+shared bool fz_split_last;
+#endif
+void main() {
+  const int tid = int(gl_LocalInvocationID.x), lane = tid % FZ_GV_LANES, kg = tid / FZ_GV_LANES;
+  const fz_idx tiles_n = (fz_idx(FZ_N) + FZ_SK_COLS - 1) / FZ_SK_COLS;
+  const fz_idx tiles = tiles_n * FZ_BATCH;
+  for (fz_idx w = fz_idx(fz_group_id()); w < tiles * FZ_SPLIT_K; w += fz_idx(fz_num_groups())) {
+    const fz_idx t = w / FZ_SPLIT_K;
+    const int slice = int(w - t * FZ_SPLIT_K);
+    const fz_idx batch = t / tiles_n, col0 = (t % tiles_n) * FZ_SK_COLS, n = col0 + lane * 4;
+    const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
+    const fz_idx kbeg = fz_idx(slice) * FZ_SPLIT_SLICE;
+    const fz_idx kend = kbeg + FZ_SPLIT_SLICE < fz_idx(FZ_K) ? kbeg + FZ_SPLIT_SLICE : fz_idx(FZ_K);
+    vec4 acc[FZ_SK_M];
+    [[unroll]] for (int m = 0; m < FZ_SK_M; ++m) acc[m] = vec4(0.0f);
+    if (n < FZ_N) {
+      for (fz_idx k = kbeg + kg; k < kend; k += FZ_GV_KG) {
+        const fz_idx off = bbase + k * FZ_B_SK + n * FZ_B_SN;
+#if FZ_B_VEC4  // N % 4 == 0: the whole 4-group is in range
+        const vec4 b = FZ_LOAD_B4(off);
+#else
+        vec4 b;
+        [[unroll]] for (int c = 0; c < 4; ++c) b[c] = n + c < FZ_N ? FZ_LOAD_B(off + c * FZ_B_SN) : 0.0f;
+#endif
+        [[unroll]] for (int m = 0; m < FZ_SK_M; ++m) acc[m] = fma(vec4(FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK)), b, acc[m]);
+      }
+    }
+    [[unroll]] for (int m = 0; m < FZ_SK_M; ++m) fz_part[(kg * FZ_SK_M + m) * FZ_GV_LANES + lane] = acc[m];
+    memoryBarrierShared();
+    barrier();
+    for (int s = FZ_GV_KG / 2; s > 0; s /= 2) {
+      if (kg < s)
+        for (int m = 0; m < FZ_SK_M; ++m) fz_part[(kg * FZ_SK_M + m) * FZ_GV_LANES + lane] += fz_part[((kg + s) * FZ_SK_M + m) * FZ_GV_LANES + lane];
+      memoryBarrierShared();
+      barrier();
+    }
+    // Output i of the tile (row i / COLS, column i % COLS) is component j % 4 of group 0's lane
+    // j / 4: every thread of the group takes outputs, so stores are coalesced.
+#define FZ_GV_OWN(i) fz_part[((i) / FZ_SK_COLS) * FZ_GV_LANES + ((i) % FZ_SK_COLS) / 4][(i) % 4]
+#if FZ_SPLIT_K > 1
+    const fz_idx part = w * FZ_GV_MC;
+    for (int i = tid; i < FZ_GV_MC; i += FZ_SK_THREADS) fz_split.part[part + i] = FZ_GV_OWN(i);
+    memoryBarrierBuffer();
+    barrier();
+    if (tid == 0) fz_split_last = atomicAdd(fz_split.cnt[t], 1u) == uint(FZ_SPLIT_K - 1);
+    memoryBarrierShared();
+    barrier();
+    if (fz_split_last) {  // uniform: every thread read the same shared flag
+      memoryBarrierBuffer();
+      const fz_idx first = t * FZ_SPLIT_K * FZ_GV_MC;
+      for (int i = tid; i < FZ_GV_MC; i += FZ_SK_THREADS) {
+        const fz_idx col = col0 + i % FZ_SK_COLS;
+        // Slice order; this group's own slice from shared memory (the bits it stored).
+        precise float sum = slice == 0 ? FZ_GV_OWN(i) : fz_split.part[first + i];
+        for (int s = 1; s < FZ_SPLIT_K; ++s) sum = sum + (s == slice ? FZ_GV_OWN(i) : fz_split.part[first + fz_idx(s) * FZ_GV_MC + i]);
+        if (col < FZ_N) FZ_EPILOGUE(sum, (batch * FZ_M + i / FZ_SK_COLS) * FZ_N + col);
+      }
+      if (tid == 0) fz_split.cnt[t] = 0u;  // ready for the next replay
+    }
+#else
+    for (int i = tid; i < FZ_GV_MC; i += FZ_SK_THREADS) {
+      const fz_idx col = col0 + i % FZ_SK_COLS;
+      if (col < FZ_N) FZ_EPILOGUE(FZ_GV_OWN(i), (batch * FZ_M + i / FZ_SK_COLS) * FZ_N + col);
+    }
+#endif
+#undef FZ_GV_OWN
     memoryBarrierShared();
     barrier();
   }

@@ -79,7 +79,9 @@ TEST_F(VulkanSplitK, ConsecutiveKernelsWithDifferentTileCountsShareTheWorkspace)
 }
 
 TEST_F(VulkanSplitK, GemvPathAndForcedOffStillWork) {
-  // M <= 8 keeps gemm.glsl's GEMV path (it splits K inside a workgroup) even when forced.
+  // M <= 8 keeps gemm.glsl's first GEMV path (FUSOR_VK_GEMV=old: it splits K inside a
+  // workgroup) even when forced. The vector GEMV path's own split is test_vulkan_gemv.cpp's.
+  EnvGuard old("FUSOR_VK_GEMV", "old");
   check({"m8_k8192", {}, 8, 40, 8192, false, false, true, false, 4}, 200, false);
 }
 

@@ -1,6 +1,6 @@
 // Shared by the tiled-GEMM tests on Vulkan (test_vulkan_splitk.cpp, test_vulkan_gemm_tiles.cpp):
-// a matmul problem (batched, transposed views, bias + GELU and residual epilogues) built as a
-// graph on seeded random inputs, and a check that forces split-K (FUSOR_VK_SPLIT_K), compares
+// a matmul problem (gemm_problem.h: batched, transposed views, bias + GELU and residual
+// epilogues) built as a graph on seeded random inputs, and a check that forces split-K (FUSOR_VK_SPLIT_K), compares
 // with `ref` (outputs poisoned: the arena starts as NaN), replays with other inputs in between
 // (bit-identical results), and compares with split-K off. Knobs the caller sets (tile family,
 // vector loads) apply to both compiles.
@@ -23,78 +23,10 @@
 #include "frontend/builder.h"
 #include "ir/passes.h"
 #include "test_util.h"
+#include "gemm_problem.h"
 #include "vulkan_fixture.h"
 
 namespace fusor::testing {
-
-// Sets an environment variable for one scope (restores "unset" after).
-struct EnvGuard {
-  std::string name;
-  EnvGuard(const char* n, const std::string& v) : name(n) { setenv(n, v.c_str(), 1); }
-  ~EnvGuard() { unsetenv(name.c_str()); }
-};
-
-// C = A @ B (+ bias, GELU) (+ residual). A is [batch.., M, K] or, transposed, read through a
-// Transpose of a [batch.., K, M] input; B likewise [K, N] or a Transpose of [N, K].
-struct Problem {
-  std::string name;
-  std::vector<int64_t> batch;
-  int64_t m = 0, n = 0, k = 0;
-  bool transpose_a = false, transpose_b = false, bias_gelu = false, residual = false;
-  int slices = 4;  // FUSOR_VK_SPLIT_K
-  DType dtype = DType::f32;
-};
-
-struct Built {
-  Graph g;
-  std::vector<Tensor> inputs;  // seed
-  std::vector<Tensor> other;   // seed + 100 (the in-between replay)
-};
-
-inline Built build(const Problem& p, uint32_t seed) {
-  GraphBuilder b;
-  Built out;
-  auto add_input = [&](const std::string& nm, Shape s) {
-    out.inputs.push_back(random_tensor(p.dtype, s, seed + static_cast<uint32_t>(out.inputs.size())));
-    out.other.push_back(random_tensor(p.dtype, s, seed + 100 + static_cast<uint32_t>(out.other.size())));
-    return b.input(nm, p.dtype, std::move(s));
-  };
-  auto shape = [&](int64_t r, int64_t c) {
-    Shape s(p.batch.begin(), p.batch.end());
-    s.push_back(r);
-    s.push_back(c);
-    return s;
-  };
-  auto swap_last = [&](int v, size_t rank) {
-    std::vector<int64_t> perm;
-    for (size_t i = 0; i < rank; ++i) perm.push_back(static_cast<int64_t>(i));
-    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-    return b.op("Transpose", {v}, {{"perm", perm}});
-  };
-  int a = p.transpose_a ? swap_last(add_input("a", shape(p.k, p.m)), p.batch.size() + 2) : add_input("a", shape(p.m, p.k));
-  int w = p.transpose_b ? swap_last(add_input("b", {p.n, p.k}), 2) : add_input("b", {p.k, p.n});
-  int y = b.op("MatMul", {a, w});
-  if (p.bias_gelu) y = b.op("Gelu", {b.op("Add", {y, b.constant("bias", random_tensor(p.dtype, {p.n}, seed + 50))})});
-  if (p.residual) y = b.op("Add", {y, add_input("res", shape(p.m, p.n))});
-  b.output(y);
-  out.g = b.build();
-  make_static(out.g, {});
-  return out;
-}
-
-inline bool bit_identical(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && a.nbytes() == b.nbytes() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
-}
-
-// Every dumped kernel source under dir (FUSOR_VK_DUMP_DIR), concatenated.
-inline std::string dumped_sources(const std::filesystem::path& dir) {
-  std::string all;
-  for (const auto& f : std::filesystem::directory_iterator(dir)) {
-    std::ifstream in(f.path());
-    all += std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  return all;
-}
 
 class VulkanGemmTest : public ValidatedVulkanTest {
  protected:

@@ -46,8 +46,9 @@ FZ_FN unsigned short fz_f32_to_bf16(float f) {
 }
 )";
 
-// Matmul, two shapes of work (chosen by CudaDialect::matmul_config):
-//  * FZ_SKINNY (M <= 8, GEMV-like): a block of 1024 threads owns 16 columns of one batch; its
+// Matmul, three shapes of work (chosen by CudaDialect::matmul_config):
+//  * FZ_SKINNY 2 (M <= 8, the default): the vector GEMV, described at its #elif below.
+//  * FZ_SKINNY 1 (M <= 8 under FUSOR_CUDA_GEMV=old, the first GEMV-like kernel): a block of 1024 threads owns 16 columns of one batch; its
 //    64 groups of 16 threads stride over K (k = kg, kg+64, ...) so B rows are read in whole
 //    32-byte sectors with many loads in flight; partial sums meet in shared memory, are added
 //    by a fixed tree and group 0 runs the epilogue (the shape gemm.glsl measured fastest).
@@ -58,7 +59,7 @@ FZ_FN unsigned short fz_f32_to_bf16(float f) {
 //    launch) sums the partials in split order, so results stay deterministic, then runs the
 //    epilogue. Operands are read through their strided views with bounds checks.
 constexpr const char* kMatmulTemplate = R"(
-#if FZ_SKINNY
+#if FZ_SKINNY == 1
 #ifndef FZ_SK_COLS
 #define FZ_SK_COLS 16  // fp16 too: 32 measured no faster on the H200 (7.2 vs 7.1 us, 12.5 vs 8.6)
 #endif
@@ -92,6 +93,124 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
     }
     if (kg == 0 && n < FZ_N)
       for (int m = 0; m < FZ_M; ++m) FZ_EPILOGUE(fz_part[0][m][lane], (batch * FZ_M + m) * FZ_N + n);
+    __syncthreads();
+  }
+}
+#elif FZ_SKINNY == 2
+// Vector GEMV (FUSOR_CUDA_GEMV=new, the default for M <= 8): work item w = tile * FZ_SPLITS +
+// slice; a tile is FZ_SK_COLS columns of one batch, a slice FZ_KCHUNK rows of K. Lane l owns
+// columns 4l .. 4l+3 and reads them with one 16-byte (fp32) or 8-byte (fp16 / bf16) load per
+// k where B's N has unit stride, its row stride is a multiple of 4 and the batch's first
+// element is aligned (checked on the pointer, once per work item); 4 scalar loads otherwise.
+// FZ_GROUP_SIZE / (FZ_SK_COLS / 4) groups of lanes stride over the slice's K; partial sums
+// meet in shared memory and are added by a fixed tree. With FZ_SPLITS > 1 the slices' sums go
+// through the tiled path's workspace and arrival counters (fz_ws / fz_arrive): the last block
+// to arrive adds them in slice order (deterministic), runs the epilogue, resets the counter.
+#define FZ_GV_LANES (FZ_SK_COLS / 4)
+#define FZ_GV_KG (FZ_GROUP_SIZE / FZ_GV_LANES)
+#define FZ_GV_MC ((int)FZ_M * FZ_SK_COLS)
+#if defined(FZ_B_ELEM) && FZ_B_SN == 1 && (FZ_B_SK % 4) == 0 && FZ_B_KIND >= 1 && FZ_B_KIND <= 3
+#define FZ_GV_VEC 1
+FZ_FN float4 fz_gv_load4(const void* p) {
+#if FZ_B_KIND == 1
+  return *(const float4*)p;
+#else
+  const uint2 u = *(const uint2*)p;
+#if FZ_B_KIND == 2
+  return make_float4(__half2float(__ushort_as_half((unsigned short)(u.x & 0xffffu))), __half2float(__ushort_as_half((unsigned short)(u.x >> 16))),
+                     __half2float(__ushort_as_half((unsigned short)(u.y & 0xffffu))), __half2float(__ushort_as_half((unsigned short)(u.y >> 16))));
+#else
+  return make_float4(__uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u), __uint_as_float(u.y << 16), __uint_as_float(u.y & 0xffff0000u));
+#endif
+#endif
+}
+#else
+#define FZ_GV_VEC 0
+#endif
+__shared__ float4 fz_part[FZ_GV_KG * FZ_M * FZ_GV_LANES];
+#if FZ_SPLITS > 1
+__device__ float fz_ws[FZ_TILES_MN * FZ_SPLITS * FZ_GV_MC];
+__device__ unsigned int fz_arrive[FZ_TILES_MN] = {0};
+__shared__ int fz_last;
+#endif
+// Output i of the tile (row i / COLS, column i % COLS): component i % 4 of lane (i % COLS) / 4.
+#define FZ_GV_OWN(i) (((const float*)&fz_part[((i) / FZ_SK_COLS) * FZ_GV_LANES])[(i) % FZ_SK_COLS])
+extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
+  const int tid = threadIdx.x, lane = tid % FZ_GV_LANES, kg = tid / FZ_GV_LANES;
+  const fz_idx tiles_n = (FZ_N + FZ_SK_COLS - 1) / FZ_SK_COLS;
+  for (fz_idx w = blockIdx.x; w < (fz_idx)FZ_BATCH * tiles_n * FZ_SPLITS; w += gridDim.x) {
+    const fz_idx t = w / FZ_SPLITS;
+    const int slice = (int)(w % FZ_SPLITS);
+    const fz_idx batch = t / tiles_n, col0 = (t % tiles_n) * FZ_SK_COLS, n = col0 + lane * 4;
+    const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
+    const fz_idx kbeg = (fz_idx)slice * FZ_KCHUNK, kend = kbeg + FZ_KCHUNK < FZ_K ? kbeg + FZ_KCHUNK : FZ_K;
+    float4 acc[FZ_M];
+#pragma unroll
+    for (int m = 0; m < FZ_M; ++m) acc[m] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#if FZ_GV_VEC
+    if (n + 3 < FZ_N && (unsigned long long)&FZ_B_ELEM(bbase) % (4 * FZ_B_BYTES) == 0) {
+#pragma unroll 4
+      for (fz_idx k = kbeg + kg; k < kend; k += FZ_GV_KG) {
+        const float4 b = fz_gv_load4(&FZ_B_ELEM(bbase + k * FZ_B_SK + n));
+#pragma unroll
+        for (int m = 0; m < FZ_M; ++m) {
+          const float a = FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK);
+          acc[m].x = fmaf(a, b.x, acc[m].x), acc[m].y = fmaf(a, b.y, acc[m].y);
+          acc[m].z = fmaf(a, b.z, acc[m].z), acc[m].w = fmaf(a, b.w, acc[m].w);
+        }
+      }
+    } else
+#endif
+    if (n < FZ_N) {
+#pragma unroll 2
+      for (fz_idx k = kbeg + kg; k < kend; k += FZ_GV_KG) {
+        const fz_idx off = bbase + k * FZ_B_SK + n * FZ_B_SN;
+        const float b0 = FZ_LOAD_B(off), b1 = n + 1 < FZ_N ? FZ_LOAD_B(off + FZ_B_SN) : 0.0f;
+        const float b2 = n + 2 < FZ_N ? FZ_LOAD_B(off + 2 * FZ_B_SN) : 0.0f, b3 = n + 3 < FZ_N ? FZ_LOAD_B(off + 3 * FZ_B_SN) : 0.0f;
+#pragma unroll
+        for (int m = 0; m < FZ_M; ++m) {
+          const float a = FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK);
+          acc[m].x = fmaf(a, b0, acc[m].x), acc[m].y = fmaf(a, b1, acc[m].y);
+          acc[m].z = fmaf(a, b2, acc[m].z), acc[m].w = fmaf(a, b3, acc[m].w);
+        }
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < FZ_M; ++m) fz_part[(kg * FZ_M + m) * FZ_GV_LANES + lane] = acc[m];
+    __syncthreads();
+    for (int s = FZ_GV_KG / 2; s > 0; s /= 2) {
+      if (kg < s)
+        for (int m = 0; m < FZ_M; ++m) {
+          float4& d = fz_part[(kg * FZ_M + m) * FZ_GV_LANES + lane];
+          const float4 o = fz_part[((kg + s) * FZ_M + m) * FZ_GV_LANES + lane];
+          d.x += o.x, d.y += o.y, d.z += o.z, d.w += o.w;
+        }
+      __syncthreads();
+    }
+#if FZ_SPLITS > 1
+    for (int i = tid; i < FZ_GV_MC; i += FZ_GROUP_SIZE) fz_ws[w * FZ_GV_MC + i] = FZ_GV_OWN(i);
+    __threadfence();
+    __syncthreads();
+    if (tid == 0) fz_last = atomicAdd(&fz_arrive[t], 1u) == FZ_SPLITS - 1;
+    __syncthreads();
+    if (fz_last) {  // uniform: every thread read the same shared flag
+      __threadfence();
+      const fz_idx first = t * FZ_SPLITS * FZ_GV_MC;
+      for (int i = tid; i < FZ_GV_MC; i += FZ_GROUP_SIZE) {
+        const fz_idx col = col0 + i % FZ_SK_COLS;
+        // Slice order; this block's own slice from shared memory (the bits it stored).
+        float sum = slice == 0 ? FZ_GV_OWN(i) : __ldcg(&fz_ws[first + i]);
+        for (int sp = 1; sp < FZ_SPLITS; ++sp) sum += sp == slice ? FZ_GV_OWN(i) : __ldcg(&fz_ws[first + sp * FZ_GV_MC + i]);
+        if (col < FZ_N) FZ_EPILOGUE(sum, (batch * FZ_M + i / FZ_SK_COLS) * FZ_N + col);
+      }
+      if (tid == 0) fz_arrive[t] = 0;
+    }
+#else
+    for (int i = tid; i < FZ_GV_MC; i += FZ_GROUP_SIZE) {
+      const fz_idx col = col0 + i % FZ_SK_COLS;
+      if (col < FZ_N) FZ_EPILOGUE(FZ_GV_OWN(i), (batch * FZ_M + i / FZ_SK_COLS) * FZ_N + col);
+    }
+#endif
     __syncthreads();
   }
 }
@@ -221,6 +340,27 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
 }
 )";
 
+// A power of two in [lo, hi] from the environment, else dflt.
+int64_t env_pow2(const char* nm, int64_t lo, int64_t hi, int64_t dflt) {
+  const char* e = std::getenv(nm);
+  const int64_t v = e ? std::atoll(e) : 0;
+  return v >= lo && v <= hi && (v & (v - 1)) == 0 ? v : dflt;
+}
+// FUSOR_CUDA_GEMV=old keeps the first GEMV kernel (FZ_SKINNY 1); unset or "new": the vector one.
+bool gemv_new() {
+  const char* e = std::getenv("FUSOR_CUDA_GEMV");
+  return !(e && std::string(e) == "old");
+}
+// The vector GEMV's columns per block and block size for M rows: 64 x 256 unless the knobs say
+// otherwise, the block halved while its partial sums (4 * M * cols * K groups bytes) would pass
+// the 48 KiB of static shared memory.
+std::pair<int64_t, int64_t> gemv_shape(int64_t m) {
+  const int64_t cols = env_pow2("FUSOR_CUDA_GEMV_COLS", 16, 128, 64);
+  int64_t threads = env_pow2("FUSOR_CUDA_GEMV_THREADS", 64, 1024, 256);
+  while (threads > cols / 4 && 4 * std::max<int64_t>(m, 1) * cols * (threads / (cols / 4)) > 48 * 1024) threads /= 2;
+  return {cols, threads};
+}
+
 struct CudaDialect : Dialect {
   CudaDialect() {
     name = "cuda";
@@ -267,11 +407,33 @@ struct CudaDialect : Dialect {
     if (t == DType::bf16) return "fz_f32_to_bf16(" + v + ")";
     return Dialect::from_float(t, v);
   }
-  int64_t matmul_threads(int64_t m) const override { return m <= 8 ? 1024 : matmul_group_size; }
-  // Skinny for M <= 8; otherwise K is split while the tiles alone would leave most of the
-  // ~132 SMs idle and each split keeps >= 128 of K (workspace capped at 64 MiB).
+  int64_t matmul_threads(int64_t m) const override {
+    return m > 8 ? matmul_group_size : gemv_new() ? gemv_shape(m).second : 1024;
+  }
+  // Skinny for M <= 8 (the vector GEMV unless FUSOR_CUDA_GEMV=old); otherwise K is split while
+  // the tiles alone would leave most of the ~132 SMs idle and each split keeps >= 128 of K
+  // (workspace capped at 64 MiB).
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work) const override {
     auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+    if (m <= 8 && gemv_new()) {
+      // 64 columns a block (16 lanes of 4); K split over blocks while the strips give fewer
+      // than 528 (4 per SM of the H200: the codegen sees no device), each slice keeping >= 8
+      // rounds of the K groups. FUSOR_CUDA_GEMV_COLS (16 .. 128) and FUSOR_CUDA_GEMV_SPLIT=S
+      // (1 = off, 2 .. 64 forced) override.
+      const auto [cols, threads] = gemv_shape(m);
+      const int64_t kg = threads / (cols / 4);
+      const int64_t tiles = batch * cdiv(n, cols), min_slice = 8 * kg;
+      const char* e = std::getenv("FUSOR_CUDA_GEMV_SPLIT");
+      const int64_t forced = e ? std::atoi(e) : 0;
+      int64_t splits = 1;
+      if (forced >= 1) splits = std::min<int64_t>(forced, 64);
+      else if (tiles < 528 && k >= 2 * min_slice) splits = std::min<int64_t>({cdiv(528, tiles), k / min_slice, 64});
+      const int64_t chunk = std::max<int64_t>(1, cdiv(cdiv(k, splits), kg) * kg);
+      splits = std::max<int64_t>(1, cdiv(k, chunk));
+      work = tiles * splits;
+      return "#define FZ_SKINNY 2\n#define FZ_SK_COLS " + std::to_string(cols) + "\n#define FZ_SPLITS " + std::to_string(splits) +
+             "\n#define FZ_TILES_MN " + std::to_string(tiles) + "\n#define FZ_KCHUNK " + std::to_string(chunk) + "\n";
+    }
     if (m <= 8) {
       work = batch * cdiv(n, 16);
       // 16 columns per block (the template's default); FUSOR_CUDA_GEMV_COLS=16|32|64 overrides.

@@ -297,14 +297,20 @@ const std::string& conv_template() {
 
 namespace {
 int64_t matmul_batch(const KernelSpec& k) { return shape_numel(k.space) / std::max<int64_t>(1, k.matmul->m * k.matmul->n); }
-// Output tiles of a matmul, or of a conv's implicit GEMM (conv.glsl: per group, Kg x N*OH*OW).
+// Output tiles of a matmul, or of a conv's implicit GEMM (conv.glsl: per group, Kg x N*OH*OW);
+// skinny_cols-wide strips of one batch on the matmul GEMV paths.
 int64_t tile_count(const ContractionTiles& t, const KernelSpec& k) {
   if (k.conv) {
     const ConvDesc& c = *k.conv;
     const int64_t g = std::max<int64_t>(c.groups, 1);
     return g * ((c.k / g + t.bm - 1) / t.bm) * ((c.n * c.oh * c.ow + t.bn - 1) / t.bn);
   }
+  if (t.skinny) return matmul_batch(k) * ((k.matmul->n + t.skinny_cols - 1) / t.skinny_cols);
   return matmul_batch(k) * ((k.matmul->m + t.bm - 1) / t.bm) * ((k.matmul->n + t.bn - 1) / t.bn);
+}
+// Partial-sum elements one tile writes: BM x BN, M x skinny_cols on the vector GEMV path.
+int64_t tile_elements(const ContractionTiles& t, const KernelSpec& k) {
+  return k.matmul && t.skinny ? k.matmul->m * t.skinny_cols : int64_t{t.bm} * t.bn;
 }
 // The reduction length a split-K slices: K of a matmul, C/G x R x S of a conv.
 int64_t reduction_length(const KernelSpec& k) {
@@ -315,9 +321,10 @@ int64_t split_counters(int64_t tiles) { return (tiles + 3) / 4 * 4; }
 }  // namespace
 
 int64_t splitk_workspace_bytes(const ContractionTiles& t, const KernelSpec& k) {
-  if (!(k.matmul || (k.conv && !t.conv_direct)) || t.split_k <= 1 || t.skinny) return 0;
+  // The first GEMV path (skinny 1) never splits; the vector one (skinny 2) may.
+  if (!(k.matmul || (k.conv && !t.conv_direct)) || t.split_k <= 1) return 0;
   const int64_t tiles = tile_count(t, k);
-  return 4 * split_counters(tiles) + int64_t{4} * tiles * t.split_k * t.bm * t.bn;
+  return 4 * split_counters(tiles) + int64_t{4} * tiles * t.split_k * tile_elements(t, k);
 }
 
 namespace {
@@ -368,6 +375,26 @@ void shrink_tiles(ContractionTiles& t, const KernelSpec& k) {
   }
 }
 
+// The vector GEMV path (skinny 2): K split over workgroups while the column strips alone give
+// fewer than 4 workgroups per compute unit, each slice keeping >= 8 rounds of the K groups
+// (whole rounds: slices are multiples of the group count). FUSOR_VK_GEMV_SPLIT=S (1 = off,
+// 2..64) forces S slices. A split needing more workspace than split_budget is not taken.
+void choose_gemv_split(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget) {
+  t.split_k = 1, t.split_slice = 0;
+  const int64_t kk = k.matmul->k, kg = t.skinny_threads / (t.skinny_cols / 4);
+  if (kk <= 0 || k.matmul->n <= 0) return;
+  const int64_t target = 4 * (dev.compute_units ? int64_t{dev.compute_units} : 64), tiles = tile_count(t, k), min_slice = 8 * kg;
+  const char* e = std::getenv("FUSOR_VK_GEMV_SPLIT");
+  const int forced = e ? std::atoi(e) : 0;
+  int64_t s = 1;
+  if (forced >= 1) s = std::min(forced, 64);
+  else if (tiles < target && kk >= 2 * min_slice) s = std::min<int64_t>({(target + tiles - 1) / tiles, kk / min_slice, 64});
+  if (s <= 1) return;
+  t.split_slice = ((kk + s - 1) / s + kg - 1) / kg * kg;
+  t.split_k = static_cast<int>((kk + t.split_slice - 1) / t.split_slice);
+  if (t.split_k <= 1 || (split_budget >= 0 && splitk_workspace_bytes(t, k) > split_budget)) t.split_k = 1, t.split_slice = 0;
+}
+
 // Devices with a small invocation limit (the Vulkan minimum is 128) get 8x8 register blocks.
 ContractionTiles fit_invocations(ContractionTiles t, const PhysicalDeviceInfo& dev) {
   while (t.threads() > static_cast<int>(dev.max_invocations) && (t.tm < t.bm || t.tn < t.bn)) {
@@ -394,6 +421,23 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   // threads splitting K over a few columns.
   if (k.matmul && m <= 8 && dev.max_invocations >= 64) {
     t.skinny = 1, t.bm = 16, t.tm = 1, t.bn = 64, t.tn = 4;
+    // The vector GEMV path (gemm.glsl FZ_SKINNY 2) unless FUSOR_VK_GEMV=old: 64 columns per
+    // workgroup (16 lanes of 4: a 256-byte fp32 row piece per K group), 256 threads, K split
+    // over workgroups to fill the device. FUSOR_VK_GEMV_COLS (16 .. 128) and
+    // FUSOR_VK_GEMV_THREADS (64 .. 1024) override here too.
+    const char* path = std::getenv("FUSOR_VK_GEMV");
+    if (!(path && std::strcmp(path, "old") == 0)) {
+      t.skinny = 2;
+      t.skinny_cols = env_pow2("FUSOR_VK_GEMV_COLS", 16, 128, 64);
+      t.skinny_threads = env_pow2("FUSOR_VK_GEMV_THREADS", 64, 1024, 256);
+      const auto fits = [&] {
+        const int64_t shared = int64_t{4} * std::max<int64_t>(m, 1) * t.skinny_cols * (t.skinny_threads / (t.skinny_cols / 4)) + 16;
+        return t.skinny_threads <= static_cast<int>(dev.max_invocations) && shared <= static_cast<int64_t>(dev.max_shared_memory);
+      };
+      while (t.skinny_threads > t.skinny_cols / 4 && !fits()) t.skinny_threads /= 2;
+      choose_gemv_split(t, k, dev, split_budget);
+      return t;
+    }
     // A GEMV is bound by how many loads are in flight: 16 columns (two 32-byte sectors) per
     // workgroup and the biggest workgroup the device and its shared memory allow, so even a
     // 1024-wide layer is 64 groups of 1024 threads. Measured on the H200 (bench/gemv_sweep.py,
@@ -510,6 +554,10 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
     split_bytes_ = splitk_workspace_bytes(tiles_, k);
     if (split_bytes_ > 0) split_cnt_ = split_counters(tile_count(tiles_, k));
     if (plan && k.matmul && !tiles_.skinny && !tiles_.coopmat) choose_vec4(*plan, k);
+    if (plan && k.matmul && tiles_.skinny == 2) {  // the vector GEMV path reads only B 4-wide
+      choose_vec4(*plan, k);
+      a_vec4_slot_ = -1;
+    }
   }
 }
 
@@ -557,10 +605,23 @@ void VulkanDialect::choose_vec4(const Plan& plan, const KernelSpec& k) {
 }
 
 std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const {
+  // A 4-group as a vec4: fp32 directly, fp16 converted (exact), bf16 from two packed words.
+  auto vec4 = [](std::string& s, const char* op, int slot, int64_t delta, DType t) {
+    if (slot < 0) return;
+    const std::string load = "b" + std::to_string(slot) + "v.d[((off)" + (delta ? " + " + std::to_string(delta) : std::string()) + ") / 4]";
+    s += std::string("#define FZ_") + op + "_VEC4 1\n#define FZ_LOAD_" + op + "4(off) " +
+         (t == DType::bf16 ? "fz_bf16x4(" + load + ")" : t == DType::f16 ? "vec4(" + load + ")" : load) + "\n";
+  };
   if (tiles_.skinny) {
     work_items = batch * ((n + tiles_.skinny_cols - 1) / tiles_.skinny_cols);
-    return "#define FZ_SKINNY 1\n#define FZ_SK_COLS " + std::to_string(tiles_.skinny_cols) + "\n#define FZ_SK_THREADS " +
-           std::to_string(tiles_.skinny_threads) + "\n";
+    std::string s = "#define FZ_SKINNY " + std::to_string(tiles_.skinny) + "\n#define FZ_SK_COLS " + std::to_string(tiles_.skinny_cols) +
+                    "\n#define FZ_SK_THREADS " + std::to_string(tiles_.skinny_threads) + "\n";
+    if (tiles_.split_k > 1) {
+      s += "#define FZ_SPLIT_K " + std::to_string(tiles_.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(tiles_.split_slice) + "\n";
+      work_items *= tiles_.split_k;
+    }
+    vec4(s, "B", b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
+    return s;
   }
   if (tiles_.coopmat) {
     const ContractionTiles& t = tiles_;
@@ -583,15 +644,8 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     work_items *= tiles_.split_k;
   }
   if (tiles_.blocked) s += "#define FZ_BLOCKED 1\n";
-  // A 4-group as a vec4: fp32 directly, fp16 converted (exact), bf16 from two packed words.
-  auto vec4 = [&](const char* op, int slot, int64_t delta, DType t) {
-    if (slot < 0) return;
-    const std::string load = "b" + std::to_string(slot) + "v.d[((off)" + (delta ? " + " + std::to_string(delta) : std::string()) + ") / 4]";
-    s += std::string("#define FZ_") + op + "_VEC4 1\n#define FZ_LOAD_" + op + "4(off) " +
-         (t == DType::bf16 ? "fz_bf16x4(" + load + ")" : t == DType::f16 ? "vec4(" + load + ")" : load) + "\n";
-  };
-  vec4("A", a_vec4_slot_, a_vec4_delta_, a_vec4_type_);
-  vec4("B", b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
+  vec4(s, "A", a_vec4_slot_, a_vec4_delta_, a_vec4_type_);
+  vec4(s, "B", b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
   return s;
 }
 
@@ -704,7 +758,7 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
          "#define FZ_INDEX_ERROR atomicMax(fz_status.code, " + std::to_string(h.kernel_index + 1) + "u)\n";
   // Split-K workspace: the slot after the kernel's (and after its status word). coherent: the
   // partials one workgroup stores are read by the last-arriving one (gemm.glsl).
-  if (tiles_.split_k > 1 && !tiles_.skinny)
+  if (tiles_.split_k > 1)
     s += "layout(std430, set = 0, binding = " + std::to_string(h.bindings.size() + (h.status_slot >= 0 ? 1 : 0)) +
          ") coherent buffer FzSplit { uint cnt[" + std::to_string(split_cnt_) + "]; float part[]; } fz_split;\n";
   // 4-wide views of gemm.glsl's operands (the same binding declared a second time).

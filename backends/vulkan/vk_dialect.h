@@ -28,10 +28,12 @@ namespace fusor::vk {
 struct ContractionTiles {
   int bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
   int conv_direct = 0;  // conv only: 1 = one thread per output (depthwise / tiny reductions)
-  int skinny = 0;       // matmul only: 1 = gemm.glsl's GEMV-like path (M <= 8)
-  int skinny_cols = 16; // columns per workgroup of that path (FZ_SK_COLS: 8, 16 or 32)
+  // matmul only, M <= 8: gemm.glsl's GEMV paths, 1 = the first (FUSOR_VK_GEMV=old), 2 = the
+  // vector GEMV (the default; split-K across workgroups with split_k / split_slice below).
+  int skinny = 0;
+  int skinny_cols = 16; // columns per workgroup (FZ_SK_COLS: 8..32 on path 1, 16..128 on path 2)
   int skinny_threads = 256;  // its workgroup size (FZ_SK_THREADS, a power of two)
-  // matmul only, tiled and coopmat paths: split-K (gemm.glsl / gemm_coopmat.glsl FZ_SPLIT_K). split_k > 1 slices K into pieces
+  // matmul only, tiled, coopmat and vector GEMV paths: split-K (gemm.glsl / gemm_coopmat.glsl FZ_SPLIT_K). split_k > 1 slices K into pieces
   // of split_slice (a multiple of bk) per output tile; partial tiles go to a workspace bound
   // after the kernel's slots (splitk_workspace_bytes) and are added in slice order.
   int split_k = 1;
@@ -68,7 +70,7 @@ constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kS
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4, int64_t split_budget = -1);
 // Bytes of the split-K workspace a matmul kernel with these tiles needs (0 without split-K):
 // uint32 counters (one per output tile, padded to 4) then tiles * split_k
-// partial BM x BN fp32 tiles. The executable zeroes it once; kernels leave the counters zero.
+// partial BM x BN fp32 tiles (M x skinny_cols on the vector GEMV path). The executable zeroes it once; kernels leave the counters zero.
 int64_t splitk_workspace_bytes(const ContractionTiles& t, const KernelSpec& k);
 // The gemm_coopmat.glsl blocking for `batch` M x N x K matmuls with matrix shape `s`
 // (vk_coopmat.h): 2 x 4 subgroups of one accumulator each, K slices of 64 (32 for short K)

@@ -24,6 +24,17 @@
 //                           4x8 blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; vec4 shared reads).
 //                           Unset: 4x4 (the blocked tiles measured slower on the H200).
 //   FUSOR_VK_GEMM_BK=8|16|32  K slice depth of tiled matmuls (default 16; 8 for 128 x 128 tiles).
+//   FUSOR_VK_GEMV=old|new   matmuls with M <= 8: new (default) the vector GEMV (gemm.glsl
+//                           FZ_SKINNY 2: 4 columns a thread, B read as vec4 / f16vec4 / packed
+//                           bf16 where its N has unit stride and 4-groups are aligned, K split
+//                           over workgroups through the split-K workspace when the column strips
+//                           give fewer than 4 workgroups per compute unit); old the first GEMV
+//                           path (FZ_SKINNY 1: scalar loads, no split across workgroups).
+//   FUSOR_VK_GEMV_SPLIT=S   vector GEMV only: unset/0 automatic, 1 off, 2..64 force S K slices.
+//   FUSOR_VK_GEMV_COLS=C    columns a workgroup owns: new path 16..128 (default 64), old 8..32
+//                           (default 16); powers of two.
+//   FUSOR_VK_GEMV_THREADS=T workgroup size (power of two, 64..1024): new default 256, old 1024;
+//                           halved where shared memory or the invocation limit is short.
 #pragma once
 #include <memory>
 #include <string>
