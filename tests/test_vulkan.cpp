@@ -170,21 +170,27 @@ TEST_F(VulkanTest, MatMulTransposedAndSkinny) {
 }
 
 TEST_F(VulkanTest, GemvEveryWorkgroupShape) {
-  // gemm.glsl's GEMV-like path (M <= 8) for every column strip / workgroup size it may pick:
+  // gemm.glsl's GEMV paths (M <= 8) for every column strip / workgroup size they may pick:
   // N not a multiple of the strip, K not a multiple of the K groups, a batch, a fused epilogue.
-  for (int64_t m : {1, 5, 8})
-    for (const char* cols : {"8", "16", "32"})
-      for (const char* threads : {"64", "1024"}) {
-        SCOPED_TRACE(std::string("M ") + std::to_string(m) + " cols " + cols + " threads " + threads);
-        setenv("FUSOR_VK_GEMV_COLS", cols, 1);
-        setenv("FUSOR_VK_GEMV_THREADS", threads, 1);
-        GraphBuilder b;
-        int x = b.input("x", DType::f32, {2, m, 300});
-        int w = b.constant("w", random_tensor(DType::f32, {300, 37}, 31));
-        int bias = b.constant("bias", random_tensor(DType::f32, {37}, 32));
-        b.output(b.op("Relu", {b.op("Add", {b.op("MatMul", {x, w}), bias})}));
-        check(make_graph(b), {random_tensor(DType::f32, {2, m, 300}, 33)});
-      }
+  // Path 1 (FUSOR_VK_GEMV=old) takes 8..32 columns, path 2 (the vector GEMV) 16..128.
+  for (const char* path : {"old", "new"})
+    for (int64_t m : {1, 5, 8})
+      for (const char* cols : {"8", "16", "32", "128"})
+        for (const char* threads : {"64", "1024"}) {
+          const bool old = std::string(path) == "old";
+          if (old ? std::string(cols) == "128" : std::string(cols) == "8") continue;
+          SCOPED_TRACE(std::string(path) + " M " + std::to_string(m) + " cols " + cols + " threads " + threads);
+          setenv("FUSOR_VK_GEMV", path, 1);
+          setenv("FUSOR_VK_GEMV_COLS", cols, 1);
+          setenv("FUSOR_VK_GEMV_THREADS", threads, 1);
+          GraphBuilder b;
+          int x = b.input("x", DType::f32, {2, m, 300});
+          int w = b.constant("w", random_tensor(DType::f32, {300, 37}, 31));
+          int bias = b.constant("bias", random_tensor(DType::f32, {37}, 32));
+          b.output(b.op("Relu", {b.op("Add", {b.op("MatMul", {x, w}), bias})}));
+          check(make_graph(b), {random_tensor(DType::f32, {2, m, 300}, 33)});
+        }
+  unsetenv("FUSOR_VK_GEMV");
   unsetenv("FUSOR_VK_GEMV_COLS");
   unsetenv("FUSOR_VK_GEMV_THREADS");
 }

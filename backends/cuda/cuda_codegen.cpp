@@ -165,13 +165,14 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
 #pragma unroll 2
       for (fz_idx k = kbeg + kg; k < kend; k += FZ_GV_KG) {
         const fz_idx off = bbase + k * FZ_B_SK + n * FZ_B_SN;
-        const float b0 = FZ_LOAD_B(off), b1 = n + 1 < FZ_N ? FZ_LOAD_B(off + FZ_B_SN) : 0.0f;
-        const float b2 = n + 2 < FZ_N ? FZ_LOAD_B(off + 2 * FZ_B_SN) : 0.0f, b3 = n + 3 < FZ_N ? FZ_LOAD_B(off + 3 * FZ_B_SN) : 0.0f;
+        // (the buffers are b<slot>: these names stay clear of them)
+        const float fz_x = FZ_LOAD_B(off), fz_y = n + 1 < FZ_N ? FZ_LOAD_B(off + FZ_B_SN) : 0.0f;
+        const float fz_z = n + 2 < FZ_N ? FZ_LOAD_B(off + 2 * FZ_B_SN) : 0.0f, fz_w = n + 3 < FZ_N ? FZ_LOAD_B(off + 3 * FZ_B_SN) : 0.0f;
 #pragma unroll
         for (int m = 0; m < FZ_M; ++m) {
           const float a = FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK);
-          acc[m].x = fmaf(a, b0, acc[m].x), acc[m].y = fmaf(a, b1, acc[m].y);
-          acc[m].z = fmaf(a, b2, acc[m].z), acc[m].w = fmaf(a, b3, acc[m].w);
+          acc[m].x = fmaf(a, fz_x, acc[m].x), acc[m].y = fmaf(a, fz_y, acc[m].y);
+          acc[m].z = fmaf(a, fz_z, acc[m].z), acc[m].w = fmaf(a, fz_w, acc[m].w);
         }
       }
     }
