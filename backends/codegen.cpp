@@ -8,7 +8,7 @@ std::string Emitter::emit() {
   std::string src = d_.prelude(h_);
   if (typed_) src += d_.typed_helpers(h_);
   src += std::string("#define fz_idx ") + (h_.index64 ? d_.int64_type : "int") + "\n";
-  src += "#define FZ_KERNEL_NAME " + h_.name + "\n#define FZ_GROUP_SIZE " + std::to_string(h_.group_size) + "\n";
+  src += "#define FZ_KERNEL_NAME " + (d_.entry_named ? h_.name : std::string("fz_kernel")) + "\n#define FZ_GROUP_SIZE " + std::to_string(h_.group_size) + "\n";
   src += "#define fz_add(a, b) ((a) + (b))\n#define fz_mul(a, b) ((a) * (b))\n";
   std::string params = d_.function_params(h_), args = d_.function_args(h_);
   if (!params.empty()) src += "#define FZ_PARAMS " + params + "\n#define FZ_ARGS " + args + "\n";

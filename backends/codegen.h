@@ -35,7 +35,9 @@
 //     are exact up to 2^24). Other ops throw Unsupported(dialect.name, "... op X ...").
 //
 // Macros every kernel defines (templates may use them):
-//   FZ_KERNEL_NAME  the spec's name, sanitised to an identifier
+//   FZ_KERNEL_NAME  the spec's name, sanitised to an identifier; `fz_kernel` where the dialect's
+//                   entry point is not named after it (GLSL: main), so kernels that differ
+//                   only by name have one source and compile once
 //   FZ_GROUP_SIZE   threads per group (== launch_dims().group_size)
 //   fz_idx          index type
 // Contraction templates additionally get:
@@ -109,6 +111,10 @@ struct Dialect {
   // Put before a `for` whose trip count is a literal to have it unrolled, so a local array
   // indexed by its counter stays in registers ("#pragma unroll\n", GLSL "[[unroll]] ").
   std::string unroll;
+  // Whether the entry point carries the kernel's name (CUDA: the __global__ function). False
+  // (GLSL, entry `main`): FZ_KERNEL_NAME is `fz_kernel` in every kernel, so identical kernels
+  // (each layer of a transformer) share one source, one compile and one cache entry.
+  bool entry_named = true;
   int64_t max_groups = 65535;
   // Qualifier of every op result and accumulator ("precise " in GLSL): each op rounds to fp32
   // on its own, as in the reference, instead of the driver contracting a*b+c into an fma

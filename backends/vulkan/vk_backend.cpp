@@ -111,4 +111,9 @@ int vulkan_blocked_kernel_count(const Executable& e) {
   return n;
 }
 
+int vulkan_pipeline_count(const Executable& e) {
+  auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);
+  return v ? static_cast<int>(v->pipeline_count()) : -1;
+}
+
 }  // namespace fusor

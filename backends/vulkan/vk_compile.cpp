@@ -6,7 +6,9 @@
 #include <spirv-tools/optimizer.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -126,12 +128,21 @@ std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::st
   // The entry stores this whole key and a checksum; a damaged, truncated or swapped entry is a
   // miss. Modules are validated once more before use (cheap).
   std::string key = source;
-  key += '\0' + hex(info.device_uuid.data(), info.device_uuid.size()) + '\0' + std::to_string(info.driver_version) + '\0' + kCompilerTag;
+  // FUSOR_VK_SPIRV_OPT=0 skips spirv-opt (A/B of cold compile time against kernel speed: the
+  // driver optimises again at pipeline creation); such modules are cached under another key.
+  const char* opt_env = std::getenv("FUSOR_VK_SPIRV_OPT");
+  const bool optimize = !(opt_env && std::strcmp(opt_env, "0") == 0);
+  key += '\0' + hex(info.device_uuid.data(), info.device_uuid.size()) + '\0' + std::to_string(info.driver_version) + '\0' + kCompilerTag +
+         (optimize ? "" : "-noopt");
+  using clock = std::chrono::steady_clock;
+  const auto us_since = [](clock::time_point t) { return std::chrono::duration<double, std::micro>(clock::now() - t).count(); };
   if (std::optional<std::string> bytes = cache.load(key)) {
     std::vector<uint32_t> words;
     if (decode_words(*bytes, words)) {
       try {
+        const auto tv = clock::now();
         validate_spirv(name, words);
+        if (stats) stats->validate_us += us_since(tv);
         if (stats) ++stats->cache_hits;
         return words;
       } catch (const Error&) {
@@ -155,14 +166,17 @@ std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::st
   opts.SetTargetSpirv(shaderc_spirv_version_1_5);
   // Unoptimized here: the optimizer must see the float-control modes (see vk_compile.h).
   opts.SetOptimizationLevel(shaderc_optimization_level_zero);
+  const auto t0 = clock::now();
   shaderc::SpvCompilationResult r = compiler.CompileGlslToSpv(source, shaderc_compute_shader, name.c_str(), "main", opts);
   if (r.GetCompilationStatus() != shaderc_compilation_status_success)
     throw Error("vulkan", "kernel '" + name + "': GLSL compile failed (shaderc_compile_into_spv status " +
                               std::to_string(static_cast<int>(r.GetCompilationStatus())) + "): " + r.GetErrorMessage() +
                               "\n" + numbered(source));
+  if (stats) stats->shaderc_us += us_since(t0);
+  const auto t1 = clock::now();
   std::vector<uint32_t> words =
       add_float_controls(std::vector<uint32_t>(r.cbegin(), r.cend()), info.denorm_preserve, info.signed_zero_inf_nan_preserve);
-  {
+  if (optimize) {
     // The passes shaderc's "performance" level runs.
     spvtools::Optimizer opt(SPV_ENV_VULKAN_1_2);
     std::string messages;
@@ -175,7 +189,10 @@ std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::st
       throw Error("vulkan", "kernel '" + name + "': SPIR-V optimization failed: " + (messages.empty() ? "(no message)" : messages));
     words = std::move(optimized);
   }
+  const auto t2 = clock::now();
+  if (stats) stats->opt_us += std::chrono::duration<double, std::micro>(t2 - t1).count();
   validate_spirv(name, words);
+  if (stats) stats->validate_us += us_since(t2);
   if (stats) ++stats->compiled;
   cache.store(key, std::string(reinterpret_cast<const char*>(words.data()), words.size() * 4));
   return words;

@@ -524,6 +524,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   num_groups = "fz_num_groups()";
   barrier = "memoryBarrierShared(); barrier();";
   unroll = "[[unroll]] ";  // GL_EXT_control_flow_attributes, enabled in every prelude
+  entry_named = false;     // the entry point is main: sources do not name their kernel
   div_prep_type = "vec4";  // fz_div_prep / fz_div_by in the prelude
   // The backend splits wide dispatches over y (and z), so the cap is x*y, bounded so that
   // group * group_size stays far from 2^31 in 32-bit index mode.

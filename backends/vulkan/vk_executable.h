@@ -82,6 +82,7 @@ class VulkanExecutable final : public Executable {
   const Plan& plan() const { return plan_; }
   const std::vector<std::string>& kernel_sources() const { return sources_; }  // per plan kernel ("" if none)
   const CompileStats& compile_stats() const { return compile_stats_; }
+  size_t pipeline_count() const { return pipelines_.size(); }  // distinct pipelines (identical kernels share one)
   // Per plan kernel: "coopmat MxNxK" when it runs on cooperative matrices, else "".
   const std::vector<std::string>& coopmat_labels() const { return coopmat_labels_; }
   // Per plan kernel: its split-K slice count (gemm.glsl FZ_SPLIT_K; 1 = none).

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -263,6 +265,12 @@ void VulkanExecutable::build_kernels() {
     if (r != VK_SUCCESS) throw Error("vulkan", "kernel '" + job.name + "': vkCreateComputePipelines failed: " + result_name(r));
   });
   for (auto& s : stats) compile_stats_.compiled += s.compiled, compile_stats_.cache_hits += s.cache_hits;
+  // FUSOR_VK_COMPILE_LOG=1: one line per pipeline on stderr (what a cold compile spends where).
+  if (const char* e = std::getenv("FUSOR_VK_COMPILE_LOG"); e && *e && std::strcmp(e, "0") != 0)
+    for (size_t j = 0; j < jobs.size(); ++j)
+      std::fprintf(stderr, "fusor: vk compile %-40s source %7zu B  %s  shaderc %8.1f ms  opt %8.1f ms  val %6.1f ms  pipeline %8.1f ms\n",
+                   jobs[j].name.c_str(), jobs[j].source.size(), stats[j].compiled ? "compiled " : "cache hit",
+                   stats[j].shaderc_us / 1e3, stats[j].opt_us / 1e3, stats[j].validate_us / 1e3, job_us[j][1] / 1e3);
   if (log) {
     double glsl = 0, pipe = 0;
     for (auto& t : job_us) glsl += t[0], pipe += t[1];

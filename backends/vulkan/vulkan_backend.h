@@ -74,5 +74,10 @@ int vulkan_split_k_kernel_count(const Executable& e);
 // vk_dialect.h choose_tiles or FUSOR_VK_GEMM_TILE=8x8); -1 when `e` is not a Vulkan
 // executable. Executable::notes() names the tile and block shapes.
 int vulkan_blocked_kernel_count(const Executable& e);
+// Pipelines `e` built (one shaderc compile or disk-cache hit and one vkCreateComputePipelines
+// each): kernels with the same source, specialization and bindings, such as each layer of a
+// transformer, share one, so this is at most the kernel count; -1 when `e` is not a Vulkan
+// executable.
+int vulkan_pipeline_count(const Executable& e);
 
 }  // namespace fusor
