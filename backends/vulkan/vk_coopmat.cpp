@@ -185,12 +185,18 @@ std::optional<CoopmatShape> choose_coopmat(const KernelSpec& k, const Plan& p, c
   const auto dtype = [&](int b) { return b >= 0 && b < static_cast<int>(p.buffers.size()) ? p.buffers[b].dtype : DType::f32; };
   // bf16 stays on gemm.glsl: glslang 12 has no bfloat16 type for the matrix operands.
   if (dtype(m.a_buffer) != DType::f16 || dtype(m.b_buffer) != DType::f16 || m.m <= 8 || m.n <= 0 || m.k <= 0) return std::nullopt;
+  if (mode == "emulate" && coopmat_emulated(info)) return CoopmatShape{16, 8, 16, kF16, kF16, kF32, kF32, kScopeSubgroup, false};
   std::string why;
   std::optional<CoopmatShape> s = coopmat_shape_for(info, &why);
   if (!s && mode == "force")
     throw Error("vulkan", "kernel '" + k.name + "': FUSOR_VK_COOPMAT=force but device '" + info.name +
                               "' cannot run cooperative matrices: " + why);
   return s;
+}
+
+bool coopmat_emulated(const PhysicalDeviceInfo& info) {
+  return env_mode() == "emulate" && !info.coopmat_nv && !info.coopmat_khr && info.vulkan_memory_model && info.shader_float16 &&
+         info.storage_16bit && info.subgroup_size > 0;
 }
 
 std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv) {

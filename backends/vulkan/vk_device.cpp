@@ -453,6 +453,9 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
     f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = info_.vulkan_memory_model;
     f12.pNext = chain_coopmat_features(info_, coopmat_features, f12.pNext);
   }
+  // The emulation test hook (vk_coopmat.h FUSOR_VK_COOPMAT=emulate) runs the template's
+  // Vulkan-memory-model code without the extension.
+  if (coopmat_emulated(info_)) f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = VK_TRUE;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &f2;
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
