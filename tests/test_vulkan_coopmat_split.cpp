@@ -108,9 +108,10 @@ TEST(VulkanCoopmatCompile, SplitKAndVectorLoadsAreOffByDefault) {
     ASSERT_TRUE(m.d && m.d->tiles().coopmat);
     EXPECT_EQ(m.d->tiles().split_k, 1);
     EXPECT_EQ(m.d->split_workspace_bytes(), 0);
-    EXPECT_EQ(m.src.find("FzSplit"), std::string::npos);
+    EXPECT_EQ(m.src.find("buffer FzSplit"), std::string::npos);
     EXPECT_EQ(widths(m), std::pair(1, 1));
-    EXPECT_EQ(m.src.find("FZ_LOAD_AV"), std::string::npos);
+    EXPECT_EQ(m.src.find("#define FZ_LOAD_AV"), std::string::npos);
+    EXPECT_EQ(m.src.find("#define FZ_LOAD_BV"), std::string::npos);
   }
   // The tiled template's knob does not reach the coopmat template.
   EnvGuard forced("FUSOR_VK_SPLIT_K", "4");
