@@ -348,8 +348,8 @@ TEST_F(VulkanCoopmatEmulated, EveryKnobCombinationMatchesReference) {
   open(true);
   if (IsSkipped()) return;
   if (!vk::coopmat_emulated(dev_))
-    GTEST_SKIP() << "device '" << dev_.name << "' has cooperative matrices or lacks the Vulkan memory model / fp16: the "
-                 << "emulation hook is for devices without them";
+    GTEST_SKIP() << "device '" << dev_.name << "' has cooperative matrices or lacks the Vulkan memory model / fp16, or "
+                 << "was opened in this process before FUSOR_VK_COOPMAT=emulate was set (run this test alone; ctest does)";
   // From the batched problem on: the MLP layers take minutes of emulated math on a CPU, and
   // lavapipe miscomputes the unsplit K = 4096 layer's 64-step loop in this emulation (rows past
   // the second NaN; K <= 3072 and the same layer split in 2 or 4 are right; the tiled template

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <map>
 #include <new>
 #include <set>
@@ -194,10 +195,20 @@ std::optional<CoopmatShape> choose_coopmat(const KernelSpec& k, const Plan& p, c
   return s;
 }
 
-bool coopmat_emulated(const PhysicalDeviceInfo& info) {
+namespace {
+// Set once a device was opened with the Vulkan memory model for the emulation (vk_device.cpp):
+// a device opened earlier in the process without it must not get the emulated modules.
+std::atomic<bool> g_emulation_device{false};
+}  // namespace
+
+// Declared where they are used (vk_device.cpp), not in vk_coopmat.h: test-hook plumbing only.
+bool coopmat_emulation_requested(const PhysicalDeviceInfo& info) {
   return env_mode() == "emulate" && !info.coopmat_nv && !info.coopmat_khr && info.vulkan_memory_model && info.shader_float16 &&
          info.storage_16bit && info.subgroup_size > 0;
 }
+void coopmat_note_emulation_device() { g_emulation_device = true; }
+
+bool coopmat_emulated(const PhysicalDeviceInfo& info) { return g_emulation_device && coopmat_emulation_requested(info); }
 
 std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv) {
   auto fail = [](const std::string& m) { return Error("vulkan", "coopmat_nv_to_khr: " + m); };

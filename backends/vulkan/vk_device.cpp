@@ -57,6 +57,10 @@ bool vulkan_validation_active() { return g_validation_active.load(); }
 
 namespace vk {
 
+// The FUSOR_VK_COOPMAT=emulate test hook (vk_coopmat.cpp).
+bool coopmat_emulation_requested(const PhysicalDeviceInfo& info);
+void coopmat_note_emulation_device();
+
 const char* result_name(VkResult r) {
   switch (r) {
 #define FZ_CASE(x) \
@@ -455,7 +459,10 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
   }
   // The emulation test hook (vk_coopmat.h FUSOR_VK_COOPMAT=emulate) runs the template's
   // Vulkan-memory-model code without the extension.
-  if (coopmat_emulated(info_)) f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = VK_TRUE;
+  if (coopmat_emulation_requested(info_)) {
+    f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = VK_TRUE;
+    coopmat_note_emulation_device();
+  }
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &f2;
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
