@@ -4,7 +4,9 @@ and the biases / LayerNorm scale and shift fp32 initializers (seeded uniform, we
 by 1/sqrt(fan-in)). The protobuf is written with bench/fp16_gemm_model.py's field writers.
 With --bf16 every tensor (input, output, initializers) is bfloat16 instead, the values rounded to
 nearest even (W7's bf16 MLP without torch or onnx; its GEMMs take the tiled Vulkan template).
-Usage: python3 bench/mlp_fp32_model.py [--bf16] OUT.onnx M [D H]   (default D 1024, H 4096)
+With --fp16 every tensor is float16 (W7's fp16 MLP; on the H200 its GEMMs take the
+cooperative-matrix template, FUSOR_VK_COOPMAT_SPLIT_K / FUSOR_VK_COOPMAT_VEC A/B them).
+Usage: python3 bench/mlp_fp32_model.py [--bf16|--fp16] OUT.onnx M [D H]   (default D 1024, H 4096)
 Then:  fusor bench OUT.onnx --backend vulkan   (FUSOR_VK_SPLIT_K=1 for the run without split-K)"""
 import os
 import sys
@@ -14,13 +16,16 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fp16_gemm_model import field_bytes, field_int, field_str, node  # noqa: E402
 
-FLOAT, BFLOAT16 = 1, 16  # TensorProto.FLOAT, BFLOAT16
+FLOAT, FLOAT16, BFLOAT16 = 1, 10, 16  # TensorProto.FLOAT, FLOAT16, BFLOAT16
 BF16 = "--bf16" in sys.argv
-ELEM = BFLOAT16 if BF16 else FLOAT
+FP16 = "--fp16" in sys.argv
+ELEM = BFLOAT16 if BF16 else FLOAT16 if FP16 else FLOAT
 
 
 def raw(arr):
-    """fp32 bytes, or bf16 bit patterns rounded to nearest even (the values are finite)."""
+    """fp32 bytes, fp16 bytes, or bf16 bit patterns rounded to nearest even (the values are finite)."""
+    if FP16:
+        return arr.astype(np.float16).tobytes()
     if not BF16:
         return arr.astype(np.float32).tobytes()
     u = np.ascontiguousarray(arr, np.float32).view(np.uint32).astype(np.uint64)
@@ -38,7 +43,7 @@ def value_info(name, shape):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--bf16"]
+    args = [a for a in sys.argv[1:] if a not in ("--bf16", "--fp16")]
     out, m = args[0], int(args[1])
     d, h = (int(args[2]), int(args[3])) if len(args) > 3 else (1024, 4096)
     rng = np.random.RandomState(0)

@@ -3,8 +3,10 @@
 // gemm_skinny.comp (FZ_SKINNY: the GEMV-like path, M = 4), gemm_splitk.comp (FZ_SPLIT_K: 3 K
 // slices), gemm_vec4.comp (vec4 operand loads), gemm_blocked.comp (FZ_BLOCKED register tiles
 // with split-K and vec4 loads), gemm_half_vec.comp, gemm_f16_vec.comp (FZ_CHECK_BF16 / FZ_CHECK_F16: 16-bit
-// operands loaded 4 at a time) and gemm_coopmat.comp (FZ_CHECK_COOPMAT: gemm_coopmat.glsl with
-// fp16 operands). At run time gemm.glsl is used directly.
+// operands loaded 4 at a time), gemm_coopmat.comp (FZ_CHECK_COOPMAT: gemm_coopmat.glsl with
+// fp16 operands), gemm_coopmat_splitk.comp (the same with split-K and vector staging loads) and
+// gemm_coopmat_emulate.comp (that one in the FZ_CM_EMULATE test hook, without matrix units).
+// At run time gemm.glsl is used directly.
 #ifdef FZ_TEMPLATE_CHECK
 #extension GL_EXT_control_flow_attributes : require
 #define fz_idx int
@@ -63,6 +65,12 @@ layout(std430, set = 0, binding = 0) readonly buffer B0v { vec4 d[]; } b0v;
 layout(std430, set = 0, binding = 1) readonly buffer B1v { vec4 d[]; } b1v;
 #define FZ_LOAD_A4(off) b0v.d[(off) / 4]
 #define FZ_LOAD_B4(off) b1v.d[(off) / 4]
+#endif
+#if defined(FZ_CM_VA) && FZ_CM_VA == 8  // gemm_coopmat_splitk.comp: packed-half views of A and B
+layout(std430, set = 0, binding = 0) readonly buffer B0u8 { uvec4 d[]; } b0u8;
+layout(std430, set = 0, binding = 1) readonly buffer B1u4 { uvec2 d[]; } b1u4;
+#define FZ_LOAD_AV(off) b0u8.d[(off) / 8]
+#define FZ_LOAD_BV(off) b1u4.d[(off) / 4]
 #endif
 #if defined(FZ_SPLIT_K) && FZ_SPLIT_K > 1  // gemm_splitk.comp: the workspace the dialect declares
 layout(std430, set = 0, binding = 4) coherent buffer FzSplit { uint cnt[FZ_SPLIT_CNT]; float part[]; } fz_split;

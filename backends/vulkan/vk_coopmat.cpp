@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <map>
 #include <new>
 #include <set>
@@ -185,6 +186,7 @@ std::optional<CoopmatShape> choose_coopmat(const KernelSpec& k, const Plan& p, c
   const auto dtype = [&](int b) { return b >= 0 && b < static_cast<int>(p.buffers.size()) ? p.buffers[b].dtype : DType::f32; };
   // bf16 stays on gemm.glsl: glslang 12 has no bfloat16 type for the matrix operands.
   if (dtype(m.a_buffer) != DType::f16 || dtype(m.b_buffer) != DType::f16 || m.m <= 8 || m.n <= 0 || m.k <= 0) return std::nullopt;
+  if (mode == "emulate" && coopmat_emulated(info)) return CoopmatShape{16, 8, 16, kF16, kF16, kF32, kF32, kScopeSubgroup, false};
   std::string why;
   std::optional<CoopmatShape> s = coopmat_shape_for(info, &why);
   if (!s && mode == "force")
@@ -192,6 +194,21 @@ std::optional<CoopmatShape> choose_coopmat(const KernelSpec& k, const Plan& p, c
                               "' cannot run cooperative matrices: " + why);
   return s;
 }
+
+namespace {
+// Set once a device was opened with the Vulkan memory model for the emulation (vk_device.cpp):
+// a device opened earlier in the process without it must not get the emulated modules.
+std::atomic<bool> g_emulation_device{false};
+}  // namespace
+
+// Declared where they are used (vk_device.cpp), not in vk_coopmat.h: test-hook plumbing only.
+bool coopmat_emulation_requested(const PhysicalDeviceInfo& info) {
+  return env_mode() == "emulate" && !info.coopmat_nv && !info.coopmat_khr && info.vulkan_memory_model && info.shader_float16 &&
+         info.storage_16bit && info.subgroup_size > 0;
+}
+void coopmat_note_emulation_device() { g_emulation_device = true; }
+
+bool coopmat_emulated(const PhysicalDeviceInfo& info) { return g_emulation_device && coopmat_emulation_requested(info); }
 
 std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv) {
   auto fail = [](const std::string& m) { return Error("vulkan", "coopmat_nv_to_khr: " + m); };

@@ -11,6 +11,12 @@
 // Environment: FUSOR_VK_COOPMAT=0 never uses cooperative matrices; =force makes a matmul
 // kernel that would qualify (f16 A and B, M > 8) fail with a one-line Error when the device
 // cannot run it (instead of silently taking the tiled path); unset or anything else: auto.
+// =emulate is a test hook (tests/test_vulkan_coopmat_split.cpp): on a device WITHOUT
+// cooperative matrices (lavapipe) qualifying matmuls still take gemm_coopmat.glsl, with the
+// matrix-unit operations replaced by per-thread fp32 dot products over the same shared slices
+// (FZ_CM_EMULATE, a 16x8x16 "shape"), so everything else in the template -- staging and vector
+// loads, split-K hand-off, epilogue -- runs on a CPU device. The device must be opened with the
+// variable set (it then enables vulkanMemoryModel).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -49,6 +55,9 @@ std::optional<CoopmatShape> coopmat_shape_for(const PhysicalDeviceInfo& info, st
 // bfloat16 type). Throws Error("vulkan", "kernel '<name>': FUSOR_VK_COOPMAT=force but ...")
 // under =force when the kernel qualifies but the device cannot run it.
 std::optional<CoopmatShape> choose_coopmat(const KernelSpec& k, const Plan& p, const PhysicalDeviceInfo& info);
+// FUSOR_VK_COOPMAT=emulate on a device without cooperative matrices that has the Vulkan memory
+// model, fp16 arithmetic and 16-bit storage (choose_coopmat then returns 16x8x16).
+bool coopmat_emulated(const PhysicalDeviceInfo& info);
 
 // Rewrites a module using SPV_NV_cooperative_matrix into SPV_KHR_cooperative_matrix:
 // capability 5357 -> 6022, the extension name, OpTypeCooperativeMatrixNV (5358) ->

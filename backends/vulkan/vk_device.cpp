@@ -57,6 +57,10 @@ bool vulkan_validation_active() { return g_validation_active.load(); }
 
 namespace vk {
 
+// The FUSOR_VK_COOPMAT=emulate test hook (vk_coopmat.cpp).
+bool coopmat_emulation_requested(const PhysicalDeviceInfo& info);
+void coopmat_note_emulation_device();
+
 const char* result_name(VkResult r) {
   switch (r) {
 #define FZ_CASE(x) \
@@ -452,6 +456,12 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
     // enabling it changes the rules for every other module (see query_cooperative_matrix).
     f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = info_.vulkan_memory_model;
     f12.pNext = chain_coopmat_features(info_, coopmat_features, f12.pNext);
+  }
+  // The emulation test hook (vk_coopmat.h FUSOR_VK_COOPMAT=emulate) runs the template's
+  // Vulkan-memory-model code without the extension.
+  if (coopmat_emulation_requested(info_)) {
+    f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = VK_TRUE;
+    coopmat_note_emulation_device();
   }
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &f2;

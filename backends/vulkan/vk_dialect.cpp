@@ -257,7 +257,7 @@ const std::string& f64_math_source() {
 
 std::string ContractionTiles::coopmat_label() const {
   if (!coopmat) return "";
-  return "coopmat " + std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k);
+  return "coopmat " + std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k) + (cm_emulate ? " emulated" : "");
 }
 
 ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t n, const PhysicalDeviceInfo& dev, int64_t batch,
@@ -344,18 +344,21 @@ void fit_shared(ContractionTiles& t, const PhysicalDeviceInfo& dev) {
 // Too few tiles to fill the GPU with K long enough: split-K, S slices of K (>= 256 each; a
 // conv's K is C/G x R x S) per tile so that tiles x S reaches about 2 workgroups per compute unit, keeping the tile (and its
 // arithmetic intensity) whole. The partials cost 4 * S * M * N bytes of traffic. Slices are
-// whole t.bk steps. FUSOR_VK_SPLIT_K overrides (vk_dialect.h).
-void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget) {
+// whole t.bk steps. FUSOR_VK_SPLIT_K overrides (vk_dialect.h). gemm_coopmat.glsl's tiles use the
+// same rule with per_unit = 1 and their own knob (FUSOR_VK_COOPMAT_SPLIT_K, where forced >= 2
+// forces that many slices and 1 means "by the rule"; the caller skips the call when it is off).
+void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget,
+                    int per_unit = 2, const char* knob = "FUSOR_VK_SPLIT_K") {
   t.split_k = 1, t.split_slice = 0;
   if (k.matmul ? k.matmul->m <= 0 || k.matmul->n <= 0 : !k.conv || t.conv_direct) return;
   if (t.skinny || reduction_length(k) <= 0 || shape_numel(k.space) <= 0) return;
   constexpr int64_t kMinSlice = 256;
-  const int64_t kk = reduction_length(k), target = 2 * (dev.compute_units ? int64_t{dev.compute_units} : 64);
+  const int64_t kk = reduction_length(k), target = per_unit * (dev.compute_units ? int64_t{dev.compute_units} : 64);
   const int64_t groups = tile_count(t, k);
   int64_t s = 1;
-  const char* e = std::getenv("FUSOR_VK_SPLIT_K");
+  const char* e = std::getenv(knob);
   const int forced = e ? std::atoi(e) : 0;
-  if (forced >= 1) s = std::min(forced, 64);
+  if (forced >= 2 || (forced == 1 && std::strcmp(knob, "FUSOR_VK_SPLIT_K") == 0)) s = std::min(forced, 64);
   else if (groups < target && kk >= 2 * kMinSlice) s = std::min<int64_t>({(target + groups - 1) / groups, kk / kMinSlice, 64});
   if (s <= 1) return;
   // Whole BK steps per slice; the count that covers K with them (never an empty slice).
@@ -540,9 +543,12 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
         ContractionTiles t =
             choose_coopmat_tiles(*s, k.matmul->m, k.matmul->n, dev, shape_numel(k.space) / std::max<int64_t>(1, k.matmul->m * k.matmul->n),
                                  k.matmul->k);
-        // No split-K on cooperative matrices: the split version failed on the H200 (NaN
-        // outputs, docs/benchmarks.md, third session) and was taken out.
-        t.split_k = 1, t.split_slice = 0;
+        // One workgroup per compute unit: on the H200 the 64 x 1024 x 4096 fp16 layer (256
+        // tiles) ran 17.8 us unsplit and 24.8 us split in 2 (docs/benchmarks.md, third session).
+        // Opt-in (FUSOR_VK_COOPMAT_SPLIT_K) until the H200 shows the split path is correct.
+        const char* cs = std::getenv("FUSOR_VK_COOPMAT_SPLIT_K");
+        if (cs && std::atoi(cs) >= 1) choose_split_k(t, k, dev, split_budget, 1, "FUSOR_VK_COOPMAT_SPLIT_K");
+        t.cm_emulate = coopmat_emulated(dev) ? 1 : 0;
         if (t.coopmat_shared_bytes() <= static_cast<int64_t>(dev.max_shared_memory)) {
           tiles_ = t;
           matmul_template = gemm_coopmat_template();
@@ -559,6 +565,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
       choose_vec4(*plan, k);
       a_vec4_slot_ = -1;
     }
+    if (plan && k.matmul && tiles_.coopmat) choose_coopmat_vec(*plan, k);
   }
 }
 
@@ -605,6 +612,57 @@ void VulkanDialect::choose_vec4(const Plan& plan, const KernelSpec& k) {
   if (a_vec4_slot_ >= 0 && a_vec4_slot_ == b_vec4_slot_ && a_vec4_type_ != b_vec4_type_) b_vec4_slot_ = -1;
 }
 
+void VulkanDialect::choose_coopmat_vec(const Plan& plan, const KernelSpec& k) {
+  // Opt-in (FUSOR_VK_COOPMAT_VEC=1: the widest that fits, 2/4/8: at most that) until the H200
+  // shows the vector staging path is correct; unset or 0: scalar staging loads.
+  const char* ve = std::getenv("FUSOR_VK_COOPMAT_VEC");
+  int cap = ve ? std::atoi(ve) : 0;
+  if (cap == 1) cap = 8;
+  if (const char* e = std::getenv("FUSOR_VK_GEMM_VEC4"); e && std::strcmp(e, "0") == 0) cap = 1;
+  if (cap < 2) return;
+  const MatMulDesc& m = *k.matmul;
+  const size_t nb = k.space.size() - 2;
+  const std::vector<int> binds = kernel_bindings(k);
+  // The widest group (8, 4, 2 halves) for an fp16 operand whose groups run along `fast` (a view
+  // dimension of extent `fast_n` and unit stride, tile extent `tile_fast`): that extent, the
+  // other stride (where its extent is > 1), the batch strides and offset + delta all multiples
+  // of the width, and bindings (minStorageBufferOffsetAlignment) aligned to its bytes, so every
+  // group is wholly in or out of range and its vector element aligned. 0: scalar loads.
+  auto width = [&](int buffer, const StridedView& v, size_t fast, int64_t fast_n, int tile_fast, size_t other, int64_t other_n,
+                   int& slot, int64_t& delta) {
+    if (plan.buffers[buffer].dtype != DType::f16 || v.strides.size() != k.space.size() || v.strides[fast] != 1) return 0;
+    const auto it = std::find(binds.begin(), binds.end(), buffer);
+    if (it == binds.end()) return 0;
+    const int sl = static_cast<int>(it - binds.begin());
+    const int64_t d = sl < static_cast<int>(delta_.size()) ? delta_[sl] : 0;
+    for (int w = std::min(cap, 8); w >= 2; w /= 2) {
+      bool ok = fast_n % w == 0 && tile_fast % w == 0 && (v.offset + d) % w == 0 && (other_n <= 1 || v.strides[other] % w == 0) &&
+                dev_.min_storage_offset_alignment > 0 && dev_.min_storage_offset_alignment % (2 * w) == 0;
+      for (size_t i = 0; i < nb && ok; ++i) ok = k.space[i] <= 1 || v.strides[i] % w == 0;
+      if (ok) {
+        slot = sl, delta = d;
+        return w;
+      }
+    }
+    return 0;
+  };
+  // The directions gemm_coopmat.glsl stages along: A's k when its K stride is 1, else m; B's n
+  // when its N stride is 1 (or its K stride is not), else k.
+  const StridedView &a = m.a, &b = m.b;
+  if (a.strides.size() == k.space.size()) {
+    const bool a_kfast = a.strides[nb + 1] == 1;
+    a_cm_vec_ = a_kfast ? width(m.a_buffer, a, nb + 1, m.k, tiles_.cm_bk, nb, m.m, a_cm_slot_, a_cm_delta_)
+                        : width(m.a_buffer, a, nb, m.m, tiles_.bm, nb + 1, m.k, a_cm_slot_, a_cm_delta_);
+  }
+  if (b.strides.size() == k.space.size()) {
+    const bool b_nfast = b.strides[nb + 1] == 1 || b.strides[nb] != 1;
+    b_cm_vec_ = b_nfast ? width(m.b_buffer, b, nb + 1, m.n, tiles_.bn, nb, m.k, b_cm_slot_, b_cm_delta_)
+                        : width(m.b_buffer, b, nb, m.k, tiles_.cm_bk, nb + 1, m.n, b_cm_slot_, b_cm_delta_);
+  }
+  if (a_cm_vec_ < 2) a_cm_slot_ = -1, a_cm_vec_ = 0;
+  if (b_cm_vec_ < 2) b_cm_slot_ = -1, b_cm_vec_ = 0;
+}
+
 std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const {
   // A 4-group as a vec4: fp32 directly, fp16 converted (exact), bf16 from two packed words.
   auto vec4 = [](std::string& s, const char* op, int slot, int64_t delta, DType t) {
@@ -627,7 +685,7 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
   if (tiles_.coopmat) {
     const ContractionTiles& t = tiles_;
     work_items = batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
-    std::string s = "#define FZ_COOPMAT 1\n";
+    std::string s = t.cm_emulate ? "#define FZ_COOPMAT 1\n#define FZ_CM_EMULATE 1\n" : "#define FZ_COOPMAT 1\n";
     const std::pair<const char*, int> defs[] = {{"FZ_CM_M", t.cm_m},   {"FZ_CM_N", t.cm_n},   {"FZ_CM_K", t.cm_k},
                                                 {"FZ_CM_WM", t.cm_wm}, {"FZ_CM_WN", t.cm_wn}, {"FZ_CM_RM", t.cm_rm},
                                                 {"FZ_CM_RN", t.cm_rn}, {"FZ_CM_BK", t.cm_bk}, {"FZ_CM_SG", t.cm_sg}};
@@ -636,6 +694,14 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
       s += "#define FZ_SPLIT_K " + std::to_string(t.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(t.split_slice) + "\n";
       work_items *= t.split_k;
     }
+    auto vec = [&](const char* op, int slot, int width, int64_t delta) {
+      if (slot < 0) return;
+      s += std::string("#define FZ_CM_V") + op + " " + std::to_string(width) + "\n#define FZ_LOAD_" + op + "V(off) b" +
+           std::to_string(slot) + "u" + std::to_string(width) + ".d[((off)" + (delta ? " + " + std::to_string(delta) : std::string()) +
+           ") / " + std::to_string(width) + "]\n";
+    };
+    vec("A", a_cm_slot_, a_cm_vec_, a_cm_delta_);
+    vec("B", b_cm_slot_, b_cm_vec_, b_cm_delta_);
     return s;
   }
   std::string s = Dialect::matmul_config(batch, m, n, k, work_items) + "#define FZ_SKINNY 0\n";
@@ -676,7 +742,8 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
   // gemm_coopmat.glsl: NV cooperative matrices (glslang 12 has no KHR ones; vk_coopmat.h).
   if (tiles_.coopmat)
     s += "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n#extension GL_KHR_memory_scope_semantics : require\n"
-         "#extension GL_NV_cooperative_matrix : require\n#extension GL_KHR_shader_subgroup_basic : require\n";
+         "#extension GL_KHR_shader_subgroup_basic : require\n" +
+         std::string(tiles_.cm_emulate ? "#pragma use_vulkan_memory_model\n" : "#extension GL_NV_cooperative_matrix : require\n");
   if (subgroups_)
     s += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_vote : require\n"
          "#extension GL_KHR_shader_subgroup_arithmetic : require\n";
@@ -767,6 +834,15 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
     if (slot >= 0)
       s += "layout(std430, set = 0, binding = " + std::to_string(slot) + ") readonly buffer B" + std::to_string(slot) + "v { " +
            (t == DType::bf16 ? "uvec2" : t == DType::f16 ? "f16vec4" : "vec4") + " d[]; } b" + std::to_string(slot) + "v;\n";
+  // Packed-half views of gemm_coopmat.glsl's fp16 operands: uint / uvec2 / uvec4 per 2 / 4 / 8
+  // halves (the binding declared once more; A and B of one buffer at one width share a view).
+  auto view = [&](int slot, int vec) {
+    const std::string nm = "b" + std::to_string(slot) + "u" + std::to_string(vec);
+    s += "layout(std430, set = 0, binding = " + std::to_string(slot) + ") readonly buffer B" + nm.substr(1) + " { " +
+         (vec == 8 ? "uvec4" : vec == 4 ? "uvec2" : "uint") + " d[]; } " + nm + ";\n";
+  };
+  if (a_cm_slot_ >= 0) view(a_cm_slot_, a_cm_vec_);
+  if (b_cm_slot_ >= 0 && (b_cm_slot_ != a_cm_slot_ || b_cm_vec_ != a_cm_vec_)) view(b_cm_slot_, b_cm_vec_);
   // Contraction templates declare their own local size (a specialization constant).
   if (!contraction_) s += "layout(local_size_x = " + std::to_string(h.group_size) + ") in;\n";
   return s;

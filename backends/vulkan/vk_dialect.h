@@ -46,13 +46,13 @@ struct ContractionTiles {
   // with cm_rm x cm_rn accumulators; K slices of cm_bk. bm / bn are then the workgroup tile.
   int coopmat = 0;
   int cm_m = 16, cm_n = 8, cm_k = 16, cm_wm = 2, cm_wn = 2, cm_rm = 2, cm_rn = 4, cm_bk = 32, cm_sg = 32;
+  int cm_emulate = 0;  // FUSOR_VK_COOPMAT=emulate test hook (vk_coopmat.h): FZ_CM_EMULATE
   int threads() const { return coopmat ? cm_wm * cm_wn * cm_sg : skinny ? skinny_threads : (bm / tm) * (bn / tn); }
-  std::string coopmat_label() const;  // "coopmat 16x8x16" ("" when not coopmat)
+  std::string coopmat_label() const;  // "coopmat 16x8x16" (+ " emulated"; "" when not coopmat)
   // Shared memory gemm_coopmat.glsl declares for this blocking (fp16 A/B slices padded by 8
-  // elements a row, the fp32 accumulator tile padded by 4).
-  // Plus split-K's one flag (a bool, 4 bytes) when split_k > 1.
+  // elements a row, the fp32 accumulator tile padded by 4; split-K's flag lives in that padding).
   int64_t coopmat_shared_bytes() const {
-    return int64_t{2} * bm * (cm_bk + 8) + int64_t{2} * cm_bk * (bn + 8) + int64_t{4} * bm * (bn + 4) + (split_k > 1 ? 4 : 0);
+    return int64_t{2} * bm * (cm_bk + 8) + int64_t{2} * cm_bk * (bn + 8) + int64_t{4} * bm * (bn + 4);
   }
 };
 constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kSpecTM = 4, kSpecTN = 5, kSpecConvDirect = 6;
@@ -68,6 +68,8 @@ constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kS
 // blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; blocked = 1; measured slower on the H200, so
 // opt-in); FUSOR_VK_GEMM_BK=8|16|32 sets the K slice depth (vulkan_backend.h).
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4, int64_t split_budget = -1);
+// gemm_coopmat.glsl's tiles take the same split-K rule (per compute unit one workgroup, K step
+// cm_bk) only under FUSOR_VK_COOPMAT_SPLIT_K=1 (or =S to force S slices); off by default.
 // Bytes of the split-K workspace a matmul kernel with these tiles needs (0 without split-K):
 // uint32 counters (one per output tile, padded to 4) then tiles * split_k
 // partial BM x BN fp32 tiles (M x skinny_cols on the vector GEMV path). The executable zeroes it once; kernels leave the counters zero.
@@ -118,7 +120,11 @@ class VulkanDialect : public Dialect {
   // operands that 4-wide loads can read: unit stride along A's K / B's N, every 4-group aligned
   // to its 16 (fp32) or 8 (fp16, bf16) bytes; FUSOR_VK_GEMM_VEC4=0 turns them off, whose
   // work items are tiles x slices); the GEMV-like path runs one workgroup per tiles().skinny_cols columns;
-  // FZ_CM_* for gemm_coopmat.glsl (no split-K there).
+  // FZ_CM_* for gemm_coopmat.glsl, with FZ_SPLIT_K / FZ_SPLIT_SLICE there too and FZ_CM_VA /
+  // FZ_CM_VB with FZ_LOAD_AV / FZ_LOAD_BV (2, 4 or 8 packed halves per load, as uint / uvec2 /
+  // uvec4 views of the binding) for fp16 operands whose unit-stride extent, other strides and
+  // offset are multiples of the width; FUSOR_VK_COOPMAT_VEC=N caps the width (1: scalar loads),
+  // FUSOR_VK_GEMM_VEC4=0 turns them off too.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
   std::string conv_config() const override;  // conv.glsl FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
@@ -139,6 +145,7 @@ class VulkanDialect : public Dialect {
 
  private:
   void choose_vec4(const Plan& plan, const KernelSpec& k);  // sets a_/b_vec4_slot_
+  void choose_coopmat_vec(const Plan& plan, const KernelSpec& k);  // sets a_/b_cm_slot_, _vec_
   const PhysicalDeviceInfo& dev_;
   std::vector<int64_t> delta_;
   ContractionTiles tiles_;
@@ -149,6 +156,10 @@ class VulkanDialect : public Dialect {
   // uvec2 of packed pairs).
   int a_vec4_slot_ = -1, b_vec4_slot_ = -1;
   int64_t a_vec4_delta_ = 0, b_vec4_delta_ = 0;
+  // gemm_coopmat.glsl vector staging loads (FZ_CM_VA / FZ_CM_VB): the operand's slot read as
+  // packed halves (-1: scalar loads), the halves per load (2, 4, 8) and its element delta.
+  int a_cm_slot_ = -1, b_cm_slot_ = -1, a_cm_vec_ = 0, b_cm_vec_ = 0;
+  int64_t a_cm_delta_ = 0, b_cm_delta_ = 0;
   DType a_vec4_type_ = DType::f32, b_vec4_type_ = DType::f32;
   bool subgroups_ = false;  // row kernel on a device with subgroup arithmetic
 };

@@ -12,12 +12,21 @@
 //   FUSOR_VK_SPLIT_K=S      split-K for tiled matmuls (gemm.glsl) and implicit-GEMM convs
 //                           (conv.glsl, K = C/G x R x S): unset/0 automatic (tile grid smaller
 //                           than 2 workgroups per compute unit, K >= 512), 1 off, 2..64 force S
-//                           slices.
+//                           slices. Cooperative-matrix matmuls ignore it (next knob).
+//   FUSOR_VK_COOPMAT_SPLIT_K=S  split-K for cooperative-matrix matmuls (gemm_coopmat.glsl); OFF
+//                           by default until the H200 confirms the fixed hand-off (issue 16):
+//                           unset/0 off, 1 the automatic rule (tile grid smaller than 1 workgroup
+//                           per compute unit, K >= 512), 2..64 force S slices.
+//   FUSOR_VK_COOPMAT_VEC=N  vector staging loads of gemm_coopmat.glsl's fp16 operands; OFF by
+//                           default (scalar loads) until the H200 confirms them: 1 the widest
+//                           that fits (8 halves, else 4, 2), 2/4/8 at most that many halves per
+//                           load (packed in uint / uvec2 / uvec4); 0 or unset scalar loads.
 //   FUSOR_VK_CONV_SHRINK=0  implicit-GEMM convs without split-K keep 64 x 64 tiles (default:
 //                           halved down to 16 x 16 until about 128 workgroups, like matmuls).
-//   FUSOR_VK_GEMM_VEC4=0    tiled matmuls stage operands with scalar loads only (default: 4-wide
-//                           loads of fp32 / fp16 / bf16 operands with unit stride along A's K or
-//                           B's N and aligned 4-groups: vec4, f16vec4, uvec2 of packed bf16).
+//   FUSOR_VK_GEMM_VEC4=0    scalar operand loads only, in both GEMM templates (default: tiled
+//                           matmuls load 4-wide fp32 / fp16 / bf16 operands with unit stride along
+//                           A's K or B's N and aligned 4-groups: vec4, f16vec4, uvec2 of packed
+//                           bf16); it also overrides FUSOR_VK_COOPMAT_VEC.
 //   FUSOR_VK_GEMM_TILE=4x4|8x8  register blocks of tiled matmuls (fp32, and fp16 / bf16 off the
 //                           cooperative matrices): 4x4 the interleaved 64 x 64 tiles (thinner for
 //                           skinny sides); 8x8 the blocked tiles of 16 x 16 threads (64 x 128 with
@@ -66,8 +75,9 @@ double vulkan_last_kernel_us(const Executable& e);
 // Kernels of `e` that run on cooperative matrices (fp16 matmuls, FUSOR_VK_COOPMAT); -1 when `e`
 // is not a Vulkan executable. Executable::notes() names the matrix shape.
 int vulkan_coopmat_kernel_count(const Executable& e);
-// Matmul kernels of `e` that split K over several workgroups (gemm.glsl or gemm_coopmat.glsl split-K, chosen by
-// vk_dialect.h choose_tiles or forced with FUSOR_VK_SPLIT_K); -1 when `e` is not a Vulkan
+// Matmul kernels of `e` that split K over several workgroups (gemm.glsl split-K chosen by
+// vk_dialect.h choose_tiles or forced with FUSOR_VK_SPLIT_K; gemm_coopmat.glsl's only under
+// FUSOR_VK_COOPMAT_SPLIT_K); -1 when `e` is not a Vulkan
 // executable. Executable::notes() names the largest slice count.
 int vulkan_split_k_kernel_count(const Executable& e);
 // Matmul kernels of `e` on gemm.glsl's blocked register tiles (4x8 / 8x4 / 8x8 per thread,
