@@ -60,7 +60,7 @@ TEST(CudaGemv, KernelsCompile) {
     Built b = build(p, seed += 10);
     std::string src;
     {
-      EnvGuard split("FUSOR_CUDA_GEMV_SPLIT", std::to_string(p.slices));
+      EnvGuard path("FUSOR_CUDA_GEMV", "new"), split("FUSOR_CUDA_GEMV_SPLIT", std::to_string(p.slices));
       src = matmul_source(b.g);
     }
     EXPECT_TRUE(has(src, "#define FZ_SKINNY 2")) << src;
@@ -79,6 +79,7 @@ TEST(CudaGemv, KernelsCompile) {
   // 128, 4096 -> 1024 16 strips x 32 slices (about 4 blocks per SM of a 132-SM GPU).
   for (auto [n, k, splits] : {std::tuple{int64_t{4096}, int64_t{1024}, 8}, std::tuple{int64_t{1024}, int64_t{4096}, 32}}) {
     Built b = build({"mlp", {}, 1, n, k, false, false, true, false, 1}, 5);
+    EnvGuard path("FUSOR_CUDA_GEMV", "new");
     const std::string src = matmul_source(b.g);
     EXPECT_TRUE(has(src, "#define FZ_SPLITS " + std::to_string(splits) + "\n")) << src;
     EXPECT_TRUE(has(src, "#define FZ_KCHUNK 128\n")) << src;
@@ -108,7 +109,7 @@ TEST(CudaGemv, OnDevice) {
     const std::vector<Tensor> want = ref->run(b.inputs), want_other = ref->run(b.other);
     std::unique_ptr<Executable> exe;
     {
-      EnvGuard split("FUSOR_CUDA_GEMV_SPLIT", std::to_string(p.slices));
+      EnvGuard path("FUSOR_CUDA_GEMV", "new"), split("FUSOR_CUDA_GEMV_SPLIT", std::to_string(p.slices));
       exe = make_backend("cuda")->compile(b.g, {});
     }
     const std::vector<Tensor> first = exe->run(b.inputs);

@@ -92,7 +92,7 @@ TEST_F(VulkanGemv, ShapesViewsEpiloguesAndSplits) {
 // The automatic choice on a described H200-like device: the MLP's two batch-1 layers split K
 // so that strips x slices give about 4 workgroups per SM; FUSOR_VK_GEMV_SPLIT=1 turns it off.
 TEST(VulkanGemvChoice, SplitFillsTheDevice) {
-  unsetenv("FUSOR_VK_GEMV");
+  EnvGuard path("FUSOR_VK_GEMV", "new");
   unsetenv("FUSOR_VK_GEMV_SPLIT");
   vk::PhysicalDeviceInfo dev;
   dev.compute_units = 132;

@@ -73,10 +73,11 @@ class CudaExecutable : public Executable {
 // The CUDA C dialect: bool buffers are uint8, f16 is __half (cuda_fp16.h), other ints are their
 // C types; matmul is a GEMV-like kernel for M <= 8, else a 64x64-tile shared-memory SGEMM
 // with a deterministic split-K when tiles are few. GEMV knobs (read when a kernel is generated):
-// FUSOR_CUDA_GEMV=old|new (new, the default: the vector GEMV, 4 columns a thread read with one
+// FUSOR_CUDA_GEMV=old|new (old, the default: the first kernel; new: the vector GEMV, slower on
+// the H200 at fp32 (docs/gemv.md), 4 columns a thread read with one
 // 16-byte fp32 / 8-byte fp16 or bf16 load where B's N has unit stride and the 4-group is
 // aligned, K split over blocks through the split-K workspace and counters when the column strips
-// give fewer than 528 blocks; old: the first kernel, 1024 threads on 16 columns, scalar loads),
+// give fewer than 528 blocks; old: 1024 threads on 16 columns, scalar loads),
 // FUSOR_CUDA_GEMV_SPLIT=S (new: 0/unset automatic, 1 off, 2..64 forced), FUSOR_CUDA_GEMV_COLS
 // (new: 16..128, default 64; old: 16|32|64, default 16), FUSOR_CUDA_GEMV_THREADS (new: 64..1024,
 // default 256); conv is a direct loop (all with the

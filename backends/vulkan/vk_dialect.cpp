@@ -424,12 +424,13 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   // threads splitting K over a few columns.
   if (k.matmul && m <= 8 && dev.max_invocations >= 64) {
     t.skinny = 1, t.bm = 16, t.tm = 1, t.bn = 64, t.tn = 4;
-    // The vector GEMV path (gemm.glsl FZ_SKINNY 2) unless FUSOR_VK_GEMV=old: 64 columns per
+    // The vector GEMV path (gemm.glsl FZ_SKINNY 2) with FUSOR_VK_GEMV=new: 64 columns per
     // workgroup (16 lanes of 4: a 256-byte fp32 row piece per K group), 256 threads, K split
     // over workgroups to fill the device. FUSOR_VK_GEMV_COLS (16 .. 128) and
-    // FUSOR_VK_GEMV_THREADS (64 .. 1024) override here too.
+    // FUSOR_VK_GEMV_THREADS (64 .. 1024) override here too. Opt-in: on the H200 it was slower
+    // than the first path (MLP b1 fp32 27.6 vs 19.5 us, fp16 26.9 vs 19.6; docs/gemv.md).
     const char* path = std::getenv("FUSOR_VK_GEMV");
-    if (!(path && std::strcmp(path, "old") == 0)) {
+    if (path && std::strcmp(path, "new") == 0) {
       t.skinny = 2;
       t.skinny_cols = env_pow2("FUSOR_VK_GEMV_COLS", 16, 128, 64);
       t.skinny_threads = env_pow2("FUSOR_VK_GEMV_THREADS", 64, 1024, 256);
@@ -545,9 +546,10 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
                                  k.matmul->k);
         // One workgroup per compute unit: on the H200 the 64 x 1024 x 4096 fp16 layer (256
         // tiles) ran 17.8 us unsplit and 24.8 us split in 2 (docs/benchmarks.md, third session).
-        // Opt-in (FUSOR_VK_COOPMAT_SPLIT_K) until the H200 shows the split path is correct.
+        // On by default since the H200 run of the fourth session (correct, and 64 x 4096 x
+        // 1024 went 126.5 -> 29.6 us); FUSOR_VK_COOPMAT_SPLIT_K=0 turns it off.
         const char* cs = std::getenv("FUSOR_VK_COOPMAT_SPLIT_K");
-        if (cs && std::atoi(cs) >= 1) choose_split_k(t, k, dev, split_budget, 1, "FUSOR_VK_COOPMAT_SPLIT_K");
+        if (!cs || std::atoi(cs) >= 1) choose_split_k(t, k, dev, split_budget, 1, "FUSOR_VK_COOPMAT_SPLIT_K");
         t.cm_emulate = coopmat_emulated(dev) ? 1 : 0;
         if (t.coopmat_shared_bytes() <= static_cast<int64_t>(dev.max_shared_memory)) {
           tiles_ = t;
@@ -613,10 +615,10 @@ void VulkanDialect::choose_vec4(const Plan& plan, const KernelSpec& k) {
 }
 
 void VulkanDialect::choose_coopmat_vec(const Plan& plan, const KernelSpec& k) {
-  // Opt-in (FUSOR_VK_COOPMAT_VEC=1: the widest that fits, 2/4/8: at most that) until the H200
-  // shows the vector staging path is correct; unset or 0: scalar staging loads.
+  // Unset or 1: the widest that fits; 2/4/8: at most that; 0: scalar staging loads. On by
+  // default since the H200 run of the fourth session (fp16 MLP b64 72.2 -> 44.4 us with split-K).
   const char* ve = std::getenv("FUSOR_VK_COOPMAT_VEC");
-  int cap = ve ? std::atoi(ve) : 0;
+  int cap = ve ? std::atoi(ve) : 1;
   if (cap == 1) cap = 8;
   if (const char* e = std::getenv("FUSOR_VK_GEMM_VEC4"); e && std::strcmp(e, "0") == 0) cap = 1;
   if (cap < 2) return;

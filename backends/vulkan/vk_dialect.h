@@ -69,7 +69,7 @@ constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kS
 // opt-in); FUSOR_VK_GEMM_BK=8|16|32 sets the K slice depth (vulkan_backend.h).
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes = 4, int64_t split_budget = -1);
 // gemm_coopmat.glsl's tiles take the same split-K rule (per compute unit one workgroup, K step
-// cm_bk) only under FUSOR_VK_COOPMAT_SPLIT_K=1 (or =S to force S slices); off by default.
+// cm_bk) by default (FUSOR_VK_COOPMAT_SPLIT_K=0 turns it off, =S forces S slices).
 // Bytes of the split-K workspace a matmul kernel with these tiles needs (0 without split-K):
 // uint32 counters (one per output tile, padded to 4) then tiles * split_k
 // partial BM x BN fp32 tiles (M x skinny_cols on the vector GEMV path). The executable zeroes it once; kernels leave the counters zero.

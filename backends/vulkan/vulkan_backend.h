@@ -13,14 +13,12 @@
 //                           (conv.glsl, K = C/G x R x S): unset/0 automatic (tile grid smaller
 //                           than 2 workgroups per compute unit, K >= 512), 1 off, 2..64 force S
 //                           slices. Cooperative-matrix matmuls ignore it (next knob).
-//   FUSOR_VK_COOPMAT_SPLIT_K=S  split-K for cooperative-matrix matmuls (gemm_coopmat.glsl); OFF
-//                           by default until the H200 confirms the fixed hand-off (issue 16):
-//                           unset/0 off, 1 the automatic rule (tile grid smaller than 1 workgroup
-//                           per compute unit, K >= 512), 2..64 force S slices.
-//   FUSOR_VK_COOPMAT_VEC=N  vector staging loads of gemm_coopmat.glsl's fp16 operands; OFF by
-//                           default (scalar loads) until the H200 confirms them: 1 the widest
-//                           that fits (8 halves, else 4, 2), 2/4/8 at most that many halves per
-//                           load (packed in uint / uvec2 / uvec4); 0 or unset scalar loads.
+//   FUSOR_VK_COOPMAT_SPLIT_K=S  split-K for cooperative-matrix matmuls (gemm_coopmat.glsl):
+//                           unset/1 the automatic rule (tile grid smaller than 1 workgroup per
+//                           compute unit, K >= 512), 0 off, 2..64 force S slices.
+//   FUSOR_VK_COOPMAT_VEC=N  vector staging loads of gemm_coopmat.glsl's fp16 operands: unset/1
+//                           the widest that fits (8 halves, else 4, 2), 2/4/8 at most that many
+//                           halves per load (packed in uint / uvec2 / uvec4); 0 scalar loads.
 //   FUSOR_VK_CONV_SHRINK=0  implicit-GEMM convs without split-K keep 64 x 64 tiles (default:
 //                           halved down to 16 x 16 until about 128 workgroups, like matmuls).
 //   FUSOR_VK_GEMM_VEC4=0    scalar operand loads only, in both GEMM templates (default: tiled
@@ -33,12 +31,12 @@
 //                           4x8 blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; vec4 shared reads).
 //                           Unset: 4x4 (the blocked tiles measured slower on the H200).
 //   FUSOR_VK_GEMM_BK=8|16|32  K slice depth of tiled matmuls (default 16; 8 for 128 x 128 tiles).
-//   FUSOR_VK_GEMV=old|new   matmuls with M <= 8: new (default) the vector GEMV (gemm.glsl
+//   FUSOR_VK_GEMV=old|new   matmuls with M <= 8: old (default) the first GEMV path; new the vector GEMV (gemm.glsl
 //                           FZ_SKINNY 2: 4 columns a thread, B read as vec4 / f16vec4 / packed
 //                           bf16 where its N has unit stride and 4-groups are aligned, K split
 //                           over workgroups through the split-K workspace when the column strips
-//                           give fewer than 4 workgroups per compute unit); old the first GEMV
-//                           path (FZ_SKINNY 1: scalar loads, no split across workgroups).
+//                           give fewer than 4 workgroups per compute unit; slower on the H200);
+//                           old (FZ_SKINNY 1: scalar loads, no split across workgroups).
 //   FUSOR_VK_GEMV_SPLIT=S   vector GEMV only: unset/0 automatic, 1 off, 2..64 force S K slices.
 //   FUSOR_VK_GEMV_COLS=C    columns a workgroup owns: new path 16..128 (default 64), old 8..32
 //                           (default 16); powers of two.
