@@ -192,11 +192,11 @@ TEST(VulkanGemmTilesChoice, FourByFourByDefaultBlockedWhenAsked) {
     EXPECT_EQ(t.blocked, 1);
     EXPECT_EQ(t.bm, 64);
     EXPECT_EQ(t.tm, 4);
-    // M <= 8 stays on a GEMV path: the vector one (2) unless FUSOR_VK_GEMV=old (1).
-    EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 8, 4096, 1024), dev).skinny, 2);
+    // M <= 8 stays on a GEMV path: the first one (1) unless FUSOR_VK_GEMV=new (2).
+    EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 8, 4096, 1024), dev).skinny, 1);
     {
-      EnvGuard old("FUSOR_VK_GEMV", "old");
-      EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 8, 4096, 1024), dev).skinny, 1);
+      EnvGuard path("FUSOR_VK_GEMV", "new");
+      EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 8, 4096, 1024), dev).skinny, 2);
     }
     {
       EnvGuard bk("FUSOR_VK_GEMM_BK", "32");

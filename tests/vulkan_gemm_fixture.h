@@ -61,7 +61,8 @@ class VulkanGemmTest : public ValidatedVulkanTest {
     const std::vector<Tensor> want = ref->run(b.inputs), want_other = ref->run(b.other);
     std::unique_ptr<Executable> exe;
     {
-      EnvGuard on("FUSOR_VK_SPLIT_K", std::to_string(p.slices));
+      // Both templates' knobs: fp16 matmuls take the cooperative matrices where the device has them.
+      EnvGuard on("FUSOR_VK_SPLIT_K", std::to_string(p.slices)), cm("FUSOR_VK_COOPMAT_SPLIT_K", std::to_string(p.slices));
       exe = vk_->compile(b.g, {});
     }
     if (expect_split) {
@@ -77,7 +78,7 @@ class VulkanGemmTest : public ValidatedVulkanTest {
     for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(bit_identical(again[i], first[i])) << "output " << i << " changed between replays";
     std::unique_ptr<Executable> plain;
     {
-      EnvGuard off("FUSOR_VK_SPLIT_K", "1");
+      EnvGuard off("FUSOR_VK_SPLIT_K", "1"), cm("FUSOR_VK_COOPMAT_SPLIT_K", "0");
       plain = vk_->compile(b.g, {});
     }
     EXPECT_EQ(vulkan_split_k_kernel_count(*plain), 0) << plain->notes();
