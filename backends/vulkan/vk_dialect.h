@@ -74,6 +74,15 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
 // uint32 counters (one per output tile, padded to 4) then tiles * split_k
 // partial BM x BN fp32 tiles (M x skinny_cols on the vector GEMV path). The executable zeroes it once; kernels leave the counters zero.
 int64_t splitk_workspace_bytes(const ContractionTiles& t, const KernelSpec& k);
+// Output tiles of the kernel's template (strips on the GEMV paths), and the counter region they
+// need (rounded up to a multiple of 4 words). vk_tiles.cpp.
+int64_t tile_count(const ContractionTiles& t, const KernelSpec& k);
+int64_t split_counters(int64_t tiles);
+// Sets t.split_k / t.split_slice for a matmul or implicit-GEMM conv whose tile grid cannot fill
+// about per_unit workgroups per compute unit and whose reduction is >= 512; `knob` forces it
+// (see choose_tiles). A split needing more workspace than split_budget (>= 0) is not taken.
+void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget,
+                    int per_unit = 2, const char* knob = "FUSOR_VK_SPLIT_K");
 // The gemm_coopmat.glsl blocking for `batch` M x N x K matmuls with matrix shape `s`
 // (vk_coopmat.h): 2 x 4 subgroups of one accumulator each, K slices of 64 (32 for short K)
 // as far as shared memory allows.

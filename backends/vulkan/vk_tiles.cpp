@@ -1,0 +1,260 @@
+// Tile and split-K choice of the Vulkan contraction templates (gemm.glsl, gemm_coopmat.glsl,
+// conv.glsl): choose_tiles, choose_coopmat_tiles, choose_split_k and the workspace they size.
+// Declared in vk_dialect.h; split from vk_dialect.cpp along that seam.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "backends/vulkan/vk_coopmat.h"
+#include "backends/vulkan/vk_dialect.h"
+
+namespace fusor::vk {
+
+std::string ContractionTiles::coopmat_label() const {
+  if (!coopmat) return "";
+  return "coopmat " + std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k) + (cm_emulate ? " emulated" : "");
+}
+
+ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t n, const PhysicalDeviceInfo& dev, int64_t batch,
+                                      int64_t k) {
+  ContractionTiles t;
+  t.coopmat = 1;
+  t.cm_m = static_cast<int>(s.m), t.cm_n = static_cast<int>(s.n), t.cm_k = static_cast<int>(s.k);
+  t.cm_sg = static_cast<int>(dev.subgroup_size);
+  // 2 x 4 subgroups of one accumulator each (a 32 x 32 tile for 16x8x16, 256 threads), K in
+  // slices of 64, the next slice fetched while this one multiplies. Measured on the H200 (fp16,
+  // M = 64 and 512, K and N from 768 to 4096, bench/fp16_gemm_model.py): the fastest or within
+  // 25% of it on every shape, 1.5-4x faster than 2 x 2 subgroups of 2 x 4 accumulators, and
+  // 128-256 element slices spill registers. One subgroup row when M fits in one matrix.
+  t.cm_rm = 1, t.cm_rn = 1, t.cm_wm = m <= t.cm_m ? 1 : 2, t.cm_wn = 4;
+  while (t.threads() > static_cast<int>(dev.max_invocations) && t.cm_wn > 1) t.cm_wn /= 2;
+  t.cm_bk = std::max(k >= 64 ? 64 : 32, t.cm_k);
+  (void)batch;
+  // FUSOR_VK_COOPMAT_TILE=WM,WN,RM,RN[,BK] overrides (bench sweeps).
+  if (const char* e = std::getenv("FUSOR_VK_COOPMAT_TILE")) {
+    int v[5] = {0, 0, 0, 0, 0};
+    const int got = std::sscanf(e, "%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4]);
+    if (got >= 4 && v[0] > 0 && v[1] > 0 && v[2] > 0 && v[3] > 0 && v[0] * v[1] * t.cm_sg <= static_cast<int>(dev.max_invocations))
+      t.cm_wm = v[0], t.cm_wn = v[1], t.cm_rm = v[2], t.cm_rn = v[3];
+    if (got == 5 && v[4] >= t.cm_k && v[4] % t.cm_k == 0 && v[4] <= 512) t.cm_bk = v[4];
+  }
+  t.bm = t.cm_wm * t.cm_rm * t.cm_m, t.bn = t.cm_wn * t.cm_rn * t.cm_n, t.bk = t.cm_bk, t.tm = t.tn = 1;
+  while (t.cm_bk > std::max(32, t.cm_k) && t.coopmat_shared_bytes() > static_cast<int64_t>(dev.max_shared_memory)) t.bk = t.cm_bk /= 2;
+  return t;
+}
+
+namespace {
+int64_t matmul_batch(const KernelSpec& k) { return shape_numel(k.space) / std::max<int64_t>(1, k.matmul->m * k.matmul->n); }
+// Partial-sum elements one tile writes: BM x BN, M x skinny_cols on the vector GEMV path.
+int64_t tile_elements(const ContractionTiles& t, const KernelSpec& k) {
+  return k.matmul && t.skinny ? k.matmul->m * t.skinny_cols : int64_t{t.bm} * t.bn;
+}
+// The reduction length a split-K slices: K of a matmul, C/G x R x S of a conv.
+int64_t reduction_length(const KernelSpec& k) {
+  if (k.conv) return k.conv->c / std::max<int64_t>(k.conv->groups, 1) * k.conv->r * k.conv->s;
+  return k.matmul ? k.matmul->k : 0;
+}
+}  // namespace
+
+int64_t split_counters(int64_t tiles) { return (tiles + 3) / 4 * 4; }
+// Output tiles of a matmul, or of a conv's implicit GEMM (conv.glsl: per group, Kg x N*OH*OW);
+// skinny_cols-wide strips of one batch on the matmul GEMV paths.
+int64_t tile_count(const ContractionTiles& t, const KernelSpec& k) {
+  if (k.conv) {
+    const ConvDesc& c = *k.conv;
+    const int64_t g = std::max<int64_t>(c.groups, 1);
+    return g * ((c.k / g + t.bm - 1) / t.bm) * ((c.n * c.oh * c.ow + t.bn - 1) / t.bn);
+  }
+  if (t.skinny) return matmul_batch(k) * ((k.matmul->n + t.skinny_cols - 1) / t.skinny_cols);
+  return matmul_batch(k) * ((k.matmul->m + t.bm - 1) / t.bm) * ((k.matmul->n + t.bn - 1) / t.bn);
+}
+
+int64_t splitk_workspace_bytes(const ContractionTiles& t, const KernelSpec& k) {
+  // The first GEMV path (skinny 1) never splits; the vector one (skinny 2) may.
+  if (!(k.matmul || (k.conv && !t.conv_direct)) || t.split_k <= 1) return 0;
+  const int64_t tiles = tile_count(t, k);
+  return 4 * split_counters(tiles) + int64_t{4} * tiles * t.split_k * tile_elements(t, k);
+}
+
+namespace {
+// A power of two in [lo, hi] from the environment, else dflt.
+int env_pow2(const char* nm, int lo, int hi, int dflt) {
+  const char* e = std::getenv(nm);
+  const int v = e ? std::atoi(e) : 0;
+  return v >= lo && v <= hi && (v & (v - 1)) == 0 ? v : dflt;
+}
+
+// gemm.glsl double-buffers its A and B slices (rows padded by up to 4 floats): thinner K
+// slices where that does not fit.
+void fit_shared(ContractionTiles& t, const PhysicalDeviceInfo& dev) {
+  while (t.bk > 4 && int64_t{8} * t.bk * (t.bm + t.bn + 8) + 64 > static_cast<int64_t>(dev.max_shared_memory)) t.bk /= 2;
+}
+}  // namespace
+
+// Too few tiles to fill the GPU with K long enough: split-K, S slices of K (>= 256 each; a
+// conv's K is C/G x R x S) per tile so that tiles x S reaches about 2 workgroups per compute unit, keeping the tile (and its
+// arithmetic intensity) whole. The partials cost 4 * S * M * N bytes of traffic. Slices are
+// whole t.bk steps. FUSOR_VK_SPLIT_K overrides (vk_dialect.h). gemm_coopmat.glsl's tiles use the
+// same rule with per_unit = 1 and their own knob (FUSOR_VK_COOPMAT_SPLIT_K, where forced >= 2
+// forces that many slices and 1 means "by the rule"; the caller skips the call when it is off).
+void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget,
+                    int per_unit, const char* knob) {
+  t.split_k = 1, t.split_slice = 0;
+  if (k.matmul ? k.matmul->m <= 0 || k.matmul->n <= 0 : !k.conv || t.conv_direct) return;
+  if (t.skinny || reduction_length(k) <= 0 || shape_numel(k.space) <= 0) return;
+  constexpr int64_t kMinSlice = 256;
+  const int64_t kk = reduction_length(k), target = per_unit * (dev.compute_units ? int64_t{dev.compute_units} : 64);
+  const int64_t groups = tile_count(t, k);
+  int64_t s = 1;
+  const char* e = std::getenv(knob);
+  const int forced = e ? std::atoi(e) : 0;
+  if (forced >= 2 || (forced == 1 && std::strcmp(knob, "FUSOR_VK_SPLIT_K") == 0)) s = std::min(forced, 64);
+  else if (groups < target && kk >= 2 * kMinSlice) s = std::min<int64_t>({(target + groups - 1) / groups, kk / kMinSlice, 64});
+  if (s <= 1) return;
+  // Whole BK steps per slice; the count that covers K with them (never an empty slice).
+  t.split_slice = ((kk + s - 1) / s + t.bk - 1) / t.bk * t.bk;
+  t.split_k = static_cast<int>((kk + t.split_slice - 1) / t.split_slice);
+  if (t.split_k <= 1 || (split_budget >= 0 && splitk_workspace_bytes(t, k) > split_budget)) t.split_k = 1, t.split_slice = 0;
+}
+
+namespace {
+// Too few tiles to fill the GPU and no split-K (short K): halve the larger tile side, and its
+// register block with it so the group keeps its size, until there are about 128 workgroups
+// or the tiles are 16 x 16.
+void shrink_tiles(ContractionTiles& t, const KernelSpec& k) {
+  if (t.split_k > 1 || shape_numel(k.space) <= 0 || (k.matmul && (k.matmul->m <= 0 || k.matmul->n <= 0))) return;
+  while (tile_count(t, k) < 128 && (t.bm > 16 || t.bn > 16)) {
+    if (t.bm >= t.bn && t.bm > 16) t.bm /= 2, t.tm = std::max(1, t.tm / 2);
+    else t.bn /= 2, t.tn = std::max(1, t.tn / 2);
+  }
+}
+
+// The vector GEMV path (skinny 2): K split over workgroups while the column strips alone give
+// fewer than 4 workgroups per compute unit, each slice keeping >= 8 rounds of the K groups
+// (whole rounds: slices are multiples of the group count). FUSOR_VK_GEMV_SPLIT=S (1 = off,
+// 2..64) forces S slices. A split needing more workspace than split_budget is not taken.
+void choose_gemv_split(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget) {
+  t.split_k = 1, t.split_slice = 0;
+  const int64_t kk = k.matmul->k, kg = t.skinny_threads / (t.skinny_cols / 4);
+  if (kk <= 0 || k.matmul->n <= 0) return;
+  const int64_t target = 4 * (dev.compute_units ? int64_t{dev.compute_units} : 64), tiles = tile_count(t, k), min_slice = 8 * kg;
+  const char* e = std::getenv("FUSOR_VK_GEMV_SPLIT");
+  const int forced = e ? std::atoi(e) : 0;
+  int64_t s = 1;
+  if (forced >= 1) s = std::min(forced, 64);
+  else if (tiles < target && kk >= 2 * min_slice) s = std::min<int64_t>({(target + tiles - 1) / tiles, kk / min_slice, 64});
+  if (s <= 1) return;
+  t.split_slice = ((kk + s - 1) / s + kg - 1) / kg * kg;
+  t.split_k = static_cast<int>((kk + t.split_slice - 1) / t.split_slice);
+  if (t.split_k <= 1 || (split_budget >= 0 && splitk_workspace_bytes(t, k) > split_budget)) t.split_k = 1, t.split_slice = 0;
+}
+
+// Devices with a small invocation limit (the Vulkan minimum is 128) get 8x8 register blocks.
+ContractionTiles fit_invocations(ContractionTiles t, const PhysicalDeviceInfo& dev) {
+  while (t.threads() > static_cast<int>(dev.max_invocations) && (t.tm < t.bm || t.tn < t.bn)) {
+    if (t.tm < t.bm) t.tm *= 2;
+    if (t.threads() > static_cast<int>(dev.max_invocations) && t.tn < t.bn) t.tn *= 2;
+  }
+  return t;
+}
+}  // namespace
+
+ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes, int64_t split_budget) {
+  ContractionTiles t;
+  int64_t m = 0, n = 0;
+  if (k.matmul) {
+    m = k.matmul->m, n = k.matmul->n;
+  } else if (k.conv) {
+    const ConvDesc& c = *k.conv;
+    const int64_t cg = c.c / std::max<int64_t>(c.groups, 1), kg = c.k / std::max<int64_t>(c.groups, 1);
+    // Depthwise and tiny reductions: a tile would be mostly padding, so one thread per output.
+    if (cg * c.r * c.s < 16 || kg < 4) t.conv_direct = 1;
+    m = kg, n = c.n * c.oh * c.ow;
+  }
+  // M <= 8 matmuls (GEMV-like: batch-1 linear layers) take gemm.glsl's skinny path: groups of
+  // threads splitting K over a few columns.
+  if (k.matmul && m <= 8 && dev.max_invocations >= 64) {
+    t.skinny = 1, t.bm = 16, t.tm = 1, t.bn = 64, t.tn = 4;
+    // The vector GEMV path (gemm.glsl FZ_SKINNY 2) with FUSOR_VK_GEMV=new: 64 columns per
+    // workgroup (16 lanes of 4: a 256-byte fp32 row piece per K group), 256 threads, K split
+    // over workgroups to fill the device. FUSOR_VK_GEMV_COLS (16 .. 128) and
+    // FUSOR_VK_GEMV_THREADS (64 .. 1024) override here too. Opt-in: on the H200 it was slower
+    // than the first path (MLP b1 fp32 27.6 vs 19.5 us, fp16 26.9 vs 19.6; docs/gemv.md).
+    const char* path = std::getenv("FUSOR_VK_GEMV");
+    if (path && std::strcmp(path, "new") == 0) {
+      t.skinny = 2;
+      t.skinny_cols = env_pow2("FUSOR_VK_GEMV_COLS", 16, 128, 64);
+      t.skinny_threads = env_pow2("FUSOR_VK_GEMV_THREADS", 64, 1024, 256);
+      const auto fits = [&] {
+        const int64_t shared = int64_t{4} * std::max<int64_t>(m, 1) * t.skinny_cols * (t.skinny_threads / (t.skinny_cols / 4)) + 16;
+        return t.skinny_threads <= static_cast<int>(dev.max_invocations) && shared <= static_cast<int64_t>(dev.max_shared_memory);
+      };
+      while (t.skinny_threads > t.skinny_cols / 4 && !fits()) t.skinny_threads /= 2;
+      choose_gemv_split(t, k, dev, split_budget);
+      return t;
+    }
+    // A GEMV is bound by how many loads are in flight: 16 columns (two 32-byte sectors) per
+    // workgroup and the biggest workgroup the device and its shared memory allow, so even a
+    // 1024-wide layer is 64 groups of 1024 threads. Measured on the H200 (bench/gemv_sweep.py,
+    // MLP batch 1): 16 x 1024 19.6 us, 8 x 1024 24.3, 32 x 256 (the old shape) 46.4.
+    // FUSOR_VK_GEMV_COLS (8, 16, 32) and FUSOR_VK_GEMV_THREADS (64 .. 1024) override.
+    // 16 columns for 2-byte B too: 32 (64 bytes of a row per group) measured no faster on the
+    // H200 at 1 x 1024 x 4096 fp16 (7.9 vs 8.5 us) and slower at 1 x 4096 x 1024 (13.5 vs 9.7).
+    (void)b_bytes;
+    t.skinny_cols = env_pow2("FUSOR_VK_GEMV_COLS", 8, 32, 16);
+    t.skinny_threads = env_pow2("FUSOR_VK_GEMV_THREADS", 64, 1024, 1024);
+    const auto fits = [&] {
+      const int64_t shared = int64_t{4} * (t.skinny_threads / t.skinny_cols) * std::max<int64_t>(m, 1) * (t.skinny_cols + 1);
+      return t.skinny_threads <= static_cast<int>(dev.max_invocations) && shared <= static_cast<int64_t>(dev.max_shared_memory);
+    };
+    while (t.skinny_threads > 2 * t.skinny_cols && !fits()) t.skinny_threads /= 2;
+    return t;
+  }
+  // Skinny problems (GEMV-like, few channels) get 16-wide tiles on that side so a group does
+  // not compute 63 rows of padding; the thread count stays (bm/tm)*(bn/tn) = 256.
+  if (m <= 16 && n > 16) t.bm = 16, t.tm = 1;
+  else if (n <= 16 && m > 16) t.bn = 16, t.tn = 1;
+  else if (m <= 32 && n > 32) t.bm = 32, t.tm = 2;
+  if (!k.matmul) {
+    // A conv's implicit GEMM splits K like a matmul (conv.glsl FZ_SPLIT_K): a batch-1 3x3
+    // layer with 512 channels on 7 x 7 is 8 tiles of K = 4608.
+    // Without a split, its tiles shrink like a matmul's (FUSOR_VK_CONV_SHRINK=0: not).
+    if (k.conv && !t.conv_direct) {
+      choose_split_k(t, k, dev, split_budget);
+      const char* e = std::getenv("FUSOR_VK_CONV_SHRINK");
+      if (!(e && std::strcmp(e, "0") == 0)) shrink_tiles(t, k);
+    }
+    return fit_invocations(t, dev);
+  }
+  // FUSOR_VK_GEMM_BK (8, 16, 32) overrides the K slice depth of the tiled path, for A/B runs.
+  const int bk_env = env_pow2("FUSOR_VK_GEMM_BK", 8, 32, 0);
+  if (bk_env) t.bk = bk_env;
+  // Blocked register tiles (gemm.glsl FZ_BLOCKED): 16 x 16 threads with 4x8, 8x4 or 8x8
+  // blocks on 64 x 128, 128 x 64 or 128 x 128 tiles, read from shared memory as vec4. Taken
+  // when both sides fill a 64-wide tile and one a 128-wide one (M = 64 is every GPT-2 / MLP
+  // batch-64 layer), and when the grid is then full (split-K or >= 128 tiles); the rest keeps
+  // the 4x4 interleaved blocks. FUSOR_VK_GEMM_TILE=4x4 | 8x8 forces one family (8x8 on every
+  // tiled matmul: 64-wide sides at least). Measured on the H200 (docs/benchmarks.md, third
+  // session), the blocked tiles were slower on every shape tried (MLP b64 fp32 175 vs 116 us),
+  // so the automatic choice is 4x4 and the blocked tiles are opt-in.
+  const char* te = std::getenv("FUSOR_VK_GEMM_TILE");
+  const int family = te && std::strcmp(te, "8x8") == 0 ? 8 : 4;
+  if (family == 8 && dev.max_invocations >= 256) {
+    ContractionTiles b = t;
+    b.blocked = 1;
+    b.bm = m >= 128 ? 128 : 64, b.bn = n >= 128 ? 128 : 64;
+    b.tm = b.bm / 16, b.tn = b.bn / 16;
+    b.bk = bk_env ? bk_env : b.bm == 128 && b.bn == 128 ? 8 : 16;
+    fit_shared(b, dev);
+    choose_split_k(b, k, dev, split_budget);
+    const bool shape_fits = m >= 64 && n >= 64 && (m >= 128 || n >= 128);
+    if (family == 8 || (shape_fits && (b.split_k > 1 || tile_count(b, k) >= 128))) return b;
+  }
+  fit_shared(t, dev);
+  choose_split_k(t, k, dev, split_budget);
+  shrink_tiles(t, k);
+  return fit_invocations(t, dev);
+}
+
+}  // namespace fusor::vk
