@@ -3,6 +3,9 @@
 // transposed views, built as a graph on seeded random inputs; plus an environment guard for
 // the backends' knobs and a bit-for-bit tensor comparison.
 #pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -84,6 +87,19 @@ inline std::string dumped_sources(const std::filesystem::path& dir) {
     all += std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   return all;
+}
+
+// Contraction outputs against ref: fp32 the contraction tolerance of DESIGN.md; fp16/bf16 a few
+// ulps of the storage type. An unwritten (poisoned: NaN) element fails.
+inline void compare_contraction(const std::vector<Tensor>& got, const std::vector<Tensor>& want, DType t) {
+  ASSERT_EQ(got.size(), want.size());
+  const double rel = t == DType::f32 ? 1e-5 : t == DType::f16 ? 4 * std::ldexp(1.0, -10) : 4 * std::ldexp(1.0, -7);
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].shape(), want[i].shape());
+    EXPECT_LE(relative_l2(got[i], want[i]), rel) << "output " << i;
+    CompareResult c = compare_tensors(got[i], want[i], t == DType::f32 ? 1e-3 : 8 * rel, t == DType::f32 ? 1e-4 : 4e-2);
+    EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message;
+  }
 }
 
 }  // namespace fusor::testing

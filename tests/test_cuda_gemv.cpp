@@ -88,16 +88,6 @@ TEST(CudaGemv, KernelsCompile) {
   }
 }
 
-void compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want, DType t) {
-  ASSERT_EQ(got.size(), want.size());
-  const double rel = t == DType::f32 ? 1e-5 : t == DType::f16 ? 4 * std::ldexp(1.0, -10) : 4 * std::ldexp(1.0, -7);
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_EQ(got[i].shape(), want[i].shape());
-    EXPECT_LE(relative_l2(got[i], want[i]), rel) << "output " << i;
-    CompareResult c = compare_tensors(got[i], want[i], t == DType::f32 ? 1e-3 : 8 * rel, t == DType::f32 ? 1e-4 : 4e-2);
-    EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message;
-  }
-}
 
 TEST(CudaGemv, OnDevice) {
   if (make_backend("cuda")->devices().empty()) GTEST_SKIP() << "no CUDA device (the kernels are NVRTC-compiled by KernelsCompile)";
@@ -113,13 +103,13 @@ TEST(CudaGemv, OnDevice) {
       exe = make_backend("cuda")->compile(b.g, {});
     }
     const std::vector<Tensor> first = exe->run(b.inputs);
-    compare(first, want, p.dtype);
-    compare(exe->run(b.other), want_other, p.dtype);
+    testing::compare_contraction(first, want, p.dtype);
+    testing::compare_contraction(exe->run(b.other), want_other, p.dtype);
     const std::vector<Tensor> again = exe->run(b.inputs);
     for (size_t i = 0; i < first.size(); ++i)
       EXPECT_TRUE(testing::bit_identical(again[i], first[i])) << "output " << i << " changed between replays";
     EnvGuard old("FUSOR_CUDA_GEMV", "old");
-    compare(make_backend("cuda")->compile(b.g, {})->run(b.inputs), first, p.dtype);
+    testing::compare_contraction(make_backend("cuda")->compile(b.g, {})->run(b.inputs), first, p.dtype);
   }
 }
 

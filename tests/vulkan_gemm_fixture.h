@@ -37,18 +37,8 @@ class VulkanGemmTest : public ValidatedVulkanTest {
     ValidatedVulkanTest::TearDown();
   }
 
-  void compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want, DType t) {
-    ASSERT_EQ(got.size(), want.size());
-    // fp32: the contraction tolerance of DESIGN.md; fp16/bf16: a few ulps of the storage type.
-    const double rel = t == DType::f32 ? 1e-5 : t == DType::f16 ? 4 * std::ldexp(1.0, -10) : 4 * std::ldexp(1.0, -7);
-    for (size_t i = 0; i < got.size(); ++i) {
-      ASSERT_EQ(got[i].shape(), want[i].shape());
-      EXPECT_LE(relative_l2(got[i], want[i]), rel) << "output " << i;
-      // An unwritten (poisoned: NaN) element fails here.
-      CompareResult c = compare_tensors(got[i], want[i], t == DType::f32 ? 1e-3 : 8 * rel, t == DType::f32 ? 1e-4 : 4e-2);
-      EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message;
-    }
-  }
+  void compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want, DType t) { compare_contraction(got, want, t); }
+
 
   // Split-K forced with p.slices: matches ref; X, Y, X replays (Y's results overwrite X's in
   // the arena) give bit-identical X results; matches the same graph with split-K off.
