@@ -16,6 +16,8 @@
 #   gemv   bench/gemv_sweep.py (MLP b1 fp32/fp16: old vs vector GEMV on cuda and vulkan, widths, copy GB/s)
 #   gemm_ab  bench/vk_gemm_ab.sh: the Vulkan tiled-GEMM knobs (FUSOR_VK_GEMM_TILE, _VEC4, _BK,
 #          FUSOR_VK_SPLIT_K) on the MLP b64 fp32 / bf16 and GPT-2 (+ .dev/half's bf16/fp16 GPT-2)
+#   profile  bench/kernel_profile.sh: per-kernel device time (fusor bench --trace) on both GPUs of
+#          the MLP b64, GPT-2 (fp32 and half) and W6 resnet18 b32 / squeezenet b1
 #   python python/tests with the machine's torch (CUDA zero-copy through DLPack), using the
 #          extension package_h200.sh built for its interpreter (PY_HEADERS), and
 #          `fusor bench --trace` on both GPUs, each trace checked as trace-event JSON
@@ -189,4 +191,9 @@ fi
 
 if has gemm_ab; then
   bench/vk_gemm_ab.sh "$fz" "$out/gemm_ab"
+fi
+
+if has profile; then
+  bench/kernel_profile.sh "$fz" "$out/profile"
+  rm -f "$out"/profile/*.onnx
 fi
