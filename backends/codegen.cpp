@@ -285,6 +285,7 @@ std::string Emitter::emit_rows() {
   const bool resident = per_thread > 0;
   if (resident && (per_thread * G < len || (per_thread - 1) * G >= len)) fail("row_registers does not fit the row");
   row_cache_.assign(k_.loads.size(), 0);
+  row_names_.assign(k_.expr.size(), "");
   div_prep_.assign(k_.expr.size(), "");
   for (int l : k_.register_loads) {
     if (l < 0 || l >= static_cast<int>(k_.loads.size())) fail("register load out of range");
@@ -339,6 +340,7 @@ std::string Emitter::emit_rows() {
       return emit_stores([](const KernelOutput& o) { return !o.per_row; }, true, "      ", nm);
     });
   row_cache_.clear();
+  row_names_.clear();
   div_prep_.clear();
   return s + "  }\n}\n";
 }
@@ -362,7 +364,10 @@ std::string Emitter::row_pass(const std::vector<int>& roots, const std::string& 
       if (a < 0 || !inv[a] || k_.expr[a].kind == ExprKind::constant || !div_prep_[a].empty()) continue;
       if (std::find(divisors.begin(), divisors.end(), a) == divisors.end()) divisors.push_back(a), hoist.push_back(a);
     }
-  std::string s = emit_exprs(hoist, false, "    ", names);
+  if (row_names_.size() != k_.expr.size()) row_names_.assign(k_.expr.size(), "");
+  names = row_names_;
+  std::string s = emit_exprs(hoist, false, "    ", names, true);
+  row_names_ = names;
   for (int a : divisors) {
     div_prep_[a] = "fz_dp" + std::to_string(a);
     s += "    " + d_.div_prep_type + " " + div_prep_[a] + " = fz_div_prep(" +

@@ -107,6 +107,9 @@ class Emitter {
   // Register-resident rows (emit_rows, KernelSpec::register_loads): per load, 0 read from
   // memory, 1 kept but not yet read in this row, 2 read (later passes take fz_cl<load>[fz_t]).
   mutable std::vector<int> row_cache_;
+  // Row kernels: names of the row-invariant values already computed at the row's scope by an
+  // earlier pass (a later pass reuses them instead of declaring them again).
+  mutable std::vector<std::string> row_names_;
   // Row kernels: per expr node, the local holding fz_div_prep of it (Dialect::div_prep_type)
   // when a row pass divides by that row-invariant value; "" otherwise.
   mutable std::vector<std::string> div_prep_;

@@ -1,7 +1,10 @@
 // KernelSpec-level rewrites used by the fusion pass (ir/kernel_rewrite.h).
 #include "ir/kernel_rewrite.h"
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <functional>
 #include <set>
 #include <string>
@@ -21,6 +24,25 @@ StridedView row_view(const Shape& space, const std::vector<int>& axes) {
     if (keep[i] == 1) s.strides[i] = 0;
   return s;
 }
+
+namespace {
+// Everything that makes two expression nodes the same value (their operands already merged).
+std::string node_key(const ExprNode& n) {
+  const auto bits = [](double v) {
+    uint64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return std::to_string(b);
+  };
+  std::string key = std::to_string(static_cast<int>(n.kind)) + ":" + std::to_string(static_cast<int>(n.dtype)) + ":" +
+                    std::to_string(static_cast<int>(n.math)) + ":" + std::to_string(n.load) + ":" + bits(n.value) + ":" +
+                    std::to_string(n.ivalue) + ":" + std::to_string(n.red) + ":" +
+                    std::to_string(reinterpret_cast<std::uintptr_t>(n.op)) + ":" + n.bound.expr;
+  for (double p : n.bound.params) key += "|" + bits(p);
+  for (const auto& a : n.bound.absent) key += "|" + (a ? bits(*a) : std::string("-"));
+  for (int a : n.args) key += "," + std::to_string(a);
+  return key;
+}
+}  // namespace
 
 void topo_order(KernelSpec& k) {
   {
@@ -61,15 +83,26 @@ void topo_order(KernelSpec& k) {
   };
   for (auto& r : k.reductions) visit(r.body);
   for (auto& o : k.outputs) visit(o.expr);
+  // Renumbered in that order, and hash-consed again: absorbing a reduction kernel appends its
+  // nodes unmerged, so a Softmax's Exp(x - max) would be two nodes (its sum's and its output's),
+  // and passes could not share it (mark_row_registers).
   std::vector<int> remap(k.expr.size(), -1);
   std::vector<ExprNode> e;
+  std::map<std::string, int> seen;
   for (int i : order) {
-    remap[i] = static_cast<int>(e.size());
-    e.push_back(k.expr[i]);
-  }
-  for (auto& n : e)
+    ExprNode n = k.expr[i];
     for (auto& a : n.args)
       if (a >= 0) a = remap[a];
+    const std::string key = node_key(n);
+    const auto it = seen.find(key);
+    if (it != seen.end()) {
+      remap[i] = it->second;
+      continue;
+    }
+    remap[i] = static_cast<int>(e.size());
+    seen.emplace(key, remap[i]);
+    e.push_back(std::move(n));
+  }
   for (auto& r : k.reductions) r.body = remap[r.body];
   for (auto& o : k.outputs) o.expr = remap[o.expr];
   // Compact loads.

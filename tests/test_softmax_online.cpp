@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -276,6 +277,33 @@ TEST(RowRegisters, ResidentRowsAreReadOnceAndInvariantsHoisted) {
   ASSERT_NE(sqrt_at, std::string::npos) << src;
   EXPECT_LT(sqrt_at, last_loop) << src;
   EXPECT_EQ(count_of(src, "sqrt("), 1) << src;
+}
+
+// Absorbing a reduction kernel appends its expression nodes; topo_order hash-conses them again,
+// so a Softmax's Exp(x - max) is one node shared by its sum and its output (KernelSpec::expr is
+// a DAG without duplicates), and the kernel's code stays valid when a pass reuses a row value.
+TEST(RowRegisters, AbsorbedExpressionsAreHashConsed) {
+  TextDialect d;
+  for (bool log : {false, true})
+    for (int64_t len : {int64_t{1}, int64_t{1000}, int64_t{20000}}) {
+      SCOPED_TRACE((log ? "LogSoftmax len " : "Softmax len ") + std::to_string(len));
+      Plan p = build_plan(softmax_graph(DType::f32, 40, len, log));
+      ASSERT_EQ(p.kernels.size(), 1u);
+      const KernelSpec& k = p.kernels[0];
+      std::set<std::string> keys;
+      int subs = 0, exps = 0;
+      for (const ExprNode& e : k.expr) {
+        if (e.kind != ExprKind::op) continue;
+        std::string key = e.op->name + "|" + e.bound.expr;
+        for (int a : e.args) key += "," + std::to_string(a);
+        EXPECT_TRUE(keys.insert(key).second) << "duplicate node " << key;
+        subs += e.op->name == "Sub";
+        exps += e.op->name == "Exp";
+      }
+      EXPECT_EQ(subs, log ? 2 : 1);  // x - max (and, for LogSoftmax, minus log(sum))
+      EXPECT_EQ(exps, 1);
+      EXPECT_NO_THROW(emit_kernel(k, p, d));
+    }
 }
 
 // ---- values against ref ---------------------------------------------------------------------
