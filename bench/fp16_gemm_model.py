@@ -1,13 +1,25 @@
-"""A one-kernel fp16 GEMM model for `fusor bench`, with no dependency but numpy: y = Gelu(x @ W + b)
-with x [M, K] an fp16 input and W [K, N], b [N] fp16 initializers (seeded uniform [-1, 1]).
+"""A one-kernel GEMM model for `fusor bench`, with no dependency but numpy: y = Gelu(x @ W + b)
+with x [M, K] an input and W [K, N], b [N] initializers (seeded uniform [-1, 1]), all fp16 (or
+the --dtype given: fp32, fp16, bf16).
 The ONNX protobuf is written by hand (a few fields of ModelProto/GraphProto/NodeProto/
 TensorProto/ValueInfoProto, opset 20 for Gelu), so it runs where the onnx package is missing.
-Usage: python3 bench/fp16_gemm_model.py OUT.onnx M K N
+Usage: python3 bench/fp16_gemm_model.py [--dtype fp32|fp16|bf16] OUT.onnx M K N
 Then:  fusor bench OUT.onnx --backend vulkan   (notes: "... on cooperative matrices (coopmat ...)")"""
 import sys
 import numpy as np
 
 FLOAT16 = 10  # TensorProto.FLOAT16
+DTYPES = {"fp32": 1, "fp16": 10, "bf16": 16}  # TensorProto.DataType
+ELEM = FLOAT16  # set by --dtype
+
+
+def encode(arr):  # raw_data of arr in ELEM's dtype (bf16: float32 rounded to nearest even)
+    if ELEM == 1:
+        return arr.astype(np.float32).tobytes()
+    if ELEM == 16:
+        u = arr.astype(np.float32).view(np.uint32).astype(np.uint64)
+        return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16).tobytes()
+    return arr.astype(np.float16).tobytes()
 
 
 def varint(v):
@@ -33,12 +45,12 @@ def field_str(f, s):
 
 def tensor(name, arr):  # TensorProto: dims 1, data_type 2, name 8, raw_data 9
     dims = b"".join(field_int(1, d) for d in arr.shape)
-    return dims + field_int(2, FLOAT16) + field_str(8, name) + field_bytes(9, arr.astype(np.float16).tobytes())
+    return dims + field_int(2, ELEM) + field_str(8, name) + field_bytes(9, encode(arr))
 
 
 def value_info(name, shape):  # ValueInfoProto{name, type{tensor_type{elem_type, shape{dim{dim_value}}}}}
     dims = b"".join(field_bytes(1, field_int(1, d)) for d in shape)
-    return field_str(1, name) + field_bytes(2, field_bytes(1, field_int(1, FLOAT16) + field_bytes(2, dims)))
+    return field_str(1, name) + field_bytes(2, field_bytes(1, field_int(1, ELEM) + field_bytes(2, dims)))
 
 
 def node(inputs, outputs, op):  # NodeProto: input 1, output 2, op_type 4
@@ -46,7 +58,11 @@ def node(inputs, outputs, op):  # NodeProto: input 1, output 2, op_type 4
 
 
 def main():
-    out, m, k, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    global ELEM
+    args = sys.argv[1:]
+    if args[:1] == ["--dtype"]:
+        ELEM, args = DTYPES[args[1]], args[2:]
+    out, m, k, n = args[0], int(args[1]), int(args[2]), int(args[3])
     rng = np.random.RandomState(0)
     g = field_bytes(1, node(["x", "w"], ["t"], "MatMul")) + field_bytes(1, node(["t", "b"], ["u"], "Add"))
     g += field_bytes(1, node(["u"], ["y"], "Gelu")) + field_str(2, "fp16_gemm")

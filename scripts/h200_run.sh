@@ -16,6 +16,7 @@
 #   gemv   bench/gemv_sweep.py (MLP b1 fp32/fp16: old vs vector GEMV on cuda and vulkan, widths, copy GB/s)
 #   gemm_ab  bench/vk_gemm_ab.sh: the Vulkan tiled-GEMM knobs (FUSOR_VK_GEMM_TILE, _VEC4, _BK,
 #          FUSOR_VK_SPLIT_K) on the MLP b64 fp32 / bf16 and GPT-2 (+ .dev/half's bf16/fp16 GPT-2)
+#   gemm_sweep  bench/vk_gemm_sweep.sh: Vulkan GEMM tiles / split-K / coopmat grids on single GEMMs
 #   profile  bench/kernel_profile.sh: per-kernel device time (fusor bench --trace) on both GPUs of
 #          the MLP b64, GPT-2 (fp32 and half) and W6 resnet18 b32 / squeezenet b1
 #   python python/tests with the machine's torch (CUDA zero-copy through DLPack), using the
@@ -196,4 +197,8 @@ fi
 if has profile; then
   bench/kernel_profile.sh "$fz" "$out/profile"
   rm -f "$out"/profile/*.onnx
+fi
+
+if has gemm_sweep; then
+  bench/vk_gemm_sweep.sh "$fz" "$out/gemm_sweep"
 fi

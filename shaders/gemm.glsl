@@ -133,29 +133,29 @@ void main() {
     // registers -> shared copy p. Out-of-range elements (edges, K tail) are zeros.
 #if FZ_A_VEC4  // 4 consecutive k per load: K % 4 == 0, so a group is all in range or all out
 #define FZ_FETCH_A(k0)                                                                                     \
-    for (int r = 0; r < FZ_LA4; ++r) {                                                                     \
+    [[unroll]] for (int r = 0; r < FZ_LA4; ++r) {                                                                     \
       const int e = tid + r * threads;                                                                     \
       const int kk = (e % (FZ_BK / 4)) * 4, mm = e / (FZ_BK / 4);                                          \
       const fz_idx gm = row0 + mm, gk = (k0) + kk;                                                         \
       ra[r] = (e < FZ_BK / 4 * FZ_BM && gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A4(abase + gm * FZ_A_SM + gk) : vec4(0.0f); \
     }
 #define FZ_STAGE_A(p)                                                                                      \
-    for (int r = 0; r < FZ_LA4; ++r) {                                                                     \
+    [[unroll]] for (int r = 0; r < FZ_LA4; ++r) {                                                                     \
       const int e = tid + r * threads;                                                                     \
       const int kk = (e % (FZ_BK / 4)) * 4, mm = e / (FZ_BK / 4);                                          \
       if (e < FZ_BK / 4 * FZ_BM)                                                                           \
-        for (int c = 0; c < 4; ++c) FZ_AS_SET((p) * FZ_BK * FZ_AP + (kk + c) * FZ_AP + mm, ra[r][c]);       \
+        [[unroll]] for (int c = 0; c < 4; ++c) FZ_AS_SET((p) * FZ_BK * FZ_AP + (kk + c) * FZ_AP + mm, ra[r][c]);       \
     }
 #else
 #define FZ_FETCH_A(k0)                                                                                     \
-    for (int r = 0; r < FZ_LA; ++r) {                                                                      \
+    [[unroll]] for (int r = 0; r < FZ_LA; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;                  \
       const fz_idx gm = row0 + mm, gk = (k0) + kk;                                                         \
       ra[r] = (e < FZ_BK * FZ_BM && gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f; \
     }
 #define FZ_STAGE_A(p)                                                                                      \
-    for (int r = 0; r < FZ_LA; ++r) {                                                                      \
+    [[unroll]] for (int r = 0; r < FZ_LA; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;                  \
       if (e < FZ_BK * FZ_BM) FZ_AS_SET((p) * FZ_BK * FZ_AP + kk * FZ_AP + mm, ra[r]);                       \
@@ -165,31 +165,31 @@ void main() {
 #if FZ_BLOCKED  // nn and BP are multiples of 4: the group is one aligned vec4 of the slice
 #define FZ_STORE_B4(i, v) fz_bs[(i) >> 2] = (v)
 #else
-#define FZ_STORE_B4(i, v) for (int c = 0; c < 4; ++c) fz_bs[(i) + c] = (v)[c]
+#define FZ_STORE_B4(i, v) [[unroll]] for (int c = 0; c < 4; ++c) fz_bs[(i) + c] = (v)[c]
 #endif
 #define FZ_FETCH_B(k0)                                                                                     \
-    for (int r = 0; r < FZ_LB4; ++r) {                                                                     \
+    [[unroll]] for (int r = 0; r < FZ_LB4; ++r) {                                                                     \
       const int e = tid + r * threads;                                                                     \
       const int nn = (e % (FZ_BN / 4)) * 4, kk = e / (FZ_BN / 4);                                          \
       const fz_idx gn = col0 + nn, gk = (k0) + kk;                                                         \
       rb[r] = (e < FZ_BK * (FZ_BN / 4) && gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B4(bbase + gk * FZ_B_SK + gn) : vec4(0.0f); \
     }
 #define FZ_STAGE_B(p)                                                                                      \
-    for (int r = 0; r < FZ_LB4; ++r) {                                                                     \
+    [[unroll]] for (int r = 0; r < FZ_LB4; ++r) {                                                                     \
       const int e = tid + r * threads;                                                                     \
       const int nn = (e % (FZ_BN / 4)) * 4, kk = e / (FZ_BN / 4);                                          \
       if (e < FZ_BK * (FZ_BN / 4)) FZ_STORE_B4((p) * FZ_BK * FZ_BP + kk * FZ_BP + nn, rb[r]);              \
     }
 #else
 #define FZ_FETCH_B(k0)                                                                                     \
-    for (int r = 0; r < FZ_LB; ++r) {                                                                      \
+    [[unroll]] for (int r = 0; r < FZ_LB; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int nn = n_fast ? e % FZ_BN : e / FZ_BK, kk = n_fast ? e / FZ_BN : e % FZ_BK;                  \
       const fz_idx gn = col0 + nn, gk = (k0) + kk;                                                         \
       rb[r] = (e < FZ_BK * FZ_BN && gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f; \
     }
 #define FZ_STAGE_B(p)                                                                                      \
-    for (int r = 0; r < FZ_LB; ++r) {                                                                      \
+    [[unroll]] for (int r = 0; r < FZ_LB; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int nn = n_fast ? e % FZ_BN : e / FZ_BK, kk = n_fast ? e / FZ_BN : e % FZ_BK;                  \
       if (e < FZ_BK * FZ_BN) FZ_BS_SET((p) * FZ_BK * FZ_BP + kk * FZ_BP + nn, rb[r]);                       \

@@ -2,6 +2,7 @@
 // conv.glsl): choose_tiles, choose_coopmat_tiles, choose_split_k and the workspace they size.
 // Declared in vk_dialect.h; split from vk_dialect.cpp along that seam.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -250,6 +251,21 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
     choose_split_k(b, k, dev, split_budget);
     const bool shape_fits = m >= 64 && n >= 64 && (m >= 128 || n >= 128);
     if (family == 8 || (shape_fits && (b.split_k > 1 || tile_count(b, k) >= 128))) return b;
+  }
+  // FUSOR_VK_GEMM_TILES=BM,BN,TM,TN (interleaved register blocks; powers of two, BM/TM x BN/TN
+  // threads within the device's limit) replaces the choice above, for tile sweeps
+  // (bench/vk_gemm_sweep.sh); split-K is still chosen for the given tile, without shrinking.
+  if (const char* e = std::getenv("FUSOR_VK_GEMM_TILES")) {
+    int v[4] = {0, 0, 0, 0};
+    const auto pow2 = [](int x) { return x > 0 && (x & (x - 1)) == 0; };
+    if (std::sscanf(e, "%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3]) == 4 && pow2(v[0]) && pow2(v[1]) && pow2(v[2]) &&
+        pow2(v[3]) && v[2] <= v[0] && v[3] <= v[1] && v[0] <= 256 && v[1] <= 256 && v[2] * v[3] <= 64 &&
+        (v[0] / v[2]) * (v[1] / v[3]) <= static_cast<int>(dev.max_invocations) && (v[0] / v[2]) * (v[1] / v[3]) >= 32) {
+      t.bm = v[0], t.bn = v[1], t.tm = v[2], t.tn = v[3];
+      fit_shared(t, dev);
+      choose_split_k(t, k, dev, split_budget);
+      return t;
+    }
   }
   fit_shared(t, dev);
   choose_split_k(t, k, dev, split_budget);

@@ -31,6 +31,9 @@
 //                           4x8 blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; vec4 shared reads).
 //                           Unset: 4x4 (the blocked tiles measured slower on the H200).
 //   FUSOR_VK_GEMM_BK=8|16|32  K slice depth of tiled matmuls (default 16; 8 for 128 x 128 tiles).
+//   FUSOR_VK_GEMM_TILES=BM,BN,TM,TN  interleaved tiles of that size and register block for every
+//                           tiled matmul (powers of two, 32 .. max invocations threads), split-K
+//                           chosen for them; for tile sweeps (bench/vk_gemm_sweep.sh).
 //   FUSOR_VK_GEMV=old|new   matmuls with M <= 8: old (default) the first GEMV path; new the vector GEMV (gemm.glsl
 //                           FZ_SKINNY 2: 4 columns a thread, B read as vec4 / f16vec4 / packed
 //                           bf16 where its N has unit stride and 4-groups are aligned, K split

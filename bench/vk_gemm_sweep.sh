@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Sweep of the Vulkan GEMM templates' knobs on single-GEMM models (bench/fp16_gemm_model.py:
+# y = Gelu(x @ W + b)) shaped like the MLP batch-64 layers, fp32 (the tiled template: tile,
+# register block, K slice depth, split-K) and fp16 (the cooperative-matrix template: subgroup
+# grid, K slice, split-K), with fusor-cuda on each model for the ratio. One line per run: the
+# median device us of `fusor bench --iters ITERS` and the kernel notes.
+# Usage: bench/vk_gemm_sweep.sh [FUSOR_BIN [OUTDIR]]   ITERS (default 100); SHAPES="M,K,N ..."
+set -uo pipefail
+fz=${1:-build/fusor}
+out=${2:-/tmp/vk_gemm_sweep}
+iters=${ITERS:-100}
+here=$(dirname "$0")
+mkdir -p "$out"
+run() {  # model, backend, env...
+  local m=$1 b=$2
+  shift 2
+  local log us notes
+  log=$(env "$@" "$fz" bench "$m" --backend "$b" --iters "$iters" 2>&1)
+  us=$(sed -n 's/^device time *median \([0-9.]*\) us.*/\1/p' <<<"$log")
+  notes=$(sed -n 's/^notes *//p' <<<"$log")
+  printf '%-22s %-7s %-52s %9s us  %s\n' "$(basename "$m" .onnx)" "$b" "${*:-defaults}" "${us:-FAILED}" "$notes"
+  [ -n "$us" ] || tail -2 <<<"$log" | sed 's/^/    /'
+}
+f32=("-" "FUSOR_VK_SPLIT_K=1" "FUSOR_VK_SPLIT_K=2" "FUSOR_VK_SPLIT_K=4" "FUSOR_VK_SPLIT_K=8" "FUSOR_VK_SPLIT_K=16"
+     "FUSOR_VK_GEMM_BK=8" "FUSOR_VK_GEMM_BK=32" "FUSOR_VK_GEMM_TILES=64,64,4,4 FUSOR_VK_GEMM_BK=32"
+     "FUSOR_VK_GEMM_TILES=64,32,4,2" "FUSOR_VK_GEMM_TILES=32,64,2,4" "FUSOR_VK_GEMM_TILES=64,64,8,4"
+     "FUSOR_VK_GEMM_TILES=64,64,4,8" "FUSOR_VK_GEMM_TILES=64,128,4,8" "FUSOR_VK_GEMM_TILES=64,128,8,8"
+     "FUSOR_VK_GEMM_TILES=64,128,8,4" "FUSOR_VK_GEMM_TILES=64,64,8,8" "FUSOR_VK_GEMM_TILES=64,32,8,4"
+     "FUSOR_VK_GEMM_TILES=64,64,8,4 FUSOR_VK_GEMM_BK=8" "FUSOR_VK_GEMM_TILES=64,128,8,8 FUSOR_VK_GEMM_BK=8"
+     "FUSOR_VK_GEMM_TILE=8x8" "FUSOR_VK_GEMM_TILE=8x8 FUSOR_VK_GEMM_BK=8")
+f16=("-" "FUSOR_VK_COOPMAT_SPLIT_K=2" "FUSOR_VK_COOPMAT_SPLIT_K=4" "FUSOR_VK_COOPMAT_SPLIT_K=8"
+     "FUSOR_VK_COOPMAT_TILE=2,4,1,1,32" "FUSOR_VK_COOPMAT_TILE=2,4,1,1,128" "FUSOR_VK_COOPMAT_TILE=4,2,1,1"
+     "FUSOR_VK_COOPMAT_TILE=2,2,1,2" "FUSOR_VK_COOPMAT_TILE=2,2,2,2" "FUSOR_VK_COOPMAT_TILE=4,4,1,1"
+     "FUSOR_VK_COOPMAT_TILE=2,8,1,1" "FUSOR_VK_COOPMAT_TILE=1,4,2,1" "FUSOR_VK_COOPMAT_TILE=2,4,2,1")
+for shape in ${SHAPES:-64,1024,4096 64,4096,1024}; do
+  IFS=, read -r M K N <<<"$shape"
+  for dt in fp32 fp16; do
+    mdl="$out/gemm_${dt}_${M}x${K}x${N}.onnx"
+    python3 "$here/fp16_gemm_model.py" --dtype "$dt" "$mdl" "$M" "$K" "$N" || exit 1
+    run "$mdl" cuda
+    if [ "$dt" = fp32 ]; then cfgs=("${f32[@]}"); else cfgs=("${f16[@]}"); fi
+    for c in "${cfgs[@]}"; do
+      if [ "$c" = "-" ]; then run "$mdl" vulkan; else read -r -a kv <<<"$c"; run "$mdl" vulkan "${kv[@]}"; fi
+    done
+    rm -f "$mdl"
+  done
+done 2>&1 | tee "$out/sweep.txt"
