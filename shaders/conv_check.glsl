@@ -2,6 +2,7 @@
 // time (glslc -DFZ_TEMPLATE_CHECK=1), with a bias + ReLU epilogue; conv.comp and
 // conv_splitk.comp include it with their own switches.
 #ifdef FZ_TEMPLATE_CHECK
+#extension GL_EXT_control_flow_attributes : require
 #define fz_idx int
 layout(std430, set = 0, binding = 0) readonly buffer B0 { float d[]; } b0;  // X [2, 8, 15, 15]
 layout(std430, set = 0, binding = 1) readonly buffer B1 { float d[]; } b1;  // W [16, 4, 3, 3] (groups = 2)

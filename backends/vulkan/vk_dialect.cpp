@@ -329,8 +329,10 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
 }
 
 std::string VulkanDialect::conv_config() const {
-  if (tiles_.split_k <= 1 || tiles_.conv_direct) return "";
-  return "#define FZ_SPLIT_K " + std::to_string(tiles_.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(tiles_.split_slice) + "\n";
+  if (tiles_.conv_direct) return "";
+  std::string s = tiles_.conv_db ? "" : "#define FZ_CONV_DB 0\n";  // conv.glsl's previous K loop (A/B)
+  if (tiles_.split_k <= 1) return s;
+  return s + "#define FZ_SPLIT_K " + std::to_string(tiles_.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(tiles_.split_slice) + "\n";
 }
 
 void VulkanDialect::set_split_counters(int64_t n) {

@@ -28,6 +28,9 @@ namespace fusor::vk {
 struct ContractionTiles {
   int bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
   int conv_direct = 0;  // conv only: 1 = one thread per output (depthwise / tiny reductions)
+  // conv only, implicit GEMM: conv.glsl FZ_CONV_DB, 1 = double-buffered padded slices (the
+  // default), 0 = the previous single-buffered loop (FUSOR_VK_CONV_DB=0, for A/B runs).
+  int conv_db = 1;
   // matmul only, M <= 8: gemm.glsl's GEMV paths, 1 = the first (FUSOR_VK_GEMV=old), 2 = the
   // vector GEMV (the default; split-K across workgroups with split_k / split_slice below).
   int skinny = 0;
@@ -135,7 +138,7 @@ class VulkanDialect : public Dialect {
   // offset are multiples of the width; FUSOR_VK_COOPMAT_VEC=N caps the width (1: scalar loads),
   // FUSOR_VK_GEMM_VEC4=0 turns them off too.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
-  std::string conv_config() const override;  // conv.glsl FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K
+  std::string conv_config() const override;  // conv.glsl FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_CONV_DB 0 under FUSOR_VK_CONV_DB=0
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);
   }
