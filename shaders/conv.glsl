@@ -28,7 +28,10 @@ R"FZ_GLSL(//"
 // memory): unpadded, the 16 kd of one row hit one bank. Register-block loops are [[unroll]]
 // (their trip counts are specialization constants; fz_acc stays in registers only when every
 // index into it is constant). The im2col column of each staged element (n, oh, ow) is fixed for
-// the tile, so it is decomposed once per tile. 0: the previous loop (one copy, two barriers).
+// the tile, so it is decomposed once per tile. FZ_W_VEC4 (the host defines it with
+// FZ_LOAD_W4(off), a vec4 of weights off .. off+3, when C/G x R x S % 4 == 0 and the binding
+// is aligned): a thread stages 4 consecutive kd with one load. 0: the previous loop (one
+// copy, two barriers).
 // Both accumulate each output with fp32 FMAs in the same kd order.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int FZ_BM = 64;
@@ -45,6 +48,10 @@ layout(constant_id = 6) const int FZ_CONV_DIRECT = 0;
 const int FZ_THREADS = (FZ_BM / FZ_TM) * (FZ_BN / FZ_TN);
 const int FZ_LW = (FZ_BK * FZ_BM + FZ_THREADS - 1) / FZ_THREADS;  // weight elements a thread stages per slice
 const int FZ_LX = (FZ_BK * FZ_BN + FZ_THREADS - 1) / FZ_THREADS;  // im2col elements
+#ifndef FZ_W_VEC4
+#define FZ_W_VEC4 0
+#endif
+const int FZ_LW4 = (FZ_BK / 4 * FZ_BM + FZ_THREADS - 1) / FZ_THREADS;  // FZ_W_VEC4: vec4 groups
 const int FZ_WP = FZ_BM + 2;  // +2: a column of 16 kd rows covers 32 banks
 const int FZ_XP = FZ_BN;      // staged along its rows: no conflict to pad away
 shared float fz_ws[2 * FZ_BK * FZ_WP];  // copy p, kd, m at p * BK * WP + kd * WP + m
@@ -121,14 +128,39 @@ void fz_conv_gemm() {
       ih0[q] = col < FZ_NCOL ? oh * FZ_SH - FZ_PH : -FZ_CH - FZ_CR * FZ_DH;
       iw0[q] = ow * FZ_SW - FZ_PW;
     }
-    float rw[FZ_LW], rx[FZ_LX];
+    float rx[FZ_LX];
     // Global -> registers (slice k0), registers -> shared copy p; zeros outside (edges, K tail).
-#define FZ_CV_FETCH(k0)                                                                                   \
+#if FZ_W_VEC4  // 4 consecutive kd per load: KD % 4 == 0 and slices start at multiples of BK
+    vec4 rw[FZ_LW4];
+#define FZ_CV_FETCH_W(k0)                                                                                 \
+    FZ_CV_UNROLL for (int q = 0; q < FZ_LW4; ++q) {                                                       \
+      const int e = tid + q * threads;                                                                    \
+      const fz_idx gm = row0 + e / (FZ_BK / 4), gk = (k0) + (e % (FZ_BK / 4)) * 4;                        \
+      rw[q] = (e < FZ_BK / 4 * FZ_BM && gm < FZ_KG && gk < kend) ? FZ_LOAD_W4((g * FZ_KG + gm) * FZ_KD + gk) : vec4(0.0f); \
+    }
+#define FZ_CV_STAGE_W(p)                                                                                  \
+    FZ_CV_UNROLL for (int q = 0; q < FZ_LW4; ++q) {                                                       \
+      const int e = tid + q * threads;                                                                    \
+      const int kk = (e % (FZ_BK / 4)) * 4, mm = e / (FZ_BK / 4);                                         \
+      if (e < FZ_BK / 4 * FZ_BM)                                                                          \
+        [[unroll]] for (int c = 0; c < 4; ++c) fz_ws[(p) * FZ_BK * FZ_WP + (kk + c) * FZ_WP + mm] = rw[q][c]; \
+    }
+#else
+    float rw[FZ_LW];
+#define FZ_CV_FETCH_W(k0)                                                                                 \
     FZ_CV_UNROLL for (int q = 0; q < FZ_LW; ++q) { /* weights: contiguous along kd */                     \
       const int e = tid + q * threads;                                                                    \
       const fz_idx gm = row0 + e / FZ_BK, gk = (k0) + e % FZ_BK;                                          \
       rw[q] = (e < FZ_BK * FZ_BM && gm < FZ_KG && gk < kend) ? FZ_LOAD_W((g * FZ_KG + gm) * FZ_KD + gk) : 0.0f; \
-    }                                                                                                     \
+    }
+#define FZ_CV_STAGE_W(p)                                                                                  \
+    FZ_CV_UNROLL for (int q = 0; q < FZ_LW; ++q) {                                                        \
+      const int e = tid + q * threads;                                                                    \
+      if (e < FZ_BK * FZ_BM) fz_ws[(p) * FZ_BK * FZ_WP + (e % FZ_BK) * FZ_WP + e / FZ_BK] = rw[q];        \
+    }
+#endif
+#define FZ_CV_FETCH(k0)                                                                                   \
+    FZ_CV_FETCH_W(k0)                                                                                     \
     FZ_CV_UNROLL for (int q = 0; q < FZ_LX; ++q) { /* input patches: contiguous along ow */               \
       const int e = tid + q * threads;                                                                    \
       const fz_idx gk = (k0) + e / FZ_BN;                                                                 \
@@ -138,10 +170,7 @@ void fz_conv_gemm() {
                   ? FZ_LOAD_X(xb[q] + (c * FZ_CH + ih) * FZ_CW + iw) : 0.0f;                              \
     }
 #define FZ_CV_STAGE(p)                                                                                    \
-    FZ_CV_UNROLL for (int q = 0; q < FZ_LW; ++q) {                                                        \
-      const int e = tid + q * threads;                                                                    \
-      if (e < FZ_BK * FZ_BM) fz_ws[(p) * FZ_BK * FZ_WP + (e % FZ_BK) * FZ_WP + e / FZ_BK] = rw[q];        \
-    }                                                                                                     \
+    FZ_CV_STAGE_W(p)                                                                                      \
     FZ_CV_UNROLL for (int q = 0; q < FZ_LX; ++q) {                                                        \
       const int e = tid + q * threads;                                                                    \
       if (e < FZ_BK * FZ_BN) fz_xs[(p) * FZ_BK * FZ_XP + (e / FZ_BN) * FZ_XP + e % FZ_BN] = rx[q];        \
@@ -174,6 +203,8 @@ void fz_conv_gemm() {
     }
 #undef FZ_CV_FETCH
 #undef FZ_CV_STAGE
+#undef FZ_CV_FETCH_W
+#undef FZ_CV_STAGE_W
 #else
     for (fz_idx k0 = kbeg; k0 < kend; k0 += FZ_BK) {
       for (int e = tid; e < FZ_BK * FZ_BM; e += threads) {  // weights: contiguous along kd

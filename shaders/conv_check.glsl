@@ -29,6 +29,10 @@ int fz_num_groups() { return int(gl_NumWorkGroups.x * gl_NumWorkGroups.y); }
 #define FZ_TOTAL 2048
 #define FZ_LOAD_X(off) b0.d[off]
 #define FZ_LOAD_W(off) b1.d[off]
+#if defined(FZ_W_VEC4) && FZ_W_VEC4
+layout(std430, set = 0, binding = 1) readonly buffer B1v { vec4 d[]; } b1v;  // W 4 kd at a time (C/G x R x S = 36)
+#define FZ_LOAD_W4(off) b1v.d[(off) / 4]
+#endif
 #if defined(FZ_SPLIT_K) && FZ_SPLIT_K > 1
 layout(std430, set = 0, binding = 4) coherent buffer FzSplit { uint cnt[FZ_SPLIT_CNT]; float part[]; } fz_split;
 #endif

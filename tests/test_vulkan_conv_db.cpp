@@ -4,8 +4,10 @@
 // poisoned, so an unwritten output fails), over shapes that exercise the edges of the loop:
 // 3x3 pad 1 stride 1 and 2, 1x1, grouped and dilated, image and channel counts that are not
 // multiples of the tile, reductions (C/G x R x S) with a tail shorter than BK, with and without
-// split-K, 64 x 64 tiles (FUSOR_VK_CONV_SHRINK=0) and the shrunk ones. Each compiled executable
-// is replayed with other inputs in between and must give bit-identical results.
+// split-K, 64 x 64 tiles (FUSOR_VK_CONV_SHRINK=0) and the shrunk ones. The double-buffered loop
+// loads the weights 4-wide (FZ_W_VEC4) when C/G x R x S % 4 == 0; those cases also run with
+// scalar loads (FUSOR_VK_GEMM_VEC4=0). Each compiled executable is replayed with other inputs
+// in between and must give bit-identical results.
 #include <gtest/gtest.h>
 
 #include "vulkan_gemm_fixture.h"
@@ -41,9 +43,10 @@ class VulkanConvDb : public testing::VulkanGemmTest {
     testing::VulkanGemmTest::TearDown();
   }
 
-  // One case on one K loop (double_buffered: the default; else FUSOR_VK_CONV_DB=0).
-  void check_loop(const DbCase& p, uint32_t seed, bool double_buffered) {
-    SCOPED_TRACE(std::string(p.name) + (double_buffered ? " double-buffered" : " FUSOR_VK_CONV_DB=0"));
+  // One case on one K loop (double_buffered: the default; else FUSOR_VK_CONV_DB=0), the
+  // double-buffered one with 4-wide weight loads where they fit (vec4) or scalar ones.
+  void check_loop(const DbCase& p, uint32_t seed, bool double_buffered, bool vec4) {
+    SCOPED_TRACE(std::string(p.name) + (double_buffered ? vec4 ? " double-buffered" : " double-buffered FUSOR_VK_GEMM_VEC4=0" : " FUSOR_VK_CONV_DB=0"));
     const int64_t oh = (p.h + 2 * p.pad - p.dil * (p.r - 1) - 1) / p.stride + 1;
     const int64_t ow = (p.w + 2 * p.pad - p.dil * (p.s - 1) - 1) / p.stride + 1;
     GraphBuilder b;
@@ -70,8 +73,9 @@ class VulkanConvDb : public testing::VulkanGemmTest {
     std::unique_ptr<Executable> exe;
     {
       EnvGuard split("FUSOR_VK_SPLIT_K", std::to_string(p.slices));
-      std::optional<EnvGuard> db, shrink;
+      std::optional<EnvGuard> db, shrink, scalar;
       if (!double_buffered) db.emplace("FUSOR_VK_CONV_DB", "0");
+      if (!vec4) scalar.emplace("FUSOR_VK_GEMM_VEC4", "0");
       if (p.keep_64x64) shrink.emplace("FUSOR_VK_CONV_SHRINK", "0");
       exe = vk_->compile(g, {});
     }
@@ -79,6 +83,9 @@ class VulkanConvDb : public testing::VulkanGemmTest {
     EXPECT_EQ(vulkan_conv_gemm_kernel_count(*exe, double_buffered), 1) << exe->notes();
     EXPECT_EQ(vulkan_conv_gemm_kernel_count(*exe, !double_buffered), 0) << exe->notes();
     EXPECT_EQ(vulkan_split_k_kernel_count(*exe), p.slices > 1 ? 1 : 0) << exe->notes();
+    const bool wide = double_buffered && vec4 && p.c / p.groups * p.r * p.s % 4 == 0;
+    if (double_buffered)
+      EXPECT_NE(exe->notes().find(wide ? "(1 with 4-wide weight loads)" : "(0 with 4-wide weight loads)"), std::string::npos) << exe->notes();
     const std::vector<Tensor> first = exe->run(in);
     compare(first, want, DType::f32);
     compare(exe->run(other), want_other, DType::f32);
@@ -88,8 +95,9 @@ class VulkanConvDb : public testing::VulkanGemmTest {
   }
 
   void check(const DbCase& p, uint32_t seed) {
-    check_loop(p, seed, true);
-    check_loop(p, seed, false);
+    check_loop(p, seed, true, true);
+    if (p.c / p.groups * p.r * p.s % 4 == 0) check_loop(p, seed, true, false);
+    check_loop(p, seed, false, true);
   }
 };
 

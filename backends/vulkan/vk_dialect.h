@@ -157,6 +157,7 @@ class VulkanDialect : public Dialect {
 
  private:
   void choose_vec4(const Plan& plan, const KernelSpec& k);  // sets a_/b_vec4_slot_
+  void choose_conv_vec4(const Plan& plan, const KernelSpec& k);  // conv weights as a_vec4_slot_
   void choose_coopmat_vec(const Plan& plan, const KernelSpec& k);  // sets a_/b_cm_slot_, _vec_
   const PhysicalDeviceInfo& dev_;
   std::vector<int64_t> delta_;
@@ -165,7 +166,7 @@ class VulkanDialect : public Dialect {
   int64_t split_bytes_ = 0, split_cnt_ = 0;
   // gemm.glsl vector loads (FZ_A_VEC4 / FZ_B_VEC4): the operand's slot read 4 elements at a
   // time (-1: scalar loads), its element delta and storage dtype (f32 vec4, f16 f16vec4, bf16
-  // uvec2 of packed pairs).
+  // uvec2 of packed pairs). A conv's fp32 weights use the A slot (conv.glsl FZ_W_VEC4).
   int a_vec4_slot_ = -1, b_vec4_slot_ = -1;
   int64_t a_vec4_delta_ = 0, b_vec4_delta_ = 0;
   // gemm_coopmat.glsl vector staging loads (FZ_CM_VA / FZ_CM_VB): the operand's slot read as

@@ -89,8 +89,9 @@ class VulkanExecutable final : public Executable {
   const std::vector<int>& split_k() const { return split_k_; }
   // Per plan kernel: "BMxBN TMxTN" of a matmul on gemm.glsl's blocked register tiles, else "".
   const std::vector<std::string>& blocked_tiles() const { return blocked_tiles_; }
-  // Per plan kernel: conv.glsl's implicit-GEMM K loop, 2 double-buffered (FZ_CONV_DB), 1 the
-  // previous one (FUSOR_VK_CONV_DB=0), 0 no implicit-GEMM conv (the direct path, other kernels).
+  // Per plan kernel: conv.glsl's implicit-GEMM K loop, 3 double-buffered (FZ_CONV_DB) with
+  // 4-wide weight loads (FZ_W_VEC4), 2 double-buffered, 1 the previous one (FUSOR_VK_CONV_DB=0),
+  // 0 no implicit-GEMM conv (the direct path, other kernels).
   const std::vector<int>& conv_loops() const { return conv_loops_; }
   // Per plan kernel: operands its tiled matmul loads 4 at a time (0..2; -1 when the kernel is
   // no matmul on gemm.glsl's tiled path).
