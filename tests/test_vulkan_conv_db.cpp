@@ -120,11 +120,10 @@ TEST_F(VulkanConvDb, ShapesMatchReferenceOnBothLoops) {
   for (const DbCase& c : cs) check(c, seed += 10);
 }
 
-// More work items than workgroups, without split-K: the grid is N*K*OH*OW / 256 groups, and
-// 17 channels on 17 x 17 shrink to 16 x 16 tiles (2 x 19 of them, mostly padding) over 20
-// groups, so a group takes a second tile and re-stages copy 0 after its first tile's last barrier.
-TEST_F(VulkanConvDb, MoreTilesThanGroupsMatchReference) {
-  check({"tiles_outnumber_groups", 1, 16, 17, 17, 17, 3, 3, 1, 1, 1, 1, true, true, 1, false}, 1400);
+// The smallest tiles (17 channels on 17 x 17 shrink to 16 x 16, one output per thread: TM =
+// TN = 1), mostly padding on the channel side, with a residual epilogue.
+TEST_F(VulkanConvDb, SmallPaddedTilesMatchReference) {
+  check({"16x16_tiles", 1, 16, 17, 17, 17, 3, 3, 1, 1, 1, 1, true, true, 1, false}, 1400);
 }
 
 }  // namespace
