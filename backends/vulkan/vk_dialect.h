@@ -138,7 +138,9 @@ class VulkanDialect : public Dialect {
   // offset are multiples of the width; FUSOR_VK_COOPMAT_VEC=N caps the width (1: scalar loads),
   // FUSOR_VK_GEMM_VEC4=0 turns them off too.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
-  std::string conv_config() const override;  // conv.glsl FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_CONV_DB 0 under FUSOR_VK_CONV_DB=0
+  // conv.glsl's #defines: FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_W_VEC4 / FZ_LOAD_W4 for
+  // 4-wide weight loads, FZ_CONV_DB 0 under FUSOR_VK_CONV_DB=0 and on the direct path.
+  std::string conv_config() const override;
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);
   }
