@@ -20,6 +20,19 @@ R"FZ_GLSL(//"
 //    tile * FZ_SPLIT_K + slice takes kd in [slice * FZ_SPLIT_SLICE, +FZ_SPLIT_SLICE), stores
 //    its fp32 partial tile in fz_split.part, and the last of the tile's workgroups to arrive
 //    adds the partials in slice order (deterministic) and runs the epilogue.
+// FZ_CONV_DB (1 unless the host defines it 0, FUSOR_VK_CONV_DB=0) selects the implicit GEMM's
+// K loop. 1: gemm.glsl's structure: the slices come in two copies; while the FMAs run on slice
+// k, this thread's share of slice k+1 loads from global memory into registers (FZ_CV_FETCH) and
+// is stored into the other copy afterwards (FZ_CV_STAGE), one barrier per K step. The weight
+// slice's k rows are padded (FZ_WP = BM + 2) because it is staged down columns (kd fastest in
+// memory): unpadded, the 16 kd of one row hit one bank. Register-block loops are [[unroll]]
+// (their trip counts are specialization constants; fz_acc stays in registers only when every
+// index into it is constant). The im2col column of each staged element (n, oh, ow) is fixed for
+// the tile, so it is decomposed once per tile. FZ_W_VEC4 (the host defines it with
+// FZ_LOAD_W4(off), a vec4 of weights off .. off+3, when C/G x R x S % 4 == 0 and the binding
+// is aligned): a thread stages 4 consecutive kd with one load. 0: the previous loop (one
+// copy, two barriers).
+// Both accumulate each output with fp32 FMAs in the same kd order.
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int FZ_BM = 64;
 layout(constant_id = 2) const int FZ_BN = 64;
@@ -28,8 +41,27 @@ layout(constant_id = 4) const int FZ_TM = 4;
 layout(constant_id = 5) const int FZ_TN = 4;
 layout(constant_id = 6) const int FZ_CONV_DIRECT = 0;
 
+#ifndef FZ_CONV_DB
+#define FZ_CONV_DB 1
+#endif
+#if FZ_CONV_DB
+const int FZ_THREADS = (FZ_BM / FZ_TM) * (FZ_BN / FZ_TN);
+const int FZ_LW = (FZ_BK * FZ_BM + FZ_THREADS - 1) / FZ_THREADS;  // weight elements a thread stages per slice
+const int FZ_LX = (FZ_BK * FZ_BN + FZ_THREADS - 1) / FZ_THREADS;  // im2col elements
+#ifndef FZ_W_VEC4
+#define FZ_W_VEC4 0
+#endif
+const int FZ_LW4 = (FZ_BK / 4 * FZ_BM + FZ_THREADS - 1) / FZ_THREADS;  // FZ_W_VEC4: vec4 groups
+const int FZ_WP = FZ_BM + 2;  // +2: a column of 16 kd rows covers 32 banks
+const int FZ_XP = FZ_BN;      // staged along its rows: no conflict to pad away
+shared float fz_ws[2 * FZ_BK * FZ_WP];  // copy p, kd, m at p * BK * WP + kd * WP + m
+shared float fz_xs[2 * FZ_BK * FZ_XP];  // copy p, kd, col at p * BK * XP + kd * XP + col
+#define FZ_CV_UNROLL [[unroll]]
+#else
 shared float fz_ws[FZ_BK * FZ_BM];  // weight slice: fz_ws[kd * BM + m]
 shared float fz_xs[FZ_BK * FZ_BN];  // im2col slice: fz_xs[kd * BN + col]
+#define FZ_CV_UNROLL
+#endif
 
 const fz_idx FZ_CG = FZ_CC / FZ_GROUPS;         // input channels per group
 const fz_idx FZ_KG = FZ_CK / FZ_GROUPS;         // output channels per group
@@ -83,7 +115,97 @@ void fz_conv_gemm() {
     const fz_idx rem = t - g * (tiles_m * tiles_n);
     const fz_idx row0 = (rem / tiles_n) * FZ_BM, col0 = (rem % tiles_n) * FZ_BN;
     float fz_acc[FZ_TM * FZ_TN];
-    for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_acc[i] = 0.0f;
+    FZ_CV_UNROLL for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_acc[i] = 0.0f;
+#if FZ_CONV_DB
+    // This thread's im2col elements e = tid + q * threads sit at a fixed column of the tile:
+    // their input row / column origin and image base, once per tile (an out-of-range column
+    // gets an origin that fails the bounds test for every kd).
+    fz_idx xb[FZ_LX], ih0[FZ_LX], iw0[FZ_LX];
+    FZ_CV_UNROLL for (int q = 0; q < FZ_LX; ++q) {
+      const fz_idx col = col0 + (tid + q * threads) % FZ_BN;
+      const fz_idx ow = col % FZ_COW, oh = (col / FZ_COW) % FZ_COH, n = col / FZ_OHW;
+      xb[q] = (n * FZ_CC + g * FZ_CG) * FZ_CH * FZ_CW;
+      ih0[q] = col < FZ_NCOL ? oh * FZ_SH - FZ_PH : -FZ_CH - FZ_CR * FZ_DH;
+      iw0[q] = ow * FZ_SW - FZ_PW;
+    }
+    float rx[FZ_LX];
+    // Global -> registers (slice k0), registers -> shared copy p; zeros outside (edges, K tail).
+#if FZ_W_VEC4  // 4 consecutive kd per load: KD % 4 == 0 and slices start at multiples of BK
+    vec4 rw[FZ_LW4];
+#define FZ_CV_FETCH_W(k0)                                                                                 \
+    FZ_CV_UNROLL for (int q = 0; q < FZ_LW4; ++q) {                                                       \
+      const int e = tid + q * threads;                                                                    \
+      const fz_idx gm = row0 + e / (FZ_BK / 4), gk = (k0) + (e % (FZ_BK / 4)) * 4;                        \
+      rw[q] = (e < FZ_BK / 4 * FZ_BM && gm < FZ_KG && gk < kend) ? FZ_LOAD_W4((g * FZ_KG + gm) * FZ_KD + gk) : vec4(0.0f); \
+    }
+#define FZ_CV_STAGE_W(p)                                                                                  \
+    FZ_CV_UNROLL for (int q = 0; q < FZ_LW4; ++q) {                                                       \
+      const int e = tid + q * threads;                                                                    \
+      const int kk = (e % (FZ_BK / 4)) * 4, mm = e / (FZ_BK / 4);                                         \
+      if (e < FZ_BK / 4 * FZ_BM)                                                                          \
+        [[unroll]] for (int c = 0; c < 4; ++c) fz_ws[(p) * FZ_BK * FZ_WP + (kk + c) * FZ_WP + mm] = rw[q][c]; \
+    }
+#else
+    float rw[FZ_LW];
+#define FZ_CV_FETCH_W(k0)                                                                                 \
+    FZ_CV_UNROLL for (int q = 0; q < FZ_LW; ++q) { /* weights: contiguous along kd */                     \
+      const int e = tid + q * threads;                                                                    \
+      const fz_idx gm = row0 + e / FZ_BK, gk = (k0) + e % FZ_BK;                                          \
+      rw[q] = (e < FZ_BK * FZ_BM && gm < FZ_KG && gk < kend) ? FZ_LOAD_W((g * FZ_KG + gm) * FZ_KD + gk) : 0.0f; \
+    }
+#define FZ_CV_STAGE_W(p)                                                                                  \
+    FZ_CV_UNROLL for (int q = 0; q < FZ_LW; ++q) {                                                        \
+      const int e = tid + q * threads;                                                                    \
+      if (e < FZ_BK * FZ_BM) fz_ws[(p) * FZ_BK * FZ_WP + (e % FZ_BK) * FZ_WP + e / FZ_BK] = rw[q];        \
+    }
+#endif
+#define FZ_CV_FETCH(k0)                                                                                   \
+    FZ_CV_FETCH_W(k0)                                                                                     \
+    FZ_CV_UNROLL for (int q = 0; q < FZ_LX; ++q) { /* input patches: contiguous along ow */               \
+      const int e = tid + q * threads;                                                                    \
+      const fz_idx gk = (k0) + e / FZ_BN;                                                                 \
+      const fz_idx c = gk / (FZ_CR * FZ_CS), rs = gk - c * (FZ_CR * FZ_CS), r = rs / FZ_CS, s = rs - r * FZ_CS; \
+      const fz_idx ih = ih0[q] + r * FZ_DH, iw = iw0[q] + s * FZ_DW;                                      \
+      rx[q] = (e < FZ_BK * FZ_BN && gk < kend && ih >= 0 && ih < FZ_CH && iw >= 0 && iw < FZ_CW)           \
+                  ? FZ_LOAD_X(xb[q] + (c * FZ_CH + ih) * FZ_CW + iw) : 0.0f;                              \
+    }
+#define FZ_CV_STAGE(p)                                                                                    \
+    FZ_CV_STAGE_W(p)                                                                                      \
+    FZ_CV_UNROLL for (int q = 0; q < FZ_LX; ++q) {                                                        \
+      const int e = tid + q * threads;                                                                    \
+      if (e < FZ_BK * FZ_BN) fz_xs[(p) * FZ_BK * FZ_XP + (e / FZ_BN) * FZ_XP + e % FZ_BN] = rx[q];        \
+    }
+    FZ_CV_FETCH(kbeg)
+    FZ_CV_STAGE(0)
+    memoryBarrierShared();
+    barrier();
+    int p = 0;
+    for (fz_idx k0 = kbeg; k0 < kend; k0 += FZ_BK) {
+      const bool more = k0 + FZ_BK < kend;  // uniform
+      if (more) {
+        FZ_CV_FETCH(k0 + FZ_BK)
+      }
+      const int ws0 = p * FZ_BK * FZ_WP, xs0 = p * FZ_BK * FZ_XP;
+      [[unroll]] for (int kk = 0; kk < FZ_BK; ++kk) {
+        float a[FZ_TM], b[FZ_TN];
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i) a[i] = fz_ws[ws0 + kk * FZ_WP + ty + i * (FZ_BM / FZ_TM)];
+        [[unroll]] for (int j = 0; j < FZ_TN; ++j) b[j] = fz_xs[xs0 + kk * FZ_XP + tx + j * (FZ_BN / FZ_TN)];
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i)
+          [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i], b[j], fz_acc[i * FZ_TN + j]);
+      }
+      // The other copy was last read before the previous step's barrier.
+      if (more) {
+        FZ_CV_STAGE(1 - p)
+      }
+      memoryBarrierShared();
+      barrier();
+      p = 1 - p;
+    }
+#undef FZ_CV_FETCH
+#undef FZ_CV_STAGE
+#undef FZ_CV_FETCH_W
+#undef FZ_CV_STAGE_W
+#else
     for (fz_idx k0 = kbeg; k0 < kend; k0 += FZ_BK) {
       for (int e = tid; e < FZ_BK * FZ_BM; e += threads) {  // weights: contiguous along kd
         const int kk = e % FZ_BK, mm = e / FZ_BK;
@@ -114,11 +236,12 @@ void fz_conv_gemm() {
       memoryBarrierShared();
       barrier();
     }
+#endif
 #if FZ_SPLIT_K > 1
     {
       // Partial tile out (thread-interleaved), then elect the last arrival (gemm.glsl).
       const fz_idx part = w * (FZ_BM * FZ_BN);
-      for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_split.part[part + i * threads + tid] = fz_acc[i];
+      FZ_CV_UNROLL for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_split.part[part + i * threads + tid] = fz_acc[i];
       memoryBarrierBuffer();
       barrier();
       if (tid == 0) fz_split_last = atomicAdd(fz_split.cnt[t], 1u) == uint(FZ_SPLIT_K - 1);
@@ -127,7 +250,7 @@ void fz_conv_gemm() {
       if (!fz_split_last) continue;  // uniform: every thread read the same shared flag
       memoryBarrierBuffer();
       const fz_idx first = t * FZ_SPLIT_K * (FZ_BM * FZ_BN);
-      for (int i = 0; i < FZ_TM * FZ_TN; ++i) {
+      FZ_CV_UNROLL for (int i = 0; i < FZ_TM * FZ_TN; ++i) {
         // Slice order, this group's own slice from its registers (the same bits it stored).
         precise float sum = slice == 0 ? fz_acc[i] : fz_split.part[first + i * threads + tid];
         for (int s = 1; s < FZ_SPLIT_K; ++s)
@@ -137,10 +260,10 @@ void fz_conv_gemm() {
       if (tid == 0) fz_split.cnt[t] = 0u;  // ready for the next replay
     }
 #endif
-    for (int i = 0; i < FZ_TM; ++i) {
+    FZ_CV_UNROLL for (int i = 0; i < FZ_TM; ++i) {
       const fz_idx m = row0 + ty + i * (FZ_BM / FZ_TM);
       if (m >= FZ_KG) continue;
-      for (int j = 0; j < FZ_TN; ++j) {
+      FZ_CV_UNROLL for (int j = 0; j < FZ_TN; ++j) {
         const fz_idx col = col0 + tx + j * (FZ_BN / FZ_TN);
         if (col < FZ_NCOL)
           FZ_EPILOGUE(fz_acc[i * FZ_TN + j], ((col / FZ_OHW) * FZ_CK + g * FZ_KG + m) * FZ_OHW + col % FZ_OHW);

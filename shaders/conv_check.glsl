@@ -2,6 +2,7 @@
 // time (glslc -DFZ_TEMPLATE_CHECK=1), with a bias + ReLU epilogue; conv.comp and
 // conv_splitk.comp include it with their own switches.
 #ifdef FZ_TEMPLATE_CHECK
+#extension GL_EXT_control_flow_attributes : require
 #define fz_idx int
 layout(std430, set = 0, binding = 0) readonly buffer B0 { float d[]; } b0;  // X [2, 8, 15, 15]
 layout(std430, set = 0, binding = 1) readonly buffer B1 { float d[]; } b1;  // W [16, 4, 3, 3] (groups = 2)
@@ -28,6 +29,10 @@ int fz_num_groups() { return int(gl_NumWorkGroups.x * gl_NumWorkGroups.y); }
 #define FZ_TOTAL 2048
 #define FZ_LOAD_X(off) b0.d[off]
 #define FZ_LOAD_W(off) b1.d[off]
+#if defined(FZ_W_VEC4) && FZ_W_VEC4
+layout(std430, set = 0, binding = 1) readonly buffer B1v { vec4 d[]; } b1v;  // W 4 kd at a time (C/G x R x S = 36)
+#define FZ_LOAD_W4(off) b1v.d[(off) / 4]
+#endif
 #if defined(FZ_SPLIT_K) && FZ_SPLIT_K > 1
 layout(std430, set = 0, binding = 4) coherent buffer FzSplit { uint cnt[FZ_SPLIT_CNT]; float part[]; } fz_split;
 #endif

@@ -103,6 +103,14 @@ int vulkan_split_k_kernel_count(const Executable& e) {
   return n;
 }
 
+int vulkan_conv_gemm_kernel_count(const Executable& e, bool double_buffered) {
+  auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);
+  if (!v) return -1;
+  int n = 0;
+  for (int l : v->conv_loops()) n += (double_buffered ? l >= 2 : l == 1) ? 1 : 0;
+  return n;
+}
+
 int vulkan_blocked_kernel_count(const Executable& e) {
   auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);
   if (!v) return -1;

@@ -325,12 +325,20 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
       a_vec4_slot_ = -1;
     }
     if (plan && k.matmul && tiles_.coopmat) choose_coopmat_vec(*plan, k);
+    if (plan && k.conv && !tiles_.conv_direct && tiles_.conv_db) choose_conv_vec4(*plan, k);
   }
 }
 
 std::string VulkanDialect::conv_config() const {
-  if (tiles_.split_k <= 1 || tiles_.conv_direct) return "";
-  return "#define FZ_SPLIT_K " + std::to_string(tiles_.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(tiles_.split_slice) + "\n";
+  // FZ_CONV_DB 0: conv.glsl's previous K loop (A/B); the direct path declares its (unused)
+  // shared slices at that loop's size, as before.
+  std::string s = tiles_.conv_db && !tiles_.conv_direct ? "" : "#define FZ_CONV_DB 0\n";
+  if (tiles_.conv_direct) return s;
+  if (a_vec4_slot_ >= 0)  // the weights 4 kd at a time (choose_conv_vec4)
+    s += "#define FZ_W_VEC4 1\n#define FZ_LOAD_W4(off) b" + std::to_string(a_vec4_slot_) + "v.d[((off)" +
+         (a_vec4_delta_ ? " + " + std::to_string(a_vec4_delta_) : std::string()) + ") / 4]\n";
+  if (tiles_.split_k <= 1) return s;
+  return s + "#define FZ_SPLIT_K " + std::to_string(tiles_.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(tiles_.split_slice) + "\n";
 }
 
 void VulkanDialect::set_split_counters(int64_t n) {
@@ -369,6 +377,24 @@ void VulkanDialect::choose_vec4(const Plan& plan, const KernelSpec& k) {
   if (m.n % 4 == 0 && !m.dequant_b) fits(m.b_buffer, m.b, b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
   // One binding read as A and B (x @ x^T ...) is declared once, so both views need one type.
   if (a_vec4_slot_ >= 0 && a_vec4_slot_ == b_vec4_slot_ && a_vec4_type_ != b_vec4_type_) b_vec4_slot_ = -1;
+}
+
+void VulkanDialect::choose_conv_vec4(const Plan& plan, const KernelSpec& k) {
+  // conv.glsl's weight slice [Kg, C/G x R x S] is read along kd: 4 at a time when kd and every
+  // group of 4 (binding offset + delta; bindings are 16-byte aligned) are multiples of 4, so a
+  // group is wholly inside or outside the K range and its vec4 aligned. fp32 weights only.
+  const char* env = std::getenv("FUSOR_VK_GEMM_VEC4");
+  if ((env && std::strcmp(env, "0") == 0) || tiles_.bk % 4 != 0) return;
+  if (dev_.min_storage_offset_alignment == 0 || dev_.min_storage_offset_alignment % 16 != 0) return;
+  const ConvDesc& c = *k.conv;
+  if (c.c / std::max<int64_t>(c.groups, 1) * c.r * c.s % 4 != 0 || plan.buffers[c.w_buffer].dtype != DType::f32) return;
+  const std::vector<int> binds = kernel_bindings(k);
+  const auto it = std::find(binds.begin(), binds.end(), c.w_buffer);
+  if (it == binds.end()) return;
+  const int s = static_cast<int>(it - binds.begin());
+  const int64_t d = s < static_cast<int>(delta_.size()) ? delta_[s] : 0;
+  if (d % 4 != 0) return;
+  a_vec4_slot_ = s, a_vec4_delta_ = d, a_vec4_type_ = DType::f32;
 }
 
 void VulkanDialect::choose_coopmat_vec(const Plan& plan, const KernelSpec& k) {

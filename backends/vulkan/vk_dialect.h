@@ -28,6 +28,9 @@ namespace fusor::vk {
 struct ContractionTiles {
   int bm = 64, bn = 64, bk = 16, tm = 4, tn = 4;
   int conv_direct = 0;  // conv only: 1 = one thread per output (depthwise / tiny reductions)
+  // conv only, implicit GEMM: conv.glsl FZ_CONV_DB, 1 = double-buffered padded slices (the
+  // default), 0 = the previous single-buffered loop (FUSOR_VK_CONV_DB=0, for A/B runs).
+  int conv_db = 1;
   // matmul only, M <= 8: gemm.glsl's GEMV paths, 1 = the first (FUSOR_VK_GEMV=old), 2 = the
   // vector GEMV (the default; split-K across workgroups with split_k / split_slice below).
   int skinny = 0;
@@ -135,7 +138,9 @@ class VulkanDialect : public Dialect {
   // offset are multiples of the width; FUSOR_VK_COOPMAT_VEC=N caps the width (1: scalar loads),
   // FUSOR_VK_GEMM_VEC4=0 turns them off too.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
-  std::string conv_config() const override;  // conv.glsl FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K
+  // conv.glsl's #defines: FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_W_VEC4 / FZ_LOAD_W4 for
+  // 4-wide weight loads, FZ_CONV_DB 0 under FUSOR_VK_CONV_DB=0 and on the direct path.
+  std::string conv_config() const override;
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);
   }
@@ -154,6 +159,7 @@ class VulkanDialect : public Dialect {
 
  private:
   void choose_vec4(const Plan& plan, const KernelSpec& k);  // sets a_/b_vec4_slot_
+  void choose_conv_vec4(const Plan& plan, const KernelSpec& k);  // conv weights as a_vec4_slot_
   void choose_coopmat_vec(const Plan& plan, const KernelSpec& k);  // sets a_/b_cm_slot_, _vec_
   const PhysicalDeviceInfo& dev_;
   std::vector<int64_t> delta_;
@@ -162,7 +168,7 @@ class VulkanDialect : public Dialect {
   int64_t split_bytes_ = 0, split_cnt_ = 0;
   // gemm.glsl vector loads (FZ_A_VEC4 / FZ_B_VEC4): the operand's slot read 4 elements at a
   // time (-1: scalar loads), its element delta and storage dtype (f32 vec4, f16 f16vec4, bf16
-  // uvec2 of packed pairs).
+  // uvec2 of packed pairs). A conv's fp32 weights use the A slot (conv.glsl FZ_W_VEC4).
   int a_vec4_slot_ = -1, b_vec4_slot_ = -1;
   int64_t a_vec4_delta_ = 0, b_vec4_delta_ = 0;
   // gemm_coopmat.glsl vector staging loads (FZ_CM_VA / FZ_CM_VB): the operand's slot read as

@@ -339,6 +339,14 @@ std::string VulkanExecutable::notes() const {
     if (v > 1) ++sk, most = std::max(most, v);
   if (sk)
     s += (s.empty() ? "" : "; ") + std::to_string(sk) + " matmul kernel(s) split-K (up to " + std::to_string(most) + " K slices)";
+  // Implicit-GEMM convs (conv.glsl): "3 conv kernel(s) on the double-buffered implicit GEMM (2
+  // with 4-wide weight loads)".
+  int cdb = 0, cv4 = 0, cold = 0;
+  for (int v : conv_loops_) cdb += v >= 2, cv4 += v == 3, cold += v == 1;
+  if (cdb)
+    s += (s.empty() ? "" : "; ") + std::to_string(cdb) + " conv kernel(s) on the double-buffered implicit GEMM (" + std::to_string(cv4) +
+         " with 4-wide weight loads)";
+  if (cold) s += (s.empty() ? "" : "; ") + std::to_string(cold) + " conv kernel(s) on the single-buffered implicit GEMM (FUSOR_VK_CONV_DB=0)";
   // Blocked register tiles (gemm.glsl FZ_BLOCKED): "2 matmul kernel(s) on blocked register tiles (64x128 4x8, 128x128 8x8)".
   std::vector<std::string> shapes;
   int bl = 0;

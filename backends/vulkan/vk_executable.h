@@ -89,6 +89,10 @@ class VulkanExecutable final : public Executable {
   const std::vector<int>& split_k() const { return split_k_; }
   // Per plan kernel: "BMxBN TMxTN" of a matmul on gemm.glsl's blocked register tiles, else "".
   const std::vector<std::string>& blocked_tiles() const { return blocked_tiles_; }
+  // Per plan kernel: conv.glsl's implicit-GEMM K loop, 3 double-buffered (FZ_CONV_DB) with
+  // 4-wide weight loads (FZ_W_VEC4), 2 double-buffered, 1 the previous one (FUSOR_VK_CONV_DB=0),
+  // 0 no implicit-GEMM conv (the direct path, other kernels).
+  const std::vector<int>& conv_loops() const { return conv_loops_; }
   // Per plan kernel: operands its tiled matmul loads 4 at a time (0..2; -1 when the kernel is
   // no matmul on gemm.glsl's tiled path).
   const std::vector<int>& vector_operands() const { return vector_operands_; }
@@ -136,6 +140,7 @@ class VulkanExecutable final : public Executable {
   std::vector<std::string> coopmat_labels_;  // see coopmat_labels()
   std::vector<int> split_k_;                 // see split_k()
   std::vector<std::string> blocked_tiles_;   // see blocked_tiles()
+  std::vector<int> conv_loops_;              // see conv_loops()
   std::vector<int> vector_operands_;         // see vector_operands()
   CompileStats compile_stats_;
   int barrier_count_ = 0;

@@ -109,6 +109,7 @@ void VulkanExecutable::build_kernels() {
   coopmat_labels_.assign(plan_.kernels.size(), "");
   split_k_.assign(plan_.kernels.size(), 1);
   blocked_tiles_.assign(plan_.kernels.size(), "");
+  conv_loops_.assign(plan_.kernels.size(), 0);
   vector_operands_.assign(plan_.kernels.size(), -1);
 
   // Phase 1 (serial, cheap): source, launch geometry, hazards for every kernel.
@@ -153,6 +154,7 @@ void VulkanExecutable::build_kernels() {
     if (split_bytes > 0) split_k_[ki] = std::max(split_k_[ki], dialect.tiles().split_k);
     if (const ContractionTiles& t = dialect.tiles(); k.matmul && t.blocked && blocked_tiles_[ki].empty())
       blocked_tiles_[ki] = std::to_string(t.bm) + "x" + std::to_string(t.bn) + " " + std::to_string(t.tm) + "x" + std::to_string(t.tn);
+    if (k.conv && !dialect.tiles().conv_direct) conv_loops_[ki] = !dialect.tiles().conv_db ? 1 : dialect.vector_operands() ? 3 : 2;
     if (k.matmul && !dialect.tiles().skinny && !dialect.tiles().coopmat)
       vector_operands_[ki] = std::max(vector_operands_[ki], dialect.vector_operands());
     if (sources_[ki].empty()) sources_[ki] = src;  // a split kernel shows its first piece

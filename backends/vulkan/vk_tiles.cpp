@@ -222,6 +222,11 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
     // layer with 512 channels on 7 x 7 is 8 tiles of K = 4608.
     // Without a split, its tiles shrink like a matmul's (FUSOR_VK_CONV_SHRINK=0: not).
     if (k.conv && !t.conv_direct) {
+      // FUSOR_VK_CONV_DB=0: the previous single-buffered K loop, its tiles as before; the
+      // double-buffered one needs gemm.glsl's shared memory (thinner K slices where it does not fit).
+      const char* db = std::getenv("FUSOR_VK_CONV_DB");
+      t.conv_db = db && std::strcmp(db, "0") == 0 ? 0 : 1;
+      if (t.conv_db) fit_shared(t, dev);
       choose_split_k(t, k, dev, split_budget);
       const char* e = std::getenv("FUSOR_VK_CONV_SHRINK");
       if (!(e && std::strcmp(e, "0") == 0)) shrink_tiles(t, k);

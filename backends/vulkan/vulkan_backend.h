@@ -21,7 +21,11 @@
 //                           halves per load (packed in uint / uvec2 / uvec4); 0 scalar loads.
 //   FUSOR_VK_CONV_SHRINK=0  implicit-GEMM convs without split-K keep 64 x 64 tiles (default:
 //                           halved down to 16 x 16 until about 128 workgroups, like matmuls).
-//   FUSOR_VK_GEMM_VEC4=0    scalar operand loads only, in both GEMM templates (default: tiled
+//   FUSOR_VK_CONV_DB=0      implicit-GEMM convs on conv.glsl's previous K loop (one shared copy,
+//                           two barriers a step, scalar weight loads) instead of the double-
+//                           buffered, bank-padded one. For A/B runs of the conv kernels.
+//   FUSOR_VK_GEMM_VEC4=0    scalar operand loads only, in both GEMM templates and conv.glsl's
+//                           weights (default: convs with C/G x R x S % 4 == 0 load them 4-wide; tiled
 //                           matmuls load 4-wide fp32 / fp16 / bf16 operands with unit stride along
 //                           A's K or B's N and aligned 4-groups: vec4, f16vec4, uvec2 of packed
 //                           bf16); it also overrides FUSOR_VK_COOPMAT_VEC.
@@ -81,6 +85,11 @@ int vulkan_coopmat_kernel_count(const Executable& e);
 // FUSOR_VK_COOPMAT_SPLIT_K); -1 when `e` is not a Vulkan
 // executable. Executable::notes() names the largest slice count.
 int vulkan_split_k_kernel_count(const Executable& e);
+// Conv kernels of `e` on conv.glsl's implicit GEMM with the double-buffered K loop (true, the
+// default) or the previous one (false, FUSOR_VK_CONV_DB=0); the direct path counts in
+// neither. -1 when `e` is not a Vulkan executable. Executable::notes() names both counts and
+// how many double-buffered ones load their weights 4-wide (conv.glsl FZ_W_VEC4).
+int vulkan_conv_gemm_kernel_count(const Executable& e, bool double_buffered);
 // Matmul kernels of `e` on gemm.glsl's blocked register tiles (4x8 / 8x4 / 8x8 per thread,
 // vk_dialect.h choose_tiles or FUSOR_VK_GEMM_TILE=8x8); -1 when `e` is not a Vulkan
 // executable. Executable::notes() names the tile and block shapes.
