@@ -83,9 +83,9 @@ void topo_order(KernelSpec& k) {
   };
   for (auto& r : k.reductions) visit(r.body);
   for (auto& o : k.outputs) visit(o.expr);
-  // Renumbered in that order, and hash-consed again: absorbing a reduction kernel appends its
-  // nodes unmerged, so a Softmax's Exp(x - max) would be two nodes (its sum's and its output's),
-  // and passes could not share it (mark_row_registers).
+  // Renumbered in that order, and hash-consed again (KernelSpec::expr has no duplicates):
+  // absorbing a reduction kernel appends its nodes unmerged, so a Softmax's Exp(x - max) was
+  // two nodes, its sum's and its output's. Every scalar op is pure, so equal nodes are one value.
   std::vector<int> remap(k.expr.size(), -1);
   std::vector<ExprNode> e;
   std::map<std::string, int> seen;

@@ -45,12 +45,24 @@ R"FZ_GLSL(//"
 // FZ_SKINNY (the emitter's matmul_config defines it for M <= 8): 1 the first GEMV-like path,
 // 2 the vector GEMV path (split K across workgroups, 4 columns per thread), both at the end of
 // this file.
+// FZ_TILE_LITERALS (the dialect defines it with FUSOR_VK_GEMM_LITERAL=1): the tile sizes are
+// literals (FZ_TILE_BM ...) instead of specialization constants, so spirv-opt can fully unroll
+// the [[unroll]] loops before the driver sees them (an A/B for the big register blocks, which
+// ran 3-30x slower than 4x4 on the H200 with the sizes as specialization constants).
 layout(local_size_x_id = 0) in;
+#ifdef FZ_TILE_LITERALS
+const int FZ_BM = FZ_TILE_BM;
+const int FZ_BN = FZ_TILE_BN;
+const int FZ_BK = FZ_TILE_BK;
+const int FZ_TM = FZ_TILE_TM;
+const int FZ_TN = FZ_TILE_TN;
+#else
 layout(constant_id = 1) const int FZ_BM = 64;
 layout(constant_id = 2) const int FZ_BN = 64;
 layout(constant_id = 3) const int FZ_BK = 16;
 layout(constant_id = 4) const int FZ_TM = 4;
 layout(constant_id = 5) const int FZ_TN = 4;
+#endif
 
 #if FZ_SKINNY == 0
 #ifndef FZ_SPLIT_K

@@ -11,6 +11,7 @@
 // load macros and view types in the kernel source). Lavapipe runs them here (small shapes).
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "backends/vulkan/vk_dialect.h"
@@ -117,6 +118,28 @@ TEST_F(VulkanGemmTiles, BlockedTilesFp32) {
   }
 }
 
+// FUSOR_VK_GEMM_LITERAL=1: the same tiles with their sizes as literals, on the default 4x4
+// tiles, the bigger interleaved blocks (FUSOR_VK_GEMM_TILES), BK = 8 and the blocked tiles.
+TEST_F(VulkanGemmTiles, LiteralTileSizesMatchReference) {
+  EnvGuard literal("FUSOR_VK_GEMM_LITERAL", "1");
+  const testing::Problem p = {"m64_n300_k512_bias_gelu_residual", {}, 64, 300, 512, false, false, true, true, 2};
+  uint32_t seed = 1500;
+  for (const char* cfg : {"", "FUSOR_VK_GEMM_TILES=64,64,8,4", "FUSOR_VK_GEMM_TILES=64,64,8,8", "FUSOR_VK_GEMM_BK=8",
+                          "FUSOR_VK_GEMM_TILE=8x8"}) {
+    SCOPED_TRACE(cfg);
+    const std::string kv = cfg, name = kv.substr(0, kv.find('=')), value = kv.empty() ? "" : kv.substr(kv.find('=') + 1);
+    std::optional<EnvGuard> knob;
+    if (!kv.empty()) knob.emplace(name.c_str(), value);
+    check(p, seed += 10, true, [&](const Executable& e, bool) {
+      const std::string src = matmul_source(e);
+      EXPECT_TRUE(has(src, "#define FZ_TILE_LITERALS 1")) << e.notes();
+      if (name == "FUSOR_VK_GEMM_TILES") EXPECT_TRUE(has(src, "#define FZ_TILE_TM 8"));
+      if (name == "FUSOR_VK_GEMM_BK") EXPECT_TRUE(has(src, "#define FZ_TILE_BK 8"));
+      if (name == "FUSOR_VK_GEMM_TILE") EXPECT_EQ(vulkan_blocked_kernel_count(e), 1) << e.notes();
+    });
+  }
+}
+
 // FUSOR_VK_GEMM_TILE=4x4 keeps the interleaved blocks where the automatic choice would block.
 TEST_F(VulkanGemmTiles, FourByFourKnobKeepsInterleavedBlocks) {
   EnvGuard tile("FUSOR_VK_GEMM_TILE", "4x4");
@@ -145,7 +168,8 @@ TEST(VulkanGemmTilesChoice, FourByFourByDefaultBlockedWhenAsked) {
   dev.max_shared_memory = 49152;
   dev.max_invocations = 1024;
   // Automatic: the 4x4 tiles (the blocked ones measured slower on the H200). MLP batch 64:
-  // 64 x 4096 x 1024 -> 64 tiles of 64 x 64, 5 slices; 64 x 1024 x 4096 -> 16 tiles x 16.
+  // 64 x 4096 x 1024 -> 64 tiles of 64 x 64, 3 slices; 64 x 1024 x 4096 -> 16 tiles x 9
+  // (split-K aims at one workgroup per compute unit; the blocked tiles keep two).
   vk::ContractionTiles t = vk::choose_tiles(matmul_spec(1, 64, 4096, 1024), dev);
   EXPECT_EQ(t.blocked, 0);
   EXPECT_EQ(t.bm, 64);
@@ -153,8 +177,8 @@ TEST(VulkanGemmTilesChoice, FourByFourByDefaultBlockedWhenAsked) {
   EXPECT_EQ(t.tm * t.tn, 16);
   t = vk::choose_tiles(matmul_spec(1, 64, 1024, 4096), dev);
   EXPECT_EQ(t.blocked, 0);
-  EXPECT_EQ(t.split_k, 16);
-  EXPECT_EQ(t.split_slice, 256);
+  EXPECT_EQ(t.split_k, 9);
+  EXPECT_EQ(t.split_slice, 464);
   EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 2048, 1024, 4096), dev).blocked, 0);
   {
     EnvGuard g("FUSOR_VK_GEMM_TILE", "8x8");

@@ -496,6 +496,11 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     work_items *= tiles_.split_k;
   }
   if (tiles_.blocked) s += "#define FZ_BLOCKED 1\n";
+  // FUSOR_VK_GEMM_LITERAL=1: tile sizes as literals (gemm.glsl FZ_TILE_LITERALS), for the A/B.
+  if (const char* e = std::getenv("FUSOR_VK_GEMM_LITERAL"); e && std::strcmp(e, "1") == 0)
+    s += "#define FZ_TILE_LITERALS 1\n#define FZ_TILE_BM " + std::to_string(tiles_.bm) + "\n#define FZ_TILE_BN " +
+         std::to_string(tiles_.bn) + "\n#define FZ_TILE_BK " + std::to_string(tiles_.bk) + "\n#define FZ_TILE_TM " +
+         std::to_string(tiles_.tm) + "\n#define FZ_TILE_TN " + std::to_string(tiles_.tn) + "\n";
   vec4(s, "A", a_vec4_slot_, a_vec4_delta_, a_vec4_type_);
   vec4(s, "B", b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
   return s;

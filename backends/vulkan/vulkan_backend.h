@@ -38,6 +38,8 @@
 //   FUSOR_VK_GEMM_TILES=BM,BN,TM,TN  interleaved tiles of that size and register block for every
 //                           tiled matmul (powers of two, 32 .. max invocations threads), split-K
 //                           chosen for them; for tile sweeps (bench/vk_gemm_sweep.sh).
+//   FUSOR_VK_GEMM_LITERAL=1  the tiled matmuls' tile sizes as literals in the GLSL rather than
+//                           specialization constants (spirv-opt then unrolls the register loops).
 //   FUSOR_VK_GEMV=old|new   matmuls with M <= 8: old (default) the first GEMV path; new the vector GEMV (gemm.glsl
 //                           FZ_SKINNY 2: 4 columns a thread, B read as vec4 / f16vec4 / packed
 //                           bf16 where its N has unit stride and 4-groups are aligned, K split
