@@ -1,6 +1,7 @@
 // The shared kernel emitter (see codegen.h for the generated-code contract): setup, loop,
 // row (input fusion) and contraction kernels; the free functions of codegen.h.
 #include "backends/codegen_emitter.h"
+#include <cstdint>
 
 namespace fusor::codegen_detail {
 
@@ -25,6 +26,10 @@ const Buffer& Emitter::buffer(int b) const {
 }
 
 std::string Emitter::lit(int64_t v) const {
+  // A value a 32-bit index cannot hold (an attribute like LRN's size 2^62) would be a compile
+  // error deep in the generated source; say which value it is instead.
+  if (!h_.index64 && (v > INT32_MAX || v < INT32_MIN))
+    fail("constant " + std::to_string(v) + " does not fit the kernel's 32-bit index type");
   std::string s = std::to_string(v) + (h_.index64 ? d_.int64_suffix : "");
   return v < 0 ? "(" + s + ")" : s;
 }
@@ -669,7 +674,11 @@ bool kernel_checks_indices(const KernelSpec& k, const Plan& p) {
   if (k.kind != FusionKind::opaque || k.node < 0 || k.node >= static_cast<int>(p.graph.nodes.size())) return false;
   static const std::set<std::string> ops = {"Gather",          "GatherElements", "GatherND",
                                             "ScatterElements", "Scatter",        "ScatterND"};
-  return ops.count(p.graph.nodes[k.node].op_type) != 0;
+  const Node& n = p.graph.nodes[k.node];
+  if (ops.count(n.op_type) != 0) return true;
+  // CumSum's axis computed at run time is checked on the device like an index.
+  return n.op_type == "CumSum" && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
+         !p.graph.values[n.inputs[1]].constant;
 }
 
 std::string index_error_message(const Plan& p, uint32_t status) {
@@ -677,6 +686,9 @@ std::string index_error_message(const Plan& p, uint32_t status) {
   std::string label = "a kernel";
   if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()))
     label = p.graph.nodes[p.kernels[ki].node].label();
+  if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()) &&
+      p.graph.nodes[p.kernels[ki].node].op_type == "CumSum")
+    return label + ": axis out of range (a run-time axis outside [-rank, rank) was found on the device)";
   return label + ": index out of range (an index outside [-dim, dim) was found on the device)";
 }
 

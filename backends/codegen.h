@@ -68,7 +68,7 @@ namespace fusor {
 std::vector<int> kernel_bindings(const KernelSpec& k);
 
 // True when the kernel checks indices on the device (Gather, GatherElements, GatherND,
-// Scatter*): it then takes one more binding after kernel_bindings, a uint32 status word the
+// Scatter*, and CumSum with a run-time axis): it then takes one more binding after kernel_bindings, a uint32 status word the
 // backend zeroes, and an out-of-range index sets it to (kernel index + 1) with atomicMax
 // (the access itself is clamped, so memory stays safe). After a run the backend turns a
 // non-zero word into the error `ref` raises for that node (index_error_message).

@@ -672,6 +672,8 @@ std::string Emitter::cumsum(const Node& n, int out) const {
     // Axis computed at run time: select the geometry of each possible axis.
     s += "    fz_idx fz_ax = " + index_of(in_buf(1), lit(0)) + ";\n    if (fz_ax < " + lit(0) + ") fz_ax += " + lit(r) +
          ";\n";
+    // An axis outside [-r, r) fails the run as on ref (status word), instead of summing nothing.
+    s += "    if (fz_ax < " + lit(0) + " || fz_ax >= " + lit(r) + ") FZ_INDEX_ERROR;\n";
     s += "    fz_idx fz_len = " + lit(1) + ";\n    fz_idx fz_inner = " + lit(1) + ";\n";
     for (int64_t d = 0; d < r; ++d) {
       const Around a = around(xs, d);

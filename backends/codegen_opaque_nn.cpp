@@ -151,7 +151,8 @@ std::string Emitter::lrn(const Node& n, int out) const {
   if (size < 1) fail(n.label() + ": LRN size must be positive");
   const double alpha = n.attr_f("alpha", 1e-4), beta = n.attr_f("beta", 0.75), bias = n.attr_f("bias", 1.0);
   const int64_t C = xs[1], sp = xs[0] * C != 0 ? shape_numel(xs) / (xs[0] * C) : 0;
-  const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  // A window reaching past every channel sums all of them: clamped to C so the literals fit.
+  const int64_t lo = std::min((size - 1) / 2, C), hi = std::min(size - 1 - (size - 1) / 2, C);
   std::string s = "    fz_idx fz_c = (fz_o / " + lit(sp) + ") % " + lit(C) + ";\n";
   s += "    fz_idx fz_base = fz_o - fz_c * " + lit(sp) + ";\n";
   s += "    fz_idx fz_lo = fz_c - " + lit(lo) + " < " + lit(0) + " ? " + lit(0) + " : fz_c - " + lit(lo) + ";\n";

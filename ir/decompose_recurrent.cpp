@@ -116,8 +116,27 @@ bool decompose_recurrent(Graph& g, const Node& n, std::vector<Node>& out) {
     for (int64_t b = 0; b < B; ++b) full = full && g.values[seq].constant->get_int(b) == S;
     if (full) seq = -1;
   }
-  const int seq_col = seq >= 0 ? e.reshape(seq, {B, 1}) : -1;
   const DType seq_t = seq >= 0 ? g.values[seq].dtype : DType::i32;
+  if (seq >= 0 && g.values[seq].constant) {  // the reference's check, at compile time
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t l = g.values[seq].constant->get_int(b);
+      if (l < 0 || l > S)
+        throw Error("shape", n.label() + ": sequence_lens value " + std::to_string(l) + " is outside [0, " + std::to_string(S) + "]");
+    }
+  } else if (seq >= 0) {
+    // Lengths fed at run time pass through two Gathers of [0, 1, .., S]: by len (fails past S)
+    // and by len - (S + 1) (fails below 0), so a length outside [0, S] fails the run on every
+    // backend as on ref (index-checked kernels), and a valid one comes out unchanged.
+    Tensor iota(seq_t, {S + 1}), off(seq_t, {});
+    for (int64_t k = 0; k <= S; ++k) iota.set_int(k, k);
+    off.set_int(0, S + 1);
+    const int iv = g.add_constant(g.unique_name(n.name + "/sequence_lens_range"), std::move(iota));
+    const int hi = e.op("Gather", {iv, seq}), lo = e.op("Gather", {iv, e.op("Sub", {seq, g.add_constant(g.unique_name(n.name + "/c"), std::move(off))})});
+    for (size_t k = nodes.size() - 3; k < nodes.size(); ++k)
+      if (nodes[k].op_type == "Gather") nodes[k].name = g.unique_name(n.name + "/sequence_lens_check");
+    seq = e.op("Min", {hi, lo});
+  }
+  const int seq_col = seq >= 0 ? e.reshape(seq, {B, 1}) : -1;
   auto clip = [&](int v) { return a.has_clip ? e.op("Clip", {v, e.scalar(-a.clip), e.scalar(a.clip)}) : v; };
   auto gate = [&](int v, int64_t k, int64_t width = 1) { return e.slice(v, {k * H}, {(k + width) * H}, {1}); };
   // State inputs [D, B, H] (layout 1: [B, D, H]) as direction d's [B, H].

@@ -1,4 +1,5 @@
 #include "ir/tensor.h"
+#include "ir/host_memory.h"
 
 #include <unistd.h>
 
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <string>
 
 #include "ir/half.h"
 #include "ir/small_dtypes.h"
@@ -127,6 +129,72 @@ uint64_t host_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
+namespace {
+// The first unsigned number in a file (0 when absent or unreadable); "max" reads as 0.
+uint64_t read_u64(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return 0;
+  unsigned long long v = 0;
+  if (std::fscanf(f, "%llu", &v) != 1) v = 0;
+  std::fclose(f);
+  return static_cast<uint64_t>(v);
+}
+// Room left under this process's cgroup memory limit (0: no limit found).
+uint64_t cgroup_room() {
+  FILE* f = std::fopen("/proc/self/cgroup", "r");
+  if (!f) return 0;
+  std::string v1, v2;
+  char line[1024];
+  while (std::fgets(line, sizeof line, f)) {
+    std::string l(line);
+    if (!l.empty() && l.back() == '\n') l.pop_back();
+    if (l.rfind("0::", 0) == 0) v2 = l.substr(3);
+    const size_t m = l.find(":memory:");
+    if (m != std::string::npos) v1 = l.substr(m + 8);
+  }
+  std::fclose(f);
+  // A container usually sees its own cgroup as the root of the hierarchy: try both.
+  auto room = [](const std::string& limit_file, const std::string& usage_file) -> uint64_t {
+    const uint64_t limit = read_u64(limit_file), used = read_u64(usage_file);
+    if (limit == 0 || limit >= (uint64_t{1} << 62)) return 0;  // "max" or the v1 "no limit" value
+    return limit > used ? limit - used : 1;
+  };
+  uint64_t best = 0;
+  auto take = [&](uint64_t r) {
+    if (r != 0 && (best == 0 || r < best)) best = r;
+  };
+  for (const std::string& dir : {std::string("/sys/fs/cgroup") + v2, std::string("/sys/fs/cgroup")})
+    take(room(dir + "/memory.max", dir + "/memory.current"));
+  for (const std::string& dir : {"/sys/fs/cgroup/memory" + v1, std::string("/sys/fs/cgroup/memory")})
+    take(room(dir + "/memory.limit_in_bytes", dir + "/memory.usage_in_bytes"));
+  return best;
+}
+}  // namespace
+
+uint64_t host_available_bytes() {
+  uint64_t avail = 0;
+  if (FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    unsigned long long kb = 0;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+        avail = static_cast<uint64_t>(kb) * 1024;
+        break;
+      }
+    std::fclose(f);
+  }
+  const uint64_t room = cgroup_room();
+  if (room != 0 && (avail == 0 || room < avail)) avail = room;
+  return avail;
+}
+
+void check_host_alloc(uint64_t bytes, const std::string& what) {
+  static const uint64_t host = host_memory_bytes();
+  check_fits(bytes, host, what, "this host's memory");
+  // Reading /proc costs microseconds: only for allocations where it matters.
+  if (bytes >= (uint64_t{1} << 30)) check_fits(bytes, host_available_bytes(), what, "the memory this host has available now");
+}
+
 std::string bytes_str(uint64_t bytes) {
   char buf[64];
   std::snprintf(buf, sizeof buf, " (%.3g GiB)", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
@@ -152,14 +220,13 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   for (auto d : shape_)
     if (d < 0) throw Error("tensor", "negative dimension in shape " + shape_str(shape_));
   if (dtype_ == DType::string) {
-    check_fits(tensor_bytes(DType::u64, shape_), host_memory_bytes(), "a string tensor of shape " + shape_str(shape_), "this host's memory");
+    check_host_alloc(tensor_bytes(DType::u64, shape_), "a string tensor of shape " + shape_str(shape_));
     strings.resize(static_cast<size_t>(numel()));
     return;
   }
   if (dtype_size(dtype_) == 0) throw Error("tensor", std::string("cannot allocate a tensor of dtype ") + dtype_name(dtype_));
   const uint64_t bytes = tensor_bytes(dtype_, shape_);
-  static const uint64_t host = host_memory_bytes();
-  check_fits(bytes, host, std::string("a ") + dtype_name(dtype_) + " tensor of shape " + shape_str(shape_), "this host's memory");
+  check_host_alloc(bytes, std::string("a ") + dtype_name(dtype_) + " tensor of shape " + shape_str(shape_));
   bytes_ = std::make_shared<std::string>(static_cast<size_t>(bytes), '\0');
 }
 

@@ -4,6 +4,7 @@
 // onnxruntime rejects them, and one line per error.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,11 +12,15 @@
 
 #include <chrono>
 #include <climits>
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "backends/backend.h"
 #include "frontend/builder.h"
 #include "fuzz_harness.h"
+#include "ir/host_memory.h"
 #include "ir/op_table.h"
 #include "ir/passes.h"
 #include "runtime/tensor_io.h"
@@ -603,6 +608,196 @@ TEST(Hostile, NamesWithNewlinesStayOnOneLine) {
   EXPECT_ERROR(load_and_plan(bytes), "evil\\nname\\r\\x01");
   auto undefined = relu_model([](auto& m) { m.mutable_graph()->mutable_node(0)->set_input(0, "no\nsuch"); });
   EXPECT_ERROR(load_and_plan(undefined), "'no\\nsuch'");
+}
+
+
+// ---- red-team round (2026-12-01): the same hostile value on every backend --------------------
+
+bool has_device(const std::string& name) {
+  auto names = backend_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) return false;
+  try {
+    return !make_backend(name)->devices().empty();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// Runs sg on every backend present; each must end in an error containing `want`.
+void expect_error_everywhere(const Graph& sg, const std::vector<Tensor>& in, const std::string& want) {
+  for (const std::string backend : {"ref", "cpu", "vulkan", "cuda"}) {
+    if (!has_device(backend)) continue;
+    const std::string m = error_of([&] { run_on_backend(backend, sg, in); });
+    EXPECT_NE(m.find(want), std::string::npos) << backend << ": '" << m << "'";
+    EXPECT_EQ(m.find('\n'), std::string::npos) << backend << ": '" << m << "'";
+  }
+}
+
+// Runs sg on every backend present and compares each with ref (relative tolerance rtol).
+void expect_same_everywhere(const Graph& sg, const std::vector<Tensor>& in, double rtol = 1e-6) {
+  const std::vector<Tensor> want = run_on_backend("ref", sg, in);
+  for (const std::string backend : {"cpu", "vulkan", "cuda"}) {
+    if (!has_device(backend)) continue;
+    std::vector<Tensor> got = run_on_backend(backend, sg, in);
+    ASSERT_EQ(got.size(), want.size()) << backend;
+    for (size_t k = 0; k < got.size(); ++k) {
+      ASSERT_EQ(got[k].shape(), want[k].shape()) << backend;
+      for (int64_t i = 0; i < got[k].numel(); ++i)
+        EXPECT_NEAR(got[k].get(i), want[k].get(i), rtol * (1.0 + std::abs(want[k].get(i)))) << backend << " output " << k << " at " << i;
+    }
+  }
+}
+
+TEST(Hostile, RunTimeAxisOutOfRangeFailsOnEveryBackend) {
+  // CumSum's axis as a graph input is no shape input, so it stays a run-time value: ref
+  // refused axis -7 of a rank-2 tensor while the GPU kernel summed over nothing and exited 0.
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {2, 3});
+  int ax = b.input("axis", DType::i64, {});
+  b.output(b.op("CumSum", {x, ax}));
+  Graph g = b.build();
+  const Tensor xv = random_tensor(DType::f32, {2, 3}, 7);
+  for (int64_t bad : {int64_t{-7}, int64_t{2}, INT64_MIN, INT64_MAX}) {
+    std::vector<Tensor> in{xv, ints_of({}, {bad})};
+    Graph sg = specialize(g, in);
+    ASSERT_FALSE(sg.values[sg.inputs[1]].constant.has_value());
+    expect_error_everywhere(sg, in, "out of range");
+  }
+  for (int64_t good : {int64_t{-1}, int64_t{0}, int64_t{1}, int64_t{-2}}) {
+    std::vector<Tensor> in{xv, ints_of({}, {good})};
+    expect_same_everywhere(specialize(g, in), in);  // and the status word does not stick
+  }
+}
+
+TEST(Hostile, EinsumOutputLabelsAreDistinct) {
+  // 'ij->jj' (numpy: "output subscript 'j' appears more than once"): ref ran it, the GPUs'
+  // decomposition failed on an internal Transpose; now one [shape] error naming the node.
+  GraphBuilder b;
+  b.output(b.op("Einsum", {b.input("a", DType::f32, {3, 3})}, {{"equation", std::string("ij->jj")}}));
+  Graph g = b.build();
+  std::vector<Tensor> in{random_tensor(DType::f32, {3, 3}, 1)};
+  EXPECT_ERROR(specialize(g, in), "output label appears more than once");
+}
+
+TEST(Hostile, HugeAttributesFitGeneratedKernels) {
+  // LRN with size 2^62 sums every channel, as ref does (alpha 2^62 keeps alpha / size at 1); the Vulkan kernel printed 2^62 as a
+  // 32-bit literal and failed to compile. A literal too wide for the index type is now an
+  // error naming it, and LRN's window is clamped to the channels.
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {1, 3, 2, 2});
+  b.output(b.op("LRN", {x}, {{"size", int64_t{1} << 62}, {"alpha", std::ldexp(1.0, 62)}, {"beta", 0.75}, {"bias", 1.0}}));
+  Graph g = b.build();
+  std::vector<Tensor> in{random_tensor(DType::f32, {1, 3, 2, 2}, 3)};
+  expect_same_everywhere(specialize(g, in), in, 1e-5);  // fp32 pow on the GPUs
+}
+
+
+// In a death-test child: under a 4 GiB address-space limit, asks for a tensor just below the
+// physical memory; exits 0 when that is the [memory] error about available memory.
+void allocate_near_physical_memory(uint64_t phys) {
+  rlimit lim{};
+  lim.rlim_cur = lim.rlim_max = uint64_t{4} << 30;
+  ::setrlimit(RLIMIT_AS, &lim);
+  const std::string m = error_of([&] { Tensor t(DType::u8, {static_cast<int64_t>(phys - 4096)}); });
+  std::_Exit(m.find("[memory]") != std::string::npos && m.find("available now") != std::string::npos ? 0 : 3);
+}
+
+TEST(Hostile, AllocationsBeyondAvailableMemoryAreRefused) {
+  // A Loop whose carried value doubles each iteration (or any shape near the host's size)
+  // asked for tensors below the physical memory but above what was free: Linux overcommits,
+  // so the allocation succeeded and zeroing its pages woke the OOM killer. Such an allocation
+  // is now a [memory] error. Checked in a child under RLIMIT_AS, so a regression fails with
+  // std::bad_alloc there instead of taking the machine's memory.
+  const uint64_t phys = host_memory_bytes(), avail = host_available_bytes();
+  if (phys == 0 || avail == 0) GTEST_SKIP() << "the host's memory cannot be read here";
+  EXPECT_LE(avail, phys);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the backends' threads are already running
+  EXPECT_EXIT(allocate_near_physical_memory(phys), ::testing::ExitedWithCode(0), "");
+  // Small tensors do not read /proc at all and keep working.
+  Tensor small(DType::f32, {16});
+  EXPECT_EQ(small.numel(), 16);
+}
+
+
+TEST(Hostile, RunTimeSequenceLengthsAreCheckedOnEveryBackend) {
+  // GRU/LSTM/RNN sequence_lens fed at run time: ref refused a length past the sequence (or
+  // negative) while the decomposed plan on cpu and the GPUs treated it as full (or empty)
+  // and exited 0. As a constant it is now refused at compile time, as an input at run time.
+  for (const char* op : {"GRU", "LSTM", "RNN"}) {
+    const int64_t G = std::string(op) == "LSTM" ? 4 : std::string(op) == "GRU" ? 3 : 1;
+    for (bool runtime : {true, false}) {
+      for (int64_t bad : {int64_t{1000}, int64_t{5}, int64_t{-1}, int64_t{-5}}) {
+        GraphBuilder b("rnn", 14);
+        std::vector<Tensor> in{random_tensor(DType::f32, {4, 2, 2}, 5)};
+        const Tensor lens = ints_of({2}, {2, bad}, DType::i32);
+        int x = b.input("X", DType::f32, {4, 2, 2});
+        int l = runtime ? b.input("L", DType::i32, {2}) : b.constant("L", lens);
+        if (runtime) in.push_back(lens);
+        b.output(b.op(op, {x, b.constant("W", random_tensor(DType::f32, {1, G * 3, 2}, 6)),
+                           b.constant("R", random_tensor(DType::f32, {1, G * 3, 3}, 7)), -1, l},
+                      {{"hidden_size", int64_t{3}}}));
+        Graph g = b.build();
+        if (runtime) {
+          expect_error_everywhere(specialize(g, in), in, "sequence_lens");
+        } else {
+          const std::string m = error_of([&] { run_on_backend("vulkan", specialize(g, in), in); });
+          const std::string r = error_of([&] { run_on_backend("cpu", specialize(g, in), in); });
+          EXPECT_NE(r.find("sequence_lens value " + std::to_string(bad)), std::string::npos) << op << ": " << r;
+          if (has_device("vulkan")) EXPECT_NE(m.find("sequence_lens value"), std::string::npos) << op << ": " << m;
+        }
+      }
+      // Valid lengths (0 and S included) still run and agree with ref.
+      GraphBuilder b("rnn", 14);
+      std::vector<Tensor> in{random_tensor(DType::f32, {4, 2, 2}, 5)};
+      const Tensor lens = ints_of({2}, {4, 0}, DType::i32);
+      int x = b.input("X", DType::f32, {4, 2, 2});
+      int l = runtime ? b.input("L", DType::i32, {2}) : b.constant("L", lens);
+      if (runtime) in.push_back(lens);
+      b.output(b.op(op, {x, b.constant("W", random_tensor(DType::f32, {1, G * 3, 2}, 6)),
+                         b.constant("R", random_tensor(DType::f32, {1, G * 3, 3}, 7)), -1, l},
+                    {{"hidden_size", int64_t{3}}}));
+      expect_same_everywhere(specialize(b.build(), in), in, 1e-5);
+    }
+  }
+}
+
+
+TEST(Hostile, LoopsFoldedAtLoadStayBounded) {
+  // A Loop of 100 constant iterations whose carried value doubles (Concat(v, v)) has shapes only
+  // its iterations decide, so it ran at load: to 2^30 elements and more, until the host's memory
+  // ran out (minutes, or the OOM killer). The run at load now stops past 2^26 carried elements
+  // (or 4096 iterations) with one error naming the node.
+  auto m = fuzz::new_model(17);
+  auto* g = m.mutable_graph();
+  fuzz::add_init_i64(g, "M", {}, {100});
+  fuzz::add_init(g, "v0", {1}, {1.5f});
+  auto* loop = fuzz::add_node(g, "Loop", {"M", "", "v0"}, {"vf"});
+  loop->set_name("doubling");
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  auto* body = a->mutable_g();
+  body->set_name("body");
+  fuzz::set_type(body->add_input(), "i", onnx::TensorProto::INT64, {});
+  fuzz::set_type(body->add_input(), "cin", onnx::TensorProto::BOOL, {});
+  body->add_input()->set_name("v");
+  body->mutable_input(2)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  fuzz::add_node(body, "Identity", {"cin"}, {"cout"});
+  fuzz::add_int(fuzz::add_node(body, "Concat", {"v", "v"}, {"vout"}), "axis", 0);
+  body->add_output()->set_name("cout");
+  body->add_output()->set_name("vout");
+  g->add_output()->set_name("vf");
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string msg = error_of([&] { load_and_plan(m.SerializeAsString()); });
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60.0);
+  EXPECT_NE(msg.find("'doubling'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("past 2^26 elements"), std::string::npos) << msg;
+  // Twelve doublings (4096 elements) still fold at load and give the right value.
+  m.mutable_graph()->mutable_initializer(0)->set_int64_data(0, 12);
+  Graph sg = load_and_plan(m.SerializeAsString());
+  auto out = run_on_backend("ref", sg, {});
+  ASSERT_EQ(out[0].shape(), (Shape{4096}));
+  EXPECT_EQ(out[0].get(4095), 1.5);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/cpu_backends.h"
+#include "ir/host_memory.h"
 #include "ir/kernel_spec.h"
 #include "ir/phases.h"
 #include "ir/scalar.h"
@@ -275,7 +276,7 @@ class CpuBackend : public Backend {
       PhaseScope ps("fusion");
       return build_plan(g, fo);
     }();
-    check_fits(static_cast<uint64_t>(p.arena_bytes), host_memory_bytes(), "the cpu arena", "this host's memory");
+    check_host_alloc(static_cast<uint64_t>(p.arena_bytes), "the cpu arena");
     return std::make_unique<CpuExecutable>(std::move(p));
   }
 };

@@ -78,8 +78,14 @@ void if_infer(InferContext& ctx) {
     value[i] = ctx.constant(i);
   }
   std::vector<Graph> bs;
-  for (const char* name : {"then_branch", "else_branch"})
+  for (const char* name : {"then_branch", "else_branch"}) {
     bs.push_back(bound_branch(n, branch(n, name), captured_inputs(n, name, 1), dt, shape, value));
+    // As onnxruntime: each branch returns exactly the node's outputs (an extra one was dropped
+    // silently on one branch while the other had none).
+    if (static_cast<int>(bs.back().outputs.size()) != ctx.num_outputs())
+      ctx.fail(std::string(name) + " returns " + std::to_string(bs.back().outputs.size()) + " outputs, the node has " +
+               std::to_string(ctx.num_outputs()));
+  }
   for (int k = 0; k < ctx.num_outputs(); ++k) {
     std::vector<std::pair<DType, Shape>> out;
     for (const Graph& s : bs) {

@@ -35,6 +35,14 @@ constexpr int64_t kMaxIterations = int64_t{1} << 20;
 // A loop whose inputs are all constant runs at compile time (it folds) only up to this many
 // iterations, so a hostile trip count cannot stall compilation.
 constexpr int64_t kMaxFoldIterations = 4096;
+// ... and while the values it carries and scans hold at most this many elements together (a
+// carried value that doubles each iteration would otherwise fill the host's memory at load).
+constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
+// Thrown by loop_run at load when a fold passes those bounds; loop_infer then leaves the loop
+// to run time where it can (why: which bound).
+struct FoldTooBig {
+  std::string why;
+};
 
 const Graph& body_of(const Node& n) {
   const Graph* b = n.attr_g("body");
@@ -251,7 +259,7 @@ Tensor scalar_like(const Graph& b, int input, DType dt, int64_t v) {
 // runner: runs each iteration's body (null: the reference); constant: which node inputs are
 // compile-time constants (captured ones stay constants in the compiled body).
 std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in, BodyRunner* runner = nullptr,
-                             const std::vector<bool>* constant = nullptr) {
+                             const std::vector<bool>* constant = nullptr, bool folding = false) {
   const Graph& b = body_of(n);
   const LoopIO io = loop_io(n, b);
   // cond_in is true whenever the body runs, so a compiled body keeps it constant (it folds).
@@ -269,6 +277,14 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
   int64_t i = 0;
   for (; i < M && cond; ++i) {
     if (i >= kMaxIterations) ref_fail(n, "ran " + std::to_string(kMaxIterations) + " iterations without its condition turning false");
+    if (folding) {
+      if (i >= kMaxFoldIterations) throw FoldTooBig{"runs past " + std::to_string(kMaxFoldIterations) + " iterations"};
+      int64_t held = 0;
+      for (const Tensor& v : vars) held += v.numel();
+      for (const auto& sk : scans)
+        for (const Tensor& t : sk) held += t.numel();
+      if (held > kMaxFoldElements) throw FoldTooBig{"carries and scans past 2^26 elements"};
+    }
     Tensor it = scalar_like(b, 0, DType::i64, i), c = scalar_like(b, 1, DType::boolean, cond ? 1 : 0);
     std::vector<Arg> args{arg_of(it), arg_of(c)};
     for (const Tensor& v : vars) args.push_back(arg_of(v));
@@ -329,13 +345,24 @@ void loop_infer(InferContext& ctx) {
     if (ctx.has_input(i) && !ctx.constant(i)) all_const = false;
   if (all_const && ctx.has_input(0) && ctx.constant(0)->numel() == 1 && ctx.constant(0)->get_int(0) > kMaxFoldIterations)
     all_const = false;  // shapes from one bound body run instead (below); the loop runs when executed
+  std::string gave_up;  // why a fold at load stopped (then the loop runs when executed, if it can)
   if (all_const) {  // run it now: the shapes are whatever the iterations produce (it folds next)
     std::vector<const Tensor*> in;
     for (int i = 0; i < static_cast<int>(n.inputs.size()); ++i) in.push_back(ctx.has_input(i) ? ctx.constant(i) : nullptr);
-    const std::vector<Tensor> out = loop_run(n, in);
-    for (int k = 0; k < ctx.num_outputs(); ++k) ctx.set_output(k, out[k].dtype(), out[k].shape());
-    return;
+    try {
+      const std::vector<Tensor> out = loop_run(n, in, nullptr, nullptr, true);
+      for (int k = 0; k < ctx.num_outputs(); ++k) ctx.set_output(k, out[k].dtype(), out[k].shape());
+      return;
+    } catch (const FoldTooBig& e) {
+      gave_up = e.why;
+    }
   }
+  // Shapes only the iterations decide, and a fold that was stopped: one error saying so.
+  auto require_all = [&] {
+    if (!gave_up.empty())
+      ctx.fail("its shapes are only known by running it, and running it at load " + gave_up + " (the bound on work at load)");
+    require_all_inputs(ctx);
+  };
   if (io.K > 0) {  // scan outputs need the trip count: a Session specialises on these inputs
     if (ctx.has_input(0)) ctx.require_constant(0);
     if (ctx.has_input(1)) ctx.require_constant(1);
@@ -353,7 +380,7 @@ void loop_infer(InferContext& ctx) {
   for (int k = 0; k < io.N; ++k) {
     const Value& v = s.values[s.outputs[1 + k]];
     if (v.dtype != ctx.dtype(2 + k) || v.shape != ctx.shape(2 + k)) {
-      require_all_inputs(ctx);
+      require_all();
       throw Unsupported("shape", n.label() + ": loop-carried value " + std::to_string(k) + " changes from " + shape_str(ctx.shape(2 + k)) +
                                      " to " + shape_str(v.shape) + " and the trip count is only known at run time");
     }
@@ -363,7 +390,7 @@ void loop_infer(InferContext& ctx) {
   const Value& cond_out = s.values[s.outputs[0]];
   const bool counted = cond0 && cond_out.constant && cond_out.constant->get(0) != 0.0;
   if (!counted) {
-    require_all_inputs(ctx);
+    require_all();
     throw Unsupported("shape", n.label() + ": has scan outputs and a condition known only at run time (static shapes need the trip count)");
   }
   const int64_t trips = ctx.has_input(0) ? std::max<int64_t>(ctx.require_constant(0).get_int(0), 0) : -1;

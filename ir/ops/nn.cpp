@@ -837,8 +837,13 @@ EinsumPlan plan_einsum(const std::string& equation, const std::vector<Shape>& sh
   }
   if (arrow != std::string::npos) {
     p.out_labels = expand(rhs, ell);
-    for (int l : p.out_labels)
+    std::vector<bool> seen(p.size.size(), false);
+    for (int l : p.out_labels) {
       if (p.size[l] < 0) throw bad("output label not present in any input");
+      // numpy refuses 'ij->jj' too: an output axis is one label, a diagonal is an input's.
+      if (seen[l]) throw bad("output label appears more than once");
+      seen[l] = true;
+    }
   } else {  // implicit mode: broadcast dims, then labels used exactly once, in ASCII order (A-Z, a-z) as numpy
     for (int64_t j = 0; j < ell; ++j) p.out_labels.push_back(static_cast<int>(52 + j));
     for (int i = 0; i < 52; ++i) {
