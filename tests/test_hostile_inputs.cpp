@@ -800,5 +800,43 @@ TEST(Hostile, LoopsFoldedAtLoadStayBounded) {
   EXPECT_EQ(out[0].get(4095), 1.5);
 }
 
+
+TEST(Hostile, HugeTripCountsFailWithoutRunning) {
+  // Loop M = 2^62 fed at run time, its body passing cond through: the 2^20-iteration bound was
+  // reached after 45 s on ref and more than a minute on Vulkan's host loop. A trip count past
+  // the bound whose condition cannot turn false now fails before the first iteration.
+  auto m = fuzz::new_model(17);
+  auto* g = m.mutable_graph();
+  fuzz::set_type(g->add_input(), "M", onnx::TensorProto::INT64, {});
+  fuzz::add_init(g, "v0", {1}, {0.5f});
+  auto* loop = fuzz::add_node(g, "Loop", {"M", "", "v0"}, {"vf"});
+  loop->set_name("long_loop");
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  auto* body = a->mutable_g();
+  body->set_name("body");
+  fuzz::set_type(body->add_input(), "i", onnx::TensorProto::INT64, {});
+  fuzz::set_type(body->add_input(), "cin", onnx::TensorProto::BOOL, {});
+  fuzz::set_type(body->add_input(), "v", onnx::TensorProto::FLOAT, {1});
+  fuzz::add_init(body, "one", {1}, {1.0f});
+  fuzz::add_node(body, "Identity", {"cin"}, {"cout"});
+  fuzz::add_node(body, "Add", {"v", "one"}, {"vout"});
+  fuzz::set_type(body->add_output(), "cout", onnx::TensorProto::BOOL, {});
+  fuzz::set_type(body->add_output(), "vout", onnx::TensorProto::FLOAT, {1});
+  fuzz::set_type(g->add_output(), "vf", onnx::TensorProto::FLOAT, {1});
+  Graph lg = load_onnx_from_bytes(m.SerializeAsString(), ".");
+  for (int64_t trips : {int64_t{1} << 62, INT64_MAX, (int64_t{1} << 20) + 1}) {
+    std::vector<Tensor> in{ints_of({}, {trips})};
+    const auto t0 = std::chrono::steady_clock::now();
+    expect_error_everywhere(specialize(lg, in), in, "past the 1048576 iterations");
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0) << trips;
+  }
+  // A trip count within the bound still runs: 0.5 + 300.
+  std::vector<Tensor> in{ints_of({}, {300})};
+  expect_same_everywhere(specialize(lg, in), in);
+  EXPECT_EQ(run_on_backend("ref", specialize(lg, in), in)[0].get(0), 300.5);
+}
+
 }  // namespace
 }  // namespace fusor

@@ -274,6 +274,20 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
     vars.push_back(*in[2 + k]);
   }
   std::vector<std::vector<Tensor>> scans(static_cast<size_t>(io.K));
+  if (in[0] && cond && M > kMaxIterations) {
+    // A trip count past the bound whose condition cannot turn false (cond_out folds to true
+    // when cond_in is true) would run 2^20 iterations before failing (minutes on a GPU's host
+    // loop): fail now. A condition computed from values still runs until it turns false.
+    Tensor it = scalar_like(b, 0, DType::i64, 0), c = scalar_like(b, 1, DType::boolean, 1);
+    std::vector<Arg> args{Arg{DType::i64, it.shape(), nullptr}, arg_of(c)};
+    for (const Tensor& v : vars) args.push_back(Arg{v.dtype(), v.shape(), nullptr});
+    for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) args.push_back(arg_of(*in[k]));
+    const Graph typed_body = bind_body(n, b, args);
+    const Value& cond_out = typed_body.values[typed_body.outputs[0]];
+    if (cond_out.constant && cond_out.constant->numel() == 1 && cond_out.constant->get(0) != 0.0)
+      ref_fail(n, "trip count " + std::to_string(M) + " is past the " + std::to_string(kMaxIterations) +
+                      " iterations a loop may run, and its condition stays true");
+  }
   int64_t i = 0;
   for (; i < M && cond; ++i) {
     if (i >= kMaxIterations) ref_fail(n, "ran " + std::to_string(kMaxIterations) + " iterations without its condition turning false");
