@@ -313,6 +313,10 @@ struct Importer {
   // The tensor a Constant node holds (ONNX Constant-13..21: exactly one value* attribute).
   Tensor constant_value(const Node& n) {
     auto attr = [&](const char* k) { return n.attrs.count(k) != 0; };
+    int given = 0;  // two (value_float and value_int) picked one silently; onnxruntime refuses
+    for (const char* k : {"value", "value_float", "value_int", "value_floats", "value_ints", "value_string", "value_strings", "sparse_value"})
+      given += attr(k) ? 1 : 0;
+    if (given > 1) throw Error("onnx", n.label() + ": Constant has " + std::to_string(given) + " value attributes, exactly one is allowed");
     if (const Tensor* t = attr("value") ? n.attr_t("value") : nullptr) return *t;
     if (attr("value_float")) {
       Tensor t(DType::f32, {});

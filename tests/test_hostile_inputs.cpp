@@ -836,6 +836,59 @@ TEST(Hostile, HugeTripCountsFailWithoutRunning) {
   std::vector<Tensor> in{ints_of({}, {300})};
   expect_same_everywhere(specialize(lg, in), in);
   EXPECT_EQ(run_on_backend("ref", specialize(lg, in), in)[0].get(0), 300.5);
+  // No trip count and a run-time condition the body passes through: true never ends.
+  m.mutable_graph()->mutable_input(0)->set_name("c");
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+  loop->set_input(0, "");
+  loop->set_input(1, "c");
+  Graph wg = load_onnx_from_bytes(m.SerializeAsString(), ".");
+  std::vector<Tensor> t{ints_of({}, {1}, DType::boolean)}, f{ints_of({}, {0}, DType::boolean)};
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_error_everywhere(specialize(wg, t), t, "it has no trip count");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
+  EXPECT_EQ(run_on_backend("ref", specialize(wg, f), f)[0].get(0), 0.5);  // false: no iteration
+}
+
+
+TEST(Hostile, IfBranchesReturnTheNodesOutputs) {
+  // then_branch returns 1 output, else_branch 2, the node has 1: it ran, dropping the extra
+  // output of one branch; onnxruntime rejects it. Now one [shape] error naming the node.
+  auto m = fuzz::new_model(17);
+  auto* g = m.mutable_graph();
+  fuzz::set_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  fuzz::set_type(g->add_input(), "c", onnx::TensorProto::BOOL, {});
+  auto* n = fuzz::add_node(g, "If", {"c"}, {"o"});
+  n->set_name("my_if");
+  for (int outs : {1, 2}) {
+    auto* a = n->add_attribute();
+    a->set_name(outs == 1 ? "then_branch" : "else_branch");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    auto* b = a->mutable_g();
+    b->set_name(a->name());
+    for (int k = 0; k < outs; ++k) {
+      const std::string o = "r" + std::to_string(k);
+      fuzz::add_node(b, k ? "Neg" : "Relu", {"x"}, {o});
+      fuzz::set_type(b->add_output(), o, onnx::TensorProto::FLOAT, {2, 3});
+    }
+  }
+  fuzz::set_type(g->add_output(), "o", onnx::TensorProto::FLOAT, {2, 3});
+  EXPECT_ERROR(load_and_plan(m.SerializeAsString()), "else_branch returns 2 outputs, the node has 1");
+  EXPECT_ERROR(load_and_plan(m.SerializeAsString()), "'my_if'");
+  // A Constant with two value attributes: one silently won.
+  auto c = relu_model([](auto& mm) {
+    auto* k = mm.mutable_graph()->mutable_node(0);
+    k->set_op_type("Constant");
+    k->set_name("two_values");
+    k->clear_input();
+    k->set_output(0, "y");
+    auto* a = k->add_attribute();
+    a->set_name("value_float");
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(1.5f);
+    fuzz::add_int(k, "value_int", 3);
+    mm.mutable_graph()->clear_input();
+  });
+  EXPECT_ERROR(load_and_plan(c), "'two_values' (Constant): Constant has 2 value attributes, exactly one is allowed");
 }
 
 }  // namespace

@@ -274,7 +274,7 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
     vars.push_back(*in[2 + k]);
   }
   std::vector<std::vector<Tensor>> scans(static_cast<size_t>(io.K));
-  if (in[0] && cond && M > kMaxIterations) {
+  if (cond && M > kMaxIterations) {  // M absent counts as unbounded
     // A trip count past the bound whose condition cannot turn false (cond_out folds to true
     // when cond_in is true) would run 2^20 iterations before failing (minutes on a GPU's host
     // loop): fail now. A condition computed from values still runs until it turns false.
@@ -285,8 +285,8 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
     const Graph typed_body = bind_body(n, b, args);
     const Value& cond_out = typed_body.values[typed_body.outputs[0]];
     if (cond_out.constant && cond_out.constant->numel() == 1 && cond_out.constant->get(0) != 0.0)
-      ref_fail(n, "trip count " + std::to_string(M) + " is past the " + std::to_string(kMaxIterations) +
-                      " iterations a loop may run, and its condition stays true");
+      ref_fail(n, (in[0] ? "trip count " + std::to_string(M) + " is past" : std::string("it has no trip count, past")) +
+                      " the " + std::to_string(kMaxIterations) + " iterations a loop may run, and its condition stays true");
   }
   int64_t i = 0;
   for (; i < M && cond; ++i) {
