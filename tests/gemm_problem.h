@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
 #include "frontend/builder.h"
 #include "ir/passes.h"
 #include "test_util.h"
@@ -100,6 +101,43 @@ inline void compare_contraction(const std::vector<Tensor>& got, const std::vecto
     CompareResult c = compare_tensors(got[i], want[i], t == DType::f32 ? 1e-3 : 8 * rel, t == DType::f32 ? 1e-4 : 4e-2);
     EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message;
   }
+}
+
+// A 2-D Conv (+ bias, ReLU) (+ residual) problem for the GPU conv tests: C has the fields n, c,
+// h, w, k, r, s, stride, pad, dil, groups, relu, residual (square strides, pads, dilations).
+// The graph, two sets of seeded random inputs and the reference's outputs on each.
+struct ConvProblem {
+  Graph g;
+  std::vector<Tensor> in, other, want, want_other;
+};
+template <class C>
+ConvProblem make_conv_problem(const C& p, uint32_t seed) {
+  const int64_t oh = (p.h + 2 * p.pad - p.dil * (p.r - 1) - 1) / p.stride + 1;
+  const int64_t ow = (p.w + 2 * p.pad - p.dil * (p.s - 1) - 1) / p.stride + 1;
+  ConvProblem cp;
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {p.n, p.c, p.h, p.w});
+  int y = b.op("Conv", {x, b.constant("w", random_tensor(DType::f32, {p.k, p.c / p.groups, p.r, p.s}, seed)),
+                        b.constant("b", random_tensor(DType::f32, {p.k}, seed + 1))},
+               {{"strides", std::vector<int64_t>{p.stride, p.stride}},
+                {"pads", std::vector<int64_t>{p.pad, p.pad, p.pad, p.pad}},
+                {"dilations", std::vector<int64_t>{p.dil, p.dil}},
+                {"group", p.groups}});
+  if (p.relu) y = b.op("Relu", {y});
+  cp.in = {random_tensor(DType::f32, {p.n, p.c, p.h, p.w}, seed + 2)};
+  cp.other = {random_tensor(DType::f32, {p.n, p.c, p.h, p.w}, seed + 3)};
+  if (p.residual) {
+    y = b.op("Add", {y, b.input("res", DType::f32, {p.n, p.k, oh, ow})});
+    cp.in.push_back(random_tensor(DType::f32, {p.n, p.k, oh, ow}, seed + 4));
+    cp.other.push_back(random_tensor(DType::f32, {p.n, p.k, oh, ow}, seed + 5));
+  }
+  b.output(y);
+  cp.g = b.build();
+  make_static(cp.g, {});
+  auto ref = make_backend("ref")->compile(cp.g, {});
+  cp.want = ref->run(cp.in);
+  cp.want_other = ref->run(cp.other);
+  return cp;
 }
 
 }  // namespace fusor::testing

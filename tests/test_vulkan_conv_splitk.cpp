@@ -33,29 +33,12 @@ class VulkanConvSplitK : public testing::VulkanGemmTest {
  protected:
   void check_conv(const ConvCase& p, uint32_t seed) {
     SCOPED_TRACE(p.name);
-    const int64_t oh = (p.h + 2 * p.pad - p.dil * (p.r - 1) - 1) / p.stride + 1;
-    const int64_t ow = (p.w + 2 * p.pad - p.dil * (p.s - 1) - 1) / p.stride + 1;
-    GraphBuilder b;
-    int x = b.input("x", DType::f32, {p.n, p.c, p.h, p.w});
-    int y = b.op("Conv", {x, b.constant("w", random_tensor(DType::f32, {p.k, p.c / p.groups, p.r, p.s}, seed)),
-                          b.constant("b", random_tensor(DType::f32, {p.k}, seed + 1))},
-                 {{"strides", std::vector<int64_t>{p.stride, p.stride}},
-                  {"pads", std::vector<int64_t>{p.pad, p.pad, p.pad, p.pad}},
-                  {"dilations", std::vector<int64_t>{p.dil, p.dil}},
-                  {"group", p.groups}});
-    if (p.relu) y = b.op("Relu", {y});
-    std::vector<Tensor> in = {random_tensor(DType::f32, {p.n, p.c, p.h, p.w}, seed + 2)};
-    std::vector<Tensor> other = {random_tensor(DType::f32, {p.n, p.c, p.h, p.w}, seed + 3)};
-    if (p.residual) {
-      y = b.op("Add", {y, b.input("res", DType::f32, {p.n, p.k, oh, ow})});
-      in.push_back(random_tensor(DType::f32, {p.n, p.k, oh, ow}, seed + 4));
-      other.push_back(random_tensor(DType::f32, {p.n, p.k, oh, ow}, seed + 5));
-    }
-    b.output(y);
-    Graph g = b.build();
-    make_static(g, {});
-    auto ref = make_backend("ref")->compile(g, {});
-    const std::vector<Tensor> want = ref->run(in), want_other = ref->run(other);
+    const testing::ConvProblem cp = testing::make_conv_problem(p, seed);
+    const Graph& g = cp.g;
+    const std::vector<Tensor>& in = cp.in;
+    const std::vector<Tensor>& other = cp.other;
+    const std::vector<Tensor>& want = cp.want;
+    const std::vector<Tensor>& want_other = cp.want_other;
     std::unique_ptr<Executable> exe;
     {
       std::optional<EnvGuard> on;
