@@ -710,6 +710,13 @@ TEST(Hostile, AllocationsBeyondAvailableMemoryAreRefused) {
   // std::bad_alloc there instead of taking the machine's memory.
   const uint64_t phys = host_memory_bytes(), avail = host_available_bytes();
   if (phys == 0 || avail == 0) GTEST_SKIP() << "the host's memory cannot be read here";
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves its shadow memory past any RLIMIT_AS this test could set";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer reserves its shadow memory past any RLIMIT_AS this test could set";
+#endif
+#endif
   EXPECT_LE(avail, phys);
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // the backends' threads are already running
   EXPECT_EXIT(allocate_near_physical_memory(phys), ::testing::ExitedWithCode(0), "");
