@@ -22,6 +22,10 @@ if [ -n "${MODELS:-}" ]; then read -r -a models <<<"$MODELS"; fi  # MODELS="a.on
 configs=("-" "FUSOR_VK_GEMM_TILE=4x4" "FUSOR_VK_GEMM_TILE=4x4 FUSOR_VK_GEMM_VEC4=0" "FUSOR_VK_GEMM_TILE=8x8"
          "FUSOR_VK_GEMM_TILE=8x8 FUSOR_VK_GEMM_BK=8" "FUSOR_VK_GEMM_TILE=8x8 FUSOR_VK_GEMM_BK=32"
          "FUSOR_VK_GEMM_TILE=8x8 FUSOR_VK_SPLIT_K=32" "FUSOR_VK_SPLIT_K=1")
+if [ -n "${CONFIGS:-}" ]; then  # CONFIGS="- A=1,B=2 ..." replaces the list (commas join one run's variables)
+  read -r -a configs <<<"$CONFIGS"
+  configs=("${configs[@]//,FUSOR/ FUSOR}")
+fi
 run() {  # model, backend, env...
   local m=$1 b=$2
   shift 2

@@ -23,11 +23,13 @@ run() {  # model, backend, env...
 }
 # Each run is about 10 s on the H200 (model load, compile, warm-up): keep the lists short
 # enough for one 600 s call. FUSOR_VK_GEMM_LITERAL=1: the tile sizes as literals (vulkan_backend.h).
-f32=("-" "FUSOR_VK_SPLIT_K=8" "FUSOR_VK_GEMM_LITERAL=1" "FUSOR_VK_GEMM_LITERAL=1 FUSOR_VK_GEMM_TILES=64,64,8,4"
-     "FUSOR_VK_GEMM_LITERAL=1 FUSOR_VK_GEMM_TILES=64,64,8,8" "FUSOR_VK_GEMM_LITERAL=1 FUSOR_VK_GEMM_TILE=8x8"
-     "FUSOR_VK_GEMM_LITERAL=1 FUSOR_VK_GEMM_BK=32" "FUSOR_VK_GEMM_LITERAL=1 FUSOR_VK_GEMM_TILE=8x8 FUSOR_VK_GEMM_BK=32"
-     "FUSOR_VK_GEMM_TILES=64,64,8,4")
-f16=("-" "FUSOR_VK_COOPMAT_TILE=2,4,1,1,128")
+# F32 / F16: space-separated lists of configurations ("-" the defaults, "A=1,B=2" one run with
+# several variables) replacing the lists below.
+f32=("-" "FUSOR_VK_SPLIT_RULE=fill" "FUSOR_VK_SPLIT_K=2" "FUSOR_VK_GEMM_LITERAL=1" "FUSOR_VK_GEMM_LITERAL=1 FUSOR_VK_GEMM_TILE=8x8"
+     "FUSOR_VK_GEMM_LITERAL=1 FUSOR_VK_GEMM_TILES=64,64,8,8" "FUSOR_VK_GEMM_TILE=8x8" "FUSOR_VK_GEMM_TILES=64,64,8,4")
+f16=("-" "FUSOR_VK_SPLIT_RULE=fill")
+if [ -n "${F32:-}" ]; then read -r -a f32 <<<"$F32"; f32=("${f32[@]//,FUSOR/ FUSOR}"); fi
+if [ -n "${F16:-}" ]; then read -r -a f16 <<<"$F16"; f16=("${f16[@]//,FUSOR/ FUSOR}"); fi
 for shape in ${SHAPES:-64,1024,4096 64,4096,1024}; do
   IFS=, read -r M K N <<<"$shape"
   for dt in fp32 fp16; do

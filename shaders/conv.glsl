@@ -262,10 +262,9 @@ void fz_conv_gemm() {
 #endif
     FZ_CV_UNROLL for (int i = 0; i < FZ_TM; ++i) {
       const fz_idx m = row0 + ty + i * (FZ_BM / FZ_TM);
-      if (m >= FZ_KG) continue;
-      FZ_CV_UNROLL for (int j = 0; j < FZ_TN; ++j) {
+      FZ_CV_UNROLL for (int j = 0; j < FZ_TN; ++j) {  // no `continue`: see gemm.glsl's epilogue
         const fz_idx col = col0 + tx + j * (FZ_BN / FZ_TN);
-        if (col < FZ_NCOL)
+        if (m < FZ_KG && col < FZ_NCOL)
           FZ_EPILOGUE(fz_acc[i * FZ_TN + j], ((col / FZ_OHW) * FZ_CK + g * FZ_KG + m) * FZ_OHW + col % FZ_OHW);
       }
     }

@@ -272,12 +272,13 @@ void main() {
       if (tid == 0) fz_split.cnt[t] = 0u;  // ready for the next replay
     }
 #endif
+    // No `continue` here: spirv-opt's unroller leaves a loop with one unrolled, and an fz_acc
+    // index that is not constant sends the whole accumulator array to local memory.
     [[unroll]] for (int i = 0; i < FZ_TM; ++i) {
       const fz_idx m = row0 + FZ_ROW(i);
-      if (m >= FZ_M) continue;
       [[unroll]] for (int j = 0; j < FZ_TN; ++j) {
         const fz_idx n = col0 + FZ_COL(j);
-        if (n < FZ_N) FZ_EPILOGUE(fz_acc[i * FZ_TN + j], (batch * FZ_M + m) * FZ_N + n);
+        if (m < FZ_M && n < FZ_N) FZ_EPILOGUE(fz_acc[i * FZ_TN + j], (batch * FZ_M + m) * FZ_N + n);
       }
     }
   }

@@ -159,19 +159,27 @@ TEST(VulkanSplitKChoice, TileGridDecidesSlices) {
     s.space = batch > 1 ? Shape{batch, m, n} : Shape{m, n};
     return s;
   };
-  // MLP batch 64, second layer: 16 tiles of 64 x 64 -> 9 slices of 464 (144 workgroups: about
-  // one per compute unit).
+  // MLP batch 64, second layer: 16 tiles of 64 x 64 on 132 units -> 8 slices of 512 (128
+  // workgroups, at most one per unit; 9 would give 12 units two).
   KernelSpec w2 = spec(1, 64, 1024, 4096);
   vk::ContractionTiles t = vk::choose_tiles(w2, dev);
   EXPECT_EQ(t.bm, 64);
   EXPECT_EQ(t.bn, 64);
-  EXPECT_EQ(t.split_k, 9);
-  EXPECT_EQ(t.split_slice, 464);
-  EXPECT_EQ(vk::splitk_workspace_bytes(t, w2), 4 * 16 + int64_t{4} * 9 * 16 * 64 * 64);
-  // First layer: 64 tiles, K = 1024 -> 3 slices of 352.
+  EXPECT_EQ(t.split_k, 8);
+  EXPECT_EQ(t.split_slice, 512);
+  EXPECT_EQ(vk::splitk_workspace_bytes(t, w2), 4 * 16 + int64_t{4} * 8 * 16 * 64 * 64);
+  {
+    // The previous rule: the smallest count that fills the units, ceil(132 / 16) = 9 slices.
+    EnvGuard fill("FUSOR_VK_SPLIT_RULE", "fill");
+    t = vk::choose_tiles(w2, dev);
+    EXPECT_EQ(t.split_k, 9);
+    EXPECT_EQ(t.split_slice, 464);
+  }
+  // First layer: 64 tiles, K = 1024 -> 2 slices of 512 (3 would put 192 workgroups on 132
+  // units: the busiest runs 2 x 1/3 of K, against 1/2).
   t = vk::choose_tiles(spec(1, 64, 4096, 1024), dev);
-  EXPECT_EQ(t.split_k, 3);
-  EXPECT_EQ(t.split_slice, 352);
+  EXPECT_EQ(t.split_k, 2);
+  EXPECT_EQ(t.split_slice, 512);
   // Slices cover K in whole BK steps, none empty.
   t = vk::choose_tiles(spec(1, 100, 100, 3000), dev);
   ASSERT_GT(t.split_k, 1);

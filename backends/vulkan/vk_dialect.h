@@ -84,8 +84,10 @@ int64_t split_counters(int64_t tiles);
 // Sets t.split_k / t.split_slice for a matmul or implicit-GEMM conv whose tile grid cannot fill
 // about per_unit workgroups per compute unit and whose reduction is >= 512; `knob` forces it
 // (see choose_tiles). A split needing more workspace than split_budget (>= 0) is not taken.
+// balance (the tiled matmuls): the count that spreads tiles x S most evenly over the compute
+// units instead of the smallest that fills them (vk_tiles.cpp).
 void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget,
-                    int per_unit = 2, const char* knob = "FUSOR_VK_SPLIT_K");
+                    int per_unit = 2, const char* knob = "FUSOR_VK_SPLIT_K", bool balance = false);
 // The gemm_coopmat.glsl blocking for `batch` M x N x K matmuls with matrix shape `s`
 // (vk_coopmat.h): 2 x 4 subgroups of one accumulator each, K slices of 64 (32 for short K)
 // as far as shared memory allows.

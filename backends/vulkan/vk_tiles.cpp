@@ -100,7 +100,7 @@ void fit_shared(ContractionTiles& t, const PhysicalDeviceInfo& dev) {
 // same rule with per_unit = 1 and their own knob (FUSOR_VK_COOPMAT_SPLIT_K, where forced >= 2
 // forces that many slices and 1 means "by the rule"; the caller skips the call when it is off).
 void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget,
-                    int per_unit, const char* knob) {
+                    int per_unit, const char* knob, bool balance) {
   t.split_k = 1, t.split_slice = 0;
   if (k.matmul ? k.matmul->m <= 0 || k.matmul->n <= 0 : !k.conv || t.conv_direct) return;
   if (t.skinny || reduction_length(k) <= 0 || shape_numel(k.space) <= 0) return;
@@ -111,7 +111,21 @@ void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDevi
   const char* e = std::getenv(knob);
   const int forced = e ? std::atoi(e) : 0;
   if (forced >= 2 || (forced == 1 && std::strcmp(knob, "FUSOR_VK_SPLIT_K") == 0)) s = std::min(forced, 64);
-  else if (groups < target && kk >= 2 * kMinSlice) s = std::min<int64_t>({(target + groups - 1) / groups, kk / kMinSlice, 64});
+  else if (groups < target && kk >= 2 * kMinSlice) {
+    const int64_t most = std::min<int64_t>(kk / kMinSlice, 64);
+    s = std::min<int64_t>((target + groups - 1) / groups, most);
+    // balance: spread the work over the units rather than fill them. The busiest unit runs
+    // ceil(groups * s / target) slices of K / s each; take the s that minimises that (the
+    // smaller on a tie: fewer partial tiles to add). H200, fp32 64 x 4096 x 1024 (16 tiles,
+    // 132 units): 8 slices 55.9 us, 9 (the fill) 71.7; 64 x 1024 x 4096: 2 slices 40.8, 3 45.9.
+    // FUSOR_VK_SPLIT_RULE=fill: the rounded-up fill.
+    const char* rule = std::getenv("FUSOR_VK_SPLIT_RULE");
+    if (balance && !(rule && std::strcmp(rule, "fill") == 0)) {
+      const auto load = [&](int64_t c) { return static_cast<double>((groups * c + target - 1) / target) / static_cast<double>(c); };
+      for (int64_t c = s = 1; c <= most; ++c)
+        if (load(c) < load(s) - 1e-12) s = c;
+    }
+  }
   if (s <= 1) return;
   // Whole BK steps per slice; the count that covers K with them (never an empty slice).
   t.split_slice = ((kk + s - 1) / s + t.bk - 1) / t.bk * t.bk;
@@ -273,10 +287,10 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
     }
   }
   fit_shared(t, dev);
-  // One workgroup per compute unit, not two: on the H200 (bench/vk_gemm_sweep.sh, fp32
-  // 64 x 4096 x 1024, 16 tiles) 8 slices took 56 us against 77 for 16, whose last workgroups
-  // add twice as many partial tiles; 64 x 1024 x 4096 (64 tiles): 3-4 slices, 39-41 us either way.
-  choose_split_k(t, k, dev, split_budget, 1);
+  // About one workgroup per compute unit, balanced: on the H200 (bench/vk_gemm_sweep.sh, fp32
+  // 64 x 4096 x 1024, 16 tiles) 8 slices took 56 us against 77 for 16 and 72 for 9; the MLP
+  // batch 64 went 120.6 -> 96.1 us with the balanced count (docs/benchmarks.md, sixth session).
+  choose_split_k(t, k, dev, split_budget, 1, "FUSOR_VK_SPLIT_K", true);
   shrink_tiles(t, k);
   return fit_invocations(t, dev);
 }

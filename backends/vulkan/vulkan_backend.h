@@ -13,6 +13,9 @@
 //                           (conv.glsl, K = C/G x R x S): unset/0 automatic (tile grid smaller
 //                           than 2 workgroups per compute unit, K >= 512), 1 off, 2..64 force S
 //                           slices. Cooperative-matrix matmuls ignore it (next knob).
+//   FUSOR_VK_SPLIT_RULE=fill  the automatic split count of tiled matmuls as before 2026-12-01:
+//                           tiles x S rounded up to fill the compute units (default: the S that
+//                           spreads them most evenly, vk_tiles.cpp choose_split_k).
 //   FUSOR_VK_COOPMAT_SPLIT_K=S  split-K for cooperative-matrix matmuls (gemm_coopmat.glsl):
 //                           unset/1 the automatic rule (tile grid smaller than 1 workgroup per
 //                           compute unit, K >= 512), 0 off, 2..64 force S slices.
