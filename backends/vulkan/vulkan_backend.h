@@ -10,9 +10,10 @@
 //   FUSOR_VK_COOPMAT=0|force  fp16 matmuls on cooperative matrices: never / or a one-line error
 //                           when the device has none (default: where the device has them).
 //   FUSOR_VK_SPLIT_K=S      split-K for tiled matmuls (gemm.glsl) and implicit-GEMM convs
-//                           (conv.glsl, K = C/G x R x S): unset/0 automatic (tile grid smaller
-//                           than 2 workgroups per compute unit, K >= 512), 1 off, 2..64 force S
-//                           slices. Cooperative-matrix matmuls ignore it (next knob).
+//                           (conv.glsl, K = C/G x R x S): unset/0 automatic (convs: tile grid
+//                           smaller than 2 workgroups per compute unit; matmuls: about one per
+//                           unit, balanced; K >= 512), 1 off, 2..64 force S slices.
+//                           Cooperative-matrix matmuls ignore it (FUSOR_VK_COOPMAT_SPLIT_K).
 //   FUSOR_VK_SPLIT_RULE=fill  the automatic split count of tiled matmuls as before 2026-12-01:
 //                           tiles x S rounded up to fill the compute units (default: the S that
 //                           spreads them most evenly, vk_tiles.cpp choose_split_k).
