@@ -118,6 +118,23 @@ TEST_F(VulkanGemmTiles, BlockedTilesFp32) {
   }
 }
 
+// FUSOR_VK_GEMM_TILE=4x4b: 64 x 64 tiles with 4x4 blocks in the blocked layout on shapes that
+// would otherwise take the interleaved ones, edges, transposes and a batch, split and not.
+TEST_F(VulkanGemmTiles, BlockedFourByFourTilesMatchReference) {
+  EnvGuard tile("FUSOR_VK_GEMM_TILE", "4x4b");
+  const std::vector<Problem> cases = {
+      {"m64_n300_k512_residual", {}, 64, 300, 512, false, false, false, true, 4},
+      {"m100_n130_k600_bias_gelu_transposed_a", {}, 100, 130, 600, true, false, true, false, 3},
+      {"batch_2_m70_n66_k96_transposed_b", {2}, 70, 66, 96, false, true, false, true, 2},
+  };
+  uint32_t seed = 1700;
+  for (const Problem& p : cases)
+    check(p, seed += 10, true, [&](const Executable& e, bool) {
+      EXPECT_EQ(vulkan_blocked_kernel_count(e), 1) << e.notes();
+      EXPECT_TRUE(has(e.notes(), "blocked register tiles (64x64 4x4)")) << e.notes();
+    });
+}
+
 // FUSOR_VK_GEMM_LITERAL=1: the same tiles with their sizes as literals, on the default 4x4
 // tiles, the bigger interleaved blocks (FUSOR_VK_GEMM_TILES), BK = 8 and the blocked tiles.
 TEST_F(VulkanGemmTiles, LiteralTileSizesMatchReference) {
