@@ -184,19 +184,37 @@ TEST(VulkanGemmTilesChoice, FourByFourByDefaultBlockedWhenAsked) {
   dev.compute_units = 132;
   dev.max_shared_memory = 49152;
   dev.max_invocations = 1024;
-  // Automatic: the 4x4 tiles (the blocked ones measured slower on the H200). MLP batch 64:
-  // 64 x 4096 x 1024 -> 64 tiles of 64 x 64, 2 slices; 64 x 1024 x 4096 -> 16 tiles x 8
-  // (split-K spreads about one workgroup per compute unit evenly; the blocked tiles fill two).
+  // Automatic: 64 x 64 tiles of 4x4 blocks, in the blocked layout (vec4 shared reads, K
+  // slices of 32) where the tiles keep that size. MLP batch 64: 64 x 4096 x 1024 -> 64 tiles,
+  // 2 slices; 64 x 1024 x 4096 -> 16 tiles x 8 (split-K spreads about one workgroup per
+  // compute unit evenly; the 8x8 family fills two).
   vk::ContractionTiles t = vk::choose_tiles(matmul_spec(1, 64, 4096, 1024), dev);
-  EXPECT_EQ(t.blocked, 0);
+  EXPECT_EQ(t.blocked, 1);
   EXPECT_EQ(t.bm, 64);
   EXPECT_EQ(t.bn, 64);
-  EXPECT_EQ(t.tm * t.tn, 16);
+  EXPECT_EQ(t.tm, 4);
+  EXPECT_EQ(t.tn, 4);
+  EXPECT_EQ(t.bk, 32);
+  EXPECT_EQ(t.split_k, 2);
   t = vk::choose_tiles(matmul_spec(1, 64, 1024, 4096), dev);
-  EXPECT_EQ(t.blocked, 0);
+  EXPECT_EQ(t.blocked, 1);
   EXPECT_EQ(t.split_k, 8);
   EXPECT_EQ(t.split_slice, 512);
-  EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 2048, 1024, 4096), dev).blocked, 0);
+  EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 2048, 1024, 4096), dev).blocked, 1);
+  // Small matmuls whose tiles shrink to fill the device stay interleaved: 64 x 256 x 64 -> 4
+  // tiles of 64 x 64, no split (K 64), halved to 32 x 16 tiles.
+  t = vk::choose_tiles(matmul_spec(1, 64, 256, 64), dev);
+  EXPECT_EQ(t.blocked, 0);
+  EXPECT_LT(t.bm * t.bn, 64 * 64);
+  {
+    // FUSOR_VK_GEMM_TILE=4x4: the interleaved 4x4 tiles everywhere (the previous default).
+    EnvGuard g("FUSOR_VK_GEMM_TILE", "4x4");
+    t = vk::choose_tiles(matmul_spec(1, 64, 1024, 4096), dev);
+    EXPECT_EQ(t.blocked, 0);
+    EXPECT_EQ(t.bm, 64);
+    EXPECT_EQ(t.bk, 16);
+    EXPECT_EQ(t.split_k, 8);
+  }
   {
     EnvGuard g("FUSOR_VK_GEMM_TILE", "8x8");
     // Blocked: 64 x 128 tiles with 4x8 blocks for the MLP's first layer, 32 tiles x 4 slices.

@@ -254,22 +254,24 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   // blocks on 64 x 128, 128 x 64 or 128 x 128 tiles, read from shared memory as vec4. Taken
   // when both sides fill a 64-wide tile and one a 128-wide one (M = 64 is every GPT-2 / MLP
   // batch-64 layer), and when the grid is then full (split-K or >= 128 tiles); the rest keeps
-  // the 4x4 interleaved blocks. FUSOR_VK_GEMM_TILE=4x4 | 8x8 forces one family (8x8 on every
-  // tiled matmul: 64-wide sides at least). Measured on the H200 (docs/benchmarks.md, third
-  // session), the blocked tiles were slower on every shape tried (MLP b64 fp32 175 vs 116 us),
-  // so the automatic choice is 4x4 and the blocked tiles are opt-in.
+  // the 4x4 blocks. FUSOR_VK_GEMM_TILE=4x4 | 8x8 forces one family (8x8 on every tiled matmul:
+  // 64-wide sides at least). Measured on the H200 (docs/benchmarks.md, third and sixth
+  // sessions), the 8x4 / 4x8 / 8x8 blocks were slower on every shape tried (MLP b64 fp32 175 vs
+  // 116 us), so they are opt-in; the automatic choice is 4x4 blocks (below).
   const char* te = std::getenv("FUSOR_VK_GEMM_TILE");
   const int family = te && std::strcmp(te, "8x8") == 0 ? 8 : 4;
-  // FUSOR_VK_GEMM_TILE=4x4b: the default 64 x 64 tiles and 4x4 blocks in the blocked layout
-  // (two vec4 shared reads per 16 FMAs instead of eight scalar ones), split like the default.
-  if (te && std::strcmp(te, "4x4b") == 0 && dev.max_invocations >= 256) {
-    ContractionTiles b = t;
+  // 64 x 64 tiles with 4x4 blocks in the blocked layout: two vec4 shared reads per 16 FMAs
+  // instead of eight scalar ones, K slices of 32, split like the interleaved tiles. H200
+  // (docs/benchmarks.md, sixth session): MLP b64 fp32 95.7 -> 81.1 us, GPT-2 2L 369.8 -> 331.9.
+  const auto blocked4 = [&](ContractionTiles b) {
     b.blocked = 1, b.bm = b.bn = 64, b.tm = b.tn = 4;
-    b.bk = bk_env ? bk_env : 16;
+    b.bk = bk_env ? bk_env : 32;
     fit_shared(b, dev);
     choose_split_k(b, k, dev, split_budget, 1, "FUSOR_VK_SPLIT_K", true);
     return b;
-  }
+  };
+  // FUSOR_VK_GEMM_TILE=4x4b forces them on every tiled matmul; =4x4 keeps the interleaved ones.
+  if (te && std::strcmp(te, "4x4b") == 0 && dev.max_invocations >= 256) return blocked4(t);
   if (family == 8 && dev.max_invocations >= 256) {
     ContractionTiles b = t;
     b.blocked = 1;
@@ -302,7 +304,12 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   // batch 64 went 120.6 -> 96.1 us with the balanced count (docs/benchmarks.md, sixth session).
   choose_split_k(t, k, dev, split_budget, 1, "FUSOR_VK_SPLIT_K", true);
   shrink_tiles(t, k);
-  return fit_invocations(t, dev);
+  t = fit_invocations(t, dev);
+  // Tiles that kept their 64 x 64 size (a full grid, or split-K) take the blocked layout; the
+  // shrunk ones (small matmuls) stay interleaved, which measured faster there (GPT-2 tiny).
+  const bool interleaved = te && std::strcmp(te, "4x4") == 0;
+  if (!interleaved && t.bm == 64 && t.bn == 64 && t.tm == 4 && t.tn == 4 && dev.max_invocations >= 256) return blocked4(t);
+  return t;
 }
 
 }  // namespace fusor::vk

@@ -37,8 +37,9 @@
 //                           cooperative matrices): 4x4 the interleaved 64 x 64 tiles (thinner for
 //                           skinny sides); 8x8 the blocked tiles of 16 x 16 threads (64 x 128 with
 //                           4x8 blocks, 128 x 64 with 8x4, 128 x 128 with 8x8; vec4 shared reads).
-//                           Unset: 4x4 (the blocked tiles measured slower on the H200).
-//                           4x4b: the 64 x 64 tiles with 4x4 blocks in the blocked layout.
+//                           4x4b: 64 x 64 tiles with 4x4 blocks in the blocked layout (vec4
+//                           shared reads, K slices of 32) on every tiled matmul. Unset: 4x4b
+//                           where the tiles stay 64 x 64, interleaved 4x4 where they shrink.
 //   FUSOR_VK_GEMM_BK=8|16|32  K slice depth of tiled matmuls (default 16; 8 for 128 x 128 tiles).
 //   FUSOR_VK_GEMM_TILES=BM,BN,TM,TN  interleaved tiles of that size and register block for every
 //                           tiled matmul (powers of two, 32 .. max invocations threads), split-K
