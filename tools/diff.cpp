@@ -27,7 +27,7 @@ int cmd_diff(const DiffArgs& a) {
   std::vector<Tensor> inputs;
   std::string source;
   if (!a.inputs_dir.empty()) {
-    inputs = read_inputs_dir(a.inputs_dir);
+    inputs = read_numbered_inputs(a.inputs_dir);  // as `run --inputs`: numbering checked
     source = a.inputs_dir;
   } else if (auto sets = a.seed_given ? std::vector<TestCase>{} : load_test_data_sets(model_dir(a.model));
              !sets.empty()) {
