@@ -33,12 +33,24 @@ std::vector<std::string> find_cases(const std::vector<std::string>& paths) {
       out.push_back(p);
       continue;
     }
-    fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      std::error_code fe;
-      if (it->path().filename() == "model.onnx" && it->is_regular_file(fe)) out.push_back(it->path().parent_path().string());
+    // Depth first without following symlinked folders. The folder given must be listable; a
+    // subfolder that is not (permissions, an entry gone while listing, as in /proc) is skipped.
+    std::vector<fs::path> todo{p};
+    for (bool top = true; !todo.empty(); top = false) {
+      fs::path dir = std::move(todo.back());
+      todo.pop_back();
+      fs::directory_iterator it(dir, ec), end;
+      if (ec && top) throw Error("conform", "cannot list '" + printable(p) + "': " + ec.message());
+      for (; !ec && it != end; it.increment(ec)) {
+        std::error_code fe;
+        const fs::file_status ls = it->symlink_status(fe);
+        if (fe) continue;
+        if (fs::is_directory(ls)) todo.push_back(it->path());
+        else if (it->path().filename() == "model.onnx" && it->is_regular_file(fe))
+          out.push_back(it->path().parent_path().string());
+      }
+      ec.clear();
     }
-    if (ec) throw Error("conform", "cannot list '" + printable(p) + "': " + ec.message());
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

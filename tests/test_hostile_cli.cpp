@@ -7,9 +7,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 
 #include "backends/backend.h"
+#include "frontend/builder.h"
 #include "fuzz_harness.h"
 #include "runtime/conform.h"
 #include "runtime/session.h"
@@ -122,6 +124,36 @@ TEST(HostileCli, HostBackendsHaveOneDevice) {
   }
 }
 
+// Graph is a public struct that GraphBuilder::graph() hands out for edits: a node input, node
+// output or graph output naming no value indexed past the value table (segfault) in topo_sort,
+// specialize and Session. Now one [graph] line; GraphBuilder also refuses opsets the importer does.
+TEST(HostileCli, HandEditedGraphsAreCheckedAtTheApiBoundary) {
+  auto relu = [](const std::function<void(GraphBuilder&, int)>& edit) {
+    GraphBuilder b;
+    int x = b.input("x", DType::f32, {2});
+    int y = b.op("Add", {x, x});
+    b.output(b.op("Relu", {y}));
+    edit(b, y);
+    return b;
+  };
+  EXPECT_ERROR(relu([](GraphBuilder& b, int) { b.graph().nodes[0].inputs[1] = 12345; }).build(),
+               "[graph] node 'Add_0' (Add) input: value id 12345 does not exist");
+  EXPECT_ERROR(relu([](GraphBuilder& b, int) { b.graph().nodes[1].outputs[0] = -7; }).build(), "output: value id -7");
+  EXPECT_ERROR(relu([](GraphBuilder& b, int) { b.graph().outputs.push_back(999); }).build(), "graph output: value id 999");
+  EXPECT_ERROR(relu([](GraphBuilder& b, int) { b.graph().values[0].dtype = static_cast<DType>(200); }).build(),
+               "dtype code 200, which is not a DType");
+  EXPECT_ERROR(relu([](GraphBuilder& b, int y) { b.graph().nodes[0].inputs[1] = y; }).build(), "[graph] cycle through");
+  // A graph edited after build() is checked by Session and specialize too.
+  Graph g = relu([](GraphBuilder&, int) {}).build();
+  Tensor x(DType::f32, {2});
+  x.set(0, -1.5), x.set(1, 0.75);
+  EXPECT_EQ(Session(g, "cpu").run({x})[0].get(1), 1.5);  // relu(x + x)
+  g.nodes[1].inputs[0] = 77;
+  EXPECT_ERROR(Session(g, "cpu"), "value id 77 does not exist");
+  EXPECT_ERROR(specialize(g, {x}), "value id 77 does not exist");
+  for (int opset : {0, -3, 999}) EXPECT_ERROR(GraphBuilder("g", opset), "outside the supported range");
+}
+
 // The CLI: option values outside their domain exit 105 naming the option; file problems are one
 // "fusor: error:" line. Needs the fusor binary (FUSOR_BIN, as ctest sets it).
 TEST(HostileCli, OptionValuesOutOfRangeAreRefused) {
@@ -163,11 +195,41 @@ TEST(HostileCli, OptionValuesOutOfRangeAreRefused) {
   fs::copy_file(t / "relu/test_data_set_0/input_0.pb", t / "ins/input_5.pb");
   EXPECT_EQ(testing::run_cli("diff " + dir + " --backend ref --backend cpu --inputs " + t / "ins", &out), 2) << out;
   EXPECT_NE(out.find("no input_1 file"), std::string::npos) << out;
-  // run and conform on a test set without its output: a failure, not a pass.
-  fs::remove(t / "relu/test_data_set_0/output_0.pb");
+  // run: a set with more (or, for several outputs, fewer) expected outputs than the model was
+  // checked only on the first min(n, m); a set of inputs alone still just feeds the run.
+  fs::copy_file(t / "relu/test_data_set_0/output_0.pb", t / "relu/test_data_set_0/output_1.pb");
   EXPECT_EQ(testing::run_cli("run " + dir + " --backend ref", &out), 2) << out;
-  EXPECT_NE(out.find("has 0 output_K.pb files"), std::string::npos) << out;
+  EXPECT_NE(out.find("has 2 output_K.pb files, the model has 1 outputs"), std::string::npos) << out;
+  fs::remove(t / "relu/test_data_set_0/output_1.pb");
+  fs::remove(t / "relu/test_data_set_0/output_0.pb");
+  EXPECT_EQ(testing::run_cli("run " + dir + " --backend ref", &out), 0) << out;
+  // conform on the set without its output: a failure, not a pass.
   EXPECT_EQ(testing::run_cli("conform " + dir + " --backend ref", &out), 1) << out;
+  EXPECT_NE(out.find("has 0 output_K.pb files"), std::string::npos) << out;
+}
+
+// explain --dot quoted model names into DOT labels as they were: a node named
+// `r", image="/etc/passwd` closed its label and gave the node an attribute of the model's choice.
+TEST(HostileCli, DotLabelsEscapeModelNames) {
+  if (!testing::have_cli()) GTEST_SKIP() << "fusor binary not found (FUSOR_BIN unset)";
+  TempDir t;
+  auto m = fuzz::new_model(17);
+  auto* g = m.mutable_graph();
+  const std::string evil_value = "x\\\"\nq";  // x \ " newline q
+  fuzz::set_type(g->add_input(), evil_value, onnx::TensorProto::FLOAT, {2, 3});
+  fuzz::add_node(g, "Relu", {evil_value}, {"y"})->set_name("r\", image=\"/etc/passwd");
+  fuzz::set_type(g->add_output(), "y", onnx::TensorProto::FLOAT, {2, 3});
+  fs::create_directories(t / "m");
+  std::ofstream(t / "m/model.onnx", std::ios::binary) << m.SerializeAsString();
+  std::string out;
+  ASSERT_EQ(testing::run_cli("explain " + t / "m" + " --backend cpu --dot " + t / "plan.dot", &out), 0) << out;
+  std::ifstream in(t / "plan.dot");
+  const std::string dot((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(dot.find("image=\"/etc/passwd\""), std::string::npos) << dot;
+  EXPECT_NE(dot.find("r\\\", image=\\\"/etc/passwd"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("x\\\\\\\"\\\\nq"), std::string::npos) << dot;  // x\\\"\\nq: both escaped, newline as text
+  // Graphviz (when installed) parses the file: explain then reports the SVG it rendered.
+  if (std::system("command -v dot >/dev/null 2>&1") == 0) EXPECT_NE(out.find(".svg"), std::string::npos) << out;
 }
 
 }  // namespace

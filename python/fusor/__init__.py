@@ -144,6 +144,10 @@ class Session:
         tensor (cuda device memory) and returned as that same object."""
         if not isinstance(input_feed, dict):
             raise Error("[python] run: input_feed must be a dict {input name: array}")
+        if outputs is not None and not isinstance(outputs, dict):
+            raise Error(f"[python] run: outputs must be a dict {{output name: device array}}, got {type(outputs).__name__}")
+        if not isinstance(output_device, (bool, np.bool_)):
+            raise Error(f"[python] run: output_device must be True or False, got {output_device!r}")
         names = [a.name for a in self._inputs]
         unknown = sorted((str(k) for k in set(input_feed) - set(names)))
         if unknown:
@@ -160,7 +164,7 @@ class Session:
             if bad:
                 raise Error(f"[python] outputs: unknown output '{bad[0]}'; the model's outputs are {out_names}")
             outs_list = [outputs.get(n) for n in out_names]
-        res = self._impl.run(arrays, output_device, outs_list)
+        res = self._impl.run(arrays, bool(output_device), outs_list)
         if output_names is None:
             return list(res)
         if isinstance(output_names, (str, bytes)):  # a str is a sequence of one-letter names
@@ -190,6 +194,8 @@ def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]
     max_abs, max_rel. Never raises for a failing case (that is a result)."""
     paths = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
     backends = [backends] if isinstance(backends, str) else list(backends)
+    if not all(isinstance(b, str) for b in backends):
+        raise Error(f"[python] conform: backends must be names (str) from fusor.backends(), got {backends!r}")
     for name, v in (("rtol", rtol), ("atol", atol)):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
             raise Error(f"[python] conform: {name} must be a finite number >= 0, got {v!r}")

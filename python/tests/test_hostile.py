@@ -71,6 +71,10 @@ def test_feed_and_output_names(relu_dir):
         s.run(None, {"x": x, 0: x, None: x})
     with pytest.raises(fusor.Error, match="output_names must be a list"):  # "y" iterated as letters
         s.run("y", {"x": x})
+    with pytest.raises(fusor.Error, match="outputs must be a dict"):  # was TypeError: unhashable ndarray
+        s.run(None, {"x": x}, outputs=[np.zeros((2, 3), np.float32)])
+    with pytest.raises(fusor.Error, match="output_device must be True or False"):
+        s.run(None, {"x": x}, output_device="yes")
 
 
 @pytest.mark.parametrize("kwargs, msg", [
@@ -121,6 +125,8 @@ def test_conform_tolerances_and_missing_outputs(relu_dir, tmp_path):
     for bad in (float("nan"), float("inf"), -1.0):
         with pytest.raises(fusor.Error, match="rtol must be a finite number >= 0"):
             fusor.conform(str(relu_dir), rtol=bad)
+    with pytest.raises(fusor.Error, match="backends must be names"):
+        fusor.conform(str(relu_dir), backends=[1])
     # A test set without output_0.pb "passed" with nothing compared.
     case = tmp_path / "case"
     (case / "test_data_set_0").mkdir(parents=True)
