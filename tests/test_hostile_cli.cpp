@@ -182,11 +182,26 @@ TEST(HostileCli, OptionValuesOutOfRangeAreRefused) {
       {"run " + dir + " --backend ref --device 1", "[ref] device index 1 out of range", 2},
       {"diff " + dir + " --backend ref --backend cpu --inputs " + t / "missing", "[io] '", 2},
       {"run " + dir + " --backend ref --out " + dir + "/model.onnx/sub", "cannot create the output folder", 2},
+      // uint64 seeds: "-1" was read as 2^64-1, 10^23 saturated to it.
+      {"run " + dir + " --backend ref --seed -1", "a seed must be an integer in [0, 2^64), got '-1'", 105},
+      {"diff " + dir + " --backend ref --backend cpu --seed 99999999999999999999999", "a seed must be an integer", 105},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(testing::run_cli(c.args, &out), c.rc) << c.args << "\n" << out;
     EXPECT_NE(out.find(c.want), std::string::npos) << c.args << "\n" << out;
     EXPECT_EQ(out.find("filesystem error"), std::string::npos) << out;
+  }
+  // Reports written to a full disk: the error surfaced only when the stream flushed at exit, so
+  // conform --json (a small file, all in the buffer) exited 0 with nothing written.
+  if (fs::exists("/dev/full")) {
+    EXPECT_EQ(testing::run_cli("conform " + dir + " --backend ref --json /dev/full", &out), 2) << out;
+    EXPECT_NE(out.find("[conform] cannot write '/dev/full'"), std::string::npos) << out;
+    EXPECT_EQ(testing::run_cli("diff " + dir + " --backend ref --backend cpu --json /dev/full", &out), 2) << out;
+    EXPECT_NE(out.find("[diff] cannot write '/dev/full'"), std::string::npos) << out;
+    EXPECT_EQ(testing::run_cli("explain " + dir + " --backend cpu --dot /dev/full", &out), 2) << out;
+    EXPECT_NE(out.find("[explain] cannot write '/dev/full'"), std::string::npos) << out;
+    EXPECT_EQ(testing::run_cli("bench " + dir + " --backend cpu --iters 1 --trace /dev/full", &out), 2) << out;
+    EXPECT_NE(out.find("[trace] cannot write '/dev/full'"), std::string::npos) << out;
   }
   // diff --inputs checks the numbering as run --inputs does (before: input_0 + input_5 were read
   // as two inputs in a row; a gap shifted every later input).

@@ -48,8 +48,9 @@ int cmd_diff(const DiffArgs& a) {
     j["model"] = a.model;
     j["input_source"] = source;
     std::ofstream f(a.json);
-    if (!(f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"))
-      throw Error("diff", "cannot write '" + a.json + "'");
+    f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    f.close();  // flushes: a write error (disk full) shows only here
+    if (!f) throw Error("diff", "cannot write '" + a.json + "'");
   }
   if (!a.extract.empty()) {
     if (!r.culprit) {

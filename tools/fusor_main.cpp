@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <fstream>
+#include <charconv>
 #include <limits>
 #include <map>
 #include <thread>
@@ -184,9 +185,10 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
                             {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"max_ulp", r.max_ulp}, {"host_nodes", r.host_nodes}});
     }
     std::ofstream out(json_path);
-    // Details quote model text, which may not be UTF-8.
-    if (!(out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"))
-      throw Error("conform", "cannot write '" + json_path + "'");
+    // Details quote model text, which may not be UTF-8. close() flushes: a full disk shows there.
+    out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out.close();
+    if (!out) throw Error("conform", "cannot write '" + json_path + "'");
   }
   return f ? 1 : 0;
 }
@@ -226,6 +228,16 @@ const CLI::Validator kTolerance(
       return std::isfinite(d) && d >= 0 ? "" : "a tolerance must be finite and >= 0, got " + v;
     },
     "TOLERANCE >= 0");
+// --seed is a uint64: CLI11 read "-1" as 2^64-1 and saturated 10^23 to it.
+const CLI::Validator kSeed(
+    [](std::string& v) -> std::string {
+      uint64_t x = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+      if (v.empty() || ec != std::errc() || end != v.data() + v.size())
+        return "a seed must be an integer in [0, 2^64), got '" + v + "'";
+      return "";
+    },
+    "SEED");
 const CLI::Validator kNotEmpty([](std::string& v) -> std::string { return v.empty() ? "an empty value is not allowed" : ""; },
                                "NOT EMPTY");
 
@@ -241,7 +253,7 @@ int main(int argc, char** argv) {
   run->add_option("model", model, "model.onnx or its folder")->required();
   run->add_option("--backend", backend, "ref, cpu, vulkan or cuda (default: the best present)")->check(kNotEmpty);
   run->add_option("--inputs", inputs_dir, "folder of input_K.pb / input_K.npy files")->check(kNotEmpty);
-  auto* run_seed = run->add_option("--seed", seed, "use seeded random inputs (even where a test_data_set_0 sits next to the model)");
+  auto* run_seed = run->add_option("--seed", seed, "use seeded random inputs (even where a test_data_set_0 sits next to the model)")->check(kSeed);
   DimOptions run_dims, explain_dims, bench_dims;
   auto add_dim_options = [](CLI::App* c, DimOptions& d) {
     c->add_option("--shape", d.shapes, "shape of an input with dynamic dims, NAME=1x3x224x224 (repeatable)");
@@ -285,7 +297,7 @@ int main(int argc, char** argv) {
   auto* diff_nf_opt = diff->add_flag("--no-fusion", diff_no_fusion,
                                      "the --backend just before runs only the unfused plan (fused vs unfused)");
   diff->add_option("--inputs", df.inputs_dir, "folder of input_K.pb / input_K.npy files")->check(kNotEmpty);
-  auto* diff_seed = diff->add_option("--seed", df.seed, "seed for random inputs (default: test_data_set_0 next to the model, else seed 0)");
+  auto* diff_seed = diff->add_option("--seed", df.seed, "seed for random inputs (default: test_data_set_0 next to the model, else seed 0)")->check(kSeed);
   diff->add_option("--rtol", df.rtol, "relative tolerance (default 1e-3)")->check(kTolerance);
   diff->add_option("--atol", df.atol, "absolute tolerance (default 1e-7)")->check(kTolerance);
   diff->add_option("--json", df.json, "also write the whole report to this JSON file")->check(kNotEmpty);
