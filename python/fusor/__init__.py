@@ -14,6 +14,7 @@ fusor's one-line message, e.g. ``[run] input 'x' expects float32, got float64``.
 """
 from __future__ import annotations
 
+import operator
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
@@ -114,8 +115,13 @@ class Session:
             backend = best_backend()
         if not isinstance(backend, str):
             raise Error(f"[python] backend must be a name (str) from fusor.backends(), got {type(backend).__name__}")
-        if isinstance(device, bool) or not isinstance(device, int) or not 0 <= device < 2**31:
+        try:  # ints and NumPy integers; not bools, floats or strings
+            dev = operator.index(device) if not isinstance(device, (bool, np.bool_)) else None
+        except TypeError:
+            dev = None
+        if dev is None or not 0 <= dev < 2**31:
             raise Error(f"[python] device must be an int in [0, 2^31), got {device!r}")
+        device = int(dev)
         for name, v in (("fusion", fusion), ("replay", replay)):
             if not isinstance(v, (bool, np.bool_)):
                 raise Error(f"[python] {name} must be True or False, got {v!r}")

@@ -90,6 +90,14 @@ def test_session_options_of_the_wrong_type(relu_dir, kwargs, msg):
         fusor.Session(relu_dir, **kwargs)
 
 
+def test_device_index_may_be_a_numpy_integer(relu_dir):
+    x = rnd((2, 3), 4)
+    (y,) = fusor.Session(relu_dir, backend="cpu", device=np.int64(0)).run(None, {"x": x})
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    with pytest.raises(fusor.Error, match="device must be an int"):
+        fusor.Session(relu_dir, backend="cpu", device=True)
+
+
 @pytest.mark.parametrize("backend", ["ref", "cpu"])
 def test_host_backends_refuse_other_device_indices(relu_dir, backend):
     # The index was ignored: device=7 ran on the host.
