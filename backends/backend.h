@@ -90,6 +90,10 @@ class Backend {
 // the graph's inputs. Throws Error("run") naming the input.
 void check_run_inputs(const Graph& g, const std::vector<Tensor>& inputs);
 
+// ref and cpu have one device, the host: any CompileOptions::device but 0 is Error(backend,
+// "device index N out of range (1 device: the host)") instead of being ignored.
+void check_host_device_index(const std::string& backend, int device);
+
 // Backends built into this binary, by name: "ref", "cpu", "vulkan", "cuda".
 std::vector<std::string> backend_names();
 // Throws Error("backend") for an unknown name or one not built in.

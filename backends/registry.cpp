@@ -14,6 +14,11 @@ std::unique_ptr<Backend> make_vulkan_backend();
 std::unique_ptr<Backend> make_cuda_backend();
 #endif
 
+void check_host_device_index(const std::string& backend, int device) {
+  if (device != 0)
+    throw Error(backend, "device index " + std::to_string(device) + " out of range (1 device: the host)");
+}
+
 void check_run_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
   if (inputs.size() != g.inputs.size())
     throw Error("run", "expected " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));

@@ -1,8 +1,13 @@
 #include "frontend/builder.h"
 
+#include "frontend/onnx_import.h"
+
 namespace fusor {
 
 GraphBuilder::GraphBuilder(std::string graph_name, int opset) : opset_(opset) {
+  // The range the importer takes (frontend/onnx_import.h): ops read their semantics by opset.
+  if (opset < 1 || opset > kMaxOpset)
+    throw Error("builder", "opset " + std::to_string(opset) + " is outside the supported range 1.." + std::to_string(kMaxOpset));
   g_.name = std::move(graph_name);
   g_.opset = opset;
 }

@@ -24,7 +24,7 @@ class GraphBuilder {
  public:
   using Attrs = std::map<std::string, AttrValue>;
 
-  // opset is stored in Graph::opset and every Node::opset.
+  // opset is stored in Graph::opset and every Node::opset; Error("builder") outside 1..kMaxOpset.
   explicit GraphBuilder(std::string graph_name = "graph", int opset = 17);
 
   int input(const std::string& name, DType dtype, Shape shape);

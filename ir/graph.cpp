@@ -94,7 +94,34 @@ void Graph::reindex_producers() {
 
 std::string Graph::unique_name(const std::string& base) { return base + "__fz" + std::to_string(name_counter_++); }
 
+// Graph is a plain struct that C++ callers may assemble or edit (GraphBuilder::graph()); every
+// pass indexes values by id without checking, so an id out of range must stop here.
+void check_graph_ids(const Graph& g) {
+  const auto n = static_cast<int64_t>(g.values.size());
+  auto bad = [&](const std::string& where, int id) {
+    throw Error("graph", where + ": value id " + std::to_string(id) + " does not exist (graph '" + printable(g.name) +
+                             "' has " + std::to_string(n) + " values)");
+  };
+  for (const Node& node : g.nodes) {
+    for (int v : node.inputs)
+      if (v >= n || v < -1) bad(node.label() + " input", v);
+    for (int v : node.outputs)
+      if (v >= n || v < 0) bad(node.label() + " output", v);
+    for (const auto& [k, a] : node.attrs)
+      if (auto* sub = std::get_if<std::shared_ptr<const Graph>>(&a); sub && *sub) check_graph_ids(**sub);
+  }
+  for (int v : g.inputs)
+    if (v >= n || v < 0) bad("graph input", v);
+  for (int v : g.outputs)
+    if (v >= n || v < 0) bad("graph output", v);
+  for (const Value& v : g.values)
+    if (static_cast<int>(v.dtype) > static_cast<int>(DType::i2))
+      throw Error("graph", "value '" + printable(v.name) + "' has dtype code " + std::to_string(static_cast<int>(v.dtype)) +
+                               ", which is not a DType");
+}
+
 void topo_sort(Graph& g) {
+  check_graph_ids(g);
   g.reindex_producers();
   std::vector<int> state(g.nodes.size(), 0), order;
   order.reserve(g.nodes.size());

@@ -75,7 +75,13 @@ struct Graph {
   int name_counter_ = 0;
 };
 
-// Sorts g.nodes topologically; throws Error("graph", ...) on a cycle or an input with no producer.
+// Throws Error("graph", ...) when a node's input (other than -1, omitted), a node's output, a
+// graph input or output (subgraphs included) names no value of its graph, or a value's dtype is
+// not a DType. Graphs from the importer and GraphBuilder pass; hand-edited ones are checked by
+// topo_sort, specialize and Session.
+void check_graph_ids(const Graph& g);
+// Sorts g.nodes topologically (check_graph_ids first); throws Error("graph", ...) on a cycle or
+// an input with no producer.
 void topo_sort(Graph& g);
 
 }  // namespace fusor

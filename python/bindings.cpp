@@ -91,7 +91,12 @@ nb::dlpack::dtype dlpack_from_dtype(DType t, const std::string& what) {
   }
 }
 
-Shape shape_of(const nb::ndarray<>& a) {
+// Inputs are read only (nb::ro): read-only arrays (np.broadcast_to, frombuffer, setflags(write=
+// False), NumPy views of an unversioned DLPack capsule) were refused as "incompatible function
+// arguments".
+using InArray = nb::ndarray<nb::ro>;
+
+template <class A> Shape shape_of(const A& a) {
   Shape s(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) s[i] = static_cast<int64_t>(a.shape(i));
   return s;
@@ -99,7 +104,9 @@ Shape shape_of(const nb::ndarray<>& a) {
 
 // fusor buffers are dense row-major; the Python front makes NumPy arrays contiguous, so a
 // strided array here is a device tensor (torch .t()) the caller must make contiguous.
-void check_contiguous(const nb::ndarray<>& a, const std::string& what) {
+template <class A> void check_contiguous(const A& a, const std::string& what) {
+  for (size_t i = 0; i < a.ndim(); ++i)
+    if (a.shape(i) == 0) return;  // no elements: any strides (NumPy leaves them arbitrary) read nothing
   int64_t expect = 1;
   for (size_t i = a.ndim(); i-- > 0;) {
     if (a.shape(i) != 1 && a.stride(i) != expect)
@@ -108,7 +115,7 @@ void check_contiguous(const nb::ndarray<>& a, const std::string& what) {
   }
 }
 
-Tensor host_tensor(const nb::ndarray<>& a, const std::string& what) {
+Tensor host_tensor(const InArray& a, const std::string& what) {
   check_contiguous(a, what);
   Tensor t(dtype_from_dlpack(a.dtype(), what), shape_of(a));
   if (t.nbytes()) std::memcpy(t.raw(), a.data(), t.nbytes());
@@ -160,7 +167,7 @@ class PySession {
 
   // inputs: one array-like per graph input (graph order); outputs: per graph output None or a
   // caller device array to write into (cuda only).
-  nb::list run(const std::vector<nb::ndarray<>>& inputs, bool output_device, const std::vector<nb::object>& outputs) {
+  nb::list run(const std::vector<InArray>& inputs, bool output_device, const std::vector<nb::object>& outputs) {
     bool device = output_device;
     for (auto& o : outputs) device = device || !o.is_none();
     for (size_t i = 0; i < inputs.size(); ++i)
@@ -188,7 +195,7 @@ class PySession {
     return k < model_.outputs.size() ? model_.values[model_.outputs[k]].name : "#" + std::to_string(k);
   }
 
-  nb::list run_device(const std::vector<nb::ndarray<>>& inputs, bool output_device, const std::vector<nb::object>& outputs);
+  nb::list run_device(const std::vector<InArray>& inputs, bool output_device, const std::vector<nb::object>& outputs);
 
   Graph model_;
   std::string backend_;
@@ -205,7 +212,7 @@ class PySession {
 // host copy; the executable re-points its graph's kernel nodes). Host inputs mixed in are
 // uploaded to scratch device buffers; outputs the caller did not pass are allocated here and
 // returned as device arrays (output_device) or copied to NumPy.
-nb::list PySession::run_device(const std::vector<nb::ndarray<>>& inputs, bool output_device,
+nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_device,
                                const std::vector<nb::object>& outputs) {
   if (backend_ != "cuda")
     throw Error("python", "device arrays (and output_device / outputs=) need backend 'cuda'; backend '" + backend_ +
@@ -262,7 +269,7 @@ nb::list PySession::run_device(const std::vector<nb::ndarray<>>& inputs, bool ou
           scratch.push_back(in_ptrs[i]);
           cu->copy_to_device(in_ptrs[i], shapes[i]);
         } else {
-          in_ptrs[i] = reinterpret_cast<uint64_t>(inputs[i].data());
+          in_ptrs[i] = reinterpret_cast<uint64_t>(inputs[i].data());  // read only by the kernels
         }
       }
       const auto& od = cu->output_descs();
@@ -340,12 +347,20 @@ nb::list PySession::run_device(const std::vector<nb::ndarray<>>& inputs, bool ou
   return res;
 }
 #else
-nb::list PySession::run_device(const std::vector<nb::ndarray<>>&, bool, const std::vector<nb::object>&) {
+nb::list PySession::run_device(const std::vector<InArray>&, bool, const std::vector<nb::object>&) {
   throw Error("python", "device arrays (and output_device / outputs=) need the cuda backend, which this fusor was built without");
 }
 #endif
 
-Graph load_source(nb::handle source) {
+// source: the serialized model (bytes), or with is_path its path as os.fsencode bytes (any
+// name Linux allows, not only UTF-8; the Python front refuses an embedded NUL).
+Graph load_source(nb::handle source, bool is_path) {
+  if (is_path) {
+    nb::bytes b = nb::cast<nb::bytes>(source);
+    std::string path(b.c_str(), b.size());
+    nb::gil_scoped_release release;
+    return load_model(path);
+  }
   if (nb::isinstance<nb::bytes>(source)) {
     nb::bytes b = nb::borrow<nb::bytes>(source);
     std::string bytes(b.c_str(), b.size());
@@ -365,12 +380,31 @@ NB_MODULE(_fusor, m) {
   // Translators run most-recent first: Unsupported (a subclass of Error) is registered last.
   static nb::exception<Error> error(m, "Error", PyExc_RuntimeError);
   static nb::exception<Unsupported> unsupported(m, "Unsupported", error);
+  // Messages quote paths and model names, which need not be UTF-8 (a file name with byte 0xff):
+  // nanobind's own translation decodes strictly and raised UnicodeDecodeError instead. This
+  // translator, registered last, runs first; undecodable bytes become \xNN escapes.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    auto raise = [](PyObject* type, const char* what) {
+      PyObject* msg = PyUnicode_DecodeUTF8(what, static_cast<Py_ssize_t>(std::strlen(what)), "backslashreplace");
+      if (!msg) return;  // MemoryError is already set
+      PyErr_SetObject(type, msg);
+      Py_DECREF(msg);
+    };
+    try {
+      std::rethrow_exception(p);
+    } catch (const Unsupported& e) {
+      raise(unsupported.ptr(), e.what());
+    } catch (const Error& e) {
+      raise(error.ptr(), e.what());
+    }
+  });
 
   nb::class_<PySession>(m, "_Session")
       .def(
           "__init__",
-          [](PySession* self, nb::handle source, const std::string& backend, int device, bool fusion, bool replay) {
-            Graph g = load_source(source);
+          [](PySession* self, nb::handle source, const std::string& backend, int device, bool fusion, bool replay,
+             bool is_path) {
+            Graph g = load_source(source, is_path);
             {
               nb::gil_scoped_release release;
               make_backend(backend);  // an unknown or absent backend fails here, not at the first run
@@ -378,7 +412,7 @@ NB_MODULE(_fusor, m) {
             new (self) PySession(std::move(g), backend, device, fusion, replay);
           },
           nb::arg("source"), nb::arg("backend"), nb::arg("device") = 0, nb::arg("fusion") = true,
-          nb::arg("replay") = true)
+          nb::arg("replay") = true, nb::arg("is_path") = false)
       .def("inputs", [](const PySession& s) { return s.io_info(false); })
       .def("outputs", [](const PySession& s) { return s.io_info(true); })
       .def_prop_ro("backend", &PySession::backend)

@@ -17,7 +17,8 @@ using namespace fusor;
 namespace {
 
 std::string model_path(const std::string& p) {
-  if (std::filesystem::is_directory(p)) return (std::filesystem::path(p) / "model.onnx").string();
+  std::error_code ec;  // a path the OS cannot stat is left for the loader's one-line error
+  if (std::filesystem::is_directory(p, ec)) return (std::filesystem::path(p) / "model.onnx").string();
   return p;
 }
 
@@ -32,7 +33,8 @@ nb::object to_numpy(Tensor&& t, const std::string& what);  // bindings.cpp
 void bind_tools(nb::module_& m) {
   m.def(
       "read_tensor",
-      [](const std::string& path) {
+      [](const nb::bytes& path_bytes) {  // os.fsencode(path): any name Linux allows
+        const std::string path(path_bytes.c_str(), path_bytes.size());
         Tensor t;
         {
           nb::gil_scoped_release release;
@@ -79,7 +81,9 @@ void bind_tools(nb::module_& m) {
 
   m.def(
       "conform",
-      [](const std::vector<std::string>& paths, const std::vector<std::string>& backends, double rtol, double atol) {
+      [](const std::vector<nb::bytes>& path_bytes, const std::vector<std::string>& backends, double rtol, double atol) {
+        std::vector<std::string> paths;
+        for (const auto& b : path_bytes) paths.emplace_back(b.c_str(), b.size());
         std::vector<CaseResult> results;
         {
           nb::gil_scoped_release release;
@@ -109,7 +113,8 @@ void bind_tools(nb::module_& m) {
 
   m.def(
       "explain",
-      [](const std::string& path, bool fusion) {
+      [](const nb::bytes& path_bytes, bool fusion) {
+        const std::string path(path_bytes.c_str(), path_bytes.size());
         Plan p;
         {
           nb::gil_scoped_release release;

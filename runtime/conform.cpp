@@ -1,6 +1,7 @@
 #include "runtime/conform.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -14,20 +15,42 @@ namespace fs = std::filesystem;
 
 namespace fusor {
 
+// error_code forms throughout: an unreadable folder, a symlink loop or a name the OS refuses is
+// one Error("conform") naming the path, not a std::filesystem_error.
 std::vector<std::string> find_cases(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (const auto& p : paths) {
-    if (!fs::exists(p)) throw Error("conform", "path '" + p + "' does not exist");
-    if (fs::is_regular_file(p)) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(p, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      throw Error("conform", "path '" + printable(p) + "': " + ec.message());
+    if (!fs::exists(st)) throw Error("conform", "path '" + printable(p) + "' does not exist");
+    if (fs::is_regular_file(st)) {
       out.push_back(fs::path(p).parent_path().string());
       continue;
     }
-    if (fs::exists(fs::path(p) / "model.onnx")) {
+    if (fs::exists(fs::path(p) / "model.onnx", ec)) {
       out.push_back(p);
       continue;
     }
-    for (auto& e : fs::recursive_directory_iterator(p))
-      if (e.is_regular_file() && e.path().filename() == "model.onnx") out.push_back(e.path().parent_path().string());
+    // Depth first without following symlinked folders. The folder given must be listable; a
+    // subfolder that is not (permissions, an entry gone while listing, as in /proc) is skipped.
+    std::vector<fs::path> todo{p};
+    for (bool top = true; !todo.empty(); top = false) {
+      fs::path dir = std::move(todo.back());
+      todo.pop_back();
+      fs::directory_iterator it(dir, ec), end;
+      if (ec && top) throw Error("conform", "cannot list '" + printable(p) + "': " + ec.message());
+      for (; !ec && it != end; it.increment(ec)) {
+        std::error_code fe;
+        const fs::file_status ls = it->symlink_status(fe);
+        if (fe) continue;
+        if (fs::is_directory(ls)) todo.push_back(it->path());
+        else if (it->path().filename() == "model.onnx" && it->is_regular_file(fe))
+          out.push_back(it->path().parent_path().string());
+      }
+      ec.clear();
+    }
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -60,13 +83,11 @@ CaseResult run_case(const std::string& dir, const std::string& backend, const Co
     CompileOptions copts;
     copts.fallback = opts.fallback;
     for (auto& tc : sets) {
+      check_expected_outputs(g, tc);  // before running: a set missing an output cannot pass
       Graph sg = specialize(g, tc.inputs);
       auto exe = compile_with_fallback(*impl, sg, copts);
       r.host_nodes = std::max(r.host_nodes, static_cast<int>(graph_breaks(*exe).size()));
       auto outs = exe->run(tc.inputs);
-      if (outs.size() < tc.outputs.size())
-        throw Error("conform", "backend returned " + std::to_string(outs.size()) + " outputs, expected " +
-                                   std::to_string(tc.outputs.size()));
       for (size_t k = 0; k < tc.outputs.size(); ++k) {
         auto c = compare_tensors(outs[k], tc.outputs[k], CompareOptions{opts.rtol, opts.atol, opts.exact});
         r.max_abs = std::max(r.max_abs, c.max_abs);
@@ -96,6 +117,10 @@ CaseResult run_case(const std::string& dir, const std::string& backend, const Co
 
 std::vector<CaseResult> run_conformance(const std::vector<std::string>& cases, const ConformOptions& opts,
                                         const std::function<void(const CaseResult&, size_t, size_t)>& on_result) {
+  // A NaN tolerance makes every comparison false in one direction and "passes" in another
+  // (compare_tensors); an infinite one passes everything. Negative means the dtype default.
+  for (double t : {opts.rtol, opts.atol})
+    if (!std::isfinite(t)) throw Error("conform", "tolerances must be finite numbers, got " + std::to_string(t));
   std::vector<CaseResult> all;
   size_t total = cases.size() * opts.backends.size(), done = 0;
   std::map<std::string, std::string> notes;

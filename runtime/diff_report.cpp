@@ -68,7 +68,9 @@ void to_proto(const std::string& name, const AttrValue& a, onnx::AttributeProto*
 
 void write_bytes(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary);
-  if (!(f << bytes)) throw Error("io", "cannot write '" + path + "'");
+  f << bytes;
+  f.close();  // flushes: a write error (disk full) shows only here
+  if (!f) throw Error("io", "cannot write '" + path + "'");
 }
 
 // Nodes of the culprit: the node itself, or (fusion culprit) every node between the values

@@ -137,7 +137,9 @@ std::unique_ptr<Executable> compile_with_fallback(Backend& b, const Graph& g, co
       if (s.host) {
         bool loops = false;
         for (const Node& n : sg.nodes) loops = loops || host_driven(n);
-        exe = loops ? compile_host_loops(b, sg, opts) : host->compile(sg, opts);
+        CompileOptions host_opts = opts;
+        host_opts.device = 0;  // opts.device names the device backend's GPU; the host has one device
+        exe = loops ? compile_host_loops(b, sg, opts) : host->compile(sg, host_opts);
       }
       pieces.push_back({std::move(s), std::move(exe)});
     }

@@ -38,6 +38,7 @@ std::string bytes_key(const Tensor& t) {
 // executable's key even when folding left no trace of them.
 Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::vector<char>* baked,
                        std::string* computed_key) {
+  check_graph_ids(g);
   if (inputs.size() != g.inputs.size())
     throw Error("run", "model has " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
   std::map<std::string, Shape> shapes;
@@ -159,7 +160,9 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, const InputDims
 }
 
 Session::Session(Graph model, std::string backend, CompileOptions opts)
-    : model_(std::move(model)), backend_(std::move(backend)), opts_(opts), impl_(make_backend(backend_)) {}
+    : model_(std::move(model)), backend_(std::move(backend)), opts_(opts), impl_(make_backend(backend_)) {
+  check_graph_ids(model_);
+}
 
 namespace {
 std::string shape_key(const std::vector<Tensor>& inputs) {

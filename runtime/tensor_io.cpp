@@ -12,6 +12,7 @@
 #include "ir/small_dtypes.h"
 
 #include "frontend/onnx_import.h"
+#include "ir/graph.h"
 #include "runtime/disk_cache.h"
 
 namespace fusor {
@@ -361,6 +362,13 @@ std::vector<TestCase> load_test_data_sets(const std::string& model_dir) {
     cases.push_back(std::move(tc));
   }
   return cases;
+}
+
+void check_expected_outputs(const Graph& g, const TestCase& tc) {
+  if (tc.outputs.size() != g.outputs.size())
+    throw Error("conform", "'" + printable(tc.dir) + "' has " + std::to_string(tc.outputs.size()) +
+                               " output_K.pb files, the model has " + std::to_string(g.outputs.size()) +
+                               " outputs (every output must have its expected value)");
 }
 
 }  // namespace fusor

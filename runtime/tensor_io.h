@@ -44,5 +44,9 @@ struct TestCase {
 // Returns an empty vector when there is none; throws when model_dir is not a folder, or when a
 // folder's input_K/output_K files are not numbered exactly 0..n-1.
 std::vector<TestCase> load_test_data_sets(const std::string& model_dir);
+// A test set must hold one expected value per output of g (a missing output_K.pb would leave
+// that output unchecked and the case "passed"): Error("conform") naming the folder otherwise.
+struct Graph;
+void check_expected_outputs(const Graph& g, const TestCase& tc);
 
 }  // namespace fusor

@@ -70,8 +70,9 @@ void write_trace(const TraceData& d, const std::string& path) {
   nlohmann::json j = make_trace(d);
   std::ofstream f(path);
   // Node names come from the model file and may not be UTF-8.
-  if (!(f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"))
-    throw Error("trace", "cannot write '" + path + "'");
+  f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  f.close();  // flushes: a write error (disk full) shows only here
+  if (!f) throw Error("trace", "cannot write '" + path + "'");
 }
 
 }  // namespace fusor

@@ -45,9 +45,6 @@ struct DimOptions {
   InputDims parse() const { return parse_input_dims(shapes, dims); }
 };
 
-// Tensors of DIR's input_K.pb / input_K.npy files in K order; Error("run") when there is none.
-std::vector<Tensor> read_inputs_dir(const std::string& dir);
-
 // "cuda" when a CUDA device is usable, else "vulkan" when a Vulkan device is, else "cpu".
 std::string best_backend();
 

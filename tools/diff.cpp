@@ -27,7 +27,7 @@ int cmd_diff(const DiffArgs& a) {
   std::vector<Tensor> inputs;
   std::string source;
   if (!a.inputs_dir.empty()) {
-    inputs = read_inputs_dir(a.inputs_dir);
+    inputs = read_numbered_inputs(a.inputs_dir);  // as `run --inputs`: numbering checked
     source = a.inputs_dir;
   } else if (auto sets = a.seed_given ? std::vector<TestCase>{} : load_test_data_sets(model_dir(a.model));
              !sets.empty()) {
@@ -48,8 +48,9 @@ int cmd_diff(const DiffArgs& a) {
     j["model"] = a.model;
     j["input_source"] = source;
     std::ofstream f(a.json);
-    if (!(f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"))
-      throw Error("diff", "cannot write '" + a.json + "'");
+    f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    f.close();  // flushes: a write error (disk full) shows only here
+    if (!f) throw Error("diff", "cannot write '" + a.json + "'");
   }
   if (!a.extract.empty()) {
     if (!r.culprit) {

@@ -30,6 +30,18 @@ static std::string human(int64_t b) {
 }
 
 
+// A DOT quoted string holding model text (value, node and op names): quotes and backslashes
+// escaped, control characters as printable() writes them. Unescaped, a name like
+// `x", image="/etc/passwd` closed the label and added attributes of its own to the graph.
+std::string dot_quoted(const std::string& s) {
+  std::string out;
+  for (char c : printable(s)) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 void write_plan_dot(const Plan& p, const std::string& path) {
   std::ofstream f(path);
   if (!f) throw Error("explain", "cannot write '" + path + "'");
@@ -38,22 +50,24 @@ void write_plan_dot(const Plan& p, const std::string& path) {
     const Buffer& buf = p.buffers[b];
     const char* color = buf.role == Buffer::Role::input ? "lightblue" : buf.role == Buffer::Role::output ? "palegreen"
                         : buf.role == Buffer::Role::constant ? "lightgray" : "white";
-    f << "  b" << b << " [shape=note, style=filled, fillcolor=" << color << ", label=\"" << buf.name << "\\n"
+    f << "  b" << b << " [shape=note, style=filled, fillcolor=" << color << ", label=\"" << dot_quoted(buf.name) << "\\n"
       << shape_str(buf.shape) << "\"];\n";
   }
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const KernelSpec& k = p.kernels[i];
-    f << "  subgraph cluster_k" << i << " {\n    label=\"" << k.name << " (" << fusion_kind_name(k.kind)
+    f << "  subgraph cluster_k" << i << " {\n    label=\"" << dot_quoted(k.name) << " (" << fusion_kind_name(k.kind)
       << ")\"; style=rounded; color=blue;\n";
     for (size_t j = 0; j < k.fused_nodes.size(); ++j)
-      f << "    k" << i << "_" << j << " [label=\"" << k.fused_ops[j] << "\\n" << k.fused_nodes[j] << "\"];\n";
-    if (k.fused_nodes.empty()) f << "    k" << i << "_0 [label=\"" << k.name << "\"];\n";
+      f << "    k" << i << "_" << j << " [label=\"" << dot_quoted(k.fused_ops[j]) << "\\n" << dot_quoted(k.fused_nodes[j]) << "\"];\n";
+    if (k.fused_nodes.empty()) f << "    k" << i << "_0 [label=\"" << dot_quoted(k.name) << "\"];\n";
     f << "  }\n";
     for (int b : k.input_buffers()) f << "  b" << b << " -> k" << i << "_0;\n";
     for (int b : k.output_buffers())
       f << "  k" << i << "_" << (k.fused_nodes.empty() ? 0 : k.fused_nodes.size() - 1) << " -> b" << b << ";\n";
   }
   f << "}\n";
+  f.close();
+  if (!f) throw Error("explain", "cannot write '" + path + "' (write failed: disk full?)");
 }
 
 int cmd_explain(const ExplainArgs& a) {

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <iostream>
 #include <fstream>
+#include <charconv>
+#include <limits>
 #include <map>
 #include <thread>
 
@@ -25,25 +27,13 @@
 namespace fs = std::filesystem;
 using namespace fusor;
 
-// Also used by `fusor diff` (tools/commands.h).
-std::vector<Tensor> fusor::read_inputs_dir(const std::string& dir) {
-  std::vector<std::pair<int, std::string>> files;
-  for (auto& e : fs::directory_iterator(dir)) {
-    std::string n = e.path().filename().string();
-    if (n.rfind("input_", 0) != 0) continue;
-    files.push_back({std::atoi(n.c_str() + 6), e.path().string()});
-  }
-  if (files.empty()) throw Error("run", "no input_K.pb / input_K.npy files in '" + dir + "'");
-  std::sort(files.begin(), files.end());
-  std::vector<Tensor> t;
-  for (auto& f : files) t.push_back(read_tensor(f.second));
-  return t;
-}
-
 namespace {
 
+// error_code form: a path the OS cannot stat (a symlink loop, a name too long) is left for the
+// loader to report as one [onnx] line rather than a std::filesystem_error.
 std::string model_path(const std::string& p) {
-  if (fs::is_directory(p)) return (fs::path(p) / "model.onnx").string();
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) return (fs::path(p) / "model.onnx").string();
   return p;
 }
 
@@ -97,6 +87,8 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     const bool want_random = seed_given || !dims.shapes.empty() || !dims.dims.empty();
     auto sets = want_random ? std::vector<TestCase>{} : load_test_data_sets(fs::path(mp).parent_path().string());
     if (!sets.empty()) {
+      // A set of inputs only is a source of inputs (nothing to check); with outputs, all of them.
+      if (!sets[0].outputs.empty()) check_expected_outputs(g, sets[0]);
       inputs = sets[0].inputs;
       expected = sets[0].outputs;
       source = sets[0].dir;
@@ -123,7 +115,9 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
               std::chrono::duration<double, std::milli>(t1 - t0).count(),
               std::chrono::duration<double, std::milli>(t2 - t1).count(), exe->kernel_count());
   if (!out_dir.empty()) {
-    fs::create_directories(out_dir);
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    if (ec) throw Error("io", "cannot create the output folder '" + out_dir + "': " + ec.message());
     for (size_t k = 0; k < outs.size(); ++k)
       write_tensor_pb((fs::path(out_dir) / ("output_" + std::to_string(k) + ".pb")).string(), outs[k],
                       sg.values[sg.outputs[k]].name);
@@ -191,9 +185,10 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
                             {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"max_ulp", r.max_ulp}, {"host_nodes", r.host_nodes}});
     }
     std::ofstream out(json_path);
-    // Details quote model text, which may not be UTF-8.
-    if (!(out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"))
-      throw Error("conform", "cannot write '" + json_path + "'");
+    // Details quote model text, which may not be UTF-8. close() flushes: a full disk shows there.
+    out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out.close();
+    if (!out) throw Error("conform", "cannot write '" + json_path + "'");
   }
   return f ? 1 : 0;
 }
@@ -217,6 +212,35 @@ int cmd_devices() {
 
 }  // namespace
 
+// Option values out of their domain are refused at parse time (exit 105 with the option named)
+// rather than read as something else: a negative tolerance meant "dtype default" and NaN one
+// passed every case, --iters 0 printed a median of -1 us, --device -1 on cpu ran on the host.
+const CLI::Validator kTolerance(
+    [](std::string& v) -> std::string {
+      double d = 0;
+      try {
+        size_t used = 0;
+        d = std::stod(v, &used);
+        if (used != v.size()) return "'" + v + "' is not a number";
+      } catch (const std::exception&) {
+        return "'" + v + "' is not a number";
+      }
+      return std::isfinite(d) && d >= 0 ? "" : "a tolerance must be finite and >= 0, got " + v;
+    },
+    "TOLERANCE >= 0");
+// --seed is a uint64: CLI11 read "-1" as 2^64-1 and saturated 10^23 to it.
+const CLI::Validator kSeed(
+    [](std::string& v) -> std::string {
+      uint64_t x = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+      if (v.empty() || ec != std::errc() || end != v.data() + v.size())
+        return "a seed must be an integer in [0, 2^64), got '" + v + "'";
+      return "";
+    },
+    "SEED");
+const CLI::Validator kNotEmpty([](std::string& v) -> std::string { return v.empty() ? "an empty value is not allowed" : ""; },
+                               "NOT EMPTY");
+
 int main(int argc, char** argv) {
   CLI::App app{"fusor: an operator-fusion runtime for ONNX models (CUDA, Vulkan/SPIR-V, CPU)"};
   app.set_version_flag("--version", std::string("fusor ") + FUSOR_VERSION);
@@ -227,20 +251,20 @@ int main(int argc, char** argv) {
   int device = 0;
   auto* run = app.add_subcommand("run", "run a model and print its outputs (checks them against test_data_set_* when present)");
   run->add_option("model", model, "model.onnx or its folder")->required();
-  run->add_option("--backend", backend, "ref, cpu, vulkan or cuda (default: the best present)");
-  run->add_option("--inputs", inputs_dir, "folder of input_K.pb / input_K.npy files");
-  auto* run_seed = run->add_option("--seed", seed, "use seeded random inputs (even where a test_data_set_0 sits next to the model)");
+  run->add_option("--backend", backend, "ref, cpu, vulkan or cuda (default: the best present)")->check(kNotEmpty);
+  run->add_option("--inputs", inputs_dir, "folder of input_K.pb / input_K.npy files")->check(kNotEmpty);
+  auto* run_seed = run->add_option("--seed", seed, "use seeded random inputs (even where a test_data_set_0 sits next to the model)")->check(kSeed);
   DimOptions run_dims, explain_dims, bench_dims;
   auto add_dim_options = [](CLI::App* c, DimOptions& d) {
     c->add_option("--shape", d.shapes, "shape of an input with dynamic dims, NAME=1x3x224x224 (repeatable)");
     c->add_option("--dim", d.dims, "value of a named (dim_param) dynamic dim, NAME=VALUE, for every input using it (repeatable)");
   };
   add_dim_options(run, run_dims);
-  run->add_option("--out", out_dir, "write outputs as output_K.pb here");
-  run->add_option("--device", device, "device index");
+  run->add_option("--out", out_dir, "write outputs as output_K.pb here")->check(kNotEmpty);
+  run->add_option("--device", device, "device index")->check(CLI::Range(0, std::numeric_limits<int>::max()));
   CompareOptions run_check;
-  run->add_option("--rtol", run_check.rtol, "relative tolerance of the output check for floats (default per dtype: see README)");
-  run->add_option("--atol", run_check.atol, "absolute tolerance of the output check for floats (default per dtype)");
+  run->add_option("--rtol", run_check.rtol, "relative tolerance of the output check for floats (default per dtype: see README)")->check(kTolerance);
+  run->add_option("--atol", run_check.atol, "absolute tolerance of the output check for floats (default per dtype)")->check(kTolerance);
   run->add_flag("--exact", run_check.exact, "compare float outputs bit for bit (sign of zero, NaN positions)");
   bool run_no_fallback = false;
   run->add_flag("--no-fallback", run_no_fallback, "refuse a model with ops the backend lacks instead of running them on the host");
@@ -251,12 +275,12 @@ int main(int argc, char** argv) {
   std::string conform_json;
   auto* conform = app.add_subcommand("conform", "run ONNX backend-test cases and compare with stored outputs");
   conform->add_option("paths", paths, "case folders or folders of cases")->required();
-  conform->add_option("--backend", backends, "backend(s) to run (repeatable)");
-  conform->add_option("--rtol", conform_check.rtol, "relative tolerance for floats (default per dtype: f32/f64 1e-3, f16 1e-3, bf16 1.6e-2)");
-  conform->add_option("--atol", conform_check.atol, "absolute tolerance for floats (default per dtype: f32/f64 1e-7, f16/bf16 1e-5)");
+  conform->add_option("--backend", backends, "backend(s) to run (repeatable)")->check(kNotEmpty);
+  conform->add_option("--rtol", conform_check.rtol, "relative tolerance for floats (default per dtype: f32/f64 1e-3, f16 1e-3, bf16 1.6e-2)")->check(kTolerance);
+  conform->add_option("--atol", conform_check.atol, "absolute tolerance for floats (default per dtype: f32/f64 1e-7, f16/bf16 1e-5)")->check(kTolerance);
   conform->add_flag("--exact", conform_check.exact, "compare float outputs bit for bit (sign of zero, NaN positions)");
   conform->add_flag("-v,--verbose", verbose, "print passing cases too");
-  conform->add_option("--json", conform_json, "also write every result and the totals to this JSON file");
+  conform->add_option("--json", conform_json, "also write every result and the totals to this JSON file")->check(kNotEmpty);
   bool conform_no_fallback = false;
   conform->add_flag("--no-fallback", conform_no_fallback, "skip cases with ops the backend lacks instead of running them on the host");
   bool bisect = false;
@@ -272,39 +296,39 @@ int main(int argc, char** argv) {
                               ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* diff_nf_opt = diff->add_flag("--no-fusion", diff_no_fusion,
                                      "the --backend just before runs only the unfused plan (fused vs unfused)");
-  diff->add_option("--inputs", df.inputs_dir, "folder of input_K.pb / input_K.npy files");
-  auto* diff_seed = diff->add_option("--seed", df.seed, "seed for random inputs (default: test_data_set_0 next to the model, else seed 0)");
-  diff->add_option("--rtol", df.rtol, "relative tolerance (default 1e-3)");
-  diff->add_option("--atol", df.atol, "absolute tolerance (default 1e-7)");
-  diff->add_option("--json", df.json, "also write the whole report to this JSON file");
-  diff->add_option("--extract", df.extract, "write the culprit as a backend-test case (model.onnx + test_data_set_0) here");
+  diff->add_option("--inputs", df.inputs_dir, "folder of input_K.pb / input_K.npy files")->check(kNotEmpty);
+  auto* diff_seed = diff->add_option("--seed", df.seed, "seed for random inputs (default: test_data_set_0 next to the model, else seed 0)")->check(kSeed);
+  diff->add_option("--rtol", df.rtol, "relative tolerance (default 1e-3)")->check(kTolerance);
+  diff->add_option("--atol", df.atol, "absolute tolerance (default 1e-7)")->check(kTolerance);
+  diff->add_option("--json", df.json, "also write the whole report to this JSON file")->check(kNotEmpty);
+  diff->add_option("--extract", df.extract, "write the culprit as a backend-test case (model.onnx + test_data_set_0) here")->check(kNotEmpty);
 
   auto* devices = app.add_subcommand("devices", "list backends built in and the devices each sees");
 
   ExplainArgs ex;
   auto* explain = app.add_subcommand("explain", "show the fused kernels, bytes moved and the memory plan");
   explain->add_option("model", ex.model, "model.onnx or its folder")->required();
-  explain->add_option("--dot", ex.dot, "write a Graphviz file (and .svg when dot is installed)");
+  explain->add_option("--dot", ex.dot, "write a Graphviz file (and .svg when dot is installed)")->check(kNotEmpty);
   explain->add_flag("--no-fusion", ex.no_fusion, "show the unfused plan");
   explain->add_option("--source", ex.source, "print each kernel's generated source (cuda)")->check(CLI::IsMember({"cuda"}));
-  explain->add_option("--backend", ex.backend, "list the graph breaks (nodes run on the host) of this backend (default: the best present)");
+  explain->add_option("--backend", ex.backend, "list the graph breaks (nodes run on the host) of this backend (default: the best present)")->check(kNotEmpty);
   add_dim_options(explain, explain_dims);
   explain->add_flag("--no-fallback", ex.no_fallback, "fail when the backend would need the host for some node");
 
   BenchArgs bn;
   auto* bench = app.add_subcommand("bench", "time a model on a backend");
   bench->add_option("model", bn.model, "model.onnx or its folder")->required();
-  bench->add_option("--backend", bn.backend, "backend (default: the best present)");
-  bench->add_option("--iters", bn.iters, "timed iterations");
-  bench->add_option("--warmup", bn.warmup, "warm-up iterations");
+  bench->add_option("--backend", bn.backend, "backend (default: the best present)")->check(kNotEmpty);
+  bench->add_option("--iters", bn.iters, "timed iterations")->check(CLI::Range(1, std::numeric_limits<int>::max()));
+  bench->add_option("--warmup", bn.warmup, "warm-up iterations")->check(CLI::Range(0, std::numeric_limits<int>::max()));
   bench->add_flag("--no-fusion", bn.no_fusion, "one kernel per primitive op");
   bench->add_flag("--eager", bn.eager, "no graph replay / re-record the command buffer every run");
   bench->add_flag("--json", bn.json, "machine-readable output");
-  bench->add_option("--device", bn.device, "device index");
+  bench->add_option("--device", bn.device, "device index")->check(CLI::Range(0, std::numeric_limits<int>::max()));
   bench->add_flag("--phases", bn.phases,
                   "print where the time from ONNX file to first result goes: one line per phase (wall and CPU ms)");
   bench->add_flag("--serial-open", bn.serial_open, "open the device after loading the model, not during (for measuring)");
-  bench->add_option("--trace", bn.trace, "write a Chrome/Perfetto trace (JSON): compile phases and one slice per kernel");
+  bench->add_option("--trace", bn.trace, "write a Chrome/Perfetto trace (JSON): compile phases and one slice per kernel")->check(kNotEmpty);
   add_dim_options(bench, bench_dims);
   bench->add_flag("--no-fallback", bn.no_fallback, "refuse a model with ops the backend lacks instead of running them on the host");
 

@@ -270,6 +270,7 @@ class CpuBackend : public Backend {
   std::string name() const override { return "cpu"; }
   std::vector<DeviceInfo> devices() const override { return {{"host CPU", "interprets the fused plan (KernelSpecs)"}}; }
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& o) override {
+    check_host_device_index("cpu", o.device);
     FusionOptions fo;
     fo.fuse = o.fusion;
     Plan p = [&] {

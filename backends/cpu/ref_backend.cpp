@@ -54,7 +54,8 @@ class RefBackend : public Backend {
  public:
   std::string name() const override { return "ref"; }
   std::vector<DeviceInfo> devices() const override { return {{"host CPU", "op-by-op reference, double accumulation"}}; }
-  std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions&) override {
+  std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& o) override {
+    check_host_device_index("ref", o.device);
     return std::make_unique<RefExecutable>(g);
   }
 };

@@ -14,6 +14,7 @@ fusor's one-line message, e.g. ``[run] input 'x' expects float32, got float64``.
 """
 from __future__ import annotations
 
+import operator
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from ._fusor import Error, Unsupported, __version__, _Session, backends, conform as _conform, devices
 from ._fusor import explain as _explain
-from ._fusor import read_tensor
+from ._fusor import read_tensor as _read_tensor
 
 __all__ = ["Session", "NodeArg", "Error", "Unsupported", "backends", "devices", "conform", "explain", "best_backend", "read_tensor",
            "__version__"]
@@ -36,26 +37,70 @@ class NodeArg(NamedTuple):
     dtype: str
 
 
-def _model_path(p: Union[str, os.PathLike]) -> str:
-    p = os.fspath(p)
-    return os.path.join(p, "model.onnx") if os.path.isdir(p) else p
+def _fs_path(p: Any, what: str) -> bytes:
+    """A path as the bytes the OS takes (os.fsencode: names that are not UTF-8 work too)."""
+    if not isinstance(p, (str, bytes, os.PathLike)):
+        raise Error(f"[python] {what}: expected a path (str or os.PathLike), got {type(p).__name__}")
+    b = os.fsencode(p)
+    if b"\0" in b:  # C would read the name only up to the NUL: another file
+        raise Error(f"[python] {what}: path {p!r} contains a NUL character")
+    return b
+
+
+def _model_path(p: Union[str, os.PathLike]) -> bytes:
+    b = _fs_path(p, "model path")
+    return os.path.join(b, b"model.onnx") if os.path.isdir(b) else b
+
+
+# NumPy dtype kinds with a fusor dtype: bool, signed/unsigned integers, floats; complex is
+# refused natively with its DLPack code. Anything else (object, str, datetime, records) is
+# named here instead of as nanobind's "incompatible function arguments".
+_ARRAY_KINDS = "biufc"
+
+_capsule_is_valid = None
+
+
+def _dlpack_capsule(x: Any, what: str) -> Any:
+    """Takes a device tensor's DLPack capsule here, so the native side imports a capsule it can
+    mark as used: a producer returning a capsule that was already consumed (freed memory) is an
+    error instead of a crash."""
+    global _capsule_is_valid
+    try:
+        cap = x.__dlpack__(max_version=(1, 0))
+    except TypeError:  # producers predating DLPack 1.0
+        cap = x.__dlpack__()
+    if _capsule_is_valid is None:
+        import ctypes
+        f = ctypes.pythonapi.PyCapsule_IsValid
+        f.argtypes, f.restype = [ctypes.py_object, ctypes.c_char_p], ctypes.c_int
+        _capsule_is_valid = f
+    if not any(_capsule_is_valid(cap, n) for n in (b"dltensor", b"dltensor_versioned") if type(cap).__name__ == "PyCapsule"):
+        raise Error(f"[python] {what}: __dlpack__ returned {type(cap).__name__}, not an unused DLPack capsule "
+                    "(a capsule can be consumed once)")
+    return cap
 
 
 def _as_array(x: Any, what: str) -> Any:
-    """NumPy arrays (made C-contiguous), host DLPack tensors as NumPy views, device DLPack
-    tensors as they are (the native side binds their memory)."""
-    if isinstance(x, np.ndarray):
+    """NumPy arrays (made C-contiguous, native byte order), host DLPack tensors as NumPy views,
+    device DLPack tensors as capsules (the native side binds their memory)."""
+    if isinstance(x, np.ndarray) and not isinstance(x, np.ma.MaskedArray):
+        if x.dtype.kind not in _ARRAY_KINDS or x.dtype.fields is not None:
+            raise Error(f"[python] {what}: NumPy dtype {x.dtype} has no fusor dtype (bool, integers and floats do)")
+        if not x.dtype.isnative:  # big-endian data: the bytes are read as stored, so swap them first
+            x = x.astype(x.dtype.newbyteorder("="))
         return np.ascontiguousarray(x)
+    if isinstance(x, np.ma.MaskedArray):
+        raise Error(f"[python] {what}: a masked array has no fusor equivalent (pass .filled() or .data)")
     if hasattr(x, "__dlpack__"):
         dev = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else 1
         if dev == 1:  # kDLCPU
             try:
-                return np.ascontiguousarray(np.from_dlpack(x))
+                return _as_array(np.from_dlpack(x), what)
             except (TypeError, BufferError, RuntimeError):
-                return x  # a dtype NumPy lacks (bfloat16): the native side reads it via DLPack
-        return x
+                pass  # a dtype NumPy lacks (bfloat16): the native side reads it via DLPack
+        return _dlpack_capsule(x, what)
     if isinstance(x, (list, tuple, int, float, bool, np.generic)):
-        return np.ascontiguousarray(np.asarray(x))
+        return _as_array(np.asarray(x), what)
     raise Error(f"[python] {what}: expected a NumPy array or an object with __dlpack__, got {type(x).__name__}")
 
 
@@ -68,8 +113,22 @@ class Session:
                  fusion: bool = True, replay: bool = True):
         if backend is None:
             backend = best_backend()
-        src = bytes(path_or_bytes) if isinstance(path_or_bytes, (bytes, bytearray, memoryview)) else _model_path(path_or_bytes)
-        self._impl = _Session(src, backend, device, fusion, replay)
+        if not isinstance(backend, str):
+            raise Error(f"[python] backend must be a name (str) from fusor.backends(), got {type(backend).__name__}")
+        try:  # ints and NumPy integers; not bools, floats or strings
+            dev = operator.index(device) if not isinstance(device, (bool, np.bool_)) else None
+        except TypeError:
+            dev = None
+        if dev is None or not 0 <= dev < 2**31:
+            raise Error(f"[python] device must be an int in [0, 2^31), got {device!r}")
+        device = int(dev)
+        for name, v in (("fusion", fusion), ("replay", replay)):
+            if not isinstance(v, (bool, np.bool_)):
+                raise Error(f"[python] {name} must be True or False, got {v!r}")
+        if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            self._impl = _Session(bytes(path_or_bytes), backend, device, bool(fusion), bool(replay))
+        else:
+            self._impl = _Session(_model_path(path_or_bytes), backend, device, bool(fusion), bool(replay), is_path=True)
         self._inputs = [NodeArg(n, list(s), d) for n, s, d in self._impl.inputs()]
         self._outputs = [NodeArg(n, list(s), d) for n, s, d in self._impl.outputs()]
 
@@ -91,8 +150,12 @@ class Session:
         tensor (cuda device memory) and returned as that same object."""
         if not isinstance(input_feed, dict):
             raise Error("[python] run: input_feed must be a dict {input name: array}")
+        if outputs is not None and not isinstance(outputs, dict):
+            raise Error(f"[python] run: outputs must be a dict {{output name: device array}}, got {type(outputs).__name__}")
+        if not isinstance(output_device, (bool, np.bool_)):
+            raise Error(f"[python] run: output_device must be True or False, got {output_device!r}")
         names = [a.name for a in self._inputs]
-        unknown = sorted(set(input_feed) - set(names))
+        unknown = sorted((str(k) for k in set(input_feed) - set(names)))
         if unknown:
             raise Error(f"[run] unknown input '{unknown[0]}'; the model's inputs are {names}")
         arrays = []
@@ -103,13 +166,15 @@ class Session:
         out_names = [a.name for a in self._outputs]
         outs_list: List[Any] = []
         if outputs:
-            bad = sorted(set(outputs) - set(out_names))
+            bad = sorted((str(k) for k in set(outputs) - set(out_names)))
             if bad:
                 raise Error(f"[python] outputs: unknown output '{bad[0]}'; the model's outputs are {out_names}")
             outs_list = [outputs.get(n) for n in out_names]
-        res = self._impl.run(arrays, output_device, outs_list)
+        res = self._impl.run(arrays, bool(output_device), outs_list)
         if output_names is None:
             return list(res)
+        if isinstance(output_names, (str, bytes)):  # a str is a sequence of one-letter names
+            raise Error(f"[python] run: output_names must be a list of output names or None, got {output_names!r}")
         picked = []
         for n in output_names:
             if n not in out_names:
@@ -133,13 +198,23 @@ def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]
     """Runs ONNX backend-test cases (folders with model.onnx + test_data_set_*) on the backends;
     one dict per (case, backend): case, backend, status ('passed'|'failed'|'skipped'), detail,
     max_abs, max_rel. Never raises for a failing case (that is a result)."""
-    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    paths = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
     backends = [backends] if isinstance(backends, str) else list(backends)
-    return _conform([os.fspath(p) for p in paths], backends, rtol, atol)
+    if not all(isinstance(b, str) for b in backends):
+        raise Error(f"[python] conform: backends must be names (str) from fusor.backends(), got {backends!r}")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+            raise Error(f"[python] conform: {name} must be a finite number >= 0, got {v!r}")
+    return _conform([_fs_path(p, "conform path") for p in paths], backends, float(rtol), float(atol))
 
 
 def explain(path: Union[str, os.PathLike], fusion: bool = True) -> Dict[str, Any]:
     """The fused plan as data (as `fusor explain`): {'kernels': [{'index', 'name', 'kind', 'ops',
     'nodes', 'inputs', 'bytes_read', 'bytes_written'}], 'onnx_nodes', 'primitive_nodes',
     'bytes_fused', 'bytes_unfused', 'arena_bytes', 'naive_bytes'}."""
-    return _explain(os.fspath(path), fusion)
+    return _explain(_fs_path(path, "explain path"), bool(fusion))
+
+
+def read_tensor(path: Union[str, os.PathLike]) -> np.ndarray:
+    """Reads an ONNX TensorProto (.pb) or NumPy .npy file into a NumPy array."""
+    return _read_tensor(_fs_path(path, "read_tensor path"))
