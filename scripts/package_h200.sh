@@ -48,8 +48,10 @@ if [ -n "${PY_HEADERS:-}" ]; then
   pyver=${pyinc##*/python}
   nb=$(python3 -m nanobind --cmake_dir)/..
   obj=$(mktemp -d)
-  # The library's public definitions (FUSOR_HAVE_*, ONNX_ML ...) as the CLI was compiled with.
-  defs=$(ninja -C "$bdir" -t commands fusor_cli | grep -m1 'tools/fusor_main.cpp' | tr ' ' '\n' | grep -E '^-D')
+  # The library's public definitions (FUSOR_HAVE_*, ONNX_ML ...) as the CLI was compiled with
+  # (the commands go through a file: grep -m1 closing a pipe would fail the script, pipefail).
+  ninja -C "$bdir" -t commands fusor_cli > "$obj/commands.txt"
+  defs=$(grep -m1 'tools/fusor_main.cpp' "$obj/commands.txt" | tr ' ' '\n' | grep -E '^-D')
   flags="-O2 -fPIC -std=gnu++20 -fvisibility=hidden -fno-strict-aliasing -I. -I$nb/include -I$nb/ext/robin_map/include
          -I$pyinc -I$PY_HEADERS -I/usr/local/cuda/include"
   c++ $flags -DNB_BUILD -c "$nb/src/nb_combined.cpp" -o "$obj/nb.o"
@@ -57,7 +59,7 @@ if [ -n "${PY_HEADERS:-}" ]; then
   mkdir -p .dev/py/fusor
   cp python/fusor/*.py .dev/py/fusor/
   c++ -shared -o ".dev/py/fusor/_fusor.cpython-${pyver//./}-x86_64-linux-gnu.so" "$obj"/*.o "$bdir/libfusor.a" \
-    $(ninja -C "$bdir" -t commands fusor_cli | tail -1 | tr ' ' '\n' | grep -E '^/usr/.*\.(a|so[.0-9]*)$|^-l') -lpthread
+    $(tail -1 "$obj/commands.txt" | tr ' ' '\n' | grep -E '^/usr/.*\.(a|so[.0-9]*)$|^-l') -lpthread
   strip --strip-unneeded .dev/py/fusor/*.so
   xz -T2 -f .dev/py/fusor/*.so
   rm -rf "$obj"
