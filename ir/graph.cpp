@@ -105,8 +105,8 @@ void check_graph_ids(const Graph& g) {
   for (const Node& node : g.nodes) {
     for (int v : node.inputs)
       if (v >= n || v < -1) bad(node.label() + " input", v);
-    for (int v : node.outputs)
-      if (v >= n || v < 0) bad(node.label() + " output", v);
+    for (int v : node.outputs)  // -1: an omitted optional output (LSTM's Y, Attention's qk_matmul_output)
+      if (v >= n || v < -1) bad(node.label() + " output", v);
     for (const auto& [k, a] : node.attrs)
       if (auto* sub = std::get_if<std::shared_ptr<const Graph>>(&a); sub && *sub) check_graph_ids(**sub);
   }

@@ -75,7 +75,7 @@ struct Graph {
   int name_counter_ = 0;
 };
 
-// Throws Error("graph", ...) when a node's input (other than -1, omitted), a node's output, a
+// Throws Error("graph", ...) when a node's input or output (other than -1, omitted), a
 // graph input or output (subgraphs included) names no value of its graph, or a value's dtype is
 // not a DType. Graphs from the importer and GraphBuilder pass; hand-edited ones are checked by
 // topo_sort, specialize and Session.

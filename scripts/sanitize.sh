@@ -18,7 +18,7 @@ scripts/build_san.sh fusor_tests fusor_fuzz
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The suites that feed fusor hostile models, files and cache states, plus core op and fusion tests.
 build-san/fusor_tests --gtest_brief=1 \
-  --gtest_filter='Hostile.*:Fuzz.*:DiskCache.*:SessionThreads/*:SessionKey.*:TensorIo.*:OnnxImport.*:FusionLimits.*:Session.*'
+  --gtest_filter='Hostile.*:HostileCli.*:Fuzz.*:DiskCache.*:SessionThreads/*:SessionKey.*:TensorIo.*:OnnxImport.*:FusionLimits.*:Session.*'
 rm -rf build-san/ci-corpus && mkdir -p build-san/ci-corpus
 cp examples/gpt2_tiny/model.onnx build-san/ci-corpus/gpt2_tiny.onnx 2>/dev/null || true
 cp tests/fuzz_regressions/*.onnx build-san/ci-corpus/

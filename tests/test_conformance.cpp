@@ -51,11 +51,23 @@ TEST(Conformance, NodeSuiteCpuPassesEverythingRefPasses) {
     status[r.case_dir][r.backend] = r.status;
     if (r.backend == "ref" && r.status == CaseStatus::passed) ++ref_pass;
   }
-  for (auto& r : results)
+  // ref fails (not skips) only the cases known to be beyond fusor's tolerance: the inverse DFT
+  // stores float32 rounding noise of 1.9e-7 where the exact result is 0 (atol 1e-7). Any other
+  // failure is a regression (a loader check refusing LSTM's omitted outputs once failed 21).
+  const std::set<std::string> known_ref_failures = {"test_dft_inverse", "test_dft_inverse_opset19"};
+  for (auto& r : results) {
     if (r.backend == "cpu" && status[r.case_dir]["ref"] == CaseStatus::passed)
       EXPECT_EQ(r.status, CaseStatus::passed) << r.case_dir << ": " << r.detail;
+    if (r.backend == "ref" && r.status == CaseStatus::failed) {
+      std::string name = r.case_dir;
+      while (!name.empty() && name.back() == '/') name.pop_back();
+      name = std::filesystem::path(name).filename().string();
+      EXPECT_TRUE(known_ref_failures.count(name)) << r.case_dir << " fails on ref: " << r.detail;
+    }
+  }
   std::printf("node suite: ref passes %d of %zu\n", ref_pass, cases.size());
-  EXPECT_GE(ref_pass * 100, static_cast<int>(cases.size()) * 40) << "below 40% of the node suite on ref";
+  // 1725 of 1806 on 2026-12-01; the rest are strings, training ops, random ops, image decoding.
+  EXPECT_GE(ref_pass * 100, static_cast<int>(cases.size()) * 95) << "below 95% of the node suite on ref";
 }
 
 // The other ONNX suites (../shared/README.md: models converted from PyTorch, PyTorch operators,

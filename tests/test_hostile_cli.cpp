@@ -152,6 +152,14 @@ TEST(HostileCli, HandEditedGraphsAreCheckedAtTheApiBoundary) {
   EXPECT_ERROR(Session(g, "cpu"), "value id 77 does not exist");
   EXPECT_ERROR(specialize(g, {x}), "value id 77 does not exist");
   for (int opset : {0, -3, 999}) EXPECT_ERROR(GraphBuilder("g", opset), "outside the supported range");
+  // -1 marks an omitted optional output (as the importer writes for LSTM's Y or Dropout's mask):
+  // not an id to refuse.
+  GraphBuilder d;
+  int dx = d.input("x", DType::f32, {2});
+  d.output(d.op("Dropout", {dx}));
+  d.graph().nodes[0].outputs.push_back(-1);
+  Graph dg = d.build();
+  EXPECT_EQ(Session(dg, "cpu").run({x})[0].get(0), -1.5);
 }
 
 // The CLI: option values outside their domain exit 105 naming the option; file problems are one

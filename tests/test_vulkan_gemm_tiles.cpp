@@ -207,6 +207,19 @@ TEST(VulkanGemmTilesChoice, FourByFourByDefaultBlockedWhenAsked) {
   EXPECT_EQ(t.blocked, 0);
   EXPECT_LT(t.bm * t.bn, 64 * 64);
   {
+    // The executable compiles each kernel a second time with the workspace its first choice
+    // needs as the budget: the choice must not change. 40 x 40 x 100 with 64 slices forced:
+    // blocked, K slices of 32 -> 4 slices (interleaved, BK 16, it would be 7 and need more).
+    EnvGuard forced("FUSOR_VK_SPLIT_K", "64");
+    const KernelSpec small = matmul_spec(1, 40, 40, 100);
+    const vk::ContractionTiles first = vk::choose_tiles(small, dev);
+    EXPECT_EQ(first.blocked, 1);
+    EXPECT_EQ(first.split_k, 4);
+    const vk::ContractionTiles again = vk::choose_tiles(small, dev, 4, vk::splitk_workspace_bytes(first, small));
+    EXPECT_EQ(again.blocked, 1);
+    EXPECT_EQ(again.split_k, 4);
+  }
+  {
     // FUSOR_VK_GEMM_TILE=4x4: the interleaved 4x4 tiles everywhere (the previous default).
     EnvGuard g("FUSOR_VK_GEMM_TILE", "4x4");
     t = vk::choose_tiles(matmul_spec(1, 64, 1024, 4096), dev);

@@ -298,18 +298,29 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
       return t;
     }
   }
+  // Tiles that keep their 64 x 64 size (a full grid, or split-K) take the blocked layout; the
+  // shrunk ones (small matmuls) stay interleaved, which measured faster there (GPT-2 tiny).
+  // Decided without the workspace budget: the executable compiles each kernel again with the
+  // budget its first choice needed, and the interleaved split (BK 16) can need more than the
+  // blocked one (BK 32), which would flip the choice and drop the split.
+  if (!(te && std::strcmp(te, "4x4") == 0) && dev.max_invocations >= 256) {
+    ContractionTiles probe = t;
+    fit_shared(probe, dev);
+    choose_split_k(probe, k, dev, -1, 1, "FUSOR_VK_SPLIT_K", true);
+    shrink_tiles(probe, k);
+    probe = fit_invocations(probe, dev);
+    if (probe.bm == 64 && probe.bn == 64 && probe.tm == 4 && probe.tn == 4) {
+      ContractionTiles b = blocked4(t);
+      if ((b.split_k > 1) == (probe.split_k > 1)) return b;  // else the budget refused its split
+    }
+  }
   fit_shared(t, dev);
   // About one workgroup per compute unit, balanced: on the H200 (bench/vk_gemm_sweep.sh, fp32
   // 64 x 4096 x 1024, 16 tiles) 8 slices took 56 us against 77 for 16 and 72 for 9; the MLP
   // batch 64 went 120.6 -> 96.1 us with the balanced count (docs/benchmarks.md, sixth session).
   choose_split_k(t, k, dev, split_budget, 1, "FUSOR_VK_SPLIT_K", true);
   shrink_tiles(t, k);
-  t = fit_invocations(t, dev);
-  // Tiles that kept their 64 x 64 size (a full grid, or split-K) take the blocked layout; the
-  // shrunk ones (small matmuls) stay interleaved, which measured faster there (GPT-2 tiny).
-  const bool interleaved = te && std::strcmp(te, "4x4") == 0;
-  if (!interleaved && t.bm == 64 && t.bn == 64 && t.tm == 4 && t.tn == 4 && dev.max_invocations >= 256) return blocked4(t);
-  return t;
+  return fit_invocations(t, dev);
 }
 
 }  // namespace fusor::vk
