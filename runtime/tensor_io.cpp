@@ -372,9 +372,9 @@ std::string model_path(const std::string& path) {
   return path;
 }
 
-void check_expected_outputs(const Graph& g, const TestCase& tc) {
+void check_expected_outputs(const Graph& g, const TestCase& tc, const std::string& component) {
   if (tc.outputs.size() != g.outputs.size())
-    throw Error("conform", "'" + printable(tc.dir) + "' has " + std::to_string(tc.outputs.size()) +
+    throw Error(component, "'" + printable(tc.dir) + "' has " + std::to_string(tc.outputs.size()) +
                                " output_K.pb files, the model has " + std::to_string(g.outputs.size()) +
                                " outputs (every output must have its expected value)");
 }

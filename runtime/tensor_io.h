@@ -54,8 +54,9 @@ struct TestCase {
 // folder's input_K/output_K files are not numbered exactly 0..n-1.
 std::vector<TestCase> load_test_data_sets(const std::string& model_dir);
 // A test set must hold one expected value per output of g (a missing output_K.pb would leave
-// that output unchecked and the case "passed"): Error("conform") naming the folder otherwise.
+// that output unchecked and the case "passed"): Error(component) naming the folder otherwise
+// (component: the caller's tag, "conform" or "run").
 struct Graph;
-void check_expected_outputs(const Graph& g, const TestCase& tc);
+void check_expected_outputs(const Graph& g, const TestCase& tc, const std::string& component);
 
 }  // namespace fusor

@@ -79,7 +79,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     auto sets = want_random ? std::vector<TestCase>{} : load_test_data_sets(fs::path(mp).parent_path().string());
     if (!sets.empty()) {
       // A set of inputs only is a source of inputs (nothing to check); with outputs, all of them.
-      if (!sets[0].outputs.empty()) check_expected_outputs(g, sets[0]);
+      if (!sets[0].outputs.empty()) check_expected_outputs(g, sets[0], "run");
       inputs = sets[0].inputs;
       expected = sets[0].outputs;
       source = sets[0].dir;
