@@ -60,15 +60,40 @@ _ARRAY_KINDS = "biufc"
 _capsule_is_valid = None
 
 
+def _legacy_dlpack(x: Any) -> Any:
+    """The framework's pre-__dlpack__ exporter, as nanobind used last: torch.utils.dlpack.to_dlpack
+    (on a detached tensor: requires_grad tensors and tensors on another device than torch's
+    current one refuse __dlpack__ but export this way), else x.detach().__dlpack__()."""
+    if type(x).__module__.split(".")[0] == "torch":
+        import torch.utils.dlpack
+        return torch.utils.dlpack.to_dlpack(x.detach())
+    if hasattr(x, "detach"):
+        return x.detach().__dlpack__()
+    raise TypeError("no legacy DLPack exporter")
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
 def _dlpack_capsule(x: Any, what: str) -> Any:
     """Takes a device tensor's DLPack capsule here, so the native side imports a capsule it can
     mark as used: a producer returning a capsule that was already consumed (freed memory) is an
-    error instead of a crash."""
+    error instead of a crash. Tries what nanobind tried, in its order, each after the one before
+    raised: a versioned capsule, an unversioned one, the framework's legacy exporter."""
     global _capsule_is_valid
-    try:
-        cap = x.__dlpack__(max_version=(1, 0))
-    except TypeError:  # producers predating DLPack 1.0
-        cap = x.__dlpack__()
+    errors: List[BaseException] = []
+    cap = None
+    for get in (lambda: x.__dlpack__(max_version=(1, 0)), lambda: x.__dlpack__(), lambda: _legacy_dlpack(x)):
+        try:
+            cap = get()
+            break
+        except Exception as e:  # TypeError: a producer predating DLPack 1.0; BufferError: requires_grad
+            errors.append(e)
+    else:
+        # The producer's reason (BufferError: "use tensor.detach()") over "unexpected keyword".
+        why = [e for e in errors if isinstance(e, BufferError)] or [e for e in errors if not isinstance(e, TypeError)] or errors
+        raise Error(f"[python] {what}: cannot be taken over DLPack: {_one_line(why[0])}")
     if _capsule_is_valid is None:
         import ctypes
         f = ctypes.pythonapi.PyCapsule_IsValid

@@ -178,3 +178,43 @@ def test_dlpack_capsules_are_consumed_once(relu_dir):
 
     with pytest.raises(fusor.Error, match="__dlpack__ returned int"):
         s.run(None, {"x": NotACapsule()})
+
+
+class _NeedsDetach:
+    """Like a torch tensor with requires_grad=True: __dlpack__ raises BufferError, detach()
+    gives an exportable tensor (dev: the DLPack device type it reports)."""
+
+    def __init__(self, x, dev, detachable=True):
+        self.x, self.dev = x, dev
+        if detachable:
+            self.detach = lambda: self.x
+
+    def __dlpack__(self, stream=None, **kw):
+        raise BufferError("Can't export tensors that require gradient,\n use tensor.detach()")
+
+    def __dlpack_device__(self):
+        return (self.dev, 0)
+
+
+@pytest.mark.parametrize("dev", [1, 2])
+def test_dlpack_buffer_error_falls_back_to_the_legacy_export(relu_dir, dev):
+    # Was a raw BufferError: only TypeError was retried (nanobind retried BufferError too,
+    # then used the framework's legacy exporter).
+    s = fusor.Session(relu_dir, backend="cpu")
+    x = rnd((2, 3), 7)
+    (y,) = s.run(None, {"x": _NeedsDetach(x, dev)})
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    with pytest.raises(fusor.Error, match=r"input 'x': cannot be taken over DLPack: Can't export tensors that "
+                                          r"require gradient, use tensor.detach\(\)$"):
+        s.run(None, {"x": _NeedsDetach(x, dev, detachable=False)})
+
+
+def test_torch_tensor_with_requires_grad(relu_dir):
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("torch is not installed")
+    s = fusor.Session(relu_dir, backend="cpu")
+    x = torch.randn(2, 3, generator=torch.Generator().manual_seed(8), requires_grad=True)
+    (y,) = s.run(None, {"x": x})
+    np.testing.assert_array_equal(y, np.maximum(x.detach().numpy(), 0))
