@@ -194,10 +194,19 @@ class Session:
             bad = sorted((str(k) for k in set(outputs) - set(out_names)))
             if bad:
                 raise Error(f"[python] outputs: unknown output '{bad[0]}'; the model's outputs are {out_names}")
-            outs_list = [outputs.get(n) for n in out_names]
-        res = self._impl.run(arrays, bool(output_device), outs_list)
+            # As capsules, like device inputs: the native side marks each one used, so a producer
+            # handing out the same capsule twice is refused instead of written through freed memory.
+            for n in out_names:
+                o = outputs.get(n)
+                if o is not None and not hasattr(o, "__dlpack__"):
+                    raise Error(f"[python] output '{n}': outputs= takes device arrays (__dlpack__), got {type(o).__name__}")
+                outs_list.append(None if o is None else _dlpack_capsule(o, f"output '{n}'"))
+        res = list(self._impl.run(arrays, bool(output_device), outs_list))
+        for k, n in enumerate(out_names):  # the caller's own tensors (the native side leaves None there)
+            if outs_list and outs_list[k] is not None:
+                res[k] = outputs[n]
         if output_names is None:
-            return list(res)
+            return res
         if isinstance(output_names, (str, bytes)):  # a str is a sequence of one-letter names
             raise Error(f"[python] run: output_names must be a list of output names or None, got {output_names!r}")
         picked = []

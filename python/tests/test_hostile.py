@@ -180,6 +180,26 @@ def test_dlpack_capsules_are_consumed_once(relu_dir):
         s.run(None, {"x": NotACapsule()})
 
 
+def test_dlpack_outputs_are_consumed_once(relu_dir):
+    # outputs= reached nanobind as objects: a producer returning the same capsule twice was
+    # imported twice (read after free on cuda), also when given first in outputs= then as an
+    # input. Now output capsules take the inputs' single-use path, in every build.
+    s = fusor.Session(relu_dir, backend="cpu")
+    x = rnd((2, 3), 6)
+    r = _Reused(np.zeros((2, 3), np.float32), 2)
+    with pytest.raises(fusor.Error, match="need"):  # cuda only; the capsule is used up all the same
+        s.run(None, {"x": x}, outputs={"y": r})
+    with pytest.raises(fusor.Error, match="not an unused DLPack capsule"):
+        s.run(None, {"x": x}, outputs={"y": r})
+    with pytest.raises(fusor.Error, match="not an unused DLPack capsule"):
+        s.run(None, {"x": r})
+    r2 = _Reused(np.zeros((2, 3), np.float32), 2)  # one capsule as input and output of one run
+    with pytest.raises(fusor.Error, match="output 'y': not a usable DLPack capsule"):
+        s.run(None, {"x": r2}, outputs={"y": r2})
+    with pytest.raises(fusor.Error, match=r"outputs= takes device arrays \(__dlpack__\), got list"):
+        s.run(None, {"x": x}, outputs={"y": [0.0] * 6})
+
+
 class _NeedsDetach:
     """Like a torch tensor with requires_grad=True: __dlpack__ raises BufferError, detach()
     gives an exportable tensor (dev: the DLPack device type it reports)."""
