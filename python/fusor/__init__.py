@@ -14,6 +14,7 @@ fusor's one-line message, e.g. ``[run] input 'x' expects float32, got float64``.
 """
 from __future__ import annotations
 
+import numbers
 import operator
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
@@ -237,7 +238,13 @@ def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]
     if not all(isinstance(b, str) for b in backends):
         raise Error(f"[python] conform: backends must be names (str) from fusor.backends(), got {backends!r}")
     for name, v in (("rtol", rtol), ("atol", atol)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+        # numbers.Real takes NumPy scalars (np.float32(1e-2)); bools are refused.
+        ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+        try:
+            ok = ok and bool(np.isfinite(float(v))) and float(v) >= 0
+        except OverflowError:  # an int past float's range
+            ok = False
+        if not ok:
             raise Error(f"[python] conform: {name} must be a finite number >= 0, got {v!r}")
     return _conform([_fs_path(p, "conform path") for p in paths], backends, float(rtol), float(atol))
 

@@ -238,3 +238,23 @@ def test_torch_tensor_with_requires_grad(relu_dir):
     x = torch.randn(2, 3, generator=torch.Generator().manual_seed(8), requires_grad=True)
     (y,) = s.run(None, {"x": x})
     np.testing.assert_array_equal(y, np.maximum(x.detach().numpy(), 0))
+
+
+def test_conform_tolerances_may_be_numpy_scalars(relu_dir, tmp_path):
+    # isinstance(v, (int, float)) refused np.float32(1e-2), which worked before round 2.
+    from onnx import numpy_helper
+    case = tmp_path / "case"
+    (case / "test_data_set_0").mkdir(parents=True)
+    (case / "model.onnx").write_bytes((relu_dir / "model.onnx").read_bytes())
+    x = rnd((2, 3), 9)
+    onnx.save_tensor(numpy_helper.from_array(x, "x"), str(case / "test_data_set_0" / "input_0.pb"))
+    y = np.maximum(x, 0)
+    y[0, 0] += 1e-3 * max(abs(y[0, 0]), 1)  # within rtol 1e-2, not within the default 1e-3
+    onnx.save_tensor(numpy_helper.from_array(y, "y"), str(case / "test_data_set_0" / "output_0.pb"))
+    (r,) = fusor.conform(str(case), rtol=np.float32(1e-2), atol=np.float64(1e-2))
+    assert r["status"] == "passed", r
+    (r,) = fusor.conform(str(case), rtol=np.float32(0), atol=np.int64(0))
+    assert r["status"] == "failed", r
+    for bad in (True, np.bool_(True), "1e-2", np.float32("nan"), 10**400):
+        with pytest.raises(fusor.Error, match="rtol must be a finite number >= 0"):
+            fusor.conform(str(case), rtol=bad)
