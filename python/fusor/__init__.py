@@ -110,6 +110,9 @@ def _as_array(x: Any, what: str) -> Any:
     """NumPy arrays (made C-contiguous, native byte order), host DLPack tensors as NumPy views,
     device DLPack tensors as capsules (the native side binds their memory)."""
     if isinstance(x, np.ndarray) and not isinstance(x, np.ma.MaskedArray):
+        if x.dtype.kind == "V" and x.dtype.fields is None and x.dtype.type is not np.void:
+            raise Error(f"[python] {what}: NumPy cannot hand over {x.dtype} arrays (its DLPack has no such dtype); "
+                        "pass the data through DLPack, e.g. as a torch tensor")
         if x.dtype.kind not in _ARRAY_KINDS or x.dtype.fields is not None:
             raise Error(f"[python] {what}: NumPy dtype {x.dtype} has no fusor dtype (bool, integers and floats do)")
         if not x.dtype.isnative:  # big-endian data: the bytes are read as stored, so swap them first
@@ -253,6 +256,8 @@ def explain(path: Union[str, os.PathLike], fusion: bool = True) -> Dict[str, Any
     """The fused plan as data (as `fusor explain`): {'kernels': [{'index', 'name', 'kind', 'ops',
     'nodes', 'inputs', 'bytes_read', 'bytes_written'}], 'onnx_nodes', 'primitive_nodes',
     'bytes_fused', 'bytes_unfused', 'arena_bytes', 'naive_bytes'}."""
+    if not isinstance(fusion, (bool, np.bool_)):  # bool("no") is True
+        raise Error(f"[python] explain: fusion must be True or False, got {fusion!r}")
     return _explain(_fs_path(path, "explain path"), bool(fusion))
 
 

@@ -258,3 +258,20 @@ def test_conform_tolerances_may_be_numpy_scalars(relu_dir, tmp_path):
     for bad in (True, np.bool_(True), "1e-2", np.float32("nan"), 10**400):
         with pytest.raises(fusor.Error, match="rtol must be a finite number >= 0"):
             fusor.conform(str(case), rtol=bad)
+
+
+def test_ml_dtypes_arrays_point_to_dlpack(relu_dir):
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
+    s = fusor.Session(relu_dir, backend="cpu")
+    for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn):
+        x = np.zeros((2, 3), t)
+        # Was "NumPy dtype bfloat16 has no fusor dtype (bool, integers and floats do)".
+        with pytest.raises(fusor.Error, match=rf"input 'x': NumPy cannot hand over {np.dtype(t)} arrays .*DLPack, e.g. as a torch tensor"):
+            s.run(None, {"x": x})
+
+
+def test_explain_fusion_must_be_a_bool(relu_dir):
+    # bool("no") is True: explain(fusion="no") fused silently.
+    with pytest.raises(fusor.Error, match="explain: fusion must be True or False, got 'no'"):
+        fusor.explain(relu_dir, fusion="no")
+    assert fusor.explain(relu_dir, fusion=np.bool_(False))["kernels"]
