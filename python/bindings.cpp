@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "frontend/onnx_import.h"
 #include "runtime/session.h"
@@ -95,6 +96,9 @@ nb::dlpack::dtype dlpack_from_dtype(DType t, const std::string& what) {
 // False), NumPy views of an unversioned DLPack capsule) were refused as "incompatible function
 // arguments".
 using InArray = nb::ndarray<nb::ro>;
+// Caller outputs (outputs=), imported from the DLPack capsules the Python front took; nullopt
+// where the caller passed none.
+using OutArrays = std::vector<std::optional<nb::ndarray<>>>;
 
 template <class A> Shape shape_of(const A& a) {
   Shape s(a.ndim());
@@ -166,13 +170,27 @@ class PySession {
   const std::string& backend() const { return backend_; }
 
   // inputs: one array-like per graph input (graph order); outputs: per graph output None or a
-  // caller device array to write into (cuda only).
+  // DLPack capsule of a caller device array to write into (cuda only). A caller output's entry
+  // in the result is None: the Python front puts the caller's object there.
   nb::list run(const std::vector<InArray>& inputs, bool output_device, const std::vector<nb::object>& outputs) {
+    // Imported here, before anything else, as inputs are: importing marks each capsule used
+    // (in every build), so a capsule handed over again is refused, never read after free.
+    OutArrays outs(outputs.size());
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (outputs[k].is_none()) continue;
+      if (!nb::isinstance<nb::capsule>(outputs[k]))
+        throw Error("python", "output '" + output_name(k) + "': expected a DLPack capsule from the Python front");
+      try {
+        outs[k] = nb::cast<nb::ndarray<>>(outputs[k], false);
+      } catch (const nb::cast_error&) {
+        throw Error("python", "output '" + output_name(k) + "': not a usable DLPack capsule");
+      }
+    }
     bool device = output_device;
-    for (auto& o : outputs) device = device || !o.is_none();
+    for (auto& o : outs) device = device || o.has_value();
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].device_type() != kDLCPU && inputs[i].device_type() != kDLCUDAHost) device = true;
-    if (device) return run_device(inputs, output_device, outputs);
+    if (device) return run_device(inputs, output_device, outs);
 
     std::vector<Tensor> in;
     for (size_t i = 0; i < inputs.size(); ++i) in.push_back(host_tensor(inputs[i], "input '" + input_name(i) + "'"));
@@ -195,7 +213,7 @@ class PySession {
     return k < model_.outputs.size() ? model_.values[model_.outputs[k]].name : "#" + std::to_string(k);
   }
 
-  nb::list run_device(const std::vector<InArray>& inputs, bool output_device, const std::vector<nb::object>& outputs);
+  nb::list run_device(const std::vector<InArray>& inputs, bool output_device, const OutArrays& outputs);
 
   Graph model_;
   std::string backend_;
@@ -212,8 +230,7 @@ class PySession {
 // host copy; the executable re-points its graph's kernel nodes). Host inputs mixed in are
 // uploaded to scratch device buffers; outputs the caller did not pass are allocated here and
 // returned as device arrays (output_device) or copied to NumPy.
-nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_device,
-                               const std::vector<nb::object>& outputs) {
+nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_device, const OutArrays& outputs) {
   if (backend_ != "cuda")
     throw Error("python", "device arrays (and output_device / outputs=) need backend 'cuda'; backend '" + backend_ +
                               "' takes host arrays (NumPy)");
@@ -275,7 +292,7 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
       const auto& od = cu->output_descs();
       out_ptrs.assign(od.size(), 0);
       for (size_t k = 0; k < od.size(); ++k) {
-        if (k < outputs.size() && !outputs[k].is_none()) continue;  // filled below, with the GIL
+        if (k < outputs.size() && outputs[k]) continue;  // filled below, with the GIL
         out_ptrs[k] = cu->device_alloc(static_cast<size_t>(od[k].nbytes));
         if (!output_device) scratch.push_back(out_ptrs[k]);
       }
@@ -284,19 +301,19 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
       throw;
     }
   }
-  // Caller-owned outputs (needs the GIL to look at the objects).
+  // Caller-owned outputs.
   const auto& od = cu->output_descs();
   auto free_all = [&] {
     for (uint64_t p : scratch) cu->device_free(p);
     if (output_device)
       for (size_t k = 0; k < out_ptrs.size(); ++k)
-        if (out_ptrs[k] && (k >= outputs.size() || outputs[k].is_none())) cu->device_free(out_ptrs[k]);
+        if (out_ptrs[k] && (k >= outputs.size() || !outputs[k])) cu->device_free(out_ptrs[k]);
   };
   try {
     for (size_t k = 0; k < outputs.size(); ++k) {
-      if (outputs[k].is_none()) continue;
+      if (!outputs[k]) continue;
       const std::string what = "output '" + od[k].name + "'";
-      auto a = nb::cast<nb::ndarray<>>(outputs[k]);
+      const auto& a = *outputs[k];
       if (a.device_type() != kDLCUDA || a.device_id() != opts_.device)
         throw Error("python", what + ": outputs= takes arrays on cuda:" + std::to_string(opts_.device));
       check_contiguous(a, what);
@@ -310,7 +327,7 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
     cu->run_device(in_ptrs, out_ptrs);
     if (!output_device)
       for (size_t k = 0; k < od.size(); ++k)
-        host_out.push_back(k < outputs.size() && !outputs[k].is_none() ? Tensor() : cu->copy_from_device(out_ptrs[k], od[k].dtype, od[k].shape));
+        host_out.push_back(k < outputs.size() && outputs[k] ? Tensor() : cu->copy_from_device(out_ptrs[k], od[k].dtype, od[k].shape));
   } catch (...) {
     free_all();
     throw;
@@ -318,8 +335,8 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
   for (uint64_t p : scratch) cu->device_free(p);
   nb::list res;
   for (size_t k = 0; k < od.size(); ++k) {
-    if (k < outputs.size() && !outputs[k].is_none()) {
-      res.append(outputs[k]);  // the result is in the caller's own tensor
+    if (k < outputs.size() && outputs[k]) {
+      res.append(nb::none());  // the result is in the caller's own tensor (the front returns it)
     } else if (!output_device) {
       res.append(to_numpy(std::move(host_out[k]), "output '" + od[k].name + "'"));
     } else {
@@ -347,7 +364,7 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
   return res;
 }
 #else
-nb::list PySession::run_device(const std::vector<InArray>&, bool, const std::vector<nb::object>&) {
+nb::list PySession::run_device(const std::vector<InArray>&, bool, const OutArrays&) {
   throw Error("python", "device arrays (and output_device / outputs=) need the cuda backend, which this fusor was built without");
 }
 #endif

@@ -3,8 +3,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <filesystem>
-
 #include "backends/backend.h"
 #include "ir/kernel_spec.h"
 #include "runtime/conform.h"
@@ -15,12 +13,6 @@ namespace nb = nanobind;
 using namespace fusor;
 
 namespace {
-
-std::string model_path(const std::string& p) {
-  std::error_code ec;  // a path the OS cannot stat is left for the loader's one-line error
-  if (std::filesystem::is_directory(p, ec)) return (std::filesystem::path(p) / "model.onnx").string();
-  return p;
-}
 
 const char* status_name(CaseStatus s) {
   return s == CaseStatus::passed ? "passed" : s == CaseStatus::failed ? "failed" : "skipped";

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "ir/small_dtypes.h"
@@ -64,13 +63,6 @@ void to_proto(const std::string& name, const AttrValue& a, onnx::AttributeProto*
         }
       },
       a);
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f << bytes;
-  f.close();  // flushes: a write error (disk full) shows only here
-  if (!f) throw Error("io", "cannot write '" + path + "'");
 }
 
 // Nodes of the culprit: the node itself, or (fusion culprit) every node between the values
@@ -193,7 +185,7 @@ void extract_reproducer(const DiffReport& r, const std::string& dir) {
   if (ec) throw Error("io", "cannot create '" + data.string() + "': " + ec.message());
   std::string bytes;
   if (!m.SerializeToString(&bytes)) throw Error("io", "'" + (d / "model.onnx").string() + "': serialization failed");
-  write_bytes((d / "model.onnx").string(), bytes);
+  write_file((d / "model.onnx").string(), bytes, "io");
   for (size_t k = 0; k < inputs.size(); ++k)
     write_tensor_pb((data / ("input_" + std::to_string(k) + ".pb")).string(), tensor_of(inputs[k]),
                     g.values[inputs[k]].name);

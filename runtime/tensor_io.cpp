@@ -31,13 +31,6 @@ std::string read_file(const std::string& path) {
   return std::move(*bytes);
 }
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw io_error(path, std::string("cannot open for writing: ") + std::strerror(errno));
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) throw io_error(path, "write failed");
-}
 
 // numpy descr (without the byte-order character) <-> DType.
 struct NpyType {
@@ -277,7 +270,7 @@ void write_tensor_pb(const std::string& path, const Tensor& t, const std::string
   }
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) throw io_error(path, "protobuf serialization failed (tensor larger than 2 GB?)");
-  write_file(path, bytes);
+  write_file(path, bytes, "io");
 }
 
 Tensor read_npy(const std::string& path) {
@@ -313,7 +306,7 @@ void write_npy(const std::string& path, const Tensor& t) {
   for (size_t i = 0; i < (v2 ? 4u : 2u); ++i) out += static_cast<char>((len >> (8 * i)) & 0xff);
   out += dict;
   out.append(reinterpret_cast<const char*>(t.raw()), t.nbytes());
-  write_file(path, out);
+  write_file(path, out, "io");
 }
 
 Tensor read_tensor(const std::string& path) {
@@ -364,9 +357,24 @@ std::vector<TestCase> load_test_data_sets(const std::string& model_dir) {
   return cases;
 }
 
-void check_expected_outputs(const Graph& g, const TestCase& tc) {
+void write_file(const std::string& path, const std::string& bytes, const std::string& component) {
+  errno = 0;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();  // flushes: a write error (disk full) shows only here
+  if (!out)
+    throw Error(component, "cannot write '" + printable(path) + "'" + (errno ? std::string(": ") + std::strerror(errno) : ""));
+}
+
+std::string model_path(const std::string& path) {
+  std::error_code ec;  // a path the OS cannot stat is left for the loader's one-line error
+  if (fs::is_directory(path, ec)) return (fs::path(path) / "model.onnx").string();
+  return path;
+}
+
+void check_expected_outputs(const Graph& g, const TestCase& tc, const std::string& component) {
   if (tc.outputs.size() != g.outputs.size())
-    throw Error("conform", "'" + printable(tc.dir) + "' has " + std::to_string(tc.outputs.size()) +
+    throw Error(component, "'" + printable(tc.dir) + "' has " + std::to_string(tc.outputs.size()) +
                                " output_K.pb files, the model has " + std::to_string(g.outputs.size()) +
                                " outputs (every output must have its expected value)");
 }

@@ -30,6 +30,15 @@ Tensor read_tensor(const std::string& path);
 // exactly 0..n-1 (a lone input_1 is not input 0).
 std::vector<Tensor> read_numbered_inputs(const std::string& dir);
 
+// Writes `bytes` to path as given (replacing the file) and checks the stream after close(),
+// which flushes: a write error (disk full, /dev/full) shows only there. Throws
+// Error(component, "cannot write '<path>'") on any failure (component: the caller's tag).
+void write_file(const std::string& path, const std::string& bytes, const std::string& component);
+
+// A model argument as a file: a folder stands for its model.onnx, anything else is returned
+// as is (a path the OS cannot stat, e.g. a symlink loop, is left for the loader's one-line error).
+std::string model_path(const std::string& path);
+
 // Tensor files are read only when they are regular files (a FIFO or device is an error, never
 // a hang) no larger than the host's memory.
 
@@ -45,8 +54,9 @@ struct TestCase {
 // folder's input_K/output_K files are not numbered exactly 0..n-1.
 std::vector<TestCase> load_test_data_sets(const std::string& model_dir);
 // A test set must hold one expected value per output of g (a missing output_K.pb would leave
-// that output unchecked and the case "passed"): Error("conform") naming the folder otherwise.
+// that output unchecked and the case "passed"): Error(component) naming the folder otherwise
+// (component: the caller's tag, "conform" or "run").
 struct Graph;
-void check_expected_outputs(const Graph& g, const TestCase& tc);
+void check_expected_outputs(const Graph& g, const TestCase& tc, const std::string& component);
 
 }  // namespace fusor

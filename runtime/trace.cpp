@@ -2,7 +2,7 @@
 // events ("ph": "M") name the processes and threads so the viewer labels the tracks.
 #include "runtime/trace.h"
 
-#include <fstream>
+#include "runtime/tensor_io.h"
 
 namespace fusor {
 
@@ -68,11 +68,8 @@ nlohmann::json make_trace(const TraceData& d) {
 
 void write_trace(const TraceData& d, const std::string& path) {
   nlohmann::json j = make_trace(d);
-  std::ofstream f(path);
   // Node names come from the model file and may not be UTF-8.
-  f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  f.close();  // flushes: a write error (disk full) shows only here
-  if (!f) throw Error("trace", "cannot write '" + path + "'");
+  write_file(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "trace");
 }
 
 }  // namespace fusor

@@ -223,12 +223,14 @@ TEST(HostileCli, OptionValuesOutOfRangeAreRefused) {
   fs::copy_file(t / "relu/test_data_set_0/output_0.pb", t / "relu/test_data_set_0/output_1.pb");
   EXPECT_EQ(testing::run_cli("run " + dir + " --backend ref", &out), 2) << out;
   EXPECT_NE(out.find("has 2 output_K.pb files, the model has 1 outputs"), std::string::npos) << out;
+  EXPECT_NE(out.find("[run] '"), std::string::npos) << out;  // the command's tag, not [conform]
   fs::remove(t / "relu/test_data_set_0/output_1.pb");
   fs::remove(t / "relu/test_data_set_0/output_0.pb");
   EXPECT_EQ(testing::run_cli("run " + dir + " --backend ref", &out), 0) << out;
   // conform on the set without its output: a failure, not a pass.
   EXPECT_EQ(testing::run_cli("conform " + dir + " --backend ref", &out), 1) << out;
   EXPECT_NE(out.find("has 0 output_K.pb files"), std::string::npos) << out;
+  EXPECT_NE(out.find("[conform] '"), std::string::npos) << out;
 }
 
 // explain --dot quoted model names into DOT labels as they were: a node named

@@ -629,3 +629,36 @@ TEST(Cli, ConformWritesJson) {
 
 }  // namespace
 }  // namespace fusor
+
+// The one writer of reports and files (CLI --json/--dot/--trace, diff --extract, .pb/.npy):
+// the bytes as given, and a failure (full disk, a folder, a missing folder) is one line with
+// the caller's tag, found after close() flushes.
+TEST(TensorIo, WriteFileChecksTheStreamAfterClose) {
+  TempDir d;
+  const std::string p = d / "out.json", bytes = std::string("{\"a\": 1}\n\0x", 11);
+  write_file(p, bytes, "trace");
+  EXPECT_EQ(read_bytes(p), bytes);
+  auto fails = [](const std::string& path, const std::string& component) {
+    try {
+      write_file(path, "x", component);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(fails(d.path.string(), "diff").rfind("[diff] cannot write '" + d.path.string() + "'", 0), 0u);
+  EXPECT_NE(fails(d / "no/such/x.json", "explain").find("[explain] cannot write"), std::string::npos);
+  if (fs::exists("/dev/full"))
+    EXPECT_NE(fails("/dev/full", "conform").find("[conform] cannot write '/dev/full'"), std::string::npos);
+}
+
+// A folder stands for its model.onnx (CLI and Python share this); other paths are left as
+// they are for the loader to report.
+TEST(TensorIo, ModelPathTakesAFoldersModelOnnx) {
+  TempDir d;
+  EXPECT_EQ(model_path(d.path.string()), (d.path / "model.onnx").string());
+  EXPECT_EQ(model_path(d / "m.onnx"), d / "m.onnx");
+  const std::string loop = d / "loop";
+  fs::create_directory_symlink(loop, loop);
+  EXPECT_EQ(model_path(loop), loop);  // no filesystem_error
+}

@@ -1,7 +1,6 @@
 // `fusor diff`: where two backends (or the fused and unfused plans) part ways.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "runtime/diff.h"
 #include "runtime/session.h"
@@ -47,10 +46,7 @@ int cmd_diff(const DiffArgs& a) {
     auto j = diff_to_json(r);
     j["model"] = a.model;
     j["input_source"] = source;
-    std::ofstream f(a.json);
-    f << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    f.close();  // flushes: a write error (disk full) shows only here
-    if (!f) throw Error("diff", "cannot write '" + a.json + "'");
+    write_file(a.json, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "diff");
   }
   if (!a.extract.empty()) {
     if (!r.culprit) {

@@ -5,13 +5,14 @@
 #include <cstdio>
 #include <vector>
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 
 #include "backends/backend.h"
 #include "ir/kernel_spec.h"
 #include "runtime/host_loop.h"
 #include "runtime/segments.h"
 #include "runtime/session.h"
+#include "runtime/tensor_io.h"
 #include "tools/commands.h"
 #ifdef FUSOR_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
@@ -43,8 +44,7 @@ std::string dot_quoted(const std::string& s) {
 }
 
 void write_plan_dot(const Plan& p, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw Error("explain", "cannot write '" + path + "'");
+  std::ostringstream f;
   f << "digraph fusor {\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n";
   for (size_t b = 0; b < p.buffers.size(); ++b) {
     const Buffer& buf = p.buffers[b];
@@ -66,8 +66,7 @@ void write_plan_dot(const Plan& p, const std::string& path) {
       f << "  k" << i << "_" << (k.fused_nodes.empty() ? 0 : k.fused_nodes.size() - 1) << " -> b" << b << ";\n";
   }
   f << "}\n";
-  f.close();
-  if (!f) throw Error("explain", "cannot write '" + path + "' (write failed: disk full?)");
+  write_file(path, f.str(), "explain");
 }
 
 int cmd_explain(const ExplainArgs& a) {

@@ -9,7 +9,6 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
-#include <fstream>
 #include <charconv>
 #include <limits>
 #include <map>
@@ -28,14 +27,6 @@ namespace fs = std::filesystem;
 using namespace fusor;
 
 namespace {
-
-// error_code form: a path the OS cannot stat (a symlink loop, a name too long) is left for the
-// loader to report as one [onnx] line rather than a std::filesystem_error.
-std::string model_path(const std::string& p) {
-  std::error_code ec;
-  if (fs::is_directory(p, ec)) return (fs::path(p) / "model.onnx").string();
-  return p;
-}
 
 std::string summarize(const Tensor& t) {
   char buf[256];
@@ -88,7 +79,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     auto sets = want_random ? std::vector<TestCase>{} : load_test_data_sets(fs::path(mp).parent_path().string());
     if (!sets.empty()) {
       // A set of inputs only is a source of inputs (nothing to check); with outputs, all of them.
-      if (!sets[0].outputs.empty()) check_expected_outputs(g, sets[0]);
+      if (!sets[0].outputs.empty()) check_expected_outputs(g, sets[0], "run");
       inputs = sets[0].inputs;
       expected = sets[0].outputs;
       source = sets[0].dir;
@@ -184,11 +175,8 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
       j["cases"].push_back({{"case", r.case_dir}, {"backend", r.backend}, {"status", st}, {"detail", r.detail},
                             {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"max_ulp", r.max_ulp}, {"host_nodes", r.host_nodes}});
     }
-    std::ofstream out(json_path);
-    // Details quote model text, which may not be UTF-8. close() flushes: a full disk shows there.
-    out << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    out.close();
-    if (!out) throw Error("conform", "cannot write '" + json_path + "'");
+    // Details quote model text, which may not be UTF-8.
+    write_file(json_path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "conform");
   }
   return f ? 1 : 0;
 }

@@ -14,6 +14,7 @@ fusor's one-line message, e.g. ``[run] input 'x' expects float32, got float64``.
 """
 from __future__ import annotations
 
+import numbers
 import operator
 import os
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Union
@@ -60,15 +61,40 @@ _ARRAY_KINDS = "biufc"
 _capsule_is_valid = None
 
 
+def _legacy_dlpack(x: Any) -> Any:
+    """The framework's pre-__dlpack__ exporter, as nanobind used last: torch.utils.dlpack.to_dlpack
+    (on a detached tensor: requires_grad tensors and tensors on another device than torch's
+    current one refuse __dlpack__ but export this way), else x.detach().__dlpack__()."""
+    if type(x).__module__.split(".")[0] == "torch":
+        import torch.utils.dlpack
+        return torch.utils.dlpack.to_dlpack(x.detach())
+    if hasattr(x, "detach"):
+        return x.detach().__dlpack__()
+    raise TypeError("no legacy DLPack exporter")
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
 def _dlpack_capsule(x: Any, what: str) -> Any:
     """Takes a device tensor's DLPack capsule here, so the native side imports a capsule it can
     mark as used: a producer returning a capsule that was already consumed (freed memory) is an
-    error instead of a crash."""
+    error instead of a crash. Tries what nanobind tried, in its order, each after the one before
+    raised: a versioned capsule, an unversioned one, the framework's legacy exporter."""
     global _capsule_is_valid
-    try:
-        cap = x.__dlpack__(max_version=(1, 0))
-    except TypeError:  # producers predating DLPack 1.0
-        cap = x.__dlpack__()
+    errors: List[BaseException] = []
+    cap = None
+    for get in (lambda: x.__dlpack__(max_version=(1, 0)), lambda: x.__dlpack__(), lambda: _legacy_dlpack(x)):
+        try:
+            cap = get()
+            break
+        except Exception as e:  # TypeError: a producer predating DLPack 1.0; BufferError: requires_grad
+            errors.append(e)
+    else:
+        # The producer's reason (BufferError: "use tensor.detach()") over "unexpected keyword".
+        why = [e for e in errors if isinstance(e, BufferError)] or [e for e in errors if not isinstance(e, TypeError)] or errors
+        raise Error(f"[python] {what}: cannot be taken over DLPack: {_one_line(why[0])}")
     if _capsule_is_valid is None:
         import ctypes
         f = ctypes.pythonapi.PyCapsule_IsValid
@@ -84,6 +110,9 @@ def _as_array(x: Any, what: str) -> Any:
     """NumPy arrays (made C-contiguous, native byte order), host DLPack tensors as NumPy views,
     device DLPack tensors as capsules (the native side binds their memory)."""
     if isinstance(x, np.ndarray) and not isinstance(x, np.ma.MaskedArray):
+        if x.dtype.kind == "V" and x.dtype.fields is None and x.dtype.type is not np.void:
+            raise Error(f"[python] {what}: NumPy cannot hand over {x.dtype} arrays (its DLPack has no such dtype); "
+                        "pass the data through DLPack, e.g. as a torch tensor")
         if x.dtype.kind not in _ARRAY_KINDS or x.dtype.fields is not None:
             raise Error(f"[python] {what}: NumPy dtype {x.dtype} has no fusor dtype (bool, integers and floats do)")
         if not x.dtype.isnative:  # big-endian data: the bytes are read as stored, so swap them first
@@ -169,10 +198,19 @@ class Session:
             bad = sorted((str(k) for k in set(outputs) - set(out_names)))
             if bad:
                 raise Error(f"[python] outputs: unknown output '{bad[0]}'; the model's outputs are {out_names}")
-            outs_list = [outputs.get(n) for n in out_names]
-        res = self._impl.run(arrays, bool(output_device), outs_list)
+            # As capsules, like device inputs: the native side marks each one used, so a producer
+            # handing out the same capsule twice is refused instead of written through freed memory.
+            for n in out_names:
+                o = outputs.get(n)
+                if o is not None and not hasattr(o, "__dlpack__"):
+                    raise Error(f"[python] output '{n}': outputs= takes device arrays (__dlpack__), got {type(o).__name__}")
+                outs_list.append(None if o is None else _dlpack_capsule(o, f"output '{n}'"))
+        res = list(self._impl.run(arrays, bool(output_device), outs_list))
+        for k, n in enumerate(out_names):  # the caller's own tensors (the native side leaves None there)
+            if outs_list and outs_list[k] is not None:
+                res[k] = outputs[n]
         if output_names is None:
-            return list(res)
+            return res
         if isinstance(output_names, (str, bytes)):  # a str is a sequence of one-letter names
             raise Error(f"[python] run: output_names must be a list of output names or None, got {output_names!r}")
         picked = []
@@ -203,7 +241,13 @@ def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]
     if not all(isinstance(b, str) for b in backends):
         raise Error(f"[python] conform: backends must be names (str) from fusor.backends(), got {backends!r}")
     for name, v in (("rtol", rtol), ("atol", atol)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+        # numbers.Real takes NumPy scalars (np.float32(1e-2)); bools are refused.
+        ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+        try:
+            ok = ok and bool(np.isfinite(float(v))) and float(v) >= 0
+        except OverflowError:  # an int past float's range
+            ok = False
+        if not ok:
             raise Error(f"[python] conform: {name} must be a finite number >= 0, got {v!r}")
     return _conform([_fs_path(p, "conform path") for p in paths], backends, float(rtol), float(atol))
 
@@ -212,6 +256,8 @@ def explain(path: Union[str, os.PathLike], fusion: bool = True) -> Dict[str, Any
     """The fused plan as data (as `fusor explain`): {'kernels': [{'index', 'name', 'kind', 'ops',
     'nodes', 'inputs', 'bytes_read', 'bytes_written'}], 'onnx_nodes', 'primitive_nodes',
     'bytes_fused', 'bytes_unfused', 'arena_bytes', 'naive_bytes'}."""
+    if not isinstance(fusion, (bool, np.bool_)):  # bool("no") is True
+        raise Error(f"[python] explain: fusion must be True or False, got {fusion!r}")
     return _explain(_fs_path(path, "explain path"), bool(fusion))
 
 

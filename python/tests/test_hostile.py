@@ -125,7 +125,8 @@ def test_paths(relu_dir, tmp_path):
     np.testing.assert_array_equal(y, np.maximum(x, 0))
     loop = tmp_path / "loop"
     os.symlink(loop, loop)
-    with pytest.raises(fusor.Error, match="conform"):
+    # The loop itself, not just any [conform] line.
+    with pytest.raises(fusor.Error, match=r"^\[conform\] path '.*loop': Too many levels of symbolic links$"):
         fusor.conform(str(loop))
 
 
@@ -178,3 +179,100 @@ def test_dlpack_capsules_are_consumed_once(relu_dir):
 
     with pytest.raises(fusor.Error, match="__dlpack__ returned int"):
         s.run(None, {"x": NotACapsule()})
+
+
+def test_dlpack_outputs_are_consumed_once(relu_dir):
+    # outputs= reached nanobind as objects: a producer returning the same capsule twice was
+    # imported twice (read after free on cuda), also when given first in outputs= then as an
+    # input. Now output capsules take the inputs' single-use path, in every build.
+    s = fusor.Session(relu_dir, backend="cpu")
+    x = rnd((2, 3), 6)
+    r = _Reused(np.zeros((2, 3), np.float32), 2)
+    with pytest.raises(fusor.Error, match="need"):  # cuda only; the capsule is used up all the same
+        s.run(None, {"x": x}, outputs={"y": r})
+    with pytest.raises(fusor.Error, match="not an unused DLPack capsule"):
+        s.run(None, {"x": x}, outputs={"y": r})
+    with pytest.raises(fusor.Error, match="not an unused DLPack capsule"):
+        s.run(None, {"x": r})
+    r2 = _Reused(np.zeros((2, 3), np.float32), 2)  # one capsule as input and output of one run
+    with pytest.raises(fusor.Error, match="output 'y': not a usable DLPack capsule"):
+        s.run(None, {"x": r2}, outputs={"y": r2})
+    with pytest.raises(fusor.Error, match=r"outputs= takes device arrays \(__dlpack__\), got list"):
+        s.run(None, {"x": x}, outputs={"y": [0.0] * 6})
+
+
+class _NeedsDetach:
+    """Like a torch tensor with requires_grad=True: __dlpack__ raises BufferError, detach()
+    gives an exportable tensor (dev: the DLPack device type it reports)."""
+
+    def __init__(self, x, dev, detachable=True):
+        self.x, self.dev = x, dev
+        if detachable:
+            self.detach = lambda: self.x
+
+    def __dlpack__(self, stream=None, **kw):
+        raise BufferError("Can't export tensors that require gradient,\n use tensor.detach()")
+
+    def __dlpack_device__(self):
+        return (self.dev, 0)
+
+
+@pytest.mark.parametrize("dev", [1, 2])
+def test_dlpack_buffer_error_falls_back_to_the_legacy_export(relu_dir, dev):
+    # Was a raw BufferError: only TypeError was retried (nanobind retried BufferError too,
+    # then used the framework's legacy exporter).
+    s = fusor.Session(relu_dir, backend="cpu")
+    x = rnd((2, 3), 7)
+    (y,) = s.run(None, {"x": _NeedsDetach(x, dev)})
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    with pytest.raises(fusor.Error, match=r"input 'x': cannot be taken over DLPack: Can't export tensors that "
+                                          r"require gradient, use tensor.detach\(\)$"):
+        s.run(None, {"x": _NeedsDetach(x, dev, detachable=False)})
+
+
+def test_torch_tensor_with_requires_grad(relu_dir):
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("torch is not installed")
+    s = fusor.Session(relu_dir, backend="cpu")
+    x = torch.randn(2, 3, generator=torch.Generator().manual_seed(8), requires_grad=True)
+    (y,) = s.run(None, {"x": x})
+    np.testing.assert_array_equal(y, np.maximum(x.detach().numpy(), 0))
+
+
+def test_conform_tolerances_may_be_numpy_scalars(relu_dir, tmp_path):
+    # isinstance(v, (int, float)) refused np.float32(1e-2), which worked before round 2.
+    from onnx import numpy_helper
+    case = tmp_path / "case"
+    (case / "test_data_set_0").mkdir(parents=True)
+    (case / "model.onnx").write_bytes((relu_dir / "model.onnx").read_bytes())
+    x = rnd((2, 3), 9)
+    onnx.save_tensor(numpy_helper.from_array(x, "x"), str(case / "test_data_set_0" / "input_0.pb"))
+    y = np.maximum(x, 0)
+    y[0, 0] += 1e-3 * max(abs(y[0, 0]), 1)  # within rtol 1e-2, not within the default 1e-3
+    onnx.save_tensor(numpy_helper.from_array(y, "y"), str(case / "test_data_set_0" / "output_0.pb"))
+    (r,) = fusor.conform(str(case), rtol=np.float32(1e-2), atol=np.float64(1e-2))
+    assert r["status"] == "passed", r
+    (r,) = fusor.conform(str(case), rtol=np.float32(0), atol=np.int64(0))
+    assert r["status"] == "failed", r
+    for bad in (True, np.bool_(True), "1e-2", np.float32("nan"), 10**400):
+        with pytest.raises(fusor.Error, match="rtol must be a finite number >= 0"):
+            fusor.conform(str(case), rtol=bad)
+
+
+def test_ml_dtypes_arrays_point_to_dlpack(relu_dir):
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
+    s = fusor.Session(relu_dir, backend="cpu")
+    for t in (ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn):
+        x = np.zeros((2, 3), t)
+        # Was "NumPy dtype bfloat16 has no fusor dtype (bool, integers and floats do)".
+        with pytest.raises(fusor.Error, match=rf"input 'x': NumPy cannot hand over {np.dtype(t)} arrays .*DLPack, e.g. as a torch tensor"):
+            s.run(None, {"x": x})
+
+
+def test_explain_fusion_must_be_a_bool(relu_dir):
+    # bool("no") is True: explain(fusion="no") fused silently.
+    with pytest.raises(fusor.Error, match="explain: fusion must be True or False, got 'no'"):
+        fusor.explain(relu_dir, fusion="no")
+    assert fusor.explain(relu_dir, fusion=np.bool_(False))["kernels"]
