@@ -11,6 +11,7 @@ configs. Usage: export_zoo.py --out /work/zoo [--only NAME,...] [--exporter ts,d
 import argparse
 import os
 import re
+import shutil
 import sys
 import traceback
 
@@ -36,6 +37,8 @@ class Wrap(torch.nn.Module):
             return out
         if hasattr(out, "to_tuple"):
             out = out.to_tuple()
+        elif isinstance(out, dict):
+            out = list(out.values())
         out = [o for o in out if isinstance(o, torch.Tensor)]
         return tuple(out[: self.keep]) if self.keep > 1 else out[0]
 
@@ -103,6 +106,8 @@ def hf(cls_name, cfg_name, cfg_kw, token_type=False, mask=True, keep=1):
         import transformers
 
         cfg = getattr(transformers, cfg_name)(**cfg_kw)
+        if EAGER:
+            cfg._attn_implementation = "eager"
         m = getattr(transformers, cls_name)(cfg)
         args, names = text_inputs(token_type=token_type, mask=mask)
         dyn = {n: {0: "batch", 1: "seq"} for n in names}
@@ -126,6 +131,8 @@ def hf_whisper():
                                      decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=16,
                                      max_source_positions=16, max_target_positions=16, vocab_size=V,
                                      pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1)
+    if EAGER:
+        cfg._attn_implementation = "eager"
     enc = transformers.WhisperModel(cfg).get_encoder()
     x = torch.randn(1, 16, 32)
     return Wrap(enc, ["input_features"]), (x,), ["input_features"], {"input_features": {0: "batch"}}
@@ -164,6 +171,8 @@ def hf_t5():
     import transformers
 
     cfg = transformers.T5Config(d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, vocab_size=V)
+    if EAGER:
+        cfg._attn_implementation = "eager"
     args, names = text_inputs()
     return Wrap(transformers.T5EncoderModel(cfg), names), tuple(args), names, {n: {0: "batch", 1: "seq"} for n in names}
 
@@ -318,7 +327,44 @@ def randomize(m):
                     mod.bias.copy_(torch.randn(mod.bias.shape, generator=g) * 0.1)
 
 
-def export(name, build, exporter, out_root, opset, dynamic, half=False):
+def save_set(sess, args, d):
+    os.makedirs(d, exist_ok=True)
+    feeds = {inp.name: a.numpy() for inp, a in zip(sess.get_inputs(), args)}
+    outs = sess.run(None, feeds)
+    for i, inp in enumerate(sess.get_inputs()):
+        onnx.save_tensor(numpy_helper.from_array(feeds[inp.name], inp.name), os.path.join(d, f"input_{i}.pb"))
+    for i, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
+        onnx.save_tensor(numpy_helper.from_array(v, o.name), os.path.join(d, f"output_{i}.pb"))
+    return outs
+
+
+def other_sizes(args, names, dyn):
+    """The inputs at batch + 1 and, for sequence / time axes, three quarters of the length."""
+    g = torch.Generator().manual_seed(3)
+    out = []
+    for a, n in zip(args, names):
+        axes = dyn.get(n, {})
+        if 1 in axes:
+            a = a.narrow(1, 0, max(1, a.shape[1] * 3 // 4))
+        if 0 in axes:
+            extra = a[:1].clone()
+            if extra.is_floating_point():
+                extra = extra + torch.randn(extra.shape, generator=g, dtype=extra.dtype)
+            a = torch.cat([a, extra])
+        out.append(a)
+    return tuple(out)
+
+
+def case_name(name, exporter, opset, half, eager):
+    return f"{name}_{exporter}{opset}" + ("_fp16" if half else "") + ("_eager" if eager else "")
+
+
+EAGER = False  # HF attention as explicit MatMul/Softmax (opset < 14 has no SDPA symbolic)
+
+
+def export(name, build, exporter, out_root, opset, dynamic, half=False, eager=False):
+    global EAGER
+    EAGER = eager or opset < 14
     torch.manual_seed(0)
     m, args, names, dyn = build()
     m.eval()
@@ -326,7 +372,7 @@ def export(name, build, exporter, out_root, opset, dynamic, half=False):
     if half:
         m = m.half()
         args = tuple(a.half() if a.is_floating_point() else a for a in args)
-    case = os.path.join(out_root, f"{name}_{exporter}{opset}" + ("_fp16" if half else ""))
+    case = os.path.join(out_root, case_name(name, exporter, opset, half, eager))
     os.makedirs(os.path.join(case, "test_data_set_0"), exist_ok=True)
     path = os.path.join(case, "model.onnx")
     # Grad stays on: torchvision's MultiheadAttention takes its fused fast path (no ONNX
@@ -341,15 +387,22 @@ def export(name, build, exporter, out_root, opset, dynamic, half=False):
             prog.save(path)
     model = onnx.load(path)
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    feeds = {}
-    for i, (inp, a) in enumerate(zip(sess.get_inputs(), args)):
-        feeds[inp.name] = a.numpy()
-    outs = sess.run(None, feeds)
-    d = os.path.join(case, "test_data_set_0")
-    for i, inp in enumerate(sess.get_inputs()):
-        onnx.save_tensor(numpy_helper.from_array(feeds[inp.name], inp.name), os.path.join(d, f"input_{i}.pb"))
-    for i, (o, v) in enumerate(zip(sess.get_outputs(), outs)):
-        onnx.save_tensor(numpy_helper.from_array(v, o.name), os.path.join(d, f"output_{i}.pb"))
+    outs = save_set(sess, args, os.path.join(case, "test_data_set_0"))
+    if dynamic:
+        # A second set at other dynamic sizes (batch + 1, shorter sequence): the shapes a user
+        # feeds after exporting once.
+        save_set(sess, other_sizes(args, names, dyn), os.path.join(case, "test_data_set_1"))
+    # The fp64 answer of the same module (ref64/), to judge which side of a tolerance miss is off.
+    try:
+        m64 = m.double()
+        with torch.no_grad():
+            r = m64(*[a.double() if a.is_floating_point() else a for a in args])
+        r = [r] if isinstance(r, torch.Tensor) else list(r)
+        os.makedirs(os.path.join(case, "ref64"), exist_ok=True)
+        for i, v in enumerate(r):
+            onnx.save_tensor(numpy_helper.from_array(v.numpy()), os.path.join(case, "ref64", f"output_{i}.pb"))
+    except Exception as e:  # noqa: BLE001 - fp64 is a diagnostic only
+        print(f"note {name}: no fp64 reference ({type(e).__name__})")
     ops = sorted({n.op_type for n in model.graph.node})
     ops.append("| out max %.2g" % max(float(np.abs(o.astype(np.float64)).max()) for o in outs if o.dtype.kind == "f"))
     return case, ops
@@ -362,9 +415,9 @@ EXTRA = {
     "mobilenet_v2": ["ts11", "ts13"],
     "shufflenet_v2_x0_5": ["ts11"],
     "efficientnet_b0": ["dynamo20"],
-    "bert": ["ts11", "ts14", "ts17h", "dynamo20"],
-    "gpt2": ["ts13", "dynamo23"],
-    "llama": ["ts14", "dynamo23", "ts17h"],
+    "bert": ["ts11", "ts14", "ts17e", "dynamo20"],
+    "gpt2": ["ts13", "ts17e", "dynamo23"],
+    "llama": ["ts14", "ts17e", "dynamo23", "ts17h"],
     "t5_encoder": ["ts13"],
     "vit_hf": ["dynamo23"],
     "whisper_encoder": ["ts13"],
@@ -386,13 +439,14 @@ def main():
             continue
         variants = base + (EXTRA.get(name, []) if "extra" in a.variants.split(",") else [])
         for v in variants:
-            mt = re.fullmatch(r"(ts|dynamo)(\d+)(h?)", v)
-            exporter, opset, half = mt.group(1), int(mt.group(2)), bool(mt.group(3))
+            mt = re.fullmatch(r"(ts|dynamo)(\d+)(h?)(e?)", v)
+            exporter, opset, half, eager = mt.group(1), int(mt.group(2)), bool(mt.group(3)), bool(mt.group(4))
             # TorchScript cases keep dynamic batch/sequence axes, the dynamo ones are static.
             try:
-                case, ops = export(name, build, exporter, a.out, opset, dynamic=(exporter == "ts"), half=half)
+                case, ops = export(name, build, exporter, a.out, opset, dynamic=(exporter == "ts"), half=half, eager=eager)
                 print(f"ok   {case}: {' '.join(ops)}", flush=True)
             except Exception as e:  # noqa: BLE001 - one failed export must not stop the zoo
+                shutil.rmtree(os.path.join(a.out, case_name(name, exporter, opset, half, eager)), ignore_errors=True)
                 msg = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
                 print(f"FAIL {name} {v}: {type(e).__name__}: {msg}", flush=True)
                 if os.environ.get("ZOO_TRACE"):
