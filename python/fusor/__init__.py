@@ -128,11 +128,13 @@ def best_backend() -> str:
     return "cpu"
 
 
-def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]] = ("ref",), rtol: float = 1e-3,
-            atol: float = 1e-7) -> List[Dict[str, Any]]:
+def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]] = ("ref",), rtol: float = -1.0,
+            atol: float = -1.0) -> List[Dict[str, Any]]:
     """Runs ONNX backend-test cases (folders with model.onnx + test_data_set_*) on the backends;
     one dict per (case, backend): case, backend, status ('passed'|'failed'|'skipped'), detail,
-    max_abs, max_rel. Never raises for a failing case (that is a result)."""
+    max_abs, max_rel. Never raises for a failing case (that is a result). Negative tolerances
+    (the default): the CLI's, i.e. the dtype default (float32 rtol 1e-3, atol 1e-7) plus
+    64 eps of each output's largest magnitude (README "Real models")."""
     paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     backends = [backends] if isinstance(backends, str) else list(backends)
     return _conform([os.fspath(p) for p in paths], backends, rtol, atol)
