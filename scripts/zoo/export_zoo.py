@@ -355,8 +355,8 @@ def other_sizes(args, names, dyn):
     return tuple(out)
 
 
-def case_name(name, exporter, opset, half, eager):
-    return f"{name}_{exporter}{opset}" + ("_fp16" if half else "") + ("_eager" if eager else "")
+def case_name(name, exporter, opset, half, eager, dyn_dynamo=False):
+    return f"{name}_{exporter}{opset}" + ("_fp16" if half else "") + ("_eager" if eager else "") + ("_dyn" if dyn_dynamo else "")
 
 
 EAGER = False  # HF attention as explicit MatMul/Softmax (opset < 14 has no SDPA symbolic)
@@ -372,7 +372,7 @@ def export(name, build, exporter, out_root, opset, dynamic, half=False, eager=Fa
     if half:
         m = m.half()
         args = tuple(a.half() if a.is_floating_point() else a for a in args)
-    case = os.path.join(out_root, case_name(name, exporter, opset, half, eager))
+    case = os.path.join(out_root, case_name(name, exporter, opset, half, eager, dynamic and exporter == "dynamo"))
     os.makedirs(os.path.join(case, "test_data_set_0"), exist_ok=True)
     path = os.path.join(case, "model.onnx")
     # Grad stays on: torchvision's MultiheadAttention takes its fused fast path (no ONNX
@@ -382,8 +382,11 @@ def export(name, build, exporter, out_root, opset, dynamic, half=False, eager=Fa
             torch.onnx.export(m, args, path, input_names=names, opset_version=opset, dynamo=False,
                               dynamic_axes=dyn if dynamic else None)
         else:
+            # dynamic_shapes, not dynamic_axes: the wrappers take *args, which the exporter's
+            # dynamic_axes translation cannot map.
+            shapes = tuple({ax: torch.export.Dim.DYNAMIC for ax in dyn.get(n, {})} for n in names) if dynamic else None
             prog = torch.onnx.export(m, args, input_names=names, opset_version=opset, dynamo=True,
-                                     dynamic_axes=dyn if dynamic else None)
+                                     dynamic_shapes=({"args": shapes} if shapes and isinstance(m, Wrap) else shapes))
             prog.save(path)
     model = onnx.load(path)
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
@@ -411,15 +414,15 @@ def export(name, build, exporter, out_root, opset, dynamic, half=False, eager=Fa
 # Extra variants beyond the default ts17 + dynamo18: older opsets (attribute-form Squeeze /
 # ReduceMean / Split, Clip with inputs), the newest opsets, and fp16 weights.
 EXTRA = {
-    "resnet18": ["ts11", "ts17h"],
+    "resnet18": ["ts11", "ts17h", "dynamo18d"],
     "mobilenet_v2": ["ts11", "ts13"],
     "shufflenet_v2_x0_5": ["ts11"],
     "efficientnet_b0": ["dynamo20"],
-    "bert": ["ts11", "ts14", "ts17e", "dynamo20"],
-    "gpt2": ["ts13", "ts17e", "dynamo23"],
-    "llama": ["ts14", "ts17e", "dynamo23", "ts17h"],
+    "bert": ["ts11", "ts14", "ts17e", "dynamo20", "dynamo18d"],
+    "gpt2": ["ts13", "ts17e", "dynamo23", "dynamo18d"],
+    "llama": ["ts14", "ts17e", "dynamo23", "ts17h", "dynamo18d"],
     "t5_encoder": ["ts13"],
-    "vit_hf": ["dynamo23"],
+    "vit_hf": ["dynamo23", "dynamo18d"],
     "whisper_encoder": ["ts13"],
     "convnext_small_cfg": ["dynamo23"],
 }
@@ -439,14 +442,16 @@ def main():
             continue
         variants = base + (EXTRA.get(name, []) if "extra" in a.variants.split(",") else [])
         for v in variants:
-            mt = re.fullmatch(r"(ts|dynamo)(\d+)(h?)(e?)", v)
+            mt = re.fullmatch(r"(ts|dynamo)(\d+)(h?)(e?)(d?)", v)
             exporter, opset, half, eager = mt.group(1), int(mt.group(2)), bool(mt.group(3)), bool(mt.group(4))
-            # TorchScript cases keep dynamic batch/sequence axes, the dynamo ones are static.
+            # TorchScript cases keep dynamic batch/sequence axes, the dynamo ones are static
+            # unless the variant ends in d.
+            dynamic = exporter == "ts" or bool(mt.group(5))
             try:
-                case, ops = export(name, build, exporter, a.out, opset, dynamic=(exporter == "ts"), half=half, eager=eager)
+                case, ops = export(name, build, exporter, a.out, opset, dynamic=dynamic, half=half, eager=eager)
                 print(f"ok   {case}: {' '.join(ops)}", flush=True)
             except Exception as e:  # noqa: BLE001 - one failed export must not stop the zoo
-                shutil.rmtree(os.path.join(a.out, case_name(name, exporter, opset, half, eager)), ignore_errors=True)
+                shutil.rmtree(os.path.join(a.out, case_name(name, exporter, opset, half, eager, dynamic and exporter == "dynamo")), ignore_errors=True)
                 msg = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
                 print(f"FAIL {name} {v}: {type(e).__name__}: {msg}", flush=True)
                 if os.environ.get("ZOO_TRACE"):
