@@ -428,7 +428,14 @@ CompareResult compare_tensors(const Tensor& a, const Tensor& b, const CompareOpt
   const bool is_float = dtype_is_float(t) && !dtype_is_small(t);
   const bool small_float = dtype_is_small(t) && dtype_is_float(t);
   const Tolerance def = default_tolerance(t);
-  const double rtol = opts.rtol < 0 ? def.rtol : opts.rtol, atol = opts.atol < 0 ? def.atol : opts.atol;
+  const double rtol = opts.rtol < 0 ? def.rtol : opts.rtol;
+  double atol = opts.atol < 0 ? def.atol : opts.atol;
+  double scale = 0;  // the largest finite |expected|, when the output-scale allowance is on
+  if (opts.scale_eps > 0 && !opts.exact && (t == DType::f32 || t == DType::f64)) {
+    for (int64_t i = 0; i < b.numel(); ++i)
+      if (double y = std::fabs(b.get(i)); std::isfinite(y)) scale = std::max(scale, y);
+    atol += opts.scale_eps * std::ldexp(1.0, t == DType::f32 ? -23 : -52) * scale;
+  }
   int64_t first_bad = -1;
   for (int64_t i = 0; i < a.numel(); ++i) {
     bool bad;
@@ -467,6 +474,9 @@ CompareResult compare_tensors(const Tensor& a, const Tensor& b, const CompareOpt
     o << r.mismatches << " of " << a.numel() << " elements differ";
     if (!is_float) o << " (" << dtype_name(t) << (small_float ? ": compared bit for bit)" : ": compared exactly)");
     else if (opts.exact) o << " (--exact: compared bit for bit)";
+    else if (scale > 0)
+      o << " (" << dtype_name(t) << " rtol " << rtol << " atol " << atol << " incl. " << opts.scale_eps
+        << " eps of max |expected| " << scale << ")";
     else o << " (" << dtype_name(t) << " rtol " << rtol << " atol " << atol << ")";
     o << "; first at " << first_bad << ": got " << element_str(a, first_bad) << ", expected " << element_str(b, first_bad);
     if (is_float) {

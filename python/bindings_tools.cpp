@@ -100,8 +100,8 @@ void bind_tools(nb::module_& m) {
         }
         return l;
       },
-      nb::arg("paths"), nb::arg("backends") = std::vector<std::string>{"ref"}, nb::arg("rtol") = 1e-3,
-      nb::arg("atol") = 1e-7);
+      nb::arg("paths"), nb::arg("backends") = std::vector<std::string>{"ref"}, nb::arg("rtol") = -1.0,
+      nb::arg("atol") = -1.0);
 
   m.def(
       "explain",

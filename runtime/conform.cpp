@@ -89,7 +89,7 @@ CaseResult run_case(const std::string& dir, const std::string& backend, const Co
       r.host_nodes = std::max(r.host_nodes, static_cast<int>(graph_breaks(*exe).size()));
       auto outs = exe->run(tc.inputs);
       for (size_t k = 0; k < tc.outputs.size(); ++k) {
-        auto c = compare_tensors(outs[k], tc.outputs[k], CompareOptions{opts.rtol, opts.atol, opts.exact});
+        auto c = compare_tensors(outs[k], tc.outputs[k], reference_check(opts.rtol, opts.atol, opts.exact));
         r.max_abs = std::max(r.max_abs, c.max_abs);
         r.max_rel = std::max(r.max_rel, c.max_rel);
         r.max_ulp = std::max(r.max_ulp, c.max_ulp);

@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
+#include <set>
 
 #include "frontend/onnx_import.h"
 #include "runtime/session.h"
@@ -148,6 +149,73 @@ TEST(InputDims, CliRunBenchExplainTakeShapesAndSeedBeatsStoredInputs) {
   EXPECT_EQ(run_cli("run " + (d / "model.onnx") + " --backend ref --seed 7 --dim batch=2 --shape x=2x4x2", &out), 0) << out;
   EXPECT_NE(out.find("inputs  random (seed 7)"), std::string::npos) << out;
   EXPECT_NE(out.find("[2, 4]"), std::string::npos) << out;
+}
+
+// Integer inputs that index an embedding (BERT's token_type_ids: a 2-row table) get random
+// values inside it: 0..7 made `run --seed` and `bench` fail on every BERT-family export with
+// "Gather: index 4 out of range [-2, 2)". The path may pass through Cast / Unsqueeze.
+TEST(InputDims, RandomIdsStayInsideTheTablesTheyIndex) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("ids");
+  auto int_input = [&](const std::string& name, int elem) {
+    auto* vi = g->add_input();
+    vi->set_name(name);
+    vi->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+    for (int d : {2, 6}) vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  int_input("token_type_ids", onnx::TensorProto::INT32);
+  int_input("input_ids", onnx::TensorProto::INT64);
+  auto table = [&](const std::string& name, int rows) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(rows);
+    t->add_dims(3);
+    for (int k = 0; k < rows * 3; ++k) t->add_float_data(0.25f * k + 1.0f);
+  };
+  table("type_table", 2);
+  table("word_table", 100);
+  auto node = [&](const std::string& op, std::vector<std::string> in, const std::string& out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    for (auto& i : in) n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  auto* c = node("Cast", {"token_type_ids"}, "tt64");
+  auto* to = c->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::INT64);
+  node("Gather", {"type_table", "tt64"}, "te");
+  node("Gather", {"word_table", "input_ids"}, "we");
+  node("Add", {"te", "we"}, "y");
+  auto* out = g->add_output();
+  out->set_name("y");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  std::string bytes;
+  ASSERT_TRUE(m.SerializeToString(&bytes));
+  Graph gr = load_onnx_from_bytes(bytes, ".");
+  for (uint64_t seed : {0u, 1u, 7u}) {
+    auto in = random_inputs(gr, seed);
+    ASSERT_EQ(in.size(), 2u);
+    std::set<int64_t> types, words;
+    for (int64_t k = 0; k < in[0].numel(); ++k) types.insert(static_cast<int64_t>(in[0].get(k)));
+    for (int64_t k = 0; k < in[1].numel(); ++k) words.insert(static_cast<int64_t>(in[1].get(k)));
+    EXPECT_LE(*types.rbegin(), 1) << "seed " << seed;
+    EXPECT_GE(*types.begin(), 0) << "seed " << seed;
+    EXPECT_GT(*words.rbegin(), 1) << "seed " << seed;  // the 100-row table keeps the 0..7 range
+    // y[i, j, :] = type_table[tt[i, j]] + word_table[ids[i, j]], on ref.
+    auto y = run_on_backend("ref", specialize(gr, in), in).at(0);
+    for (int64_t k = 0; k < 12; ++k)
+      for (int64_t e = 0; e < 3; ++e) {
+        double want = (0.25 * (in[0].get(k) * 3 + e) + 1.0) + (0.25 * (in[1].get(k) * 3 + e) + 1.0);
+        EXPECT_DOUBLE_EQ(y.get(k * 3 + e), want) << "seed " << seed << " at " << k << "," << e;
+      }
+  }
 }
 
 }  // namespace

@@ -119,7 +119,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   if (!note.empty()) std::printf("note    %s %s\n", backend.c_str(), note.c_str());
   bool ok = true;
   for (size_t k = 0; k < expected.size() && k < outs.size(); ++k) {
-    auto c = compare_tensors(outs[k], expected[k], check);
+    auto c = compare_tensors(outs[k], expected[k], reference_check(check.rtol, check.atol, check.exact));
     std::printf("check   output %zu vs %s: %s (max abs %.3g, max rel %.3g, max %lld ulp)%s%s\n", k, source.c_str(),
                 c.ok ? "PASS" : "FAIL", c.max_abs, c.max_rel, static_cast<long long>(c.max_ulp), c.ok ? "" : ": ",
                 c.message.c_str());

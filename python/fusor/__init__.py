@@ -231,16 +231,22 @@ def best_backend() -> str:
     return "cpu"
 
 
-def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]] = ("ref",), rtol: float = 1e-3,
-            atol: float = 1e-7) -> List[Dict[str, Any]]:
+def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]] = ("ref",), rtol: Optional[float] = None,
+            atol: Optional[float] = None) -> List[Dict[str, Any]]:
     """Runs ONNX backend-test cases (folders with model.onnx + test_data_set_*) on the backends;
     one dict per (case, backend): case, backend, status ('passed'|'failed'|'skipped'), detail,
-    max_abs, max_rel. Never raises for a failing case (that is a result)."""
+    max_abs, max_rel. Never raises for a failing case (that is a result). Tolerances left as
+    None (the default) are the CLI's: the dtype default (float32 rtol 1e-3, atol 1e-7) plus,
+    when both are None, 64 eps of each output's largest magnitude (README "Real models")."""
     paths = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
     backends = [backends] if isinstance(backends, str) else list(backends)
     if not all(isinstance(b, str) for b in backends):
         raise Error(f"[python] conform: backends must be names (str) from fusor.backends(), got {backends!r}")
+    tol = []
     for name, v in (("rtol", rtol), ("atol", atol)):
+        if v is None:
+            tol.append(-1.0)  # the native side's "default"
+            continue
         # numbers.Real takes NumPy scalars (np.float32(1e-2)); bools are refused.
         ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
         try:
@@ -248,8 +254,9 @@ def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]
         except OverflowError:  # an int past float's range
             ok = False
         if not ok:
-            raise Error(f"[python] conform: {name} must be a finite number >= 0, got {v!r}")
-    return _conform([_fs_path(p, "conform path") for p in paths], backends, float(rtol), float(atol))
+            raise Error(f"[python] conform: {name} must be a finite number >= 0 (or None for the default), got {v!r}")
+        tol.append(float(v))
+    return _conform([_fs_path(p, "conform path") for p in paths], backends, tol[0], tol[1])
 
 
 def explain(path: Union[str, os.PathLike], fusion: bool = True) -> Dict[str, Any]:
