@@ -24,27 +24,6 @@ namespace {
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-// The message of the fusor::Error stmt throws ("" when it throws nothing, or something else).
-template <class F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("not a fusor::Error: ") + e.what();
-  }
-  return "";
-}
-
-// One line naming the problem (a std::filesystem_error or a silent pass fails it).
-#define EXPECT_ERROR(stmt, substr)                                                       \
-  do {                                                                                   \
-    const std::string m_ = error_of([&] { stmt; });                                      \
-    EXPECT_NE(m_.find(substr), std::string::npos) << "message: '" << m_ << "'";         \
-    EXPECT_EQ(m_.find("not a fusor::Error"), std::string::npos) << m_;                   \
-    EXPECT_EQ(m_.find('\n'), std::string::npos) << "multi-line message: '" << m_ << "'"; \
-  } while (0)
-
 // A Relu case folder: model.onnx plus test_data_set_0 with seeded random input and its expected
 // output (both computed here, not hard-coded).
 void write_relu_case(const std::string& dir) {

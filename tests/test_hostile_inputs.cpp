@@ -29,27 +29,10 @@
 namespace fusor {
 namespace {
 namespace fs = std::filesystem;
+using testing::error_of;
 using testing::ints_of;
 using testing::random_tensor;
 using testing::tensor_of;
-
-template <class F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("NOT A fusor::Error: ") + e.what();
-  }
-  return "";
-}
-
-#define EXPECT_ERROR(stmt, substr)                                                         \
-  do {                                                                                     \
-    const std::string m_ = error_of([&] { stmt; });                                        \
-    EXPECT_NE(m_.find(substr), std::string::npos) << "message: '" << m_ << "'";           \
-    EXPECT_EQ(m_.find('\n'), std::string::npos) << "multi-line message: '" << m_ << "'";   \
-  } while (0)
 
 struct TempDir {
   fs::path path;

@@ -126,4 +126,27 @@ inline int run_cli(const std::string& args, std::string* out) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
 }
 
+// The message of the fusor::Error f() throws ("" when it throws nothing; "not a fusor::Error:
+// ..." for any other exception), for EXPECT_ERROR.
+template <class F> std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("not a fusor::Error: ") + e.what();
+  }
+  return "";
+}
+
 }  // namespace fusor::testing
+
+// stmt throws one fusor::Error line containing substr (a silent pass, another exception type or
+// a multi-line message fails).
+#define EXPECT_ERROR(stmt, substr)                                                       \
+  do {                                                                                   \
+    const std::string m_ = ::fusor::testing::error_of([&] { stmt; });                    \
+    EXPECT_NE(m_.find(substr), std::string::npos) << "message: '" << m_ << "'";         \
+    EXPECT_EQ(m_.find("not a fusor::Error"), std::string::npos) << m_;                   \
+    EXPECT_EQ(m_.find('\n'), std::string::npos) << "multi-line message: '" << m_ << "'"; \
+  } while (0)
