@@ -3,7 +3,8 @@ with x [M, K] an input and W [K, N], b [N] initializers (seeded uniform [-1, 1])
 the --dtype given: fp32, fp16, bf16).
 The ONNX protobuf is written by hand (a few fields of ModelProto/GraphProto/NodeProto/
 TensorProto/ValueInfoProto, opset 20 for Gelu), so it runs where the onnx package is missing.
-Usage: python3 bench/fp16_gemm_model.py [--dtype fp32|fp16|bf16] OUT.onnx M K N
+Usage: python3 bench/fp16_gemm_model.py [--dtype fp32|fp16|bf16] [--plain] OUT.onnx M K N
+  --plain: y = x @ W only (no epilogue), to separate the main loop's cost from the epilogue's.
 Then:  fusor bench OUT.onnx --backend vulkan   (notes: "... on cooperative matrices (coopmat ...)")"""
 import sys
 import numpy as np
@@ -62,11 +63,18 @@ def main():
     args = sys.argv[1:]
     if args[:1] == ["--dtype"]:
         ELEM, args = DTYPES[args[1]], args[2:]
+    plain = args[:1] == ["--plain"]
+    if plain:
+        args = args[1:]
     out, m, k, n = args[0], int(args[1]), int(args[2]), int(args[3])
     rng = np.random.RandomState(0)
-    g = field_bytes(1, node(["x", "w"], ["t"], "MatMul")) + field_bytes(1, node(["t", "b"], ["u"], "Add"))
-    g += field_bytes(1, node(["u"], ["y"], "Gelu")) + field_str(2, "fp16_gemm")
-    g += field_bytes(5, tensor("w", rng.uniform(-1, 1, (k, n)))) + field_bytes(5, tensor("b", rng.uniform(-1, 1, (n,))))
+    if plain:
+        g = field_bytes(1, node(["x", "w"], ["y"], "MatMul")) + field_str(2, "fp16_gemm")
+        g += field_bytes(5, tensor("w", rng.uniform(-1, 1, (k, n))))
+    else:
+        g = field_bytes(1, node(["x", "w"], ["t"], "MatMul")) + field_bytes(1, node(["t", "b"], ["u"], "Add"))
+        g += field_bytes(1, node(["u"], ["y"], "Gelu")) + field_str(2, "fp16_gemm")
+        g += field_bytes(5, tensor("w", rng.uniform(-1, 1, (k, n)))) + field_bytes(5, tensor("b", rng.uniform(-1, 1, (n,))))
     g += field_bytes(11, value_info("x", [m, k])) + field_bytes(12, value_info("y", [m, n]))
     model = field_int(1, 8) + field_bytes(8, field_str(1, "") + field_int(2, 20)) + field_bytes(7, g)
     with open(out, "wb") as f:

@@ -28,6 +28,8 @@ P.add_argument("--quick", action="store_true", help="fewer iterations and worklo
 P.add_argument("--systems", default=None,
                help="default: fusor-cuda,fusor-vulkan,torch-eager,torch-compile,torch-compile-ro (+iree-cuda,iree-vulkan with --iree)")
 P.add_argument("--iree", default=None, help="IREE bundle directory (bench/iree_peer.py prepare): adds iree-cuda, iree-vulkan")
+P.add_argument("--save-graphs", default=None,
+               help="write DIR/<name>/graph.onnx, the W1/W4/W6 graphs with weight data cleared, for bench/iree_peer.py prepare")
 P.add_argument("--only", default="W1,W2,W3,W4,W5,W6,W7", help="workloads to run, e.g. W1,W4")
 P.add_argument("--w6-layouts", default="contiguous,channels_last",
                help="W6: torch memory formats to measure (the faster one per system is kept)")
@@ -232,10 +234,27 @@ def fusor_systems(w, model_dir, x, ref, bytes_moved=None, variants=True, gemm_va
 IREE = None   # iree_peer.IreePeer when --iree is given
 
 
+def save_cleared_graph(model_dir):
+    """The exported graph without its weight data (what iree_peer compiles as parameters), so the
+    graphs travel back from the GPU machine in a few MB."""
+    import iree_peer
+    m = onnx.load(os.path.join(model_dir, "model.onnx"))
+    for t in m.graph.initializer:
+        if iree_peer.is_param(t):
+            dims, dtype, name = list(t.dims), t.data_type, t.name
+            t.Clear()
+            t.name, t.data_type = name, dtype
+            t.dims.extend(dims)
+    d = os.path.join(A.save_graphs, os.path.basename(model_dir))
+    os.makedirs(d, exist_ok=True)
+    onnx.save(m, os.path.join(d, "graph.onnx"))
+
+
 def iree_systems(w, model_dir, inputs, ref, max_err=None, bytes_moved=None):
     """iree-cuda / iree-vulkan on the ONNX graph side_by_side exported to model_dir (its folder
     name is the bundle's model name), same inputs as torch. Without a tolerance from the
     workload (fusor's is unchecked there) an output is wrong above rel L2 1e-3."""
+    if A.save_graphs: save_cleared_graph(model_dir)
     if IREE is None or not any(s in SYSTEMS for s in IREE.SYSTEMS): return
     try:
         rows = IREE.run(os.path.basename(model_dir), os.path.join(model_dir, "model.onnx"),

@@ -87,6 +87,7 @@ f16vec2 fz_cm_pair(uvec4 v, int p) { return unpackFloat2x16(v[p]); }
 #define FZ_CM_GB (FZ_CM_BK * FZ_CM_BN / FZ_CM_VB)  // groups in a B slice
 #define FZ_CM_LA ((FZ_CM_GA + FZ_CM_T - 1) / FZ_CM_T)
 #define FZ_CM_LB ((FZ_CM_GB + FZ_CM_T - 1) / FZ_CM_T)
+#define FZ_CM_PE ((FZ_CM_BM * FZ_CM_BN + FZ_CM_T - 1) / FZ_CM_T)  // tile elements per thread
 // Split-K's "this work item arrived last" flag lives in row 0's padding of fz_cm_c (element
 // FZ_CM_BN: no matrix store or epilogue touches the padding), not in a shared variable of its
 // own: the matrix loads and stores need 16-byte aligned shared pointers (VUID-RuntimeSpirv-
@@ -298,22 +299,39 @@ void main() {
     // work item needs: its first shared writes follow barriers every thread passes.
     if (FZ_CM_LAST == 0.0f) continue;
     const fz_idx first = t * FZ_SPLIT_K * (FZ_CM_BM * FZ_CM_BN);
+    {
+      // Slices added in order 0, 1, ... (the same order every run: deterministic), all read
+      // back from the workspace, this work item's own too (the bits it stored); the sums
+      // replace the thread's own elements of fz_cm_c (the epilogue below reads the same
+      // elements, so no barrier). Slice-outer with the thread's elements unrolled inside: each
+      // slice's loads are independent and overlap (element-outer, every element waited for
+      // S - 1 dependent loads in turn).
+      float fz_sum[FZ_CM_PE];
+      [[unroll]] for (int r = 0; r < FZ_CM_PE; ++r) {
+        const int e = tid + r * FZ_CM_T;
+        fz_sum[r] = e < FZ_CM_BM * FZ_CM_BN ? fz_split.part[first + e] : 0.0f;
+      }
+      for (int s = 1; s < FZ_SPLIT_K; ++s) {
+        const fz_idx base = first + fz_idx(s) * (FZ_CM_BM * FZ_CM_BN);
+        [[unroll]] for (int r = 0; r < FZ_CM_PE; ++r) {
+          const int e = tid + r * FZ_CM_T;
+          if (e < FZ_CM_BM * FZ_CM_BN) {
+            precise float sum = fz_sum[r] + fz_split.part[base + e];
+            fz_sum[r] = sum;
+          }
+        }
+      }
+      [[unroll]] for (int r = 0; r < FZ_CM_PE; ++r) {
+        const int e = tid + r * FZ_CM_T;
+        if (e < FZ_CM_BM * FZ_CM_BN) fz_cm_c[(e / FZ_CM_BN) * FZ_CM_CS + e % FZ_CM_BN] = fz_sum[r];
+      }
+    }
 #endif
     for (int e = tid; e < FZ_CM_BM * FZ_CM_BN; e += FZ_CM_T) {
       const int mm = e / FZ_CM_BN, nn = e % FZ_CM_BN;
       const fz_idx m = row0 + mm, n = col0 + nn;
       if (m >= FZ_M || n >= FZ_N) continue;
-#if FZ_SPLIT_K > 1
-      // Slices in order 0, 1, ... (the same order every run: deterministic); this work item's
-      // own slice from shared memory (the bits it stored).
-      const float own = fz_cm_c[mm * FZ_CM_CS + nn];
-      precise float sum = slice == 0 ? own : fz_split.part[first + e];
-      for (int s = 1; s < FZ_SPLIT_K; ++s)
-        sum = sum + (s == slice ? own : fz_split.part[first + fz_idx(s) * (FZ_CM_BM * FZ_CM_BN) + e]);
-      FZ_EPILOGUE(sum, (batch * FZ_M + m) * FZ_N + n);
-#else
       FZ_EPILOGUE(fz_cm_c[mm * FZ_CM_CS + nn], (batch * FZ_M + m) * FZ_N + n);
-#endif
     }
 #if FZ_SPLIT_K > 1
     if (tid == 0) fz_split.cnt[t] = 0u;  // every slice of tile t has arrived: ready for the next replay

@@ -51,15 +51,6 @@ const char* component_name(uint32_t t) {
   return t < 11 ? names[t] : "?";
 }
 
-bool has_extension(VkPhysicalDevice pd, const char* name) {
-  uint32_t n = 0;
-  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr) != VK_SUCCESS) return false;
-  std::vector<VkExtensionProperties> exts(n);
-  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data()) != VK_SUCCESS) return false;
-  for (auto& e : exts)
-    if (std::strcmp(e.extensionName, name) == 0) return true;
-  return false;
-}
 
 std::vector<uint32_t> string_words(const std::string& s) {
   std::vector<uint32_t> w(s.size() / 4 + 1, 0);  // NUL-terminated, zero-padded
@@ -73,6 +64,16 @@ std::string env_mode() {
 }
 
 }  // namespace
+
+bool has_extension(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> exts(n);
+  if (vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data()) != VK_SUCCESS) return false;
+  for (auto& e : exts)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
 
 void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
   VkPhysicalDevice pd = info.handle;

@@ -32,6 +32,8 @@ namespace fusor::vk {
 // device (extension list, feature structs, vkGetPhysicalDeviceCooperativeMatrixProperties*
 // through vkGetInstanceProcAddr). Never throws: a failed query leaves the device without them.
 void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info);
+// Whether `pd` offers the device extension `name` (false when enumeration fails).
+bool has_extension(VkPhysicalDevice pd, const char* name);
 
 // "coopmat=nv:16x8x16 f16*f16+f32,16x8x8 f16*f16+f32 ..." for `fusor devices` (subgroup-scope
 // shapes; "coopmat=none" when the device has none).

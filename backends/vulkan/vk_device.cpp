@@ -463,6 +463,20 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
     f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = VK_TRUE;
     coopmat_note_emulation_device();
   }
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fstats{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  if (const char* e = std::getenv("FUSOR_VK_PIPELINE_STATS"); e && std::strcmp(e, "1") == 0) {
+    if (has_extension(info_.handle, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+      extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+      fstats.pipelineExecutableInfo = VK_TRUE;
+      fstats.pNext = f2.pNext;
+      f2.pNext = &fstats;
+      pipeline_stats_ = true;
+    } else {
+      std::fprintf(stderr, "fusor: FUSOR_VK_PIPELINE_STATS: %s offers no VK_KHR_pipeline_executable_properties\n",
+                   info_.name.c_str());
+    }
+  }
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &f2;
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());

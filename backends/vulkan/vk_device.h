@@ -121,6 +121,10 @@ class Context {
   bool unified_memory() const { return unified_memory_; }
   // Writes the pipeline cache next to the SPIR-V cache (best effort; errors are ignored).
   void save_pipeline_cache();
+  // FUSOR_VK_PIPELINE_STATS=1 on a device with VK_KHR_pipeline_executable_properties: pipelines
+  // are created with CAPTURE_STATISTICS and their driver statistics (registers, spills, ...)
+  // printed on stderr (vk_pipelines.cpp). A diagnostic only; off by default.
+  bool pipeline_stats() const { return pipeline_stats_; }
   // Runs `record` in a one-time command buffer and waits for it (uploads at compile time).
   template <class F> void submit_once(F&& record);
 
@@ -137,6 +141,7 @@ class Context {
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory_{};
   bool unified_memory_ = false;
+  bool pipeline_stats_ = false;
   std::string pipeline_cache_dir_, pipeline_cache_key_;  // see runtime/disk_cache.h
   std::mutex queue_mutex_;
 };

@@ -52,6 +52,43 @@ void dump_source(const std::string& name, const std::string& src) {
   std::ofstream(std::string(dir) + "/" + kernel_identifier(name) + ".comp") << src;
 }
 
+// FUSOR_VK_PIPELINE_STATS (vk_device.h): one stderr line per pipeline executable with the
+// driver's statistics (on NVIDIA: registers, shared/local memory, spills).
+void print_pipeline_statistics(VkDevice dev, VkPipeline pipeline, const std::string& name) {
+  auto props_fn = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+      vkGetDeviceProcAddr(dev, "vkGetPipelineExecutablePropertiesKHR"));
+  auto stats_fn = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+      vkGetDeviceProcAddr(dev, "vkGetPipelineExecutableStatisticsKHR"));
+  if (!props_fn || !stats_fn) return;
+  VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  pi.pipeline = pipeline;
+  uint32_t n = 0;
+  if (props_fn(dev, &pi, &n, nullptr) != VK_SUCCESS) return;
+  std::vector<VkPipelineExecutablePropertiesKHR> props(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  if (props_fn(dev, &pi, &n, props.data()) != VK_SUCCESS) return;
+  for (uint32_t e = 0; e < n; ++e) {
+    VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    ei.pipeline = pipeline;
+    ei.executableIndex = e;
+    uint32_t m = 0;
+    if (stats_fn(dev, &ei, &m, nullptr) != VK_SUCCESS) continue;
+    std::vector<VkPipelineExecutableStatisticKHR> st(m, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (stats_fn(dev, &ei, &m, st.data()) != VK_SUCCESS) continue;
+    std::string line = "fusor: vk stats " + name + " [" + props[e].name + ", subgroup " +
+                       std::to_string(props[e].subgroupSize) + "]";
+    for (auto& s : st) {
+      line += std::string("  ") + s.name + "=";
+      switch (s.format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: line += s.value.b32 ? "true" : "false"; break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: line += std::to_string(s.value.i64); break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: line += std::to_string(s.value.u64); break;
+        default: line += std::to_string(s.value.f64); break;
+      }
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
 // emit_kernel, with an opaque kernel's Unsupported naming its node.
 std::string emit_or_explain(const KernelSpec& k, const Plan& p, const VulkanDialect& dialect) {
   try {
@@ -261,10 +298,12 @@ void VulkanExecutable::build_kernels() {
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = job.entries.empty() ? nullptr : &si;
     ci.layout = job.layout;
+    if (ctx_->pipeline_stats()) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     VkResult r = vkCreateComputePipelines(dev_, ctx_->pipeline_cache(), 1, &ci, nullptr, &pipelines_[j]);
     vkDestroyShaderModule(dev_, module, nullptr);
     job_us[j][1] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
     if (r != VK_SUCCESS) throw Error("vulkan", "kernel '" + job.name + "': vkCreateComputePipelines failed: " + result_name(r));
+    if (ctx_->pipeline_stats()) print_pipeline_statistics(dev_, pipelines_[j], job.name);
   });
   for (auto& s : stats) compile_stats_.compiled += s.compiled, compile_stats_.cache_hits += s.cache_hits;
   // FUSOR_VK_COMPILE_LOG=1: one line per pipeline on stderr (what a cold compile spends where).
