@@ -184,9 +184,44 @@ TEST_F(VulkanBigBuffers, SplitsEveryKernelKindUnderLoweredLimit) {
   }
 }
 
-// A kernel that cannot be split (an opaque Gather over a 25 KiB table) gives one clear error
-// naming the limit, not a crash; so does a run-time [K, N] weight wider than the limit per
-// batch (no N-window of that layout is narrower than the whole).
+// Kernels that cannot be split but only read a too-wide buffer bind it in banks (vk_windows.h):
+// an opaque Gather over a 25 KiB table (an embedding lookup, indices spread over every bank),
+// and a Gather along axis 1 of a wide run-time input, under a 16 KiB limit, match
+// ref bit for bit (a copy is exact). Validation layer on: each bank is its own descriptor.
+TEST_F(VulkanBigBuffers, UnsplittableKernelsReadWideBuffersInBanks) {
+  LimitOverride limit(16 * 1024);
+  auto exact = [&](const Graph& g, const std::vector<Tensor>& inputs) {
+    std::vector<Tensor> got = vk_->compile(g, {})->run(inputs);
+    std::vector<Tensor> want = make_backend("ref")->compile(g, {})->run(inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].shape(), want[i].shape());
+      ASSERT_GT(want[i].numel(), 0);
+      for (int64_t e = 0; e < want[i].numel(); ++e) ASSERT_EQ(got[i].get(e), want[i].get(e)) << "output " << i << " element " << e;
+    }
+  };
+  {  // table of 100 x 64 fp32 (25.6 KB: two banks), indices in both
+    GraphBuilder b;
+    int table = b.constant("table", random_f32({100, 64}, 31));
+    int idx = b.input("idx", DType::i64, {3, 5});
+    b.output(b.op("Gather", {table, idx}, {{"axis", int64_t{0}}}));
+    Tensor ids(DType::i64, {3, 5});
+    for (int64_t i = 0; i < 15; ++i) ids.set_int(i, (i * 37 + 11) % 100 - (i % 4 == 0 ? 100 : 0));  // some negative
+    exact(finish(b), {ids});
+  }
+  {  // a run-time [8, 1500] input (48 KB: three banks + a partial one) gathered along axis 1
+    GraphBuilder b;
+    int x = b.input("x", DType::f32, {8, 1500});
+    Tensor ids(DType::i64, {4});
+    for (int64_t i = 0; i < 4; ++i) ids.set_int(i, 1499 - i * 433);
+    b.output(b.op("Gather", {x, b.constant("idx", ids)}, {{"axis", int64_t{1}}}));
+    exact(finish(b), {random_f32({8, 1500}, 32)});
+  }
+}
+
+// A too-wide buffer that such a kernel writes gives one clear error naming the limit, not a
+// crash; so does a run-time [K, N] weight wider than the limit per batch (no N-window of that
+// layout is narrower than the whole).
 TEST_F(VulkanBigBuffers, UnsplittableKernelNamesTheLimit) {
   LimitOverride limit(16 * 1024);
   auto expect_limit_error = [&](const Graph& g, const std::string& what) {
@@ -200,11 +235,11 @@ TEST_F(VulkanBigBuffers, UnsplittableKernelNamesTheLimit) {
       EXPECT_EQ(m.find('\n'), std::string::npos) << m;
     }
   };
-  {
+  {  // the Gather's output (200 x 64 fp32, 51 KB) is wider than the limit
     GraphBuilder b;
-    int table = b.input("table", DType::f32, {100, 64});
-    Tensor idx(DType::i64, {5});
-    for (int64_t i = 0; i < 5; ++i) idx.set_int(i, i * 17);
+    int table = b.input("table", DType::f32, {10, 64});
+    Tensor idx(DType::i64, {200});
+    for (int64_t i = 0; i < 200; ++i) idx.set_int(i, i % 10);
     b.output(b.op("Gather", {table, b.constant("idx", idx)}, {{"axis", int64_t{0}}}));
     expect_limit_error(finish(b), "Gather");
   }

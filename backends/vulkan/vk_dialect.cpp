@@ -600,6 +600,7 @@ std::string VulkanDialect::to_index(DType t, const std::string& e) const {
 std::string VulkanDialect::cast(const std::string& type, const std::string& e) const { return type + "(" + e + ")"; }
 
 std::string VulkanDialect::element(int slot, const std::string& idx) const {
+  if (banks_.count(slot)) return "fz_bank" + std::to_string(slot) + "(" + idx + ")";
   const int64_t d = slot < static_cast<int>(delta_.size()) ? delta_[slot] : 0;
   return "b" + std::to_string(slot) + ".d[" + (d == 0 ? idx : "(" + idx + ") + " + std::to_string(d)) + "]";
 }
@@ -633,6 +634,23 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
   };
   if (a_cm_slot_ >= 0) view(a_cm_slot_, a_cm_vec_);
   if (b_cm_slot_ >= 0 && (b_cm_slot_ != a_cm_slot_ || b_cm_vec_ != a_cm_vec_)) view(b_cm_slot_, b_cm_vec_);
+  // Banked read-only slots: the extra banks, and the reader element() calls.
+  for (const auto& [slot, bank] : banks_) {
+    DType dt = DType::f32;
+    for (const BindingInfo& b : h.bindings)
+      if (b.slot == slot) dt = b.dtype;
+    const std::string i = std::to_string(slot), t = storage_type(dt);
+    std::string body = "  const fz_idx fz_p = fz_i + " + std::to_string(bank.delta) + ";\n  const int fz_j = int(fz_p / " +
+                       std::to_string(bank.elems) + ");\n  const fz_idx fz_l = fz_p - fz_idx(fz_j) * " +
+                       std::to_string(bank.elems) + ";\n";
+    for (int j = 1; j < bank.count; ++j) {
+      const std::string nm = "b" + i + "k" + std::to_string(j);
+      s += "layout(std430, set = 0, binding = " + std::to_string(bank.first_binding + j - 1) + ") readonly buffer B" +
+           nm.substr(1) + " { " + t + " d[]; } " + nm + ";\n";
+      body += "  if (fz_j == " + std::to_string(j) + ") return " + nm + ".d[fz_l];\n";
+    }
+    s += t + " fz_bank" + i + "(fz_idx fz_i) {\n" + body + "  return b" + i + ".d[fz_l];\n}\n";
+  }
   // Contraction templates declare their own local size (a specialization constant).
   if (!contraction_) s += "layout(local_size_x = " + std::to_string(h.group_size) + ") in;\n";
   return s;

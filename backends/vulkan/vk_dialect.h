@@ -16,6 +16,7 @@
 // picks them per problem and the dialect's matmul_tile_* / group sizes follow, so
 // launch_dims() and FZ_TILES agree with the pipeline.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,17 @@ class VulkanDialect : public Dialect {
   // counters and leave them non-zero for its next dispatch. Widens this kernel's to n.
   void set_split_counters(int64_t n);
 
+  // A read-only slot bound in banks (vk_windows.h "Banked bindings"): element i of the buffer
+  // (plus `delta`) is element (i + delta) % elems of bank (i + delta) / elems; bank 0 is the
+  // slot's own binding, banks 1.. are bindings first_binding, first_binding + 1, ...
+  struct Bank {
+    int64_t elems = 0, delta = 0;
+    int count = 0, first_binding = 0;
+  };
+  // Slots read through banks; set before the kernel is emitted (element() and
+  // declare_buffers() read them).
+  void set_banks(std::map<int, Bank> banks) { banks_ = std::move(banks); }
+
   const ContractionTiles& tiles() const { return tiles_; }
   // Operands of this matmul gemm.glsl loads 4 at a time (FZ_A_VEC4 / FZ_B_VEC4): 0, 1 or 2.
   int vector_operands() const { return (a_vec4_slot_ >= 0 ? 1 : 0) + (b_vec4_slot_ >= 0 ? 1 : 0); }
@@ -165,6 +177,7 @@ class VulkanDialect : public Dialect {
   void choose_coopmat_vec(const Plan& plan, const KernelSpec& k);  // sets a_/b_cm_slot_, _vec_
   const PhysicalDeviceInfo& dev_;
   std::vector<int64_t> delta_;
+  std::map<int, Bank> banks_;
   ContractionTiles tiles_;
   bool contraction_ = false;
   int64_t split_bytes_ = 0, split_cnt_ = 0;

@@ -6,6 +6,7 @@
 #include "backends/vulkan/vk_dialect.h"
 
 #include <algorithm>
+#include <numeric>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -262,6 +263,12 @@ VulkanExecutable::Binding VulkanExecutable::window_binding(int b, const Window& 
   r.range = std::min<uint64_t>(align_up(delta + static_cast<uint64_t>(w.count) * esize, 4), mem.size() - r.offset);
   r.range = std::max<uint64_t>(r.range, 4);
   return r;
+}
+
+uint64_t VulkanExecutable::bank_bytes(int b) const {
+  const uint64_t align = std::max<uint64_t>(ctx_->info().min_storage_offset_alignment, 1);
+  const uint64_t unit = std::lcm(align, static_cast<uint64_t>(std::max<size_t>(dtype_size(plan_.buffers.at(b).dtype), 1)));
+  return max_range_ / unit * unit;
 }
 
 VulkanExecutable::Binding VulkanExecutable::binding_for(int b, const Window& w) const {

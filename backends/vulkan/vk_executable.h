@@ -116,6 +116,9 @@ class VulkanExecutable final : public Executable {
   // {0, numel}); range may exceed max_range_ (callers check: binding_for throws).
   Binding window_binding(int buffer, const Window& w) const;
   Binding binding_for(int buffer, const Window& w) const;
+  // Bytes of one bank of a banked binding of `buffer` (vk_windows.h): the largest multiple of
+  // the offset alignment and the element size within max_range_.
+  uint64_t bank_bytes(int buffer) const;
   // Constants only a [K, N] row-major matmul weight too large to window reads: uploaded
   // transposed ([N, K]) and the kernel's view rewritten, so it splits along N (vk_windows.h).
   void transpose_wide_weights();

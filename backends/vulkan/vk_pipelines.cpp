@@ -38,6 +38,10 @@ void split_groups(int64_t groups, const PhysicalDeviceInfo& info, const std::str
   out[2] = static_cast<uint32_t>(z);
 }
 
+// Storage-buffer bindings a kernel with banked inputs may use (Vulkan guarantees only 4 per
+// stage; desktop drivers offer thousands, lavapipe and most mobile GPUs dozens or more).
+constexpr size_t kMaxBankedBindings = 32;
+
 struct PipelineJob {
   std::string name, source;
   bool coopmat = false;  // gemm_coopmat.glsl: NV SPIR-V, rewritten for KHR-only devices
@@ -157,7 +161,22 @@ void VulkanExecutable::build_kernels() {
     std::vector<int> binds = kernel_bindings(k);
     std::vector<Binding> bs;
     std::vector<int64_t> deltas;
+    // Read-only slots wider than maxStorageBufferRange in a kernel that cannot be split (an
+    // opaque Gather over a big embedding table): bound in banks (vk_windows.h).
+    const std::vector<int> written = k.output_buffers();
+    std::map<int, Binding> banked;  // slot -> its whole (too wide) binding
     for (size_t i = 0; i < binds.size(); ++i) {
+      const Binding whole = window_binding(binds[i], windows[i]);
+      if (whole.range > max_range_ && bankable(k, plan_) &&
+          std::find(written.begin(), written.end(), binds[i]) == written.end()) {
+        banked[static_cast<int>(i)] = whole;
+        Binding first = whole;
+        first.range = bank_bytes(binds[i]);
+        first.element_delta = 0;  // the bank reader adds it
+        bs.push_back(first);
+        deltas.push_back(0);
+        continue;
+      }
       bs.push_back(binding_for(binds[i], windows[i]));
       deltas.push_back(bs.back().element_delta);
     }
@@ -184,6 +203,32 @@ void VulkanExecutable::build_kernels() {
       ws.offset = split_offset_;
       ws.range = static_cast<uint64_t>(split_bytes);
       bs.push_back(ws);
+    }
+    if (!banked.empty()) {
+      std::map<int, VulkanDialect::Bank> banks;
+      for (const auto& [slot, whole] : banked) {
+        const uint64_t bytes = bank_bytes(binds[slot]);
+        const uint64_t esize = std::max<size_t>(dtype_size(plan_.buffers[binds[slot]].dtype), 1);
+        VulkanDialect::Bank bank;
+        bank.elems = static_cast<int64_t>(bytes / esize);
+        bank.delta = whole.element_delta;
+        bank.count = static_cast<int>((whole.range + bytes - 1) / bytes);
+        bank.first_binding = static_cast<int>(bs.size());
+        for (int j = 1; j < bank.count; ++j) {
+          Binding b = whole;
+          b.offset = whole.offset + static_cast<uint64_t>(j) * bytes;
+          b.range = std::min<uint64_t>(bytes, whole.range - static_cast<uint64_t>(j) * bytes);
+          b.element_delta = 0;
+          bs.push_back(b);
+        }
+        banks[slot] = bank;
+      }
+      if (bs.size() > kMaxBankedBindings)
+        throw Error("vulkan", "kernel '" + k.name + "': binding its inputs wider than maxStorageBufferRange (" +
+                                  std::to_string(max_range_) + " bytes) of device '" + info.name + "' needs " +
+                                  std::to_string(bs.size()) + " storage-buffer bindings (at most " +
+                                  std::to_string(kMaxBankedBindings) + ")");
+      dialect.set_banks(std::move(banks));
     }
     const uint32_t nbind = static_cast<uint32_t>(bs.size());
     std::string src = emit_or_explain(k, plan_, dialect);
@@ -238,7 +283,9 @@ void VulkanExecutable::build_kernels() {
     // validation see, not over the tensor's own byte count.
     const std::vector<int> ins = k.input_buffers(), outs = k.output_buffers();
     for (size_t i = 0; i < binds.size(); ++i) {
-      const ByteRange r{bs[i].offset, bs[i].offset + bs[i].range};
+      const auto bank = banked.find(static_cast<int>(i));
+      const Binding& whole = bank != banked.end() ? bank->second : bs[i];
+      const ByteRange r{whole.offset, whole.offset + whole.range};
       if (const_offset_[binds[i]] < 0 && std::find(ins.begin(), ins.end(), binds[i]) != ins.end()) d.reads.push_back(r);
       if (std::find(outs.begin(), outs.end(), binds[i]) != outs.end()) d.writes.push_back(r);
     }

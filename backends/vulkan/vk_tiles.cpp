@@ -104,7 +104,13 @@ void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDevi
   t.split_k = 1, t.split_slice = 0;
   if (k.matmul ? k.matmul->m <= 0 || k.matmul->n <= 0 : !k.conv || t.conv_direct) return;
   if (t.skinny || reduction_length(k) <= 0 || shape_numel(k.space) <= 0) return;
-  constexpr int64_t kMinSlice = 256;
+  // FUSOR_VK_SPLIT_MIN_SLICE / FUSOR_VK_SPLIT_PER_UNIT: sweep knobs for the two constants.
+  const auto knob_or = [](const char* name, int64_t fallback) {
+    const char* v = std::getenv(name);
+    return v && std::atoi(v) > 0 ? int64_t{std::atoi(v)} : fallback;
+  };
+  const int64_t kMinSlice = knob_or("FUSOR_VK_SPLIT_MIN_SLICE", 256);
+  per_unit = static_cast<int>(knob_or("FUSOR_VK_SPLIT_PER_UNIT", per_unit));
   const int64_t kk = reduction_length(k), target = per_unit * (dev.compute_units ? int64_t{dev.compute_units} : 64);
   const int64_t groups = tile_count(t, k);
   int64_t s = 1;

@@ -168,6 +168,10 @@ KernelPiece make_piece(const KernelSpec& k, const Plan& p, const std::vector<int
 
 Window touched_window(const KernelSpec& k, const Plan& p, int b) { return touched(k, p, b, full_box(k)); }
 
+bool bankable(const KernelSpec& k, const Plan& p) {
+  return !k.matmul && !k.conv && (k.kind == FusionKind::opaque || kernel_checks_indices(k, p));
+}
+
 std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, uint64_t max_range,
                                             const WindowBytes& bytes, const std::string& device) {
   const std::vector<int> binds = kernel_bindings(k);
@@ -200,6 +204,17 @@ std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, 
       if (k.space[d] > 1 && std::find(k.reduce_axes.begin(), k.reduce_axes.end(), d) == k.reduce_axes.end())
         axes.push_back(d);
 
+  // Not splittable but bankable: the caller binds the too-wide buffers in banks, unless the
+  // kernel writes one of them.
+  if (!splittable && bankable(k, p)) {
+    const std::vector<int> outs = k.output_buffers();
+    for (int b : binds) {
+      const uint64_t n = bytes(b, Window{0, std::max<int64_t>(shape_numel(p.buffers.at(b).shape), 1)});
+      if (n > max_range && std::find(outs.begin(), outs.end(), b) != outs.end())
+        throw too_large(b, n, "a kernel that cannot be split into windows writes it");
+    }
+    return {};
+  }
   std::vector<int64_t> parts(k.space.size(), 1);
   Score worst = score_of(k, p, binds, {full_box(k)}, bytes);
   while (worst.worst > max_range) {

@@ -13,9 +13,16 @@
 // backend uploads such a constant transposed (vk_executable.cpp, once, instead of the
 // original) before splitting.
 //
-// Kernels that cannot be split (opaque kernels over whole buffers: Gather, Concat, pooling...;
-// convolutions; index-checking kernels) and windows that stay too large even at one element per
-// axis throw Error("vulkan") naming the kernel, the buffer, its size and the limit.
+// Banked bindings: a kernel that cannot be split but reads its buffers element by element
+// through the dialect (opaque kernels over whole buffers: Gather, Concat, pooling...;
+// index-checking kernels) binds a too-wide buffer it only reads in banks, consecutive
+// descriptors of at most maxStorageBufferRange over the same memory, and reads element i from
+// bank i / (bank size) (vk_dialect.h VulkanDialect::Bank): an embedding table larger than the
+// limit is gathered from, not refused.
+//
+// Convolutions, a too-wide buffer such a kernel writes, and windows that stay too large even
+// at one element per axis throw Error("vulkan") naming the kernel, the buffer, its size and
+// the limit.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -46,6 +53,9 @@ using WindowBytes = std::function<uint64_t(int buffer, const Window& w)>;
 // described above; `device` names the device in messages.
 std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, uint64_t max_range,
                                             const WindowBytes& bytes, const std::string& device);
+
+// Whether kernel k may bind its too-wide read-only buffers in banks (see above).
+bool bankable(const KernelSpec& k, const Plan& p);
 
 // The elements of buffer b that kernel k touches, as one window (views, matmul operands; whole
 // buffer for conv/opaque accesses). count == 0 when k does not touch b.
