@@ -17,6 +17,14 @@
 //   FUSOR_VK_SPLIT_RULE=fill  the automatic split count of tiled matmuls as before 2026-12-01:
 //                           tiles x S rounded up to fill the compute units (default: the S that
 //                           spreads them most evenly, vk_tiles.cpp choose_split_k).
+//   FUSOR_VK_SPLIT_MIN_SLICE=N, FUSOR_VK_SPLIT_PER_UNIT=U  the automatic split-K rule's
+//                           constants for sweeps: K slices of at least N (default 256), U
+//                           workgroups per compute unit aimed at (default 1 for tiled and
+//                           cooperative-matrix matmuls, 2 for convs).
+//   FUSOR_VK_PIPELINE_STATS=1  print the driver's statistics of every pipeline on stderr
+//                           (VK_KHR_pipeline_executable_properties where offered: registers,
+//                           binary size, shared memory); pipelines are created with
+//                           CAPTURE_STATISTICS. A diagnostic (docs/benchmarks.md, seventh session).
 //   FUSOR_VK_COOPMAT_SPLIT_K=S  split-K for cooperative-matrix matmuls (gemm_coopmat.glsl):
 //                           unset/1 the automatic rule (tile grid smaller than 1 workgroup per
 //                           compute unit, K >= 512), 0 off, 2..64 force S slices.
