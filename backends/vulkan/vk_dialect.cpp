@@ -640,9 +640,10 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
     for (const BindingInfo& b : h.bindings)
       if (b.slot == slot) dt = b.dtype;
     const std::string i = std::to_string(slot), t = storage_type(dt);
-    std::string body = "  const fz_idx fz_p = fz_i + " + std::to_string(bank.delta) + ";\n  const int fz_j = int(fz_p / " +
-                       std::to_string(bank.elems) + ");\n  const fz_idx fz_l = fz_p - fz_idx(fz_j) * " +
-                       std::to_string(bank.elems) + ";\n";
+    const std::string sfx = h.index64 ? int64_suffix : "";  // literals of the kernel's index type
+    const std::string elems = std::to_string(bank.elems) + sfx;
+    std::string body = "  const fz_idx fz_p = fz_i + " + std::to_string(bank.delta) + sfx + ";\n  const int fz_j = int(fz_p / " +
+                       elems + ");\n  const fz_idx fz_l = fz_p - fz_idx(fz_j) * " + elems + ";\n";
     for (int j = 1; j < bank.count; ++j) {
       const std::string nm = "b" + i + "k" + std::to_string(j);
       s += "layout(std430, set = 0, binding = " + std::to_string(bank.first_binding + j - 1) + ") readonly buffer B" +
