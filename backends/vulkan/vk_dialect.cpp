@@ -189,10 +189,32 @@ float fz_tanh(float x) {
   return x < 0.0f ? -r : r;
 }
 // Odd functions keep the sign of zero (lavapipe's atan/asinh/atanh/sinh return +0 for -0).
+// GLSL lets sinh/asinh/atanh/acosh be their textbook formulas (Mesa's are), which cancel near
+// 0 (sinh(1e-3) 1.7e-5 off, sinh(2^-126) = 3e-8) and overflow past |x| ~ 1.8e19 (asinh = inf):
+// Taylor series below 0.25 (truncation < 1e-9 relative) and log(|x|) + ln 2 above 2^60.
 float fz_atan(float x) { return x == 0.0f ? x : atan(x); }
-float fz_asinh(float x) { return x == 0.0f ? x : asinh(x); }
-float fz_atanh(float x) { return x == 0.0f ? x : atanh(x); }
-float fz_sinh(float x) { return x == 0.0f ? x : sinh(x); }
+float fz_asinh(float x) {
+  float a = abs(x), s = x * x;
+  if (x == 0.0f) return x;
+  if (a < 0.25f) return x + x * s * (-0.16666667f + s * (0.075f + s * (-0.044642857f + s * (0.030381944f - s * 0.022372159f))));
+  float r = a > 1.1529215e18f ? log(a) + 0.69314718f : asinh(a);
+  return x < 0.0f ? -r : r;
+}
+float fz_acosh(float x) {
+  if (fz_nan_b(x) || x < 1.0f) return fz_nan();
+  return x > 1.1529215e18f ? log(x) + 0.69314718f : acosh(x);
+}
+float fz_atanh(float x) {
+  float s = x * x;
+  if (abs(x) < 0.25f)
+    return x + x * s * (0.33333333f + s * (0.2f + s * (0.14285714f + s * (0.11111111f + s * (0.090909091f + s * 0.076923077f)))));
+  return atanh(x);
+}
+float fz_sinh(float x) {
+  float s = x * x;
+  if (abs(x) < 0.25f) return x + x * s * (0.16666667f + s * (0.0083333333f + s * (1.9841270e-4f + s * 2.7557319e-6f)));
+  return sinh(x);
+}
 // C powf where GLSL's pow is undefined (C99 Annex F, as fz_powd): negative bases with integral
 // exponents, +-0 and +-inf bases (-0 and -inf keep their sign for odd exponents), +-inf exponents.
 float fz_pow(float a, float b) {
@@ -676,7 +698,7 @@ std::string VulkanDialect::intrinsic(const std::string& nm) const {
   if (nm == "erf") return "fz_erf";
   if (nm == "pow") return "fz_pow";
   if (nm == "tanh") return "fz_tanh";
-  if (nm == "atan" || nm == "asinh" || nm == "atanh" || nm == "sinh") return "fz_" + nm;
+  if (nm == "atan" || nm == "asinh" || nm == "acosh" || nm == "atanh" || nm == "sinh") return "fz_" + nm;
   return nm;
 }
 
