@@ -502,7 +502,9 @@ std::string Emitter::fix_index(const std::string& v, int64_t dim, const std::str
 bool Emitter::typed_reduce(const Node& n, const ReduceRule& rule) const {
   const DType xt = dtype_of(in_buf(0));
   if (n.op_type == "ReduceLogSumExp") return xt == DType::f64;
-  return (xt == DType::f64 || dtype_is_int(xt)) && !rule.pre && !rule.post;
+  // Integers take ReduceL1's |x| and ReduceSumSquare's x * x in their own type too (the fp32
+  // path below made int16 sums of squares saturate and lost int32 exactness).
+  return (xt == DType::f64 || dtype_is_int(xt)) && (!rule.pre || dtype_is_int(xt)) && !rule.post;
 }
 
 int64_t Emitter::int_limit(DType t, bool max) {
@@ -583,7 +585,13 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
     }
     s += "    " + local(xt) + "fz_acc = " + ident + ";\n" + loop + "      " + local(xt) +
          "fz_v = " + typed_load(x, off) + ";\n";
-    s += "      fz_acc = " + fn + "(fz_acc, fz_v);\n    }\n";
+    const std::string pre = rule.pre ? "(" + rename_intrinsics(substitute(rule.pre, [](int) { return std::string("fz_v"); },
+                                                                      [&](const std::string& p) -> std::string {
+                                                                        fail("reduce rule uses parameter '" + p + "'");
+                                                                      }),
+                                                           d_, xt) + ")"
+                                     : "fz_v";
+    s += "      fz_acc = " + fn + "(fz_acc, " + pre + ");\n    }\n";
     std::string res = "fz_acc";
     if (rule.mean)
       res = integral ? "fz_idiv(fz_acc, " + d_.int_literal(xt, count) + ")"

@@ -180,6 +180,18 @@ std::string convert_value(const Dialect& d, DType from, DType to, const std::str
     const std::string f = float_class(from) ? v : d.cast("float", v);
     return d.to_float(to, d.from_float(to, f));
   }
+  if (dtype_is_integral(to) && !dtype_is_integral(from)) {
+    // Float -> integer truncates and saturates, NaN gives 0 (ir/scalar.h): a bare C/GLSL cast
+    // is undefined out of range (lavapipe gave INT_MIN for inf and NaN, 0 for 300 -> int8).
+    const int bits = static_cast<int>(dtype_size(to)) * 8;
+    const bool uns = dtype_is_unsigned(to);
+    auto lit = [&](double x) { return from == DType::f64 ? d.double_literal(x) : fz_float_literal(x); };
+    const std::string hi = lit(std::ldexp(1.0, uns ? bits : bits - 1)), lo = lit(uns ? 0.0 : -std::ldexp(1.0, bits - 1));
+    const int64_t imax = uns ? (bits == 64 ? -1 : (int64_t{1} << bits) - 1) : std::numeric_limits<int64_t>::max() >> (64 - bits);
+    const int64_t imin = uns ? 0 : std::numeric_limits<int64_t>::min() >> (64 - bits);
+    return "(fz_isnan(" + v + ") != " + lit(0.0) + " ? " + d.int_literal(to, 0) + " : (" + v + ") >= " + hi + " ? " +
+           d.int_literal(to, imax) + " : (" + v + ") <= " + lo + " ? " + d.int_literal(to, imin) + " : " + d.cast(ct, v) + ")";
+  }
   if (dtype_is_integral(to)) {
     std::string x = d.cast(ct, v);
     return is_small_int(to) ? d.wrap_small(to, x) : x;

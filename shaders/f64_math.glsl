@@ -110,6 +110,7 @@ double fz_exp2d(double x) {
 
 // --- hyperbolic (fdlibm e_sinh.c, e_cosh.c, s_tanh.c formulas) ---
 double fz_sinhd(double x) {
+  if (x == 0.0lf) return x;  // odd: -0 stays -0
   if (fz_nan_b(x) || fz_inf_b(x)) return x;
   double a = abs(x), r;
   if (a < 1.0lf) {
@@ -211,6 +212,7 @@ double fz_rem_pio2(double x, out int q) {
   return r;
 }
 double fz_sind(double x) {
+  if (x == 0.0lf) return x;  // odd: -0 stays -0
   if (fz_nan_b(x) || fz_inf_b(x) || abs(x) >= 1125899906842624.0lf) return fz_f64_nan();
   if (abs(x) < 0.78539816339744830962lf) return fz_ksind(x);
   int q;
@@ -284,6 +286,7 @@ double fz_acosd(double x) {
 // (A&S 7.1.6; x^2 carried as hi + lo so e^(-x^2) keeps full precision); above, 1 - erfc with
 // erfc's continued fraction (A&S 7.1.14): 120 terms leave < 2^-55 of erf there.
 double fz_erfd(double x) {
+  if (x == 0.0lf) return x;  // odd: -0 stays -0
   if (fz_nan_b(x)) return x;
   double a = abs(x), r;
   if (a >= 6.0lf) r = 1.0lf;
@@ -330,6 +333,7 @@ double fz_powd(double x, double y) {
     return unpackDouble2x32(x).y >= 0x80000000u && yodd ? -r : r;  // -0 and -inf keep the sign for odd y
   }
   if (x < 0.0lf && !yint) return fz_f64_nan();
+  if (ax == 1.0lf) return yodd ? x : 1.0lf;  // (-1)^y: below, y * log|x| = y * 0 would split a huge y (NaN)
   // log|x| = e ln2 + log m, m in [sqrt 1/2, sqrt 2), as hi + lo.
   int e;
   double m = frexp(ax < 2.2250738585072014e-308lf ? ax * 18014398509481984.0lf : ax, e);

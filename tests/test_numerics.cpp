@@ -6,6 +6,7 @@
 // is compiled with NVRTC). Results are compared bit for bit.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -27,6 +28,7 @@ namespace {
 
 using testing::ints_of;
 using testing::tensor_of;
+using testing::random_tensor;
 
 bool has_device(const std::string& name) {
   auto names = backend_names();
@@ -375,6 +377,220 @@ TEST(Numerics, Float64ExpLogAreDouble) {
     } catch (const Unsupported& e) {
       std::printf("float64 exp/log on %s: skipped: %s\n", backend.c_str(), e.what());
     }
+  }
+}
+
+// ---- Round 3 of the red team (docs/redteam.md): numerics across backends ----
+
+// Seeded random non-zero values in [lo, hi) of dtype t, after the given special values.
+Tensor specials_then_random(DType t, const std::vector<double>& special, int n_random, uint64_t seed, double lo, double hi) {
+  Tensor r = random_tensor(t, {n_random}, seed, lo, hi);
+  Tensor x(t, {static_cast<int64_t>(special.size()) + n_random});
+  for (size_t i = 0; i < special.size(); ++i) x.set(static_cast<int64_t>(i), special[i]);
+  for (int64_t i = 0; i < n_random; ++i) x.set(static_cast<int64_t>(special.size()) + i, r.get(i) == 0 ? 0.25 : r.get(i));
+  return x;
+}
+
+// Float -> integer Cast truncates toward zero and saturates to the target's range, NaN gives 0
+// (ir/scalar.h). The generated kernels used a bare C/GLSL cast, undefined out of range: lavapipe
+// gave INT_MIN for NaN and +inf to int32, 0 for 300.7 to int8, 255 for NaN to uint8.
+TEST(Numerics, FloatToIntegerCastsSaturate) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> special = {nan, inf, -inf, -0.0, 300.7, -300.7, 127.9, -128.5, 255.5, 65535.5, -0.7, 3e9, -3e9,
+                                       2147483648.0, 4294967296.0, 9.3e18, 1.9e19, -9.3e18, 1e20, 1e30};
+  const std::vector<DType> targets = {DType::i8, DType::u8, DType::i16, DType::u16, DType::i32, DType::u32, DType::i64, DType::u64};
+  for (DType src : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+    Tensor x = specials_then_random(src, special, 24, 31, -1000.0, 1000.0);
+    const int64_t n = x.numel();
+    // Each target's result widened to int64 (an exact integer Cast) and concatenated.
+    Tensor want(DType::i64, {n * static_cast<int64_t>(targets.size())});
+    for (size_t t = 0; t < targets.size(); ++t) {
+      const int bits = static_cast<int>(dtype_size(targets[t])) * 8;
+      const bool uns = dtype_is_unsigned(targets[t]);
+      const double hi = std::ldexp(1.0, uns ? bits : bits - 1), lo = uns ? 0.0 : -std::ldexp(1.0, bits - 1);
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = x.get(i);
+        int64_t w;
+        if (std::isnan(v)) w = 0;
+        else if (v >= hi) w = uns ? (bits == 64 ? -1 : (int64_t{1} << bits) - 1) : static_cast<int64_t>(hi - 1 > 9e18 ? INT64_MAX : hi - 1);
+        else if (v <= lo) w = uns ? 0 : (bits == 64 ? kI64Min : static_cast<int64_t>(lo));
+        else w = uns && bits == 64 ? static_cast<int64_t>(static_cast<uint64_t>(v)) : static_cast<int64_t>(v);
+        want.set_int(static_cast<int64_t>(t) * n + i, w);
+      }
+    }
+    check_everywhere(std::string("cast from ") + dtype_name(src), {x},
+                     [&](GraphBuilder& b, const std::vector<int>& v) {
+                       std::vector<int> parts;
+                       for (DType t : targets)
+                         parts.push_back(b.op("Cast", {b.op("Cast", {v[0]}, {{"to", int64_t{dtype_to_onnx(t)}}})}, {{"to", int64_t{7}}}));
+                       return b.op("Concat", parts, {{"axis", int64_t{0}}});
+                     },
+                     want);
+  }
+}
+
+// Integer ReduceL1 / ReduceSumSquare / CumSum wrap in their dtype (int8 |-128| is -128); ref
+// and cpu went through double and saturated (127), the GPUs summed |x| and x * x in fp32. An
+// 8/16-bit ReduceMean is the truncated exact mean (np.mean(x).astype, as the ONNX reference):
+// ref wrapped the sum first (uint8 [255 x 8, 0 x 8] averaged 15), vulkan did not.
+TEST(Numerics, IntegerReductionsWrapInTheirDtype) {
+  for (DType t : {DType::i8, DType::u8, DType::i16}) {
+    const bool uns = dtype_is_unsigned(t);
+    const int64_t mx = t == DType::i8 ? 127 : t == DType::u8 ? 255 : 32767, mn = uns ? 0 : -mx - 1;
+    Tensor x(t, {3, 16});
+    std::mt19937_64 rng(7);
+    for (int64_t i = 0; i < 48; ++i) {
+      int64_t v = i < 8 ? mx : i < 16 ? mn : static_cast<int64_t>(rng() % static_cast<uint64_t>(mx - mn)) + mn;
+      x.set_int(i, v == 0 ? 3 : v);
+    }
+    auto wrap = [&](int64_t v) { return wrap_int(v, t); };
+    Tensor l1(t, {3}), sq(t, {3}), mean(t, {3}), cs(t, {3, 16});
+    for (int64_t r = 0; r < 3; ++r) {
+      int64_t a = 0, b = 0, m = 0;
+      for (int64_t k = 0; k < 16; ++k) {
+        const int64_t v = x.get_int(r * 16 + k);
+        a += v < 0 ? -v : v, b += v * v, m += v;
+        cs.set_int(r * 16 + k, wrap(m));
+      }
+      l1.set_int(r, wrap(a)), sq.set_int(r, wrap(b)), mean.set_int(r, m / 16);
+    }
+    const std::string nm = dtype_name(t);
+    auto reduce = [](const char* op) {
+      return [op](GraphBuilder& b, const std::vector<int>& v) {
+        return b.op(op, {v[0], b.constant("axes", ints_of({1}, {1}))}, {{"keepdims", int64_t{0}}});
+      };
+    };
+    check_everywhere(nm + " ReduceL1", {x}, reduce("ReduceL1"), l1);
+    check_everywhere(nm + " ReduceSumSquare", {x}, reduce("ReduceSumSquare"), sq);
+    check_everywhere(nm + " ReduceMean", {x}, reduce("ReduceMean"), mean);
+    check_everywhere(nm + " CumSum", {x},
+                     [](GraphBuilder& b, const std::vector<int>& v) { return b.op("CumSum", {v[0], b.constant("axis", ints_of({}, {1}))}); },
+                     cs);
+  }
+}
+
+// Round is IEEE roundToIntegralTiesToEven: -0.4 and -0.0 give -0.0, 0.49999999999999994 gives
+// 0. ref/cpu computed floor(v + 0.5): +0.0 for (-0.5, -0.0], and 1 for 0.49999999999999994.
+TEST(Numerics, RoundKeepsTheSignOfZeroAndRoundsHalfToEven) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+    Tensor x = specials_then_random(t, {-0.0, 0.0, -0.4, -0.5, 0.5, -1.5, 2.5, -2.5, 0.49999997, 0.49999999999999994, 1e9 + 0.5}, 40, 5,
+                                    -4.0, 4.0);
+    Tensor want(t, x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i) want.set(i, std::nearbyint(x.get(i)));  // default mode: ties to even
+    check_everywhere(std::string("round ") + dtype_name(t), {x},
+                     [](GraphBuilder& b, const std::vector<int>& v) { return b.op("Round", {v[0]}); }, want);
+  }
+}
+
+// Pow's C99 Annex F cases where GLSL's pow is undefined: -0 and -inf bases keep their sign for
+// odd integer exponents, -inf to a non-integer power is +inf / +0 (vulkan gave NaN), (-1)^±inf
+// is 1; float64 (-1)^1e308 is 1 (vulkan gave NaN: the huge exponent's split overflowed).
+TEST(Numerics, PowSpecialCasesFollowC) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::pair<double, double>> cases = {
+      {-inf, 0.5}, {-inf, -0.5}, {-inf, 3}, {-inf, -3}, {-inf, 2}, {-inf, 1.17549435e-38}, {-0.0, -1}, {-0.0, 1}, {-0.0, 3},
+      {-0.0, -3},  {-0.0, 0.5},  {-0.0, -0.5}, {-0.0, 2}, {0.0, -1}, {-1, inf}, {-1, -inf}, {0.5, inf}, {2, -inf},
+      {inf, -2},   {-2, 0},      {1, std::numeric_limits<double>::quiet_NaN()}, {-1, 3e38}, {-1, -3e38}, {-1, 16777217}};
+  for (DType t : {DType::f32, DType::f16, DType::f64}) {
+    std::vector<double> a, e;
+    for (auto [x, y] : cases) {
+      if (t == DType::f16 && (std::fabs(y) > 65504 || (std::fabs(y) < 1e-4 && y != 0))) continue;
+      a.push_back(x), e.push_back(y);
+    }
+    if (t == DType::f64) a.push_back(-1), e.push_back(1e308);
+    Tensor x = tensor_of({static_cast<int64_t>(a.size())}, a, t), y = tensor_of({static_cast<int64_t>(e.size())}, e, t);
+    Tensor want(t, x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i) want.set(i, std::pow(x.get(i), y.get(i)));
+    check_everywhere(std::string("pow specials ") + dtype_name(t), {x, y}, binary("Pow"), want);
+  }
+}
+
+// float64 fmod is exact across the whole exponent range: fmod(DBL_MAX, 2^-1022) is 0 (vulkan's
+// scaling factor 2^(e - 1000) overflowed its exponent field past e = 2023).
+TEST(Numerics, Float64FmodSpansTheExponentRange) {
+  const double big = std::numeric_limits<double>::max(), tiny = std::numeric_limits<double>::min();
+  Tensor a = specials_then_random(DType::f64, {big, -big, 1e308, 1e300, -7.5, 1e-300}, 16, 11, -100.0, 100.0);
+  Tensor b = specials_then_random(DType::f64, {tiny, tiny, 3.0, 1e-300, 2.0, 3e-308}, 16, 12, 0.5, 10.0);
+  Tensor want(DType::f64, a.shape());
+  for (int64_t i = 0; i < a.numel(); ++i) want.set(i, std::fmod(a.get(i), b.get(i)));
+  check_everywhere("float64 fmod", {a, b}, binary("Mod", {{"fmod", int64_t{1}}}), want);
+}
+
+// Odd functions keep the sign of zero: f(-0) = -0. Vulkan gave +0 for Atan, Asinh, Atanh,
+// Sinh and Tanh (fp32/fp16/bf16: lavapipe's builtins, fz_tanh's polynomial) and for float64
+// Sin, Sinh and Erf (shaders/f64_math.glsl).
+TEST(Numerics, OddFunctionsKeepNegativeZero) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+    for (const char* op : {"Atan", "Asinh", "Atanh", "Sinh", "Tanh", "Sin", "Erf", "Asin", "Tan"}) {
+      Tensor x = tensor_of({2}, {-0.0, 0.0}, t);
+      check_everywhere(std::string(op) + " " + dtype_name(t), {x},
+                       [op](GraphBuilder& b, const std::vector<int>& v) { return b.op(op, {v[0]}); }, x);
+    }
+  }
+}
+
+// Constants inside op expressions (HardSwish's 1/6, Gelu's sqrt(1/2) and sqrt(2/pi)) were
+// written to 9 digits: exact enough for fp32 but 2e-8 off in a float64 kernel.
+TEST(Numerics, Float64ExpressionConstantsAreDouble) {
+  Tensor x = specials_then_random(DType::f64, {-3.5, 2.75, -0.125}, 40, 17, -4.0, 4.0);
+  GraphBuilder b("f64_consts", 20);
+  int in = b.input("x", DType::f64, x.shape());
+  b.output(b.op("HardSwish", {in}));
+  b.output(b.op("Gelu", {in}));
+  b.output(b.op("Gelu", {in}, {{"approximate", std::string("tanh")}}));
+  Graph sg = specialize(b.build(), {x});
+  std::vector<std::vector<double>> want(3);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = x.get(i);
+    want[0].push_back(v * std::max(0.0, std::min(1.0, v / 6.0 + 0.5)));
+    want[1].push_back(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
+    want[2].push_back(0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))));
+  }
+  for (const std::string backend : {"ref", "cpu", "vulkan", "cuda"}) {
+    if (!has_device(backend)) continue;
+    try {
+      auto got = run_on_backend(backend, sg, {x});
+      for (size_t k = 0; k < got.size(); ++k)
+        for (int64_t i = 0; i < x.numel(); ++i) {
+          // Away from Gelu's cancellation (x < -2: 1 + erf(x) loses digits to erf's own error),
+          // a double result is within 1e-13 relative (9-digit constants were off by 1e-9..1e-8).
+          if (x.get(i) < -2.0) continue;
+          const double w = want[k][static_cast<size_t>(i)], g = got[k].data<double>()[i];
+          EXPECT_LE(std::fabs(g - w), 1e-13 * std::fabs(w) + 1e-300) << backend << " output " << k << " x = " << x.get(i);
+        }
+    } catch (const Unsupported& e) {
+      std::printf("float64 constants on %s: skipped: %s\n", backend.c_str(), e.what());
+    }
+  }
+}
+
+// sinh / asinh / atanh / acosh within 1e-6 relative of ref (fp32) near 0 and for huge |x|. GLSL
+// allows their textbook formulas, which cancel near 0 and overflow early: vulkan (lavapipe) gave
+// sinh(2^-126) = 3e-8, sinh(1e-3) 1.7e-5 off, asinh(1e-3) 2e-5 off, asinh(3e38) = inf,
+// acosh(3e38) = inf and acosh(-3e38) = +inf (NaN).
+TEST(Numerics, HyperbolicsStayAccurateNearZeroAndForHugeInputs) {
+  const std::vector<double> special = {1e-3, -1e-3, 1e-20, 1.17549435e-38, 0.2, -0.24, 0.26, 3.0, 1e20, -1e20, 3e38, -3e38, 0.5, 1.0};
+  Tensor x = specials_then_random(DType::f32, special, 40, 23, -0.3, 0.3);
+  GraphBuilder b("hyperbolic", 18);
+  int in = b.input("x", DType::f32, x.shape());
+  const std::vector<std::string> ops = {"Sinh", "Asinh", "Atanh", "Acosh"};
+  for (const std::string& op : ops) b.output(b.op(op, {in}));
+  Graph sg = specialize(b.build(), {x});
+  auto ref = run_on_backend("ref", sg, {x});
+  for (const std::string backend : {"cpu", "vulkan", "cuda"}) {
+    if (!has_device(backend)) continue;
+    auto got = run_on_backend(backend, sg, {x});
+    for (size_t k = 0; k < got.size(); ++k)
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const double w = ref[k].get(i), g = got[k].get(i);
+        if (std::isnan(w) || std::isinf(w)) {
+          EXPECT_TRUE(std::isnan(w) ? std::isnan(g) : g == w) << backend << " " << ops[k] << "(" << x.get(i) << ") = " << g << ", ref " << w;
+          continue;
+        }
+        // 1e-6 relative, and sinh near fp32's overflow where exp's few ulp show (|sinh| > 1e37).
+        EXPECT_LE(std::fabs(g - w), (std::fabs(w) > 1e37 ? 1e-5 : 1e-6) * std::fabs(w))
+            << backend << " " << ops[k] << "(" << x.get(i) << ") = " << g << ", ref " << w;
+      }
   }
 }
 

@@ -179,6 +179,7 @@ float fz_erf(float a) {
 // tanh: an odd Taylor polynomial near 0 (where (e^2x-1)/(e^2x+1) cancels), else a form that
 // saturates to +-1 instead of inf/inf for large |x|.
 float fz_tanh(float x) {
+  if (x == 0.0f) return x;  // -0 stays -0 (x + x s p below gives +0)
   float a = abs(x);
   if (a < 0.3f) {
     float s = x * x;
@@ -187,17 +188,48 @@ float fz_tanh(float x) {
   float r = 1.0f - 2.0f / (exp(2.0f * a) + 1.0f);
   return x < 0.0f ? -r : r;
 }
-// C powf where GLSL's pow is undefined: negative bases with integral exponents, zero, inf.
+// Odd functions keep the sign of zero (lavapipe's atan/asinh/atanh/sinh return +0 for -0).
+// GLSL lets sinh/asinh/atanh/acosh be their textbook formulas (Mesa's are), which cancel near
+// 0 (sinh(1e-3) 1.7e-5 off, sinh(2^-126) = 3e-8) and overflow past |x| ~ 1.8e19 (asinh = inf):
+// Taylor series below 0.25 (truncation < 1e-9 relative) and log(|x|) + ln 2 above 2^60.
+float fz_atan(float x) { return x == 0.0f ? x : atan(x); }
+float fz_asinh(float x) {
+  float a = abs(x), s = x * x;
+  if (x == 0.0f) return x;
+  if (a < 0.25f) return x + x * s * (-0.16666667f + s * (0.075f + s * (-0.044642857f + s * (0.030381944f - s * 0.022372159f))));
+  float r = a > 1.1529215e18f ? log(a) + 0.69314718f : asinh(a);
+  return x < 0.0f ? -r : r;
+}
+float fz_acosh(float x) {
+  if (fz_nan_b(x) || x < 1.0f) return fz_nan();
+  return x > 1.1529215e18f ? log(x) + 0.69314718f : acosh(x);
+}
+float fz_atanh(float x) {
+  float s = x * x;
+  if (abs(x) < 0.25f)
+    return x + x * s * (0.33333333f + s * (0.2f + s * (0.14285714f + s * (0.11111111f + s * (0.090909091f + s * 0.076923077f)))));
+  return atanh(x);
+}
+float fz_sinh(float x) {
+  float s = x * x;
+  if (abs(x) < 0.25f) return x + x * s * (0.16666667f + s * (0.0083333333f + s * (1.9841270e-4f + s * 2.7557319e-6f)));
+  return sinh(x);
+}
+// C powf where GLSL's pow is undefined (C99 Annex F, as fz_powd): negative bases with integral
+// exponents, +-0 and +-inf bases (-0 and -inf keep their sign for odd exponents), +-inf exponents.
 float fz_pow(float a, float b) {
   if (b == 0.0f || a == 1.0f) return 1.0f;
   if (fz_nan_b(a) || fz_nan_b(b)) return fz_nan();
   float m = abs(a);
-  float r = m == 0.0f ? (b > 0.0f ? 0.0f : fz_inf()) : (fz_inf_b(m) ? (b > 0.0f ? fz_inf() : 0.0f) : pow(m, b));
-  if (a < 0.0f) {
-    if (floor(b) != b) return fz_nan();
-    if (abs(b) < 16777216.0f && mod(b, 2.0f) == 1.0f) r = -r;
+  bool bint = floor(b) == b, bodd = bint && abs(b) < 16777216.0f && mod(b, 2.0f) == 1.0f;
+  if (fz_inf_b(b)) return m == 1.0f ? 1.0f : ((m > 1.0f) == (b > 0.0f) ? fz_inf() : 0.0f);
+  if (m == 0.0f || fz_inf_b(m)) {
+    float r = (m == 0.0f) == (b < 0.0f) ? fz_inf() : 0.0f;
+    return (floatBitsToUint(a) & 0x80000000u) != 0u && bodd ? -r : r;
   }
-  return r;
+  if (a < 0.0f && !bint) return fz_nan();
+  float r = pow(m, b);
+  return a < 0.0f && bodd ? -r : r;
 }
 // Linear workgroup id: dispatches wider than maxComputeWorkGroupCount[0] are split over y/z.
 int fz_group_id() { return int(gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z)); }
@@ -667,6 +699,7 @@ std::string VulkanDialect::intrinsic(const std::string& nm) const {
   if (nm == "erf") return "fz_erf";
   if (nm == "pow") return "fz_pow";
   if (nm == "tanh") return "fz_tanh";
+  if (nm == "atan" || nm == "asinh" || nm == "acosh" || nm == "atanh" || nm == "sinh") return "fz_" + nm;
   return nm;
 }
 
@@ -846,7 +879,8 @@ double fz_fmod(double a, double b) {
   frexp(r, er);
   frexp(m, em);
   for (int e = er - em; e >= 0; --e) {
-    double t = m * fz_pow2d(min(e, 1000)) * fz_pow2d(max(e - 1000, 0));  // exact: m * 2^e <= r
+    // exact: m * 2^e <= r; e reaches ~2100 (fmod(DBL_MAX, DBL_MIN)), past one 2^k factor's range
+    double t = m * fz_pow2d(min(e, 1000)) * fz_pow2d(clamp(e - 1000, 0, 1000)) * fz_pow2d(max(e - 2000, 0));
     if (r >= t) r = r - t;
   }
   return a < 0.0lf ? -r : r;

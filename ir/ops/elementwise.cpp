@@ -55,9 +55,11 @@ double nan_min(double a, double b) { return (std::isnan(a) || std::isnan(b)) ? k
 // Half-to-even rounding without depending on the FP environment's rounding mode.
 double round_even(double v) {
   if (!std::isfinite(v) || std::fabs(v) >= 4503599627370496.0) return v;  // 2^52: already integral
-  double r = std::floor(v + 0.5);
-  if (r - v == 0.5 && std::fmod(r, 2.0) != 0.0) r -= 1.0;
-  return r;
+  // floor(v + 0.5) would round 0.49999999999999994 up (the sum rounds to 1); v - floor(v) is exact.
+  double r = std::floor(v);
+  const double f = v - r;
+  if (f > 0.5 || (f == 0.5 && std::fmod(r, 2.0) != 0.0)) r += 1.0;
+  return std::copysign(r, v);  // -0.4 and -0.0 round to -0.0 (IEEE roundToIntegralTiesToEven, numpy)
 }
 double sign_of(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v == 0 ? 0.0 : kNaN; }
 // log(1 + exp(x)) in a form that does not overflow for large x (same formula as the expr).
@@ -641,7 +643,7 @@ void register_elementwise_ops() {
       unary_float("fz_max(0.0f, fz_min(1.0f, {alpha} * {0} + {beta}))",
                   FZ_EVAL(nan_max(0.0, nan_min(1.0, p[0] * x[0] + p[1]))), {{"alpha", 0.2}, {"beta", 0.5}}));
   add("HardSwish", 1, 1, Typing::same,
-      unary_float("{0} * fz_max(0.0f, fz_min(1.0f, {0} * 0.16666667f + 0.5f))",
+      unary_float("{0} * fz_max(0.0f, fz_min(1.0f, {0} * 0.16666666666666667f + 0.5f))",
                   FZ_EVAL(x[0] * nan_max(0.0, nan_min(1.0, x[0] / 6.0 + 0.5)))));
   // Shrink-9: x + bias below -lambd, x - bias above lambd, 0 between (float inputs).
   add("Shrink", 1, 1, Typing::same,
@@ -663,8 +665,8 @@ void register_elementwise_ops() {
   {
     // Gelu-20: erf form, or with approximate="tanh" 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
     ScalarRule r = unary_float(
-        "({approximate_tanh} != 0.0f ? 0.5f * {0} * (1.0f + tanh(0.797884561f * ({0} + 0.044715f * {0} * {0} * {0})))"
-        " : 0.5f * {0} * (1.0f + erf({0} * 0.707106781f)))",
+        "({approximate_tanh} != 0.0f ? 0.5f * {0} * (1.0f + tanh(0.79788456080286536f * ({0} + 0.044715f * {0} * {0} * {0})))"
+        " : 0.5f * {0} * (1.0f + erf({0} * 0.70710678118654752f)))",
         FZ_EVAL(p[0] != 0
                     ? 0.5 * x[0] * (1 + std::tanh(0.79788456080286535588 * (x[0] + 0.044715 * x[0] * x[0] * x[0])))
                     : 0.5 * x[0] * (1 + std::erf(x[0] * 0.70710678118654752440))),

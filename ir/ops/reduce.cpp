@@ -120,6 +120,9 @@ double identity_of(Combiner c, DType t) {
   return 0.0;
 }
 
+double square(double v);
+double absolute(double v);
+
 void reduce_reference(const ReduceMath& m, int axes_input_opset, const Node& n, const std::vector<const Tensor*>& in,
                       std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
@@ -151,8 +154,9 @@ void reduce_reference(const ReduceMath& m, int axes_input_opset, const Node& n, 
     }
   };
 
-  if (dtype_is_int(x.dtype()) && !m.pre && !m.post && !m.log_sum_exp) {
-    // Integers accumulate as integers with wrap-around (numpy), exact for every value.
+  if (dtype_is_int(x.dtype()) && (!m.pre || m.pre == &square || m.pre == &absolute) && !m.post && !m.log_sum_exp) {
+    // Integers accumulate as integers with wrap-around (numpy), exact for every value; ReduceL1's
+    // |x| and ReduceSumSquare's x * x wrap too (int8 |-128| is -128), as the GPU kernels compute.
     const DType t = x.dtype();
     const bool uns = dtype_is_unsigned(t);
     auto less = [uns](int64_t a, int64_t b) { return uns ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b; };
@@ -165,11 +169,17 @@ void reduce_reference(const ReduceMath& m, int axes_input_opset, const Node& n, 
     }
     const int64_t ident = m.combiner == Combiner::sum ? 0 : m.combiner == Combiner::prod ? 1 : m.combiner == Combiner::max ? lo : hi;
     std::vector<int64_t> iacc(static_cast<size_t>(nout), ident);
+    // A mean of 8/16-bit integers sums exactly (in the GPUs' 32-bit compute type) and truncates the
+    // mean, as the ONNX reference (np.mean(x).astype(dtype)); wrapping the sum to the dtype first
+    // made uint8 [255 x 8, 0 x 8] average 15. 32/64-bit sums wrap in their type on every backend.
+    const bool wide = m.mean && dtype_size(t) < 4;
     for_each([&](int64_t e, int64_t o) {
-      const int64_t v = x.get_int(e);
+      int64_t v = x.get_int(e);
+      if (m.pre == &absolute && !uns && v < 0) v = wrap_int(static_cast<int64_t>(0 - static_cast<uint64_t>(v)), t);
+      if (m.pre == &square) v = wrap_int(static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(v)), t);
       int64_t& a = iacc[o];
       switch (m.combiner) {
-        case Combiner::sum: a = wrap_int(static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(v)), t); break;
+        case Combiner::sum: a = wide ? a + v : wrap_int(static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(v)), t); break;
         case Combiner::prod: a = wrap_int(static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(v)), t); break;
         case Combiner::max: a = less(a, v) ? v : a; break;
         case Combiner::min: a = less(v, a) ? v : a; break;
@@ -286,9 +296,18 @@ void cumsum_reference(const Node& n, const std::vector<const Tensor*>& in, std::
   for (int64_t o = 0; o < v.outer; ++o)
     for (int64_t i = 0; i < v.inner; ++i) {
       double acc = 0;
+      uint64_t iacc = 0;  // integers: exact, wrapped to the dtype (numpy), not through double
+      const bool integral = dtype_is_int(x.dtype());
       for (int64_t step = 0; step < v.len; ++step) {
         int64_t k = reverse ? v.len - 1 - step : step;
         int64_t e = (o * v.len + k) * v.inner + i;
+        if (integral) {
+          const uint64_t xv = static_cast<uint64_t>(x.get_int(e));
+          if (!exclusive) iacc += xv;
+          out[0].set_int(e, wrap_int(static_cast<int64_t>(iacc), x.dtype()));
+          if (exclusive) iacc += xv;
+          continue;
+        }
         double xv = x.get(e);
         if (!exclusive) acc += xv;
         out[0].set(e, acc);
