@@ -22,7 +22,7 @@
 #   python python/tests with the machine's torch (CUDA zero-copy through DLPack), using the
 #          extension package_h200.sh built for its interpreter (PY_HEADERS), and
 #          `fusor bench --trace` on both GPUs, each trace checked as trace-event JSON
-# GTEST_FILTER narrows the tests step (SANITIZE_MODELS= skips its compute-sanitizer runs); NODE_FILTER (an extended regex on case names) the node step.
+# GTEST_FILTER narrows the tests step (TESTS_TIMEOUT its seconds, default 300; SANITIZE_MODELS= skips its compute-sanitizer runs); NODE_FILTER (an extended regex on case names) the node step.
 # Writes logs and docs inputs under OUTDIR.
 set -uo pipefail
 out=${1:?usage: h200_run.sh OUTDIR [tests|node|bench|side ...]}
@@ -67,7 +67,7 @@ fz=$root/.dev/fusor
 
 if has tests; then
   # The node suite runs below (sharded), so its gtest twins are left out here.
-  FUSOR_VK_VALIDATION=0 timeout 300 $root/.dev/fusor_tests --gtest_filter="${GTEST_FILTER:-Vulkan*:Cuda*:-*NodeSuite*}" > "$out/gtest_gpu.txt" 2>&1
+  FUSOR_VK_VALIDATION=0 timeout ${TESTS_TIMEOUT:-300} $root/.dev/fusor_tests --gtest_filter="${GTEST_FILTER:-Vulkan*:Cuda*:-*NodeSuite*}" > "$out/gtest_gpu.txt" 2>&1
   grep -E '^\[  (FAILED|PASSED|SKIPPED) ' "$out/gtest_gpu.txt" | sort | uniq -c | tail -12
   $fz conform /tmp/shared/models --backend cuda --backend vulkan --atol 1e-6 2>&1 | tee "$out/models.txt"
   $fz conform /tmp/shared/models --backend cuda --backend vulkan 2>&1 | tail -3 | tee -a "$out/models.txt"
