@@ -60,12 +60,16 @@ def node(inputs, outputs, op):  # NodeProto: input 1, output 2, op_type 4
 
 def main():
     global ELEM
-    args = sys.argv[1:]
-    if args[:1] == ["--dtype"]:
-        ELEM, args = DTYPES[args[1]], args[2:]
-    plain = args[:1] == ["--plain"]
-    if plain:
-        args = args[1:]
+    args, plain = sys.argv[1:], False
+    while args and args[0].startswith("--"):  # --dtype X and --plain, in any order
+        if args[0] == "--plain":
+            plain, args = True, args[1:]
+        elif args[0] == "--dtype" and len(args) > 1 and args[1] in DTYPES:
+            ELEM, args = DTYPES[args[1]], args[2:]
+        else:
+            sys.exit(f"unknown option {args[0]!r}; usage: fp16_gemm_model.py [--dtype fp32|fp16|bf16] [--plain] OUT.onnx M K N")
+    if len(args) != 4:
+        sys.exit("usage: fp16_gemm_model.py [--dtype fp32|fp16|bf16] [--plain] OUT.onnx M K N")
     out, m, k, n = args[0], int(args[1]), int(args[2]), int(args[3])
     rng = np.random.RandomState(0)
     if plain:

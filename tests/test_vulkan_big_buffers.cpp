@@ -19,6 +19,7 @@
 #include "frontend/builder.h"
 #include "ir/kernel_spec.h"
 #include "ir/passes.h"
+#include "runtime/segments.h"
 
 namespace fusor {
 namespace {
@@ -209,7 +210,7 @@ TEST_F(VulkanBigBuffers, UnsplittableKernelsReadWideBuffersInBanks) {
     for (int64_t i = 0; i < 15; ++i) ids.set_int(i, (i * 37 + 11) % 100 - (i % 4 == 0 ? 100 : 0));  // some negative
     exact(finish(b), {ids});
   }
-  {  // a run-time [8, 1500] input (48 KB: three banks + a partial one) gathered along axis 1
+  {  // a run-time [8, 1500] input (48 KB: three banks, the last partial) gathered along axis 1
     GraphBuilder b;
     int x = b.input("x", DType::f32, {8, 1500});
     Tensor ids(DType::i64, {4});
@@ -217,6 +218,47 @@ TEST_F(VulkanBigBuffers, UnsplittableKernelsReadWideBuffersInBanks) {
     b.output(b.op("Gather", {x, b.constant("idx", ids)}, {{"axis", int64_t{1}}}));
     exact(finish(b), {random_f32({8, 1500}, 32)});
   }
+}
+
+// One-byte elements and two banked slots in one kernel: GatherElements over int8 data [3000]
+// with int64 indices [400] (3.2 KB) under a 1 KiB limit (3 + 4 banks, after the status word).
+TEST_F(VulkanBigBuffers, OneByteElementsAndTwoBankedSlots) {
+  LimitOverride limit(1024);
+  GraphBuilder b;
+  int data = b.input("data", DType::i8, {3000});
+  int idx = b.input("idx", DType::i64, {400});
+  b.output(b.op("GatherElements", {data, idx}, {{"axis", int64_t{0}}}));
+  const Graph g = finish(b);
+  Tensor d(DType::i8, {3000}), ids(DType::i64, {400});
+  for (int64_t i = 0; i < 3000; ++i) d.set_int(i, static_cast<int64_t>((i * 7919) % 255) - 127);
+  for (int64_t i = 0; i < 400; ++i) ids.set_int(i, (i * 2654435761LL) % 3000 - (i % 3 == 0 ? 3000 : 0));
+  std::vector<Tensor> got = vk_->compile(g, {})->run({d, ids});
+  std::vector<Tensor> want = make_backend("ref")->compile(g, {})->run({d, ids});
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].shape(), want[0].shape());
+  for (int64_t e = 0; e < 400; ++e) ASSERT_EQ(got[0].get(e), want[0].get(e)) << "element " << e;
+}
+
+// A node with no Vulkan kernel whose buffers are also wider than the limit goes to the host
+// (compile_with_fallback), as without the limit: the size error must not hide the Unsupported.
+TEST_F(VulkanBigBuffers, SizeLimitDoesNotHideAnOpForTheHost) {
+  LimitOverride limit(256);  // the trace's input would need 57 banks: more bindings than lavapipe's 32
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {60, 60});  // 14.4 KB; Einsum's trace has no GPU kernel
+  b.output(b.op("Relu", {b.op("Einsum", {b.op("Neg", {x})}, {{"equation", std::string("ii->")}})}));
+  const Graph g = finish(b);
+  const std::vector<Tensor> inputs{random_f32({60, 60}, 41)};
+  CompileOptions opts;
+  opts.fallback = true;
+  auto exe = compile_with_fallback(*vk_, g, opts);
+  ASSERT_EQ(graph_breaks(*exe).size(), 1u);
+  EXPECT_EQ(graph_breaks(*exe)[0].op, "Einsum");
+  std::vector<Tensor> got = exe->run(inputs);
+  std::vector<Tensor> want = make_backend("ref")->compile(g, {})->run(inputs);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].shape(), want[0].shape());
+  ASSERT_GT(want[0].numel(), 0);
+  for (int64_t e = 0; e < want[0].numel(); ++e) ASSERT_EQ(got[0].get(e), want[0].get(e)) << "element " << e;
 }
 
 // A too-wide buffer that such a kernel writes gives one clear error naming the limit, not a

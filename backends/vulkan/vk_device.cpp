@@ -215,6 +215,7 @@ PhysicalDeviceInfo query_device(VkPhysicalDevice pd) {
   for (int i = 0; i < 3; ++i) info.max_group_count[i] = l.maxComputeWorkGroupCount[i], info.max_group_size[i] = l.maxComputeWorkGroupSize[i];
   info.max_invocations = l.maxComputeWorkGroupInvocations;
   info.max_storage_buffer_range = l.maxStorageBufferRange;
+  info.max_storage_buffers = std::min(l.maxPerStageDescriptorStorageBuffers, l.maxDescriptorSetStorageBuffers);
   info.min_storage_offset_alignment = l.minStorageBufferOffsetAlignment;
   info.timestamp_period = l.timestampPeriod;
 

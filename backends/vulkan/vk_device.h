@@ -50,6 +50,7 @@ struct PhysicalDeviceInfo {
   // fill the device (vk_dialect.cpp choose_tiles: split-K).
   uint32_t compute_units = 0;
   uint64_t max_storage_buffer_range = 0;
+  uint32_t max_storage_buffers = 0;  // maxPerStageDescriptorStorageBuffers (0: unknown)
   uint64_t min_storage_offset_alignment = 0;
   float timestamp_period = 0;   // ns per tick
   uint32_t queue_family = 0;    // chosen compute family

@@ -38,10 +38,6 @@ void split_groups(int64_t groups, const PhysicalDeviceInfo& info, const std::str
   out[2] = static_cast<uint32_t>(z);
 }
 
-// Storage-buffer bindings a kernel with banked inputs may use (Vulkan guarantees only 4 per
-// stage; desktop drivers offer thousands, lavapipe and most mobile GPUs dozens or more).
-constexpr size_t kMaxBankedBindings = 32;
-
 struct PipelineJob {
   std::string name, source;
   bool coopmat = false;  // gemm_coopmat.glsl: NV SPIR-V, rewritten for KHR-only devices
@@ -106,13 +102,20 @@ std::string emit_or_explain(const KernelSpec& k, const Plan& p, const VulkanDial
 
 }  // namespace
 
+namespace {
+// Throws the first kernel's Unsupported (an op with no GPU kernel), if any.
+void check_emittable(const PhysicalDeviceInfo& info, const Plan& p) {
+  for (const KernelSpec& k : p.kernels) {
+    // Arena alignment deltas change index arithmetic only, never what can be generated.
+    VulkanDialect dialect(info, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p);
+    emit_or_explain(k, p, dialect);
+  }
+}
+}  // namespace
+
 std::string unsupported_reason(const PhysicalDeviceInfo& info, const Plan& p) {
   try {
-    for (const KernelSpec& k : p.kernels) {
-      // Arena alignment deltas change index arithmetic only, never what can be generated.
-      VulkanDialect dialect(info, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p);
-      emit_or_explain(k, p, dialect);
-    }
+    check_emittable(info, p);
   } catch (const Unsupported& e) {
     return e.what();
   }
@@ -223,14 +226,18 @@ void VulkanExecutable::build_kernels() {
         }
         banks[slot] = bank;
       }
-      if (bs.size() > kMaxBankedBindings)
-        throw Error("vulkan", "kernel '" + k.name + "': binding its inputs wider than maxStorageBufferRange (" +
-                                  std::to_string(max_range_) + " bytes) of device '" + info.name + "' needs " +
-                                  std::to_string(bs.size()) + " storage-buffer bindings (at most " +
-                                  std::to_string(kMaxBankedBindings) + ")");
       dialect.set_banks(std::move(banks));
     }
     const uint32_t nbind = static_cast<uint32_t>(bs.size());
+    if (info.max_storage_buffers > 0 && nbind > info.max_storage_buffers) {
+      std::string why;
+      for (const auto& [slot, whole] : banked)
+        why += std::string(why.empty() ? "; " : ", ") + "'" + plan_.buffers[binds[slot]].name + "' (" +
+               std::to_string(whole.range) + " bytes) in banks of at most " + std::to_string(max_range_) + " bytes";
+      throw Error("vulkan", "kernel '" + k.name + "' needs " + std::to_string(nbind) +
+                                " storage-buffer bindings, more than the " + std::to_string(info.max_storage_buffers) +
+                                " per stage of device '" + info.name + "'" + why);
+    }
     std::string src = emit_or_explain(k, plan_, dialect);
     coopmat_labels_[ki] = dialect.tiles().coopmat_label();
     if (split_bytes > 0) split_k_[ki] = std::max(split_k_[ki], dialect.tiles().split_k);
@@ -297,13 +304,22 @@ void VulkanExecutable::build_kernels() {
   auto window_bytes = [&](int b, const Window& w) { return window_binding(b, w).range; };
   for (size_t ki = 0; ki < plan_.kernels.size(); ++ki) {
     const KernelSpec& k = plan_.kernels[ki];
-    std::vector<KernelPiece> pieces = split_into_windows(k, plan_, max_range_, window_bytes, info.name);
-    if (pieces.empty()) {  // whole buffers fit (nearly always)
-      std::vector<Window> whole;
-      for (int b : kernel_bindings(k)) whole.push_back({0, shape_numel(plan_.buffers[b].shape)});
-      add_dispatch(ki, k, whole);
-    } else {
-      for (const KernelPiece& piece : pieces) add_dispatch(ki, piece.spec, piece.windows);
+    try {
+      std::vector<KernelPiece> pieces = split_into_windows(k, plan_, max_range_, window_bytes, info.name);
+      if (pieces.empty()) {  // whole buffers fit (nearly always)
+        std::vector<Window> whole;
+        for (int b : kernel_bindings(k)) whole.push_back({0, shape_numel(plan_.buffers[b].shape)});
+        add_dispatch(ki, k, whole);
+      } else {
+        for (const KernelPiece& piece : pieces) add_dispatch(ki, piece.spec, piece.windows);
+      }
+    } catch (const Unsupported&) {
+      throw;
+    } catch (const Error&) {
+      // A device limit (binding size or count) met before a later kernel's op turned out to
+      // have no GPU kernel: report that op instead, so the caller can run it on the host.
+      check_emittable(info, plan_);
+      throw;
     }
   }
 
