@@ -129,6 +129,21 @@ void main() {
 #else
   float rb[FZ_LB];
 #endif
+#ifndef FZ_PREFETCH
+#define FZ_PREFETCH 1
+#endif
+#if FZ_PREFETCH == 2  // the second register set
+#if FZ_A_VEC4
+  vec4 ra2[FZ_LA4];
+#else
+  float ra2[FZ_LA];
+#endif
+#if FZ_B_VEC4
+  vec4 rb2[FZ_LB4];
+#else
+  float rb2[FZ_LB];
+#endif
+#endif
   // Grid-stride over work items: the loop bound is uniform, so the barriers below are too.
   for (fz_idx w = fz_idx(fz_group_id()); w < tiles * FZ_SPLIT_K; w += fz_idx(fz_num_groups())) {
     const fz_idx t = w / FZ_SPLIT_K;
@@ -144,33 +159,33 @@ void main() {
     // Global -> registers (this thread's elements e = tid + r * threads of slice k0) and
     // registers -> shared copy p. Out-of-range elements (edges, K tail) are zeros.
 #if FZ_A_VEC4  // 4 consecutive k per load: K % 4 == 0, so a group is all in range or all out
-#define FZ_FETCH_A(k0)                                                                                     \
+#define FZ_FETCH_A(k0, RA)                                                                                   \
     [[unroll]] for (int r = 0; r < FZ_LA4; ++r) {                                                                     \
       const int e = tid + r * threads;                                                                     \
       const int kk = (e % (FZ_BK / 4)) * 4, mm = e / (FZ_BK / 4);                                          \
       const fz_idx gm = row0 + mm, gk = (k0) + kk;                                                         \
-      ra[r] = (e < FZ_BK / 4 * FZ_BM && gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A4(abase + gm * FZ_A_SM + gk) : vec4(0.0f); \
+      RA[r] = (e < FZ_BK / 4 * FZ_BM && gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A4(abase + gm * FZ_A_SM + gk) : vec4(0.0f); \
     }
-#define FZ_STAGE_A(p)                                                                                      \
+#define FZ_STAGE_A(p, RA)                                                                                  \
     [[unroll]] for (int r = 0; r < FZ_LA4; ++r) {                                                                     \
       const int e = tid + r * threads;                                                                     \
       const int kk = (e % (FZ_BK / 4)) * 4, mm = e / (FZ_BK / 4);                                          \
       if (e < FZ_BK / 4 * FZ_BM)                                                                           \
-        [[unroll]] for (int c = 0; c < 4; ++c) FZ_AS_SET((p) * FZ_BK * FZ_AP + (kk + c) * FZ_AP + mm, ra[r][c]);       \
+        [[unroll]] for (int c = 0; c < 4; ++c) FZ_AS_SET((p) * FZ_BK * FZ_AP + (kk + c) * FZ_AP + mm, RA[r][c]);       \
     }
 #else
-#define FZ_FETCH_A(k0)                                                                                     \
+#define FZ_FETCH_A(k0, RA)                                                                                   \
     [[unroll]] for (int r = 0; r < FZ_LA; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;                  \
       const fz_idx gm = row0 + mm, gk = (k0) + kk;                                                         \
-      ra[r] = (e < FZ_BK * FZ_BM && gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f; \
+      RA[r] = (e < FZ_BK * FZ_BM && gm < FZ_M && gk < FZ_K) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f; \
     }
-#define FZ_STAGE_A(p)                                                                                      \
+#define FZ_STAGE_A(p, RA)                                                                                  \
     [[unroll]] for (int r = 0; r < FZ_LA; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int kk = k_fast ? e % FZ_BK : e / FZ_BM, mm = k_fast ? e / FZ_BK : e % FZ_BM;                  \
-      if (e < FZ_BK * FZ_BM) FZ_AS_SET((p) * FZ_BK * FZ_AP + kk * FZ_AP + mm, ra[r]);                       \
+      if (e < FZ_BK * FZ_BM) FZ_AS_SET((p) * FZ_BK * FZ_AP + kk * FZ_AP + mm, RA[r]);                       \
     }
 #endif
 #if FZ_B_VEC4  // 4 consecutive n per load: N % 4 == 0
@@ -179,70 +194,121 @@ void main() {
 #else
 #define FZ_STORE_B4(i, v) [[unroll]] for (int c = 0; c < 4; ++c) fz_bs[(i) + c] = (v)[c]
 #endif
-#define FZ_FETCH_B(k0)                                                                                     \
+#define FZ_FETCH_B(k0, RB)                                                                                 \
     [[unroll]] for (int r = 0; r < FZ_LB4; ++r) {                                                                     \
       const int e = tid + r * threads;                                                                     \
       const int nn = (e % (FZ_BN / 4)) * 4, kk = e / (FZ_BN / 4);                                          \
       const fz_idx gn = col0 + nn, gk = (k0) + kk;                                                         \
-      rb[r] = (e < FZ_BK * (FZ_BN / 4) && gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B4(bbase + gk * FZ_B_SK + gn) : vec4(0.0f); \
+      RB[r] = (e < FZ_BK * (FZ_BN / 4) && gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B4(bbase + gk * FZ_B_SK + gn) : vec4(0.0f); \
     }
-#define FZ_STAGE_B(p)                                                                                      \
+#define FZ_STAGE_B(p, RB)                                                                                  \
     [[unroll]] for (int r = 0; r < FZ_LB4; ++r) {                                                                     \
       const int e = tid + r * threads;                                                                     \
       const int nn = (e % (FZ_BN / 4)) * 4, kk = e / (FZ_BN / 4);                                          \
-      if (e < FZ_BK * (FZ_BN / 4)) FZ_STORE_B4((p) * FZ_BK * FZ_BP + kk * FZ_BP + nn, rb[r]);              \
+      if (e < FZ_BK * (FZ_BN / 4)) FZ_STORE_B4((p) * FZ_BK * FZ_BP + kk * FZ_BP + nn, RB[r]);              \
     }
 #else
-#define FZ_FETCH_B(k0)                                                                                     \
+#define FZ_FETCH_B(k0, RB)                                                                                 \
     [[unroll]] for (int r = 0; r < FZ_LB; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int nn = n_fast ? e % FZ_BN : e / FZ_BK, kk = n_fast ? e / FZ_BN : e % FZ_BK;                  \
       const fz_idx gn = col0 + nn, gk = (k0) + kk;                                                         \
-      rb[r] = (e < FZ_BK * FZ_BN && gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f; \
+      RB[r] = (e < FZ_BK * FZ_BN && gn < FZ_N && gk < FZ_K) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f; \
     }
-#define FZ_STAGE_B(p)                                                                                      \
+#define FZ_STAGE_B(p, RB)                                                                                  \
     [[unroll]] for (int r = 0; r < FZ_LB; ++r) {                                                                      \
       const int e = tid + r * threads;                                                                     \
       const int nn = n_fast ? e % FZ_BN : e / FZ_BK, kk = n_fast ? e / FZ_BN : e % FZ_BK;                  \
-      if (e < FZ_BK * FZ_BN) FZ_BS_SET((p) * FZ_BK * FZ_BP + kk * FZ_BP + nn, rb[r]);                       \
+      if (e < FZ_BK * FZ_BN) FZ_BS_SET((p) * FZ_BK * FZ_BP + kk * FZ_BP + nn, RB[r]);                       \
     }
 #endif
-#define FZ_FETCH(k0) FZ_FETCH_A(k0) FZ_FETCH_B(k0)
-#define FZ_STAGE(p) FZ_STAGE_A(p) FZ_STAGE_B(p)
-    FZ_FETCH(kbeg)
-    FZ_STAGE(0)
+#define FZ_FETCH(k0, RA, RB) FZ_FETCH_A(k0, RA) FZ_FETCH_B(k0, RB)
+#define FZ_STAGE(p, RA, RB) FZ_STAGE_A(p, RA) FZ_STAGE_B(p, RB)
+    // One K slice (BK deep) of the tile from shared copy p into the accumulators.
+#if FZ_BLOCKED
+#define FZ_COMPUTE(p)                                                                                      \
+    {                                                                                                      \
+      const int as0 = (p) * FZ_BK * FZ_AP, bs0 = (p) * FZ_BK * FZ_BP;                                      \
+      [[unroll]] for (int kk = 0; kk < FZ_BK; ++kk) {                                                      \
+        vec4 a[FZ_GM], b[FZ_GN];                                                                           \
+        [[unroll]] for (int g = 0; g < FZ_GM; ++g) a[g] = fz_as[(as0 + kk * FZ_AP + g * (FZ_BM / FZ_GM) + ty * 4) >> 2]; \
+        [[unroll]] for (int g = 0; g < FZ_GN; ++g) b[g] = fz_bs[(bs0 + kk * FZ_BP + g * (FZ_BN / FZ_GN) + tx * 4) >> 2]; \
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i)                                                         \
+          [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i >> 2][i & 3], b[j >> 2][j & 3], fz_acc[i * FZ_TN + j]); \
+      }                                                                                                    \
+    }
+#else
+#define FZ_COMPUTE(p)                                                                                      \
+    {                                                                                                      \
+      const int as0 = (p) * FZ_BK * FZ_AP, bs0 = (p) * FZ_BK * FZ_BP;                                      \
+      [[unroll]] for (int kk = 0; kk < FZ_BK; ++kk) {                                                      \
+        float a[FZ_TM], b[FZ_TN];                                                                          \
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i) a[i] = fz_as[as0 + kk * FZ_AP + FZ_ROW(i)];             \
+        [[unroll]] for (int j = 0; j < FZ_TN; ++j) b[j] = fz_bs[bs0 + kk * FZ_BP + FZ_COL(j)];             \
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i)                                                         \
+          [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i], b[j], fz_acc[i * FZ_TN + j]); \
+      }                                                                                                    \
+    }
+#endif
+#if FZ_PREFETCH == 2
+    // Two K slices in flight (FUSOR_VK_GEMM_PREFETCH=2): slice s + 2 is fetched into one
+    // register set while slice s + 1 waits in the other, so a fetch has two steps of FMAs to
+    // arrive in, not one (the tiles of GPT-2's M = 64 layers run one workgroup per SM and wait
+    // on DRAM otherwise). Steps go in pairs so each set's index is a constant; the slices are
+    // added in the same order as below, so results are the same bits.
+    FZ_FETCH(kbeg, ra, rb)
+    FZ_STAGE(0, ra, rb)
+    if (kbeg + FZ_BK < kend) {
+      FZ_FETCH(kbeg + FZ_BK, ra2, rb2)
+    }
+    memoryBarrierShared();
+    barrier();
+    for (fz_idx k0 = kbeg; k0 < kend; k0 += 2 * FZ_BK) {
+      // Even step: shared 0 holds slice k0, set 2 slice k0 + BK; set 1 (ra/rb) is free.
+      if (k0 + 2 * FZ_BK < kend) {
+        FZ_FETCH(k0 + 2 * FZ_BK, ra, rb)
+      }
+      FZ_COMPUTE(0)
+      if (k0 + FZ_BK < kend) {
+        FZ_STAGE(1, ra2, rb2)
+      }
+      memoryBarrierShared();
+      barrier();
+      if (k0 + FZ_BK < kend) {  // uniform
+        // Odd step: shared 1 holds slice k0 + BK, set 1 slice k0 + 2 BK; set 2 is free.
+        if (k0 + 3 * FZ_BK < kend) {
+          FZ_FETCH(k0 + 3 * FZ_BK, ra2, rb2)
+        }
+        FZ_COMPUTE(1)
+        if (k0 + 2 * FZ_BK < kend) {
+          FZ_STAGE(0, ra, rb)
+        }
+        memoryBarrierShared();
+        barrier();
+      }
+    }
+#else
+    FZ_FETCH(kbeg, ra, rb)
+    FZ_STAGE(0, ra, rb)
     memoryBarrierShared();
     barrier();
     int p = 0;
     for (fz_idx k0 = kbeg; k0 < kend; k0 += FZ_BK) {
       const bool more = k0 + FZ_BK < kend;  // uniform
       if (more) {
-        FZ_FETCH(k0 + FZ_BK)
+        FZ_FETCH(k0 + FZ_BK, ra, rb)
       }
-      const int as0 = p * FZ_BK * FZ_AP, bs0 = p * FZ_BK * FZ_BP;
-      [[unroll]] for (int kk = 0; kk < FZ_BK; ++kk) {
-#if FZ_BLOCKED
-        vec4 a[FZ_GM], b[FZ_GN];
-        [[unroll]] for (int g = 0; g < FZ_GM; ++g) a[g] = fz_as[(as0 + kk * FZ_AP + g * (FZ_BM / FZ_GM) + ty * 4) >> 2];
-        [[unroll]] for (int g = 0; g < FZ_GN; ++g) b[g] = fz_bs[(bs0 + kk * FZ_BP + g * (FZ_BN / FZ_GN) + tx * 4) >> 2];
-        [[unroll]] for (int i = 0; i < FZ_TM; ++i)
-          [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i >> 2][i & 3], b[j >> 2][j & 3], fz_acc[i * FZ_TN + j]);
-#else
-        float a[FZ_TM], b[FZ_TN];
-        [[unroll]] for (int i = 0; i < FZ_TM; ++i) a[i] = fz_as[as0 + kk * FZ_AP + FZ_ROW(i)];
-        [[unroll]] for (int j = 0; j < FZ_TN; ++j) b[j] = fz_bs[bs0 + kk * FZ_BP + FZ_COL(j)];
-        [[unroll]] for (int i = 0; i < FZ_TM; ++i)
-          [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i], b[j], fz_acc[i * FZ_TN + j]);
-#endif
-      }
+      FZ_COMPUTE(p)
       // The other copy was last read before the previous step's barrier.
       if (more) {
-        FZ_STAGE(1 - p)
+        FZ_STAGE(1 - p, ra, rb)
       }
       memoryBarrierShared();
       barrier();
       p = 1 - p;
     }
+#endif
+#undef FZ_COMPUTE
 #undef FZ_FETCH
 #undef FZ_STAGE
 #undef FZ_FETCH_A

@@ -142,6 +142,41 @@ TEST_F(VulkanSplitK, VectorLoadsAndScalarFallback) {
     }
 }
 
+// FUSOR_VK_GEMM_PREFETCH=2 (two K slices in flight, a second register set) adds the same
+// products in the same order: bit-identical outputs to the one-slice loop, on the interleaved
+// and the blocked tiles, with and without split-K, for even and odd step counts and a K tail.
+TEST_F(VulkanSplitK, TwoSlicePrefetchGivesTheSameBits) {
+  const std::vector<Problem> ps = {
+      {"k48_three_steps", {}, 64, 64, 48, false, false, false, false, 1},
+      {"k1000_tail_bias_gelu", {}, 37, 50, 1000, false, false, true, false, 3},
+      {"batch_2_transposed_b", {2}, 20, 72, 300, false, true, false, true, 2},
+      {"k16_one_step", {}, 64, 64, 16, false, false, false, false, 1},
+  };
+  uint32_t seed = 500;
+  for (const char* family : {"4x4", "4x4b"})
+    for (const Problem& p : ps) {
+      SCOPED_TRACE(std::string(family) + " " + p.name);
+      Built b = build(p, seed += 7);
+      EnvGuard tile("FUSOR_VK_GEMM_TILE", family);
+      EnvGuard split("FUSOR_VK_SPLIT_K", std::to_string(p.slices));
+      std::vector<Tensor> one, two;
+      {
+        EnvGuard off("FUSOR_VK_GEMM_PREFETCH", "1");
+        one = vk_->compile(b.g, {})->run(b.inputs);
+      }
+      {
+        EnvGuard on("FUSOR_VK_GEMM_PREFETCH", "2");
+        two = vk_->compile(b.g, {})->run(b.inputs);
+      }
+      compare(two, make_backend("ref")->compile(b.g, {})->run(b.inputs), p.dtype);
+      ASSERT_EQ(one.size(), two.size());
+      for (size_t i = 0; i < one.size(); ++i) {
+        ASSERT_EQ(one[i].nbytes(), two[i].nbytes());
+        EXPECT_EQ(std::memcmp(one[i].raw(), two[i].raw(), one[i].nbytes()), 0) << "output " << i;
+      }
+    }
+}
+
 // choose_tiles' own decision on a described H200-like device (132 SMs, 48 KiB shared), on the
 // 4x4 register blocks (test_vulkan_gemm_tiles.cpp checks the blocked tiles' choice).
 TEST(VulkanSplitKChoice, TileGridDecidesSlices) {
