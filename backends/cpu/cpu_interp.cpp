@@ -356,6 +356,9 @@ class Runner {
 }  // namespace
 
 PreparedKernel prepare_cpu_kernel(const KernelSpec& k) {
+  // The tiled contractions walk the whole space as rows; ir/ never adds reductions to them.
+  if ((k.matmul || k.conv) && !k.reduce_axes.empty())
+    throw Error("cpu", k.name + ": a contraction kernel with reduce axes is not supported");
   PreparedKernel pk;
   std::vector<int> outer, inner;
   for (int i = 0; i < static_cast<int>(k.space.size()); ++i)
