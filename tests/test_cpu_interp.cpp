@@ -255,6 +255,22 @@ TEST(CpuInterp, ConvPlanesMatchElementAtATime) {
   }
 }
 
+TEST(CpuInterp, ConvSumsTermsInChannelRowColumnOrder) {
+  // Taps (c 0, ky 0, kx 0) and (c 0, ky 0, kx 1) are +-1e20 and cancel before the other terms
+  // arrive; summed in any other order the small terms are lost, so the bits check the order.
+  GraphBuilder b("conv_order", 13);
+  int x = b.input("x", DType::f32, {1, 4, 7, 10});
+  int w = b.input("w", DType::f32, {9, 4, 3, 3});
+  b.output(b.op("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  Graph g = b.build();
+  std::vector<Tensor> in = seeded(g, 21);
+  float* xv = in[0].data<float>();
+  float* wv = in[1].data<float>();
+  for (int64_t i = 0; i < 7 * 10; ++i) xv[i] = (i % 10) % 2 ? -1e20f : 1e20f;  // channel 0
+  for (int64_t ko = 0; ko < 9; ++ko) wv[ko * 36] = wv[ko * 36 + 1] = 1.0f;
+  expect_block_matches_oracle(g, in, -1, "conv, cancelling terms");
+}
+
 TEST(CpuInterp, ReductionsAcrossBlocksMatchElementAtATime) {
   // Softmax and LayerNorm over rows longer than one block, over a middle axis, and in f16.
   for (int64_t len : {5, 300, 1031}) {
