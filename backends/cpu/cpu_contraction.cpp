@@ -143,8 +143,8 @@ void conv_plane(const ConvDesc& d, const CpuBuffers& bufs, int64_t n, int64_t ko
           double* out = acc + oy * d.ow;
           if (f32) {
             if (d.stride_w == 1) {
-              const float* xr = xf + row;
-              for (int64_t ox = lo[rx]; ox < hi[rx]; ++ox) out[ox] += static_cast<double>(xr[ox]) * wv;
+              // Indexed from xf, not xf + row: row alone may point before the buffer (padding).
+              for (int64_t ox = lo[rx]; ox < hi[rx]; ++ox) out[ox] += static_cast<double>(xf[row + ox]) * wv;
             } else {
               for (int64_t ox = lo[rx]; ox < hi[rx]; ++ox) out[ox] += static_cast<double>(xf[row + ox * d.stride_w]) * wv;
             }
