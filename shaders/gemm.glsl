@@ -251,7 +251,7 @@ void main() {
     }
 #endif
 #if FZ_PREFETCH == 2
-    // Two K slices in flight (FUSOR_VK_GEMM_PREFETCH=2): slice s + 2 is fetched into one
+    // Two K slices in flight (the default; FUSOR_VK_GEMM_PREFETCH=1 for one): slice s + 2 is fetched into one
     // register set while slice s + 1 waits in the other, so a fetch has two steps of FMAs to
     // arrive in, not one (the tiles of GPT-2's M = 64 layers run one workgroup per SM and wait
     // on DRAM otherwise). Steps go in pairs so each set's index is a constant; the slices are

@@ -528,8 +528,9 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     work_items *= tiles_.split_k;
   }
   if (tiles_.blocked) s += "#define FZ_BLOCKED 1\n";
-  // FUSOR_VK_GEMM_PREFETCH=2: two K slices in flight (gemm.glsl FZ_PREFETCH), for the A/B.
-  if (const char* e = std::getenv("FUSOR_VK_GEMM_PREFETCH"); e && std::strcmp(e, "2") == 0) s += "#define FZ_PREFETCH 2\n";
+  // Two K slices in flight (gemm.glsl FZ_PREFETCH) unless FUSOR_VK_GEMM_PREFETCH=1: 4-5% faster on
+  // the H200's DRAM-bound M = 64 layers (docs/benchmarks.md, eighth session), same bits.
+  if (const char* e = std::getenv("FUSOR_VK_GEMM_PREFETCH"); !(e && std::strcmp(e, "1") == 0)) s += "#define FZ_PREFETCH 2\n";
   // FUSOR_VK_GEMM_LITERAL=1: tile sizes as literals (gemm.glsl FZ_TILE_LITERALS), for the A/B.
   if (const char* e = std::getenv("FUSOR_VK_GEMM_LITERAL"); e && std::strcmp(e, "1") == 0)
     s += "#define FZ_TILE_LITERALS 1\n#define FZ_TILE_BM " + std::to_string(tiles_.bm) + "\n#define FZ_TILE_BN " +

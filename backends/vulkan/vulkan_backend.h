@@ -52,9 +52,10 @@
 //   FUSOR_VK_GEMM_TILES=BM,BN,TM,TN  interleaved tiles of that size and register block for every
 //                           tiled matmul (powers of two, 32 .. max invocations threads), split-K
 //                           chosen for them; for tile sweeps (bench/vk_gemm_sweep.sh).
-//   FUSOR_VK_GEMM_PREFETCH=2  tiled matmuls keep two K slices in flight (a second register
-//                           set: slice s + 2 is fetched while s + 1 waits) instead of one; same
-//                           results bit for bit. An A/B knob for the DRAM-bound M = 64 layers.
+//   FUSOR_VK_GEMM_PREFETCH=1|2  K slices in flight in tiled matmuls: 2 (default) a second
+//                           register set, slice s + 2 is fetched while s + 1 waits; 1 the one-slice
+//                           loop. Same results bit for bit; 2 was 4-5% faster on the H200's
+//                           DRAM-bound M = 64 layers (GPT-2 2L, MLP b64).
 //   FUSOR_VK_GEMM_LITERAL=1  the tiled matmuls' tile sizes as literals in the GLSL rather than
 //                           specialization constants (spirv-opt then unrolls the register loops).
 //   FUSOR_VK_GEMV=old|new   matmuls with M <= 8: old (default) the first GEMV path; new the vector GEMV (gemm.glsl
