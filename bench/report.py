@@ -105,6 +105,19 @@ if "W5 GPT-2 compile" in res:
     for s in ("fusor-cuda", "fusor-vulkan"):
         w5 = lambda key: cell('W5 GPT-2 compile', s, key)
         out.append(f"| {s} | {w5('cold_ms')} | {w5('warm_process_ms')} | {w5('warm_ms')} | {w5('load_ms')} |")
+# W7 (issue 16): fp16/bf16 models; its targets are fusor-cuda <= 0.8x reduce-overhead and
+# fusor-vulkan <= 1.5x fusor-cuda, both ratios printed.
+w7 = [w for w in res if w.startswith("W7 ")]
+if w7:
+    out.append("")
+    out.append("| W7 (ms) | fusor-cuda | fusor-vulkan | torch eager | torch.compile | reduce-overhead | fusor-cuda / reduce-overhead | fusor-vulkan / fusor-cuda |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    for w in w7:
+        ro, fc, fv = (res[w].get(s, {}).get("ms") for s in ("torch-compile-ro", "fusor-cuda", "fusor-vulkan"))
+        r1 = "—" if not (ro and fc) else f"{fc / ro:.2f}"
+        r2 = "—" if not (fc and fv) else f"{fv / fc:.2f}"
+        out.append(f"| {w[3:]} | {cell(w,'fusor-cuda')} | {cell(w,'fusor-vulkan')} | {cell(w,'torch-eager')} | "
+                   f"{cell(w,'torch-compile')} | {cell(w,'torch-compile-ro')} | {r1} | {r2} |")
 open(os.path.join(run, "table.md"), "w").write("\n".join(out) + "\n")
 print("\n".join(out))
 
@@ -129,3 +142,14 @@ for s in ("torch-eager", "torch-cudagraph", "fusor-cuda eager", "fusor-cuda repl
 plt.xscale("log"); plt.yscale("log"); plt.xlabel("N dependent tiny kernels"); plt.ylabel("µs per kernel")
 plt.title("W3 launch overhead"); plt.legend(fontsize=8); plt.tight_layout()
 plt.savefig(os.path.join(run, "w3_launch.png"), dpi=110)
+# fusor-vulkan / fusor-cuda per contraction-heavy row (issue 12's 1.5x target line).
+rows = [w for w in res if (w.startswith("W4") or w.startswith("W6") or w.startswith("W7"))
+        and res[w].get("fusor-cuda", {}).get("ms") and res[w].get("fusor-vulkan", {}).get("ms")]
+if rows:
+    plt.figure(figsize=(7, 0.28 * len(rows) + 1.2))
+    rs = [res[w]["fusor-vulkan"]["ms"] / res[w]["fusor-cuda"]["ms"] for w in rows]
+    plt.barh(range(len(rows)), rs, color=["tab:green" if r <= 1.5 else "tab:red" for r in rs])
+    plt.axvline(1.5, color="gray", ls="--", label="target 1.5x")
+    plt.yticks(range(len(rows)), rows, fontsize=7); plt.gca().invert_yaxis()
+    plt.xlabel("fusor-vulkan / fusor-cuda device time (same run)"); plt.legend(fontsize=8); plt.tight_layout()
+    plt.savefig(os.path.join(run, "vulkan_vs_cuda.png"), dpi=110)
