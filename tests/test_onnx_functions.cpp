@@ -247,7 +247,7 @@ TEST(LocalFunctions, BodyNodesUseTheFunctionsOpset) {
 
 // Gate(X, C; alpha = 0.25) = If(C) then Act(X; alpha) else -X: a function whose If branches read
 // its input and call another function with a referenced attribute; an If of the graph whose
-// branch calls a function; a Loop whose body does.
+// branch calls a function; a Loop and a Scan whose bodies do.
 TEST(LocalFunctions, InsideSubgraphsAndSubgraphsInsideFunctions) {
   auto act = function("Act", {"X"}, {"Y"}, {with(node("LeakyRelu", {"X"}, {"Y"}), {attr_ref("alpha", "alpha", AP::FLOAT)})}, {}, {attr_f("alpha", 0.5f)});
   NP gate_if = node("If", {"C"}, {"Y"});
@@ -295,7 +295,14 @@ TEST(LocalFunctions, InsideSubgraphsAndSubgraphsInsideFunctions) {
     body->add_output()->set_name("cond_out");
     body->add_output()->set_name("acc_out");
     nodes.push_back(loop);
-    return model(nodes, {{"a", F32, {2, 3}}, {"b", F32, {2, 3}}, {"c", BOOL, {}}}, {"y", "z", "w"},
+    // Scan over a's rows: s[i] = Act(a[i]) (alpha: Act's default 0.5).
+    NP scan = with(node("Scan", {"a"}, {"s"}), {attr_i("num_scan_inputs", 1)});
+    auto* sb = graph_attr(scan, "body");
+    typed(sb->add_input(), "row", F32, {3});
+    add_nodes(sb, {inlined ? with(node("LeakyRelu", {"row"}, {"row_out"}), {attr_f("alpha", 0.5f)}) : node("Act", {"row"}, {"row_out"}, "local")});
+    sb->add_output()->set_name("row_out");
+    nodes.push_back(scan);
+    return model(nodes, {{"a", F32, {2, 3}}, {"b", F32, {2, 3}}, {"c", BOOL, {}}}, {"y", "z", "w", "s"},
                  inlined ? std::vector<onnx::FunctionProto>{} : std::vector<onnx::FunctionProto>{gate, act, add_mul()});
   };
   const Tensor a = rnd({2, 3}, 7), b = rnd({2, 3}, 8);
