@@ -165,7 +165,7 @@ std::string Emitter::decompose(const std::vector<int>& which, const std::string&
 }
 
 std::string Emitter::offset(size_t v, bool have_reduced) const {
-  std::string s = views_[v]->offset != 0 ? lit(views_[v]->offset) : "";
+  std::string s = d_.view_offset(v, lit(views_[v]->offset), views_[v]->offset);
   for (size_t g = 0; g < dims_.size(); ++g) {
     const int64_t st = dims_[g].strides[v];
     if (st == 0 || (dims_[g].reduced && !have_reduced)) continue;

@@ -170,6 +170,13 @@ struct Dialect {
   virtual std::string typed_intrinsic(const std::string& nm, DType math) const;
   // Lvalue of element `idx` of slot `slot` (CUDA "b3[idx]", GLSL "b3.d[idx]").
   virtual std::string element(int slot, const std::string& idx) const;
+  // The constant element offset of view `view` (loads, then outputs) of an element-wise loop
+  // kernel, as printed into its index: `literal` (offset 0: "", nothing added). The Vulkan
+  // backend may print a push constant instead, so kernels differing only in offsets (the pieces
+  // of a wide Concat or Split) share one pipeline.
+  virtual std::string view_offset(size_t view, const std::string& literal, int64_t offset) const {
+    return (void)view, offset != 0 ? literal : std::string();
+  }
   // Global-scope declarations: GLSL buffer blocks + local size; CUDA nothing. Both define
   // FZ_INDEX_ERROR (record an out-of-range index in the status word) when h.status_slot >= 0.
   virtual std::string declare_buffers(const KernelHeader& h) const { return ""; }

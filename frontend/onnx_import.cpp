@@ -19,6 +19,7 @@
 #include <onnx/defs/schema.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "frontend/onnx_functions.h"
 #include "ir/phases.h"
 #include "ir/small_dtypes.h"
 
@@ -235,8 +236,12 @@ struct Importer {
   // reads, one per placeholder appended to g.inputs after its formal inputs.
   Importer* parent = nullptr;
   std::vector<int> captured_outer;
+  // Model-local functions (shared by every graph of the model), and the calls this graph sits
+  // in when it is a subgraph of an inlined node (frontend/onnx_functions.h).
+  LocalFunctions* functions = nullptr;
+  const CallFrame* frame = nullptr;
 
-  static std::string norm_domain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
+  static std::string norm_domain(const std::string& d) { return onnx_norm_domain(d); }
 
   int define(const std::string& name, int id, const std::string& who) {
     if (!ids.emplace(name, id).second)
@@ -358,14 +363,6 @@ struct Importer {
     throw Error("onnx", n.label() + ": Constant has no value attribute");
   }
 
-  // Supported opset versions per domain: ai.onnx up to the newest opset the ONNX test suites
-  // use (fusor's op table follows the spec up to there); other domains at least 1.
-  static std::pair<int64_t, int64_t> opset_range(const std::string& domain) {
-    if (domain.empty()) return {1, kMaxOpset};
-    if (domain == "ai.onnx.ml") return {1, 5};
-    return {1, 1000};
-  }
-
   // The node against its ONNX schema, as onnxruntime does when it resolves a graph: input and
   // output counts, attribute types, required and unknown attributes. Only for opsets the linked
   // ONNX library knows (newer nodes are checked by fusor's op table); ops it does not define
@@ -387,13 +384,18 @@ struct Importer {
     }
   }
 
-  Node convert_node_header(const onnx::NodeProto& np, size_t index) {
+  static std::string node_name(const onnx::NodeProto& np, size_t index) {
+    return np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
+  }
+
+  // domain_opsets: the model's, or for a node inlined from a local function, the function's.
+  Node convert_node_header(const onnx::NodeProto& np, size_t index, const OpsetMap& domain_opsets) {
     Node n;
     n.op_type = np.op_type();
-    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
+    n.name = node_name(np, index);
     n.domain = norm_domain(np.domain());
-    auto it = opsets.find(n.domain);
-    n.opset = it != opsets.end() ? it->second : (n.domain.empty() ? g.opset : 1);
+    auto it = domain_opsets.find(n.domain);
+    n.opset = it != domain_opsets.end() ? it->second : (n.domain.empty() ? g.opset : 1);
     const std::string label = n.label();
     verify_schema(np, n);
     for (const auto& a : np.attribute()) n.attrs[a.name()] = convert_attr(a, label);
@@ -407,7 +409,7 @@ struct Importer {
     for (const auto& op : model.opset_import()) {
       const std::string d = norm_domain(op.domain());
       // As onnxruntime: a version outside the domain's known range is an invalid model.
-      const auto range = opset_range(d);
+      const auto range = onnx_opset_range(d);
       if (op.version() < range.first || op.version() > range.second)
         throw Error("onnx", model_label + ": opset_import " + (d.empty() ? "ai.onnx" : printable(d)) + " version " +
                                 std::to_string(op.version()) + " is outside the supported range " + std::to_string(range.first) +
@@ -416,8 +418,10 @@ struct Importer {
         throw Error("onnx", model_label + ": opset_import lists domain " + (d.empty() ? "ai.onnx" : printable(d)) + " twice");
     }
     if (opsets.count("")) g.opset = opsets[""];
+    LocalFunctions local_functions(model, opsets, model_label);
+    functions = &local_functions;
     for (const auto& np : gp.node())
-      if (!opsets.count(norm_domain(np.domain())))
+      if (!opsets.count(norm_domain(np.domain())) && !local_functions.find(np))
         throw Error("onnx", model_label + ": node '" + printable(np.name()) + "' (" + printable(np.op_type()) + ") uses domain " +
                                 (np.domain().empty() ? "ai.onnx" : printable(np.domain())) + ", which the model's opset_import does not list");
     if (gp.node_size() == 0 && gp.output_size() == 0)
@@ -429,12 +433,15 @@ struct Importer {
       define(name, g.add_constant(name, tensor_from_proto(std::move(t), base_dir)), "initializer");
     }
     body(gp);
+    functions = nullptr;  // local_functions ends here
   }
 
   // A graph attribute (If's then_branch / else_branch) as a Graph of its own; `outer` receives
   // the enclosing values it reads (its captured inputs, in order).
-  Graph import_subgraph(const onnx::GraphProto& gp, const std::string& who, std::vector<int>& outer) {
-    Importer sub{model, base_dir, model_label, {}, {}, opsets, this, {}};
+  // sub_opsets and sub_frame: those of the node holding the subgraph (a function's, when inlined).
+  Graph import_subgraph(const onnx::GraphProto& gp, const std::string& who, std::vector<int>& outer, const OpsetMap& sub_opsets,
+                        const CallFrame* sub_frame) {
+    Importer sub{model, base_dir, model_label, {}, {}, sub_opsets, this, {}, functions, sub_frame};
     sub.g.opset = g.opset;
     for (const auto& t : gp.initializer()) {
       if (t.name().empty()) throw Error("onnx", who + ": an initializer of its subgraph has no name");
@@ -467,11 +474,19 @@ struct Importer {
     g.formal_inputs = static_cast<int>(g.inputs.size());  // captured outer values are appended after these
 
     // Pass 1: create every node output (nodes may be listed out of order), folding Constants.
-    std::vector<Node> pending;
-    std::vector<const onnx::NodeProto*> protos;
+    // Calls of model-local functions are replaced by their bodies first.
+    std::vector<ImportNode> items;
+    items.reserve(static_cast<size_t>(gp.node_size()));
     for (int i = 0; i < gp.node_size(); ++i) {
-      const auto& np = gp.node(i);
-      Node n = convert_node_header(np, static_cast<size_t>(i));
+      const size_t index = static_cast<size_t>(i);
+      if (functions && functions->find(gp.node(i))) functions->expand(gp.node(i), &opsets, frame, index, node_name(gp.node(i), index), items);
+      else items.push_back({&gp.node(i), &opsets, frame, index});
+    }
+    std::vector<Node> pending;
+    std::vector<const ImportNode*> protos;
+    for (const ImportNode& item : items) {
+      const auto& np = *item.proto;
+      Node n = convert_node_header(np, item.index, *item.opsets);
       bool is_constant = n.op_type == "Constant" && n.domain.empty();
       if (is_constant) {
         if (np.output_size() != 1 || np.output(0).empty())
@@ -482,12 +497,12 @@ struct Importer {
       for (const auto& o : np.output())
         n.outputs.push_back(o.empty() ? -1 : define(o, g.add_value(o), n.label()));
       pending.push_back(std::move(n));
-      protos.push_back(&np);
+      protos.push_back(&item);
     }
     // Pass 2: resolve inputs now that every producer is known.
     for (size_t k = 0; k < pending.size(); ++k) {
       Node& n = pending[k];
-      for (const auto& in : protos[k]->input()) {
+      for (const auto& in : protos[k]->proto->input()) {
         if (in.empty()) {
           n.inputs.push_back(-1);
           continue;
@@ -499,10 +514,11 @@ struct Importer {
       for (auto& [name, value] : n.attrs) {
         if (!std::holds_alternative<std::shared_ptr<const Graph>>(value)) continue;
         const onnx::AttributeProto* a = nullptr;
-        for (const auto& cand : protos[k]->attribute())
+        for (const auto& cand : protos[k]->proto->attribute())
           if (cand.name() == name) a = &cand;
         std::vector<int> outer;
-        value = std::make_shared<const Graph>(import_subgraph(a->g(), n.label() + " attribute '" + name + "'", outer));
+        value = std::make_shared<const Graph>(
+            import_subgraph(a->g(), n.label() + " attribute '" + name + "'", outer, *protos[k]->opsets, protos[k]->frame));
         n.inputs.insert(n.inputs.end(), outer.begin(), outer.end());
       }
       g.add_node(std::move(n));

@@ -19,6 +19,9 @@
 //    its formal ones (Graph::formal_inputs counts those; placeholders named like the outer
 //    value), and the node's inputs after its own hold those
 //    outer values, graph attributes taken in name order. Lists of graphs (GRAPHS) are Unsupported.
+//  - calls of model-local functions (ModelProto.functions) are inlined: their body nodes appear
+//    instead, named "<call node>/<name>", each with the opset of the function's opset_import
+//    (frontend/onnx_functions.h, which lists the errors).
 // Errors: fusor::Error with component "onnx" naming the file, node, value or tensor, e.g.
 //   "[onnx] cannot open model 'm.onnx': No such file",
 //   "[onnx] 'm.onnx' is not a valid ONNX model (protobuf parse failed)",

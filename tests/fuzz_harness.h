@@ -153,6 +153,52 @@ inline std::vector<std::string> seed_models() {
     set_type(g->add_output(), "y", F, {});
     ms.push_back(m);
   }
+  {  // model-local functions (frontend/onnx_functions.h): a nested call, attribute references, a default
+    auto m = new_model();
+    auto* op = m.add_opset_import();
+    op->set_domain("local");
+    op->set_version(1);
+    auto* g = m.mutable_graph();
+    set_type(g->add_input(), "x", F, {2, 3});
+    add_init(g, "b", {3}, {0.5, -1, 2});
+    auto* blk = add_node(g, "Blk", {"x", "b"}, {"t"});
+    blk->set_domain("local");
+    auto* slope = blk->add_attribute();
+    slope->set_name("slope");
+    slope->set_type(onnx::AttributeProto::FLOAT);
+    slope->set_f(0.2f);
+    add_node(g, "Act", {"t"}, {"y"})->set_domain("local");
+    set_type(g->add_output(), "y", F, {});
+    auto function = [&](const std::string& name, std::vector<std::string> in, const std::string& ref_from) {
+      auto* f = m.add_functions();
+      f->set_domain("local");
+      f->set_name(name);
+      for (auto& i : in) f->add_input(i);
+      f->add_output("Y");
+      for (const char* d : {"", "local"}) {
+        auto* o = f->add_opset_import();
+        o->set_domain(d);
+        o->set_version(d[0] ? 1 : 17);
+      }
+      onnx::GraphProto body;  // nodes built with add_node, then moved into the function
+      if (in.size() == 2) add_node(&body, "Add", {"X", "B"}, {"T"});
+      auto* n = add_node(&body, in.size() == 2 ? "Act" : "LeakyRelu", {in.size() == 2 ? "T" : "X"}, {"Y"});
+      if (in.size() == 2) n->set_domain("local");
+      auto* a = n->add_attribute();
+      a->set_name("alpha");
+      a->set_ref_attr_name(ref_from);
+      a->set_type(onnx::AttributeProto::FLOAT);
+      for (auto& bn : body.node()) *f->add_node() = bn;
+      return f;
+    };
+    function("Blk", {"X", "B"}, "slope")->add_attribute("slope");
+    onnx::AttributeProto dflt;  // attribute_proto (IR 9): unknown field 11 to libonnx 1.12
+    dflt.set_name("alpha");
+    dflt.set_type(onnx::AttributeProto::FLOAT);
+    dflt.set_f(0.5f);
+    function("Act", {"X"}, "alpha")->mutable_unknown_fields()->AddLengthDelimited(11, dflt.SerializeAsString());
+    ms.push_back(m);
+  }
   std::vector<std::string> out;
   for (auto& m : ms) out.push_back(m.SerializeAsString());
   return out;
@@ -186,7 +232,7 @@ inline std::string mutate(const std::string& bytes, std::mt19937_64& rng) {
   auto* g = m.mutable_graph();
   const int rounds = 1 + static_cast<int>(rng() % 3);
   for (int r = 0; r < rounds; ++r) {
-    switch (rng() % 9) {
+    switch (rng() % 10) {
       case 0:
         if (g->input_size()) {
           auto* sh = g->mutable_input(static_cast<int>(rng() % g->input_size()))->mutable_type()->mutable_tensor_type()->mutable_shape();
@@ -236,6 +282,31 @@ inline std::string mutate(const std::string& bytes, std::mt19937_64& rng) {
           a->set_name(names[rng() % 9]);
           if (rng() % 2) a->set_type(onnx::AttributeProto::INT), a->set_i(interesting_int(rng));
           else a->set_type(onnx::AttributeProto::FLOAT), a->set_f(6.9f);
+        }
+        break;
+      case 9:  // a model-local function's body: calls (incl. itself), wiring, outputs, a twin
+        if (m.functions_size()) {
+          auto* f = m.mutable_functions(static_cast<int>(rng() % m.functions_size()));
+          auto* n = f->node_size() ? f->mutable_node(static_cast<int>(rng() % f->node_size())) : nullptr;
+          switch (rng() % 5) {
+            case 0:
+              if (n) n->set_op_type(m.functions(static_cast<int>(rng() % m.functions_size())).name()), n->set_domain("local");
+              break;
+            case 1:
+              if (n && n->input_size()) n->set_input(static_cast<int>(rng() % n->input_size()), rng() % 2 ? "Y" : (rng() % 2 ? "" : "nope"));
+              break;
+            case 2:
+              if (rng() % 2) f->add_output("Q");
+              else f->add_input("Extra");
+              break;
+            case 3:
+              if (n)
+                for (auto& a : *n->mutable_attribute()) a.set_ref_attr_name(rng() % 2 ? "missing" : "");
+              break;
+            default:
+              *m.add_functions() = *f;
+              break;
+          }
         }
         break;
       default:

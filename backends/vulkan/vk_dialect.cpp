@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -640,8 +641,17 @@ std::string VulkanDialect::element(int slot, const std::string& idx) const {
   return "b" + std::to_string(slot) + ".d[" + (d == 0 ? idx : "(" + idx + ") + " + std::to_string(d)) + "]";
 }
 
+std::string VulkanDialect::view_offset(size_t view, const std::string& literal, int64_t offset) const {
+  if (!push_offsets_ || view >= kPushOffsets || offset < INT32_MIN || offset > INT32_MAX)
+    return Dialect::view_offset(view, literal, offset);
+  if (push_values_.size() <= view) push_values_.resize(view + 1, 0);
+  push_values_[view] = static_cast<int32_t>(offset);
+  return "fz_idx(fz_pc.o[" + std::to_string(view) + "])";
+}
+
 std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
   std::string s;
+  if (push_offsets_) s += "layout(push_constant) uniform FzPush { int o[" + std::to_string(kPushOffsets) + "]; } fz_pc;\n";
   for (auto& b : h.bindings) {
     const std::string i = std::to_string(b.slot);
     s += "layout(std430, set = 0, binding = " + i + ") " + (b.no_alias ? "restrict " : "") + (b.written ? "" : "readonly ") +

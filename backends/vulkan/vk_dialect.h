@@ -126,6 +126,17 @@ class VulkanDialect : public Dialect {
   // declare_buffers() read them).
   void set_banks(std::map<int, Bank> banks) { banks_ = std::move(banks); }
 
+  // Push-constant view offsets (set before the kernel is emitted): the kernel declares
+  // `layout(push_constant) uniform FzPush { int o[kPushOffsets]; } fz_pc;` and reads the offset
+  // of view v (v < kPushOffsets, fitting int32) as fz_pc.o[v], so element-wise kernels that
+  // differ only in their views' offsets print one source and share one pipeline;
+  // push_values() (after emission) is what a dispatch pushes.
+  static constexpr uint32_t kPushOffsets = 32;  // 128 bytes: maxPushConstantsSize's minimum
+  void set_push_offsets(bool on) { push_offsets_ = on; }
+  bool push_offsets() const { return push_offsets_; }
+  const std::vector<int32_t>& push_values() const { return push_values_; }
+  std::string view_offset(size_t view, const std::string& literal, int64_t offset) const override;
+
   const ContractionTiles& tiles() const { return tiles_; }
   // Operands of this matmul gemm.glsl loads 4 at a time (FZ_A_VEC4 / FZ_B_VEC4): 0, 1 or 2.
   int vector_operands() const { return (a_vec4_slot_ >= 0 ? 1 : 0) + (b_vec4_slot_ >= 0 ? 1 : 0); }
@@ -178,6 +189,8 @@ class VulkanDialect : public Dialect {
   const PhysicalDeviceInfo& dev_;
   std::vector<int64_t> delta_;
   std::map<int, Bank> banks_;
+  bool push_offsets_ = false;
+  mutable std::vector<int32_t> push_values_;  // filled by view_offset() during emission
   ContractionTiles tiles_;
   bool contraction_ = false;
   int64_t split_bytes_ = 0, split_cnt_ = 0;

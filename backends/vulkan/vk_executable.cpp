@@ -125,6 +125,8 @@ void VulkanExecutable::release() {
   // run() always waits for its fence, so nothing of ours is in flight here.
   for (VkPipeline& p : pipelines_)
     if (p) vkDestroyPipeline(dev_, p, nullptr), p = VK_NULL_HANDLE;
+  for (VkPipelineLayout& l : push_layouts_)
+    if (l) vkDestroyPipelineLayout(dev_, l, nullptr), l = VK_NULL_HANDLE;
   for (auto& [set_layout, layout] : layouts_) {
     if (layout) vkDestroyPipelineLayout(dev_, layout, nullptr), layout = VK_NULL_HANDLE;
     if (set_layout) vkDestroyDescriptorSetLayout(dev_, set_layout, nullptr), set_layout = VK_NULL_HANDLE;
@@ -442,6 +444,8 @@ void VulkanExecutable::record(VkCommandBuffer cb, VkQueryPool per_kernel) {
       vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, bound);
     }
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, d.layout, 0, 1, &d.set, 0, nullptr);
+    if (!d.push.empty())
+      vkCmdPushConstants(cb, d.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(d.push.size() * sizeof(int32_t)), d.push.data());
     vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
     if (per_kernel) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, per_kernel, ++done);
     pending_reads.insert(pending_reads.end(), d.reads.begin(), d.reads.end());

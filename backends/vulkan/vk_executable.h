@@ -51,6 +51,7 @@ struct Dispatch {
   VkDescriptorSet set = VK_NULL_HANDLE;
   uint32_t groups[3] = {1, 1, 1};
   std::vector<ByteRange> reads, writes;  // arena ranges (constants are immutable, not tracked)
+  std::vector<int32_t> push;             // view offsets pushed before the dispatch (VulkanDialect::set_push_offsets)
 };
 
 // Why VulkanExecutable(ctx, g, opts) would throw Unsupported on a device described by `info`
@@ -122,7 +123,7 @@ class VulkanExecutable final : public Executable {
   // Constants only a [K, N] row-major matmul weight too large to window reads: uploaded
   // transposed ([N, K]) and the kernel's view rewritten, so it splits along N (vk_windows.h).
   void transpose_wide_weights();
-  VkPipelineLayout layout_for(uint32_t bindings);
+  VkPipelineLayout layout_for(uint32_t bindings, bool push_offsets = false);
 
   std::shared_ptr<Context> ctx_;
   CompileOptions opts_;
@@ -137,6 +138,7 @@ class VulkanExecutable final : public Executable {
 
   std::vector<VkPipeline> pipelines_;
   std::vector<std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;  // index = binding count
+  std::vector<VkPipelineLayout> push_layouts_;  // the same with the push-constant offsets block
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
   std::vector<Dispatch> dispatches_;
   std::vector<std::string> sources_;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "backends/codegen.h"
 #include "backends/compile_pool.h"
@@ -100,6 +101,33 @@ std::string emit_or_explain(const KernelSpec& k, const Plan& p, const VulkanDial
   }
 }
 
+// Element-wise kernels whose sources differ only in their views' offsets (the pieces of a
+// Concat or Split of many inputs: one kernel per piece) read the offsets as push constants and
+// share one pipeline; a shaderc compile and a pipeline per piece made a 30,000-way Concat take
+// minutes on lavapipe. Only where kShareOffsets or more distinct offset sets share a source:
+// every other kernel keeps literal offsets, its code (and speed) unchanged.
+constexpr size_t kShareOffsets = 8;
+std::vector<char> offsets_as_push_constants(const PhysicalDeviceInfo& info, const Plan& p) {
+  std::vector<char> use(p.kernels.size(), 0);
+  std::map<std::string, std::pair<std::set<std::vector<int32_t>>, std::vector<size_t>>> groups;  // source -> offsets, kernels
+  for (size_t ki = 0; ki < p.kernels.size(); ++ki) {
+    const KernelSpec& k = p.kernels[ki];
+    if (k.kind != FusionKind::loop || k.matmul || k.conv || !k.reductions.empty()) continue;
+    try {
+      VulkanDialect d(info, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p);  // deltas do not change the shape of the code
+      d.set_push_offsets(true);
+      auto& g = groups[emit_kernel(k, p, d)];
+      g.first.insert(d.push_values());
+      g.second.push_back(ki);
+    } catch (const Error&) {  // reported when the kernel is built for real
+    }
+  }
+  for (const auto& [src, g] : groups)
+    if (g.first.size() >= kShareOffsets)
+      for (size_t ki : g.second) use[ki] = 1;
+  return use;
+}
+
 }  // namespace
 
 namespace {
@@ -122,9 +150,21 @@ std::string unsupported_reason(const PhysicalDeviceInfo& info, const Plan& p) {
   return "";
 }
 
-VkPipelineLayout VulkanExecutable::layout_for(uint32_t n) {
+VkPipelineLayout VulkanExecutable::layout_for(uint32_t n, bool push) {
   if (layouts_.size() <= n) layouts_.resize(n + 1, {VK_NULL_HANDLE, VK_NULL_HANDLE});
+  if (push_layouts_.size() <= n) push_layouts_.resize(n + 1, VK_NULL_HANDLE);
   auto& [set_layout, layout] = layouts_[n];
+  if (push && !push_layouts_[n]) {  // the same set layout plus VulkanDialect's offsets block
+    layout_for(n, false);
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, VulkanDialect::kPushOffsets * sizeof(int32_t)};
+    VkPipelineLayoutCreateInfo pci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pci.setLayoutCount = 1;
+    pci.pSetLayouts = &set_layout;
+    pci.pushConstantRangeCount = 1;
+    pci.pPushConstantRanges = &range;
+    check_vk(vkCreatePipelineLayout(dev_, &pci, nullptr, &push_layouts_[n]), "vkCreatePipelineLayout");
+  }
+  if (push) return push_layouts_[n];
   if (layout) return layout;
   std::vector<VkDescriptorSetLayoutBinding> b(n);
   for (uint32_t i = 0; i < n; ++i) {
@@ -155,6 +195,7 @@ void VulkanExecutable::build_kernels() {
   blocked_tiles_.assign(plan_.kernels.size(), "");
   conv_loops_.assign(plan_.kernels.size(), 0);
   vector_operands_.assign(plan_.kernels.size(), -1);
+  const std::vector<char> push_offsets = offsets_as_push_constants(info, plan_);
 
   // Phase 1 (serial, cheap): source, launch geometry, hazards for every kernel.
   std::optional<PhaseScope> phase(std::in_place, "codegen");
@@ -199,6 +240,7 @@ void VulkanExecutable::build_kernels() {
     if (made->split_workspace_bytes() > static_cast<int64_t>(split_bytes_))  // a piece tiled differently: no split-K
       made.emplace(info, k, deltas, &plan_, int64_t{0});
     VulkanDialect& dialect = *made;
+    dialect.set_push_offsets(push_offsets[ki] != 0);
     const int64_t split_bytes = dialect.split_workspace_bytes();
     if (split_bytes > 0) {  // the workspace slot after the buffers (and status word)
       Binding ws;
@@ -263,7 +305,7 @@ void VulkanExecutable::build_kernels() {
     PipelineJob job;
     job.name = k.name;
     job.source = std::move(src);
-    job.layout = layout_for(nbind);
+    job.layout = layout_for(nbind, dialect.push_offsets());
     job.coopmat = dialect.tiles().coopmat != 0;
     std::string key = job.source;
     if (dialect.contraction()) {
@@ -284,6 +326,7 @@ void VulkanExecutable::build_kernels() {
     d.kernel = static_cast<int>(ki);
     d.pipeline = it->second;
     d.layout = jobs[it->second].layout;
+    if (dialect.push_offsets()) d.push = dialect.push_values();
     split_groups(groups, info, k.name, d.groups);
     // Hazards are tracked over exactly the bytes each descriptor binds (rounded to whole
     // 32-bit words, at least 4 bytes), which is what the device and synchronization
