@@ -34,8 +34,8 @@ enum class Cls { elementwise, view, reduce, matmul, conv, concat, opaque, dequan
 // The small dtypes (float8, int4, ...) stay opaque nodes: Cast's saturate/round_mode and the
 // packed types have no printed expression, and the GPUs refuse them (host fallback runs them).
 bool fusible_dtype(DType t) { return t != DType::string && t != DType::undefined && !dtype_is_small(t); }
-// Contractions and fused reductions accumulate in fp32 (fp16/bf16 storage) or in their dtype.
-bool contraction_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+// Fused reductions accumulate in fp32 (fp16/bf16 storage) or in their dtype; contractions:
+// contraction_dtypes (ir/passes.h).
 bool reduce_dtype(DType t) { return dtype_is_float(t); }
 
 struct TNode {
@@ -137,8 +137,7 @@ class Fuser {
         cls_[i] = Cls::reduce;
       } else if (fusible_matmul(g_, n)) {
         cls_[i] = Cls::matmul;
-      } else if (t == "Conv" && contraction_dtype(out.dtype) && n.num_inputs() == 2 && out.shape.size() == 4 &&
-                 g_.values[n.inputs[0]].dtype == out.dtype && g_.values[n.inputs[1]].dtype == out.dtype) {
+      } else if (t == "Conv" && n.num_inputs() == 2 && out.shape.size() == 4 && contraction_dtypes(g_, n)) {
         cls_[i] = Cls::conv;
       } else if (t == "Concat" && io_fusible(n, false)) {
         cls_[i] = Cls::concat;
