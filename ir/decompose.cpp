@@ -334,7 +334,8 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
   const DType d = node_float_dtype(g, n);
   if (d == DType::undefined) return false;
   const std::string& t = n.op_type;
-  const bool contraction = t == "Gemm" || t == "Conv" || (t == "Einsum" && einsum_is_one_matmul(g, n, d));
+  const bool half = d == DType::f16 || d == DType::bf16;
+  const bool contraction = t == "Gemm" || t == "Conv" || (t == "Einsum" && half && einsum_is_one_matmul(g, n, d));
   if (d == DType::f32 || d == DType::f64 || contraction) {
     rw.float_dtype = d;
     const bool done = rewrite_typed(g, n, rw);
