@@ -173,9 +173,9 @@ std::vector<double> product(const Tensor& a, const Tensor& b, int64_t m, int64_t
 }
 
 // Gemm(A, B^T, C) with alpha and beta; C nearly cancels alpha * A B (row-broadcast: cancels
-// row 0; full: every element), as an input or a constant.
-void gemm_case(DType t, bool full_c, bool c_input, bool with_c) {
-  const int64_t M = 16, K = 32, N = 24;
+// row 0; full: every element), as an input or a constant. M = 1 takes the GEMV paths.
+void gemm_case(DType t, bool full_c, bool c_input, bool with_c, int64_t M = 16) {
+  const int64_t K = 32, N = 24;
   const double alpha = 0.75, beta = 1.5;
   const Tensor a = grid(t, {M, K}, 11), bt = grid(t, {N, K}, 12);
   Tensor bk(t, {K, N});
@@ -193,7 +193,8 @@ void gemm_case(DType t, bool full_c, bool c_input, bool with_c) {
   }
   GraphBuilder::Attrs at{{"transB", int64_t{1}}, {"alpha", alpha}};
   if (with_c) at["beta"] = beta;
-  Case c{std::string(dtype_name(t)) + (with_c ? full_c ? " Gemm C full" : " Gemm C row" : " Gemm alpha") + (c_input ? " (C input)" : ""),
+  Case c{std::string(dtype_name(t)) + (with_c ? full_c ? " Gemm C full" : " Gemm C row" : " Gemm alpha") + (c_input ? " (C input)" : "") +
+             " M " + std::to_string(M),
          {}, feed};
   c.graph = finish(b, b.op("Gemm", ins, at), feed);
   // The old decomposition: the product rounded to t, then alpha, then beta * C, each rounded.
@@ -213,6 +214,7 @@ TEST(NumericsEpilogue, HalfGemmRoundsOnce) {
     gemm_case(t, false, false, true);
     gemm_case(t, true, true, true);
     gemm_case(t, false, false, false);
+    gemm_case(t, false, false, true, 1);
   }
 }
 
