@@ -260,6 +260,34 @@ TEST(NumericsEpilogue, HalfConvBiasRoundsOnce) {
   }
 }
 
+// A ConvTranspose and a 1-D Conv with bias are not decomposed: their kernels (ref, the cpu
+// interpreter's and the GPUs' opaque ones) start the fp32 sum at the bias and round once.
+TEST(NumericsEpilogue, HalfUndecomposedConvsWithBiasRoundOnce) {
+  for (DType t : {DType::f16, DType::bf16}) {
+    {
+      GraphBuilder b("convtranspose_bias", 18);
+      Case c{std::string(dtype_name(t)) + " ConvTranspose bias", {}, {grid(t, {1, 4, 5, 5}, 51)}};
+      c.graph = finish(b,
+                       b.op("ConvTranspose", {b.input("x", t, {1, 4, 5, 5}), b.constant("w", grid(t, {4, 3, 3, 3}, 52)),
+                                              b.constant("bias", grid(t, {3}, 53))},
+                            {{"strides", std::vector<int64_t>{2, 2}}}),
+                       c.feed);
+      c.one_kernel = false;
+      check(c, nullptr);
+    }
+    {
+      GraphBuilder b("conv1d_bias", 18);
+      Case c{std::string(dtype_name(t)) + " Conv 1-D bias", {}, {grid(t, {2, 4, 16}, 54)}};
+      c.graph = finish(b,
+                       b.op("Conv", {b.input("x", t, {2, 4, 16}), b.constant("w", grid(t, {6, 4, 3}, 55)), b.constant("bias", grid(t, {6}, 56))},
+                            {{"pads", std::vector<int64_t>{1, 1}}}),
+                       c.feed);
+      c.one_kernel = false;
+      check(c, nullptr);
+    }
+  }
+}
+
 // Einsum "ij,jk->i": k is summed from B alone before the product; that partial sum (about 32,
 // on B's finer positive grid) needs more bits than fp16/bf16 have and must not be rounded.
 TEST(NumericsEpilogue, HalfEinsumSumsBeforeRoundingOnce) {
