@@ -260,6 +260,29 @@ TEST(NumericsEpilogue, HalfConvBiasRoundsOnce) {
   }
 }
 
+// A Conv + bias whose reader is a reduction (GlobalAveragePool) cannot take output fusion: the
+// conv kernel still ends in the bias and the one rounding, and stores the fp16/bf16 value (not
+// the fp32 sum) for the reduction kernel, as many bytes as a conv that rounded first.
+TEST(NumericsEpilogue, HalfConvBiasBeforeAReductionStoresTheNarrowValue) {
+  for (DType t : {DType::f16, DType::bf16}) {
+    const Tensor x = grid(t, {2, 4, 8, 8}, 61);
+    GraphBuilder b("conv_pool", 18);
+    int y = b.op("Conv", {b.input("x", t, {2, 4, 8, 8}), b.constant("w", grid(t, {6, 4, 3, 3}, 62)), b.constant("bias", grid(t, {6}, 63))},
+                 {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    Case c{std::string(dtype_name(t)) + " Conv bias Relu GlobalAveragePool", {}, {x}};
+    c.graph = finish(b, b.op("GlobalAveragePool", {b.op("Relu", {y})}), c.feed);
+    c.one_kernel = false;
+    check(c, nullptr);
+    const Plan p = build_plan(c.graph);  // conv (+ bias, Cast), ReduceMean (fp32, as decomposed), Cast
+    ASSERT_EQ(p.kernels.size(), 3u);
+    const KernelSpec& k = p.kernels[0];
+    ASSERT_TRUE(k.conv);
+    EXPECT_EQ(acc_of(k), DType::f32);
+    ASSERT_EQ(k.outputs.size(), 1u);
+    EXPECT_EQ(p.buffers[k.outputs[0].buffer].dtype, t) << "the conv kernel stores the rounded value";
+  }
+}
+
 // A ConvTranspose and a 1-D Conv with bias are not decomposed: their kernels (ref, the cpu
 // interpreter's and the GPUs' opaque ones) start the fp32 sum at the bias and round once.
 TEST(NumericsEpilogue, HalfUndecomposedConvsWithBiasRoundOnce) {
