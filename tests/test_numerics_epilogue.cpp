@@ -70,8 +70,9 @@ std::string differences(const Tensor& got, const Tensor& want) {
     worst = u < 0 || worst < 0 ? -1 : std::max(worst, u);
   }
   if (n == 0) return "";
-  return std::to_string(n) + " of " + std::to_string(want.numel()) + " elements differ, up to " + std::to_string(worst) +
-         " ulp; first [" + std::to_string(first) + "] " + std::to_string(got.get(first)) + " vs " + std::to_string(want.get(first));
+  return std::to_string(n) + " of " + std::to_string(want.numel()) + " elements differ, up to " +
+         std::to_string(worst) + " ulp; first [" + std::to_string(first) + "] " + std::to_string(got.get(first)) +
+         " vs " + std::to_string(want.get(first));
 }
 
 // The dtype of a contraction kernel's acc nodes (KernelSpec::acc_dtype, spelled out here).
@@ -83,9 +84,9 @@ DType acc_of(const KernelSpec& k) {
 
 struct Case {
   std::string name;
-  Graph graph;                 // static, one output
+  Graph graph;  // static, one output
   std::vector<Tensor> feed;
-  bool one_kernel = true;      // fused: the whole node is one contraction kernel with an fp32 acc
+  bool one_kernel = true;  // fused: the whole node is one contraction kernel with an fp32 acc
 };
 
 // Runs c on ref, cpu (fused, unfused), vulkan and cuda where present and compares bit for bit
@@ -120,7 +121,8 @@ void check(const Case& c, const Tensor* twice) {
     const KernelSpec& k = p.kernels[0];
     ASSERT_TRUE(k.matmul || k.conv);
     EXPECT_EQ(acc_of(k), DType::f32);
-    const int a = k.matmul ? k.matmul->a_buffer : k.conv->x_buffer, b = k.matmul ? k.matmul->b_buffer : k.conv->w_buffer;
+    const int a = k.matmul ? k.matmul->a_buffer : k.conv->x_buffer,
+              b = k.matmul ? k.matmul->b_buffer : k.conv->w_buffer;
     EXPECT_EQ(p.buffers[a].dtype, want.dtype()) << "operands are read in their dtype";
     EXPECT_EQ(p.buffers[b].dtype, want.dtype());
   }
@@ -193,9 +195,10 @@ void gemm_case(DType t, bool full_c, bool c_input, bool with_c, int64_t M = 16) 
   }
   GraphBuilder::Attrs at{{"transB", int64_t{1}}, {"alpha", alpha}};
   if (with_c) at["beta"] = beta;
-  Case c{std::string(dtype_name(t)) + (with_c ? full_c ? " Gemm C full" : " Gemm C row" : " Gemm alpha") + (c_input ? " (C input)" : "") +
-             " M " + std::to_string(M),
-         {}, feed};
+  Case c{std::string(dtype_name(t)) + (with_c ? full_c ? " Gemm C full" : " Gemm C row" : " Gemm alpha") +
+             (c_input ? " (C input)" : "") + " M " + std::to_string(M),
+         {},
+         feed};
   c.graph = finish(b, b.op("Gemm", ins, at), feed);
   // The old decomposition: the product rounded to t, then alpha, then beta * C, each rounded.
   Tensor twice(t, {M, N});
@@ -229,7 +232,8 @@ void conv_case(DType t, int64_t c, int64_t k, int64_t groups, bool relu) {
       for (int64_t r = 0; r < 3; ++r)
         for (int64_t q = 0; q < 3; ++q) {
           const int64_t iy = oy - 1 + r, ix = ox - 1 + q, ch = ko / kpg * cpg + ci;
-          if (iy >= 0 && iy < h && ix >= 0 && ix < w) s += x.get(((img * c + ch) * h + iy) * w + ix) * wt.get(((ko * cpg + ci) * 3 + r) * 3 + q);
+          if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+            s += x.get(((img * c + ch) * h + iy) * w + ix) * wt.get(((ko * cpg + ci) * 3 + r) * 3 + q);
         }
     return s;
   };
@@ -239,7 +243,8 @@ void conv_case(DType t, int64_t c, int64_t k, int64_t groups, bool relu) {
   int y = b.op("Conv", {b.input("x", t, {n, c, h, w}), b.constant("w", wt), b.constant("bias", bias)},
                {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", groups}});
   if (relu) y = b.op("Relu", {y});
-  Case cs{std::string(dtype_name(t)) + " Conv bias groups " + std::to_string(groups) + (relu ? " + Relu" : ""), {}, {x}};
+  Case cs{
+      std::string(dtype_name(t)) + " Conv bias groups " + std::to_string(groups) + (relu ? " + Relu" : ""), {}, {x}};
   cs.graph = finish(b, y, cs.feed);
   Tensor twice(t, {n, k, h, w});
   for (int64_t img = 0; img < n; ++img)
@@ -267,7 +272,9 @@ TEST(NumericsEpilogue, HalfConvBiasBeforeAReductionStoresTheNarrowValue) {
   for (DType t : {DType::f16, DType::bf16}) {
     const Tensor x = grid(t, {2, 4, 8, 8}, 61);
     GraphBuilder b("conv_pool", 18);
-    int y = b.op("Conv", {b.input("x", t, {2, 4, 8, 8}), b.constant("w", grid(t, {6, 4, 3, 3}, 62)), b.constant("bias", grid(t, {6}, 63))},
+    int y = b.op("Conv",
+                 {b.input("x", t, {2, 4, 8, 8}), b.constant("w", grid(t, {6, 4, 3, 3}, 62)),
+                  b.constant("bias", grid(t, {6}, 63))},
                  {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
     Case c{std::string(dtype_name(t)) + " Conv bias Relu GlobalAveragePool", {}, {x}};
     c.graph = finish(b, b.op("GlobalAveragePool", {b.op("Relu", {y})}), c.feed);
@@ -291,8 +298,9 @@ TEST(NumericsEpilogue, HalfUndecomposedConvsWithBiasRoundOnce) {
       GraphBuilder b("convtranspose_bias", 18);
       Case c{std::string(dtype_name(t)) + " ConvTranspose bias", {}, {grid(t, {1, 4, 5, 5}, 51)}};
       c.graph = finish(b,
-                       b.op("ConvTranspose", {b.input("x", t, {1, 4, 5, 5}), b.constant("w", grid(t, {4, 3, 3, 3}, 52)),
-                                              b.constant("bias", grid(t, {3}, 53))},
+                       b.op("ConvTranspose",
+                            {b.input("x", t, {1, 4, 5, 5}), b.constant("w", grid(t, {4, 3, 3, 3}, 52)),
+                             b.constant("bias", grid(t, {3}, 53))},
                             {{"strides", std::vector<int64_t>{2, 2}}}),
                        c.feed);
       c.one_kernel = false;
@@ -302,7 +310,9 @@ TEST(NumericsEpilogue, HalfUndecomposedConvsWithBiasRoundOnce) {
       GraphBuilder b("conv1d_bias", 18);
       Case c{std::string(dtype_name(t)) + " Conv 1-D bias", {}, {grid(t, {2, 4, 16}, 54)}};
       c.graph = finish(b,
-                       b.op("Conv", {b.input("x", t, {2, 4, 16}), b.constant("w", grid(t, {6, 4, 3}, 55)), b.constant("bias", grid(t, {6}, 56))},
+                       b.op("Conv",
+                            {b.input("x", t, {2, 4, 16}), b.constant("w", grid(t, {6, 4, 3}, 55)),
+                             b.constant("bias", grid(t, {6}, 56))},
                             {{"pads", std::vector<int64_t>{1, 1}}}),
                        c.feed);
       c.one_kernel = false;
@@ -319,7 +329,9 @@ TEST(NumericsEpilogue, HalfEinsumSumsBeforeRoundingOnce) {
     const Tensor a = grid(t, {I, J}, 31), bm = grid(t, {J, K}, 32, t == DType::f16 ? 8 : 7, true);
     GraphBuilder b("einsum_epilogue", 18);
     Case c{std::string(dtype_name(t)) + " Einsum ij,jk->i", {}, {a}};
-    c.graph = finish(b, b.op("Einsum", {b.input("a", t, {I, J}), b.constant("b", bm)}, {{"equation", std::string("ij,jk->i")}}), c.feed);
+    c.graph = finish(
+        b, b.op("Einsum", {b.input("a", t, {I, J}), b.constant("b", bm)}, {{"equation", std::string("ij,jk->i")}}),
+        c.feed);
     c.one_kernel = false;
     Tensor twice(t, {I});
     for (int64_t i = 0; i < I; ++i) {
@@ -346,7 +358,8 @@ TEST(NumericsEpilogue, HalfMatMulThenAddRoundsTwice) {
     for (int64_t i = 0; i < cm.numel(); ++i) once.set(i, p[i] + cm.get(i));
     GraphBuilder b("matmul_add", 18);
     Case c{std::string(dtype_name(t)) + " MatMul + Add", {}, {a}};
-    c.graph = finish(b, b.op("Add", {b.op("MatMul", {b.input("a", t, {M, K}), b.constant("b", bk)}), b.constant("c", cm)}), c.feed);
+    c.graph = finish(
+        b, b.op("Add", {b.op("MatMul", {b.input("a", t, {M, K}), b.constant("b", bk)}), b.constant("c", cm)}), c.feed);
     c.one_kernel = false;
     check(c, nullptr);
     const Tensor want = run_on_backend("ref", c.graph, c.feed)[0];
