@@ -49,6 +49,8 @@ class Rewriter {
     return op(type, {x}, {{"axes", axes}, {"keepdims", int64_t{keep ? 1 : 0}}}, out, 11);
   }
   void keep(Node n) { nodes_.push_back(std::move(n)); }
+  Node& last() { return nodes_.back(); }
+  const std::vector<Node>& emitted() const { return nodes_; }
   void set_origin(const std::string& s) { origin_ = s; }
   std::vector<Node> take() { return std::move(nodes_); }
   DType float_dtype = DType::f32;
@@ -262,6 +264,20 @@ bool rewrite_einsum(const Graph& g, const Node& n, Rewriter& rw) {
 
 bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw);
 
+// t's values as float32 (exact from fp16/bf16).
+Tensor as_f32(const Tensor& t) {
+  Tensor f(DType::f32, t.shape());
+  for (int64_t i = 0; i < f.numel(); ++i) f.set(i, t.get(i));
+  return f;
+}
+
+// Value v (fp16/bf16) as float32: a constant converted now, else a Cast node.
+int to_f32(const Graph& g, Rewriter& rw, int v) {
+  const Value& src = g.values[v];
+  if (!src.constant) return rw.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
+  return rw.constant(src.name + ":f32", as_f32(*src.constant));
+}
+
 // Reduce* with noop_with_empty_axes=1 and empty or absent axes reduces over no axis: each
 // output is its one element through the op's element-wise part (as ir/ops/reduce.cpp
 // computes it), in the node's own dtype. Returns false for anything else.
@@ -291,17 +307,35 @@ bool rewrite_reduce_noop(const Graph& g, const Node& n, Rewriter& rw) {
 }
 
 
+// An Einsum of fp16/bf16 that decomposes into views around one MatMul: that MatMul rounds
+// once, as the node does. Pre-summed labels or the generic product-and-sum would round
+// partial results to the dtype, so those take the fp32 path of rewrite().
+bool einsum_is_one_matmul(Graph& g, const Node& n, DType d) {
+  Rewriter probe(g);
+  probe.float_dtype = d;
+  probe.set_origin(n.name);
+  if (!rewrite_einsum(g, n, probe)) return false;
+  int matmuls = 0;
+  for (const Node& m : probe.emitted()) {
+    if (m.op_type == "MatMul") ++matmuls;
+    else if (m.op_type != "Transpose" && m.op_type != "Reshape") return false;
+  }
+  return matmuls == 1;
+}
+
 // Returns true when n was rewritten (its replacement nodes are in rw). f32 and f64 nodes
 // decompose in their own dtype; fp16/bf16 ones compute in fp32 (storage types, DESIGN.md
 // numerics): their float inputs are Cast to f32, the f32 decomposition runs, and its results
-// are Cast back (the Casts fuse into the kernels). Contractions (Gemm, Conv bias, Einsum)
-// stay in their dtype, since their kernels already accumulate in fp32.
+// are Cast back (the Casts fuse into the kernels). Contractions (Gemm, Conv bias, an Einsum
+// that is one MatMul) keep their fp16/bf16 operands, since their kernels accumulate in fp32;
+// an epilogue (Gemm's alpha and C, Conv's bias) reads the fp32 result (Node::f32_result).
 bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
   if (rewrite_reduce_noop(g, n, rw)) return true;  // any dtype, integers included
   const DType d = node_float_dtype(g, n);
   if (d == DType::undefined) return false;
   const std::string& t = n.op_type;
-  const bool contraction = t == "Gemm" || t == "Conv" || t == "Einsum";
+  const bool half = d == DType::f16 || d == DType::bf16;
+  const bool contraction = t == "Gemm" || t == "Conv" || (t == "Einsum" && half && einsum_is_one_matmul(g, n, d));
   if (d == DType::f32 || d == DType::f64 || contraction) {
     rw.float_dtype = d;
     const bool done = rewrite_typed(g, n, rw);
@@ -314,9 +348,7 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
     if (v < 0 || g.values[v].dtype != d) continue;
     const Value src = g.values[v];
     if (src.constant) {  // constants (BatchNorm's statistics) convert now, so they stay constants
-      Tensor f(DType::f32, src.shape);
-      for (int64_t i = 0; i < f.numel(); ++i) f.set(i, src.constant->get(i));
-      v = rw.constant(src.name + ":f32", std::move(f));
+      v = rw.constant(src.name + ":f32", as_f32(*src.constant));
       continue;
     }
     int w = g.add_value(g.unique_name(src.name + ":f32"), DType::f32, src.shape, true);
@@ -407,12 +439,23 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     if (n.attr_i("transB", 0)) b = rw.op("Transpose", {b}, {{"perm", std::vector<int64_t>{1, 0}}});
     double alpha = n.attr_f("alpha", 1.0), beta = n.attr_f("beta", 1.0);
     bool has_c = in(2) >= 0 && beta != 0.0;
-    int y = rw.op("MatMul", {a, b}, {}, (alpha == 1.0 && !has_c) ? out : -1);
-    if (alpha != 1.0) y = rw.op("Mul", {y, rw.scalar(alpha)}, {}, has_c ? -1 : out);
+    const bool epilogue = alpha != 1.0 || has_c;
+    // fp16/bf16 with an epilogue: alpha * A'B' + beta * C in fp32, then one rounding.
+    const DType d = rw.float_dtype;
+    const bool wide = epilogue && (d == DType::f16 || d == DType::bf16);
+    const int res = wide ? -1 : out;  // the epilogue's last value: the Cast below writes `out`
+    if (wide) rw.float_dtype = DType::f32;
+    int y = rw.op("MatMul", {a, b}, {}, epilogue ? -1 : out);
+    rw.last().f32_result = wide;
+    if (alpha != 1.0) y = rw.op("Mul", {y, rw.scalar(alpha)}, {}, has_c ? -1 : res);
     if (has_c) {
-      int c = in(2);
+      int c = wide ? to_f32(g, rw, in(2)) : in(2);
       if (beta != 1.0) c = rw.op("Mul", {c, rw.scalar(beta)});
-      rw.op("Add", {y, c}, {}, out);
+      y = rw.op("Add", {y, c}, {}, res);
+    }
+    if (wide) {
+      rw.float_dtype = d;
+      rw.op("Cast", {y}, {{"to", int64_t{dtype_to_onnx(d)}}}, out);
     }
     return true;
   }
@@ -490,16 +533,21 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     return true;
   }
   if (t == "Conv" && in(2) >= 0 && rank(in(0)) == 4 && rw.value(in(2)).constant) {
-    // Bias becomes an element-wise Add that output fusion puts back into the epilogue.
+    // Bias becomes an element-wise Add that output fusion puts back into the epilogue; for
+    // fp16/bf16 the conv's fp32 sum plus the bias rounds once (a Cast after the Add).
+    const DType d = rw.float_dtype;
+    const bool wide = d == DType::f16 || d == DType::bf16;
     Node c = n;
     c.inputs.resize(2);
     c.name = n.name;
+    c.f32_result = wide;
     int y = g.add_value(n.name + ":nobias");
     c.outputs = {y};
     rw.keep(c);
-    Tensor b = *rw.value(in(2)).constant;
+    Tensor b = wide ? as_f32(*rw.value(in(2)).constant) : *rw.value(in(2)).constant;
     b.reshape({b.numel(), 1, 1});
-    rw.op("Add", {y, rw.constant("conv_bias", std::move(b))}, {}, out);
+    const int sum = rw.op("Add", {y, rw.constant("conv_bias", std::move(b))}, {}, wide ? -1 : out);
+    if (wide) rw.op("Cast", {sum}, {{"to", int64_t{dtype_to_onnx(d)}}}, out);
     return true;
   }
   return false;

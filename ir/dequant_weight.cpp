@@ -67,12 +67,17 @@ std::vector<size_t> weight_dequant_matmuls(const Graph& g, size_t node) {
   return mm;
 }
 
+bool contraction_dtypes(const Graph& g, const Node& n) {
+  const DType t = g.values[n.inputs[0]].dtype, out = g.values[n.outputs[0]].dtype;
+  if (g.values[n.inputs[1]].dtype != t) return false;
+  if (n.f32_result) return (t == DType::f16 || t == DType::bf16) && out == DType::f32;
+  return (t == DType::f32 || t == DType::f16 || t == DType::bf16) && out == t;
+}
+
 bool fusible_matmul(const Graph& g, const Node& n) {
   if (n.op_type != "MatMul" || n.outputs.size() != 1 || n.outputs[0] < 0 || !n.has_input(0) || !n.has_input(1)) return false;
-  const DType t = g.values[n.outputs[0]].dtype;
   const Value &a = g.values[n.inputs[0]], &b = g.values[n.inputs[1]];
-  return (t == DType::f32 || t == DType::f16 || t == DType::bf16) && a.shape.size() >= 2 && b.shape.size() >= 2 && a.dtype == t &&
-         b.dtype == t;
+  return a.shape.size() >= 2 && b.shape.size() >= 2 && contraction_dtypes(g, n);
 }
 
 bool fused_weight_dequant(const Graph& g, size_t node, bool fuse) {

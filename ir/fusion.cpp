@@ -34,8 +34,8 @@ enum class Cls { elementwise, view, reduce, matmul, conv, concat, opaque, dequan
 // The small dtypes (float8, int4, ...) stay opaque nodes: Cast's saturate/round_mode and the
 // packed types have no printed expression, and the GPUs refuse them (host fallback runs them).
 bool fusible_dtype(DType t) { return t != DType::string && t != DType::undefined && !dtype_is_small(t); }
-// Contractions and fused reductions accumulate in fp32 (fp16/bf16 storage) or in their dtype.
-bool contraction_dtype(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+// Fused reductions accumulate in fp32 (fp16/bf16 storage) or in their dtype; contractions:
+// contraction_dtypes (ir/passes.h).
 bool reduce_dtype(DType t) { return dtype_is_float(t); }
 
 struct TNode {
@@ -74,20 +74,22 @@ class Fuser {
     classify();
     init_materialized();
     if (o_.fuse) cut_long_chains();
-    for (int attempt = 0;; ++attempt) {
-      try {
-        decide_recompute();
-        build_kernels();
-        break;
-      } catch (NeedMaterialize& m) {
-        if (mat_[m.value] || attempt > static_cast<int>(g_.values.size()))
-          throw Error("fusion", "internal: cannot materialize value '" + g_.values[m.value].name + "'");
-        mat_[m.value] = 1;
+    for (int pass = 0;; ++pass) {
+      for (int attempt = 0;; ++attempt) {
+        try {
+          decide_recompute();
+          build_kernels();
+          break;
+        } catch (NeedMaterialize& m) {
+          if (mat_[m.value] || attempt > static_cast<int>(g_.values.size()))
+            throw Error("fusion", "internal: cannot materialize value '" + g_.values[m.value].name + "'");
+          mat_[m.value] = 1;
+        }
       }
-    }
-    if (o_.fuse) {
+      if (!o_.fuse) break;
       absorb_reductions();
       fuse_outputs();
+      if (pass > 0 || !store_narrow_epilogues()) break;
     }
     drop_dead_kernels();
     return finish();
@@ -137,8 +139,7 @@ class Fuser {
         cls_[i] = Cls::reduce;
       } else if (fusible_matmul(g_, n)) {
         cls_[i] = Cls::matmul;
-      } else if (t == "Conv" && contraction_dtype(out.dtype) && n.num_inputs() == 2 && out.shape.size() == 4 &&
-                 g_.values[n.inputs[0]].dtype == out.dtype && g_.values[n.inputs[1]].dtype == out.dtype) {
+      } else if (t == "Conv" && n.num_inputs() == 2 && out.shape.size() == 4 && contraction_dtypes(g_, n)) {
         cls_[i] = Cls::conv;
       } else if (t == "Concat" && io_fusible(n, false)) {
         cls_[i] = Cls::concat;
@@ -849,6 +850,29 @@ class Fuser {
       topo_order(k);
       ck.outputs.clear();  // now dead; removed below
     }
+  }
+
+  // A contraction with an fp32 acc whose readers output fusion could not take (a reduction,
+  // several kernels) stores the wide sum; the narrow value its epilogue chain ends in (a Gemm's
+  // or Conv's Cast to fp16/bf16) is marked stored instead, so the rebuilt plan's contraction
+  // kernel writes that and its readers read it. True when some value was marked.
+  bool store_narrow_epilogues() {
+    bool marked = false;
+    for (const KernelSpec& k : kernels_) {
+      if (!(k.matmul || k.conv) || k.outputs.size() != 1 || k.expr.size() != 1 || k.acc_dtype() != DType::f32) continue;
+      const int u = value_of_buffer(k.outputs[0].buffer);
+      if (u < 0 || buffers_[k.outputs[0].buffer].role != Buffer::Role::intermediate) continue;
+      for (int w = u; consumers_[w].size() == 1 && cls_[consumers_[w][0]] == Cls::elementwise;) {
+        w = g_.nodes[consumers_[w][0]].outputs[0];
+        if (mat_[w] || g_.values[w].shape != g_.values[u].shape) break;
+        if (dtype_size(g_.values[w].dtype) < dtype_size(g_.values[u].dtype)) {
+          mat_[w] = 1;
+          marked = true;
+          break;
+        }
+      }
+    }
+    return marked;
   }
 
   void drop_dead_kernels() {

@@ -38,6 +38,10 @@ struct Node {
   std::vector<int> outputs;      // value ids, -1 for an omitted optional output
   std::map<std::string, AttrValue> attrs;
   int opset = 17;                // opset of the node's domain in its model
+  // Set by the decomposition only (ir/decompose.cpp), never by the importer: a MatMul or Conv
+  // of fp16/bf16 operands whose output is float32 (the fp32 sum, not rounded to the operands'
+  // dtype), so that the epilogue of the Gemm/Conv it came from rounds once (one ONNX node).
+  bool f32_result = false;
 
   bool has_attr(const std::string& k) const { return attrs.count(k) != 0; }
   int64_t attr_i(const std::string& k, int64_t dflt) const;

@@ -45,6 +45,12 @@ bool KernelSpec::load_walks_row(int l) const {
     if (space[d] > 1 && loads[l].view.strides[d] != 0) return true;
   return false;
 }
+DType KernelSpec::acc_dtype() const {
+  for (const ExprNode& e : expr)
+    if (e.kind == ExprKind::acc) return e.dtype;
+  return DType::f32;
+}
+
 std::vector<int> KernelSpec::input_buffers() const {
   std::set<int> s;
   for (auto& l : loads) s.insert(l.buffer);

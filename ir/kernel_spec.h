@@ -21,7 +21,9 @@
 // fp32/fp16/bf16 in fp32), the result converted to the node's dtype (fp16/bf16 rounded to
 // nearest even, small integers wrapped); ir/scalar.h states the conversion rules. Reductions
 // accumulate in their dtype's compute type (fp32 for fp16/bf16); a contraction's acc has its
-// output dtype (fp32 accumulation); stores convert to the buffer dtype.
+// output dtype (fp32 accumulation): its operands' dtype, the fp32 sum rounded to it, or float32
+// for fp16/bf16 operands (a Gemm's or Conv's fp32 epilogue, Node::f32_result: the operands are
+// read as stored, only the result is wide); stores convert to the buffer dtype.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -155,6 +157,9 @@ struct KernelSpec {
   // Load l's element changes along the row (its view steps on some reduced dim of size > 1);
   // false: one value per row.
   bool load_walks_row(int l) const;
+  // The dtype of a contraction's acc nodes (all alike: the contraction's output value's), f32
+  // when no node reads acc.
+  DType acc_dtype() const;
   std::vector<int> input_buffers() const;   // distinct buffers read (loads, contraction, opaque)
   std::vector<int> output_buffers() const;
 };

@@ -26,8 +26,11 @@ void infer_shapes(Graph& g, bool fold = true);
 // (MatMulDesc::dequant_b). Returns the reading MatMul/Gemm node indices, empty when `node` is
 // not such a DequantizeLinear.
 std::vector<size_t> weight_dequant_matmuls(const Graph& g, size_t node);
-// A MatMul the fuser contracts as a kernel: fp32/fp16/bf16 output, both operands of its dtype
-// and of rank >= 2.
+// The operand and output dtypes of a MatMul/Conv n (two inputs, one output) that the fuser
+// contracts: both operands f32, f16 or bf16 and the output of their dtype, or (n.f32_result)
+// fp16/bf16 operands and a float32 output, the kernel's acc (ir/kernel_spec.h).
+bool contraction_dtypes(const Graph& g, const Node& n);
+// A MatMul the fuser contracts as a kernel: contraction_dtypes, both operands of rank >= 2.
 bool fusible_matmul(const Graph& g, const Node& n);
 // True when node is a weight dequantization the fuser fuses: fuse is on and every reader is a
 // fusible_matmul (the graph is decomposed: Gemm is a MatMul by then).

@@ -83,8 +83,9 @@ std::vector<GemmCase> cases() {
       {"skinny_stays_on_template",
        [](GraphBuilder& b) { b.output(b.op("MatMul", {in(b, "x", {4, 1024}), cst(b, "w", {1024, 512}, 10)})); }, false},
       // fp16/bf16 operands (CUDA_R_16F / CUDA_R_16BF, fp32 accumulation): cuBLASLt writes a bare
-      // product in the dtype; anything after it (bias included) is the generated epilogue over
-      // an fp32 scratch, so the product is rounded to the dtype before the bias as in `ref`.
+      // product in the dtype; anything after it is the generated epilogue over an fp32 scratch,
+      // which rounds the product to the dtype first where the product is its own node (here,
+      // and a MatMul + Add) and not for a Gemm's C (tests/test_numerics_epilogue.cpp).
       {"f16_plain", [](GraphBuilder& b) { b.output(b.op("MatMul", {in(b, "x", {64, 96}), cst(b, "w", {96, 80}, 11)})); }, true,
        E::none, nullptr, DType::f16},
       {"f16_transB_tanh",

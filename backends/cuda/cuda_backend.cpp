@@ -558,13 +558,18 @@ class CudaExecutableImpl final : public CudaExecutable {
   }
   // "cuDNN: X of Y convolutions (...)" when the plan has convolutions.
   std::string conv_notes() const {
-    int convs = 0, lib = 0, epi = 0;
-    for (auto& k : plan_.kernels) convs += k.conv ? 1 : 0;
+    int convs = 0, lib = 0, epi = 0, wide = 0;
+    for (auto& k : plan_.kernels) {
+      convs += k.conv ? 1 : 0;
+      wide += k.conv && k.acc_dtype() != plan_.buffers[k.conv->x_buffer].dtype ? 1 : 0;  // cuda_library_conv refuses these
+    }
     for (auto& l : launches_)
       if (l.conv) ++lib, epi += l.fn ? 1 : 0;
     if (convs == 0) return "";
     std::string s = "cuDNN: " + std::to_string(lib) + " of " + std::to_string(convs) + " convolutions (" + std::to_string(lib - epi) +
                     " writing the output, bias and ReLU fused where they apply; " + std::to_string(epi) + " with a generated epilogue)";
+    if (wide > 0)
+      s += "; " + std::to_string(wide) + " fp16/bf16 with bias on the NVRTC template (their fp32 sum and bias round once; cuDNN returns the sum rounded)";
     return conv_note_.empty() ? s : s + "; " + conv_note_;
   }
 

@@ -173,6 +173,9 @@ std::optional<LibraryConv> cuda_library_conv(const KernelSpec& k, const Plan& p)
   // One float dtype for x, w and every value cuDNN writes.
   const DType t = p.buffers[d.x_buffer].dtype;
   if (t != p.buffers[d.w_buffer].dtype || (t != DType::f32 && t != DType::f16 && t != DType::bf16)) return std::nullopt;
+  // cuDNN writes y in the operands' dtype: an fp32 acc of fp16/bf16 operands (a Conv with bias,
+  // whose sum and bias round once) would be rounded there first, so it stays on the template.
+  if (k.acc_dtype() != t) return std::nullopt;
   // Whole dense buffers of the conv's shapes (the emitter's contract too).
   const int64_t cpg = d.c / d.groups;
   if (p.buffers[d.x_buffer].shape != Shape{d.n, d.c, d.h, d.w}) return std::nullopt;

@@ -13,9 +13,10 @@
 // conv + bias[k] or Relu(conv + bias[k]) (Epilogue::bias / relu_bias: one
 // cudnnConvolutionBiasActivationForward, NaN propagated as ONNX Relu does); otherwise a dense
 // scratch in the operand dtype that the generated epilogue reads as acc (Epilogue::kernel).
-// For fp16/bf16 cuDNN rounds the fp32 sum to the dtype there, which the spec does to acc anyway
-// (a contraction's acc has its output dtype), and for the same reason their bias stays in the
-// generated epilogue (the spec rounds the conv before adding it).
+// For fp16/bf16 cuDNN rounds the fp32 sum to the dtype there, so it runs only convs whose acc
+// has that dtype (a Conv without bias); a Conv with bias has an fp32 acc (ir/kernel_spec.h: the
+// sum plus bias rounds once, as the one ONNX node does), which no legacy cuDNN configuration
+// returns for fp16/bf16 operands, so those convs run on the NVRTC template.
 //
 // Algorithms: the implicit / precomputed-implicit / explicit GEMM family only (their fp32
 // error is that of a dot product in another order); FFT, Winograd and direct need
@@ -60,6 +61,7 @@ struct LibraryConv {
 
 // How kernel k of p runs on cuDNN, or nullopt when it stays on the template: not a conv, x / w
 // not whole dense buffers of the conv's shape, operands not all f32, f16 or bf16 of one dtype,
+// an acc of another dtype than the operands' (KernelSpec::acc_dtype: fp16/bf16 with bias),
 // sizes past cuDNN's 32-bit int arguments, pads whose symmetric form gives another output
 // size, depthwise convolutions (groups == C == K: the direct template already reads each input
 // element a few times only), or fewer than 2^18 multiply-adds. FUSOR_CUDA_CONV overrides the size policy:

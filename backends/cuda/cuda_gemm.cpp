@@ -107,7 +107,10 @@ std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p)
                     (g.m == 1 || k.outputs[0].view.strides[nb] >= g.n) &&
                     batch_progression(k.outputs[0].view, k.space, nb, g.batch, d_offset, d_batch) &&
                     (g.batch == 1 || d_batch >= 1);
-  if (d_ok && p.buffers[k.outputs[0].buffer].dtype == ab) {
+  // acc: the operands' dtype, or f32 for fp16/bf16 operands (a Gemm's fp32 epilogue follows).
+  const DType acc = k.acc_dtype();
+  if (acc != ab && acc != DType::f32) return std::nullopt;
+  if (d_ok && p.buffers[k.outputs[0].buffer].dtype == acc) {
     const KernelOutput& o = k.outputs[0];
     const bool aliased = o.buffer == mm.a_buffer || o.buffer == mm.b_buffer;
     int e = o.expr;
@@ -116,15 +119,17 @@ std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p)
     if (!aliased && e >= 0 && k.expr[e].kind == ExprKind::acc && !relu) {
       g.epilogue = LibraryGemm::Epilogue::none;
     } else if (!aliased && ab == DType::f32 && is_op(k, e, "Add") && k.expr[e].args.size() == 2) {
-      // fp32 only: with fp16/bf16 the spec rounds the product to its dtype before the bias is
-      // added, which cuBLASLt's epilogue (one rounding of acc + bias) does not.
+      // fp32 operands only. An fp16/bf16 acc is the product rounded to its dtype (a MatMul and
+      // a separate ONNX Add: two roundings), which cuBLASLt's epilogue (one rounding of
+      // acc + bias) is not; an fp32 acc of fp16/bf16 operands (one Gemm node) ends in a Cast
+      // to its dtype, which the generated epilogue applies to D in fp32.
       const int a0 = k.expr[e].args[0], a1 = k.expr[e].args[1];
       const int bias = (a0 >= 0 && k.expr[a0].kind == ExprKind::acc) ? a1 : (a1 >= 0 && k.expr[a1].kind == ExprKind::acc) ? a0 : -1;
       if (bias >= 0 && is_row_vector_load(k, p, bias, g.bias_offset, g.bias_buffer) && g.bias_buffer != o.buffer)
         g.epilogue = relu ? LibraryGemm::Epilogue::relu_bias : LibraryGemm::Epilogue::bias;
     }
     if (g.epilogue != LibraryGemm::Epilogue::kernel) {
-      g.out_dtype = ab;
+      g.out_dtype = acc;
       g.out_buffer = o.buffer;
       g.d_offset = d_offset, g.d_ld = g.m == 1 ? g.n : o.view.strides[nb], g.d_batch_stride = d_batch;
     }

@@ -9,8 +9,11 @@
 // D is column-major [N, M] with leading dimension N, i.e. row-major C. Operands fp32, fp16
 // (CUDA_R_16F) or bf16 (CUDA_R_16BF), both of one dtype; always CUBLAS_COMPUTE_32F (fp32
 // accumulation, no TF32), alpha = 1, beta = 0. D is the output's dtype when cuBLASLt writes the
-// output (rounded to nearest even, as the spec rounds the product), else an fp32 scratch that
-// the generated epilogue reads as the fp32 accumulator, exactly as the template's acc.
+// output, which it then does only when that is the acc's dtype (KernelSpec::acc_dtype: the
+// operands' dtype, the fp32 sum rounded to nearest even as the spec rounds the product, or f32
+// for the fp32 result of a decomposed fp16/bf16 Gemm, 16F/16BF operands with a 32F D). Else D
+// is an fp32 scratch that the generated epilogue reads as the fp32 accumulator, exactly as the
+// template's acc, and rounds once more only where acc has the operands' dtype.
 //
 // cuBLASLt is loaded with dlopen("libcublasLt.so.<major>") like the driver, so a binary built
 // with CUDA still starts where it is missing; the backend then uses the template.
@@ -42,7 +45,7 @@ struct LibraryGemm {
   Operand x;  // cuBLASLt "A": our B, op(x) is N x K
   Operand y;  // cuBLASLt "B": our A, op(y) is K x M
   // none / bias / relu_bias: cuBLASLt writes the kernel's only output (`out_buffer`, of the
-  // operands' dtype) itself, adding bias[n] (f32 buffer `bias_buffer` from element `bias_offset`;
+  // acc's dtype) itself, adding bias[n] (f32 buffer `bias_buffer` from element `bias_offset`;
   // fp32 kernels only) and applying max(., 0) as named. kernel: D goes to a scratch buffer that the generated
   // epilogue kernel (cuda_kernel_source with library = true) reads.
   enum class Epilogue { none, bias, relu_bias, kernel } epilogue = Epilogue::kernel;

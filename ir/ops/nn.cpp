@@ -60,6 +60,15 @@ void require_same_dtype(InferContext& ctx, int a, int b) {
              dtype_name(ctx.dtype(a)) + " vs " + dtype_name(ctx.dtype(b)) + ")");
 }
 
+// The output dtype of MatMul / Conv: the operands', or float32 for a decomposed fp16/bf16
+// contraction whose epilogue follows in fp32 (Node::f32_result).
+DType contraction_output_dtype(InferContext& ctx) {
+  const DType t = ctx.dtype(0);
+  if (!ctx.node().f32_result) return t;
+  if (t != DType::f16 && t != DType::bf16) ctx.fail(std::string("an fp32 result needs fp16/bf16 operands, got ") + dtype_name(t));
+  return DType::f32;
+}
+
 // ---------------------------------------------------------------- Gemm / MatMul
 
 // Y = alpha * A' * B' + beta * C  (ONNX Gemm; C broadcasts unidirectionally to (M, N)).
@@ -153,7 +162,7 @@ MatmulDims matmul_dims(Shape a, Shape b, const std::string& label) {
 void matmul_infer(InferContext& ctx) {
   require_numeric(ctx, 0);
   require_same_dtype(ctx, 0, 1);
-  ctx.set_output(0, ctx.dtype(0), matmul_dims(ctx.shape(0), ctx.shape(1), ctx.node().label()).out);
+  ctx.set_output(0, contraction_output_dtype(ctx), matmul_dims(ctx.shape(0), ctx.shape(1), ctx.node().label()).out);
 }
 
 void matmul_ref(const Node& n, const Ins& in, Outs& out) {
@@ -310,7 +319,7 @@ void conv_infer(InferContext& ctx) {
              std::to_string(group));
   if (ctx.has_input(2) && ctx.shape(2) != Shape{w[0]}) ctx.fail("bias must have shape [" + std::to_string(w[0]) + "]");
   Window win = make_window(ctx.node(), x, kernel_from_w(ctx, w), false);
-  ctx.set_output(0, ctx.dtype(0), window_out_shape(x, w[0], win));
+  ctx.set_output(0, contraction_output_dtype(ctx), window_out_shape(x, w[0], win));
 }
 
 // acc[i] += w * x[i * stride] for i < n. Unrolled by 4 with restrict pointers so that -O2 (whose
