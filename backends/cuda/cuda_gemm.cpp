@@ -300,6 +300,13 @@ void CublasLt::Call::prepare(CUdeviceptr x, CUdeviceptr y, CUdeviceptr d, CUdevi
                                                          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
   for (int i = 0; i < 4; ++i)
     check_lt(a.cublasLtMatmulPreferenceSetAttribute(pref, which[i], &al[i], sizeof al[i]), "cublasLtMatmulPreferenceSetAttribute");
+  if (g_.out_dtype != DType::f32) {
+    // Split-K reduced "in place" or in the output type adds fp16/bf16-rounded partial sums: the
+    // product would round more than once. Only unsplit or fp32-reduced algorithms are allowed.
+    const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    check_lt(a.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask),
+             "cublasLtMatmulPreferenceSetAttribute");
+  }
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   check_lt(a.cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(lt_->handle_), desc, static_cast<cublasLtMatrixLayout_t>(lx_),
