@@ -202,6 +202,19 @@ TEST(Numerics, HalfRoundsToNearestEven) {
   Tensor sum(DType::f16, {1});
   reinterpret_cast<uint16_t*>(sum.raw())[0] = 0x3c02;  // (1 + 2^-10) + 2^-11 ties to even 1 + 2^-9
   check_everywhere("fp16 add tie", {h, z}, binary("Add"), sum);
+  // Ties and edges across fp16's range (Vulkan leaves a narrowing conversion's rounding to the
+  // implementation; fusor rounds in the shader): subnormal ties, the largest finite value, the
+  // overflow tie, signed zero, and a value that only a directed rounding would move.
+  const std::vector<double> edges = {std::ldexp(1.0, -25), 3 * std::ldexp(1.0, -25), -5 * std::ldexp(1.0, -25),
+                                     std::ldexp(1.0, -14) * (1 + std::ldexp(1.0, -11)), 65519.0, 65520.0, -65520.0,
+                                     -0.0, 1.0 + 7 * std::ldexp(1.0, -13), std::ldexp(1.0, -30)};
+  Tensor xe(DType::f32, {static_cast<int64_t>(edges.size())}), we(DType::f16, {static_cast<int64_t>(edges.size())});
+  for (size_t i = 0; i < edges.size(); ++i) {
+    xe.data<float>()[i] = static_cast<float>(edges[i]);
+    reinterpret_cast<uint16_t*>(we.raw())[i] = float_to_half_bits(edges[i]);
+  }
+  check_everywhere("fp16 edges", {xe}, [](GraphBuilder& b, const std::vector<int>& v) { return b.op("Cast", {v[0]}, {{"to", int64_t{10}}}); },
+                   we);
 }
 
 TEST(Numerics, Float64IsComputedInDouble) {

@@ -251,6 +251,21 @@ uint fz_f32_to_bf16(float f) {
 }
 )";
 
+// Vulkan leaves the rounding of a conversion to a narrower float implementation-defined (either
+// neighbour), so float -> float16_t rounds here, to nearest even, into an fp32 value that fp16
+// holds exactly; the conversion itself then cannot round.
+constexpr const char* kF16Helpers = R"(float fz_round_f16(float x) {
+  const uint u = floatBitsToUint(x), s = u & 0x80000000u;
+  uint a = u & 0x7fffffffu;
+  if (a >= 0x7f800000u) return x;                                 // inf, NaN
+  if (a >= 0x477ff000u) return uintBitsToFloat(s | 0x7f800000u);  // |x| >= 65520: inf
+  if (a < 0x38800000u)                                            // below 2^-14: multiples of 2^-24
+    return uintBitsToFloat(s | floatBitsToUint(roundEven(uintBitsToFloat(a) * 16777216.0f) * 5.9604644775390625e-8f));
+  a += 0xfffu + ((a >> 13) & 1u);  // 10 mantissa bits, ties to even
+  return uintBitsToFloat(s | (a & 0xffffe000u));
+}
+)";
+
 bool is_8bit(DType t) { return t == DType::i8 || t == DType::u8 || t == DType::boolean; }
 bool is_16bit(DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::i16 || t == DType::u16; }
 
@@ -543,11 +558,12 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
 }
 
 std::string VulkanDialect::prelude(const KernelHeader& h) const {
-  bool b8 = false, b16 = h.uses_f16 || h.uses_bf16, bf16 = h.uses_bf16;
+  bool b8 = false, b16 = h.uses_f16 || h.uses_bf16, bf16 = h.uses_bf16, f16 = h.uses_f16;
   for (auto& b : h.bindings) {
     b8 = b8 || is_8bit(b.dtype);
     b16 = b16 || is_16bit(b.dtype);
     bf16 = bf16 || b.dtype == DType::bf16;
+    f16 = f16 || b.dtype == DType::f16;
   }
   const bool i64 = h.index64 || h.uses_i64;
   if (i64 && !dev_.shader_int64)
@@ -575,6 +591,7 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
          "#extension GL_KHR_shader_subgroup_arithmetic : require\n";
   s += kHelpers;
   if (bf16) s += kBf16Helpers;
+  if (f16) s += kF16Helpers;
   return s;
 }
 
@@ -619,6 +636,7 @@ std::string VulkanDialect::from_float(DType t, const std::string& v) const {
   switch (t) {
     case DType::f32: return v;
     case DType::bf16: return "uint16_t(fz_f32_to_bf16(" + v + "))";
+    case DType::f16: return "float16_t(fz_round_f16(" + v + "))";
     case DType::boolean: return "uint8_t((" + v + ") != 0.0f ? 1u : 0u)";
     case DType::u8: return "uint8_t(uint(" + v + "))";
     case DType::i8: return "int8_t(int(" + v + "))";
