@@ -99,7 +99,6 @@ TEST_F(VulkanCompileDedup, ConcatAndSplitPiecesShareOnePipeline) {
   }
 }
 
-
 // The pieces' offsets pushed as constants while their buffers are wider than
 // maxStorageBufferRange (lowered here): each piece binds a window of the Split input / Concat
 // output, and its pushed offsets must be the windowed piece's, not the whole kernel's.
@@ -126,6 +125,39 @@ TEST_F(VulkanCompileDedup, SharedPiecesOverWindowedBuffers) {
   ASSERT_EQ(got.size(), 1u);
   ASSERT_EQ(got[0].shape(), want[0].shape());
   EXPECT_EQ(0, std::memcmp(got[0].raw(), want[0].raw(), want[0].nbytes())) << exe->notes();
+}
+
+// Pieces with more views than the 32 pushed offsets (maxPushConstantsSize's 128-byte minimum):
+// each Split piece summed with 35 other inputs (one kernel of 37 views per piece); views past
+// the 32nd keep literal offsets, the rest are pushed. Sums of the same inputs in the same order
+// match ref within fp32 rounding.
+TEST_F(VulkanCompileDedup, SharedPiecesWithMoreViewsThanPushedOffsets) {
+  constexpr int kPieces = 10, kOthers = 35;
+  GraphBuilder b;
+  std::vector<Tensor> in;
+  const int y = b.input("y", DType::f32, {2, 4 * kPieces});
+  in.push_back(random_tensor(DType::f32, {2, 4 * kPieces}, 700));
+  std::vector<int> others;
+  for (int j = 0; j < kOthers; ++j) {
+    others.push_back(b.input("o" + std::to_string(j), DType::f32, {2, 4}));
+    in.push_back(random_tensor(DType::f32, {2, 4}, 701 + static_cast<uint64_t>(j)));
+  }
+  const int split_sizes = b.constant("sizes", testing::ints_of({kPieces}, std::vector<int64_t>(kPieces, 4)));
+  for (int s : b.op_multi("Split", {y, split_sizes}, {{"axis", int64_t{1}}}, kPieces)) {
+    std::vector<int> terms = {s};
+    terms.insert(terms.end(), others.begin(), others.end());
+    b.output(b.op("Sum", terms));
+  }
+  Graph g = b.build();
+  make_static(g, {});
+  auto exe = vk_->compile(g, {});
+  EXPECT_LT(vulkan_pipeline_count(*exe), kPieces) << exe->kernel_count() << " kernels";
+  const std::vector<Tensor> got = exe->run(in), want = make_backend("ref")->compile(g, {})->run(in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    const CompareResult c = compare_tensors(got[k], want[k], 1e-5, 1e-6);
+    EXPECT_TRUE(c.ok) << "output " << k << ": " << c.message;
+  }
 }
 
 }  // namespace
