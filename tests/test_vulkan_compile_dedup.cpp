@@ -6,12 +6,14 @@
 // reference, every layer with its own weights.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "backends/backend.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "frontend/builder.h"
+#include "ir/kernel_spec.h"
 #include "ir/passes.h"
 #include "test_util.h"
 #include "vulkan_fixture.h"
@@ -94,6 +96,67 @@ TEST_F(VulkanCompileDedup, ConcatAndSplitPiecesShareOnePipeline) {
   for (size_t k = 0; k < want.size(); ++k) {
     ASSERT_EQ(got[k].shape(), want[k].shape()) << "output " << k;
     EXPECT_EQ(0, std::memcmp(got[k].raw(), want[k].raw(), want[k].nbytes())) << "output " << k;
+  }
+}
+
+// The pieces' offsets pushed as constants while their buffers are wider than
+// maxStorageBufferRange (lowered here): each piece binds a window of the Split input / Concat
+// output, and its pushed offsets must be the windowed piece's, not the whole kernel's.
+TEST_F(VulkanCompileDedup, SharedPiecesOverWindowedBuffers) {
+  constexpr int kPieces = 24;
+  constexpr int64_t kPiece = 2048;  // 8 KiB of fp32 per piece, a 4 KiB storage range: each piece splits
+  setenv("FUSOR_VK_MAX_STORAGE_RANGE", "4096", 1);
+  GraphBuilder b;
+  const int y = b.input("y", DType::f32, {kPieces * kPiece});
+  std::vector<Tensor> in = {random_tensor(DType::f32, {kPieces * kPiece}, 501)};
+  const int split_sizes = b.constant("sizes", testing::ints_of({kPieces}, std::vector<int64_t>(kPieces, kPiece)));
+  std::vector<int> negs;
+  for (int s : b.op_multi("Split", {y, split_sizes}, {{"axis", int64_t{0}}}, kPieces)) negs.push_back(b.op("Neg", {s}));
+  std::reverse(negs.begin(), negs.end());
+  b.output(b.op("Concat", negs, {{"axis", int64_t{0}}}));
+  Graph g = b.build();
+  make_static(g, {});
+  auto exe = vk_->compile(g, {});
+  unsetenv("FUSOR_VK_MAX_STORAGE_RANGE");
+  // Windowing added dispatches, and the pieces still share a few pipelines.
+  EXPECT_GT(exe->kernel_count(), static_cast<int>(build_plan(g).kernels.size())) << exe->notes();
+  EXPECT_LE(vulkan_pipeline_count(*exe), 4) << exe->kernel_count() << " kernels";
+  const std::vector<Tensor> got = exe->run(in), want = make_backend("ref")->compile(g, {})->run(in);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].shape(), want[0].shape());
+  EXPECT_EQ(0, std::memcmp(got[0].raw(), want[0].raw(), want[0].nbytes())) << exe->notes();
+}
+
+// Pieces with more views than the 32 pushed offsets (maxPushConstantsSize's 128-byte minimum):
+// each Split piece summed with 35 other inputs (one kernel of 37 views per piece); views past
+// the 32nd keep literal offsets, the rest are pushed. Sums of the same inputs in the same order
+// match ref within fp32 rounding.
+TEST_F(VulkanCompileDedup, SharedPiecesWithMoreViewsThanPushedOffsets) {
+  constexpr int kPieces = 10, kOthers = 35;
+  GraphBuilder b;
+  std::vector<Tensor> in;
+  const int y = b.input("y", DType::f32, {2, 4 * kPieces});
+  in.push_back(random_tensor(DType::f32, {2, 4 * kPieces}, 700));
+  std::vector<int> others;
+  for (int j = 0; j < kOthers; ++j) {
+    others.push_back(b.input("o" + std::to_string(j), DType::f32, {2, 4}));
+    in.push_back(random_tensor(DType::f32, {2, 4}, 701 + static_cast<uint64_t>(j)));
+  }
+  const int split_sizes = b.constant("sizes", testing::ints_of({kPieces}, std::vector<int64_t>(kPieces, 4)));
+  for (int s : b.op_multi("Split", {y, split_sizes}, {{"axis", int64_t{1}}}, kPieces)) {
+    std::vector<int> terms = {s};
+    terms.insert(terms.end(), others.begin(), others.end());
+    b.output(b.op("Sum", terms));
+  }
+  Graph g = b.build();
+  make_static(g, {});
+  auto exe = vk_->compile(g, {});
+  EXPECT_LT(vulkan_pipeline_count(*exe), kPieces) << exe->kernel_count() << " kernels";
+  const std::vector<Tensor> got = exe->run(in), want = make_backend("ref")->compile(g, {})->run(in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    const CompareResult c = compare_tensors(got[k], want[k], 1e-5, 1e-6);
+    EXPECT_TRUE(c.ok) << "output " << k << ": " << c.message;
   }
 }
 
