@@ -69,6 +69,8 @@ if has tests; then
   # The node suite runs below (sharded), so its gtest twins are left out here.
   FUSOR_VK_VALIDATION=0 timeout ${TESTS_TIMEOUT:-300} $root/.dev/fusor_tests --gtest_filter="${GTEST_FILTER:-Vulkan*:Cuda*:-*NodeSuite*}" > "$out/gtest_gpu.txt" 2>&1
   grep -E '^\[  (FAILED|PASSED|SKIPPED) ' "$out/gtest_gpu.txt" | sort | uniq -c | tail -12
+  # Each failure's message in the step's own output: the log file may not come back.
+  grep -A8 ': Failure$' "$out/gtest_gpu.txt" | cut -c1-220 | head -60
   $fz conform /tmp/shared/models --backend cuda --backend vulkan --atol 1e-6 2>&1 | tee "$out/models.txt"
   $fz conform /tmp/shared/models --backend cuda --backend vulkan 2>&1 | tail -3 | tee -a "$out/models.txt"
   # fp16 versions of the shared models against onnxruntime (bench/half_models.py; packed by
