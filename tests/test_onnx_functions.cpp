@@ -4,6 +4,7 @@
 // Models are built with libonnx's protobuf classes; the IR 9/10 fields those 1.12 classes lack
 // (FunctionProto.attribute_proto = 11, .overload = 13, NodeProto.overload = 8) are written as
 // unknown fields, which is how a newer exporter's bytes parse here.
+#include <onnx/defs/attr_proto_util.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -30,27 +31,10 @@ NP node(const std::string& op, std::vector<std::string> in, std::vector<std::str
   for (auto& o : out) n.add_output(o);
   return n;
 }
-AP attr_f(const std::string& name, float v) {
-  AP a;
-  a.set_name(name);
-  a.set_type(AP::FLOAT);
-  a.set_f(v);
-  return a;
-}
-AP attr_i(const std::string& name, int64_t v) {
-  AP a;
-  a.set_name(name);
-  a.set_type(AP::INT);
-  a.set_i(v);
-  return a;
-}
-AP attr_ints(const std::string& name, std::vector<int64_t> v) {
-  AP a;
-  a.set_name(name);
-  a.set_type(AP::INTS);
-  for (auto x : v) a.add_ints(x);
-  return a;
-}
+// libonnx's builders (onnx/defs/attr_proto_util.h), typed by the value.
+AP attr_f(const std::string& name, float v) { return onnx::MakeAttribute(name, v); }
+AP attr_i(const std::string& name, int64_t v) { return onnx::MakeAttribute(name, v); }
+AP attr_ints(const std::string& name, std::vector<int64_t> v) { return onnx::MakeAttribute(name, v); }
 AP attr_ref(const std::string& name, const std::string& ref, AP::AttributeType t) {
   AP a;
   a.set_name(name);
