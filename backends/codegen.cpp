@@ -178,8 +178,8 @@ std::string Emitter::offset(size_t v, bool have_reduced) const {
 std::string Emitter::emit_exprs(const std::vector<int>& roots, bool have_reduced, const std::string& ind,
                                 std::vector<std::string>& names, bool keep) const {
   const int n = static_cast<int>(k_.expr.size());
-  const std::vector<char> need = needed(roots);
   if (!keep || static_cast<int>(names.size()) != n) names.assign(n, "");
+  const std::vector<char> need = needed(roots, &names);
   std::string s;
   for (int i = 0; i < n; ++i) {
     if (!need[i] || !names[i].empty()) continue;
@@ -290,11 +290,17 @@ std::string Emitter::emit_rows() {
   const bool resident = per_thread > 0;
   if (resident && (per_thread * G < len || (per_thread - 1) * G >= len)) fail("row_registers does not fit the row");
   row_cache_.assign(k_.loads.size(), 0);
+  value_cache_.assign(k_.expr.size(), 0);
   row_names_.assign(k_.expr.size(), "");
   div_prep_.assign(k_.expr.size(), "");
   for (int l : k_.register_loads) {
     if (l < 0 || l >= static_cast<int>(k_.loads.size())) fail("register load out of range");
     row_cache_[l] = 1;
+  }
+  for (int v : k_.register_values) {
+    if (!resident || v < 0 || v >= static_cast<int>(k_.expr.size()) || k_.expr[v].kind != ExprKind::op)
+      fail("register value " + std::to_string(v) + " is not an op of a register-resident row");
+    value_cache_[v] = 1;
   }
   std::string loop, loop_end = "    }\n";
   if (resident) {
@@ -302,6 +308,10 @@ std::string Emitter::emit_rows() {
       if (row_cache_[l])
         s += "    " + d_.compute_type(dtype_of(k_.loads[l].buffer)) + " fz_cl" + std::to_string(l) + "[" +
              std::to_string(per_thread) + "];\n";
+    for (size_t v = 0; v < value_cache_.size(); ++v)
+      if (value_cache_[v])
+        s += "    " + d_.compute_type(k_.expr[v].dtype) + " fz_cv" + std::to_string(v) + "[" + std::to_string(per_thread) +
+             "];\n";
     const std::string& u = d_.unroll;
     loop = "    " + u + (!u.empty() && u.back() == '\n' ? "    " : "") + "for (int fz_t = 0; fz_t < " + std::to_string(per_thread) + "; ++fz_t) {\n" +
            "      fz_idx fz_j = " + idx("fz_lid") + " + " + idx("fz_t") + " * " + lit(G) + ";\n";
@@ -345,6 +355,7 @@ std::string Emitter::emit_rows() {
       return emit_stores([](const KernelOutput& o) { return !o.per_row; }, true, "      ", nm);
     });
   row_cache_.clear();
+  value_cache_.clear();
   row_names_.clear();
   div_prep_.clear();
   return s + "  }\n}\n";
@@ -378,8 +389,15 @@ std::string Emitter::row_pass(const std::vector<int>& roots, const std::string& 
     s += "    " + d_.div_prep_type + " " + div_prep_[a] + " = fz_div_prep(" +
          convert_value(d_, k_.expr[a].dtype, DType::f32, names[a]) + ");\n";
   }
+  // Values an earlier pass kept (KernelSpec::register_values) come from registers; the ones
+  // first computed here are kept for the later passes.
+  for (size_t v = 0; v < value_cache_.size(); ++v)
+    if (value_cache_[v] == 2) names[v] = "fz_cv" + std::to_string(v) + "[fz_t]";
   s += loop + decompose(dims_where(2), "fz_j", "      ");
   s += emit_exprs(roots, true, "      ", names, true);
+  for (size_t v = 0; v < value_cache_.size(); ++v)
+    if (value_cache_[v] == 1 && !names[v].empty())
+      s += "      fz_cv" + std::to_string(v) + "[fz_t] = " + names[v] + ";\n", value_cache_[v] = 2;
   return s + body(names) + loop_end;
 }
 
@@ -403,7 +421,7 @@ std::string Emitter::prepared_division(const ExprNode& e, std::vector<std::strin
   return op_expression(by, ops, d_);
 }
 
-std::vector<char> Emitter::needed(const std::vector<int>& roots) const {
+std::vector<char> Emitter::needed(const std::vector<int>& roots, const std::vector<std::string>* named) const {
   const int n = static_cast<int>(k_.expr.size());
   std::vector<char> need(n, 0);
   for (int r : roots) {
@@ -411,7 +429,7 @@ std::vector<char> Emitter::needed(const std::vector<int>& roots) const {
     need[r] = 1;
   }
   for (int i = n - 1; i >= 0; --i)
-    if (need[i] && k_.expr[i].kind == ExprKind::op)
+    if (need[i] && k_.expr[i].kind == ExprKind::op && !(named && !(*named)[i].empty()))  // named: already computed
       for (int a : k_.expr[i].args) {
         if (a < 0) continue;  // absent optional operand: bound.expr holds its literal
         if (a >= i) fail("expression node " + std::to_string(i) + " has operand " + std::to_string(a));

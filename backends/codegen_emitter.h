@@ -107,6 +107,9 @@ class Emitter {
   // Register-resident rows (emit_rows, KernelSpec::register_loads): per load, 0 read from
   // memory, 1 kept but not yet read in this row, 2 read (later passes take fz_cl<load>[fz_t]).
   mutable std::vector<int> row_cache_;
+  // Likewise per expr node for KernelSpec::register_values: 0 not kept, 1 kept but not yet
+  // computed in this row, 2 computed (later passes take fz_cv<node>[fz_t]).
+  mutable std::vector<int> value_cache_;
   // Row kernels: names of the row-invariant values already computed at the row's scope by an
   // earlier pass (a later pass reuses them instead of declaring them again).
   mutable std::vector<std::string> row_names_;
@@ -162,8 +165,9 @@ class Emitter {
   // e's expression through fz_div_by when e divides by a prepared divisor (a constant, or one
   // in div_prep_); "" otherwise. ops: e's operands as emit_exprs converts them.
   std::string prepared_division(const ExprNode& e, std::vector<std::string> ops) const;
-  // Nodes the roots need (transitively), as a mask over k_.expr.
-  std::vector<char> needed(const std::vector<int>& roots) const;
+  // Nodes the roots need (transitively), as a mask over k_.expr; with `named`, not below a node
+  // that already has a name there (computed earlier, or kept in registers).
+  std::vector<char> needed(const std::vector<int>& roots, const std::vector<std::string>* named = nullptr) const;
   // Row kernels: node i's value is the same for every element of a row (constants, reduction
   // results, loads that do not walk a reduced dim, and ops of those).
   std::vector<char> row_invariant() const;

@@ -155,6 +155,7 @@ bool same_value(const KernelSpec& k, int a, int b, std::set<std::pair<int, int>>
 void mark_row_registers(KernelSpec& k) {
   k.row_registers = 0;
   k.register_loads.clear();
+  k.register_values.clear();
   if (k.matmul || k.conv || k.kind == FusionKind::opaque || k.reduce_axes.empty()) return;
   static const bool off = [] {
     const char* e = std::getenv("FUSOR_ROW_REGISTERS");
@@ -168,30 +169,56 @@ void mark_row_registers(KernelSpec& k) {
   passes.emplace_back();
   for (auto& o : k.outputs)
     if (!o.per_row) passes.back().push_back(o.expr);
-  std::vector<int> passes_of(k.loads.size(), 0);
   const int n = static_cast<int>(k.expr.size());
-  for (auto& roots : passes) {
-    std::vector<char> need(n, 0), seen(k.loads.size(), 0);
-    for (int r : roots)
-      if (r >= 0 && r < n) need[r] = 1;
-    for (int i = n - 1; i >= 0; --i) {
-      if (!need[i]) continue;
-      const ExprNode& e = k.expr[i];
-      if (e.kind == ExprKind::load && e.load >= 0 && e.load < static_cast<int>(seen.size())) seen[e.load] = 1;
-      if (e.kind == ExprKind::op)
-        for (int a : e.args)
-          if (a >= 0 && a < i) need[a] = 1;
+  // Values that walk the row (a row-walking load below them); the others are per-row values.
+  std::vector<char> walks(n, 0);
+  for (int i = 0; i < n; ++i) {
+    const ExprNode& e = k.expr[i];
+    if (e.kind == ExprKind::load) walks[i] = e.load >= 0 && e.load < static_cast<int>(k.loads.size()) && k.load_walks_row(e.load);
+    if (e.kind == ExprKind::op)
+      for (int a : e.args) walks[i] = walks[i] || (a >= 0 && a < i && walks[a]);
+  }
+  // One walk over the passes: which loads more than one pass reads, and (keep_values) which
+  // row-walking op values a later pass would compute again (kept from the pass that first
+  // computes them; the later pass then needs none of their operands).
+  auto plan = [&](bool keep_values, std::vector<int>& loads, std::vector<int>& values) {
+    std::vector<int> passes_of(k.loads.size(), 0);
+    std::vector<char> computed(n, 0), kept(n, 0);
+    for (size_t p = 0; p < passes.size(); ++p) {
+      std::vector<char> need(n, 0), seen(k.loads.size(), 0);
+      for (int r : passes[p])
+        if (r >= 0 && r < n) need[r] = 1;
+      for (int i = n - 1; i >= 0; --i) {
+        if (!need[i] || kept[i]) continue;
+        const ExprNode& e = k.expr[i];
+        if (keep_values && p > 0 && e.kind == ExprKind::op && walks[i] && computed[i]) {
+          kept[i] = 1;
+          continue;
+        }
+        if (e.kind == ExprKind::load && e.load >= 0 && e.load < static_cast<int>(seen.size())) seen[e.load] = 1;
+        if (e.kind == ExprKind::op)
+          for (int a : e.args)
+            if (a >= 0 && a < i) need[a] = 1;
+      }
+      for (int i = 0; i < n; ++i) computed[i] = computed[i] || need[i];
+      for (size_t l = 0; l < seen.size(); ++l) passes_of[l] += seen[l];
     }
-    for (size_t l = 0; l < seen.size(); ++l) passes_of[l] += seen[l];
-  }
-  for (size_t l = 0; l < k.loads.size(); ++l)  // a load that does not walk the row is one value per row
-    if (k.load_walks_row(static_cast<int>(l)) && passes_of[l] > 1) k.register_loads.push_back(static_cast<int>(l));
+    loads.clear(), values.clear();
+    for (size_t l = 0; l < k.loads.size(); ++l)  // a load that does not walk the row is one value per row
+      if (k.load_walks_row(static_cast<int>(l)) && passes_of[l] > 1) loads.push_back(static_cast<int>(l));
+    for (int i = 0; i < n; ++i)
+      if (kept[i]) values.push_back(i);
+  };
   const int64_t per_thread = (len + row_group_size(len) - 1) / row_group_size(len);
-  if (k.register_loads.empty() || per_thread * static_cast<int64_t>(k.register_loads.size()) > kRowRegisterBudget) {
-    k.register_loads.clear();
-    return;
-  }
+  std::vector<int> loads, values;
+  plan(false, loads, values);
+  if (loads.empty() || per_thread * static_cast<int64_t>(loads.size()) > kRowRegisterBudget) return;
+  k.register_loads = loads;
   k.row_registers = per_thread;
+  // Keeping values too (Softmax's exp(x - max), LayerNorm's x - mean) where they still fit.
+  plan(true, loads, values);
+  if (!values.empty() && per_thread * static_cast<int64_t>(loads.size() + values.size()) <= kRowRegisterBudget)
+    k.register_loads = loads, k.register_values = values;
 }
 
 void mark_online_softmax(KernelSpec& k) {

@@ -28,8 +28,9 @@ void mark_online_softmax(KernelSpec& k);
 
 // Sets k.row_registers / k.register_loads (kernel_spec.h) for a row kernel whose loads read by
 // more than one pass (a reduction's body, the element-wise outputs) that walk the row fit in
-// kRowRegisterBudget values per thread; clears them otherwise. FUSOR_ROW_REGISTERS=0 leaves
-// every kernel streaming (to measure one against the other).
+// kRowRegisterBudget values per thread; clears them otherwise. Also sets k.register_values (the
+// row-walking values a later pass would compute again) where loads and values together fit.
+// FUSOR_ROW_REGISTERS=0 leaves every kernel streaming (to measure one against the other).
 constexpr int64_t kRowRegisterBudget = 32;
 void mark_row_registers(KernelSpec& k);
 

@@ -144,6 +144,11 @@ struct KernelSpec {
   // from memory once. 0: rows stream from memory in every pass.
   int64_t row_registers = 0;
   std::vector<int> register_loads;  // indices into loads
+  // Row-walking op values (indices into expr) that a later pass would compute again: kept in
+  // row_registers registers per thread from the pass that first computes them (Softmax's
+  // exp(x - max) between its Sum and its output), so later passes neither recompute them nor
+  // need their operands. Only with row_registers > 0; bit-identical to recomputing.
+  std::vector<int> register_values;
   std::vector<KernelOutput> outputs;
   std::optional<MatMulDesc> matmul; // kind == output (or a bare contraction)
   std::optional<ConvDesc> conv;

@@ -203,7 +203,9 @@ TEST_F(VulkanDiv, RowSharedDivisorMatchesIeeeBits) {
 }
 
 // x / c for constant divisors: fz_div_by with fz_div_prep(c) folded on the host where c is in
-// fz_div_by's range, plain fz_div outside it (1e-30, 1e30, 0, inf, NaN).
+// fz_div_by's range, plain fz_div outside it (1e-30, 1e30, 0, inf, NaN). The folded quotients
+// have no driver seed to perturb (x * RN(1 / c) is IEEE multiplication); the perturbed runs
+// check the two unfolded ones (1e-30, 1e30: fz_div's scaled path).
 TEST_F(VulkanDiv, ConstantDivisorsMatchIeeeBits) {
   const std::vector<float> cs = {3.0f, -7.0f, 0.1f, 1.41421354f, 1e10f, -3.3e-12f, b_[11], b_[4242],
                                  1e-30f, 1e30f, 0.0f, INFINITY, NAN};
@@ -224,7 +226,7 @@ TEST_F(VulkanDiv, ConstantDivisorsMatchIeeeBits) {
   auto want = [&](size_t k, size_t i) { return a_[i] / cs[k]; };
   EXPECT_EQ(mismatches_of(g, {ta_}, cs.size(), a_.size(), want, true), 0);
   check_perturbed([&](bool print) { return mismatches_of(g, {ta_}, cs.size(), a_.size(), want, print); },
-                  a_.size() * 8);
+                  a_.size() * 2);
 }
 
 }  // namespace
