@@ -24,6 +24,7 @@
 #include "backends/backend.h"
 #include "backends/codegen.h"
 #include "frontend/builder.h"
+#include "ir/kernel_rewrite.h"
 #include "ir/kernel_spec.h"
 #include "ir/passes.h"
 #ifdef FUSOR_HAVE_CUDA
@@ -258,6 +259,13 @@ TEST(RowRegisters, ResidentRowsAreReadOnceAndInvariantsHoisted) {
       EXPECT_EQ(count_of(src, "fz_cl0[fz_t] = "), 1) << src;
       EXPECT_EQ(count_of(src, "for (int fz_t = 0; fz_t < " + std::to_string(per_thread)), 3) << src;
       EXPECT_EQ(count_of(src, "if (fz_j < "), len % row_group_size(len) ? 3 : 0) << src;
+      // Softmax's exp(x - max) (LogSoftmax's x - max) is kept from the Sum's pass for the output
+      // pass where loads and values fit the budget (16 + 16 at len 4096), computed again past it
+      // (32 + 32 at len 8192).
+      const bool kept = per_thread * 2 <= kRowRegisterBudget;
+      EXPECT_EQ(k.register_values.size(), kept ? 1u : 0u);
+      EXPECT_EQ(count_of(src, "exp("), kept || log ? 1 : 2) << src;
+      EXPECT_EQ(count_of(src, "fz_cv"), kept ? 3 : 0) << src;  // declared, stored, read
     }
   // Past the budget (32 per thread) rows stream: no register array.
   Plan big = build_plan(softmax_graph(DType::f32, 40, 8193, false));
