@@ -45,11 +45,18 @@ struct ScopedEnv {
   }
 };
 
-// Sections of an ELF64 CUBIN by name (".text.<kernel>" holds a kernel's machine code), and its
-// symbol names; empty on anything malformed.
+// Sections of an ELF64 CUBIN by name (".text.<kernel>" holds a kernel's machine code,
+// ".nv.shared.<kernel>" its static shared memory, as a size), its symbol names and each
+// function's register count (EIATTR_REGCOUNT records of ".nv.info": format 4, attribute 0x2f,
+// payload u32 symbol index, u32 count); empty on anything malformed.
+struct Section {
+  std::string bytes;
+  uint64_t size = 0;
+};
 struct Elf {
-  std::map<std::string, std::string> sections;
+  std::map<std::string, Section> sections;
   std::set<std::string> symbols;
+  std::map<std::string, uint32_t> registers;
 };
 Elf read_elf(const std::vector<char>& b) {
   Elf e;
@@ -64,15 +71,30 @@ Elf read_elf(const std::vector<char>& b) {
     return std::string(b.data() + s.sh_offset, s.sh_size);
   };
   const std::string names = bytes(sh[h.e_shstrndx]);
+  std::vector<std::string> by_index;
   for (auto& s : sh) {
-    if (s.sh_name < names.size()) e.sections[names.c_str() + s.sh_name] = bytes(s);
+    if (s.sh_name < names.size()) e.sections[names.c_str() + s.sh_name] = {bytes(s), s.sh_size};
     if (s.sh_type != SHT_SYMTAB || s.sh_link >= sh.size()) continue;
     const std::string syms = bytes(s), str = bytes(sh[s.sh_link]);
     for (size_t o = 0; o + sizeof(Elf64_Sym) <= syms.size(); o += sizeof(Elf64_Sym)) {
       Elf64_Sym y;
       std::memcpy(&y, syms.data() + o, sizeof y);
-      if (y.st_name && y.st_name < str.size()) e.symbols.insert(str.c_str() + y.st_name);
+      by_index.push_back(y.st_name && y.st_name < str.size() ? str.c_str() + y.st_name : "");
+      if (!by_index.back().empty()) e.symbols.insert(by_index.back());
     }
+  }
+  const std::string info = e.sections.count(".nv.info") ? e.sections.at(".nv.info").bytes : "";
+  for (size_t o = 0; o + 4 <= info.size();) {
+    const uint8_t fmt = static_cast<uint8_t>(info[o]), attr = static_cast<uint8_t>(info[o + 1]);
+    uint16_t len = 0;
+    std::memcpy(&len, info.data() + o + 2, 2);
+    if (fmt == 4 && attr == 0x2f && len == 8 && o + 12 <= info.size()) {
+      uint32_t sym = 0, count = 0;
+      std::memcpy(&sym, info.data() + o + 4, 4);
+      std::memcpy(&count, info.data() + o + 8, 4);
+      if (sym < by_index.size()) e.registers[by_index[sym]] = count;
+    }
+    o += 4 + (fmt == 4 ? len : 0);
   }
   return e;
 }
@@ -140,9 +162,19 @@ void expect_batched_like_alone(const Sources& s, const std::string& what, int th
       EXPECT_TRUE(e.symbols.count(s.names[k])) << s.names[k] << " is not in its CUBIN";
       if (u.kernels.size() < 2) continue;
       const Elf alone = read_elf(nvrtc_cubin(s.sources[k], s.names[k], "sm_90"));
+      // Machine code, then its resource records (registers, barriers, parameter layout),
+      // static shared memory and parameter bank where the lone CUBIN has them.
       const std::string text = ".text." + s.names[k];
       ASSERT_TRUE(alone.sections.count(text) && e.sections.count(text)) << text;
-      EXPECT_EQ(e.sections.at(text), alone.sections.at(text)) << s.names[k] << ": machine code differs batched";
+      EXPECT_EQ(e.sections.at(text).bytes, alone.sections.at(text).bytes) << s.names[k] << ": machine code differs batched";
+      ASSERT_TRUE(alone.registers.count(s.names[k])) << s.names[k] << ": no register count";
+      EXPECT_EQ(e.registers.at(s.names[k]), alone.registers.at(s.names[k])) << s.names[k] << ": registers";
+      EXPECT_GT(alone.registers.at(s.names[k]), 0u) << s.names[k];
+      for (const char* sec : {".nv.shared.", ".nv.constant0."}) {
+        const std::string n = sec + s.names[k];
+        ASSERT_EQ(e.sections.count(n), alone.sections.count(n)) << n;
+        if (alone.sections.count(n)) EXPECT_EQ(e.sections.at(n).size, alone.sections.at(n).size) << n;
+      }
     }
   }
   size_t total = 0;
@@ -302,12 +334,17 @@ TEST(CudaNvrtcBatch, DISABLED_ColdCompileTime) {
   for (const char* m : {"mobilenet_v3_small", "squeezenet1_1"}) {
     Sources s = model_sources(m);
     if (s.sources.empty()) continue;
-    for (int limit : {1, 0}) {
-      const auto plan = nvrtc_batch_plan(s.names, s.sources, compile_threads(), limit);
+    size_t kernels = 0;
+    for (auto& src : s.sources) kernels += !src.empty();
+    // One program per kernel, the automatic plan, then 2x and 4x as many programs (the cap).
+    const int threads = compile_threads();
+    for (int limit : {1, 0, static_cast<int>((kernels + 2 * threads - 1) / (2 * threads)),
+                      static_cast<int>((kernels + 4 * threads - 1) / (4 * threads))}) {
+      const auto plan = nvrtc_batch_plan(s.names, s.sources, threads, limit);
       const auto t0 = std::chrono::steady_clock::now();
       nvrtc_compile_batched(s.names, s.sources, "sm_90", plan);
       const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::printf("%s: %zu kernels, %zu programs on %d threads: %.3f s\n", m, s.sources.size(), plan.size(), compile_threads(), sec);
+      std::printf("%s: %zu kernels, %zu programs on %d threads: %.3f s\n", m, kernels, plan.size(), threads, sec);
     }
   }
 }
