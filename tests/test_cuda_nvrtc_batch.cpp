@@ -279,6 +279,10 @@ TEST(CudaNvrtcBatch, BrokenKernelIsNamed) {
     const auto plan = nvrtc_batch_plan(bad.names, bad.sources, threads, 0);
     EXPECT_EQ(error_of([&] { nvrtc_compile_batched(bad.names, bad.sources, "sm_90", plan); }), want);
   }
+  // The group holding the later broken kernel comes first: still kernel 2's error.
+  std::vector<std::vector<size_t>> mixed = {{0, 4}, {1, 2, 3}};
+  for (size_t k = 5; k < bad.sources.size(); ++k) mixed.push_back({k});
+  EXPECT_EQ(error_of([&] { nvrtc_compile_batched(bad.names, bad.sources, "sm_90", mixed); }), want);
   // Two kernels that each compile alone but define the same extern "C" symbol: the batch
   // fails, every kernel compiles alone, so the result is one unit per kernel, not an error.
   Sources clash = s;
@@ -325,6 +329,19 @@ TEST(CudaNvrtcBatch, DiskCacheHit) {
   auto fixed = cache.load(nvrtc_cache_key(cold[0].source, "sm_90"));
   ASSERT_TRUE(fixed);
   EXPECT_EQ(std::vector<char>(fixed->begin(), fixed->end()), cold[0].cubin);
+  // FUSOR_NVRTC_BATCH=0: one program per kernel, each its own source (the pre-batching cache
+  // entries), one more entry per kernel.
+  ScopedEnv off("FUSOR_NVRTC_BATCH", "0");
+  const std::vector<NvrtcUnit> alone = nvrtc_compile_batched(s.names, s.sources, "sm_90");
+  ASSERT_EQ(alone.size(), s.sources.size());
+  for (size_t i = 0; i < alone.size(); ++i) {
+    EXPECT_EQ(alone[i].kernels, std::vector<size_t>{i});
+    EXPECT_EQ(alone[i].source, s.sources[i]);
+    EXPECT_TRUE(read_elf(alone[i].cubin).symbols.count(s.names[i]));
+  }
+  files = 0;
+  for (auto& e : fs::directory_iterator(dir)) files += e.path().extension() == ".cubin";
+  EXPECT_EQ(files, 2u + s.sources.size());
 }
 
 // Measurement (run with --gtest_also_run_disabled_tests): cold NVRTC wall time of a model's
