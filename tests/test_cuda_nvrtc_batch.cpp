@@ -5,8 +5,8 @@
 // cache is hit by a warm call. DISABLED_ColdCompileTime is the measurement harness.
 #ifdef FUSOR_HAVE_CUDA
 #include <elf.h>
-#include <sys/resource.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -37,12 +37,16 @@ struct ScopedEnv {
   std::optional<std::string> old;
   ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
     if (const char* o = std::getenv(name.c_str())) old = o;
-    if (value) ::setenv(name.c_str(), value, 1);
-    else ::unsetenv(name.c_str());
+    if (value)
+      ::setenv(name.c_str(), value, 1);
+    else
+      ::unsetenv(name.c_str());
   }
   ~ScopedEnv() {
-    if (old) ::setenv(name.c_str(), old->c_str(), 1);
-    else ::unsetenv(name.c_str());
+    if (old)
+      ::setenv(name.c_str(), old->c_str(), 1);
+    else
+      ::unsetenv(name.c_str());
   }
 };
 
@@ -61,7 +65,8 @@ struct Elf {
 };
 Elf read_elf(const std::vector<char>& b) {
   Elf e;
-  if (b.size() < sizeof(Elf64_Ehdr) || std::memcmp(b.data(), ELFMAG, SELFMAG) != 0 || b[EI_CLASS] != ELFCLASS64) return e;
+  if (b.size() < sizeof(Elf64_Ehdr) || std::memcmp(b.data(), ELFMAG, SELFMAG) != 0 || b[EI_CLASS] != ELFCLASS64)
+    return e;
   Elf64_Ehdr h;
   std::memcpy(&h, b.data(), sizeof h);
   if (h.e_shoff + uint64_t{h.e_shnum} * sizeof(Elf64_Shdr) > b.size() || h.e_shstrndx >= h.e_shnum) return e;
@@ -138,7 +143,8 @@ Sources typed_sources(DType t, bool nonempty = true) {
   int img = b.input("img", t, {1, 8, 12, 12});
   int wc = b.constant("wc", testing::random_tensor(t, {16, 8, 3, 3}, 6));
   int c = b.op("Conv", {img, wc}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-  b.output(b.op("MaxPool", {b.op("Sigmoid", {c})}, {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}}));
+  b.output(b.op("MaxPool", {b.op("Sigmoid", {c})},
+                {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}}));
   b.output(b.op("ReduceMean", {img}, {{"axes", std::vector<int64_t>{2, 3}}}));
   Graph g = b.build();
   make_static(g, {});
@@ -167,7 +173,8 @@ void expect_batched_like_alone(const Sources& s, const std::string& what, int th
       // static shared memory and parameter bank where the lone CUBIN has them.
       const std::string text = ".text." + s.names[k];
       ASSERT_TRUE(alone.sections.count(text) && e.sections.count(text)) << text;
-      EXPECT_EQ(e.sections.at(text).bytes, alone.sections.at(text).bytes) << s.names[k] << ": machine code differs batched";
+      EXPECT_EQ(e.sections.at(text).bytes, alone.sections.at(text).bytes)
+          << s.names[k] << ": machine code differs batched";
       ASSERT_TRUE(alone.registers.count(s.names[k])) << s.names[k] << ": no register count";
       EXPECT_EQ(e.registers.at(s.names[k]), alone.registers.at(s.names[k])) << s.names[k] << ": registers";
       EXPECT_GT(alone.registers.at(s.names[k]), 0u) << s.names[k];
@@ -248,7 +255,8 @@ TEST(CudaNvrtcBatch, Plan) {
   odd.names[3] = odd.names[2];
   EXPECT_FALSE(nvrtc_batchable(odd.sources[0]));
   EXPECT_FALSE(nvrtc_batchable(odd.sources[1]));
-  EXPECT_TRUE(nvrtc_batchable("extern \"C\" __global__ void k(float* x) { x[0] = std::numeric_limits<float>::max(); }"));
+  EXPECT_TRUE(
+      nvrtc_batchable("extern \"C\" __global__ void k(float* x) { x[0] = std::numeric_limits<float>::max(); }"));
   for (auto& g : nvrtc_batch_plan(odd.names, odd.sources, 1, 0))
     for (size_t k : {0, 1, 2, 3})
       if (std::count(g.begin(), g.end(), k)) EXPECT_EQ(g.size(), 1u) << "kernel " << k;
@@ -257,7 +265,9 @@ TEST(CudaNvrtcBatch, Plan) {
   for (size_t i = 0; i < n; ++i) all[i] = i;
   const std::string text = nvrtc_batch_source(s.sources, all);
   size_t includes = 0;
-  for (size_t at = text.find("#include <cuda_fp16.h>"); at != std::string::npos; at = text.find("#include <cuda_fp16.h>", at + 1)) ++includes;
+  for (size_t at = text.find("#include <cuda_fp16.h>"); at != std::string::npos;
+       at = text.find("#include <cuda_fp16.h>", at + 1))
+    ++includes;
   EXPECT_EQ(includes, 1u);
   EXPECT_LT(text.find("#include <cuda_fp16.h>"), text.find("namespace fz_p0"));
   EXPECT_NE(text.find("}  // namespace fz_p" + std::to_string(n - 1) + "\n#undef FZ_FN\n"), std::string::npos);
@@ -286,7 +296,8 @@ TEST(CudaNvrtcBatch, BrokenKernelIsNamed) {
   // Two kernels that each compile alone but define the same extern "C" symbol: the batch
   // fails, every kernel compiles alone, so the result is one unit per kernel, not an error.
   Sources clash = s;
-  for (size_t k : {size_t{0}, size_t{1}}) clash.sources[k] = "extern \"C\" __device__ int fz_clash = 1;\n" + clash.sources[k];
+  for (size_t k : {size_t{0}, size_t{1}})
+    clash.sources[k] = "extern \"C\" __device__ int fz_clash = 1;\n" + clash.sources[k];
   const auto plan = nvrtc_batch_plan(clash.names, clash.sources, 1, 0);
   ASSERT_EQ(plan.size(), 1u);
   std::vector<NvrtcUnit> units;
@@ -374,8 +385,8 @@ TEST(CudaNvrtcBatch, DISABLED_ColdCompileTime) {
         const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (sec < best) best = sec, best_cpu = cpu() - c0;
       }
-      std::printf("%s: %zu kernels, %zu programs on %d threads: %.3f s wall (best of %d), %.3f s CPU\n", m, kernels, plan.size(),
-                  threads, best, reps, best_cpu);
+      std::printf("%s: %zu kernels, %zu programs on %d threads: %.3f s wall (best of %d), %.3f s CPU\n", m, kernels,
+                  plan.size(), threads, best, reps, best_cpu);
     }
   }
 }

@@ -126,8 +126,8 @@ int nvrtc_batch_limit() {
 
 bool nvrtc_batchable(const std::string& src) { return split_piece(src).ok; }
 
-std::vector<std::vector<size_t>> nvrtc_batch_plan(const std::vector<std::string>& names, const std::vector<std::string>& sources,
-                                                  int threads, int limit) {
+std::vector<std::vector<size_t>> nvrtc_batch_plan(const std::vector<std::string>& names,
+                                                  const std::vector<std::string>& sources, int threads, int limit) {
   std::map<std::string, int> uses;
   for (size_t i = 0; i < sources.size(); ++i)
     if (!sources[i].empty()) ++uses[names[i]];
@@ -135,8 +135,10 @@ std::vector<std::vector<size_t>> nvrtc_batch_plan(const std::vector<std::string>
   std::vector<size_t> pool;  // batchable kernels
   for (size_t i = 0; i < sources.size(); ++i) {
     if (sources[i].empty()) continue;
-    if (limit == 1 || uses[names[i]] > 1 || !nvrtc_batchable(sources[i])) groups.push_back({i});
-    else pool.push_back(i);
+    if (limit == 1 || uses[names[i]] > 1 || !nvrtc_batchable(sources[i]))
+      groups.push_back({i});
+    else
+      pool.push_back(i);
   }
   if (!pool.empty()) {
     size_t nb = std::min(pool.size(), static_cast<size_t>(std::max(1, threads)));
@@ -144,7 +146,8 @@ std::vector<std::vector<size_t>> nvrtc_batch_plan(const std::vector<std::string>
     const size_t cap = limit > 1 ? static_cast<size_t>(limit) : pool.size();
     // Longest first onto the lightest group that has room (ties: the lower group).
     std::vector<size_t> order = pool;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sources[a].size() > sources[b].size(); });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return sources[a].size() > sources[b].size(); });
     std::vector<std::vector<size_t>> batch(nb);
     std::vector<size_t> load(nb, 0);
     for (size_t i : order) {
@@ -173,7 +176,8 @@ std::string nvrtc_batch_source(const std::vector<std::string>& sources, const st
     for (auto& inc : pieces.back().includes)
       if (seen.insert(inc).second) includes.push_back(inc);
   }
-  std::string out = "// fusor: " + std::to_string(batch.size()) + " kernels in one NVRTC program (backends/cuda/nvrtc_batch.h)\n";
+  std::string out =
+      "// fusor: " + std::to_string(batch.size()) + " kernels in one NVRTC program (backends/cuda/nvrtc_batch.h)\n";
   for (auto& inc : includes) out += inc + "\n";
   for (size_t n = 0; n < pieces.size(); ++n) {
     const std::string ns = "fz_p" + std::to_string(n);
@@ -185,8 +189,9 @@ std::string nvrtc_batch_source(const std::vector<std::string>& sources, const st
   return out;
 }
 
-std::vector<NvrtcUnit> nvrtc_compile_batched(const std::vector<std::string>& names, const std::vector<std::string>& sources,
-                                             const std::string& arch, const std::vector<std::vector<size_t>>& plan) {
+std::vector<NvrtcUnit> nvrtc_compile_batched(const std::vector<std::string>& names,
+                                             const std::vector<std::string>& sources, const std::string& arch,
+                                             const std::vector<std::vector<size_t>>& plan) {
   std::vector<std::vector<NvrtcUnit>> done(plan.size());
   std::vector<std::exception_ptr> errors(plan.size());
   std::vector<size_t> failed(plan.size(), 0);
@@ -206,15 +211,19 @@ std::vector<NvrtcUnit> nvrtc_compile_batched(const std::vector<std::string>& nam
   std::vector<NvrtcUnit> units;
   for (auto& d : done)
     for (auto& u : d) units.push_back(std::move(u));
-  std::sort(units.begin(), units.end(), [](const NvrtcUnit& a, const NvrtcUnit& b) { return a.kernels.front() < b.kernels.front(); });
+  std::sort(units.begin(), units.end(),
+            [](const NvrtcUnit& a, const NvrtcUnit& b) { return a.kernels.front() < b.kernels.front(); });
   return units;
 }
 
-std::vector<NvrtcUnit> nvrtc_compile_batched(const std::vector<std::string>& names, const std::vector<std::string>& sources,
-                                             const std::string& arch) {
-  return nvrtc_compile_batched(names, sources, arch, nvrtc_batch_plan(names, sources, compile_threads(), nvrtc_batch_limit()));
+std::vector<NvrtcUnit> nvrtc_compile_batched(const std::vector<std::string>& names,
+                                             const std::vector<std::string>& sources, const std::string& arch) {
+  return nvrtc_compile_batched(names, sources, arch,
+                               nvrtc_batch_plan(names, sources, compile_threads(), nvrtc_batch_limit()));
 }
 
-void nvrtc_recompile(NvrtcUnit& u, const std::string& arch) { u.cubin = nvrtc_cubin(u.source, u.label, arch, /*use_cache=*/false); }
+void nvrtc_recompile(NvrtcUnit& u, const std::string& arch) {
+  u.cubin = nvrtc_cubin(u.source, u.label, arch, /*use_cache=*/false);
+}
 
 }  // namespace fusor

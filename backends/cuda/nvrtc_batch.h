@@ -48,8 +48,8 @@ bool nvrtc_batchable(const std::string& src);
 // group, ties to the lower group); unbatchable ones are groups of one. Deterministic for given
 // inputs. names[i] is kernel i's extern "C" name (kernel_identifier); a name used by two
 // kernels keeps both out of batches.
-std::vector<std::vector<size_t>> nvrtc_batch_plan(const std::vector<std::string>& names, const std::vector<std::string>& sources,
-                                                  int threads, int limit);
+std::vector<std::vector<size_t>> nvrtc_batch_plan(const std::vector<std::string>& names,
+                                                  const std::vector<std::string>& sources, int threads, int limit);
 
 // The program text for `batch` (indices into sources): sources[batch[0]] itself when the
 // batch has one kernel (so its disk-cache entry is the one a lone compile uses), else the
@@ -70,11 +70,12 @@ struct NvrtcUnit {
 // + NVRTC version), programs in parallel. Returns units covering each non-empty source exactly
 // once, ordered by first kernel. On failure throws the error of the first kernel in plan
 // order that fails to compile alone (see above), whatever the timing.
-std::vector<NvrtcUnit> nvrtc_compile_batched(const std::vector<std::string>& names, const std::vector<std::string>& sources,
-                                             const std::string& arch);
+std::vector<NvrtcUnit> nvrtc_compile_batched(const std::vector<std::string>& names,
+                                             const std::vector<std::string>& sources, const std::string& arch);
 // The same with an explicit plan (tests, measurements).
-std::vector<NvrtcUnit> nvrtc_compile_batched(const std::vector<std::string>& names, const std::vector<std::string>& sources,
-                                             const std::string& arch, const std::vector<std::vector<size_t>>& plan);
+std::vector<NvrtcUnit> nvrtc_compile_batched(const std::vector<std::string>& names,
+                                             const std::vector<std::string>& sources, const std::string& arch,
+                                             const std::vector<std::vector<size_t>>& plan);
 
 // u.cubin freshly compiled from u.source, skipping the disk-cache read (the driver refused the
 // cached CUBIN); the new CUBIN is stored over the entry.
