@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -62,6 +63,7 @@ struct Elf {
   std::map<std::string, Section> sections;
   std::set<std::string> symbols;
   std::map<std::string, uint32_t> registers;
+  std::map<uint64_t, std::string> bank4;  // constant bank 4 slot (byte offset) -> global it addresses
 };
 Elf read_elf(const std::vector<char>& b) {
   Elf e;
@@ -89,6 +91,13 @@ Elf read_elf(const std::vector<char>& b) {
       if (!by_index.back().empty()) e.symbols.insert(by_index.back());
     }
   }
+  // Module globals are addressed through constant bank 4, whose slots the relocations fill.
+  const std::string rel = e.sections.count(".rela.nv.constant4") ? e.sections.at(".rela.nv.constant4").bytes : "";
+  for (size_t o = 0; o + sizeof(Elf64_Rela) <= rel.size(); o += sizeof(Elf64_Rela)) {
+    Elf64_Rela x;
+    std::memcpy(&x, rel.data() + o, sizeof x);
+    if (ELF64_R_SYM(x.r_info) < by_index.size()) e.bank4[x.r_offset] = by_index[ELF64_R_SYM(x.r_info)];
+  }
   const std::string info = e.sections.count(".nv.info") ? e.sections.at(".nv.info").bytes : "";
   for (size_t o = 0; o + 4 <= info.size();) {
     const uint8_t fmt = static_cast<uint8_t>(info[o]), attr = static_cast<uint8_t>(info[o + 1]);
@@ -103,6 +112,38 @@ Elf read_elf(const std::vector<char>& b) {
     o += 4 + (fmt == 4 ? len : 0);
   }
   return e;
+}
+
+// "" when kernel k's machine code in `batched` (where it is piece N of the program) is the
+// lone compile's, instruction for instruction, except where it reads the address of one of its
+// own module globals (e.g. the split-K workspace) from constant bank 4: that slot moves when
+// several kernels' globals share the module, so the instruction may differ only in its
+// constant offset (bits 40-53 of the low word, in 4-byte units; bank in bits 54-58), and the
+// two slots must address the same global: `X` alone, `fz_pN::X` (mangled) batched.
+std::string code_difference(const Elf& alone, const Elf& batched, const std::string& k, size_t piece) {
+  const std::string sec = ".text." + k;
+  if (!alone.sections.count(sec) || !batched.sections.count(sec)) return "no " + sec;
+  const std::string& a = alone.sections.at(sec).bytes;
+  const std::string& b = batched.sections.at(sec).bytes;
+  if (a.size() != b.size() || a.size() % 16)
+    return "sizes " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  const std::string ns = "fz_p" + std::to_string(piece);
+  for (size_t o = 0; o < a.size(); o += 16) {
+    uint64_t lo[2], hi[2];
+    std::memcpy(&lo[0], a.data() + o, 8), std::memcpy(&hi[0], a.data() + o + 8, 8);
+    std::memcpy(&lo[1], b.data() + o, 8), std::memcpy(&hi[1], b.data() + o + 8, 8);
+    if (lo[0] == lo[1] && hi[0] == hi[1]) continue;
+    const uint64_t field = uint64_t{0x3fff} << 40;
+    const std::string at = "instruction at " + std::to_string(o);
+    if (hi[0] != hi[1] || (lo[0] & ~field) != (lo[1] & ~field) || ((lo[0] >> 54) & 0x1f) != 4) return at + " differs";
+    auto slot = [](uint64_t w) { return ((w >> 40) & 0x3fff) * 4; };
+    auto ga = alone.bank4.find(slot(lo[0])), gb = batched.bank4.find(slot(lo[1]));
+    if (ga == alone.bank4.end() || gb == batched.bank4.end()) return at + ": constant bank 4 slot without a global";
+    const std::string want =
+        "_ZN" + std::to_string(ns.size()) + ns + std::to_string(ga->second.size()) + ga->second + "E";
+    if (gb->second != want) return at + ": reads " + gb->second + " where alone it reads " + ga->second;
+  }
+  return "";
 }
 
 struct Sources {
@@ -173,8 +214,8 @@ void expect_batched_like_alone(const Sources& s, const std::string& what, int th
       // static shared memory and parameter bank where the lone CUBIN has them.
       const std::string text = ".text." + s.names[k];
       ASSERT_TRUE(alone.sections.count(text) && e.sections.count(text)) << text;
-      EXPECT_EQ(e.sections.at(text).bytes, alone.sections.at(text).bytes)
-          << s.names[k] << ": machine code differs batched";
+      const size_t piece = std::find(u.kernels.begin(), u.kernels.end(), k) - u.kernels.begin();
+      EXPECT_EQ(code_difference(alone, e, s.names[k], piece), "") << s.names[k] << ": machine code differs batched";
       ASSERT_TRUE(alone.registers.count(s.names[k])) << s.names[k] << ": no register count";
       EXPECT_EQ(e.registers.at(s.names[k]), alone.registers.at(s.names[k])) << s.names[k] << ": registers";
       EXPECT_GT(alone.registers.at(s.names[k]), 0u) << s.names[k];
@@ -212,8 +253,18 @@ TEST(CudaNvrtcBatch, HalfKernelsCompileBatched) {
   TempDir t;
   ScopedEnv env("XDG_CACHE_HOME", t.path.string().c_str());
   for (DType d : {DType::f16, DType::bf16}) {
+    // bf16 with both GEMVs split over K: two kernels' workspaces and counters in one module.
+    ScopedEnv gemv("FUSOR_CUDA_GEMV", d == DType::bf16 ? "new" : nullptr);
+    ScopedEnv split("FUSOR_CUDA_GEMV_SPLIT", d == DType::bf16 ? "4" : nullptr);
     Sources s = typed_sources(d);
     ASSERT_GE(s.sources.size(), 5u);
+    if (d == DType::bf16)
+      ASSERT_GE(std::count_if(s.sources.begin(), s.sources.end(),
+                              [](const std::string& t) {
+                                const size_t at = t.find("#define FZ_SPLITS ");
+                                return at != std::string::npos && std::atoi(t.c_str() + at + 18) > 1;
+                              }),
+                2);
     expect_batched_like_alone(s, dtype_name(d), 1);
   }
 }
