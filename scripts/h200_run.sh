@@ -9,7 +9,8 @@
 #   side   bench/side_by_side.py (W1-W7, five systems; with .dev/iree.tar.xz also iree-cuda and
 #          iree-vulkan on W1/W4/W6); SIDE_ARGS adds its options (e.g. --only W6)
 #   compile  cold (empty kernel cache, new process) and warm-process (cache filled by the cold
-#          run, new process) load + compile time of the shared models on both GPUs
+#          run, new process) load + compile time of the shared models on both GPUs, then cold
+#          on cuda with NVRTC batching default / 8 programs / off (compile_nvrtc_batch.txt)
 #   phases  load-time profile (`fusor bench --phases`) of a whole GPT-2 2L (bench/gpt2_onnx.py,
 #          211 MB) and the shared models on both GPUs: a new process with an empty kernel cache
 #          (cold), then one with the cache it filled (warm), each printing one line per phase
@@ -169,6 +170,28 @@ PY
       rm -rf "$c"
     done
   done | tee "$out/compile.txt"
+fi
+
+if has compile; then
+  # NVRTC batching A/B on cuda (backends/cuda/nvrtc_batch.h): cold compile with the default
+  # (as many programs as cores), 8 programs (8 compile threads) and one program per kernel.
+  for m in /tmp/shared/models/*/; do
+    for v in default FUSOR_COMPILE_THREADS=8 FUSOR_NVRTC_BATCH=0; do
+      c=$(mktemp -d)
+      e=(XDG_CACHE_HOME=$c)
+      [ $v = default ] || e+=($v)
+      j=$(env "${e[@]}" $fz bench "$m" --backend cuda --iters 1 --warmup 0 --json 2>/dev/null | tr -d '\n ')
+      python3 - "$(basename "$m")" $v "$j" <<'PY'
+import json, sys
+try:
+    j = json.loads(sys.argv[3])
+    print(f"{sys.argv[1]:22s} cuda {sys.argv[2]:24s} cold_ms={j['load_ms'] + j['compile_ms']:.0f} kernels={j['kernels']}")
+except Exception as e:
+    print(f"{sys.argv[1]:22s} cuda {sys.argv[2]:24s} failed: {e}")
+PY
+      rm -rf "$c"
+    done
+  done | tee "$out/compile_nvrtc_batch.txt"
 fi
 
 if has phases; then

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <type_traits>
 
-#include "backends/compile_pool.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_driver.h"
+#include "backends/cuda/nvrtc_batch.h"
 #include "ir/phases.h"
 
 namespace fusor {
@@ -718,29 +718,30 @@ class CudaExecutableImpl final : public CudaExecutable {
       sources.push_back(cuda_kernel_source(k, plan_, lib, conv));
       launches_.push_back(std::move(l));
     }
-    // Phase 2 (parallel): NVRTC (or the disk cache) per kernel; NVRTC is thread-safe across
-    // programs. The first failure in plan order is the one reported (compile_pool.h).
+    // Phase 2 (parallel): NVRTC (or the disk cache), several kernels per program
+    // (nvrtc_batch.h); the first failing kernel in plan order is the one reported.
     phase.emplace("CUBINs: disk cache or NVRTC");
-    std::vector<std::vector<char>> cubins(sources.size());
-    for_each_job(sources.size(), [&](size_t j) {
-      if (!sources[j].empty()) cubins[j] = nvrtc_cubin(sources[j], names[j], arch);
-    });
+    std::vector<NvrtcUnit> units = nvrtc_compile_batched(names, sources, arch);
     phase.emplace("cuModuleLoadData + arguments");
-    // Phase 3 (serial): load modules and bind arguments in plan order.
+    // Phase 3 (serial): one module per program, then arguments in plan order.
+    std::vector<CUmodule> module_of(sources.size(), nullptr);
+    for (NvrtcUnit& u : units) {
+      CUmodule m = nullptr;
+      // A cached CUBIN passed its checksum, but if the driver still refuses it (e.g. written
+      // by another toolkit build), recompile once rather than fail.
+      if (drv.cuModuleLoadData(&m, u.cubin.data()) != CUDA_SUCCESS) {
+        nvrtc_recompile(u, arch);
+        FZ_CU(cuModuleLoadData, &m, u.cubin.data());
+      }
+      modules_.push_back(m);
+      for (size_t j : u.kernels) module_of[j] = m;
+    }
     for (size_t j = 0; j < launches_.size(); ++j) {
       Launch& l = launches_[j];
       const KernelSpec& k = plan_.kernels[l.kernel];
       const bool lib = l.lib || l.conv_lib;
       if (sources[j].empty()) continue;
-      CUmodule m = nullptr;
-      // A cached CUBIN passed its checksum, but if the driver still refuses it (e.g. written
-      // by another toolkit build), recompile once rather than fail.
-      if (drv.cuModuleLoadData(&m, cubins[j].data()) != CUDA_SUCCESS) {
-        cubins[j] = nvrtc_cubin(sources[j], names[j], arch, /*use_cache=*/false);
-        FZ_CU(cuModuleLoadData, &m, cubins[j].data());
-      }
-      modules_.push_back(m);
-      FZ_CU(cuModuleGetFunction, &l.fn, m, names[j].c_str());
+      FZ_CU(cuModuleGetFunction, &l.fn, module_of[j], names[j].c_str());
       for (int b : kernel_bindings(k)) {
         if (movable[b]) l.movable.emplace_back(static_cast<int>(l.args.size()), b);
         l.args.push_back(home_[b]);
