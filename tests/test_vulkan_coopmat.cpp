@@ -160,8 +160,9 @@ TEST(VulkanCoopmatCompile, SelectionRules) {
   EXPECT_EQ(t.bm, 32);
   EXPECT_EQ(t.bn, 32);  // 2 x 4 subgroups of one 16 x 8 accumulator
   EXPECT_EQ(t.threads(), 256);
-  EXPECT_EQ(t.cm_bk, 64);
-  EXPECT_EQ(t.coopmat_shared_bytes(), 32 * 72 * 2 + 64 * 40 * 2 + 32 * 36 * 4);  // as gemm_coopmat.glsl declares
+  EXPECT_EQ(t.cm_bk, 128);
+  EXPECT_EQ(t.coopmat_shared_bytes(), 32 * 136 * 2 + 128 * 40 * 2 + 32 * 36 * 4);  // as gemm_coopmat.glsl declares
+  EXPECT_EQ(vk::choose_coopmat_tiles(f16_shape(16, 8, 16), 64, 768, dev, 1, 96).cm_bk, 64);  // K < 128: 64-long slices
   EXPECT_EQ(t.coopmat_label(), "coopmat 16x8x16");
   // M within one matrix: one subgroup row; short K: 32-long slices.
   t = vk::choose_coopmat_tiles(f16_shape(16, 8, 16), 16, 512, dev, 1, 48);

@@ -536,7 +536,7 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     };
     vec("A", a_cm_slot_, a_cm_vec_, a_cm_delta_);
     vec("B", b_cm_slot_, b_cm_vec_, b_cm_delta_);
-    return s;
+    return s + tile_order();
   }
   std::string s = Dialect::matmul_config(batch, m, n, k, work_items) + "#define FZ_SKINNY 0\n";
   if (tiles_.split_k > 1) {
@@ -555,7 +555,14 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
          std::to_string(tiles_.tm) + "\n#define FZ_TILE_TN " + std::to_string(tiles_.tn) + "\n";
   vec4(s, "A", a_vec4_slot_, a_vec4_delta_, a_vec4_type_);
   vec4(s, "B", b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
-  return s;
+  return s + tile_order();
+}
+
+// FUSOR_VK_TILE_ORDER=n: output tiles walked column strip by column strip (gemm.glsl,
+// gemm_coopmat.glsl FZ_TILE_N_MAJOR), so the M tiles sharing a B strip run together; same bits.
+std::string VulkanDialect::tile_order() {
+  const char* e = std::getenv("FUSOR_VK_TILE_ORDER");
+  return e && std::strcmp(e, "n") == 0 ? "#define FZ_TILE_N_MAJOR 1\n" : "";
 }
 
 std::string VulkanDialect::prelude(const KernelHeader& h) const {

@@ -90,7 +90,7 @@ int64_t split_counters(int64_t tiles);
 void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget,
                     int per_unit = 2, const char* knob = "FUSOR_VK_SPLIT_K", bool balance = false);
 // The gemm_coopmat.glsl blocking for `batch` M x N x K matmuls with matrix shape `s`
-// (vk_coopmat.h): 2 x 4 subgroups of one accumulator each, K slices of 64 (32 for short K)
+// (vk_coopmat.h): 2 x 4 subgroups of one accumulator each, K slices of 128 (64, 32 for short K)
 // as far as shared memory allows.
 ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t n, const PhysicalDeviceInfo& dev, int64_t batch = 1,
                                       int64_t k = 32);
@@ -163,6 +163,7 @@ class VulkanDialect : public Dialect {
   // offset are multiples of the width; FUSOR_VK_COOPMAT_VEC=N caps the width (1: scalar loads),
   // FUSOR_VK_GEMM_VEC4=0 turns them off too.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
+  static std::string tile_order();  // FZ_TILE_N_MAJOR when FUSOR_VK_TILE_ORDER=n
   // conv.glsl's #defines: FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_W_VEC4 / FZ_LOAD_W4 for
   // 4-wide weight loads, FZ_CONV_DB 0 under FUSOR_VK_CONV_DB=0 and on the direct path.
   std::string conv_config() const override;

@@ -24,13 +24,15 @@ ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t 
   t.cm_m = static_cast<int>(s.m), t.cm_n = static_cast<int>(s.n), t.cm_k = static_cast<int>(s.k);
   t.cm_sg = static_cast<int>(dev.subgroup_size);
   // 2 x 4 subgroups of one accumulator each (a 32 x 32 tile for 16x8x16, 256 threads), K in
-  // slices of 64, the next slice fetched while this one multiplies. Measured on the H200 (fp16,
+  // slices (below), the next slice fetched while this one multiplies. Measured on the H200 (fp16,
   // M = 64 and 512, K and N from 768 to 4096, bench/fp16_gemm_model.py): the fastest or within
   // 25% of it on every shape, 1.5-4x faster than 2 x 2 subgroups of 2 x 4 accumulators, and
   // 128-256 element slices spill registers. One subgroup row when M fits in one matrix.
   t.cm_rm = 1, t.cm_rn = 1, t.cm_wm = m <= t.cm_m ? 1 : 2, t.cm_wn = 4;
   while (t.threads() > static_cast<int>(dev.max_invocations) && t.cm_wn > 1) t.cm_wn /= 2;
-  t.cm_bk = std::max(k >= 64 ? 64 : 32, t.cm_k);
+  // K slices of 128 where K allows (ninth session, H200, fusor bench --iters 200: W7 fp16 MLP
+  // b64 46.7 -> 43.9 us, GPT-2 2L fp16 178.8 -> 169.0 us; 256 was slower, 55.8 / 208.1).
+  t.cm_bk = std::max(k >= 128 ? 128 : k >= 64 ? 64 : 32, t.cm_k);
   (void)batch;
   // FUSOR_VK_COOPMAT_TILE=WM,WN,RM,RN[,BK] overrides (bench sweeps).
   if (const char* e = std::getenv("FUSOR_VK_COOPMAT_TILE")) {
