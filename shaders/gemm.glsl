@@ -150,7 +150,11 @@ void main() {
     const int slice = int(w - t * FZ_SPLIT_K);
     const fz_idx batch = t / (tiles_m * tiles_n);
     const fz_idx rem = t - batch * (tiles_m * tiles_n);
+#ifdef FZ_TILE_N_MAJOR  // consecutive work items share a B column strip (read once from DRAM)
+    const fz_idx row0 = (rem % tiles_m) * FZ_BM, col0 = (rem / tiles_m) * FZ_BN;
+#else
     const fz_idx row0 = (rem / tiles_n) * FZ_BM, col0 = (rem % tiles_n) * FZ_BN;
+#endif
     const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
     const fz_idx kbeg = fz_idx(slice) * FZ_SPLIT_SLICE;
     const fz_idx kend = kbeg + FZ_SPLIT_SLICE < fz_idx(FZ_K) ? kbeg + FZ_SPLIT_SLICE : fz_idx(FZ_K);

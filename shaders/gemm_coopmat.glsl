@@ -220,7 +220,11 @@ void main() {
     const int slice = int(w - t * FZ_SPLIT_K);
     const fz_idx batch = t / (tiles_m * tiles_n);
     const fz_idx rem = t - batch * (tiles_m * tiles_n);
+#ifdef FZ_TILE_N_MAJOR  // consecutive work items share a B column strip (read once from DRAM)
+    const fz_idx row0 = (rem % tiles_m) * FZ_CM_BM, col0 = (rem / tiles_m) * FZ_CM_BN;
+#else
     const fz_idx row0 = (rem / tiles_n) * FZ_CM_BM, col0 = (rem % tiles_n) * FZ_CM_BN;
+#endif
     const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
     // This work item's K range. FZ_SPLIT_SLICE is a multiple of FZ_CM_BK, so only the last
     // slice can end inside a step, where the fetch's gk < FZ_K zero-fills as without split.

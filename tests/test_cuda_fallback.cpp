@@ -45,6 +45,30 @@ TEST(CudaFallback, BreaksFoundWithoutADeviceAndSegmentsCompile) {
   for (int64_t i = 0; i < got[0].numel(); ++i) EXPECT_NEAR(got[0].get(i), want[0].get(i), 1e-6);
 }
 
+// A zero-size MatMul (N = 0) beside a non-empty op: its kernel launches nothing, so the
+// generated sources hold none for it, and every source given compiles.
+TEST(CudaFallback, EmptyKernelsHaveNoSource) {
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {4, 3});
+  int w = b.input("w", DType::f32, {3, 0});
+  b.output(b.op("Relu", {b.op("MatMul", {x, w})}));
+  b.output(b.op("Tanh", {x}));
+  Graph g = b.build();
+  make_static(g, {});
+  Plan p = build_plan(g);
+  int empty = 0, compiled = 0;
+  for (auto& [name, src] : cuda_generate_sources(p)) {
+    if (src.empty()) {
+      ++empty;
+      continue;
+    }
+    EXPECT_NO_THROW(nvrtc_compile_check(src, name)) << src;
+    ++compiled;
+  }
+  EXPECT_GE(empty, 1);
+  EXPECT_GE(compiled, 1);
+}
+
 }  // namespace
 }  // namespace fusor
 #endif

@@ -98,7 +98,8 @@ LaunchDims cuda_launch_dims(const KernelSpec& k, const Plan& p, const LibraryGem
 
 // (kernel identifier, cuda_kernel_source) for every kernel of the plan, in plan order, with
 // cuBLASLt where cuda_library_gemm chooses it and cuDNN where cuda_library_conv does (so a
-// source may be ""). Needs no GPU.
+// source may be ""; so is a kernel with an empty iteration space, which launches nothing).
+// Needs no GPU.
 std::vector<std::pair<std::string, std::string>> cuda_generate_sources(const Plan& p);
 
 // Compiles src with NVRTC for `arch` ("sm_90"); throws Error("cuda", "nvrtcCompileProgram: <name>:

@@ -601,7 +601,11 @@ std::vector<std::pair<std::string, std::string>> cuda_generate_sources(const Pla
   for (auto& k : p.kernels) {
     std::optional<LibraryGemm> lib = cuda_library_gemm(k, p);
     std::optional<LibraryConv> conv = cuda_library_conv(k, p);
-    out.emplace_back(kernel_identifier(k.name), cuda_kernel_source(k, p, lib ? &*lib : nullptr, conv ? &*conv : nullptr));
+    const LibraryGemm* l = lib ? &*lib : nullptr;
+    const LibraryConv* c = conv ? &*conv : nullptr;
+    // An empty iteration space (a zero-size dim) launches nothing, as in the backend: no source.
+    const bool empty = cuda_launch_dims(k, p, l, c).groups == 0;
+    out.emplace_back(kernel_identifier(k.name), empty ? std::string() : cuda_kernel_source(k, p, l, c));
   }
   return out;
 }
