@@ -404,7 +404,10 @@ void VulkanExecutable::record(VkCommandBuffer cb, VkQueryPool per_kernel) {
     }
   }
 
-  if (query_pool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, query_pool_, 1);
+  // Bottom of pipe, as the per-kernel timestamps: written once every earlier command (the
+  // staging copy) has completed, so the kernel span starts after it. (With ALL_COMMANDS here the
+  // H200 gave bimodal W2 times, p10 190 us / median 910 us; this change is not yet re-measured.)
+  if (query_pool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, 1);
   if (per_kernel) {
     vkCmdResetQueryPool(cb, per_kernel, 0, static_cast<uint32_t>(dispatches_.size() + 1));
     vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, per_kernel, 0);
@@ -452,7 +455,7 @@ void VulkanExecutable::record(VkCommandBuffer cb, VkQueryPool per_kernel) {
     pending_writes.insert(pending_writes.end(), d.writes.begin(), d.writes.end());
   }
 
-  if (query_pool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, query_pool_, 2);
+  if (query_pool_) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool_, 2);
   if (staged_) {
     memory_barrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                    VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
