@@ -61,7 +61,7 @@ std::string nvrtc_batch_source(const std::vector<std::string>& sources, const st
 struct NvrtcUnit {
   std::vector<size_t> kernels;
   std::string source;  // the program text (nvrtc_batch_source of `kernels`)
-  std::string label;   // names the program in NVRTC errors: the kernel's name, or "batch of N from <first>"
+  std::string label;   // names the program in NVRTC errors: the kernel's name, or "<first>+<N-1>" (the first kernel and how many more)
   std::vector<char> cubin;
 };
 
