@@ -44,6 +44,9 @@ ONLY = A.only.split(",")
 WORK = tempfile.mkdtemp(prefix="fusor_bench_")
 DEV = torch.device("cuda")
 ITERS = 20 if A.quick else 50
+# Warm-up runs before timing, every system alike: 5 left 50-80 us models short of their steady
+# clocks (W4 MLP b64 on Vulkan: 80 us after 5, 63.5 us over 200 runs; ninth session's notes).
+WARMUP = 20
 LOG = open(os.path.join(A.out, "side_by_side.log"), "w")
 
 
@@ -54,7 +57,7 @@ def log(*a):
     LOG.flush()
 
 
-def cuda_time_ms(fn, iters=ITERS, warmup=5):
+def cuda_time_ms(fn, iters=ITERS, warmup=WARMUP):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -69,7 +72,7 @@ def cuda_time_ms(fn, iters=ITERS, warmup=5):
     return float(np.median(ts))
 
 
-def host_time_us(fn, iters=ITERS, warmup=5):
+def host_time_us(fn, iters=ITERS, warmup=WARMUP):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -146,7 +149,7 @@ def fusor_check(model_dir, x, ref, backend):
 
 
 def fusor_bench(model_dir, backend, *flags, iters=ITERS, env=None):
-    out = fusor(["bench", model_dir, "--backend", backend, "--iters", str(iters), "--warmup", "5", "--json", *flags], env)
+    out = fusor(["bench", model_dir, "--backend", backend, "--iters", str(iters), "--warmup", str(WARMUP), "--json", *flags], env)
     return json.loads(out)
 
 
