@@ -69,6 +69,17 @@ void typed(onnx::ValueInfoProto* vi, const std::string& name, int elem, const Sh
 }
 
 // defaults: attribute_proto entries (attributes with default values).
+// The default domain at `opset` and the test functions' "local" domain at 1 (a ModelProto or a
+// FunctionProto).
+template <class Proto> void add_opsets(Proto& p, int opset) {
+  auto* op = p.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  op = p.add_opset_import();
+  op->set_domain("local");
+  op->set_version(1);
+}
+
 onnx::FunctionProto function(const std::string& name, std::vector<std::string> in, std::vector<std::string> out, std::vector<NP> nodes,
                              std::vector<std::string> attrs = {}, std::vector<AP> defaults = {}, int opset = 17) {
   onnx::FunctionProto f;
@@ -79,12 +90,7 @@ onnx::FunctionProto function(const std::string& name, std::vector<std::string> i
   for (auto& n : nodes) *f.add_node() = n;
   for (auto& a : attrs) f.add_attribute(a);
   for (auto& d : defaults) f.mutable_unknown_fields()->AddLengthDelimited(11, d.SerializeAsString());
-  auto* op = f.add_opset_import();
-  op->set_domain("");
-  op->set_version(opset);
-  op = f.add_opset_import();
-  op->set_domain("local");
-  op->set_version(1);
+  add_opsets(f, opset);
   return f;
 }
 
@@ -99,12 +105,7 @@ onnx::ModelProto model(std::vector<NP> nodes, std::vector<In> inputs, std::vecto
                        std::vector<onnx::FunctionProto> fns = {}, int opset = 17) {
   onnx::ModelProto m;
   m.set_ir_version(10);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(opset);
-  op = m.add_opset_import();
-  op->set_domain("local");
-  op->set_version(1);
+  add_opsets(m, opset);
   auto* g = m.mutable_graph();
   g->set_name("functions_test");
   for (auto& i : inputs) typed(g->add_input(), i.name, i.elem, i.shape);
