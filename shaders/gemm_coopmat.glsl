@@ -18,16 +18,15 @@ R"FZ_GLSL(//"
 // FZ_CM_M x FZ_CM_N x FZ_CM_K (a shape the device lists for f16*f16+f32, subgroup scope). A
 // workgroup of FZ_CM_WM x FZ_CM_WN subgroups owns a BM x BN output tile, each subgroup
 // FZ_CM_RM x FZ_CM_RN accumulators; K is walked in FZ_CM_BK slices that all threads stage
-// into shared memory as float16_t (FZ_LOAD_A/B return float; the operands are fp16 values, so
+// into shared memory as fp16 (FZ_LOAD_A/B return float; the operands are fp16 values, so
 // float16_t(x) is exact; out-of-range elements are 0). The accumulators then go through
 // shared memory (float) so every thread runs the fused epilogue on its elements, coalesced.
-// Row strides in shared memory are padded by 16 bytes (fewer bank conflicts; keeps the
-// 16-byte alignment matrix loads want). The host sets local size = WM * WN * subgroup size.
+// The host sets local size = WM * WN * subgroup size.
 // Vector staging loads (FZ_CM_VA / FZ_CM_VB = 2, 4 or 8, with FZ_LOAD_AV / FZ_LOAD_BV(off)
 // returning that many packed halves as uint / uvec2 / uvec4; the dialect defines them when the
 // operand's unit-stride extent, other strides and offset are multiples of the width): a thread
-// stages a group of consecutive halves with one load; otherwise scalar loads through the
-// view's strides (FZ_LOAD_A / B).
+// stages a group of consecutive halves with one load and one shared store (the slice layouts
+// below); otherwise scalar loads through the view's strides (FZ_LOAD_A / B).
 // Split-K (FZ_SPLIT_K > 1, FZ_SPLIT_SLICE a multiple of FZ_CM_BK): as gemm.glsl's, work item
 // w = tile * FZ_SPLIT_K + slice covers K range [slice * FZ_SPLIT_SLICE, +FZ_SPLIT_SLICE), its
 // fp32 partial tile goes to the workspace fz_split.part and bumps the tile's counter
@@ -38,13 +37,7 @@ R"FZ_GLSL(//"
 layout(local_size_x_id = 0) in;
 #define FZ_CM_BM (FZ_CM_WM * FZ_CM_RM * FZ_CM_M)
 #define FZ_CM_BN (FZ_CM_WN * FZ_CM_RN * FZ_CM_N)
-#define FZ_CM_AS (FZ_CM_BK + 8)
-#define FZ_CM_BS (FZ_CM_BN + 8)
 #define FZ_CM_CS (FZ_CM_BN + 4)
-shared float16_t fz_cm_a[FZ_CM_BM * FZ_CM_AS];  // A slice, row-major: [m * AS + k]
-shared float16_t fz_cm_b[FZ_CM_BK * FZ_CM_BS];  // B slice, row-major: [k * BS + n]
-shared float fz_cm_c[FZ_CM_BM * FZ_CM_CS];      // accumulator tile: [m * CS + n]
-
 #ifndef FZ_SPLIT_K
 #define FZ_SPLIT_K 1
 #endif
@@ -77,10 +70,45 @@ shared float fz_cm_c[FZ_CM_BM * FZ_CM_CS];      // accumulator tile: [m * CS + n
 #else
 #define FZ_CM_RB float16_t
 #endif
-// Halves 2p, 2p + 1 of a packed group (the lower address in the low bits: little-endian).
-f16vec2 fz_cm_pair(uint v, int p) { return unpackFloat2x16(v); }
-f16vec2 fz_cm_pair(uvec2 v, int p) { return unpackFloat2x16(v[p]); }
-f16vec2 fz_cm_pair(uvec4 v, int p) { return unpackFloat2x16(v[p]); }
+// Shared slices. A staged group stays whole in shared memory: the slice is laid out along the
+// group's direction (the host defines FZ_CM_A_COL when A's groups run along m, FZ_CM_B_COL when
+// B's run along k) in elements of the register type, so a thread stages a group with one
+// 4 / 8 / 16-byte store (16-bit stores one half at a time were 8 per uvec4, with bank
+// conflicts), and the matrix loads read that layout (column-major where _COL). Scalar staging
+// keeps row-major float16_t slices. Offsets below are in halves ("h"); an array index is
+// h / VA. Each leading dimension is padded by 8 halves (fewer bank conflicts; keeps the
+// 16-byte alignment matrix loads want, and every group's start a multiple of its width).
+#ifdef FZ_CM_A_COL
+#define FZ_CM_ALD (FZ_CM_BM + 8)  // A slice [k][m]
+#define FZ_CM_AH(m, k) ((k) * FZ_CM_ALD + (m))
+#define FZ_CM_ACOLMAJOR true
+#define FZ_CM_ASZ (FZ_CM_BK * FZ_CM_ALD)
+#else
+#define FZ_CM_ALD (FZ_CM_BK + 8)  // A slice [m][k]
+#define FZ_CM_AH(m, k) ((m) * FZ_CM_ALD + (k))
+#define FZ_CM_ACOLMAJOR false
+#define FZ_CM_ASZ (FZ_CM_BM * FZ_CM_ALD)
+#endif
+#ifdef FZ_CM_B_COL
+#define FZ_CM_BLD (FZ_CM_BK + 8)  // B slice [n][k]
+#define FZ_CM_BH(k, n) ((n) * FZ_CM_BLD + (k))
+#define FZ_CM_BCOLMAJOR true
+#define FZ_CM_BSZ (FZ_CM_BN * FZ_CM_BLD)
+#else
+#define FZ_CM_BLD (FZ_CM_BN + 8)  // B slice [k][n]
+#define FZ_CM_BH(k, n) ((k) * FZ_CM_BLD + (n))
+#define FZ_CM_BCOLMAJOR false
+#define FZ_CM_BSZ (FZ_CM_BK * FZ_CM_BLD)
+#endif
+shared FZ_CM_RA fz_cm_a[FZ_CM_ASZ / FZ_CM_VA];
+shared FZ_CM_RB fz_cm_b[FZ_CM_BSZ / FZ_CM_VB];
+shared float fz_cm_c[FZ_CM_BM * FZ_CM_CS];  // accumulator tile: [m * CS + n]
+
+// Half h of a packed group (the lower address in the low bits: little-endian).
+float16_t fz_cm_half(uint v, int h) { return unpackFloat2x16(v)[h & 1]; }
+float16_t fz_cm_half(uvec2 v, int h) { return unpackFloat2x16(v[(h >> 1) & 1])[h & 1]; }
+float16_t fz_cm_half(uvec4 v, int h) { return unpackFloat2x16(v[(h >> 1) & 3])[h & 1]; }
+float16_t fz_cm_half(float16_t v, int h) { return v; }
 
 #define FZ_CM_T (FZ_CM_WM * FZ_CM_WN * FZ_CM_SG)  // threads (the host's local size)
 #define FZ_CM_GA (FZ_CM_BM * FZ_CM_BK / FZ_CM_VA)  // groups in an A slice
@@ -103,24 +131,39 @@ f16vec2 fz_cm_pair(uvec4 v, int p) { return unpackFloat2x16(v[p]); }
 // sums for tile elements e = tid + i * T (row-major BM x BN) and adds the products of the
 // staged fp16 slices itself; everything outside the matrix operations is the real template.
 #define FZ_CM_EL ((FZ_CM_BM * FZ_CM_BN + FZ_CM_T - 1) / FZ_CM_T)
+float fz_cm_a_half(int h) { return float(fz_cm_half(fz_cm_a[h / FZ_CM_VA], h % FZ_CM_VA)); }
+float fz_cm_b_half(int h) { return float(fz_cm_half(fz_cm_b[h / FZ_CM_VB], h % FZ_CM_VB)); }
 void fz_cm_emulate_step(int tid, inout float acc[FZ_CM_EL]) {
   for (int i = 0; i < FZ_CM_EL; ++i) {
     const int e = tid + i * FZ_CM_T;
     if (e >= FZ_CM_BM * FZ_CM_BN) continue;
     const int mm = e / FZ_CM_BN, nn = e % FZ_CM_BN;
-    for (int kk = 0; kk < FZ_CM_BK; ++kk) acc[i] += float(fz_cm_a[mm * FZ_CM_AS + kk]) * float(fz_cm_b[kk * FZ_CM_BS + nn]);
+    for (int kk = 0; kk < FZ_CM_BK; ++kk)
+      acc[i] += fz_cm_a_half(FZ_CM_AH(mm, kk)) * fz_cm_b_half(FZ_CM_BH(kk, nn));
   }
 }
+#define FZ_CM_COMPUTE fz_cm_emulate_step(tid, acc);
 #else
-// The matrix-unit operations (NV cooperative matrices).
+// The matrix-unit operations (NV cooperative matrices): element offsets and strides in units
+// of the shared arrays' element type.
 #define FZ_CM_ACC fcoopmatNV<32, gl_ScopeSubgroup, FZ_CM_M, FZ_CM_N>
 #define FZ_CM_MA fcoopmatNV<16, gl_ScopeSubgroup, FZ_CM_M, FZ_CM_K>
 #define FZ_CM_MB fcoopmatNV<16, gl_ScopeSubgroup, FZ_CM_K, FZ_CM_N>
 #define FZ_CM_ZERO FZ_CM_ACC(0.0)
-#define FZ_CM_LOAD_A(m, e, s) coopMatLoadNV(m, fz_cm_a, e, s, false)
-#define FZ_CM_LOAD_B(m, e, s) coopMatLoadNV(m, fz_cm_b, e, s, false)
-#define FZ_CM_MAD(a, b, c) coopMatMulAddNV(a, b, c)
 #define FZ_CM_STORE(m, e, s) coopMatStoreNV(m, fz_cm_c, e, s, false)
+#define FZ_CM_COMPUTE                                                                                              \
+  [[unroll]] for (int kk = 0; kk < FZ_CM_BK; kk += FZ_CM_K) {                                                      \
+    FZ_CM_MA a[FZ_CM_RM];                                                                                          \
+    FZ_CM_MB b[FZ_CM_RN];                                                                                          \
+    [[unroll]] for (int i = 0; i < FZ_CM_RM; ++i)                                                                  \
+      coopMatLoadNV(a[i], fz_cm_a, uint(FZ_CM_AH((wm * FZ_CM_RM + i) * FZ_CM_M, kk) / FZ_CM_VA), \
+                    uint(FZ_CM_ALD / FZ_CM_VA), FZ_CM_ACOLMAJOR);                                                  \
+    [[unroll]] for (int j = 0; j < FZ_CM_RN; ++j)                                                                  \
+      coopMatLoadNV(b[j], fz_cm_b, uint(FZ_CM_BH(kk, (wn * FZ_CM_RN + j) * FZ_CM_N) / FZ_CM_VB), \
+                    uint(FZ_CM_BLD / FZ_CM_VB), FZ_CM_BCOLMAJOR);                                                  \
+    [[unroll]] for (int i = 0; i < FZ_CM_RM; ++i)                                                                  \
+      [[unroll]] for (int j = 0; j < FZ_CM_RN; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);            \
+  }
 #endif
 
 // Group g of a slice: its first element. A group runs along the operand's unit-stride
@@ -169,41 +212,19 @@ void fz_cm_fetch(fz_idx abase, fz_idx bbase, fz_idx row0, fz_idx col0, fz_idx k0
   }
 }
 
-// Registers -> the shared slices (the fetch's element order).
+// Registers -> the shared slices (the fetch's element order), one store a group.
 void fz_cm_stage(int tid, FZ_CM_RA ra[FZ_CM_LA], FZ_CM_RB rb[FZ_CM_LB]) {
   [[unroll]] for (int r = 0; r < FZ_CM_LA; ++r) {
     const int g = tid + r * FZ_CM_T;
     int mm, kk;
     fz_cm_a_at(g, mm, kk);
-    if (g >= FZ_CM_GA) continue;
-#if FZ_CM_VA > 1
-    const bool k_fast = FZ_A_SK == 1;
-    const int step = k_fast ? 1 : FZ_CM_AS;  // the group's direction in fz_cm_a
-    [[unroll]] for (int p = 0; p < FZ_CM_VA / 2; ++p) {
-      const f16vec2 h = fz_cm_pair(ra[r], p);
-      fz_cm_a[mm * FZ_CM_AS + kk + (2 * p) * step] = h.x;
-      fz_cm_a[mm * FZ_CM_AS + kk + (2 * p + 1) * step] = h.y;
-    }
-#else
-    fz_cm_a[mm * FZ_CM_AS + kk] = ra[r];
-#endif
+    if (g < FZ_CM_GA) fz_cm_a[FZ_CM_AH(mm, kk) / FZ_CM_VA] = ra[r];
   }
   [[unroll]] for (int r = 0; r < FZ_CM_LB; ++r) {
     const int g = tid + r * FZ_CM_T;
     int kk, nn;
     fz_cm_b_at(g, kk, nn);
-    if (g >= FZ_CM_GB) continue;
-#if FZ_CM_VB > 1
-    const bool n_fast = FZ_B_SN == 1 || FZ_B_SK != 1;
-    const int step = n_fast ? 1 : FZ_CM_BS;  // the group's direction in fz_cm_b
-    [[unroll]] for (int p = 0; p < FZ_CM_VB / 2; ++p) {
-      const f16vec2 h = fz_cm_pair(rb[r], p);
-      fz_cm_b[kk * FZ_CM_BS + nn + (2 * p) * step] = h.x;
-      fz_cm_b[kk * FZ_CM_BS + nn + (2 * p + 1) * step] = h.y;
-    }
-#else
-    fz_cm_b[kk * FZ_CM_BS + nn] = rb[r];
-#endif
+    if (g < FZ_CM_GB) fz_cm_b[FZ_CM_BH(kk, nn) / FZ_CM_VB] = rb[r];
   }
 }
 
@@ -238,30 +259,17 @@ void main() {
     [[unroll]] for (int i = 0; i < FZ_CM_RM; ++i)
       [[unroll]] for (int j = 0; j < FZ_CM_RN; ++j) acc[i][j] = FZ_CM_ZERO;
 #endif
-    // Software pipelining: the next slice's loads are issued before this slice's matrix
-    // operations, so their latency overlaps the math instead of following it.
     FZ_CM_RA ra[FZ_CM_LA];
     FZ_CM_RB rb[FZ_CM_LB];
+    // Software pipelining: the next slice's loads are issued before this slice's matrix
+    // operations, so their latency overlaps the math instead of following it.
     fz_cm_fetch(abase, bbase, row0, col0, kbeg, tid, ra, rb);
     for (fz_idx k0 = kbeg; k0 < kend; k0 += FZ_CM_BK) {
       fz_cm_stage(tid, ra, rb);
       memoryBarrierShared();
       barrier();
       if (k0 + FZ_CM_BK < kend) fz_cm_fetch(abase, bbase, row0, col0, k0 + FZ_CM_BK, tid, ra, rb);
-#ifdef FZ_CM_EMULATE
-      fz_cm_emulate_step(tid, acc);
-#else
-      [[unroll]] for (int kk = 0; kk < FZ_CM_BK; kk += FZ_CM_K) {
-        FZ_CM_MA a[FZ_CM_RM];
-        FZ_CM_MB b[FZ_CM_RN];
-        [[unroll]] for (int i = 0; i < FZ_CM_RM; ++i)
-          FZ_CM_LOAD_A(a[i], uint(((wm * FZ_CM_RM + i) * FZ_CM_M) * FZ_CM_AS + kk), uint(FZ_CM_AS));
-        [[unroll]] for (int j = 0; j < FZ_CM_RN; ++j)
-          FZ_CM_LOAD_B(b[j], uint(kk * FZ_CM_BS + (wn * FZ_CM_RN + j) * FZ_CM_N), uint(FZ_CM_BS));
-        [[unroll]] for (int i = 0; i < FZ_CM_RM; ++i)
-          [[unroll]] for (int j = 0; j < FZ_CM_RN; ++j) acc[i][j] = FZ_CM_MAD(a[i], b[j], acc[i][j]);
-      }
-#endif
+      FZ_CM_COMPUTE
       memoryBarrierShared();
       barrier();
     }

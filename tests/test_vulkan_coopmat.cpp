@@ -79,6 +79,10 @@ TEST(VulkanCoopmatCompile, EveryVariantCompilesValidatesAndRewritesToKhr) {
         bool cap_khr = false, ext_khr = false;
         std::map<uint32_t, uint32_t> const_value;
         std::set<uint32_t> uses;
+        // Loads are column-major only for an operand staged along m (A) or k (B) with vector
+        // loads (FZ_CM_A_COL / FZ_CM_B_COL); stores always row-major.
+        const bool col = src.find("#define FZ_CM_A_COL") != std::string::npos || src.find("#define FZ_CM_B_COL") != std::string::npos;
+        int col_loads = 0;
         for (const SpvInst& i : walk(khr)) {
           if (i.op == 17) {
             EXPECT_NE(khr[i.pos + 1], 5357u) << "CooperativeMatrixNV capability left";
@@ -98,9 +102,12 @@ TEST(VulkanCoopmatCompile, EveryVariantCompilesValidatesAndRewritesToKhr) {
           if (i.op == 4457 || i.op == 4458) {
             const uint32_t layout = khr[i.pos + 4 - (i.op == 4458 ? 1 : 0)];
             ASSERT_TRUE(const_value.count(layout)) << "MemoryLayout operand is not a constant";
-            EXPECT_EQ(const_value[layout], 0u) << "the template loads and stores row-major";
+            if (i.op == 4458) EXPECT_EQ(const_value[layout], 0u) << "the template stores row-major";
+            else EXPECT_LE(const_value[layout], 1u) << "a load's layout is RowMajorKHR or ColumnMajorKHR";
+            col_loads += i.op == 4457 && const_value[layout] == 1;
           }
         }
+        EXPECT_EQ(col_loads > 0, col) << "column-major loads exactly where a slice is column-major";
         EXPECT_TRUE(cap_khr);
         EXPECT_TRUE(ext_khr);
         EXPECT_EQ(uses, (std::set<uint32_t>{0, 1, 2}));
@@ -161,7 +168,10 @@ TEST(VulkanCoopmatCompile, SelectionRules) {
   EXPECT_EQ(t.bn, 32);  // 2 x 4 subgroups of one 16 x 8 accumulator
   EXPECT_EQ(t.threads(), 256);
   EXPECT_EQ(t.cm_bk, 128);
-  EXPECT_EQ(t.coopmat_shared_bytes(), 32 * 136 * 2 + 128 * 40 * 2 + 32 * 36 * 4);  // as gemm_coopmat.glsl declares
+  // As gemm_coopmat.glsl declares at most: the A slice (32 x 136 row-major or 128 x 40
+  // column-major halves), the B slice (128 x 40 or 32 x 136), the fp32 tile.
+  EXPECT_EQ(t.coopmat_shared_bytes(), 128 * 40 * 2 + 128 * 40 * 2 + 32 * 36 * 4);
+  EXPECT_LE(t.coopmat_shared_bytes(), static_cast<int64_t>(dev.max_shared_memory));
   EXPECT_EQ(vk::choose_coopmat_tiles(f16_shape(16, 8, 16), 64, 768, dev, 1, 96).cm_bk, 64);  // K < 128: 64-long slices
   EXPECT_EQ(t.coopmat_label(), "coopmat 16x8x16");
   // M within one matrix: one subgroup row; short K: 32-long slices.

@@ -60,6 +60,8 @@ const std::vector<Problem>& split_problems() {
       // A starts at element 8 (aligned), B skips one row of 130 (offset 130: pairs only).
       {"sliced_a8_b1_40x130x640_bias_gelu", {40, 640}, {640, 130}, false, true, false, DType::f16, 8, 1},
       {"gemv_1x512x2048", {1, 2048}, {2048, 512}},
+      // Both operands staged along their other axis (column-major shared slices).
+      {"transposed_ab_2x48x72x640", {2, 48, 640}, {2, 72, 640}, true, false, false, DType::f16, 0, 0, true},
   };
   return ps;
 }

@@ -44,6 +44,8 @@ struct Problem {
   // before its K columns, so its view starts at that element and its rows are K + offset long);
   // B through a Slice that skips b_row_offset leading rows (its view starts at that row).
   int64_t a_col_offset = 0, b_row_offset = 0;
+  // A read through a Transpose of a [..., K, M] input (its view is m-fast); `a` stays [..., M, K].
+  bool transpose_a = false;
 };
 
 int slice_i64(GraphBuilder& b, const std::string& n, int64_t v) {
@@ -63,8 +65,13 @@ Built build(const Problem& p, uint32_t seed) {
   Shape a = p.a, bs = p.b;
   a.back() += p.a_col_offset;
   bs[bs.size() - 2] += p.b_row_offset;
+  std::vector<int64_t> swap_last;  // the permutation that swaps the last two axes
+  for (size_t i = 0; i < a.size(); ++i) swap_last.push_back(static_cast<int64_t>(i));
+  std::swap(swap_last[a.size() - 1], swap_last[a.size() - 2]);
+  if (p.transpose_a) std::swap(a[a.size() - 1], a[a.size() - 2]);
   int x = b.input("a", p.dtype, a);
   out.inputs.push_back(random_tensor(p.dtype, a, seed));
+  if (p.transpose_a) x = b.op("Transpose", {x}, {{"perm", swap_last}});
   if (p.a_col_offset > 0)
     x = b.op("Slice", {x, slice_i64(b, "a_st", p.a_col_offset), slice_i64(b, "a_en", a.back()), slice_i64(b, "a_ax", -1)});
   int w;
@@ -101,6 +108,7 @@ const std::vector<Problem>& problems() {
       {"transposed_b", {100, 200}, {48, 200}, true},
       {"k_not_multiple", {33, 50}, {50, 70}, false, true, false},
       {"mlp_batch64", {64, 1024}, {1024, 256}, false, true, true},
+      {"transposed_a_and_b", {40, 96}, {72, 96}, true, false, false, DType::f16, 0, 0, true},
   };
   return ps;
 }

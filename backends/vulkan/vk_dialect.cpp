@@ -487,14 +487,17 @@ void VulkanDialect::choose_coopmat_vec(const Plan& plan, const KernelSpec& k) {
     const bool a_kfast = a.strides[nb + 1] == 1;
     a_cm_vec_ = a_kfast ? width(m.a_buffer, a, nb + 1, m.k, tiles_.cm_bk, nb, m.m, a_cm_slot_, a_cm_delta_)
                         : width(m.a_buffer, a, nb, m.m, tiles_.bm, nb + 1, m.k, a_cm_slot_, a_cm_delta_);
+    a_cm_col_ = !a_kfast;
   }
   if (b.strides.size() == k.space.size()) {
     const bool b_nfast = b.strides[nb + 1] == 1 || b.strides[nb] != 1;
     b_cm_vec_ = b_nfast ? width(m.b_buffer, b, nb + 1, m.n, tiles_.bn, nb, m.k, b_cm_slot_, b_cm_delta_)
                         : width(m.b_buffer, b, nb, m.k, tiles_.cm_bk, nb + 1, m.n, b_cm_slot_, b_cm_delta_);
+    b_cm_col_ = !b_nfast;
   }
-  if (a_cm_vec_ < 2) a_cm_slot_ = -1, a_cm_vec_ = 0;
-  if (b_cm_vec_ < 2) b_cm_slot_ = -1, b_cm_vec_ = 0;
+  // Scalar staging keeps row-major slices (gemm_coopmat.glsl).
+  if (a_cm_vec_ < 2) a_cm_slot_ = -1, a_cm_vec_ = 0, a_cm_col_ = false;
+  if (b_cm_vec_ < 2) b_cm_slot_ = -1, b_cm_vec_ = 0, b_cm_col_ = false;
 }
 
 std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const {
@@ -536,6 +539,8 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     };
     vec("A", a_cm_slot_, a_cm_vec_, a_cm_delta_);
     vec("B", b_cm_slot_, b_cm_vec_, b_cm_delta_);
+    if (a_cm_col_) s += "#define FZ_CM_A_COL 1\n";
+    if (b_cm_col_) s += "#define FZ_CM_B_COL 1\n";
     return s + tile_order();
   }
   std::string s = Dialect::matmul_config(batch, m, n, k, work_items) + "#define FZ_SKINNY 0\n";

@@ -17,6 +17,7 @@
 // launch_dims() and FZ_TILES agree with the pipeline.
 #pragma once
 #include <map>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -53,10 +54,13 @@ struct ContractionTiles {
   int cm_emulate = 0;  // FUSOR_VK_COOPMAT=emulate test hook (vk_coopmat.h): FZ_CM_EMULATE
   int threads() const { return coopmat ? cm_wm * cm_wn * cm_sg : skinny ? skinny_threads : (bm / tm) * (bn / tn); }
   std::string coopmat_label() const;  // "coopmat 16x8x16" (+ " emulated"; "" when not coopmat)
-  // Shared memory gemm_coopmat.glsl declares for this blocking (fp16 A/B slices padded by 8
-  // elements a row, the fp32 accumulator tile padded by 4; split-K's flag lives in that padding).
+  // Shared memory gemm_coopmat.glsl declares for this blocking at most (fp16 A/B slices, row-
+  // or column-major with the leading dimension padded by 8 halves; the fp32 accumulator tile
+  // padded by 4; split-K's flag lives in that padding).
   int64_t coopmat_shared_bytes() const {
-    return int64_t{2} * bm * (cm_bk + 8) + int64_t{2} * cm_bk * (bn + 8) + int64_t{4} * bm * (bn + 4);
+    const int64_t a = 2 * std::max<int64_t>(int64_t{bm} * (cm_bk + 8), int64_t{cm_bk} * (bm + 8));
+    const int64_t b = 2 * std::max<int64_t>(int64_t{cm_bk} * (bn + 8), int64_t{bn} * (cm_bk + 8));
+    return a + b + int64_t{4} * bm * (bn + 4);
   }
 };
 constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kSpecTM = 4, kSpecTN = 5, kSpecConvDirect = 6;
@@ -203,6 +207,9 @@ class VulkanDialect : public Dialect {
   // gemm_coopmat.glsl vector staging loads (FZ_CM_VA / FZ_CM_VB): the operand's slot read as
   // packed halves (-1: scalar loads), the halves per load (2, 4, 8) and its element delta.
   int a_cm_slot_ = -1, b_cm_slot_ = -1, a_cm_vec_ = 0, b_cm_vec_ = 0;
+  // gemm_coopmat.glsl FZ_CM_A_COL / FZ_CM_B_COL: the operand's vector groups run along m (A) or
+  // k (B), so its shared slice is column-major.
+  bool a_cm_col_ = false, b_cm_col_ = false;
   int64_t a_cm_delta_ = 0, b_cm_delta_ = 0;
   DType a_vec4_type_ = DType::f32, b_vec4_type_ = DType::f32;
   bool subgroups_ = false;  // row kernel on a device with subgroup arithmetic
