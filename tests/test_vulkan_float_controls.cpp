@@ -169,5 +169,26 @@ TEST_F(VulkanFloatControls, DenormalSumIsExact) {
   }
 }
 
+// Which devices retain their GPU's CUDA context when opened (vk_device.h holds_cuda_context):
+// NVIDIA only, GeForce boards not by default, the environment forcing either way.
+TEST(VulkanCudaContextHold, NvidiaDatacenterPartsOnlyUnlessForced) {
+  const char* saved = std::getenv("FUSOR_VK_HOLD_CUDA_CONTEXT");
+  const std::string keep = saved ? saved : "";
+  unsetenv("FUSOR_VK_HOLD_CUDA_CONTEXT");
+  vk::PhysicalDeviceInfo h200, geforce, lvp;
+  h200.vendor_id = geforce.vendor_id = 0x10DE, lvp.vendor_id = 0x10005;
+  h200.name = "NVIDIA H200", geforce.name = "NVIDIA GeForce RTX 4090", lvp.name = "llvmpipe (LLVM 15.0.6, 256 bits)";
+  EXPECT_TRUE(vk::holds_cuda_context(h200));
+  EXPECT_FALSE(vk::holds_cuda_context(geforce));
+  EXPECT_FALSE(vk::holds_cuda_context(lvp));
+  setenv("FUSOR_VK_HOLD_CUDA_CONTEXT", "0", 1);
+  EXPECT_FALSE(vk::holds_cuda_context(h200));
+  setenv("FUSOR_VK_HOLD_CUDA_CONTEXT", "1", 1);
+  EXPECT_TRUE(vk::holds_cuda_context(geforce));
+  EXPECT_FALSE(vk::holds_cuda_context(lvp)) << "never for another vendor";
+  if (saved) setenv("FUSOR_VK_HOLD_CUDA_CONTEXT", keep.c_str(), 1);
+  else unsetenv("FUSOR_VK_HOLD_CUDA_CONTEXT");
+}
+
 }  // namespace
 }  // namespace fusor

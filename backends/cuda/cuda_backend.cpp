@@ -9,6 +9,8 @@
 #include <chrono>
 #include <optional>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <type_traits>
 
 #include "backends/cuda/cuda_backend.h"
@@ -43,6 +45,7 @@ const CudaDriver& CudaDriver::get() {
     sym(d.cuDeviceGetName, "cuDeviceGetName");
     sym(d.cuDeviceGetAttribute, "cuDeviceGetAttribute");
     sym(d.cuDeviceTotalMem, "cuDeviceTotalMem_v2");
+    sym(d.cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
     sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     sym(d.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
     sym(d.cuCtxSetCurrent, "cuCtxSetCurrent");
@@ -92,6 +95,31 @@ const CudaDriver& CudaDriver::get() {
     return d;
   }();
   return d;
+}
+
+bool hold_cuda_primary_context(const std::array<uint8_t, 16>& uuid) noexcept {
+  try {
+    static std::mutex mu;
+    static std::map<std::array<uint8_t, 16>, bool> held;  // per UUID: whether a context is held
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = held.find(uuid); it != held.end()) return it->second;
+    bool ok = false;
+    const CudaDriver& d = CudaDriver::get();
+    int count = 0;
+    if (d.initialized && d.cuDeviceGetCount(&count) == CUDA_SUCCESS)
+      for (int i = 0; i < count && !ok; ++i) {
+        CUdevice dev;
+        CUuuid id;
+        CUcontext ctx;
+        if (d.cuDeviceGet(&dev, i) != CUDA_SUCCESS || d.cuDeviceGetUuid(&id, dev) != CUDA_SUCCESS) continue;
+        if (std::memcmp(id.bytes, uuid.data(), uuid.size()) != 0) continue;
+        ok = d.cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS;
+      }
+    held[uuid] = ok;
+    return ok;
+  } catch (...) {
+    return false;
+  }
 }
 
 void CudaDriver::check(CUresult r, const char* call) const {

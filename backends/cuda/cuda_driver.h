@@ -4,6 +4,8 @@
 #pragma once
 #include <cuda.h>
 
+#include <array>
+#include <cstdint>
 #include <string>
 
 namespace fusor {
@@ -21,6 +23,7 @@ struct CudaDriver {
   FZ_CU_FN(cuDeviceGetName)
   FZ_CU_FN(cuDeviceGetAttribute)
   FZ_CU_FN(cuDeviceTotalMem)
+  FZ_CU_FN(cuDeviceGetUuid)
   FZ_CU_FN(cuDevicePrimaryCtxRetain)
   FZ_CU_FN(cuDevicePrimaryCtxRelease)
   FZ_CU_FN(cuCtxSetCurrent)
@@ -66,5 +69,14 @@ struct CudaDriver {
   bool initialized = false;
   std::string init_error;
 };
+
+// Retains (for the rest of the process, never released) the primary context of the CUDA device
+// whose UUID is `uuid` -- a Vulkan device's deviceUUID -- so that the NVIDIA driver keeps that
+// GPU in its compute performance state while fusor's Vulkan backend runs on it: on the H200,
+// memory-bound Vulkan kernels ran 4-5x slower without any CUDA context on the GPU (W2 Softmax
+// 914 vs 180 us, LayerNorm 540 vs 138 us; docs/benchmarks.md, tenth session). Once per UUID per
+// process; returns whether a context is held. Never throws: no driver, no device with that UUID
+// or a failed retain returns false.
+bool hold_cuda_primary_context(const std::array<uint8_t, 16>& uuid) noexcept;
 
 }  // namespace fusor

@@ -16,7 +16,13 @@ class VulkanBackend : public Backend {
     std::vector<DeviceInfo> out;
     try {
       inst_ = vk::Instance::get();
-      for (const auto& d : inst_->devices()) out.push_back({d.name, d.details(), d.numerics_note()});
+      for (const auto& d : inst_->devices()) {
+        std::string details = d.details();
+#ifdef FUSOR_HAVE_CUDA
+        if (vk::holds_cuda_context(d)) details += " cuda_context=retained";  // vk_device.h holds_cuda_context
+#endif
+        out.push_back({d.name, details, d.numerics_note()});
+      }
     } catch (const Error&) {
       // No loader/ICD: no devices (compile() reports why).
     }

@@ -16,6 +16,9 @@
 #include <thread>
 
 #include "backends/vulkan/vulkan_backend.h"
+#ifdef FUSOR_HAVE_CUDA
+#include "backends/cuda/cuda_driver.h"
+#endif
 
 namespace fusor {
 
@@ -519,6 +522,20 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
     cci.pInitialData = nullptr;
     check_vk(vkCreatePipelineCache(device_, &cci, nullptr, &pipeline_cache_), "vkCreatePipelineCache");
   }
+#ifdef FUSOR_HAVE_CUDA
+  // Last (nothing after it throws): on a thread, so cuInit and the context (~0.1-0.3 s) overlap
+  // the compile instead of preceding it.
+  if (holds_cuda_context(info_)) cuda_hold_ = std::thread([u = info_.device_uuid] { hold_cuda_primary_context(u); });
+#endif
+}
+
+bool holds_cuda_context(const PhysicalDeviceInfo& info) {
+  if (info.vendor_id != 0x10DE) return false;
+  const char* e = std::getenv("FUSOR_VK_HOLD_CUDA_CONTEXT");
+  if (e && *e) return std::strcmp(e, "0") != 0;
+  // Measured on a datacenter part (H200). GeForce boards are left alone: there a CUDA context
+  // is what pins the compute performance state (P2) that lowers memory clocks.
+  return info.name.find("GeForce") == std::string::npos;
 }
 
 void Context::save_pipeline_cache() {
@@ -533,6 +550,7 @@ void Context::save_pipeline_cache() {
 }
 
 Context::~Context() {
+  if (cuda_hold_.joinable()) cuda_hold_.join();
   if (!device_) return;
   vkDeviceWaitIdle(device_);
   save_pipeline_cache();

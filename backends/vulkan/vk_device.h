@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/vulkan/vk_common.h"
@@ -102,6 +103,12 @@ class Instance {
   std::vector<PhysicalDeviceInfo> devices_;
 };
 
+// Whether opening `info` also retains its CUDA primary context for the process (cuda_driver.h
+// hold_cuda_primary_context: without any CUDA context the H200's driver ran memory-bound Vulkan
+// kernels 4-5x slower). NVIDIA devices only; FUSOR_VK_HOLD_CUDA_CONTEXT=0 / 1 forces it off /
+// on; unset, on for every NVIDIA device but GeForce boards. A no-op where libcuda is absent.
+bool holds_cuda_context(const PhysicalDeviceInfo& info);
+
 class Context {
  public:
   static std::shared_ptr<Context> get(int index);
@@ -143,6 +150,7 @@ class Context {
   VkPhysicalDeviceMemoryProperties memory_{};
   bool unified_memory_ = false;
   bool pipeline_stats_ = false;
+  std::thread cuda_hold_;  // retains the GPU's CUDA primary context (holds_cuda_context)
   std::string pipeline_cache_dir_, pipeline_cache_key_;  // see runtime/disk_cache.h
   std::mutex queue_mutex_;
 };

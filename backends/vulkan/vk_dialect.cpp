@@ -541,7 +541,9 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     vec("B", b_cm_slot_, b_cm_vec_, b_cm_delta_);
     if (a_cm_col_) s += "#define FZ_CM_A_COL 1\n";
     if (b_cm_col_) s += "#define FZ_CM_B_COL 1\n";
-    return s + tile_order();
+    // Column strips by default: fp16 GPT-2 2L on the H200 173.4 vs 178.8 us (ninth session) and
+    // 158.4 vs 165.1 (tenth), the MLP b64 within 1%; same bits (docs/benchmarks.md).
+    return s + tile_order(true);
   }
   std::string s = Dialect::matmul_config(batch, m, n, k, work_items) + "#define FZ_SKINNY 0\n";
   if (tiles_.split_k > 1) {
@@ -560,14 +562,15 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
          std::to_string(tiles_.tm) + "\n#define FZ_TILE_TN " + std::to_string(tiles_.tn) + "\n";
   vec4(s, "A", a_vec4_slot_, a_vec4_delta_, a_vec4_type_);
   vec4(s, "B", b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
-  return s + tile_order();
+  return s + tile_order(false);
 }
 
-// FUSOR_VK_TILE_ORDER=n: output tiles walked column strip by column strip (gemm.glsl,
-// gemm_coopmat.glsl FZ_TILE_N_MAJOR), so the M tiles sharing a B strip run together; same bits.
-std::string VulkanDialect::tile_order() {
+// FZ_TILE_N_MAJOR: output tiles walked column strip by column strip (gemm.glsl,
+// gemm_coopmat.glsl), so the M tiles sharing a B strip run together; same bits.
+std::string VulkanDialect::tile_order(bool n_major_default) {
   const char* e = std::getenv("FUSOR_VK_TILE_ORDER");
-  return e && std::strcmp(e, "n") == 0 ? "#define FZ_TILE_N_MAJOR 1\n" : "";
+  const bool n = e && std::strcmp(e, "n") == 0 ? true : e && std::strcmp(e, "m") == 0 ? false : n_major_default;
+  return n ? "#define FZ_TILE_N_MAJOR 1\n" : "";
 }
 
 std::string VulkanDialect::prelude(const KernelHeader& h) const {

@@ -167,7 +167,9 @@ class VulkanDialect : public Dialect {
   // offset are multiples of the width; FUSOR_VK_COOPMAT_VEC=N caps the width (1: scalar loads),
   // FUSOR_VK_GEMM_VEC4=0 turns them off too.
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const override;
-  static std::string tile_order();  // FZ_TILE_N_MAJOR when FUSOR_VK_TILE_ORDER=n
+  // FZ_TILE_N_MAJOR: FUSOR_VK_TILE_ORDER=n / m forces column-strip / row-strip order; unset, the
+  // coopmat template walks column strips (n_major_default) and the tiled one rows.
+  static std::string tile_order(bool n_major_default);
   // conv.glsl's #defines: FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_W_VEC4 / FZ_LOAD_W4 for
   // 4-wide weight loads, FZ_CONV_DB 0 under FUSOR_VK_CONV_DB=0 and on the direct path.
   std::string conv_config() const override;
