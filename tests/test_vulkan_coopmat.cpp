@@ -82,6 +82,11 @@ TEST(VulkanCoopmatCompile, EveryVariantCompilesValidatesAndRewritesToKhr) {
         // Loads are column-major only for an operand staged along m (A) or k (B) with vector
         // loads (FZ_CM_A_COL / FZ_CM_B_COL); stores always row-major.
         const bool col = src.find("#define FZ_CM_A_COL") != std::string::npos || src.find("#define FZ_CM_B_COL") != std::string::npos;
+        if (prob.name == "transposed_a_and_b") {  // both operands staged along their other axis
+          EXPECT_NE(src.find("#define FZ_CM_A_COL 1"), std::string::npos);
+          EXPECT_NE(src.find("#define FZ_CM_B_COL 1"), std::string::npos);
+        }
+        if (prob.name == "transposed_b") EXPECT_NE(src.find("#define FZ_CM_B_COL 1"), std::string::npos);
         int col_loads = 0;
         for (const SpvInst& i : walk(khr)) {
           if (i.op == 17) {

@@ -113,6 +113,9 @@ bool hold_cuda_primary_context(const std::array<uint8_t, 16>& uuid) noexcept {
         CUcontext ctx;
         if (d.cuDeviceGet(&dev, i) != CUDA_SUCCESS || d.cuDeviceGetUuid(&id, dev) != CUDA_SUCCESS) continue;
         if (std::memcmp(id.bytes, uuid.data(), uuid.size()) != 0) continue;
+        // Only where contexts are shared: an exclusive-process GPU's one slot stays free.
+        int mode = -1;
+        if (d.cuDeviceGetAttribute(&mode, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, dev) != CUDA_SUCCESS || mode != CU_COMPUTEMODE_DEFAULT) break;
         ok = d.cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS;
       }
     held[uuid] = ok;

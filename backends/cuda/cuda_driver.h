@@ -75,8 +75,9 @@ struct CudaDriver {
 // GPU in its compute performance state while fusor's Vulkan backend runs on it: on the H200,
 // memory-bound Vulkan kernels ran 4-5x slower without any CUDA context on the GPU (W2 Softmax
 // 914 vs 180 us, LayerNorm 540 vs 138 us; docs/benchmarks.md, tenth session). Once per UUID per
-// process; returns whether a context is held. Never throws: no driver, no device with that UUID
-// or a failed retain returns false.
+// process; returns whether a context is held. Never throws: no driver, no device with that UUID,
+// a compute mode other than the default (exclusive-process: one context slot) or a failed
+// retain returns false. The context costs device memory (the driver's reservation per context).
 bool hold_cuda_primary_context(const std::array<uint8_t, 16>& uuid) noexcept;
 
 }  // namespace fusor

@@ -19,7 +19,7 @@ class VulkanBackend : public Backend {
       for (const auto& d : inst_->devices()) {
         std::string details = d.details();
 #ifdef FUSOR_HAVE_CUDA
-        if (vk::holds_cuda_context(d)) details += " cuda_context=retained";  // vk_device.h holds_cuda_context
+        if (vk::holds_cuda_context(d)) details += " cuda_context=hold";  // the policy (vk_device.h holds_cuda_context)
 #endif
         out.push_back({d.name, details, d.numerics_note()});
       }

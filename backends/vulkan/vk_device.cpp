@@ -523,9 +523,10 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
     check_vk(vkCreatePipelineCache(device_, &cci, nullptr, &pipeline_cache_), "vkCreatePipelineCache");
   }
 #ifdef FUSOR_HAVE_CUDA
-  // Last (nothing after it throws): on a thread, so cuInit and the context (~0.1-0.3 s) overlap
-  // the compile instead of preceding it.
-  if (holds_cuda_context(info_)) cuda_hold_ = std::thread([u = info_.device_uuid] { hold_cuda_primary_context(u); });
+  // In the constructor, not on a thread of its own: a thread still inside libcuda when the
+  // process exits races the driver's and our static destructors. The CLI opens the device on a
+  // thread beside the ONNX parse, which hides most of cuInit's ~0.1-0.3 s. Never throws.
+  if (holds_cuda_context(info_)) cuda_context_held_ = hold_cuda_primary_context(info_.device_uuid);
 #endif
 }
 
@@ -533,9 +534,9 @@ bool holds_cuda_context(const PhysicalDeviceInfo& info) {
   if (info.vendor_id != 0x10DE) return false;
   const char* e = std::getenv("FUSOR_VK_HOLD_CUDA_CONTEXT");
   if (e && *e) return std::strcmp(e, "0") != 0;
-  // Measured on a datacenter part (H200). GeForce boards are left alone: there a CUDA context
-  // is what pins the compute performance state (P2) that lowers memory clocks.
-  return info.name.find("GeForce") == std::string::npos;
+  // Measured on a datacenter part (H200). GeForce and TITAN boards are left alone: there a CUDA
+  // context is what pins the compute performance state (P2) that lowers memory clocks.
+  return info.name.find("GeForce") == std::string::npos && info.name.find("TITAN") == std::string::npos;
 }
 
 void Context::save_pipeline_cache() {
@@ -550,7 +551,6 @@ void Context::save_pipeline_cache() {
 }
 
 Context::~Context() {
-  if (cuda_hold_.joinable()) cuda_hold_.join();
   if (!device_) return;
   vkDeviceWaitIdle(device_);
   save_pipeline_cache();

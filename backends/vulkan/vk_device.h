@@ -13,7 +13,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "backends/vulkan/vk_common.h"
@@ -106,7 +105,9 @@ class Instance {
 // Whether opening `info` also retains its CUDA primary context for the process (cuda_driver.h
 // hold_cuda_primary_context: without any CUDA context the H200's driver ran memory-bound Vulkan
 // kernels 4-5x slower). NVIDIA devices only; FUSOR_VK_HOLD_CUDA_CONTEXT=0 / 1 forces it off /
-// on; unset, on for every NVIDIA device but GeForce boards. A no-op where libcuda is absent.
+// on; unset, on for every NVIDIA device but GeForce and TITAN boards. A no-op where libcuda is
+// absent, the GPU has no CUDA device or its compute mode is not the default (an exclusive-process
+// GPU has one context slot: taking it would lock CUDA users out).
 bool holds_cuda_context(const PhysicalDeviceInfo& info);
 
 class Context {
@@ -133,6 +134,8 @@ class Context {
   // are created with CAPTURE_STATISTICS and their driver statistics (registers, spills, ...)
   // printed on stderr (vk_pipelines.cpp). A diagnostic only; off by default.
   bool pipeline_stats() const { return pipeline_stats_; }
+  // Whether opening this device retained its GPU's CUDA primary context (holds_cuda_context).
+  bool cuda_context_held() const { return cuda_context_held_; }
   // Runs `record` in a one-time command buffer and waits for it (uploads at compile time).
   template <class F> void submit_once(F&& record);
 
@@ -150,7 +153,7 @@ class Context {
   VkPhysicalDeviceMemoryProperties memory_{};
   bool unified_memory_ = false;
   bool pipeline_stats_ = false;
-  std::thread cuda_hold_;  // retains the GPU's CUDA primary context (holds_cuda_context)
+  bool cuda_context_held_ = false;  // this GPU's CUDA primary context retained (holds_cuda_context)
   std::string pipeline_cache_dir_, pipeline_cache_key_;  // see runtime/disk_cache.h
   std::mutex queue_mutex_;
 };

@@ -40,10 +40,14 @@ ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t 
     const int got = std::sscanf(e, "%d,%d,%d,%d,%d", &v[0], &v[1], &v[2], &v[3], &v[4]);
     if (got >= 4 && v[0] > 0 && v[1] > 0 && v[2] > 0 && v[3] > 0 && v[0] * v[1] * t.cm_sg <= static_cast<int>(dev.max_invocations))
       t.cm_wm = v[0], t.cm_wn = v[1], t.cm_rm = v[2], t.cm_rn = v[3];
-    if (got == 5 && v[4] >= t.cm_k && v[4] % t.cm_k == 0 && v[4] <= 512) t.cm_bk = v[4];
+    if (got == 5 && v[4] >= t.cm_k && v[4] % std::max(8, t.cm_k) == 0 && v[4] <= 512) t.cm_bk = v[4];
   }
   t.bm = t.cm_wm * t.cm_rm * t.cm_m, t.bn = t.cm_wn * t.cm_rn * t.cm_n, t.bk = t.cm_bk, t.tm = t.tn = 1;
-  while (t.cm_bk > std::max(32, t.cm_k) && t.coopmat_shared_bytes() > static_cast<int64_t>(dev.max_shared_memory)) t.bk = t.cm_bk /= 2;
+  // Halved only while the half stays a multiple of 8 and of the matrix K (16-byte aligned rows,
+  // whole matrix steps).
+  while (t.cm_bk > std::max(32, t.cm_k) && (t.cm_bk / 2) % std::max(8, t.cm_k) == 0 &&
+         t.coopmat_shared_bytes() > static_cast<int64_t>(dev.max_shared_memory))
+    t.bk = t.cm_bk /= 2;
   return t;
 }
 
