@@ -274,6 +274,7 @@ FZ_FN double fz_isnan(double x) { return x != x ? 1.0 : 0.0; }
 FZ_FN double fz_isinf(double x) { return fabs(x) == (double)fz_inf() ? 1.0 : 0.0; }
 FZ_FN double fz_fmod(double a, double b) { return fmod(a, b); }
 FZ_FN double fz_log1p(double x) { return log1p(x); }
+FZ_FN double fz_expm1(double x) { return expm1(x); }
 FZ_FN double fz_div(double a, double b) { return a / b; }
 )";
   // T: the type, U: its unsigned twin (wrapping arithmetic without signed-overflow UB).

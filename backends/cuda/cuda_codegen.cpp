@@ -34,6 +34,7 @@ FZ_FN float fz_isnan(float x) { return x != x ? 1.0f : 0.0f; }
 FZ_FN float fz_isinf(float x) { return fabsf(x) == fz_inf() ? 1.0f : 0.0f; }
 FZ_FN float fz_fmod(float a, float b) { return fmodf(a, b); }
 FZ_FN float fz_log1p(float x) { return log1pf(x); }
+FZ_FN float fz_expm1(float x) { return expm1f(x); }
 FZ_FN float fz_div(float a, float b) { return a / b; }  // IEEE: NVRTC's default --prec-div=true
 // bfloat16 is stored as its bits (unsigned short): the top half of a float32, rounded to
 // nearest even (NaN stays a quiet NaN).

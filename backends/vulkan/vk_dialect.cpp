@@ -156,6 +156,21 @@ float fz_log1p(float x) {
   float s = x / (2.0f + x), s2 = s * s;
   return 2.0f * s * (1.0f + s2 * (1.0f / 3.0f + s2 * (0.2f + s2 * (1.0f / 7.0f + s2 * (1.0f / 9.0f + s2 * (1.0f / 11.0f))))));
 }
+// exp(x) - 1 without the cancellation of exp(x) - 1.0f for small x (Elu(-1e-7) was 19% off):
+// its Taylor series to x^9 / 9! where |x| <= 0.5 (remainder below 2^-27 relative), exp(x) - 1
+// elsewhere (the cancellation there is at most a factor 2.6). NaN takes the series (NaN out).
+float fz_expm1(float x) {
+  if (abs(x) > 0.5f) return exp(x) - 1.0f;
+  float p = 1.0f / 362880.0f;
+  p = p * x + 1.0f / 40320.0f;
+  p = p * x + 1.0f / 5040.0f;
+  p = p * x + 1.0f / 720.0f;
+  p = p * x + 1.0f / 120.0f;
+  p = p * x + 1.0f / 24.0f;
+  p = p * x + 1.0f / 6.0f;
+  p = p * x + 0.5f;
+  return x + (x * x) * p;
+}
 // erff, faithfully rounded (max error < 1 ulp): N. Juffa's minimax polynomials.
 float fz_erf(float a) {
   float t = abs(a), s = a * a, r;
@@ -816,6 +831,7 @@ std::string VulkanDialect::typed_intrinsic(const std::string& nm, DType math) co
   if (nm == "exp") return "fz_expd";
   if (nm == "log") return "fz_logd";
   if (nm == "fz_log1p") return "fz_log1pd";
+  if (nm == "fz_expm1") return "fz_expm1d";
   static const std::set<std::string> mine = {"tanh", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
                                              "cosh", "asinh", "acosh", "atanh", "pow", "exp2", "log2"};
   if (mine.count(nm)) return "fz_" + nm + "d";

@@ -19,6 +19,7 @@
 //      fz_isinf(x)                 1.0f if x is +inf or -inf, else 0.0f
 //      fz_fmod(a, b)               C fmodf: a - trunc(a / b) * b, sign of a; NaN when b == 0
 //      fz_log1p(x)                 log(1 + x), accurate for small x (C log1pf)
+//      fz_expm1(x)                 exp(x) - 1, accurate for small x (C expm1f)
 //      fz_div(a, b)                a / b correctly rounded (IEEE); every op value that divides uses
 //                                  it, since Vulkan's "/" may be approximate (2.5 ulp)
 //      fz_inf()                    +infinity (bind_scalar prints non-finite literals with it)
@@ -627,15 +628,15 @@ void register_elementwise_ops() {
       with_int(rule("({0} < 0.0f ? {1} * {0} : {0})", FZ_EVAL(x[0] < 0 ? x[1] * x[0] : x[0])),
                FZ_IEVAL(!uns && x[0] < 0 ? imul(x[1], x[0]) : x[0])));
   add("Elu", 1, 1, Typing::same,
-      unary_float("({0} < 0.0f ? {alpha} * (exp({0}) - 1.0f) : {0})",
-                  FZ_EVAL(x[0] < 0 ? p[0] * (std::exp(x[0]) - 1) : x[0]), {{"alpha", 1.0}}));
+      unary_float("({0} < 0.0f ? {alpha} * fz_expm1({0}) : {0})", FZ_EVAL(x[0] < 0 ? p[0] * std::expm1(x[0]) : x[0]),
+                  {{"alpha", 1.0}}));
   add("Selu", 1, 1, Typing::same,
-      unary_float("({0} <= 0.0f ? {gamma} * ({alpha} * exp({0}) - {alpha}) : {gamma} * {0})",
-                  FZ_EVAL(x[0] <= 0 ? p[1] * (p[0] * std::exp(x[0]) - p[0]) : p[1] * x[0]),
+      unary_float("({0} <= 0.0f ? {gamma} * ({alpha} * fz_expm1({0})) : {gamma} * {0})",
+                  FZ_EVAL(x[0] <= 0 ? p[1] * (p[0] * std::expm1(x[0])) : p[1] * x[0]),
                   {{"alpha", 1.67326319217681884765625}, {"gamma", 1.05070102214813232421875}}));
   add("Celu", 1, 1, Typing::same,
-      unary_float("fz_max(0.0f, {0}) + fz_min(0.0f, {alpha} * (exp({0} / {alpha}) - 1.0f))",
-                  FZ_EVAL(nan_max(0.0, x[0]) + nan_min(0.0, p[0] * (std::exp(x[0] / p[0]) - 1))), {{"alpha", 1.0}}));
+      unary_float("fz_max(0.0f, {0}) + fz_min(0.0f, {alpha} * fz_expm1({0} / {alpha}))",
+                  FZ_EVAL(nan_max(0.0, x[0]) + nan_min(0.0, p[0] * std::expm1(x[0] / p[0]))), {{"alpha", 1.0}}));
   add("ThresholdedRelu", 1, 1, Typing::same,
       unary_float("({0} > {alpha} ? {0} : 0.0f)", FZ_EVAL(x[0] > p[0] ? x[0] : 0.0), {{"alpha", 1.0}}));
   add("Sigmoid", 1, 1, Typing::same, unary_float("1.0f / (1.0f + exp(-{0}))", FZ_EVAL(1.0 / (1.0 + std::exp(-x[0])))));
