@@ -164,6 +164,17 @@ TEST(Numerics, Int64IsExactBeyond2To53) {
                                          b.op("ReduceMin", {x[0], axes}, {{"keepdims", int64_t{0}}})});
                    },
                    ints_of({2}, {1, -2147483643}, DType::i32));
+  // ArgMax / ArgMin compare the integers themselves (through double these tied or swapped).
+  const int64_t p62 = int64_t{1} << 62;
+  auto arg = [](const char* op, int64_t last) {
+    return [op, last](GraphBuilder& b, const std::vector<int>& x) {
+      return b.op(op, {x[0]}, {{"axis", int64_t{-1}}, {"keepdims", int64_t{0}}, {"select_last_index", last}});
+    };
+  };
+  check_everywhere("int64 argmax", {ints_of({2, 3}, {p62 + 1, p62 + 3, p62 + 2, -p53 - 1, -p53, -p53 - 2})}, arg("ArgMax", 0),
+                   ints_of({2}, {1, 1}));
+  // uint64 [2^64 - 3, 2^64 - 5, 2^64 - 4, 2^64 - 1] (set as their int64 bits): the smallest is 2^64 - 5.
+  check_everywhere("uint64 argmin", {ints_of({4}, {-3, -5, -4, -1}, DType::u64)}, arg("ArgMin", 1), ints_of({}, {1}));
   check_everywhere("int64 where", {ints_of({2}, {1, 0}, DType::boolean), ints_of({2}, {p53 + 1, 0}), ints_of({2}, {0, -p53 - 3})},
                    [](GraphBuilder& b, const std::vector<int>& x) { return b.op("Where", {x[0], x[1], x[2]}); },
                    ints_of({2}, {p53 + 1, -p53 - 3}));
