@@ -112,6 +112,21 @@ TEST(OpsMisc, Unique) {
   EXPECT_EQ(r[0].shape(), (Shape{2, 2}));
   expect_values(r[0], {0, 5, 1, 0});
   EXPECT_EQ(values(r[3]), (std::vector<int64_t>{1, 2}));
+  // Values compare in their own type: NaNs are one value after every number (np.unique),
+  // -0 == +0, and int64 values past 2^53 stay apart (through double, [2, NaN, 1] was one value).
+  Tensor f = tensor_of({7}, {3, -0.0, 0, NAN, NAN, 1, 3});
+  auto n = run_op({"Unique", {f}, {}, 11, 4}, 11);
+  ASSERT_EQ(n[0].numel(), 4);
+  EXPECT_EQ(n[0].get(0), 0.0);
+  EXPECT_TRUE(std::signbit(n[0].get(0))) << "the first occurrence (-0) is kept";
+  EXPECT_EQ(n[0].get(1), 1.0);
+  EXPECT_EQ(n[0].get(2), 3.0);
+  EXPECT_TRUE(std::isnan(n[0].get(3)));
+  EXPECT_EQ(values(n[3]), (std::vector<int64_t>{2, 1, 2, 2}));
+  const int64_t p62 = int64_t{1} << 62, p53 = int64_t{1} << 53;
+  auto i = run_op({"Unique", {ints_of({6}, {p62 + 3, p62 + 1, p62 + 3, p62 + 2, p53 + 1, p53})}, {}, 11, 4}, 11);
+  EXPECT_EQ(values(i[0]), (std::vector<int64_t>{p53, p53 + 1, p62 + 1, p62 + 2, p62 + 3}));
+  EXPECT_EQ(values(i[3]), (std::vector<int64_t>{1, 1, 1, 1, 2}));
 }
 
 TEST(OpsMisc, GridSample) {

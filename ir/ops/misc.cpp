@@ -42,6 +42,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "ir/ops/op_helpers.h"
@@ -326,12 +327,31 @@ UniqueResult unique_of(const Node& n, const Tensor& x) {
     for (int64_t d = 0; d < axis; ++d) u.outer *= x.shape()[d];
     for (int64_t d = axis + 1; d < x.rank(); ++d) u.inner *= x.shape()[d];
   }
-  const std::vector<double> v = load_doubles(x);
-  auto at = [&](int64_t s, int64_t j) { return v[static_cast<size_t>(((j / u.inner) * u.len + s) * u.inner + j % u.inner)]; };
+  // Elements compare in their own type: integers as integers (uint64 mapped onto int64 with its
+  // order kept), floats with every NaN equal and above every number (np.unique's equal_nan) and
+  // -0 == +0. Through double with NaN unordered, the sort's order was not a strict weak order
+  // ([2, NaN, 1] came out as one value) and int64 past 2^53 merged.
+  const bool integral = dtype_is_integral(x.dtype());
+  std::vector<int64_t> iv;
+  std::vector<double> fv;
+  if (integral) {
+    iv.resize(static_cast<size_t>(x.numel()));
+    const int64_t flip = x.dtype() == DType::u64 ? std::numeric_limits<int64_t>::min() : 0;
+    for (int64_t e = 0; e < x.numel(); ++e) iv[static_cast<size_t>(e)] = x.get_int(e) ^ flip;
+  } else {
+    fv = load_doubles(x);
+  }
+  auto cmp = [&](size_t e, size_t f) {
+    if (integral) return iv[e] < iv[f] ? -1 : (iv[e] > iv[f] ? 1 : 0);
+    const bool ne = std::isnan(fv[e]), nf = std::isnan(fv[f]);
+    if (ne || nf) return ne == nf ? 0 : (ne ? 1 : -1);
+    return fv[e] < fv[f] ? -1 : (fv[e] > fv[f] ? 1 : 0);
+  };
+  auto at = [&](int64_t s, int64_t j) { return static_cast<size_t>(((j / u.inner) * u.len + s) * u.inner + j % u.inner); };
   const int64_t width = u.outer * u.inner;
   auto less = [&](int64_t a, int64_t b) {
     for (int64_t j = 0; j < width; ++j)
-      if (at(a, j) != at(b, j)) return at(a, j) < at(b, j);
+      if (const int c = cmp(at(a, j), at(b, j)); c != 0) return c < 0;
     return false;
   };
   std::vector<int64_t> order(static_cast<size_t>(u.len));
