@@ -82,6 +82,23 @@ std::string Emitter::emit_opaque() const {
       throw Unsupported(d_.name,
                         n.label() + ": " + t + " of " + dtype_name(data >= 0 ? dtype_of(data) : dtype_of(out)) +
                             " data is computed through fp32 by the generated kernel; refused rather than narrowed");
+    // 8/16-bit integer sums (MatMul and Conv products, CumSum prefixes) are exact in fp32 only
+    // below 2^24: an int8 MatMul with K = 4096 came out wrong on Vulkan. Refused where the
+    // largest possible sum reaches it (the host computes them exactly).
+    if (data >= 0 && dtype_is_integral(dtype_of(data)) && (t == "MatMul" || t == "Conv" || t == "CumSum")) {
+      const DType dt = dtype_of(data);
+      const double top = dt == DType::boolean ? 1.0 : std::ldexp(1.0, 8 * static_cast<int>(dtype_size(dt)) - (dtype_is_unsigned(dt) ? 0 : 1));
+      const Shape& xs = buffer(data).shape;
+      double most = top * static_cast<double>(shape_numel(xs));  // CumSum: a prefix of at most every element
+      if (t == "MatMul") most = top * top * static_cast<double>(xs.empty() ? 1 : xs.back());
+      if (t == "Conv" && k_.opaque_inputs.size() > 1) {
+        const Shape& ws = buffer(k_.opaque_inputs[1]).shape;
+        most = top * top * static_cast<double>(ws.empty() || ws[0] == 0 ? 0 : shape_numel(ws) / ws[0]);
+      }
+      if (most >= 16777216.0)
+        throw Unsupported(d_.name, n.label() + ": " + t + " of " + dtype_name(dt) + " sums up to " + std::to_string(static_cast<long long>(most)) +
+                                       " in magnitude, past the 2^24 that fp32 holds exactly in the generated kernel; refused rather than rounded");
+    }
   }
   std::string body;
   if (t == "Dropout" && out2 >= 0)

@@ -180,6 +180,28 @@ TEST(Numerics, Int64IsExactBeyond2To53) {
                    ints_of({2}, {p53 + 1, -p53 - 3}));
 }
 
+// Integer contractions wrap like numpy and stay exact past 2^53 (through double they clamped at
+// the type's limit: red-team round 4); 8-bit sums past fp32's 2^24 leave the GPUs' fp32 kernels.
+TEST(Numerics, IntegerContractionsWrapAndStayExact) {
+  const int64_t p30 = int64_t{1} << 30, p53 = int64_t{1} << 53, p62 = int64_t{1} << 62;
+  check_everywhere("int32 matmul wraps", {ints_of({2, 2}, {p30, 3, -7, 2147483647}, DType::i32), ints_of({2, 2}, {4, 1, 2, -1}, DType::i32)},
+                   binary("MatMul"), ints_of({2, 2}, {6, 1073741821, -30, 2147483642}, DType::i32));
+  check_everywhere("int64 matmul wraps and is exact", {ints_of({2, 2}, {p62, p62, p53 + 1, 1}), ints_of({2, 1}, {1, 1})}, binary("MatMul"),
+                   ints_of({2, 1}, {std::numeric_limits<int64_t>::min(), p53 + 2}));
+  check_everywhere("int32 gemm wraps", {ints_of({1, 2}, {p30, p30}, DType::i32), ints_of({2, 1}, {2, 2}, DType::i32)}, binary("Gemm"),
+                   ints_of({1, 1}, {0}, DType::i32));
+  check_everywhere("int64 einsum transpose", {ints_of({2, 2}, {p62 + 3, p53 + 1, p62 + 4, 1})},
+                   [](GraphBuilder& b, const std::vector<int>& x) { return b.op("Einsum", {x[0]}, {{"equation", std::string("ij->ji")}}); },
+                   ints_of({2, 2}, {p62 + 3, p62 + 4, p53 + 1, 1}));
+  check_everywhere("int8 einsum dot wraps", {ints_of({2}, {100, 100}, DType::i8), ints_of({2}, {2, 1}, DType::i8)},
+                   [](GraphBuilder& b, const std::vector<int>& x) { return b.op("Einsum", {x[0], x[1]}, {{"equation", std::string("i,i->")}}); },
+                   ints_of({}, {44}, DType::i8));
+  // int8 [1, 4096] x [4096, 1] of 127s: 66,064,384 (past 2^24) wraps to 0 in int8.
+  std::vector<int64_t> ones(4096, 127);
+  check_everywhere("int8 matmul past 2^24", {ints_of({1, 4096}, ones, DType::i8), ints_of({4096, 1}, ones, DType::i8)}, binary("MatMul"),
+                   ints_of({1, 1}, {0}, DType::i8));
+}
+
 TEST(Numerics, FloatModIsExact) {
   Tensor a = tensor_of({3}, {1e20, 7.0, -0.0}), b = tensor_of({3}, {3.0, 0.7, 1.0});
   Tensor want(DType::f32, {3});

@@ -49,6 +49,26 @@ double dot(const A* a, const B* b, int64_t n) {
   return (s0 + s1) + (s2 + s3);
 }
 
+// Integer contractions (MatMul / Gemm / Einsum of int and uint types) are computed in integers:
+// products and sums wrap modulo 2^64 (uint64 arithmetic: no signed-overflow UB), then wrap to
+// the output type, as numpy and onnxruntime do. Through double they clamped at the type's limit
+// and lost int64 exactness past 2^53 (red-team round 4).
+std::vector<int64_t> load_ints(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = t.get_int(static_cast<int64_t>(i));
+  return v;
+}
+int64_t wrap_mul_add(int64_t acc, int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+int64_t int_dot(const int64_t* a, const int64_t* b, int64_t n) {
+  int64_t s = 0;
+  for (int64_t k = 0; k < n; ++k) s = wrap_mul_add(s, a[k], b[k]);
+  return s;
+}
+// Stores v into element i of an integer tensor, wrapped to its width (set_int truncates).
+void store_wrapped(Tensor& t, int64_t i, int64_t v) { t.set_int(i, wrap_int(v, t.dtype())); }
+
 void require_numeric(InferContext& ctx, int i) {
   DType t = ctx.dtype(i);
   if (!dtype_is_float(t) && !dtype_is_int(t))
@@ -105,6 +125,20 @@ void gemm_ref(const Node& n, const Ins& in, Outs& out) {
   if (C) {
     c_vals = load_doubles(*C);
     c_st = broadcast_strides(C->shape(), {M, N});
+  }
+  if (dtype_is_integral(Y.dtype()) && alpha == std::trunc(alpha) && beta == std::trunc(beta) && std::fabs(alpha) < 9.2e18 &&
+      std::fabs(beta) < 9.2e18) {
+    const std::vector<int64_t> a = load_ints(A), b = load_ints(B), c = C ? load_ints(*C) : std::vector<int64_t>{};
+    const int64_t ia = static_cast<int64_t>(alpha), ib = static_cast<int64_t>(beta);
+    std::vector<int64_t> ap(static_cast<size_t>(K)), bp(static_cast<size_t>(K));
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        for (int64_t k = 0; k < K; ++k) ap[k] = ta ? a[k * M + i] : a[i * K + k], bp[k] = tb ? b[j * K + k] : b[k * N + j];
+        int64_t v = wrap_mul_add(0, ia, int_dot(ap.data(), bp.data(), K));
+        if (C) v = wrap_mul_add(v, ib, c[i * c_st[0] + j * c_st[1]]);
+        store_wrapped(Y, i * N + j, v);
+      }
+    return;
   }
   std::vector<double> row(static_cast<size_t>(N));
   with_real_data(A, [&](auto a) {
@@ -173,6 +207,20 @@ void matmul_ref(const Node& n, const Ins& in, Outs& out) {
   // Broadcast strides in units of whole matrices.
   std::vector<int64_t> sa = broadcast_strides(d.a_batch, d.batch), sb = broadcast_strides(d.b_batch, d.batch);
   const int64_t nb = shape_numel(d.batch), rb = static_cast<int64_t>(d.batch.size());
+  if (dtype_is_integral(Y.dtype())) {
+    const std::vector<int64_t> a = load_ints(A), b = load_ints(B);
+    std::vector<int64_t> col(static_cast<size_t>(K)), idx(static_cast<size_t>(rb), 0);
+    for (int64_t bi = 0; bi < nb; ++bi) {
+      int64_t oa = 0, ob = 0;
+      for (int64_t r = 0; r < rb; ++r) oa += idx[r] * sa[r], ob += idx[r] * sb[r];
+      for (int64_t j = 0; j < N; ++j) {
+        for (int64_t k = 0; k < K; ++k) col[k] = b[(ob * K + k) * N + j];
+        for (int64_t i = 0; i < M; ++i) store_wrapped(Y, (bi * M + i) * N + j, int_dot(a.data() + (oa * M + i) * K, col.data(), K));
+      }
+      for (int64_t r = rb - 1; r >= 0 && ++idx[r] == d.batch[r]; --r) idx[r] = 0;
+    }
+    return;
+  }
   std::vector<double> row(static_cast<size_t>(N));
   with_real_data(A, [&](auto a) {
     with_real_data(B, [&](auto b) {
@@ -904,8 +952,30 @@ void einsum_ref(const Node& n, const Ins& in, Outs& out) {
   // (four unrelated 2^16-element inputs reduce over 2^64 terms).
   if (n_out != 0 && n_red > (int64_t{1} << 32) / n_out)
     ref_fail(n, "Einsum of " + std::to_string(n_out) + " outputs x " + std::to_string(n_red) + " reduced terms is past the reference's 2^32 work bound");
-  std::vector<double> y(static_cast<size_t>(n_out), 0.0);
   std::vector<int64_t> idx(nl);
+  if (dtype_is_integral(out[0].dtype())) {
+    std::vector<std::vector<int64_t>> iv;
+    for (const Tensor* t : in) iv.push_back(load_ints(*t));
+    for (int64_t o = 0; o < n_out; ++o) {
+      for (int64_t rest = o, a = static_cast<int64_t>(no) - 1; a >= 0; --a)
+        idx[a] = rest % p.size[labels[a]], rest /= p.size[labels[a]];
+      int64_t acc = 0;
+      for (int64_t r = 0; r < n_red; ++r) {
+        for (int64_t rest = r, a = static_cast<int64_t>(nl) - 1; a >= static_cast<int64_t>(no); --a)
+          idx[a] = rest % p.size[labels[a]], rest /= p.size[labels[a]];
+        int64_t prod = 1;
+        for (size_t i = 0; i < in.size(); ++i) {
+          int64_t off = 0;
+          for (size_t a = 0; a < nl; ++a) off += idx[a] * stride[i][a];
+          prod = wrap_mul_add(0, prod, iv[i][off]);
+        }
+        acc = wrap_mul_add(acc, prod, 1);
+      }
+      store_wrapped(out[0], o, acc);
+    }
+    return;
+  }
+  std::vector<double> y(static_cast<size_t>(n_out), 0.0);
   for (int64_t o = 0; o < n_out; ++o) {
     for (int64_t rest = o, a = static_cast<int64_t>(no) - 1; a >= 0; --a)
       idx[a] = rest % p.size[labels[a]], rest /= p.size[labels[a]];
