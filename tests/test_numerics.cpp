@@ -202,6 +202,20 @@ TEST(Numerics, IntegerContractionsWrapAndStayExact) {
                    ints_of({1, 1}, {0}, DType::i8));
 }
 
+// ScatterElements / ScatterND add and mul wrap in 8-bit types (the reference saturated: int8
+// 100 + 100 gave 127; red-team round 4).
+TEST(Numerics, ScatterReductionsWrap) {
+  const Tensor data = ints_of({3}, {100, -128, 5}, DType::i8), idx = ints_of({4}, {0, 1, 0, 1}),
+               upd = ints_of({4}, {100, -1, 100, -128}, DType::i8);
+  auto scatter = [](const char* red) {
+    return [red](GraphBuilder& b, const std::vector<int>& x) {
+      return b.op("ScatterElements", {x[0], x[1], x[2]}, {{"reduction", std::string(red)}});
+    };
+  };
+  check_everywhere("int8 scatter add", {data, idx, upd}, scatter("add"), ints_of({3}, {44, -1, 5}, DType::i8));
+  check_everywhere("int8 scatter mul", {data, idx, upd}, scatter("mul"), ints_of({3}, {64, 0, 5}, DType::i8));
+}
+
 TEST(Numerics, FloatModIsExact) {
   Tensor a = tensor_of({3}, {1e20, 7.0, -0.0}), b = tensor_of({3}, {3.0, 0.7, 1.0});
   Tensor want(DType::f32, {3});

@@ -483,12 +483,16 @@ void scatter_combine(const std::string& red, const Tensor& upd, int64_t u, Tenso
   if (red == "none") return copy_elems(upd, u, y, dst, 1);
   if (dtype_is_int(y.dtype())) {  // integers combine exactly
     const int64_t a = y.get_int(dst), b = upd.get_int(u);
-    // add/mul wrap through uint64 like elementwise Add/Mul (set_int narrows to the dtype).
+    // add/mul wrap through uint64 like elementwise Add/Mul, then to the dtype's width (set_int
+    // of an 8/16-bit value out of range saturated: int8 100 + 100 gave 127, not -56); uint64
+    // max/min compare unsigned.
     const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-    y.set_int(dst, red == "add"   ? static_cast<int64_t>(ua + ub)
-                   : red == "mul" ? static_cast<int64_t>(ua * ub)
-                   : red == "max" ? std::max(a, b)
-                                  : std::min(a, b));
+    const bool u64 = y.dtype() == DType::u64, a_less = u64 ? ua < ub : a < b;
+    y.set_int(dst, wrap_int(red == "add"   ? static_cast<int64_t>(ua + ub)
+                            : red == "mul" ? static_cast<int64_t>(ua * ub)
+                            : red == "max" ? (a_less ? b : a)
+                                           : (a_less ? a : b),
+                            y.dtype()));
   } else {
     const double a = y.get(dst), b = upd.get(u);
     y.set(dst, red == "add" ? a + b : red == "mul" ? a * b : red == "max" ? std::max(a, b) : std::min(a, b));
