@@ -216,6 +216,20 @@ TEST(Numerics, ScatterReductionsWrap) {
   check_everywhere("int8 scatter mul", {data, idx, upd}, scatter("mul"), ints_of({3}, {64, 0, 5}, DType::i8));
 }
 
+// Variadic Sum / Mean fold in fp32 step by step, as binary Adds do (the reference folded in
+// double: Sum(3e38, 3e38, -3e38) gave 3e38, not inf; red-team round 4), and Mean divides with
+// IEEE division (Mean(1, 1, 2) = RN(4 / 3)).
+TEST(Numerics, VariadicSumAndMeanFoldInFloat32) {
+  auto variadic = [](const char* op) {
+    return [op](GraphBuilder& b, const std::vector<int>& x) { return b.op(op, {x[0], x[1], x[2]}); };
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  check_everywhere("float32 sum", {tensor_of({3}, {3e38, -3e38, 1}), tensor_of({3}, {3e38, 3e38, 2}), tensor_of({3}, {-3e38, 1, 3})},
+                   variadic("Sum"), tensor_of({3}, {inf, 1, 6}));
+  check_everywhere("float32 mean", {tensor_of({3}, {3e38, -3e38, 1}), tensor_of({3}, {3e38, -3e38, 1}), tensor_of({3}, {3e38, 1, 2})},
+                   variadic("Mean"), tensor_of({3}, {inf, -inf, static_cast<double>(4.0f / 3.0f)}));
+}
+
 TEST(Numerics, FloatModIsExact) {
   Tensor a = tensor_of({3}, {1e20, 7.0, -0.0}), b = tensor_of({3}, {3.0, 0.7, 1.0});
   Tensor want(DType::f32, {3});

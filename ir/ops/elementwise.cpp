@@ -169,7 +169,8 @@ BoundScalar bind_scalar(const ScalarRule& r, const Node& n, bool int_math) {
     std::string e = "{0}";
     for (int i = 1; i < count; ++i)  // left fold: f(f(x0, x1), x2) ...
       e = substitute_operands(r.expr, [&](int k) { return k == 0 ? "(" + e + ")" : "{" + std::to_string(i) + "}"; });
-    if (r.mean && count > 1) e = "(" + e + ") / " + float_literal(count);
+    // fz_div: a driver's "/" may be 2.5 ulp (Vulkan), the op table's division is IEEE's.
+    if (r.mean && count > 1) e = "fz_div(" + e + ", " + float_literal(count) + ")";
     b.expr = e;
     return b;
   }
@@ -246,7 +247,19 @@ HostScalar eval_scalar_typed(const ScalarRule& r, const BoundScalar& b, const Ho
   if (count > 8) big.resize(count), v = big.data();
   for (size_t i = 0; i < count; ++i)
     v[i] = b.absent[i] ? *b.absent[i] : (xt[i] == math ? x[i].f : scalar_convert(x[i], xt[i], math).f);
-  res.f = eval_scalar(r, b, v, false);
+  if (r.variadic) {
+    // Each step of the fold rounds to the type the kernels fold in (fp32, or fp64 for double),
+    // as binary Adds would: Sum(3e38, 3e38, -3e38) in float32 is inf, not 3e38 (red-team round 4).
+    const DType step = math == DType::f64 ? DType::f64 : DType::f32;
+    double acc = v[0];
+    for (size_t i = 1; i < count; ++i) {
+      const double pair[2] = {acc, v[i]};
+      acc = round_float(r.eval(pair, b.params.data(), false), step);
+    }
+    res.f = r.mean ? round_float(acc / static_cast<double>(count), step) : acc;
+  } else {
+    res.f = eval_scalar(r, b, v, false);
+  }
   return scalar_convert(res, DType::f64, out);
 }
 
@@ -375,7 +388,7 @@ void elementwise_loop(const ScalarRule& rule, const Node& n, const std::vector<c
   const DType math = scalar_math_dtype(rule, xt);
   const BoundScalar b = bind_scalar(rule, n, dtype_is_int(math));
   std::vector<const Tensor*> src(k, nullptr);
-  bool all_f32 = y.dtype() == DType::f32 && math == DType::f32;
+  bool all_f32 = y.dtype() == DType::f32 && math == DType::f32 && !rule.variadic;  // variadic folds round per step (typed)
   for (int i = 0; i < k; ++i) {
     if (in[i] && use[i]) src[i] = in[i];
     if (src[i] && src[i]->dtype() != DType::f32) all_f32 = false;
