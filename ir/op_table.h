@@ -85,6 +85,7 @@ struct ScalarRule {
   const char* int_expr = nullptr;  // used instead of expr on integer dtypes (Div truncates toward zero)
   bool variadic = false;           // Sum/Max/Min/Mean: expr is binary and folds left over all operands
   bool mean = false;               // variadic only: the folded value is divided by the operand count
+  bool float_exponent = false;     // Pow: an integer base with a float exponent is computed in the exponent's type
   // Params that are not plain numeric attributes (Gelu's string 'approximate', Cast's 'to'):
   // writes one value per params entry. nullptr: node.attr_f(name, default).
   void (*resolve_params)(const Node& n, double* values) = nullptr;

@@ -230,6 +230,17 @@ TEST(Numerics, VariadicSumAndMeanFoldInFloat32) {
                    variadic("Mean"), tensor_of({3}, {inf, -inf, static_cast<double>(4.0f / 3.0f)}));
 }
 
+// Pow with an integer base and a floating exponent: the power in the exponent's type, truncated
+// to the base's type (onnxruntime, numpy); the exponent was converted to an integer first
+// (2 ** 2.5 gave 4; red-team round 4).
+TEST(Numerics, PowOfIntegerBaseWithFloatExponent) {
+  Tensor e32 = tensor_of({4}, {0.5, 2.5, 2.9999, 1.5});
+  check_everywhere("int32 ** float32", {ints_of({4}, {4, 2, 7, 9}, DType::i32), e32}, binary("Pow"), ints_of({4}, {2, 5, 342, 27}, DType::i32));
+  Tensor e64(DType::f64, {1});
+  e64.set(0, 18.7);
+  check_everywhere("int64 ** float64", {ints_of({1}, {10}), e64}, binary("Pow"), ints_of({1}, {5011872336272714752}));
+}
+
 TEST(Numerics, FloatModIsExact) {
   Tensor a = tensor_of({3}, {1e20, 7.0, -0.0}), b = tensor_of({3}, {3.0, 0.7, 1.0});
   Tensor want(DType::f32, {3});

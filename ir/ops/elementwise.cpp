@@ -214,6 +214,15 @@ HostScalar eval_scalar_typed(const ScalarRule& r, const BoundScalar& b, const Ho
                              DType out) {
   const size_t count = b.absent.size();
   HostScalar res;
+  if (dtype_is_integral(math) && r.float_exponent && count == 2 && !b.absent[1] && dtype_is_float(xt[1])) {
+    // Pow(int, float): the power in the exponent's type, truncated to the base's type (the
+    // rewrite ir/decompose.cpp makes for the kernels: Cast, Pow, Cast).
+    const DType et = xt[1];
+    const double base = scalar_convert(scalar_convert(x[0], xt[0], et), et, DType::f64).f;
+    const double e = scalar_convert(x[1], xt[1], DType::f64).f;
+    HostScalar p{round_float(std::pow(base, e), et)};
+    return scalar_convert(scalar_convert(p, et, math), math, out);
+  }
   if (dtype_is_integral(math)) {
     if (!r.ieval) throw Error("ref", "an integer operand reached a float-only op");
     const bool uns = dtype_is_unsigned(math);
@@ -615,7 +624,8 @@ void register_elementwise_ops() {
   }
   {
     ScalarRule r = with_int(rule("pow({0}, {1})", FZ_EVAL(std::pow(x[0], x[1]))), FZ_IEVAL(ipow(x[0], x[1], uns)));
-    r.int_expr = "fz_ipow({0}, {1})";  // integer base: exact, wrapping (the exponent converts to the base's type)
+    r.int_expr = "fz_ipow({0}, {1})";  // integer base and exponent: exact, wrapping
+    r.float_exponent = true;           // an integer base with a float exponent: eval_scalar_typed
     add("Pow", 2, 2, Typing::pow, r);
   }
   // fmod=0 (ints only): sign of the divisor, as Python's %; fmod=1: sign of the dividend.
