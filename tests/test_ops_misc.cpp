@@ -205,6 +205,42 @@ TEST(OpsMisc, Dft) {
   expect_values(run_op({"DFT", {x, ints_of({}, {2}), ints_of({}, {1})}}, 20)[0], {3, 0, -1, 0}, 1e-6);
 }
 
+// The FFT (radix 2, and Bluestein for other lengths) against the direct sum in double, forward
+// and inverse, for lengths around powers of two and primes; and a length the direct sum took
+// over a minute for (65537: Bluestein) finishing at once.
+TEST(OpsMisc, DftMatchesTheDirectSumAtEveryLength) {
+  for (int64_t L : {1, 2, 3, 5, 7, 8, 12, 16, 17, 31, 64, 100, 127, 1000}) {
+    std::vector<double> v(static_cast<size_t>(2 * L));
+    for (int64_t t = 0; t < L; ++t) v[2 * t] = std::sin(0.37 * t + 1.0) + 0.1 * t, v[2 * t + 1] = std::cos(1.3 * t) - 0.2;
+    Tensor x = tensor_of({1, L, 2}, v);
+    for (bool inverse : {false, true}) {
+      std::vector<double> want(static_cast<size_t>(2 * L));
+      const double sign = inverse ? 1.0 : -1.0;
+      for (int64_t k = 0; k < L; ++k) {
+        double sr = 0, si = 0;
+        for (int64_t t = 0; t < L; ++t) {
+          const double a = sign * 2 * M_PI * static_cast<double>((k * t) % L) / static_cast<double>(L);
+          sr += v[2 * t] * std::cos(a) - v[2 * t + 1] * std::sin(a);
+          si += v[2 * t] * std::sin(a) + v[2 * t + 1] * std::cos(a);
+        }
+        want[2 * k] = inverse ? sr / L : sr, want[2 * k + 1] = inverse ? si / L : si;
+      }
+      SCOPED_TRACE("L = " + std::to_string(L) + (inverse ? " inverse" : ""));
+      expect_values(run_op({"DFT", {x}, {{"inverse", int64_t{inverse}}}}, 17)[0], want, 1e-4);
+    }
+  }
+  // A real impulse at t = 1 over L = 65537 (a prime): X[k] = e^(-2 pi i k / L).
+  const int64_t L = 65537;
+  std::vector<double> imp(static_cast<size_t>(L), 0.0);
+  imp[1] = 1.0;
+  Tensor y = run_op({"DFT", {tensor_of({1, L, 1}, imp)}}, 17)[0];
+  for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{1000}, L / 2, L - 1}) {
+    const double a = -2 * M_PI * static_cast<double>(k) / static_cast<double>(L);
+    EXPECT_NEAR(y.get(2 * k), std::cos(a), 1e-5) << "k = " << k;
+    EXPECT_NEAR(y.get(2 * k + 1), std::sin(a), 1e-5) << "k = " << k;
+  }
+}
+
 TEST(OpsMisc, Det) {
   // det [[1, 2], [3, 4]] = -2; a permutation needing a pivot: det [[0, 1], [1, 0]] = -1; singular: 0.
   Tensor x = tensor_of({3, 2, 2}, {1, 2, 3, 4, 0, 1, 1, 0, 1, 2, 2, 4});
