@@ -953,46 +953,37 @@ void einsum_ref(const Node& n, const Ins& in, Outs& out) {
   if (n_out != 0 && n_red > (int64_t{1} << 32) / n_out)
     ref_fail(n, "Einsum of " + std::to_string(n_out) + " outputs x " + std::to_string(n_red) + " reduced terms is past the reference's 2^32 work bound");
   std::vector<int64_t> idx(nl);
-  if (dtype_is_integral(out[0].dtype())) {
-    std::vector<std::vector<int64_t>> iv;
-    for (const Tensor* t : in) iv.push_back(load_ints(*t));
+  // Every output: the sum over the reduced labels of the inputs' product, in T (double, or int64
+  // wrapping for integer types: load_ints, wrap_mul_add).
+  auto walk = [&](auto one, const auto& v, auto mul, auto add, auto store) {
     for (int64_t o = 0; o < n_out; ++o) {
       for (int64_t rest = o, a = static_cast<int64_t>(no) - 1; a >= 0; --a)
         idx[a] = rest % p.size[labels[a]], rest /= p.size[labels[a]];
-      int64_t acc = 0;
+      decltype(one) acc = 0;
       for (int64_t r = 0; r < n_red; ++r) {
         for (int64_t rest = r, a = static_cast<int64_t>(nl) - 1; a >= static_cast<int64_t>(no); --a)
           idx[a] = rest % p.size[labels[a]], rest /= p.size[labels[a]];
-        int64_t prod = 1;
+        decltype(one) prod = one;
         for (size_t i = 0; i < in.size(); ++i) {
           int64_t off = 0;
           for (size_t a = 0; a < nl; ++a) off += idx[a] * stride[i][a];
-          prod = wrap_mul_add(0, prod, iv[i][off]);
+          prod = mul(prod, v[i][off]);
         }
-        acc = wrap_mul_add(acc, prod, 1);
+        acc = add(acc, prod);
       }
-      store_wrapped(out[0], o, acc);
+      store(o, acc);
     }
+  };
+  if (dtype_is_integral(out[0].dtype())) {
+    std::vector<std::vector<int64_t>> iv;
+    for (const Tensor* t : in) iv.push_back(load_ints(*t));
+    walk(int64_t{1}, iv, [](int64_t a, int64_t b) { return wrap_mul_add(0, a, b); }, [](int64_t a, int64_t b) { return wrap_mul_add(a, b, 1); },
+         [&](int64_t o, int64_t acc) { store_wrapped(out[0], o, acc); });
     return;
   }
   std::vector<double> y(static_cast<size_t>(n_out), 0.0);
-  for (int64_t o = 0; o < n_out; ++o) {
-    for (int64_t rest = o, a = static_cast<int64_t>(no) - 1; a >= 0; --a)
-      idx[a] = rest % p.size[labels[a]], rest /= p.size[labels[a]];
-    double acc = 0;
-    for (int64_t r = 0; r < n_red; ++r) {
-      for (int64_t rest = r, a = static_cast<int64_t>(nl) - 1; a >= static_cast<int64_t>(no); --a)
-        idx[a] = rest % p.size[labels[a]], rest /= p.size[labels[a]];
-      double prod = 1;
-      for (size_t i = 0; i < in.size(); ++i) {
-        int64_t off = 0;
-        for (size_t a = 0; a < nl; ++a) off += idx[a] * stride[i][a];
-        prod *= vals[i][off];
-      }
-      acc += prod;
-    }
-    y[o] = acc;
-  }
+  walk(1.0, vals, [](double a, double b) { return a * b; }, [](double a, double b) { return a + b; },
+       [&](int64_t o, double acc) { y[static_cast<size_t>(o)] = acc; });
   store_doubles(out[0], 0, y.data(), n_out);
 }
 
