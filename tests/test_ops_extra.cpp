@@ -74,8 +74,17 @@ TEST(OpsExtra, SoftmaxCrossEntropyWithLogProb) {
 TEST(OpsExtra, ResizeNearestAndLinearUpsample) {
   Tensor x = testing::tensor_of({2}, {1, 2});
   Tensor scales = testing::tensor_of({1}, {2});
-  // asymmetric + floor (opset 10 semantics): x_in = floor(x / 2).
+  // Opset 10: asymmetric coordinates, nearest rounding half down (onnxruntime): x_in = x / 2.
   expect_ex_values(run_ex_op1({"Resize", {x, scales}, {}, 10}), {1, 1, 2, 2});
+  // Downsampling [1, 2, 3, 4] by 0.6: x_in = 0, 1.67 -> [1, 3] (flooring gave [1, 2]).
+  expect_ex_values(run_ex_op1({"Resize", {testing::tensor_of({4}, {1, 2, 3, 4}), testing::tensor_of({1}, {0.6})}, {}, 10}), {1, 3});
+  // float32 scales: coordinates in float32 (onnxruntime, the ONNX reference). half_pixel_symmetric
+  // 0.7x of 5 pixels maps output 1 to exactly 2.0 there (in double 2.0000000365: ceil took 3).
+  expect_ex_values(run_ex_op1({"Resize",
+                               {testing::tensor_of({5}, {1, 2, 3, 4, 5}), std::nullopt, testing::tensor_of({1}, {0.7})},
+                               {{"coordinate_transformation_mode", std::string("half_pixel_symmetric")}, {"nearest_mode", std::string("ceil")}},
+                               19}),
+                   {2, 3, 5});
   // half_pixel linear: x_in = (x + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25 (edges clamp).
   Tensor y = run_ex_op1({"Resize", {x, std::nullopt, scales}, {{"mode", std::string("linear")}}});
   EXPECT_EQ(y.shape(), (Shape{4}));

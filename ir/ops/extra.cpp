@@ -127,6 +127,11 @@ struct ResizeParams {
   Shape out;                    // output shape
   std::vector<double> scale;    // per dim (the scale the coordinate transform divides by)
   std::vector<double> out_width;  // per dim: scale * input size as the reference computes it
+  // float32 scales: the coordinate transforms run in float32, as onnxruntime and the ONNX
+  // reference (NumPy float32 scalars) compute them; in double a source coordinate that is
+  // exactly integral there could land a hair above it (half_pixel_symmetric 0.7x: 2.0000000365,
+  // so nearest ceil took the next pixel).
+  bool f32_coords = false;
 };
 
 // Opset 10: inputs (X, scales). Opset 11+: (X, roi, scales, sizes).
@@ -156,8 +161,10 @@ ResizeParams resize_params(const Node& n, const Shape& in, const Tensor* scales,
   if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic") throw bad("unknown mode '" + p.mode + "'");
   if (n.opset < 11) {
     if (p.mode == "cubic") throw bad("mode 'cubic' needs opset 11");
+    // Resize-10: asymmetric coordinates, nearest rounds half down (onnxruntime; 0.6x of
+    // [1, 2, 3, 4] is [1, 3]). Upsample-7/9, rewritten to this Resize, floors (its "floor" below).
     p.ctm = "asymmetric";
-    p.nearest_mode = "floor";
+    p.nearest_mode = n.attr_s("nearest_mode", "round_prefer_floor");
   } else {
     p.ctm = n.attr_s("coordinate_transformation_mode", "half_pixel");
     p.nearest_mode = n.attr_s("nearest_mode", "round_prefer_floor");
@@ -198,7 +205,7 @@ ResizeParams resize_params(const Node& n, const Shape& in, const Tensor* scales,
       p.scale[d] = s;
       // The reference multiplies in the scales' dtype (float32: rounded), then truncates.
       double w = s * static_cast<double>(in[d]);
-      if (scales->dtype() == DType::f32) w = static_cast<float>(w);
+      if (scales->dtype() == DType::f32) w = static_cast<float>(w), p.f32_coords = true;
       p.out_width[d] = w;
       if (!(w < static_cast<double>(kMaxShapeElements))) throw bad("scale " + std::to_string(s) + " makes an output dim past 2^56");
       p.out[d] = static_cast<int64_t>(std::floor(w));
@@ -267,31 +274,30 @@ double cubic_kernel(double x, double A) {
 Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, double scale, double out_w,
                  double roi0, double roi1) {
   Taps t;
-  const double xd = static_cast<double>(x), iw = static_cast<double>(in_w);
-  double xo = 0;
-  const std::string& m = p.ctm;
-  if (m == "align_corners") {
-    xo = out_w == 1 ? 0.0 : xd * (iw - 1) / (out_w - 1);
-  } else if (m == "asymmetric") {
-    xo = xd / scale;
-  } else if (m == "tf_crop_and_resize") {
-    xo = out_w == 1 ? (roi1 - roi0) * (iw - 1) / 2 : xd * (roi1 - roi0) * (iw - 1) / (out_w - 1);
-    xo += roi0 * (iw - 1);
-    if (xo < 0 || xo > iw - 1) {
-      t.extrapolate = true;
-      return t;
-    }
-  } else if (m == "pytorch_half_pixel") {
-    xo = out_w == 1 ? -0.5 : (xd + 0.5) / scale - 0.5;
-  } else if (m == "half_pixel") {
-    xo = (xd + 0.5) / scale - 0.5;
-  } else if (m == "tf_half_pixel_for_nn") {
-    xo = (xd + 0.5) / scale;
-  } else {  // half_pixel_symmetric
-    const double adjustment = static_cast<double>(out_i) / out_w;
-    const double center = iw / 2;
-    const double offset = center * (1 - adjustment);
-    xo = offset + (xd + 0.5) / scale - 0.5;
+  const double iw = static_cast<double>(in_w);
+  // The source coordinate of output x, in T (double, or float for float32 scales).
+  auto coord = [&](auto one) {
+    using T = decltype(one);
+    const T xd = static_cast<T>(x), w = static_cast<T>(in_w), s = static_cast<T>(scale), ow = static_cast<T>(out_w);
+    const T r0 = static_cast<T>(roi0), r1 = static_cast<T>(roi1), half = static_cast<T>(0.5);
+    const std::string& m = p.ctm;
+    if (m == "align_corners") return ow == one ? T(0) : xd * (w - one) / (ow - one);
+    if (m == "asymmetric") return xd / s;
+    if (m == "tf_crop_and_resize")
+      return (ow == one ? (r1 - r0) * (w - one) / T(2) : xd * (r1 - r0) * (w - one) / (ow - one)) + r0 * (w - one);
+    if (m == "pytorch_half_pixel") return ow == one ? -half : (xd + half) / s - half;
+    if (m == "half_pixel") return (xd + half) / s - half;
+    if (m == "tf_half_pixel_for_nn") return (xd + half) / s;
+    // half_pixel_symmetric
+    const T adjustment = static_cast<T>(out_i) / ow;
+    const T center = w / T(2);
+    const T offset = center * (one - adjustment);
+    return offset + (xd + half) / s - half;
+  };
+  const double xo = p.f32_coords ? static_cast<double>(coord(1.0f)) : coord(1.0);
+  if (p.ctm == "tf_crop_and_resize" && (xo < 0 || xo > iw - 1)) {
+    t.extrapolate = true;
+    return t;
   }
   const double fl = std::floor(xo);
   const bool integral = xo == fl;
@@ -468,7 +474,7 @@ ResizeTable resize_table(const Node& n, const Shape& x, const Tensor* scales, co
 
 // ---------------------------------------------------------------- Upsample (deprecated)
 
-// Upsample-7/9 is Resize-10 (ONNX Changelog: asymmetric coordinates, floor for nearest), with
+// Upsample-7/9 is Resize-10 with nearest flooring (asymmetric coordinates), with
 // the scales as an attribute before opset 9: the node becomes that Resize before inference.
 // Upsample-1 (height_scale/width_scale) predates it and is refused with the reason.
 bool upsample_expand(Graph& g, size_t index) {
@@ -483,6 +489,7 @@ bool upsample_expand(Graph& g, size_t index) {
   r.op_type = "Resize";
   r.opset = 10;
   r.attrs["mode"] = mode;
+  r.attrs["nearest_mode"] = std::string("floor");  // Upsample's nearest floors (x_out / scale)
   r.outputs = n.outputs;
   if (n.opset < 9) {
     if (!n.has_attr("scales")) throw bad("needs the 'scales' attribute");
