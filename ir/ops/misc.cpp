@@ -337,8 +337,7 @@ UniqueResult unique_of(const Node& n, const Tensor& x) {
   std::vector<double> fv;
   if (integral) {
     iv.resize(static_cast<size_t>(x.numel()));
-    const int64_t flip = x.dtype() == DType::u64 ? std::numeric_limits<int64_t>::min() : 0;
-    for (int64_t e = 0; e < x.numel(); ++e) iv[static_cast<size_t>(e)] = x.get_int(e) ^ flip;
+    for (int64_t e = 0; e < x.numel(); ++e) iv[static_cast<size_t>(e)] = ordered_int(x, e);
   } else {
     fv = load_doubles(x);
   }

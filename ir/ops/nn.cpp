@@ -53,11 +53,6 @@ double dot(const A* a, const B* b, int64_t n) {
 // products and sums wrap modulo 2^64 (uint64 arithmetic: no signed-overflow UB), then wrap to
 // the output type, as numpy and onnxruntime do. Through double they clamped at the type's limit
 // and lost int64 exactness past 2^53 (red-team round 4).
-std::vector<int64_t> load_ints(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = t.get_int(static_cast<int64_t>(i));
-  return v;
-}
 int64_t wrap_mul_add(int64_t acc, int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
@@ -128,7 +123,7 @@ void gemm_ref(const Node& n, const Ins& in, Outs& out) {
   }
   if (dtype_is_integral(Y.dtype()) && alpha == std::trunc(alpha) && beta == std::trunc(beta) && std::fabs(alpha) < 9.2e18 &&
       std::fabs(beta) < 9.2e18) {
-    const std::vector<int64_t> a = load_ints(A), b = load_ints(B), c = C ? load_ints(*C) : std::vector<int64_t>{};
+    const std::vector<int64_t> a = ints_of(A), b = ints_of(B), c = C ? ints_of(*C) : std::vector<int64_t>{};
     const int64_t ia = static_cast<int64_t>(alpha), ib = static_cast<int64_t>(beta);
     std::vector<int64_t> ap(static_cast<size_t>(K)), bp(static_cast<size_t>(K));
     for (int64_t i = 0; i < M; ++i)
@@ -208,7 +203,7 @@ void matmul_ref(const Node& n, const Ins& in, Outs& out) {
   std::vector<int64_t> sa = broadcast_strides(d.a_batch, d.batch), sb = broadcast_strides(d.b_batch, d.batch);
   const int64_t nb = shape_numel(d.batch), rb = static_cast<int64_t>(d.batch.size());
   if (dtype_is_integral(Y.dtype())) {
-    const std::vector<int64_t> a = load_ints(A), b = load_ints(B);
+    const std::vector<int64_t> a = ints_of(A), b = ints_of(B);
     std::vector<int64_t> col(static_cast<size_t>(K)), idx(static_cast<size_t>(rb), 0);
     for (int64_t bi = 0; bi < nb; ++bi) {
       int64_t oa = 0, ob = 0;
@@ -954,7 +949,7 @@ void einsum_ref(const Node& n, const Ins& in, Outs& out) {
     ref_fail(n, "Einsum of " + std::to_string(n_out) + " outputs x " + std::to_string(n_red) + " reduced terms is past the reference's 2^32 work bound");
   std::vector<int64_t> idx(nl);
   // Every output: the sum over the reduced labels of the inputs' product, in T (double, or int64
-  // wrapping for integer types: load_ints, wrap_mul_add).
+  // wrapping for integer types: ints_of, wrap_mul_add).
   auto walk = [&](auto one, const auto& v, auto mul, auto add, auto store) {
     for (int64_t o = 0; o < n_out; ++o) {
       for (int64_t rest = o, a = static_cast<int64_t>(no) - 1; a >= 0; --a)
@@ -976,7 +971,7 @@ void einsum_ref(const Node& n, const Ins& in, Outs& out) {
   };
   if (dtype_is_integral(out[0].dtype())) {
     std::vector<std::vector<int64_t>> iv;
-    for (const Tensor* t : in) iv.push_back(load_ints(*t));
+    for (const Tensor* t : in) iv.push_back(ints_of(*t));
     walk(int64_t{1}, iv, [](int64_t a, int64_t b) { return wrap_mul_add(0, a, b); }, [](int64_t a, int64_t b) { return wrap_mul_add(a, b, 1); },
          [&](int64_t o, int64_t acc) { store_wrapped(out[0], o, acc); });
     return;

@@ -67,6 +67,13 @@ inline int64_t saturate_int64(double v, int64_t nan_value = 0) {
   return static_cast<int64_t>(v);
 }
 
+// Element e of an integer tensor as an int64 that orders like the value: uint64 has its sign bit
+// flipped (2^64 - 1 above 0), every other integer dtype fits int64 as it is.
+inline int64_t ordered_int(const Tensor& t, int64_t e) {
+  const int64_t v = t.get_int(e);
+  return t.dtype() == DType::u64 ? v ^ INT64_MIN : v;
+}
+
 // All elements as int64 (exact for integer dtypes).
 inline std::vector<int64_t> ints_of(const Tensor& t) {
   std::vector<int64_t> v(static_cast<size_t>(t.numel()));

@@ -259,10 +259,8 @@ void arg_reference(bool is_max, const Node& n, const std::vector<const Tensor*>&
   AxisView v = around_axis(x.shape(), axis);
   if (dtype_is_integral(x.dtype())) {
     // Integers compare as integers: through double, int64 / uint64 values past 2^53 tie or
-    // swap (ArgMax of [2^62 + 1, 2^62 + 3, 2^62 + 2] was 0). uint64 is mapped onto int64 with
-    // its order kept (the sign bit flipped).
-    const bool u64 = x.dtype() == DType::u64;
-    auto key = [&](int64_t e) { return u64 ? (x.get_int(e) ^ std::numeric_limits<int64_t>::min()) : x.get_int(e); };
+    // swap (ArgMax of [2^62 + 1, 2^62 + 3, 2^62 + 2] was 0).
+    auto key = [&](int64_t e) { return op_helpers::ordered_int(x, e); };
     for (int64_t o = 0; o < v.outer; ++o)
       for (int64_t i = 0; i < v.inner; ++i) {
         int64_t best_k = 0, best = key(o * v.len * v.inner + i);
