@@ -48,6 +48,7 @@ constexpr uint32_t kOpCapability = 17, kOpExtension = 10, kOpTypeInt = 21, kOpCo
 
 const char* component_name(uint32_t t) {
   static const char* names[] = {"f16", "f32", "f64", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"};
+  if (t == 1000141000u) return "bf16";  // VK_COMPONENT_TYPE_BFLOAT16_KHR (VK_KHR_shader_bfloat16)
   return t < 11 ? names[t] : "?";
 }
 
@@ -80,6 +81,7 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
   if (info.api_version < VK_API_VERSION_1_2) return;  // the shaders need the 1.2 memory model feature
   const bool nv = has_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   const bool khr = has_extension(pd, "VK_KHR_cooperative_matrix");
+  info.bfloat16_ext = has_extension(pd, "VK_KHR_shader_bfloat16");
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV fnv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
@@ -111,7 +113,9 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
     }
     if (info.coopmat_shapes.empty()) info.coopmat_nv = false;
   }
-  if (!info.coopmat_nv && info.coopmat_khr) {
+  // With both extensions the NV shapes are used (the shaders are NV SPIR-V); the KHR list may
+  // hold more types (bf16), so it is kept for `fusor devices` (coopmat_khr_also).
+  if (info.coopmat_khr) {
     auto get = reinterpret_cast<PFN_coopmat_props_khr>(
         vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
     uint32_t n = 0;
@@ -120,26 +124,37 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
       if (get(pd, &n, props.data()) == VK_SUCCESS)
         for (uint32_t i = 0; i < n; ++i) {
           const auto& p = props[i];
-          info.coopmat_shapes.push_back({p.MSize, p.NSize, p.KSize, p.AType, p.BType, p.CType, p.ResultType, p.scope,
-                                         p.saturatingAccumulation != VK_FALSE});
+          (info.coopmat_nv ? info.coopmat_khr_also : info.coopmat_shapes)
+              .push_back({p.MSize, p.NSize, p.KSize, p.AType, p.BType, p.CType, p.ResultType, p.scope, p.saturatingAccumulation != VK_FALSE});
         }
     }
-    if (info.coopmat_shapes.empty()) info.coopmat_khr = false;
+    if (!info.coopmat_nv && info.coopmat_shapes.empty()) info.coopmat_khr = false;
   }
 }
 
-std::string coopmat_summary(const PhysicalDeviceInfo& info) {
-  if (!info.coopmat_nv && !info.coopmat_khr) return "coopmat=none";
-  std::ostringstream s;
-  s << "coopmat=" << (info.coopmat_nv ? "nv:" : "khr:");
+namespace {
+void list_shapes(std::ostringstream& s, const std::vector<CoopmatShape>& shapes) {
   bool first = true;
-  for (const CoopmatShape& c : info.coopmat_shapes) {
+  for (const CoopmatShape& c : shapes) {
     if (c.scope != kScopeSubgroup) continue;
     s << (first ? "" : ",") << c.m << "x" << c.n << "x" << c.k << " " << component_name(c.a) << "*" << component_name(c.b) << "+"
       << component_name(c.c) << (c.saturating ? "(sat)" : "");
     first = false;
   }
   if (first) s << "no-subgroup-shapes";
+}
+}  // namespace
+
+std::string coopmat_summary(const PhysicalDeviceInfo& info) {
+  if (!info.coopmat_nv && !info.coopmat_khr) return "coopmat=none";
+  std::ostringstream s;
+  s << "coopmat=" << (info.coopmat_nv ? "nv:" : "khr:");
+  list_shapes(s, info.coopmat_shapes);
+  if (info.coopmat_nv && !info.coopmat_khr_also.empty()) {
+    s << " coopmat_khr=";
+    list_shapes(s, info.coopmat_khr_also);
+  }
+  if (info.bfloat16_ext) s << " VK_KHR_shader_bfloat16";
   return s.str();
 }
 

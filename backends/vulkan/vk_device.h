@@ -66,6 +66,8 @@ struct PhysicalDeviceInfo {
   bool coopmat_khr = false;         // VK_KHR_cooperative_matrix listed with its feature
   bool vulkan_memory_model = false; // vulkanMemoryModel + ...DeviceScope (the coopmat shaders use the model)
   std::vector<CoopmatShape> coopmat_shapes;
+  bool bfloat16_ext = false;        // VK_KHR_shader_bfloat16 listed (not used: glslang 12 has no bf16)
+  std::vector<CoopmatShape> coopmat_khr_also;  // KHR's list where NV's is used (shown, not used)
   bool subgroup_reduce = false;     // basic + vote + arithmetic subgroup ops in compute shaders
   // Float controls (VkPhysicalDeviceFloatControlsProperties, Vulkan 1.2; all false before):
   // whether a shader may request DenormPreserve / SignedZeroInfNanPreserve for floats of

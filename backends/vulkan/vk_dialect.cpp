@@ -2,6 +2,8 @@
 #include "backends/vulkan/vk_dialect.h"
 
 #include <algorithm>
+#include <sstream>
+#include <fstream>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -144,7 +146,13 @@ float fz_div_by(float a, vec4 p) {
   if (!(x >= 8.8817842e-16f && x <= 1.12589991e15f && y >= 8.8817842e-16f && y <= 1.12589991e15f)) return fz_div(a, p.x);
   uint sg = (floatBitsToUint(a) ^ floatBitsToUint(p.x)) & 0x80000000u;
   precise float q = x * p.y;  // IEEE multiplication: no driver seed here
-#ifndef FZ_DIV_SEED_ONLY
+#if defined(FZ_FMA_FUSED) && !defined(FZ_DIV_SEED_ONLY)
+  // A fused fma makes the residual exact without Dekker's split: two of Markstein's steps
+  // q + (x - q y) r (with r = RN(1 / y), the second from a faithful q, is correctly rounded:
+  // Markstein's theorem; one step alone matched IEEE division on 1.2 G operand pairs).
+  q = fma(fma(-q, y, x), p.y, q);
+  q = fma(fma(-q, y, x), p.y, q);
+#elif !defined(FZ_DIV_SEED_ONLY)
   q = fz_div_pick(x, y, p.z, p.w, q);
 #endif
   return uintBitsToFloat(sg | floatBitsToUint(q));
@@ -282,6 +290,13 @@ constexpr const char* kF16Helpers = R"(float fz_round_f16(float x) {
 }
 )";
 
+// Whether the shaders' fma rounds once (fz_div_by's fma residual needs it). NVIDIA's does (FFMA);
+// lavapipe's may round twice, so other vendors keep the Dekker residual. FUSOR_VK_DIV_FMA=0/1
+// overrides (measuring; 1 on a device whose fma rounds twice gives wrong quotients).
+bool fused_fma(const PhysicalDeviceInfo& dev) {
+  if (const char* e = std::getenv("FUSOR_VK_DIV_FMA"); e && *e) return std::strcmp(e, "0") != 0;
+  return dev.vendor_id == 0x10DE;
+}
 bool is_8bit(DType t) { return t == DType::i8 || t == DType::u8 || t == DType::boolean; }
 bool is_16bit(DType t) { return t == DType::f16 || t == DType::bf16 || t == DType::i16 || t == DType::u16; }
 
@@ -305,9 +320,18 @@ const std::string& gemm_template() {
 }
 
 const std::string& gemm_coopmat_template() {
-  static const std::string s = strip_embed(
+  // FUSOR_VK_COOPMAT_TEMPLATE=FILE (measuring template variants without a rebuild) replaces it.
+  static const std::string s = [] {
+    if (const char* f = std::getenv("FUSOR_VK_COOPMAT_TEMPLATE"); f && *f)
+      if (std::ifstream in{f}) {
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return strip_embed(ss.str().c_str());
+      }
+    return strip_embed(
 #include "shaders/gemm_coopmat.glsl"
-  );
+    );
+  }();
   return s;
 }
 
@@ -608,6 +632,7 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
     s += "#define FZ_DIV_PERTURB " + std::to_string(std::atoi(p)) + "\n";
     if (std::strstr(p, ",raw")) s += "#define FZ_DIV_RAW 1\n";
   }
+  if (fused_fma(dev_)) s += "#define FZ_FMA_FUSED 1\n";  // fz_div_by's residual by fma
   s += "#extension GL_EXT_control_flow_attributes : require\n";  // Dialect::unroll
   if (i64) s += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
   if (b8) s += "#extension GL_EXT_shader_8bit_storage : require\n";

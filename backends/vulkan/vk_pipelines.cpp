@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -51,6 +52,19 @@ void dump_source(const std::string& name, const std::string& src) {
   const char* dir = std::getenv("FUSOR_VK_DUMP_DIR");
   if (!dir || !*dir) return;
   std::ofstream(std::string(dir) + "/" + kernel_identifier(name) + ".comp") << src;
+}
+
+// FUSOR_VK_SOURCE_DIR (measuring hand-edited kernels): a file named as the dump would name it
+// replaces the generated source; bindings, local size and dispatch stay the generated kernel's.
+void override_source(const std::string& name, std::string& src) {
+  const char* dir = std::getenv("FUSOR_VK_SOURCE_DIR");
+  if (!dir || !*dir) return;
+  std::ifstream f(std::string(dir) + "/" + kernel_identifier(name) + ".comp");
+  if (!f) return;
+  std::stringstream ss;
+  ss << f.rdbuf();
+  src = ss.str();
+  std::fprintf(stderr, "fusor: kernel '%s' source from FUSOR_VK_SOURCE_DIR\n", name.c_str());
 }
 
 // FUSOR_VK_PIPELINE_STATS (vk_device.h): one stderr line per pipeline executable with the
@@ -290,6 +304,7 @@ void VulkanExecutable::build_kernels() {
       vector_operands_[ki] = std::max(vector_operands_[ki], dialect.vector_operands());
     if (sources_[ki].empty()) sources_[ki] = src;  // a split kernel shows its first piece
     dump_source(k.name, src);
+    override_source(k.name, src);
     int64_t groups = launch_dims(k, plan_, dialect).groups;
     if (k.conv && !dialect.tiles().conv_direct) {
       // The implicit-GEMM schedule walks tiles, not outputs (conv.glsl); any count is correct.
