@@ -124,6 +124,31 @@ void Emitter::setup() {
   }
   launch_.groups = std::min(launch_.groups, d_.max_groups);
   h_.group_size = launch_.group_size;
+  choose_row_vectors();
+}
+
+void Emitter::choose_row_vectors() {
+  row_vec_.assign(views_.size(), 0);
+  const int64_t per = k_.row_registers, G = launch_.group_size;
+  if (k_.reduce_axes.empty() || k_.matmul || k_.conv || k_.kind == FusionKind::opaque || per <= 0 || per % 4 != 0 ||
+      k_.row_length() != per * G)
+    return;
+  int inner = -1;  // the innermost coalesced reduced dim
+  for (size_t g = 0; g < dims_.size(); ++g)
+    if (dims_[g].reduced) inner = static_cast<int>(g);
+  if (inner < 0 || dims_[inner].size % 4 != 0) return;
+  const size_t nl = k_.loads.size();
+  for (size_t v = 0; v < views_.size(); ++v) {
+    const bool load = v < nl;
+    if (load ? !k_.load_walks_row(static_cast<int>(v)) : k_.outputs[v - nl].per_row) continue;
+    const int b = load ? k_.loads[v].buffer : k_.outputs[v - nl].buffer;
+    bool ok = dims_[inner].strides[v] == 1 && views_[v]->offset % 4 == 0;
+    for (size_t g = 0; ok && g < dims_.size(); ++g) ok = static_cast<int>(g) == inner || dims_[g].strides[v] % 4 == 0;
+    if (!ok || !d_.row_vector_ok(slot(b), dtype_of(b), views_[v]->offset)) continue;
+    row_vec_[v] = 1;
+    row_vec_any_ = true;
+    h_.bindings[slot(b)].row_vector = true;
+  }
 }
 
 int64_t Emitter::opaque_total() const {
@@ -207,8 +232,14 @@ std::string Emitter::emit_exprs(const std::vector<int>& roots, bool have_reduced
           s += ind + local(e.dtype) + v + " = " + cl + ";\n";
           break;
         }
-        s += ind + local(e.dtype) + v + " = " + typed_load(k_.loads[e.load].buffer, offset(e.load, have_reduced)) +
-             ";\n";
+        const int lb = k_.loads[e.load].buffer;
+        if (have_reduced && e.load < static_cast<int>(row_vec_.size()) && row_vec_[e.load]) {  // a group's first element loads all 4
+          const std::string q = "fz_q" + std::to_string(e.load);
+          s += ind + "if ((fz_t & 3) == 0) " + q + " = " + row_vector_at(e.load, lb, offset(e.load, true)) + ";\n";
+          s += ind + local(e.dtype) + v + " = " + d_.load_value(dtype_of(lb), q + "[fz_t & 3]") + ";\n";
+        } else {
+          s += ind + local(e.dtype) + v + " = " + typed_load(lb, offset(e.load, have_reduced)) + ";\n";
+        }
         if (cache == 1) s += ind + cl + " = " + v + ";\n", row_cache_[e.load] = 2;
         break;
       }
@@ -313,8 +344,17 @@ std::string Emitter::emit_rows() {
         s += "    " + d_.compute_type(k_.expr[v].dtype) + " fz_cv" + std::to_string(v) + "[" + std::to_string(per_thread) +
              "];\n";
     const std::string& u = d_.unroll;
+    for (size_t v = 0; v < row_vec_.size(); ++v)
+      if (row_vec_[v]) {
+        const bool load = v < k_.loads.size();
+        const int b = load ? k_.loads[v].buffer : k_.outputs[v - k_.loads.size()].buffer;
+        s += "    " + d_.row_vector_type(dtype_of(b)) + (load ? " fz_q" : " fz_so") +
+             std::to_string(load ? v : v - k_.loads.size()) + ";\n";
+      }
     loop = "    " + u + (!u.empty() && u.back() == '\n' ? "    " : "") + "for (int fz_t = 0; fz_t < " + std::to_string(per_thread) + "; ++fz_t) {\n" +
-           "      fz_idx fz_j = " + idx("fz_lid") + " + " + idx("fz_t") + " * " + lit(G) + ";\n";
+           (row_vec_any_ ? "      fz_idx fz_j = (" + idx("fz_lid") + " + " + idx("fz_t >> 2") + " * " + lit(G) + ") * " + lit(4) +
+                               " + " + idx("fz_t & 3") + ";\n"
+                         : "      fz_idx fz_j = " + idx("fz_lid") + " + " + idx("fz_t") + " * " + lit(G) + ";\n");
     if (len % G != 0) loop += "    if (fz_j < " + lit(len) + ") {\n", loop_end += "    }\n";
   } else {
     loop = "    for (fz_idx fz_j = " + idx("fz_lid") + "; fz_j < " + lit(len) + "; fz_j += " + lit(G) + ") {\n";

@@ -82,6 +82,7 @@ struct BindingInfo {
   DType dtype = DType::f32;
   bool written = false;    // the kernel stores to it
   bool no_alias = false;   // no other slot of this kernel overlaps it (CUDA: __restrict__ is legal)
+  bool row_vector = false; // a row kernel reads or writes it 4 elements at a time (Dialect::row_vector_ok)
 };
 
 struct KernelHeader {
@@ -177,6 +178,15 @@ struct Dialect {
   virtual std::string view_offset(size_t view, const std::string& literal, int64_t offset) const {
     return (void)view, offset != 0 ? literal : std::string();
   }
+  // Register-resident row kernels: whether slot's elements may be read / written as 4-wide
+  // vectors (groups of 4 elements starting at a multiple of 4 of a view with offset `offset`
+  // elements): the dialect has a 4-wide type for t and the binding's start keeps those groups
+  // aligned. Then row_vector_element(slot, i) is the lvalue of vector i (elements 4i..4i+3), of
+  // type row_vector_type(t), indexable with [] (declare_buffers declares the 4-wide view of
+  // bindings with row_vector set). Default: none.
+  virtual bool row_vector_ok(int slot, DType t, int64_t offset) const { return (void)slot, (void)t, (void)offset, false; }
+  virtual std::string row_vector_type(DType t) const { return (void)t, ""; }
+  virtual std::string row_vector_element(int slot, const std::string& idx) const { return (void)slot, (void)idx, ""; }
   // Global-scope declarations: GLSL buffer blocks + local size; CUDA nothing. Both define
   // FZ_INDEX_ERROR (record an out-of-range index in the status word) when h.status_slot >= 0.
   virtual std::string declare_buffers(const KernelHeader& h) const { return ""; }

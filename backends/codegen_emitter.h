@@ -116,6 +116,11 @@ class Emitter {
   // Row kernels: per expr node, the local holding fz_div_prep of it (Dialect::div_prep_type)
   // when a row pass divides by that row-invariant value; "" otherwise.
   mutable std::vector<std::string> div_prep_;
+  // Register-resident rows read / written 4 elements at a time (choose_row_vectors): per view
+  // (loads, then outputs) whether it is; any set puts the 4 elements of a group in one thread
+  // (element slot t of thread i is row element (i + (t / 4) * G) * 4 + t % 4).
+  std::vector<char> row_vec_;
+  bool row_vec_any_ = false;
 
   [[noreturn]] void fail(const std::string& why) const { throw Error("codegen", "kernel '" + k_.name + "': " + why); }
 
@@ -140,6 +145,15 @@ class Emitter {
   std::string local(DType t) const;
 
   void setup();
+  // Decides row_vec_ (after setup's launch geometry): f32 views that walk the row along a
+  // unit-stride innermost dim of a multiple-of-4 size, every other stride and the offset
+  // multiples of 4, the dialect agreeing (row_vector_ok); only when each thread's slots come in
+  // whole groups of 4 (row_registers % 4 == 0, row length = row_registers * G).
+  void choose_row_vectors();
+  // A vectorised view's 4-wide lvalue for the group holding element offset `off`.
+  std::string row_vector_at(size_t view, int b, const std::string& off) const {
+    return d_.row_vector_element(slot(b), "(" + off + ") / " + lit(4));
+  }
 
   int64_t opaque_total() const;
 
@@ -177,11 +191,18 @@ class Emitter {
   std::string emit_stores(Pick pick, bool have_reduced, const std::string& ind,
                           const std::vector<std::string>& names) const {
     std::string s;
-    for (size_t o = 0; o < k_.outputs.size(); ++o)
-      if (pick(k_.outputs[o]))
-        s += ind +
-             typed_store(k_.outputs[o].buffer, offset(k_.loads.size() + o, have_reduced), names[k_.outputs[o].expr]) +
-             "\n";
+    for (size_t o = 0; o < k_.outputs.size(); ++o) {
+      if (!pick(k_.outputs[o])) continue;
+      const size_t v = k_.loads.size() + o;
+      const int b = k_.outputs[o].buffer;
+      if (have_reduced && v < row_vec_.size() && row_vec_[v]) {  // the group's 4th element stores all 4
+        const std::string q = "fz_so" + std::to_string(o);
+        s += ind + q + "[fz_t & 3] = " + d_.store_value(dtype_of(b), names[k_.outputs[o].expr]) + ";\n" + ind +
+             "if ((fz_t & 3) == 3) " + row_vector_at(v, b, offset(v, true)) + " = " + q + ";\n";
+        continue;
+      }
+      s += ind + typed_store(b, offset(v, have_reduced), names[k_.outputs[o].expr]) + "\n";
+    }
     return s;
   }
 

@@ -723,13 +723,28 @@ std::string VulkanDialect::view_offset(size_t view, const std::string& literal, 
   return "fz_idx(fz_pc.o[" + std::to_string(view) + "])";
 }
 
+bool VulkanDialect::row_vector_ok(int slot, DType t, int64_t offset) const {
+  if (const char* e = std::getenv("FUSOR_VK_ROW_VEC4"); e && std::strcmp(e, "0") == 0) return false;
+  if (t != DType::f32 || push_offsets_ || banks_.count(slot) || dev_.min_storage_offset_alignment == 0 ||
+      dev_.min_storage_offset_alignment % 16 != 0)
+    return false;
+  const int64_t d = slot >= 0 && slot < static_cast<int>(delta_.size()) ? delta_[slot] : 0;
+  return (offset + d) % 4 == 0;
+}
+
 std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
   std::string s;
   if (push_offsets_) s += "layout(push_constant) uniform FzPush { int o[" + std::to_string(kPushOffsets) + "]; } fz_pc;\n";
   for (auto& b : h.bindings) {
     const std::string i = std::to_string(b.slot);
-    s += "layout(std430, set = 0, binding = " + i + ") " + (b.no_alias ? "restrict " : "") + (b.written ? "" : "readonly ") +
-         "buffer B" + i + " { " + storage_type(b.dtype) + " d[]; } b" + i + ";\n";
+    // A written slot also declared 4-wide is not restrict: its two views alias each other.
+    const bool restrict_ok = b.no_alias && !(b.written && b.row_vector);
+    const std::string quals = std::string(restrict_ok ? "restrict " : "") + (b.written ? "" : "readonly ");
+    s += "layout(std430, set = 0, binding = " + i + ") " + quals + "buffer B" + i + " { " + storage_type(b.dtype) + " d[]; } b" +
+         i + ";\n";
+    if (b.row_vector)
+      s += "layout(std430, set = 0, binding = " + i + ") " + quals + "buffer B" + i + "r { " + row_vector_type(b.dtype) +
+           " d[]; } b" + i + "r;\n";
   }
   if (h.status_slot >= 0)
     s += "layout(std430, set = 0, binding = " + std::to_string(h.status_slot) + ") buffer FzStatus { uint code; } fz_status;\n"
