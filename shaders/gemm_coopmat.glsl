@@ -12,7 +12,9 @@ R"FZ_GLSL(//"
 // GL_EXT_shader_explicit_arithmetic_types_float16, GL_KHR_shader_subgroup_basic and
 // GL_EXT_control_flow_attributes (the matrix loops are [[unroll]]: the accumulators must stay
 // in registers, never in an indexed array).
-// bf16 operands never come here: glslang 12 has no bfloat16 type (they take gemm.glsl).
+// bf16 operands (FZ_CM_BF16): glslang 12 has no bfloat16 type, so the module is written with
+// fp16 matrices and coopmat_nv_to_khr retypes A's and B's components to bf16 (SPV_KHR_bfloat16).
+// Their halves are only ever moved as bits (vector staging, required), never converted.
 //
 // Blocking (all #defines from VulkanDialect::matmul_config): one matrix-unit operation is
 // FZ_CM_M x FZ_CM_N x FZ_CM_K (a shape the device lists for f16*f16+f32, subgroup scope). A
@@ -49,6 +51,17 @@ layout(local_size_x_id = 0) in;
 #endif
 #ifndef FZ_CM_VB
 #define FZ_CM_VB 1
+#endif
+#ifdef FZ_CM_BF16
+#if FZ_CM_VA < 2 || FZ_CM_VB < 2
+#error "bf16 operands are staged as packed bits only (FZ_CM_VA and FZ_CM_VB >= 2)"
+#endif
+// B's rows as a specialization constant (default FZ_CM_K): A (M x K) and B (K x N) are then
+// distinct SPIR-V types even for a square shape (the only bf16 one listed is 16x16x16), so the
+// KHR rewrite can give each its Use (MatrixA / MatrixB).
+layout(constant_id = 64) const int FZ_CM_KB = FZ_CM_K;
+#else
+#define FZ_CM_KB FZ_CM_K
 #endif
 // A staged group in registers: one half (scalar loads), or 2 / 4 / 8 halves packed in a
 // uint / uvec2 / uvec4 (one 4 / 8 / 16-byte vector load).
@@ -131,8 +144,16 @@ float16_t fz_cm_half(float16_t v, int h) { return v; }
 // sums for tile elements e = tid + i * T (row-major BM x BN) and adds the products of the
 // staged fp16 slices itself; everything outside the matrix operations is the real template.
 #define FZ_CM_EL ((FZ_CM_BM * FZ_CM_BN + FZ_CM_T - 1) / FZ_CM_T)
+#ifdef FZ_CM_BF16  // bf16 bits: the float with those 16 high bits
+uint fz_cm_bits(uint v, int h) { return (v >> (16 * (h & 1))) & 0xffffu; }
+uint fz_cm_bits(uvec2 v, int h) { return fz_cm_bits(v[(h >> 1) & 1], h); }
+uint fz_cm_bits(uvec4 v, int h) { return fz_cm_bits(v[(h >> 1) & 3], h); }
+float fz_cm_a_half(int h) { return uintBitsToFloat(fz_cm_bits(fz_cm_a[h / FZ_CM_VA], h % FZ_CM_VA) << 16); }
+float fz_cm_b_half(int h) { return uintBitsToFloat(fz_cm_bits(fz_cm_b[h / FZ_CM_VB], h % FZ_CM_VB) << 16); }
+#else
 float fz_cm_a_half(int h) { return float(fz_cm_half(fz_cm_a[h / FZ_CM_VA], h % FZ_CM_VA)); }
 float fz_cm_b_half(int h) { return float(fz_cm_half(fz_cm_b[h / FZ_CM_VB], h % FZ_CM_VB)); }
+#endif
 void fz_cm_emulate_step(int tid, inout float acc[FZ_CM_EL]) {
   for (int i = 0; i < FZ_CM_EL; ++i) {
     const int e = tid + i * FZ_CM_T;
@@ -148,7 +169,7 @@ void fz_cm_emulate_step(int tid, inout float acc[FZ_CM_EL]) {
 // of the shared arrays' element type.
 #define FZ_CM_ACC fcoopmatNV<32, gl_ScopeSubgroup, FZ_CM_M, FZ_CM_N>
 #define FZ_CM_MA fcoopmatNV<16, gl_ScopeSubgroup, FZ_CM_M, FZ_CM_K>
-#define FZ_CM_MB fcoopmatNV<16, gl_ScopeSubgroup, FZ_CM_K, FZ_CM_N>
+#define FZ_CM_MB fcoopmatNV<16, gl_ScopeSubgroup, FZ_CM_KB, FZ_CM_N>
 #define FZ_CM_ZERO FZ_CM_ACC(0.0)
 #define FZ_CM_STORE(m, e, s) coopMatStoreNV(m, fz_cm_c, e, s, false)
 #define FZ_CM_COMPUTE                                                                                              \

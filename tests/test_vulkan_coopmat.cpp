@@ -121,6 +121,56 @@ TEST(VulkanCoopmatCompile, EveryVariantCompilesValidatesAndRewritesToKhr) {
   }
 }
 
+// bf16 operands: the fp16 template with FZ_CM_BF16 (B's rows a specialization constant, so A
+// and B stay distinct types for the square 16x16x16 bf16 shape), validated as NV, then
+// rewritten to KHR with A's and B's components retyped to an OpTypeFloat 16 BFloat16KHR.
+TEST(VulkanCoopmatCompile, Bf16CompilesAndRewritesToBfloat16Khr) {
+  setenv("FUSOR_NO_DISK_CACHE", "1", 1);
+  unsetenv("FUSOR_VK_COOPMAT");
+  vk::PhysicalDeviceInfo dev = coopmat_device(true, {f16_shape(16, 8, 16)});
+  dev.coopmat_khr_also = {{16, 16, 16, 1000141000u, 1000141000u, 1, 1, 3, false}};
+  dev.coopmat_bf16 = true;
+  for (Problem prob : {problems()[0], problems()[1], problems()[2], problems()[3], problems()[5]}) {
+    prob.dtype = DType::bf16;
+    prob.name += "_bf16";
+    for (const auto& [name, src] : coopmat_sources(prob, dev)) {
+      SCOPED_TRACE(prob.name + " " + name);
+      ASSERT_NE(src.find("#define FZ_CM_BF16 1"), std::string::npos);
+      std::vector<uint32_t> nv;
+      ASSERT_NO_THROW(nv = vk::compile_glsl(dev, name, src)) << src;
+      ASSERT_EQ(opcode_counts(nv)[5358], 3) << "A, B and the accumulator must be three types";
+      const std::vector<uint32_t> khr = vk::coopmat_nv_to_khr(nv, true);
+      check_ids_unique(khr);
+      std::set<uint32_t> caps, bf16_types, f32_types;
+      bool ext = false;
+      std::map<uint32_t, uint32_t> const_value, component_of_use;
+      for (const SpvInst& i : walk(khr)) {
+        if (i.op == 17) caps.insert(khr[i.pos + 1]);
+        if (i.op == 10) ext = ext || std::string(reinterpret_cast<const char*>(&khr[i.pos + 1])) == "SPV_KHR_bfloat16";
+        if (i.op == 22 && i.n == 4 && khr[i.pos + 2] == 16 && khr[i.pos + 3] == 0) bf16_types.insert(khr[i.pos + 1]);
+        if (i.op == 22 && i.n == 3 && khr[i.pos + 2] == 32) f32_types.insert(khr[i.pos + 1]);
+        if (i.op == 43 && i.n == 4) const_value[khr[i.pos + 2]] = khr[i.pos + 3];
+        if (i.op == 4456) component_of_use[const_value.at(khr[i.pos + 6])] = khr[i.pos + 2];
+      }
+      EXPECT_TRUE(caps.count(5116) && caps.count(5118) && caps.count(6022)) << "BFloat16TypeKHR, BFloat16CooperativeMatrixKHR, CooperativeMatrixKHR";
+      EXPECT_TRUE(ext) << "SPV_KHR_bfloat16 not declared";
+      ASSERT_EQ(bf16_types.size(), 1u);
+      ASSERT_EQ(component_of_use.size(), 3u) << "MatrixA, MatrixB and the accumulator";
+      EXPECT_TRUE(bf16_types.count(component_of_use[0]) && bf16_types.count(component_of_use[1])) << "A and B must be bf16";
+      EXPECT_TRUE(f32_types.count(component_of_use[2])) << "the accumulator stays fp32";
+    }
+  }
+  // Without vector staging (K = 51: no group of 2 fits) bf16 stays on the tiled template.
+  const Problem odd{"odd_k_bf16", {33, 51}, {51, 70}, false, false, false, DType::bf16};
+  Built b = build(odd, 3);
+  Plan plan = build_plan(b.g);
+  for (const KernelSpec& k : plan.kernels)
+    if (k.matmul) {
+      vk::VulkanDialect d(dev, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &plan);
+      EXPECT_FALSE(d.tiles().coopmat) << "bf16 with scalar staging must take the tiled template";
+    }
+}
+
 TEST(VulkanCoopmatCompile, NvDeviceCompilesSquareShapesAndTheRewriteRefusesThem) {
   // 16x16x16 makes A and B one NV type: fine for NV devices, not expressible for KHR.
   setenv("FUSOR_NO_DISK_CACHE", "1", 1);
@@ -240,9 +290,9 @@ class VulkanCoopmatGpu : public ::testing::Test {
     std::vector<Tensor> want = ref->run(b.inputs);
     std::vector<Tensor> got = exe->run(b.inputs);  // outputs are fresh (poisoned) tensors each run
     EXPECT_EQ(got.size(), want.size());
-    const double ulp = std::ldexp(1.0, -10);
+    const double ulp = std::ldexp(1.0, prob.dtype == DType::bf16 ? -7 : -10);
     for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-      EXPECT_EQ(got[i].dtype(), DType::f16);
+      EXPECT_EQ(got[i].dtype(), prob.dtype);
       EXPECT_EQ(got[i].shape(), want[i].shape());
       EXPECT_LE(relative_l2(got[i], want[i]), 4 * ulp);
       // Per element: a couple of fp16 ulps relative, plus an absolute floor for sums that cancel.
@@ -266,6 +316,22 @@ TEST_F(VulkanCoopmatGpu, Fp16MatmulsMatchReference) {
     const int n = run_and_compare(prob, seed += 10);
     EXPECT_EQ(n, shape_ ? 1 : 0) << prob.name << " on " << dev_.name << " (" << vk::coopmat_summary(dev_) << "): " << notes_;
   }
+}
+
+// bf16 on the device's bf16 cooperative matrices where it lists them (the H200 does, through
+// VK_KHR_cooperative_matrix + VK_KHR_shader_bfloat16), the tiled template elsewhere; values as
+// ref's within a few bf16 ulps.
+TEST_F(VulkanCoopmatGpu, Bf16MatmulsMatchReference) {
+  uint32_t seed = 300;
+  for (Problem prob : problems()) {
+    prob.dtype = DType::bf16;
+    prob.name += "_bf16";
+    const int n = run_and_compare(prob, seed += 10);
+    if (dev_.coopmat_bf16 && prob.name != "k_not_multiple_bf16")
+      EXPECT_EQ(n, 1) << prob.name << " on " << dev_.name << ": " << notes_;
+    if (!dev_.coopmat_bf16) EXPECT_EQ(n, 0) << prob.name;
+  }
+  if (!dev_.coopmat_bf16) std::printf("device %s lists no bf16 cooperative matrices: the tiled template ran\n", dev_.name.c_str());
 }
 
 TEST_F(VulkanCoopmatGpu, CoopmatPathInUseOnThisDevice) {

@@ -279,9 +279,9 @@ class CoopmatKnobRuns : public ::testing::Test {
   // rounding), and none NaN or infinite (the inputs are finite, |x| <= 1).
   static void compare(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
     ASSERT_EQ(got.size(), want.size());
-    const double ulp = std::ldexp(1.0, -10);
     for (size_t i = 0; i < got.size(); ++i) {
-      EXPECT_EQ(got[i].dtype(), DType::f16);
+      const double ulp = std::ldexp(1.0, want[i].dtype() == DType::bf16 ? -7 : -10);
+      EXPECT_EQ(got[i].dtype(), want[i].dtype());
       ASSERT_EQ(got[i].shape(), want[i].shape());
       int64_t bad = 0, first = -1;
       for (int64_t e = 0; e < got[i].numel(); ++e)
@@ -370,6 +370,33 @@ TEST_F(VulkanCoopmatEmulated, EveryKnobCombinationMatchesReference) {
   // the second NaN; K <= 3072 and the same layer split in 2 or 4 are right; the tiled template
   // and, on the H200, the real matrix units are right), so that case says nothing here.
   check_all(2);
+}
+
+// bf16 operands on the template (FZ_CM_BF16: staged as packed bits, the emulation decoding
+// them as bf16), split and not, against ref within a few bf16 ulps.
+TEST_F(VulkanCoopmatEmulated, Bf16MatchesReference) {
+  open(true);
+  if (IsSkipped()) return;
+  vk_->compile(build(split_problems()[5], 1).g, {});
+  if (!vk::coopmat_emulated(dev_))
+    GTEST_SKIP() << "device '" << dev_.name << "' has cooperative matrices or lacks the Vulkan memory model / fp16, or "
+                 << "was opened in this process before FUSOR_VK_COOPMAT=emulate was set (run this test alone; ctest does)";
+  uint32_t seed = 900;
+  for (size_t i : {size_t{2}, size_t{3}, size_t{7}, size_t{9}}) {
+    Problem p = split_problems()[i];
+    p.dtype = DType::bf16;
+    p.name += "_bf16";
+    for (const char* split : {"0", "4"}) {
+      SCOPED_TRACE(p.name + " FUSOR_VK_COOPMAT_SPLIT_K=" + split);
+      EnvGuard s("FUSOR_VK_COOPMAT_SPLIT_K", split);
+      Built b = build(p, seed += 10);
+      const std::vector<Tensor> want = make_backend("ref")->compile(b.g, {})->run(b.inputs);
+      std::unique_ptr<Executable> exe = vk_->compile(b.g, {});
+      EXPECT_EQ(vulkan_coopmat_kernel_count(*exe), 1) << exe->notes();
+      EXPECT_NE(exe->notes().find("bf16"), std::string::npos) << exe->notes();
+      compare(exe->run(b.inputs), want);
+    }
+  }
 }
 
 }  // namespace

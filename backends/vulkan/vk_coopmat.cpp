@@ -35,6 +35,14 @@ struct CoopmatPropertiesKHR {
   uint32_t scope;  // VkScopeKHR
 };
 using PFN_coopmat_props_khr = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, CoopmatPropertiesKHR*);
+// VK_KHR_shader_bfloat16 (Vulkan registry, vk.xml): its features struct and component type.
+constexpr VkStructureType kSTypeBf16FeaturesKHR = static_cast<VkStructureType>(1000141000);
+struct Bf16FeaturesKHR {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 shaderBFloat16Type, shaderBFloat16DotProduct, shaderBFloat16CooperativeMatrix;
+};
+constexpr uint32_t kBF16 = 1000141000u;  // VK_COMPONENT_TYPE_BFLOAT16_KHR
 static_assert(sizeof(CoopmatFeaturesKHR) == sizeof(VkPhysicalDeviceCooperativeMatrixFeaturesNV), "same layout as the NV struct");
 
 constexpr uint32_t kF16 = 0, kF32 = 1, kScopeSubgroup = 3;
@@ -43,6 +51,7 @@ constexpr uint32_t kF16 = 0, kF32 = 1, kScopeSubgroup = 3;
 constexpr uint32_t kCapNV = 5357, kCapKHR = 6022;
 constexpr uint32_t kTypeNV = 5358, kLoadNV = 5359, kStoreNV = 5360, kMulAddNV = 5361, kLengthNV = 5362;
 constexpr uint32_t kTypeKHR = 4456, kLoadKHR = 4457, kStoreKHR = 4458, kMulAddKHR = 4459, kLengthKHR = 4460;
+constexpr uint32_t kCapBf16Type = 5116, kCapBf16Coopmat = 5118, kOpTypeFloat = 22;  // SPV_KHR_bfloat16
 constexpr uint32_t kOpCapability = 17, kOpExtension = 10, kOpTypeInt = 21, kOpConstantTrue = 41, kOpConstantFalse = 42,
                    kOpConstant = 43;
 
@@ -86,10 +95,12 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceCooperativeMatrixFeaturesNV fnv{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   CoopmatFeaturesKHR fkhr{kSTypeFeaturesKHR, nullptr, VK_FALSE, VK_FALSE};
+  Bf16FeaturesKHR fbf{kSTypeBf16FeaturesKHR, nullptr, VK_FALSE, VK_FALSE, VK_FALSE};
   f2.pNext = &f12;
   void** tail = &f12.pNext;
   if (nv) *tail = &fnv, tail = &fnv.pNext;
-  if (khr) *tail = &fkhr;
+  if (khr) *tail = &fkhr, tail = &fkhr.pNext;
+  if (khr && info.bfloat16_ext) *tail = &fbf;
   vkGetPhysicalDeviceFeatures2(pd, &f2);
   // Both or neither: with the model enabled but not its device scope, the Device-scope barriers
   // of every other kernel (memoryBarrierShared() in the GLSL450 model) become invalid.
@@ -130,6 +141,13 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
     }
     if (!info.coopmat_nv && info.coopmat_shapes.empty()) info.coopmat_khr = false;
   }
+  info.coopmat_bf16 = false;
+  if (khr && fkhr.cooperativeMatrix && info.bfloat16_ext && fbf.shaderBFloat16Type && fbf.shaderBFloat16CooperativeMatrix &&
+      info.vulkan_memory_model && info.storage_16bit && info.subgroup_size > 0 && info.subgroup_size <= 128)
+    for (const CoopmatShape& c : info.coopmat_nv ? info.coopmat_khr_also : info.coopmat_shapes)
+      if (c.scope == kScopeSubgroup && c.a == kBF16 && c.b == kBF16 && c.c == kF32 && c.result == kF32 && !c.saturating &&
+          c.m > 0 && c.n > 0 && c.k > 0 && c.m <= 64 && c.n <= 64 && c.k <= 64)
+        info.coopmat_bf16 = true;
 }
 
 namespace {
@@ -171,6 +189,25 @@ void* chain_coopmat_features(const PhysicalDeviceInfo& info, void* storage, void
                                          next, VK_TRUE, VK_FALSE};
 }
 
+void* chain_bf16_coopmat_features(const PhysicalDeviceInfo& info, void* storage, void* next, std::vector<const char*>& extensions) {
+  if (!info.coopmat_bf16) return next;
+  auto* bf = new (storage) Bf16FeaturesKHR{kSTypeBf16FeaturesKHR, next, VK_TRUE, VK_FALSE, VK_TRUE};
+  extensions.push_back("VK_KHR_shader_bfloat16");
+  if (!info.coopmat_nv) return bf;  // KHR is already the cooperative-matrix extension enabled
+  extensions.push_back("VK_KHR_cooperative_matrix");
+  return new (static_cast<unsigned char*>(storage) + 64) CoopmatFeaturesKHR{kSTypeFeaturesKHR, bf, VK_TRUE, VK_FALSE};
+}
+
+std::optional<CoopmatShape> coopmat_bf16_shape(const PhysicalDeviceInfo& info) {
+  if (!info.coopmat_bf16) return std::nullopt;
+  std::optional<CoopmatShape> best;
+  for (const CoopmatShape& c : info.coopmat_nv ? info.coopmat_khr_also : info.coopmat_shapes)
+    if (c.scope == kScopeSubgroup && c.a == kBF16 && c.b == kBF16 && c.c == kF32 && c.result == kF32 && !c.saturating &&
+        c.m > 0 && c.n > 0 && c.k > 0 && c.m <= 64 && c.n <= 64 && c.k <= 64 && (!best || c.n < best->n))
+      best = c;
+  return best;
+}
+
 std::optional<CoopmatShape> coopmat_shape_for(const PhysicalDeviceInfo& info, std::string* why) {
   auto no = [&](const std::string& r) -> std::optional<CoopmatShape> {
     if (why) *why = r;
@@ -200,9 +237,20 @@ std::optional<CoopmatShape> choose_coopmat(const KernelSpec& k, const Plan& p, c
   if (mode == "0") return std::nullopt;
   const MatMulDesc& m = *k.matmul;
   const auto dtype = [&](int b) { return b >= 0 && b < static_cast<int>(p.buffers.size()) ? p.buffers[b].dtype : DType::f32; };
-  // bf16 stays on gemm.glsl: glslang 12 has no bfloat16 type for the matrix operands.
-  if (dtype(m.a_buffer) != DType::f16 || dtype(m.b_buffer) != DType::f16 || m.m <= 8 || m.n <= 0 || m.k <= 0) return std::nullopt;
-  if (mode == "emulate" && coopmat_emulated(info)) return CoopmatShape{16, 8, 16, kF16, kF16, kF32, kF32, kScopeSubgroup, false};
+  // bf16: the fp16 module with its A / B matrix types retyped to bf16 (coopmat_nv_to_khr).
+  const bool bf = dtype(m.a_buffer) == DType::bf16 && dtype(m.b_buffer) == DType::bf16;
+  if (!(bf || (dtype(m.a_buffer) == DType::f16 && dtype(m.b_buffer) == DType::f16)) || m.m <= 8 || m.n <= 0 || m.k <= 0)
+    return std::nullopt;
+  if (mode == "emulate" && coopmat_emulated(info))
+    return bf ? CoopmatShape{16, 16, 16, kBF16, kBF16, kF32, kF32, kScopeSubgroup, false}
+              : CoopmatShape{16, 8, 16, kF16, kF16, kF32, kF32, kScopeSubgroup, false};
+  if (bf) {
+    std::optional<CoopmatShape> s = coopmat_bf16_shape(info);
+    if (!s && mode == "force")
+      throw Error("vulkan", "kernel '" + k.name + "': FUSOR_VK_COOPMAT=force but device '" + info.name +
+                                "' lists no bf16*bf16+f32 cooperative-matrix shape with VK_KHR_shader_bfloat16");
+    return s;
+  }
   std::string why;
   std::optional<CoopmatShape> s = coopmat_shape_for(info, &why);
   if (!s && mode == "force")
@@ -226,7 +274,7 @@ void coopmat_note_emulation_device() { g_emulation_device = true; }
 
 bool coopmat_emulated(const PhysicalDeviceInfo& info) { return g_emulation_device && coopmat_emulation_requested(info); }
 
-std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv) {
+std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv, bool bf16) {
   auto fail = [](const std::string& m) { return Error("vulkan", "coopmat_nv_to_khr: " + m); };
   if (nv.size() < 5 || nv[0] != 0x07230203u) throw fail("not a SPIR-V module");
   // Pass 1: every instruction's position; value -> type; matrix types; bool constants.
@@ -297,6 +345,8 @@ std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv) {
     value_id[v] = bound++;
     consts.insert(consts.end(), {(4u << 16) | kOpConstant, int_type, value_id[v], v});
   }
+  const uint32_t bf16_type = bf16 ? bound++ : 0;  // OpTypeFloat 16 BFloat16KHR (encoding 0)
+  if (bf16) consts.insert(consts.end(), {(4u << 16) | kOpTypeFloat, bf16_type, 16u, 0u});
   auto layout = [&](uint32_t col_major) {
     if (trues.count(col_major)) return value_id[1];   // ColumnMajorKHR
     if (falses.count(col_major)) return value_id[0];  // RowMajorKHR
@@ -312,22 +362,30 @@ std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv) {
     switch (i.op) {
       case kOpCapability:
         out.insert(out.end(), w, w + i.n);
-        if (i.n == 2 && w[1] == kCapNV) out.back() = kCapKHR;
+        if (i.n == 2 && w[1] == kCapNV) {
+          out.back() = kCapKHR;
+          if (bf16) out.insert(out.end(), {(2u << 16) | kOpCapability, kCapBf16Type, (2u << 16) | kOpCapability, kCapBf16Coopmat});
+        }
         break;
       case kOpExtension: {
         const std::string name(reinterpret_cast<const char*>(w + 1), strnlen(reinterpret_cast<const char*>(w + 1), (i.n - 1) * 4));
         if (name == "SPV_NV_cooperative_matrix") {
-          std::vector<uint32_t> lit = string_words("SPV_KHR_cooperative_matrix");
-          out.push_back(((1u + static_cast<uint32_t>(lit.size())) << 16) | kOpExtension);
-          out.insert(out.end(), lit.begin(), lit.end());
+          for (const char* ext : {"SPV_KHR_cooperative_matrix", "SPV_KHR_bfloat16"}) {
+            if (!bf16 && std::strcmp(ext, "SPV_KHR_bfloat16") == 0) continue;
+            std::vector<uint32_t> lit = string_words(ext);
+            out.push_back(((1u + static_cast<uint32_t>(lit.size())) << 16) | kOpExtension);
+            out.insert(out.end(), lit.begin(), lit.end());
+          }
         } else {
           out.insert(out.end(), w, w + i.n);
         }
         break;
       }
-      case kTypeNV:  // result, component, scope, rows, cols -> + use
-        out.insert(out.end(), {(7u << 16) | kTypeKHR, w[1], w[2], w[3], w[4], w[5], value_id[use_of.at(w[1])]});
+      case kTypeNV: {  // result, component, scope, rows, cols -> + use
+        const uint32_t use = use_of.at(w[1]);
+        out.insert(out.end(), {(7u << 16) | kTypeKHR, w[1], bf16 && use < 2 ? bf16_type : w[2], w[3], w[4], w[5], value_id[use]});
         break;
+      }
       case kLoadNV: {  // type, result, pointer, stride, colMajor [, memory operands]
         if (i.n < 6) throw fail("short OpCooperativeMatrixLoadNV");
         out.insert(out.end(), {(i.n << 16) | kLoadKHR, w[1], w[2], w[3], layout(w[5]), w[4]});

@@ -44,6 +44,12 @@ std::string coopmat_summary(const PhysicalDeviceInfo& info);
 // returns the struct's address to chain, or `next` when nothing is enabled.
 const char* coopmat_extension(const PhysicalDeviceInfo& info);
 void* chain_coopmat_features(const PhysicalDeviceInfo& info, void* storage, void* next);
+// With info.coopmat_bf16: appends VK_KHR_shader_bfloat16 (and VK_KHR_cooperative_matrix where
+// NV's is the one enabled) to `extensions` and chains their feature structs, built in
+// `storage` (at least 128 bytes, 8-aligned) ahead of `next`; returns the chain's head.
+void* chain_bf16_coopmat_features(const PhysicalDeviceInfo& info, void* storage, void* next, std::vector<const char*>& extensions);
+// The bf16*bf16+f32 subgroup shape bf16 matmuls use (info.coopmat_bf16), the narrowest N.
+std::optional<CoopmatShape> coopmat_bf16_shape(const PhysicalDeviceInfo& info);
 
 // Whether device `info` can run gemm_coopmat.glsl at all (feature bits, fp16 arithmetic,
 // 16-bit storage, Vulkan memory model, subgroup size) and an f16*f16+f32 subgroup shape the
@@ -53,8 +59,8 @@ std::optional<CoopmatShape> coopmat_shape_for(const PhysicalDeviceInfo& info, st
 
 // The shape to use for matmul kernel `k` of plan `p` on `info`, or nullopt for the tiled path:
 // both operand buffers f16, M > 8 (the GEMV-like path stays), FUSOR_VK_COOPMAT not "0", and
-// coopmat_shape_for() has one. bf16 operands always take the tiled path (glslang 12 has no
-// bfloat16 type). Throws Error("vulkan", "kernel '<name>': FUSOR_VK_COOPMAT=force but ...")
+// coopmat_shape_for() has one; or both bf16 with coopmat_bf16_shape() (the fp16 template,
+// its matrix types retyped by coopmat_nv_to_khr(..., true)). Throws Error("vulkan", "kernel '<name>': FUSOR_VK_COOPMAT=force but ...")
 // under =force when the kernel qualifies but the device cannot run it.
 std::optional<CoopmatShape> choose_coopmat(const KernelSpec& k, const Plan& p, const PhysicalDeviceInfo& info);
 // FUSOR_VK_COOPMAT=emulate on a device without cooperative matrices that has the Vulkan memory
@@ -70,6 +76,9 @@ bool coopmat_emulated(const PhysicalDeviceInfo& info);
 // constants get fresh ids (the header's bound grows) and are placed right before the first
 // matrix type. Throws Error("vulkan", "coopmat_nv_to_khr: ...") on a module it cannot rewrite
 // (a type used as both A and B, a non-constant layout, malformed words).
-std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv);
+// bf16: the A and B matrix types take a new OpTypeFloat 16 with the BFloat16KHR encoding as
+// their component (SPV_KHR_bfloat16: capabilities BFloat16TypeKHR 5116 and
+// BFloat16CooperativeMatrixKHR 5118, its extension); the module's halves are bf16 bits.
+std::vector<uint32_t> coopmat_nv_to_khr(const std::vector<uint32_t>& nv, bool bf16 = false);
 
 }  // namespace fusor::vk

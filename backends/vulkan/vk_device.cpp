@@ -461,6 +461,11 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
     f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = info_.vulkan_memory_model;
     f12.pNext = chain_coopmat_features(info_, coopmat_features, f12.pNext);
   }
+  // bf16 matmuls on cooperative matrices: VK_KHR_shader_bfloat16 (+ KHR coopmat beside NV's).
+  alignas(8) unsigned char bf16_features[128];
+  const size_t base_extensions = extensions.size();
+  void* const before_bf16 = f12.pNext;
+  f12.pNext = chain_bf16_coopmat_features(info_, bf16_features, f12.pNext, extensions);
   // The emulation test hook (vk_coopmat.h FUSOR_VK_COOPMAT=emulate) runs the template's
   // Vulkan-memory-model code without the extension.
   if (coopmat_emulation_requested(info_)) {
@@ -487,7 +492,16 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
   dci.ppEnabledExtensionNames = extensions.data();
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
-  check_vk(vkCreateDevice(info_.handle, &dci, nullptr, &device_), "vkCreateDevice");
+  VkResult created = vkCreateDevice(info_.handle, &dci, nullptr, &device_);
+  if (created != VK_SUCCESS && info_.coopmat_bf16) {  // a driver refusing the pair: bf16 matmuls stay tiled
+    info_.coopmat_bf16 = false;
+    extensions.resize(base_extensions);
+    f12.pNext = before_bf16;
+    dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    dci.ppEnabledExtensionNames = extensions.data();
+    created = vkCreateDevice(info_.handle, &dci, nullptr, &device_);
+  }
+  check_vk(created, "vkCreateDevice");
   vkGetDeviceQueue(device_, info_.queue_family, 0, &queue_);
 
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};

@@ -66,7 +66,12 @@ struct PhysicalDeviceInfo {
   bool coopmat_khr = false;         // VK_KHR_cooperative_matrix listed with its feature
   bool vulkan_memory_model = false; // vulkanMemoryModel + ...DeviceScope (the coopmat shaders use the model)
   std::vector<CoopmatShape> coopmat_shapes;
-  bool bfloat16_ext = false;        // VK_KHR_shader_bfloat16 listed (not used: glslang 12 has no bf16)
+  bool bfloat16_ext = false;        // VK_KHR_shader_bfloat16 listed
+  // bf16 matmuls on cooperative matrices (vk_coopmat.h coopmat_bf16_shape): a KHR subgroup
+  // shape bf16*bf16+f32, VK_KHR_cooperative_matrix's feature and VK_KHR_shader_bfloat16's
+  // shaderBFloat16Type + shaderBFloat16CooperativeMatrix; Context enables both extensions
+  // (beside NV's) and clears this if the driver refuses the device with them.
+  bool coopmat_bf16 = false;
   std::vector<CoopmatShape> coopmat_khr_also;  // KHR's list where NV's is used (shown, not used)
   bool subgroup_reduce = false;     // basic + vote + arithmetic subgroup ops in compute shaders
   // Float controls (VkPhysicalDeviceFloatControlsProperties, Vulkan 1.2; all false before):

@@ -396,9 +396,22 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
         const char* cs = std::getenv("FUSOR_VK_COOPMAT_SPLIT_K");
         if (!cs || std::atoi(cs) >= 1) choose_split_k(t, k, dev, split_budget, 1, "FUSOR_VK_COOPMAT_SPLIT_K");
         t.cm_emulate = coopmat_emulated(dev) ? 1 : 0;
+        t.cm_bf16 = plan->buffers[k.matmul->a_buffer].dtype == DType::bf16 ? 1 : 0;
         if (t.coopmat_shared_bytes() <= static_cast<int64_t>(dev.max_shared_memory)) {
+          const ContractionTiles tiled = tiles_;
           tiles_ = t;
           matmul_template = gemm_coopmat_template();
+          // bf16 is staged as packed bits only (float16_t(x) would round it as fp16): both
+          // operands need vector groups, else the tiled path.
+          if (t.cm_bf16) {
+            choose_coopmat_vec(*plan, k);
+            if (a_cm_vec_ < 2 || b_cm_vec_ < 2) {
+              tiles_ = tiled;
+              matmul_template = gemm_template();
+              a_cm_slot_ = b_cm_slot_ = -1;
+              a_cm_vec_ = b_cm_vec_ = 0;
+            }
+          }
         }
       }
     conv_template = vk::conv_template();
@@ -503,7 +516,8 @@ void VulkanDialect::choose_coopmat_vec(const Plan& plan, const KernelSpec& k) {
   // group is wholly in or out of range and its vector element aligned. 0: scalar loads.
   auto width = [&](int buffer, const StridedView& v, size_t fast, int64_t fast_n, int tile_fast, size_t other, int64_t other_n,
                    int& slot, int64_t& delta) {
-    if (plan.buffers[buffer].dtype != DType::f16 || v.strides.size() != k.space.size() || v.strides[fast] != 1) return 0;
+    const DType t = plan.buffers[buffer].dtype;
+    if ((t != DType::f16 && t != DType::bf16) || v.strides.size() != k.space.size() || v.strides[fast] != 1) return 0;
     const auto it = std::find(binds.begin(), binds.end(), buffer);
     if (it == binds.end()) return 0;
     const int sl = static_cast<int>(it - binds.begin());
@@ -562,6 +576,7 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     const ContractionTiles& t = tiles_;
     work_items = batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
     std::string s = t.cm_emulate ? "#define FZ_COOPMAT 1\n#define FZ_CM_EMULATE 1\n" : "#define FZ_COOPMAT 1\n";
+    if (t.cm_bf16) s += "#define FZ_CM_BF16 1\n";
     const std::pair<const char*, int> defs[] = {{"FZ_CM_M", t.cm_m},   {"FZ_CM_N", t.cm_n},   {"FZ_CM_K", t.cm_k},
                                                 {"FZ_CM_WM", t.cm_wm}, {"FZ_CM_WN", t.cm_wn}, {"FZ_CM_RM", t.cm_rm},
                                                 {"FZ_CM_RN", t.cm_rn}, {"FZ_CM_BK", t.cm_bk}, {"FZ_CM_SG", t.cm_sg}};

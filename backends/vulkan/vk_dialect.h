@@ -51,6 +51,7 @@ struct ContractionTiles {
   // with cm_rm x cm_rn accumulators; K slices of cm_bk. bm / bn are then the workgroup tile.
   int coopmat = 0;
   int cm_m = 16, cm_n = 8, cm_k = 16, cm_wm = 2, cm_wn = 2, cm_rm = 2, cm_rn = 4, cm_bk = 32, cm_sg = 32;
+  int cm_bf16 = 0;     // bf16 operands (FZ_CM_BF16; the module's matrix types retyped by coopmat_nv_to_khr)
   int cm_emulate = 0;  // FUSOR_VK_COOPMAT=emulate test hook (vk_coopmat.h): FZ_CM_EMULATE
   int threads() const { return coopmat ? cm_wm * cm_wn * cm_sg : skinny ? skinny_threads : (bm / tm) * (bn / tn); }
   std::string coopmat_label() const;  // "coopmat 16x8x16" (+ " emulated"; "" when not coopmat)

@@ -6,6 +6,7 @@
 #include "backends/vulkan/vk_dialect.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <chrono>
 #include <cstdlib>
@@ -335,13 +336,12 @@ std::string VulkanExecutable::notes() const {
   }
   // Which matmuls run on the matrix units (FUSOR_VK_COOPMAT, vk_coopmat.h), e.g.
   // "2 matmul kernel(s) on cooperative matrices (coopmat 16x8x16, nv)".
-  int cm = 0;
-  std::string label;
+  // bf16 ones run KHR modules (coopmat_nv_to_khr) on every device: one count per kind.
+  std::map<std::string, int> kinds;
   for (const std::string& l : coopmat_labels_)
-    if (!l.empty()) ++cm, label = l;
-  if (cm)
-    s += (s.empty() ? "" : "; ") + std::to_string(cm) + " matmul kernel(s) on cooperative matrices (" + label + ", " +
-         (ctx_->info().coopmat_nv ? "nv" : "khr") + ")";
+    if (!l.empty()) ++kinds[l + ", " + (ctx_->info().coopmat_nv && l.find("bf16") == std::string::npos ? "nv" : "khr")];
+  for (const auto& [label, cm] : kinds)
+    s += (s.empty() ? "" : "; ") + std::to_string(cm) + " matmul kernel(s) on cooperative matrices (" + label + ")";
   // Split-K matmuls (vk_dialect.h choose_tiles, FUSOR_VK_SPLIT_K): "1 matmul kernel(s) split-K (up to 16 K slices)".
   int sk = 0, most = 1;
   for (int v : split_k_)

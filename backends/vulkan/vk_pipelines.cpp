@@ -43,6 +43,7 @@ void split_groups(int64_t groups, const PhysicalDeviceInfo& info, const std::str
 struct PipelineJob {
   std::string name, source;
   bool coopmat = false;  // gemm_coopmat.glsl: NV SPIR-V, rewritten for KHR-only devices
+  bool coopmat_bf16 = false;  // ... and always for bf16 operands (matrix types retyped)
   std::vector<VkSpecializationMapEntry> entries;
   std::vector<int32_t> spec;
   VkPipelineLayout layout = VK_NULL_HANDLE;
@@ -322,6 +323,7 @@ void VulkanExecutable::build_kernels() {
     job.source = std::move(src);
     job.layout = layout_for(nbind, dialect.push_offsets());
     job.coopmat = dialect.tiles().coopmat != 0;
+    job.coopmat_bf16 = dialect.tiles().cm_bf16 != 0;
     std::string key = job.source;
     if (dialect.contraction()) {
       const ContractionTiles& t = dialect.tiles();
@@ -401,7 +403,7 @@ void VulkanExecutable::build_kernels() {
     job_us[j][0] = std::chrono::duration<double, std::micro>(t1 - t0).count();
     // Validated as NV (SPIRV-Tools 2023.1 knows no KHR cooperative matrices); KHR-only devices
     // get the rewritten module (vk_coopmat.h).
-    if (job.coopmat && !info.coopmat_nv) words = coopmat_nv_to_khr(words);
+    if (job.coopmat && (!info.coopmat_nv || job.coopmat_bf16)) words = coopmat_nv_to_khr(words, job.coopmat_bf16);
     VkShaderModuleCreateInfo mci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     mci.codeSize = words.size() * sizeof(uint32_t);
     mci.pCode = words.data();

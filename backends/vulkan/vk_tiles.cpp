@@ -14,7 +14,8 @@ namespace fusor::vk {
 
 std::string ContractionTiles::coopmat_label() const {
   if (!coopmat) return "";
-  return "coopmat " + std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k) + (cm_emulate ? " emulated" : "");
+  return "coopmat " + std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k) + (cm_bf16 ? " bf16" : "") +
+         (cm_emulate ? " emulated" : "");
 }
 
 ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t n, const PhysicalDeviceInfo& dev, int64_t batch,
