@@ -152,7 +152,7 @@ class Emitter {
   void choose_row_vectors();
   // A vectorised view's 4-wide lvalue for the group holding element offset `off`.
   std::string row_vector_at(size_t view, int b, const std::string& off) const {
-    return d_.row_vector_element(slot(b), "(" + off + ") / " + lit(4));
+    return d_.row_vector_element(slot(b), "(" + off + ") >> 2");  // off >= 0: a shift, not a signed division
   }
 
   int64_t opaque_total() const;

@@ -752,9 +752,9 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
   if (push_offsets_) s += "layout(push_constant) uniform FzPush { int o[" + std::to_string(kPushOffsets) + "]; } fz_pc;\n";
   for (auto& b : h.bindings) {
     const std::string i = std::to_string(b.slot);
-    // A written slot also declared 4-wide is not restrict: its two views alias each other.
-    const bool restrict_ok = b.no_alias && !(b.written && b.row_vector);
-    const std::string quals = std::string(restrict_ok ? "restrict " : "") + (b.written ? "" : "readonly ");
+    // A slot declared 4-wide too keeps restrict: a written one is only ever accessed through
+    // its 4-wide view (one output view per buffer), a read-only one is never written.
+    const std::string quals = std::string(b.no_alias ? "restrict " : "") + (b.written ? "" : "readonly ");
     s += "layout(std430, set = 0, binding = " + i + ") " + quals + "buffer B" + i + " { " + storage_type(b.dtype) + " d[]; } b" +
          i + ";\n";
     if (b.row_vector)
