@@ -20,6 +20,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "frontend/onnx_functions.h"
+#include "frontend/onnx_schema_check.h"
 #include "ir/phases.h"
 #include "ir/small_dtypes.h"
 
@@ -364,15 +365,20 @@ struct Importer {
   }
 
   // The node against its ONNX schema, as onnxruntime does when it resolves a graph: input and
-  // output counts, attribute types, required and unknown attributes. Only for opsets the linked
-  // ONNX library knows (newer nodes are checked by fusor's op table); ops it does not define
-  // are left to the op table (an unsupported op is a skip, not an invalid model).
+  // output counts, attribute types, required and unknown attributes. ai.onnx nodes of opsets
+  // past what the linked ONNX library knows (17) are checked against the generated table of
+  // newer schema versions (onnx_schema_check.h), or, for an op unchanged since, against the
+  // library's latest schema; ops it does not define are left to the op table (an unsupported
+  // op is a skip, not an invalid model).
   void verify_schema(const onnx::NodeProto& np, const Node& n) {
     const std::string domain = n.domain.empty() ? std::string(onnx::ONNX_DOMAIN) : n.domain;
     const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
     auto r = ranges.find(domain);
-    if (r == ranges.end() || n.opset > r->second.second) return;
-    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(np.op_type(), n.opset, domain);
+    if (r == ranges.end()) return;
+    const int known = r->second.second;
+    if (domain == onnx::ONNX_DOMAIN && check_new_opset_schema(np, n.label(), n.opset, known)) return;
+    if (n.opset > known && domain != onnx::ONNX_DOMAIN) return;  // no table for other domains
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(np.op_type(), std::min(n.opset, known), domain);
     if (!schema || schema->Deprecated()) return;
     try {
       schema->Verify(np);
@@ -380,7 +386,8 @@ struct Importer {
       std::string m = e.what();
       m = m.substr(0, m.find('\n'));  // onnx appends a multi-line context block
       throw Error("onnx", n.label() + ": invalid node (onnx schema " + printable(np.op_type()) + "-" +
-                              std::to_string(schema->SinceVersion()) + "): " + printable(m));
+                              std::to_string(schema->SinceVersion()) + (n.opset > known ? ", opset " + std::to_string(n.opset) : std::string()) +
+                              "): " + printable(m));
     }
   }
 

@@ -538,8 +538,12 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
   }
   if (t == "ReduceL2" || t == "ReduceSumSquare" || t == "ReduceL1" || t == "ReduceLogSum") {
     if (n.opset >= 18 && n.num_inputs() > 1) return false;  // axes as an input: keep the op
-    auto axes = n.attr_ints("axes");
-    if (axes.empty()) axes = axes_from(0, rank(in(0)));
+    // The axes as the op table reads them (reduce_axes: the attribute only before opset 18), so
+    // the decomposition and the reference agree; noop_with_empty_axes keeps the op.
+    bool noop = false;
+    const std::vector<int> ra = reduce_axes(n, nullptr, rank(in(0)), &noop);
+    if (noop) return false;
+    const std::vector<int64_t> axes(ra.begin(), ra.end());
     bool keep = n.attr_i("keepdims", 1) != 0;
     int x = in(0);
     int body = t == "ReduceL1" ? rw.op("Abs", {x}) : t == "ReduceLogSum" ? x : rw.op("Mul", {x, x});

@@ -982,6 +982,7 @@ int64_t kernel_bytes_written(const Plan& p, const KernelSpec& k) {
 }
 
 Plan build_plan(const Graph& static_graph, const FusionOptions& opts) {
+  refuse_string_values(static_graph);  // the same refusal as the ref backend's
   std::optional<PhaseScope> phase(std::in_place, "decompose + passes");
   Graph g = static_graph;
   int original = static_cast<int>(g.nodes.size());

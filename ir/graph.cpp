@@ -22,7 +22,7 @@ int64_t Node::attr_i(const std::string& k, int64_t d) const {
 }
 double Node::attr_f(const std::string& k, double d) const {
   auto it = attrs.find(k);
-  if (it == attrs.end()) return d;
+  if (it == attrs.end()) return onnx_float(d);
   if (auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
   return *attr_as<double>(*this, k);
 }
@@ -38,7 +38,10 @@ std::vector<int64_t> Node::attr_ints(const std::string& k, std::vector<int64_t> 
 }
 std::vector<double> Node::attr_floats(const std::string& k, std::vector<double> d) const {
   auto it = attrs.find(k);
-  if (it == attrs.end()) return d;
+  if (it == attrs.end()) {
+    for (double& v : d) v = onnx_float(v);
+    return d;
+  }
   if (auto* f = std::get_if<double>(&it->second)) return {*f};
   return *attr_as<std::vector<double>>(*this, k);
 }
@@ -155,6 +158,20 @@ void topo_sort(Graph& g) {
   for (int i : order) sorted.push_back(std::move(g.nodes[i]));
   g.nodes = std::move(sorted);
   g.reindex_producers();
+}
+
+void refuse_string_values(const Graph& g) {
+  auto check = [&](int v) {
+    if (v >= 0 && static_cast<size_t>(v) < g.values.size() && g.values[v].dtype == DType::string)
+      throw Unsupported("graph", "value '" + printable(g.values[v].name) +
+                                     "': string tensors are not supported (no backend computes on strings)");
+  };
+  for (int v : g.inputs) check(v);
+  for (const Node& n : g.nodes) {
+    for (int v : n.inputs) check(v);
+    for (int v : n.outputs) check(v);
+  }
+  for (int v : g.outputs) check(v);
 }
 
 }  // namespace fusor

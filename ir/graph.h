@@ -30,6 +30,12 @@ struct Value {
   std::vector<std::string> dim_params;
 };
 
+// v as the float32 an ONNX FLOAT attribute holds (finite values past float32's range, which no
+// attribute can hold, are kept as they are).
+inline double onnx_float(double v) {
+  return v > 3.4028234663852886e38 || v < -3.4028234663852886e38 ? v : static_cast<double>(static_cast<float>(v));
+}
+
 struct Node {
   std::string name;
   std::string op_type;
@@ -45,10 +51,13 @@ struct Node {
 
   bool has_attr(const std::string& k) const { return attrs.count(k) != 0; }
   int64_t attr_i(const std::string& k, int64_t dflt) const;
+  // FLOAT attributes are float32 in ONNX, and so are the schema's defaults: an absent
+  // attribute reads as dflt rounded to float32 (epsilon 1e-5 is 9.99999974738e-06, as in
+  // onnxruntime; it matters in float64 graphs), see onnx_float.
   double attr_f(const std::string& k, double dflt) const;
   std::string attr_s(const std::string& k, const std::string& dflt) const;
   std::vector<int64_t> attr_ints(const std::string& k, std::vector<int64_t> dflt = {}) const;
-  std::vector<double> attr_floats(const std::string& k, std::vector<double> dflt = {}) const;
+  std::vector<double> attr_floats(const std::string& k, std::vector<double> dflt = {}) const;  // dflt as float32 too
   const Tensor* attr_t(const std::string& k) const;
   const Graph* attr_g(const std::string& k) const;  // nullptr when absent
   int num_inputs() const;          // index of last present input + 1
@@ -87,5 +96,11 @@ void check_graph_ids(const Graph& g);
 // Sorts g.nodes topologically (check_graph_ids first); throws Error("graph", ...) on a cycle or
 // an input with no producer.
 void topo_sort(Graph& g);
+
+// Every backend (ref, cpu, the GPUs and their host fallback) refuses a graph in which a graph
+// input or output, or a node's input or output, is a string tensor, with the same line:
+// Unsupported("graph", "value 'a': string tensors are not supported (...)"). Backends used to
+// differ (ref ran Shape/Gather/Concat of strings, cpu refused, vulkan ran some on the host).
+void refuse_string_values(const Graph& g);
 
 }  // namespace fusor

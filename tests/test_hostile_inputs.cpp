@@ -424,7 +424,7 @@ TEST(Hostile, RoiAndUnpoolValuesAreChecked) {
     GraphBuilder b;
     b.output(b.op("MaxUnpool", {b.constant("x", x), b.constant("i", ints_of({1, 1, 2, 2}, {0, 1, 2, 1 << 20}))},
                   {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}}));
-    EXPECT_NE(error_of(b).find("outside the unpooled"), std::string::npos) << error_of(b);
+    EXPECT_NE(error_of(b).find("outside the output"), std::string::npos) << error_of(b);
   }
 }
 
@@ -555,7 +555,8 @@ TEST(Hostile, InvalidModelsAreRejectedNamingTheNode) {
     });
   };
   EXPECT_ERROR(load_and_plan(cast_model(13)), "'my_cast'");
-  EXPECT_ERROR(load_and_plan(cast_model(21)), "must be an integer, got the float 6.9");
+  // Opset 21 is past libonnx's checker: the generated schema table checks the type (round 5).
+  EXPECT_ERROR(load_and_plan(cast_model(21)), "invalid node (onnx schema Cast-21, opset 21): attribute 'to' must be INT, got FLOAT");
   // MaxPool pads as large as the kernel.
   auto pool_model = [](int opset) {
     auto m = fuzz::new_model(opset);

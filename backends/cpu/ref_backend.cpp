@@ -12,6 +12,7 @@ namespace {
 class RefExecutable : public Executable {
  public:
   explicit RefExecutable(Graph g) : g_(std::move(g)) {
+    refuse_string_values(g_);
     for (auto& n : g_.nodes) {
       const OpDef& def = op_or_throw(n);
       if (!def.reference) throw Unsupported("ref", n.label() + ": op has no reference implementation");

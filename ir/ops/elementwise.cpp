@@ -301,6 +301,14 @@ void infer_elementwise(InferContext& ctx, Typing typing, bool float_only) {
   };
   const DType t0 = ctx.dtype(0);
   if (float_only && !dtype_is_float(t0)) ctx.fail(std::string("needs a floating-point input, got ") + dtype_name(t0));
+  // The 8/4/2-bit types are storage types in ONNX: no arithmetic op types them (Add on
+  // float8e4m3fn saturated 448 + 448 to 448); Cast/CastLike convert them, IsNaN/IsInf test
+  // them, Identity copies them.
+  if (typing != Typing::cast && typing != Typing::castlike && typing != Typing::predicate && n.op_type != "Identity")
+    for (int i = 0; i < count; ++i)
+      if (ctx.has_input(i) && dtype_is_small(ctx.dtype(i)))
+        ctx.fail(std::string("is not defined for ") + dtype_name(ctx.dtype(i)) + " (input " + std::to_string(i) +
+                 "; ONNX types no arithmetic for 8-, 4- and 2-bit types: Cast it first)");
   DType out_dtype = t0;
   Shape out_shape;
   if (typing == Typing::cast || typing == Typing::castlike || typing == Typing::clip) {

@@ -390,6 +390,11 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
   std::vector<double> y(static_cast<size_t>(total));
   std::vector<int64_t> idx(static_cast<size_t>(r), 0);
   std::vector<int64_t> k(static_cast<size_t>(r), 0);
+  // Integer outputs: an element that reads one input element with weight 1 (every nearest
+  // element, linear on the grid) is copied exactly (int64 past 2^53 stays exact); the others
+  // are their double value rounded to nearest, ties to even (98.99999999 is 99, as onnxruntime).
+  const bool int_out = dtype_is_int(Y.dtype());
+  std::vector<int64_t> copy_from(int_out ? static_cast<size_t>(total) : 0, -1);
   for (int64_t o = 0; o < total; ++o) {
     bool extra = false;
     for (int64_t d = 0; d < r; ++d) extra = extra || t.axes[d].extrapolate[idx[d]];
@@ -399,6 +404,7 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
     } else {
       // Sum over the tensor product of the per-axis taps.
       std::fill(k.begin(), k.end(), 0);
+      int64_t read = 0, only = -1;  // taps with a non-zero weight; the offset of a lone weight-1 tap
       while (true) {
         double w = 1;
         int64_t off = 0;
@@ -408,6 +414,7 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
           off += a.idx[idx[d] * a.taps + k[d]] * xst[d];
         }
         acc += w * xv[off];
+        if (w != 0.0) ++read, only = w == 1.0 ? off : -1;
         int64_t d = r - 1;
         for (; d >= 0; --d) {
           if (++k[d] < t.axes[d].taps) break;
@@ -415,6 +422,7 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
         }
         if (d < 0) break;
       }
+      if (int_out && read == 1) copy_from[static_cast<size_t>(o)] = only;
     }
     y[o] = acc;
     for (int64_t d = r - 1; d >= 0; --d) {
@@ -422,9 +430,14 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
       idx[d] = 0;
     }
   }
-  if (dtype_is_int(Y.dtype())) {
-    // Integer outputs: the reference casts (astype) its float result, truncating.
-    for (int64_t i = 0; i < total; ++i) Y.set(i, y[i]);
+  if (int_out) {
+    for (int64_t i = 0; i < total; ++i) {
+      const int64_t src = copy_from[static_cast<size_t>(i)];
+      if (src >= 0)
+        Y.set_int(i, X.get_int(src));
+      else
+        Y.set(i, std::nearbyint(y[i]));
+    }
   } else {
     store_doubles(Y, y);
   }

@@ -5,10 +5,12 @@
 //    [-1, 1] listed innermost dim first (x, y, z); Y [N, C, G1..Gk]. Coordinates denormalize
 //    to ((g + 1) / 2) * (L - 1) (align_corners=1) or ((g + 1) * L - 1) / 2; mode nearest
 //    (round half to even), linear/bilinear (2 taps per dim), cubic/bicubic (4 taps, Keys
-//    alpha = -0.75). padding_mode: a coordinate outside [lo, hi] (0..L-1 with align_corners,
-//    -0.5..L-0.5 without) is clamped to 0..L-1 (border) or reflected into [lo, hi]
-//    (reflection) first; then a tap outside 0..L-1 reads 0 (zeros), the clamped pixel
-//    (border) or the reflected pixel (reflection). This is the ONNX reference, computed in double.
+//    alpha = -0.75). padding_mode: for nearest and linear, a coordinate outside [lo, hi]
+//    (0..L-1 with align_corners, -0.5..L-0.5 without) is clamped to 0..L-1 (border) or
+//    reflected into [lo, hi] (reflection) first; cubic keeps the coordinate for its weights.
+//    Then a tap outside 0..L-1 reads 0 (zeros), the clamped pixel (border) or the reflected
+//    pixel (reflection). As onnxruntime and torch's grid_sample (the ONNX reference clamps
+//    the cubic coordinate first, which moves all 4 taps), computed in double.
 //  * AffineGrid-20: theta [N, 2, 3] or [N, 3, 4], size (constant) [N, C, H, W] or
 //    [N, C, D, H, W]; grid [N, H, W, 2] / [N, D, H, W, 3] = theta @ (x, y[, z], 1) over the
 //    base grid -1 + (2i + 1) / L (align_corners=0) or -1 + 2i / (L - 1) (align_corners=1).
@@ -16,7 +18,7 @@
 //    (constant), centred: the start is (|difference|) / 2 rounded down.
 //  * Col2Im-18: input [N, C * prod(block), L], image_shape and block_shape constant, attrs
 //    dilations, pads (begin..., end...), strides; Y [N, C, image...] sums every block element
-//    into the pixel it came from (the inverse of im2col).
+//    into the pixel it came from (the inverse of im2col); integers sum in 64-bit integers.
 // Errors: Error("shape") naming the node for bad ranks, attributes or sizes.
 #include <algorithm>
 #include <cmath>
@@ -36,11 +38,14 @@ enum class GsMode { nearest, linear, cubic };
 enum class GsPad { zeros, border, reflection };
 
 GsMode gs_mode(const Node& n) {
-  const std::string m = n.attr_s("mode", n.opset >= 20 ? "linear" : "bilinear");
+  // GridSample-20 renamed bilinear/bicubic to linear/cubic; each opset takes only its names.
+  const bool v20 = n.opset >= 20;
+  const std::string m = n.attr_s("mode", v20 ? "linear" : "bilinear");
   if (m == "nearest") return GsMode::nearest;
-  if (m == "linear" || m == "bilinear") return GsMode::linear;
-  if (m == "cubic" || m == "bicubic") return GsMode::cubic;
-  throw Error("shape", n.label() + ": unknown mode '" + printable(m) + "'");
+  if (m == (v20 ? "linear" : "bilinear")) return GsMode::linear;
+  if (m == (v20 ? "cubic" : "bicubic")) return GsMode::cubic;
+  throw Error("shape", n.label() + ": unknown mode '" + printable(m) + "' at opset " + std::to_string(n.opset) +
+                          (v20 ? " (linear, cubic or nearest since GridSample-20)" : " (bilinear, bicubic or nearest before GridSample-20)"));
 }
 GsPad gs_pad(const Node& n) {
   const std::string p = n.attr_s("padding_mode", "zeros");
@@ -124,7 +129,10 @@ void gridsample_ref(const Node& n, const Ins& in, Outs& out) {
         const double g = gv[static_cast<size_t>((b * points + p) * r + (r - 1 - d))];  // grid lists x (innermost) first
         double c = align ? (g + 1) / 2 * static_cast<double>(L - 1) : ((g + 1) * static_cast<double>(L) - 1) / 2;
         if (mode == GsMode::nearest) c = std::nearbyint(c);  // half to even (default rounding mode)
-        if (c < lo[d] || c > hi[d]) {
+        // Cubic keeps the coordinate (its weights come from it) and pads each of its 4 taps
+        // below, as onnxruntime and torch do; clamping or reflecting it first moves the taps
+        // (border: off by up to 0.37 for a point past the edge, red-team round 5).
+        if (mode != GsMode::cubic && (c < lo[d] || c > hi[d])) {
           if (pad == GsPad::border) c = std::clamp(c, 0.0, static_cast<double>(L - 1));
           else if (pad == GsPad::reflection) c = gs_reflect(c, lo[d], hi[d]);
         }
@@ -348,8 +356,13 @@ void col2im_ref(const Node& n, const Ins& in, Outs& out) {
   const int64_t r = static_cast<int64_t>(g.image.size());
   int64_t bprod = 1, iprod = 1;
   for (int64_t d = 0; d < r; ++d) bprod *= g.block[d], iprod *= g.image[d];
-  const std::vector<double> xv = load_doubles(x);
-  std::vector<double> res(static_cast<size_t>(x.shape()[0] * g.channels * iprod), 0.0);
+  // Integers sum as integers (wrapping like numpy), so int64 past 2^53 stays exact.
+  const bool ints = dtype_is_int(x.dtype());
+  const std::vector<double> xv = ints ? std::vector<double>() : load_doubles(x);
+  const std::vector<int64_t> xi = ints ? ints_of(x) : std::vector<int64_t>();
+  const size_t total = static_cast<size_t>(x.shape()[0] * g.channels * iprod);
+  std::vector<double> res(ints ? 0 : total, 0.0);
+  std::vector<uint64_t> ires(ints ? total : 0, 0);
   std::vector<int64_t> kb(r), bl(r);
   for (int64_t b = 0; b < x.shape()[0]; ++b)
     for (int64_t c = 0; c < g.channels; ++c)
@@ -366,10 +379,19 @@ void col2im_ref(const Node& n, const Ins& in, Outs& out) {
             ok = ok && pos >= 0 && pos < g.image[d];
             off = off * g.image[d] + pos;
           }
-          if (ok) res[static_cast<size_t>((b * g.channels + c) * iprod + off)] += xv[static_cast<size_t>(((b * g.channels + c) * bprod + k) * g.count + l)];
+          if (!ok) continue;
+          const size_t dst = static_cast<size_t>((b * g.channels + c) * iprod + off);
+          const size_t src = static_cast<size_t>(((b * g.channels + c) * bprod + k) * g.count + l);
+          if (ints)
+            ires[dst] += static_cast<uint64_t>(xi[src]);
+          else
+            res[dst] += xv[src];
         }
       }
-  store_doubles(out[0], res);
+  if (ints)
+    for (size_t i = 0; i < total; ++i) out[0].set_int(static_cast<int64_t>(i), static_cast<int64_t>(ires[i]));
+  else
+    store_doubles(out[0], res);
 }
 
 }  // namespace

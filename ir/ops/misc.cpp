@@ -481,7 +481,9 @@ DftGeom dft_geom(const Node& n, const Shape& x, const Tensor* dft_length, const 
   g.onesided = n.attr_i("onesided", 0) != 0;
   int64_t a = n.opset >= 20 ? (axis_in && axis_in->numel() ? axis_in->get_int(0) : -2) : n.attr_i("axis", 1);
   if (a < 0) a += r;
-  if (a < 1 || a > r - 2) throw Error("shape", n.label() + ": axis " + std::to_string(a) + " is not a signal axis of " + shape_str(x));
+  // The spec allows [-r, -2] and [0, r - 2]: any dim but the last (the complex pair), the first
+  // included (onnxruntime runs axis 0).
+  if (a < 0 || a > r - 2) throw Error("shape", n.label() + ": axis " + std::to_string(a) + " is not a signal axis of " + shape_str(x));
   g.axis = a;
   g.in_len = x[a];
   if (dft_length && dft_length->numel()) {

@@ -558,6 +558,9 @@ std::vector<int64_t> pool_kernel(InferContext& ctx) {
 template <PoolKind K>
 void pool_infer(InferContext& ctx) {
   require_numeric(ctx, 0);
+  // ONNX types AveragePool and LpPool for floats only (a truncated integer mean was returned).
+  if (K != PoolKind::max && !dtype_is_float(ctx.dtype(0)))
+    ctx.fail(std::string("needs a floating-point input, got ") + dtype_name(ctx.dtype(0)));
   const Node& n = ctx.node();
   const Shape& x = ctx.shape(0);
   const std::vector<int64_t> kernel = pool_kernel(ctx);
@@ -579,9 +582,15 @@ void pool_infer(InferContext& ctx) {
 // inside the padded input [-pb, in+pe) but not taps past it (ceil_mode overhang), per the ONNX
 // reference. MaxPool propagates NaN and records the first maximum's flat index
 // (storage_order 1: spatial dims column-major).
+// MaxPool compares in S (integers as integers, so int64 past 2^53 keeps its order) and, when
+// exact is given, also writes each window's maximum there as an S.
 template <class S>
 void pool_core(const S* x, int64_t nc, const Window& w, PoolKind kind, bool include_pad, double p, bool col_major,
-               double* y, int64_t* arg) {
+               double* y, int64_t* arg, S* exact = nullptr) {
+  auto is_nan = [](S v) {
+    if constexpr (std::is_floating_point_v<S>) return std::isnan(v);
+    else return (void)v, false;
+  };
   if (nc == 0) return;  // empty output; its plane size may even overflow (fuzz)
   const int64_t in_sz = w.in_size(), out_sz = w.out_size();
   for (int64_t c = 0; c < nc; ++c) {
@@ -590,6 +599,7 @@ void pool_core(const S* x, int64_t nc, const Window& w, PoolKind kind, bool incl
       for (int64_t oh = 0; oh < w.out[1]; ++oh)
         for (int64_t ow = 0; ow < w.out[2]; ++ow) {
           double acc = kind == PoolKind::max ? -std::numeric_limits<double>::infinity() : 0.0;
+          S top{};
           int64_t count = 0, pad_count = 0, best = -1;
           const int64_t o[3] = {od, oh, ow};
           int64_t st[3];
@@ -610,7 +620,9 @@ void pool_core(const S* x, int64_t nc, const Window& w, PoolKind kind, bool incl
                 const double v = xc[xi];
                 ++count;
                 if (kind == PoolKind::max) {
-                  if (best < 0 || v > acc || (std::isnan(v) && !std::isnan(acc))) {
+                  const S sv = xc[xi];
+                  if (best < 0 || sv > top || (is_nan(sv) && !is_nan(top))) {
+                    top = sv;
                     acc = v;
                     best = col_major ? id + w.in[0] * (ih + w.in[1] * iw) : xi;
                   }
@@ -626,6 +638,7 @@ void pool_core(const S* x, int64_t nc, const Window& w, PoolKind kind, bool incl
           if (kind == PoolKind::avg) acc /= static_cast<double>(include_pad ? count + pad_count : count);
           if (kind == PoolKind::lp) acc = std::pow(acc, 1.0 / p);
           y[yi] = acc;
+          if (exact) exact[yi] = top;
           if (arg) arg[yi] = best < 0 ? -1 : c * in_sz + best;
         }
   }
@@ -642,11 +655,20 @@ void pool_ref(const Node& n, const Ins& in, Outs& out) {
   if (want_arg) arg.resize(y.size());
   const int64_t order = n.attr_i("storage_order", 0);
   if (order != 0 && order != 1) ref_fail(n, "storage_order must be 0 or 1");
-  with_real_data(X, [&](auto x) {
-    pool_core(x, nc, w, K, n.attr_i("count_include_pad", 0) != 0, static_cast<double>(n.attr_i("p", 2)), order == 1,
-              y.data(), want_arg ? arg.data() : nullptr);
-  });
-  store_doubles(out[0], 0, y.data(), out[0].numel());
+  if (K == PoolKind::max && dtype_is_int(X.dtype())) {
+    // Integer MaxPool moves values: compared and copied as int64 (uint64 by ordered_int).
+    std::vector<int64_t> xi(static_cast<size_t>(X.numel())), top(y.size());
+    for (int64_t e = 0; e < X.numel(); ++e) xi[static_cast<size_t>(e)] = ordered_int(X, e);
+    pool_core<int64_t>(xi.data(), nc, w, K, false, 2.0, order == 1, y.data(), want_arg ? arg.data() : nullptr, top.data());
+    const int64_t flip = X.dtype() == DType::u64 ? INT64_MIN : 0;
+    for (size_t e = 0; e < top.size(); ++e) out[0].set_int(static_cast<int64_t>(e), top[e] ^ flip);
+  } else {
+    with_real_data(X, [&](auto x) {
+      pool_core(x, nc, w, K, n.attr_i("count_include_pad", 0) != 0, static_cast<double>(n.attr_i("p", 2)), order == 1,
+                y.data(), want_arg ? arg.data() : nullptr);
+    });
+    store_doubles(out[0], 0, y.data(), out[0].numel());
+  }
   if (want_arg) std::memcpy(out[1].raw(), arg.data(), arg.size() * sizeof(int64_t));
 }
 

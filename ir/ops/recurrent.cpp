@@ -107,7 +107,7 @@ RnnAttrs rnn_attrs(const Node& n, int64_t hidden_from_r) {
     for (const ActInfo& k : kActs)
       if (act.name == k.name) info = &k;
     if (!info) fail("activation '" + printable(nm) + "' is not supported");
-    act.alpha = info->alpha, act.beta = info->beta;
+    act.alpha = onnx_float(info->alpha), act.beta = onnx_float(info->beta);  // defaults of FLOAT attributes are float32
     if (info->uses >= 1 && ai < alphas.size()) act.alpha = alphas[ai++];
     if (info->uses >= 2 && bi < betas.size()) act.beta = betas[bi++];
     a.act.push_back(std::move(act));

@@ -296,6 +296,8 @@ void arg_reference(bool is_max, const Node& n, const std::vector<const Tensor*>&
 void infer_cumsum(InferContext& ctx) {
   const int64_t r = ctx.rank(0);
   if (r == 0) ctx.fail("input must have rank >= 1");
+  if (ctx.dtype(1) != DType::i32 && ctx.dtype(1) != DType::i64)
+    ctx.fail(std::string("axis must be int32 or int64, got ") + dtype_name(ctx.dtype(1)));
   if (const Tensor* a = ctx.constant(1)) {
     if (a->numel() != 1) ctx.fail("axis must be a scalar");
     normalize_axis(a->get_int(0), r, ctx.node().label());

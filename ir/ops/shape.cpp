@@ -336,6 +336,10 @@ std::vector<int64_t> split_sizes(const Node& n, const Shape& x, const Tensor* sp
   const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(x.size()), n.label());
   const int64_t dim = x[axis];
   std::vector<int64_t> sizes;
+  // Split-18: the split input or num_outputs, exactly one of them (the schema's rule).
+  if (n.opset >= 18 && n.domain.empty() && (split_input != nullptr) == n.has_attr("num_outputs"))
+    throw bad(split_input ? "Split-18 takes the split input or the num_outputs attribute, not both"
+                          : "Split-18 needs the split input or the num_outputs attribute");
   if (n.has_attr("split"))
     sizes = n.attr_ints("split");
   else if (split_input)
@@ -764,6 +768,10 @@ void range_ref(const Node& n, const Ins& in, Outs& out) {
 
 void trilu_infer(InferContext& ctx) {
   if (ctx.rank(0) < 2) ctx.fail("input must have rank >= 2");
+  if (ctx.has_input(1)) {  // k: an int64 scalar (a 1-element [1] is accepted, as onnxruntime does)
+    if (ctx.dtype(1) != DType::i64) ctx.fail(std::string("k must be int64, got ") + dtype_name(ctx.dtype(1)));
+    if (shape_numel(ctx.shape(1)) != 1 || ctx.rank(1) > 1) ctx.fail("k must be a scalar, got shape " + shape_str(ctx.shape(1)));
+  }
   ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
 }
 
@@ -844,6 +852,10 @@ void depth_to_space_infer(InferContext& ctx) {
   const int64_t b = ctx.node().attr_i("blocksize", 0);
   if (x.size() != 4) ctx.fail("input must be 4-D (N, C, H, W)");
   if (b < 1) ctx.fail("blocksize must be positive");
+  if (ctx.node().op_type == "DepthToSpace") {
+    const std::string mode = ctx.node().attr_s("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") ctx.fail("mode must be 'DCR' or 'CRD', got '" + printable(mode) + "'");
+  }
   const int64_t bb = shape_mul(ctx.node(), b, b);
   if (x[1] % bb != 0) ctx.fail("channels " + std::to_string(x[1]) + " not divisible by blocksize^2");
   ctx.set_output(0, ctx.dtype(0), {x[0], x[1] / bb, shape_mul(ctx.node(), x[2], b), shape_mul(ctx.node(), x[3], b)});

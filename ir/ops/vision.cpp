@@ -11,8 +11,8 @@
 //    corner values of each sample (as onnxruntime and the reference do). Output [R, C, oh, ow].
 //  * MaxUnpool-11: the inverse of MaxPool with indices: U, zeros of the unpooled shape (per
 //    spatial dim (in - 1) * stride + kernel - pad_begin - pad_end) with U.flat[I[i]] = X[i] (I:
-//    MaxPool's flat indices over the whole tensor), is the output, or, with output_shape
-//    (input 2), sits at the origin of a zero output of that shape (the ONNX reference's rule).
+//    MaxPool's flat indices over the whole tensor), is the output; with output_shape (input
+//    2) U has that shape and I indexes it (onnxruntime and the ONNX reference).
 //  * DeformConv-19 (2-D): a convolution whose kernel tap (i, j) at output (y, x) samples X
 //    bilinearly at (y * stride - pad_begin + i * dilation, ...) + offset[n, (g, i, j, h|w), y, x],
 //    corners outside the image 0, times mask[n, (g, i, j), y, x] when given (v2), offset group g
@@ -22,6 +22,7 @@
 // out-of-range batch index or unpool index, or a sampling grid past 2^16 per axis.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "ir/ops/op_helpers.h"
@@ -179,35 +180,20 @@ void maxunpool_infer(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), y);
 }
 
-// As the ONNX reference: the values land in the unpooled shape the indices refer to, which is
-// then placed at the origin of output_shape (cropped where output_shape is smaller).
+// As onnxruntime and the ONNX reference: I holds flat offsets into the output, whose shape is
+// output_shape when given (else the unpooled shape): Y.flat[I[i]] = X.flat[i], every other
+// element 0. Elements are copied as bytes, so 64-bit integers stay exact.
 void maxunpool_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor& x = *in[0];
   Tensor& y = out[0];
-  const Shape d = unpool_shape(n, x.shape());
-  const int64_t dn = shape_numel(d);
+  const int64_t yn = y.numel();
+  const size_t es = dtype_size(x.dtype());
+  std::memset(y.raw(), 0, y.nbytes());
   const std::vector<int64_t> idx = ints_of(*in[1]);
-  const std::vector<double> xv = load_doubles(x);
-  std::vector<double> un(static_cast<size_t>(dn), 0.0);
   for (size_t i = 0; i < idx.size(); ++i) {
-    if (idx[i] < 0 || idx[i] >= dn)
-      ref_fail(n, "index " + std::to_string(idx[i]) + " is outside the unpooled " + shape_str(d));
-    un[static_cast<size_t>(idx[i])] = xv[i];
+    if (idx[i] < 0 || idx[i] >= yn) ref_fail(n, "index " + std::to_string(idx[i]) + " is outside the output " + shape_str(y.shape()));
+    std::memcpy(y.raw() + static_cast<size_t>(idx[i]) * es, x.raw() + i * es, es);
   }
-  const Shape& ys = y.shape();
-  const Shape ds = contiguous_strides(d), yst = contiguous_strides(ys);
-  std::vector<double> res(static_cast<size_t>(y.numel()), 0.0);
-  for (int64_t e = 0; e < y.numel(); ++e) {
-    int64_t src = 0;
-    bool inside = true;
-    for (size_t a = 0; a < ys.size() && inside; ++a) {
-      const int64_t c = (e / yst[a]) % ys[a];
-      inside = c < d[a];
-      src += c * ds[a];
-    }
-    if (inside) res[static_cast<size_t>(e)] = un[static_cast<size_t>(src)];
-  }
-  store_doubles(y, res);
 }
 
 // ---- DeformConv ---------------------------------------------------------------------------
