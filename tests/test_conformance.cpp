@@ -52,13 +52,9 @@ TEST(Conformance, NodeSuiteCpuPassesEverythingRefPasses) {
     if (r.backend == "ref" && r.status == CaseStatus::passed) ++ref_pass;
   }
   // ref fails (not skips) only the cases known to be beyond fusor's tolerance: the inverse DFT
-  // stores float32 rounding noise of 1.9e-7 where the exact result is 0 (atol 1e-7); MaxUnpool
-  // with output_shape indexes the output_shape-sized tensor, as onnxruntime and torch do (the
-  // indices are MaxPool's over its input), while this case's data (from the ONNX reference)
-  // reads them in the default unpooled layout (red-team round 5). Any other failure is a
-  // regression (a loader check refusing LSTM's omitted outputs once failed 21).
-  const std::set<std::string> known_ref_failures = {"test_dft_inverse", "test_dft_inverse_opset19",
-                                                    "test_maxunpool_export_with_output_shape"};
+  // stores float32 rounding noise of 1.9e-7 where the exact result is 0 (atol 1e-7). Any other
+  // failure is a regression (a loader check refusing LSTM's omitted outputs once failed 21).
+  const std::set<std::string> known_ref_failures = {"test_dft_inverse", "test_dft_inverse_opset19"};
   for (auto& r : results) {
     if (r.backend == "cpu" && status[r.case_dir]["ref"] == CaseStatus::passed)
       EXPECT_EQ(r.status, CaseStatus::passed) << r.case_dir << ": " << r.detail;

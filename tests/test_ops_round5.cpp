@@ -80,19 +80,21 @@ TEST(OpsRound5, GridSampleCubicPadsEachTap) {
     }
 }
 
-// MaxUnpool's indices are flat offsets into output_shape when it is given (onnxruntime and the
-// ONNX reference); fusor read them in the default 4x4 layout and refused index 16.
-TEST(OpsRound5, MaxUnpoolIndexesTheOutputShape) {
+// MaxUnpool with output_shape follows the ONNX reference (the node suite's
+// test_maxunpool_export_with_output_shape): the indices address the default unpooled [4, 4],
+// which sits at the origin of the 5 x 5 output; an index past the unpooled shape is a one-line
+// error naming it, as the reference refuses it (onnxruntime would index the 5 x 5 tensor).
+TEST(OpsRound5, MaxUnpoolOutputShapeFollowsTheOnnxReference) {
   Tensor x = tensor_of({1, 1, 2, 2}, {10, 20, 30, 40});
-  Tensor i = ints_of({1, 1, 2, 2}, {6, 8, 16, 18});
   const std::map<std::string, AttrValue> attrs = {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}};
-  Tensor y = run_op({"MaxUnpool", {x, i, ints_of({4}, {1, 1, 5, 5})}, attrs}, 11)[0];
+  Tensor y = run_op({"MaxUnpool", {x, ints_of({1, 1, 2, 2}, {5, 7, 13, 15}), ints_of({4}, {1, 1, 5, 5})}, attrs}, 11)[0];
   ASSERT_EQ(y.shape(), (Shape{1, 1, 5, 5}));
   std::vector<double> want(25, 0.0);
-  want[6] = 10, want[8] = 20, want[16] = 30, want[18] = 40;
+  want[1 * 5 + 1] = 10, want[1 * 5 + 3] = 20, want[3 * 5 + 1] = 30, want[3 * 5 + 3] = 40;  // [4, 4] offsets 5, 7, 13, 15
   expect_values(y, want, 0);
-  // Without output_shape the default [1, 1, 4, 4] is indexed; 16 is past it.
-  EXPECT_NE(error_of([&] { run_op({"MaxUnpool", {x, i}, attrs}, 11); }).find("index 16 is outside the output [1, 1, 4, 4]"), std::string::npos);
+  Tensor i = ints_of({1, 1, 2, 2}, {6, 8, 16, 18});
+  EXPECT_NE(error_of([&] { run_op({"MaxUnpool", {x, i, ints_of({4}, {1, 1, 5, 5})}, attrs}, 11); }).find("index 16 is outside the unpooled [1, 1, 4, 4]"),
+            std::string::npos);
 }
 
 // DFT-17's axis attribute and DFT-20's axis input may be 0 (the spec's [0, r - 2]).

@@ -5,6 +5,7 @@
 #include <spirv/unified1/spirv.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <atomic>
@@ -218,12 +219,15 @@ std::optional<CoopmatShape> coopmat_shape_for(const PhysicalDeviceInfo& info, st
   if (!info.vulkan_memory_model) return no("no vulkanMemoryModel (the cooperative-matrix shaders need it)");
   if (info.subgroup_size == 0 || info.subgroup_size > 128) return no("unusable subgroup size " + std::to_string(info.subgroup_size));
   std::optional<CoopmatShape> best;
+  // FUSOR_VK_COOPMAT_SHAPE=MxNxK (measuring): that listed shape instead of the preferred one.
+  unsigned want[3] = {16, 8, 16};
+  if (const char* e = std::getenv("FUSOR_VK_COOPMAT_SHAPE")) std::sscanf(e, "%ux%ux%u", &want[0], &want[1], &want[2]);
   for (const CoopmatShape& c : info.coopmat_shapes) {
     if (c.scope != kScopeSubgroup || c.a != kF16 || c.b != kF16 || c.c != kF32 || c.result != kF32 || c.saturating) continue;
     if (c.m == 0 || c.n == 0 || c.k == 0 || c.m > 64 || c.n > 64 || c.k > 64) continue;
     // KHR needs A and B as distinct types (the rewrite derives each type's Use from it).
     if (!info.coopmat_nv && c.m == c.k && c.k == c.n) continue;
-    const bool preferred = c.m == 16 && c.n == 8 && c.k == 16;
+    const bool preferred = c.m == want[0] && c.n == want[1] && c.k == want[2];
     if (!best || preferred) best = c;
     if (preferred) break;
   }

@@ -29,7 +29,10 @@ ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t 
   // M = 64 and 512, K and N from 768 to 4096, bench/fp16_gemm_model.py): the fastest or within
   // 25% of it on every shape, 1.5-4x faster than 2 x 2 subgroups of 2 x 4 accumulators, and
   // 128-256 element slices spill registers. One subgroup row when M fits in one matrix.
-  t.cm_rm = 1, t.cm_rn = 1, t.cm_wm = m <= t.cm_m ? 1 : 2, t.cm_wn = 4;
+  // Subgroup columns for a 32-wide tile: 4 of 16x8 (above), 2 of 16x16 (the H200's only bf16
+  // shape: bf16 MLP b64 51.5 -> 36.6 us, GPT-2 2L 168.4 -> 144.0 us against 4 x 16 = 64 wide;
+  // docs/benchmarks.md, eleventh session).
+  t.cm_rm = 1, t.cm_rn = 1, t.cm_wm = m <= t.cm_m ? 1 : 2, t.cm_wn = std::max(1, 32 / std::max(1, t.cm_n));
   while (t.threads() > static_cast<int>(dev.max_invocations) && t.cm_wn > 1) t.cm_wn /= 2;
   // K slices of 128 where K allows (ninth session, H200, fusor bench --iters 200: W7 fp16 MLP
   // b64 46.7 -> 43.9 us, GPT-2 2L fp16 178.8 -> 169.0 us; 256 was slower, 55.8 / 208.1).

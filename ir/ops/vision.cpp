@@ -11,8 +11,9 @@
 //    corner values of each sample (as onnxruntime and the reference do). Output [R, C, oh, ow].
 //  * MaxUnpool-11: the inverse of MaxPool with indices: U, zeros of the unpooled shape (per
 //    spatial dim (in - 1) * stride + kernel - pad_begin - pad_end) with U.flat[I[i]] = X[i] (I:
-//    MaxPool's flat indices over the whole tensor), is the output; with output_shape (input
-//    2) U has that shape and I indexes it (onnxruntime and the ONNX reference).
+//    MaxPool's flat indices over the whole tensor), is the output, or, with output_shape
+//    (input 2), sits at the origin of a zero output of that shape (the ONNX reference's rule,
+//    which the node suite's data follows; onnxruntime indexes output_shape directly).
 //  * DeformConv-19 (2-D): a convolution whose kernel tap (i, j) at output (y, x) samples X
 //    bilinearly at (y * stride - pad_begin + i * dilation, ...) + offset[n, (g, i, j, h|w), y, x],
 //    corners outside the image 0, times mask[n, (g, i, j), y, x] when given (v2), offset group g
@@ -180,19 +181,35 @@ void maxunpool_infer(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), y);
 }
 
-// As onnxruntime and the ONNX reference: I holds flat offsets into the output, whose shape is
-// output_shape when given (else the unpooled shape): Y.flat[I[i]] = X.flat[i], every other
-// element 0. Elements are copied as bytes, so 64-bit integers stay exact.
+// As the ONNX reference (and the ONNX node suite's output_shape case): the values land in the
+// unpooled shape the indices refer to, which is then placed at the origin of output_shape
+// (cropped where output_shape is smaller). onnxruntime instead indexes the output_shape tensor
+// directly; the suite's data decides. Elements are copied as bytes: 64-bit integers stay exact.
 void maxunpool_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor& x = *in[0];
   Tensor& y = out[0];
-  const int64_t yn = y.numel();
+  const Shape d = unpool_shape(n, x.shape());
+  const int64_t dn = shape_numel(d);
   const size_t es = dtype_size(x.dtype());
-  std::memset(y.raw(), 0, y.nbytes());
   const std::vector<int64_t> idx = ints_of(*in[1]);
+  std::vector<unsigned char> un(static_cast<size_t>(dn) * es, 0);
   for (size_t i = 0; i < idx.size(); ++i) {
-    if (idx[i] < 0 || idx[i] >= yn) ref_fail(n, "index " + std::to_string(idx[i]) + " is outside the output " + shape_str(y.shape()));
-    std::memcpy(y.raw() + static_cast<size_t>(idx[i]) * es, x.raw() + i * es, es);
+    if (idx[i] < 0 || idx[i] >= dn)
+      ref_fail(n, "index " + std::to_string(idx[i]) + " is outside the unpooled " + shape_str(d));
+    std::memcpy(un.data() + static_cast<size_t>(idx[i]) * es, x.raw() + i * es, es);
+  }
+  const Shape& ys = y.shape();
+  const Shape ds = contiguous_strides(d), yst = contiguous_strides(ys);
+  std::memset(y.raw(), 0, y.nbytes());
+  for (int64_t e = 0; e < y.numel(); ++e) {
+    int64_t src = 0;
+    bool inside = true;
+    for (size_t a = 0; a < ys.size() && inside; ++a) {
+      const int64_t c = (e / yst[a]) % ys[a];
+      inside = c < d[a];
+      src += c * ds[a];
+    }
+    if (inside) std::memcpy(y.raw() + static_cast<size_t>(e) * es, un.data() + static_cast<size_t>(src) * es, es);
   }
 }
 
