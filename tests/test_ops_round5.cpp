@@ -18,19 +18,12 @@
 namespace fusor {
 namespace {
 
+using testing::error_of;
 using testing::expect_values;
 using testing::ints_of;
 using testing::run_op;
 using testing::tensor_of;
 
-template <class F> std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 bool has_device(const std::string& name) {
   auto names = backend_names();
