@@ -125,7 +125,9 @@ struct Dialect {
   // A divisor that many quotients share (a constant, a row's sum), prepared once. Non-empty:
   // the prelude defines `div_prep_type fz_div_prep(float b)` and `float fz_div_by(float a,
   // div_prep_type p)`, equal to fz_div(a, b) bit for bit, and div_prep_literal(b) prints
-  // fz_div_prep(b) as a literal ("" where b gains nothing). Empty: fz_div as printed.
+  // fz_div_prep(b) as a literal ("" where b gains nothing). Empty: fz_div as printed. (Vulkan:
+  // fz_div_by corrects x * RN(1 / y) by Dekker's exact product, or by fused-fma residuals on
+  // NVIDIA, vk_dialect.cpp fused_fma.)
   std::string div_prep_type;
   virtual std::string div_prep_literal(float b) const { return (void)b, ""; }
   // Contraction templates (text appended after the macros; see above) and their tiling.

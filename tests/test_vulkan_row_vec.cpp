@@ -116,6 +116,30 @@ TEST_F(VulkanRowVec, MisalignedViewStaysScalar) {
   check_values(g, {random_tensor(DType::f32, {5, 2049}, 15, -4.0, 4.0)}, 2e-6);
 }
 
+// A windowed piece's binding may start before its first element (the slot's element delta, a
+// multiple of 4 on a device binding at 64-byte offsets): the vector index adds delta / 4, as
+// the scalar view adds the delta; a delta of 2 leaves the slot scalar.
+TEST_F(VulkanRowVec, ElementDeltaShiftsTheVectorIndex) {
+  GraphBuilder gb;
+  int x = gb.input("x", DType::f32, {8, 1024});
+  gb.output(gb.op("Softmax", {x}, {{"axis", int64_t{-1}}}));
+  Graph g = gb.build();
+  make_static(g, {});
+  Plan p = build_plan(g);
+  vk::PhysicalDeviceInfo dev = info_;
+  dev.min_storage_offset_alignment = 64;
+  for (const KernelSpec& k : p.kernels) {
+    if (k.reduce_axes.empty()) continue;
+    vk::VulkanDialect d4(dev, k, {4, 0}, &p);
+    const std::string s4 = emit_kernel(k, p, d4);
+    EXPECT_NE(s4.find(") >> 2 + 1]"), std::string::npos) << "b0r should be indexed with + 1\n" << s4;
+    vk::VulkanDialect d2(dev, k, {2, 0}, &p);
+    const std::string s2 = emit_kernel(k, p, d2);
+    EXPECT_EQ(s2.find("b0r.d["), std::string::npos) << "a delta of 2 cannot keep groups aligned\n" << s2;
+    EXPECT_NE(s2.find("b1r.d["), std::string::npos) << "the output, delta 0, is still 4-wide";
+  }
+}
+
 // Rows too short for whole groups of 4 per thread keep the element-per-thread layout.
 TEST_F(VulkanRowVec, ShortRowsKeepTheScalarLayout) {
   GraphBuilder gb;

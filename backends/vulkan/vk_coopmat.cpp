@@ -109,6 +109,7 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
   info.coopmat_nv = nv && fnv.cooperativeMatrix;
   info.coopmat_khr = khr && fkhr.cooperativeMatrix;
   info.coopmat_shapes.clear();
+  info.coopmat_khr_also.clear();
   if (info.coopmat_nv) {
     auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
         vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
@@ -144,7 +145,7 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
   }
   info.coopmat_bf16 = false;
   if (khr && fkhr.cooperativeMatrix && info.bfloat16_ext && fbf.shaderBFloat16Type && fbf.shaderBFloat16CooperativeMatrix &&
-      info.vulkan_memory_model && info.storage_16bit && info.subgroup_size > 0 && info.subgroup_size <= 128)
+      info.vulkan_memory_model && info.shader_float16 && info.storage_16bit && info.subgroup_size > 0 && info.subgroup_size <= 128)
     for (const CoopmatShape& c : info.coopmat_nv ? info.coopmat_khr_also : info.coopmat_shapes)
       if (c.scope == kScopeSubgroup && c.a == kBF16 && c.b == kBF16 && c.c == kF32 && c.result == kF32 && !c.saturating &&
           c.m > 0 && c.n > 0 && c.k > 0 && c.m <= 64 && c.n <= 64 && c.k <= 64)

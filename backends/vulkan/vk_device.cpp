@@ -461,11 +461,6 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
     f12.vulkanMemoryModel = f12.vulkanMemoryModelDeviceScope = info_.vulkan_memory_model;
     f12.pNext = chain_coopmat_features(info_, coopmat_features, f12.pNext);
   }
-  // bf16 matmuls on cooperative matrices: VK_KHR_shader_bfloat16 (+ KHR coopmat beside NV's).
-  alignas(8) unsigned char bf16_features[128];
-  const size_t base_extensions = extensions.size();
-  void* const before_bf16 = f12.pNext;
-  f12.pNext = chain_bf16_coopmat_features(info_, bf16_features, f12.pNext, extensions);
   // The emulation test hook (vk_coopmat.h FUSOR_VK_COOPMAT=emulate) runs the template's
   // Vulkan-memory-model code without the extension.
   if (coopmat_emulation_requested(info_)) {
@@ -486,6 +481,12 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
                    info_.name.c_str());
     }
   }
+  // bf16 matmuls on cooperative matrices: VK_KHR_shader_bfloat16 (+ KHR coopmat beside NV's),
+  // last, so a refused device is retried with exactly the extensions and features before them.
+  alignas(8) unsigned char bf16_features[128];
+  const size_t base_extensions = extensions.size();
+  void* const before_bf16 = f12.pNext;
+  f12.pNext = chain_bf16_coopmat_features(info_, bf16_features, f12.pNext, extensions);
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &f2;
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());

@@ -406,6 +406,9 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
           if (t.cm_bf16) {
             choose_coopmat_vec(*plan, k);
             if (a_cm_vec_ < 2 || b_cm_vec_ < 2) {
+              if (const char* f = std::getenv("FUSOR_VK_COOPMAT"); f && std::strcmp(f, "force") == 0)
+                throw Error("vulkan", "kernel '" + k.name + "': FUSOR_VK_COOPMAT=force but its bf16 operands cannot be staged " +
+                                          "as packed vectors (K, N, offsets or strides not multiples of 2)");
               tiles_ = tiled;
               matmul_template = gemm_template();
               a_cm_slot_ = b_cm_slot_ = -1;
@@ -745,6 +748,13 @@ bool VulkanDialect::row_vector_ok(int slot, DType t, int64_t offset) const {
     return false;
   const int64_t d = slot >= 0 && slot < static_cast<int>(delta_.size()) ? delta_[slot] : 0;
   return (offset + d) % 4 == 0;
+}
+
+std::string VulkanDialect::row_vector_element(int slot, const std::string& idx) const {
+  // The slot's element delta (a windowed piece's binding starts before its first element) is a
+  // multiple of 4 here (row_vector_ok): whole vectors.
+  const int64_t d = slot >= 0 && slot < static_cast<int>(delta_.size()) ? delta_[slot] : 0;
+  return "b" + std::to_string(slot) + "r.d[" + idx + (d ? " + " + std::to_string(d / 4) : std::string()) + "]";
 }
 
 std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {

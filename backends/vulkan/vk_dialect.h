@@ -161,9 +161,7 @@ class VulkanDialect : public Dialect {
   // Not for banked slots or push-constant offsets. FUSOR_VK_ROW_VEC4=0 turns it off (measuring).
   bool row_vector_ok(int slot, DType t, int64_t offset) const override;
   std::string row_vector_type(DType t) const override { return t == DType::f32 ? "vec4" : ""; }
-  std::string row_vector_element(int slot, const std::string& idx) const override {
-    return "b" + std::to_string(slot) + "r.d[" + idx + "]";
-  }
+  std::string row_vector_element(int slot, const std::string& idx) const override;
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override;
   // FZ_SKINNY for gemm.glsl (FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_BLOCKED with blocked
   // tiles, FZ_A_VEC4 / FZ_B_VEC4 with FZ_LOAD_A4 / FZ_LOAD_B4 (a vec4) for fp32, fp16 and bf16

@@ -57,6 +57,8 @@ void dump_source(const std::string& name, const std::string& src) {
 
 // FUSOR_VK_SOURCE_DIR (measuring hand-edited kernels): a file named as the dump would name it
 // replaces the generated source; bindings, local size and dispatch stay the generated kernel's.
+// Every windowed piece of a split kernel gets the same file (pieces differ in offsets: measure
+// unsplit kernels).
 void override_source(const std::string& name, std::string& src) {
   const char* dir = std::getenv("FUSOR_VK_SOURCE_DIR");
   if (!dir || !*dir) return;
