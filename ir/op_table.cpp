@@ -8,6 +8,7 @@
 namespace fusor {
 
 void register_quant_ops();  // ir/ops/quant.cpp: QuantizeLinear, DequantizeLinear
+void register_einsum_ops();  // ir/ops/einsum.cpp: Einsum
 void register_misc_ops();   // ir/ops/misc.cpp: CumProd, windows, Compress, LpNormalization, NonMaxSuppression
 void register_grid_ops();   // ir/ops/grid.cpp: GridSample, AffineGrid, CenterCropPad, Col2Im
 void register_recurrent_ops();  // ir/ops/recurrent.cpp: RNN, GRU, LSTM
@@ -26,6 +27,7 @@ void ensure_registered() {
   std::call_once(once, [] {
     register_elementwise_ops();
     register_nn_ops();
+    register_einsum_ops();
     register_shape_ops();
     register_reduce_ops();
     register_extra_ops();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/op_table.h"
+#include "ir/scalar.h"
 
 namespace fusor::op_helpers {
 
@@ -127,5 +128,21 @@ struct RewriteNodes {
 // whose inputs are already bound; NeedsConstant and Unsupported pass through, other errors
 // are re-thrown naming n and `part` ("branch", "body"). Defined in ir/ops/control.cpp.
 void infer_subgraph(Graph& s, const Node& n, const char* part);
+
+// Integer contractions (MatMul / Gemm / Einsum of int and uint types) are computed in integers:
+// products and sums wrap modulo 2^64 (uint64 arithmetic: no signed-overflow UB), then wrap to
+// the output type, as numpy and onnxruntime do. Through double they clamped at the type's limit
+// and lost int64 exactness past 2^53 (red-team round 4).
+inline int64_t wrap_mul_add(int64_t acc, int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+// Stores v into element i of an integer tensor, wrapped to its width (set_int truncates).
+inline void store_wrapped(Tensor& t, int64_t i, int64_t v) { t.set_int(i, wrap_int(v, t.dtype())); }
+// Shape-rule check: input i is a float or integer tensor.
+inline void require_numeric(InferContext& ctx, int i) {
+  DType t = ctx.dtype(i);
+  if (!dtype_is_float(t) && !dtype_is_int(t))
+    ctx.fail(std::string("input ") + std::to_string(i) + " must be numeric, got " + dtype_name(t));
+}
 
 }  // namespace fusor::op_helpers
