@@ -319,6 +319,11 @@ std::string Emitter::emit_rows() {
   // Register-resident rows: ir/ decided which loads (KernelSpec::register_loads).
   const int64_t per_thread = k_.row_registers;
   const bool resident = per_thread > 0;
+  // Streamed rows loop over the row once per reduction and once for the outputs (resident
+  // rows are unrolled: no iterations).
+  if (!resident)
+    check_loop_budget("kernel '" + k_.name + "'", ceil_div(k_.rows(), std::max<int64_t>(1, launch_.groups)) *
+                                                      static_cast<int64_t>(k_.reductions.size() + 1) * ceil_div(len, G));
   if (resident && (per_thread * G < len || (per_thread - 1) * G >= len)) fail("row_registers does not fit the row");
   row_cache_.assign(k_.loads.size(), 0);
   value_cache_.assign(k_.expr.size(), 0);

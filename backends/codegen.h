@@ -117,6 +117,11 @@ struct Dialect {
   // (each layer of a transformer) share one source, one compile and one cache entry.
   bool entry_named = true;
   int64_t max_groups = 65535;
+  // Loop iterations one invocation may run in all (0: no limit). llvmpipe (lavapipe) ends every
+  // loop once an invocation has run 65535 iterations in total (gallivm's loop limiter), so a
+  // longer serial loop silently computes a prefix: such opaque / row kernels are refused
+  // (Unsupported: they run on the host) rather than cut short.
+  int64_t max_loop_iterations = 0;
   // Qualifier of every op result and accumulator ("precise " in GLSL): each op rounds to fp32
   // on its own, as in the reference, instead of the driver contracting a*b+c into an fma
   // (which turns x*y - x*y into the rounding error of x*y). CUDA gets the same from NVRTC's

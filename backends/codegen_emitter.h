@@ -156,6 +156,13 @@ class Emitter {
   }
 
   int64_t opaque_total() const;
+  // Serial loop iterations one thread of opaque node n runs per output (the longest loop nest
+  // its body emits: a reduction's count, the axis of ArgMax / CumSum / Softmax, a pooling
+  // window, a contraction's K ...; 0 for copies and element-wise bodies).
+  int64_t opaque_loop_trips(const Node& n) const;
+  // Throws Unsupported when `trips` loop iterations per thread exceed the dialect's
+  // max_loop_iterations (what: the loop, for the message).
+  void check_loop_budget(const std::string& what, int64_t trips) const;
 
   void coalesce();
 

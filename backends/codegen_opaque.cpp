@@ -100,6 +100,8 @@ std::string Emitter::emit_opaque() const {
                                        " in magnitude, past the 2^24 that fp32 holds exactly in the generated kernel; refused rather than rounded");
     }
   }
+  check_loop_budget(n.label() + ": " + t, ceil_div(opaque_total(), std::max<int64_t>(1, launch_.groups) * kDefaultGroup) *
+                                              (opaque_loop_trips(n) + 1));
   std::string body;
   if (t == "Dropout" && out2 >= 0)
     body = "    " + copy(in_buf(0), "fz_o", out, "fz_o") + "\n    " + store_of(out2, "fz_o", "1.0f") + "\n";
@@ -169,6 +171,49 @@ std::string Emitter::emit_opaque() const {
             "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool, ConvTranspose, LRN, "
             "Slice, Resize)");
   return globals_ + d_.kernel_begin(h_) + "  " + grid_loop("fz_o", opaque_total()) + body + "  }\n}\n";
+}
+
+int64_t Emitter::opaque_loop_trips(const Node& n) const {
+  const std::string& t = n.op_type;
+  if (k_.opaque_inputs.empty() || k_.opaque_outputs.empty()) return 0;
+  const Shape& xs = buffer(k_.opaque_inputs[0]).shape;
+  const int64_t r = static_cast<int64_t>(xs.size());
+  auto axis_len = [&](int64_t axis, bool legacy) {
+    if (r == 0) return int64_t{1};
+    const Around a = around(xs, normalize_axis(axis, r, n.label()));
+    return legacy ? a.len * a.inner : a.len;
+  };
+  auto longest_axis = [&] { return xs.empty() ? int64_t{1} : *std::max_element(xs.begin(), xs.end()); };
+  if (const OpDef* def = lookup_op(t); def && def->reduce) {
+    const int64_t out = std::max<int64_t>(1, shape_numel(buffer(k_.opaque_outputs[0]).shape));
+    return (t == "ReduceLogSumExp" ? 2 : 1) * (shape_numel(xs) / out);
+  }
+  if (t == "ArgMax" || t == "ArgMin") return axis_len(n.attr_i("axis", 0), false);
+  if (t == "Hardmax" || t == "Softmax" || t == "LogSoftmax")
+    return 2 * axis_len(n.attr_i("axis", n.opset < 13 ? 1 : -1), n.opset < 13);
+  if (t == "CumSum") return longest_axis();  // the axis may be a run-time input
+  if (t == "GlobalAveragePool" || t == "GlobalMaxPool") return xs.size() > 2 ? shape_numel(xs) / (xs[0] * xs[1]) : 1;
+  if (t == "MatMul") return xs.empty() ? 1 : xs.back();
+  if ((t == "Conv" || t == "ConvTranspose") && k_.opaque_inputs.size() > 1) {
+    const Shape& ws = buffer(k_.opaque_inputs[1]).shape;
+    return ws.empty() || ws[0] == 0 ? 0 : shape_numel(ws) / ws[0] * (t == "ConvTranspose" ? ws[0] : 1);
+  }
+  if (t == "MaxPool" || t == "AveragePool" || t == "LpPool") {
+    int64_t w = 1;
+    for (int64_t v : n.attr_ints("kernel_shape")) w *= v;
+    return w;
+  }
+  if (t == "ScatterElements" || t == "Scatter" || t == "ScatterND")
+    return k_.opaque_inputs.size() > 2 ? shape_numel(buffer(k_.opaque_inputs[2]).shape) : 0;
+  if (t == "LRN") return n.attr_i("size", 1);
+  return 0;
+}
+
+void Emitter::check_loop_budget(const std::string& what, int64_t trips) const {
+  if (d_.max_loop_iterations <= 0 || trips <= d_.max_loop_iterations) return;
+  throw Unsupported(d_.name, what + " runs " + std::to_string(trips) + " loop iterations per thread, past the " +
+                                 std::to_string(d_.max_loop_iterations) +
+                                 " this device runs per invocation (llvmpipe's loop limiter would cut it short)");
 }
 
 std::string Emitter::out_coords(const Shape& os) const {
@@ -661,7 +706,8 @@ std::string Emitter::arg_extremum(const Node& n, int out) const {
   s += "      else if (" + is_nan("fz_c") + ") fz_take = 1;\n";
   s += "      else if (fz_c" + std::string(cmp) + "fz_best" + (last ? " || fz_c == fz_best" : "") + ") fz_take = 1;\n";
   s += "      if (fz_take != 0) {\n        fz_best = fz_c;\n        fz_bk = fz_k;\n      }\n    }\n";
-  return s + "    " + store_of(out, "fz_o", d_.cast("float", "fz_bk")) + "\n";
+  // The index stored as an integer (through float it was exact only below 2^24).
+  return s + "    " + typed_store(out, "fz_o", d_.cast(d_.compute_type(dtype_of(out)), "fz_bk")) + "\n";
 }
 
 std::string Emitter::hardmax(const Node& n, int out) const {

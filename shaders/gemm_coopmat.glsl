@@ -159,6 +159,9 @@ void fz_cm_emulate_step(int tid, inout float acc[FZ_CM_EL]) {
     const int e = tid + i * FZ_CM_T;
     if (e >= FZ_CM_BM * FZ_CM_BN) continue;
     const int mm = e / FZ_CM_BN, nn = e % FZ_CM_BN;
+    // lavapipe ends loops after 65535 iterations per invocation in all (EL x BK per step: K =
+    // 4096 reaches it with 64 threads); unrolling this loop made lavapipe's compile take
+    // minutes, so the emulation keeps K below that (tests/test_vulkan_coopmat_split.cpp).
     for (int kk = 0; kk < FZ_CM_BK; ++kk)
       acc[i] += fz_cm_a_half(FZ_CM_AH(mm, kk)) * fz_cm_b_half(FZ_CM_BH(kk, nn));
   }

@@ -1,0 +1,78 @@
+// lavapipe (llvmpipe) ends every loop once an invocation has run 65535 iterations in total
+// (gallivm's loop limiter): a generated kernel with a longer serial loop computed a prefix
+// (red-team round 6: CumSum, ArgMax and ReduceLogSumExp over 70001 elements). Such kernels are
+// refused by the emitter (Dialect::max_loop_iterations) and run on the host; checked here
+// against ref on seeded random data, and the refusal itself on the source level.
+#include <gtest/gtest.h>
+
+#include "backends/backend.h"
+#include "backends/codegen.h"
+#include "backends/vulkan/vk_device.h"
+#include "backends/vulkan/vk_dialect.h"
+#include "frontend/builder.h"
+#include "ir/passes.h"
+#include "runtime/segments.h"
+#include "test_util.h"
+
+namespace fusor {
+namespace {
+using testing::ints_of;
+using testing::random_tensor;
+
+Graph long_row_graph(int64_t len) {
+  GraphBuilder gb;
+  int x = gb.input("x", DType::f32, {2, len});
+  gb.output(gb.op("CumSum", {x, gb.constant("ax", ints_of({}, {1}))}));
+  gb.output(gb.op("ArgMax", {x}, {{"axis", int64_t{1}}}));
+  gb.output(gb.op("ReduceLogSumExp", {x, gb.constant("axes", ints_of({1}, {1}))}));
+  Graph g = gb.build();
+  make_static(g, {});
+  return g;
+}
+
+TEST(VulkanLoopBudget, LongSerialLoopsMatchReference) {
+  auto vk = make_backend("vulkan");
+  if (vk->devices().empty()) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers for lavapipe)";
+  const int64_t len = 70001;
+  Graph g = long_row_graph(len);
+  Tensor x = random_tensor(DType::f32, {2, len}, 61, -3.0, 3.0);
+  x.set(len - 1, 9.0);          // row 0's maximum at its last element
+  x.set(len + 65600, 9.5);      // row 1's past 65535
+  auto want = make_backend("ref")->compile(g, {})->run({x});
+  CompileOptions opts;
+  opts.fallback = true;  // the refused kernels run on the host (runtime/segments.h)
+  auto got = compile_with_fallback(*vk, g, opts)->run({x});
+  ASSERT_EQ(got.size(), 3u);
+  CompareResult c = compare_tensors(got[0], want[0], 1e-4, 1e-3);  // fp32 prefix sums of 70001 terms
+  EXPECT_TRUE(c.ok) << "CumSum: " << c.message;
+  EXPECT_EQ(got[1].get_int(0), len - 1);
+  EXPECT_EQ(got[1].get_int(1), 65600);
+  c = compare_tensors(got[2], want[2], 1e-5, 1e-5);
+  EXPECT_TRUE(c.ok) << "ReduceLogSumExp: " << c.message;
+}
+
+TEST(VulkanLoopBudget, EmitterRefusesLoopsPastTheLimit) {
+  auto vk = make_backend("vulkan");
+  if (vk->devices().empty()) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers for lavapipe)";
+  vk::PhysicalDeviceInfo dev = vk::Instance::get()->devices()[0];
+  dev.type = VK_PHYSICAL_DEVICE_TYPE_CPU;
+  dev.name = "llvmpipe (described)";
+  for (int64_t len : {int64_t{1000}, int64_t{70001}}) {
+    Graph g = long_row_graph(len);
+    Plan p = build_plan(g);
+    for (const KernelSpec& k : p.kernels) {
+      vk::VulkanDialect d(dev, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p);
+      std::string what;
+      try {
+        emit_kernel(k, p, d);
+      } catch (const Unsupported& e) {
+        what = e.what();
+      }
+      if (len < 65535) EXPECT_EQ(what, "") << k.name;
+      else if (k.kind == FusionKind::opaque) EXPECT_NE(what.find("loop iterations per thread"), std::string::npos) << k.name << ": " << what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fusor
