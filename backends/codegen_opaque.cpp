@@ -100,8 +100,6 @@ std::string Emitter::emit_opaque() const {
                                        " in magnitude, past the 2^24 that fp32 holds exactly in the generated kernel; refused rather than rounded");
     }
   }
-  check_loop_budget(n.label() + ": " + t, ceil_div(opaque_total(), std::max<int64_t>(1, launch_.groups) * kDefaultGroup) *
-                                              (opaque_loop_trips(n) + 1));
   std::string body;
   if (t == "Dropout" && out2 >= 0)
     body = "    " + copy(in_buf(0), "fz_o", out, "fz_o") + "\n    " + store_of(out2, "fz_o", "1.0f") + "\n";
@@ -170,12 +168,16 @@ std::string Emitter::emit_opaque() const {
             "ArgMax/ArgMin, Hardmax, CumSum, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
             "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool, ConvTranspose, LRN, "
             "Slice, Resize)");
+  // After the body: an op without a kernel says so first.
+  check_loop_budget(n.label() + ": " + t, ceil_div(opaque_total(), std::max<int64_t>(1, launch_.groups) * kDefaultGroup) *
+                                              (opaque_loop_trips(n) + 1));
   return globals_ + d_.kernel_begin(h_) + "  " + grid_loop("fz_o", opaque_total()) + body + "  }\n}\n";
 }
 
 int64_t Emitter::opaque_loop_trips(const Node& n) const {
   const std::string& t = n.op_type;
-  if (k_.opaque_inputs.empty() || k_.opaque_outputs.empty()) return 0;
+  if (k_.opaque_inputs.empty() || k_.opaque_outputs.empty() || k_.opaque_inputs[0] < 0 || k_.opaque_outputs[0] < 0) return 0;
+  auto input_numel = [&](size_t i) { return i < k_.opaque_inputs.size() && k_.opaque_inputs[i] >= 0 ? shape_numel(buffer(k_.opaque_inputs[i]).shape) : 0; };
   const Shape& xs = buffer(k_.opaque_inputs[0]).shape;
   const int64_t r = static_cast<int64_t>(xs.size());
   auto axis_len = [&](int64_t axis, bool legacy) {
@@ -194,7 +196,7 @@ int64_t Emitter::opaque_loop_trips(const Node& n) const {
   if (t == "CumSum") return longest_axis();  // the axis may be a run-time input
   if (t == "GlobalAveragePool" || t == "GlobalMaxPool") return xs.size() > 2 ? shape_numel(xs) / (xs[0] * xs[1]) : 1;
   if (t == "MatMul") return xs.empty() ? 1 : xs.back();
-  if ((t == "Conv" || t == "ConvTranspose") && k_.opaque_inputs.size() > 1) {
+  if ((t == "Conv" || t == "ConvTranspose") && k_.opaque_inputs.size() > 1 && k_.opaque_inputs[1] >= 0) {
     const Shape& ws = buffer(k_.opaque_inputs[1]).shape;
     return ws.empty() || ws[0] == 0 ? 0 : shape_numel(ws) / ws[0] * (t == "ConvTranspose" ? ws[0] : 1);
   }
@@ -204,7 +206,7 @@ int64_t Emitter::opaque_loop_trips(const Node& n) const {
     return w;
   }
   if (t == "ScatterElements" || t == "Scatter" || t == "ScatterND")
-    return k_.opaque_inputs.size() > 2 ? shape_numel(buffer(k_.opaque_inputs[2]).shape) : 0;
+    return input_numel(2);
   if (t == "LRN") return n.attr_i("size", 1);
   return 0;
 }
