@@ -47,6 +47,11 @@ constexpr uint32_t kBF16 = 1000141000u;  // VK_COMPONENT_TYPE_BFLOAT16_KHR
 static_assert(sizeof(CoopmatFeaturesKHR) == sizeof(VkPhysicalDeviceCooperativeMatrixFeaturesNV), "same layout as the NV struct");
 
 constexpr uint32_t kF16 = 0, kF32 = 1, kScopeSubgroup = 3;
+// A bf16*bf16+f32 subgroup shape the template can take (not saturating, dims in 1..64).
+bool usable_bf16_shape(const CoopmatShape& c) {
+  return c.scope == kScopeSubgroup && c.a == kBF16 && c.b == kBF16 && c.c == kF32 && c.result == kF32 && !c.saturating &&
+         c.m > 0 && c.n > 0 && c.k > 0 && c.m <= 64 && c.n <= 64 && c.k <= 64;
+}
 
 // SPIR-V numbers (SPIR-V registry: SPV_NV_cooperative_matrix, SPV_KHR_cooperative_matrix).
 constexpr uint32_t kCapNV = 5357, kCapKHR = 6022;
@@ -147,9 +152,7 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
   if (khr && fkhr.cooperativeMatrix && info.bfloat16_ext && fbf.shaderBFloat16Type && fbf.shaderBFloat16CooperativeMatrix &&
       info.vulkan_memory_model && info.shader_float16 && info.storage_16bit && info.subgroup_size > 0 && info.subgroup_size <= 128)
     for (const CoopmatShape& c : info.coopmat_nv ? info.coopmat_khr_also : info.coopmat_shapes)
-      if (c.scope == kScopeSubgroup && c.a == kBF16 && c.b == kBF16 && c.c == kF32 && c.result == kF32 && !c.saturating &&
-          c.m > 0 && c.n > 0 && c.k > 0 && c.m <= 64 && c.n <= 64 && c.k <= 64)
-        info.coopmat_bf16 = true;
+      if (usable_bf16_shape(c)) info.coopmat_bf16 = true;
 }
 
 namespace {
@@ -204,8 +207,7 @@ std::optional<CoopmatShape> coopmat_bf16_shape(const PhysicalDeviceInfo& info) {
   if (!info.coopmat_bf16) return std::nullopt;
   std::optional<CoopmatShape> best;
   for (const CoopmatShape& c : info.coopmat_nv ? info.coopmat_khr_also : info.coopmat_shapes)
-    if (c.scope == kScopeSubgroup && c.a == kBF16 && c.b == kBF16 && c.c == kF32 && c.result == kF32 && !c.saturating &&
-        c.m > 0 && c.n > 0 && c.k > 0 && c.m <= 64 && c.n <= 64 && c.k <= 64 && (!best || c.n < best->n))
+    if (usable_bf16_shape(c) && (!best || c.n < best->n))
       best = c;
   return best;
 }
