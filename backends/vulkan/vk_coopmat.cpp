@@ -111,29 +111,17 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
   // Both or neither: with the model enabled but not its device scope, the Device-scope barriers
   // of every other kernel (memoryBarrierShared() in the GLSL450 model) become invalid.
   info.vulkan_memory_model = f12.vulkanMemoryModel && f12.vulkanMemoryModelDeviceScope;
-  info.coopmat_nv = nv && fnv.cooperativeMatrix;
-  info.coopmat_khr = khr && fkhr.cooperativeMatrix;
+  // With both extensions KHR's is used: the H200 ran fp16 matmuls faster as KHR modules than as
+  // NV ones (twelfth session, same call: fp16 MLP b64 39.7 -> 37.0 us, GPT-2 2L 158.4 -> 152.5 us).
+  // FUSOR_VK_COOPMAT_API=nv (measuring) keeps NV's where both are offered.
+  const char* api = std::getenv("FUSOR_VK_COOPMAT_API");
+  const bool khr_ok = khr && fkhr.cooperativeMatrix, want_nv = api && std::strcmp(api, "nv") == 0;
+  info.coopmat_nv = false;
+  info.coopmat_khr = false;
   info.coopmat_shapes.clear();
   info.coopmat_khr_also.clear();
-  if (info.coopmat_nv) {
-    auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
-        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
-    uint32_t n = 0;
-    if (get && get(pd, &n, nullptr) == VK_SUCCESS && n > 0) {
-      std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
-      if (get(pd, &n, props.data()) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n; ++i) {
-          const auto& p = props[i];
-          info.coopmat_shapes.push_back({p.MSize, p.NSize, p.KSize, static_cast<uint32_t>(p.AType), static_cast<uint32_t>(p.BType),
-                                         static_cast<uint32_t>(p.CType), static_cast<uint32_t>(p.DType),
-                                         static_cast<uint32_t>(p.scope), false});
-        }
-    }
-    if (info.coopmat_shapes.empty()) info.coopmat_nv = false;
-  }
-  // With both extensions the NV shapes are used (the shaders are NV SPIR-V); the KHR list may
-  // hold more types (bf16), so it is kept for `fusor devices` (coopmat_khr_also).
-  if (info.coopmat_khr) {
+  std::vector<CoopmatShape> khr_shapes, nv_shapes;
+  if (khr_ok) {
     auto get = reinterpret_cast<PFN_coopmat_props_khr>(
         vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
     uint32_t n = 0;
@@ -142,11 +130,34 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
       if (get(pd, &n, props.data()) == VK_SUCCESS)
         for (uint32_t i = 0; i < n; ++i) {
           const auto& p = props[i];
-          (info.coopmat_nv ? info.coopmat_khr_also : info.coopmat_shapes)
-              .push_back({p.MSize, p.NSize, p.KSize, p.AType, p.BType, p.CType, p.ResultType, p.scope, p.saturatingAccumulation != VK_FALSE});
+          khr_shapes.push_back({p.MSize, p.NSize, p.KSize, p.AType, p.BType, p.CType, p.ResultType, p.scope, p.saturatingAccumulation != VK_FALSE});
         }
     }
-    if (!info.coopmat_nv && info.coopmat_shapes.empty()) info.coopmat_khr = false;
+  }
+  if (nv && fnv.cooperativeMatrix && (khr_shapes.empty() || want_nv)) {
+    auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+    uint32_t n = 0;
+    if (get && get(pd, &n, nullptr) == VK_SUCCESS && n > 0) {
+      std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+      if (get(pd, &n, props.data()) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; ++i) {
+          const auto& p = props[i];
+          nv_shapes.push_back({p.MSize, p.NSize, p.KSize, static_cast<uint32_t>(p.AType), static_cast<uint32_t>(p.BType),
+                               static_cast<uint32_t>(p.CType), static_cast<uint32_t>(p.DType), static_cast<uint32_t>(p.scope), false});
+        }
+    }
+  }
+  // NV's list is used only where KHR's is empty or NV is asked for; KHR's may then hold more
+  // types (bf16), kept for `fusor devices` and bf16 (coopmat_khr_also).
+  if (!nv_shapes.empty()) {
+    info.coopmat_nv = true;
+    info.coopmat_shapes = std::move(nv_shapes);
+    info.coopmat_khr = !khr_shapes.empty();
+    info.coopmat_khr_also = std::move(khr_shapes);
+  } else if (!khr_shapes.empty()) {
+    info.coopmat_khr = true;
+    info.coopmat_shapes = std::move(khr_shapes);
   }
   info.coopmat_bf16 = false;
   if (khr && fkhr.cooperativeMatrix && info.bfloat16_ext && fbf.shaderBFloat16Type && fbf.shaderBFloat16CooperativeMatrix &&

@@ -4,8 +4,9 @@
 // Why NV SPIR-V: Debian 12's glslang 12 / SPIRV-Tools 2023.1 / Vulkan headers 1.3.239 know
 // GL_NV_cooperative_matrix but not GL_KHR_cooperative_matrix. shaders/gemm_coopmat.glsl is
 // written against NV, compiled and validated as usual; a device that lists
-// VK_NV_cooperative_matrix runs that module as is, one with only VK_KHR_cooperative_matrix
-// runs it after coopmat_nv_to_khr(). The KHR structs are missing from the 1.3.239 headers and
+// VK_KHR_cooperative_matrix (with shapes) runs it after coopmat_nv_to_khr(), one with only
+// VK_NV_cooperative_matrix (or FUSOR_VK_COOPMAT_API=nv, measuring) runs the NV module as is.
+// KHR first: the H200 ran the same fp16 kernels faster as KHR modules (docs/benchmarks.md). The KHR structs are missing from the 1.3.239 headers and
 // are declared in vk_coopmat.cpp (values from the Vulkan registry: sType 1000506000/1/2).
 //
 // Environment: FUSOR_VK_COOPMAT=0 never uses cooperative matrices; =force makes a matmul

@@ -61,9 +61,10 @@ struct PhysicalDeviceInfo {
   bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix listed
   // Cooperative matrices (backends/vulkan/vk_coopmat.h query_cooperative_matrix): usable only
   // when the extension's cooperativeMatrix feature is offered; shapes from the extension that
-  // Context enables (NV when listed, since the shaders are NV SPIR-V, else KHR).
-  bool coopmat_nv = false;          // VK_NV_cooperative_matrix listed with its feature
-  bool coopmat_khr = false;         // VK_KHR_cooperative_matrix listed with its feature
+  // Context enables: KHR's where it lists shapes (the NV SPIR-V the shaders compile to is
+  // rewritten, coopmat_nv_to_khr), else NV's (or NV's with FUSOR_VK_COOPMAT_API=nv).
+  bool coopmat_nv = false;          // NV's shapes are used (VK_NV_cooperative_matrix + its feature)
+  bool coopmat_khr = false;         // VK_KHR_cooperative_matrix listed with its feature and shapes
   bool vulkan_memory_model = false; // vulkanMemoryModel + ...DeviceScope (the coopmat shaders use the model)
   std::vector<CoopmatShape> coopmat_shapes;
   bool bfloat16_ext = false;        // VK_KHR_shader_bfloat16 listed
@@ -72,7 +73,7 @@ struct PhysicalDeviceInfo {
   // shaderBFloat16Type + shaderBFloat16CooperativeMatrix; Context enables both extensions
   // (beside NV's) and clears this if the driver refuses the device with them.
   bool coopmat_bf16 = false;
-  std::vector<CoopmatShape> coopmat_khr_also;  // KHR's list where NV's is used (shown, not used)
+  std::vector<CoopmatShape> coopmat_khr_also;  // KHR's list where NV's is used (bf16 shapes, `fusor devices`)
   bool subgroup_reduce = false;     // basic + vote + arithmetic subgroup ops in compute shaders
   // Float controls (VkPhysicalDeviceFloatControlsProperties, Vulkan 1.2; all false before):
   // whether a shader may request DenormPreserve / SignedZeroInfNanPreserve for floats of
