@@ -300,6 +300,9 @@ TEST_F(VulkanTest, BarriersOnlyWhereDataFlows) {
   auto exe = vk_->compile(g, unfused);
   ASSERT_GE(exe->kernel_count(), 2);
   EXPECT_EQ(vulkan_barrier_count(*exe), exe->kernel_count() - 1);
+  // The counts are in the notes `fusor bench` prints.
+  const std::string n = std::to_string(exe->kernel_count());
+  EXPECT_NE(exe->notes().find(n + " dispatches, " + std::to_string(exe->kernel_count() - 1) + " barriers"), std::string::npos) << exe->notes();
   auto want = make_backend("ref")->compile(g, {})->run({random_tensor(DType::f32, {1000}, 28)});
   compare(exe->run({random_tensor(DType::f32, {1000}, 28)}), want, 1e-6);
 

@@ -374,6 +374,8 @@ std::string VulkanExecutable::notes() const {
   for (size_t i = 0; i < plan_.kernels.size(); ++i)
     if (vector_operands_[i] >= 0) vec += vector_operands_[i], operands += 2;
   if (vec) s += (s.empty() ? "" : "; ") + std::to_string(vec) + " of " + std::to_string(operands) + " tiled matmul operands loaded 4-wide";
+  // Dependent dispatches wait on a barrier each (record()): "27 dispatches, 22 barriers".
+  s += (s.empty() ? "" : "; ") + std::to_string(dispatches_.size()) + " dispatches, " + std::to_string(barrier_count_) + " barriers";
   // The GPU's CUDA context retained at device open (vk_device.h holds_cuda_context).
   if (ctx_->cuda_context_held()) s += std::string(s.empty() ? "" : "; ") + "CUDA context held (FUSOR_VK_HOLD_CUDA_CONTEXT)";
   return s;
