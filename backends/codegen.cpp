@@ -235,7 +235,7 @@ std::string Emitter::emit_exprs(const std::vector<int>& roots, bool have_reduced
         const int lb = k_.loads[e.load].buffer;
         if (have_reduced && e.load < static_cast<int>(row_vec_.size()) && row_vec_[e.load]) {  // a group's first element loads all 4
           const std::string q = "fz_q" + std::to_string(e.load);
-          s += ind + "if ((fz_t & 3) == 0) " + q + " = " + row_vector_at(e.load, lb, offset(e.load, true)) + ";\n";
+          s += ind + "if ((fz_t & 3) == 0) " + q + " = " + d_.row_vector_load(dtype_of(lb), row_vector_at(e.load, lb, offset(e.load, true))) + ";\n";
           s += ind + local(e.dtype) + v + " = " + d_.load_value(dtype_of(lb), q + "[fz_t & 3]") + ";\n";
         } else {
           s += ind + local(e.dtype) + v + " = " + typed_load(lb, offset(e.load, have_reduced)) + ";\n";
@@ -353,7 +353,7 @@ std::string Emitter::emit_rows() {
       if (row_vec_[v]) {
         const bool load = v < k_.loads.size();
         const int b = load ? k_.loads[v].buffer : k_.outputs[v - k_.loads.size()].buffer;
-        s += "    " + d_.row_vector_type(dtype_of(b)) + (load ? " fz_q" : " fz_so") +
+        s += "    " + d_.row_vector_register(dtype_of(b)) + (load ? " fz_q" : " fz_so") +
              std::to_string(load ? v : v - k_.loads.size()) + ";\n";
       }
     loop = "    " + u + (!u.empty() && u.back() == '\n' ? "    " : "") + "for (int fz_t = 0; fz_t < " + std::to_string(per_thread) + "; ++fz_t) {\n" +

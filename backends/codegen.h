@@ -193,6 +193,13 @@ struct Dialect {
   // bindings with row_vector set). Default: none.
   virtual bool row_vector_ok(int slot, DType t, int64_t offset) const { return (void)slot, (void)t, (void)offset, false; }
   virtual std::string row_vector_type(DType t) const { return (void)t, ""; }
+  // The registers a vector is moved through (loaded whole, stored whole): their type, the
+  // conversions from / to the buffer's vector type, and one element's value for a store (the
+  // element of store_value(t, v) in the register type). Default: the buffer's own type.
+  virtual std::string row_vector_register(DType t) const { return row_vector_type(t); }
+  virtual std::string row_vector_load(DType t, const std::string& e) const { return (void)t, e; }
+  virtual std::string row_vector_store(DType t, const std::string& q) const { return (void)t, q; }
+  virtual std::string row_vector_store_element(DType t, const std::string& v) const { return store_value(t, v); }
   virtual std::string row_vector_element(int slot, const std::string& idx) const { return (void)slot, (void)idx, ""; }
   // Global-scope declarations: GLSL buffer blocks + local size; CUDA nothing. Both define
   // FZ_INDEX_ERROR (record an out-of-range index in the status word) when h.status_slot >= 0.

@@ -204,8 +204,8 @@ class Emitter {
       const int b = k_.outputs[o].buffer;
       if (have_reduced && v < row_vec_.size() && row_vec_[v]) {  // the group's 4th element stores all 4
         const std::string q = "fz_so" + std::to_string(o);
-        s += ind + q + "[fz_t & 3] = " + d_.store_value(dtype_of(b), names[k_.outputs[o].expr]) + ";\n" + ind +
-             "if ((fz_t & 3) == 3) " + row_vector_at(v, b, offset(v, true)) + " = " + q + ";\n";
+        s += ind + q + "[fz_t & 3] = " + d_.row_vector_store_element(dtype_of(b), names[k_.outputs[o].expr]) + ";\n" + ind +
+             "if ((fz_t & 3) == 3) " + row_vector_at(v, b, offset(v, true)) + " = " + d_.row_vector_store(dtype_of(b), q) + ";\n";
         continue;
       }
       s += ind + typed_store(b, offset(v, have_reduced), names[k_.outputs[o].expr]) + "\n";

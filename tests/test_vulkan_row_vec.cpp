@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "backends/backend.h"
 #include "backends/codegen.h"
@@ -98,6 +99,41 @@ TEST_F(VulkanRowVec, LayerNormScaleAndBiasFourWide) {
   check_values(g, {random_tensor(DType::f32, {3, 9, 1024}, 12, -3.0, 3.0), random_tensor(DType::f32, {1024}, 13, 0.5, 1.5),
                    random_tensor(DType::f32, {1024}, 14)},
                1e-5, 2e-5);
+}
+
+// fp16 and bf16 rows: f16vec4 / u16vec4 views moved through vec4 / uvec4 registers, each stored
+// element already rounded to its 16-bit value. The vector path must give the same bits as the
+// scalar one (FUSOR_VK_ROW_VEC4=0), and both ref's values within the type's rounding.
+TEST_F(VulkanRowVec, HalfRowsFourWideSameBitsAsScalar) {
+  for (DType t : {DType::f16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(t));
+    GraphBuilder gb;
+    int x = gb.input("x", t, {6, 1024}), r = gb.input("r", t, {6, 1024});
+    int s = gb.input("s", t, {1024}), b = gb.input("b", t, {1024});
+    int sum = gb.op("Add", {x, r});
+    gb.output(gb.op("LayerNormalization", {sum, s, b}, {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}));
+    gb.output(gb.op("Softmax", {x}, {{"axis", int64_t{-1}}}));
+    Graph g = gb.build();
+    make_static(g, {});
+    const std::string src = row_source(g);
+    EXPECT_NE(src.find(t == DType::f16 ? "f16vec4 d[]" : "u16vec4 d[]"), std::string::npos) << src;
+    EXPECT_GT(count(src, "r.d["), 2) << src;
+    const std::vector<Tensor> in = {random_tensor(t, {6, 1024}, 21, -3.0, 3.0), random_tensor(t, {6, 1024}, 22, -1.0, 1.0),
+                                    random_tensor(t, {1024}, 23, 0.5, 1.5), random_tensor(t, {1024}, 24)};
+    auto on = vk_->compile(g, {})->run(in);
+    setenv("FUSOR_VK_ROW_VEC4", "0", 1);
+    auto off = vk_->compile(g, {})->run(in);
+    unsetenv("FUSOR_VK_ROW_VEC4");
+    auto want = make_backend("ref")->compile(g, {})->run(in);
+    ASSERT_EQ(on.size(), 2u);
+    for (size_t i = 0; i < on.size(); ++i) {
+      ASSERT_EQ(on[i].nbytes(), off[i].nbytes());
+      EXPECT_EQ(0, std::memcmp(on[i].raw(), off[i].raw(), on[i].nbytes())) << "output " << i << ": vector and scalar rows differ";
+      // One rounding of the 16-bit result (fp16 2^-11, bf16 2^-8 relative) plus the fp32 math.
+      CompareResult c = compare_tensors(on[i], want[i], t == DType::f16 ? 2e-3 : 1.6e-2, t == DType::f16 ? 2e-3 : 1.6e-2);
+      EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message;
+    }
+  }
 }
 
 // A row read at an odd offset (Slice starts at column 1 of 2049-wide rows: neither the offset

@@ -641,7 +641,7 @@ std::string VulkanDialect::view_offset(size_t view, const std::string& literal, 
 
 bool VulkanDialect::row_vector_ok(int slot, DType t, int64_t offset) const {
   if (const char* e = std::getenv("FUSOR_VK_ROW_VEC4"); e && std::strcmp(e, "0") == 0) return false;
-  if (t != DType::f32 || push_offsets_ || banks_.count(slot) || dev_.min_storage_offset_alignment == 0 ||
+  if ((t != DType::f32 && t != DType::f16 && t != DType::bf16) || push_offsets_ || banks_.count(slot) || dev_.min_storage_offset_alignment == 0 ||
       dev_.min_storage_offset_alignment % 16 != 0)
     return false;
   const int64_t d = slot >= 0 && slot < static_cast<int>(delta_.size()) ? delta_[slot] : 0;

@@ -156,11 +156,26 @@ class VulkanDialect : public Dialect {
   std::string cast(const std::string& type, const std::string& e) const override;
   std::string element(int slot, const std::string& idx) const override;
   std::string declare_buffers(const KernelHeader& h) const override;
-  // fp32 rows as vec4 (the binding declared once more, "b<slot>r"): bindings start 16-byte
+  // fp32 / fp16 / bf16 rows 4-wide (the binding declared once more, "b<slot>r"): bindings start 16-byte
   // aligned, so offset + the slot's element delta a multiple of 4 keeps every group aligned.
   // Not for banked slots or push-constant offsets. FUSOR_VK_ROW_VEC4=0 turns it off (measuring).
   bool row_vector_ok(int slot, DType t, int64_t offset) const override;
-  std::string row_vector_type(DType t) const override { return t == DType::f32 ? "vec4" : ""; }
+  // fp32 rows as vec4; fp16 as f16vec4 and bf16 as u16vec4 views (16-bit storage only: the
+  // registers are vec4 / uvec4, converted whole on load and store; stored elements already
+  // rounded to the 16-bit value, so the narrowing conversion is exact).
+  std::string row_vector_type(DType t) const override {
+    return t == DType::f32 ? "vec4" : t == DType::f16 ? "f16vec4" : t == DType::bf16 ? "u16vec4" : "";
+  }
+  std::string row_vector_register(DType t) const override { return t == DType::bf16 ? "uvec4" : "vec4"; }
+  std::string row_vector_load(DType t, const std::string& e) const override {
+    return t == DType::f32 ? e : row_vector_register(t) + "(" + e + ")";
+  }
+  std::string row_vector_store(DType t, const std::string& q) const override {
+    return t == DType::f32 ? q : row_vector_type(t) + "(" + q + ")";
+  }
+  std::string row_vector_store_element(DType t, const std::string& v) const override {
+    return t == DType::f16 ? "fz_round_f16(" + v + ")" : t == DType::bf16 ? "fz_f32_to_bf16(" + v + ")" : store_value(t, v);
+  }
   std::string row_vector_element(int slot, const std::string& idx) const override;
   std::string shared_array(const std::string& type, const std::string& nm, int64_t count) const override;
   // FZ_SKINNY for gemm.glsl (FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_BLOCKED with blocked
