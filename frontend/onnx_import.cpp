@@ -459,12 +459,39 @@ struct Importer {
     return std::move(sub.g);
   }
 
+  // A main-graph input that names an initializer (Graph::overridable), with its declared shape.
+  void overridable_input(const onnx::ValueInfoProto& vi, int id) {
+    for (const auto& o : g.overridable)
+      if (o.value == id) return;  // listed twice: one entry
+    const Value& v = g.values[id];
+    DType dt = DType::undefined;
+    Shape shape;
+    bool known = false;
+    if (vi.has_type() && vi.type().has_tensor_type()) read_type(vi, "graph input", dt, shape, known);
+    if (dt != DType::undefined && dt != v.dtype)
+      throw Error("onnx", model_label + ": graph input '" + printable(vi.name()) + "' is declared " + dtype_name(dt) +
+                              ", its initializer is " + dtype_name(v.dtype));
+    Graph::Overridable o;
+    o.value = id;
+    // A declared shape binds what may be fed (rank, fixed dims) when the default fits it;
+    // one the default contradicts binds nothing (declared shapes are not binding elsewhere either).
+    bool fits = vi.has_type() && vi.type().tensor_type().has_shape() && shape.size() == v.shape.size();
+    for (size_t i = 0; fits && i < shape.size(); ++i) fits = shape[i] < 0 || shape[i] == v.shape[i];
+    if (fits) o.shape = std::move(shape), o.shape_known = true;
+    g.overridable.push_back(std::move(o));
+  }
+
   // Inputs, nodes and outputs of gp (its initializers are already defined).
   void body(const onnx::GraphProto& gp) {
     g.name = gp.name();
     if (gp.sparse_initializer_size()) throw Error("onnx", model_label + ": sparse initializers are not supported");
     for (const auto& vi : gp.input()) {
-      if (ids.count(vi.name()) && g.values[ids[vi.name()]].constant) continue;  // IR < 4 lists initializers as inputs
+      if (ids.count(vi.name()) && g.values[ids[vi.name()]].constant) {
+        // IR < 4 lists every initializer as an input (it stays a constant, as in onnxruntime);
+        // from IR 4 on, an initializer listed as an input is a default the caller may override.
+        if (!parent && model.ir_version() >= 4) overridable_input(vi, ids[vi.name()]);
+        continue;
+      }
       DType dt = DType::undefined;
       Shape shape;
       bool known = false;
@@ -542,6 +569,14 @@ struct Importer {
         v.dtype = dt;
         v.shape = shape;
         v.shape_known = known;
+      }
+      if (!parent) {  // the declared dtype binds (checked after shape inference, ir/passes.cpp)
+        DType declared = DType::undefined;
+        if (vi.has_type() && vi.type().has_tensor_type()) declared = dtype_from_onnx(vi.type().tensor_type().elem_type());
+        if (v.producer < 0 && declared != DType::undefined && v.dtype != DType::undefined && declared != v.dtype)
+          throw Error("onnx", model_label + ": graph output '" + printable(vi.name()) + "' is declared " + dtype_name(declared) +
+                                  ", but it is " + (v.constant ? "a constant" : "a graph input") + " of dtype " + dtype_name(v.dtype));
+        if (declared != DType::undefined) g.declared_output_dtypes.push_back({out, declared});
       }
       g.outputs.push_back(out);
     }

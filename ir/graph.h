@@ -75,6 +75,21 @@ struct Graph {
   // Subgraphs (If/Loop/Scan bodies): how many of `inputs` are the GraphProto's own formal inputs;
   // the rest are outer values it captures (frontend/onnx_import.h). -1: all are formal.
   int formal_inputs = -1;
+  // Main graph, ONNX IR >= 4: initializers that graph.input also lists, in graph.input order.
+  // Each is a default the caller may override (as in onnxruntime): the Value stays a constant
+  // (it folds and uploads like any weight) unless a run feeds it, when specialize turns it into
+  // a graph input (runtime/session.h). shape: the declared graph-input shape (-1: a free dim)
+  // that a fed value must fit, when shape_known; otherwise any shape may be fed.
+  struct Overridable {
+    int value = -1;
+    Shape shape;
+    bool shape_known = false;
+  };
+  std::vector<Overridable> overridable;
+  // Main graph: (output value, the dtype its ValueInfo declares) for each declared graph output.
+  // infer_shapes refuses a graph output (still one of `outputs`) computed in another dtype, as
+  // onnxruntime does; declared output shapes do not bind (onnxruntime only warns).
+  std::vector<std::pair<int, DType>> declared_output_dtypes;
 
   int add_value(std::string name, DType dtype = DType::undefined, Shape shape = {}, bool shape_known = false);
   int add_constant(std::string name, Tensor t);

@@ -131,6 +131,17 @@ void infer_shapes(Graph& g, bool fold) {
     folded += out_elems;
     fold_node(g, n);
   }
+  // As onnxruntime ("Type (tensor(float)) of output arg (y) ... does not match expected type"):
+  // a graph output computed in another dtype than the model declares is an invalid model.
+  for (const auto& [id, want] : g.declared_output_dtypes) {
+    const Value& v = g.values[static_cast<size_t>(id)];
+    if (v.dtype == DType::undefined || v.dtype == want || std::find(g.outputs.begin(), g.outputs.end(), id) == g.outputs.end())
+      continue;
+    std::string by = "but it is computed as";
+    for (const Node& n : g.nodes)
+      if (std::find(n.outputs.begin(), n.outputs.end(), id) != n.outputs.end()) by = "but " + n.label() + " computes";
+    throw Error("onnx", "graph output '" + printable(v.name) + "' is declared " + dtype_name(want) + ", " + by + " " + dtype_name(v.dtype));
+  }
   if (fold) {
     // Nodes whose outputs all became constants are no longer needed.
     std::vector<Node> kept;

@@ -100,6 +100,15 @@ using InArray = nb::ndarray<nb::ro>;
 // where the caller passed none.
 using OutArrays = std::vector<std::optional<nb::ndarray<>>>;
 
+nb::list shape_list(const Shape& s) {  // None for a dim the model leaves open
+  nb::list shape;
+  for (int64_t d : s) {
+    if (d < 0) shape.append(nb::none());
+    else shape.append(d);
+  }
+  return shape;
+}
+
 template <class A> Shape shape_of(const A& a) {
   Shape s(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) s[i] = static_cast<int64_t>(a.shape(i));
@@ -157,12 +166,18 @@ class PySession {
     nb::list l;
     for (int id : outputs ? model_.outputs : model_.inputs) {
       const Value& v = model_.values[id];
-      nb::list shape;
-      for (int64_t d : v.shape) {
-        if (d < 0) shape.append(nb::none());
-        else shape.append(d);
-      }
-      l.append(nb::make_tuple(v.name, shape, std::string(dtype_name(v.dtype))));
+      l.append(nb::make_tuple(v.name, shape_list(v.shape), std::string(dtype_name(v.dtype))));
+    }
+    return l;
+  }
+
+  // Overridable initializers (Graph::overridable): name, declared shape (the default's when
+  // none is declared), dtype.
+  nb::list overridable_info() const {
+    nb::list l;
+    for (const auto& o : model_.overridable) {
+      const Value& v = model_.values[o.value];
+      l.append(nb::make_tuple(v.name, shape_list(o.shape_known ? o.shape : v.shape), std::string(dtype_name(v.dtype))));
     }
     return l;
   }
@@ -172,7 +187,30 @@ class PySession {
   // inputs: one array-like per graph input (graph order); outputs: per graph output None or a
   // DLPack capsule of a caller device array to write into (cuda only). A caller output's entry
   // in the result is None: the Python front puts the caller's object there.
-  nb::list run(const std::vector<InArray>& inputs, bool output_device, const std::vector<nb::object>& outputs) {
+  // overrides: per overridable initializer (in order, trailing ones may be left out) None to keep
+  // it, or a host array to feed instead.
+  nb::list run(const std::vector<InArray>& inputs, bool output_device, const std::vector<nb::object>& outputs,
+               const std::vector<nb::object>& overrides) {
+    if (overrides.size() > model_.overridable.size())
+      throw Error("python", "expected at most " + std::to_string(model_.overridable.size()) + " overridable initializers, got " +
+                                std::to_string(overrides.size()));
+    std::vector<Tensor> fed_overrides;
+    for (size_t j = 0; j < overrides.size(); ++j) {
+      if (overrides[j].is_none()) {
+        fed_overrides.emplace_back();
+        continue;
+      }
+      const std::string what = "input '" + model_.values[model_.overridable[j].value].name + "'";
+      InArray a;
+      try {
+        a = nb::cast<InArray>(overrides[j], false);
+      } catch (const nb::cast_error&) {
+        throw Error("python", what + ": expected an array");
+      }
+      if (a.device_type() != kDLCPU && a.device_type() != kDLCUDAHost)
+        throw Error("python", what + " overrides an initializer: it takes a host array (NumPy), not device memory");
+      fed_overrides.push_back(host_tensor(a, what));
+    }
     // Imported here, before anything else, as inputs are: importing marks each capsule used
     // (in every build), so a capsule handed over again is refused, never read after free.
     OutArrays outs(outputs.size());
@@ -190,10 +228,18 @@ class PySession {
     for (auto& o : outs) device = device || o.has_value();
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].device_type() != kDLCPU && inputs[i].device_type() != kDLCUDAHost) device = true;
-    if (device) return run_device(inputs, output_device, outs);
+    if (device) {
+      for (const Tensor& t : fed_overrides)
+        if (t.defined())
+          throw Error("python", "feeding an overridable initializer needs host inputs and outputs (device arrays, output_device "
+                                "and outputs= do not take it yet)");
+      return run_device(inputs, output_device, outs);
+    }
 
     std::vector<Tensor> in;
     for (size_t i = 0; i < inputs.size(); ++i) in.push_back(host_tensor(inputs[i], "input '" + input_name(i) + "'"));
+    if (in.size() == model_.inputs.size())  // else Session::run names the count
+      for (Tensor& t : fed_overrides) in.push_back(std::move(t));
     std::vector<Tensor> out;
     {
       nb::gil_scoped_release release;
@@ -432,9 +478,10 @@ NB_MODULE(_fusor, m) {
           nb::arg("replay") = true, nb::arg("is_path") = false)
       .def("inputs", [](const PySession& s) { return s.io_info(false); })
       .def("outputs", [](const PySession& s) { return s.io_info(true); })
+      .def("overridable", [](const PySession& s) { return s.overridable_info(); })
       .def_prop_ro("backend", &PySession::backend)
       .def("run", &PySession::run, nb::arg("inputs"), nb::arg("output_device") = false,
-           nb::arg("outputs") = std::vector<nb::object>{});
+           nb::arg("outputs") = std::vector<nb::object>{}, nb::arg("overrides") = std::vector<nb::object>{});
 
   bind_tools(m);
 }

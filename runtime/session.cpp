@@ -1,5 +1,6 @@
 #include "runtime/session.h"
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -33,14 +34,42 @@ std::string bytes_key(const Tensor& t) {
   return k;
 }
 
-// specialize(), also reporting which inputs' values were baked into the graph (baked[i] = 1)
-// and the bytes of the computed values it baked (computed_key): those values must join the
-// executable's key even when folding left no trace of them.
+void check_input_count(const Graph& g, size_t given) {
+  const size_t n = g.inputs.size(), m = g.overridable.size();
+  if (given >= n && given <= n + m) return;
+  throw Error("run", "model has " + std::to_string(n) + " inputs" +
+                         (m ? " (and " + std::to_string(m) + " overridable initializer" + (m > 1 ? "s" : "") + ", which may follow them)"
+                            : std::string()) +
+                         ", got " + std::to_string(given));
+}
+
+// g with the overridable initializers that `inputs` feed turned into graph inputs (after g's
+// own, in order; declared shape, no constant), the others left constants; no overridables.
+Graph with_overrides(const Graph& g, const std::vector<Tensor>& inputs) {
+  Graph s = g;
+  const size_t n = g.inputs.size();
+  for (size_t j = 0; n + j < inputs.size(); ++j) {
+    if (!inputs[n + j].defined()) continue;
+    const Graph::Overridable& o = g.overridable[j];
+    Value& v = s.values[static_cast<size_t>(o.value)];
+    v.constant.reset();
+    v.shape = o.shape_known ? o.shape : Shape{};
+    v.shape_known = o.shape_known && std::all_of(v.shape.begin(), v.shape.end(), [](int64_t d) { return d >= 0; });
+    s.inputs.push_back(o.value);
+  }
+  s.overridable.clear();
+  return s;
+}
+
+// specialize(), also reporting which inputs' values were baked into the graph (baked[i] = 1,
+// indexed like fed_inputs) and the bytes of the computed values it baked (computed_key): those
+// values must join the executable's key even when folding left no trace of them.
 Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::vector<char>* baked,
                        std::string* computed_key) {
   check_graph_ids(g);
-  if (inputs.size() != g.inputs.size())
-    throw Error("run", "model has " + std::to_string(g.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
+  check_input_count(g, inputs.size());
+  if (inputs.size() > g.inputs.size())  // overridable initializers follow: specialise the graph that takes the fed ones
+    return specialize_baked(with_overrides(g, inputs), fed_inputs(g, inputs), baked, computed_key);
   std::map<std::string, Shape> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = g.values[g.inputs[i]];
@@ -134,6 +163,36 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
 
 Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) { return specialize_baked(g, inputs, nullptr, nullptr); }
 
+std::vector<Tensor> fed_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
+  check_input_count(g, inputs.size());
+  if (inputs.size() == g.inputs.size()) return inputs;
+  std::vector<Tensor> fed(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(g.inputs.size()));
+  for (size_t k = g.inputs.size(); k < inputs.size(); ++k)
+    if (inputs[k].defined()) fed.push_back(inputs[k]);
+  return fed;
+}
+
+std::vector<Tensor> bind_inputs(const Graph& g, const std::vector<Tensor>& tensors, const std::vector<std::string>& names,
+                                const std::string& component) {
+  // Slot of each name: graph inputs, then overridable initializers.
+  std::map<std::string, size_t> slot;
+  for (size_t i = 0; i < g.inputs.size(); ++i) slot.emplace(g.values[g.inputs[i]].name, i);
+  for (size_t j = 0; j < g.overridable.size(); ++j) slot.emplace(g.values[g.overridable[j].value].name, g.inputs.size() + j);
+  bool by_name = names.size() == tensors.size() && !tensors.empty();
+  std::set<std::string> seen;
+  for (const auto& nm : names) by_name = by_name && slot.count(nm) && seen.insert(nm).second;
+  if (!by_name) return tensors;
+  size_t size = g.inputs.size();
+  for (const auto& nm : names) size = std::max(size, slot[nm] + 1);
+  std::vector<Tensor> out(size);
+  for (size_t k = 0; k < tensors.size(); ++k) out[slot[names[k]]] = tensors[k];
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    if (!seen.count(g.values[g.inputs[i]].name))
+      throw Error(component, "no tensor feeds input '" + printable(g.values[g.inputs[i]].name) +
+                                 "' (the tensors are named after other inputs of the model)");
+  return out;
+}
+
 namespace {
 // The number of rows the smallest table an integer value indexes has (Gather indices, through
 // value-preserving ops), 0 when it indexes none. Random ids must stay below it: BERT-family
@@ -211,7 +270,8 @@ size_t Session::cached_executables() const {
   return cache_.size();
 }
 
-std::vector<Tensor> Session::run_entry(Entry& e, const Graph* sg, const std::vector<Tensor>& inputs, RunStats* stats) {
+std::vector<Tensor> Session::run_entry(Entry& e, const Graph* sg, const std::vector<Tensor>& inputs,
+                                      const std::vector<Tensor>& fed, RunStats* stats) {
   std::unique_lock<std::mutex> lock(e.m);
   if (!e.exe) {
     // First run of this signature: compile it once; threads wanting it wait on e.m. A failed
@@ -222,24 +282,26 @@ std::vector<Tensor> Session::run_entry(Entry& e, const Graph* sg, const std::vec
     e.exe = compile_with_fallback(*impl_, *sg, opts_);
   }
   if (e.exe->concurrent_runs()) lock.unlock();
-  return e.exe->run(inputs, stats);
+  return e.exe->run(fed, stats);
 }
 
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* stats) {
+  // The key names which overridable initializers are fed (an unfed one keys as "undefined[]").
   const std::string key = shape_key(inputs);
+  const std::vector<Tensor> fed = fed_inputs(model_, inputs);
   {
     std::unique_lock<std::mutex> lock(mu_);
     auto it = cache_.find(key);
     if (it != cache_.end() && !value_keyed_.count(key)) {
       std::shared_ptr<Entry> e = it->second;
       lock.unlock();
-      return run_entry(*e, nullptr, inputs, stats);
+      return run_entry(*e, nullptr, inputs, fed, stats);
     }
   }
   std::vector<char> baked;
   std::string computed;
   Graph sg = specialize_baked(model_, inputs, &baked, &computed);
-  const std::string vkey = value_key(baked, inputs) + computed;
+  const std::string vkey = value_key(baked, fed) + computed;
   std::shared_ptr<Entry> e;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -248,7 +310,7 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* st
     if (!slot) slot = std::make_shared<Entry>();
     e = slot;
   }
-  return run_entry(*e, &sg, inputs, stats);
+  return run_entry(*e, &sg, inputs, fed, stats);
 }
 
 std::vector<Tensor> run_on_backend(const std::string& backend, const Graph& sg, const std::vector<Tensor>& inputs,

@@ -19,7 +19,22 @@ Graph load_model(const std::string& path);
 // Copy of g made static for these inputs (their shapes bind the graph inputs): shape
 // inference, constant folding, DCE. Throws Error("run") when the count or a dtype differs,
 // Error("shape") when a shape contradicts the model.
+//
+// Overridable initializers (Graph::overridable, ONNX IR >= 4): `inputs` holds one tensor per
+// graph input, in order, optionally followed by one per overridable initializer, in order; an
+// empty Tensor() there, or leaving the trailing ones out, keeps the initializer (a constant
+// that folds). A fed one becomes a graph input of the static graph, after g's inputs, so the
+// executable compiled from it takes fed_inputs(g, inputs).
 Graph specialize(const Graph& g, const std::vector<Tensor>& inputs);
+// inputs as an executable compiled from specialize(g, inputs) takes them: the overridable
+// initializers left unfed dropped. Error("run") when the count does not fit g.
+std::vector<Tensor> fed_inputs(const Graph& g, const std::vector<Tensor>& inputs);
+// Tensors read from files (a test set's input_K.pb, `run --inputs`), with their TensorProto
+// names ("" when unnamed), as specialize's inputs: by name when every tensor names a different
+// graph input or overridable initializer of g (then each graph input must be among them), else
+// by position. Error(component) naming a graph input no tensor feeds.
+std::vector<Tensor> bind_inputs(const Graph& g, const std::vector<Tensor>& tensors, const std::vector<std::string>& names,
+                                const std::string& component);
 
 // Seeded random inputs for g's declared inputs (unknown dims become 1). Floats are uniform
 // in [-1, 1) (never all zero); integers in [0, 8) so they are valid indices, and below the row
@@ -64,6 +79,7 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, const InputDims
 class Session {
  public:
   Session(Graph model, std::string backend, CompileOptions opts = {});
+  // inputs: as specialize takes them (overridable initializers may follow the graph inputs).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr);
   size_t cached_executables() const;
   const std::string& backend() const { return backend_; }
@@ -73,7 +89,8 @@ class Session {
     std::mutex m;  // held while compiling, and while running when runs must be serialized
     std::unique_ptr<Executable> exe;
   };
-  std::vector<Tensor> run_entry(Entry& e, const Graph* static_graph, const std::vector<Tensor>& inputs, RunStats* stats);
+  std::vector<Tensor> run_entry(Entry& e, const Graph* static_graph, const std::vector<Tensor>& inputs,
+                                const std::vector<Tensor>& fed, RunStats* stats);
 
   Graph model_;
   std::string backend_;

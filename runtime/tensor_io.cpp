@@ -216,7 +216,7 @@ template <class T> void check_numbering(const std::vector<std::pair<long long, T
 
 }  // namespace
 
-std::vector<Tensor> read_numbered_inputs(const std::string& dir) {
+std::vector<Tensor> read_numbered_inputs(const std::string& dir, std::vector<std::string>* names) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw io_error(dir, "not a folder");
   std::vector<std::pair<long long, std::string>> files;
@@ -234,7 +234,13 @@ std::vector<Tensor> read_numbered_inputs(const std::string& dir) {
   std::sort(files.begin(), files.end());
   check_numbering(files, dir, "input_");
   std::vector<Tensor> out;
-  for (const auto& f : files) out.push_back(read_tensor(f.second));
+  if (names) names->clear();
+  for (const auto& f : files) {
+    std::string name;  // a .pb's TensorProto name; .npy files have none
+    const bool pb = fs::path(f.second).extension() == ".pb";
+    out.push_back(pb ? read_tensor_pb(f.second, &name) : read_tensor(f.second));
+    if (names) names->push_back(std::move(name));
+  }
   return out;
 }
 

@@ -27,8 +27,9 @@ Tensor read_tensor(const std::string& path);
 
 // The inputs of a folder of input_K.pb / input_K.npy files (other names are ignored), in K
 // order. Throws Error("io") when there is none, when K is not a number, or when the Ks are not
-// exactly 0..n-1 (a lone input_1 is not input 0).
-std::vector<Tensor> read_numbered_inputs(const std::string& dir);
+// exactly 0..n-1 (a lone input_1 is not input 0). names (optional) receives each file's tensor
+// name ("" for .npy and unnamed .pb files), for bind_inputs (runtime/session.h).
+std::vector<Tensor> read_numbered_inputs(const std::string& dir, std::vector<std::string>* names = nullptr);
 
 // Writes `bytes` to path as given (replacing the file) and checks the stream after close(),
 // which flushes: a write error (disk full, /dev/full) shows only there. Throws

@@ -71,7 +71,9 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   std::vector<Tensor> expected;
   std::string source;
   if (!inputs_dir.empty()) {
-    inputs = read_numbered_inputs(inputs_dir);
+    std::vector<std::string> names;  // by name where the files name the inputs (overridable initializers)
+    inputs = read_numbered_inputs(inputs_dir, &names);
+    inputs = bind_inputs(g, inputs, names, "run");
     source = inputs_dir;
   } else {
     // --seed, --shape or --dim ask for random inputs even next to a test_data_set_0.
@@ -80,7 +82,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     if (!sets.empty()) {
       // A set of inputs only is a source of inputs (nothing to check); with outputs, all of them.
       if (!sets[0].outputs.empty()) check_expected_outputs(g, sets[0], "run");
-      inputs = sets[0].inputs;
+      inputs = bind_inputs(g, sets[0].inputs, sets[0].input_names, "run");
       expected = sets[0].outputs;
       source = sets[0].dir;
     } else {
@@ -97,7 +99,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   auto t1 = std::chrono::steady_clock::now();
   for (const GraphBreak& gb : graph_breaks(*exe)) std::printf("break   %s\n", describe(gb).c_str());
   RunStats st;
-  auto outs = exe->run(inputs, &st);
+  auto outs = exe->run(fed_inputs(g, inputs), &st);
   auto t2 = std::chrono::steady_clock::now();
   for (size_t k = 0; k < outs.size(); ++k)
     std::printf("output  %s %s %s: %s\n", sg.values[sg.outputs[k]].name.c_str(), dtype_name(outs[k].dtype()),

@@ -95,7 +95,7 @@ void if_infer(InferContext& ctx) {
     }
     if (out[0].first != out[1].first) ctx.fail("branches produce output " + std::to_string(k) + " in different dtypes");
     if (out[0].second != out[1].second)
-      throw Unsupported("shape", n.label() + ": branches produce output " + std::to_string(k) + " in different shapes (" +
+      throw Error("shape", n.label() + ": branches produce output " + std::to_string(k) + " in different shapes (" +
                                      shape_str(out[0].second) + " vs " + shape_str(out[1].second) +
                                      ") and the condition is only known at run time");
     ctx.set_output(k, out[0].first, out[0].second);

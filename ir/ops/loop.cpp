@@ -15,9 +15,12 @@
 // constant, shape inference folds it, and nodes too large to fold run op by op.
 // Output shapes are static: Scan's from the scanned axis; Loop's scan outputs need a trip count
 // known at compile time (M constant and cond_out provably true), or every input constant (the
-// loop then folds like any constant subgraph).
+// loop then folds like any constant subgraph: up to kMaxFoldIterations iterations run, whatever
+// M is, since under a run-time condition M is only a bound, INT64_MAX in TorchScript). A loop
+// known to run zero times (M <= 0, cond false) never analyses its body as if it ran.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -255,6 +258,52 @@ Tensor scalar_like(const Graph& b, int input, DType dt, int64_t v) {
   return t;
 }
 
+// The K scan outputs of a loop that runs zero iterations: empty stacks (axis 0 of length 0) of
+// what its body would return in the first iteration, which never runs. The body is bound with
+// types only (carried: their types; captured: constants where known); when its shapes need
+// values (a nested Loop whose trip count is the iteration number), with the first iteration's
+// values (iteration_num 0, cond true, the initial carried values where known); else the types
+// the body declares for them (unknown dims 0, as an unknown rank is 0); where it declares no
+// dtype, need_values (if given) may throw NeedsConstant first, so a Session specialises on the
+// inputs and the first iteration binds with values. A NeedsConstant for a captured outer value
+// propagates too.
+std::vector<std::pair<DType, Shape>> zero_trip_scans(const Node& n, const Graph& b, const LoopIO& io, const std::vector<Arg>& carried,
+                                                     const std::vector<Arg>& captured,
+                                                     const std::function<void()>& need_values = {}) {
+  const Tensor it = scalar_like(b, 0, DType::i64, 0), c = scalar_like(b, 1, DType::boolean, 1);
+  auto bound = [&](bool first_values) {
+    std::vector<Arg> args{Arg{DType::i64, it.shape(), first_values ? &it : nullptr}, arg_of(c)};
+    for (const Arg& a : carried) args.push_back(first_values ? a : Arg{a.dtype, a.shape, nullptr});
+    args.insert(args.end(), captured.begin(), captured.end());
+    return bind_body(n, b, args);
+  };
+  std::vector<std::pair<DType, Shape>> res;
+  auto read = [&](const Graph& s) {
+    for (int k = 0; k < io.K; ++k) {
+      const Value& v = s.values[s.outputs[static_cast<size_t>(1 + io.N + k)]];
+      Shape sh = v.shape;
+      for (auto& d : sh) d = std::max<int64_t>(d, 0);
+      res.push_back({v.dtype == DType::undefined ? DType::f32 : v.dtype, with_axis(sh, 0, 0)});
+    }
+    return res;
+  };
+  for (const bool first_values : {false, true}) {
+    try {
+      return read(bound(first_values));
+    } catch (const NeedsConstant& e) {
+      const int id = b.find_value(e.value());
+      for (size_t k = static_cast<size_t>(formal_count(b)); k < b.inputs.size(); ++k)
+        if (id >= 0 && b.inputs[k] == id) throw;  // an outer value: specialise on it
+    } catch (const Unsupported&) {
+      throw;  // an op no backend runs: say so, as for a loop that runs
+    } catch (const Error&) {
+    }
+  }
+  for (int k = 0; k < io.K; ++k)
+    if (need_values && b.values[b.outputs[static_cast<size_t>(1 + io.N + k)]].dtype == DType::undefined) need_values();
+  return read(b);
+}
+
 // Runs the loop; returns N final values then K stacked scan outputs.
 // runner: runs each iteration's body (null: the reference); constant: which node inputs are
 // compile-time constants (captured ones stay constants in the compiled body).
@@ -309,24 +358,19 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
     for (int k = 0; k < io.N; ++k) vars[k] = std::move(out[1 + k]);
     for (int k = 0; k < io.K; ++k) scans[k].push_back(std::move(out[1 + io.N + k]));
   }
-  // Zero iterations: each scan output is an empty stack of what the body would return for the
-  // first iteration, so the body is bound (types and shapes only) and inferred once.
-  std::optional<Graph> typed;
+  // Zero iterations: each scan output is an empty stack of what the first iteration would return.
+  std::vector<std::pair<DType, Shape>> empty;
   if (i == 0 && io.K > 0) {
-    Tensor it = scalar_like(b, 0, DType::i64, 0), c = scalar_like(b, 1, DType::boolean, 1);
-    std::vector<Arg> args{Arg{it.dtype(), it.shape(), nullptr}, arg_of(c)};
-    for (const Tensor& v : vars) args.push_back(Arg{v.dtype(), v.shape(), nullptr});
-    for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) args.push_back(arg_of(*in[k]));
-    typed = bind_body(n, b, args);
+    std::vector<Arg> carried, captured;
+    for (const Tensor& v : vars) carried.push_back(arg_of(v));
+    for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) captured.push_back(arg_of(*in[k]));
+    empty = zero_trip_scans(n, b, io, carried, captured);
   }
   std::vector<Tensor> res = std::move(vars);
   for (int k = 0; k < io.K; ++k) {
     const auto& sk = scans[k];
     if (sk.empty()) {
-      const Value& v = typed->values[typed->outputs[static_cast<size_t>(1 + io.N + k)]];
-      Shape s = v.shape;
-      for (auto& d : s) d = std::max<int64_t>(d, 0);
-      res.push_back(Tensor(v.dtype == DType::undefined ? DType::f32 : v.dtype, with_axis(s, 0, 0)));
+      res.push_back(Tensor(empty[static_cast<size_t>(k)].first, empty[static_cast<size_t>(k)].second));
       continue;
     }
     Tensor t(sk[0].dtype(), with_axis(sk[0].shape(), 0, static_cast<int64_t>(sk.size())));
@@ -357,25 +401,52 @@ void loop_infer(InferContext& ctx) {
   bool all_const = true;
   for (int i = 0; i < ctx.num_inputs(); ++i)
     if (ctx.has_input(i) && !ctx.constant(i)) all_const = false;
-  if (all_const && ctx.has_input(0) && ctx.constant(0)->numel() == 1 && ctx.constant(0)->get_int(0) > kMaxFoldIterations)
-    all_const = false;  // shapes from one bound body run instead (below); the loop runs when executed
   std::string gave_up;  // why a fold at load stopped (then the loop runs when executed, if it can)
-  if (all_const) {  // run it now: the shapes are whatever the iterations produce (it folds next)
+  // Runs it now (every input constant): the shapes are whatever the iterations produce (it
+  // folds next). False when the run passes the bounds on work at load (gave_up says which).
+  auto fold = [&] {
     std::vector<const Tensor*> in;
     for (int i = 0; i < static_cast<int>(n.inputs.size()); ++i) in.push_back(ctx.has_input(i) ? ctx.constant(i) : nullptr);
     try {
       const std::vector<Tensor> out = loop_run(n, in, nullptr, nullptr, true);
       for (int k = 0; k < ctx.num_outputs(); ++k) ctx.set_output(k, out[k].dtype(), out[k].shape());
-      return;
+      return true;
     } catch (const FoldTooBig& e) {
       gave_up = e.why;
+      return false;
     }
+  };
+  // A trip count M past the fold bound: shapes from one bound body run instead (below) and the
+  // loop runs when executed; it folds only when the shapes need its iterations (a condition
+  // known only at run time with scan outputs or a carried value changing shape: M is then only
+  // an upper bound, INT64_MAX in TorchScript's while loops, and the condition decides).
+  const bool big_m = ctx.has_input(0) && ctx.constant(0) && ctx.constant(0)->numel() == 1 &&
+                     ctx.constant(0)->get_int(0) > kMaxFoldIterations;
+  if (all_const && !big_m && fold()) return;
+  // Zero iterations (M <= 0 or cond false, known now): the body never runs, so it is not
+  // analysed as if it did (a nested Loop whose trip count is the iteration number cannot be).
+  const bool zero_trips = (ctx.has_input(0) && ctx.constant(0) && ctx.constant(0)->numel() == 1 && ctx.constant(0)->get_int(0) <= 0) ||
+                          (ctx.has_input(1) && ctx.constant(1) && ctx.constant(1)->numel() == 1 && ctx.constant(1)->get(0) == 0.0);
+  if (zero_trips) {
+    std::vector<Arg> carried, captured;
+    for (int k = 0; k < io.N; ++k) {
+      if (!ctx.has_input(2 + k)) ctx.fail("input " + std::to_string(2 + k) + " is missing");
+      carried.push_back(Arg{ctx.dtype(2 + k), ctx.shape(2 + k), ctx.constant(2 + k)});
+      ctx.set_output(k, ctx.dtype(2 + k), ctx.shape(2 + k));
+    }
+    for (int i = io.own; i < static_cast<int>(n.inputs.size()); ++i) captured.push_back(Arg{ctx.dtype(i), ctx.shape(i), ctx.constant(i)});
+    const auto scans = zero_trip_scans(n, b, io, carried, captured, [&] { require_all_inputs(ctx); });
+    for (int k = 0; k < io.K; ++k) ctx.set_output(io.N + k, scans[static_cast<size_t>(k)].first, scans[static_cast<size_t>(k)].second);
+    return;
   }
-  // Shapes only the iterations decide, and a fold that was stopped: one error saying so.
+  // Shapes only the iterations decide: the inputs must be known so the loop folds (a big M
+  // tries the fold here), and a fold that was stopped is one error saying so.
   auto require_all = [&] {
+    if (all_const && big_m && gave_up.empty() && fold()) return true;
     if (!gave_up.empty())
       ctx.fail("its shapes are only known by running it, and running it at load " + gave_up + " (the bound on work at load)");
     require_all_inputs(ctx);
+    return false;
   };
   if (io.K > 0) {  // scan outputs need the trip count: a Session specialises on these inputs
     if (ctx.has_input(0)) ctx.require_constant(0);
@@ -390,13 +461,21 @@ void loop_infer(InferContext& ctx) {
     if (!ctx.has_input(i)) ctx.fail("input " + std::to_string(i) + " is missing");
     args.push_back(Arg{ctx.dtype(i), ctx.shape(i), i >= io.own ? ctx.constant(i) : nullptr});  // captured: constant where known
   }
-  const Graph s = bind_body(n, b, args);
+  Graph s;
+  try {
+    s = bind_body(n, b, args);
+  } catch (const Unsupported&) {
+    throw;
+  } catch (const Error&) {  // a body whose shapes need the iteration's values: a big-M loop folds if it can
+    if (all_const && big_m && gave_up.empty() && fold()) return;
+    throw;
+  }
   for (int k = 0; k < io.N; ++k) {
     const Value& v = s.values[s.outputs[1 + k]];
     if (v.dtype != ctx.dtype(2 + k) || v.shape != ctx.shape(2 + k)) {
-      require_all();
-      throw Unsupported("shape", n.label() + ": loop-carried value " + std::to_string(k) + " changes from " + shape_str(ctx.shape(2 + k)) +
-                                     " to " + shape_str(v.shape) + " and the trip count is only known at run time");
+      if (require_all()) return;
+      throw Error("shape", n.label() + ": loop-carried value " + std::to_string(k) + " changes from " + shape_str(ctx.shape(2 + k)) +
+                               " to " + shape_str(v.shape) + " and the trip count is only known at run time");
     }
     ctx.set_output(k, v.dtype, v.shape);
   }
@@ -404,11 +483,11 @@ void loop_infer(InferContext& ctx) {
   const Value& cond_out = s.values[s.outputs[0]];
   const bool counted = cond0 && cond_out.constant && cond_out.constant->get(0) != 0.0;
   if (!counted) {
-    require_all();
-    throw Unsupported("shape", n.label() + ": has scan outputs and a condition known only at run time (static shapes need the trip count)");
+    if (require_all()) return;
+    throw Error("shape", n.label() + ": has scan outputs and a condition known only at run time (static shapes need the trip count)");
   }
   const int64_t trips = ctx.has_input(0) ? std::max<int64_t>(ctx.require_constant(0).get_int(0), 0) : -1;
-  if (trips < 0) throw Unsupported("shape", n.label() + ": has scan outputs and no trip count M");
+  if (trips < 0) throw Error("shape", n.label() + ": has scan outputs and no trip count M");
   const int64_t iterations = ctx.has_input(1) && ctx.constant(1)->get(0) == 0.0 ? 0 : trips;
   for (int k = 0; k < io.K; ++k) {
     const Value& v = s.values[s.outputs[1 + io.N + k]];

@@ -117,7 +117,9 @@ def _as_array(x: Any, what: str) -> Any:
             raise Error(f"[python] {what}: NumPy dtype {x.dtype} has no fusor dtype (bool, integers and floats do)")
         if not x.dtype.isnative:  # big-endian data: the bytes are read as stored, so swap them first
             x = x.astype(x.dtype.newbyteorder("="))
-        return np.ascontiguousarray(x)
+        # Not np.ascontiguousarray: it returns at least 1-d, so a rank-0 input (a scalar trip
+        # count, threshold or k) arrived as shape [1]. A 0-d array is always contiguous.
+        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
     if isinstance(x, np.ma.MaskedArray):
         raise Error(f"[python] {what}: a masked array has no fusor equivalent (pass .filled() or .data)")
     if hasattr(x, "__dlpack__"):
@@ -160,6 +162,7 @@ class Session:
             self._impl = _Session(_model_path(path_or_bytes), backend, device, bool(fusion), bool(replay), is_path=True)
         self._inputs = [NodeArg(n, list(s), d) for n, s, d in self._impl.inputs()]
         self._outputs = [NodeArg(n, list(s), d) for n, s, d in self._impl.outputs()]
+        self._overridable = [NodeArg(n, list(s), d) for n, s, d in self._impl.overridable()]
 
     @property
     def backend(self) -> str:
@@ -170,6 +173,11 @@ class Session:
 
     def get_outputs(self) -> List[NodeArg]:
         return list(self._outputs)
+
+    def get_overridable_initializers(self) -> List[NodeArg]:
+        """Initializers the model also lists as graph inputs (ONNX IR >= 4), as onnxruntime's
+        method of that name: defaults that ``run`` may be fed by name (the fed value wins)."""
+        return list(self._overridable)
 
     def run(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any], run_options: Any = None, *,
             output_device: bool = False, outputs: Optional[Dict[str, Any]] = None) -> List[Any]:
@@ -184,14 +192,20 @@ class Session:
         if not isinstance(output_device, (bool, np.bool_)):
             raise Error(f"[python] run: output_device must be True or False, got {output_device!r}")
         names = [a.name for a in self._inputs]
-        unknown = sorted((str(k) for k in set(input_feed) - set(names)))
+        over = [a.name for a in self._overridable]
+        unknown = sorted((str(k) for k in set(input_feed) - set(names) - set(over)))
         if unknown:
-            raise Error(f"[run] unknown input '{unknown[0]}'; the model's inputs are {names}")
+            also = f" (and overridable initializers {over})" if over else ""
+            raise Error(f"[run] unknown input '{unknown[0]}'; the model's inputs are {names}{also}")
         arrays = []
         for n in names:
             if n not in input_feed:
                 raise Error(f"[run] missing input '{n}'; the model's inputs are {names}")
             arrays.append(_as_array(input_feed[n], f"input '{n}'"))
+        # Overridable initializers: the fed ones replace their defaults (None keeps a default).
+        overrides = [_as_array(input_feed[n], f"input '{n}'") if n in input_feed else None for n in over]
+        while overrides and overrides[-1] is None:
+            overrides.pop()
         out_names = [a.name for a in self._outputs]
         outs_list: List[Any] = []
         if outputs:
@@ -205,7 +219,7 @@ class Session:
                 if o is not None and not hasattr(o, "__dlpack__"):
                     raise Error(f"[python] output '{n}': outputs= takes device arrays (__dlpack__), got {type(o).__name__}")
                 outs_list.append(None if o is None else _dlpack_capsule(o, f"output '{n}'"))
-        res = list(self._impl.run(arrays, bool(output_device), outs_list))
+        res = list(self._impl.run(arrays, bool(output_device), outs_list, overrides))
         for k, n in enumerate(out_names):  # the caller's own tensors (the native side leaves None there)
             if outs_list and outs_list[k] is not None:
                 res[k] = outputs[n]
