@@ -372,6 +372,8 @@ Graph narrowed(Graph g, DType d) {
   }
   for (auto& n : g.nodes)
     if (n.op_type == "Cast" && n.attr_i("to", 0) == 1) n.attrs["to"] = int64_t{dtype_to_onnx(d)};
+  for (auto& [value, dtype] : g.declared_output_dtypes)  // the exported model declares its outputs narrowed too
+    if (dtype == DType::f32) dtype = d;
   return g;
 }
 
