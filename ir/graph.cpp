@@ -117,6 +117,16 @@ void check_graph_ids(const Graph& g) {
     if (v >= n || v < 0) bad("graph input", v);
   for (int v : g.outputs)
     if (v >= n || v < 0) bad("graph output", v);
+  for (const auto& [v, dtype] : g.declared_output_dtypes)
+    if (v >= n || v < 0) bad("declared graph output", v);
+  for (const Graph::Overridable& o : g.overridable) {
+    if (o.value >= n || o.value < 0) bad("overridable initializer", o.value);
+    // with_overrides (runtime/session.cpp) turns a fed one into a graph input: it must be a
+    // constant that is not one already.
+    if (!g.values[o.value].constant || std::find(g.inputs.begin(), g.inputs.end(), o.value) != g.inputs.end())
+      throw Error("graph", "overridable initializer '" + printable(g.values[o.value].name) +
+                               "' must be a constant that is not a graph input");
+  }
   for (const Value& v : g.values)
     if (static_cast<int>(v.dtype) > static_cast<int>(DType::i2))
       throw Error("graph", "value '" + printable(v.name) + "' has dtype code " + std::to_string(static_cast<int>(v.dtype)) +

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "backends/backend.h"
+#include "frontend/builder.h"
 #include "frontend/onnx_import.h"
 #include "runtime/conform.h"
 #include "runtime/session.h"
@@ -456,5 +457,30 @@ TEST(Round7, OutputComputedInAnotherDtypeThanDeclaredIsRefused) {
   EXPECT_THROW(load(m), Error);
 }
 
+}  // namespace
+}  // namespace fusor
+
+namespace fusor {
+namespace {
+// A C++-built Graph with an out-of-range id in the two fields the round added (overridable
+// initializers, declared output dtypes), or an overridable value that is no constant: one
+// Error line at the id check, never a crash.
+TEST(Round7, BadIdsInTheNewGraphFieldsAreErrors) {
+  auto base = [] {
+    GraphBuilder b;
+    b.output(b.op("Relu", {b.input("x", DType::f32, {4})}));
+    return b.build();
+  };
+  const Tensor x = testing::random_tensor(DType::f32, {4}, 3);
+  Graph g1 = base();
+  g1.declared_output_dtypes.push_back({1 << 28, DType::f32});
+  EXPECT_THROW({ Session s(g1, "ref"); s.run({x}); }, Error);
+  Graph g2 = base();
+  g2.overridable.push_back({1 << 28, {}, false});
+  EXPECT_THROW({ Session s(g2, "ref"); s.run({x, x}); }, Error);
+  Graph g3 = base();
+  g3.overridable.push_back({g3.inputs[0], {4}, true});  // a graph input, not a constant
+  EXPECT_THROW({ Session s(g3, "ref"); s.run({x, x}); }, Error);
+}
 }  // namespace
 }  // namespace fusor
