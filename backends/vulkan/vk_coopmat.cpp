@@ -48,6 +48,13 @@ static_assert(sizeof(CoopmatFeaturesKHR) == sizeof(VkPhysicalDeviceCooperativeMa
 
 constexpr uint32_t kF16 = 0, kF32 = 1, kScopeSubgroup = 3;
 // A bf16*bf16+f32 subgroup shape the template can take (not saturating, dims in 1..64).
+// An f16*f16+f32 subgroup shape gemm_coopmat.glsl can take; through KHR not a square one (A and
+// B would be one SPIR-V type, and the KHR rewrite derives each type's Use from it).
+bool usable_f16_shape(const CoopmatShape& c, bool khr) {
+  return c.scope == kScopeSubgroup && c.a == kF16 && c.b == kF16 && c.c == kF32 && c.result == kF32 && !c.saturating &&
+         c.m > 0 && c.n > 0 && c.k > 0 && c.m <= 64 && c.n <= 64 && c.k <= 64 && !(khr && c.m == c.k && c.k == c.n);
+}
+
 bool usable_bf16_shape(const CoopmatShape& c) {
   return c.scope == kScopeSubgroup && c.a == kBF16 && c.b == kBF16 && c.c == kF32 && c.result == kF32 && !c.saturating &&
          c.m > 0 && c.n > 0 && c.k > 0 && c.m <= 64 && c.n <= 64 && c.k <= 64;
@@ -134,7 +141,9 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
         }
     }
   }
-  if (nv && fnv.cooperativeMatrix && (khr_shapes.empty() || want_nv)) {
+  // NV's list only where KHR's has no fp16 shape fusor can use, or NV is asked for.
+  const bool khr_f16 = std::any_of(khr_shapes.begin(), khr_shapes.end(), [](const CoopmatShape& c) { return usable_f16_shape(c, true); });
+  if (nv && fnv.cooperativeMatrix && (!khr_f16 || want_nv)) {
     auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
         vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
     uint32_t n = 0;
@@ -148,8 +157,8 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
         }
     }
   }
-  // NV's list is used only where KHR's is empty or NV is asked for; KHR's may then hold more
-  // types (bf16), kept for `fusor devices` and bf16 (coopmat_khr_also).
+  // With NV's in use, KHR's list may still hold other types (bf16): kept for `fusor devices` and
+  // bf16 matmuls (coopmat_khr_also).
   if (!nv_shapes.empty()) {
     info.coopmat_nv = true;
     info.coopmat_shapes = std::move(nv_shapes);
@@ -237,10 +246,7 @@ std::optional<CoopmatShape> coopmat_shape_for(const PhysicalDeviceInfo& info, st
   unsigned want[3] = {16, 8, 16};
   if (const char* e = std::getenv("FUSOR_VK_COOPMAT_SHAPE")) std::sscanf(e, "%ux%ux%u", &want[0], &want[1], &want[2]);
   for (const CoopmatShape& c : info.coopmat_shapes) {
-    if (c.scope != kScopeSubgroup || c.a != kF16 || c.b != kF16 || c.c != kF32 || c.result != kF32 || c.saturating) continue;
-    if (c.m == 0 || c.n == 0 || c.k == 0 || c.m > 64 || c.n > 64 || c.k > 64) continue;
-    // KHR needs A and B as distinct types (the rewrite derives each type's Use from it).
-    if (!info.coopmat_nv && c.m == c.k && c.k == c.n) continue;
+    if (!usable_f16_shape(c, !info.coopmat_nv)) continue;
     const bool preferred = c.m == want[0] && c.n == want[1] && c.k == want[2];
     if (!best || preferred) best = c;
     if (preferred) break;
