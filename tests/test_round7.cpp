@@ -299,6 +299,41 @@ TEST(Round7, ZeroTripLoopDoesNotAnalyseItsBodyAsIfItRan) {
   }
 }
 
+// Zero trips (M = 0, a constant) with a scan output shaped by a carried value fed at run time
+// (Range(0, v)): the load specialises on v, so the shape it infers is the one the run makes
+// (it inferred [0, 0] from the declared types and the run failed on [0, 3]; review of round 7).
+TEST(Round7, ZeroTripScanShapedByARunTimeCarriedValue) {
+  onnx::ModelProto m = new_model();
+  auto* g = m.mutable_graph();
+  int_init(g, "M", {0}, true);
+  type(g->add_input(), "v", onnx::TensorProto::INT64, {});
+  auto* loop = node(g, "Loop", {"M", "", "v"}, {"vf", "scans"});
+  auto* b = body_attr(loop);
+  type(b->add_input(), "i", onnx::TensorProto::INT64, {});
+  type(b->add_input(), "c_in", onnx::TensorProto::BOOL, {});
+  type(b->add_input(), "v_in", onnx::TensorProto::INT64, {});
+  int_init(b, "zero", {0}, true);
+  int_init(b, "one", {1}, true);
+  node(b, "Identity", {"c_in"}, {"c_out"});
+  node(b, "Identity", {"v_in"}, {"v_out"});
+  node(b, "Range", {"zero", "v_in", "one"}, {"sc"});
+  type(b->add_output(), "c_out", onnx::TensorProto::BOOL, {});
+  type(b->add_output(), "v_out", onnx::TensorProto::INT64, {});
+  type(b->add_output(), "sc", onnx::TensorProto::INT64, {-1});
+  type(g->add_output(), "vf", onnx::TensorProto::INT64, {});
+  type(g->add_output(), "scans", onnx::TensorProto::INT64, {-1, -1});
+  const Graph model = load(m);
+  for (const std::string& be : usable_backends()) {
+    Session s(model, be);
+    for (int64_t v : {3, 5, 3}) {
+      const std::string what = be + " v=" + std::to_string(v);
+      auto r = s.run({i64_scalar(v)});
+      expect_ints(r[0], {}, {v}, what + " vf");
+      expect_ints(r[1], {0, v}, {}, what + " scans");
+    }
+  }
+}
+
 // ---- Overridable initializers (ONNX IR >= 4) ----
 
 // y = x * w; w [3] is an initializer {1, 2, 3} that graph.input also lists (declared dims:

@@ -299,8 +299,12 @@ std::vector<std::pair<DType, Shape>> zero_trip_scans(const Node& n, const Graph&
     } catch (const Error&) {
     }
   }
+  // The first iteration could not be bound with all its values (a carried value known only at
+  // run time): specialise on the inputs (need_values) rather than fall back to the declared
+  // types, which the run -- binding with the values -- would then contradict.
+  const bool all_known = std::all_of(carried.begin(), carried.end(), [](const Arg& a) { return a.value != nullptr; });
   for (int k = 0; k < io.K; ++k)
-    if (need_values && b.values[b.outputs[static_cast<size_t>(1 + io.N + k)]].dtype == DType::undefined) need_values();
+    if (need_values && (!all_known || b.values[b.outputs[static_cast<size_t>(1 + io.N + k)]].dtype == DType::undefined)) need_values();
   return read(b);
 }
 
