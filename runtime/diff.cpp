@@ -352,7 +352,7 @@ std::string bisect_case(const std::string& case_dir, const std::string& backend,
     DiffOptions o;
     o.rtol = rtol;
     o.atol = atol;
-    DiffReport r = diff_backends(g, sets[0].inputs, {"ref"}, {backend}, o);
+    DiffReport r = diff_backends(g, bind_inputs(g, sets[0].inputs, sets[0].input_names, "diff"), {"ref"}, {backend}, o);
     if (!r.culprit) return "culprit: none (every value agrees with ref within tolerance; the stored outputs differ from ref too?)";
     const DiffCulprit& c = *r.culprit;
     const ValueDiff& d = c.value;

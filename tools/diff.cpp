@@ -26,11 +26,12 @@ int cmd_diff(const DiffArgs& a) {
   std::vector<Tensor> inputs;
   std::string source;
   if (!a.inputs_dir.empty()) {
-    inputs = read_numbered_inputs(a.inputs_dir);  // as `run --inputs`: numbering checked
+    std::vector<std::string> names;  // as `run --inputs`: numbering checked, bound by name where named
+    inputs = bind_inputs(g, read_numbered_inputs(a.inputs_dir, &names), names, "diff");
     source = a.inputs_dir;
   } else if (auto sets = a.seed_given ? std::vector<TestCase>{} : load_test_data_sets(model_dir(a.model));
              !sets.empty()) {
-    inputs = sets[0].inputs;
+    inputs = bind_inputs(g, sets[0].inputs, sets[0].input_names, "diff");
     source = sets[0].dir;
   } else {
     inputs = random_inputs(g, a.seed);
