@@ -706,12 +706,13 @@ class Fuser {
   void absorb_into(KernelSpec& k) {
     if (k.matmul || k.conv || k.kind == FusionKind::opaque) return;
     bool changed = true;
+    std::set<int> absorbed;  // each reduction value once: termination does not rest on absorb() removing every read
     while (changed) {
       changed = false;
       for (size_t li = 0; li < k.loads.size() && !changed; ++li) {
         int v = value_of_buffer(k.loads[li].buffer);
         int p = v >= 0 ? producer(v) : -1;
-        if (p < 0 || cls_[p] != Cls::reduce || is_graph_output(v)) continue;
+        if (p < 0 || cls_[p] != Cls::reduce || is_graph_output(v) || absorbed.count(v)) continue;
         const ReduceInfo& r = red_[p];
         const Value& x = g_.values[g_.nodes[p].inputs[0]];
         if (x.shape != k.space) continue;
@@ -732,6 +733,7 @@ class Fuser {
           extra += !have;
         }
         if (k.input_buffers().size() + extra > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
+        absorbed.insert(v);
         absorb(k, rk, static_cast<int>(li));
         changed = true;
       }
@@ -795,6 +797,10 @@ class Fuser {
         if (a >= 0 && k.expr[a].kind == ExprKind::load && k.expr[a].load == li) a = ref;
     for (auto& o : k.outputs)
       if (o.expr >= 0 && k.expr[o.expr].kind == ExprKind::load && k.expr[o.expr].load == li) o.expr = ref;
+    // A reduction whose body is the load itself (ReduceMax of an Unsqueezed ReduceMin): its
+    // body is the absorbed value too (broadcast along the row, as the load read it).
+    for (auto& r : k.reductions)
+      if (r.body >= 0 && k.expr[r.body].kind == ExprKind::load && k.expr[r.body].load == li) r.body = ref;
     for (auto& fo : rk.fused_ops) k.fused_ops.push_back(fo);
     for (auto& fn : rk.fused_nodes) k.fused_nodes.push_back(fn);
     topo_order(k);

@@ -390,6 +390,26 @@ TEST(FusionEdgeCases, TrainingModeBatchNormUsesBatchStatistics) {
   }
 }
 
+// A reduction over a row whose body is the row's load itself, reading another reduction's result
+// broadcast along it (ReduceMin -> Unsqueeze -> ReduceMax; red-team round 8): the fusion pass
+// absorbed the inner reduction forever (the body kept its load, so the load was never gone).
+TEST(FusionEdgeCases, ReductionOfABroadcastReductionIsAbsorbedOnce) {
+  for (const Shape& xs : {Shape{1}, Shape{7}, Shape{3, 257}}) {
+    GraphBuilder b("rr", 18);
+    int x = b.input("x", DType::f32, xs);
+    std::vector<int64_t> all(xs.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+    auto axes = [&](const char* n, std::vector<int64_t> v) { return b.constant(n, testing::ints_of({static_cast<int64_t>(v.size())}, v)); };
+    int s = b.op("ReduceMin", {x, axes("all", all)}, {{"keepdims", int64_t{0}}});
+    int u = b.op("Unsqueeze", {s, axes("a0", {0})});
+    int t = b.op("ReduceMax", {u, axes("a0b", {0})}, {{"keepdims", int64_t{1}}});
+    b.output(b.op("ReduceSum", {b.op("Unsqueeze", {b.op("ReduceMin", {t, axes("a0c", {0})}, {{"keepdims", int64_t{0}}}), axes("a0d", {0})}),
+                                axes("a0e", {0})}, {{"keepdims", int64_t{1}}}));
+    Graph g = b.build();
+    expect_close(run_all(g, inputs_for(g, 36)), 1e-6, "reduction of a broadcast reduction");
+  }
+}
+
 TEST(FusionEdgeCases, SqueezeAndUnsqueezeOfEmptyTensors) {
   GraphBuilder b("empty", 11);
   int x = b.input("x", DType::f32, {1, 0, 5});
