@@ -235,10 +235,24 @@ float fz_atanh(float x) {
     return x + x * s * (0.33333333f + s * (0.2f + s * (0.14285714f + s * (0.11111111f + s * (0.090909091f + s * 0.076923077f)))));
   return atanh(x);
 }
+// Past |x| = 88 exp(|x|) nears FLT_MAX while sinh / cosh stay finite up to 89.415: there
+// (e/2) * e with e = exp(|x| / 2) (the textbook formulas gave inf from 88.72).
 float fz_sinh(float x) {
-  float s = x * x;
-  if (abs(x) < 0.25f) return x + x * s * (0.16666667f + s * (0.0083333333f + s * (1.9841270e-4f + s * 2.7557319e-6f)));
+  float s = x * x, a = abs(x);
+  if (a < 0.25f) return x + x * s * (0.16666667f + s * (0.0083333333f + s * (1.9841270e-4f + s * 2.7557319e-6f)));
+  if (a > 88.0f && !fz_nan_b(x)) {
+    float e = exp(0.5f * a), r = (0.5f * e) * e;
+    return x < 0.0f ? -r : r;
+  }
   return sinh(x);
+}
+float fz_cosh(float x) {
+  float a = abs(x);
+  if (a > 88.0f && !fz_nan_b(x)) {
+    float e = exp(0.5f * a);
+    return (0.5f * e) * e;
+  }
+  return cosh(x);
 }
 // C powf where GLSL's pow is undefined (C99 Annex F, as fz_powd): negative bases with integral
 // exponents, +-0 and +-inf bases (-0 and -inf keep their sign for odd exponents), +-inf exponents.
@@ -724,7 +738,7 @@ std::string VulkanDialect::intrinsic(const std::string& nm) const {
   if (nm == "erf") return "fz_erf";
   if (nm == "pow") return "fz_pow";
   if (nm == "tanh") return "fz_tanh";
-  if (nm == "atan" || nm == "asinh" || nm == "acosh" || nm == "atanh" || nm == "sinh") return "fz_" + nm;
+  if (nm == "atan" || nm == "asinh" || nm == "acosh" || nm == "atanh" || nm == "sinh" || nm == "cosh") return "fz_" + nm;
   return nm;
 }
 
