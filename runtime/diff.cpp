@@ -10,6 +10,7 @@
 
 #include "backends/backend.h"
 #include "ir/kernel_spec.h"
+#include "runtime/segments.h"
 #include "runtime/session.h"
 #include "runtime/tensor_io.h"
 
@@ -53,7 +54,9 @@ std::vector<Tensor> run_side(const DiffSide& s, const Graph& g, const std::vecto
   o.device = s.device;
   const std::string what = s.backend + (fusion ? " (fused)" : " (unfused)");
   try {
-    auto exe = make_backend(s.backend)->compile(g, o);
+    // As run and conform: nodes the backend refuses run on the host (graph breaks).
+    auto b = make_backend(s.backend);
+    auto exe = compile_with_fallback(*b, g, o);
     return exe->run(inputs);
   } catch (const Unsupported& e) {
     throw Unsupported("diff", what + ": " + e.what());

@@ -137,6 +137,19 @@ TEST_F(Diff, CompareValuesReportsUlpAndWorstElement) {
   EXPECT_TRUE(compare_values(nr, nt, 0, 0).diverges);
 }
 
+// A node the backend refuses (vulkan has no int32 ArgMax) runs on the host, as in run and
+// conform: diff compares instead of stopping (red-team round 8).
+TEST(DiffFallback, GraphBreaksRunOnTheHost) {
+  if (make_backend("vulkan")->devices().empty()) GTEST_SKIP() << "no Vulkan device";
+  GraphBuilder b;
+  int x = b.input("x", DType::i32, {4, 9});
+  b.output(b.op("ArgMax", {b.op("Abs", {x})}, {{"axis", int64_t{1}}}));
+  Graph g = b.build();
+  const std::vector<Tensor> in = {testing::random_tensor(DType::i32, {4, 9}, 5, -50, 50)};
+  DiffReport r = diff_backends(g, in, {"ref"}, {"vulkan"});
+  EXPECT_FALSE(r.culprit) << "ref and vulkan (ArgMax on the host) should agree";
+}
+
 TEST_F(Diff, HealthyBackendsAgree) {
   auto r = diff_backends(g_, inputs_, {"ref"}, {"cpu"});
   EXPECT_FALSE(r.culprit) << format_diff(r);
