@@ -124,6 +124,9 @@ ValueDiff compare_values(const Tensor& ref, const Tensor& test, double rtol, dou
 // disagreement. Throws Error("diff") when there is no culprit or a value was not recorded,
 // Error("io") when a file cannot be written.
 void extract_reproducer(const DiffReport& r, const std::string& dir);
+// Throws Error("diff", ...) when dir exists and is not an empty folder: an extracted case is
+// written whole into a new or empty folder, never mixed with files already there.
+void check_extract_dir(const std::string& dir);
 
 // Everything in the report (tensors excepted) as JSON; +-inf/NaN scores become null.
 nlohmann::json diff_to_json(const DiffReport& r);

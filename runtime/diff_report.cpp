@@ -129,8 +129,17 @@ std::string g6(double d) {
 
 }  // namespace
 
+void check_extract_dir(const std::string& dir) {
+  std::error_code ec;
+  const fs::path d(dir);
+  if (!fs::exists(d, ec)) return;
+  if (!fs::is_directory(d, ec) || !fs::is_empty(d, ec) || ec)
+    throw Error("diff", "--extract '" + printable(dir) + "' exists and is not an empty folder: give a new or empty one");
+}
+
 void extract_reproducer(const DiffReport& r, const std::string& dir) {
   if (!r.culprit) throw Error("diff", "nothing to extract: no value diverges");
+  check_extract_dir(dir);
   const Graph& g = r.graph;
   std::vector<int> outs;
   std::vector<int> nodes = culprit_nodes(r, outs);

@@ -150,6 +150,22 @@ TEST(DiffFallback, GraphBreaksRunOnTheHost) {
   EXPECT_FALSE(r.culprit) << "ref and vulkan (ArgMax on the host) should agree";
 }
 
+// --extract writes a whole case into a new or empty folder only: stale input_K / test sets
+// beside the new files made the printed `fusor conform DIR` fail (red-team round 8).
+TEST(DiffExtract, RefusesAFolderThatIsNotEmpty) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("fusor_extract_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  EXPECT_NO_THROW(check_extract_dir((root / "new").string()));
+  fs::create_directories(root / "empty");
+  EXPECT_NO_THROW(check_extract_dir((root / "empty").string()));
+  fs::create_directories(root / "used" / "test_data_set_1");
+  EXPECT_THROW(check_extract_dir((root / "used").string()), Error);
+  std::ofstream(root / "file") << "x";
+  EXPECT_THROW(check_extract_dir((root / "file").string()), Error);
+  fs::remove_all(root);
+}
+
 TEST_F(Diff, HealthyBackendsAgree) {
   auto r = diff_backends(g_, inputs_, {"ref"}, {"cpu"});
   EXPECT_FALSE(r.culprit) << format_diff(r);

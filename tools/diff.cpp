@@ -22,6 +22,7 @@ int cmd_diff(const DiffArgs& a) {
   if (a.sides.size() != 2)
     throw Error("diff", "give exactly two --backend options (got " + std::to_string(a.sides.size()) +
                             "), e.g. --backend ref --backend vulkan, or --backend cpu --no-fusion --backend cpu");
+  if (!a.extract.empty()) check_extract_dir(a.extract);  // before the runs, not after
   Graph g = load_model(a.model);
   std::vector<Tensor> inputs;
   std::string source;
