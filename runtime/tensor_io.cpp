@@ -116,6 +116,8 @@ class NpyDictParser {
       p_ += v.b ? 4 : 5;
       return v;
     }
+    // numpy writes a structured dtype's descr as a list of fields: a valid file, not ours.
+    if (c == '[') throw io_error(path_, "unsupported npy dtype: a structured (record) dtype; give one plain numeric dtype");
     if (c != '(') fail("expected a string, True/False or a tuple");
     ++p_;
     v.kind = Value::tuple;

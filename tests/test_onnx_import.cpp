@@ -206,6 +206,11 @@ TEST(TensorIo, NpyErrors) {
   big_endian.replace(big_endian.find("<f4"), 3, ">f4");
   write_bytes(d / "be.npy", big_endian);
   expect_error([&] { read_npy(d / "be.npy"); }, "big-endian");
+  std::string structured = good;  // numpy's descr for np.dtype([('a', '<f4')]) (same header length)
+  structured.replace(structured.find("'<f4'"), 5, "[('a','<f4')]");
+  structured.erase(structured.find("}") + 2, 8);
+  write_bytes(d / "rec.npy", structured);
+  expect_error([&] { read_npy(d / "rec.npy"); }, "structured");
   write_bytes(d / "short.npy", good.substr(0, good.size() - 8));
   expect_error([&] { read_npy(d / "short.npy"); }, "truncated");
   write_bytes(d / "text.npy", "just text, definitely not numpy");
