@@ -10,6 +10,7 @@
 #include "frontend/onnx_import.h"
 #include "runtime/session.h"
 #include "test_util.h"
+#include "onnx_test_util.h"
 
 namespace fusor {
 namespace {
@@ -26,12 +27,7 @@ void type(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std
 }
 
 onnx::NodeProto* node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(out[0] + "_node");
-  for (auto& i : in) n->add_input(i);
-  for (auto& o : out) n->add_output(o);
-  return n;
+  return testing::onnx_node(g, op, std::move(in), std::move(out));
 }
 
 void int_constant(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> v, bool scalar = false) {
@@ -50,21 +46,9 @@ onnx::GraphProto* branch(onnx::NodeProto* n, const std::string& attr) {
   return a->mutable_g();
 }
 
-onnx::ModelProto model_with_graph() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
-  m.mutable_graph()->set_name("if_test");
-  return m;
-}
+onnx::ModelProto model_with_graph() { return testing::onnx_model("if_test"); }
 
-Graph load(const onnx::ModelProto& m) {
-  std::string bytes;
-  EXPECT_TRUE(m.SerializeToString(&bytes));
-  return load_onnx_from_bytes(bytes, "");
-}
+Graph load(const onnx::ModelProto& m) { return testing::load_proto(m); }
 
 // y = If(rows(x) > 2) then Relu(x) * 2 else -x     (x: [N, 4], N symbolic)
 onnx::ModelProto shape_condition_model() {

@@ -14,6 +14,7 @@
 #include "frontend/onnx_import.h"
 #include "runtime/session.h"
 #include "test_util.h"
+#include "onnx_test_util.h"
 
 namespace fusor {
 namespace {
@@ -115,11 +116,7 @@ onnx::ModelProto model(std::vector<NP> nodes, std::vector<In> inputs, std::vecto
   return m;
 }
 
-Graph load(const onnx::ModelProto& m) {
-  std::string bytes;
-  EXPECT_TRUE(m.SerializeToString(&bytes));
-  return load_onnx_from_bytes(bytes, "");
-}
+Graph load(const onnx::ModelProto& m) { return testing::load_proto(m); }
 
 std::vector<std::string> test_backends() {
   std::vector<std::string> r;

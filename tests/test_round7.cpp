@@ -21,6 +21,7 @@
 #include "runtime/session.h"
 #include "runtime/tensor_io.h"
 #include "test_util.h"
+#include "onnx_test_util.h"
 
 namespace fusor {
 namespace {
@@ -41,12 +42,7 @@ void type(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std
 }
 
 onnx::NodeProto* node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(out[0] + "_node");
-  for (auto& i : in) n->add_input(i);
-  for (auto& o : out) n->add_output(o);
-  return n;
+  return testing::onnx_node(g, op, std::move(in), std::move(out));
 }
 
 void int_init(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> v, bool scalar) {
@@ -80,21 +76,9 @@ void int_attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
   a->set_i(v);
 }
 
-onnx::ModelProto new_model(int ir = 8) {
-  onnx::ModelProto m;
-  m.set_ir_version(ir);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
-  m.mutable_graph()->set_name("round7");
-  return m;
-}
+onnx::ModelProto new_model(int ir = 8) { return testing::onnx_model("round7", ir); }
 
-Graph load(const onnx::ModelProto& m) {
-  std::string bytes;
-  EXPECT_TRUE(m.SerializeToString(&bytes));
-  return load_onnx_from_bytes(bytes, "");
-}
+Graph load(const onnx::ModelProto& m) { return testing::load_proto(m); }
 
 std::vector<std::string> usable_backends() {
   std::vector<std::string> out;
