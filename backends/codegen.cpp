@@ -109,6 +109,7 @@ void Emitter::setup() {
   } else if (k_.conv) {
     launch_.group_size = d_.conv_group_size;
     launch_.groups = ceil_div(total, launch_.group_size);
+    if (total > 0) conv_macros_ = d_.conv_config(*k_.conv, launch_.groups);
   } else if (k_.kind == FusionKind::opaque) {
     launch_.group_size = kDefaultGroup;
     launch_.groups = ceil_div(opaque_total(), kDefaultGroup);
@@ -641,7 +642,7 @@ std::string Emitter::emit_contraction() const {
   s += define("FZ_CR", c.r) + define("FZ_CS", c.s) + define("FZ_COH", c.oh) + define("FZ_COW", c.ow);
   s += define("FZ_SH", c.stride_h) + define("FZ_SW", c.stride_w) + define("FZ_PH", c.pad_h) + define("FZ_PW", c.pad_w);
   s += define("FZ_DH", c.dil_h) + define("FZ_DW", c.dil_w) + define("FZ_GROUPS", c.groups);
-  s += define("FZ_TOTAL", shape_numel(k_.space)) + d_.conv_config();
+  s += define("FZ_TOTAL", shape_numel(k_.space)) + conv_macros_;
   s += "#define FZ_LOAD_X(off) " + load_of(c.x_buffer, "(off)") + "\n";
   s += "#define FZ_LOAD_W(off) " + load_of(c.w_buffer, "(off)") + "\n";
   return s + emit_epilogue() + d_.conv_template;

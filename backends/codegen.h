@@ -141,8 +141,9 @@ struct Dialect {
   // Work decomposition of a matmul kernel: sets `work_items` (groups the template expects;
   // default batch * ceil(m / tile_m) * ceil(n / tile_n)) and returns extra #define lines.
   virtual std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work_items) const;
-  // Extra #define lines of a conv kernel (before the template), e.g. its split-K; default none.
-  virtual std::string conv_config() const { return ""; }
+  // Extra #define lines of conv c's kernel (before the template), e.g. its tiles and split-K;
+  // may set work_items (groups launched; preset to one thread per output); default none.
+  virtual std::string conv_config(const ConvDesc& c, int64_t& work_items) const { return (void)c, (void)work_items, ""; }
   // Threads per group of a matmul with M rows (default matmul_group_size).
   virtual int64_t matmul_threads(int64_t m) const { return (void)m, matmul_group_size; }
 

@@ -102,7 +102,7 @@ class Emitter {
   mutable std::string globals_;  // global-scope declarations an opaque kernel body needs (const tables)
   int64_t unroll_ = 1;           // loop kernels: elements per thread per iteration
   std::string sfx_;              // suffix of coordinate/value locals (one per unrolled copy)
-  std::string matmul_macros_;
+  std::string matmul_macros_, conv_macros_;
   bool typed_ = false;  // some value is an integer or float64: the dialect's typed helpers are emitted
   // Register-resident rows (emit_rows, KernelSpec::register_loads): per load, 0 read from
   // memory, 1 kept but not yet read in this row, 2 read (later passes take fz_cl<load>[fz_t]).

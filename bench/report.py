@@ -5,7 +5,7 @@ import json, os, re, sys
 from collections import defaultdict
 
 run = sys.argv[1]
-LINE = re.compile(r"^(?P<w>.+?)\s+(?P<s>(?:torch|fusor|iree)-[\w-]+(?: (?:unfused|eager|replay|template-gemm|template-conv|cudnn-fused-epilogue))?)\s+(?P<kv>\w+=.*)$")
+LINE = re.compile(r"^(?P<w>.+?)\s+(?P<s>(?:torch|fusor|iree)-[\w-]+(?: (?:unfused|eager|replay|template-gemm|template-conv|library-conv|cudnn-fused-epilogue))?)\s+(?P<kv>\w+=.*)$")
 res = defaultdict(dict)
 info = {}
 for l in open(os.path.join(run, "side_by_side.log")):
@@ -71,13 +71,13 @@ out.append("")
 # W6: the torchvision CNNs; torch's memory format (the faster of contiguous / channels_last) in brackets.
 w6 = [w for w in res if w.startswith("W6 ")]
 if w6:
-    out.append("| W6 (ms) | fusor-cuda | cuDNN off (template) | cuDNN, its fused bias/ReLU | fusor-vulkan | torch eager | torch.compile | reduce-overhead |" + ihead + " fusor-cuda vs reduce-overhead |")
-    out.append("|---|---|---|---|---|---|---|---|" + isep + "---|")
+    out.append("| W6 (ms) | fusor-cuda | cuDNN off (template) | cuDNN for every conv (library) | cuDNN, its fused bias/ReLU | fusor-vulkan | torch eager | torch.compile | reduce-overhead |" + ihead + " fusor-cuda vs reduce-overhead |")
+    out.append("|---|---|---|---|---|---|---|---|---|" + isep + "---|")
     lay = lambda w, s: ("" if "layout" not in res[w].get(s, {}) else f" ({'cl' if res[w][s]['layout'] == 'channels_last' else 'nchw'})")
     for w in w6:
         ro, fc = res[w].get("torch-compile-ro", {}).get("ms"), res[w].get("fusor-cuda", {}).get("ms")
         ratio = "—" if not (ro and fc) else (f"{ro / fc:.2f}x faster" if fc <= ro else f"{fc / ro:.2f}x slower")
-        out.append(f"| {w[3:]} | {cell(w,'fusor-cuda')} | {cell(w,'fusor-cuda template-conv')} | {cell(w,'fusor-cuda cudnn-fused-epilogue')} | "
+        out.append(f"| {w[3:]} | {cell(w,'fusor-cuda')} | {cell(w,'fusor-cuda template-conv')} | {cell(w,'fusor-cuda library-conv')} | {cell(w,'fusor-cuda cudnn-fused-epilogue')} | "
                    f"{cell(w,'fusor-vulkan')} | {cell(w,'torch-eager')}{lay(w,'torch-eager')} | {cell(w,'torch-compile')}{lay(w,'torch-compile')} | "
                    f"{cell(w,'torch-compile-ro')}{lay(w,'torch-compile-ro')} |{icells(w)} {ratio} |")
     inotes()

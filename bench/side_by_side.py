@@ -404,9 +404,11 @@ def main():
                         ref = torch_systems_layouts(w, lambda: model, xi, layouts)
                         fusor_systems(w, d, xi, ref, variants=False, max_err=1e-4)
                         iree_systems(w, d, [xi], ref, max_err=1e-4)
-                        # fusor-cuda variants: the direct conv template instead of cuDNN, and
+                        # fusor-cuda variants: every conv on the NVRTC template, every conv of
+                        # >= 2^18 MACs on cuDNN (the policy before the split-K template), and
                         # cuDNN with every bias / ReLU in the generated epilogue kernel.
                         for label, env in (("template-conv", {"FUSOR_CUDA_CONV": "template"}),
+                                           ("library-conv", {"FUSOR_CUDA_CONV": "library"}),
                                            ("cudnn-fused-epilogue", {"FUSOR_CUDA_CONV_EPILOGUE": "cudnn"})):
                             if "fusor-cuda" not in SYSTEMS: break
                             j = fusor_bench(d, "cuda", env=env)

@@ -23,7 +23,7 @@ agg = collections.OrderedDict()
 for e in kern:
     k = e["args"].get("kernel", e["name"])
     r = agg.setdefault(k, {"dur": 0.0, "n": 0, "bytes": e["args"].get("bytes", 0), "kind": e["args"].get("kind", ""),
-                           "name": e["name"]})
+                           "name": e["name"], "shape": e["args"].get("conv", e["args"].get("matmul", ""))})
     r["dur"] += e["dur"]
     r["n"] += 1
 reps = max([r["n"] for r in agg.values()] or [1])
@@ -32,5 +32,6 @@ print(f"{'kernel':<34} {'kind':<7} {'us':>9} {'share':>6} {'GB/s':>8}  ops")
 for k, r in sorted(agg.items(), key=lambda kv: -kv[1]["dur"])[: a.top]:
     us = r["dur"] / r["n"]
     gbs = r["bytes"] / (us * 1e3) if us > 0 else 0.0
-    print(f"{k[:34]:<34} {r['kind']:<7} {us:9.2f} {100 * us / total if total else 0:5.1f}% {gbs:8.1f}  {r['name'][:60]}")
+    shape = f"  [{r['shape']}]" if r["shape"] else ""
+    print(f"{k[:34]:<34} {r['kind']:<7} {us:9.2f} {100 * us / total if total else 0:5.1f}% {gbs:8.1f}  {r['name'][:60]}{shape}")
 print(f"{'total of ' + str(len(agg)) + ' kernels':<34} {'':<7} {total:9.2f}")

@@ -55,6 +55,18 @@ nlohmann::json make_trace(const TraceData& d) {
     nlohmann::json args = {{"kernel", k.name}, {"kind", fusion_kind_name(k.kind)}, {"nodes", k.fused_nodes},
                            {"bytes_read", rd}, {"bytes_written", wr}, {"bytes", rd + wr}};
     if (t.what.empty() && t.dur_us > 0) args["gb_per_s"] = static_cast<double>(rd + wr) / (t.dur_us * 1e3);
+    // The contraction's problem, so per-layer times can be compared across policies.
+    const auto x = [](auto... v) {
+      std::string s;
+      ((s += (s.empty() ? "" : "x") + std::to_string(v)), ...);
+      return s;
+    };
+    if (k.matmul) args["matmul"] = "MxNxK " + x(k.matmul->m, k.matmul->n, k.matmul->k);
+    if (k.conv) {
+      const ConvDesc& c = *k.conv;
+      args["conv"] = "NxCxHxW " + x(c.n, c.c, c.h, c.w) + " K " + std::to_string(c.k) + " RxS " + x(c.r, c.s) + " stride " +
+                     x(c.stride_h, c.stride_w) + " groups " + std::to_string(c.groups);
+    }
     if (!t.what.empty()) args["call"] = t.what;
     ev.push_back(slice(t.what.empty() ? ops : t.what + " " + ops, "kernel", kDevicePid, kKernelTid,
                        d.kernels_origin_us + t.start_us, t.dur_us, std::move(args)));

@@ -161,13 +161,16 @@ std::vector<ConvCase> cases() {
 
 // cuDNN's own bias + ReLU (opt-in), which writes the fire module's Concat slices itself.
 struct FusedEpilogue {
-  FusedEpilogue() { ::setenv("FUSOR_CUDA_CONV_EPILOGUE", "cudnn", 1); }
-  ~FusedEpilogue() { ::unsetenv("FUSOR_CUDA_CONV_EPILOGUE"); }
+  FusedEpilogue() { ::setenv("FUSOR_CUDA_CONV_EPILOGUE", "cudnn", 1), ::setenv("FUSOR_CUDA_CONV", "library", 1); }
+  ~FusedEpilogue() { ::unsetenv("FUSOR_CUDA_CONV_EPILOGUE"), ::unsetenv("FUSOR_CUDA_CONV"); }
 };
 
 struct EnvGuard {  // FUSOR_CUDA_CONV and FUSOR_CUDA_CONV_EPILOGUE for one case
+  // The cases check cuDNN's descriptors: unless a case names a policy, the size policy that
+  // sends every non-depthwise conv of >= 2^18 multiply-adds to cuDNN ("library"; the default
+  // also keeps layers of few tiles on the template, CudaConvTemplate.*).
   explicit EnvGuard(const ConvCase& tc) {
-    set("FUSOR_CUDA_CONV", tc.policy);
+    set("FUSOR_CUDA_CONV", tc.policy ? tc.policy : "library");
     set("FUSOR_CUDA_CONV_EPILOGUE", tc.epilogue_policy);
   }
   static void set(const char* name, const char* v) {
@@ -296,16 +299,19 @@ TEST(CudaConv, PolicyOverride) {
   Plan p = build_plan(g);
   const KernelSpec* ck = conv_kernel(p);
   ASSERT_NE(ck, nullptr);
-  ::unsetenv("FUSOR_CUDA_CONV");
+  ::setenv("FUSOR_CUDA_CONV", "library", 1);
   EXPECT_TRUE(cuda_library_conv(*ck, p).has_value());
+  ::unsetenv("FUSOR_CUDA_CONV");  // the default: 4 tiles of 64 x 64 is a layer for the split-K template
+  EXPECT_FALSE(cuda_library_conv(*ck, p).has_value());
   ::setenv("FUSOR_CUDA_CONV", "template", 1);
   EXPECT_FALSE(cuda_library_conv(*ck, p).has_value());
   // The plan's sources follow the policy: the template kernel, or no kernel at all.
   EXPECT_NE(cuda_generate_sources(p).back().second.find("FZ_LOAD_X"), std::string::npos);
-  ::unsetenv("FUSOR_CUDA_CONV");
+  ::setenv("FUSOR_CUDA_CONV", "library", 1);
   bool empty = false;
   for (auto& [name, src] : cuda_generate_sources(p)) empty = empty || src.empty();
   EXPECT_TRUE(empty) << "cuDNN writes the bare conv itself";
+  ::unsetenv("FUSOR_CUDA_CONV");
 }
 
 // Squeezenet's fire module: two convs (bias + ReLU) written straight into the channel slices

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_conv.h"
 #include "runtime/disk_cache.h"
 
 #ifndef FUSOR_CUDA_INCLUDE
@@ -297,31 +298,6 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
 #endif
 )";
 
-// Direct convolution: one thread per output element (grid-stride), NCHW x OIHW, groups.
-constexpr const char* kConvTemplate = R"(
-extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
-  const fz_idx cpg = FZ_CC / FZ_GROUPS, kpg = FZ_CK / FZ_GROUPS;
-  for (fz_idx i = (fz_idx)blockIdx.x * FZ_GROUP_SIZE + threadIdx.x; i < FZ_TOTAL; i += (fz_idx)gridDim.x * FZ_GROUP_SIZE) {
-    const fz_idx ow = i % FZ_COW, oh = (i / FZ_COW) % FZ_COH, k = (i / (FZ_COW * FZ_COH)) % FZ_CK;
-    const fz_idx n = i / (FZ_COW * FZ_COH * FZ_CK), g = k / kpg;
-    float acc = 0.0f;
-    for (fz_idx c = 0; c < cpg; ++c) {
-      const fz_idx xc = (n * FZ_CC + g * cpg + c) * FZ_CH, wc = (k * cpg + c) * FZ_CR;
-      for (fz_idx r = 0; r < FZ_CR; ++r) {
-        const fz_idx ih = oh * FZ_SH - FZ_PH + r * FZ_DH;
-        if (ih < 0 || ih >= FZ_CH) continue;
-        for (fz_idx s = 0; s < FZ_CS; ++s) {
-          const fz_idx iw = ow * FZ_SW - FZ_PW + s * FZ_DW;
-          if (iw < 0 || iw >= FZ_CW) continue;
-          acc = fmaf(FZ_LOAD_X((xc + ih) * FZ_CW + iw), FZ_LOAD_W((wc + r) * FZ_CS + s), acc);
-        }
-      }
-    }
-    FZ_EPILOGUE(acc, i);
-  }
-}
-)";
-
 // Epilogue of a matmul that cuBLASLt computed (LibraryGemm::Epilogue::kernel): the product,
 // row-major over the kernel's space, arrives in fz_gemm; one thread per element.
 constexpr const char* kLibraryEpilogueTemplate = R"(
@@ -378,7 +354,7 @@ struct CudaDialect : Dialect {
     unroll = "#pragma unroll\n";
     max_groups = 1 << 20;  // grid-stride loops make any count correct; this bounds launch size
     matmul_template = kMatmulTemplate;
-    conv_template = kConvTemplate;
+    conv_template = cuda_conv_template();
   }
   std::string prelude(const KernelHeader& h) const override {
     return std::string(h.uses_f16 ? "#include <cuda_fp16.h>\n" : "") + kCudaHelpers;
@@ -411,6 +387,7 @@ struct CudaDialect : Dialect {
     if (t == DType::bf16) return "fz_f32_to_bf16(" + v + ")";
     return Dialect::from_float(t, v);
   }
+  std::string conv_config(const ConvDesc& c, int64_t& work_items) const override { return cuda_conv_config(c, work_items); }
   int64_t matmul_threads(int64_t m) const override {
     return m > 8 ? matmul_group_size : gemv_new() ? gemv_shape(m).second : 1024;
   }
@@ -530,6 +507,8 @@ struct CudaLibraryConvEpilogueDialect : CudaDialect {
     conv_template = "#define FZ_CONV_T " + storage_type(t) + "\n#define FZ_CONV_F(v) " + to_float(t, "(v)") + "\n" +
                     kLibraryConvEpilogueTemplate;
   }
+  // One thread per output element, as the template above expects.
+  std::string conv_config(const ConvDesc&, int64_t&) const override { return ""; }
 };
 
 const Dialect& library_conv_epilogue_dialect(DType t) {

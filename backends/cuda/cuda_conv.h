@@ -1,6 +1,6 @@
 // Convolution kernels through cuDNN (issue 12, "convolution on both backends"). The fusion pass
 // decides what a conv kernel computes (KernelSpec::conv, ir/kernel_spec.h); this only decides
-// how the CUDA backend runs it: the NVRTC direct template (backends/cuda/cuda_codegen.cpp) or
+// how the CUDA backend runs it: the NVRTC template (backends/cuda/cuda_conv_template.cpp) or
 // one cudnnConvolutionForward (legacy API), followed by a generated epilogue kernel unless the
 // kernel's only output is the bare convolution.
 //
@@ -64,9 +64,30 @@ struct LibraryConv {
 // an acc of another dtype than the operands' (KernelSpec::acc_dtype: fp16/bf16 with bias),
 // sizes past cuDNN's 32-bit int arguments, pads whose symmetric form gives another output
 // size, depthwise convolutions (groups == C == K: the direct template already reads each input
-// element a few times only), or fewer than 2^18 multiply-adds. FUSOR_CUDA_CONV overrides the size policy:
-// "template" never uses cuDNN, "cudnn" uses it for every expressible conv. Needs no GPU.
+// element a few times only), fewer than 2^18 multiply-adds, or (the default policy) fewer
+// than 132 output tiles of 64 x 64 in the implicit GEMM (a batch-1 layer: the template's
+// split-K fills the GPU where cuDNN's legacy algorithms leave it idle) or fewer than 2^30
+// multiply-adds (measured faster on the template, docs/benchmarks.md). FUSOR_CUDA_CONV
+// overrides the policy: "template" never uses cuDNN, "cudnn" uses it for every expressible
+// conv, "library" for every one of at least 2^18 multiply-adds that is not depthwise (the
+// policy before the split-K template). Needs no GPU.
 std::optional<LibraryConv> cuda_library_conv(const KernelSpec& k, const Plan& p);
+
+// The NVRTC convolution template (cuda_conv_template.cpp): an implicit GEMM, Out_g[K/G,
+// N*OH*OW] = W_g[K/G, C/G*R*S] x im2col(X)_g with the im2col matrix gathered while staging
+// (never stored), fp32 FMA accumulation, split-K for few tiles; or a direct loop (one thread
+// per output) for depthwise and other tiny reductions (C/G*R*S < 16 or K/G < 4).
+struct CudaConvTiles {
+  bool direct = false;
+  int64_t bm = 64, bn = 64;  // output channels of a group x columns of N*OH*OW per tile (16, 32, 64)
+  int64_t tiles = 0;         // over all groups
+  int64_t splits = 1, chunk = 0;  // split-K: slices of `chunk` (a multiple of 16) of C/G*R*S
+};
+CudaConvTiles cuda_conv_tiles(const ConvDesc& c);
+// The template's #define lines for conv c; sets work_items (blocks the template loops over)
+// unless the direct loop is chosen (one thread per output: the caller's count stays).
+std::string cuda_conv_config(const ConvDesc& c, int64_t& work_items);
+const char* cuda_conv_template();
 
 // The loaded cuDNN and one handle in the current CUDA context. available() is false (with
 // why()) when the library or a symbol is missing or cudnnCreate failed; never throws.

@@ -450,7 +450,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   }
 }
 
-std::string VulkanDialect::conv_config() const {
+std::string VulkanDialect::conv_config(const ConvDesc&, int64_t&) const {
   // FZ_CONV_DB 0: conv.glsl's previous K loop (A/B); the direct path declares its (unused)
   // shared slices at that loop's size, as before.
   std::string s = tiles_.conv_db && !tiles_.conv_direct ? "" : "#define FZ_CONV_DB 0\n";

@@ -194,7 +194,7 @@ class VulkanDialect : public Dialect {
   static std::string tile_order(bool n_major_default);
   // conv.glsl's #defines: FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_W_VEC4 / FZ_LOAD_W4 for
   // 4-wide weight loads, FZ_CONV_DB 0 under FUSOR_VK_CONV_DB=0 and on the direct path.
-  std::string conv_config() const override;
+  std::string conv_config(const ConvDesc& c, int64_t& work_items) const override;
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);
   }
