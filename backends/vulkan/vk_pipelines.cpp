@@ -426,6 +426,7 @@ void VulkanExecutable::build_kernels() {
     if (ctx_->pipeline_stats()) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     VkResult r = vkCreateComputePipelines(dev_, ctx_->pipeline_cache(), 1, &ci, nullptr, &pipelines_[j]);
     vkDestroyShaderModule(dev_, module, nullptr);
+    if (r == VK_SUCCESS) ++live_pipeline_count();
     job_us[j][1] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
     if (r != VK_SUCCESS) throw Error("vulkan", "kernel '" + job.name + "': vkCreateComputePipelines failed: " + result_name(r));
     if (ctx_->pipeline_stats()) print_pipeline_statistics(dev_, pipelines_[j], job.name);
