@@ -82,8 +82,13 @@ std::pair<fs::path, int64_t> check_external(const onnx::TensorProto& t, const st
                               std::to_string(nbytes) + " bytes its dtype and shape need");
   fs::path file = resolve_external_path(t, location, base_dir);
   std::error_code ec;
-  if (!fs::is_regular_file(file, ec))
-    throw tensor_error(t, "external data file '" + printable(file.string()) + "' not found (location '" + printable(location) + "')");
+  if (const fs::file_status st = fs::status(file, ec); !fs::is_regular_file(st)) {
+    // "not found" only when nothing is there: a folder or FIFO named by location exists.
+    const std::string what = !fs::exists(st)         ? "not found"
+                             : fs::is_directory(st) ? "is a directory, not a regular file"
+                                                    : "is not a regular file (FIFO, socket or device)";
+    throw tensor_error(t, "external data file '" + printable(file.string()) + "' " + what + " (location '" + printable(location) + "')");
+  }
   uint64_t size = fs::file_size(file, ec);
   if (ec || static_cast<uint64_t>(offset) + nbytes > size)
     throw tensor_error(t, "external data file '" + printable(file.string()) + "' is too short: need " + std::to_string(nbytes) +

@@ -9,6 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include <optional>
 
 #include "frontend/onnx_import.h"
+#include "ir/passes.h"
 #include "runtime/session.h"
 #ifdef FUSOR_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
@@ -109,6 +111,13 @@ nb::list shape_list(const Shape& s) {  // None for a dim the model leaves open
   return shape;
 }
 
+// A value's shape for get_inputs / get_outputs: None when the model does not declare it (not
+// even its rank), never [] (which would claim a scalar).
+// (shape_known means every dim is fixed; an open rank is an empty shape that is not known.)
+nb::object declared_shape(const Value& v) {
+  return v.shape_known || !v.shape.empty() ? nb::object(shape_list(v.shape)) : nb::none();
+}
+
 template <class A> Shape shape_of(const A& a) {
   Shape s(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) s[i] = static_cast<int64_t>(a.shape(i));
@@ -155,18 +164,54 @@ namespace {
 
 class PySession {
  public:
-  PySession(Graph g, std::string backend, int device, bool fusion, bool replay) : model_(std::move(g)), backend_(backend) {
+  PySession(Graph g, std::string backend, int device, bool fusion, bool replay, size_t max_executables)
+      : model_(std::move(g)), backend_(backend) {
     opts_.device = device;
     opts_.fusion = fusion;
     opts_.replay = replay;
     host_ = std::make_unique<Session>(model_, backend_, opts_);
+    host_->set_max_executables(max_executables);
   }
 
-  nb::list io_info(bool outputs) const {
-    nb::list l;
-    for (int id : outputs ? model_.outputs : model_.inputs) {
+  // (name, shape or None, dtype) per graph input or output. infer (outputs): an output whose
+  // shape the model leaves open, in a model whose inputs all have fixed shapes, gets the shape
+  // fusor's shape inference gives it (as onnxruntime's get_outputs); where that fails (a
+  // data-dependent shape) it stays open.
+  nb::list io_info(bool outputs, bool infer = false) const {
+    const Graph* shapes = &model_;
+    std::optional<Graph> inferred;
+    bool open = false;
+    for (int id : model_.outputs) {
       const Value& v = model_.values[id];
-      l.append(nb::make_tuple(v.name, shape_list(v.shape), std::string(dtype_name(v.dtype))));
+      open = open || !v.shape_known || std::any_of(v.shape.begin(), v.shape.end(), [](int64_t d) { return d < 0; });
+    }
+    if (outputs && infer && open) {
+      std::map<std::string, Shape> in;
+      bool fixed = true;
+      for (int id : model_.inputs) {
+        const Value& v = model_.values[id];
+        fixed = fixed && v.shape_known && std::all_of(v.shape.begin(), v.shape.end(), [](int64_t d) { return d >= 0; });
+        in[v.name] = v.shape;
+      }
+      if (fixed) {
+        nb::gil_scoped_release release;
+        try {
+          Graph g = model_;
+          make_static(g, in);
+          if (g.outputs.size() == model_.outputs.size()) inferred = std::move(g);
+        } catch (const std::exception&) {
+          // data-dependent or refused: the shape stays as declared (a run reports the error)
+        }
+      }
+      if (inferred) shapes = &*inferred;
+    }
+    nb::list l;
+    const std::vector<int>& ids = outputs ? model_.outputs : model_.inputs;
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const Value& v = model_.values[ids[k]];
+      const Value& s = outputs && shapes != &model_ ? shapes->values[shapes->outputs[k]] : v;
+      const DType dt = v.dtype != DType::undefined ? v.dtype : s.dtype;
+      l.append(nb::make_tuple(v.name, declared_shape(s), std::string(dtype_name(dt))));
     }
     return l;
   }
@@ -183,14 +228,37 @@ class PySession {
   }
 
   const std::string& backend() const { return backend_; }
+  size_t cached_executables() const { return host_->cached_executables(); }
 
   // inputs: one array-like per graph input (graph order); outputs: per graph output None or a
   // DLPack capsule of a caller device array to write into (cuda only). A caller output's entry
   // in the result is None: the Python front puts the caller's object there.
   // overrides: per overridable initializer (in order, trailing ones may be left out) None to keep
   // it, or a host array to feed instead.
-  nb::list run(const std::vector<InArray>& inputs, bool output_device, const std::vector<nb::object>& outputs,
-               const std::vector<nb::object>& overrides) {
+  // pick: only the outputs whose indices are in `wanted` are returned, the others are None and
+  // never converted (an int4 output nobody asked for must not fail the run); else all.
+  nb::list run(const std::vector<nb::object>& input_objects, bool output_device, const std::vector<nb::object>& outputs,
+               const std::vector<nb::object>& overrides, const std::vector<int64_t>& wanted, bool pick) {
+    std::vector<char> want(model_.outputs.size(), pick ? 0 : 1);
+    for (int64_t k : wanted) {
+      if (k < 0 || k >= static_cast<int64_t>(want.size()))
+        throw Error("python", "output index " + std::to_string(k) + " is out of range (the model has " +
+                                  std::to_string(want.size()) + " outputs)");
+      want[static_cast<size_t>(k)] = 1;
+    }
+    // Cast here rather than in the signature: an array nanobind cannot take (a dtype DLPack
+    // lacks) is one fusor.Error naming the input, not a TypeError listing the signature.
+    std::vector<InArray> inputs;
+    for (size_t i = 0; i < input_objects.size(); ++i) {
+      try {
+        inputs.push_back(nb::cast<InArray>(input_objects[i], false));
+      } catch (const nb::cast_error&) {
+        throw Error(
+            "python",
+            "input '" + input_name(i) + "': " + nb::type_name(input_objects[i].type()).c_str() +
+                " cannot be handed over as an array (DLPack; bool, integer, float16/32/64 and bfloat16 arrays can)");
+      }
+    }
     if (overrides.size() > model_.overridable.size())
       throw Error("python", "expected at most " + std::to_string(model_.overridable.size()) + " overridable initializers, got " +
                                 std::to_string(overrides.size()));
@@ -233,7 +301,7 @@ class PySession {
         if (t.defined())
           throw Error("python", "feeding an overridable initializer needs host inputs and outputs (device arrays, output_device "
                                 "and outputs= do not take it yet)");
-      return run_device(inputs, output_device, outs);
+      return run_device(inputs, output_device, outs, want);
     }
 
     std::vector<Tensor> in;
@@ -247,7 +315,12 @@ class PySession {
       out = host_->run(in);
     }
     nb::list res;
-    for (size_t k = 0; k < out.size(); ++k) res.append(to_numpy(std::move(out[k]), "output '" + output_name(k) + "'"));
+    for (size_t k = 0; k < out.size(); ++k) {
+      if (k < want.size() && !want[k])
+        res.append(nb::none());
+      else
+        res.append(to_numpy(std::move(out[k]), "output '" + output_name(k) + "'"));
+    }
     return res;
   }
 
@@ -259,7 +332,8 @@ class PySession {
     return k < model_.outputs.size() ? model_.values[model_.outputs[k]].name : "#" + std::to_string(k);
   }
 
-  nb::list run_device(const std::vector<InArray>& inputs, bool output_device, const OutArrays& outputs);
+  nb::list run_device(const std::vector<InArray>& inputs, bool output_device, const OutArrays& outputs,
+                      const std::vector<char>& want);
 
   Graph model_;
   std::string backend_;
@@ -267,7 +341,9 @@ class PySession {
   std::unique_ptr<Session> host_;
   std::mutex mu_;  // one run at a time per session (fusor::Session is not thread-safe)
 #ifdef FUSOR_HAVE_CUDA
-  std::map<std::string, std::shared_ptr<Executable>> device_cache_;  // per input signature
+  // Per input signature: the executable and its last use (LRU), at most host_->max_executables().
+  std::map<std::string, std::pair<std::shared_ptr<Executable>, uint64_t>> device_cache_;
+  uint64_t device_tick_ = 0;
 #endif
 };
 
@@ -276,7 +352,8 @@ class PySession {
 // host copy; the executable re-points its graph's kernel nodes). Host inputs mixed in are
 // uploaded to scratch device buffers; outputs the caller did not pass are allocated here and
 // returned as device arrays (output_device) or copied to NumPy.
-nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_device, const OutArrays& outputs) {
+nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_device, const OutArrays& outputs,
+                               const std::vector<char>& want) {
   if (backend_ != "cuda")
     throw Error("python", "device arrays (and output_device / outputs=) need backend 'cuda'; backend '" + backend_ +
                               "' takes host arrays (NumPy)");
@@ -320,9 +397,20 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
         if (sg.values[sg.inputs[i]].constant)
           throw Unsupported("python", "the model's shapes depend on the values of input '" + input_name(i) +
                                           "': run it with host (NumPy) inputs");
-      it = device_cache_.emplace(key, std::shared_ptr<Executable>(make_backend("cuda")->compile(sg, opts_))).first;
+      // Bounded like the host Session's cache: the least recently used signature goes (an
+      // output array still holding it keeps it alive through its capsule).
+      while (device_cache_.size() >= host_->max_executables()) {
+        auto oldest = device_cache_.begin();
+        for (auto c = device_cache_.begin(); c != device_cache_.end(); ++c)
+          if (c->second.second < oldest->second.second) oldest = c;
+        device_cache_.erase(oldest);
+      }
+      it = device_cache_
+               .emplace(key, std::make_pair(std::shared_ptr<Executable>(make_backend("cuda")->compile(sg, opts_)), 0))
+               .first;
     }
-    exe = it->second;
+    it->second.second = ++device_tick_;
+    exe = it->second.first;
     cu = dynamic_cast<CudaExecutable*>(exe.get());
     if (!cu) throw Error("python", "the cuda backend returned an executable without device buffers");
     try {
@@ -383,6 +471,9 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
   for (size_t k = 0; k < od.size(); ++k) {
     if (k < outputs.size() && outputs[k]) {
       res.append(nb::none());  // the result is in the caller's own tensor (the front returns it)
+    } else if (k < want.size() && !want[k]) {
+      if (output_device) cu->device_free(out_ptrs[k]);  // not asked for: nothing will own it
+      res.append(nb::none());
     } else if (!output_device) {
       res.append(to_numpy(std::move(host_out[k]), "output '" + od[k].name + "'"));
     } else {
@@ -410,7 +501,7 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
   return res;
 }
 #else
-nb::list PySession::run_device(const std::vector<InArray>&, bool, const OutArrays&) {
+nb::list PySession::run_device(const std::vector<InArray>&, bool, const OutArrays&, const std::vector<char>&) {
   throw Error("python", "device arrays (and output_device / outputs=) need the cuda backend, which this fusor was built without");
 }
 #endif
@@ -466,22 +557,26 @@ NB_MODULE(_fusor, m) {
       .def(
           "__init__",
           [](PySession* self, nb::handle source, const std::string& backend, int device, bool fusion, bool replay,
-             bool is_path) {
+             bool is_path, size_t max_executables) {
             Graph g = load_source(source, is_path);
             {
               nb::gil_scoped_release release;
               make_backend(backend);  // an unknown or absent backend fails here, not at the first run
             }
-            new (self) PySession(std::move(g), backend, device, fusion, replay);
+            new (self) PySession(std::move(g), backend, device, fusion, replay, max_executables);
           },
           nb::arg("source"), nb::arg("backend"), nb::arg("device") = 0, nb::arg("fusion") = true,
-          nb::arg("replay") = true, nb::arg("is_path") = false)
+          nb::arg("replay") = true, nb::arg("is_path") = false,
+          nb::arg("max_executables") = Session::kDefaultMaxExecutables)
       .def("inputs", [](const PySession& s) { return s.io_info(false); })
-      .def("outputs", [](const PySession& s) { return s.io_info(true); })
+      .def(
+          "outputs", [](const PySession& s, bool infer) { return s.io_info(true, infer); }, nb::arg("infer") = false)
+      .def("cached_executables", [](const PySession& s) { return s.cached_executables(); })
       .def("overridable", [](const PySession& s) { return s.overridable_info(); })
       .def_prop_ro("backend", &PySession::backend)
       .def("run", &PySession::run, nb::arg("inputs"), nb::arg("output_device") = false,
-           nb::arg("outputs") = std::vector<nb::object>{}, nb::arg("overrides") = std::vector<nb::object>{});
+           nb::arg("outputs") = std::vector<nb::object>{}, nb::arg("overrides") = std::vector<nb::object>{},
+           nb::arg("wanted") = std::vector<int64_t>{}, nb::arg("pick") = false);
 
   bind_tools(m);
 }

@@ -65,6 +65,7 @@ struct LoopNode {
   int kernels = -1;      // kernels per replay of the first compiled body
   std::string refused;   // the last reason an iteration ran on ref
   int64_t compiled_iterations = 0, ref_iterations = 0;
+  CompiledBody over_limit;  // every shape past kMaxBodyShapes: on ref, not cached per key (bounded memory)
 };
 
 class DeviceBodyRunner final : public BodyRunner {
@@ -118,19 +119,22 @@ class DeviceBodyRunner final : public BodyRunner {
     if (it != cache_.end()) return it->second;
     LoopNode& ln = nodes_[call.node];
     CompiledBody c;
-    if (++ln.shapes > kMaxBodyShapes) {
-      c.refused = "its loop-carried shapes changed " + std::to_string(ln.shapes - 1) + " times (at most " +
-                  std::to_string(kMaxBodyShapes) + " body specialisations are compiled)";
-    } else {
-      try {
-        Graph body = call.specialise();
-        if (!first_ && !own_) own_ = make_backend(name_);
-        c = compile_body(first_ ? *first_ : *own_, body, opts_);
-        if (ln.kernels < 0) ln.kernels = c.exe ? c.exe->kernel_count() : 0;
-      } catch (const Error& e) {
-        c = CompiledBody{};
-        c.refused = std::string("its body cannot be compiled for ") + name_ + ": " + e.what();
-      }
+    if (ln.shapes >= kMaxBodyShapes) {
+      ln.shapes = kMaxBodyShapes + 1;  // "more than": the further shapes are not counted, nor cached
+      ln.over_limit.refused = ln.refused = "its loop-carried shapes changed more than " +
+                                           std::to_string(kMaxBodyShapes - 1) + " times (at most " +
+                                           std::to_string(kMaxBodyShapes) + " body specialisations are compiled)";
+      return ln.over_limit;
+    }
+    ++ln.shapes;
+    try {
+      Graph body = call.specialise();
+      if (!first_ && !own_) own_ = make_backend(name_);
+      c = compile_body(first_ ? *first_ : *own_, body, opts_);
+      if (ln.kernels < 0) ln.kernels = c.exe ? c.exe->kernel_count() : 0;
+    } catch (const Error& e) {
+      c = CompiledBody{};
+      c.refused = std::string("its body cannot be compiled for ") + name_ + ": " + e.what();
     }
     if (!c.refused.empty()) ln.refused = c.refused;
     return cache_.emplace(call.key, std::move(c)).first->second;

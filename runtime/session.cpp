@@ -270,6 +270,46 @@ size_t Session::cached_executables() const {
   return cache_.size();
 }
 
+size_t Session::compiled_executables() const { return compiled_.load(); }
+
+size_t Session::max_executables() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return max_;
+}
+
+void Session::set_max_executables(size_t n) {
+  if (n == 0) throw Error("run", "a Session must be allowed to keep at least 1 executable");
+  std::lock_guard<std::mutex> lock(mu_);
+  max_ = n;
+  evict_locked();
+}
+
+void Session::erase_locked(std::map<std::string, std::shared_ptr<Entry>>::iterator it) {
+  const Entry& e = *it->second;
+  if (e.value_keyed) {
+    --value_keyed_count_;
+    auto vk = value_keyed_.find(e.shape_key);
+    if (vk != value_keyed_.end() && --vk->second == 0) value_keyed_.erase(vk);
+  }
+  cache_.erase(it);  // a run still using the entry holds its own reference
+}
+
+void Session::evict_locked() {
+  // A linear scan per eviction: the cache holds at most max_ entries and an eviction follows a
+  // compile, which costs far more.
+  const size_t max_by_value = std::min(max_, kMaxValueKeyedExecutables);
+  while (cache_.size() > max_ || value_keyed_count_ > max_by_value) {
+    const bool by_value = value_keyed_count_ > max_by_value;
+    auto oldest = cache_.end();
+    for (auto it = cache_.begin(); it != cache_.end(); ++it)
+      if ((!by_value || it->second->value_keyed) &&
+          (oldest == cache_.end() || it->second->last_use < oldest->second->last_use))
+        oldest = it;
+    if (oldest == cache_.end()) break;
+    erase_locked(oldest);
+  }
+}
+
 std::vector<Tensor> Session::run_entry(Entry& e, const Graph* sg, const std::vector<Tensor>& inputs,
                                       const std::vector<Tensor>& fed, RunStats* stats) {
   std::unique_lock<std::mutex> lock(e.m);
@@ -280,6 +320,7 @@ std::vector<Tensor> Session::run_entry(Entry& e, const Graph* sg, const std::vec
     if (!sg) sg = &(local = specialize(model_, inputs));
     std::lock_guard<std::mutex> compile_lock(compile_mu_);
     e.exe = compile_with_fallback(*impl_, *sg, opts_);
+    ++compiled_;
   }
   if (e.exe->concurrent_runs()) lock.unlock();
   return e.exe->run(fed, stats);
@@ -294,6 +335,7 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* st
     auto it = cache_.find(key);
     if (it != cache_.end() && !value_keyed_.count(key)) {
       std::shared_ptr<Entry> e = it->second;
+      e->last_use = ++tick_;
       lock.unlock();
       return run_entry(*e, nullptr, inputs, fed, stats);
     }
@@ -305,10 +347,16 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* st
   std::shared_ptr<Entry> e;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!vkey.empty()) value_keyed_.insert(key);  // this shape's executables depend on values
     auto& slot = cache_[key + vkey];
-    if (!slot) slot = std::make_shared<Entry>();
+    if (!slot) {
+      slot = std::make_shared<Entry>();
+      slot->shape_key = key;
+      slot->value_keyed = !vkey.empty();
+      if (slot->value_keyed) ++value_keyed_[key], ++value_keyed_count_;  // this shape's executables depend on values
+    }
     e = slot;
+    e->last_use = ++tick_;
+    evict_locked();  // never e: it is the most recently used
   }
   return run_entry(*e, &sg, inputs, fed, stats);
 }

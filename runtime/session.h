@@ -1,5 +1,6 @@
 // Session-level helpers: load a model, specialise it to concrete input shapes, make inputs.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -70,36 +71,65 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, const InputDims
 // specialize/compile/run. Ops the backend lacks run on the host between device segments
 // unless opts.fallback is off (runtime/segments.h).
 //
+// Memory: the in-memory cache is bounded (least recently used out): at most
+// max_executables() executables (default kDefaultMaxExecutables), of which at most
+// kMaxValueKeyedExecutables are keyed on input values (data-dependent shapes: NonZero of a
+// computed mask compiles one per distinct mask, so an unbounded cache grew on every run). A
+// signature evicted and seen again is compiled again (warm from the disk kernel cache). The
+// Session's destructor frees every executable (device memory, pipelines, command buffers).
+//
 // Thread safety: run() may be called from any number of threads at once. Each signature is
-// compiled exactly once (other threads asking for it wait for that compile); compiles are
-// serialized per Session. Runs of one executable are serialized unless its backend runs them
-// concurrently (Executable::concurrent_runs(): `ref`), since the cpu arena, the Vulkan command
-// buffer and the CUDA graph are one per executable; runs of different signatures proceed in
-// parallel. Executables live as long as the Session, so none is freed while a run uses it.
+// compiled exactly once while cached (other threads asking for it wait for that compile);
+// compiles are serialized per Session. Runs of one executable are serialized unless its backend
+// runs them concurrently (Executable::concurrent_runs(): `ref`), since the cpu arena, the Vulkan
+// command buffer and the CUDA graph are one per executable; runs of different signatures
+// proceed in parallel. An executable evicted while a run uses it is freed when that run ends.
 class Session {
  public:
+  static constexpr size_t kDefaultMaxExecutables = 64;
+  static constexpr size_t kMaxValueKeyedExecutables = 16;
+
   Session(Graph model, std::string backend, CompileOptions opts = {});
   // inputs: as specialize takes them (overridable initializers may follow the graph inputs).
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats = nullptr);
+  // Executables held now (at most max_executables()).
   size_t cached_executables() const;
+  // Executables compiled since the Session was made (a cache hit compiles none; an evicted
+  // signature seen again compiles again).
+  size_t compiled_executables() const;
+  // Bounds the cache to n >= 1 executables (value-keyed ones to min(n,
+  // kMaxValueKeyedExecutables)); evicts the least recently used ones now if more are held.
+  // Error("run") for n = 0.
+  void set_max_executables(size_t n);
+  size_t max_executables() const;
   const std::string& backend() const { return backend_; }
 
  private:
   struct Entry {
     std::mutex m;  // held while compiling, and while running when runs must be serialized
     std::unique_ptr<Executable> exe;
+    std::string shape_key;  // the signature without input values
+    bool value_keyed = false;
+    uint64_t last_use = 0;  // Session::tick_ at the last lookup (LRU order)
   };
   std::vector<Tensor> run_entry(Entry& e, const Graph* static_graph, const std::vector<Tensor>& inputs,
                                 const std::vector<Tensor>& fed, RunStats* stats);
+  // With mu_ held: drops least recently used entries until the bounds hold.
+  void evict_locked();
+  void erase_locked(std::map<std::string, std::shared_ptr<Entry>>::iterator it);
 
   Graph model_;
   std::string backend_;
   CompileOptions opts_;
   std::unique_ptr<Backend> impl_;
-  mutable std::mutex mu_;                             // guards cache_ and value_keyed_
+  mutable std::mutex mu_;                             // guards cache_, value_keyed_, tick_, max_
   std::mutex compile_mu_;                             // one compile at a time on impl_
   std::map<std::string, std::shared_ptr<Entry>> cache_;
-  std::set<std::string> value_keyed_;                 // shape keys whose graphs bake input values in
+  std::map<std::string, size_t> value_keyed_;  // shape key -> cached entries that bake input values in
+  uint64_t tick_ = 0;
+  size_t max_ = kDefaultMaxExecutables;
+  size_t value_keyed_count_ = 0;
+  std::atomic<size_t> compiled_{0};
 };
 
 // Compile (with host fallback unless opts.fallback is off: runtime/segments.h) + run once on a

@@ -94,15 +94,21 @@ TEST(InputDims, NamedDimsBindEveryInputAndShapesAreChecked) {
   // An unbound dim names the input, the dim and what to pass.
   std::string e = error_of(g, parse_input_dims({}, {"batch=2"}));
   EXPECT_NE(e.find("input 'x' dim 2 (unnamed) is dynamic"), std::string::npos) << e;
-  EXPECT_NE(e.find("--shape x=Nx4xN"), std::string::npos) << e;
+  // The dims --dim bound are filled in, the others are "?" (was "N", which read as a dim named N).
+  EXPECT_NE(e.find("--shape x=2x4x? (given: --dim batch=2)"), std::string::npos) << e;
   e = error_of(g, parse_input_dims({"x=2x4x3"}, {}));
-  EXPECT_NE(e.find("input 'y' dim 0 ('batch') is dynamic: give --dim batch=N"), std::string::npos) << e;
+  EXPECT_NE(e.find("input 'y' dim 0 ('batch') is dynamic: give --dim batch=VALUE or --shape y=?x4"), std::string::npos) << e;
   // A shape that contradicts the model, a misspelt name and a wrong rank.
   e = error_of(g, parse_input_dims({"x=2x5x3"}, {"batch=2"}));
   EXPECT_NE(e.find("dim 1 is 5, the model fixes it to 4"), std::string::npos) << e;
   EXPECT_NE(error_of(g, parse_input_dims({"X=2x4x3"}, {"batch=2"})).find("'X', which is not an input"), std::string::npos);
   EXPECT_NE(error_of(g, parse_input_dims({"x=2x4x3"}, {"bach=2"})).find("'bach', which is not a symbolic dim"), std::string::npos);
   EXPECT_NE(error_of(g, parse_input_dims({"x=2x4"}, {"batch=2"})).find("rank 2"), std::string::npos);
+  // Red-team round 9 (F10): a --dim that contradicts a --shape of the same dim was silently
+  // dropped (--shape won); now one line names both. Agreeing ones still run.
+  e = error_of(g, parse_input_dims({"x=2x4x3"}, {"batch=5"}));
+  EXPECT_NE(e.find("--dim batch=5 contradicts --shape x=2x4x3, whose dim 0 ('batch') is 2"), std::string::npos) << e;
+  EXPECT_EQ(resolve_input_shapes(g, parse_input_dims({"x=2x4x3"}, {"batch=2"}))[1], (Shape{2, 4}));
   // The library default (unknown_to_one) keeps binding unbound dims to 1.
   InputDims ones;
   ones.unknown_to_one = true;
@@ -122,6 +128,28 @@ TEST(InputDims, MalformedArgumentsAreOneLineErrors) {
     }
   }
   EXPECT_EQ(parse_input_dims({"s="}, {}).shapes.at("s"), Shape{});  // a scalar
+}
+
+// Red-team round 9 (F13): a dim past 2^40 said "is not a dimension (a whole number >= 0)",
+// the wrong reason; now it names the limit. Signs and spaces stoll took are refused.
+TEST(InputDims, DimsPastTheLimitNameIt) {
+  auto error = [](const std::vector<std::string>& shapes, const std::vector<std::string>& dims) {
+    try {
+      parse_input_dims(shapes, dims);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  for (const std::string& v : {"281474976710656", "4611686018427387904", "99999999999999999999999", "1099511627777"}) {
+    const std::string e = error({}, {"S=" + v});
+    EXPECT_NE(e.find("dimension " + v + " is larger than fusor's limit of 2^40 (1099511627776)"), std::string::npos) << e;
+    EXPECT_NE(error({"x=0x" + v + "x16"}, {}).find("larger than fusor's limit of 2^40"), std::string::npos) << v;
+  }
+  EXPECT_EQ(parse_input_dims({}, {"S=1099511627776"}).dims.at("S"), int64_t{1} << 40);  // the limit itself
+  EXPECT_EQ(parse_input_dims({}, {"S=0000000000000000007"}).dims.at("S"), 7);          // leading zeros
+  for (const std::string& v : {" 4", "+4", "-4", "4 ", "0x10", ""})
+    EXPECT_NE(error({}, {"S=" + v}).find("is not a dimension (a whole number >= 0)"), std::string::npos) << "'" << v << "'";
 }
 
 TEST(InputDims, CliRunBenchExplainTakeShapesAndSeedBeatsStoredInputs) {

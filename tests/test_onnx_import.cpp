@@ -3,6 +3,7 @@
 // ../shared; the real models under $FUSOR_SHARED/models are loaded when present.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -666,4 +667,22 @@ TEST(TensorIo, ModelPathTakesAFoldersModelOnnx) {
   const std::string loop = d / "loop";
   fs::create_directory_symlink(loop, loop);
   EXPECT_EQ(model_path(loop), loop);  // no filesystem_error
+}
+
+// Red-team round 9 (F19): an external-data location naming a folder or a FIFO inside the model
+// folder said "not found" although the path exists; now the message says what it is. Nothing
+// is read from the FIFO (no hang), and a missing file still says "not found".
+TEST(OnnxImport, ExternalDataThatIsNoRegularFileSaysSo) {
+  TempDir d;
+  fs::create_directory(d.path / "sub");
+  ASSERT_EQ(::mkfifo((d / "f.bin").c_str(), 0600), 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"sub", "is a directory, not a regular file (location 'sub')"},
+      {"f.bin", "is not a regular file (FIFO, socket or device) (location 'f.bin')"},
+      {"gone.bin", "not found (location 'gone.bin')"}};
+  for (const auto& [loc, msg] : cases) {
+    onnx::ModelProto m = small_model();
+    make_external(m, loc, nullptr, 0);
+    expect_error([&] { load_onnx(save_model(d, m, loc + ".onnx")); }, "tensor 'w': external data file '" + (d / loc) + "' " + msg);
+  }
 }

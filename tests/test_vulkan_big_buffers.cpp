@@ -296,3 +296,38 @@ TEST_F(VulkanBigBuffers, UnsplittableKernelNamesTheLimit) {
 
 }  // namespace
 }  // namespace fusor
+
+namespace fusor {
+namespace {
+
+// Red-team round 9 (F12): x [0, 2^40, 16] holds no element, but the MatMul kernel's index math
+// held 2^40, which no 32-bit index fits, so vulkan refused ("constant 1099511627776 does not
+// fit") a run ref and cpu answer with empty outputs. Kernels whose every output is empty now get
+// no source and no dispatch; a non-empty output beside them still runs and is right.
+TEST_F(VulkanBigBuffers, EmptyInputWithAHugeDimNeedsNoKernel) {
+  for (int64_t big : {int64_t{1} << 40, int64_t{1} << 33, int64_t{5}}) {
+    GraphBuilder b("empty_huge", 17);
+    const int x = b.input("x", DType::f32, {0, big, 16});
+    const int z = b.input("z", DType::f32, {3, 4});
+    const int y = b.op("Softmax", {b.op("MatMul", {x, b.constant("w", random_f32({16, 8}, 3))})}, {{"axis", int64_t{-1}}});
+    b.output(y);
+    b.output(b.op("ReduceMax", {y}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}}));
+    b.output(b.op("Relu", {z}));
+    const Graph g = finish(b);
+    const std::vector<Tensor> in{Tensor(DType::f32, {0, big, 16}), random_f32({3, 4}, 4)};
+    auto exe = vk_->compile(g, {});
+    const std::vector<Tensor> got = exe->run(in);
+    const std::vector<Tensor> want = make_backend("ref")->compile(g, {})->run(in);
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[0].shape(), (Shape{0, big, 8}));
+    EXPECT_EQ(got[1].shape(), (Shape{0, 1, 8}));
+    for (size_t i = 0; i < 3; ++i) {
+      ASSERT_EQ(got[i].shape(), want[i].shape()) << "output " << i;
+      EXPECT_EQ(max_rel_error(got[i], want[i]), 0) << "output " << i;
+    }
+    EXPECT_EQ(exe->kernel_count(), 1) << "only the Relu writes anything (big = " << big << ")";
+  }
+}
+
+}  // namespace
+}  // namespace fusor

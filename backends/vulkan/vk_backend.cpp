@@ -2,6 +2,7 @@
 #include "backends/vulkan/vulkan_backend.h"
 
 #include "backends/vulkan/vk_executable.h"
+#include "backends/vulkan/vk_memory.h"
 #include "ir/phases.h"
 
 namespace fusor {
@@ -124,6 +125,8 @@ int vulkan_blocked_kernel_count(const Executable& e) {
   for (const std::string& t : v->blocked_tiles()) n += t.empty() ? 0 : 1;
   return n;
 }
+
+VulkanLiveObjects vulkan_live_objects() { return {vk::live_memory_count().load(), vk::live_pipeline_count().load()}; }
 
 int vulkan_pipeline_count(const Executable& e) {
   auto* v = dynamic_cast<const vk::VulkanExecutable*>(&e);

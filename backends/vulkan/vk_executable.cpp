@@ -125,7 +125,7 @@ VulkanExecutable::~VulkanExecutable() { release(); }
 void VulkanExecutable::release() {
   // run() always waits for its fence, so nothing of ours is in flight here.
   for (VkPipeline& p : pipelines_)
-    if (p) vkDestroyPipeline(dev_, p, nullptr), p = VK_NULL_HANDLE;
+    if (p) vkDestroyPipeline(dev_, p, nullptr), p = VK_NULL_HANDLE, --live_pipeline_count();
   for (VkPipelineLayout& l : push_layouts_)
     if (l) vkDestroyPipelineLayout(dev_, l, nullptr), l = VK_NULL_HANDLE;
   for (auto& [set_layout, layout] : layouts_) {

@@ -57,6 +57,7 @@ DeviceBuffer::DeviceBuffer(Context& ctx, uint64_t size, VkBufferUsageFlags usage
     mai.allocationSize = req.size;
     mai.memoryTypeIndex = static_cast<uint32_t>(type);
     check_vk(vkAllocateMemory(device_, &mai, nullptr, &memory_), "vkAllocateMemory");
+    ++live_memory_count();
     check_vk(vkBindBufferMemory(device_, buffer_, memory_, 0), "vkBindBufferMemory");
     if (ctx.memory().memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
       check_vk(vkMapMemory(device_, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory");
@@ -78,10 +79,20 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   return *this;
 }
 
+std::atomic<int64_t>& live_memory_count() {
+  static std::atomic<int64_t> n{0};
+  return n;
+}
+
+std::atomic<int64_t>& live_pipeline_count() {
+  static std::atomic<int64_t> n{0};
+  return n;
+}
+
 void DeviceBuffer::reset() {
   if (mapped_) vkUnmapMemory(device_, memory_);
   if (buffer_) vkDestroyBuffer(device_, buffer_, nullptr);
-  if (memory_) vkFreeMemory(device_, memory_, nullptr);
+  if (memory_) vkFreeMemory(device_, memory_, nullptr), --live_memory_count();
   mapped_ = nullptr;
   buffer_ = VK_NULL_HANDLE;
   memory_ = VK_NULL_HANDLE;

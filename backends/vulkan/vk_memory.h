@@ -1,7 +1,9 @@
 // Buffers and their memory: one VkDeviceMemory per VkBuffer (fusor allocates a handful per
 // executable: the arena, the constants, one staging buffer), so no sub-allocator is needed.
 #pragma once
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 #include "backends/vulkan/vk_device.h"
 
@@ -38,5 +40,10 @@ class DeviceBuffer {
   uint64_t size_ = 0;
   void* mapped_ = nullptr;
 };
+
+// Process-wide counts of live VkDeviceMemory allocations (DeviceBuffer) and VkPipelines
+// (VulkanExecutable): what a destroyed Session must give back (vulkan_live_objects()).
+std::atomic<int64_t>& live_memory_count();
+std::atomic<int64_t>& live_pipeline_count();
 
 }  // namespace fusor::vk

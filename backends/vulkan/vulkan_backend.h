@@ -70,6 +70,7 @@
 //   FUSOR_VK_GEMV_THREADS=T workgroup size (power of two, 64..1024): new default 256, old 1024;
 //                           halved where shared memory or the invocation limit is short.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -119,5 +120,12 @@ int vulkan_blocked_kernel_count(const Executable& e);
 // transformer, share one, so this is at most the kernel count; -1 when `e` is not a Vulkan
 // executable.
 int vulkan_pipeline_count(const Executable& e);
+// Vulkan objects alive in this process that executables own: VkDeviceMemory allocations and
+// VkPipelines. Destroying a Session (or an executable the Session's cache evicts) returns both
+// to what they were before it compiled them; tests bound a Session's memory with them.
+struct VulkanLiveObjects {
+  int64_t memory = 0, pipelines = 0;
+};
+VulkanLiveObjects vulkan_live_objects();
 
 }  // namespace fusor

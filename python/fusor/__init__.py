@@ -30,11 +30,13 @@ __all__ = ["Session", "NodeArg", "Error", "Unsupported", "backends", "devices", 
 
 
 class NodeArg(NamedTuple):
-    """A model input or output: name, shape (None for a dimension the model leaves open) and
-    dtype (a NumPy dtype name: 'float32', 'int64', 'bool', ...)."""
+    """A model input or output: name, shape (a list with None for a dimension the model leaves
+    open; None itself when not even the rank is known: an output declared without a shape whose
+    shape inference cannot fix, e.g. the model's inputs have open dims) and dtype (a NumPy dtype
+    name: 'float32', 'int64', 'bool', ...)."""
 
     name: str
-    shape: List[Optional[int]]
+    shape: Optional[List[Optional[int]]]
     dtype: str
 
 
@@ -110,9 +112,14 @@ def _as_array(x: Any, what: str) -> Any:
     """NumPy arrays (made C-contiguous, native byte order), host DLPack tensors as NumPy views,
     device DLPack tensors as capsules (the native side binds their memory)."""
     if isinstance(x, np.ndarray) and not isinstance(x, np.ma.MaskedArray):
-        if x.dtype.kind == "V" and x.dtype.fields is None and x.dtype.type is not np.void:
-            raise Error(f"[python] {what}: NumPy cannot hand over {x.dtype} arrays (its DLPack has no such dtype); "
-                        "pass the data through DLPack, e.g. as a torch tensor")
+        # Dtypes from outside NumPy (ml_dtypes: bfloat16, float8_*, int4, float4_e2m1fn, ...):
+        # NumPy's DLPack has none of them. Most have kind 'V', but float8_e5m2 has kind 'f',
+        # so the test is the scalar type's origin, not the kind.
+        if x.dtype.fields is None and x.dtype.type is not np.void and (
+                x.dtype.kind == "V" or getattr(x.dtype.type, "__module__", "numpy").split(".")[0] != "numpy"):
+            how = ("pass the data through DLPack, e.g. as a torch tensor" if x.dtype.name == "bfloat16" else
+                   "fusor takes bool, integer and float16/32/64 NumPy arrays (bfloat16 through DLPack, e.g. as a torch tensor)")
+            raise Error(f"[python] {what}: NumPy cannot hand over {x.dtype} arrays (its DLPack has no such dtype); {how}")
         if x.dtype.kind not in _ARRAY_KINDS or x.dtype.fields is not None:
             raise Error(f"[python] {what}: NumPy dtype {x.dtype} has no fusor dtype (bool, integers and floats do)")
         if not x.dtype.isnative:  # big-endian data: the bytes are read as stored, so swap them first
@@ -141,7 +148,9 @@ class Session:
     model; external data of an in-memory model is resolved from the current directory."""
 
     def __init__(self, path_or_bytes: Union[str, os.PathLike, bytes], backend: Optional[str] = None, device: int = 0,
-                 fusion: bool = True, replay: bool = True):
+                 fusion: bool = True, replay: bool = True, max_executables: int = 64):
+        """``max_executables``: how many compiled input signatures the session keeps (least
+        recently used out; one evicted and seen again is compiled again)."""
         if backend is None:
             backend = best_backend()
         if not isinstance(backend, str):
@@ -156,13 +165,21 @@ class Session:
         for name, v in (("fusion", fusion), ("replay", replay)):
             if not isinstance(v, (bool, np.bool_)):
                 raise Error(f"[python] {name} must be True or False, got {v!r}")
+        try:
+            cap = operator.index(max_executables) if not isinstance(max_executables, (bool, np.bool_)) else None
+        except TypeError:
+            cap = None
+        if cap is None or not 1 <= cap < 2**31:
+            raise Error(f"[python] max_executables must be an int in [1, 2^31), got {max_executables!r}")
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            self._impl = _Session(bytes(path_or_bytes), backend, device, bool(fusion), bool(replay))
+            self._impl = _Session(bytes(path_or_bytes), backend, device, bool(fusion), bool(replay), max_executables=int(cap))
         else:
-            self._impl = _Session(_model_path(path_or_bytes), backend, device, bool(fusion), bool(replay), is_path=True)
-        self._inputs = [NodeArg(n, list(s), d) for n, s, d in self._impl.inputs()]
-        self._outputs = [NodeArg(n, list(s), d) for n, s, d in self._impl.outputs()]
-        self._overridable = [NodeArg(n, list(s), d) for n, s, d in self._impl.overridable()]
+            self._impl = _Session(_model_path(path_or_bytes), backend, device, bool(fusion), bool(replay), is_path=True,
+                                  max_executables=int(cap))
+        self._inputs = [_node_arg(*a) for a in self._impl.inputs()]
+        self._outputs = [_node_arg(*a) for a in self._impl.outputs()]
+        self._outputs_inferred = False
+        self._overridable = [_node_arg(*a) for a in self._impl.overridable()]
 
     @property
     def backend(self) -> str:
@@ -172,6 +189,12 @@ class Session:
         return list(self._inputs)
 
     def get_outputs(self) -> List[NodeArg]:
+        """The outputs as the model declares them; a shape the model leaves open is filled by
+        shape inference when the inputs' shapes are all fixed (as onnxruntime does), else its
+        open dims are None (the whole shape None when not even the rank is known)."""
+        if not self._outputs_inferred:  # on first use: inference costs what a first run's does
+            self._outputs = [_node_arg(*a) for a in self._impl.outputs(infer=True)]
+            self._outputs_inferred = True
         return list(self._outputs)
 
     def get_overridable_initializers(self) -> List[NodeArg]:
@@ -207,6 +230,16 @@ class Session:
         while overrides and overrides[-1] is None:
             overrides.pop()
         out_names = [a.name for a in self._outputs]
+        # Only the outputs asked for are converted (an int4 output left out must not fail the run).
+        wanted: List[int] = []
+        if output_names is not None:
+            if isinstance(output_names, (str, bytes)):  # a str is a sequence of one-letter names
+                raise Error(f"[python] run: output_names must be a list of output names or None, got {output_names!r}")
+            output_names = list(output_names)
+            for n in output_names:
+                if n not in out_names:
+                    raise Error(f"[run] unknown output '{n}'; the model's outputs are {out_names}")
+                wanted.append(out_names.index(n))
         outs_list: List[Any] = []
         if outputs:
             bad = sorted((str(k) for k in set(outputs) - set(out_names)))
@@ -219,20 +252,18 @@ class Session:
                 if o is not None and not hasattr(o, "__dlpack__"):
                     raise Error(f"[python] output '{n}': outputs= takes device arrays (__dlpack__), got {type(o).__name__}")
                 outs_list.append(None if o is None else _dlpack_capsule(o, f"output '{n}'"))
-        res = list(self._impl.run(arrays, bool(output_device), outs_list, overrides))
+        res = list(self._impl.run(arrays, bool(output_device), outs_list, overrides, wanted,
+                                  output_names is not None))
         for k, n in enumerate(out_names):  # the caller's own tensors (the native side leaves None there)
             if outs_list and outs_list[k] is not None:
                 res[k] = outputs[n]
         if output_names is None:
             return res
-        if isinstance(output_names, (str, bytes)):  # a str is a sequence of one-letter names
-            raise Error(f"[python] run: output_names must be a list of output names or None, got {output_names!r}")
-        picked = []
-        for n in output_names:
-            if n not in out_names:
-                raise Error(f"[run] unknown output '{n}'; the model's outputs are {out_names}")
-            picked.append(res[out_names.index(n)])
-        return picked
+        return [res[out_names.index(n)] for n in output_names]
+
+
+def _node_arg(name: str, shape: Optional[List[Optional[int]]], dtype: str) -> NodeArg:
+    return NodeArg(name, None if shape is None else list(shape), dtype)
 
 
 def best_backend() -> str:
