@@ -124,6 +124,9 @@ void Emitter::setup() {
     launch_.groups = ceil_div(total, kDefaultGroup * unroll_);
   }
   launch_.groups = std::min(launch_.groups, d_.max_groups);
+  // A grid-stride loop adds groups * group_size (x the unroll) to an index below `reach`: 32-bit
+  // indices only while that sum stays below 2^31 (CUDA's 2^20 groups step by up to 2^30).
+  if (reach + launch_.groups * launch_.group_size * std::max<int64_t>(unroll_, 1) >= (int64_t{1} << 31)) h_.index64 = true;
   h_.group_size = launch_.group_size;
   choose_row_vectors();
 }

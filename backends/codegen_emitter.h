@@ -24,8 +24,8 @@ using codegen_text::is_ident_char;
 using codegen_text::rename_intrinsics;
 using codegen_text::substitute;
 
-// Grid-stride loops add group_size * groups to an index that is < numel; keeping numel this
-// far below 2^31 leaves room for that step without overflow in 32-bit mode.
+// Element counts and offsets above this use 64-bit indices; so does a kernel whose grid-stride
+// step (groups * group_size * unroll, Emitter::Emitter) could carry an index past 2^31.
 constexpr int64_t kIndex32Limit = (int64_t{1} << 31) - (int64_t{1} << 26);
 constexpr int64_t kDefaultGroup = 256;
 constexpr int64_t kLoopUnroll = 4;

@@ -1,7 +1,9 @@
 // The CUDA split-K implicit-GEMM convolution template (backends/cuda/cuda_conv_template.cpp):
 // its tiles and splits, which convs the default policy keeps off cuDNN, every case's kernel
-// compiled with NVRTC (no GPU needed), and on a GPU each case against ref, replayed twice (the
-// split-K counters must be back at zero for the second launch) and eager.
+// compiled with NVRTC (no GPU needed; these cannot check values), and on a GPU each case
+// against ref, replayed and eager, run twice (same bits: the slices add in a fixed order) and
+// through poisoned caller buffers (a split-K counter left non-zero would skip the epilogue of
+// the next launch and leave the poison).
 #ifdef FUSOR_HAVE_CUDA
 #include <gtest/gtest.h>
 
@@ -110,6 +112,21 @@ TEST(CudaConvTemplate, TilesAndSplits) {
 
 TEST(CudaConvTemplate, DefaultPolicyKeepsFewTileLayersOffCudnn) {
   Policy dflt(nullptr);
+  // fp16 keeps cuDNN (tensor cores; the policy was measured in fp32), and so do convs the
+  // template would run on its direct loop (2 channels per group).
+  for (DType t : {DType::f16, DType::bf16}) {
+    TemplateCase tc{"half", {1, 64, 28, 28}, {128, 64, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}}, false, false, t};
+    auto [g, inputs] = build(tc, 1);
+    Plan p = build_plan(g);
+    EXPECT_TRUE(cuda_library_conv(conv_of(p), p).has_value()) << dtype_name(t);
+  }
+  {
+    TemplateCase tc{"narrow_groups", {1, 128, 28, 28}, {128, 2, 3, 3}, {{"pads", Ints{1, 1, 1, 1}}, {"group", int64_t{64}}}};
+    auto [g, inputs] = build(tc, 1);
+    Plan p = build_plan(g);
+    EXPECT_TRUE(cuda_conv_tiles(*conv_of(p).conv).direct);
+    EXPECT_TRUE(cuda_library_conv(conv_of(p), p).has_value());
+  }
   for (auto& [n, keep] : std::vector<std::pair<int64_t, bool>>{{1, true}, {8, true}, {64, false}}) {
     // 128 channels on 28 x 28: 2 x 13 tiles at batch 1 (few tiles), 2 x 98 at batch 8 (0.46
     // G multiply-adds: small), 2 x 784 and 3.7 G multiply-adds at batch 64 (cuDNN).
@@ -158,6 +175,30 @@ TEST(CudaConvTemplate, MatchesReferenceOnDevice) {
       expect_run_device_matches(*exe, inputs, want, tol);
     }
   }
+}
+
+// A grid-stride loop steps by groups * group_size (x unroll): CUDA's 2^20 groups of 256 x 4
+// step by 2^30, so a kernel of 1.5e9 elements (under the 32-bit element limit) must still index
+// in 64 bits, as must a depthwise conv of 2e9 outputs on the direct loop; a small one stays 32-bit.
+TEST(CudaConvTemplate, GridStrideStepsPickTheIndexWidth) {
+  const auto source_of = [](const std::function<void(GraphBuilder&)>& make) {
+    GraphBuilder b;
+    make(b);
+    Graph g = b.build();
+    make_static(g, {});
+    Plan p = build_plan(g);
+    return cuda_kernel_source(p.kernels.back(), p, nullptr);
+  };
+  const auto relu = [&](int64_t n) { return source_of([n](GraphBuilder& b) { b.output(b.op("Relu", {b.input("x", DType::f32, {n})})); }); };
+  EXPECT_NE(relu(1500000000).find("#define fz_idx fz_i64"), std::string::npos);
+  EXPECT_NE(relu(1 << 20).find("#define fz_idx int"), std::string::npos);
+  Policy forced("template");
+  const std::string dw = source_of([](GraphBuilder& b) {
+    b.output(b.op("Conv", {b.input("x", DType::f32, {1, 480, 2048, 2048}), b.constant("w", testing::random_tensor(DType::f32, {480, 1, 3, 3}, 1))},
+                  {{"pads", Ints{1, 1, 1, 1}}, {"group", int64_t{480}}}));
+  });
+  EXPECT_NE(dw.find("#define FZ_CV_DIRECT 1"), std::string::npos);
+  EXPECT_NE(dw.find("#define fz_idx fz_i64"), std::string::npos);
 }
 
 }  // namespace

@@ -193,12 +193,14 @@ std::optional<LibraryConv> cuda_library_conv(const KernelSpec& k, const Plan& p)
   const bool depthwise = d.groups > 1 && d.groups == d.c && cpg == 1;
   const int64_t macs = d.n * d.k * d.oh * d.ow * cpg * d.r * d.s;
   if (mode != "cudnn" && (depthwise || macs < (int64_t{1} << 18))) return std::nullopt;
-  // The split-K template where it was faster on the H200 (docs/benchmarks.md, thirteenth
+  // fp32: the split-K template where it was faster on the H200 (docs/benchmarks.md, thirteenth
   // session, W6): layers of fewer output tiles than SMs (batch 1: resnet18 1.13 -> 0.51 ms) and
   // convs under 2^30 multiply-adds (squeezenet1_1, mobilenet_v3_small, shufflenet_v2 at batch
   // 32: 12-21% faster on the template alone); cuDNN kept the big 3x3 layers of resnet18 at
   // batch 32 (4.66 ms against 5.75 on the template).
-  if (mode != "cudnn" && mode != "library") {
+  // fp32 only (the measurements were; cuDNN runs fp16 / bf16 on tensor cores), and never onto
+  // the template's direct loop (tiny reductions, a few channels per group).
+  if (mode != "cudnn" && mode != "library" && t == DType::f32 && !cuda_conv_tiles(d).direct) {
     const int64_t tiles64 = d.groups * ((d.k / d.groups + 63) / 64) * ((d.n * d.oh * d.ow + 63) / 64);
     if (tiles64 < 132 || macs < (int64_t{1} << 30)) return std::nullopt;
   }

@@ -64,10 +64,12 @@ struct LibraryConv {
 // an acc of another dtype than the operands' (KernelSpec::acc_dtype: fp16/bf16 with bias),
 // sizes past cuDNN's 32-bit int arguments, pads whose symmetric form gives another output
 // size, depthwise convolutions (groups == C == K: the direct template already reads each input
-// element a few times only), fewer than 2^18 multiply-adds, or (the default policy) fewer
-// than 132 output tiles of 64 x 64 in the implicit GEMM (a batch-1 layer: the template's
-// split-K fills the GPU where cuDNN's legacy algorithms leave it idle) or fewer than 2^30
-// multiply-adds (measured faster on the template, docs/benchmarks.md). FUSOR_CUDA_CONV
+// element a few times only), fewer than 2^18 multiply-adds, or (the default policy, fp32 convs
+// the template runs as an implicit GEMM) fewer than 132 output tiles of 64 x 64 (a batch-1
+// layer: the template's split-K fills the GPU where cuDNN's legacy algorithms leave it idle)
+// or fewer than 2^30 multiply-adds (measured faster on the template, docs/benchmarks.md).
+// Each split-K template kernel holds its partial sums in a static __device__ workspace of
+// its module (tiles x splits x 16 KiB at most, < 8.7 MB). FUSOR_CUDA_CONV
 // overrides the policy: "template" never uses cuDNN, "cudnn" uses it for every expressible
 // conv, "library" for every one of at least 2^18 multiply-adds that is not depthwise (the
 // policy before the split-K template). Needs no GPU.

@@ -19,6 +19,9 @@ namespace {
 // slice order by the tile's last workgroup to arrive (same bits every run), which zeroes the
 // tile's counter for the next launch.
 constexpr const char* kConvTemplate = R"(
+#ifndef FZ_CV_DIRECT
+#define FZ_CV_DIRECT 1
+#endif
 #if FZ_CV_DIRECT
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
   const fz_idx cpg = FZ_CC / FZ_GROUPS, kpg = FZ_CK / FZ_GROUPS;
@@ -42,6 +45,9 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
   }
 }
 #else
+#if FZ_GROUP_SIZE != 256
+#error "the implicit-GEMM conv template is written for 16 x 16 threads"
+#endif
 #define FZ_CV_BK 16
 #define FZ_CV_TM (FZ_CV_BM / 16)
 #define FZ_CV_TN (FZ_CV_BN / 16)
@@ -74,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
     const fz_idx kbeg = (fz_idx)slice * FZ_KCHUNK, kend = kbeg + FZ_KCHUNK < FZ_CV_KD ? kbeg + FZ_KCHUNK : FZ_CV_KD;
     // This thread's im2col column: image base and input origin (a column past the end gets
     // an origin that fails the bounds test for every kd).
-    const fz_idx col = col0 + xc, n = col / FZ_CV_OHW, p = col % FZ_CV_OHW;
+    const fz_idx col = col0 + xc, n = col < FZ_CV_NCOL ? col / FZ_CV_OHW : 0, p = col % FZ_CV_OHW;
     const fz_idx xbase = (n * FZ_CC + g * FZ_CV_CG) * FZ_CH * FZ_CW;
     const fz_idx ih0 = col < FZ_CV_NCOL ? (p / FZ_COW) * FZ_SH - FZ_PH : -(fz_idx)FZ_CH - FZ_CR * FZ_DH - 1;
     const fz_idx iw0 = (p % FZ_COW) * FZ_SW - FZ_PW;
