@@ -277,7 +277,8 @@ FZ_FN double fz_log1p(double x) { return log1p(x); }
 FZ_FN double fz_expm1(double x) { return expm1(x); }
 FZ_FN double fz_div(double a, double b) { return a / b; }
 )";
-  // T: the type, U: its unsigned twin (wrapping arithmetic without signed-overflow UB).
+  // T: the type, U: its unsigned twin (wrapping arithmetic without signed-overflow UB). Signed
+  // fz_ishr is arithmetic (BitShift-28); b < 0 or >= the width gives the sign fill.
   const char* kSigned = R"(FZ_FN T fz_max(T a, T b) { return a < b ? b : a; }
 FZ_FN T fz_min(T a, T b) { return b < a ? b : a; }
 FZ_FN T fz_abs(T a) { return a < 0 ? (T)((U)0 - (U)a) : a; }
@@ -285,6 +286,8 @@ FZ_FN T fz_sign(T a) { return (T)((a > 0) - (a < 0)); }
 FZ_FN T fz_idiv(T a, T b) { return b == 0 ? (T)0 : (b == (T)-1 ? (T)((U)0 - (U)a) : (T)(a / b)); }
 FZ_FN T fz_ifmod(T a, T b) { return (b == 0 || b == (T)-1) ? (T)0 : (T)(a % b); }
 FZ_FN T fz_imod(T a, T b) { T r = fz_ifmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r; }
+FZ_FN T fz_ishl(T a, T b) { return (b >= 0 && b < (T)(8 * sizeof(T))) ? (T)((U)a << b) : (T)0; }
+FZ_FN T fz_ishr(T a, T b) { return (b >= 0 && b < (T)(8 * sizeof(T))) ? (T)(a >> b) : (a < 0 ? (T)-1 : (T)0); }
 FZ_FN T fz_ipow(T a, T b) {
   if (b < 0) return a == 1 ? (T)1 : (a == (T)-1 ? ((b & 1) ? (T)-1 : (T)1) : (T)0);
   U r = 1, x = (U)a;

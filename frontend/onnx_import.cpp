@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -61,22 +63,38 @@ fs::path resolve_external_path(const onnx::TensorProto& t, const std::string& lo
   return full;
 }
 
+// An external-data offset/length: decimal digits only. "0x10", "1e1", " 5" or "+5" are refused
+// rather than read by their leading digits (which would silently misalign the weights).
+int64_t parse_external_number(const onnx::TensorProto& t, const std::string& key, const std::string& text) {
+  int64_t v = -1;
+  const char* b = text.data();
+  const char* e = b + text.size();
+  const bool digits = !text.empty() && std::all_of(b, e, [](char c) { return c >= '0' && c <= '9'; });
+  auto [end, ec] = std::from_chars(b, e, v);
+  if (!digits || ec != std::errc() || end != e)
+    throw tensor_error(t, "external data key '" + key + "' has value '" + printable(text) +
+                              "', not a decimal integer in [0, 2^63)");
+  return v;
+}
+
 // Validates an external-data reference for a tensor of nbytes bytes (location inside the
 // model folder, file present and long enough) and returns the file and offset to read.
 std::pair<fs::path, int64_t> check_external(const onnx::TensorProto& t, const std::string& base_dir, size_t nbytes) {
   std::string location;
   int64_t offset = 0, length = -1;
+  std::set<std::string> seen;
   for (const auto& kv : t.external_data()) {
-    try {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoll(kv.value());
-      else if (kv.key() == "length") length = std::stoll(kv.value());
-    } catch (const std::exception&) {
-      throw tensor_error(t, "external data key '" + printable(kv.key()) + "' has a non-numeric value '" + printable(kv.value()) + "'");
-    }
+    // A repeated key (two locations, two offsets) is ambiguous: refuse it rather than pick one.
+    if (!seen.insert(kv.key()).second)
+      throw tensor_error(t, "external data has a duplicate '" + printable(kv.key()) + "' entry");
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = parse_external_number(t, "offset", kv.value());
+    else if (kv.key() == "length") length = parse_external_number(t, "length", kv.value());
   }
+  // The OS reads a path up to its first NUL: "data.bin\0../x" would open data.bin, not what it says.
+  if (location.find('\0') != std::string::npos)
+    throw tensor_error(t, "external data location '" + printable(location) + "' contains a NUL byte");
   if (location.empty()) throw tensor_error(t, "external data has no 'location'");
-  if (offset < 0) throw tensor_error(t, "external data offset is negative");
   if (length >= 0 && static_cast<uint64_t>(length) != nbytes)
     throw tensor_error(t, "external data length " + std::to_string(length) + " does not match the " +
                               std::to_string(nbytes) + " bytes its dtype and shape need");

@@ -344,11 +344,46 @@ bool rewrite_pow_float_exponent(const Graph& g, const Node& n, Rewriter& rw) {
   return true;
 }
 
+// Identity, Flatten, Squeeze, Unsqueeze, inference Dropout and Split as Reshape / Slice of the
+// node's own dtype. Data movement is a bit copy: widening it to f32 and narrowing back would
+// end in a saturating Cast (float8e5m2 inf became 57344) and could change NaN payloads.
+bool rewrite_data_movement(const Graph& g, const Node& n, Rewriter& rw) {
+  const std::string& t = n.op_type;
+  auto in = [&](int i) { return n.has_input(i) ? n.inputs[i] : -1; };
+  const int out = n.outputs.empty() ? -1 : n.outputs[0];
+  // Dropout is the identity only in inference mode (training_mode absent or a false constant).
+  const bool inference_dropout =
+      t == "Dropout" && (in(2) < 0 || (rw.value(in(2)).constant && rw.value(in(2)).constant->get(0) == 0));
+  if ((t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" || inference_dropout) &&
+      n.outputs.size() == 1) {
+    rw.set_origin(n.name);
+    // allowzero: a 0 in the target shape is a real empty dim, not "copy the input dim".
+    rw.op("Reshape", {in(0), rw.ints(g.values[out].shape)}, {{"allowzero", int64_t{1}}}, out, 14);
+    return true;
+  }
+  if (t == "Split" && !n.outputs.empty() && std::find(n.outputs.begin(), n.outputs.end(), -1) == n.outputs.end()) {
+    rw.set_origin(n.name);
+    const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(g.values[in(0)].shape.size()), n.label());
+    int64_t start = 0;
+    for (int o : n.outputs) {
+      const int64_t len = g.values[o].shape[axis];
+      rw.op("Slice", {in(0), rw.ints({start}), rw.ints({start + len}), rw.ints({axis})}, {}, o);
+      start += len;
+    }
+    return true;
+  }
+  return false;
+}
+
 bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
   if (rewrite_reduce_noop(g, n, rw)) return true;  // any dtype, integers included
   if (rewrite_pow_float_exponent(g, n, rw)) return true;
   const DType d = node_float_dtype(g, n);
   if (d == DType::undefined) return false;
+  if (rewrite_data_movement(g, n, rw)) return true;
+  // The small floats have no arithmetic (ONNX types none); a composite that accepts them stays
+  // one node rather than round-tripping its values through f32 and a saturating Cast.
+  if (dtype_is_small(d)) return false;
   const std::string& t = n.op_type;
   const bool half = d == DType::f16 || d == DType::bf16;
   const bool contraction = t == "Gemm" || t == "Conv" || (t == "Einsum" && half && einsum_is_one_matmul(g, n, d));
@@ -510,24 +545,6 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
   }
   if (t == "GlobalAveragePool" || t == "GlobalMaxPool") {
     rw.reduce(t == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax", in(0), axes_from(2, rank(in(0))), out);
-    return true;
-  }
-  // Dropout is the identity only in inference mode (training_mode absent or a false constant).
-  bool inference_dropout = t == "Dropout" && (in(2) < 0 || (rw.value(in(2)).constant && rw.value(in(2)).constant->get(0) == 0));
-  if ((t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" || inference_dropout) &&
-      n.outputs.size() == 1) {
-    // allowzero: a 0 in the target shape is a real empty dim, not "copy the input dim".
-    rw.op("Reshape", {in(0), rw.ints(g.values[out].shape)}, {{"allowzero", int64_t{1}}}, out, 14);
-    return true;
-  }
-  if (t == "Split" && std::find(n.outputs.begin(), n.outputs.end(), -1) == n.outputs.end()) {
-    int64_t axis = normalize_axis(n.attr_i("axis", 0), rank(in(0)), n.label());
-    int64_t start = 0;
-    for (int o : n.outputs) {
-      int64_t len = g.values[o].shape[axis];
-      rw.op("Slice", {in(0), rw.ints({start}), rw.ints({start + len}), rw.ints({axis})}, {}, o);
-      start += len;
-    }
     return true;
   }
   if ((t == "Sum" || t == "Max" || t == "Min") && n.num_inputs() > 2) {

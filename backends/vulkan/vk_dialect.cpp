@@ -816,7 +816,8 @@ std::string VulkanDialect::typed_intrinsic(const std::string& nm, DType math) co
 }
 
 std::string VulkanDialect::typed_helpers(const KernelHeader& h) const {
-  // T: the type, U: its unsigned twin; GLSL int arithmetic wraps, and SPIR-V OpSDiv truncates.
+  // T: the type, U: its unsigned twin, W: its width; GLSL int arithmetic wraps, and SPIR-V OpSDiv
+  // truncates. Signed fz_ishr is arithmetic (BitShift-28); b < 0 or >= W gives the sign fill.
   static const char* kSigned = R"(T fz_max(T a, T b) { return a < b ? b : a; }
 T fz_min(T a, T b) { return b < a ? b : a; }
 T fz_abs(T a) { return a < T(0) ? T(U(0) - U(a)) : a; }
@@ -824,6 +825,8 @@ T fz_sign(T a) { return a > T(0) ? T(1) : (a < T(0) ? T(-1) : T(0)); }
 T fz_idiv(T a, T b) { return b == T(0) ? T(0) : (b == T(-1) ? T(U(0) - U(a)) : a / b); }
 T fz_ifmod(T a, T b) { return (b == T(0) || b == T(-1)) ? T(0) : a - (a / b) * b; }
 T fz_imod(T a, T b) { T r = fz_ifmod(a, b); return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? r + b : r; }
+T fz_ishl(T a, T b) { return (b >= T(0) && b < T(W)) ? a << b : T(0); }
+T fz_ishr(T a, T b) { return (b >= T(0) && b < T(W)) ? a >> b : (a < T(0) ? T(-1) : T(0)); }
 T fz_ipow(T a, T b) {
   if (b < T(0)) return a == T(1) ? T(1) : (a == T(-1) ? ((b & T(1)) != T(0) ? T(-1) : T(1)) : T(0));
   T r = T(1);
@@ -926,19 +929,20 @@ double fz_fmod(double a, double b) {
   return a < 0.0lf ? -r : r;
 }
 )";
-  auto inst = [](const char* tmpl, const std::string& t, const std::string& u) {
+  auto inst = [](const char* tmpl, const std::string& t, const std::string& u, const std::string& w = "") {
     std::string out;
     for (const char* c = tmpl; *c; ++c) {
-      const bool word = (*c == 'T' || *c == 'U') && !(std::isalnum(static_cast<unsigned char>(c[1])) || c[1] == '_') &&
+      const bool word = (*c == 'T' || *c == 'U' || *c == 'W') && !(std::isalnum(static_cast<unsigned char>(c[1])) || c[1] == '_') &&
                         (c == tmpl || !(std::isalnum(static_cast<unsigned char>(c[-1])) || c[-1] == '_'));
-      if (word) out += *c == 'T' ? t : u;
+      if (word) out += *c == 'T' ? t : *c == 'U' ? u : w;
       else out += *c;
     }
     return out;
   };
-  // For the unsigned helpers U is the type's width (fz_ishl/fz_ishr: a shift past it gives 0).
-  std::string s = inst(kSigned, "int", "uint") + inst(kUnsigned, "uint", "32u");
-  if (h.index64 || h.uses_i64) s += inst(kSigned, "int64_t", "uint64_t") + inst(kUnsigned, "uint64_t", "64u");
+  // For the unsigned helpers U is the type's width (fz_ishl/fz_ishr: a shift past it gives 0);
+  // for the signed ones U is the unsigned twin and W the width.
+  std::string s = inst(kSigned, "int", "uint", "32") + inst(kUnsigned, "uint", "32u");
+  if (h.index64 || h.uses_i64) s += inst(kSigned, "int64_t", "uint64_t", "64") + inst(kUnsigned, "uint64_t", "64u");
   if (h.uses_f64) s += std::string(kDouble) + f64_math_source();
   return s;
 }

@@ -25,8 +25,9 @@
 //      fz_inf()                    +infinity (bind_scalar prints non-finite literals with it)
 //  - integer helpers (int_expr), overloaded per integer compute type: fz_idiv(a, b) (truncates
 //    toward zero; b == 0 gives 0; MIN / -1 gives MIN), fz_imod(a, b) (sign of the divisor),
-//    fz_ifmod(a, b) (sign of the dividend; b == 0 gives 0), fz_ipow(a, b) (wraps); for unsigned
-//    compute types fz_ishl(a, b) / fz_ishr(a, b) (0 when b >= the type's width); and the
+//    fz_ifmod(a, b) (sign of the dividend; b == 0 gives 0), fz_ipow(a, b) (wraps),
+//    fz_ishl(a, b) / fz_ishr(a, b) (BitShift: 0 when b >= the compute type's width; for signed
+//    types ishr is arithmetic and b < 0 or >= the width gives the sign fill, -1 or 0); and the
 //    operators & | ^ ~ (bitwise ops, integers only).
 //
 // Typing (DESIGN.md numerics): an op node computes in its math dtype (ScalarRule::math_operand's
@@ -97,12 +98,16 @@ int64_t ipow(int64_t a, int64_t b, bool uns) {
   return r;
 }
 int64_t isign(int64_t a, bool uns) { return uns ? (a != 0) : (a > 0) - (a < 0); }
-// BitShift on unsigned values: a shift past the dtype's width gives 0 (numpy's rule); the
-// caller's wrap to the dtype clears bits shifted past narrower widths.
-int64_t ishift(int64_t a, int64_t b, bool right) {
+// BitShift (ONNX BitShift-28 text; unsigned-only before 28). Unsigned: a shift of 64 or more
+// gives 0 (numpy's rule); the caller's wrap to the dtype clears bits shifted past narrower
+// widths. Signed (a sign-extended): RIGHT is arithmetic; an amount < 0 or >= the width gives
+// the sign fill alone (-1 for RIGHT of a negative, else 0). Amounts in [width, 64) already
+// give that through the sign extension and the wrap, so one check at 64 serves every width.
+int64_t ishift(int64_t a, int64_t b, bool right, bool uns) {
   const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-  if (ub >= 64) return 0;
-  return static_cast<int64_t>(right ? ua >> ub : ua << ub);
+  if (ub >= 64) return right && !uns && a < 0 ? -1 : 0;  // signed b < 0 lands here too
+  if (right) return uns ? static_cast<int64_t>(ua >> ub) : a >> b;
+  return static_cast<int64_t>(ua << ub);
 }
 
 // ---- printing -------------------------------------------------------------------------------
@@ -288,7 +293,7 @@ enum class Typing {
   cast,       // output dtype from attribute 'to'
   castlike,   // output dtype = input 1's; its shape is ignored
   bitwise,    // integer operands (not bool) of one dtype; output too (BitwiseAnd/Or/Xor/Not)
-  shift,      // unsigned integer operands of one dtype; output too (BitShift)
+  shift,      // integer operands of one dtype (unsigned only before opset 28); output too (BitShift)
 };
 
 void infer_elementwise(InferContext& ctx, Typing typing, bool float_only) {
@@ -356,10 +361,12 @@ void infer_elementwise(InferContext& ctx, Typing typing, bool float_only) {
     case Typing::shift:
       for (int i = 0; i < count; ++i) {
         require_same(0, i);
+        // BitShift types signed integers from opset 28 on (arithmetic right shift).
+        const bool unsigned_only = typing == Typing::shift && n.opset < 28;
         if (!dtype_is_int(ctx.dtype(i)) || dtype_is_small(ctx.dtype(i)) ||
-            (typing == Typing::shift && !dtype_is_unsigned(ctx.dtype(i))))
-          ctx.fail(std::string("needs ") + (typing == Typing::shift ? "unsigned " : "") + "integer inputs, got " +
-                   dtype_name(ctx.dtype(i)));
+            (unsigned_only && !dtype_is_unsigned(ctx.dtype(i))))
+          ctx.fail(std::string("needs ") + (unsigned_only ? "unsigned " : "") + "integer inputs" +
+                   (unsigned_only ? " before opset 28" : "") + ", got " + dtype_name(ctx.dtype(i)));
       }
       break;
     case Typing::cast:
@@ -796,7 +803,7 @@ void register_elementwise_ops() {
     nt.int_expr = "(~{0})";  // the emitters' wrap to the dtype clears the bits above it
     add("BitwiseNot", 1, 1, Typing::bitwise, nt);
     // direction: 0 LEFT, 1 RIGHT (a string attribute, resolved to a param).
-    ScalarRule sh = with_int(rule("{0}", FZ_EVAL(x[0]), {{"direction", 0}}), FZ_IEVAL(ishift(x[0], x[1], p[0] != 0)));
+    ScalarRule sh = with_int(rule("{0}", FZ_EVAL(x[0]), {{"direction", 0}}), FZ_IEVAL(ishift(x[0], x[1], p[0] != 0, uns)));
     sh.int_expr = "({direction} != 0.0f ? fz_ishr({0}, {1}) : fz_ishl({0}, {1}))";
     sh.resolve_params = bitshift_params;
     add("BitShift", 2, 2, Typing::shift, sh);

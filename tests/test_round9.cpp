@@ -1,0 +1,288 @@
+// Red-team round 9 kinds (docs/redteam.md), on ref, cpu and vulkan where a device exists:
+//  - external data: offset/length must be plain decimal ("0x10", "1e1", " 4" were read by their
+//    leading digits); a repeated key (two locations) is refused; a NUL inside the location is
+//    refused (the OS would read the path only up to it);
+//  - data movement (Identity, Flatten, Squeeze, Unsqueeze, Split) of the small floats is a bit
+//    copy on every backend (cpu rounded float8e5m2 inf through a saturating Cast to 57344), and
+//    of fp16/bf16 up to NaN payloads;
+//  - BitShift-28 on signed integers: arithmetic right shift, amounts < 0 or >= the width give
+//    the sign fill (unsigned only before opset 28).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "backends/backend.h"
+#include "frontend/builder.h"
+#include "frontend/onnx_import.h"
+#include "runtime/session.h"
+#include "test_util.h"
+#include "onnx_test_util.h"
+#ifdef FUSOR_HAVE_CUDA
+#include "backends/codegen.h"
+#include "backends/cuda/cuda_backend.h"
+#include "ir/kernel_spec.h"
+#endif
+
+namespace fusor {
+namespace {
+
+using testing::error_of;
+using testing::ints_of;
+using testing::TempDir;
+
+std::vector<std::string> usable_backends() {
+  std::vector<std::string> out;
+  for (const std::string& be : backend_names())
+    if (be == "ref" || be == "cpu" || (be == "vulkan" && !make_backend(be)->devices().empty())) out.push_back(be);
+  return out;
+}
+
+// ---- external data ----------------------------------------------------------------------
+
+void type(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std::vector<int64_t>& dims) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem);
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// y = Add(x, w), w: 4 floats stored externally under the keys given (in order), written to
+// data.bin at byte 16 (bytes 0..15 hold other floats, so a misread offset shows) and other.bin.
+struct ExternalModel {
+  TempDir dir;
+  std::string path;
+  ExternalModel(const std::vector<std::pair<std::string, std::string>>& keys) {
+    onnx::ModelProto m = testing::onnx_model("round9_ext");
+    auto* g = m.mutable_graph();
+    type(g->add_input(), "x", onnx::TensorProto::FLOAT, {4});
+    auto* w = g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(4);
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [k, v] : keys) {
+      auto* e = w->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+    testing::onnx_node(g, "Add", {"x", "w"}, {"y"});
+    type(g->add_output(), "y", onnx::TensorProto::FLOAT, {4});
+    const float data[8] = {-7.f, -7.f, -7.f, -7.f, 1.f, 2.f, 3.f, 4.f}, other[4] = {9.f, 9.f, 9.f, 9.f};
+    std::ofstream(dir / "data.bin", std::ios::binary).write(reinterpret_cast<const char*>(data), sizeof data);
+    std::ofstream(dir / "other.bin", std::ios::binary).write(reinterpret_cast<const char*>(other), sizeof other);
+    std::string bytes;
+    EXPECT_TRUE(m.SerializeToString(&bytes));
+    path = dir / "model.onnx";
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+};
+
+TEST(Round9, ExternalDataOffsetAndLengthAreDecimalOnly) {
+  {  // the well-formed model loads w from byte 16 (leading zeros are still decimal)
+    ExternalModel ok({{"location", "data.bin"}, {"offset", "0016"}, {"length", "16"}});
+    Graph g = load_onnx(ok.path);
+    const Value& w = g.values[g.find_value("w")];
+    ASSERT_TRUE(w.constant.has_value());
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(w.constant->get(i), 1.0 + i);
+  }
+  // Every non-decimal spelling is one error naming the key and the value, never its leading digits.
+  for (const std::string bad : {"0x10", "1e1", "16abc", " 16", "16 ", "+16", "-16", "", "1.6e1", "16\n",
+                                "\xd9\xa1\xd9\xa6", "99999999999999999999"}) {
+    for (const std::string key : {"offset", "length"}) {
+      SCOPED_TRACE(key + "='" + printable(bad) + "'");
+      std::vector<std::pair<std::string, std::string>> keys = {{"location", "data.bin"}, {"offset", "16"}, {"length", "16"}};
+      (key == "offset" ? keys[1] : keys[2]).second = bad;
+      ExternalModel m(keys);
+      const std::string e = error_of([&] { load_onnx(m.path); });
+      EXPECT_NE(e.find("[onnx] tensor 'w': external data key '" + key + "' has value '" + printable(bad) +
+                       "', not a decimal integer"),
+                std::string::npos)
+          << e;
+      EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+    }
+  }
+}
+
+TEST(Round9, ExternalDataDuplicateKeysAreRefused) {
+  for (const std::string key : {"location", "offset", "length", "checksum"}) {
+    SCOPED_TRACE(key);
+    std::vector<std::pair<std::string, std::string>> keys = {{"location", "data.bin"}, {"offset", "16"}, {"length", "16"}};
+    const std::string second = key == "location" ? "other.bin" : key == "checksum" ? "abc" : "0";
+    if (key == "checksum") keys.push_back({"checksum", "abc"});
+    keys.push_back({key, second});
+    ExternalModel m(keys);
+    EXPECT_NE(error_of([&] { load_onnx(m.path); }).find("external data has a duplicate '" + key + "' entry"),
+              std::string::npos);
+  }
+}
+
+TEST(Round9, ExternalDataLocationWithNulIsRefused) {
+  for (const std::string loc : {std::string("data.bin\0../../etc/passwd", 25), std::string("\0data.bin", 9),
+                                std::string("data.bin\0", 9)}) {
+    ExternalModel m({{"location", loc}, {"offset", "16"}, {"length", "16"}});
+    const std::string e = error_of([&] { load_onnx(m.path); });
+    EXPECT_NE(e.find("[onnx] tensor 'w': external data location '" + printable(loc) + "' contains a NUL byte"),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find("\\x00"), std::string::npos) << e;  // shown, not cut at the NUL
+  }
+}
+
+// ---- data movement of the small floats and fp16/bf16 is a bit copy --------------------
+
+// Every code of dtype t (256 for the 8-bit floats, 16 for float4e2m1, all 65536 for fp16/bf16),
+// shaped [2, 1, n / 2].
+Tensor all_codes(DType t) {
+  const int64_t n = dtype_size(t) == 2 ? 65536 : t == DType::f4e2m1 ? 16 : 256;
+  Tensor x(t, {2, 1, n / 2});
+  for (int64_t i = 0; i < n; ++i) {
+    if (dtype_size(t) == 2) x.data<uint16_t>()[i] = static_cast<uint16_t>(i);
+    else x.data<uint8_t>()[i] = static_cast<uint8_t>(i);
+  }
+  return x;
+}
+
+TEST(Round9, SmallFloatDataMovementIsABitCopy) {
+  for (DType t : {DType::f8e5m2, DType::f8e5m2fnuz, DType::f8e4m3fn, DType::f8e4m3fnuz, DType::f8e8m0, DType::f4e2m1,
+                  DType::f16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Tensor x = all_codes(t);
+    const int64_t half = x.shape()[2];
+    GraphBuilder b("moves", 21);
+    const int in = b.input("x", t, x.shape());
+    b.output(b.op("Identity", {in}));
+    b.output(b.op("Flatten", {in}, {{"axis", int64_t{1}}}));
+    b.output(b.op("Squeeze", {in, b.constant("sq_axes", ints_of({1}, {1}))}));
+    b.output(b.op("Unsqueeze", {in, b.constant("unsq_axes", ints_of({1}, {0}))}));
+    for (int o : b.op_multi("Split", {in, b.constant("split", ints_of({2}, {1, 1}))}, {{"axis", int64_t{0}}}, 2))
+      b.output(o);
+    const Graph g = b.build();
+    for (const std::string& be : usable_backends()) {
+      SCOPED_TRACE(be);
+      std::vector<Tensor> out;
+      try {
+        out = Session(g, be).run({x});
+      } catch (const Unsupported& e) {
+        std::printf("[  SKIPPED ] %s on %s: %s\n", dtype_name(t), be.c_str(), e.what());
+        continue;
+      }
+      ASSERT_EQ(out.size(), 6u);
+      const std::vector<Shape> shapes = {x.shape(), {2, half}, {2, half}, {1, 2, 1, half}, {1, 1, half}, {1, 1, half}};
+      for (size_t k = 0; k < out.size(); ++k) {
+        ASSERT_EQ(out[k].dtype(), t) << "output " << k;
+        ASSERT_EQ(out[k].shape(), shapes[k]) << "output " << k;
+        // Split's parts are the two halves; every other output is x's elements unchanged. The
+        // small floats are copied bit for bit; fp16/bf16 too, except that a NaN may come back
+        // as another NaN (their GPU/cpu copies go through fp32, which quiets or drops payloads).
+        const int64_t off = k == 5 ? out[k].numel() : 0;
+        const size_t es = dtype_size(t);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < out[k].numel(); ++i) {
+          const bool nan_ok = es == 2 && std::isnan(x.get(off + i)) && std::isnan(out[k].get(i));
+          if (!nan_ok && std::memcmp(out[k].data<char>() + i * es,
+                                     x.data<char>() + (off + i) * es, es) != 0)
+            ++bad;
+        }
+        EXPECT_EQ(bad, 0) << "output " << k << ": elements differ from the input's";
+        if (t == DType::f8e5m2 && k == 0) {  // the red-team's case by name: inf stays inf
+          EXPECT_EQ(out[k].data<uint8_t>()[0x7c], 0x7c);
+          EXPECT_TRUE(std::isinf(out[k].get(0x7c)) && std::isinf(out[k].get(0xfc)));
+        }
+      }
+    }
+  }
+}
+
+// ---- BitShift-28 on signed integers ----------------------------------------------------
+
+// The BitShift-28 text for a signed type of `bits` bits, written out directly: arithmetic
+// right shift; a shift < 0 or >= bits gives the sign fill (-1 for RIGHT of a negative, else 0).
+int64_t spec_shift(int64_t x, int64_t y, bool right, int bits) {
+  if (y < 0 || y >= bits) return right && x < 0 ? -1 : 0;
+  if (right) return x >> y;
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  uint64_t v = (static_cast<uint64_t>(x) << y) & mask;
+  if (bits < 64 && (v >> (bits - 1)) & 1) v |= ~mask;  // sign-extend the wrapped result
+  return static_cast<int64_t>(v);
+}
+
+std::vector<int64_t> values(const Tensor& t) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_int(i));
+  return v;
+}
+
+TEST(Round9, BitShiftOpset28OnSignedIntegers) {
+  // The red-team's model, imported: int8 x >> y at opset 28.
+  onnx::ModelProto m = testing::onnx_model("round9_shift", 8, 28);
+  auto* g = m.mutable_graph();
+  type(g->add_input(), "x", onnx::TensorProto::INT8, {5});
+  type(g->add_input(), "y", onnx::TensorProto::INT8, {5});
+  auto* n = testing::onnx_node(g, "BitShift", {"x", "y"}, {"z"});
+  auto* a = n->add_attribute();
+  a->set_name("direction");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("RIGHT");
+  type(g->add_output(), "z", onnx::TensorProto::INT8, {5});
+  const Graph imported = testing::load_proto(m);
+  for (const std::string& be : usable_backends()) {
+    const Tensor z = Session(imported, be).run({ints_of({5}, {-8, -1, 5, 100, -128}, DType::i8),
+                                                ints_of({5}, {1, 9, 70, -1, 3}, DType::i8)})[0];
+    EXPECT_EQ(values(z), (std::vector<int64_t>{-4, -1, 0, 0, -16})) << be;
+  }
+  // Before opset 28 BitShift is unsigned only.
+  m.mutable_opset_import(0)->set_version(27);
+  const std::string e27 = error_of([&] {
+    Session(testing::load_proto(m), "ref").run({ints_of({5}, {-8, -1, 5, 100, -128}, DType::i8), ints_of({5}, {1, 9, 70, -1, 3}, DType::i8)});
+  });
+  EXPECT_NE(e27.find("needs unsigned integer inputs before opset 28, got int8"), std::string::npos) << e27;
+
+  // Seeded random values and amounts in [-70, 80) for every signed width, LEFT and RIGHT in one
+  // fused kernel (Xor of both), against the spec formula on ref and exactly on cpu/vulkan.
+  for (DType t : {DType::i8, DType::i16, DType::i32, DType::i64}) {
+    SCOPED_TRACE(dtype_name(t));
+    const int bits = static_cast<int>(8 * dtype_size(t));
+    std::mt19937_64 rng(28);
+    const Shape sh = {4, 33};
+    Tensor x(t, sh), y(t, sh);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      x.set_int(i, static_cast<int64_t>(rng()) >> (64 - bits));  // any value of the type, either sign
+      y.set_int(i, static_cast<int64_t>(rng() % 150) - 70);
+    }
+    GraphBuilder b("shifts", 28);
+    const int xi = b.input("x", t, sh), yi = b.input("y", t, sh);
+    const int r = b.op("BitShift", {xi, yi}, {{"direction", std::string("RIGHT")}});
+    const int l = b.op("BitShift", {xi, yi}, {{"direction", std::string("LEFT")}});
+    b.output(r);
+    b.output(b.op("BitwiseXor", {r, l}));
+    const Graph gr = b.build();
+    const std::vector<Tensor> want = Session(gr, "ref").run({x, y});
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const int64_t xv = x.get_int(i), yv = y.get_int(i);
+      ASSERT_EQ(want[0].get_int(i), spec_shift(xv, yv, true, bits)) << xv << " >> " << yv;
+      ASSERT_EQ(want[1].get_int(i), spec_shift(xv, yv, true, bits) ^ spec_shift(xv, yv, false, bits)) << xv << ", " << yv;
+    }
+    for (const std::string& be : usable_backends()) {
+      if (be == "ref") continue;
+      const std::vector<Tensor> got = Session(gr, be).run({x, y});
+      for (size_t k = 0; k < 2; ++k) {
+        ASSERT_EQ(got[k].dtype(), t);
+        EXPECT_EQ(0, std::memcmp(got[k].raw(), want[k].raw(), want[k].nbytes())) << be << " output " << k;
+      }
+    }
+#ifdef FUSOR_HAVE_CUDA
+    {  // no GPU here: the generated CUDA C (signed fz_ishl/fz_ishr) must still compile
+      const Plan p = build_plan(specialize(gr, {x, y}));
+      for (const KernelSpec& k : p.kernels) {
+        const std::string src = cuda_kernel_source(k, p, nullptr);
+        if (!src.empty()) EXPECT_NO_THROW(nvrtc_compile_check(src, kernel_identifier(k.name))) << src;
+      }
+    }
+#endif
+  }
+}
+
+}  // namespace
+}  // namespace fusor
