@@ -1,6 +1,8 @@
-// Linear quantization (ONNX semantics): QuantizeLinear and DequantizeLinear, opsets 10-21.
+// Linear quantization (ONNX semantics): QuantizeLinear and DequantizeLinear, opsets 10-21, and
+// DequantizeLinear's output_dtype (23+).
 //
-// DequantizeLinear: y = (x - zero_point) * scale, y in scale's dtype.
+// DequantizeLinear: y = (x - zero_point) * scale, y in scale's dtype, or output_dtype's (opset
+//   23+; needed with a float8e8m0 scale). The product is rounded once, to y's dtype.
 // QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point), y in zero_point's
 //   dtype, else the output_dtype attribute (opset 21), else uint8.
 // scale / zero_point are one value (per tensor), a 1-D tensor of x.shape[axis] values (per
@@ -73,12 +75,27 @@ void check_zero_point(InferContext& ctx, DType want) {
   if (want != DType::undefined && ctx.dtype(2) != want) ctx.fail("zero_point dtype differs from the quantized dtype");
 }
 
+// y's dtype: the output_dtype attribute (opset 23+: float, float16 or bfloat16), else scale's.
+// A float8e8m0 scale (MX) needs output_dtype: y cannot be float8e8m0 (ONNX T3).
+DType dequantize_out_dtype(InferContext& ctx) {
+  const int64_t od = ctx.node().opset >= 23 ? ctx.node().attr_i("output_dtype", 0) : 0;
+  if (od == 0) {
+    if (ctx.dtype(1) == DType::f8e8m0)
+      ctx.fail("a float8e8m0 scale needs output_dtype (float, float16 or bfloat16): y cannot be float8e8m0");
+    return ctx.dtype(1);
+  }
+  const DType t = dtype_from_onnx(static_cast<int>(od));
+  if (t != DType::f32 && t != DType::f16 && t != DType::bf16)
+    ctx.fail("output_dtype " + std::to_string(od) + " is not float, float16 or bfloat16");
+  return t;
+}
+
 void dequantize_infer(InferContext& ctx) {
   if (!quant_dtype(ctx.dtype(0))) ctx.fail(std::string("x of dtype ") + dtype_name(ctx.dtype(0)) + " is not supported");
   if (!dtype_is_float(ctx.dtype(1))) ctx.fail("scale must be a float tensor");
   check_zero_point(ctx, ctx.dtype(0));
   quant_layout(ctx.node(), ctx.shape(0), ctx.shape(1));
-  ctx.set_output(0, ctx.dtype(1), ctx.shape(0));
+  ctx.set_output(0, dequantize_out_dtype(ctx), ctx.shape(0));
 }
 
 void dequantize_ref(const Node& n, const Ins& in, Outs& out) {
