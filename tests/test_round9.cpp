@@ -195,6 +195,48 @@ TEST(Round9, SmallFloatDataMovementIsABitCopy) {
   }
 }
 
+// Signalling and payload NaNs of f32 / f16 / bf16 through every data-movement op: bytes kept
+// on ref and cpu (cpu quieted signalling NaNs going through double), and f32 on vulkan too.
+TEST(Round9, DataMovementKeepsNaNPayloads) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(t));
+    Tensor x(t, {2, 8});
+    const std::vector<uint32_t> f32 = {0x7f800001, 0xff800001, 0x7fc00000, 0x7fa5a5a5, 0xffffffff, 0x3f800000, 0x80000000, 0x7f800000};
+    const std::vector<uint16_t> f16 = {0x7c01, 0xfc01, 0x7e00, 0x7d55, 0xffff, 0x3c00, 0x8000, 0x7c00};
+    const std::vector<uint16_t> bf16 = {0x7f81, 0xff81, 0x7fc0, 0x7fa5, 0xffff, 0x3f80, 0x8000, 0x7f80};
+    for (int64_t i = 0; i < 16; ++i) {
+      if (t == DType::f32) x.data<uint32_t>()[i] = f32[i % 8] ^ (i >= 8 ? 0x2 : 0);
+      else x.data<uint16_t>()[i] = (t == DType::f16 ? f16 : bf16)[i % 8] ^ (i >= 8 ? 0x2 : 0);
+    }
+    GraphBuilder b("nan_moves", 21);
+    const int in = b.input("x", t, x.shape());
+    auto i64 = [&](const std::string& n, std::vector<int64_t> v) { return b.constant(n, ints_of({static_cast<int64_t>(v.size())}, v)); };
+    b.output(b.op("Identity", {in}));
+    b.output(b.op("Reshape", {in, i64("shape", {4, 4})}));
+    b.output(b.op("Flatten", {in}, {{"axis", int64_t{0}}}));
+    b.output(b.op("Unsqueeze", {in, i64("uaxes", {0})}));
+    b.output(b.op("Transpose", {in}));
+    b.output(b.op("Concat", {in, in}, {{"axis", int64_t{1}}}));
+    for (int o : b.op_multi("Split", {in, i64("split", {1, 1})}, {{"axis", int64_t{0}}}, 2)) b.output(o);
+    b.output(b.op("Expand", {in, i64("eshape", {2, 2, 8})}));
+    b.output(b.op("Slice", {in, i64("starts", {3}), i64("ends", {7}), i64("axes", {1})}));
+    b.output(b.op("Gather", {in, i64("idx", {1, 0})}, {{"axis", int64_t{0}}}));
+    b.output(b.op("Tile", {in, i64("reps", {1, 2})}));
+    const Graph g = b.build();
+    const std::vector<Tensor> want = Session(g, "ref").run({x});
+    // ref against the inputs' bytes: Identity and the first Split piece.
+    EXPECT_EQ(0, std::memcmp(want[0].raw(), x.raw(), x.nbytes()));
+    EXPECT_EQ(0, std::memcmp(want[6].raw(), x.raw(), x.nbytes() / 2));
+    for (const std::string& be : usable_backends()) {
+      if (be == "ref" || (be == "vulkan" && t != DType::f32)) continue;  // vulkan fp16/bf16: see docs/redteam.md
+      const std::vector<Tensor> got = Session(g, be).run({x});
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < got.size(); ++k)
+        EXPECT_EQ(0, std::memcmp(got[k].raw(), want[k].raw(), want[k].nbytes())) << be << " output " << k;
+    }
+  }
+}
+
 // ---- BitShift-28 on signed integers ----------------------------------------------------
 
 // The BitShift-28 text for a signed type of `bits` bits, written out directly: arithmetic

@@ -279,6 +279,21 @@ class Runner {
     }
   }
 
+  // An output that is a load of its own dtype (Identity, Expand, a Split piece...) copies the
+  // bytes: going through a double would quiet a signalling NaN (f32 0x7f800001 -> 0x7fc00001).
+  bool copy(const KernelOutput& ko, int view, int cnt) {
+    const ExprNode& e = k_.expr[ko.expr];
+    if (e.kind != ExprKind::load) return false;
+    const CpuBuffer &src = bufs_[k_.loads[e.load].buffer], &dst = bufs_[ko.buffer];
+    if (src.dtype != dst.dtype || dtype_size(dst.dtype) == 0) return false;
+    const int64_t *i = s_->off(e.load), *o = s_->off(view);
+    for (int j = 0; j < cnt; ++j)
+      if (i[j] < 0 || i[j] >= src.numel) return false;  // positions of an empty reduction: the value path
+    const size_t es = dtype_size(dst.dtype);
+    for (int j = 0; j < cnt; ++j) std::memcpy(dst.base + o[j] * es, src.base + i[j] * es, es);
+    return true;
+  }
+
   void op(const ExprNode& n, HostScalar* out, int cnt) {
     // eval_scalar_typed reads one entry per node input (absent ones included).
     const size_t na = std::max(n.args.size(), n.bound.absent.size());
@@ -348,6 +363,7 @@ class Runner {
       const KernelOutput& ko = k_.outputs[o];
       const bool per_row = ko.per_row && rowwise;
       if (per_row ? which == Stores::elements : which == Stores::per_row) continue;
+      if (copy(ko, nl + static_cast<int>(o), per_row ? 1 : cnt)) continue;
       store(ko, nl + static_cast<int>(o), s_->col(ko.expr), per_row ? 1 : cnt);
     }
   }
