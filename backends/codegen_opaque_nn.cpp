@@ -297,21 +297,9 @@ std::string Emitter::walk_copy(const Node& n, int out) const {
       walk.push_back(xs[i] ? os[i] / xs[i] : 0), st.push_back(0);
       walk.push_back(xs[i]), st.push_back(cs[i]);
     }
-  } else {
-    const int64_t b = n.attr_i("blocksize", 1);
-    Shape view;
-    std::vector<int64_t> perm;
-    if (n.op_type == "DepthToSpace") {
-      const bool crd = n.attr_s("mode", "DCR") == "CRD";
-      const int64_t c = xs[1] / (b * b);
-      view = crd ? Shape{xs[0], c, b, b, xs[2], xs[3]} : Shape{xs[0], b, b, c, xs[2], xs[3]};
-      perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
-    } else {
-      view = Shape{xs[0], xs[1], xs[2] / b, b, xs[3] / b, b};
-      perm = {0, 3, 5, 1, 2, 4};
-    }
-    const Shape vs = contiguous_strides(view);
-    for (auto p : perm) walk.push_back(view[p]), st.push_back(vs[p]);
+  } else {  // DepthToSpace / SpaceToDepth: the op table's walk (ir/slice_view.h)
+    BlockWalk w = depth_space_walk(n, xs);
+    walk = std::move(w.walk), st = std::move(w.strides);
   }
   return out_coords(walk) + "    " + copy(x, coords_offset(st), out, "fz_o") + "\n";
 }

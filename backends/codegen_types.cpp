@@ -273,6 +273,10 @@ FZ_FN double fz_sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : (x == 
 FZ_FN double fz_isnan(double x) { return x != x ? 1.0 : 0.0; }
 FZ_FN double fz_isinf(double x) { return fabs(x) == (double)fz_inf() ? 1.0 : 0.0; }
 FZ_FN double fz_fmod(double a, double b) { return fmod(a, b); }
+FZ_FN double fz_fmod_floor(double a, double b) {
+  double r = fmod(a, b);
+  return r != 0.0 ? (((b < 0.0) != (r < 0.0)) ? r + b : r) : copysign(0.0, b);
+}
 FZ_FN double fz_log1p(double x) { return log1p(x); }
 FZ_FN double fz_expm1(double x) { return expm1(x); }
 FZ_FN double fz_div(double a, double b) { return a / b; }

@@ -60,4 +60,23 @@ SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts,
   return v;
 }
 
+BlockWalk depth_space_walk(const Node& n, const Shape& x) {
+  const int64_t b = n.attr_i("blocksize", 1);
+  const bool crd = n.attr_s("mode", "DCR") == "CRD";
+  Shape view;
+  std::vector<int64_t> perm;
+  if (n.op_type == "DepthToSpace") {
+    const int64_t c = x[1] / (b * b);
+    view = crd ? Shape{x[0], c, b, b, x[2], x[3]} : Shape{x[0], b, b, c, x[2], x[3]};
+    perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+  } else {
+    view = Shape{x[0], x[1], x[2] / b, b, x[3] / b, b};
+    perm = crd ? std::vector<int64_t>{0, 1, 3, 5, 2, 4} : std::vector<int64_t>{0, 3, 5, 1, 2, 4};
+  }
+  const Shape vs = contiguous_strides(view);
+  BlockWalk w;
+  for (int64_t p : perm) w.walk.push_back(view[p]), w.strides.push_back(vs[p]);
+  return w;
+}
+
 }  // namespace fusor

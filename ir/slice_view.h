@@ -1,5 +1,6 @@
-// ONNX Slice geometry, computed once for the shape rule and reference kernel (ir/ops/shape.cpp),
-// the fused view path (ir/fusion.cpp) and the GPU code generators (backends/codegen_opaque_nn.cpp).
+// ONNX Slice (and DepthToSpace / SpaceToDepth) geometry, computed once for the shape rule and
+// reference kernel (ir/ops/shape.cpp), the fused view path (ir/fusion.cpp) and the GPU code
+// generators (backends/codegen_opaque_nn.cpp).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -29,5 +30,17 @@ struct SliceView {
 // when the lists differ in length, an axis repeats or is out of range, or a step is 0.
 SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts, std::vector<int64_t> ends,
                      std::vector<int64_t> axes, std::vector<int64_t> steps);
+
+// DepthToSpace / SpaceToDepth of a contiguous [N, C, H, W] input x as one strided walk: output
+// element i (row-major over `walk`) is x[sum_d coord_d * strides[d]]. ONNX spec, opset 28 text:
+// DepthToSpace DCR views x as [N, b, b, C/b^2, H, W] and walks axes (0, 3, 4, 1, 5, 2), CRD as
+// [N, C/b^2, b, b, H, W] walking (0, 1, 4, 2, 5, 3); SpaceToDepth views x as [N, C, H/b, b, W/b, b]
+// and walks (0, 3, 5, 1, 2, 4) for DCR, (0, 1, 3, 5, 2, 4) for CRD (its `mode`, opset 28+).
+// Shapes are the shape rule's to check (blocksize >= 1, divisibility).
+struct BlockWalk {
+  Shape walk;
+  std::vector<int64_t> strides;
+};
+BlockWalk depth_space_walk(const Node& n, const Shape& x);
 
 }  // namespace fusor

@@ -6,7 +6,11 @@
 //    copy on every backend (cpu rounded float8e5m2 inf through a saturating Cast to 57344), and
 //    of fp16/bf16 up to NaN payloads;
 //  - BitShift-28 on signed integers: arithmetic right shift, amounts < 0 or >= the width give
-//    the sign fill (unsigned only before opset 28).
+//    the sign fill (unsigned only before opset 28);
+//  - DequantizeLinear-23's output_dtype sets y's dtype (it was ignored: y took scale's, and an
+//    MX float8e8m0 scale with output_dtype=FLOAT was refused);
+//  - opset 28: SpaceToDepth's mode=CRD (was ignored: DCR numbers) and Mod with fmod=0 on floats
+//    (the floor form and its special cases; was refused);
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -324,6 +328,147 @@ TEST(Round9, BitShiftOpset28OnSignedIntegers) {
     }
 #endif
   }
+}
+
+// ---- DequantizeLinear output_dtype ------------------------------------------------------
+
+TEST(Round9, DequantizeLinearOutputDtype) {
+  std::mt19937 rng(23);
+  Tensor x(DType::i8, {3, 8}), zp(DType::i8, {3});
+  for (int64_t i = 0; i < x.numel(); ++i) x.set_int(i, static_cast<int64_t>(rng() % 256) - 128);
+  for (int64_t i = 0; i < 3; ++i) zp.set_int(i, static_cast<int64_t>(rng() % 9) - 4);
+  const Tensor scale_f32 = testing::random_tensor(DType::f32, {3}, 5, 0.01, 0.5);
+  Tensor scale_e8m0(DType::f8e8m0, {3});
+  for (int64_t i = 0; i < 3; ++i) scale_e8m0.set(i, std::ldexp(1.0, static_cast<int>(i) - 1));  // 0.5, 1, 2
+  auto graph = [&](const Tensor& scale, int64_t od, int opset) {
+    GraphBuilder b("dq", opset);
+    const int xi = b.input("x", DType::i8, x.shape());
+    GraphBuilder::Attrs a = {{"axis", int64_t{0}}};
+    if (od) a["output_dtype"] = od;
+    b.output(b.op("DequantizeLinear", {xi, b.constant("scale", scale), b.constant("zp", zp)}, a));
+    return b.build();
+  };
+  struct Case {
+    const Tensor* scale;
+    int64_t od;
+    DType want;
+  };
+  for (const Case& c : {Case{&scale_f32, 10, DType::f16}, Case{&scale_f32, 16, DType::bf16}, Case{&scale_f32, 1, DType::f32},
+                        Case{&scale_e8m0, 1, DType::f32}, Case{&scale_e8m0, 10, DType::f16}}) {
+    SCOPED_TRACE(std::string(dtype_name(c.scale->dtype())) + " -> " + dtype_name(c.want));
+    const Graph g = graph(*c.scale, c.od, 23);
+    for (const std::string& be : usable_backends()) {
+      const Tensor y = Session(g, be).run({x})[0];
+      ASSERT_EQ(y.dtype(), c.want) << be;
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const int64_t r = i / 8;
+        // ONNX's reference: float32 (x - zp) * scale, then y's dtype; within one ulp of y's dtype.
+        const double want = static_cast<float>(static_cast<float>(x.get_int(i) - zp.get_int(r)) * static_cast<float>(c.scale->get(r)));
+        const double ulp = c.want == DType::f16 ? 1.0 / 1024 : c.want == DType::bf16 ? 1.0 / 128 : 1.0 / 8388608;
+        EXPECT_NEAR(y.get(i), want, std::fabs(want) * ulp) << be << " element " << i;
+      }
+    }
+  }
+  // Before opset 23 there is no output_dtype: y keeps scale's dtype.
+  EXPECT_EQ(Session(graph(scale_f32, 10, 21), "ref").run({x})[0].dtype(), DType::f32);
+  // y cannot be float8e8m0 (ONNX T3): an e8m0 scale needs output_dtype, and output_dtype must be a T3 type.
+  EXPECT_NE(error_of([&] { Session(graph(scale_e8m0, 0, 23), "ref").run({x}); }).find("a float8e8m0 scale needs output_dtype"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { Session(graph(scale_f32, 24, 23), "ref").run({x}); }).find("output_dtype 24 is not float, float16 or bfloat16"),
+            std::string::npos);
+}
+
+// ---- opset 28: SpaceToDepth mode, Mod fmod=0 on floats --------------------------------
+
+TEST(Round9, SpaceToDepthAndDepthToSpaceModes) {
+  const int64_t N = 2, C = 3, H = 4, W = 6, b = 2;
+  const Tensor x = testing::random_tensor(DType::f32, {N, C, H, W}, 28);
+  for (const std::string mode : {"DCR", "CRD"}) {
+    SCOPED_TRACE(mode);
+    GraphBuilder g("s2d", 28);
+    const int xi = g.input("x", DType::f32, x.shape());
+    const int y = g.op("SpaceToDepth", {xi}, {{"blocksize", b}, {"mode", mode}});
+    g.output(y);
+    g.output(g.op("DepthToSpace", {y}, {{"blocksize", b}, {"mode", mode}}));
+    const Graph gr = g.build();
+    for (const std::string& be : usable_backends()) {
+      const std::vector<Tensor> out = Session(gr, be).run({x});
+      ASSERT_EQ(out[0].shape(), (Shape{N, C * b * b, H / b, W / b})) << be;
+      // The ONNX spec's index maps, written out: channel c*b*b + bh*b + bw (CRD) or
+      // (bh*b + bw)*C + c (DCR) of y holds x[n, c, h*b + bh, w*b + bw].
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t w = 0; w < W; ++w) {
+              const int64_t bh = h % b, bw = w % b;
+              const int64_t oc = mode == "CRD" ? c * b * b + bh * b + bw : (bh * b + bw) * C + c;
+              const int64_t yi = ((n * C * b * b + oc) * (H / b) + h / b) * (W / b) + w / b;
+              const int64_t xi2 = ((n * C + c) * H + h) * W + w;
+              ASSERT_EQ(out[0].get(yi), x.get(xi2)) << be << " x[" << n << "," << c << "," << h << "," << w << "]";
+            }
+      // DepthToSpace of the same mode gives x back.
+      EXPECT_EQ(0, std::memcmp(out[1].raw(), x.raw(), x.nbytes())) << be;
+    }
+  }
+  GraphBuilder bad("s2d_bad", 28);
+  bad.output(bad.op("SpaceToDepth", {bad.input("x", DType::f32, x.shape())}, {{"blocksize", b}, {"mode", std::string("RCD")}}));
+  EXPECT_NE(error_of([&] { Session(bad.build(), "ref").run({x}); }).find("mode must be 'DCR' or 'CRD', got 'RCD'"), std::string::npos);
+}
+
+TEST(Round9, ModOpset28FloorFormOnFloats) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  // The red-team's special cases (Mod-28 text), then seeded random pairs of both signs.
+  std::vector<double> a = {0, -0.0, 0, -0.0, 5, -5, inf, 3, 7.5, -7.5, nan, 4, -inf, 2.5};
+  std::vector<double> bv = {3, 3, -3, -3, inf, inf, 2, 0, -2, 2, 1, nan, -inf, -inf};
+  const std::vector<double> want = {0, 0, -0.0, -0.0, 5, inf, nan, nan, -0.5, 0.5, nan, nan, nan, -inf};
+  std::mt19937 rng(28);
+  std::uniform_real_distribution<double> u(-50, 50), v(0.25, 7);
+  while (a.size() < 64) a.push_back(u(rng)), bv.push_back((rng() & 1 ? 1 : -1) * v(rng));
+  const int64_t n = static_cast<int64_t>(a.size());
+  for (DType t : {DType::f32, DType::f64, DType::f16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Tensor A = testing::tensor_of({n}, a, t), B = testing::tensor_of({n}, bv, t);
+    GraphBuilder g("mod", 28);
+    g.output(g.op("Mod", {g.input("a", t, {n}), g.input("b", t, {n})}, {{"fmod", int64_t{0}}}));
+    const Graph gr = g.build();
+    for (const std::string& be : usable_backends()) {
+      Tensor y;
+      try {
+        y = Session(gr, be).run({A, B})[0];
+      } catch (const Unsupported& e) {
+        std::printf("[  SKIPPED ] Mod %s on %s: %s\n", dtype_name(t), be.c_str(), e.what());
+        continue;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const double ai = A.get(i), bi = B.get(i), yi = y.get(i);
+        if (static_cast<size_t>(i) < want.size()) {
+          const double w = want[static_cast<size_t>(i)];
+          if (std::isnan(w)) EXPECT_TRUE(std::isnan(yi)) << be << " " << ai << " mod " << bi;
+          else EXPECT_TRUE(yi == w && std::signbit(yi) == std::signbit(w)) << be << " " << ai << " mod " << bi << " = " << yi;
+          continue;
+        }
+        // a - floor(a / b) * b: |y| < |b|, y has b's sign (or is 0), y = a - k*b for a whole k.
+        const double k = (ai - yi) / bi;
+        EXPECT_LT(std::fabs(yi), std::fabs(bi)) << be << " " << ai << " mod " << bi;
+        EXPECT_TRUE(yi == 0 || (yi < 0) == (bi < 0)) << be << " " << ai << " mod " << bi << " = " << yi;
+        EXPECT_NEAR(k, std::round(k), t == DType::f16 ? 1e-2 : 1e-5) << be << " " << ai << " mod " << bi << " = " << yi;
+      }
+    }
+#ifdef FUSOR_HAVE_CUDA
+    {  // no GPU here: the generated CUDA C (fz_fmod_floor) must still compile
+      const Plan p = build_plan(specialize(gr, {A, B}));
+      for (const KernelSpec& k : p.kernels) {
+        const std::string src = cuda_kernel_source(k, p, nullptr);
+        if (!src.empty()) EXPECT_NO_THROW(nvrtc_compile_check(src, kernel_identifier(k.name))) << src;
+      }
+    }
+#endif
+  }
+  GraphBuilder old("mod27", 27);
+  old.output(old.op("Mod", {old.input("a", DType::f32, {2}), old.input("b", DType::f32, {2})}));
+  EXPECT_NE(error_of([&] { Session(old.build(), "ref").run({testing::tensor_of({2}, {1, 2}), testing::tensor_of({2}, {3, 3})}); })
+                .find("floating-point Mod needs fmod=1 before opset 28"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -34,6 +34,10 @@ FZ_FN float fz_sign(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x =
 FZ_FN float fz_isnan(float x) { return x != x ? 1.0f : 0.0f; }
 FZ_FN float fz_isinf(float x) { return fabsf(x) == fz_inf() ? 1.0f : 0.0f; }
 FZ_FN float fz_fmod(float a, float b) { return fmodf(a, b); }
+FZ_FN float fz_fmod_floor(float a, float b) {
+  float r = fmodf(a, b);
+  return r != 0.0f ? (((b < 0.0f) != (r < 0.0f)) ? r + b : r) : copysignf(0.0f, b);
+}
 FZ_FN float fz_log1p(float x) { return log1pf(x); }
 FZ_FN float fz_expm1(float x) { return expm1f(x); }
 FZ_FN float fz_div(float a, float b) { return a / b; }  // IEEE: NVRTC's default --prec-div=true

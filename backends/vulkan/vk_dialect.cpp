@@ -46,6 +46,13 @@ float fz_fmod(float a, float b) {
   }
   return a < 0.0f ? -r : r;
 }
+// Mod-28 fmod=0: fz_fmod moved to b's sign; a zero result is a zero of b's sign (bits: a -0.0f
+// literal may fold to +0).
+float fz_fmod_floor(float a, float b) {
+  float r = fz_fmod(a, b);
+  if (r == 0.0f) return uintBitsToFloat(floatBitsToUint(b) & 0x80000000u);
+  return (b < 0.0f) != (r < 0.0f) ? r + b : r;
+}
 // a / b correctly rounded. Vulkan lets fp32 OpFDiv be 2.5 ulp off (NVIDIA's is), and fma
 // need not be fused (an fma-residual version of this helper failed on lavapipe, whose fma
 // rounds twice), so the driver's quotient is only a seed, corrected with residuals made exact by Dekker's product (no fma needed): q1 = q0 +
@@ -927,6 +934,11 @@ double fz_fmod(double a, double b) {
     if (r >= t) r = r - t;
   }
   return a < 0.0lf ? -r : r;
+}
+double fz_fmod_floor(double a, double b) {
+  double r = fz_fmod(a, b);
+  if (r == 0.0lf) return packDouble2x32(uvec2(0u, unpackDouble2x32(b).y & 0x80000000u));
+  return (b < 0.0lf) != (r < 0.0lf) ? r + b : r;
 }
 )";
   auto inst = [](const char* tmpl, const std::string& t, const std::string& u, const std::string& w = "") {

@@ -18,6 +18,8 @@
 //      fz_isnan(x)                 1.0f if x is NaN, else 0.0f
 //      fz_isinf(x)                 1.0f if x is +inf or -inf, else 0.0f
 //      fz_fmod(a, b)               C fmodf: a - trunc(a / b) * b, sign of a; NaN when b == 0
+//      fz_fmod_floor(a, b)         a - floor(a / b) * b (Mod-28 fmod=0): fz_fmod(a, b), plus b
+//                                  when the signs differ; a zero result is a zero of b's sign
 //      fz_log1p(x)                 log(1 + x), accurate for small x (C log1pf)
 //      fz_expm1(x)                 exp(x) - 1, accurate for small x (C expm1f)
 //      fz_div(a, b)                a / b correctly rounded (IEEE); every op value that divides uses
@@ -62,6 +64,13 @@ double round_even(double v) {
   const double f = v - r;
   if (f > 0.5 || (f == 0.5 && std::fmod(r, 2.0) != 0.0)) r += 1.0;
   return std::copysign(r, v);  // -0.4 and -0.0 round to -0.0 (IEEE roundToIntegralTiesToEven, numpy)
+}
+// Mod-28 fmod=0 on floats, the twin of fz_fmod_floor: C fmod (exact), moved to the divisor's
+// sign; a zero result takes the divisor's sign, inf and NaN operands give what fmod gives.
+double fmod_floor(double a, double b) {
+  const double r = std::fmod(a, b);
+  if (r == 0) return std::copysign(0.0, b);
+  return (b < 0) != (r < 0) ? r + b : r;
 }
 double sign_of(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v == 0 ? 0.0 : kNaN; }
 // log(1 + exp(x)) in a form that does not overflow for large x (same formula as the expr).
@@ -385,8 +394,9 @@ void infer_elementwise(InferContext& ctx, Typing typing, bool float_only) {
   if (n.opset < 7 && n.attr_i("broadcast", 0) != 0 && n.has_attr("axis") && count == 2 &&
       normalize_axis(n.attr_i("axis", 0), ctx.rank(0), n.label()) != ctx.rank(0) - ctx.rank(1))
     ctx.fail("legacy broadcast: B does not align with A at 'axis'");
-  if (n.op_type == "Mod" && dtype_is_float(t0) && n.attr_i("fmod", 0) == 0)
-    ctx.fail("floating-point Mod needs fmod=1 (ONNX)");
+  // Mod-28 defines fmod=0 for floats (the floor form); before, floats needed fmod=1.
+  if (n.op_type == "Mod" && dtype_is_float(t0) && n.attr_i("fmod", 0) == 0 && n.opset < 28)
+    ctx.fail("floating-point Mod needs fmod=1 before opset 28 (ONNX)");
   ctx.set_output(0, out_dtype, std::move(out_shape));
 }
 
@@ -643,10 +653,11 @@ void register_elementwise_ops() {
     r.float_exponent = true;           // an integer base with a float exponent: eval_scalar_typed
     add("Pow", 2, 2, Typing::pow, r);
   }
-  // fmod=0 (ints only): sign of the divisor, as Python's %; fmod=1: sign of the dividend.
+  // fmod=0: sign of the divisor, as Python's % (floats from opset 28, Mod-28's special cases);
+  // fmod=1: sign of the dividend.
   {
-    ScalarRule r = with_int(rule("({fmod} != 0.0f ? fz_fmod({0}, {1}) : {0} - floor({0} / {1}) * {1})",
-                                 FZ_EVAL(std::fmod(x[0], x[1])), {{"fmod", 0}}),
+    ScalarRule r = with_int(rule("({fmod} != 0.0f ? fz_fmod({0}, {1}) : fz_fmod_floor({0}, {1}))",
+                                 FZ_EVAL(p[0] != 0 ? std::fmod(x[0], x[1]) : fmod_floor(x[0], x[1])), {{"fmod", 0}}),
                             FZ_IEVAL(imod(x[0], x[1], p[0] != 0, uns)));
     r.int_expr = "({fmod} != 0.0f ? fz_ifmod({0}, {1}) : fz_imod({0}, {1}))";
     add("Mod", 2, 2, Typing::same, r);

@@ -847,33 +847,21 @@ void one_hot_ref(const Node& n, const Ins& in, Outs& out) {
 
 // ---------------------------------------------------------------- DepthToSpace / SpaceToDepth
 
+// mode: DCR or CRD (DepthToSpace; SpaceToDepth from opset 28, where the schema check admits it).
+void check_block_mode(InferContext& ctx) {
+  const std::string mode = ctx.node().attr_s("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") ctx.fail("mode must be 'DCR' or 'CRD', got '" + printable(mode) + "'");
+}
+
 void depth_to_space_infer(InferContext& ctx) {
   const Shape& x = ctx.shape(0);
   const int64_t b = ctx.node().attr_i("blocksize", 0);
   if (x.size() != 4) ctx.fail("input must be 4-D (N, C, H, W)");
   if (b < 1) ctx.fail("blocksize must be positive");
-  if (ctx.node().op_type == "DepthToSpace") {
-    const std::string mode = ctx.node().attr_s("mode", "DCR");
-    if (mode != "DCR" && mode != "CRD") ctx.fail("mode must be 'DCR' or 'CRD', got '" + printable(mode) + "'");
-  }
+  check_block_mode(ctx);
   const int64_t bb = shape_mul(ctx.node(), b, b);
   if (x[1] % bb != 0) ctx.fail("channels " + std::to_string(x[1]) + " not divisible by blocksize^2");
   ctx.set_output(0, ctx.dtype(0), {x[0], x[1] / bb, shape_mul(ctx.node(), x[2], b), shape_mul(ctx.node(), x[3], b)});
-}
-
-// Both modes are a 6-D transpose of a reshape (ONNX spec): DCR views x as [N, b, b, C', H, W]
-// and walks [N, C', H, b, W, b]; CRD views x as [N, C', b, b, H, W].
-void depth_to_space_ref(const Node& n, const Ins& in, Outs& out) {
-  const Shape& x = in[0]->shape();
-  const int64_t b = n.attr_i("blocksize", 1), c = x[1] / (b * b), H = x[2], W = x[3];
-  const bool crd = n.attr_s("mode", "DCR") == "CRD";
-  Shape view = crd ? Shape{x[0], c, b, b, H, W} : Shape{x[0], b, b, c, H, W};
-  Shape vs = contiguous_strides(view);
-  std::vector<int64_t> perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
-  Shape walk;
-  std::vector<int64_t> st;
-  for (int64_t p : perm) walk.push_back(view[p]), st.push_back(vs[p]);
-  strided_copy(*in[0], out[0], walk, 0, st);
 }
 
 void space_to_depth_infer(InferContext& ctx) {
@@ -881,19 +869,15 @@ void space_to_depth_infer(InferContext& ctx) {
   const int64_t b = ctx.node().attr_i("blocksize", 0);
   if (x.size() != 4) ctx.fail("input must be 4-D (N, C, H, W)");
   if (b < 1 || x[2] % b != 0 || x[3] % b != 0) ctx.fail("H and W must be divisible by blocksize");
+  check_block_mode(ctx);
   const int64_t c = shape_mul(ctx.node(), shape_mul(ctx.node(), x[1], b), b);
   ctx.set_output(0, ctx.dtype(0), {x[0], c, x[2] / b, x[3] / b});
 }
 
-// View x as [N, C, H', b, W', b] and walk [N, b, b, C, H', W'].
-void space_to_depth_ref(const Node& n, const Ins& in, Outs& out) {
-  const Shape& x = in[0]->shape();
-  const int64_t b = n.attr_i("blocksize", 1);
-  Shape view{x[0], x[1], x[2] / b, b, x[3] / b, b};
-  Shape vs = contiguous_strides(view), walk;
-  std::vector<int64_t> st;
-  for (int64_t p : {0, 3, 5, 1, 2, 4}) walk.push_back(view[p]), st.push_back(vs[p]);
-  strided_copy(*in[0], out[0], walk, 0, st);
+// Both ops, both modes: one strided walk of x (ir/slice_view.h depth_space_walk).
+void depth_space_ref(const Node& n, const Ins& in, Outs& out) {
+  const BlockWalk w = depth_space_walk(n, in[0]->shape());
+  strided_copy(*in[0], out[0], w.walk, 0, w.strides);
 }
 
 // One table entry; a helper rather than designated initializers, which -Wextra flags for the
@@ -939,8 +923,8 @@ void register_shape_ops() {
   register_op(op("Trilu", 1, 2, trilu_infer, trilu_ref));
   register_op(op("EyeLike", 1, 1, eye_like_infer, eye_like_ref));
   register_op(op("OneHot", 3, 3, one_hot_infer, one_hot_ref));
-  register_op(op("DepthToSpace", 1, 1, depth_to_space_infer, depth_to_space_ref));
-  register_op(op("SpaceToDepth", 1, 1, space_to_depth_infer, space_to_depth_ref));
+  register_op(op("DepthToSpace", 1, 1, depth_to_space_infer, depth_space_ref));
+  register_op(op("SpaceToDepth", 1, 1, space_to_depth_infer, depth_space_ref));
 }
 
 }  // namespace fusor
