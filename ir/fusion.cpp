@@ -996,6 +996,13 @@ Plan build_plan(const Graph& static_graph, const FusionOptions& opts) {
   fold_unfused_weight_dequant(g, opts.fuse);
   phase.emplace("fusion pass");
   Plan p = Fuser(g, opts).run();
+  // A kernel whose every output is empty writes nothing: dropped here, once, so no backend
+  // emits code for a zero-element space whose other dims may be huge (x [0, 2^40, 16] made a
+  // stride past the 32-bit index type on vulkan while ref and cpu returned empty outputs).
+  std::erase_if(p.kernels, [&](const KernelSpec& k) {
+    const std::vector<int> outs = k.output_buffers();
+    return !outs.empty() && std::all_of(outs.begin(), outs.end(), [&](int b) { return shape_numel(p.buffers[b].shape) == 0; });
+  });
   p.original_nodes = original;
   count_bytes(p);
   phase.emplace("memory plan");

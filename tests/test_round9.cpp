@@ -471,5 +471,31 @@ TEST(Round9, ModOpset28FloorFormOnFloats) {
             std::string::npos);
 }
 
+// ---- empty tensors with a huge dim ------------------------------------------------------
+
+TEST(Round9, EmptyInputWithAHugeDimGivesEmptyOutputsEverywhere) {
+  const int64_t S = int64_t{1} << 40;
+  GraphBuilder b("empty_huge", 18);
+  const int x = b.input("x", DType::f32, {0, S, 16});
+  const int z = b.input("z", DType::f32, {5});
+  const int y = b.op("Softmax", {b.op("MatMul", {x, b.constant("w", testing::random_tensor(DType::f32, {16, 8}, 4))})},
+                     {{"axis", int64_t{-1}}});
+  b.output(y);
+  b.output(b.op("ReduceMax", {y, b.constant("ax", ints_of({1}, {1}))}, {{"keepdims", int64_t{1}}}));
+  b.output(b.op("Mul", {z, z}));  // a non-empty output beside them still computes
+  const Graph g = b.build();
+  const Tensor zv = testing::random_tensor(DType::f32, {5}, 9);
+  for (const std::string& be : usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> out = Session(g, be).run({Tensor(DType::f32, {0, S, 16}), zv});
+    EXPECT_EQ(out[0].shape(), (Shape{0, S, 8}));
+    EXPECT_EQ(out[1].shape(), (Shape{0, 1, 8}));
+    for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(out[2].get(i), static_cast<double>(static_cast<float>(zv.get(i) * zv.get(i))));
+  }
+  // The plan keeps no kernel that would write nothing.
+  const Plan p = build_plan(specialize(g, {Tensor(DType::f32, {0, S, 16}), zv}));
+  EXPECT_EQ(p.kernels.size(), 1u);
+}
+
 }  // namespace
 }  // namespace fusor
