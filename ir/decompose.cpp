@@ -547,6 +547,17 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     rw.reduce(t == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax", in(0), axes_from(2, rank(in(0))), out);
     return true;
   }
+  if (t == "GlobalLpPool") {  // (sum |x|^p)^(1/p) over the spatial axes; p = 1, 2: ReduceL1 / L2
+    const int64_t p = n.attr_i("p", 2);
+    const auto axes = axes_from(2, rank(in(0)));
+    if (p == 1 || p == 2) {
+      rw.reduce(p == 1 ? "ReduceL1" : "ReduceL2", in(0), axes, out);
+    } else {
+      const int s = rw.reduce("ReduceSum", rw.op("Pow", {rw.op("Abs", {in(0)}), rw.scalar(static_cast<double>(p))}), axes);
+      rw.op("Pow", {s, rw.scalar(1.0 / static_cast<double>(p))}, {}, out);
+    }
+    return true;
+  }
   if ((t == "Sum" || t == "Max" || t == "Min") && n.num_inputs() > 2) {
     std::string bin = t == "Sum" ? "Add" : t;
     int acc = in(0);

@@ -471,6 +471,30 @@ TEST(Round9, ModOpset28FloorFormOnFloats) {
             std::string::npos);
 }
 
+// ---- GlobalLpPool (was an unsupported op) ------------------------------------------------
+
+TEST(Round9, GlobalLpPool) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 3, 4, 5}, 11, -2.0, 2.0);
+  for (int64_t p : {1, 2, 3}) {
+    SCOPED_TRACE("p=" + std::to_string(p));
+    GraphBuilder b("glp", 17);
+    GraphBuilder::Attrs a;
+    if (p != 2) a["p"] = p;  // 2 is the default
+    b.output(b.op("GlobalLpPool", {b.input("x", DType::f32, x.shape())}, a));
+    const Graph g = b.build();
+    for (const std::string& be : usable_backends()) {
+      const Tensor y = Session(g, be).run({x})[0];
+      ASSERT_EQ(y.shape(), (Shape{2, 3, 1, 1})) << be;
+      for (int64_t c = 0; c < 6; ++c) {
+        double acc = 0;
+        for (int64_t i = 0; i < 20; ++i) acc += std::pow(std::fabs(x.get(c * 20 + i)), static_cast<double>(p));
+        const double want = std::pow(acc, 1.0 / static_cast<double>(p));
+        EXPECT_NEAR(y.get(c), want, 1e-5 * want) << be << " channel " << c;
+      }
+    }
+  }
+}
+
 // ---- empty tensors with a huge dim ------------------------------------------------------
 
 TEST(Round9, EmptyInputWithAHugeDimGivesEmptyOutputsEverywhere) {
@@ -495,6 +519,30 @@ TEST(Round9, EmptyInputWithAHugeDimGivesEmptyOutputsEverywhere) {
   // The plan keeps no kernel that would write nothing.
   const Plan p = build_plan(specialize(g, {Tensor(DType::f32, {0, S, 16}), zv}));
   EXPECT_EQ(p.kernels.size(), 1u);
+}
+
+// ---- GlobalLpPool (was an unsupported op) ------------------------------------------------
+
+TEST(Round9, GlobalLpPool) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 3, 4, 5}, 11, -2.0, 2.0);
+  for (int64_t p : {1, 2, 3}) {
+    SCOPED_TRACE("p=" + std::to_string(p));
+    GraphBuilder b("glp", 17);
+    GraphBuilder::Attrs a;
+    if (p != 2) a["p"] = p;  // 2 is the default
+    b.output(b.op("GlobalLpPool", {b.input("x", DType::f32, x.shape())}, a));
+    const Graph g = b.build();
+    for (const std::string& be : usable_backends()) {
+      const Tensor y = Session(g, be).run({x})[0];
+      ASSERT_EQ(y.shape(), (Shape{2, 3, 1, 1})) << be;
+      for (int64_t c = 0; c < 6; ++c) {
+        double acc = 0;
+        for (int64_t i = 0; i < 20; ++i) acc += std::pow(std::fabs(x.get(c * 20 + i)), static_cast<double>(p));
+        const double want = std::pow(acc, 1.0 / static_cast<double>(p));
+        EXPECT_NEAR(y.get(c), want, 1e-5 * want) << be << " channel " << c;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -666,9 +666,12 @@ void global_pool_infer(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), s);
 }
 
+// GlobalAveragePool, GlobalMaxPool, GlobalLpPool ((sum |x|^p)^(1/p) per channel, p an int
+// attribute, default 2, as LpPool).
 template <PoolKind K>
 void global_pool_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor& X = *in[0];
+  const double p = static_cast<double>(n.attr_i("p", 2));
   const int64_t nc = X.shape()[0] * X.shape()[1], sp = nc ? X.numel() / nc : 0;
   std::vector<double> y(static_cast<size_t>(nc));
   with_real_data(X, [&](auto x) {
@@ -678,10 +681,12 @@ void global_pool_ref(const Node& n, const Ins& in, Outs& out) {
         const double v = x[c * sp + i];
         if (K == PoolKind::max)
           acc = (std::isnan(v) || v > acc) && !std::isnan(acc) ? v : acc;
+        else if (K == PoolKind::lp)
+          acc += std::pow(std::fabs(v), p);
         else
           acc += v;
       }
-      y[c] = K == PoolKind::max ? acc : acc / static_cast<double>(sp);
+      y[c] = K == PoolKind::max ? acc : K == PoolKind::lp ? std::pow(acc, 1.0 / p) : acc / static_cast<double>(sp);
     }
   });
   store_doubles(out[0], 0, y.data(), nc);
@@ -848,6 +853,7 @@ void register_nn_ops() {
   register_op(table_entry("LpPool", 1, 1, pool_infer<PoolKind::lp>, pool_ref<PoolKind::lp>));
   register_op(table_entry("GlobalAveragePool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::avg>));
   register_op(table_entry("GlobalMaxPool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::max>));
+  register_op(table_entry("GlobalLpPool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::lp>));
   register_op(table_entry("BatchNormalization", 5, 5, batchnorm_infer, batchnorm_ref, 5));
   register_op(table_entry("InstanceNormalization", 3, 3, instancenorm_infer, instancenorm_ref));
   register_op(table_entry("LRN", 1, 1, same_shape_infer, lrn_ref));
