@@ -545,5 +545,27 @@ TEST(Round9, GlobalLpPool) {
   }
 }
 
+// The same kind in QuantizeLinear-23: its `precision` attribute (the division's dtype) was ignored.
+TEST(Round9, QuantizeLinearPrecision) {
+  // 101.47 / 1 is 101.47 in float32 (rounds to 101) but 101.5 in float16 (rounds half to even: 102).
+  const Tensor x = testing::tensor_of({4}, {101.47, -3.7, 0.2, 50.96}), scale = testing::tensor_of({}, {1.0});
+  auto run = [&](int64_t precision, int opset) {
+    GraphBuilder b("q", opset);
+    GraphBuilder::Attrs a;
+    if (precision) a["precision"] = precision;
+    b.output(b.op("QuantizeLinear", {b.input("x", DType::f32, {4}), b.constant("s", scale), b.constant("zp", ints_of({}, {0}, DType::i8))}, a));
+    return Session(b.build(), "ref").run({x})[0];
+  };
+  auto ints = [](const Tensor& t) {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_int(i));
+    return v;
+  };
+  EXPECT_EQ(ints(run(0, 23)), (std::vector<int64_t>{101, -4, 0, 51}));
+  EXPECT_EQ(ints(run(1, 23)), (std::vector<int64_t>{101, -4, 0, 51}));   // float: as without it
+  EXPECT_EQ(ints(run(10, 23)), (std::vector<int64_t>{102, -4, 0, 51}));  // float16 division
+  EXPECT_NE(error_of([&] { run(6, 23); }).find("precision 6 is not float, float16, bfloat16 or double"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fusor

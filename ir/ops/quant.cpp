@@ -4,7 +4,8 @@
 // DequantizeLinear: y = (x - zero_point) * scale, y in scale's dtype, or output_dtype's (opset
 //   23+; needed with a float8e8m0 scale). The product is rounded once, to y's dtype.
 // QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point), y in zero_point's
-//   dtype, else the output_dtype attribute (opset 21), else uint8.
+//   dtype, else the output_dtype attribute (opset 21), else uint8; the division in the
+//   `precision` attribute's dtype when given (opset 23).
 // scale / zero_point are one value (per tensor), a 1-D tensor of x.shape[axis] values (per
 // axis, opset 13+), or, with block_size > 0 (opset 21), x's shape with dim `axis` divided by
 // block_size rounded up (blocked). The quotient is formed in float32 for float32 x, as the
@@ -129,6 +130,11 @@ void quantize_infer(InferContext& ctx) {
       dtype_from_onnx(static_cast<int>(ctx.node().attr_i("output_dtype", 0))) != t)
     ctx.fail("output_dtype differs from zero_point's dtype");
   quant_layout(ctx.node(), ctx.shape(0), ctx.shape(1));
+  if (const int64_t pr = ctx.node().opset >= 23 ? ctx.node().attr_i("precision", 0) : 0) {
+    const DType pd = dtype_from_onnx(static_cast<int>(pr));
+    if (pd != DType::f32 && pd != DType::f16 && pd != DType::bf16 && pd != DType::f64)
+      ctx.fail("precision " + std::to_string(pr) + " is not float, float16, bfloat16 or double");
+  }
   ctx.set_output(0, t, ctx.shape(0));
 }
 
@@ -151,11 +157,18 @@ void quantize_ref(const Node& n, const Ins& in, Outs& out) {
     default: break;
   }
   const bool f32 = x.dtype() == DType::f32 && scale.dtype() == DType::f32;
+  // QuantizeLinear-23 `precision`: x and scale converted to it, divided and rounded in it.
+  const int64_t pr = n.opset >= 23 ? n.attr_i("precision", 0) : 0;
+  const DType pd = pr ? dtype_from_onnx(static_cast<int>(pr)) : DType::undefined;
+  auto quotient = [&](int64_t i, int64_t p) {
+    if (pd != DType::undefined) return round_float(round_float(x.get(i), pd) / round_float(scale.get(p), pd), pd);
+    return f32 ? static_cast<double>(static_cast<float>(x.get(i)) / static_cast<float>(scale.get(p))) : x.get(i) / scale.get(p);
+  };
   if (dtype_is_float(out[0].dtype())) {  // float8 / float4: no integer rounding; the cast rounds
     const bool saturate = n.attr_i("saturate", 1) != 0;
     for (int64_t i = 0; i < x.numel(); ++i) {
       const int64_t p = param_index(q, i);
-      double v = f32 ? static_cast<double>(static_cast<float>(x.get(i)) / static_cast<float>(scale.get(p))) : x.get(i) / scale.get(p);
+      double v = quotient(i, p);
       if (zp) v = f32 ? static_cast<double>(static_cast<float>(v) + static_cast<float>(zp->get(p))) : v + zp->get(p);
       out[0].data<uint8_t>()[i] = small_float_encode(v, out[0].dtype(), saturate);
     }
@@ -165,8 +178,7 @@ void quantize_ref(const Node& n, const Ins& in, Outs& out) {
   std::fesetround(FE_TONEAREST);  // nearbyint: round half to even
   for (int64_t i = 0; i < x.numel(); ++i) {
     const int64_t p = param_index(q, i);
-    const double quotient = f32 ? static_cast<double>(static_cast<float>(x.get(i)) / static_cast<float>(scale.get(p))) : x.get(i) / scale.get(p);
-    double v = std::nearbyint(quotient) + (zp ? static_cast<double>(zp->get_int(p)) : 0.0);
+    double v = std::nearbyint(quotient(i, p)) + (zp ? static_cast<double>(zp->get_int(p)) : 0.0);
     v = std::isnan(v) ? 0.0 : std::min(hi, std::max(lo, v));
     out[0].set_int(i, static_cast<int64_t>(v));
   }
