@@ -221,6 +221,10 @@ void decompose(Graph& g);
 // zero point live in the given buffers (ir/dequant_weight.cpp).
 MatMulDequant weight_dequant_desc(const Graph& g, const Node& dq, int scale_buffer, int zp_buffer);
 
+// The fusion pass alone (ir/fusion.cpp) over a decomposed static graph: kernels and buffers,
+// before build_plan's clean-up, byte counts and memory plan (ir/build_plan.cpp).
+Plan fuse_kernels(const Graph& g, const FusionOptions& opts);
+
 // Assigns arena offsets from liveness over the kernel order (first-fit, in-place where a
 // loop kernel's output has the same view as an input that dies there).
 void plan_memory(Plan& p);
