@@ -19,7 +19,6 @@
 
 #include "ir/kernel_rewrite.h"
 #include "ir/kernel_spec.h"
-#include "ir/phases.h"
 #include "ir/passes.h"
 #include "ir/slice_view.h"
 #include "ir/view.h"
