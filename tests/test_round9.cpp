@@ -495,6 +495,31 @@ TEST(Round9, GlobalLpPool) {
   }
 }
 
+// MaxRoiPool (also refused before): onnxruntime's RoI pooling, by hand on a 4 x 4 ramp.
+TEST(Round9, MaxRoiPool) {
+  std::vector<double> ramp(16);
+  for (int i = 0; i < 16; ++i) ramp[static_cast<size_t>(i)] = i;  // x[h][w] = 4h + w
+  const Tensor x = testing::tensor_of({1, 1, 4, 4}, ramp);
+  auto run = [&](std::vector<double> rois, std::vector<int64_t> pooled, double scale, const std::string& be) {
+    const int64_t r = static_cast<int64_t>(rois.size() / 5);
+    GraphBuilder b("mrp", 22);
+    b.output(b.op("MaxRoiPool", {b.input("x", DType::f32, x.shape()), b.input("rois", DType::f32, {r, 5})},
+                  {{"pooled_shape", pooled}, {"spatial_scale", scale}}));
+    return Session(b.build(), be).run({x, testing::tensor_of({r, 5}, rois)})[0];
+  };
+  for (const std::string& be : usable_backends()) {
+    SCOPED_TRACE(be);
+    // The whole image in 2 x 2 bins; a 2 x 2 box (ends inclusive) in one bin; a box past the image
+    // (an empty bin: 0).
+    testing::expect_values(run({0, 0, 0, 3, 3}, {2, 2}, 1.0, be), {5, 7, 13, 15});
+    testing::expect_values(run({0, 1, 1, 2, 2, 0, 10, 10, 12, 12}, {1, 1}, 1.0, be), {10, 0});
+    // spatial_scale 0.5: [2, 2, 6, 6] is rows / columns 1..3; 2.5 * 0.5 = 1.25 rounds to 1.
+    testing::expect_values(run({0, 2, 2, 6, 6, 0, 2.5, 0, 2.5, 0}, {1, 1}, 0.5, be), {15, 1});
+  }
+  EXPECT_NE(error_of([&] { run({1, 0, 0, 3, 3}, {1, 1}, 1.0, "ref"); }).find("batch index 1 of roi 0 is outside [0, 1)"),
+            std::string::npos);
+}
+
 // ---- empty tensors with a huge dim ------------------------------------------------------
 
 TEST(Round9, EmptyInputWithAHugeDimGivesEmptyOutputsEverywhere) {
@@ -565,6 +590,31 @@ TEST(Round9, QuantizeLinearPrecision) {
   EXPECT_EQ(ints(run(1, 23)), (std::vector<int64_t>{101, -4, 0, 51}));   // float: as without it
   EXPECT_EQ(ints(run(10, 23)), (std::vector<int64_t>{102, -4, 0, 51}));  // float16 division
   EXPECT_NE(error_of([&] { run(6, 23); }).find("precision 6 is not float, float16, bfloat16 or double"), std::string::npos);
+}
+
+// MaxRoiPool (also refused before): onnxruntime's RoI pooling, by hand on a 4 x 4 ramp.
+TEST(Round9, MaxRoiPool) {
+  std::vector<double> ramp(16);
+  for (int i = 0; i < 16; ++i) ramp[static_cast<size_t>(i)] = i;  // x[h][w] = 4h + w
+  const Tensor x = testing::tensor_of({1, 1, 4, 4}, ramp);
+  auto run = [&](std::vector<double> rois, std::vector<int64_t> pooled, double scale, const std::string& be) {
+    const int64_t r = static_cast<int64_t>(rois.size() / 5);
+    GraphBuilder b("mrp", 22);
+    b.output(b.op("MaxRoiPool", {b.input("x", DType::f32, x.shape()), b.input("rois", DType::f32, {r, 5})},
+                  {{"pooled_shape", pooled}, {"spatial_scale", scale}}));
+    return Session(b.build(), be).run({x, testing::tensor_of({r, 5}, rois)})[0];
+  };
+  for (const std::string& be : usable_backends()) {
+    SCOPED_TRACE(be);
+    // The whole image in 2 x 2 bins; a 2 x 2 box (ends inclusive) in one bin; a box past the image
+    // (an empty bin: 0).
+    testing::expect_values(run({0, 0, 0, 3, 3}, {2, 2}, 1.0, be), {5, 7, 13, 15});
+    testing::expect_values(run({0, 1, 1, 2, 2, 0, 10, 10, 12, 12}, {1, 1}, 1.0, be), {10, 0});
+    // spatial_scale 0.5: [2, 2, 6, 6] is rows / columns 1..3; 2.5 * 0.5 = 1.25 rounds to 1.
+    testing::expect_values(run({0, 2, 2, 6, 6, 0, 2.5, 0, 2.5, 0}, {1, 1}, 0.5, be), {15, 1});
+  }
+  EXPECT_NE(error_of([&] { run({1, 0, 0, 3, 3}, {1, 1}, 1.0, "ref"); }).find("batch index 1 of roi 0 is outside [0, 1)"),
+            std::string::npos);
 }
 
 }  // namespace

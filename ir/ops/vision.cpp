@@ -19,10 +19,17 @@
 //    corners outside the image 0, times mask[n, (g, i, j), y, x] when given (v2), offset group g
 //    = channel / (C / offset_group); group, bias as Conv. As the ONNX reference (its GridSample
 //    with align_corners=1 is this sampling).
+//  * MaxRoiPool-1/22 (Fast R-CNN's RoI pooling; the spec gives no formula, so onnxruntime's
+//    kernel is the definition): roi [batch, x1, y1, x2, y2] scaled by spatial_scale and
+//    rounded (half away from zero), at least 1 x 1 (ends inclusive); bin (ph, pw) covers rows
+//    [floor(ph * bh), ceil((ph + 1) * bh)) + y1 with bh = roi height / pooled height in float32,
+//    clamped to the image, likewise columns; the bin's maximum, 0 for an empty bin. Output
+//    [R, C, pooled_shape[0], pooled_shape[1]].
 // Errors: Error("shape") naming the node for bad ranks, attributes or sizes; Error("ref") for an
 // out-of-range batch index or unpool index, or a sampling grid past 2^16 per axis.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -312,12 +319,76 @@ void deformconv_ref(const Node& n, const Ins& in, Outs& out) {
   store_doubles(out[0], res);
 }
 
+// ---- MaxRoiPool ---------------------------------------------------------------------------
+
+void maxroipool_infer(InferContext& ctx) {
+  const Node& n = ctx.node();
+  const Shape& x = ctx.shape(0);
+  const Shape& rois = ctx.shape(1);
+  if (x.size() != 4) ctx.fail("X must be [N, C, H, W], got " + shape_str(x));
+  if (rois.size() != 2 || rois[1] != 5) ctx.fail("rois must be [num_rois, 5], got " + shape_str(rois));
+  if (!dtype_is_float(ctx.dtype(0)) || dtype_is_small(ctx.dtype(0)) || ctx.dtype(1) != ctx.dtype(0))
+    ctx.fail("X and rois must share a float dtype");
+  const std::vector<int64_t> ps = n.attr_ints("pooled_shape");
+  if (ps.size() != 2 || ps[0] < 1 || ps[1] < 1 || ps[0] > kMaxGrid || ps[1] > kMaxGrid)
+    ctx.fail("pooled_shape must be two sizes in [1, 65536]");
+  ctx.set_output(0, ctx.dtype(0), {rois[0], x[1], ps[0], ps[1]});
+}
+
+void maxroipool_ref(const Node& n, const Ins& in, Outs& out) {
+  const Tensor& x = *in[0];
+  const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+  const int64_t R = in[1]->shape()[0];
+  const std::vector<int64_t> ps = n.attr_ints("pooled_shape");
+  const int64_t PH = ps[0], PW = ps[1];
+  const float scale = static_cast<float>(n.attr_f("spatial_scale", 1.0));
+  const std::vector<double> xv = load_doubles(x), rv = load_doubles(*in[1]);
+  std::vector<double> res(static_cast<size_t>(R * C * PH * PW), 0.0);
+  // A coordinate as onnxruntime forms it: float32 product, rounded half away from zero; bounded
+  // so a hostile roi cannot overflow the int64 arithmetic below.
+  auto coord = [&](int64_t r, int k) {
+    const double v = std::round(static_cast<double>(static_cast<float>(rv[static_cast<size_t>(r * 5 + k)]) * scale));
+    if (!(std::fabs(v) <= 1e15)) ref_fail(n, "roi " + std::to_string(r) + " has a coordinate that is not finite or too large");
+    return static_cast<int64_t>(v);
+  };
+  for (int64_t r = 0; r < R; ++r) {
+    const double bd = rv[static_cast<size_t>(r * 5)];
+    if (!(bd >= 0 && bd < static_cast<double>(N))) {
+      char v[32];
+      std::snprintf(v, sizeof v, "%g", bd);
+      ref_fail(n, std::string("batch index ") + v + " of roi " + std::to_string(r) + " is outside [0, " + std::to_string(N) + ")");
+    }
+    const int64_t b = static_cast<int64_t>(bd);
+    const int64_t x1 = coord(r, 1), y1 = coord(r, 2), x2 = coord(r, 3), y2 = coord(r, 4);
+    const float bh = static_cast<float>(std::max<int64_t>(y2 - y1 + 1, 1)) / static_cast<float>(PH);
+    const float bw = static_cast<float>(std::max<int64_t>(x2 - x1 + 1, 1)) / static_cast<float>(PW);
+    for (int64_t ph = 0; ph < PH; ++ph)
+      for (int64_t pw = 0; pw < PW; ++pw) {
+        const int64_t hs = std::clamp<int64_t>(static_cast<int64_t>(std::floor(static_cast<float>(ph) * bh)) + y1, 0, H);
+        const int64_t he = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(static_cast<float>(ph + 1) * bh)) + y1, 0, H);
+        const int64_t ws = std::clamp<int64_t>(static_cast<int64_t>(std::floor(static_cast<float>(pw) * bw)) + x1, 0, W);
+        const int64_t we = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(static_cast<float>(pw + 1) * bw)) + x1, 0, W);
+        if (he <= hs || we <= ws) continue;  // an empty bin is 0
+        for (int64_t c = 0; c < C; ++c) {
+          const double* plane = xv.data() + (b * C + c) * H * W;
+          double m = -std::numeric_limits<float>::max();  // onnxruntime's start; NaN never wins a '>'
+          for (int64_t h = hs; h < he; ++h)
+            for (int64_t w = ws; w < we; ++w)
+              if (plane[h * W + w] > m) m = plane[h * W + w];
+          res[static_cast<size_t>(((r * C + c) * PH + ph) * PW + pw)] = m;
+        }
+      }
+  }
+  store_doubles(out[0], res);
+}
+
 }  // namespace
 
 void register_vision_ops() {
   register_op(table_entry("RoiAlign", 3, 3, roialign_infer, roialign_ref));
   register_op(table_entry("MaxUnpool", 2, 3, maxunpool_infer, maxunpool_ref));
   register_op(table_entry("DeformConv", 3, 5, deformconv_infer, deformconv_ref));
+  register_op(table_entry("MaxRoiPool", 2, 2, maxroipool_infer, maxroipool_ref));
 }
 
 }  // namespace fusor
