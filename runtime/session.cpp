@@ -279,22 +279,26 @@ size_t Session::max_executables() const {
 
 void Session::set_max_executables(size_t n) {
   if (n == 0) throw Error("run", "a Session must be allowed to keep at least 1 executable");
+  std::vector<std::shared_ptr<Entry>> dropped;  // destroyed after the lock is released (below)
   std::lock_guard<std::mutex> lock(mu_);
   max_ = n;
-  evict_locked();
+  evict_locked(dropped);
 }
 
-void Session::erase_locked(std::map<std::string, std::shared_ptr<Entry>>::iterator it) {
+void Session::erase_locked(std::map<std::string, std::shared_ptr<Entry>>::iterator it, std::vector<std::shared_ptr<Entry>>& dropped) {
   const Entry& e = *it->second;
   if (e.value_keyed) {
     --value_keyed_count_;
     auto vk = value_keyed_.find(e.shape_key);
     if (vk != value_keyed_.end() && --vk->second == 0) value_keyed_.erase(vk);
   }
-  cache_.erase(it);  // a run still using the entry holds its own reference
+  // A run still using the entry holds its own reference; the last one is released by the caller
+  // after mu_ (freeing an executable waits on the device: other runs must not wait for that).
+  dropped.push_back(std::move(it->second));
+  cache_.erase(it);
 }
 
-void Session::evict_locked() {
+void Session::evict_locked(std::vector<std::shared_ptr<Entry>>& dropped) {
   // A linear scan per eviction: the cache holds at most max_ entries and an eviction follows a
   // compile, which costs far more.
   const size_t max_by_value = std::min(max_, kMaxValueKeyedExecutables);
@@ -306,7 +310,7 @@ void Session::evict_locked() {
           (oldest == cache_.end() || it->second->last_use < oldest->second->last_use))
         oldest = it;
     if (oldest == cache_.end()) break;
-    erase_locked(oldest);
+    erase_locked(oldest, dropped);
   }
 }
 
@@ -346,6 +350,7 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* st
   const std::string vkey = value_key(baked, fed) + computed;
   std::shared_ptr<Entry> e;
   {
+    std::vector<std::shared_ptr<Entry>> dropped;  // destroyed after the lock is released
     std::lock_guard<std::mutex> lock(mu_);
     auto& slot = cache_[key + vkey];
     if (!slot) {
@@ -356,7 +361,7 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* st
     }
     e = slot;
     e->last_use = ++tick_;
-    evict_locked();  // never e: it is the most recently used
+    evict_locked(dropped);  // never e: it is the most recently used
   }
   return run_entry(*e, &sg, inputs, fed, stats);
 }

@@ -115,8 +115,8 @@ class Session {
   std::vector<Tensor> run_entry(Entry& e, const Graph* static_graph, const std::vector<Tensor>& inputs,
                                 const std::vector<Tensor>& fed, RunStats* stats);
   // With mu_ held: drops least recently used entries until the bounds hold.
-  void evict_locked();
-  void erase_locked(std::map<std::string, std::shared_ptr<Entry>>::iterator it);
+  void evict_locked(std::vector<std::shared_ptr<Entry>>& dropped);
+  void erase_locked(std::map<std::string, std::shared_ptr<Entry>>::iterator it, std::vector<std::shared_ptr<Entry>>& dropped);
 
   Graph model_;
   std::string backend_;
