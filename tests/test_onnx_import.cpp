@@ -680,7 +680,9 @@ TEST(OnnxImport, ExternalDataThatIsNoRegularFileSaysSo) {
       {"sub", "is a directory, not a regular file (location 'sub')"},
       {"f.bin", "is not a regular file (FIFO, socket or device) (location 'f.bin')"},
       {"gone.bin", "not found (location 'gone.bin')"}};
-  for (const auto& [loc, msg] : cases) {
+  for (const auto& c : cases) {
+    const std::string& loc = c.first;  // (a structured binding cannot be captured by clang 14)
+    const std::string& msg = c.second;
     onnx::ModelProto m = small_model();
     make_external(m, loc, nullptr, 0);
     expect_error([&] { load_onnx(save_model(d, m, loc + ".onnx")); }, "tensor 'w': external data file '" + (d / loc) + "' " + msg);
