@@ -149,18 +149,8 @@ std::vector<char> offsets_as_push_constants(const PhysicalDeviceInfo& info, cons
 
 namespace {
 // Throws the first kernel's Unsupported (an op with no GPU kernel), if any.
-// A kernel whose every output is empty writes nothing: it gets no source and no dispatch, as on
-// cuda (groups == 0). Its index math may hold dims no 32-bit index fits (x [0, 2^40, 16]) that no
-// invocation ever walks, so generating it refused a run ref and cpu answer.
-bool writes_nothing(const KernelSpec& k, const Plan& p) {
-  const std::vector<int> outs = k.output_buffers();
-  return !outs.empty() &&
-         std::all_of(outs.begin(), outs.end(), [&](int b) { return shape_numel(p.buffers[static_cast<size_t>(b)].shape) == 0; });
-}
-
 void check_emittable(const PhysicalDeviceInfo& info, const Plan& p) {
   for (const KernelSpec& k : p.kernels) {
-    if (writes_nothing(k, p)) continue;
     // Arena alignment deltas change index arithmetic only, never what can be generated.
     VulkanDialect dialect(info, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p);
     emit_or_explain(k, p, dialect);
@@ -376,7 +366,6 @@ void VulkanExecutable::build_kernels() {
   auto window_bytes = [&](int b, const Window& w) { return window_binding(b, w).range; };
   for (size_t ki = 0; ki < plan_.kernels.size(); ++ki) {
     const KernelSpec& k = plan_.kernels[ki];
-    if (writes_nothing(k, plan_)) continue;
     try {
       std::vector<KernelPiece> pieces = split_into_windows(k, plan_, max_range_, window_bytes, info.name);
       if (pieces.empty()) {  // whole buffers fit (nearly always)
