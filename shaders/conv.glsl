@@ -52,12 +52,42 @@ const int FZ_LX = (FZ_BK * FZ_BN + FZ_THREADS - 1) / FZ_THREADS;  // im2col elem
 #define FZ_W_VEC4 0
 #endif
 const int FZ_LW4 = (FZ_BK / 4 * FZ_BM + FZ_THREADS - 1) / FZ_THREADS;  // FZ_W_VEC4: vec4 groups
+#ifndef FZ_BLOCKED
+#define FZ_BLOCKED 0
+#endif
+#if FZ_BLOCKED
+// Blocked register tiles (gemm.glsl's FZ_BLOCKED; the dialect defines it for FUSOR_VK_CONV_TILE's
+// 16 x 16-thread tiles, TM and TN in {4, 8}): thread (tx, ty) owns rows ty * 4 + {0..3} (+ BM / 2
+// when TM = 8) and the same groups of 4 columns, read from the slices as vec4 (rows padded by 4
+// floats to stay 16-byte aligned): TM/4 + TN/4 vector reads per kd feed TM * TN FMAs, against
+// TM + TN scalar reads in the interleaved layout, which keeps the 4x4 loop bound by shared-memory
+// reads. The same kd order per output, so the same bits.
+const int FZ_WP = FZ_BM + 4;
+const int FZ_XP = FZ_BN + 4;
+shared vec4 fz_ws[2 * FZ_BK * FZ_WP / 4];
+shared vec4 fz_xs[2 * FZ_BK * FZ_XP / 4];
+#define FZ_WS_SET(i, v) fz_ws[(i) >> 2][(i) & 3] = (v)  // one 32-bit store (a component access chain)
+#define FZ_XS_SET(i, v) fz_xs[(i) >> 2][(i) & 3] = (v)
+const int FZ_GM = FZ_TM / 4, FZ_GN = FZ_TN / 4;  // groups of 4 rows / columns per thread
+#define FZ_ROW(i) (((i) >> 2) * (FZ_BM / FZ_GM) + ty * 4 + ((i) & 3))
+#define FZ_COL(j) (((j) >> 2) * (FZ_BN / FZ_GN) + tx * 4 + ((j) & 3))
+#else
 const int FZ_WP = FZ_BM + 2;  // +2: a column of 16 kd rows covers 32 banks
 const int FZ_XP = FZ_BN;      // staged along its rows: no conflict to pad away
 shared float fz_ws[2 * FZ_BK * FZ_WP];  // copy p, kd, m at p * BK * WP + kd * WP + m
 shared float fz_xs[2 * FZ_BK * FZ_XP];  // copy p, kd, col at p * BK * XP + kd * XP + col
+#define FZ_WS_SET(i, v) fz_ws[i] = (v)
+#define FZ_XS_SET(i, v) fz_xs[i] = (v)
+#define FZ_ROW(i) (ty + (i) * (FZ_BM / FZ_TM))
+#define FZ_COL(j) (tx + (j) * (FZ_BN / FZ_TN))
+#endif
 #define FZ_CV_UNROLL [[unroll]]
 #else
+#if defined(FZ_BLOCKED) && FZ_BLOCKED
+#error "blocked register tiles need the double-buffered K loop (FZ_CONV_DB 1)"
+#endif
+#define FZ_ROW(i) (ty + (i) * (FZ_BM / FZ_TM))
+#define FZ_COL(j) (tx + (j) * (FZ_BN / FZ_TN))
 shared float fz_ws[FZ_BK * FZ_BM];  // weight slice: fz_ws[kd * BM + m]
 shared float fz_xs[FZ_BK * FZ_BN];  // im2col slice: fz_xs[kd * BN + col]
 #define FZ_CV_UNROLL
@@ -143,7 +173,7 @@ void fz_conv_gemm() {
       const int e = tid + q * threads;                                                                    \
       const int kk = (e % (FZ_BK / 4)) * 4, mm = e / (FZ_BK / 4);                                         \
       if (e < FZ_BK / 4 * FZ_BM)                                                                          \
-        [[unroll]] for (int c = 0; c < 4; ++c) fz_ws[(p) * FZ_BK * FZ_WP + (kk + c) * FZ_WP + mm] = rw[q][c]; \
+        [[unroll]] for (int c = 0; c < 4; ++c) FZ_WS_SET((p) * FZ_BK * FZ_WP + (kk + c) * FZ_WP + mm, rw[q][c]); \
     }
 #else
     float rw[FZ_LW];
@@ -156,7 +186,7 @@ void fz_conv_gemm() {
 #define FZ_CV_STAGE_W(p)                                                                                  \
     FZ_CV_UNROLL for (int q = 0; q < FZ_LW; ++q) {                                                        \
       const int e = tid + q * threads;                                                                    \
-      if (e < FZ_BK * FZ_BM) fz_ws[(p) * FZ_BK * FZ_WP + (e % FZ_BK) * FZ_WP + e / FZ_BK] = rw[q];        \
+      if (e < FZ_BK * FZ_BM) FZ_WS_SET((p) * FZ_BK * FZ_WP + (e % FZ_BK) * FZ_WP + e / FZ_BK, rw[q]);     \
     }
 #endif
 #define FZ_CV_FETCH(k0)                                                                                   \
@@ -173,7 +203,7 @@ void fz_conv_gemm() {
     FZ_CV_STAGE_W(p)                                                                                      \
     FZ_CV_UNROLL for (int q = 0; q < FZ_LX; ++q) {                                                        \
       const int e = tid + q * threads;                                                                    \
-      if (e < FZ_BK * FZ_BN) fz_xs[(p) * FZ_BK * FZ_XP + (e / FZ_BN) * FZ_XP + e % FZ_BN] = rx[q];        \
+      if (e < FZ_BK * FZ_BN) FZ_XS_SET((p) * FZ_BK * FZ_XP + (e / FZ_BN) * FZ_XP + e % FZ_BN, rx[q]);     \
     }
     FZ_CV_FETCH(kbeg)
     FZ_CV_STAGE(0)
@@ -186,6 +216,15 @@ void fz_conv_gemm() {
         FZ_CV_FETCH(k0 + FZ_BK)
       }
       const int ws0 = p * FZ_BK * FZ_WP, xs0 = p * FZ_BK * FZ_XP;
+#if FZ_BLOCKED
+      [[unroll]] for (int kk = 0; kk < FZ_BK; ++kk) {
+        vec4 a[FZ_GM], b[FZ_GN];
+        [[unroll]] for (int gi = 0; gi < FZ_GM; ++gi) a[gi] = fz_ws[(ws0 + kk * FZ_WP + gi * (FZ_BM / FZ_GM) + ty * 4) >> 2];
+        [[unroll]] for (int gj = 0; gj < FZ_GN; ++gj) b[gj] = fz_xs[(xs0 + kk * FZ_XP + gj * (FZ_BN / FZ_GN) + tx * 4) >> 2];
+        [[unroll]] for (int i = 0; i < FZ_TM; ++i)
+          [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i >> 2][i & 3], b[j >> 2][j & 3], fz_acc[i * FZ_TN + j]);
+      }
+#else
       [[unroll]] for (int kk = 0; kk < FZ_BK; ++kk) {
         float a[FZ_TM], b[FZ_TN];
         [[unroll]] for (int i = 0; i < FZ_TM; ++i) a[i] = fz_ws[ws0 + kk * FZ_WP + ty + i * (FZ_BM / FZ_TM)];
@@ -193,6 +232,7 @@ void fz_conv_gemm() {
         [[unroll]] for (int i = 0; i < FZ_TM; ++i)
           [[unroll]] for (int j = 0; j < FZ_TN; ++j) fz_acc[i * FZ_TN + j] = fma(a[i], b[j], fz_acc[i * FZ_TN + j]);
       }
+#endif
       // The other copy was last read before the previous step's barrier.
       if (more) {
         FZ_CV_STAGE(1 - p)
@@ -267,9 +307,9 @@ void fz_conv_gemm() {
     }
 #endif
     FZ_CV_UNROLL for (int i = 0; i < FZ_TM; ++i) {
-      const fz_idx m = row0 + ty + i * (FZ_BM / FZ_TM);
+      const fz_idx m = row0 + FZ_ROW(i);
       FZ_CV_UNROLL for (int j = 0; j < FZ_TN; ++j) {  // no `continue`: see gemm.glsl's epilogue
-        const fz_idx col = col0 + tx + j * (FZ_BN / FZ_TN);
+        const fz_idx col = col0 + FZ_COL(j);
         if (m < FZ_KG && col < FZ_NCOL)
           FZ_EPILOGUE(fz_acc[i * FZ_TN + j], ((col / FZ_OHW) * FZ_CK + g * FZ_KG + m) * FZ_OHW + col % FZ_OHW);
       }

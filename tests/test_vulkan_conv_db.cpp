@@ -38,6 +38,7 @@ struct DbCase {
 class VulkanConvDb : public testing::VulkanGemmTest {
  protected:
   void TearDown() override {
+    unsetenv("FUSOR_VK_CONV_TILE");
     unsetenv("FUSOR_VK_CONV_DB");
     unsetenv("FUSOR_VK_CONV_SHRINK");
     testing::VulkanGemmTest::TearDown();
@@ -77,6 +78,40 @@ class VulkanConvDb : public testing::VulkanGemmTest {
     for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(testing::bit_identical(again[i], first[i])) << "output " << i << " changed between replays";
   }
 
+  // One case on blocked register tiles (FUSOR_VK_CONV_TILE=TMxTN, 16 x 16 threads): against the
+  // reference, bit-identical to the interleaved 4x4 tiles (the same kd order per output), and
+  // the notes name the blocked conv where its sides fill the tile (else the interleaved one).
+  void check_blocked(const DbCase& p, uint32_t seed, const char* mode, int tm, int tn) {
+    SCOPED_TRACE(std::string(p.name) + " FUSOR_VK_CONV_TILE=" + mode);
+    const testing::ConvProblem cp = testing::make_conv_problem(p, seed);
+    std::unique_ptr<Executable> blocked, interleaved;
+    {
+      EnvGuard split("FUSOR_VK_SPLIT_K", std::to_string(p.slices));
+      EnvGuard shrink("FUSOR_VK_CONV_SHRINK", "0");
+      {
+        EnvGuard tile("FUSOR_VK_CONV_TILE", mode);
+        blocked = vk_->compile(cp.g, {});
+      }
+      interleaved = vk_->compile(cp.g, {});
+    }
+    const int64_t m = p.k / p.groups, n = p.n * ((p.h + 2 * p.pad - p.dil * (p.r - 1) - 1) / p.stride + 1) *
+                                             ((p.w + 2 * p.pad - p.dil * (p.s - 1) - 1) / p.stride + 1);
+    const bool fits = m >= 16 * tm / 2 && n >= 16 * tn;
+    EXPECT_EQ(vulkan_blocked_kernel_count(*blocked), fits ? 1 : 0) << blocked->notes();
+    EXPECT_EQ(vulkan_blocked_kernel_count(*interleaved), 0) << interleaved->notes();
+    if (fits)
+      EXPECT_NE(blocked->notes().find("1 conv kernel(s) on blocked register tiles (" + std::to_string(16 * tm) + "x" +
+                                      std::to_string(16 * tn) + " " + std::to_string(tm) + "x" + std::to_string(tn) + ")"),
+                std::string::npos)
+          << blocked->notes();
+    const std::vector<Tensor> got = blocked->run(cp.in);
+    compare(got, cp.want, DType::f32);
+    const std::vector<Tensor> ref_tiles = interleaved->run(cp.in);
+    ASSERT_EQ(got.size(), ref_tiles.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(testing::bit_identical(got[i], ref_tiles[i])) << "output " << i << " differs from the 4x4 tiles";
+    compare(blocked->run(cp.other), cp.want_other, DType::f32);
+  }
+
   void check(const DbCase& p, uint32_t seed) {
     check_loop(p, seed, true, true);
     if (p.c / p.groups * p.r * p.s % 4 == 0) check_loop(p, seed, true, false);
@@ -101,6 +136,22 @@ TEST_F(VulkanConvDb, ShapesMatchReferenceOnBothLoops) {
   };
   uint32_t seed = 1200;
   for (const DbCase& c : cs) check(c, seed += 10);
+}
+
+// Blocked register tiles (conv.glsl FZ_BLOCKED) on every block shape, with split-K, groups,
+// dilations, strides and a residual epilogue.
+TEST_F(VulkanConvDb, BlockedTilesMatchReferenceAndTheInterleavedBits) {
+  const std::vector<DbCase> cs = {
+      {"3x3_s1_k130", 2, 19, 13, 11, 130, 3, 3, 1, 1, 1, 1, true, false, 1, false},   // 286 columns, K = 171
+      {"3x3_s2_residual", 2, 32, 23, 23, 72, 3, 3, 2, 1, 1, 1, false, true, 1, false},  // 288 columns, K = 288
+      {"1x1_k200", 3, 20, 9, 7, 200, 1, 1, 1, 0, 1, 1, false, false, 1, false},        // K = 20
+      {"groups2_dil2", 2, 24, 14, 12, 160, 3, 3, 1, 2, 2, 2, true, false, 1, false},   // per group: 80 x 12 x 9
+      {"3x3_split3", 1, 64, 12, 12, 140, 3, 3, 1, 1, 1, 1, true, true, 3, false},      // K = 576 in 3 slices
+  };
+  const std::pair<const char*, std::pair<int, int>> modes[] = {{"4x4b", {4, 4}}, {"4x8", {4, 8}}, {"8x4", {8, 4}}, {"8x8", {8, 8}}};
+  uint32_t seed = 1600;
+  for (const DbCase& c : cs)
+    for (const auto& [mode, b] : modes) check_blocked(c, seed += 10, mode, b.first, b.second);
 }
 
 // The smallest tiles (17 channels on 17 x 17 shrink to 16 x 16, one output per thread: TM =

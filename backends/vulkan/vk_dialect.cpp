@@ -462,6 +462,7 @@ std::string VulkanDialect::conv_config(const ConvDesc&, int64_t&) const {
   // shared slices at that loop's size, as before.
   std::string s = tiles_.conv_db && !tiles_.conv_direct ? "" : "#define FZ_CONV_DB 0\n";
   if (tiles_.conv_direct) return s;
+  if (tiles_.blocked) s += "#define FZ_BLOCKED 1\n";  // vec4 slices, 16 x 16 threads (FUSOR_VK_CONV_TILE)
   if (a_vec4_slot_ >= 0)  // the weights 4 kd at a time (choose_conv_vec4)
     s += "#define FZ_W_VEC4 1\n#define FZ_LOAD_W4(off) b" + std::to_string(a_vec4_slot_) + "v.d[((off)" +
          (a_vec4_delta_ ? " + " + std::to_string(a_vec4_delta_) : std::string()) + ") / 4]\n";

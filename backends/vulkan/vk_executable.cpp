@@ -356,16 +356,18 @@ std::string VulkanExecutable::notes() const {
     s += (s.empty() ? "" : "; ") + std::to_string(cdb) + " conv kernel(s) on the double-buffered implicit GEMM (" + std::to_string(cv4) +
          " with 4-wide weight loads)";
   if (cold) s += (s.empty() ? "" : "; ") + std::to_string(cold) + " conv kernel(s) on the single-buffered implicit GEMM (FUSOR_VK_CONV_DB=0)";
-  // Blocked register tiles (gemm.glsl FZ_BLOCKED): "2 matmul kernel(s) on blocked register tiles (64x128 4x8, 128x128 8x8)".
-  std::vector<std::string> shapes;
-  int bl = 0;
-  for (const std::string& t : blocked_tiles_)
-    if (!t.empty()) {
-      ++bl;
-      if (std::find(shapes.begin(), shapes.end(), t) == shapes.end()) shapes.push_back(t);
-    }
-  if (bl) {
-    s += (s.empty() ? "" : "; ") + std::to_string(bl) + " matmul kernel(s) on blocked register tiles (";
+  // Blocked register tiles (gemm.glsl / conv.glsl FZ_BLOCKED): "2 matmul kernel(s) on blocked register tiles (64x128 4x8,
+  // 128x128 8x8)", the same for conv kernels.
+  for (const bool conv : {false, true}) {
+    std::vector<std::string> shapes;
+    int bl = 0;
+    for (size_t i = 0; i < blocked_tiles_.size(); ++i)
+      if (!blocked_tiles_[i].empty() && plan_.kernels[i].conv.has_value() == conv) {
+        ++bl;
+        if (std::find(shapes.begin(), shapes.end(), blocked_tiles_[i]) == shapes.end()) shapes.push_back(blocked_tiles_[i]);
+      }
+    if (!bl) continue;
+    s += (s.empty() ? "" : "; ") + std::to_string(bl) + (conv ? " conv" : " matmul") + " kernel(s) on blocked register tiles (";
     for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + shapes[i];
     s += ")";
   }

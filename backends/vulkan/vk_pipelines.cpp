@@ -300,7 +300,7 @@ void VulkanExecutable::build_kernels() {
     std::string src = emit_or_explain(k, plan_, dialect);
     coopmat_labels_[ki] = dialect.tiles().coopmat_label();
     if (split_bytes > 0) split_k_[ki] = std::max(split_k_[ki], dialect.tiles().split_k);
-    if (const ContractionTiles& t = dialect.tiles(); k.matmul && t.blocked && blocked_tiles_[ki].empty())
+    if (const ContractionTiles& t = dialect.tiles(); (k.matmul || k.conv) && t.blocked && blocked_tiles_[ki].empty())
       blocked_tiles_[ki] = std::to_string(t.bm) + "x" + std::to_string(t.bn) + " " + std::to_string(t.tm) + "x" + std::to_string(t.tn);
     if (k.conv && !dialect.tiles().conv_direct) conv_loops_[ki] = !dialect.tiles().conv_db ? 1 : dialect.vector_operands() ? 3 : 2;
     if (k.matmul && !dialect.tiles().skinny && !dialect.tiles().coopmat)

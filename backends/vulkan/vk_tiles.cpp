@@ -189,6 +189,36 @@ ContractionTiles fit_invocations(ContractionTiles t, const PhysicalDeviceInfo& d
   }
   return t;
 }
+// Blocked register tiles for a conv's implicit GEMM (conv.glsl FZ_BLOCKED: 16 x 16 threads, TM and
+// TN in {4, 8}, vec4 reads of the shared slices), m = output channels per group, n = N x OH x OW.
+// FUSOR_VK_CONV_TILE: "interleaved" (the 4x4 interleaved tiles, split or shrunk to fill the
+// device), "4x4b" / "4x8" / "8x4" / "8x8" (that block on every implicit-GEMM conv whose sides fill
+// it), "auto" (the biggest block whose grid still gives every compute unit a tile; else the
+// interleaved tiles). Returns true when t is set.
+bool choose_conv_blocked(ContractionTiles& t, int64_t m, int64_t n, const KernelSpec& k, const PhysicalDeviceInfo& dev,
+                         int64_t split_budget) {
+  const char* e = std::getenv("FUSOR_VK_CONV_TILE");
+  const std::string mode = e ? e : "interleaved";
+  if (mode == "interleaved" || dev.max_invocations < 256) return false;
+  std::vector<std::pair<int, int>> blocks;
+  if (mode == "auto") blocks = {{8, 8}, {8, 4}, {4, 8}, {4, 4}};
+  else if (mode == "4x4b") blocks = {{4, 4}};
+  else if (mode == "8x8") blocks = {{8, 8}};
+  else if (mode == "4x8") blocks = {{4, 8}};
+  else if (mode == "8x4") blocks = {{8, 4}};
+  else return false;
+  for (const auto& [tm, tn] : blocks) {
+    ContractionTiles b = t;
+    b.blocked = 1, b.tm = tm, b.tn = tn, b.bm = 16 * tm, b.bn = 16 * tn;
+    if (m < b.bm / 2 || n < b.bn) continue;  // a tile mostly padding on one side
+    fit_shared(b, dev);
+    if (mode == "auto" && tile_count(b, k) < std::max<int64_t>(dev.compute_units, 1)) continue;
+    choose_split_k(b, k, dev, split_budget);
+    t = b;
+    return true;
+  }
+  return false;
+}
 }  // namespace
 
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes, int64_t split_budget) {
@@ -256,6 +286,7 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
       // double-buffered one needs gemm.glsl's shared memory (thinner K slices where it does not fit).
       const char* db = std::getenv("FUSOR_VK_CONV_DB");
       t.conv_db = db && std::strcmp(db, "0") == 0 ? 0 : 1;
+      if (t.conv_db && choose_conv_blocked(t, m, n, k, dev, split_budget)) return t;
       if (t.conv_db) fit_shared(t, dev);
       choose_split_k(t, k, dev, split_budget);
       const char* e = std::getenv("FUSOR_VK_CONV_SHRINK");
