@@ -92,6 +92,7 @@ class VulkanConvDb : public testing::VulkanGemmTest {
         EnvGuard tile("FUSOR_VK_CONV_TILE", mode);
         blocked = vk_->compile(cp.g, {});
       }
+      EnvGuard tile("FUSOR_VK_CONV_TILE", "interleaved");
       interleaved = vk_->compile(cp.g, {});
     }
     const int64_t m = p.k / p.groups, n = p.n * ((p.h + 2 * p.pad - p.dil * (p.r - 1) - 1) / p.stride + 1) *
@@ -152,6 +153,43 @@ TEST_F(VulkanConvDb, BlockedTilesMatchReferenceAndTheInterleavedBits) {
   uint32_t seed = 1600;
   for (const DbCase& c : cs)
     for (const auto& [mode, b] : modes) check_blocked(c, seed += 10, mode, b.first, b.second);
+}
+
+// The default choice (FUSOR_VK_CONV_TILE=auto): blocked tiles only for reductions of >= 1024
+// whose tiles are full on both sides (128 channels: 8x8; 64: 4x4), the interleaved ones otherwise
+// (a 3x3 reduction of 576, a 1x1 one); every result bit-identical to the interleaved tiles.
+TEST_F(VulkanConvDb, AutomaticBlockedTilesOnlyForLongReductions) {
+  struct AutoCase {
+    DbCase c;
+    const char* notes;  // "" = interleaved
+  };
+  const std::vector<AutoCase> cs = {
+      {{"3x3_c128_k128", 2, 128, 10, 10, 128, 3, 3, 1, 1, 1, 1, true, true, 1, false}, "1 conv kernel(s) on blocked register tiles (128x128 8x8)"},
+      {{"3x3_c130_k64", 1, 130, 9, 9, 64, 3, 3, 1, 1, 1, 1, false, false, 1, false}, "1 conv kernel(s) on blocked register tiles (64x64 4x4)"},
+      {{"3x3_c64_k128", 2, 64, 10, 10, 128, 3, 3, 1, 1, 1, 1, true, false, 1, false}, ""},   // K = 576
+      {{"1x1_c512_k128", 2, 512, 9, 9, 128, 1, 1, 1, 0, 1, 1, false, false, 1, false}, ""},  // K = 512
+  };
+  uint32_t seed = 1800;
+  for (const AutoCase& a : cs) {
+    SCOPED_TRACE(a.c.name);
+    const testing::ConvProblem cp = testing::make_conv_problem(a.c, seed += 10);
+    std::unique_ptr<Executable> automatic = vk_->compile(cp.g, {}), unsplit, interleaved;
+    {
+      // Without split-K (which adds partial sums: other bits), the same bits as the interleaved tiles.
+      EnvGuard split("FUSOR_VK_SPLIT_K", "1");
+      unsplit = vk_->compile(cp.g, {});
+      EnvGuard tile("FUSOR_VK_CONV_TILE", "interleaved");
+      interleaved = vk_->compile(cp.g, {});
+    }
+    EXPECT_EQ(vulkan_blocked_kernel_count(*automatic), *a.notes ? 1 : 0) << automatic->notes();
+    if (*a.notes) EXPECT_NE(automatic->notes().find(a.notes), std::string::npos) << automatic->notes();
+    compare(automatic->run(cp.in), cp.want, DType::f32);
+    const std::vector<Tensor> got = unsplit->run(cp.in), base = interleaved->run(cp.in);
+    compare(got, cp.want, DType::f32);
+    ASSERT_EQ(got.size(), base.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_TRUE(testing::bit_identical(got[i], base[i])) << "output " << i << "\n" << unsplit->notes() << "\n" << interleaved->notes();
+  }
 }
 
 // The smallest tiles (17 channels on 17 x 17 shrink to 16 x 16, one output per thread: TM =

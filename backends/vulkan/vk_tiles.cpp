@@ -191,28 +191,36 @@ ContractionTiles fit_invocations(ContractionTiles t, const PhysicalDeviceInfo& d
 }
 // Blocked register tiles for a conv's implicit GEMM (conv.glsl FZ_BLOCKED: 16 x 16 threads, TM and
 // TN in {4, 8}, vec4 reads of the shared slices), m = output channels per group, n = N x OH x OW.
-// FUSOR_VK_CONV_TILE: "interleaved" (the 4x4 interleaved tiles, split or shrunk to fill the
-// device), "4x4b" / "4x8" / "8x4" / "8x8" (that block on every implicit-GEMM conv whose sides fill
-// it), "auto" (the biggest block whose grid still gives every compute unit a tile; else the
-// interleaved tiles). Returns true when t is set.
+// FUSOR_VK_CONV_TILE: "auto" (the default): the biggest of 8x8, 8x4, 4x4 whose tile is filled on
+// both sides and whose grid still gives every compute unit a tile, for reductions (C/G x R x S)
+// of at least 1024; else the interleaved tiles. H200 (docs/benchmarks.md, fourteenth session,
+// per-kernel traces of ResNet-18 at batch 32): 3x3 layers of 128 channels on 28 x 28 under 380
+// us with 8x8 against 415 interleaved, 256 on 14 x 14 384 (8x4) vs 460, 512 on 7 x 7 486 (4x4)
+// vs 530; short reductions (every squeezenet / mobilenet / shufflenet conv, 1x1 and stem layers)
+// and tiles half padding (64 channels on 128 rows) ran slower blocked, so they keep the
+// interleaved tiles. "interleaved" turns it off; "4x4b" / "4x8" / "8x4" / "8x8" force that block
+// on every implicit-GEMM conv whose sides are at least half its tile (A/B runs). Returns true
+// when t is set.
 bool choose_conv_blocked(ContractionTiles& t, int64_t m, int64_t n, const KernelSpec& k, const PhysicalDeviceInfo& dev,
                          int64_t split_budget) {
   const char* e = std::getenv("FUSOR_VK_CONV_TILE");
-  const std::string mode = e ? e : "interleaved";
+  const std::string mode = e ? e : "auto";
   if (mode == "interleaved" || dev.max_invocations < 256) return false;
+  const bool automatic = mode == "auto";
   std::vector<std::pair<int, int>> blocks;
-  if (mode == "auto") blocks = {{8, 8}, {8, 4}, {4, 8}, {4, 4}};
+  if (automatic) blocks = {{8, 8}, {8, 4}, {4, 4}};
   else if (mode == "4x4b") blocks = {{4, 4}};
   else if (mode == "8x8") blocks = {{8, 8}};
   else if (mode == "4x8") blocks = {{4, 8}};
   else if (mode == "8x4") blocks = {{8, 4}};
   else return false;
+  if (automatic && reduction_length(k) < 1024) return false;
   for (const auto& [tm, tn] : blocks) {
     ContractionTiles b = t;
     b.blocked = 1, b.tm = tm, b.tn = tn, b.bm = 16 * tm, b.bn = 16 * tn;
-    if (m < b.bm / 2 || n < b.bn) continue;  // a tile mostly padding on one side
+    if (m < (automatic ? b.bm : b.bm / 2) || n < b.bn) continue;
     fit_shared(b, dev);
-    if (mode == "auto" && tile_count(b, k) < std::max<int64_t>(dev.compute_units, 1)) continue;
+    if (automatic && tile_count(b, k) < std::max<int64_t>(dev.compute_units, 1)) continue;
     choose_split_k(b, k, dev, split_budget);
     t = b;
     return true;
