@@ -273,6 +273,7 @@ std::string Emitter::grid_loop(const std::string& var, int64_t n) const {
 }
 
 std::string Emitter::emit_loop() {
+  raw_copies_ = true;
   std::vector<int> roots;
   for (auto& o : k_.outputs) roots.push_back(o.expr);
   std::vector<std::string> names;

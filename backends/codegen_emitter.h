@@ -102,6 +102,18 @@ class Emitter {
   mutable std::string globals_;  // global-scope declarations an opaque kernel body needs (const tables)
   int64_t unroll_ = 1;           // loop kernels: elements per thread per iteration
   std::string sfx_;              // suffix of coordinate/value locals (one per unrolled copy)
+  // Loop kernels: an output that is a load of its own dtype is stored element to element
+  // (storage type, no conversion), so a copy keeps every bit: fp16 NaN payloads went through
+  // fp32 registers and came back canonical. (GLSL has no 16-bit locals without the arithmetic
+  // extension, so the element is read again at the store; the stores of a thread's unrolled
+  // copies touch distinct elements, as emit_loop's loads-before-stores rule already assumes.)
+  bool raw_copies_ = false;
+  bool raw_copy(int node) const {
+    if (!raw_copies_ || node < 0 || k_.expr[node].kind != ExprKind::load) return false;
+    for (const KernelOutput& o : k_.outputs)
+      if (o.expr == node && dtype_of(o.buffer) == dtype_of(k_.loads[k_.expr[node].load].buffer)) return true;
+    return false;
+  }
   std::string matmul_macros_, conv_macros_;
   bool typed_ = false;  // some value is an integer or float64: the dialect's typed helpers are emitted
   // Register-resident rows (emit_rows, KernelSpec::register_loads): per load, 0 read from
@@ -206,6 +218,14 @@ class Emitter {
         const std::string q = "fz_so" + std::to_string(o);
         s += ind + q + "[fz_t & 3] = " + d_.row_vector_store_element(dtype_of(b), names[k_.outputs[o].expr]) + ";\n" + ind +
              "if ((fz_t & 3) == 3) " + row_vector_at(v, b, offset(v, true)) + " = " + d_.row_vector_store(dtype_of(b), q) + ";\n";
+        continue;
+      }
+      if (raw_copy(k_.outputs[o].expr)) {
+        const int load = k_.expr[k_.outputs[o].expr].load, lb = k_.loads[load].buffer;
+        if (dtype_of(lb) == dtype_of(b))
+          s += ind + d_.element(slot(b), offset(v, have_reduced)) + " = " + d_.element(slot(lb), offset(load, have_reduced)) + ";\n";
+        else
+          s += ind + typed_store(b, offset(v, have_reduced), names[k_.outputs[o].expr]) + "\n";
         continue;
       }
       s += ind + typed_store(b, offset(v, have_reduced), names[k_.outputs[o].expr]) + "\n";

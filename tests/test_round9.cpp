@@ -205,8 +205,8 @@ TEST(Round9, SmallFloatDataMovementIsABitCopy) {
 }
 
 // Signalling and payload NaNs of f32 / f16 / bf16 through every data-movement op: bytes kept on
-// ref and cpu (cpu quieted signalling NaNs going through double). The GPU backends' copy
-// kernels go through fp32 registers and may canonicalise fp16 / bf16 NaNs (README, Numerics).
+// every backend (cpu quieted signalling NaNs going through double; vulkan canonicalised fp16 /
+// bf16 NaNs going through fp32 registers).
 TEST(Round9, DataMovementKeepsNaNPayloads) {
   for (DType t : {DType::f32, DType::f16, DType::bf16}) {
     SCOPED_TRACE(dtype_name(t));
@@ -237,11 +237,21 @@ TEST(Round9, DataMovementKeepsNaNPayloads) {
     // ref against the inputs' bytes: Identity and the first Split piece.
     EXPECT_EQ(0, std::memcmp(want[0].raw(), x.raw(), x.nbytes()));
     EXPECT_EQ(0, std::memcmp(want[6].raw(), x.raw(), x.nbytes() / 2));
-    {
-      const std::vector<Tensor> got = Session(g, "cpu").run({x});
+    for (const std::string& be : usable_backends()) {
+      if (be == "ref") continue;
+      const std::vector<Tensor> got = Session(g, be).run({x});
       ASSERT_EQ(got.size(), want.size());
-      for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(0, std::memcmp(got[k].raw(), want[k].raw(), want[k].nbytes())) << "cpu output " << k;
+      for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(0, std::memcmp(got[k].raw(), want[k].raw(), want[k].nbytes())) << be << " output " << k;
     }
+#ifdef FUSOR_HAVE_CUDA
+    {  // the CUDA copy kernels (element-to-element stores of the storage type) must compile without a GPU too
+      const Plan p = build_plan(specialize(g, {x}));
+      for (const KernelSpec& k : p.kernels) {
+        const std::string src = cuda_kernel_source(k, p, nullptr);
+        if (!src.empty()) EXPECT_NO_THROW(nvrtc_compile_check(src, kernel_identifier(k.name))) << src;
+      }
+    }
+#endif
   }
 }
 
