@@ -163,11 +163,7 @@ TEST_F(VulkanConvDb, BlockedTilesMatchReferenceAndTheInterleavedBits) {
 TEST(VulkanConvTileChoice, BlockedOnlyForLongReductionsThatFillTheDevice) {
   unsetenv("FUSOR_VK_CONV_TILE");
   unsetenv("FUSOR_VK_SPLIT_K");
-  vk::PhysicalDeviceInfo dev;
-  dev.name = "described 132-unit device";
-  dev.compute_units = 132;
-  dev.max_shared_memory = 49152;
-  dev.max_invocations = 1024;
+  vk::PhysicalDeviceInfo dev = testing::described_h200();
   const auto conv = [](int64_t n, int64_t c, int64_t hw, int64_t k, int64_t rs, int64_t stride) {
     KernelSpec s;
     s.conv = ConvDesc{};

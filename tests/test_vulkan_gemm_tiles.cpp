@@ -179,11 +179,7 @@ TEST(VulkanGemmTilesChoice, FourByFourByDefaultBlockedWhenAsked) {
   unsetenv("FUSOR_VK_SPLIT_K");
   unsetenv("FUSOR_VK_GEMM_TILE");
   unsetenv("FUSOR_VK_GEMM_BK");
-  vk::PhysicalDeviceInfo dev;
-  dev.name = "described 132-SM device";
-  dev.compute_units = 132;
-  dev.max_shared_memory = 49152;
-  dev.max_invocations = 1024;
+  vk::PhysicalDeviceInfo dev = testing::described_h200();
   // Automatic: 64 x 64 tiles of 4x4 blocks, in the blocked layout (vec4 shared reads, K
   // slices of 32) where the tiles keep that size. MLP batch 64: 64 x 4096 x 1024 -> 64 tiles,
   // 2 slices; 64 x 1024 x 4096 -> 16 tiles x 8 (split-K spreads about one workgroup per

@@ -94,10 +94,7 @@ TEST_F(VulkanGemv, ShapesViewsEpiloguesAndSplits) {
 TEST(VulkanGemvChoice, SplitFillsTheDevice) {
   EnvGuard path("FUSOR_VK_GEMV", "new");
   unsetenv("FUSOR_VK_GEMV_SPLIT");
-  vk::PhysicalDeviceInfo dev;
-  dev.compute_units = 132;
-  dev.max_shared_memory = 49152;
-  dev.max_invocations = 1024;
+  vk::PhysicalDeviceInfo dev = testing::described_h200();
   auto spec = [](int64_t m, int64_t n, int64_t k) {
     KernelSpec s;
     s.matmul = MatMulDesc{};

@@ -182,11 +182,7 @@ TEST_F(VulkanSplitK, TwoSlicePrefetchGivesTheSameBits) {
 TEST(VulkanSplitKChoice, TileGridDecidesSlices) {
   unsetenv("FUSOR_VK_SPLIT_K");
   EnvGuard family("FUSOR_VK_GEMM_TILE", "4x4");
-  vk::PhysicalDeviceInfo dev;
-  dev.name = "described 132-SM device";
-  dev.compute_units = 132;
-  dev.max_shared_memory = 49152;
-  dev.max_invocations = 1024;
+  vk::PhysicalDeviceInfo dev = testing::described_h200();
   auto spec = [](int64_t batch, int64_t m, int64_t n, int64_t k) {
     KernelSpec s;
     s.matmul = MatMulDesc{};

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/vulkan/vk_device.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "frontend/builder.h"
 #include "ir/passes.h"
@@ -27,6 +28,17 @@
 #include "vulkan_fixture.h"
 
 namespace fusor::testing {
+
+// An H200-like device for the tile-choice tests: 132 compute units, 48 KiB of shared memory,
+// 1024 invocations per workgroup (what the H200's Vulkan driver reports).
+inline vk::PhysicalDeviceInfo described_h200() {
+  vk::PhysicalDeviceInfo dev;
+  dev.name = "described 132-unit device";
+  dev.compute_units = 132;
+  dev.max_shared_memory = 49152;
+  dev.max_invocations = 1024;
+  return dev;
+}
 
 class VulkanGemmTest : public ValidatedVulkanTest {
  protected:
