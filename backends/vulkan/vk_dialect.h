@@ -43,8 +43,9 @@ struct ContractionTiles {
   // after the kernel's slots (splitk_workspace_bytes) and are added in slice order.
   int split_k = 1;
   int64_t split_slice = 0;
-  // matmul only, tiled path: gemm.glsl FZ_BLOCKED, 16 x 16 threads with tm, tn in {4, 8} read
-  // from vec4 shared slices (the bigger register blocks; 0 = the interleaved layout).
+  // tiled matmuls and implicit-GEMM convs: gemm.glsl / conv.glsl FZ_BLOCKED, 16 x 16 threads
+  // with tm, tn in {4, 8} read from vec4 shared slices (the bigger register blocks; 0 = the
+  // interleaved layout).
   int blocked = 0;
   // matmul only: gemm_coopmat.glsl (fp16 operands on the matrix units, vk_coopmat.h). One
   // matrix operation is cm_m x cm_n x cm_k; cm_wm x cm_wn subgroups of cm_sg invocations, each
@@ -193,7 +194,8 @@ class VulkanDialect : public Dialect {
   // coopmat template walks column strips (n_major_default) and the tiled one rows.
   static std::string tile_order(bool n_major_default);
   // conv.glsl's #defines: FZ_SPLIT_K / FZ_SPLIT_SLICE with split-K, FZ_W_VEC4 / FZ_LOAD_W4 for
-  // 4-wide weight loads, FZ_CONV_DB 0 under FUSOR_VK_CONV_DB=0 and on the direct path.
+  // 4-wide weight loads, FZ_BLOCKED for blocked register tiles, FZ_CONV_DB 0 under
+  // FUSOR_VK_CONV_DB=0 and on the direct path.
   std::string conv_config(const ConvDesc& c, int64_t& work_items) const override;
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);

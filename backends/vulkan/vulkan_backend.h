@@ -36,6 +36,11 @@
 //   FUSOR_VK_CONV_DB=0      implicit-GEMM convs on conv.glsl's previous K loop (one shared copy,
 //                           two barriers a step, scalar weight loads) instead of the double-
 //                           buffered, bank-padded one. For A/B runs of the conv kernels.
+//   FUSOR_VK_CONV_TILE=M    register blocks of the implicit-GEMM convs (conv.glsl FZ_BLOCKED):
+//                           auto (default: 8x8 / 8x4 / 4x4 blocked tiles for reductions
+//                           C/G x R x S >= 1024 whose tiles are full and give every compute unit
+//                           one; interleaved 4x4 otherwise), interleaved (never blocked), or
+//                           4x4b / 4x8 / 8x4 / 8x8 (that block on every conv that half fills it).
 //   FUSOR_VK_GEMM_VEC4=0    scalar operand loads only, in both GEMM templates and conv.glsl's
 //                           weights (default: convs with C/G x R x S % 4 == 0 load them 4-wide; tiled
 //                           matmuls load 4-wide fp32 / fp16 / bf16 operands with unit stride along
