@@ -629,7 +629,9 @@ Graph import_model(const char* data, size_t size, const std::string& base_dir, c
 
 Graph load_onnx(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error("onnx", "cannot open model '" + printable(path) + "': No such file");
+  // ec: why the path could not be looked at (a symlink loop, a folder without permission);
+  // unset when it simply does not exist.
+  if (!fs::exists(path, ec)) throw Error("onnx", "cannot open model '" + printable(path) + "': " + (ec ? ec.message() : "No such file"));
   if (fs::is_directory(path, ec)) throw Error("onnx", "cannot open model '" + printable(path) + "': it is a directory");
   // Parsed straight from a read-only mapping of the file: protobuf copies the weights once,
   // and tensor_from_proto moves them on (the file is never copied into memory first).

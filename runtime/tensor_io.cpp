@@ -220,7 +220,9 @@ template <class T> void check_numbering(const std::vector<std::pair<long long, T
 
 std::vector<Tensor> read_numbered_inputs(const std::string& dir, std::vector<std::string>* names) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw io_error(dir, "not a folder");
+  // ec names why it could not be looked at (a symlink loop); a missing path is "not a folder".
+  if (!fs::is_directory(dir, ec))
+    throw io_error(dir, ec && ec != std::errc::no_such_file_or_directory ? ec.message() : "not a folder");
   std::vector<std::pair<long long, std::string>> files;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string n = e.path().filename().string();
@@ -251,6 +253,13 @@ Tensor read_tensor_pb(const std::string& path, std::string* name) {
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) throw io_error(path, "not a valid ONNX TensorProto (protobuf parse failed)");
   if (name) *name = proto.name();
+  // A SequenceProto / OptionalProto / MapProto (the ONNX test format for non-tensor values)
+  // parses as a TensorProto whose field 3, its elements, reads as TensorProto.segment: say what
+  // the file is instead of "segmented tensors are not supported" (a skip, like other types
+  // fusor does not feed or check).
+  if (proto.has_segment())
+    throw Unsupported("io", "'" + path + "': not a TensorProto but (by its layout) an ONNX SequenceProto, OptionalProto or "
+                            "MapProto; fusor's inputs and outputs are tensors");
   fs::path parent = fs::path(path).parent_path();
   try {
     return tensor_from_proto(proto, parent.empty() ? std::string(".") : parent.string());
@@ -326,11 +335,18 @@ Tensor read_tensor(const std::string& path) {
 
 std::vector<TestCase> load_test_data_sets(const std::string& model_dir) {
   std::error_code ec;
-  if (!fs::is_directory(model_dir, ec)) throw io_error(model_dir, "not a folder");
+  // ec names why it could not be looked at (a symlink loop); a missing path is "not a folder".
+  if (!fs::is_directory(model_dir, ec))
+    throw io_error(model_dir, ec && ec != std::errc::no_such_file_or_directory ? ec.message() : "not a folder");
   std::vector<std::pair<long long, fs::path>> sets;
   for (const auto& e : fs::directory_iterator(model_dir, ec)) {
     std::string n = e.path().filename().string();
-    if (!e.is_directory() || n.rfind("test_data_set_", 0) != 0) continue;
+    if (n.rfind("test_data_set_", 0) != 0) continue;
+    std::error_code dec;  // a test set that cannot be looked at (a symlink loop) is named, not skipped
+    if (!e.is_directory(dec)) {
+      if (dec) throw io_error(e.path().string(), dec.message());
+      continue;
+    }
     std::string suffix = n.substr(14);
     sets.push_back({all_digits(suffix) ? std::stoll(suffix) : -1, e.path()});
   }

@@ -80,12 +80,7 @@ onnx::ModelProto new_model(int ir = 8) { return testing::onnx_model("round7", ir
 
 Graph load(const onnx::ModelProto& m) { return testing::load_proto(m); }
 
-std::vector<std::string> usable_backends() {
-  std::vector<std::string> out;
-  for (const std::string& be : backend_names())
-    if (be == "ref" || be == "cpu" || (be == "vulkan" && !make_backend(be)->devices().empty())) out.push_back(be);
-  return out;
-}
+using testing::usable_backends;
 
 Tensor i64_scalar(int64_t v) { return ints_of({}, {v}); }
 Tensor bool_scalar(bool v) { return ints_of({}, {v ? 1 : 0}, DType::boolean); }

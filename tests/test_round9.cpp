@@ -43,12 +43,7 @@ using testing::error_of;
 using testing::ints_of;
 using testing::TempDir;
 
-std::vector<std::string> usable_backends() {
-  std::vector<std::string> out;
-  for (const std::string& be : backend_names())
-    if (be == "ref" || be == "cpu" || (be == "vulkan" && !make_backend(be)->devices().empty())) out.push_back(be);
-  return out;
-}
+using testing::usable_backends;
 
 // ---- external data ----------------------------------------------------------------------
 

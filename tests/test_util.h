@@ -16,6 +16,7 @@
 #include <random>
 #include <string>
 
+#include "backends/backend.h"
 #include "ir/graph.h"
 #include "ir/op_table.h"
 
@@ -111,6 +112,15 @@ struct TempDir {
   }
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
+
+// The backends a test can run here: ref, cpu, and vulkan where it sees a device (lavapipe in
+// CI); CUDA kernels are checked by NVRTC compiles instead where there is no GPU.
+inline std::vector<std::string> usable_backends() {
+  std::vector<std::string> out;
+  for (const std::string& be : backend_names())
+    if (be == "ref" || be == "cpu" || (be == "vulkan" && !make_backend(be)->devices().empty())) out.push_back(be);
+  return out;
+}
 
 // True when the fusor CLI can be run (FUSOR_BIN, set by ctest, or ./fusor).
 inline bool have_cli() { return std::getenv("FUSOR_BIN") || std::filesystem::exists("./fusor"); }

@@ -12,6 +12,7 @@
 #include <charconv>
 #include <limits>
 #include <map>
+#include <new>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -360,6 +361,16 @@ int main(int argc, char** argv) {
       if (bn.backend.empty()) bn.backend = best_backend();
       return cmd_bench(bn);
     }
+  } catch (const std::filesystem::filesystem_error& e) {
+    // The path and the system's reason, tagged like fusor's own I/O errors (the library's
+    // text is "filesystem error: status: ..." with the paths in brackets).
+    std::string path = printable(e.path1().string());
+    std::fprintf(stderr, "fusor: error: [io] '%s': %s\n", path.c_str(), e.code().message().c_str());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "fusor: error: [memory] out of host memory: a tensor or buffer of this model (or of its "
+                         "--shape / --dim) is larger than the process can allocate\n");
+    return 2;
   } catch (const std::exception& e) {
     // One line always: library messages escape names, and multi-line diagnostics (a shader
     // compiler's log) are folded here.
