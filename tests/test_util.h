@@ -113,12 +113,13 @@ struct TempDir {
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
-// The backends a test can run here: ref, cpu, and vulkan where it sees a device (lavapipe in
-// CI); CUDA kernels are checked by NVRTC compiles instead where there is no GPU.
+// The backends a test can run here: ref, cpu, and each GPU backend that sees a device (vulkan
+// on lavapipe in CI; cuda where there is an NVIDIA GPU, else its kernels are checked by NVRTC
+// compiles).
 inline std::vector<std::string> usable_backends() {
   std::vector<std::string> out;
   for (const std::string& be : backend_names())
-    if (be == "ref" || be == "cpu" || (be == "vulkan" && !make_backend(be)->devices().empty())) out.push_back(be);
+    if (be == "ref" || be == "cpu" || ((be == "vulkan" || be == "cuda") && !make_backend(be)->devices().empty())) out.push_back(be);
   return out;
 }
 

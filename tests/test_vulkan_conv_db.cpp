@@ -202,6 +202,12 @@ TEST(VulkanConvTileChoice, BlockedOnlyForLongReductionsThatFillTheDevice) {
       EXPECT_EQ(t.threads(), 256);
     }
   }
+  // A device that reports no unit count (most non-NVIDIA, non-AMD drivers) counts as 64 units, as
+  // split-K assumes: a small grid (2 x 10 x 10 at 128 channels: 2 tiles) stays interleaved.
+  vk::PhysicalDeviceInfo unknown = dev;
+  unknown.compute_units = 0;
+  EXPECT_EQ(vk::choose_tiles(cases[2].spec, unknown).blocked, 1);
+  EXPECT_EQ(vk::choose_tiles(conv(2, 128, 10, 128, 3, 1), unknown).blocked, 0);
   EnvGuard off("FUSOR_VK_CONV_TILE", "interleaved");
   EXPECT_EQ(vk::choose_tiles(cases[0].spec, dev).blocked, 0);
 }

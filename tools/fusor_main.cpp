@@ -364,6 +364,10 @@ int main(int argc, char** argv) {
   } catch (const std::filesystem::filesystem_error& e) {
     // The path and the system's reason, tagged like fusor's own I/O errors (the library's
     // text is "filesystem error: status: ..." with the paths in brackets).
+    if (e.path1().empty()) {
+      std::fprintf(stderr, "fusor: error: [io] %s\n", printable(e.what()).c_str());
+      return 2;
+    }
     std::string path = printable(e.path1().string());
     std::fprintf(stderr, "fusor: error: [io] '%s': %s\n", path.c_str(), e.code().message().c_str());
     return 2;

@@ -199,7 +199,8 @@ ContractionTiles fit_invocations(ContractionTiles t, const PhysicalDeviceInfo& d
 // vs 530; short reductions (every squeezenet / mobilenet / shufflenet conv, 1x1 and stem layers)
 // and tiles half padding (64 channels on 128 rows) ran slower blocked, so they keep the
 // interleaved tiles. "interleaved" turns it off; "4x4b" / "4x8" / "8x4" / "8x8" force that block
-// on every implicit-GEMM conv whose sides are at least half its tile (A/B runs). Returns true
+// on every implicit-GEMM conv with at least half a tile of output channels and a whole tile of
+// columns (A/B runs). Returns true
 // when t is set.
 bool choose_conv_blocked(ContractionTiles& t, int64_t m, int64_t n, const KernelSpec& k, const PhysicalDeviceInfo& dev,
                          int64_t split_budget) {
@@ -220,7 +221,8 @@ bool choose_conv_blocked(ContractionTiles& t, int64_t m, int64_t n, const Kernel
     b.blocked = 1, b.tm = tm, b.tn = tn, b.bm = 16 * tm, b.bn = 16 * tn;
     if (m < (automatic ? b.bm : b.bm / 2) || n < b.bn) continue;
     fit_shared(b, dev);
-    if (automatic && tile_count(b, k) < std::max<int64_t>(dev.compute_units, 1)) continue;
+    // A device that does not say how many compute units it has counts as 64, as split-K does.
+    if (automatic && tile_count(b, k) < (dev.compute_units ? int64_t{dev.compute_units} : 64)) continue;
     choose_split_k(b, k, dev, split_budget);
     t = b;
     return true;

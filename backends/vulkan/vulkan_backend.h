@@ -40,7 +40,8 @@
 //                           auto (default: 8x8 / 8x4 / 4x4 blocked tiles for reductions
 //                           C/G x R x S >= 1024 whose tiles are full and give every compute unit
 //                           one; interleaved 4x4 otherwise), interleaved (never blocked), or
-//                           4x4b / 4x8 / 8x4 / 8x8 (that block on every conv that half fills it).
+//                           4x4b / 4x8 / 8x4 / 8x8 (that block on every conv with at least half
+//                           a tile of output channels and a whole tile of columns).
 //   FUSOR_VK_GEMM_VEC4=0    scalar operand loads only, in both GEMM templates and conv.glsl's
 //                           weights (default: convs with C/G x R x S % 4 == 0 load them 4-wide; tiled
 //                           matmuls load 4-wide fp32 / fp16 / bf16 operands with unit stride along
