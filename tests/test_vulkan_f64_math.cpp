@@ -125,6 +125,26 @@ TEST_F(VulkanF64Math, UnaryWithinFourUlp) {
   std::printf("  all unary: max %.0f ulp\n", all);
 }
 
+// Division (Div, Mean's / n, Softmax's normalisation) correctly rounded: the driver's double
+// OpFDiv need not be (NVIDIA's Vulkan driver was 1 ulp off, H200). Quotients over the whole
+// range, near 1, of integers (Mean's counts), and the special values.
+TEST_F(VulkanF64Math, DivisionIsCorrectlyRounded) {
+  std::mt19937_64 g(5);
+  std::uniform_real_distribution<double> u(-1, 1), e(-300, 300);
+  std::vector<double> x, y;
+  for (int i = 0; i < 4000; ++i) {
+    switch (i % 4) {
+      case 0: x.push_back(u(g) * std::exp2(e(g))), y.push_back(u(g) * std::exp2(e(g))); break;
+      case 1: x.push_back(1.0 + u(g) * 1e-3), y.push_back(1.0 + u(g) * 1e-3); break;
+      case 2: x.push_back(u(g) * 3000.0), y.push_back(static_cast<double>(1 + (g() % 300))); break;
+      default: x.push_back(u(g)), y.push_back(u(g)); break;
+    }
+  }
+  for (double a : kSpecial)
+    for (double b : kSpecial) x.push_back(a), y.push_back(b);
+  EXPECT_EQ(max_ulp("Div", {x, y}), 0);
+}
+
 TEST_F(VulkanF64Math, PowWithinFourUlp) {
   std::mt19937_64 g(7);
   std::uniform_real_distribution<double> ux(0, 50), uy(-30, 30), ul(-700, 700);

@@ -860,9 +860,9 @@ T fz_ipow(T a, T b) {
 )";
   static const char* kDouble = R"(bool fz_nan_b(double x) { return x != x; }
 bool fz_inf_b(double x) { return abs(x) == double(fz_inf()); }
-// Double OpFDiv is the driver's: there is no fp64 correction here (a faithful seed would need
-// a correctly rounded double reciprocal first).
-double fz_div(double a, double b) { return a / b; }
+// Correctly rounded below (after f64_math.glsl's exact products): the driver's double OpFDiv
+// is not (NVIDIA's was 1 ulp off on Mean's / n, H200).
+double fz_div(double a, double b);
 double fz_max(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : max(a, b); }
 double fz_min(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : min(a, b); }
 double fz_round_even(double x) { return roundEven(x); }
@@ -957,7 +957,62 @@ double fz_fmod_floor(double a, double b) {
   // for the signed ones U is the unsigned twin and W the width.
   std::string s = inst(kSigned, "int", "uint", "32") + inst(kUnsigned, "uint", "32u");
   if (h.index64 || h.uses_i64) s += inst(kSigned, "int64_t", "uint64_t", "64") + inst(kUnsigned, "uint64_t", "64u");
-  if (h.uses_f64) s += std::string(kDouble) + f64_math_source();
+  // IEEE division of doubles: a = ma 2^ea, b = mb 2^eb (mantissas in [0.5, 1)); the mantissas'
+  // quotient c from the driver is stepped by one ulp while that lowers |ma - c mb| (computed
+  // from Dekker's exact product; neighbours differ in residual by mb ulp(c), far above its
+  // rounding, and no quotient of doubles is a tie), so c is the double nearest ma / mb, and
+  // c 2^(ea - eb) is exact while the quotient is a normal double. Zeros, subnormal operands or
+  // quotients, infinities and NaNs keep the driver's quotient.
+  static const char* kDoubleDiv = R"(double fz_d_next(double x, bool up) {  // x > 0 finite: the adjacent double
+  uvec2 u = unpackDouble2x32(x);
+  if (up) {
+    u.x += 1u;
+    if (u.x == 0u) u.y += 1u;
+  } else {
+    if (u.x == 0u) u.y -= 1u;
+    u.x -= 1u;
+  }
+  return packDouble2x32(u);
+}
+double fz_d_mant(double x, out int e) {  // x > 0 normal: x = m 2^e, m in [0.5, 1), from the bits
+  uvec2 u = unpackDouble2x32(x);
+  e = int((u.y >> 20) & 0x7ffu) - 1022;
+  u.y = (u.y & 0x800fffffu) | (1022u << 20);
+  return packDouble2x32(u);
+}
+double fz_div_resid_d(double a, double b, double c) {  // |a - c b| for a, b, c > 0 near 1
+  double e;
+  precise double p = fz_two_prod(c, b, e);
+  precise double r = (a - p) - e;
+  return abs(r);
+}
+double fz_div(double a, double b) {
+  precise double q = a / b;
+  const double tiny = packDouble2x32(uvec2(0u, 0x00100000u));  // 2^-1022, the smallest normal double
+  const double aa = abs(a), ab = abs(b);
+  if (!(aa >= tiny && ab >= tiny) || fz_inf_b(a) || fz_inf_b(b)) return q;  // NaN compares false too
+  int ea, eb;
+  const double ma = fz_d_mant(aa, ea), mb = fz_d_mant(ab, eb);
+  const int k = ea - eb;
+  if (k < -1021 || k > 1023) return q;  // a subnormal or overflowing quotient
+  precise double c = ma / mb;  // in (0.5, 2)
+  double r = fz_div_resid_d(ma, mb, c);
+  for (int i = 0; i < 8; ++i) {  // the driver's quotient is within a few ulp
+    const double up = fz_d_next(c, true), dn = fz_d_next(c, false);
+    const double ru = fz_div_resid_d(ma, mb, up), rd = fz_div_resid_d(ma, mb, dn);
+    if (ru < r) {
+      c = up, r = ru;
+    } else if (rd < r) {
+      c = dn, r = rd;
+    } else {
+      break;
+    }
+  }
+  precise double res = c * fz_pow2d(k);
+  return (a < 0.0lf) != (b < 0.0lf) ? -res : res;
+}
+)";
+  if (h.uses_f64) s += std::string(kDouble) + f64_math_source() + kDoubleDiv;
   return s;
 }
 
