@@ -553,6 +553,8 @@ struct Importer {
       }
       for (const auto& o : np.output())
         n.outputs.push_back(o.empty() ? -1 : define(o, g.add_value(o), n.label()));
+      // Concat-1 defaulted axis to 1; from opset 4 it is required (the op table's rule).
+      if (n.op_type == "Concat" && n.domain.empty() && n.opset < 4 && !n.has_attr("axis")) n.attrs["axis"] = int64_t{1};
       pending.push_back(std::move(n));
       protos.push_back(&item);
     }

@@ -161,10 +161,12 @@ ResizeParams resize_params(const Node& n, const Shape& in, const Tensor* scales,
   if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic") throw bad("unknown mode '" + p.mode + "'");
   if (n.opset < 11) {
     if (p.mode == "cubic") throw bad("mode 'cubic' needs opset 11");
-    // Resize-10: asymmetric coordinates, nearest rounds half down (onnxruntime; 0.6x of
-    // [1, 2, 3, 4] is [1, 3]). Upsample-7/9, rewritten to this Resize, floors (its "floor" below).
+    // Resize-10: asymmetric coordinates; nearest floors on an upsampled axis and takes the ceiling
+    // on a downsampled one (onnxruntime's rule for opset 10: 0.6x of [1, 2, 3, 4] is [1, 3], 3x of
+    // [1, 2] is [1, 1, 1, 2, 2, 2]; "simple" below). Upsample-7/9, rewritten to this Resize,
+    // floors (its "floor" below).
     p.ctm = "asymmetric";
-    p.nearest_mode = n.attr_s("nearest_mode", "round_prefer_floor");
+    p.nearest_mode = n.attr_s("nearest_mode", "simple");  // "floor" only from upsample_expand below
   } else {
     p.ctm = n.attr_s("coordinate_transformation_mode", "half_pixel");
     p.nearest_mode = n.attr_s("nearest_mode", "round_prefer_floor");
@@ -177,7 +179,7 @@ ResizeParams resize_params(const Node& n, const Shape& in, const Tensor* scales,
   if (std::find(std::begin(ctms), std::end(ctms), p.ctm) == std::end(ctms))
     throw bad("unknown coordinate_transformation_mode '" + p.ctm + "'");
   static const char* nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-  if (std::find(std::begin(nms), std::end(nms), p.nearest_mode) == std::end(nms))
+  if (std::find(std::begin(nms), std::end(nms), p.nearest_mode) == std::end(nms) && !(n.opset < 11 && p.nearest_mode == "simple"))
     throw bad("unknown nearest_mode '" + p.nearest_mode + "'");
   p.antialias = n.opset >= 18 && n.attr_i("antialias", 0) != 0;
   if (p.antialias && p.mode == "nearest") throw bad("antialias is not defined for mode 'nearest'");
@@ -287,7 +289,10 @@ Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, 
       return (ow == one ? (r1 - r0) * (w - one) / T(2) : xd * (r1 - r0) * (w - one) / (ow - one)) + r0 * (w - one);
     if (m == "pytorch_half_pixel") return ow == one ? -half : (xd + half) / s - half;
     if (m == "half_pixel") return (xd + half) / s - half;
-    if (m == "tf_half_pixel_for_nn") return (xd + half) / s;
+    // An axis left at scale 1 maps to itself, as onnxruntime (whose TF-converted models use this
+    // mode) does: the formula's + 0.5 with ceil / round_prefer_ceil took every element from its
+    // neighbour (N and C of a 4-D resize shifted by one; red-team round 11).
+    if (m == "tf_half_pixel_for_nn") return s == one && ow == w ? xd : (xd + half) / s;
     // half_pixel_symmetric
     const T adjustment = static_cast<T>(out_i) / ow;
     const T center = w / T(2);
@@ -310,6 +315,7 @@ Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, 
     else if (p.nearest_mode == "round_prefer_floor") hi = ratio > 0.5;
     else if (p.nearest_mode == "round_prefer_ceil") hi = ratio >= 0.5;
     else if (p.nearest_mode == "floor") hi = false;
+    else if (p.nearest_mode == "simple") hi = scale < 1.0;  // Resize-10: ceil when downsampling, else floor
     else hi = true;
     c = {hi ? 0.0 : 1.0, hi ? 1.0 : 0.0};
   } else if (p.mode == "linear") {

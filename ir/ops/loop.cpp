@@ -558,6 +558,22 @@ int64_t scan_length(const Node& n, const ScanIO& io, const std::vector<const Sha
       throw Error("shape", n.label() + ": scan inputs have different lengths (" + std::to_string(T) + " and " + std::to_string(len) + ")");
     T = len;
   }
+  // Scan-8: every state and scanned input (and sequence_lens) carries the same batch on axis 0;
+  // a state batch past the scanned one was read past its end (red-team round 11).
+  if (io.batched) {
+    int64_t B = -1;
+    int at = -1;
+    for (int i = 0; i < io.first + io.N + io.M; ++i) {
+      if (i < io.first && (i >= static_cast<int>(shapes.size()) || !shapes[static_cast<size_t>(i)])) continue;  // no sequence_lens
+      const Shape& s = *shapes[static_cast<size_t>(i)];
+      if (s.empty())
+        throw Error("shape", n.label() + ": input " + std::to_string(i) + " is a scalar; Scan-8 inputs carry the batch on axis 0");
+      if (B >= 0 && s[0] != B)
+        throw Error("shape", n.label() + ": inputs " + std::to_string(at) + " and " + std::to_string(i) + " have different batch sizes (" +
+                                 std::to_string(B) + " and " + std::to_string(s[0]) + ") on Scan-8's axis 0");
+      if (B < 0) B = s[0], at = i;
+    }
+  }
   // As Loop's trip cap: an empty scanned input of length 2^56 would otherwise run the body 2^56 times.
   if (T > kMaxIterations) throw Error("shape", n.label() + ": scan length " + std::to_string(T) + " is past 2^20 iterations");
   return T;
