@@ -614,6 +614,33 @@ std::string Emitter::load_b(const MatMulDesc& m) const {
   return op_expression(q.op, operands, d_);
 }
 
+// fz_pre_<n>(x): the operand prologue (MatMulDesc::a_pre / b_pre) over a loaded element x
+// (float), in its math dtype and rounded to its dtype as the element-wise kernel stores it; a
+// function, so the value is one `precise` local (no contraction into the product's fma).
+std::string Emitter::prologue_function(const std::string& n, const std::optional<OperandPrologue>& pre) const {
+  if (!pre) return "";
+  const ExprNode& e = pre->op;
+  std::vector<std::string> ops;
+  for (int a : e.args) {
+    if (a < 0) {
+      ops.emplace_back();
+      continue;
+    }
+    const ExprNode& in = pre->inputs.at(a);
+    ops.push_back(convert_value(d_, in.dtype, e.math,
+                                in.kind == ExprKind::load ? "x" : typed_literal(d_, in.dtype, in.value, in.ivalue)));
+  }
+  const bool exact = e.math == e.dtype && e.dtype == DType::f32;
+  std::string s = d_.func_qualifier + "float fz_pre_" + n + "(float x) {\n";
+  s += "  " + local(e.math) + "r = " + convert_value(d_, e.math, e.dtype, op_expression(e, ops, d_), !exact) + ";\n";
+  return s + "  return r;\n}\n";
+}
+
+std::string Emitter::with_prologue(const std::string& n, const std::optional<OperandPrologue>& pre,
+                                   const std::string& load) const {
+  return pre ? "fz_pre_" + n + "(" + load + ")" : load;
+}
+
 std::string Emitter::emit_contraction() const {
   std::string s;
   if (k_.matmul) {
@@ -629,13 +656,15 @@ std::string Emitter::emit_contraction() const {
     s += define("FZ_B_SK", m.b.strides[nb]) + define("FZ_B_SN", m.b.strides[nb + 1]);
     s += define("FZ_TILES", matmul_items_) + matmul_macros_;
     s += "#define FZ_B_BYTES " + std::to_string(dtype_size(buffer(m.b_buffer).dtype)) + "\n";  // B's element size in memory
-    s += "#define FZ_LOAD_A(off) " + load_of(m.a_buffer, "(off)") + "\n";
-    s += "#define FZ_LOAD_B(off) " + load_b(m) + "\n";
+    s += prologue_function("a", m.a_pre) + prologue_function("b", m.b_pre);
+    s += "#define FZ_LOAD_A(off) " + with_prologue("a", m.a_pre, load_of(m.a_buffer, "(off)")) + "\n";
+    s += "#define FZ_LOAD_B(off) " + with_prologue("b", m.b_pre, load_b(m)) + "\n";
     // B's element `off` as stored (an lvalue: the CUDA vector GEMV takes its address for 4-wide
-    // loads) and its float kind (1 f32, 2 f16, 3 bf16, 0 other or dequantized: no vector loads).
-    if (!m.dequant_b) s += "#define FZ_B_ELEM(off) " + d_.element(slot(m.b_buffer), "(off)") + "\n";
+    // loads) and its float kind (1 f32, 2 f16, 3 bf16, 0 other, dequantized or with a prologue:
+    // no vector loads).
+    if (m.b_plain()) s += "#define FZ_B_ELEM(off) " + d_.element(slot(m.b_buffer), "(off)") + "\n";
     const DType bt = dtype_of(m.b_buffer);
-    s += "#define FZ_B_KIND " + std::string(m.dequant_b ? "0" : bt == DType::f32 ? "1" : bt == DType::f16 ? "2" : bt == DType::bf16 ? "3" : "0") + "\n";
+    s += "#define FZ_B_KIND " + std::string(!m.b_plain() ? "0" : bt == DType::f32 ? "1" : bt == DType::f16 ? "2" : bt == DType::bf16 ? "3" : "0") + "\n";
     s += batch_base("a", m.a, nb) + batch_base("b", m.b, nb);
     return s + emit_epilogue() + d_.matmul_template;
   }

@@ -148,6 +148,9 @@ class Emitter {
   std::string store_of(int b, const std::string& off, const std::string& v) const;
   // FZ_LOAD_B's body: a float value of B's element `off` (dequantized for MatMulDesc::dequant_b).
   std::string load_b(const MatMulDesc& m) const;
+  // The operand prologue's function fz_pre_<n> ("" without one) and a load through it.
+  std::string prologue_function(const std::string& n, const std::optional<OperandPrologue>& pre) const;
+  std::string with_prologue(const std::string& n, const std::optional<OperandPrologue>& pre, const std::string& load) const;
   // Typed counterparts (expression values in Dialect::compute_type of their dtype).
   std::string typed_load(int b, const std::string& off) const {
     return d_.load_value(dtype_of(b), d_.element(slot(b), off));

@@ -524,15 +524,20 @@ class Fuser {
     add_kernel(std::move(k), v);
   }
 
-  // Single load of a materialized buffer through a view, or NeedMaterialize(v).
-  std::pair<int, StridedView> operand_view(int v) {
-    auto [u, view] = operand_value_view(v);
-    return {buffer_for(u), view};
-  }
-  // operand_view's value (not yet given a buffer) and view.
-  std::pair<int, StridedView> operand_value_view(int v) {
+  // The materialized value and view a contraction operand reads (a single load through views),
+  // or NeedMaterialize. With `pre`, an operand that is one
+  // element-wise op over a single load and scalar constants becomes that prologue (its graph
+  // nodes added to `nodes`) instead of a value to materialize.
+  std::pair<int, StridedView> operand_value_view(int v, std::optional<OperandPrologue>* pre = nullptr,
+                                                 std::set<int>* nodes = nullptr) {
     if (mat_[v]) return {v, StridedView::contiguous(g_.values[v].shape)};
     Tree t = build(v);
+    if (pre && !(t.n.size() == 1 && t.n[0].kind == ExprKind::load))
+      if (auto p = prologue_of(t)) {
+        *pre = std::move(p->first);
+        nodes->insert(t.nodes.begin(), t.nodes.end());
+        return p->second;
+      }
     if (t.n.size() != 1 || t.n[0].kind != ExprKind::load) {
       // Materialize below any views, so the views stay free and the kernel that computes the
       // value keeps its natural space (e.g. LayerNorm output before a Reshape into a GEMM).
@@ -541,6 +546,48 @@ class Fuser {
       throw NeedMaterialize{mat_[u] ? v : u};
     }
     return {t.n[0].value, t.n[0].view};
+  }
+
+  // t as a contraction operand prologue (MatMulDesc::a_pre / b_pre): its root is one element-wise
+  // op computed in fp32 (math f32, f16 or bf16) whose operands are one load of a value of the
+  // op's own dtype (f32/f16/bf16; not a fused weight dequantization) and scalar constants.
+  // Returns the prologue and the loaded value and view.
+  std::optional<std::pair<OperandPrologue, std::pair<int, StridedView>>> prologue_of(const Tree& t) const {
+    auto half_or_float = [](DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; };
+    const TNode& r = t.n[t.root];
+    if (r.kind != ExprKind::op || !r.op || !r.op->scalar || !half_or_float(r.math) || !half_or_float(r.dtype)) return std::nullopt;
+    OperandPrologue p;
+    p.op.kind = ExprKind::op;
+    p.op.dtype = r.dtype, p.op.math = r.math, p.op.op = r.op, p.op.bound = r.bound;
+    int value = -1;
+    StridedView view;
+    size_t used = 1;
+    for (int a : r.args) {
+      if (a < 0) {
+        p.op.args.push_back(-1);
+        continue;
+      }
+      const TNode& x = t.n[a];
+      ExprNode in;
+      in.dtype = x.dtype;
+      if (x.kind == ExprKind::load) {
+        const int xp = producer(x.value);
+        // The operand keeps its buffer's dtype (backends choose GEMM paths by it): no Cast.
+        if (value >= 0 || x.dtype != r.dtype || (xp >= 0 && cls_[xp] == Cls::dequant)) return std::nullopt;
+        in.kind = ExprKind::load;
+        value = x.value, view = x.view;
+      } else if (x.kind == ExprKind::constant) {
+        in.kind = ExprKind::constant;
+        in.value = x.c, in.ivalue = x.ic;
+      } else {
+        return std::nullopt;
+      }
+      ++used;
+      p.op.args.push_back(static_cast<int>(p.inputs.size()));
+      p.inputs.push_back(in);
+    }
+    if (value < 0 || used != t.n.size()) return std::nullopt;  // one op over leaves only
+    return std::make_pair(std::move(p), std::make_pair(value, view));
   }
 
   void build_kernels() {
@@ -612,8 +659,13 @@ class Fuser {
         MatMulDesc d;
         d.m = shape[r - 2];
         d.n = shape[r - 1];
-        auto [ab, av] = operand_view(n.inputs[0]);
-        auto [bu, bv] = operand_value_view(n.inputs[1]);
+        // Small contractions take an element-wise operand prologue (kMaxPrologueMacs).
+        const Shape& ash = g_.values[n.inputs[0]].shape;
+        const bool small = shape_numel(shape) * (ash.empty() ? 1 : ash.back()) <= kMaxPrologueMacs;
+        std::set<int> pre_nodes;
+        auto [au, av] = operand_value_view(n.inputs[0], small ? &d.a_pre : nullptr, &pre_nodes);
+        const int ab = buffer_for(au);
+        auto [bu, bv] = operand_value_view(n.inputs[1], small ? &d.b_pre : nullptr, &pre_nodes);
         int bb = -1;
         const int bp = producer(bu);
         if (bp >= 0 && cls_[bp] == Cls::dequant) {
@@ -639,6 +691,7 @@ class Fuser {
         k.expr.push_back(acc);
         k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
         note_nodes(k, {static_cast<int>(p)});
+        note_nodes(k, pre_nodes);
         add_kernel(std::move(k), v);
       } else if (c == Cls::conv) {
         KernelSpec k;

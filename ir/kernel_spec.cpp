@@ -2,11 +2,28 @@
 #include <set>
 
 #include "ir/kernel_spec.h"
+#include "ir/scalar.h"
 #include "ir/view.h"
 
 namespace fusor {
 
 StridedView StridedView::contiguous(const Shape& s) { return {s, contiguous_strides(s), 0}; }
+
+double OperandPrologue::apply(double x, DType xt) const {
+  // eval_scalar_typed reads one entry per node input (absent ones included).
+  const size_t na = std::max(op.args.size(), op.bound.absent.size());
+  std::vector<HostScalar> v(na, HostScalar{0.0});
+  std::vector<DType> t(na, DType::f64);
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    if (op.args[i] < 0) continue;
+    const ExprNode& in = inputs[op.args[i]];
+    t[i] = in.kind == ExprKind::load ? xt : in.dtype;
+    if (in.kind == ExprKind::load) v[i].f = x;
+    else if (dtype_is_integral(in.dtype)) v[i].i = in.ivalue;
+    else v[i].f = in.value;
+  }
+  return eval_scalar_typed(*op.op->scalar, op.bound, v.data(), t.data(), op.math, op.dtype).f;
+}
 
 bool StridedView::is_contiguous() const {
   if (offset != 0) return false;

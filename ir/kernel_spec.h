@@ -97,11 +97,32 @@ struct MatMulDequant {
   ExprNode op;  // kind op: op = DequantizeLinear, bound from its load_rule; operands (q, scale, zp)
 };
 
+// Optional element-wise prologue on an operand (ir/fusion.cpp forms it): the operand's element
+// is op(x, constants) where x is the element read through the operand's view, e.g. attention's
+// q * 0.3535 and k * 0.3535 (Mul of a Transpose/Slice view by a scalar constant) fused into the
+// Q @ K^T kernel instead of a copy kernel before it. One op of the op table (op.op->scalar),
+// computed in op.math (f32, f16 or bf16: fp32 arithmetic, ir/scalar.h) and rounded to op.dtype (the operand's f32/f16/bf16), exactly
+// the value the element-wise kernel would have stored; backends read such an operand with
+// scalar loads (no library GEMM, no vector loads). op.args index `inputs`: kind load is x (the
+// loaded element, of the operand buffer's dtype), kind constant a scalar constant.
+struct OperandPrologue {
+  ExprNode op;
+  std::vector<ExprNode> inputs;
+  // The prologue over x (a value of dtype xt), as the cpu backend evaluates it
+  // (eval_scalar_typed: the element-wise kernel's value, bit for bit).
+  double apply(double x, DType xt) const;
+};
+
 struct MatMulDesc {
   int a_buffer = -1, b_buffer = -1;
   StridedView a, b;
   int64_t m = 0, n = 0, k = 0;
   std::optional<MatMulDequant> dequant_b;
+  std::optional<OperandPrologue> a_pre, b_pre;
+  // The operand is its buffer's elements as stored (no dequantization, no prologue): library
+  // GEMMs and vector loads may read it.
+  bool a_plain() const { return !a_pre; }
+  bool b_plain() const { return !b_pre && !dequant_b; }
 };
 
 // ONNX Conv (2-D, NCHW, OIHW weights, contiguous buffers): out [N, K, OH, OW].
@@ -204,6 +225,11 @@ inline constexpr int kMaxLoadsPerKernel = 12;    // distinct buffer reads (descr
 inline constexpr int kRecomputeMaxOps = 8;       // a multi-consumer value this cheap is recomputed
 inline constexpr int64_t kMinRowsToAbsorb = 32;   // input fusion needs this many rows...
 inline constexpr int64_t kMaxRowToAbsorbFew = 4096;  // ...unless each row is at most this long
+// A contraction of at most this many multiply-adds (batch x M x N x K) takes an element-wise
+// operand prologue (MatMulDesc::a_pre / b_pre): one dependent dispatch less where launch and
+// barrier latency dominate (attention's scaled Q @ K^T at short sequences). Bigger ones keep
+// the operand's own kernel, so they keep library GEMMs and vector loads.
+inline constexpr int64_t kMaxPrologueMacs = int64_t{1} << 24;
 
 struct FusionOptions {
   bool fuse = true;   // false: one kernel per primitive op (the unfused baseline)

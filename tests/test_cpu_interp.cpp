@@ -114,8 +114,13 @@ class ElementOracle {
       ca[r - 1] = 0, cb[r - 2] = 0;
       const int64_t oa = at(d.a, ca), ob = at(d.b, cb);
       EXPECT_FALSE(d.dequant_b.has_value());  // not built by these graphs
+      // Operand prologues (MatMulDesc::a_pre / b_pre): the element-wise op's value of each element.
+      auto operand = [&](const std::optional<OperandPrologue>& pre, int buffer, int64_t off) {
+        const double x = load(buffer, off).f;
+        return pre ? pre->apply(x, p_.buffers[buffer].dtype) : x;
+      };
       for (int64_t q = 0; q < d.k; ++q)
-        s += load(d.a_buffer, oa + q * d.a.strides[r - 1]).f * load(d.b_buffer, ob + q * d.b.strides[r - 2]).f;
+        s += operand(d.a_pre, d.a_buffer, oa + q * d.a.strides[r - 1]) * operand(d.b_pre, d.b_buffer, ob + q * d.b.strides[r - 2]);
       return s;
     }
     const ConvDesc& d = *k.conv;

@@ -26,6 +26,18 @@ double dequant_b(const MatMulDesc& d, const CpuBuffers& bufs, int64_t off) {
   return eval_scalar_typed(*q.op.op->load_rule, q.op.bound, x, t, q.op.math, q.op.dtype).f;
 }
 
+// Operand elements through their prologues (MatMulDesc::a_pre / b_pre) or B's dequantization.
+double a_elem(const MatMulDesc& d, const CpuBuffer& A, int64_t off) {
+  const double x = scalar_load(A.dtype, A.base, off).f;
+  return d.a_pre ? d.a_pre->apply(x, A.dtype) : x;
+}
+double b_elem(const MatMulDesc& d, const CpuBuffers& bufs, int64_t off) {
+  if (d.dequant_b) return dequant_b(d, bufs, off);
+  const CpuBuffer& B = bufs[d.b_buffer];
+  const double x = scalar_load(B.dtype, B.base, off).f;
+  return d.b_pre ? d.b_pre->apply(x, B.dtype) : x;
+}
+
 // A kMr x kNr tile of accumulators held in registers over the whole K loop: out[i][j] =
 // sum over q ascending of a[i][q] * panel[q][j], started at 0 (lane-wise IEEE double adds, so
 // the same value as one scalar sum per element; the products of two floats are exact).
@@ -84,7 +96,7 @@ void matmul_acc_rows(const MatMulDesc& d, const CpuBuffers& bufs, int64_t a_base
   const int64_t sam = d.a.strides[r - 2], sak = d.a.strides[r - 1];
   const int64_t sbk = d.b.strides[r - 2], sbn = d.b.strides[r - 1];
   const CpuBuffer &A = bufs[d.a_buffer], &B = bufs[d.b_buffer];
-  if (!d.dequant_b && A.dtype == DType::f32 && B.dtype == DType::f32) {
+  if (d.a_plain() && d.b_plain() && A.dtype == DType::f32 && B.dtype == DType::f32) {
     const float* a = reinterpret_cast<const float*>(A.base) + a_base;
     const float* b = reinterpret_cast<const float*>(B.base) + b_base;
     // Panels of kNr columns of B, widened to double once and reused by every row tile.
@@ -101,8 +113,8 @@ void matmul_acc_rows(const MatMulDesc& d, const CpuBuffers& bufs, int64_t a_base
     for (int64_t n = 0; n < N; ++n) {
       const int64_t oa = a_base + m * sam, ob = b_base + n * sbn;
       double s = 0;
-      if (d.dequant_b) {
-        for (int64_t q = 0; q < K; ++q) s += scalar_load(A.dtype, A.base, oa + q * sak).f * dequant_b(d, bufs, ob + q * sbk);
+      if (!d.a_plain() || !d.b_plain()) {
+        for (int64_t q = 0; q < K; ++q) s += a_elem(d, A, oa + q * sak) * b_elem(d, bufs, ob + q * sbk);
       } else {
         for (int64_t q = 0; q < K; ++q)
           s += scalar_load(A.dtype, A.base, oa + q * sak).f * scalar_load(B.dtype, B.base, ob + q * sbk).f;

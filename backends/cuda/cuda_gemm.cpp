@@ -68,7 +68,8 @@ bool is_row_vector_load(const KernelSpec& k, const Plan& p, int e, int64_t& offs
 std::optional<LibraryGemm> cuda_library_gemm(const KernelSpec& k, const Plan& p) {
   if (!k.matmul) return std::nullopt;
   const MatMulDesc& mm = *k.matmul;
-  if (mm.dequant_b) return std::nullopt;  // int8 B read by the generated kernel's dequant prologue
+  // An int8 B (dequant_b) or an operand prologue is read by the generated kernel's loads.
+  if (!mm.a_plain() || !mm.b_plain()) return std::nullopt;
   const char* policy = std::getenv("FUSOR_CUDA_GEMM");
   const std::string mode = policy ? policy : "";
   if (mode == "template") return std::nullopt;

@@ -36,8 +36,8 @@ void VulkanDialect::choose_vec4(const Plan& plan, const KernelSpec& k) {
     if ((v.offset + d) % 4 != 0) return;
     slot = s, delta = d, type = t;
   };
-  if (m.k % 4 == 0) fits(m.a_buffer, m.a, a_vec4_slot_, a_vec4_delta_, a_vec4_type_);
-  if (m.n % 4 == 0 && !m.dequant_b) fits(m.b_buffer, m.b, b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
+  if (m.k % 4 == 0 && m.a_plain()) fits(m.a_buffer, m.a, a_vec4_slot_, a_vec4_delta_, a_vec4_type_);
+  if (m.n % 4 == 0 && m.b_plain()) fits(m.b_buffer, m.b, b_vec4_slot_, b_vec4_delta_, b_vec4_type_);
   // One binding read as A and B (x @ x^T ...) is declared once, so both views need one type.
   if (a_vec4_slot_ >= 0 && a_vec4_slot_ == b_vec4_slot_ && a_vec4_type_ != b_vec4_type_) b_vec4_slot_ = -1;
 }
@@ -98,13 +98,14 @@ void VulkanDialect::choose_coopmat_vec(const Plan& plan, const KernelSpec& k) {
   // The directions gemm_coopmat.glsl stages along: A's k when its K stride is 1, else m; B's n
   // when its N stride is 1 (or its K stride is not), else k.
   const StridedView &a = m.a, &b = m.b;
-  if (a.strides.size() == k.space.size()) {
+  // An operand prologue (or a dequantized B) is staged through its scalar loads.
+  if (a.strides.size() == k.space.size() && m.a_plain()) {
     const bool a_kfast = a.strides[nb + 1] == 1;
     a_cm_vec_ = a_kfast ? width(m.a_buffer, a, nb + 1, m.k, tiles_.cm_bk, nb, m.m, a_cm_slot_, a_cm_delta_)
                         : width(m.a_buffer, a, nb, m.m, tiles_.bm, nb + 1, m.k, a_cm_slot_, a_cm_delta_);
     a_cm_col_ = !a_kfast;
   }
-  if (b.strides.size() == k.space.size()) {
+  if (b.strides.size() == k.space.size() && m.b_plain()) {
     const bool b_nfast = b.strides[nb + 1] == 1 || b.strides[nb] != 1;
     b_cm_vec_ = b_nfast ? width(m.b_buffer, b, nb + 1, m.n, tiles_.bn, nb, m.k, b_cm_slot_, b_cm_delta_)
                         : width(m.b_buffer, b, nb, m.k, tiles_.cm_bk, nb + 1, m.n, b_cm_slot_, b_cm_delta_);

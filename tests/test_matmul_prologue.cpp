@@ -1,0 +1,187 @@
+// Fewer dependent kernels in attention blocks (ir/fusion.cpp, ir/decompose.cpp):
+//  - a small contraction reads an operand that is one element-wise op over a view and scalar
+//    constants (q * s, k / s) through a prologue (MatMulDesc::a_pre / b_pre) instead of a copy
+//    kernel before it; the prologue rounds to the operand dtype as that kernel's store did, so
+//    with K = 1 (one exact product per output) every backend gives ref's bits;
+//  - Gather(data, Reshape(indices)) becomes Reshape(Gather(data, indices)): no copy kernel of
+//    the indices in front of the embedding lookup.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "backends/backend.h"
+#include "frontend/builder.h"
+#include "ir/kernel_spec.h"
+#include "runtime/session.h"
+#include "test_util.h"
+#ifdef FUSOR_HAVE_CUDA
+#include "backends/codegen.h"
+#include "backends/cuda/cuda_backend.h"
+#endif
+
+namespace fusor {
+namespace {
+
+Tensor scalar_of(DType t, double v) {
+  Tensor c(t, {});
+  c.set(0, v);
+  return c;
+}
+
+// qkv [B, S, 3 * H * D] (one fused projection's output): q = slice 0 and k = slice 1, each
+// viewed as [B, H, S, D], q op s and k op s (op Mul or Div by a scalar constant), q @ k^T
+// [B, H, S, S]. k_only: q is used as viewed (the prologue on B alone).
+Graph attention_scores(DType t, int64_t B, int64_t S, int64_t H, int64_t D, const std::string& op, double s, bool k_only = false) {
+  GraphBuilder b("scores", 17);
+  const int qkv = b.input("qkv", t, {B, S, 3 * H * D});
+  auto i64 = [&](const std::string& name, std::vector<int64_t> v) {
+    return b.constant(name, testing::ints_of({static_cast<int64_t>(v.size())}, v));
+  };
+  const int r = b.op("Reshape", {qkv, i64("shape", {B, S, 3, H, D})});
+  auto head = [&](int64_t which, std::vector<int64_t> perm) {
+    const int sl = b.op("Slice", {r, i64("st" + std::to_string(which), {which}), i64("en" + std::to_string(which), {which + 1}),
+                                  i64("ax" + std::to_string(which), {2})});
+    const int sq = b.op("Reshape", {sl, i64("sh" + std::to_string(which), {B, S, H, D})});
+    return b.op("Transpose", {sq}, {{"perm", perm}});
+  };
+  int q = head(0, {0, 2, 1, 3});
+  int k = head(1, {0, 2, 3, 1});  // [B, H, D, S]
+  const int c = b.constant("scale", scalar_of(t, s));
+  if (!k_only) q = b.op(op, {q, c});
+  k = b.op(op, {k, c});
+  b.output(b.op("MatMul", {q, k}));
+  return b.build();
+}
+
+Plan plan_of(const Graph& g, const std::vector<Tensor>& in) { return build_plan(specialize(g, in)); }
+
+const KernelSpec* only_matmul(const Plan& p) {
+  const KernelSpec* m = nullptr;
+  for (const KernelSpec& k : p.kernels)
+    if (k.matmul) m = &k;
+  return m;
+}
+
+// Largest element error of got against want, in ulps of want's dtype at the largest |want|
+// (an fp32-accumulated product's error scale), and whether the bits are identical.
+double error_in_ulps_of_max(const Tensor& got, const Tensor& want) {
+  double mx = 0, err = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    mx = std::max(mx, std::fabs(want.get(i)));
+    err = std::max(err, std::fabs(got.get(i) - want.get(i)));
+  }
+  const double ulp = want.dtype() == DType::f32 ? std::ldexp(1.0, std::ilogb(mx) - 23)
+                     : want.dtype() == DType::f16 ? std::ldexp(1.0, std::ilogb(mx) - 10)
+                                                  : std::ldexp(1.0, std::ilogb(mx) - 7);
+  return err / ulp;
+}
+
+TEST(MatMulPrologue, ScaledQAndKAreReadByTheScoresKernel) {
+  const Graph g = attention_scores(DType::f32, 1, 16, 2, 8, "Mul", 0.353553385);
+  const Tensor x = testing::random_tensor(DType::f32, {1, 16, 48}, 1);
+  const Plan p = plan_of(g, {x});
+  ASSERT_EQ(p.kernels.size(), 1u) << "the slices and scales should be the matmul's operand prologues";
+  const KernelSpec& k = p.kernels[0];
+  ASSERT_TRUE(k.matmul);
+  ASSERT_TRUE(k.matmul->a_pre && k.matmul->b_pre);
+  EXPECT_EQ(k.matmul->a_pre->op.op->name, "Mul");
+  EXPECT_EQ(k.matmul->a_buffer, k.matmul->b_buffer);  // both read qkv itself
+  EXPECT_NE(std::find(k.fused_ops.begin(), k.fused_ops.end(), "Mul"), k.fused_ops.end());
+  // The prologue's value is the element-wise op's, rounded to the operand dtype.
+  EXPECT_EQ(k.matmul->a_pre->apply(static_cast<float>(0.1), DType::f32), static_cast<double>(static_cast<float>(static_cast<float>(0.1) * 0.353553385f)));
+}
+
+TEST(MatMulPrologue, BigContractionsKeepTheirOperandKernel) {
+  // 1 x 8 heads x 256 x 256 x 64 = 2^25 multiply-adds > kMaxPrologueMacs: library GEMMs stay.
+  const Graph g = attention_scores(DType::f32, 1, 256, 8, 64, "Mul", 0.125);
+  const Tensor x(DType::f32, {1, 256, 3 * 8 * 64});
+  const Plan p = plan_of(g, {x});
+  const KernelSpec* m = only_matmul(p);
+  ASSERT_TRUE(m);
+  EXPECT_FALSE(m->matmul->a_pre || m->matmul->b_pre);
+  EXPECT_EQ(p.kernels.size(), 3u);
+}
+
+// Every backend against ref: with K = 1 the bits (each output one exact product of the two
+// rounded operands), else within a few ulps of the largest value (fp32 sums in another order).
+TEST(MatMulPrologue, EveryBackendGivesRefsValues) {
+  struct Case {
+    DType t;
+    int64_t S, H, D;
+    std::string op;
+    double s;
+    bool k_only;
+  };
+  const std::vector<Case> cases = {
+      {DType::f32, 16, 2, 8, "Mul", 0.353553385, false}, {DType::f32, 64, 3, 64, "Div", 8.0, false},
+      {DType::f32, 5, 1, 1, "Mul", 0.3, false},          {DType::f16, 16, 2, 8, "Mul", 0.353553385, false},
+      {DType::f16, 64, 2, 64, "Div", 3.0, false},        {DType::f16, 7, 2, 1, "Mul", 0.3, false},
+      {DType::bf16, 16, 2, 8, "Mul", 0.353553385, false}, {DType::bf16, 64, 2, 64, "Mul", 0.3, true},
+      {DType::bf16, 9, 1, 1, "Div", 3.0, false},         {DType::f32, 1, 4, 32, "Mul", 0.7, true},
+  };
+  for (const Case& c : cases) {
+    const Graph g = attention_scores(c.t, 2, c.S, c.H, c.D, c.op, c.s, c.k_only);
+    const Tensor x = testing::random_tensor(c.t, {2, c.S, 3 * c.H * c.D}, 7, -2.0, 2.0);
+    const Plan p = plan_of(g, {x});
+    const KernelSpec* m = only_matmul(p);
+    ASSERT_TRUE(m && m->matmul->b_pre) << dtype_name(c.t);
+    EXPECT_EQ(static_cast<bool>(m->matmul->a_pre), !c.k_only);
+    const Tensor want = Session(g, "ref").run({x})[0];
+    for (const std::string& be : testing::usable_backends()) {
+      if (be == "ref") continue;
+      SCOPED_TRACE(be + " " + dtype_name(c.t) + " S=" + std::to_string(c.S) + " D=" + std::to_string(c.D) + " " + c.op);
+      const Tensor got = Session(g, be).run({x})[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      if (c.D == 1) {
+        EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.nbytes()));
+      } else {
+        EXPECT_LE(error_in_ulps_of_max(got, want), c.t == DType::f32 ? 64.0 : 2.0);
+      }
+    }
+#ifdef FUSOR_HAVE_CUDA
+    for (const KernelSpec& k : p.kernels) {  // the prologue kernels compile without a GPU too
+      const std::string src = cuda_kernel_source(k, p, nullptr);
+      if (!src.empty()) EXPECT_NO_THROW(nvrtc_compile_check(src, kernel_identifier(k.name))) << src;
+    }
+#endif
+  }
+}
+
+// ids [2, 3] -> Reshape [6] -> Gather(table [10, 4]) -> Reshape back -> LayerNormalization-like
+// Add: the indices' Reshape is gone from the plan, the values are ref's on every backend
+// (negative indices included).
+TEST(GatherOfReshape, TheIndicesAreNotCopiedFirst) {
+  GraphBuilder b("embed", 17);
+  const int ids = b.input("ids", DType::i64, {2, 3});
+  const int flat = b.op("Reshape", {ids, b.constant("flat", testing::ints_of({1}, {6}))});
+  const Tensor tab = testing::random_tensor(DType::f32, {10, 4}, 3), pos = testing::random_tensor(DType::f32, {3, 4}, 4);
+  const int table = b.constant("table", tab);
+  const int e = b.op("Gather", {table, flat}, {{"axis", int64_t{0}}});
+  const int r = b.op("Reshape", {e, b.constant("back", testing::ints_of({3}, {2, 3, 4}))});
+  b.output(b.op("Add", {r, b.constant("pos", pos)}));
+  const Graph g = b.build();
+  const Tensor x = testing::ints_of({2, 3}, {0, 9, -1, 3, -10, 5});
+  const Plan p = plan_of(g, {x});
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.kernels[0].kind, FusionKind::opaque);
+  for (const KernelSpec& k : p.kernels)
+    EXPECT_EQ(std::count(k.fused_ops.begin(), k.fused_ops.end(), "Gather") + std::count(k.fused_ops.begin(), k.fused_ops.end(), "Add"), 1)
+        << k.name;
+  const Tensor want = Session(g, "ref").run({x})[0];
+  const std::vector<int64_t> row = {0, 9, 9, 3, 0, 5};  // -1 -> 9, -10 -> 0
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 4; ++j)
+      EXPECT_EQ(want.get(i * 4 + j), static_cast<float>(static_cast<float>(tab.get(row[i] * 4 + j)) + static_cast<float>(pos.get((i % 3) * 4 + j))));
+  for (const std::string& be : testing::usable_backends()) {
+    const Tensor got = Session(g, be).run({x})[0];
+    EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.nbytes())) << be;
+  }
+  // Out-of-range indices are still refused by name on every backend.
+  const Tensor bad = testing::ints_of({2, 3}, {0, 1, 2, 3, 4, 10});
+  for (const std::string& be : testing::usable_backends()) EXPECT_THROW(Session(g, be).run({bad}), Error) << be;
+}
+
+}  // namespace
+}  // namespace fusor
