@@ -244,13 +244,23 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
     for (fz_idx k0 = kbeg; k0 < kend; k0 += 16) {
+      // Consecutive threads read consecutive addresses: along k, or along m for an operand
+      // whose m stride is 1 and k stride is not (a transposed view); likewise for B below.
       for (int e = tid; e < 1024; e += 256) {
+#if FZ_A_SM == 1 && FZ_A_SK != 1
+        const int mm = e % 64, kk = e / 64;
+#else
         const int mm = e / 16, kk = e % 16;
+#endif
         const fz_idx gm = m0 + mm, gk = k0 + kk;
         fz_as[kk][mm] = (gm < FZ_M && gk < kend) ? FZ_LOAD_A(abase + gm * FZ_A_SM + gk * FZ_A_SK) : 0.0f;
       }
       for (int e = tid; e < 1024; e += 256) {
+#if FZ_B_SK == 1 && FZ_B_SN != 1
+        const int kk = e % 16, nn = e / 16;
+#else
         const int kk = e / 64, nn = e % 64;
+#endif
         const fz_idx gk = k0 + kk, gn = n0 + nn;
         fz_bs[kk][nn] = (gk < kend && gn < FZ_N) ? FZ_LOAD_B(bbase + gk * FZ_B_SK + gn * FZ_B_SN) : 0.0f;
       }
@@ -397,7 +407,7 @@ struct CudaDialect : Dialect {
   }
   // Skinny for M <= 8 (the vector GEMV unless FUSOR_CUDA_GEMV=old); otherwise K is split while
   // the tiles alone would leave most of the ~132 SMs idle and each split keeps >= 128 of K
-  // (workspace capped at 64 MiB).
+  // (>= 16 when the tiles fill under a quarter of them; workspace capped at 64 MiB).
   std::string matmul_config(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t& work) const override {
     auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
     if (m <= 8 && gemv_new()) {
@@ -428,7 +438,10 @@ struct CudaDialect : Dialect {
     }
     const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
     int64_t splits = 1;
-    while (tiles * splits * 2 <= 256 && k / (splits * 2) >= 128 && tiles * splits * 2 * 4096 <= (int64_t{1} << 24)) splits *= 2;
+    // So few tiles that most SMs idle (attention's 12 heads x 64 x 64 scores, K = 64): K is split
+    // down to one 16-deep slice per block, else slices keep >= 128 of K.
+    const int64_t min_slice = tiles * 4 <= 132 ? 16 : 128;
+    while (tiles * splits * 2 <= 256 && k / (splits * 2) >= min_slice && tiles * splits * 2 * 4096 <= (int64_t{1} << 24)) splits *= 2;
     const int64_t chunk = std::max<int64_t>(16, cdiv(cdiv(k, splits), 16) * 16);
     splits = std::max<int64_t>(1, cdiv(k, chunk));
     work = tiles * splits;

@@ -427,13 +427,19 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
           tiles_ = t;
           matmul_template = gemm_coopmat_template();
           // bf16 is staged as packed bits only (float16_t(x) would round it as fp16): both
-          // operands need vector groups, else the tiled path.
-          if (t.cm_bf16) {
+          // operands need vector groups, else the tiled path. An operand prologue (scalar
+          // staging loads) takes the tiled path too: fp16 GPT-2 on the H200 gained nothing from
+          // its prologues on cooperative matrices, bf16 on the tiled path 7 us (this session).
+          // (FUSOR_VK_COOPMAT=force keeps an fp16 prologue on cooperative matrices.)
+          const char* f = std::getenv("FUSOR_VK_COOPMAT");
+          const bool forced = f && std::strcmp(f, "force") == 0;
+          const bool prologue = k.matmul->a_pre.has_value() || k.matmul->b_pre.has_value();
+          if (t.cm_bf16 || (prologue && !forced)) {
             choose_coopmat_vec(*plan, k);
             if (a_cm_vec_ < 2 || b_cm_vec_ < 2) {
-              if (const char* f = std::getenv("FUSOR_VK_COOPMAT"); f && std::strcmp(f, "force") == 0)
+              if (forced)
                 throw Error("vulkan", "kernel '" + k.name + "': FUSOR_VK_COOPMAT=force but its bf16 operands cannot be staged " +
-                                          "as packed vectors (K, N, offsets or strides not multiples of 2)");
+                                          "as packed vectors (K, N, offsets or strides not multiples of 2, or an operand prologue)");
               tiles_ = tiled;
               matmul_template = gemm_template();
               a_cm_slot_ = b_cm_slot_ = -1;
