@@ -171,6 +171,9 @@ struct Dialect {
   virtual std::string store_value(DType t, const std::string& v) const;
   // A compute-type value v of 8/16-bit integer dtype t wrapped to t's range (two's complement).
   virtual std::string wrap_small(DType t, const std::string& v) const;
+  // A signed integer of at most 32 bits (compute type int) widened to a 64-bit type `type`: a
+  // cast (sign extension) by default.
+  virtual std::string sign_extend64(const std::string& type, const std::string& v) const { return cast(type, v); }
   // Literals: integer dtype t's value v (u64 by its bits) in compute_type(t), and a double.
   virtual std::string int_literal(DType t, int64_t v) const;
   virtual std::string double_literal(double v) const;

@@ -193,6 +193,9 @@ std::string convert_value(const Dialect& d, DType from, DType to, const std::str
            d.int_literal(to, imax) + " : (" + v + ") <= " + lo + " ? " + d.int_literal(to, imin) + " : " + d.cast(ct, v) + ")";
   }
   if (dtype_is_integral(to)) {
+    const bool widen = (to == DType::i64 || to == DType::u64) && dtype_is_int(from) && !dtype_is_unsigned(from) &&
+                       from != DType::i64 && from != DType::boolean;
+    if (widen) return d.sign_extend64(ct, v);
     std::string x = d.cast(ct, v);
     return is_small_int(to) ? d.wrap_small(to, x) : x;
   }

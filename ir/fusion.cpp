@@ -548,14 +548,16 @@ class Fuser {
     return {t.n[0].value, t.n[0].view};
   }
 
-  // t as a contraction operand prologue (MatMulDesc::a_pre / b_pre): its root is one element-wise
-  // op computed in fp32 (math f32, f16 or bf16) whose operands are one load of a value of the
-  // op's own dtype (f32/f16/bf16; not a fused weight dequantization) and scalar constants.
+  // t as a contraction operand prologue (MatMulDesc::a_pre / b_pre): its root is one float32
+  // element-wise op whose operands are one load of a float32 value (not a fused weight
+  // dequantization) and scalar constants.
   // Returns the prologue and the loaded value and view.
   std::optional<std::pair<OperandPrologue, std::pair<int, StridedView>>> prologue_of(const Tree& t) const {
-    auto half_or_float = [](DType d) { return d == DType::f32 || d == DType::f16 || d == DType::bf16; };
+    // fp32 only: fp16 / bf16 products run on tensor cores (cuBLASLt, cooperative matrices)
+    // whose operand staging wants plain operands; on the H200 their prologues cost fusor-cuda
+    // 4-5 us on GPT-2 2L while fp32 broke even (docs/benchmarks.md, fifteenth session).
     const TNode& r = t.n[t.root];
-    if (r.kind != ExprKind::op || !r.op || !r.op->scalar || !half_or_float(r.math) || !half_or_float(r.dtype)) return std::nullopt;
+    if (r.kind != ExprKind::op || !r.op || !r.op->scalar || r.math != DType::f32 || r.dtype != DType::f32) return std::nullopt;
     OperandPrologue p;
     p.op.kind = ExprKind::op;
     p.op.dtype = r.dtype, p.op.math = r.math, p.op.op = r.op, p.op.bound = r.bound;

@@ -101,9 +101,9 @@ struct MatMulDequant {
 // is op(x, constants) where x is the element read through the operand's view, e.g. attention's
 // q * 0.3535 and k * 0.3535 (Mul of a Transpose/Slice view by a scalar constant) fused into the
 // Q @ K^T kernel instead of a copy kernel before it. One op of the op table (op.op->scalar),
-// computed in op.math (f32, f16 or bf16: fp32 arithmetic, ir/scalar.h) and rounded to op.dtype (the operand's f32/f16/bf16), exactly
-// the value the element-wise kernel would have stored; backends read such an operand with
-// scalar loads (no library GEMM, no vector loads). op.args index `inputs`: kind load is x (the
+// float32 in and out (ir/fusion.cpp forms none for fp16/bf16 operands, whose tensor-core paths
+// want plain operands), exactly the value the element-wise kernel would have stored; backends
+// read such an operand with scalar loads (no library GEMM, no vector loads). op.args index `inputs`: kind load is x (the
 // loaded element, of the operand buffer's dtype), kind constant a scalar constant.
 struct OperandPrologue {
   ExprNode op;

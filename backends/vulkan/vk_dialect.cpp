@@ -427,19 +427,13 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
           tiles_ = t;
           matmul_template = gemm_coopmat_template();
           // bf16 is staged as packed bits only (float16_t(x) would round it as fp16): both
-          // operands need vector groups, else the tiled path. An operand prologue (scalar
-          // staging loads) takes the tiled path too: fp16 GPT-2 on the H200 gained nothing from
-          // its prologues on cooperative matrices, bf16 on the tiled path 7 us (this session).
-          // (FUSOR_VK_COOPMAT=force keeps an fp16 prologue on cooperative matrices.)
-          const char* f = std::getenv("FUSOR_VK_COOPMAT");
-          const bool forced = f && std::strcmp(f, "force") == 0;
-          const bool prologue = k.matmul->a_pre.has_value() || k.matmul->b_pre.has_value();
-          if (t.cm_bf16 || (prologue && !forced)) {
+          // operands need vector groups, else the tiled path.
+          if (t.cm_bf16) {
             choose_coopmat_vec(*plan, k);
             if (a_cm_vec_ < 2 || b_cm_vec_ < 2) {
-              if (forced)
+              if (const char* f = std::getenv("FUSOR_VK_COOPMAT"); f && std::strcmp(f, "force") == 0)
                 throw Error("vulkan", "kernel '" + k.name + "': FUSOR_VK_COOPMAT=force but its bf16 operands cannot be staged " +
-                                          "as packed vectors (K, N, offsets or strides not multiples of 2, or an operand prologue)");
+                                          "as packed vectors (K, N, offsets or strides not multiples of 2)");
               tiles_ = tiled;
               matmul_template = gemm_template();
               a_cm_slot_ = b_cm_slot_ = -1;
@@ -962,7 +956,10 @@ double fz_fmod_floor(double a, double b) {
   // For the unsigned helpers U is the type's width (fz_ishl/fz_ishr: a shift past it gives 0);
   // for the signed ones U is the unsigned twin and W the width.
   std::string s = inst(kSigned, "int", "uint", "32") + inst(kUnsigned, "uint", "32u");
-  if (h.index64 || h.uses_i64) s += inst(kSigned, "int64_t", "uint64_t", "64") + inst(kUnsigned, "uint64_t", "64u");
+  if (h.index64 || h.uses_i64) {
+    s += inst(kSigned, "int64_t", "uint64_t", "64") + inst(kUnsigned, "uint64_t", "64u");
+    s += "int64_t fz_sext64(int a) { return int64_t(packUint2x32(uvec2(uint(a), a < 0 ? 0xffffffffu : 0u))); }\n";
+  }
   // IEEE division of doubles: a = ma 2^ea, b = mb 2^eb (mantissas in [0.5, 1)); the mantissas'
   // quotient c from the driver is stepped by one ulp while that lowers |ma - c mb| (computed
   // from Dekker's exact product; neighbours differ in residual by mb ulp(c), far above its

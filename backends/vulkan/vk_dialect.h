@@ -208,6 +208,11 @@ class VulkanDialect : public Dialect {
   // integer and double helper overloads; double transcendentals are Unsupported (GLSL has none).
   std::string compute_type(DType t) const override;
   std::string wrap_small(DType t, const std::string& v) const override;
+  // From two 32-bit words (the value, its sign word): lavapipe compared int64_t(int x) as if it
+  // were never negative (red-team round 12: Abs / Less / Relu after Cast int32 -> int64).
+  std::string sign_extend64(const std::string& type, const std::string& v) const override {
+    return type + "(fz_sext64(int(" + v + ")))";
+  }
   std::string int_literal(DType t, int64_t v) const override;
   std::string double_literal(double v) const override;
   std::string typed_intrinsic(const std::string& nm, DType math) const override;
