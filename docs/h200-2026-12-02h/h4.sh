@@ -22,7 +22,7 @@ for tag, dt in (("fp32", torch.float32), ("fp16", torch.float16), ("bf16", torch
         torch.onnx.export(m, (ids,), f"{d}/model.onnx", opset_version=18, dynamo=True, input_names=["input"], output_names=["output"], external_data=False)
 print("exported")
 PY
-for round in 1; do for b in fusor fusor_old; do for t in fp32 fp16 bf16; do for be in cuda vulkan; do
+for round in $(seq ${ROUNDS:-2}); do for b in fusor fusor_old; do for t in fp32 fp16 bf16; do for be in cuda vulkan; do
   echo "$round $b $t $be $(.dev/$b bench /tmp/g2/$t --backend $be --iters 300 --warmup 30 2>&1 | grep -E '^device time' | head -1)"
 done; done; done; done
 for b in fusor fusor_old; do for t in fp32 fp16; do
