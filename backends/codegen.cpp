@@ -16,6 +16,10 @@ std::string Emitter::emit() {
   src += d_.declare_buffers(h_);
   if (k_.matmul || k_.conv) return src + emit_contraction();
   if (k_.kind == FusionKind::opaque) return src + emit_opaque();
+  if (!k_.dots.empty() && (k_.reduce_axes.empty() || k_.kind != FusionKind::input)) fail("inline contractions outside a row kernel");
+  for (size_t j = 0; j < k_.dots.size(); ++j)
+    src += prologue_function("d" + std::to_string(j) + "a", k_.dots[j].mm.a_pre) +
+           prologue_function("d" + std::to_string(j) + "b", k_.dots[j].mm.b_pre);
   if (k_.reduce_axes.empty()) return src + emit_loop();
   return src + emit_rows();
 }
@@ -88,6 +92,7 @@ void Emitter::setup() {
   // Views over space.
   for (auto& l : k_.loads) views_.push_back(&l.view);
   for (auto& o : k_.outputs) views_.push_back(&o.view);
+  for (auto& d : k_.dots) views_.push_back(&d.a_at), views_.push_back(&d.b_at);  // dot j: 2j, 2j + 1 after the outputs
   for (auto* v : views_)
     if (v->shape != k_.space || v->strides.size() != k_.space.size())
       fail("view " + shape_str(v->shape) + " does not match the kernel space " + shape_str(k_.space));
@@ -97,6 +102,7 @@ void Emitter::setup() {
   for (auto* v : views_) reach = std::max(reach, view_extent(*v));
   for (int b : binds) reach = std::max(reach, shape_numel(buffer(b).shape));
   if (k_.matmul) reach = std::max({reach, view_extent(k_.matmul->a), view_extent(k_.matmul->b)});
+  for (auto& d : k_.dots) reach = std::max({reach, view_extent(d.mm.a), view_extent(d.mm.b)});
   h_.index64 = reach > kIndex32Limit;
   // Launch geometry.
   const int64_t total = shape_numel(k_.space);
@@ -142,7 +148,7 @@ void Emitter::choose_row_vectors() {
     if (dims_[g].reduced) inner = static_cast<int>(g);
   if (inner < 0 || dims_[inner].size % 4 != 0) return;
   const size_t nl = k_.loads.size();
-  for (size_t v = 0; v < views_.size(); ++v) {
+  for (size_t v = 0; v < nl + k_.outputs.size(); ++v) {  // not the dots' views
     const bool load = v < nl;
     if (load ? !k_.load_walks_row(static_cast<int>(v)) : k_.outputs[v - nl].per_row) continue;
     const int b = load ? k_.loads[v].buffer : k_.outputs[v - nl].buffer;
@@ -225,6 +231,10 @@ std::string Emitter::emit_exprs(const std::vector<int>& roots, bool have_reduced
       case ExprKind::acc:
         if (!k_.matmul && !k_.conv) fail("acc used outside a contraction kernel");
         names[i] = convert_value(d_, DType::f32, e.dtype, "acc", true);  // fp32 accumulator -> the product's dtype
+        break;
+      case ExprKind::dot:
+        names[i] = v;
+        s += emit_dot(e, v, have_reduced, ind);
         break;
       case ExprKind::load: {
         if (e.load < 0 || e.load >= static_cast<int>(k_.loads.size())) fail("load index out of range");
@@ -330,6 +340,10 @@ std::string Emitter::emit_rows() {
     check_loop_budget("kernel '" + k_.name + "'", ceil_div(k_.rows(), std::max<int64_t>(1, launch_.groups)) *
                                                       static_cast<int64_t>(k_.reductions.size() + 1) * ceil_div(len, G));
   if (resident && (per_thread * G < len || (per_thread - 1) * G >= len)) fail("row_registers does not fit the row");
+  for (auto& d : k_.dots)  // each pass may compute a row's products again (at most)
+    check_loop_budget("kernel '" + k_.name + "' (inline MatMul)", ceil_div(k_.rows(), std::max<int64_t>(1, launch_.groups)) *
+                                                                      static_cast<int64_t>(k_.reductions.size() + 1) *
+                                                                      ceil_div(len, G) * d.mm.k);
   row_cache_.assign(k_.loads.size(), 0);
   value_cache_.assign(k_.expr.size(), 0);
   row_names_.assign(k_.expr.size(), "");
@@ -339,7 +353,8 @@ std::string Emitter::emit_rows() {
     row_cache_[l] = 1;
   }
   for (int v : k_.register_values) {
-    if (!resident || v < 0 || v >= static_cast<int>(k_.expr.size()) || k_.expr[v].kind != ExprKind::op)
+    if (!resident || v < 0 || v >= static_cast<int>(k_.expr.size()) ||
+        (k_.expr[v].kind != ExprKind::op && k_.expr[v].kind != ExprKind::dot))
       fail("register value " + std::to_string(v) + " is not an op of a register-resident row");
     value_cache_[v] = 1;
   }
@@ -417,7 +432,7 @@ std::string Emitter::row_pass(const std::vector<int>& roots, const std::string& 
   const std::vector<char> need = needed(roots), inv = row_invariant();
   std::vector<int> hoist;
   for (size_t i = 0; i < need.size(); ++i)
-    if (need[i] && inv[i] && (k_.expr[i].kind == ExprKind::op || k_.expr[i].kind == ExprKind::load))
+    if (need[i] && inv[i] && (k_.expr[i].kind == ExprKind::op || k_.expr[i].kind == ExprKind::load || k_.expr[i].kind == ExprKind::dot))
       hoist.push_back(static_cast<int>(i));
   // Divisors shared by the row (a Softmax's sum) are prepared once per row (Dialect::div_prep_type).
   std::vector<int> divisors;
@@ -499,6 +514,10 @@ std::vector<char> Emitter::row_invariant() const {
         break;
       case ExprKind::acc:
         break;
+      case ExprKind::dot:
+        if (e.dot < 0 || e.dot >= static_cast<int>(k_.dots.size())) fail("dot index out of range");
+        inv[i] = !k_.dot_walks_row(e.dot);
+        break;
       case ExprKind::load:
         if (e.load < 0 || e.load >= static_cast<int>(k_.loads.size())) fail("load index out of range");
         inv[i] = !k_.load_walks_row(e.load);
@@ -572,6 +591,26 @@ std::string Emitter::online_softmax_stats(const std::string& inner_loop, std::ve
   s += d_.group_reduce(sum, "fz_add", red, h_.group_size, type);
   if (len > 0) s += "    if (" + m + " == -" + inf + ") " + sum + " = " + nan + ";\n";
   return s;
+}
+
+// A dot node (KernelSpec::dots): the product's element at this position, summed in fp32 in
+// ascending k from the operands as the matmul kernel reads them (prologues included), then
+// rounded to the node's dtype as the matmul's store would. The sum is a `precise` local.
+std::string Emitter::emit_dot(const ExprNode& e, const std::string& v, bool have_reduced, const std::string& ind) const {
+  if (e.dot < 0 || e.dot >= static_cast<int>(k_.dots.size())) fail("dot index out of range");
+  const InlineDot& d = k_.dots[e.dot];
+  const size_t va = k_.loads.size() + k_.outputs.size() + 2 * static_cast<size_t>(e.dot);
+  const std::string j = std::to_string(e.dot), a = v + "a", b = v + "b", q = v + "k", acc = v + "s";
+  const std::string la = with_prologue("d" + j + "a", d.mm.a_pre, load_of(d.mm.a_buffer, a + " + " + q + " * " + lit(d.a_sk)));
+  const std::string lb = with_prologue("d" + j + "b", d.mm.b_pre, load_of(d.mm.b_buffer, b + " + " + q + " * " + lit(d.b_sk)));
+  std::string s = ind + local(DType::f32) + acc + " = 0.0f;\n";
+  s += ind + "{\n" + ind + "  fz_idx " + a + " = " + offset(va, have_reduced) + ", " + b + " = " + offset(va + 1, have_reduced) + ";\n";
+  // Unrolled up to 64 terms: every operand load issued before the first add waits (the loop
+  // was bound by one load latency per term on the H200).
+  const std::string u = d.mm.k <= 64 ? d_.unroll : std::string();
+  s += ind + "  " + u + (!u.empty() && u.back() == '\n' ? ind + "  " : "") + "for (fz_idx " + q + " = " + lit(0) + "; " + q + " < " + lit(d.mm.k) + "; ++" + q + ") " + acc + " = " + acc + " + " + la +
+       " * " + lb + ";\n" + ind + "}\n";
+  return s + ind + local(e.dtype) + v + " = " + convert_value(d_, DType::f32, e.dtype, acc, true) + ";\n";
 }
 
 std::string Emitter::emit_epilogue() const {

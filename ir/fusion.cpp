@@ -11,6 +11,7 @@
 // its output space becomes that kernel's prologue (output fusion).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -91,6 +92,7 @@ class Fuser {
       if (pass > 0 || !store_narrow_epilogues()) break;
     }
     drop_dead_kernels();
+    if (o_.fuse && inline_small_contractions()) drop_dead_kernels();
     return finish();
   }
 
@@ -912,6 +914,77 @@ class Fuser {
     }
   }
 
+  // ---- inline contractions -------------------------------------------------------------------
+  // A bare small matmul (kMaxPrologueMacs multiply-adds, K <= kMaxInlineDotK, float operands and
+  // result) whose only reader is one row kernel over the product's own space, reading it
+  // contiguously, becomes that kernel's KernelSpec::dots: attention's Q @ K^T computed inside
+  // the Softmax row kernel instead of stored by a kernel before it (the row kernel keeps each
+  // score in registers where its rows fit, kernel_rewrite.h mark_row_registers).
+  // Opt-in (FUSOR_INLINE_DOT=1): on the H200 the fused kernel was slower than the product's own
+  // kernel plus the Softmax's (docs/benchmarks.md, sixteenth session), so by default every
+  // contraction keeps its kernel.
+  bool inline_small_contractions() {
+    const char* e = std::getenv("FUSOR_INLINE_DOT");
+    if (!e || std::string(e) != "1") return false;
+    bool inlined = false;
+    const auto float_t = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; };
+    for (size_t ci = 0; ci < kernels_.size(); ++ci) {
+      KernelSpec& ck = kernels_[ci];
+      if (!ck.matmul || ck.outputs.size() != 1 || ck.expr.size() != 1 || ck.expr[0].kind != ExprKind::acc) continue;
+      const MatMulDesc& m = *ck.matmul;
+      const int cbuf = ck.outputs[0].buffer;
+      if (buffers_[cbuf].role != Buffer::Role::intermediate || m.dequant_b || ck.space.size() < 2) continue;
+      if (!ck.outputs[0].view.is_contiguous() || ck.outputs[0].view.shape != ck.space) continue;
+      const DType at = buffers_[m.a_buffer].dtype, bt = buffers_[m.b_buffer].dtype;
+      if (!float_t(at) || !float_t(bt) || !float_t(ck.expr[0].dtype) || ck.expr[0].dtype != buffers_[cbuf].dtype) continue;
+      if (m.k <= 0 || m.k > kMaxInlineDotK || m.m <= 0 || m.n <= 0 || shape_numel(ck.space) * m.k > kMaxPrologueMacs) continue;
+      // Operands a whole binding can hold on any device (the Vulkan backend binds them whole).
+      if (buffers_[m.a_buffer].nbytes() > (int64_t{64} << 20) || buffers_[m.b_buffer].nbytes() > (int64_t{64} << 20)) continue;
+      std::vector<int> readers;
+      for (size_t j = 0; j < kernels_.size(); ++j) {
+        auto in = kernels_[j].input_buffers();
+        if (j != ci && std::find(in.begin(), in.end(), cbuf) != in.end()) readers.push_back(static_cast<int>(j));
+      }
+      if (readers.size() != 1) continue;
+      KernelSpec& k = kernels_[readers[0]];
+      if (k.kind != FusionKind::input || k.reduce_axes.empty() || k.matmul || k.conv || k.space != ck.space) continue;
+      if (k.dots.size() >= 2 || k.input_buffers().size() + 2 > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
+      bool ok = true;
+      for (auto& l : k.loads)
+        if (l.buffer == cbuf && !(l.view.is_contiguous() && l.view.shape == ck.space)) ok = false;
+      if (!ok) continue;
+      InlineDot d;
+      d.mm = m;
+      const size_t nb = ck.space.size() - 2;
+      d.a_sk = m.a.strides[nb + 1];
+      d.b_sk = m.b.strides[nb];
+      d.a_at.shape = d.b_at.shape = ck.space;
+      d.a_at.offset = m.a.offset;
+      d.b_at.offset = m.b.offset;
+      d.a_at.strides.assign(m.a.strides.begin(), m.a.strides.begin() + nb);
+      d.b_at.strides.assign(m.b.strides.begin(), m.b.strides.begin() + nb);
+      d.a_at.strides.insert(d.a_at.strides.end(), {m.a.strides[nb], 0});
+      d.b_at.strides.insert(d.b_at.strides.end(), {0, m.b.strides[nb + 1]});
+      const int di = static_cast<int>(k.dots.size());
+      k.dots.push_back(std::move(d));
+      for (auto& n : k.expr)
+        if (n.kind == ExprKind::load && k.loads[n.load].buffer == cbuf) {
+          n.kind = ExprKind::dot;
+          n.load = -1;
+          n.dot = di;
+        }
+      std::vector<std::string> ops = ck.fused_ops, nodes = ck.fused_nodes;
+      ops.insert(ops.end(), k.fused_ops.begin(), k.fused_ops.end());
+      nodes.insert(nodes.end(), k.fused_nodes.begin(), k.fused_nodes.end());
+      k.fused_ops = ops;
+      k.fused_nodes = nodes;
+      topo_order(k);  // drops the loads of the product
+      ck.outputs.clear();  // now dead; removed by drop_dead_kernels
+      inlined = true;
+    }
+    return inlined;
+  }
+
   // A contraction with an fp32 acc whose readers output fusion could not take (a reduction,
   // several kernels) stores the wide sum; the narrow value its epilogue chain ends in (a Gemm's
   // or Conv's Cast to fp16/bf16) is marked stored instead, so the rebuilt plan's contraction
@@ -983,6 +1056,7 @@ class Fuser {
       if (k.matmul) rb(k.matmul->a_buffer), rb(k.matmul->b_buffer);
       if (k.matmul && k.matmul->dequant_b) rb(k.matmul->dequant_b->scale_buffer), rb(k.matmul->dequant_b->zp_buffer);
       if (k.conv) rb(k.conv->x_buffer), rb(k.conv->w_buffer);
+      for (auto& d : k.dots) rb(d.mm.a_buffer), rb(d.mm.b_buffer);
       for (auto& b : k.opaque_inputs) rb(b);
       for (auto& b : k.opaque_outputs) rb(b);
     }

@@ -35,7 +35,7 @@ std::string node_key(const ExprNode& n) {
   };
   std::string key = std::to_string(static_cast<int>(n.kind)) + ":" + std::to_string(static_cast<int>(n.dtype)) + ":" +
                     std::to_string(static_cast<int>(n.math)) + ":" + std::to_string(n.load) + ":" + bits(n.value) + ":" +
-                    std::to_string(n.ivalue) + ":" + std::to_string(n.red) + ":" +
+                    std::to_string(n.ivalue) + ":" + std::to_string(n.red) + ":" + std::to_string(n.dot) + ":" +
                     std::to_string(reinterpret_cast<std::uintptr_t>(n.op)) + ":" + n.bound.expr;
   for (double p : n.bound.params) key += "|" + bits(p);
   for (const auto& a : n.bound.absent) key += "|" + (a ? bits(*a) : std::string("-"));
@@ -141,6 +141,8 @@ bool same_value(const KernelSpec& k, int a, int b, std::set<std::pair<int, int>>
       return x.red == y.red;
     case ExprKind::acc:
       return true;
+    case ExprKind::dot:
+      return x.dot == y.dot;
     case ExprKind::op:
       if (x.op != y.op || x.math != y.math || x.bound.expr != y.bound.expr || x.bound.params != y.bound.params) return false;
       for (size_t i = 0; i < x.args.size(); ++i)
@@ -175,6 +177,7 @@ void mark_row_registers(KernelSpec& k) {
   for (int i = 0; i < n; ++i) {
     const ExprNode& e = k.expr[i];
     if (e.kind == ExprKind::load) walks[i] = e.load >= 0 && e.load < static_cast<int>(k.loads.size()) && k.load_walks_row(e.load);
+    if (e.kind == ExprKind::dot) walks[i] = e.dot >= 0 && e.dot < static_cast<int>(k.dots.size()) && k.dot_walks_row(e.dot);
     if (e.kind == ExprKind::op)
       for (int a : e.args) walks[i] = walks[i] || (a >= 0 && a < i && walks[a]);
   }
@@ -191,7 +194,7 @@ void mark_row_registers(KernelSpec& k) {
       for (int i = n - 1; i >= 0; --i) {
         if (!need[i] || kept[i]) continue;
         const ExprNode& e = k.expr[i];
-        if (keep_values && p > 0 && e.kind == ExprKind::op && walks[i] && computed[i]) {
+        if (keep_values && p > 0 && (e.kind == ExprKind::op || e.kind == ExprKind::dot) && walks[i] && computed[i]) {
           kept[i] = 1;
           continue;
         }
@@ -212,13 +215,23 @@ void mark_row_registers(KernelSpec& k) {
   const int64_t per_thread = (len + row_group_size(len) - 1) / row_group_size(len);
   std::vector<int> loads, values;
   plan(false, loads, values);
-  if (loads.empty() || per_thread * static_cast<int64_t>(loads.size()) > kRowRegisterBudget) return;
+  // An inline contraction (KernelSpec::dots) a later pass would compute again is worth
+  // registers even where no load is read twice.
+  std::vector<int> dot_loads, dot_values;
+  bool dot_kept = false;
+  if (loads.empty() && !k.dots.empty()) {
+    plan(true, dot_loads, dot_values);
+    for (int v : dot_values) dot_kept = dot_kept || walks[v];
+  }
+  if ((loads.empty() && !dot_kept) || per_thread * static_cast<int64_t>(loads.size()) > kRowRegisterBudget) return;
   k.register_loads = loads;
   k.row_registers = per_thread;
   // Keeping values too (Softmax's exp(x - max), LayerNorm's x - mean) where they still fit.
   plan(true, loads, values);
   if (!values.empty() && per_thread * static_cast<int64_t>(loads.size() + values.size()) <= kRowRegisterBudget)
     k.register_loads = loads, k.register_values = values;
+  else if (k.register_loads.empty())
+    k.row_registers = 0;  // only an inline contraction's value was worth keeping, and it does not fit
 }
 
 void mark_online_softmax(KernelSpec& k) {

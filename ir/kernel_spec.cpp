@@ -62,6 +62,11 @@ bool KernelSpec::load_walks_row(int l) const {
     if (space[d] > 1 && loads[l].view.strides[d] != 0) return true;
   return false;
 }
+bool KernelSpec::dot_walks_row(int di) const {
+  for (int d : reduce_axes)
+    if (space[d] > 1 && (dots[di].a_at.strides[d] != 0 || dots[di].b_at.strides[d] != 0)) return true;
+  return false;
+}
 DType KernelSpec::acc_dtype() const {
   for (const ExprNode& e : expr)
     if (e.kind == ExprKind::acc) return e.dtype;
@@ -77,6 +82,7 @@ std::vector<int> KernelSpec::input_buffers() const {
     if (matmul->dequant_b->zp_buffer >= 0) s.insert(matmul->dequant_b->zp_buffer);
   }
   if (conv) s.insert({conv->x_buffer, conv->w_buffer});
+  for (auto& d : dots) s.insert({d.mm.a_buffer, d.mm.b_buffer});
   for (int b : opaque_inputs)
     if (b >= 0) s.insert(b);
   return {s.begin(), s.end()};

@@ -45,7 +45,7 @@ struct StridedView {
   bool is_contiguous() const;  // row-major dense with offset 0 (size-1 dims ignored)
 };
 
-enum class ExprKind { load, constant, op, red_ref, acc };
+enum class ExprKind { load, constant, op, red_ref, acc, dot };
 
 struct ExprNode {
   ExprKind kind = ExprKind::constant;
@@ -60,6 +60,7 @@ struct ExprNode {
   DType math = DType::f32;     // op: its math dtype (scalar_math_dtype of the node's input dtypes)
   std::vector<int> args;       // op: operand node ids (always smaller than this node's id); -1 = absent
   int red = -1;                // red_ref: index into KernelSpec::reductions
+  int dot = -1;                // dot: index into KernelSpec::dots
 };
 
 // A read of a buffer through a view whose shape is the kernel's space.
@@ -125,6 +126,21 @@ struct MatMulDesc {
   bool b_plain() const { return !b_pre && !dequant_b; }
 };
 
+// An inline contraction (ir/fusion.cpp inline_small_contractions): a small matmul whose only
+// reader is one row kernel over the matmul's own output space is not materialized; the reader's
+// expression nodes of kind `dot` compute its element where they need it. At position
+// c = (batch..., m, n) of the reader's space the node's value is
+//   sum over q = 0, 1, ..., K-1 of A(a_at(c) + q * a_sk) * B(b_at(c) + q * b_sk)
+// with A and B read as `mm` reads them (its prologues applied), accumulated in fp32 (the cpu
+// backend: in double, as its contraction kernels) and rounded to the node's dtype: the value the
+// matmul kernel would have stored. a_at / b_at are views over the reader's space (strides 0 on n
+// / m); mm keeps the matmul's own views ([batch..., M, K], [batch..., K, N]).
+struct InlineDot {
+  MatMulDesc mm;
+  StridedView a_at, b_at;
+  int64_t a_sk = 0, b_sk = 0;
+};
+
 // ONNX Conv (2-D, NCHW, OIHW weights, contiguous buffers): out [N, K, OH, OW].
 struct ConvDesc {
   int x_buffer = -1, w_buffer = -1;
@@ -173,6 +189,7 @@ struct KernelSpec {
   std::vector<KernelOutput> outputs;
   std::optional<MatMulDesc> matmul; // kind == output (or a bare contraction)
   std::optional<ConvDesc> conv;
+  std::vector<InlineDot> dots;      // row kernels: inline contractions (ExprKind::dot nodes)
   int node = -1;                    // opaque: index into Plan::graph.nodes
   std::vector<int> opaque_inputs, opaque_outputs;  // opaque: buffers in node input/output order (-1 omitted)
   std::vector<std::string> fused_ops;  // "Add", "Tanh", ... (ONNX node names in fused_nodes)
@@ -183,6 +200,7 @@ struct KernelSpec {
   // Load l's element changes along the row (its view steps on some reduced dim of size > 1);
   // false: one value per row.
   bool load_walks_row(int l) const;
+  bool dot_walks_row(int d) const;  // likewise for dots[d] (either operand's view)
   // The dtype of a contraction's acc nodes (all alike: the contraction's output value's), f32
   // when no node reads acc.
   DType acc_dtype() const;
@@ -230,6 +248,10 @@ inline constexpr int64_t kMaxRowToAbsorbFew = 4096;  // ...unless each row is at
 // barrier latency dominate (attention's scaled Q @ K^T at short sequences). Bigger ones keep
 // the operand's own kernel, so they keep library GEMMs and vector loads.
 inline constexpr int64_t kMaxPrologueMacs = int64_t{1} << 24;
+// A contraction of at most kMaxPrologueMacs multiply-adds whose K is at most this, read only
+// by one row kernel over its output (attention's Q @ K^T before the Softmax), is computed
+// inline in that kernel (KernelSpec::dots): one kernel and one dependent dispatch less.
+inline constexpr int64_t kMaxInlineDotK = 256;
 
 struct FusionOptions {
   bool fuse = true;   // false: one kernel per primitive op (the unfused baseline)

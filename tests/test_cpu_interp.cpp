@@ -94,6 +94,8 @@ class ElementOracle {
         r = red[n.red];
       } else if (n.kind == ExprKind::acc) {
         r.f = round_float(acc, n.dtype);
+      } else if (n.kind == ExprKind::dot) {  // an inline contraction: the product's element at c
+        r.f = round_float(matmul_at(k.dots.at(n.dot).mm, c), n.dtype);
       } else {
         const size_t na = std::max(n.args.size(), n.bound.absent.size());
         std::vector<HostScalar> x(na, HostScalar{0.0});
@@ -105,24 +107,26 @@ class ElementOracle {
       val[i] = r;
     }
   }
-  double contraction(const KernelSpec& k, const std::vector<int64_t>& c) {
+  // The product's element at c = (batch..., m, n) (a matmul kernel's acc, an inline dot's value).
+  double matmul_at(const MatMulDesc& d, const std::vector<int64_t>& c) {
+    const size_t r = c.size();
+    std::vector<int64_t> ca(c), cb(c);
+    ca[r - 1] = 0, cb[r - 2] = 0;
+    const int64_t oa = at(d.a, ca), ob = at(d.b, cb);
+    EXPECT_FALSE(d.dequant_b.has_value());  // not built by these graphs
+    // Operand prologues (MatMulDesc::a_pre / b_pre): the element-wise op's value of each element.
+    auto operand = [&](const std::optional<OperandPrologue>& pre, int buffer, int64_t off) {
+      const double x = load(buffer, off).f;
+      return pre ? pre->apply(x, p_.buffers[buffer].dtype) : x;
+    };
     double s = 0;
-    if (k.matmul) {
-      const MatMulDesc& d = *k.matmul;
-      const size_t r = c.size();
-      std::vector<int64_t> ca(c), cb(c);
-      ca[r - 1] = 0, cb[r - 2] = 0;
-      const int64_t oa = at(d.a, ca), ob = at(d.b, cb);
-      EXPECT_FALSE(d.dequant_b.has_value());  // not built by these graphs
-      // Operand prologues (MatMulDesc::a_pre / b_pre): the element-wise op's value of each element.
-      auto operand = [&](const std::optional<OperandPrologue>& pre, int buffer, int64_t off) {
-        const double x = load(buffer, off).f;
-        return pre ? pre->apply(x, p_.buffers[buffer].dtype) : x;
-      };
-      for (int64_t q = 0; q < d.k; ++q)
-        s += operand(d.a_pre, d.a_buffer, oa + q * d.a.strides[r - 1]) * operand(d.b_pre, d.b_buffer, ob + q * d.b.strides[r - 2]);
-      return s;
-    }
+    for (int64_t q = 0; q < d.k; ++q)
+      s += operand(d.a_pre, d.a_buffer, oa + q * d.a.strides[r - 1]) * operand(d.b_pre, d.b_buffer, ob + q * d.b.strides[r - 2]);
+    return s;
+  }
+  double contraction(const KernelSpec& k, const std::vector<int64_t>& c) {
+    if (k.matmul) return matmul_at(*k.matmul, c);
+    double s = 0;
     const ConvDesc& d = *k.conv;
     const int64_t cpg = d.c / d.groups, g = c[1] / (d.k / d.groups);
     for (int64_t ci = 0; ci < cpg; ++ci)

@@ -113,6 +113,23 @@ struct TempDir {
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
+// Sets (value) or unsets (nullptr) an environment variable for one scope.
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> old;
+  ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
+    if (const char* o = std::getenv(name.c_str())) old = o;
+    if (value) ::setenv(name.c_str(), value, 1);
+    else ::unsetenv(name.c_str());
+  }
+  ~ScopedEnv() {
+    if (old) ::setenv(name.c_str(), old->c_str(), 1);
+    else ::unsetenv(name.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+};
+
 // The backends a test can run here: ref, cpu, and each GPU backend that sees a device (vulkan
 // on lavapipe in CI; cuda where there is an NVIDIA GPU, else its kernels are checked by NVRTC
 // compiles).

@@ -89,6 +89,13 @@ void panel_product(const float* a, int64_t sam, int64_t sak, int64_t rows, const
 
 }  // namespace
 
+double matmul_dot(const MatMulDesc& d, const CpuBuffers& bufs, int64_t a_off, int64_t a_sk, int64_t b_off, int64_t b_sk) {
+  const CpuBuffer& A = bufs[d.a_buffer];
+  double s = 0;
+  for (int64_t q = 0; q < d.k; ++q) s += a_elem(d, A, a_off + q * a_sk) * b_elem(d, bufs, b_off + q * b_sk);
+  return s;
+}
+
 void matmul_acc_rows(const MatMulDesc& d, const CpuBuffers& bufs, int64_t a_base, int64_t b_base, int64_t m0,
                      int64_t m1, double* acc) {
   const size_t r = d.a.strides.size();

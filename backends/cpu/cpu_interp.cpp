@@ -17,13 +17,18 @@ constexpr int kBlock = 256;
 // (an empty reduction's row), or both (the block holding a row's first position).
 enum class Stores { none, elements, per_row, all };
 
+// Views: loads, then outputs, then each inline contraction's a_at and b_at (KernelSpec::dots).
+int num_views(const KernelSpec& k) { return static_cast<int>(k.loads.size() + k.outputs.size() + 2 * k.dots.size()); }
 const StridedView& view_of(const KernelSpec& k, int v) {
-  const int nl = static_cast<int>(k.loads.size());
-  return v < nl ? k.loads[v].view : k.outputs[v - nl].view;
+  const int nl = static_cast<int>(k.loads.size()), no = static_cast<int>(k.outputs.size());
+  if (v < nl) return k.loads[v].view;
+  if (v < nl + no) return k.outputs[v - nl].view;
+  const InlineDot& d = k.dots[(v - nl - no) / 2];
+  return (v - nl - no) % 2 == 0 ? d.a_at : d.b_at;
 }
 
 IterDims make_dims(const KernelSpec& k, const std::vector<int>& dims) {
-  const int nv = static_cast<int>(k.loads.size() + k.outputs.size());
+  const int nv = num_views(k);
   IterDims it;
   it.strides.resize(nv);
   for (int d : dims) {
@@ -60,6 +65,10 @@ void needed(const KernelSpec& k, const std::vector<int>& roots, std::vector<int>
     if (seen[i]) {
       nodes.push_back(static_cast<int>(i));
       if (k.expr[i].kind == ExprKind::load) views.push_back(k.expr[i].load);
+      if (k.expr[i].kind == ExprKind::dot) {
+        const int v = static_cast<int>(k.loads.size() + k.outputs.size()) + 2 * k.expr[i].dot;
+        views.push_back(v), views.push_back(v + 1);
+      }
     }
   std::sort(views.begin(), views.end());
   views.erase(std::unique(views.begin(), views.end()), views.end());
@@ -79,7 +88,7 @@ class Runner {
     static thread_local Scratch scratch;  // reused across kernels (runs may be concurrent)
     s_ = &scratch;
     s_->cols.resize(k.expr.size() * kBlock);
-    s_->offs.resize((k.loads.size() + k.outputs.size()) * kBlock);
+    s_->offs.resize(static_cast<size_t>(num_views(k)) * kBlock);
     for (size_t i = 0; i < k.expr.size(); ++i) {
       const ExprNode& n = k.expr[i];
       if (n.kind != ExprKind::constant) continue;
@@ -96,7 +105,7 @@ class Runner {
     if (rows == 0) return;
     if (k_.matmul) return run_matmul();
     if (k_.conv) return run_conv();
-    const int nv = static_cast<int>(k_.loads.size() + k_.outputs.size());
+    const int nv = num_views(k_);
     std::vector<int64_t> base(nv), c(pk_.outer.size.size(), 0);
     if (k_.reduce_axes.empty()) {
       for (int v = 0; v < nv; ++v) base[v] = view_of(k_, v).offset;
@@ -171,7 +180,7 @@ class Runner {
     const size_t r = k_.space.size();
     const int64_t M = d.m, N = d.n, nb = k_.rows() / std::max<int64_t>(M * N, 1);
     if (M * N == 0) return;
-    const int nv = static_cast<int>(k_.loads.size() + k_.outputs.size());
+    const int nv = num_views(k_);
     std::vector<int64_t> base(nv), bc(r - 2, 0);
     for (int v = 0; v < nv; ++v) base[v] = view_of(k_, v).offset;
     // Rows per tile: each widened B panel serves up to 64 rows; at most ~2 MB of accumulators.
@@ -193,7 +202,7 @@ class Runner {
     const ConvDesc& d = *k_.conv;
     const int64_t plane = d.oh * d.ow;
     if (plane == 0) return;
-    const int nv = static_cast<int>(k_.loads.size() + k_.outputs.size());
+    const int nv = num_views(k_);
     std::vector<int64_t> base(nv);
     for (int v = 0; v < nv; ++v) base[v] = view_of(k_, v).offset;
     // Channel blocks within one group, ~2 MB of accumulators at most.
@@ -239,6 +248,15 @@ class Runner {
       co[rank - 1] += len;
       for (int d = rank - 1; d > 0 && co[d] == dims.size[d]; --d) co[d] = 0, ++co[d - 1];
     }
+  }
+
+  // An inline contraction's element (KernelSpec::dots): the product summed in double in
+  // ascending k, as the contraction kernels' accumulators, rounded to the node's dtype.
+  void dot(const ExprNode& n, HostScalar* out, int cnt) {
+    const InlineDot& d = k_.dots[n.dot];
+    const int v = static_cast<int>(k_.loads.size() + k_.outputs.size()) + 2 * n.dot;
+    const int64_t *oa = s_->off(v), *ob = s_->off(v + 1);
+    for (int j = 0; j < cnt; ++j) out[j].f = round_float(matmul_dot(d.mm, bufs_, oa[j], d.a_sk, ob[j], d.b_sk), n.dtype);
   }
 
   void load(const ExprNode& n, HostScalar* out, int cnt) {
@@ -354,6 +372,7 @@ class Runner {
           for (int j = 0; j < cnt; ++j) out[j].f = round_float(acc ? acc[j] : 0.0, n.dtype);
           break;
         case ExprKind::op: op(n, out, cnt); break;
+        case ExprKind::dot: dot(n, out, cnt); break;
       }
     }
     if (which == Stores::none) return;
