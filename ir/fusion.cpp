@@ -868,19 +868,34 @@ class Fuser {
 
   // ---- output fusion ----------------------------------------------------------------------
 
+  // The one kernel other than kernels_[ci] that reads buffer b; -1 when none or several do.
+  int sole_reader(size_t ci, int b) const {
+    int reader = -1;
+    for (size_t j = 0; j < kernels_.size(); ++j) {
+      if (j == ci) continue;
+      const auto in = kernels_[j].input_buffers();
+      if (std::find(in.begin(), in.end(), b) == in.end()) continue;
+      if (reader >= 0) return -1;
+      reader = static_cast<int>(j);
+    }
+    return reader;
+  }
+
+  // k takes over producer ck's work: ck's fused ops and nodes come first in k's lists.
+  static void prepend_ops(KernelSpec& k, const KernelSpec& ck) {
+    k.fused_ops.insert(k.fused_ops.begin(), ck.fused_ops.begin(), ck.fused_ops.end());
+    k.fused_nodes.insert(k.fused_nodes.begin(), ck.fused_nodes.begin(), ck.fused_nodes.end());
+  }
+
   void fuse_outputs() {
     for (size_t ci = 0; ci < kernels_.size(); ++ci) {
       KernelSpec& ck = kernels_[ci];
       if (!(ck.matmul || ck.conv) || ck.outputs.size() != 1 || ck.expr.size() != 1) continue;
       int cbuf = ck.outputs[0].buffer;
       if (buffers_[cbuf].role != Buffer::Role::intermediate) continue;
-      std::vector<int> readers;
-      for (size_t j = 0; j < kernels_.size(); ++j) {
-        auto in = kernels_[j].input_buffers();
-        if (j != ci && std::find(in.begin(), in.end(), cbuf) != in.end()) readers.push_back(static_cast<int>(j));
-      }
-      if (readers.size() != 1) continue;
-      KernelSpec& k = kernels_[readers[0]];
+      const int reader = sole_reader(ci, cbuf);
+      if (reader < 0) continue;
+      KernelSpec& k = kernels_[reader];
       if (k.kind != FusionKind::loop || k.matmul || k.conv) continue;
       if (k.space != ck.space) {
         // A reader that permutes the product's axes (attention's heads-to-sequence Transpose)
@@ -904,11 +919,7 @@ class Fuser {
       k.kind = FusionKind::output;
       k.matmul = ck.matmul;
       k.conv = ck.conv;
-      std::vector<std::string> ops = ck.fused_ops, nodes = ck.fused_nodes;
-      ops.insert(ops.end(), k.fused_ops.begin(), k.fused_ops.end());
-      nodes.insert(nodes.end(), k.fused_nodes.begin(), k.fused_nodes.end());
-      k.fused_ops = ops;
-      k.fused_nodes = nodes;
+      prepend_ops(k, ck);
       topo_order(k);
       ck.outputs.clear();  // now dead; removed below
     }
@@ -940,13 +951,9 @@ class Fuser {
       if (m.k <= 0 || m.k > kMaxInlineDotK || m.m <= 0 || m.n <= 0 || shape_numel(ck.space) * m.k > kMaxPrologueMacs) continue;
       // Operands a whole binding can hold on any device (the Vulkan backend binds them whole).
       if (buffers_[m.a_buffer].nbytes() > (int64_t{64} << 20) || buffers_[m.b_buffer].nbytes() > (int64_t{64} << 20)) continue;
-      std::vector<int> readers;
-      for (size_t j = 0; j < kernels_.size(); ++j) {
-        auto in = kernels_[j].input_buffers();
-        if (j != ci && std::find(in.begin(), in.end(), cbuf) != in.end()) readers.push_back(static_cast<int>(j));
-      }
-      if (readers.size() != 1) continue;
-      KernelSpec& k = kernels_[readers[0]];
+      const int reader = sole_reader(ci, cbuf);
+      if (reader < 0) continue;
+      KernelSpec& k = kernels_[reader];
       if (k.kind != FusionKind::input || k.reduce_axes.empty() || k.matmul || k.conv || k.space != ck.space) continue;
       if (k.dots.size() >= 2 || k.input_buffers().size() + 2 > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
       bool ok = true;
@@ -973,11 +980,7 @@ class Fuser {
           n.load = -1;
           n.dot = di;
         }
-      std::vector<std::string> ops = ck.fused_ops, nodes = ck.fused_nodes;
-      ops.insert(ops.end(), k.fused_ops.begin(), k.fused_ops.end());
-      nodes.insert(nodes.end(), k.fused_nodes.begin(), k.fused_nodes.end());
-      k.fused_ops = ops;
-      k.fused_nodes = nodes;
+      prepend_ops(k, ck);
       topo_order(k);  // drops the loads of the product
       ck.outputs.clear();  // now dead; removed by drop_dead_kernels
       inlined = true;

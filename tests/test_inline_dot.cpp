@@ -25,11 +25,7 @@
 namespace fusor {
 namespace {
 
-Tensor scalar_of(DType t, double v) {
-  Tensor c(t, {});
-  c.set(0, v);
-  return c;
-}
+using testing::scalar_tensor;
 
 struct Attn {
   DType t = DType::f32;
@@ -46,7 +42,7 @@ Graph attention(const Attn& a) {
   int q = b.input("q", a.t, {a.B, a.H, a.S, a.D});
   int k = b.input("k", a.t, {a.B, a.H, a.L, a.D});
   const int v = a.pv ? b.input("v", a.t, {a.B, a.H, a.L, a.D}) : -1;
-  const int s = b.constant("s", scalar_of(a.t, 0.35));
+  const int s = b.constant("s", scalar_tensor(a.t, 0.35));
   if (a.scale_q) q = b.op("Mul", {q, s});
   int kt = b.op("Transpose", {k}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
   if (a.scale_k) kt = b.op("Mul", {kt, s});

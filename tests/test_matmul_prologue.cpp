@@ -24,11 +24,7 @@
 namespace fusor {
 namespace {
 
-Tensor scalar_of(DType t, double v) {
-  Tensor c(t, {});
-  c.set(0, v);
-  return c;
-}
+using testing::scalar_tensor;
 
 // qkv [B, S, 3 * H * D] (one fused projection's output): q = slice 0 and k = slice 1, each
 // viewed as [B, H, S, D], q op s and k op s (op Mul or Div by a scalar constant), q @ k^T
@@ -48,7 +44,7 @@ Graph attention_scores(DType t, int64_t B, int64_t S, int64_t H, int64_t D, cons
   };
   int q = head(0, {0, 2, 1, 3});
   int k = head(1, {0, 2, 3, 1});  // [B, H, D, S]
-  const int c = b.constant("scale", scalar_of(t, s));
+  const int c = b.constant("scale", scalar_tensor(t, s));
   if (!k_only) q = b.op(op, {q, c});
   k = b.op(op, {k, c});
   b.output(b.op("MatMul", {q, k}));

@@ -113,6 +113,13 @@ struct TempDir {
   std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
+// A rank-0 tensor of dtype t holding v (a graph constant such as attention's scale).
+inline Tensor scalar_tensor(DType t, double v) {
+  Tensor c(t, {});
+  c.set(0, v);
+  return c;
+}
+
 // Sets (value) or unsets (nullptr) an environment variable for one scope.
 struct ScopedEnv {
   std::string name;

@@ -16,20 +16,7 @@ $fz conform .dev/half/*_bf16 --backend cuda --backend vulkan --rtol 5e-2 --atol 
 wait
 cat $OUT/node/node_counts.txt $OUT/node/node_summary.txt 2>/dev/null; cat $OUT/node/shard_errors.txt 2>/dev/null
 rm -f $OUT/*/devices.txt $OUT/node/node.txt $OUT/node/shard_*
-python3 - <<'PY' 2>&1 | tail -2
-import sys, os, torch
-sys.path.insert(0, "bench")
-from workloads import gpt2_model
-for tag, dt in (("fp32", torch.float32), ("fp16", torch.float16), ("bf16", torch.bfloat16)):
-    d = f"/tmp/g2/{tag}"; os.makedirs(d, exist_ok=True)
-    m = gpt2_model().to("cuda").to(dt)
-    ids = torch.randint(0, 50257, (1, 64), device="cuda")
-    try:
-        torch.onnx.export(m, (ids,), f"{d}/model.onnx", opset_version=17, dynamo=False, input_names=["input"], output_names=["output"])
-    except Exception:
-        torch.onnx.export(m, (ids,), f"{d}/model.onnx", opset_version=18, dynamo=True, input_names=["input"], output_names=["output"], external_data=False)
-print("exported")
-PY
+python3 bench/export_gpt2_torch.py /tmp/g2 2>&1 | tail -1
 for t in fp32 fp16 bf16; do echo "== $t plan (vulkan)"; $fz explain /tmp/g2/$t --backend vulkan 2>&1 | grep -E "MatMul\+|kernels [0-9]" | head -4; done
 # Outputs with the inline products against without, same backend, same seeded ids.
 for t in fp32 fp16 bf16; do for be in cuda vulkan; do

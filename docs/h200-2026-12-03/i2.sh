@@ -7,20 +7,7 @@ export XDG_CACHE_HOME=/tmp/fusor_cache FUSOR_BIN=$PWD/.dev/fusor
 chmod +x .dev/fusor .dev/fusor_tests; fz=$PWD/.dev/fusor
 [ -n "${SKIP_GTEST:-}" ] || FUSOR_VK_VALIDATION=0 timeout 100 .dev/fusor_tests --gtest_filter='InlineDot*:VulkanCompileDedup*:CudaNvrtcBatch*' > $OUT/gtest.txt 2>&1; echo "gtest rc $?"
 grep -E '^\[  (FAILED|PASSED|SKIPPED) ' $OUT/gtest.txt | sort | uniq -c | tail -8; grep -A8 ': Failure$' $OUT/gtest.txt | cut -c1-200 | head -20
-[ -f /tmp/g2/bf16/model.onnx ] || python3 - <<'PY' 2>&1 | tail -1
-import sys, os, torch
-sys.path.insert(0, "bench")
-from workloads import gpt2_model
-for tag, dt in (("fp32", torch.float32), ("fp16", torch.float16), ("bf16", torch.bfloat16)):
-    d = f"/tmp/g2/{tag}"; os.makedirs(d, exist_ok=True)
-    m = gpt2_model().to("cuda").to(dt)
-    ids = torch.randint(0, 50257, (1, 64), device="cuda")
-    try:
-        torch.onnx.export(m, (ids,), f"{d}/model.onnx", opset_version=17, dynamo=False, input_names=["input"], output_names=["output"])
-    except Exception:  # as bench/side_by_side.py: the dynamo exporter where the legacy one fails
-        torch.onnx.export(m, (ids,), f"{d}/model.onnx", opset_version=18, dynamo=True, input_names=["input"], output_names=["output"], external_data=False)
-print("exported")
-PY
+[ -f /tmp/g2/bf16/model.onnx ] || python3 bench/export_gpt2_torch.py /tmp/g2 2>&1 | tail -1
 for round in $(seq ${ROUNDS:-2}); do for v in 1 0; do for t in fp32 fp16 bf16; do for be in cuda vulkan; do
   echo "$round inline=$v $t $be $(FUSOR_INLINE_DOT=$v $fz bench /tmp/g2/$t --backend $be --iters 300 --warmup 30 2>&1 | grep -E '^device time' | tr '\n' ' ')"
 done; done; done; done
