@@ -226,7 +226,8 @@ TEST(VulkanGemmTilesChoice, FourByFourByDefaultBlockedWhenAsked) {
   }
   {
     EnvGuard g("FUSOR_VK_GEMM_TILE", "8x8");
-    // Blocked: 64 x 128 tiles with 4x8 blocks for the MLP's first layer, 32 tiles x 4 slices.
+    // Blocked: 64 x 128 tiles with 4x8 blocks for the MLP's first layer, 32 tiles x 5 slices
+    // (K 1024 holds 5 slices of at least 192; 9 would fill two workgroups per unit).
     t = vk::choose_tiles(matmul_spec(1, 64, 4096, 1024), dev);
     EXPECT_EQ(t.blocked, 1);
     EXPECT_EQ(t.bm, 64);
@@ -235,12 +236,13 @@ TEST(VulkanGemmTilesChoice, FourByFourByDefaultBlockedWhenAsked) {
     EXPECT_EQ(t.tn, 8);
     EXPECT_EQ(t.bk, 16);
     EXPECT_EQ(t.threads(), 256);
-    EXPECT_EQ(t.split_k, 4);
-    // Its second layer, 64 x 1024 x 4096: 8 tiles x 16 slices of 256.
+    EXPECT_EQ(t.split_k, 5);
+    // Its second layer, 64 x 1024 x 4096: 8 tiles x 20 slices of 208 (as many slices of at
+    // least 192 as K allows, 21, each rounded up to whole BK = 16 steps).
     t = vk::choose_tiles(matmul_spec(1, 64, 1024, 4096), dev);
     EXPECT_EQ(t.blocked, 1);
-    EXPECT_EQ(t.split_k, 16);
-    EXPECT_EQ(t.split_slice, 256);
+    EXPECT_EQ(t.split_k, 20);
+    EXPECT_EQ(t.split_slice, 208);
     // Big M and N: 128 x 128 with 8x8 blocks and BK 8; 128 tiles are below 2 per unit, so 3
     // slices; 512 tiles need none.
     t = vk::choose_tiles(matmul_spec(1, 2048, 1024, 4096), dev);

@@ -217,9 +217,14 @@ TEST(VulkanSplitKChoice, TileGridDecidesSlices) {
   EXPECT_EQ(t.split_slice % t.bk, 0);
   EXPECT_GE(t.split_slice * t.split_k, 3000);
   EXPECT_LT(t.split_slice * (t.split_k - 1), 3000);
-  // Enough tiles already, or K too short for two slices of 256: no split.
+  // Enough tiles already, or K too short for two slices of 192: no split.
   EXPECT_EQ(vk::choose_tiles(spec(1, 2048, 1024, 4096), dev).split_k, 1);  // 512 tiles
-  EXPECT_EQ(vk::choose_tiles(spec(1, 64, 64, 500), dev).split_k, 1);
+  EXPECT_EQ(vk::choose_tiles(spec(1, 64, 64, 380), dev).split_k, 1);
+  EXPECT_EQ(vk::choose_tiles(spec(1, 64, 64, 384), dev).split_k, 2);
+  // GPT-2's M = 64 layers (12 tiles on 132 units): K 768 in 4 slices of 192 (3 of 256 before),
+  // 3072 in 11 (the balanced count, as before).
+  EXPECT_EQ(vk::choose_tiles(spec(1, 64, 768, 768), dev).split_k, 4);
+  EXPECT_EQ(vk::choose_tiles(spec(1, 64, 768, 3072), dev).split_k, 11);
   // A workspace budget too small: no split (the tiles shrink as before instead).
   t = vk::choose_tiles(w2, dev, 4, 1024);
   EXPECT_EQ(t.split_k, 1);

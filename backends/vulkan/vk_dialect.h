@@ -70,7 +70,7 @@ constexpr uint32_t kSpecLocalSize = 0, kSpecBM = 1, kSpecBN = 2, kSpecBK = 3, kS
 // b_bytes: the matmul's B element size in memory (the GEMV path reads 32 columns of 2-byte B).
 // split_budget: workspace bytes split-K may use (-1: no limit); a split needing more is not taken.
 // Split-K is chosen when the tile grid has fewer than 2 workgroups per compute unit
-// (PhysicalDeviceInfo::compute_units, 64 when unknown) and K allows slices of >= 256; the
+// (PhysicalDeviceInfo::compute_units, 64 when unknown) and K allows slices of >= 192 (convs 256); the
 // environment knob FUSOR_VK_SPLIT_K=S (1 = off, 2..64 = S slices on every tiled matmul whose K
 // has more than one BK step; unset or 0 = automatic) overrides that choice.
 // Register blocks: 64 x 64 tiles with 4x4 per thread (thinner for skinny sides).

@@ -103,8 +103,8 @@ void fit_shared(ContractionTiles& t, const PhysicalDeviceInfo& dev) {
 }
 }  // namespace
 
-// Too few tiles to fill the GPU with K long enough: split-K, S slices of K (>= 256 each; a
-// conv's K is C/G x R x S) per tile so that tiles x S reaches about 2 workgroups per compute unit, keeping the tile (and its
+// Too few tiles to fill the GPU with K long enough: split-K, S slices of K (>= 192 each for a
+// matmul, 256 for a conv, whose K is C/G x R x S) per tile so that tiles x S reaches about 2 workgroups per compute unit, keeping the tile (and its
 // arithmetic intensity) whole. The partials cost 4 * S * M * N bytes of traffic. Slices are
 // whole t.bk steps. FUSOR_VK_SPLIT_K overrides (vk_dialect.h). gemm_coopmat.glsl's tiles use the
 // same rule with per_unit = 1 and their own knob (FUSOR_VK_COOPMAT_SPLIT_K, where forced >= 2
@@ -119,7 +119,11 @@ void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDevi
     const char* v = std::getenv(name);
     return v && std::atoi(v) > 0 ? int64_t{std::atoi(v)} : fallback;
   };
-  const int64_t kMinSlice = knob_or("FUSOR_VK_SPLIT_MIN_SLICE", 256);
+  // Matmul slices of >= 192: on the H200 GPT-2 2L fp32 went 235.4 -> 230.4 us against 256 (its
+  // 64 x 768 x 768 layers, 12 tiles, split 4 ways instead of 3), with the MLP block (fp32 batch
+  // 64 and 1, fp16 batch 64) and fp16 GPT-2 unchanged (docs/benchmarks.md, sixteenth session);
+  // 128 was no better, 64 slower. Convolutions keep 256 (not measured with less).
+  const int64_t kMinSlice = knob_or("FUSOR_VK_SPLIT_MIN_SLICE", k.matmul ? 192 : 256);
   per_unit = static_cast<int>(knob_or("FUSOR_VK_SPLIT_PER_UNIT", per_unit));
   const int64_t kk = reduction_length(k), target = per_unit * (dev.compute_units ? int64_t{dev.compute_units} : 64);
   const int64_t groups = tile_count(t, k);
