@@ -578,9 +578,15 @@ class Fuser {
         const int xp = producer(x.value);
         // The operand keeps its buffer's dtype (backends choose GEMM paths by it): no Cast.
         if (value >= 0 || x.dtype != r.dtype || (xp >= 0 && cls_[xp] == Cls::dequant)) return std::nullopt;
+        // A contraction's output read only here: output fusion makes the op that contraction's
+        // epilogue (no kernel either way), keeping this product's library GEMM and vector loads.
+        if (xp >= 0 && (cls_[xp] == Cls::matmul || cls_[xp] == Cls::conv) && consumers_[x.value].size() == 1) return std::nullopt;
         in.kind = ExprKind::load;
         value = x.value, view = x.view;
       } else if (x.kind == ExprKind::constant) {
+        // float32 in and out (kernel_spec.h): a constant of another dtype (Pow's int64 exponent)
+        // would need types the kernel header does not declare.
+        if (x.dtype != r.dtype) return std::nullopt;
         in.kind = ExprKind::constant;
         in.value = x.c, in.ivalue = x.ic;
       } else {

@@ -116,6 +116,9 @@ TEST(MatMulPrologue, EveryBackendGivesRefsValues) {
       {DType::f16, 64, 2, 64, "Div", 3.0, false},        {DType::f16, 7, 2, 1, "Mul", 0.3, false},
       {DType::bf16, 16, 2, 8, "Mul", 0.353553385, false}, {DType::bf16, 64, 2, 64, "Mul", 0.3, true},
       {DType::bf16, 9, 1, 1, "Div", 3.0, false},         {DType::f32, 1, 4, 32, "Mul", 0.7, true},
+      // An inexact fp32 division with one product per output (bits), and B alone prologued on
+      // the tiled path (A plain, read 4-wide where it can be).
+      {DType::f32, 9, 2, 1, "Div", 3.0, false},          {DType::f32, 16, 2, 8, "Mul", 0.3, true},
   };
   for (const Case& c : cases) {
     const Graph g = attention_scores(c.t, 2, c.S, c.H, c.D, c.op, c.s, c.k_only);
@@ -144,6 +147,49 @@ TEST(MatMulPrologue, EveryBackendGivesRefsValues) {
       if (!src.empty()) EXPECT_NO_THROW(nvrtc_compile_check(src, kernel_identifier(k.name))) << src;
     }
 #endif
+  }
+}
+
+// Review of the prologues (2026-12-03): an op whose constant has another dtype (Pow's int64
+// exponent) stays its own kernel (the prologue would print an int64 the kernel header does not
+// declare: a shaderc error on Vulkan), and an op over a contraction's output read only there
+// stays that contraction's epilogue (its library GEMM and vector loads kept).
+TEST(MatMulPrologue, OnlyFloat32ConstantsAndNotOverAnotherProductsOutput) {
+  {
+    GraphBuilder b("pow", 17);
+    const int x = b.input("x", DType::f32, {1, 8, 16}), y = b.input("y", DType::f32, {1, 8, 16});
+    const int xt = b.op("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1}}});
+    const int p = b.op("Pow", {xt, b.constant("two", testing::ints_of({}, {2}))});
+    b.output(b.op("MatMul", {p, y}));
+    const Graph g = b.build();
+    const std::vector<Tensor> in = {testing::random_tensor(DType::f32, {1, 8, 16}, 1), testing::random_tensor(DType::f32, {1, 8, 16}, 2)};
+    const Plan p2 = plan_of(g, in);
+    const KernelSpec* m = only_matmul(p2);
+    ASSERT_TRUE(m);
+    EXPECT_FALSE(m->matmul->a_pre);
+    const Tensor want = Session(g, "ref").run(in)[0];
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be);
+      EXPECT_LE(error_in_ulps_of_max(Session(g, be).run(in)[0], want), 64.0);
+    }
+  }
+  {
+    GraphBuilder b("chain", 17);
+    const int x = b.input("x", DType::f32, {16, 96});
+    const int w1 = b.constant("w1", testing::random_tensor(DType::f32, {96, 96}, 3));
+    const int w2 = b.constant("w2", testing::random_tensor(DType::f32, {96, 96}, 4));
+    b.output(b.op("MatMul", {b.op("Relu", {b.op("MatMul", {x, w1})}), w2}));
+    const Graph g = b.build();
+    const std::vector<Tensor> in = {testing::random_tensor(DType::f32, {16, 96}, 5)};
+    const Plan p = plan_of(g, in);
+    ASSERT_EQ(p.kernels.size(), 2u);
+    for (const KernelSpec& k : p.kernels) EXPECT_FALSE(k.matmul && (k.matmul->a_pre || k.matmul->b_pre)) << k.name;
+    EXPECT_NE(std::find(p.kernels[0].fused_ops.begin(), p.kernels[0].fused_ops.end(), "Relu"), p.kernels[0].fused_ops.end());
+    const Tensor want = Session(g, "ref").run(in)[0];
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be);
+      EXPECT_LE(error_in_ulps_of_max(Session(g, be).run(in)[0], want), 64.0);
+    }
   }
 }
 
