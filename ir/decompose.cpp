@@ -101,17 +101,21 @@ int emit_softmax(Rewriter& rw, bool log, int x, const std::vector<int64_t>& axes
 // sum, or mean = sum(loss) / sum of the weights that count (their number without weights).
 void emit_nll(const Graph& g, const Node& n, Rewriter& rw, int lp, int target, int weight, int out) {
   const Shape ts = g.values[target].shape;
+  const DType tt = g.values[target].dtype;
   int t = target, keep = -1, ignored = -1;
+  auto i64 = [&](int64_t v) {  // a scalar of the targets' integer dtype
+    Tensor c(tt, {});
+    c.set_int(0, v);
+    return rw.constant("c", std::move(c));
+  };
   if (n.has_attr("ignore_index")) {
-    auto i64 = [&](int64_t v) {
-      Tensor c(DType::i64, {});
-      c.set_int(0, v);
-      return rw.constant("c", std::move(c));
-    };
     ignored = rw.op("Equal", {target, i64(n.attr_i("ignore_index", 0))});
     t = rw.op("Where", {ignored, i64(0), target});  // any valid index: the loss there is replaced by 0 below
     keep = rw.op("Cast", {rw.op("Not", {ignored})}, {{"to", int64_t{dtype_to_onnx(rw.float_dtype)}}});  // the loss's dtype
   }
+  // A target indexes the classes from 0: a negative one is refused as ref refuses it (the
+  // gathers alone would wrap it to a class from the end), by moving it below their range.
+  t = rw.op("Where", {rw.op("Less", {t, i64(0)}), rw.op("Sub", {t, i64(g.values[n.inputs[0]].shape.at(1))}), t});
   Shape tu = ts;
   tu.insert(tu.begin() + 1, 1);
   int picked = rw.op("GatherElements", {lp, rw.op("Reshape", {t, rw.ints(tu)}, {{"allowzero", int64_t{1}}}, -1, 14)},

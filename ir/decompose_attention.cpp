@@ -185,8 +185,16 @@ bool decompose_rotary(Graph& g, const Node& n, std::vector<Node>& nodes) {
   const Shape lay = r.rank3 ? Shape{r.B, r.S, r.H, r.hd} : Shape{r.B, r.H, r.S, r.hd};
   const Shape cb = r.rank3 ? Shape{r.B, r.S, 1, half} : Shape{r.B, 1, r.S, half};
   const int x = r.rank3 ? e.reshape(n.inputs[0], lay) : n.inputs[0];
+  // Position ids index the caches' rows from 0: a negative id is refused as ref refuses it
+  // (Gather alone would wrap it to a row from the end), by moving it below Gather's range.
+  int ids = -1;
+  if (pos) {
+    const int64_t rows = g.values[n.inputs[1]].shape.at(0);
+    const int p = n.inputs[3];
+    ids = e.op("Where", {e.op("Less", {p, e.ints({0})}), e.op("Sub", {p, e.ints({rows})}), p});
+  }
   auto cache = [&](int v, const Shape& to) {
-    if (pos) v = e.op("Gather", {v, n.inputs[3]}, {{"axis", int64_t{0}}});
+    if (pos) v = e.op("Gather", {v, ids}, {{"axis", int64_t{0}}});
     return e.reshape(v, to);
   };
   auto slice = [&](int v, int64_t a, int64_t b, int64_t axis) { return e.op("Slice", {v, e.ints({a}), e.ints({b}), e.ints({axis})}); };

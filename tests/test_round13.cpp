@@ -1,0 +1,74 @@
+// Red-team round 13 (2026-12-03, docs/redteam.md): attention-family ops of opset 23.
+//  - RotaryEmbedding with a negative position id: ref refused it ("outside the cache"), the
+//    fused plan's Gather of the cache rows wrapped it to a row from the end and ran. Every
+//    backend now refuses it; ids in range give ref's values.
+//  - The same kind in the losses: NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss with a
+//    negative target (not the ignore_index): ref refused it, the fused plan's GatherElements
+//    wrapped it. Refused everywhere now; int32 and int64 targets, with and without ignore_index.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "backends/backend.h"
+#include "frontend/builder.h"
+#include "runtime/session.h"
+#include "test_util.h"
+
+namespace fusor {
+namespace {
+
+Graph rotary_with_positions() {
+  GraphBuilder b("rope", 23);
+  const int x = b.input("x", DType::f32, {1, 2, 3, 8});
+  const int p = b.input("pos", DType::i64, {1, 3});
+  const int c = b.constant("cos", testing::random_tensor(DType::f32, {10, 4}, 1));
+  const int s = b.constant("sin", testing::random_tensor(DType::f32, {10, 4}, 2));
+  b.output(b.op("RotaryEmbedding", {x, c, s, p}));
+  return b.build();
+}
+
+TEST(Round13, RotaryEmbeddingNegativePositionIsRefusedOnEveryBackend) {
+  const Graph g = rotary_with_positions();
+  const Tensor x = testing::random_tensor(DType::f32, {1, 2, 3, 8}, 3);
+  const Tensor good = testing::ints_of({1, 3}, {0, 9, 4});
+  const Tensor want = Session(g, "ref").run({x, good})[0];
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    Session sess(g, be);
+    const Tensor got = sess.run({x, good})[0];
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < want.numel(); ++i) EXPECT_NEAR(got.get(i), want.get(i), 1e-6 * (1 + std::fabs(want.get(i))));
+    for (const std::vector<int64_t>& bad : {std::vector<int64_t>{0, -1, 2}, std::vector<int64_t>{-10, 1, 2}, std::vector<int64_t>{0, 10, 2}})
+      EXPECT_THROW(sess.run({x, testing::ints_of({1, 3}, bad)}), Error) << bad[0] << "," << bad[1];
+  }
+}
+
+TEST(Round13, LossesWithANegativeTargetAreRefusedOnEveryBackend) {
+  for (const char* op : {"NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"})
+    for (DType tt : {DType::i64, DType::i32})
+      for (bool ignore : {false, true}) {
+        SCOPED_TRACE(std::string(op) + " " + dtype_name(tt) + (ignore ? " ignore_index -100" : ""));
+        GraphBuilder b("loss", 17);
+        const int x = b.input("x", DType::f32, {4, 3}), t = b.input("t", tt, {4});
+        std::map<std::string, AttrValue> attrs = {{"reduction", std::string("none")}};
+        if (ignore) attrs["ignore_index"] = int64_t{-100};
+        b.output(b.op(op, {x, t}, attrs));
+        const Graph g = b.build();
+        const Tensor xv = testing::random_tensor(DType::f32, {4, 3}, 5, -3.0, -0.1);
+        const Tensor good = testing::ints_of({4}, {0, 2, ignore ? -100 : 1, 1}, tt);
+        const Tensor want = Session(g, "ref").run({xv, good})[0];
+        for (const std::string& be : testing::usable_backends()) {
+          SCOPED_TRACE(be);
+          Session sess(g, be);
+          const Tensor got = sess.run({xv, good})[0];
+          for (int64_t i = 0; i < want.numel(); ++i) EXPECT_NEAR(got.get(i), want.get(i), 1e-6 * (1 + std::fabs(want.get(i))));
+          EXPECT_THROW(sess.run({xv, testing::ints_of({4}, {0, -1, 2, 1}, tt)}), Error);
+          EXPECT_THROW(sess.run({xv, testing::ints_of({4}, {0, 3, 2, 1}, tt)}), Error);
+        }
+      }
+}
+
+}  // namespace
+}  // namespace fusor
