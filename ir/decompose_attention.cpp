@@ -108,6 +108,7 @@ bool decompose_attention(Graph& g, const Node& n, std::vector<Node>& nodes) {
   const int rs = cscalar(std::sqrt(scale));
   int logits = e.op("MatMul", {e.op("Mul", {q, rs}), e.transpose(e.op("Mul", {k, rs}), {0, 1, 3, 2})});
   const double softcap = n.attr_f("softcap", 0.0);
+  const int raw = logits;  // qk_matmul_output mode 0: the product before the softcap
   if (softcap > 0) {
     const int c = cscalar(softcap);
     logits = e.op("Mul", {e.op("Tanh", {e.op("Div", {logits, c})}), c});
@@ -159,7 +160,7 @@ bool decompose_attention(Graph& g, const Node& n, std::vector<Node>& nodes) {
   narrow(y, outv(0));
   if (outv(3) >= 0) {
     const int64_t mode = n.attr_i("qk_matmul_output_mode", 0);
-    narrow(mode == 3 ? p : mode == 2 ? x : logits, outv(3));
+    narrow(mode == 3 ? p : mode == 2 ? x : mode == 1 ? logits : raw, outv(3));
   }
   for (auto& m : emitted) nodes.push_back(std::move(m));
   return true;

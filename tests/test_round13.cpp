@@ -5,6 +5,9 @@
 //  - The same kind in the losses: NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss with a
 //    negative target (not the ignore_index): ref refused it, the fused plan's GatherElements
 //    wrapped it. Refused everywhere now; int32 and int64 targets, with and without ignore_index.
+//  - Attention-23's qk_matmul_output with a softcap: mode 0 gave the softcapped logits (as
+//    onnx.reference 1.23 does), the spec and onnxruntime give the product before the softcap;
+//    mode 1 stays the softcapped logits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -68,6 +71,37 @@ TEST(Round13, LossesWithANegativeTargetAreRefusedOnEveryBackend) {
           EXPECT_THROW(sess.run({xv, testing::ints_of({4}, {0, 3, 2, 1}, tt)}), Error);
         }
       }
+}
+
+TEST(Round13, AttentionQkOutputModeZeroIsTheProductBeforeTheSoftcap) {
+  const double cap = 5.0, scale = 0.5;
+  for (int64_t mode : {0, 1}) {
+    SCOPED_TRACE("qk_matmul_output_mode " + std::to_string(mode));
+    GraphBuilder b("attn", 23);
+    const int q = b.input("q", DType::f32, {1, 2, 3, 4}), k = b.input("k", DType::f32, {1, 2, 5, 4}), v = b.input("v", DType::f32, {1, 2, 5, 4});
+    const std::vector<int> o = b.op_multi("Attention", {q, k, v},
+                                          {{"softcap", cap}, {"scale", scale}, {"qk_matmul_output_mode", mode}}, 4);
+    b.output(o[0]);
+    b.output(o[3]);
+    const Graph g = b.build();
+    const std::vector<Tensor> in = {testing::random_tensor(DType::f32, {1, 2, 3, 4}, 1, -4.0, 4.0),
+                                    testing::random_tensor(DType::f32, {1, 2, 5, 4}, 2, -4.0, 4.0),
+                                    testing::random_tensor(DType::f32, {1, 2, 5, 4}, 3)};
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be);
+      const std::vector<Tensor> got = Session(g, be).run(in);
+      ASSERT_EQ(got.size(), 2u);
+      ASSERT_EQ(got[1].shape(), (Shape{1, 2, 3, 5}));
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t i = 0; i < 3; ++i)
+          for (int64_t j = 0; j < 5; ++j) {
+            double acc = 0;
+            for (int64_t e = 0; e < 4; ++e) acc += in[0].get(((h * 3) + i) * 4 + e) * in[1].get(((h * 5) + j) * 4 + e) * scale;
+            const double want = mode == 0 ? acc : cap * std::tanh(acc / cap);
+            EXPECT_NEAR(got[1].get((h * 3 + i) * 5 + j), want, 1e-5 * (1 + std::fabs(want))) << h << "," << i << "," << j;
+          }
+    }
+  }
 }
 
 }  // namespace

@@ -10,8 +10,10 @@
 //   than T padded with -inf/False), is_causal (key j allowed iff j <= i + offset), the
 //   left/right window (opset 25) and nonpad_kv_seqlen (key j allowed iff j < len[b]); offset
 //   is P with a past, len[b] - Sq with nonpad_kv_seqlen, else 0. Softmax over keys; a row whose
-//   bias is all -inf gives zeros (Y = 0). qk_matmul_output: modes 0/1 the (softcapped)
-//   logits, 2 logits + bias, 3 the softmax.
+//   bias is all -inf gives zeros (Y = 0). qk_matmul_output: mode 0 the scaled product before
+//   the softcap (the spec's "output of qk matmul", as onnxruntime; onnx.reference 1.23 returns
+//   the softcapped logits there, red-team round 13), 1 the softcapped logits, 2 logits + bias,
+//   3 the softmax.
 // The reference computes in double; outputs round once to Q's dtype.
 #include <cmath>
 #include <cstring>
@@ -161,7 +163,7 @@ void attention_ref(const Node& n, const Ins& in, Outs& out) {
     mlast = m.back();
   }
   if (out[0].numel() == 0 && !want_qk) return;
-  std::vector<double> q(static_cast<size_t>(d.D)), logit(static_cast<size_t>(d.T)), bias(static_cast<size_t>(d.T)),
+  std::vector<double> q(static_cast<size_t>(d.D)), logit(static_cast<size_t>(d.T)), raw(static_cast<size_t>(d.T)), bias(static_cast<size_t>(d.T)),
       p(static_cast<size_t>(d.T));
   for (int64_t b = 0; b < d.B; ++b) {
     const int64_t len = nonpad ? nonpad->get_int(b) : d.T;
@@ -176,6 +178,7 @@ void attention_ref(const Node& n, const Ins& in, Outs& out) {
           const double* kr = kp + ((b * d.Hkv + hk) * d.T + j) * d.D;
           double acc = 0;
           for (int64_t e = 0; e < d.D; ++e) acc += q[e] * (kr[e] * rs);
+          raw[j] = acc;
           if (softcap > 0) acc = softcap * std::tanh(acc / softcap);
           logit[j] = acc;
           double bj = 0;
@@ -212,7 +215,7 @@ void attention_ref(const Node& n, const Ins& in, Outs& out) {
         if (has_out(out, 3)) {
           const int64_t o = ((b * d.Hq + h) * d.Sq + i) * d.T;
           for (int64_t j = 0; j < d.T; ++j)
-            out[3].set(o + j, mode == 3 ? p[j] : mode == 2 ? logit[j] + bias[j] : logit[j]);
+            out[3].set(o + j, mode == 3 ? p[j] : mode == 2 ? logit[j] + bias[j] : mode == 1 ? logit[j] : raw[j]);
         }
         for (int64_t e = 0; e < d.Dv; ++e) {
           double acc = 0;
