@@ -647,10 +647,9 @@ bool rewrite_gather_of_reshape(Graph& g, const Node& n, Rewriter& rw) {
   }
   if (src == n.inputs[1]) return false;
   rw.set_origin(n.name);
-  Node gather = n;
-  gather.name = g.unique_name(n.name + "/unreshaped");
+  Node gather = n;  // keeps the user's node name: its index errors name it (red-team round 13)
   gather.inputs[1] = src;
-  gather.outputs = {g.add_value(gather.name + ":0")};
+  gather.outputs = {g.add_value(g.unique_name(n.name + "/unreshaped") + ":0")};
   const int gathered = gather.outputs[0];
   rw.keep(std::move(gather));
   rw.op("Reshape", {gathered, rw.ints(g.values[n.outputs[0]].shape)}, {{"allowzero", int64_t{1}}}, n.outputs[0], 14);

@@ -8,6 +8,8 @@
 //  - Attention-23's qk_matmul_output with a softcap: mode 0 gave the softcapped logits (as
 //    onnx.reference 1.23 does), the spec and onnxruntime give the product before the softcap;
 //    mode 1 stays the softcapped logits.
+//  - Gather(data, Reshape(ids)) (rewritten to Reshape(Gather(data, ids))): its index errors named
+//    the internal node 'g/unreshaped'; they name the user's node 'g' again.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,6 +102,27 @@ TEST(Round13, AttentionQkOutputModeZeroIsTheProductBeforeTheSoftcap) {
             const double want = mode == 0 ? acc : cap * std::tanh(acc / cap);
             EXPECT_NEAR(got[1].get((h * 3 + i) * 5 + j), want, 1e-5 * (1 + std::fabs(want))) << h << "," << i << "," << j;
           }
+    }
+  }
+}
+
+TEST(Round13, GatherOfReshapedIndicesNamesTheUsersNodeInIndexErrors) {
+  GraphBuilder b("emb", 17);
+  const int ids = b.input("ids", DType::i64, {2, 3});
+  const int flat = b.op("Reshape", {ids, b.constant("flat", testing::ints_of({1}, {6}))});
+  b.output(b.op("Gather", {b.constant("table", testing::random_tensor(DType::f32, {4, 2}, 1)), flat}, {{"axis", int64_t{0}}}));
+  Graph g = b.build();
+  std::string name;
+  for (const Node& n : g.nodes)
+    if (n.op_type == "Gather") name = n.name;
+  ASSERT_FALSE(name.empty());
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    try {
+      Session(g, be).run({testing::ints_of({2, 3}, {0, 1, 4, 2, 0, 0})});
+      ADD_FAILURE() << "index 4 of a 4-row table ran";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'" + name + "' (Gather)"), std::string::npos) << e.what();
     }
   }
 }
