@@ -103,13 +103,17 @@ void emit_nll(const Graph& g, const Node& n, Rewriter& rw, int lp, int target, i
   const Shape ts = g.values[target].shape;
   const DType tt = g.values[target].dtype;
   int t = target, keep = -1, ignored = -1;
-  auto i64 = [&](int64_t v) {  // a scalar of the targets' integer dtype
-    Tensor c(tt, {});
+  auto scalar_of = [&](DType d, int64_t v) {
+    Tensor c(d, {});
     c.set_int(0, v);
     return rw.constant("c", std::move(c));
   };
+  auto i64 = [&](int64_t v) { return scalar_of(tt, v); };  // a scalar of the targets' dtype (v fits it)
   if (n.has_attr("ignore_index")) {
-    ignored = rw.op("Equal", {target, i64(n.attr_i("ignore_index", 0))});
+    // Compared as int64, as ref compares: an ignore_index outside an int32 target's range
+    // matches no target (a constant of the target's dtype would wrap onto one).
+    const int wide = tt == DType::i64 ? target : rw.op("Cast", {target}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
+    ignored = rw.op("Equal", {wide, scalar_of(DType::i64, n.attr_i("ignore_index", 0))});
     t = rw.op("Where", {ignored, i64(0), target});  // any valid index: the loss there is replaced by 0 below
     keep = rw.op("Cast", {rw.op("Not", {ignored})}, {{"to", int64_t{dtype_to_onnx(rw.float_dtype)}}});  // the loss's dtype
   }

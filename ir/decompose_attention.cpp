@@ -188,11 +188,25 @@ bool decompose_rotary(Graph& g, const Node& n, std::vector<Node>& nodes) {
   const int x = r.rank3 ? e.reshape(n.inputs[0], lay) : n.inputs[0];
   // Position ids index the caches' rows from 0: a negative id is refused as ref refuses it
   // (Gather alone would wrap it to a row from the end), by moving it below Gather's range.
-  int ids = -1;
+  // Ids of any integer dtype (RotaryEmbedding allows them; Gather takes int32 / int64): other
+  // dtypes are widened to int64 first. The constants have the ids' dtype.
+  int ids = pos ? n.inputs[3] : -1;
+  DType pt = pos ? g.values[n.inputs[3]].dtype : DType::i64;
+  if (pos && pt != DType::i64 && pt != DType::i32) {
+    ids = e.cast(ids, DType::i64);
+    pt = DType::i64;
+  }
   if (pos) {
     const int64_t rows = g.values[n.inputs[1]].shape.at(0);
-    const int p = n.inputs[3];
-    ids = e.op("Where", {e.op("Less", {p, e.ints({0})}), e.op("Sub", {p, e.ints({rows})}), p});
+    auto scalar = [&](int64_t v) {
+      Tensor c(pt, {});
+      c.set_int(0, v);
+      return e.constant(std::move(c));
+    };
+    // ids - rows stays below -rows (out of Gather's range) without wrapping where rows fits the
+    // dtype; a cache taller than the dtype's range is indexed by non-negative ids only anyway.
+    const int64_t lim = pt == DType::i32 ? INT32_MAX : INT64_MAX;
+    if (rows <= lim / 2) ids = e.op("Where", {e.op("Less", {ids, scalar(0)}), e.op("Sub", {ids, scalar(rows)}), ids});
   }
   auto cache = [&](int v, const Shape& to) {
     if (pos) v = e.op("Gather", {v, ids}, {{"axis", int64_t{0}}});
