@@ -35,6 +35,7 @@ void ensure_registered() {
     register_control_ops();
     register_quant_ops();
     register_attention_ops();
+    register_flex_attention_ops();
     register_quant_int_ops();
     register_misc_ops();
     register_grid_ops();
@@ -59,7 +60,9 @@ const OpDef* lookup_op(const std::string& op_type) {
 }
 
 const OpDef& op_or_throw(const Node& n) {
-  const OpDef* d = (n.domain.empty() || n.domain == "ai.onnx") ? lookup_op(n.op_type) : nullptr;
+  // Ops of other domains are registered under "<domain>.<op_type>" (ai.onnx.preview.FlexAttention).
+  const bool dflt = n.domain.empty() || n.domain == "ai.onnx";
+  const OpDef* d = dflt ? (n.op_type.find('.') == std::string::npos ? lookup_op(n.op_type) : nullptr) : lookup_op(n.domain + "." + n.op_type);
   if (!d)
     throw Unsupported("onnx", n.label() + ": unsupported op '" + printable((n.domain.empty() ? "" : n.domain + ".") + n.op_type) + "'");
   return *d;

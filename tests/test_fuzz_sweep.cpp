@@ -149,7 +149,15 @@ class ModelMaker {
     counter_ = 0;
     choices_.clear();
     auto* n = g_->add_node();
-    n->set_op_type(op_);
+    // fusor's ops of other domains are registered as "<domain>.<op>" (ai.onnx.preview.FlexAttention).
+    const size_t dot = op_.rfind('.');
+    n->set_op_type(dot == std::string::npos ? op_ : op_.substr(dot + 1));
+    if (dot != std::string::npos) {
+      n->set_domain(op_.substr(0, dot));
+      auto* imp = model_.add_opset_import();
+      imp->set_domain(op_.substr(0, dot));
+      imp->set_version(1);
+    }
     n->set_name(op_ + "_node");
     if (schema) from_schema(*schema, n);
     else generic(n);

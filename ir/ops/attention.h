@@ -35,6 +35,7 @@ bool decompose_attention(Graph& g, const Node& n, std::vector<Node>& nodes);
 bool decompose_rotary(Graph& g, const Node& n, std::vector<Node>& nodes);
 
 void register_attention_ops();  // Attention, RotaryEmbedding
+void register_flex_attention_ops();  // ir/ops/flex_attention.cpp: ai.onnx.preview.FlexAttention
 void register_quant_int_ops();  // ir/ops/quant_int.cpp: DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinear*
 
 }  // namespace fusor

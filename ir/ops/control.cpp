@@ -26,25 +26,6 @@ const Graph& branch(const Node& n, const std::string& name) {
   return *b;
 }
 
-// Indices into n.inputs of the outer values graph attribute `name` reads, in its input order.
-std::vector<int> captured_inputs(const Node& n, const std::string& name, int own_inputs) {
-  int at = own_inputs;
-  for (auto& [k, v] : n.attrs) {
-    const auto* g = std::get_if<std::shared_ptr<const Graph>>(&v);
-    if (!g || !*g) continue;
-    const int count = static_cast<int>((*g)->inputs.size());
-    if (k == name) {
-      if (at + count > static_cast<int>(n.inputs.size()))
-        throw Error("shape", n.label() + ": graph '" + name + "' reads " + std::to_string(count) + " outer values, the node has too few inputs");
-      std::vector<int> idx(count);
-      for (int i = 0; i < count; ++i) idx[i] = at + i;
-      return idx;
-    }
-    at += count;
-  }
-  return {};
-}
-
 bool condition(const Node& n, const Tensor& c) {
   if (c.numel() != 1) throw Error("shape", n.label() + ": cond must hold exactly one element, got " + shape_str(c.shape()));
   return c.get(0) != 0.0;
@@ -142,23 +123,10 @@ bool if_expand(Graph& g, size_t index) {
   if (!n.has_input(0) || !g.values[n.inputs[0]].constant) return false;
   const char* name = condition(n, *g.values[n.inputs[0]].constant) ? "then_branch" : "else_branch";
   const Graph& b = branch(n, name);
-  const std::vector<int> caps = captured_inputs(n, name, 1);
-  std::vector<int> id(b.values.size(), -1);
-  for (size_t i = 0; i < caps.size(); ++i) id[b.inputs[i]] = n.inputs[caps[i]];
-  for (size_t v = 0; v < b.values.size(); ++v) {
-    if (id[v] >= 0) continue;
-    const Value& bv = b.values[v];
-    const std::string nm = g.unique_name(n.name + "/" + bv.name);
-    id[v] = bv.constant ? g.add_constant(nm, *bv.constant) : g.add_value(nm, bv.dtype, bv.shape, bv.shape_known);
-  }
-  std::vector<Node> inlined;
-  for (const Node& m : b.nodes) {
-    Node c = m;
-    c.name = n.name + "/" + m.name;
-    for (int& v : c.inputs) v = v >= 0 ? id[v] : -1;
-    for (int& v : c.outputs) v = v >= 0 ? id[v] : -1;
-    inlined.push_back(std::move(c));
-  }
+  std::vector<int> bound;
+  for (int i : captured_inputs(n, name, 1)) bound.push_back(n.inputs[i]);
+  RewriteNodes w{g, n.name, {}};
+  const std::vector<int> outs = w.inline_graph(b, bound);
   if (b.outputs.size() < n.outputs.size()) throw Error("shape", n.label() + ": " + name + " has fewer outputs than the node");
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     if (n.outputs[k] < 0) continue;
@@ -166,13 +134,11 @@ bool if_expand(Graph& g, size_t index) {
     c.name = n.name + "/output" + std::to_string(k);
     c.op_type = "Identity";
     c.opset = n.opset;
-    c.inputs = {id[b.outputs[k]]};
+    c.inputs = {outs[k]};
     c.outputs = {n.outputs[k]};
-    inlined.push_back(std::move(c));
+    w.nodes.push_back(std::move(c));
   }
-  g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(index));
-  g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(index), inlined.begin(), inlined.end());
-  g.reindex_producers();
+  w.replace(index);
   return true;
 }
 
@@ -182,6 +148,25 @@ void register_control_ops() {
   OpDef d = table_entry("If", 1, 1 << 20, if_infer, if_ref, 1 << 20);
   d.expand = if_expand;
   register_op(std::move(d));
+}
+
+std::vector<int> op_helpers::captured_inputs(const Node& n, const std::string& name, int own_inputs) {
+  int at = own_inputs;
+  for (auto& [k, v] : n.attrs) {
+    const auto* g = std::get_if<std::shared_ptr<const Graph>>(&v);
+    if (!g || !*g) continue;
+    const Graph& b = **g;
+    const int count = static_cast<int>(b.inputs.size()) - (b.formal_inputs < 0 ? 0 : b.formal_inputs);
+    if (k == name) {
+      if (count < 0 || at + count > static_cast<int>(n.inputs.size()))
+        throw Error("shape", n.label() + ": graph '" + name + "' reads " + std::to_string(count) + " outer values, the node has too few inputs");
+      std::vector<int> idx(count);
+      for (int i = 0; i < count; ++i) idx[i] = at + i;
+      return idx;
+    }
+    at += count;
+  }
+  return {};
 }
 
 void op_helpers::infer_subgraph(Graph& s, const Node& n, const char* part) {

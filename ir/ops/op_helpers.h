@@ -117,12 +117,41 @@ struct RewriteNodes {
     for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
     return g.add_constant(g.unique_name(base + "/ints"), std::move(t));
   }
+  // Appends subgraph b's nodes (an If branch, FlexAttention's score_mod), its inputs bound in
+  // order to the values in `inputs` (formal ones, then the captured outer values); every other
+  // value of b becomes a fresh value (a constant stays one) named "<base>/<name>", its nodes
+  // "<base>/<node name>". Returns the values of b's outputs.
+  std::vector<int> inline_graph(const Graph& b, const std::vector<int>& inputs) {
+    std::vector<int> id(b.values.size(), -1);
+    for (size_t i = 0; i < inputs.size() && i < b.inputs.size(); ++i) id[b.inputs[i]] = inputs[i];
+    for (size_t v = 0; v < b.values.size(); ++v) {
+      if (id[v] >= 0) continue;
+      const Value& bv = b.values[v];
+      const std::string nm = g.unique_name(base + "/" + bv.name);
+      id[v] = bv.constant ? g.add_constant(nm, *bv.constant) : g.add_value(nm, bv.dtype, bv.shape, bv.shape_known);
+    }
+    for (const Node& m : b.nodes) {
+      Node c = m;
+      c.name = base + "/" + m.name;
+      for (int& v : c.inputs) v = v >= 0 ? id[v] : -1;
+      for (int& v : c.outputs) v = v >= 0 ? id[v] : -1;
+      nodes.push_back(std::move(c));
+    }
+    std::vector<int> outs;
+    for (int o : b.outputs) outs.push_back(id[o]);
+    return outs;
+  }
   void replace(size_t index) {
     g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(index));
     g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(index), nodes.begin(), nodes.end());
     g.reindex_producers();
   }
 };
+
+// Indices into n.inputs of the outer values graph attribute `name` captures, in its input order:
+// after the node's own_inputs, each graph attribute's captured values in attribute-name order
+// (frontend/onnx_import.h). Throws Error("shape") when the node has too few inputs.
+std::vector<int> captured_inputs(const Node& n, const std::string& name, int own_inputs);
 
 // Shape inference (with folding) of a subgraph of node n (an If branch, a Loop/Scan body)
 // whose inputs are already bound; NeedsConstant and Unsupported pass through, other errors
