@@ -74,7 +74,7 @@ __shared__ float fz_part[FZ_SK_KG][FZ_M][FZ_SK_COLS + 1];
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
   const int lane = threadIdx.x % FZ_SK_COLS, kg = threadIdx.x / FZ_SK_COLS;
   const fz_idx tiles_n = (FZ_N + FZ_SK_COLS - 1) / FZ_SK_COLS;
-  // FZ_TILES counts 16-column tiles (matmul_config), an upper bound for wider ones.
+  // FZ_TILES (matmul_config) counts the FZ_SK_COLS-wide tiles; the loop strides over them.
   for (fz_idx tile = blockIdx.x; tile < (fz_idx)FZ_BATCH * tiles_n; tile += gridDim.x) {
     const fz_idx batch = tile / tiles_n, n = (tile % tiles_n) * FZ_SK_COLS + lane;
     const fz_idx abase = fz_a_base(batch), bbase = fz_b_base(batch);
@@ -430,11 +430,12 @@ struct CudaDialect : Dialect {
              "\n#define FZ_TILES_MN " + std::to_string(tiles) + "\n#define FZ_KCHUNK " + std::to_string(chunk) + "\n";
     }
     if (m <= 8) {
-      work = batch * cdiv(n, 16);
-      // 16 columns per block (the template's default); FUSOR_CUDA_GEMV_COLS=16|32|64 overrides.
+      // 16 columns per block (the template's default); FUSOR_CUDA_GEMV_COLS=8|16|32|64 overrides.
       const char* e = std::getenv("FUSOR_CUDA_GEMV_COLS");
-      const int cols = e ? std::atoi(e) : 0;
-      return std::string("#define FZ_SKINNY 1\n") + (cols == 16 || cols == 32 || cols == 64 ? "#define FZ_SK_COLS " + std::to_string(cols) + "\n" : "");
+      const int knob = e ? std::atoi(e) : 0;
+      const int cols = knob == 8 || knob == 16 || knob == 32 || knob == 64 ? knob : 16;
+      work = batch * cdiv(n, cols);
+      return "#define FZ_SKINNY 1\n#define FZ_SK_COLS " + std::to_string(cols) + "\n";
     }
     const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
     int64_t splits = 1;
