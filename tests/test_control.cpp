@@ -199,5 +199,40 @@ TEST(If, UndefinedOuterValueIsAnImportError) {
   }
 }
 
+// OptionalHasElement / OptionalGetElement on plain tensors (opset 18): a given tensor has its
+// element (true, the tensor itself), an omitted input is empty (false; getting it is an error).
+TEST(Optional, HasAndGetElementOfTensorsOnEveryBackend) {
+  onnx::ModelProto m = testing::onnx_model("optional_test", 8, 18);
+  auto* g = m.mutable_graph();
+  type(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  node(g, "OptionalHasElement", {"x"}, {"has"});
+  node(g, "OptionalHasElement", {""}, {"empty"});
+  node(g, "OptionalGetElement", {"x"}, {"got"});
+  node(g, "Neg", {"got"}, {"y"});
+  for (const char* o : {"has", "empty", "y"}) g->add_output()->set_name(o);
+  Graph gr = load(m);
+  Tensor x = testing::random_tensor(DType::f32, {2, 3}, 7);
+  for (const std::string& be : backend_names()) {
+    if (be != "ref" && make_backend(be)->devices().empty()) continue;
+    Session s(gr, be);
+    auto out = s.run({x});
+    ASSERT_EQ(out.size(), 3u) << be;
+    EXPECT_EQ(out[0].dtype(), DType::boolean) << be;
+    EXPECT_EQ(out[0].get_int(0), 1) << be;
+    EXPECT_EQ(out[1].get_int(0), 0) << be;
+    for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(out[2].get(i), -x.get(i)) << be << " element " << i;
+  }
+  for (const Node& n : specialize(gr, {x}).nodes) EXPECT_EQ(n.op_type.find("Optional"), std::string::npos) << "replaced at shape inference";
+  onnx::ModelProto bad = testing::onnx_model("optional_bad", 8, 18);
+  node(bad.mutable_graph(), "OptionalGetElement", {""}, {"z"});
+  bad.mutable_graph()->add_output()->set_name("z");
+  try {
+    Session(load(bad), "ref").run({});
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("empty optional"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace fusor

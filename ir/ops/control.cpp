@@ -1,4 +1,10 @@
-// Control flow (ONNX semantics): If.
+// Control flow (ONNX semantics): If, and the optional-type ops on plain tensors.
+//
+// OptionalHasElement-15/18: true when its input is given (fusor has no optional or sequence
+// values: a given input is a tensor, which always has an element), false when it is omitted.
+// OptionalGetElement-15/18: its tensor input itself; an omitted input is an empty optional,
+// Error("shape"). Both are replaced at shape inference (a constant, an Identity), so no kernel
+// or host step remains.
 //
 // If-1/11/13/16/19/21 (operator spec "If"): input 0 `cond` is a one-element bool tensor; the
 // attributes then_branch / else_branch are graphs without formal inputs whose outputs become
@@ -142,12 +148,50 @@ bool if_expand(Graph& g, size_t index) {
   return true;
 }
 
+void has_element_infer(InferContext& ctx) { ctx.set_output(0, DType::boolean, {}); }
+void has_element_ref(const Node& n, const Ins& in, Outs& out) { out[0].set_int(0, n.has_input(0) && opt_in(in, 0) ? 1 : 0); }
+bool has_element_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  Tensor t(DType::boolean, {});
+  t.set_int(0, n.has_input(0) ? 1 : 0);
+  RewriteNodes w{g, n.name, {}};
+  w.op("Identity", {g.add_constant(g.unique_name(n.name + "/has_element"), std::move(t))}, {}, n.outputs.empty() ? -1 : n.outputs[0]);
+  w.replace(index);
+  return true;
+}
+
+void get_element_check(const Node& n) {
+  if (!n.has_input(0)) throw Error("shape", n.label() + ": its input is an empty optional (omitted), which has no element to get");
+}
+void get_element_infer(InferContext& ctx) {
+  get_element_check(ctx.node());
+  ctx.set_output(0, ctx.dtype(0), ctx.shape(0));
+}
+void get_element_ref(const Node& n, const Ins& in, Outs& out) {
+  get_element_check(n);
+  out[0] = *in[0];
+}
+bool get_element_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  get_element_check(n);
+  RewriteNodes w{g, n.name, {}};
+  w.op("Identity", {n.inputs[0]}, {}, n.outputs.empty() ? -1 : n.outputs[0]);
+  w.replace(index);
+  return true;
+}
+
 }  // namespace
 
 void register_control_ops() {
   OpDef d = table_entry("If", 1, 1 << 20, if_infer, if_ref, 1 << 20);
   d.expand = if_expand;
   register_op(std::move(d));
+  OpDef h = table_entry("OptionalHasElement", 0, 1, has_element_infer, has_element_ref);
+  h.expand = has_element_expand;
+  register_op(std::move(h));
+  OpDef e = table_entry("OptionalGetElement", 0, 1, get_element_infer, get_element_ref);
+  e.expand = get_element_expand;
+  register_op(std::move(e));
 }
 
 std::vector<int> op_helpers::captured_inputs(const Node& n, const std::string& name, int own_inputs) {
