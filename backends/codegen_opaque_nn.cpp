@@ -246,33 +246,38 @@ std::string Emitter::pad(const Node& n, int out) const {
   else
     for (int64_t i = 0; i < r; ++i) axes.push_back(i);
   if (pads.size() != 2 * axes.size()) fail(n.label() + ": pads do not match axes");
-  std::vector<int64_t> begin(static_cast<size_t>(r), 0);
-  for (size_t i = 0; i < axes.size(); ++i) begin[normalize_axis(axes[i], r, n.label())] = pads[i];
+  std::vector<int64_t> begin(static_cast<size_t>(r), 0), end(static_cast<size_t>(r), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    begin[normalize_axis(axes[i], r, n.label())] = pads[i];
+    end[normalize_axis(axes[i], r, n.label())] = pads[axes.size() + i];
+  }
   const std::string mode = n.attr_s("mode", "constant");
   const Shape cs = contiguous_strides(xs);
   std::string s = coords("d", "fz_o", os) + "    fz_idx fz_s = " + lit(0) + ";\n    int fz_pad = 0;\n";
   for (int64_t d = 0; d < r; ++d) {
-    const int64_t dim = xs[d];
+    // The op table's rule (ir/ops/shape.cpp pad_ref): negative pads crop first, the other
+    // side pads from what is left, [lo, hi).
+    const int64_t lo = std::max<int64_t>(-begin[d], 0), hi = xs[d] - std::max<int64_t>(-end[d], 0), kept = hi - lo;
     const std::string c = "fz_c" + std::to_string(d);
     s += "    fz_idx " + c + " = fz_d" + std::to_string(d) + " - " + lit(begin[d]) + ";\n";
-    s += "    if (" + c + " < " + lit(0) + " || " + c + " >= " + lit(dim) + ") {\n";
-    // Non-negative before '%' (negative operands are undefined in GLSL): add whole periods.
+    s += "    if (" + c + " < " + lit(lo) + " || " + c + " >= " + lit(hi) + ") {\n";
+    // c - lo made non-negative before '%' (negative operands are undefined in GLSL): whole periods added.
     auto wrap = [&](int64_t period) {
       const int64_t k = (std::max<int64_t>(begin[d], 0) + period - 1) / period + 1;
-      return "      " + c + " = (" + c + " + " + lit(k * period) + ") % " + lit(period) + ";\n";
+      return "      " + c + " = (" + c + " - " + lit(lo) + " + " + lit(k * period) + ") % " + lit(period) + ";\n";
     };
     if (mode == "constant")
       s += "      fz_pad = 1;\n";
     else if (mode == "edge")
-      s += "      " + c + " = " + c + " < " + lit(0) + " ? " + lit(0) + " : " + lit(dim - 1) + ";\n";
+      s += "      " + c + " = " + c + " < " + lit(lo) + " ? " + lit(lo) + " : " + lit(hi - 1) + ";\n";
     else if (mode == "wrap")
-      s += wrap(dim);
+      s += wrap(kept) + "      " + c + " += " + lit(lo) + ";\n";
     else if (mode == "reflect") {
-      if (dim == 1)
-        s += "      " + c + " = " + lit(0) + ";\n";
+      if (kept == 1)
+        s += "      " + c + " = " + lit(lo) + ";\n";
       else
-        s += wrap(2 * (dim - 1)) + "      if (" + c + " >= " + lit(dim) + ") " + c + " = " + lit(2 * (dim - 1)) +
-             " - " + c + ";\n";
+        s += wrap(2 * (kept - 1)) + "      if (" + c + " >= " + lit(kept) + ") " + c + " = " + lit(2 * (kept - 1)) + " - " + c +
+             ";\n      " + c + " += " + lit(lo) + ";\n";
     } else
       throw Unsupported(d_.name, n.label() + ": Pad mode '" + mode + "'");
     s += "    }\n    fz_s += " + c + " * " + lit(cs[d]) + ";\n";
@@ -360,12 +365,13 @@ std::string Emitter::scatter(const Node& n, int out) const {
     s += "      if (fz_dst == fz_o) " + copy(upd, "fz_u", out, "fz_o") + "\n    }\n";
     return s;
   }
-  // Reductions combine through float (exact for integers up to 2^24), as std::max/min do.
+  // Reductions combine through float (exact for integers up to 2^24; wider types are refused
+  // above); max / min propagate NaN as the Max / Min ops do (fz_max / fz_min).
   const std::string a = load_of(out, "fz_o"), b = "fz_b";
   std::string comb = red == "add"   ? "fz_a + fz_b"
                      : red == "mul" ? "fz_a * fz_b"
-                     : red == "max" ? "(fz_a < fz_b ? fz_b : fz_a)"
-                     : red == "min" ? "(fz_b < fz_a ? fz_b : fz_a)"
+                     : red == "max" ? "fz_max(fz_a, fz_b)"
+                     : red == "min" ? "fz_min(fz_a, fz_b)"
                                     : "";
   if (comb.empty()) throw Unsupported(d_.name, n.label() + ": reduction '" + red + "'");
   s += "      if (fz_dst == fz_o) {\n        float fz_a = " + a + ";\n        float fz_b = " + load_of(upd, "fz_u") +

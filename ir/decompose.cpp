@@ -44,8 +44,16 @@ class Rewriter {
     nodes_.push_back(std::move(n));
     return out;
   }
-  // Reduce* in its opset-11 form (axes as an attribute), keepdims=1.
+  // Reduce* over `axes` in its opset-11 form (axes as an attribute), keepdims=1. No axes of a
+  // tensor with dims: a reduction of each element alone (InstanceNormalization of [N, C] has no
+  // spatial axes), which the opset-11 form would read as every axis (red-team round 14): Sum /
+  // Mean / Max / Min are the element, the others (L1, L2, SumSquare, ...) the opset-18 form
+  // with noop_with_empty_axes, which applies their element-wise part.
   int reduce(const std::string& type, int x, std::vector<int64_t> axes, int out = -1, bool keep = true) {
+    if (axes.empty() && !value(x).shape.empty()) {
+      if (type == "ReduceSum" || type == "ReduceMean" || type == "ReduceMax" || type == "ReduceMin") return op("Identity", {x}, {}, out);
+      return op(type, {x, ints({})}, {{"keepdims", int64_t{keep ? 1 : 0}}, {"noop_with_empty_axes", int64_t{1}}}, out, 18);
+    }
     return op(type, {x}, {{"axes", axes}, {"keepdims", int64_t{keep ? 1 : 0}}}, out, 11);
   }
   void keep(Node n) { nodes_.push_back(std::move(n)); }

@@ -499,7 +499,14 @@ void scatter_combine(const std::string& red, const Tensor& upd, int64_t u, Tenso
                             y.dtype()));
   } else {
     const double a = y.get(dst), b = upd.get(u);
-    y.set(dst, red == "add" ? a + b : red == "mul" ? a * b : red == "max" ? std::max(a, b) : std::min(a, b));
+    // max / min as the Max / Min ops compute them: NaN in either operand gives NaN (std::max kept
+    // the first operand: a NaN update was dropped; red-team round 14).
+    const bool nan = std::isnan(a) || std::isnan(b);
+    y.set(dst, red == "add"   ? a + b
+               : red == "mul" ? a * b
+               : nan          ? std::numeric_limits<double>::quiet_NaN()
+               : red == "max" ? (a > b ? a : b)
+                              : (a < b ? a : b));
   }
 }
 
@@ -639,13 +646,18 @@ void pad_infer(InferContext& ctx) {
   Shape out = x;
   for (size_t d = 0; d < x.size(); ++d) {
     out[d] = shape_add(ctx.node(), shape_add(ctx.node(), out[d], p.begin[d]), p.end[d]);
-    if (p.mode != "constant" && x[d] == 0 && out[d] > 0) ctx.fail("mode '" + p.mode + "' cannot pad an empty axis");
+    // The negative pads crop first (onnxruntime's order), so the other side pads what is left.
+    const int64_t kept = x[d] + std::min<int64_t>(p.begin[d], 0) + std::min<int64_t>(p.end[d], 0);
+    if (p.mode != "constant" && kept <= 0 && out[d] > 0)
+      ctx.fail("mode '" + p.mode + "' cannot pad axis " + std::to_string(d) + ": it is empty" + (x[d] > 0 ? " after its negative pads" : ""));
   }
   ctx.set_output(0, ctx.dtype(0), out);
 }
 
 // Each output coordinate maps per dim to an input coordinate or, in constant mode, to -1 (the
-// pad value): reflect mirrors without repeating the edge, edge clamps, wrap is periodic.
+// pad value): reflect mirrors without repeating the edge, edge clamps, wrap is periodic. Negative
+// pads crop first, and the other side's pad reads what is left, [lo, hi) (as onnxruntime; the
+// spec does not order them; red-team round 14: wrap over the uncropped axis differed).
 void pad_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor& x = *in[0];
   Tensor& y = out[0];
@@ -653,22 +665,23 @@ void pad_ref(const Node& n, const Ins& in, Outs& out) {
   const int r = x.rank();
   std::vector<std::vector<int64_t>> src(static_cast<size_t>(r));
   for (int d = 0; d < r; ++d) {
-    const int64_t dim = x.shape()[d];
+    const int64_t lo = std::max<int64_t>(-p.begin[d], 0), hi = x.shape()[d] - std::max<int64_t>(-p.end[d], 0), kept = hi - lo;
     for (int64_t o = 0; o < y.shape()[d]; ++o) {
       int64_t i = o - p.begin[d];
-      if (i < 0 || i >= dim) {
+      if (i < lo || i >= hi) {
         if (p.mode == "constant")
           i = -1;
         else if (p.mode == "edge")
-          i = std::clamp<int64_t>(i, 0, dim - 1);
+          i = std::clamp<int64_t>(i, lo, hi - 1);
         else if (p.mode == "wrap")
-          i = ((i % dim) + dim) % dim;
-        else if (dim == 1)
-          i = 0;
+          i = lo + (((i - lo) % kept) + kept) % kept;
+        else if (kept == 1)
+          i = lo;
         else {
-          const int64_t period = 2 * (dim - 1);
-          i = ((i % period) + period) % period;
-          if (i >= dim) i = period - i;
+          const int64_t period = 2 * (kept - 1);
+          int64_t j = (((i - lo) % period) + period) % period;
+          if (j >= kept) j = period - j;
+          i = lo + j;
         }
       }
       src[d].push_back(i);
