@@ -1,0 +1,78 @@
+# zero-size tensors through every kind of kernel: contraction with K=0, pools/conv with N=0, Pad of empty, etc.
+import sys, numpy as np
+sys.path.insert(0, '/tmp/rt14/gen')
+from h import *
+from hb import build, I
+rng = np.random.default_rng(9)
+only = sys.argv[1] if len(sys.argv) > 1 else ''
+def R(*s): return rng.standard_normal(s).astype(np.float32)
+def run(name, nodes, feeds, inits=(), opset=18, outs=None, exp=None, expect_error=False):
+    if only and only not in name: return
+    try: m = build(name, nodes, feeds, inits, opset, outs)
+    except Exception as ex: print('[skip]', name, str(ex)[:200]); return
+    f, res = check(name, m, feeds, exp=exp, quiet=True, expect_error=expect_error, tol=(1e-5, 1e-6))
+    return f
+# K = 0 contractions: must be zeros (+bias)
+run('MatMul_K0', [oh.make_node('MatMul', ['a', 'b'], ['y'])], {'a': R(3, 0), 'b': R(0, 4)}, exp=[np.zeros((3, 4), np.float32)])
+run('MatMul_K0_relu_add', [oh.make_node('MatMul', ['a', 'b'], ['m']), oh.make_node('Add', ['m', 'c'], ['s']), oh.make_node('Exp', ['s'], ['y'])],
+    {'a': R(2, 3, 0), 'b': R(0, 4), 'c': R(4)})
+run('MatMul_K0_int32', [oh.make_node('MatMul', ['a', 'b'], ['y'])], {'a': np.zeros((3, 0), np.int32), 'b': np.zeros((0, 4), np.int32)}, exp=[np.zeros((3, 4), np.int32)])
+run('MatMul_K0_f16', [oh.make_node('MatMul', ['a', 'b'], ['y'])], {'a': np.zeros((3, 0), np.float16), 'b': np.zeros((0, 4), np.float16)}, exp=[np.zeros((3, 4), np.float16)])
+run('Gemm_K0_C', [oh.make_node('Gemm', ['a', 'b', 'c'], ['y'], alpha=2.0, beta=0.5)], {'a': R(3, 0), 'b': R(0, 4), 'c': R(1, 4)})
+run('Gemm_K0_transB', [oh.make_node('Gemm', ['a', 'b', 'c'], ['y'], transB=1, beta=-1.0)], {'a': R(3, 0), 'b': R(4, 0), 'c': R(3, 4)})
+run('Einsum_K0', [oh.make_node('Einsum', ['a', 'b'], ['y'], equation='ij,jk->ik')], {'a': R(3, 0), 'b': R(0, 4)}, exp=[np.zeros((3, 4), np.float32)], opset=12)
+run('Conv_Cin0_bias', [oh.make_node('Conv', ['x', 'w', 'b'], ['y'])], {'x': R(1, 0, 5, 5), 'w': R(3, 0, 3, 3), 'b': R(3)})
+run('Conv_N0', [oh.make_node('Conv', ['x', 'w', 'b'], ['y'], pads=[1, 1, 1, 1]), oh.make_node('Relu', ['y'], ['z'])], {'x': R(0, 2, 5, 5)}, [nh.from_array(R(3, 2, 3, 3), 'w'), nh.from_array(R(3), 'b')], outs=['z'])
+run('ConvT_N0', [oh.make_node('ConvTranspose', ['x', 'w'], ['y'], strides=[2, 2])], {'x': R(0, 2, 3, 3)}, [nh.from_array(R(2, 3, 3, 3), 'w')])
+run('ConvT_Cin0_bias', [oh.make_node('ConvTranspose', ['x', 'w', 'b'], ['y'], strides=[2, 2])], {'x': R(1, 0, 3, 3), 'w': R(0, 3, 3, 3), 'b': R(3)})
+run('MaxPool_N0', [oh.make_node('MaxPool', ['x'], ['y', 'i'], kernel_shape=[2, 2])], {'x': R(0, 2, 4, 4)}, outs=['y', 'i'], opset=12)
+run('AvgPool_C0', [oh.make_node('AveragePool', ['x'], ['y'], kernel_shape=[2, 2])], {'x': R(2, 0, 4, 4)})
+run('GlobalAvg_spatial0', [oh.make_node('GlobalAveragePool', ['x'], ['y'])], {'x': R(2, 3, 0, 4)})
+run('GlobalMax_spatial0', [oh.make_node('GlobalMaxPool', ['x'], ['y'])], {'x': R(2, 3, 0, 4)})
+run('Resize_N0', [oh.make_node('Resize', ['x', '', 'sc'], ['y'], mode='linear')], {'x': R(0, 2, 4, 4)}, [nh.from_array(np.array([1, 1, 2, 2], np.float32), 'sc')])
+run('Resize_H0', [oh.make_node('Resize', ['x', '', '', 'sz'], ['y'], mode='linear')], {'x': R(1, 2, 0, 4)}, [I('sz', [1, 2, 3, 3])], expect_error=True)
+run('BatchNorm_N0', [oh.make_node('BatchNormalization', ['x', 's', 'b', 'm', 'v'], ['y'])], {'x': R(0, 3, 2, 2)}, [nh.from_array(R(3), n) for n in 'sbm'] + [nh.from_array(np.ones(3, np.float32), 'v')])
+run('InstanceNorm_spatial0', [oh.make_node('InstanceNormalization', ['x', 's', 'b'], ['y'])], {'x': R(2, 3, 0)}, [nh.from_array(R(3), n) for n in 'sb'])
+run('LayerNorm_rows0', [oh.make_node('LayerNormalization', ['x', 's', 'b'], ['y'], axis=-1)], {'x': R(0, 4)}, [nh.from_array(R(4), n) for n in 'sb'], opset=17)
+run('LayerNorm_width0', [oh.make_node('LayerNormalization', ['x', 's', 'b'], ['y'], axis=-1)], {'x': R(3, 0)}, [nh.from_array(R(0), n) for n in 'sb'], opset=17)
+run('Softmax_width0', [oh.make_node('Softmax', ['x'], ['y'])], {'x': R(3, 0)})
+run('Softmax_rows0', [oh.make_node('Softmax', ['x'], ['y'], axis=0)], {'x': R(0, 3)})
+run('LogSoftmax_rows0_ax0', [oh.make_node('LogSoftmax', ['x'], ['y'], axis=0)], {'x': R(0, 3)})
+run('TopK_rows0', [oh.make_node('TopK', ['x', 'k'], ['v', 'i'])], {'x': R(0, 5)}, [I('k', [2])], outs=['v', 'i'])
+run('TopK_k0_width0', [oh.make_node('TopK', ['x', 'k'], ['v', 'i'])], {'x': R(3, 0)}, [I('k', [0])], outs=['v', 'i'])
+run('ArgMax_axis_len0', [oh.make_node('ArgMax', ['x'], ['y'], axis=1)], {'x': R(3, 0)}, expect_error=True)
+run('ArgMax_other0', [oh.make_node('ArgMax', ['x'], ['y'], axis=1)], {'x': R(0, 4)})
+run('CumSum_len0', [oh.make_node('CumSum', ['x', 'a'], ['y'])], {'x': R(3, 0)}, [nh.from_array(np.array(1, np.int64), 'a')])
+run('Hardmax_width0', [oh.make_node('Hardmax', ['x'], ['y'])], {'x': R(3, 0)})
+# Pad of an empty tensor into a non-empty one
+for mode in ['constant', 'edge', 'reflect', 'wrap']:
+    run(f'Pad_empty_{mode}', [oh.make_node('Pad', ['x', 'p', 'cv'], ['y'], mode=mode)], {'x': R(0, 3)}, [I('p', [1, 1, 2, 0]), nh.from_array(np.array(2.5, np.float32), 'cv')],
+        opset=19, expect_error=(mode != 'constant'), exp=[np.full((3, 6), 2.5, np.float32)] if mode == 'constant' else None)
+run('Pad_empty_constant_then_add', [oh.make_node('Pad', ['x', 'p'], ['y0'], mode='constant'), oh.make_node('Add', ['y0', 'y0'], ['y'])], {'x': np.zeros((2, 0), np.float32)}, [I('p', [0, 1, 0, 2])], exp=[np.zeros((2, 3), np.float32)])
+# Concat with empties, Expand empty, Tile empty, Gather empty indices
+run('Concat_empties', [oh.make_node('Concat', ['a', 'b', 'c'], ['y'], axis=0), oh.make_node('Neg', ['y'], ['z'])], {'a': R(0, 3), 'b': R(2, 3), 'c': R(0, 3)}, outs=['z'])
+run('Gather_idx_empty', [oh.make_node('Gather', ['x', 'i'], ['y'], axis=1)], {'x': R(3, 4), 'i': np.zeros((0, 2), np.int64)})
+run('Gather_from_empty_axis', [oh.make_node('Gather', ['x', 'i'], ['y'], axis=1)], {'x': R(3, 0), 'i': np.zeros((2,), np.int64)}, expect_error=True)
+run('GatherElements_empty', [oh.make_node('GatherElements', ['x', 'i'], ['y'], axis=1)], {'x': R(3, 4), 'i': np.zeros((3, 0), np.int64)})
+run('ScatterND_empty_updates', [oh.make_node('ScatterND', ['x', 'i', 'u'], ['y'])], {'x': R(3, 4), 'i': np.zeros((0, 1), np.int64), 'u': R(0, 4)})
+run('ScatterEl_empty', [oh.make_node('ScatterElements', ['x', 'i', 'u'], ['y'], axis=1)], {'x': R(3, 4), 'i': np.zeros((3, 0), np.int64), 'u': R(3, 0)})
+run('Expand_to_empty', [oh.make_node('Expand', ['x', 's'], ['y'])], {'x': R(1, 3)}, [I('s', [0, 3])])
+run('Tile_zero', [oh.make_node('Tile', ['x', 'r'], ['y'])], {'x': R(2, 3)}, [I('r', [0, 2])])
+run('Split_zero_piece', [oh.make_node('Split', ['x', 's'], ['a', 'b', 'c'], axis=1)], {'x': R(2, 3)}, [I('s', [0, 3, 0])], outs=['a', 'b', 'c'])
+run('Slice_empty_range', [oh.make_node('Slice', ['x', 'st', 'en'], ['y']), oh.make_node('ReduceSum', ['y'], ['z'], keepdims=0)], {'x': R(4, 3)}, [I('st', [3]), I('en', [1])], outs=['z'])
+run('Unique_empty_ax1', [oh.make_node('Unique', ['x'], ['y', 'a', 'b', 'c'], axis=1)], {'x': R(3, 0)}, outs=['y', 'a', 'b', 'c'], opset=11)
+run('NonZero_then_Gather', [oh.make_node('NonZero', ['x'], ['nz']), oh.make_node('Transpose', ['nz'], ['t']), oh.make_node('GatherND', ['x', 't'], ['y'])], {'x': np.zeros((3, 4), np.float32)})
+run('OneHot_depth0', [oh.make_node('OneHot', ['i', 'd', 'v'], ['y'])], {'i': np.array([0, 1], np.int64)}, [I('d', 0), nh.from_array(np.array([0, 1], np.float32), 'v')], opset=11)
+run('Range_empty', [oh.make_node('Range', ['a', 'b', 'c'], ['y'])], {}, [nh.from_array(np.array(5, np.int64), 'a'), nh.from_array(np.array(1, np.int64), 'b'), nh.from_array(np.array(1, np.int64), 'c')], opset=11)
+run('ConstantOfShape_empty', [oh.make_node('ConstantOfShape', ['s'], ['y'], value=nh.from_array(np.array([3], np.int32)))], {}, [I('s', [2, 0])], opset=11)
+run('DepthToSpace_N0', [oh.make_node('DepthToSpace', ['x'], ['y'], blocksize=2)], {'x': R(0, 4, 2, 2)}, opset=13)
+run('GridSample_N0', [oh.make_node('GridSample', ['x', 'g'], ['y'])], {'x': R(0, 2, 3, 3), 'g': R(0, 2, 2, 2)}, opset=16)
+run('GridSample_grid0', [oh.make_node('GridSample', ['x', 'g'], ['y'])], {'x': R(1, 2, 3, 3), 'g': R(1, 0, 2, 2)}, opset=16)
+run('LRN_N0', [oh.make_node('LRN', ['x'], ['y'], size=3)], {'x': R(0, 3, 2, 2)})
+run('RNN_seq0', [oh.make_node('RNN', ['x', 'w', 'r'], ['y', 'h'], hidden_size=2)], {'x': R(0, 1, 3)}, [nh.from_array(R(1, 2, 3), 'w'), nh.from_array(R(1, 2, 2), 'r')], outs=['y', 'h'], opset=14)
+run('ReduceMax_empty_keep', [oh.make_node('ReduceMax', ['x', 'a'], ['y'], keepdims=1)], {'x': R(3, 0)}, [I('a', [1])])
+run('ReduceMin_empty_int', [oh.make_node('ReduceMin', ['x', 'a'], ['y'], keepdims=0)], {'x': np.zeros((3, 0), np.int32)}, [I('a', [1])])
+run('ReduceMax_empty_uint8', [oh.make_node('ReduceMax', ['x', 'a'], ['y'], keepdims=0)], {'x': np.zeros((3, 0), np.uint8)}, [I('a', [1])])
+run('ReduceProd_empty', [oh.make_node('ReduceProd', ['x', 'a'], ['y'], keepdims=0)], {'x': R(3, 0)}, [I('a', [1])])
+run('ReduceLogSumExp_empty', [oh.make_node('ReduceLogSumExp', ['x', 'a'], ['y'], keepdims=0)], {'x': R(3, 0)}, [I('a', [1])])
+run('ReduceL2_empty', [oh.make_node('ReduceL2', ['x', 'a'], ['y'], keepdims=0)], {'x': R(3, 0)}, [I('a', [1])])
