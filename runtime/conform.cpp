@@ -26,7 +26,8 @@ std::vector<std::string> find_cases(const std::vector<std::string>& paths) {
       throw Error("conform", "path '" + printable(p) + "': " + ec.message());
     if (!fs::exists(st)) throw Error("conform", "path '" + printable(p) + "' does not exist");
     if (fs::is_regular_file(st)) {
-      out.push_back(fs::path(p).parent_path().string());
+      const fs::path parent = fs::path(p).parent_path();  // "model.onnx" alone: the current folder
+      out.push_back(parent.empty() ? std::string(".") : parent.string());
       continue;
     }
     if (fs::exists(fs::path(p) / "model.onnx", ec)) {

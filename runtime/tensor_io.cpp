@@ -333,7 +333,9 @@ Tensor read_tensor(const std::string& path) {
   throw io_error(path, "unknown tensor file extension '" + ext + "' (expected .pb or .npy)");
 }
 
-std::vector<TestCase> load_test_data_sets(const std::string& model_dir) {
+std::vector<TestCase> load_test_data_sets(const std::string& model_dir_in) {
+  // A model named without a folder ("model.onnx") lives in the current one.
+  const std::string model_dir = model_dir_in.empty() ? std::string(".") : model_dir_in;
   std::error_code ec;
   // ec names why it could not be looked at (a symlink loop); a missing path is "not a folder".
   if (!fs::is_directory(model_dir, ec))

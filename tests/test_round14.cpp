@@ -9,9 +9,15 @@
 //    operand); they propagate NaN as the Max / Min ops do.
 //  - Compress with a condition longer than its axis was refused (and ignored without an axis);
 //    the extra entries are ignored in both forms, as onnxruntime.
+//  - Found beside the round: `fusor run model.onnx` / `fusor conform model.onnx` named from the
+//    model's own folder failed with "[io] '': not a folder" (the test sets' folder was the
+//    path's empty parent); it is the current folder.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "backends/backend.h"
@@ -123,6 +129,22 @@ TEST(Round14, CompressIgnoresConditionEntriesPastTheAxis) {
     if (with_axis) a["axis"] = int64_t{0};
     b.output(b.op("Compress", {x, b.constant("c", testing::ints_of({5}, {1, 0, 1, 0, 1}, DType::boolean))}, a));
     expect_everywhere(b.build(), {testing::tensor_of({3}, {4, 5, 6})}, {4, 6});
+  }
+}
+
+TEST(Round14, AModelNamedWithoutAFolderIsReadFromTheCurrentOne) {
+  if (!std::getenv("FUSOR_BIN")) GTEST_SKIP() << "FUSOR_BIN not set (run through ctest)";
+  testing::TempDir d;
+  std::filesystem::copy(std::string(FUSOR_SOURCE_DIR) + "/examples/gpt2_tiny", d.path, std::filesystem::copy_options::recursive);
+  for (const std::string& cmd : {"run model.onnx --backend ref", "conform model.onnx --backend ref"}) {
+    SCOPED_TRACE(cmd);
+    const std::string log = d / "log.txt";
+    const int rc = std::system(("cd '" + d.path.string() + "' && '" + std::getenv("FUSOR_BIN") + "' " + cmd + " > '" + log + "' 2>&1").c_str());
+    std::ifstream in(log);
+    const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_EQ(out.find("not a folder"), std::string::npos) << out;
+    EXPECT_NE(out.find(cmd[0] == 'r' ? "PASS" : "1 passed, 0 failed"), std::string::npos) << out;
   }
 }
 
