@@ -36,6 +36,7 @@ void ensure_registered() {
     register_quant_ops();
     register_attention_ops();
     register_flex_attention_ops();
+    register_contrib_ops();
     register_quant_int_ops();
     register_misc_ops();
     register_grid_ops();

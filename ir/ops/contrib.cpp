@@ -1,0 +1,338 @@
+// onnxruntime's contrib operators (domain com.microsoft), as its transformer optimizer and
+// Optimum write them into BERT / GPT-2 style models, and SimplifiedLayerNormalization (which
+// onnxruntime registers in the default domain). Each is replaced at shape inference
+// (OpDef::expand) by the standard ops it stands for, so every backend fuses and runs it like
+// the unoptimized graph; the formulas are onnxruntime's (docs/ContribOperators.md and its CPU
+// kernels), checked against onnxruntime 1.32 (tests/test_contrib_ops.cpp):
+//
+//   Gelu(X)                     0.5 X (1 + erf(X / sqrt 2))                 -> Gelu
+//   BiasGelu(A, B)              Gelu(A + B)
+//   FastGelu(X, bias?)          the tanh approximation of Gelu(X + bias)    -> Gelu(approximate=tanh)
+//   QuickGelu(X) alpha=1.702    X * Sigmoid(alpha X)
+//   BiasAdd(X, bias, skip)      X + bias + skip
+//   FusedMatMul(A, B)           alpha * op(A) @ op(B), op a transpose of the last two axes when
+//                               transA / transB (transBatchA / transBatchB are refused)
+//   SkipLayerNormalization(input, skip, gamma, beta?, bias?) epsilon=1e-12
+//                               s = input + skip (+ bias); output = LayerNormalization(s) over
+//                               the last axis; outputs (output, mean, inv_std_var, s)
+//   SkipSimplifiedLayerNormalization(input, skip, gamma, bias?) epsilon=1e-12
+//                               the same with RMSNormalization and no beta
+//   SimplifiedLayerNormalization(X, scale) axis=-1 epsilon=1e-5        -> RMSNormalization
+//   EmbedLayerNormalization(input_ids, segment_ids?, word_embedding, position_embedding,
+//       segment_embedding?, gamma, beta, mask?, position_ids?) epsilon=1e-12
+//                               e = word[ids] + position[position_ids or 0..S-1] (+ segment[seg]);
+//                               outputs (LayerNormalization(e), mask_index = sum of each row
+//                               of mask as int32 [B] (zeros without a mask), e)
+//   Attention(input, weights, bias?, mask_index?) num_heads, unidirectional, qkv_hidden_sizes,
+//       scale, mask_filter_value=-10000
+//                               QKV = input @ weights + bias split into heads; softmax(scale
+//                               Q K^T + mask bias) V with heads merged; the mask bias is
+//                               mask_filter_value where a key is masked: mask_index [B] (keys
+//                               j >= end[b]), [2B] (j >= end[b] or j < start[b]) or the raw
+//                               [B, S] 0/1 mask; unidirectional masks keys after the query.
+//                               past / present, attention_bias, rotary and the other mask
+//                               layouts are refused (Unsupported, one line).
+// Errors: Error("shape") / Unsupported naming the node, one line.
+#include <cmath>
+
+#include "ir/ops/attention.h"
+#include "ir/ops/op_helpers.h"
+
+namespace fusor {
+namespace {
+
+using namespace op_helpers;
+
+bool all_known(const Graph& g, const Node& n) {
+  for (int v : n.inputs) {
+    if (v < 0) continue;
+    const Value& x = g.values[v];
+    if (!x.shape_known) return false;
+    for (int64_t d : x.shape)
+      if (d < 0) return false;
+  }
+  return true;
+}
+
+int out_of(const Node& n, size_t k) { return k < n.outputs.size() ? n.outputs[k] : -1; }
+int in_of(const Node& n, size_t k) { return n.has_input(k) ? n.inputs[k] : -1; }
+
+// A scalar constant of dtype t.
+int scalar(Graph& g, const Node& n, DType t, double v) {
+  Tensor c(t, {});
+  c.set(0, v);
+  return g.add_constant(g.unique_name(n.name + "/c"), std::move(c));
+}
+
+// Shape rule while the node is not yet expanded (unknown dims): output k like input i.
+InferFn like_input(int i) {
+  return [i](InferContext& ctx) {
+    for (int k = 0; k < ctx.num_outputs(); ++k)
+      if (ctx.node().outputs[k] >= 0) ctx.set_output(k, ctx.dtype(i), ctx.shape(i));
+  };
+}
+void expanded_ref(const Node& n, const Ins&, Outs&) { ref_fail(n, "runs once its input shapes are known (it is expanded into standard ops then)"); }
+
+void register_expanded(const std::string& name, int min_in, int max_in, int max_out, InferFn infer,
+                       std::function<bool(Graph&, size_t)> expand) {
+  OpDef d = table_entry(name, min_in, max_in, std::move(infer), expanded_ref, max_out);
+  d.expand = std::move(expand);
+  register_op(std::move(d));
+}
+
+// ---- the Gelu family, BiasAdd, FusedMatMul -------------------------------------------------
+
+bool gelu_expand(Graph& g, size_t index, bool bias_required, const char* approximate) {
+  const Node n = g.nodes[index];
+  RewriteNodes w{g, n.name, {}};
+  int x = n.inputs[0];
+  if (in_of(n, 1) >= 0) x = w.op("Add", {x, n.inputs[1]});
+  else if (bias_required) throw Error("shape", n.label() + ": input 1 (the bias) is required");
+  w.op("Gelu", {x}, {{"approximate", std::string(approximate)}}, out_of(n, 0), 20);
+  w.replace(index);
+  return true;
+}
+
+bool quick_gelu_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  RewriteNodes w{g, n.name, {}};
+  const DType t = g.values[n.inputs[0]].dtype;
+  const int ax = w.op("Mul", {n.inputs[0], scalar(g, n, t, n.attr_f("alpha", 1.702))});
+  w.op("Mul", {n.inputs[0], w.op("Sigmoid", {ax})}, {}, out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
+bool bias_add_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  RewriteNodes w{g, n.name, {}};
+  w.op("Add", {w.op("Add", {n.inputs[0], n.inputs[1]}), n.inputs[2]}, {}, out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
+bool fused_matmul_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (n.attr_i("transBatchA", 0) || n.attr_i("transBatchB", 0))
+    throw Unsupported("onnx", n.label() + ": transBatchA / transBatchB are not supported");
+  // A transpose needs the operand's rank (its dims may still be unknown).
+  for (int i : {0, 1})
+    if (n.attr_i(i ? "transB" : "transA", 0) && g.values[n.inputs[i]].shape.empty() && !g.values[n.inputs[i]].shape_known) return false;
+  RewriteNodes w{g, n.name, {}};
+  const auto last_two = [&](int v) {
+    const int64_t r = static_cast<int64_t>(g.values[v].shape.size());
+    if (r < 2) throw Error("shape", n.label() + ": transA / transB need rank >= 2, got " + shape_str(g.values[v].shape));
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < r; ++i) perm.push_back(i);
+    std::swap(perm[r - 1], perm[r - 2]);
+    return w.op("Transpose", {v}, {{"perm", perm}});
+  };
+  const int a = n.attr_i("transA", 0) ? last_two(n.inputs[0]) : n.inputs[0];
+  const int b = n.attr_i("transB", 0) ? last_two(n.inputs[1]) : n.inputs[1];
+  const double alpha = n.attr_f("alpha", 1.0);
+  if (alpha == 1.0) {
+    w.op("MatMul", {a, b}, {}, out_of(n, 0));
+  } else {
+    w.op("Mul", {w.op("MatMul", {a, b}), scalar(g, n, g.values[n.inputs[0]].dtype, alpha)}, {}, out_of(n, 0));
+  }
+  w.replace(index);
+  return true;
+}
+
+// ---- normalizations -----------------------------------------------------------------------
+
+// A LayerNormalization (or RMSNormalization) over the last axis writing outputs[0..2].
+void norm_node(RewriteNodes& w, bool layer, int x, int gamma, int beta, double eps, const std::vector<int>& outputs) {
+  Node m;
+  m.name = w.g.unique_name(w.base + (layer ? "/LayerNormalization" : "/RMSNormalization"));
+  m.op_type = layer ? "LayerNormalization" : "RMSNormalization";
+  m.opset = layer ? 17 : 23;
+  m.inputs = {x, gamma};
+  if (layer && beta >= 0) m.inputs.push_back(beta);
+  m.attrs = {{"axis", int64_t{-1}}, {"epsilon", eps}};
+  for (size_t k = 0; k < outputs.size(); ++k) m.outputs.push_back(outputs[k]);
+  if (m.outputs.empty() || m.outputs[0] < 0) {
+    if (m.outputs.empty()) m.outputs.push_back(-1);
+    m.outputs[0] = w.g.add_value(m.name + ":0");
+  }
+  while (m.outputs.size() > 1 && m.outputs.back() < 0) m.outputs.pop_back();
+  w.nodes.push_back(std::move(m));
+}
+
+bool skip_norm_expand(Graph& g, size_t index, bool layer) {
+  const Node n = g.nodes[index];
+  RewriteNodes w{g, n.name, {}};
+  // SkipLayerNormalization: (input, skip, gamma, beta, bias); the simplified one (input, skip, gamma, bias).
+  const int beta = layer ? in_of(n, 3) : -1, bias = in_of(n, layer ? 4 : 3);
+  const int sum_out = out_of(n, 3);
+  int s = w.op("Add", {n.inputs[0], n.inputs[1]}, {}, bias < 0 ? sum_out : -1);
+  if (bias >= 0) s = w.op("Add", {s, bias}, {}, sum_out);
+  if (!layer && out_of(n, 1) >= 0) throw Unsupported("onnx", n.label() + ": the mean output is not computed by RMS normalization");
+  std::vector<int> outs{out_of(n, 0)};
+  if (layer) outs.push_back(out_of(n, 1));
+  outs.push_back(out_of(n, 2));
+  if (!layer && outs.back() >= 0) throw Unsupported("onnx", n.label() + ": the inv_std_var output is not supported");
+  if (!layer) outs.pop_back();
+  norm_node(w, layer, s, n.inputs[2], beta, n.attr_f("epsilon", 1e-12), outs);
+  w.replace(index);
+  return true;
+}
+
+bool simplified_norm_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  RewriteNodes w{g, n.name, {}};
+  Node m;
+  m.name = g.unique_name(n.name + "/RMSNormalization");
+  m.op_type = "RMSNormalization";
+  m.opset = 23;
+  m.inputs = {n.inputs[0], n.inputs[1]};
+  m.attrs = {{"axis", n.attr_i("axis", -1)}, {"epsilon", n.attr_f("epsilon", 1e-5)}};
+  if (n.has_attr("stash_type")) m.attrs["stash_type"] = n.attr_i("stash_type", 1);
+  m.outputs = {out_of(n, 0) >= 0 ? out_of(n, 0) : g.add_value(m.name + ":0")};
+  if (out_of(n, 1) >= 0) throw Unsupported("onnx", n.label() + ": the inv_std_var output is not supported");
+  w.nodes.push_back(std::move(m));
+  w.replace(index);
+  return true;
+}
+
+bool embed_norm_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  const Shape ids = g.values[n.inputs[0]].shape;
+  if (ids.size() != 2) throw Error("shape", n.label() + ": input_ids must be [batch, sequence], got " + shape_str(ids));
+  const int64_t B = ids[0], S = ids[1];
+  RewriteNodes w{g, n.name, {}};
+  const int word = n.inputs[2], pos = n.inputs[3], seg_table = in_of(n, 4), gamma = n.inputs[5], beta = n.inputs[6];
+  const int seg_ids = in_of(n, 1), mask = in_of(n, 7), pos_ids = in_of(n, 8);
+  if ((seg_ids >= 0) != (seg_table >= 0)) throw Error("shape", n.label() + ": segment_ids and segment_embedding come together");
+  int e = w.op("Gather", {word, n.inputs[0]});
+  int p;
+  if (pos_ids >= 0) {
+    p = w.op("Gather", {pos, pos_ids});
+  } else {  // positions 0 .. S-1, the same for every row
+    std::vector<int64_t> seq(static_cast<size_t>(S));
+    for (int64_t i = 0; i < S; ++i) seq[i] = i;
+    p = w.op("Unsqueeze", {w.op("Gather", {pos, w.ints(seq)}), w.ints({0})});
+  }
+  e = w.op("Add", {e, p});
+  if (seg_ids >= 0) e = w.op("Add", {e, w.op("Gather", {seg_table, seg_ids})});
+  if (out_of(n, 2) >= 0) e = w.op("Identity", {e}, {}, out_of(n, 2));
+  norm_node(w, true, e, gamma, beta, n.attr_f("epsilon", 1e-12), {out_of(n, 0)});
+  if (out_of(n, 1) >= 0) {
+    if (mask >= 0) {
+      w.op("Cast", {w.op("ReduceSum", {w.op("Cast", {mask}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}}), w.ints({1})}, {{"keepdims", int64_t{0}}}, -1, 18)},
+           {{"to", int64_t{dtype_to_onnx(DType::i32)}}}, out_of(n, 1));
+    } else {
+      Tensor z(DType::i32, {B});
+      w.op("Identity", {g.add_constant(g.unique_name(n.name + "/mask_index"), std::move(z))}, {}, out_of(n, 1));
+    }
+  }
+  w.replace(index);
+  return true;
+}
+
+void embed_norm_infer(InferContext& ctx) {
+  const Shape& ids = ctx.shape(0);
+  const Shape& word = ctx.shape(2);
+  if (ids.size() != 2 || word.size() != 2) ctx.fail("input_ids must be [batch, sequence] and word_embedding [vocab, hidden]");
+  if (ctx.node().outputs[0] >= 0) ctx.set_output(0, ctx.dtype(2), {ids[0], ids[1], word[1]});
+  if (ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0) ctx.set_output(1, DType::i32, {ids[0]});
+  if (ctx.num_outputs() > 2 && ctx.node().outputs[2] >= 0) ctx.set_output(2, ctx.dtype(2), {ids[0], ids[1], word[1]});
+}
+
+// ---- Attention -------------------------------------------------------------------------------
+
+bool attention_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  for (size_t k = 4; k < n.inputs.size(); ++k)
+    if (n.inputs[k] >= 0) throw Unsupported("onnx", n.label() + ": past, attention_bias and past_sequence_length inputs are not supported");
+  if (out_of(n, 1) >= 0) throw Unsupported("onnx", n.label() + ": the present output is not supported");
+  if (n.attr_i("do_rotary", 0)) throw Unsupported("onnx", n.label() + ": do_rotary is not supported");
+  if (!all_known(g, n)) return false;
+  // Copies: adding values below may move g.values.
+  const Shape xs = g.values[n.inputs[0]].shape, ws = g.values[n.inputs[1]].shape;
+  const DType t = g.values[n.inputs[0]].dtype;
+  const int64_t N = n.attr_i("num_heads", 0);
+  if (xs.size() != 3 || ws.size() != 2 || ws[0] != xs[2])
+    throw Error("shape", n.label() + ": input must be [batch, sequence, hidden] and weights [hidden, 3 x hidden], got " + shape_str(xs) + ", " + shape_str(ws));
+  std::vector<int64_t> sizes = n.attr_ints("qkv_hidden_sizes");
+  if (sizes.empty()) sizes = {ws[1] / 3, ws[1] / 3, ws[1] / 3};
+  if (sizes.size() != 3 || sizes[0] != sizes[1] || sizes[0] + sizes[1] + sizes[2] != ws[1] || N <= 0 || sizes[0] % N || sizes[2] % N)
+    throw Error("shape", n.label() + ": num_heads " + std::to_string(N) + " and the q / k / v sizes do not split weights " + shape_str(ws));
+  const int64_t B = xs[0], S = xs[1], h = sizes[0] / N, hv = sizes[2] / N;
+  RewriteNodes w{g, n.name, {}};
+  int qkv = w.op("MatMul", {n.inputs[0], n.inputs[1]});
+  if (in_of(n, 2) >= 0) qkv = w.op("Add", {qkv, n.inputs[2]});
+  const auto heads = [&](int64_t from, int64_t size, int64_t hd, bool transpose_k) {
+    const int part = w.op("Slice", {qkv, w.ints({from}), w.ints({from + size}), w.ints({2})});
+    const int r = w.op("Reshape", {part, w.ints({B, S, N, hd})});
+    return w.op("Transpose", {r}, {{"perm", transpose_k ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3}}});
+  };
+  const int q = heads(0, sizes[0], h, false), k = heads(sizes[0], sizes[1], h, true), v = heads(2 * sizes[0], sizes[2], hv, false);
+  const double scale = n.has_attr("scale") && n.attr_f("scale", 0.0) != 0.0 ? n.attr_f("scale", 0.0) : 1.0 / std::sqrt(static_cast<double>(h));
+  int scores = w.op("Mul", {w.op("MatMul", {q, k}), scalar(g, n, t, scale)});
+  // The additive mask bias: mask_filter_value where a key is masked ([B, 1, 1 or S, S] bool
+  // first, built by ops rather than as an S x S constant).
+  const double filter = n.attr_f("mask_filter_value", -10000.0);
+  std::vector<int64_t> keys(static_cast<size_t>(S));
+  for (int64_t j = 0; j < S; ++j) keys[j] = j;
+  const int key = w.ints(keys);
+  int masked = -1;
+  const int mask = in_of(n, 3);
+  if (mask >= 0) {
+    const Shape ms = g.values[mask].shape;
+    const int m64 = w.op("Cast", {mask}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
+    if (ms.size() == 1 && (ms[0] == B || ms[0] == 2 * B)) {
+      const auto column = [&](int64_t from) {
+        return w.op("Unsqueeze", {w.op("Slice", {m64, w.ints({from}), w.ints({from + B}), w.ints({0})}), w.ints({1})});
+      };
+      masked = w.op("Not", {w.op("Less", {key, column(0)})});  // j >= end[b]
+      if (ms[0] == 2 * B) masked = w.op("Or", {masked, w.op("Less", {key, column(B)})});  // or j < start[b]
+    } else if (ms.size() == 2 && ms[0] == B && ms[1] == S) {
+      masked = w.op("Equal", {m64, w.ints({0})});
+    } else {
+      throw Unsupported("onnx", n.label() + ": mask_index of shape " + shape_str(ms) + " is not supported (1-D [B] or [2B], or 2-D [B, S])");
+    }
+    masked = w.op("Reshape", {masked, w.ints({B, 1, 1, S})});
+  }
+  if (n.attr_i("unidirectional", 0)) {  // key j after query i: [S, S]
+    const int later = w.op("Greater", {w.op("Unsqueeze", {key, w.ints({0})}), w.op("Unsqueeze", {key, w.ints({1})})});
+    masked = masked >= 0 ? w.op("Or", {masked, later}) : later;
+  }
+  const int bias = masked >= 0 ? w.op("Where", {masked, scalar(g, n, t, filter), scalar(g, n, t, 0.0)}) : -1;
+  if (bias >= 0) scores = w.op("Add", {scores, bias});
+  const int probs = w.op("Softmax", {scores}, {{"axis", int64_t{-1}}});
+  const int y = w.op("Transpose", {w.op("MatMul", {probs, v})}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  w.op("Reshape", {y, w.ints({B, S, N * hv})}, {}, out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
+void attention_contrib_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const Shape& wt = ctx.shape(1);
+  const std::vector<int64_t> sizes = ctx.node().attr_ints("qkv_hidden_sizes");
+  if (x.size() != 3 || wt.size() != 2) ctx.fail("input must be [batch, sequence, hidden] and weights 2-D");
+  ctx.set_output(0, ctx.dtype(0), {x[0], x[1], sizes.size() == 3 ? sizes[2] : wt[1] / 3});
+}
+
+}  // namespace
+
+void register_contrib_ops() {
+  const std::string ms = "com.microsoft.";
+  register_expanded(ms + "Gelu", 1, 1, 1, like_input(0), [](Graph& g, size_t i) { return gelu_expand(g, i, false, "none"); });
+  register_expanded(ms + "BiasGelu", 2, 2, 1, like_input(0), [](Graph& g, size_t i) { return gelu_expand(g, i, true, "none"); });
+  register_expanded(ms + "FastGelu", 1, 2, 1, like_input(0), [](Graph& g, size_t i) { return gelu_expand(g, i, false, "tanh"); });
+  register_expanded(ms + "QuickGelu", 1, 1, 1, like_input(0), quick_gelu_expand);
+  register_expanded(ms + "BiasAdd", 3, 3, 1, like_input(0), bias_add_expand);
+  register_expanded(ms + "FusedMatMul", 2, 2, 1, like_input(0), fused_matmul_expand);
+  register_expanded(ms + "SkipLayerNormalization", 3, 5, 4, like_input(0), [](Graph& g, size_t i) { return skip_norm_expand(g, i, true); });
+  register_expanded(ms + "SkipSimplifiedLayerNormalization", 3, 4, 4, like_input(0),
+                    [](Graph& g, size_t i) { return skip_norm_expand(g, i, false); });
+  register_expanded(ms + "EmbedLayerNormalization", 7, 9, 3, embed_norm_infer, embed_norm_expand);
+  register_expanded(ms + "Attention", 2, 7, 2, attention_contrib_infer, attention_expand);
+  // onnxruntime registers SimplifiedLayerNormalization in the default domain.
+  register_expanded("SimplifiedLayerNormalization", 2, 2, 2, like_input(0), simplified_norm_expand);
+}
+
+}  // namespace fusor

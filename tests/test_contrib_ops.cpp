@@ -1,0 +1,297 @@
+// onnxruntime's com.microsoft contrib ops (ir/ops/contrib.cpp), replaced by standard ops at shape
+// inference: BERT and GPT-2 as onnxruntime's transformer optimizer writes them, against
+// onnxruntime's stored outputs (tests/data/make_ort_optimized.py), and each op alone on every
+// backend against its definition (the standard ops it stands for, or a float64 reference
+// computed here for Attention's masks and EmbedLayerNormalization), poisoned outputs, seeded
+// inputs; unsupported forms are one-line errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <optional>
+
+#include "backends/backend.h"
+#include "onnx_test_util.h"
+#include "runtime/conform.h"
+#include "runtime/session.h"
+#include "test_util.h"
+
+namespace fusor {
+namespace {
+
+TEST(ContribOps, OnnxruntimeOptimizedBertAndGpt2MatchOnnxruntimeOnEveryBackend) {
+  for (const char* m : {"ort_bert_small_opt", "ort_gpt2_small_opt"}) {
+    const std::string dir = std::string(FUSOR_SOURCE_DIR) + "/tests/data/" + m;
+    for (const std::string& be : testing::usable_backends()) {
+      const CaseResult r = run_case(dir, be, ConformOptions{});
+      EXPECT_EQ(r.status, CaseStatus::passed) << m << " on " << be << ": " << r.detail;
+    }
+  }
+}
+
+// One node of `op` (domain com.microsoft unless `domain` says otherwise) over graph inputs of
+// the given tensors' dtypes and shapes ("" names an omitted input), outputs out_names.
+struct OneNode {
+  std::string op, domain = "com.microsoft";
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  std::vector<std::string> outputs{"y"};
+  std::function<void(onnx::NodeProto*)> attrs = [](onnx::NodeProto*) {};
+  Graph graph() const {
+    onnx::ModelProto m = testing::onnx_model("contrib", 8, 17);
+    auto* imp = m.add_opset_import();
+    imp->set_domain("com.microsoft");
+    imp->set_version(1);
+    auto* g = m.mutable_graph();
+    std::vector<std::string> names;
+    for (const auto& [name, t] : inputs) {
+      names.push_back(name);
+      if (name.empty()) continue;
+      auto* vi = g->add_input();
+      vi->set_name(name);
+      auto* tt = vi->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(dtype_to_onnx(t.dtype()));
+      for (int64_t d : t.shape()) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    }
+    auto* n = testing::onnx_node(g, op, names, outputs);
+    n->set_domain(domain);
+    attrs(n);
+    for (const std::string& o : outputs)
+      if (!o.empty()) g->add_output()->set_name(o);
+    return testing::load_proto(m);
+  }
+  std::vector<Tensor> feeds() const {
+    std::vector<Tensor> f;
+    for (const auto& [name, t] : inputs)
+      if (!name.empty()) f.push_back(t);
+    return f;
+  }
+};
+
+void attr_f(onnx::NodeProto* n, const std::string& k, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(k);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+void attr_i(onnx::NodeProto* n, const std::string& k, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(k);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+// Every output of `node` on every backend equals want[k] within tol (relative to 1 + |want|).
+void expect_outputs(const OneNode& node, const std::vector<std::vector<double>>& want, double tol) {
+  const Graph g = node.graph();
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(node.op + " on " + be);
+    const std::vector<Tensor> y = Session(g, be).run(node.feeds());
+    ASSERT_EQ(y.size(), want.size());
+    for (size_t k = 0; k < y.size(); ++k) {
+      ASSERT_EQ(y[k].numel(), static_cast<int64_t>(want[k].size())) << "output " << k;
+      for (int64_t i = 0; i < y[k].numel(); ++i) EXPECT_NEAR(y[k].get(i), want[k][i], tol * (1 + std::fabs(want[k][i]))) << "output " << k << " element " << i;
+    }
+  }
+}
+
+std::vector<double> values(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get(i);
+  return v;
+}
+
+// The standard-op graph's outputs on ref (the definition), for comparison.
+std::vector<std::vector<double>> reference(const OneNode& node) {
+  std::vector<std::vector<double>> out;
+  for (const Tensor& t : Session(node.graph(), "ref").run(node.feeds())) out.push_back(values(t));
+  return out;
+}
+
+TEST(ContribOps, GeluFamilyBiasAddAndFusedMatMulAreTheirStandardOps) {
+  const Tensor x = testing::random_tensor(DType::f32, {3, 8}, 1, -3, 3), b = testing::random_tensor(DType::f32, {8}, 2);
+  const auto gelu_of = [&](const Tensor& v, const std::string& approximate) {
+    std::vector<double> out(static_cast<size_t>(v.numel()));
+    for (int64_t i = 0; i < v.numel(); ++i) {
+      const double z = v.get(i);
+      out[i] = approximate == "tanh" ? 0.5 * z * (1 + std::tanh(std::sqrt(2 / M_PI) * (z + 0.044715 * z * z * z))) : 0.5 * z * (1 + std::erf(z / std::sqrt(2.0)));
+    }
+    return out;
+  };
+  Tensor xb = x;
+  for (int64_t i = 0; i < x.numel(); ++i) xb.set(i, static_cast<double>(static_cast<float>(x.get(i) + b.get(i % 8))));
+  expect_outputs({"Gelu", "com.microsoft", {{"x", x}}}, {gelu_of(x, "none")}, 2e-6);
+  expect_outputs({"BiasGelu", "com.microsoft", {{"x", x}, {"b", b}}}, {gelu_of(xb, "none")}, 2e-6);
+  expect_outputs({"FastGelu", "com.microsoft", {{"x", x}, {"b", b}}}, {gelu_of(xb, "tanh")}, 2e-6);
+  expect_outputs({"FastGelu", "com.microsoft", {{"x", x}}}, {gelu_of(x, "tanh")}, 2e-6);
+  std::vector<double> quick(static_cast<size_t>(x.numel()));
+  for (int64_t i = 0; i < x.numel(); ++i) quick[i] = x.get(i) / (1 + std::exp(-1.25 * x.get(i)));
+  OneNode q{"QuickGelu", "com.microsoft", {{"x", x}}};
+  q.attrs = [](onnx::NodeProto* n) { attr_f(n, "alpha", 1.25f); };
+  expect_outputs(q, {quick}, 2e-6);
+  const Tensor skip = testing::random_tensor(DType::f32, {3, 8}, 3);
+  std::vector<double> ba(static_cast<size_t>(x.numel()));
+  for (int64_t i = 0; i < x.numel(); ++i) ba[i] = x.get(i) + b.get(i % 8) + skip.get(i);
+  expect_outputs({"BiasAdd", "com.microsoft", {{"x", x}, {"b", b}, {"s", skip}}}, {ba}, 1e-6);
+  // FusedMatMul: 0.5 * A^T @ B^T with A [2, 4, 3], B [2, 5, 4].
+  const Tensor a = testing::random_tensor(DType::f32, {2, 4, 3}, 4), bm = testing::random_tensor(DType::f32, {2, 5, 4}, 5);
+  std::vector<double> mm(2 * 3 * 5);
+  for (int64_t t = 0; t < 2; ++t)
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        double s = 0;
+        for (int64_t k = 0; k < 4; ++k) s += a.get((t * 4 + k) * 3 + i) * bm.get((t * 5 + j) * 4 + k);
+        mm[(t * 3 + i) * 5 + j] = 0.5 * s;
+      }
+  OneNode f{"FusedMatMul", "com.microsoft", {{"a", a}, {"b", bm}}};
+  f.attrs = [](onnx::NodeProto* n) {
+    attr_f(n, "alpha", 0.5f);
+    attr_i(n, "transA", 1);
+    attr_i(n, "transB", 1);
+  };
+  expect_outputs(f, {mm}, 2e-6);
+}
+
+// LayerNormalization / RMS normalization over the last axis of rows of width w, in double.
+std::vector<double> norm_rows(const std::vector<double>& s, int64_t w, const Tensor& gamma, const Tensor* beta, double eps, bool layer,
+                              std::vector<double>* mean = nullptr, std::vector<double>* inv = nullptr) {
+  std::vector<double> y(s.size());
+  for (size_t r = 0; r < s.size() / w; ++r) {
+    double m = 0, v = 0;
+    for (int64_t c = 0; c < w; ++c) m += layer ? s[r * w + c] / w : 0;
+    for (int64_t c = 0; c < w; ++c) v += (s[r * w + c] - m) * (s[r * w + c] - m) / w;
+    const double iv = 1 / std::sqrt(v + eps);
+    if (mean) mean->push_back(m);
+    if (inv) inv->push_back(iv);
+    for (int64_t c = 0; c < w; ++c) y[r * w + c] = (s[r * w + c] - m) * iv * gamma.get(c) + (beta ? beta->get(c) : 0);
+  }
+  return y;
+}
+
+TEST(ContribOps, SkipAndSimplifiedLayerNormalizations) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 3, 16}, 11), skip = testing::random_tensor(DType::f32, {2, 3, 16}, 12);
+  const Tensor gamma = testing::random_tensor(DType::f32, {16}, 13), beta = testing::random_tensor(DType::f32, {16}, 14),
+               bias = testing::random_tensor(DType::f32, {16}, 15);
+  std::vector<double> s(static_cast<size_t>(x.numel()));
+  for (int64_t i = 0; i < x.numel(); ++i) s[i] = static_cast<float>(static_cast<float>(x.get(i) + skip.get(i)) + bias.get(i % 16));
+  std::vector<double> mean, inv;
+  const std::vector<double> y = norm_rows(s, 16, gamma, &beta, 1e-5, true, &mean, &inv);
+  OneNode sk{"SkipLayerNormalization", "com.microsoft", {{"x", x}, {"s", skip}, {"g", gamma}, {"be", beta}, {"bi", bias}}, {"y", "mean", "inv", "sum"}};
+  sk.attrs = [](onnx::NodeProto* n) { attr_f(n, "epsilon", 1e-5f); };
+  expect_outputs(sk, {y, mean, inv, s}, 2e-5);
+  // Without beta and bias, only the output (the default epsilon 1e-12).
+  std::vector<double> s2(s.size());
+  for (int64_t i = 0; i < x.numel(); ++i) s2[i] = static_cast<float>(x.get(i) + skip.get(i));
+  expect_outputs({"SkipLayerNormalization", "com.microsoft", {{"x", x}, {"s", skip}, {"g", gamma}}}, {norm_rows(s2, 16, gamma, nullptr, 1e-12, true)}, 2e-5);
+  // RMS: SkipSimplifiedLayerNormalization (input, skip, gamma, bias) and SimplifiedLayerNormalization.
+  OneNode ss{"SkipSimplifiedLayerNormalization", "com.microsoft", {{"x", x}, {"s", skip}, {"g", gamma}, {"bi", bias}}, {"y", "", "", "sum"}};
+  ss.attrs = [](onnx::NodeProto* n) { attr_f(n, "epsilon", 1e-6f); };
+  expect_outputs(ss, {norm_rows(s, 16, gamma, nullptr, 1e-6, false), s}, 2e-5);
+  OneNode sl{"SimplifiedLayerNormalization", "", {{"x", x}, {"g", gamma}}};
+  expect_outputs(sl, {norm_rows(values(x), 16, gamma, nullptr, 1e-5, false)}, 2e-5);
+}
+
+TEST(ContribOps, EmbedLayerNormalizationWithSegmentsMaskAndPositions) {
+  const int64_t B = 2, S = 5, H = 8, V = 11, P = 7;
+  const Tensor ids = testing::ints_of({B, S}, {1, 4, 10, 0, 3, 7, 7, 2, 9, 5}, DType::i32);
+  const Tensor seg = testing::ints_of({B, S}, {0, 0, 1, 1, 1, 0, 1, 0, 1, 0}, DType::i32);
+  const Tensor mask = testing::ints_of({B, S}, {1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, DType::i32);
+  const Tensor word = testing::random_tensor(DType::f32, {V, H}, 21), pos = testing::random_tensor(DType::f32, {P, H}, 22),
+               segt = testing::random_tensor(DType::f32, {2, H}, 23), gamma = testing::random_tensor(DType::f32, {H}, 24),
+               beta = testing::random_tensor(DType::f32, {H}, 25);
+  for (bool with_positions : {false, true}) {
+    SCOPED_TRACE(with_positions ? "position_ids" : "positions 0..S-1");
+    const Tensor pids = testing::ints_of({B, S}, {6, 5, 4, 3, 2, 0, 1, 2, 3, 4}, DType::i32);
+    std::vector<double> e;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t c = 0; c < H; ++c) {
+          const int64_t p = with_positions ? pids.get_int(b * S + s) : s;
+          e.push_back(static_cast<float>(static_cast<float>(word.get(ids.get_int(b * S + s) * H + c) + pos.get(p * H + c)) +
+                                         segt.get(seg.get_int(b * S + s) * H + c)));
+        }
+    OneNode n{"EmbedLayerNormalization", "com.microsoft",
+              {{"ids", ids}, {"seg", seg}, {"word", word}, {"pos", pos}, {"segt", segt}, {"g", gamma}, {"b", beta}, {"m", mask}},
+              {"y", "mask_index", "sum"}};
+    if (with_positions) n.inputs.push_back({"pids", pids});
+    n.attrs = [](onnx::NodeProto* m) { attr_f(m, "epsilon", 1e-5f); };
+    expect_outputs(n, {norm_rows(e, H, gamma, &beta, 1e-5, true), {5, 3}, e}, 2e-5);
+  }
+}
+
+// Attention in double: heads of size h from input @ weights + bias; mask kinds as onnxruntime.
+std::vector<double> attention_ref(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t N, const std::function<bool(int64_t, int64_t, int64_t)>& masked,
+                                  double filter) {
+  const int64_t B = x.shape()[0], S = x.shape()[1], Hin = x.shape()[2], H3 = w.shape()[1], H = H3 / 3, h = H / N;
+  std::vector<double> qkv(static_cast<size_t>(B * S * H3));
+  for (int64_t r = 0; r < B * S; ++r)
+    for (int64_t c = 0; c < H3; ++c) {
+      double s = bias.get(c);
+      for (int64_t k = 0; k < Hin; ++k) s += x.get(r * Hin + k) * w.get(k * H3 + c);
+      qkv[r * H3 + c] = s;
+    }
+  std::vector<double> y(static_cast<size_t>(B * S * H));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < S; ++i) {
+        std::vector<double> p(static_cast<size_t>(S));
+        double mx = -1e300, sum = 0;
+        for (int64_t j = 0; j < S; ++j) {
+          double d = 0;
+          for (int64_t c = 0; c < h; ++c) d += qkv[(b * S + i) * H3 + n * h + c] * qkv[(b * S + j) * H3 + H + n * h + c];
+          p[j] = d / std::sqrt(static_cast<double>(h)) + (masked(b, i, j) ? filter : 0.0);
+          mx = std::max(mx, p[j]);
+        }
+        for (double& v : p) sum += (v = std::exp(v - mx));
+        for (int64_t c = 0; c < h; ++c) {
+          double acc = 0;
+          for (int64_t j = 0; j < S; ++j) acc += p[j] / sum * qkv[(b * S + j) * H3 + 2 * H + n * h + c];
+          y[(b * S + i) * H + n * h + c] = acc;
+        }
+      }
+  return y;
+}
+
+TEST(ContribOps, AttentionWithEachMaskKindAndCausal) {
+  const int64_t B = 2, S = 6, H = 16, N = 4;
+  const Tensor x = testing::random_tensor(DType::f32, {B, S, H}, 31), w = testing::random_tensor(DType::f32, {H, 3 * H}, 32),
+               bias = testing::random_tensor(DType::f32, {3 * H}, 33);
+  const double filter = -10000.0;
+  struct Case {
+    const char* what;
+    std::optional<Tensor> mask;
+    bool causal;
+    std::function<bool(int64_t, int64_t, int64_t)> masked;
+  };
+  const std::vector<Case> cases = {
+      {"no mask", std::nullopt, false, [](int64_t, int64_t, int64_t) { return false; }},
+      {"end positions [B]", testing::ints_of({B}, {6, 4}, DType::i32), false, [](int64_t b, int64_t, int64_t j) { return j >= (b ? 4 : 6); }},
+      {"end and start [2B]", testing::ints_of({2 * B}, {5, 6, 1, 2}, DType::i32), false,
+       [](int64_t b, int64_t, int64_t j) { return j >= (b ? 6 : 5) || j < (b ? 2 : 1); }},
+      {"raw [B, S]", testing::ints_of({B, S}, {1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1}, DType::i32), true,
+       [](int64_t b, int64_t i, int64_t j) { return j > i || (b == 0 && j == 1) || (b == 1 && (j == 3 || j == 4)); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    OneNode n{"Attention", "com.microsoft", {{"x", x}, {"w", w}, {"b", bias}}};
+    if (c.mask) n.inputs.push_back({"m", *c.mask});
+    const bool causal = c.causal;
+    n.attrs = [causal](onnx::NodeProto* m) {
+      attr_i(m, "num_heads", 4);
+      if (causal) attr_i(m, "unidirectional", 1);
+    };
+    expect_outputs(n, {attention_ref(x, w, bias, N, c.masked, filter)}, 2e-5);
+  }
+  // Forms outside the decomposition are one-line errors naming the node.
+  OneNode past{"Attention", "com.microsoft", {{"x", x}, {"w", w}, {"b", bias}, {"", Tensor()}, {"past", testing::random_tensor(DType::f32, {2, B, N, 2, 4}, 1)}}};
+  past.attrs = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4); };
+  std::string e = testing::error_of([&] { Session(past.graph(), "ref").run(past.feeds()); });
+  EXPECT_NE(e.find("past, attention_bias and past_sequence_length inputs are not supported"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  OneNode bad{"Attention", "com.microsoft", {{"x", x}, {"w", w}, {"b", bias}, {"m", testing::ints_of({3}, {1, 2, 3}, DType::i32)}}};
+  bad.attrs = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4); };
+  e = testing::error_of([&] { Session(bad.graph(), "ref").run(bad.feeds()); });
+  EXPECT_NE(e.find("mask_index of shape [3] is not supported"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace fusor
