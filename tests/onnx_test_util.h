@@ -33,6 +33,28 @@ inline onnx::NodeProto* onnx_node(onnx::GraphProto* g, const std::string& op, co
   return n;
 }
 
+// A value_info of `elem` (TensorProto type) with the given dims; dim 0 symbolic ("N") with dynamic0.
+inline void onnx_value_info(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std::vector<int64_t>& dims,
+                            bool dynamic0 = false) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem);
+  auto* s = tt->mutable_shape();
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i == 0 && dynamic0) s->add_dim()->set_dim_param("N");
+    else s->add_dim()->set_dim_value(dims[i]);
+  }
+}
+
+// A GRAPH attribute `attr` of n, its graph named after it (If's branches, FlexAttention's mods).
+inline onnx::GraphProto* onnx_graph_attr(onnx::NodeProto* n, const std::string& attr) {
+  auto* a = n->add_attribute();
+  a->set_name(attr);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(attr);
+  return a->mutable_g();
+}
+
 // m serialized and imported as a model file would be.
 inline Graph load_proto(const onnx::ModelProto& m) {
   std::string bytes;

@@ -16,14 +16,7 @@ namespace fusor {
 namespace {
 
 void type(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std::vector<int64_t>& dims, bool dynamic0 = false) {
-  vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* s = tt->mutable_shape();
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i == 0 && dynamic0) s->add_dim()->set_dim_param("N");
-    else s->add_dim()->set_dim_value(dims[i]);
-  }
+  testing::onnx_value_info(vi, name, elem, dims, dynamic0);
 }
 
 onnx::NodeProto* node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
@@ -38,13 +31,7 @@ void int_constant(onnx::GraphProto* g, const std::string& name, std::vector<int6
   for (auto x : v) t->add_int64_data(x);
 }
 
-onnx::GraphProto* branch(onnx::NodeProto* n, const std::string& attr) {
-  auto* a = n->add_attribute();
-  a->set_name(attr);
-  a->set_type(onnx::AttributeProto::GRAPH);
-  a->mutable_g()->set_name(attr);
-  return a->mutable_g();
-}
+onnx::GraphProto* branch(onnx::NodeProto* n, const std::string& attr) { return testing::onnx_graph_attr(n, attr); }
 
 onnx::ModelProto model_with_graph() { return testing::onnx_model("if_test"); }
 

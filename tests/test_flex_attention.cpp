@@ -17,23 +17,10 @@ namespace fusor {
 namespace {
 
 void type(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std::vector<int64_t>& dims, bool dynamic0 = false) {
-  vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* s = tt->mutable_shape();
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i == 0 && dynamic0) s->add_dim()->set_dim_param("N");
-    else s->add_dim()->set_dim_value(dims[i]);
-  }
+  testing::onnx_value_info(vi, name, elem, dims, dynamic0);
 }
 
-onnx::GraphProto* graph_attr(onnx::NodeProto* n, const std::string& attr) {
-  auto* a = n->add_attribute();
-  a->set_name(attr);
-  a->set_type(onnx::AttributeProto::GRAPH);
-  a->mutable_g()->set_name(attr);
-  return a->mutable_g();
-}
+onnx::GraphProto* graph_attr(onnx::NodeProto* n, const std::string& attr) { return testing::onnx_graph_attr(n, attr); }
 
 struct Spec {
   int elem = onnx::TensorProto::FLOAT;
