@@ -37,6 +37,7 @@ void ensure_registered() {
     register_attention_ops();
     register_flex_attention_ops();
     register_contrib_ops();
+    register_training_ops();
     register_quant_int_ops();
     register_misc_ops();
     register_grid_ops();

@@ -1,5 +1,6 @@
-// onnxruntime's com.microsoft contrib ops (ir/ops/contrib.cpp), replaced by standard ops at shape
-// inference: BERT and GPT-2 as onnxruntime's transformer optimizer writes them, against
+// Ops of other domains, replaced by standard ops at shape inference: onnxruntime's com.microsoft
+// contrib ops (ir/ops/contrib.cpp) and the ai.onnx.preview.training optimizers
+// (ir/ops/training.cpp). BERT and GPT-2 as onnxruntime's transformer optimizer writes them, against
 // onnxruntime's stored outputs (tests/data/make_ort_optimized.py), and each op alone on every
 // backend against its definition (the standard ops it stands for, or a float64 reference
 // computed here for Attention's masks and EmbedLayerNormalization), poisoned outputs, seeded
@@ -38,9 +39,11 @@ struct OneNode {
   std::function<void(onnx::NodeProto*)> attrs = [](onnx::NodeProto*) {};
   Graph graph() const {
     onnx::ModelProto m = testing::onnx_model("contrib", 8, 17);
-    auto* imp = m.add_opset_import();
-    imp->set_domain("com.microsoft");
-    imp->set_version(1);
+    if (!domain.empty()) {
+      auto* imp = m.add_opset_import();
+      imp->set_domain(domain);
+      imp->set_version(1);
+    }
     auto* g = m.mutable_graph();
     std::vector<std::string> names;
     for (const auto& [name, t] : inputs) {
@@ -291,6 +294,72 @@ TEST(ContribOps, AttentionWithEachMaskKindAndCausal) {
   bad.attrs = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4); };
   e = testing::error_of([&] { Session(bad.graph(), "ref").run(bad.feeds()); });
   EXPECT_NE(e.find("mask_index of shape [3] is not supported"), std::string::npos) << e;
+}
+
+// Adagrad / Adam / Momentum (standard and nesterov) for two tensors, at T = 0 and T = 3, against
+// the spec's formulas in double.
+TEST(TrainingOps, OptimizerStepsForTwoTensorsOnEveryBackend) {
+  const Tensor x1 = testing::random_tensor(DType::f32, {3}, 41), x2 = testing::random_tensor(DType::f32, {2, 2}, 42);
+  const Tensor g1 = testing::random_tensor(DType::f32, {3}, 43), g2 = testing::random_tensor(DType::f32, {2, 2}, 44);
+  const Tensor v1 = testing::random_tensor(DType::f32, {3}, 45), v2 = testing::random_tensor(DType::f32, {2, 2}, 46);
+  const Tensor h1 = testing::random_tensor(DType::f32, {3}, 47, 0.1, 1), h2 = testing::random_tensor(DType::f32, {2, 2}, 48, 0.1, 1);
+  const double r = 0.1, norm = 0.01, alpha = 0.9, beta = 0.8, eps = 1e-6, decay = 0.1, post = 0.05;
+  for (int64_t t : {0, 3}) {
+    const Tensor R = testing::scalar_tensor(DType::f32, r), T = testing::ints_of({}, {t});
+    for (const char* op : {"Adagrad", "Adam", "Momentum", "Nesterov"}) {
+      SCOPED_TRACE(std::string(op) + " T=" + std::to_string(t));
+      const bool adam = std::string(op) == "Adam", adagrad = std::string(op) == "Adagrad", nesterov = std::string(op) == "Nesterov";
+      OneNode n{adagrad ? "Adagrad" : adam ? "Adam" : "Momentum", "ai.onnx.preview.training",
+                {{"R", R}, {"T", T}, {"x1", x1}, {"x2", x2}, {"g1", g1}, {"g2", g2}}};
+      if (adagrad) n.inputs.insert(n.inputs.end(), {{"h1", h1}, {"h2", h2}});
+      else n.inputs.insert(n.inputs.end(), {{"v1", v1}, {"v2", v2}});
+      if (adam) n.inputs.insert(n.inputs.end(), {{"h1", h1}, {"h2", h2}});
+      n.outputs = adam ? std::vector<std::string>{"X1", "X2", "V1", "V2", "H1", "H2"} : std::vector<std::string>{"X1", "X2", "S1", "S2"};
+      n.attrs = [=](onnx::NodeProto* m) {
+        attr_f(m, "norm_coefficient", static_cast<float>(norm));
+        if (adagrad || adam) attr_f(m, "epsilon", static_cast<float>(eps));
+        if (adagrad) attr_f(m, "decay_factor", static_cast<float>(decay));
+        if (!adagrad) attr_f(m, "alpha", static_cast<float>(alpha)), attr_f(m, "beta", static_cast<float>(beta));
+        if (adam) attr_f(m, "norm_coefficient_post", static_cast<float>(post));
+        if (!adagrad && !adam) {
+          auto* a = m->add_attribute();
+          a->set_name("mode");
+          a->set_type(onnx::AttributeProto::STRING);
+          a->set_s(nesterov ? "nesterov" : "standard");
+        }
+      };
+      std::vector<std::vector<double>> want(n.outputs.size());
+      const auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };  // attributes are float32
+      for (int j = 0; j < 2; ++j) {
+        const Tensor &x = j ? x2 : x1, &g = j ? g2 : g1, &v = j ? v2 : v1, &h = j ? h2 : h1;
+        for (int64_t e = 0; e < x.numel(); ++e) {
+          const double gr = f32(norm) * x.get(e) + g.get(e);
+          if (adagrad) {
+            const double hn = h.get(e) + gr * gr;
+            want[j].push_back(x.get(e) - r / (1 + t * f32(decay)) * gr / (std::sqrt(hn) + f32(eps)));
+            want[2 + j].push_back(hn);
+          } else if (adam) {
+            const double a = f32(alpha), b = f32(beta);
+            const double vn = a * v.get(e) + (1 - a) * gr, hn = b * h.get(e) + (1 - b) * gr * gr;
+            const double rate = t > 0 ? r * std::sqrt(1 - std::pow(b, t)) / (1 - std::pow(a, t)) : r;
+            want[j].push_back((1 - f32(post)) * (x.get(e) - rate * vn / (std::sqrt(hn) + f32(eps))));
+            want[2 + j].push_back(vn);
+            want[4 + j].push_back(hn);
+          } else {
+            const double a = f32(alpha), vn = a * v.get(e) + (t > 0 ? f32(beta) : 1.0) * gr;
+            want[j].push_back(x.get(e) - r * (nesterov ? gr + a * vn : vn));
+            want[2 + j].push_back(vn);
+          }
+        }
+      }
+      expect_outputs(n, want, 1e-5);
+    }
+  }
+  // Inputs that do not split into (X, G, state...) groups: one line naming the node.
+  OneNode bad{"Adagrad", "ai.onnx.preview.training", {{"R", testing::scalar_tensor(DType::f32, 0.1)}, {"T", testing::ints_of({}, {1})}, {"x1", x1}, {"g1", g1}}};
+  const std::string e = testing::error_of([&] { Session(bad.graph(), "ref").run(bad.feeds()); });
+  EXPECT_NE(e.find("(Adagrad): expects 5..65536 inputs, got 4"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
 
 }  // namespace

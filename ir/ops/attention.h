@@ -37,6 +37,7 @@ bool decompose_rotary(Graph& g, const Node& n, std::vector<Node>& nodes);
 void register_attention_ops();  // Attention, RotaryEmbedding
 void register_flex_attention_ops();  // ir/ops/flex_attention.cpp: ai.onnx.preview.FlexAttention
 void register_contrib_ops();  // ir/ops/contrib.cpp: onnxruntime's com.microsoft transformer ops
+void register_training_ops();  // ir/ops/training.cpp: ai.onnx.preview.training Adagrad, Adam, Momentum
 void register_quant_int_ops();  // ir/ops/quant_int.cpp: DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinear*
 
 }  // namespace fusor
