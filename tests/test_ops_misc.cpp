@@ -1,4 +1,4 @@
-// CumProd, the window ops, Compress, LpNormalization, NonMaxSuppression, Unique (ir/ops/misc.cpp)
+// CumProd, the window ops, Compress, LpNormalization, NonMaxSuppression, Unique, TfIdfVectorizer (ir/ops/misc.cpp)
 // and GridSample, AffineGrid, CenterCropPad, Col2Im (ir/ops/grid.cpp) on ref: hand-derived
 // values from the ONNX spec's formulas; integers exactly.
 #include <gtest/gtest.h>
@@ -264,6 +264,36 @@ TEST(OpsMisc, SwishAndShrink) {
   expect_values(run_op({"Swish", {tensor_of({1}, {1.0})}, {{"alpha", 2.0}}}, 24)[0], {1 / (1 + std::exp(-2.0))});
   expect_values(run_op({"Shrink", {tensor_of({5}, {-2, -1, 0, 1, 2})}, {{"lambd", 1.5}, {"bias", 1.5}}}, 9)[0], {-0.5, 0, 0, 0, 0.5});
   expect_values(run_op({"Shrink", {tensor_of({3}, {-1, 0.2, 0.6})}}, 9)[0], {-1, 0, 0.6});  // hard: lambd 0.5, bias 0
+}
+
+// TfIdfVectorizer: pool 1-grams {2, 5} (columns 0, 1) and 2-grams {(2, 5), (5, 2)} (columns 2, 3)
+// over rows [2, 5, 2, 7, 5] and [5, 5, 2, 2, 7]. Adjacent (d = 1): row 0 has (2, 5) and (5, 2)
+// once each, row 1 (5, 2) once. One item apart (d = 2, max_skip_count 1): row 0 adds (2, 5) at
+// positions 2, 4; row 1 adds (5, 2) at 0, 2 and at 1, 3. Unigrams count once whatever the skip.
+TEST(OpsMisc, TfIdfVectorizer) {
+  const Tensor x = ints_of({2, 5}, {2, 5, 2, 7, 5, 5, 5, 2, 2, 7});
+  const auto call = [&](const std::string& mode, int64_t skip, std::vector<double> weights) {
+    testing::OpCall c{"TfIdfVectorizer", {x}};
+    c.attrs = {{"mode", mode}, {"min_gram_length", int64_t{1}}, {"max_gram_length", int64_t{2}}, {"max_skip_count", skip},
+               {"ngram_counts", std::vector<int64_t>{0, 2}}, {"ngram_indexes", std::vector<int64_t>{0, 1, 2, 3}},
+               {"pool_int64s", std::vector<int64_t>{2, 5, 2, 5, 5, 2}}};
+    if (!weights.empty()) c.attrs["weights"] = weights;
+    return run_op(c, 9)[0];
+  };
+  // Unigrams once each: row 0 has two 2s and two 5s, row 1 two 2s and two 5s.
+  expect_values(call("TF", 0, {}), {2, 2, 1, 1, 2, 2, 0, 1});
+  expect_values(call("TF", 1, {}), {2, 2, 2, 1, 2, 2, 0, 3});
+  expect_values(call("IDF", 1, {0.5, 2, 3, 4}), {0.5, 2, 3, 4, 0.5, 2, 0, 4});
+  expect_values(call("TFIDF", 1, {0.5, 2, 3, 4}), {1, 4, 6, 4, 1, 4, 0, 12});
+  // A skip count far past the row ends in time (distances are bounded by the row).
+  expect_values(call("TF", int64_t{1} << 40, {}), {2, 2, 3, 1, 2, 2, 0, 4});  // d = 4: (2, 5); d = 3: (5, 2)
+  // Bad attributes are one-line errors naming the node.
+  testing::OpCall bad{"TfIdfVectorizer", {x}};
+  bad.attrs = {{"mode", std::string("TF")}, {"ngram_counts", std::vector<int64_t>{0}}, {"ngram_indexes", std::vector<int64_t>{0}},
+               {"pool_int64s", std::vector<int64_t>{2, 5}}, {"min_gram_length", int64_t{2}}, {"max_gram_length", int64_t{1}}};
+  const std::string e = testing::error_of([&] { run_op(bad, 9); });
+  EXPECT_NE(e.find("TfIdfVectorizer_0"), std::string::npos) << e;
+  EXPECT_NE(e.find("min_gram_length <= max_gram_length"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -38,11 +38,18 @@
 //  * Unique-11: the unique elements (or slices along axis), sorted ascending (sorted=1,
 //    lexicographically for slices) or in order of first occurrence; optional outputs indices
 //    (first occurrence), inverse_indices and counts, int64. X must be a compile-time constant.
+//  * TfIdfVectorizer-9: n-gram counts of each row of int32 / int64 X ([C] or [N, C]) against
+//    pool_int64s (ngram_counts: where each n-gram size starts; ngram_indexes: each n-gram's
+//    output column), n in [min_gram_length, max_gram_length], items max_skip_count apart at
+//    most (the ONNX reference's walk, onnxruntime's: unigrams counted once); TF the counts,
+//    IDF weights[col] (1 without weights) where the count is non-zero, TFIDF weights x counts;
+//    float32 [out] or [N, out], out = max(ngram_indexes) + 1. pool_strings is Unsupported.
 // Errors: Error("shape") naming the node for bad ranks, attributes or sizes.
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <map>
 #include <limits>
 #include <numeric>
 
@@ -198,6 +205,99 @@ void compress_ref(const Node& n, const Ins& in, Outs& out) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < m; ++j)
       std::memcpy(out[0].raw() + ((o * m + j) * inner) * es, x.raw() + ((o * len + kept[j]) * inner) * es, inner * es);
+}
+
+// ---- TfIdfVectorizer -------------------------------------------------------------------------
+
+// The n-gram pool of a TfIdfVectorizer node, validated: for each size n in [min, max] the n-grams
+// of pool_int64s (ngram_counts[i] is where the (i+1)-grams start) with their output columns.
+struct TfIdfPool {
+  int64_t min_n = 1, max_n = 1, max_skip = 0, out_size = 0;
+  std::string mode;
+  std::vector<double> weights;
+  std::vector<std::map<std::vector<int64_t>, int64_t>> grams;  // grams[n]: n-gram -> column
+};
+
+TfIdfPool tfidf_pool(const Node& n) {
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  if (n.has_attr("pool_strings")) throw Unsupported("onnx", n.label() + ": pool_strings (string tensors) are not supported");
+  TfIdfPool p;
+  p.mode = n.attr_s("mode", "");
+  if (p.mode != "TF" && p.mode != "IDF" && p.mode != "TFIDF") throw bad("mode must be TF, IDF or TFIDF, got '" + printable(p.mode) + "'");
+  p.min_n = n.attr_i("min_gram_length", 1), p.max_n = n.attr_i("max_gram_length", 1), p.max_skip = n.attr_i("max_skip_count", 0);
+  if (p.min_n < 1 || p.max_n < p.min_n || p.max_skip < 0)
+    throw bad("needs 1 <= min_gram_length <= max_gram_length and max_skip_count >= 0, got " + std::to_string(p.min_n) + ", " +
+              std::to_string(p.max_n) + ", " + std::to_string(p.max_skip));
+  const std::vector<int64_t> pool = n.attr_ints("pool_int64s"), counts = n.attr_ints("ngram_counts"), cols = n.attr_ints("ngram_indexes");
+  const int64_t items = static_cast<int64_t>(pool.size());
+  int64_t gram = 0;
+  p.grams.resize(static_cast<size_t>(std::min<int64_t>(p.max_n, static_cast<int64_t>(counts.size()))) + 1);
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const int64_t size = static_cast<int64_t>(i) + 1, from = counts[i], to = i + 1 < counts.size() ? counts[i + 1] : items;
+    if (from < 0 || to < from || to > items) throw bad("ngram_counts must be non-decreasing offsets into the " + std::to_string(items) + " pool items");
+    if ((to - from) % size) throw bad("the " + std::to_string(size) + "-grams' " + std::to_string(to - from) + " pool items are not whole n-grams");
+    for (int64_t at = from; at < to; at += size, ++gram) {
+      if (gram >= static_cast<int64_t>(cols.size())) throw bad("ngram_indexes has fewer entries than the pool's n-grams");
+      if (cols[gram] < 0 || cols[gram] >= kMaxShapeElements) throw bad("ngram_indexes entry " + std::to_string(cols[gram]) + " is out of range");
+      p.out_size = std::max(p.out_size, cols[gram] + 1);
+      if (size >= p.min_n && size <= p.max_n) p.grams[size].emplace(std::vector<int64_t>(pool.begin() + at, pool.begin() + at + size), cols[gram]);
+    }
+  }
+  if (!counts.empty() && counts[0] != 0) throw bad("ngram_counts must start at 0");
+  p.weights = n.attr_floats("weights");
+  // One weight per n-gram (the spec, onnxruntime), applied by output column (the ONNX reference
+  // and onnxruntime read weights[column]).
+  if (!p.weights.empty() && (p.weights.size() != cols.size() || static_cast<int64_t>(p.weights.size()) < p.out_size))
+    throw bad("weights has " + std::to_string(p.weights.size()) + " entries for " + std::to_string(cols.size()) + " n-grams and " +
+              std::to_string(p.out_size) + " output columns");
+  return p;
+}
+
+void tfidf_infer(InferContext& ctx) {
+  const TfIdfPool p = tfidf_pool(ctx.node());
+  if (ctx.dtype(0) != DType::i32 && ctx.dtype(0) != DType::i64) ctx.fail(std::string("needs int32 or int64 input, got ") + dtype_name(ctx.dtype(0)));
+  const Shape& x = ctx.shape(0);
+  if (x.size() == 2) {
+    if (x[0] >= 0 && shape_mul(ctx.node(), x[0], p.out_size) > kMaxShapeElements) ctx.fail("output of " + std::to_string(x[0]) + " x " + std::to_string(p.out_size) + " is too large");
+    ctx.set_output(0, DType::f32, {x[0], p.out_size});
+  } else if (x.size() <= 1) {
+    ctx.set_output(0, DType::f32, {p.out_size});
+  } else {
+    ctx.fail("input must be [C] or [N, C], got " + shape_str(x));
+  }
+}
+
+// The ONNX reference's walk (onnxruntime's): for each skip distance d = 1 .. max_skip_count + 1,
+// from each start s the n-grams s, s + d, ... of sizes min..max are counted where the pool has
+// them; unigrams only at d = 1.
+void tfidf_ref(const Node& n, const Ins& in, Outs& out) {
+  const TfIdfPool p = tfidf_pool(n);
+  const Tensor& x = *in[0];
+  const int64_t rows = x.rank() == 2 ? x.shape()[0] : 1, c = x.rank() == 2 ? x.shape()[1] : x.numel();
+  std::vector<int64_t> freq(static_cast<size_t>(rows * p.out_size), 0);
+  const int64_t top = std::min<int64_t>(p.max_n, static_cast<int64_t>(p.grams.size()) - 1);
+  std::vector<int64_t> g;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t start = p.min_n;
+    // Distances past the row give no n-gram of 2 or more: bounded by c (max_skip_count may be huge).
+    for (int64_t d = 1; d <= std::min(p.max_skip + 1, std::max<int64_t>(c, 1)); ++d) {
+      for (int64_t s = 0; s < c && s + d * (start - 1) < c; ++s) {
+        g.clear();
+        for (int64_t m = 1; m <= top && s + d * (m - 1) < c; ++m) {
+          g.push_back(x.get_int(r * c + s + d * (m - 1)));
+          if (m < start) continue;
+          auto it = p.grams[m].find(g);
+          if (it != p.grams[m].end()) ++freq[r * p.out_size + it->second];
+        }
+      }
+      if (start == 1 && ++start > p.max_n) break;
+    }
+  }
+  for (int64_t i = 0; i < static_cast<int64_t>(freq.size()); ++i) {
+    const int64_t col = i % std::max<int64_t>(p.out_size, 1);
+    const double w = p.weights.empty() ? 1.0 : p.weights[col];
+    out[0].set(i, p.mode == "TF" ? static_cast<double>(freq[i]) : p.mode == "IDF" ? (freq[i] > 0 ? w : 0.0) : w * static_cast<double>(freq[i]));
+  }
 }
 
 // ---- LpNormalization ----------------------------------------------------------------------
@@ -687,6 +787,7 @@ void groupnorm_ref(const Node& n, const Ins& in, Outs& out) {
 }  // namespace
 
 void register_misc_ops() {
+  register_op(table_entry("TfIdfVectorizer", 1, 1, tfidf_infer, tfidf_ref));
   register_op(table_entry("GroupNormalization", 3, 3, groupnorm_infer, groupnorm_ref));
   register_op(table_entry("Det", 1, 1, det_infer, det_ref));
   register_op(table_entry("DFT", 1, 3, dft_infer, dft_ref));
