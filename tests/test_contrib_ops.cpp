@@ -152,6 +152,17 @@ TEST(ContribOps, GeluFamilyBiasAddAndFusedMatMulAreTheirStandardOps) {
     attr_i(n, "transB", 1);
   };
   expect_outputs(f, {mm}, 2e-6);
+  // A vector operand has nothing to transpose (onnxruntime ignores transA there): v @ B^T.
+  const Tensor v = testing::random_tensor(DType::f32, {4}, 6), b2 = testing::random_tensor(DType::f32, {5, 4}, 7);
+  std::vector<double> vm(5);
+  for (int64_t j = 0; j < 5; ++j)
+    for (int64_t k = 0; k < 4; ++k) vm[j] += v.get(k) * b2.get(j * 4 + k);
+  OneNode fv{"FusedMatMul", "com.microsoft", {{"a", v}, {"b", b2}}};
+  fv.attrs = [](onnx::NodeProto* n) {
+    attr_i(n, "transA", 1);
+    attr_i(n, "transB", 1);
+  };
+  expect_outputs(fv, {vm}, 2e-6);
 }
 
 // LayerNormalization / RMS normalization over the last axis of rows of width w, in double.
@@ -197,7 +208,7 @@ TEST(ContribOps, EmbedLayerNormalizationWithSegmentsMaskAndPositions) {
   const int64_t B = 2, S = 5, H = 8, V = 11, P = 7;
   const Tensor ids = testing::ints_of({B, S}, {1, 4, 10, 0, 3, 7, 7, 2, 9, 5}, DType::i32);
   const Tensor seg = testing::ints_of({B, S}, {0, 0, 1, 1, 1, 0, 1, 0, 1, 0}, DType::i32);
-  const Tensor mask = testing::ints_of({B, S}, {1, 1, 1, 1, 1, 1, 1, 1, 0, 0}, DType::i32);
+  const Tensor mask = testing::ints_of({B, S}, {1, 2, 1, 1, 1, 1, 1, 1, 0, -1}, DType::i32);  // mask_index counts the 1s
   const Tensor word = testing::random_tensor(DType::f32, {V, H}, 21), pos = testing::random_tensor(DType::f32, {P, H}, 22),
                segt = testing::random_tensor(DType::f32, {2, H}, 23), gamma = testing::random_tensor(DType::f32, {H}, 24),
                beta = testing::random_tensor(DType::f32, {H}, 25);
@@ -217,13 +228,19 @@ TEST(ContribOps, EmbedLayerNormalizationWithSegmentsMaskAndPositions) {
               {"y", "mask_index", "sum"}};
     if (with_positions) n.inputs.push_back({"pids", pids});
     n.attrs = [](onnx::NodeProto* m) { attr_f(m, "epsilon", 1e-5f); };
-    expect_outputs(n, {norm_rows(e, H, gamma, &beta, 1e-5, true), {5, 3}, e}, 2e-5);
+    expect_outputs(n, {norm_rows(e, H, gamma, &beta, 1e-5, true), {4, 3}, e}, 2e-5);
   }
+  // A negative id is refused on every backend (Gather would count it from the end).
+  OneNode neg{"EmbedLayerNormalization", "com.microsoft",
+              {{"ids", testing::ints_of({B, S}, {1, 4, -1, 0, 3, 7, 7, 2, 9, 5}, DType::i32)}, {"", Tensor()}, {"word", word}, {"pos", pos}, {"", Tensor()},
+               {"g", gamma}, {"b", beta}}};
+  for (const std::string& be : testing::usable_backends())
+    EXPECT_NE(testing::error_of([&] { Session(neg.graph(), be).run(neg.feeds()); }), "") << be << ": a negative id ran";
 }
 
 // Attention in double: heads of size h from input @ weights + bias; mask kinds as onnxruntime.
-std::vector<double> attention_ref(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t N, const std::function<bool(int64_t, int64_t, int64_t)>& masked,
-                                  double filter) {
+std::vector<double> attention_ref(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t N,
+                                  const std::function<double(int64_t, int64_t, int64_t)>& key_bias) {
   const int64_t B = x.shape()[0], S = x.shape()[1], Hin = x.shape()[2], H3 = w.shape()[1], H = H3 / 3, h = H / N;
   std::vector<double> qkv(static_cast<size_t>(B * S * H3));
   for (int64_t r = 0; r < B * S; ++r)
@@ -241,7 +258,7 @@ std::vector<double> attention_ref(const Tensor& x, const Tensor& w, const Tensor
         for (int64_t j = 0; j < S; ++j) {
           double d = 0;
           for (int64_t c = 0; c < h; ++c) d += qkv[(b * S + i) * H3 + n * h + c] * qkv[(b * S + j) * H3 + H + n * h + c];
-          p[j] = d / std::sqrt(static_cast<double>(h)) + (masked(b, i, j) ? filter : 0.0);
+          p[j] = d / std::sqrt(static_cast<double>(h)) + key_bias(b, i, j);
           mx = std::max(mx, p[j]);
         }
         for (double& v : p) sum += (v = std::exp(v - mx));
@@ -258,32 +275,52 @@ TEST(ContribOps, AttentionWithEachMaskKindAndCausal) {
   const int64_t B = 2, S = 6, H = 16, N = 4;
   const Tensor x = testing::random_tensor(DType::f32, {B, S, H}, 31), w = testing::random_tensor(DType::f32, {H, 3 * H}, 32),
                bias = testing::random_tensor(DType::f32, {3 * H}, 33);
-  const double filter = -10000.0;
+  const double lowest = -3.4028234663852886e38;
   struct Case {
     const char* what;
     std::optional<Tensor> mask;
     bool causal;
+    double filter;  // mask_filter_value (-10000 the default)
     std::function<bool(int64_t, int64_t, int64_t)> masked;
   };
   const std::vector<Case> cases = {
-      {"no mask", std::nullopt, false, [](int64_t, int64_t, int64_t) { return false; }},
-      {"end positions [B]", testing::ints_of({B}, {6, 4}, DType::i32), false, [](int64_t b, int64_t, int64_t j) { return j >= (b ? 4 : 6); }},
-      {"end and start [2B]", testing::ints_of({2 * B}, {5, 6, 1, 2}, DType::i32), false,
+      {"no mask", std::nullopt, false, -10000, [](int64_t, int64_t, int64_t) { return false; }},
+      {"end positions [B]", testing::ints_of({B}, {6, 4}, DType::i32), false, -10000, [](int64_t b, int64_t, int64_t j) { return j >= (b ? 4 : 6); }},
+      {"end and start [2B]", testing::ints_of({2 * B}, {5, 6, 1, 2}, DType::i32), false, -10000,
        [](int64_t b, int64_t, int64_t j) { return j >= (b ? 6 : 5) || j < (b ? 2 : 1); }},
-      {"raw [B, S]", testing::ints_of({B, S}, {1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1}, DType::i32), true,
-       [](int64_t b, int64_t i, int64_t j) { return j > i || (b == 0 && j == 1) || (b == 1 && (j == 3 || j == 4)); }},
+      // Raw masks keep keys > 0 (a -1 or 0 masks); the causal keys take the lowest float.
+      {"raw [B, S], causal", testing::ints_of({B, S}, {1, 0, 2, 1, 1, 1, 1, 1, 1, -1, 0, 1}, DType::i32), true, -10000,
+       [](int64_t b, int64_t, int64_t j) { return (b == 0 && j == 1) || (b == 1 && (j == 3 || j == 4)); }},
+      // A row whose allowed keys are all masked: mask_filter_value -1 against the causal lowest.
+      {"[B] with a mask_filter_value of -1, causal", testing::ints_of({B}, {0, 3}, DType::i32), true, -1,
+       [](int64_t b, int64_t, int64_t j) { return j >= (b ? 3 : 0); }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     OneNode n{"Attention", "com.microsoft", {{"x", x}, {"w", w}, {"b", bias}}};
     if (c.mask) n.inputs.push_back({"m", *c.mask});
     const bool causal = c.causal;
-    n.attrs = [causal](onnx::NodeProto* m) {
+    const double filter = c.filter;
+    n.attrs = [causal, filter](onnx::NodeProto* m) {
       attr_i(m, "num_heads", 4);
       if (causal) attr_i(m, "unidirectional", 1);
+      if (filter != -10000) attr_f(m, "mask_filter_value", static_cast<float>(filter));
     };
-    expect_outputs(n, {attention_ref(x, w, bias, N, c.masked, filter)}, 2e-5);
+    const auto key_bias = [&](int64_t b, int64_t i, int64_t j) { return causal && j > i ? lowest : c.masked(b, i, j) ? filter : 0.0; };
+    expect_outputs(n, {attention_ref(x, w, bias, N, key_bias)}, 2e-5);
   }
+  // fp16: the scores, mask and softmax in float32, so a row masked at -10000 keeps its values
+  // (an fp16 -10000 plus a score rounds in steps of 8) and the causal lowest stays finite.
+  Tensor xh(DType::f16, x.shape()), wh(DType::f16, w.shape()), bh(DType::f16, bias.shape());
+  for (auto [src, dst] : {std::pair<const Tensor*, Tensor*>{&x, &xh}, {&w, &wh}, {&bias, &bh}})
+    for (int64_t i = 0; i < src->numel(); ++i) dst->set(i, src->get(i));
+  OneNode hn{"Attention", "com.microsoft", {{"x", xh}, {"w", wh}, {"b", bh}, {"m", testing::ints_of({B}, {0, 6}, DType::i32)}}};
+  hn.attrs = [](onnx::NodeProto* m) {
+    attr_i(m, "num_heads", 4);
+    attr_i(m, "unidirectional", 1);
+  };
+  const auto hb = [&](int64_t b, int64_t i, int64_t j) { return j > i ? lowest : (b == 0 ? -10000.0 : 0.0); };
+  expect_outputs(hn, {attention_ref(xh, wh, bh, N, hb)}, 2e-2);
   // Forms outside the decomposition are one-line errors naming the node.
   OneNode past{"Attention", "com.microsoft", {{"x", x}, {"w", w}, {"b", bias}, {"", Tensor()}, {"past", testing::random_tensor(DType::f32, {2, B, N, 2, 4}, 1)}}};
   past.attrs = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4); };
@@ -303,9 +340,10 @@ TEST(TrainingOps, OptimizerStepsForTwoTensorsOnEveryBackend) {
   const Tensor g1 = testing::random_tensor(DType::f32, {3}, 43), g2 = testing::random_tensor(DType::f32, {2, 2}, 44);
   const Tensor v1 = testing::random_tensor(DType::f32, {3}, 45), v2 = testing::random_tensor(DType::f32, {2, 2}, 46);
   const Tensor h1 = testing::random_tensor(DType::f32, {3}, 47, 0.1, 1), h2 = testing::random_tensor(DType::f32, {2, 2}, 48, 0.1, 1);
-  const double r = 0.1, norm = 0.01, alpha = 0.9, beta = 0.8, eps = 1e-6, decay = 0.1, post = 0.05;
+  const double r = 0.1, norm = 0.01, alpha = 0.9, beta = 0.8, eps_set = 1e-3, decay = 0.1, post = 0.05;
   for (int64_t t : {0, 3}) {
     const Tensor R = testing::scalar_tensor(DType::f32, r), T = testing::ints_of({}, {t});
+    const double eps = t > 0 ? eps_set : 1e-6;
     for (const char* op : {"Adagrad", "Adam", "Momentum", "Nesterov"}) {
       SCOPED_TRACE(std::string(op) + " T=" + std::to_string(t));
       const bool adam = std::string(op) == "Adam", adagrad = std::string(op) == "Adagrad", nesterov = std::string(op) == "Nesterov";
@@ -317,7 +355,7 @@ TEST(TrainingOps, OptimizerStepsForTwoTensorsOnEveryBackend) {
       n.outputs = adam ? std::vector<std::string>{"X1", "X2", "V1", "V2", "H1", "H2"} : std::vector<std::string>{"X1", "X2", "S1", "S2"};
       n.attrs = [=](onnx::NodeProto* m) {
         attr_f(m, "norm_coefficient", static_cast<float>(norm));
-        if (adagrad || adam) attr_f(m, "epsilon", static_cast<float>(eps));
+        if ((adagrad || adam) && t > 0) attr_f(m, "epsilon", static_cast<float>(eps));  // T = 0: the schema's default 1e-6
         if (adagrad) attr_f(m, "decay_factor", static_cast<float>(decay));
         if (!adagrad) attr_f(m, "alpha", static_cast<float>(alpha)), attr_f(m, "beta", static_cast<float>(beta));
         if (adam) attr_f(m, "norm_coefficient_post", static_cast<float>(post));

@@ -11,7 +11,8 @@
 //   QuickGelu(X) alpha=1.702    X * Sigmoid(alpha X)
 //   BiasAdd(X, bias, skip)      X + bias + skip
 //   FusedMatMul(A, B)           alpha * op(A) @ op(B), op a transpose of the last two axes when
-//                               transA / transB (transBatchA / transBatchB are refused)
+//                               transA / transB (none for a vector; transBatchA / transBatchB
+//                               are refused)
 //   SkipLayerNormalization(input, skip, gamma, beta?, bias?) epsilon=1e-12
 //                               s = input + skip (+ bias); output = LayerNormalization(s) over
 //                               the last axis; outputs (output, mean, inv_std_var, s)
@@ -21,19 +22,23 @@
 //   EmbedLayerNormalization(input_ids, segment_ids?, word_embedding, position_embedding,
 //       segment_embedding?, gamma, beta, mask?, position_ids?) epsilon=1e-12
 //                               e = word[ids] + position[position_ids or 0..S-1] (+ segment[seg]);
-//                               outputs (LayerNormalization(e), mask_index = sum of each row
-//                               of mask as int32 [B] (zeros without a mask), e)
+//                               outputs (LayerNormalization(e), mask_index = the entries equal
+//                               to 1 in each row of mask, int32 [B] (zeros without a mask), e);
+//                               a negative id is refused (Gather's index error), as onnxruntime
 //   Attention(input, weights, bias?, mask_index?) num_heads, unidirectional, qkv_hidden_sizes,
 //       scale, mask_filter_value=-10000
 //                               QKV = input @ weights + bias split into heads; softmax(scale
 //                               Q K^T + mask bias) V with heads merged; the mask bias is
 //                               mask_filter_value where a key is masked: mask_index [B] (keys
 //                               j >= end[b]), [2B] (j >= end[b] or j < start[b]) or the raw
-//                               [B, S] 0/1 mask; unidirectional masks keys after the query.
+//                               [B, S] mask (kept where > 0); unidirectional gives keys after
+//                               the query the lowest float instead; fp16 / bf16 scores are
+//                               scaled, masked and softmaxed in float32 (onnxruntime's).
 //                               past / present, attention_bias, rotary and the other mask
 //                               layouts are refused (Unsupported, one line).
 // Errors: Error("shape") / Unsupported naming the node, one line.
 #include <cmath>
+#include <limits>
 
 #include "ir/ops/attention.h"
 #include "ir/ops/op_helpers.h"
@@ -121,7 +126,7 @@ bool fused_matmul_expand(Graph& g, size_t index) {
   RewriteNodes w{g, n.name, {}};
   const auto last_two = [&](int v) {
     const int64_t r = static_cast<int64_t>(g.values[v].shape.size());
-    if (r < 2) throw Error("shape", n.label() + ": transA / transB need rank >= 2, got " + shape_str(g.values[v].shape));
+    if (r < 2) return v;  // a vector has nothing to transpose (onnxruntime ignores the flag)
     std::vector<int64_t> perm;
     for (int64_t i = 0; i < r; ++i) perm.push_back(i);
     std::swap(perm[r - 1], perm[r - 2]);
@@ -205,23 +210,36 @@ bool embed_norm_expand(Graph& g, size_t index) {
   const int word = n.inputs[2], pos = n.inputs[3], seg_table = in_of(n, 4), gamma = n.inputs[5], beta = n.inputs[6];
   const int seg_ids = in_of(n, 1), mask = in_of(n, 7), pos_ids = in_of(n, 8);
   if ((seg_ids >= 0) != (seg_table >= 0)) throw Error("shape", n.label() + ": segment_ids and segment_embedding come together");
-  int e = w.op("Gather", {word, n.inputs[0]});
+  // Ids are positions into the tables: a negative one is refused (onnxruntime: "out of range")
+  // where Gather would count it from the end, so it is moved below the table's range and
+  // Gather's own check refuses it, on every backend (round 13's rule for RotaryEmbedding).
+  const auto gather_rows = [&](int table, int idx) {
+    const int64_t rows = g.values[table].shape.at(0);
+    const DType it = g.values[idx].dtype;
+    const auto c = [&](int64_t v) { return w.op("Cast", {w.ints({v})}, {{"to", int64_t{dtype_to_onnx(it)}}}); };
+    const int safe = w.op("Where", {w.op("Less", {idx, c(0)}), w.op("Sub", {idx, c(rows)}), idx});
+    return w.op("Gather", {table, safe});
+  };
+  int e = gather_rows(word, n.inputs[0]);
   int p;
   if (pos_ids >= 0) {
-    p = w.op("Gather", {pos, pos_ids});
+    p = gather_rows(pos, pos_ids);
   } else {  // positions 0 .. S-1, the same for every row
     std::vector<int64_t> seq(static_cast<size_t>(S));
     for (int64_t i = 0; i < S; ++i) seq[i] = i;
     p = w.op("Unsqueeze", {w.op("Gather", {pos, w.ints(seq)}), w.ints({0})});
   }
   e = w.op("Add", {e, p});
-  if (seg_ids >= 0) e = w.op("Add", {e, w.op("Gather", {seg_table, seg_ids})});
+  if (seg_ids >= 0) e = w.op("Add", {e, gather_rows(seg_table, seg_ids)});
   if (out_of(n, 2) >= 0) e = w.op("Identity", {e}, {}, out_of(n, 2));
   norm_node(w, true, e, gamma, beta, n.attr_f("epsilon", 1e-12), {out_of(n, 0)});
   if (out_of(n, 1) >= 0) {
     if (mask >= 0) {
-      w.op("Cast", {w.op("ReduceSum", {w.op("Cast", {mask}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}}), w.ints({1})}, {{"keepdims", int64_t{0}}}, -1, 18)},
-           {{"to", int64_t{dtype_to_onnx(DType::i32)}}}, out_of(n, 1));
+      // The entries equal to 1 per row (onnxruntime counts those, not the row's sum).
+      const int ones = w.op("Cast", {w.op("Equal", {mask, w.op("Cast", {w.ints({1})}, {{"to", int64_t{dtype_to_onnx(g.values[mask].dtype)}}})})},
+                            {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
+      w.op("Cast", {w.op("ReduceSum", {ones, w.ints({1})}, {{"keepdims", int64_t{0}}}, -1, 18)}, {{"to", int64_t{dtype_to_onnx(DType::i32)}}},
+           out_of(n, 1));
     } else {
       Tensor z(DType::i32, {B});
       w.op("Identity", {g.add_constant(g.unique_name(n.name + "/mask_index"), std::move(z))}, {}, out_of(n, 1));
@@ -270,7 +288,9 @@ bool attention_expand(Graph& g, size_t index) {
   };
   const int q = heads(0, sizes[0], h, false), k = heads(sizes[0], sizes[1], h, true), v = heads(2 * sizes[0], sizes[2], hv, false);
   const double scale = n.has_attr("scale") && n.attr_f("scale", 0.0) != 0.0 ? n.attr_f("scale", 0.0) : 1.0 / std::sqrt(static_cast<double>(h));
-  int scores = w.op("Mul", {w.op("MatMul", {q, k}), scalar(g, n, t, scale)});
+  int scores = w.op("MatMul", {q, k});
+  if (t == DType::f16 || t == DType::bf16) scores = w.op("Cast", {scores}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
+  scores = w.op("Mul", {scores, scalar(g, n, t == DType::f64 ? t : DType::f32, scale)});
   // The additive mask bias: mask_filter_value where a key is masked ([B, 1, 1 or S, S] bool
   // first, built by ops rather than as an S x S constant).
   const double filter = n.attr_f("mask_filter_value", -10000.0);
@@ -289,19 +309,24 @@ bool attention_expand(Graph& g, size_t index) {
       masked = w.op("Not", {w.op("Less", {key, column(0)})});  // j >= end[b]
       if (ms[0] == 2 * B) masked = w.op("Or", {masked, w.op("Less", {key, column(B)})});  // or j < start[b]
     } else if (ms.size() == 2 && ms[0] == B && ms[1] == S) {
-      masked = w.op("Equal", {m64, w.ints({0})});
+      masked = w.op("Not", {w.op("Greater", {m64, w.ints({0})})});  // kept where > 0 (onnxruntime)
     } else {
       throw Unsupported("onnx", n.label() + ": mask_index of shape " + shape_str(ms) + " is not supported (1-D [B] or [2B], or 2-D [B, S])");
     }
     masked = w.op("Reshape", {masked, w.ints({B, 1, 1, S})});
   }
-  if (n.attr_i("unidirectional", 0)) {  // key j after query i: [S, S]
+  // The scores, mask and softmax in float32 for fp16 / bf16 (onnxruntime's: a half -10000 is
+  // 8 apart from its neighbours, and its lowest float would be -inf).
+  const DType st = t == DType::f16 || t == DType::bf16 ? DType::f32 : t;
+  int bias = masked >= 0 ? w.op("Where", {masked, scalar(g, n, st, filter), scalar(g, n, st, 0.0)}) : -1;
+  if (n.attr_i("unidirectional", 0)) {  // key j after query i, [S, S]: the lowest float, whatever mask_filter_value says (onnxruntime)
     const int later = w.op("Greater", {w.op("Unsqueeze", {key, w.ints({0})}), w.op("Unsqueeze", {key, w.ints({1})})});
-    masked = masked >= 0 ? w.op("Or", {masked, later}) : later;
+    const double lowest = st == DType::f64 ? -std::numeric_limits<double>::max() : -static_cast<double>(std::numeric_limits<float>::max());
+    bias = w.op("Where", {later, scalar(g, n, st, lowest), bias >= 0 ? bias : scalar(g, n, st, 0.0)});
   }
-  const int bias = masked >= 0 ? w.op("Where", {masked, scalar(g, n, t, filter), scalar(g, n, t, 0.0)}) : -1;
   if (bias >= 0) scores = w.op("Add", {scores, bias});
-  const int probs = w.op("Softmax", {scores}, {{"axis", int64_t{-1}}});
+  int probs = w.op("Softmax", {scores}, {{"axis", int64_t{-1}}});
+  if (t == DType::f16 || t == DType::bf16) probs = w.op("Cast", {probs}, {{"to", int64_t{dtype_to_onnx(t)}}});
   const int y = w.op("Transpose", {w.op("MatMul", {probs, v})}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
   w.op("Reshape", {y, w.ints({B, S, N * hv})}, {}, out_of(n, 0));
   w.replace(index);

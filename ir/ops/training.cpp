@@ -11,7 +11,8 @@
 //     X' = (1 - norm_coefficient_post) (X - R' V' / (sqrt(H') + epsilon))
 //   Momentum (state V): V' = alpha V + (T > 0 ? beta : 1) g; X' = X - R V' ("standard") or
 //     X - R (g + alpha V') ("nesterov")
-// Computed in X's float dtype (the reference mixes float32 and float64). Errors (one line, the
+// Attribute defaults are the schema's (epsilon 1e-6; Adam alpha 0.9, beta 0.999; the rest 0;
+// Momentum's are required). Computed in X's float dtype (the reference mixes float32 and float64). Errors (one line, the
 // node named): input counts that do not split into the groups, a mode other than the two.
 #include "ir/ops/attention.h"
 #include "ir/ops/op_helpers.h"
@@ -70,7 +71,7 @@ bool train_expand(Graph& g, size_t index, Optimizer opt) {
     if (opt == Optimizer::adagrad) {
       const int h = w.op("Add", {n.inputs[2 + 2 * groups + i], gr2}, {}, out(groups + i));
       const int rate = w.op("Div", {r, w.op("Add", {c(1.0), w.op("Mul", {tf, c(n.attr_f("decay_factor", 0.0))})})});
-      const int step = w.op("Div", {w.op("Mul", {rate, gr}), w.op("Add", {w.op("Sqrt", {h}), c(n.attr_f("epsilon", 0.0))})});
+      const int step = w.op("Div", {w.op("Mul", {rate, gr}), w.op("Add", {w.op("Sqrt", {h}), c(n.attr_f("epsilon", 1e-6))})});
       w.op("Sub", {x, step}, {}, out(i));
     } else if (opt == Optimizer::adam) {
       const double alpha = n.attr_f("alpha", 0.9), beta = n.attr_f("beta", 0.999);
@@ -79,7 +80,7 @@ bool train_expand(Graph& g, size_t index, Optimizer opt) {
       const int corrected = w.op("Div", {w.op("Mul", {r, w.op("Sqrt", {w.op("Sub", {c(1.0), w.op("Pow", {c(beta), tf})})})}),
                                          w.op("Sub", {c(1.0), w.op("Pow", {c(alpha), tf})})});
       const int rate = w.op("Where", {positive, corrected, r});
-      const int step = w.op("Mul", {rate, w.op("Div", {v, w.op("Add", {w.op("Sqrt", {h}), c(n.attr_f("epsilon", 0.0))})})});
+      const int step = w.op("Mul", {rate, w.op("Div", {v, w.op("Add", {w.op("Sqrt", {h}), c(n.attr_f("epsilon", 1e-6))})})});
       w.op("Mul", {c(1 - n.attr_f("norm_coefficient_post", 0.0)), w.op("Sub", {x, step})}, {}, out(i));
     } else {
       const double alpha = n.attr_f("alpha", 0.0);
