@@ -287,6 +287,13 @@ TEST(OpsMisc, TfIdfVectorizer) {
   expect_values(call("TFIDF", 1, {0.5, 2, 3, 4}), {1, 4, 6, 4, 1, 4, 0, 12});
   // A skip count far past the row ends in time (distances are bounded by the row).
   expect_values(call("TF", int64_t{1} << 40, {}), {2, 2, 3, 1, 2, 2, 0, 4});  // d = 4: (2, 5); d = 3: (5, 2)
+  // A long row with a huge skip count is refused, not walked for hours.
+  const Tensor big = Tensor(DType::i64, {1, 1 << 20});
+  testing::OpCall huge{"TfIdfVectorizer", {big}};
+  huge.attrs = {{"mode", std::string("TF")}, {"ngram_counts", std::vector<int64_t>{0, 2}}, {"ngram_indexes", std::vector<int64_t>{0, 1, 2}},
+                {"pool_int64s", std::vector<int64_t>{2, 5, 2, 5}}, {"min_gram_length", int64_t{1}}, {"max_gram_length", int64_t{2}},
+                {"max_skip_count", int64_t{1} << 30}};
+  EXPECT_NE(testing::error_of([&] { run_op(huge, 9); }).find("n-gram lookups, more than the 2^34"), std::string::npos);
   // Bad attributes are one-line errors naming the node.
   testing::OpCall bad{"TfIdfVectorizer", {x}};
   bad.attrs = {{"mode", std::string("TF")}, {"ngram_counts", std::vector<int64_t>{0}}, {"ngram_indexes", std::vector<int64_t>{0}},

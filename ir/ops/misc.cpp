@@ -253,10 +253,26 @@ TfIdfPool tfidf_pool(const Node& n) {
   return p;
 }
 
+// The walk costs rows x C x distances x sizes lookups (distances <= C): refused past 2^34, so a
+// long row with a huge max_skip_count is one line, not hours of host time.
+void tfidf_check_work(const Node& n, const TfIdfPool& p, const Shape& x) {
+  if (x.size() > 2) return;
+  for (int64_t d : x)
+    if (d < 0) return;
+  const int64_t rows = x.size() == 2 ? x[0] : 1, c = x.size() == 2 ? x[1] : (x.empty() ? 1 : x[0]);
+  const double work = static_cast<double>(rows) * static_cast<double>(c) * static_cast<double>(std::min(p.max_skip + 1, std::max<int64_t>(c, 1))) *
+                      static_cast<double>(std::min(p.max_n, std::max<int64_t>(c, 1)));
+  if (work > 17179869184.0)
+    throw Error("shape", n.label() + ": " + std::to_string(rows) + " rows of " + std::to_string(c) + " items with max_skip_count " +
+                             std::to_string(p.max_skip) + " need about " + std::to_string(static_cast<int64_t>(work)) +
+                             " n-gram lookups, more than the 2^34 fusor allows");
+}
+
 void tfidf_infer(InferContext& ctx) {
   const TfIdfPool p = tfidf_pool(ctx.node());
   if (ctx.dtype(0) != DType::i32 && ctx.dtype(0) != DType::i64) ctx.fail(std::string("needs int32 or int64 input, got ") + dtype_name(ctx.dtype(0)));
   const Shape& x = ctx.shape(0);
+  tfidf_check_work(ctx.node(), p, x);
   if (x.size() == 2) {
     if (x[0] >= 0 && shape_mul(ctx.node(), x[0], p.out_size) > kMaxShapeElements) ctx.fail("output of " + std::to_string(x[0]) + " x " + std::to_string(p.out_size) + " is too large");
     ctx.set_output(0, DType::f32, {x[0], p.out_size});
@@ -273,6 +289,7 @@ void tfidf_infer(InferContext& ctx) {
 void tfidf_ref(const Node& n, const Ins& in, Outs& out) {
   const TfIdfPool p = tfidf_pool(n);
   const Tensor& x = *in[0];
+  tfidf_check_work(n, p, x.shape());
   const int64_t rows = x.rank() == 2 ? x.shape()[0] : 1, c = x.rank() == 2 ? x.shape()[1] : x.numel();
   std::vector<int64_t> freq(static_cast<size_t>(rows * p.out_size), 0);
   const int64_t top = std::min<int64_t>(p.max_n, static_cast<int64_t>(p.grams.size()) - 1);
