@@ -66,7 +66,8 @@ TEST(Conformance, NodeSuiteCpuPassesEverythingRefPasses) {
     }
   }
   std::printf("node suite: ref passes %d of %zu\n", ref_pass, cases.size());
-  // 1725 of 1806 on 2026-12-01; the rest are strings, training ops, random ops, image decoding.
+  // 1757 of 1806 on 2026-12-03; the rest are strings, image decoding, ai.onnx.ml, random ops and
+  // training-mode Dropout.
   EXPECT_GE(ref_pass * 100, static_cast<int>(cases.size()) * 95) << "below 95% of the node suite on ref";
 }
 
