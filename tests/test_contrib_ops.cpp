@@ -20,8 +20,9 @@
 namespace fusor {
 namespace {
 
+// (ort_attention_past: one Attention with past / present, causal, a raw mask over P + S keys.)
 TEST(ContribOps, OnnxruntimeOptimizedBertAndGpt2MatchOnnxruntimeOnEveryBackend) {
-  for (const char* m : {"ort_bert_small_opt", "ort_gpt2_small_opt"}) {
+  for (const char* m : {"ort_bert_small_opt", "ort_gpt2_small_opt", "ort_attention_past"}) {
     const std::string dir = std::string(FUSOR_SOURCE_DIR) + "/tests/data/" + m;
     for (const std::string& be : testing::usable_backends()) {
       const CaseResult r = run_case(dir, be, ConformOptions{});
@@ -322,10 +323,11 @@ TEST(ContribOps, AttentionWithEachMaskKindAndCausal) {
   const auto hb = [&](int64_t b, int64_t i, int64_t j) { return j > i ? lowest : (b == 0 ? -10000.0 : 0.0); };
   expect_outputs(hn, {attention_ref(xh, wh, bh, N, hb)}, 2e-2);
   // Forms outside the decomposition are one-line errors naming the node.
-  OneNode past{"Attention", "com.microsoft", {{"x", x}, {"w", w}, {"b", bias}, {"", Tensor()}, {"past", testing::random_tensor(DType::f32, {2, B, N, 2, 4}, 1)}}};
-  past.attrs = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4); };
-  std::string e = testing::error_of([&] { Session(past.graph(), "ref").run(past.feeds()); });
-  EXPECT_NE(e.find("past, attention_bias and past_sequence_length inputs are not supported"), std::string::npos) << e;
+  OneNode ab{"Attention", "com.microsoft",
+             {{"x", x}, {"w", w}, {"b", bias}, {"", Tensor()}, {"", Tensor()}, {"ab", testing::random_tensor(DType::f32, {B, N, S, S}, 1)}}};
+  ab.attrs = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4); };
+  std::string e = testing::error_of([&] { Session(ab.graph(), "ref").run(ab.feeds()); });
+  EXPECT_NE(e.find("attention_bias and past_sequence_length inputs are not supported"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   OneNode bad{"Attention", "com.microsoft", {{"x", x}, {"w", w}, {"b", bias}, {"m", testing::ints_of({3}, {1, 2, 3}, DType::i32)}}};
   bad.attrs = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4); };

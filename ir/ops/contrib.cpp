@@ -34,8 +34,11 @@
 //                               [B, S] mask (kept where > 0); unidirectional gives keys after
 //                               the query the lowest float instead; fp16 / bf16 scores are
 //                               scaled, masked and softmaxed in float32 (onnxruntime's).
-//                               past / present, attention_bias, rotary and the other mask
-//                               layouts are refused (Unsupported, one line).
+//                               past [2, B, N, P, h] prepends P keys / values (query i at
+//                               position P + i; masks then cover T = P + S keys) and present
+//                               (output 1) is [2, B, N, T, h]. attention_bias,
+//                               past_sequence_length, past_present_share_buffer, rotary and the
+//                               other mask layouts are refused (Unsupported, one line).
 // Errors: Error("shape") / Unsupported naming the node, one line.
 #include <cmath>
 #include <limits>
@@ -262,9 +265,9 @@ void embed_norm_infer(InferContext& ctx) {
 
 bool attention_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
-  for (size_t k = 4; k < n.inputs.size(); ++k)
-    if (n.inputs[k] >= 0) throw Unsupported("onnx", n.label() + ": past, attention_bias and past_sequence_length inputs are not supported");
-  if (out_of(n, 1) >= 0) throw Unsupported("onnx", n.label() + ": the present output is not supported");
+  for (size_t k = 5; k < n.inputs.size(); ++k)
+    if (n.inputs[k] >= 0) throw Unsupported("onnx", n.label() + ": attention_bias and past_sequence_length inputs are not supported");
+  if (n.attr_i("past_present_share_buffer", 0)) throw Unsupported("onnx", n.label() + ": past_present_share_buffer is not supported");
   if (n.attr_i("do_rotary", 0)) throw Unsupported("onnx", n.label() + ": do_rotary is not supported");
   if (!all_known(g, n)) return false;
   // Copies: adding values below may move g.values.
@@ -278,15 +281,39 @@ bool attention_expand(Graph& g, size_t index) {
   if (sizes.size() != 3 || sizes[0] != sizes[1] || sizes[0] + sizes[1] + sizes[2] != ws[1] || N <= 0 || sizes[0] % N || sizes[2] % N)
     throw Error("shape", n.label() + ": num_heads " + std::to_string(N) + " and the q / k / v sizes do not split weights " + shape_str(ws));
   const int64_t B = xs[0], S = xs[1], h = sizes[0] / N, hv = sizes[2] / N;
+  // past [2, B, N, P, h]: keys and values of P earlier positions, prepended (T = P + S keys);
+  // present (output 1) is [2, B, N, T, h]. Query i sits at position P + i.
+  const int past = in_of(n, 4);
+  int64_t P = 0;
+  if (past >= 0) {
+    const Shape ps = g.values[past].shape;
+    if (ps.size() != 5 || ps[0] != 2 || ps[1] != B || ps[2] != N || ps[4] != h || h != hv)
+      throw Error("shape", n.label() + ": past must be [2, " + std::to_string(B) + ", " + std::to_string(N) + ", P, " + std::to_string(h) +
+                               "] (and q, k, v heads alike), got " + shape_str(ps));
+    P = ps[3];
+  }
+  if (out_of(n, 1) >= 0 && h != hv) throw Error("shape", n.label() + ": present needs k and v heads of one size");
+  const int64_t T = P + S;
   RewriteNodes w{g, n.name, {}};
   int qkv = w.op("MatMul", {n.inputs[0], n.inputs[1]});
   if (in_of(n, 2) >= 0) qkv = w.op("Add", {qkv, n.inputs[2]});
-  const auto heads = [&](int64_t from, int64_t size, int64_t hd, bool transpose_k) {
+  const auto heads = [&](int64_t from, int64_t size, int64_t hd) {  // [B, N, S, hd]
     const int part = w.op("Slice", {qkv, w.ints({from}), w.ints({from + size}), w.ints({2})});
     const int r = w.op("Reshape", {part, w.ints({B, S, N, hd})});
-    return w.op("Transpose", {r}, {{"perm", transpose_k ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 2, 1, 3}}});
+    return w.op("Transpose", {r}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
   };
-  const int q = heads(0, sizes[0], h, false), k = heads(sizes[0], sizes[1], h, true), v = heads(2 * sizes[0], sizes[2], hv, false);
+  const int q = heads(0, sizes[0], h);
+  int k = heads(sizes[0], sizes[1], h), v = heads(2 * sizes[0], sizes[2], hv);
+  const auto half_of_past = [&](int64_t i) {
+    return w.op("Squeeze", {w.op("Slice", {past, w.ints({i}), w.ints({i + 1}), w.ints({0})}), w.ints({0})});
+  };
+  if (past >= 0) {
+    k = w.op("Concat", {half_of_past(0), k}, {{"axis", int64_t{2}}});
+    v = w.op("Concat", {half_of_past(1), v}, {{"axis", int64_t{2}}});
+  }
+  if (out_of(n, 1) >= 0)
+    w.op("Concat", {w.op("Unsqueeze", {k, w.ints({0})}), w.op("Unsqueeze", {v, w.ints({0})})}, {{"axis", int64_t{0}}}, out_of(n, 1));
+  k = w.op("Transpose", {k}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
   const double scale = n.has_attr("scale") && n.attr_f("scale", 0.0) != 0.0 ? n.attr_f("scale", 0.0) : 1.0 / std::sqrt(static_cast<double>(h));
   int scores = w.op("MatMul", {q, k});
   if (t == DType::f16 || t == DType::bf16) scores = w.op("Cast", {scores}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
@@ -294,8 +321,8 @@ bool attention_expand(Graph& g, size_t index) {
   // The additive mask bias: mask_filter_value where a key is masked ([B, 1, 1 or S, S] bool
   // first, built by ops rather than as an S x S constant).
   const double filter = n.attr_f("mask_filter_value", -10000.0);
-  std::vector<int64_t> keys(static_cast<size_t>(S));
-  for (int64_t j = 0; j < S; ++j) keys[j] = j;
+  std::vector<int64_t> keys(static_cast<size_t>(T));
+  for (int64_t j = 0; j < T; ++j) keys[j] = j;
   const int key = w.ints(keys);
   int masked = -1;
   const int mask = in_of(n, 3);
@@ -308,19 +335,22 @@ bool attention_expand(Graph& g, size_t index) {
       };
       masked = w.op("Not", {w.op("Less", {key, column(0)})});  // j >= end[b]
       if (ms[0] == 2 * B) masked = w.op("Or", {masked, w.op("Less", {key, column(B)})});  // or j < start[b]
-    } else if (ms.size() == 2 && ms[0] == B && ms[1] == S) {
+    } else if (ms.size() == 2 && ms[0] == B && ms[1] == T) {
       masked = w.op("Not", {w.op("Greater", {m64, w.ints({0})})});  // kept where > 0 (onnxruntime)
     } else {
-      throw Unsupported("onnx", n.label() + ": mask_index of shape " + shape_str(ms) + " is not supported (1-D [B] or [2B], or 2-D [B, S])");
+      throw Unsupported("onnx", n.label() + ": mask_index of shape " + shape_str(ms) + " is not supported (1-D [B] or [2B], or 2-D [B, " +
+                                    std::to_string(T) + "])");
     }
-    masked = w.op("Reshape", {masked, w.ints({B, 1, 1, S})});
+    masked = w.op("Reshape", {masked, w.ints({B, 1, 1, T})});
   }
   // The scores, mask and softmax in float32 for fp16 / bf16 (onnxruntime's: a half -10000 is
   // 8 apart from its neighbours, and its lowest float would be -inf).
   const DType st = t == DType::f16 || t == DType::bf16 ? DType::f32 : t;
   int bias = masked >= 0 ? w.op("Where", {masked, scalar(g, n, st, filter), scalar(g, n, st, 0.0)}) : -1;
   if (n.attr_i("unidirectional", 0)) {  // key j after query i, [S, S]: the lowest float, whatever mask_filter_value says (onnxruntime)
-    const int later = w.op("Greater", {w.op("Unsqueeze", {key, w.ints({0})}), w.op("Unsqueeze", {key, w.ints({1})})});
+    std::vector<int64_t> at(static_cast<size_t>(S));  // query i's position P + i
+    for (int64_t i = 0; i < S; ++i) at[i] = P + i;
+    const int later = w.op("Greater", {w.op("Unsqueeze", {key, w.ints({0})}), w.op("Unsqueeze", {w.ints(at), w.ints({1})})});  // [S, T]
     const double lowest = st == DType::f64 ? -std::numeric_limits<double>::max() : -static_cast<double>(std::numeric_limits<float>::max());
     bias = w.op("Where", {later, scalar(g, n, st, lowest), bias >= 0 ? bias : scalar(g, n, st, 0.0)});
   }
@@ -339,6 +369,9 @@ void attention_contrib_infer(InferContext& ctx) {
   const std::vector<int64_t> sizes = ctx.node().attr_ints("qkv_hidden_sizes");
   if (x.size() != 3 || wt.size() != 2) ctx.fail("input must be [batch, sequence, hidden] and weights 2-D");
   ctx.set_output(0, ctx.dtype(0), {x[0], x[1], sizes.size() == 3 ? sizes[2] : wt[1] / 3});
+  const int64_t heads = ctx.node().attr_i("num_heads", 0);
+  if (ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0 && heads > 0)  // present: the key count is known once shapes are
+    ctx.set_output(1, ctx.dtype(0), {2, x[0], heads, -1, (sizes.size() == 3 ? sizes[0] : wt[1] / 3) / heads});
 }
 
 }  // namespace
