@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/kernel_spec.h"
 
 namespace fusor {
 
@@ -65,6 +66,13 @@ struct DeviceInfo {
   std::string numerics_note;
 };
 
+// The fusion options every backend starts from: opts.fusion, nothing backend-specific.
+inline FusionOptions default_fusion_options(const CompileOptions& opts) {
+  FusionOptions fo;
+  fo.fuse = opts.fusion;
+  return fo;
+}
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -77,6 +85,9 @@ class Backend {
   // kernel compilation, no device work (a GPU backend may query its device's features). The
   // host-fallback partitioner asks it per node. Default: "" (the backend runs every op it has).
   virtual std::string unsupported(const Graph& g, const CompileOptions& opts) { return ""; }
+  // The fusion pass's options for this backend's plans (compile, unsupported, and the tools
+  // that show a plan: explain, bench). Default: opts.fusion, nothing backend-specific.
+  virtual FusionOptions fusion_options(const CompileOptions& opts) const { return default_fusion_options(opts); }
   // Opens device opts.device and loads what every compile needs (driver, context, library
   // handles) ahead of compile(), so a caller can overlap it with loading the model: call it on
   // another thread while the ONNX file is parsed, then compile() on this backend finds it done.

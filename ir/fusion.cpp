@@ -353,7 +353,7 @@ class Fuser {
       t.nodes.insert(p);
       bool failed = false;
       map_views(t, [&](const StridedView& s) {
-        auto r = apply_view(n, s, shape);
+        auto r = apply_view_node(g_, n, s, shape);
         if (!r) failed = true;
         return r ? *r : s;
       });
@@ -388,43 +388,6 @@ class Fuser {
     for (int v : n.inputs)
       if (v >= 0 && !mat_[v] && shape_numel(g_.values[v].shape) > best_n) best = v, best_n = shape_numel(g_.values[v].shape);
     return best >= 0 ? best : n.outputs[0];
-  }
-
-  // Applies a view node to a view of its input whose shape is the input's shape.
-  std::optional<StridedView> apply_view(const Node& n, const StridedView& s, const Shape& out) const {
-    const std::string& t = n.op_type;
-    if (t == "Expand") return view_broadcast(s, out);
-    if (t == "Transpose") {
-      std::vector<int64_t> perm = n.attr_ints("perm");
-      if (perm.empty())
-        for (int64_t i = static_cast<int64_t>(s.shape.size()) - 1; i >= 0; --i) perm.push_back(i);
-      return view_permute(s, perm);
-    }
-    // Reshape, Flatten, Squeeze, Unsqueeze: the output shape is static, the strides follow.
-    if (t != "Slice") return view_reshape(s, out);
-    // Slice: start and step per axis from the constant inputs (ir/slice_view.h).
-    std::vector<int64_t> starts, ends, axes, steps;
-    auto ints = [&](int i) {
-      std::vector<int64_t> v;
-      if (!n.has_input(i)) return v;
-      const Tensor& c = *g_.values[n.inputs[i]].constant;
-      for (int64_t k = 0; k < c.numel(); ++k) v.push_back(c.get_int(k));
-      return v;
-    };
-    if (n.opset < 10) {
-      starts = n.attr_ints("starts"), ends = n.attr_ints("ends"), axes = n.attr_ints("axes");
-    } else {
-      for (int i = 1; i < 5; ++i)
-        if (n.has_input(i) && !g_.values[n.inputs[i]].constant) return std::nullopt;
-      starts = ints(1), ends = ints(2), axes = ints(3), steps = ints(4);
-    }
-    const SliceView v = slice_view(n, s.shape, starts, ends, axes, steps);
-    if (v.shape != out) return std::nullopt;
-    StridedView r = s;
-    for (size_t ax = 0; ax < out.size(); ++ax)
-      if (v.begin[ax] != 0 || v.step[ax] != 1 || out[ax] != s.shape[ax])
-        r = view_slice(r, static_cast<int>(ax), v.begin[ax], v.step[ax], out[ax]);
-    return r;
   }
 
   // ---- kernels -------------------------------------------------------------------------
@@ -550,16 +513,18 @@ class Fuser {
     return {t.n[0].value, t.n[0].view};
   }
 
-  // t as a contraction operand prologue (MatMulDesc::a_pre / b_pre): its root is one float32
-  // element-wise op whose operands are one load of a float32 value (not a fused weight
-  // dequantization) and scalar constants.
+  // t as a contraction operand prologue (MatMulDesc::a_pre / b_pre): its root is one float
+  // element-wise op of one dtype (in and math; fp16 / bf16 math runs in float32) whose operands
+  // are one load of a value of that dtype (not a fused weight dequantization) and scalar
+  // constants of that dtype.
   // Returns the prologue and the loaded value and view.
   std::optional<std::pair<OperandPrologue, std::pair<int, StridedView>>> prologue_of(const Tree& t) const {
-    // fp32 only: fp16 / bf16 products run on tensor cores (cuBLASLt, cooperative matrices)
-    // whose operand staging wants plain operands; on the H200 their prologues cost fusor-cuda
-    // 4-5 us on GPT-2 2L while fp32 broke even (docs/benchmarks.md, fifteenth session).
+    // fp16 / bf16 only where the backend asks (FusionOptions::half_operand_prologues): on the
+    // H200 a prologued half operand cost fusor-cuda's cuBLASLt path 4-5 us on GPT-2 2L while
+    // Vulkan gained (docs/benchmarks.md, fifteenth session).
     const TNode& r = t.n[t.root];
-    if (r.kind != ExprKind::op || !r.op || !r.op->scalar || r.math != DType::f32 || r.dtype != DType::f32) return std::nullopt;
+    const bool half = (r.dtype == DType::f16 || r.dtype == DType::bf16) && r.math == r.dtype && o_.half_operand_prologues;
+    if (r.kind != ExprKind::op || !r.op || !r.op->scalar || !((r.math == DType::f32 && r.dtype == DType::f32) || half)) return std::nullopt;
     OperandPrologue p;
     p.op.kind = ExprKind::op;
     p.op.dtype = r.dtype, p.op.math = r.math, p.op.op = r.op, p.op.bound = r.bound;
@@ -580,11 +545,13 @@ class Fuser {
         if (value >= 0 || x.dtype != r.dtype || (xp >= 0 && cls_[xp] == Cls::dequant)) return std::nullopt;
         // A contraction's output read only here: output fusion makes the op that contraction's
         // epilogue (no kernel either way), keeping this product's library GEMM and vector loads.
-        if (xp >= 0 && (cls_[xp] == Cls::matmul || cls_[xp] == Cls::conv) && consumers_[x.value].size() == 1) return std::nullopt;
+        // Read through views that fan out (a fused QKV projection's Reshape before its Split),
+        // it is read more than once, and the prologue saves the slice's copy kernel.
+        if (xp >= 0 && (cls_[xp] == Cls::matmul || cls_[xp] == Cls::conv) && effective_consumers(x.value) == 1) return std::nullopt;
         in.kind = ExprKind::load;
         value = x.value, view = x.view;
       } else if (x.kind == ExprKind::constant) {
-        // float32 in and out (kernel_spec.h): a constant of another dtype (Pow's int64 exponent)
+        // The operand's dtype (kernel_spec.h): a constant of another dtype (Pow's int64 exponent)
         // would need types the kernel header does not declare.
         if (x.dtype != r.dtype) return std::nullopt;
         in.kind = ExprKind::constant;
@@ -796,76 +763,10 @@ class Fuser {
         }
         if (k.input_buffers().size() + extra > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
         absorbed.insert(v);
-        absorb(k, rk, static_cast<int>(li));
+        absorb_reduction(k, rk, static_cast<int>(li));
         changed = true;
       }
     }
-  }
-
-  // Copies reduction kernel rk's reductions into k and replaces load li with a red_ref.
-  void absorb(KernelSpec& k, const KernelSpec& rk, int li) {
-    if (k.kind == FusionKind::loop) k.kind = FusionKind::input;
-    k.reduce_axes = rk.reduce_axes;
-    std::vector<int> load_map(rk.loads.size()), expr_map(rk.expr.size(), -1), red_map(rk.reductions.size(), -1);
-    for (size_t j = 0; j < rk.loads.size(); ++j) {
-      int found = -1;
-      for (size_t q = 0; q < k.loads.size(); ++q)
-        if (k.loads[q].buffer == rk.loads[j].buffer && k.loads[q].view.strides == rk.loads[j].view.strides &&
-            k.loads[q].view.offset == rk.loads[j].view.offset)
-          found = static_cast<int>(q);
-      if (found < 0) {
-        k.loads.push_back(rk.loads[j]);
-        found = static_cast<int>(k.loads.size()) - 1;
-      }
-      load_map[j] = found;
-    }
-    // Expression nodes of rk are appended after k's (all reductions of rk are copied in order),
-    // then k's red_ref for the absorbed value points at the copy of rk's output reduction.
-    int out_red = rk.expr[rk.outputs[0].expr].red;
-    // Reductions k already computes (same graph value) are shared, not copied.
-    for (size_t r = 0; r < rk.reductions.size(); ++r)
-      for (size_t q = 0; q < k.reductions.size(); ++q)
-        if (rk.reductions[r].value >= 0 && k.reductions[q].value == rk.reductions[r].value) red_map[r] = static_cast<int>(q);
-    for (size_t e = 0; e < rk.expr.size(); ++e) {
-      ExprNode n = rk.expr[e];
-      if (n.kind == ExprKind::load) n.load = load_map[n.load];
-      for (auto& a : n.args)
-        if (a >= 0) a = expr_map[a];
-      if (n.kind == ExprKind::red_ref) {
-        if (red_map[n.red] < 0) {
-          Reduction r = rk.reductions[n.red];
-          r.body = expr_map[r.body];
-          k.reductions.push_back(r);
-          red_map[n.red] = static_cast<int>(k.reductions.size()) - 1;
-        }
-        n.red = red_map[n.red];
-      }
-      k.expr.push_back(n);
-      expr_map[e] = static_cast<int>(k.expr.size()) - 1;
-    }
-    for (size_t r = 0; r < rk.reductions.size(); ++r)
-      if (red_map[r] < 0) {
-        Reduction x = rk.reductions[r];
-        x.body = expr_map[x.body];
-        k.reductions.push_back(x);
-        red_map[r] = static_cast<int>(k.reductions.size()) - 1;
-      }
-    int ref = -1;
-    for (size_t e = 0; e < k.expr.size(); ++e)
-      if (k.expr[e].kind == ExprKind::red_ref && k.expr[e].red == red_map[out_red]) ref = static_cast<int>(e);
-    // Replace reads of the load with the reduction value; the load entry stays (unused) to keep ids stable.
-    for (auto& n : k.expr)
-      for (auto& a : n.args)
-        if (a >= 0 && k.expr[a].kind == ExprKind::load && k.expr[a].load == li) a = ref;
-    for (auto& o : k.outputs)
-      if (o.expr >= 0 && k.expr[o.expr].kind == ExprKind::load && k.expr[o.expr].load == li) o.expr = ref;
-    // A reduction whose body is the load itself (ReduceMax of an Unsqueezed ReduceMin): its
-    // body is the absorbed value too (broadcast along the row, as the load read it).
-    for (auto& r : k.reductions)
-      if (r.body >= 0 && k.expr[r.body].kind == ExprKind::load && k.expr[r.body].load == li) r.body = ref;
-    for (auto& fo : rk.fused_ops) k.fused_ops.push_back(fo);
-    for (auto& fn : rk.fused_nodes) k.fused_nodes.push_back(fn);
-    topo_order(k);
   }
 
   void absorb_reductions() {

@@ -302,4 +302,69 @@ StridedView over_space(const StridedView& v, const std::vector<int>& inv, const 
     if (inv[j] >= 0) r.strides[j] = v.strides[inv[j]];
   return r;
 }
+void absorb_reduction(KernelSpec& k, const KernelSpec& rk, int li) {
+  if (k.kind == FusionKind::loop) k.kind = FusionKind::input;
+  k.reduce_axes = rk.reduce_axes;
+  std::vector<int> load_map(rk.loads.size()), expr_map(rk.expr.size(), -1), red_map(rk.reductions.size(), -1);
+  for (size_t j = 0; j < rk.loads.size(); ++j) {
+    int found = -1;
+    for (size_t q = 0; q < k.loads.size(); ++q)
+      if (k.loads[q].buffer == rk.loads[j].buffer && k.loads[q].view.strides == rk.loads[j].view.strides &&
+          k.loads[q].view.offset == rk.loads[j].view.offset)
+        found = static_cast<int>(q);
+    if (found < 0) {
+      k.loads.push_back(rk.loads[j]);
+      found = static_cast<int>(k.loads.size()) - 1;
+    }
+    load_map[j] = found;
+  }
+  // Expression nodes of rk are appended after k's (all reductions of rk are copied in order),
+  // then k's red_ref for the absorbed value points at the copy of rk's output reduction.
+  int out_red = rk.expr[rk.outputs[0].expr].red;
+  // Reductions k already computes (same graph value) are shared, not copied.
+  for (size_t r = 0; r < rk.reductions.size(); ++r)
+    for (size_t q = 0; q < k.reductions.size(); ++q)
+      if (rk.reductions[r].value >= 0 && k.reductions[q].value == rk.reductions[r].value) red_map[r] = static_cast<int>(q);
+  for (size_t e = 0; e < rk.expr.size(); ++e) {
+    ExprNode n = rk.expr[e];
+    if (n.kind == ExprKind::load) n.load = load_map[n.load];
+    for (auto& a : n.args)
+      if (a >= 0) a = expr_map[a];
+    if (n.kind == ExprKind::red_ref) {
+      if (red_map[n.red] < 0) {
+        Reduction r = rk.reductions[n.red];
+        r.body = expr_map[r.body];
+        k.reductions.push_back(r);
+        red_map[n.red] = static_cast<int>(k.reductions.size()) - 1;
+      }
+      n.red = red_map[n.red];
+    }
+    k.expr.push_back(n);
+    expr_map[e] = static_cast<int>(k.expr.size()) - 1;
+  }
+  for (size_t r = 0; r < rk.reductions.size(); ++r)
+    if (red_map[r] < 0) {
+      Reduction x = rk.reductions[r];
+      x.body = expr_map[x.body];
+      k.reductions.push_back(x);
+      red_map[r] = static_cast<int>(k.reductions.size()) - 1;
+    }
+  int ref = -1;
+  for (size_t e = 0; e < k.expr.size(); ++e)
+    if (k.expr[e].kind == ExprKind::red_ref && k.expr[e].red == red_map[out_red]) ref = static_cast<int>(e);
+  // Replace reads of the load with the reduction value; the load entry stays (unused) to keep ids stable.
+  for (auto& n : k.expr)
+    for (auto& a : n.args)
+      if (a >= 0 && k.expr[a].kind == ExprKind::load && k.expr[a].load == li) a = ref;
+  for (auto& o : k.outputs)
+    if (o.expr >= 0 && k.expr[o.expr].kind == ExprKind::load && k.expr[o.expr].load == li) o.expr = ref;
+  // A reduction whose body is the load itself (ReduceMax of an Unsqueezed ReduceMin): its
+  // body is the absorbed value too (broadcast along the row, as the load read it).
+  for (auto& r : k.reductions)
+    if (r.body >= 0 && k.expr[r.body].kind == ExprKind::load && k.expr[r.body].load == li) r.body = ref;
+  for (auto& fo : rk.fused_ops) k.fused_ops.push_back(fo);
+  for (auto& fn : rk.fused_nodes) k.fused_nodes.push_back(fn);
+  topo_order(k);
+}
+
 }  // namespace fusor

@@ -16,6 +16,11 @@ StridedView row_view(const Shape& space, const std::vector<int>& axes);
 // every operand precedes its user; drops unreferenced nodes and loads.
 void topo_order(KernelSpec& k);
 
+// Input fusion's merge: copies reduction kernel rk's loads, expressions and reductions into k
+// (sharing loads and reductions k already has) and replaces k's load li, which reads rk's
+// output over k's space, with a red_ref to it; k becomes an input fusion over rk's axes.
+void absorb_reduction(KernelSpec& k, const KernelSpec& rk, int li);
+
 // Sets k.online_max / k.online_sum (kernel_spec.h) when k's reductions contain the softmax pair:
 // a Max r0 (no mean, float dtype) over node x and a later Sum (no mean, same dtype) whose body is
 // Exp(Sub(x, red_ref r0)), the Sub and Exp in r0's dtype (Softmax and LogSoftmax decompose to

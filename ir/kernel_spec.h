@@ -101,9 +101,10 @@ struct MatMulDequant {
 // Optional element-wise prologue on an operand (ir/fusion.cpp forms it): the operand's element
 // is op(x, constants) where x is the element read through the operand's view, e.g. attention's
 // q * 0.3535 and k * 0.3535 (Mul of a Transpose/Slice view by a scalar constant) fused into the
-// Q @ K^T kernel instead of a copy kernel before it. One op of the op table (op.op->scalar),
-// float32 in and out (ir/fusion.cpp forms none for fp16/bf16 operands, whose tensor-core paths
-// want plain operands), exactly the value the element-wise kernel would have stored; backends
+// Q @ K^T kernel instead of a copy kernel before it. One op of the op table (op.op->scalar), in
+// float32 math over an operand and constants of one float dtype (fp16 / bf16 only with
+// FusionOptions::half_operand_prologues), rounded to that dtype: exactly the value the
+// element-wise kernel would have stored; backends
 // read such an operand with scalar loads (no library GEMM, no vector loads). op.args index `inputs`: kind load is x (the
 // loaded element, of the operand buffer's dtype), kind constant a scalar constant.
 struct OperandPrologue {
@@ -253,8 +254,16 @@ inline constexpr int64_t kMaxPrologueMacs = int64_t{1} << 24;
 // inline in that kernel (KernelSpec::dots): one kernel and one dependent dispatch less.
 inline constexpr int64_t kMaxInlineDotK = 256;
 
+// What a backend's kernels can take, so the one fusion pass (ir/fusion.cpp) decides for it
+// (Backend::fusion_options gives each backend's).
 struct FusionOptions {
   bool fuse = true;   // false: one kernel per primitive op (the unfused baseline)
+  // fp16 / bf16 contraction operands may take element-wise prologues (MatMulDesc::a_pre /
+  // b_pre): for a backend whose half-precision products stage their operands themselves
+  // (Vulkan: cooperative matrices or the tiled template), not one that hands them to a library
+  // (cuBLASLt on CUDA, where a prologue would cost the library path; docs/benchmarks.md,
+  // fifteenth and seventeenth sessions). fp32 operands take them either way.
+  bool half_operand_prologues = false;
 };
 
 // Decomposes composite ops into primitives (LayerNormalization, Softmax, Gemm, BatchNorm, ...),

@@ -1,10 +1,11 @@
-// ONNX Slice geometry (ir/slice_view.h).
+// ONNX Slice geometry (ir/slice_view.h), and a view node applied to a strided view (ir/view.h).
 #include "ir/slice_view.h"
 
 #include <algorithm>
 #include <string>
 
 #include "ir/op_table.h"
+#include "ir/view.h"
 
 namespace fusor {
 
@@ -77,6 +78,42 @@ BlockWalk depth_space_walk(const Node& n, const Shape& x) {
   BlockWalk w;
   for (int64_t p : perm) w.walk.push_back(view[p]), w.strides.push_back(vs[p]);
   return w;
+}
+
+std::optional<StridedView> apply_view_node(const Graph& g, const Node& n, const StridedView& s, const Shape& out) {
+  const std::string& t = n.op_type;
+  if (t == "Expand") return view_broadcast(s, out);
+  if (t == "Transpose") {
+    std::vector<int64_t> perm = n.attr_ints("perm");
+    if (perm.empty())
+      for (int64_t i = static_cast<int64_t>(s.shape.size()) - 1; i >= 0; --i) perm.push_back(i);
+    return view_permute(s, perm);
+  }
+  // Reshape, Flatten, Squeeze, Unsqueeze: the output shape is static, the strides follow.
+  if (t != "Slice") return view_reshape(s, out);
+  // Slice: start and step per axis from the constant inputs (ir/slice_view.h).
+  std::vector<int64_t> starts, ends, axes, steps;
+  auto ints = [&](int i) {
+    std::vector<int64_t> v;
+    if (!n.has_input(i)) return v;
+    const Tensor& c = *g.values[n.inputs[i]].constant;
+    for (int64_t k = 0; k < c.numel(); ++k) v.push_back(c.get_int(k));
+    return v;
+  };
+  if (n.opset < 10) {
+    starts = n.attr_ints("starts"), ends = n.attr_ints("ends"), axes = n.attr_ints("axes");
+  } else {
+    for (int i = 1; i < 5; ++i)
+      if (n.has_input(i) && !g.values[n.inputs[i]].constant) return std::nullopt;
+    starts = ints(1), ends = ints(2), axes = ints(3), steps = ints(4);
+  }
+  const SliceView v = slice_view(n, s.shape, starts, ends, axes, steps);
+  if (v.shape != out) return std::nullopt;
+  StridedView r = s;
+  for (size_t ax = 0; ax < out.size(); ++ax)
+    if (v.begin[ax] != 0 || v.step[ax] != 1 || out[ax] != s.shape[ax])
+      r = view_slice(r, static_cast<int>(ax), v.begin[ax], v.step[ax], out[ax]);
+  return r;
 }
 
 }  // namespace fusor

@@ -16,5 +16,10 @@ StridedView view_broadcast(const StridedView& v, const Shape& shape);
 // Reshape without copying (NumPy's attempt_nocopy_reshape); nullopt when the strides cannot
 // express the new shape (e.g. merging dims of a transposed view).
 std::optional<StridedView> view_reshape(const StridedView& v, const Shape& shape);
+// A view node n of graph g (Expand, Transpose, Reshape / Flatten / Squeeze / Unsqueeze, or Slice
+// whose starts / ends / axes / steps are constants of g) applied to a view s of its input (s's
+// shape the input's), giving output shape `out`; nullopt when the strides cannot express it (a
+// Slice with run-time bounds, a reshape of a permuted view). Defined in ir/slice_view.cpp.
+std::optional<StridedView> apply_view_node(const Graph& g, const Node& n, const StridedView& s, const Shape& out);
 
 }  // namespace fusor

@@ -228,9 +228,7 @@ std::vector<std::string> describe_host_loops(Backend& b, const Graph& g, const C
     try {
       if (!def.first_call) throw Unsupported("host-loop", "no first iteration to specialise");
       const Graph body = def.first_call(g, n).specialise();
-      FusionOptions fo;
-      fo.fuse = opts.fusion;
-      const size_t kernels = body.nodes.empty() ? 0 : build_plan(body, fo).kernels.size();
+      const size_t kernels = body.nodes.empty() ? 0 : build_plan(body, b.fusion_options(opts)).kernels.size();
       s += "body replayed on " + b.name() + " (" + std::to_string(kernels) + " kernels)";
       const std::vector<GraphBreak> breaks = find_graph_breaks(b, body, opts);
       if (!breaks.empty()) s += ", " + std::to_string(breaks.size()) + " body node(s) on the host";

@@ -1,7 +1,9 @@
 // Fewer dependent kernels in attention blocks (ir/fusion.cpp, ir/decompose.cpp):
 //  - a small contraction reads an operand that is one element-wise op over a view and scalar
 //    constants (q * s, k / s) through a prologue (MatMulDesc::a_pre / b_pre) instead of a copy
-//    kernel before it (fp32; fp16 / bf16 keep their operand kernels and must still agree); the prologue rounds to the operand dtype as that kernel's store did, so
+//    kernel before it (fp32; fp16 / bf16 only for backends that ask, FusionOptions::
+//    half_operand_prologues: Vulkan yes, cuBLASLt's CUDA and cpu no, and every backend must
+//    agree); the prologue rounds to the operand dtype as that kernel's store did, so
 //    with K = 1 (one exact product per output) every backend gives ref's bits;
 //  - Gather(data, Reshape(indices)) becomes Reshape(Gather(data, indices)): no copy kernel of
 //    the indices in front of the embedding lookup.
@@ -51,7 +53,11 @@ Graph attention_scores(DType t, int64_t B, int64_t S, int64_t H, int64_t D, cons
   return b.build();
 }
 
-Plan plan_of(const Graph& g, const std::vector<Tensor>& in) { return build_plan(specialize(g, in)); }
+Plan plan_of(const Graph& g, const std::vector<Tensor>& in, bool half_prologues = false) {
+  FusionOptions fo;
+  fo.half_operand_prologues = half_prologues;
+  return build_plan(specialize(g, in), fo);
+}
 
 const KernelSpec* only_matmul(const Plan& p) {
   const KernelSpec* m = nullptr;
@@ -126,9 +132,21 @@ TEST(MatMulPrologue, EveryBackendGivesRefsValues) {
     const Plan p = plan_of(g, {x});
     const KernelSpec* m = only_matmul(p);
     ASSERT_TRUE(m) << dtype_name(c.t);
-    // fp32 only: fp16 / bf16 keep plain operands for their tensor-core paths.
+    // fp32 by default: fp16 / bf16 keep plain operands for library paths (cuBLASLt)...
     EXPECT_EQ(static_cast<bool>(m->matmul->b_pre), c.t == DType::f32);
     EXPECT_EQ(static_cast<bool>(m->matmul->a_pre), c.t == DType::f32 && !c.k_only);
+    // ...and every float dtype where the backend asks (Vulkan's plans).
+    const Plan ph = plan_of(g, {x}, true);
+    const KernelSpec* mh = only_matmul(ph);
+    ASSERT_TRUE(mh);
+    EXPECT_TRUE(mh->matmul->b_pre);
+    EXPECT_EQ(static_cast<bool>(mh->matmul->a_pre), !c.k_only);
+    EXPECT_EQ(ph.kernels.size() + (c.t == DType::f32 ? 0 : (c.k_only ? 1 : 2)), p.kernels.size()) << "one copy kernel less per prologue";
+    if (c.t != DType::f32) {  // the Vulkan backend builds that plan (vulkan_fusion_options)
+      CompileOptions co;
+      EXPECT_TRUE(make_backend("vulkan")->fusion_options(co).half_operand_prologues);
+      EXPECT_FALSE(make_backend("cpu")->fusion_options(co).half_operand_prologues);
+    }
     const Tensor want = Session(g, "ref").run({x})[0];
     for (const std::string& be : testing::usable_backends()) {
       if (be == "ref") continue;
@@ -225,6 +243,41 @@ TEST(GatherOfReshape, TheIndicesAreNotCopiedFirst) {
   // Out-of-range indices are still refused by name on every backend.
   const Tensor bad = testing::ints_of({2, 3}, {0, 1, 2, 3, 4, 10});
   for (const std::string& be : testing::usable_backends()) EXPECT_THROW(Session(g, be).run({bad}), Error) << be;
+}
+
+// The QKV projection's output read through a Reshape that fans out to three slices (a dynamo
+// export's Gemm -> Reshape -> Split): read more than once, so q * s and k * s still become the
+// scores product's prologues (the single-reader rule counts readers through views), and every
+// backend agrees with ref.
+TEST(MatMulPrologue, AProjectionReadThroughAFanningReshapeKeepsThePrologues) {
+  const int64_t S = 16, H = 2, D = 8, E = 24;
+  GraphBuilder b("qkv", 17);
+  const int x = b.input("x", DType::f32, {1, S, E});
+  const int w = b.constant("w", testing::random_tensor(DType::f32, {E, 3 * H * D}, 3));
+  const int qkv = b.op("MatMul", {x, w});
+  const auto i64 = [&](const std::string& name, std::vector<int64_t> v) { return b.constant(name, testing::ints_of({static_cast<int64_t>(v.size())}, v)); };
+  const int r = b.op("Reshape", {qkv, i64("shape", {1, S, 3, H, D})});
+  const std::vector<int> parts = b.op_multi("Split", {r, i64("sizes", {1, 1, 1})}, {{"axis", int64_t{2}}}, 3);
+  const auto head = [&](int part, std::vector<int64_t> perm) {
+    return b.op("Transpose", {b.op("Reshape", {part, i64("sh" + std::to_string(part), {1, S, H, D})})}, {{"perm", perm}});
+  };
+  const int c = b.constant("scale", scalar_tensor(DType::f32, 0.353553385));
+  const int q = b.op("Mul", {head(parts[0], {0, 2, 1, 3}), c}), k = b.op("Mul", {head(parts[1], {0, 2, 3, 1}), c});
+  b.output(b.op("MatMul", {q, k}));
+  b.output(head(parts[2], {0, 2, 1, 3}));
+  const Graph g = b.build();
+  const Tensor in = testing::random_tensor(DType::f32, {1, S, E}, 4);
+  const Plan p = plan_of(g, {in});
+  int prologued = 0;
+  for (const KernelSpec& k2 : p.kernels)
+    if (k2.matmul) prologued += static_cast<bool>(k2.matmul->a_pre) + static_cast<bool>(k2.matmul->b_pre);
+  EXPECT_EQ(prologued, 2) << "q * s and k * s read by the scores product";
+  const std::vector<Tensor> want = Session(g, "ref").run({in});
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> got = Session(g, be).run({in});
+    for (size_t o = 0; o < want.size(); ++o) EXPECT_LE(error_in_ulps_of_max(got[o], want[o]), 64.0);
+  }
 }
 
 }  // namespace

@@ -104,9 +104,7 @@ int cmd_bench(const BenchArgs& a) {
   }
   double warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const std::vector<Phase> phases = log.phases();  // before the extra build_plan below
-  FusionOptions fo;
-  fo.fuse = o.fusion;
-  Plan plan = build_plan(sg, fo);
+  Plan plan = build_plan(sg, b->fusion_options(o));
   for (int i = 0; i < a.warmup; ++i) exe->run(inputs);
   std::vector<double> host, dev;
   TraceData trace;

@@ -72,8 +72,10 @@ void write_plan_dot(const Plan& p, const std::string& path) {
 int cmd_explain(const ExplainArgs& a) {
   Graph g = load_model(a.model);
   Graph sg = specialize(g, random_inputs(g, 0, a.dims));
-  FusionOptions fo;
-  fo.fuse = !a.no_fusion;
+  // The plan the named backend builds (its fusion options), or the default one without a backend.
+  CompileOptions co;
+  co.fusion = !a.no_fusion;
+  const FusionOptions fo = a.backend.empty() ? default_fusion_options(co) : make_backend(a.backend)->fusion_options(co);
   Plan p = build_plan(sg, fo);
   std::printf("%-4s %-7s %-40s %6s %12s %12s\n", "#", "kind", "ops fused", "inputs", "read", "written");
   for (size_t i = 0; i < p.kernels.size(); ++i) {
@@ -110,8 +112,6 @@ int cmd_explain(const ExplainArgs& a) {
   if (!a.backend.empty()) {
     // Placement only: which nodes this backend would leave to the host (nothing is compiled).
     auto b = make_backend(a.backend);
-    CompileOptions co;
-    co.fusion = fo.fuse;
     std::vector<GraphBreak> breaks = find_graph_breaks(*b, sg, co);
     if (breaks.empty()) std::printf("graph breaks on %s: none (the whole plan runs on it)\n", a.backend.c_str());
     else if (a.no_fallback)

@@ -131,8 +131,7 @@ class CpuBackend : public Backend {
   std::vector<DeviceInfo> devices() const override { return {{"host CPU", "interprets the fused plan (KernelSpecs)"}}; }
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& o) override {
     check_host_device_index("cpu", o.device);
-    FusionOptions fo;
-    fo.fuse = o.fusion;
+    const FusionOptions fo = default_fusion_options(o);
     Plan p = [&] {
       PhaseScope ps("fusion");
       return build_plan(g, fo);

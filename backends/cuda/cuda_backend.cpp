@@ -154,8 +154,7 @@ std::string device_arch(const CudaDriver& drv, CUdevice dev) {
 class CudaExecutableImpl final : public CudaExecutable {
  public:
   CudaExecutableImpl(const Graph& g, const CompileOptions& opts) : drv(driver_or_throw()), replay_(opts.replay) {
-    FusionOptions fo;
-    fo.fuse = opts.fusion;
+    const FusionOptions fo = default_fusion_options(opts);  // CudaBackend::fusion_options
     {
       PhaseScope ps("fusion");
       plan_ = build_plan(g, fo);
@@ -910,9 +909,7 @@ class CudaBackend : public Backend {
   // can place nodes on a machine with no GPU too.
   std::string unsupported(const Graph& g, const CompileOptions& opts) override {
     try {
-      FusionOptions fo;
-      fo.fuse = opts.fusion;
-      cuda_generate_sources(build_plan(g, fo));
+      cuda_generate_sources(build_plan(g, fusion_options(opts)));
     } catch (const Unsupported& e) {
       return e.what();
     }

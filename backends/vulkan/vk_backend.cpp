@@ -1,6 +1,8 @@
 // The "vulkan" Backend: device listing and compile (see vulkan_backend.h / vk_executable.h).
 #include "backends/vulkan/vulkan_backend.h"
 
+#include <cstdlib>
+
 #include "backends/vulkan/vk_executable.h"
 #include "backends/vulkan/vk_memory.h"
 #include "ir/phases.h"
@@ -57,6 +59,7 @@ class VulkanBackend : public Backend {
     return std::make_unique<vk::VulkanExecutable>(std::move(ctx), g, opts);
   }
 
+  FusionOptions fusion_options(const CompileOptions& opts) const override { return vulkan_fusion_options(opts); }
   std::string unsupported(const Graph& g, const CompileOptions& opts) override {
     std::shared_ptr<vk::Instance> inst;
     try {
@@ -66,9 +69,7 @@ class VulkanBackend : public Backend {
     }
     if (opts.device < 0 || opts.device >= static_cast<int>(inst->devices().size())) return "";
     try {
-      FusionOptions fo;
-      fo.fuse = opts.fusion;
-      return vk::unsupported_reason(inst->devices()[opts.device], build_plan(g, fo));
+      return vk::unsupported_reason(inst->devices()[opts.device], build_plan(g, fusion_options(opts)));
     } catch (const Unsupported& e) {
       return e.what();  // build_plan refuses (e.g. string tensors)
     }
@@ -81,6 +82,16 @@ class VulkanBackend : public Backend {
 };
 
 }  // namespace
+
+// Half-precision products stage their operands themselves (cooperative matrices, the tiled
+// template), so fp16 / bf16 operands take prologues: one dispatch less per attention block.
+// FUSOR_VK_HALF_PROLOGUES=0 keeps fp16 / bf16 operands plain (their copy kernels), for A/B runs.
+FusionOptions vulkan_fusion_options(const CompileOptions& opts) {
+  FusionOptions fo = default_fusion_options(opts);
+  const char* e = std::getenv("FUSOR_VK_HALF_PROLOGUES");
+  fo.half_operand_prologues = !(e && std::string(e) == "0");
+  return fo;
+}
 
 std::unique_ptr<Backend> make_vulkan_backend() { return std::make_unique<VulkanBackend>(); }
 

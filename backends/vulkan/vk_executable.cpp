@@ -1,6 +1,7 @@
 // VulkanExecutable: memory (arena, constants, staging), command-buffer recording with
 // hazard-driven barriers, and run().
 #include "backends/vulkan/vk_executable.h"
+#include "backends/vulkan/vulkan_backend.h"
 #include "backends/codegen.h"
 #include "backends/compile_pool.h"
 #include "backends/vulkan/vk_dialect.h"
@@ -80,8 +81,7 @@ VulkanExecutable::VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g,
   }
   skip_barriers_ = env_flag("FUSOR_VK_UNSAFE_NO_BARRIERS");
   try {
-    FusionOptions fo;
-    fo.fuse = opts.fusion;
+    const FusionOptions fo = vulkan_fusion_options(opts);
     {
       PhaseScope ps("fusion");
       plan_ = build_plan(g, fo);

@@ -85,6 +85,10 @@
 namespace fusor {
 
 std::unique_ptr<Backend> make_vulkan_backend();
+// The Vulkan backend's fusion options (Backend::fusion_options): fp16 / bf16 contraction
+// operands take element-wise prologues (its half products stage operands themselves);
+// FUSOR_VK_HALF_PROLOGUES=0 turns that off (A/B runs).
+FusionOptions vulkan_fusion_options(const CompileOptions& opts);
 
 // Validation-layer messages (severity warning or error) seen by any Vulkan instance this
 // process created with FUSOR_VK_VALIDATION=1, since start or the last reset.
