@@ -402,5 +402,61 @@ TEST(TrainingOps, OptimizerStepsForTwoTensorsOnEveryBackend) {
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
 
+// Hostile inputs (red-team round 15): each is one line naming the node and what is wrong,
+// where fusor had broadcast, read a float mask as positions or computed NaN rows.
+TEST(ContribOps, HostileInputsAreOneLineErrors) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 3, 8}, 61), g8 = testing::random_tensor(DType::f32, {8}, 62);
+  const auto expect_refused = [](const OneNode& n, const std::string& want) {
+    SCOPED_TRACE(n.op + ": " + want);
+    const std::string e = testing::error_of([&] { Session(n.graph(), "ref").run(n.feeds()); });
+    EXPECT_NE(e.find(want), std::string::npos) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  };
+  // A skip wider than input would broadcast the output past input's shape.
+  expect_refused({"SkipLayerNormalization", "com.microsoft", {{"x", testing::random_tensor(DType::f32, {1, 3, 8}, 63)}, {"s", x}, {"g", g8}}},
+                 "skip [2, 3, 8] does not match input [1, 3, 8]");
+  expect_refused({"SkipLayerNormalization", "com.microsoft", {{"x", x}, {"s", x}, {"g", testing::random_tensor(DType::f32, {4}, 64)}}},
+                 "gamma must be [8], got [4]");
+  OneNode eps{"SkipSimplifiedLayerNormalization", "com.microsoft", {{"x", x}, {"s", x}, {"g", g8}}};
+  eps.attrs = [](onnx::NodeProto* n) { attr_f(n, "epsilon", -1.0f); };
+  expect_refused(eps, "epsilon must be a finite number >= 0");
+  // Integer operands of the float-only ops.
+  const Tensor i34 = testing::ints_of({3, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, DType::i32);
+  expect_refused({"FusedMatMul", "com.microsoft", {{"a", i34}, {"b", testing::ints_of({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}, DType::i32)}}},
+                 "A must be float, float16, bfloat16 or double, got int32");
+  expect_refused({"BiasAdd", "com.microsoft", {{"a", i34}, {"b", i34}, {"c", i34}}}, "must be float");
+  // Attention: a float mask_index (0 / 1 read as end positions), q / k sizes of 0.
+  const Tensor wq = testing::random_tensor(DType::f32, {8, 24}, 65);
+  OneNode att{"Attention", "com.microsoft", {{"x", x}, {"w", wq}, {"", Tensor()}, {"m", testing::tensor_of({2, 3}, {1, 1, 0, 1, 1, 1}, DType::f32)}}};
+  att.attrs = [](onnx::NodeProto* n) { attr_i(n, "num_heads", 2); };
+  expect_refused(att, "mask_index must be int32, got float32");
+  OneNode att0{"Attention", "com.microsoft", {{"x", x}, {"w", wq}}};
+  att0.attrs = [](onnx::NodeProto* n) {
+    attr_i(n, "num_heads", 2);
+    auto* a = n->add_attribute();
+    a->set_name("qkv_hidden_sizes");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : {0, 0, 24}) a->add_ints(v);
+  };
+  expect_refused(att0, "the q / k / v sizes do not split weights [8, 24]");
+  // EmbedLayerNormalization: a position table of another hidden size, too few positions.
+  const Tensor ids = testing::ints_of({2, 3}, {1, 2, 3, 0, 1, 2}, DType::i32);
+  const Tensor word = testing::random_tensor(DType::f32, {5, 8}, 66);
+  expect_refused({"EmbedLayerNormalization", "com.microsoft",
+                  {{"ids", ids}, {"", Tensor()}, {"word", word}, {"pos", testing::random_tensor(DType::f32, {4, 6}, 67)}, {"", Tensor()}, {"g", g8}, {"b", g8}}},
+                 "position_embedding must be [rows, 8] of float32, got [4, 6] of float32");
+  expect_refused({"EmbedLayerNormalization", "com.microsoft",
+                  {{"ids", ids}, {"", Tensor()}, {"word", word}, {"pos", testing::random_tensor(DType::f32, {2, 8}, 68)}, {"", Tensor()}, {"g", g8}, {"b", g8}}},
+                 "position_embedding has 2 rows for 3 positions");
+  // Training ops: a state of another shape, a float step count.
+  const Tensor x3 = testing::random_tensor(DType::f32, {3}, 69);
+  expect_refused({"Adagrad", "ai.onnx.preview.training",
+                  {{"R", testing::scalar_tensor(DType::f32, 0.1)}, {"T", testing::ints_of({}, {1})}, {"x", x3}, {"g", x3}, {"h", g8}}},
+                 "H0 must be X0's shape [3], got [8]");
+  expect_refused({"Adam", "ai.onnx.preview.training",
+                  {{"R", testing::scalar_tensor(DType::f32, 0.1)}, {"T", testing::scalar_tensor(DType::f32, 1)}, {"x", x3}, {"g", x3}, {"v", x3}, {"h", x3}}},
+                 "T (the update count) must be int64, got float32");
+}
+
 }  // namespace
 }  // namespace fusor

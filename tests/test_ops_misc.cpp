@@ -301,6 +301,22 @@ TEST(OpsMisc, TfIdfVectorizer) {
   const std::string e = testing::error_of([&] { run_op(bad, 9); });
   EXPECT_NE(e.find("TfIdfVectorizer_0"), std::string::npos) << e;
   EXPECT_NE(e.find("min_gram_length <= max_gram_length"), std::string::npos) << e;
+  // The output has max(ngram_indexes) + 1 columns over every entry, not only the pool's n-grams
+  // (onnxruntime): an extra entry 6 widens it to 7, columns 4..6 zero.
+  const auto extra = [&](std::vector<int64_t> cols) {
+    testing::OpCall c{"TfIdfVectorizer", {x}};
+    c.attrs = {{"mode", std::string("TF")}, {"min_gram_length", int64_t{1}}, {"max_gram_length", int64_t{2}}, {"ngram_counts", std::vector<int64_t>{0, 2}},
+               {"ngram_indexes", cols}, {"pool_int64s", std::vector<int64_t>{2, 5, 2, 5, 5, 2}}};
+    return c;
+  };
+  expect_values(run_op(extra({0, 1, 2, 3, 6}), 9)[0], {2, 2, 1, 1, 0, 0, 0, 2, 2, 0, 1, 0, 0, 0});
+  EXPECT_ERROR(run_op(extra({0, 1, 2, 3, -2}), 9), "ngram_indexes entry -2 is out of range");
+  // A column index of 2^40 asks for terabytes: refused before anything is allocated.
+  EXPECT_ERROR(run_op(extra({0, 1, 2, int64_t{1} << 40}), 9), "needs");
+  // A column never counted is 0 whatever its weight (NaN x 0 is 0 in onnxruntime's output).
+  const Tensor y = call("TFIDF", 1, {0.5, 2, std::nan(""), 4});
+  EXPECT_TRUE(std::isnan(y.get(2)));  // row 0 counts (2, 5) twice
+  EXPECT_EQ(y.get(6), 0.0);           // row 1 never does
 }
 
 }  // namespace

@@ -65,6 +65,28 @@ bool all_known(const Graph& g, const Node& n) {
 int out_of(const Node& n, size_t k) { return k < n.outputs.size() ? n.outputs[k] : -1; }
 int in_of(const Node& n, size_t k) { return n.has_input(k) ? n.inputs[k] : -1; }
 
+// onnxruntime types these ops' data float, float16, bfloat16 (and double): an integer operand
+// is refused here, in one line, rather than by whichever standard op it would reach.
+void need_float(const Graph& g, const Node& n, int i, const char* what) {
+  const DType t = g.values[n.inputs[i]].dtype;
+  if (t != DType::undefined && t != DType::f32 && t != DType::f16 && t != DType::bf16 && t != DType::f64)
+    throw Error("shape", n.label() + ": " + what + " must be float, float16, bfloat16 or double, got " + dtype_name(t));
+}
+
+// epsilon must be a number >= 0 (onnxruntime's kernels enforce it; NaN or < 0 gives NaN rows).
+double epsilon_of(const Node& n, double dflt) {
+  const double e = n.attr_f("epsilon", dflt);
+  if (!(e >= 0.0) || !std::isfinite(e)) throw Error("shape", n.label() + ": epsilon must be a finite number >= 0, got " + std::to_string(e));
+  return e;
+}
+
+// A 1-D [H] parameter (gamma, beta, bias) of a normalization over hidden size H.
+void need_hidden(const Graph& g, const Node& n, int v, const char* what, int64_t H) {
+  if (v < 0) return;
+  const Shape& s = g.values[v].shape;
+  if (s.size() != 1 || s[0] != H) throw Error("shape", n.label() + ": " + what + " must be [" + std::to_string(H) + "], got " + shape_str(s));
+}
+
 // A scalar constant of dtype t.
 int scalar(Graph& g, const Node& n, DType t, double v) {
   Tensor c(t, {});
@@ -92,6 +114,8 @@ void register_expanded(const std::string& name, int min_in, int max_in, int max_
 
 bool gelu_expand(Graph& g, size_t index, bool bias_required, const char* approximate) {
   const Node n = g.nodes[index];
+  for (int i = 0; i < static_cast<int>(n.inputs.size()); ++i)
+    if (n.inputs[i] >= 0) need_float(g, n, i, i ? "the bias" : "X");
   RewriteNodes w{g, n.name, {}};
   int x = n.inputs[0];
   if (in_of(n, 1) >= 0) x = w.op("Add", {x, n.inputs[1]});
@@ -103,6 +127,7 @@ bool gelu_expand(Graph& g, size_t index, bool bias_required, const char* approxi
 
 bool quick_gelu_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
+  need_float(g, n, 0, "X");
   RewriteNodes w{g, n.name, {}};
   const DType t = g.values[n.inputs[0]].dtype;
   const int ax = w.op("Mul", {n.inputs[0], scalar(g, n, t, n.attr_f("alpha", 1.702))});
@@ -113,6 +138,7 @@ bool quick_gelu_expand(Graph& g, size_t index) {
 
 bool bias_add_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
+  for (int i = 0; i < 3; ++i) need_float(g, n, i, "each input");
   RewriteNodes w{g, n.name, {}};
   w.op("Add", {w.op("Add", {n.inputs[0], n.inputs[1]}), n.inputs[2]}, {}, out_of(n, 0));
   w.replace(index);
@@ -123,6 +149,8 @@ bool fused_matmul_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   if (n.attr_i("transBatchA", 0) || n.attr_i("transBatchB", 0))
     throw Unsupported("onnx", n.label() + ": transBatchA / transBatchB are not supported");
+  need_float(g, n, 0, "A");
+  need_float(g, n, 1, "B");
   // A transpose needs the operand's rank (its dims may still be unknown).
   for (int i : {0, 1})
     if (n.attr_i(i ? "transB" : "transA", 0) && g.values[n.inputs[i]].shape.empty() && !g.values[n.inputs[i]].shape_known) return false;
@@ -169,9 +197,27 @@ void norm_node(RewriteNodes& w, bool layer, int x, int gamma, int beta, double e
 
 bool skip_norm_expand(Graph& g, size_t index, bool layer) {
   const Node n = g.nodes[index];
-  RewriteNodes w{g, n.name, {}};
+  const double eps = epsilon_of(n, 1e-12);
+  if (!all_known(g, n)) return false;
   // SkipLayerNormalization: (input, skip, gamma, beta, bias); the simplified one (input, skip, gamma, bias).
   const int beta = layer ? in_of(n, 3) : -1, bias = in_of(n, layer ? 4 : 3);
+  // input [B, S, H] or [S, H]; skip input's shape or its trailing dims ([1, S, H], [S, H]):
+  // the output keeps input's shape, so a skip that would broadcast it wider is refused.
+  const Shape in = g.values[n.inputs[0]].shape, sk = g.values[n.inputs[1]].shape;
+  need_float(g, n, 0, "input");
+  if (in.size() < 2 || in.size() > 3)
+    throw Error("shape", n.label() + ": input must be [batch, sequence, hidden] or [sequence, hidden], got " + shape_str(in));
+  bool skip_ok = sk.size() >= 2 && sk.size() <= in.size();
+  for (size_t i = 0; skip_ok && i < sk.size(); ++i) {
+    const int64_t d = sk[sk.size() - 1 - i], e = in[in.size() - 1 - i];
+    skip_ok = d == e || (d == 1 && i == 2);
+  }
+  if (!skip_ok) throw Error("shape", n.label() + ": skip " + shape_str(sk) + " does not match input " + shape_str(in));
+  const int64_t H = in.back();
+  need_hidden(g, n, n.inputs[2], "gamma", H);
+  need_hidden(g, n, beta, "beta", H);
+  need_hidden(g, n, bias, "bias", H);
+  RewriteNodes w{g, n.name, {}};
   const int sum_out = out_of(n, 3);
   int s = w.op("Add", {n.inputs[0], n.inputs[1]}, {}, bias < 0 ? sum_out : -1);
   if (bias >= 0) s = w.op("Add", {s, bias}, {}, sum_out);
@@ -181,7 +227,7 @@ bool skip_norm_expand(Graph& g, size_t index, bool layer) {
   outs.push_back(out_of(n, 2));
   if (!layer && outs.back() >= 0) throw Unsupported("onnx", n.label() + ": the inv_std_var output is not supported");
   if (!layer) outs.pop_back();
-  norm_node(w, layer, s, n.inputs[2], beta, n.attr_f("epsilon", 1e-12), outs);
+  norm_node(w, layer, s, n.inputs[2], beta, eps, outs);
   w.replace(index);
   return true;
 }
@@ -194,7 +240,7 @@ bool simplified_norm_expand(Graph& g, size_t index) {
   m.op_type = "RMSNormalization";
   m.opset = 23;
   m.inputs = {n.inputs[0], n.inputs[1]};
-  m.attrs = {{"axis", n.attr_i("axis", -1)}, {"epsilon", n.attr_f("epsilon", 1e-5)}};
+  m.attrs = {{"axis", n.attr_i("axis", -1)}, {"epsilon", epsilon_of(n, 1e-5)}};
   if (n.has_attr("stash_type")) m.attrs["stash_type"] = n.attr_i("stash_type", 1);
   m.outputs = {out_of(n, 0) >= 0 ? out_of(n, 0) : g.add_value(m.name + ":0")};
   if (out_of(n, 1) >= 0) throw Unsupported("onnx", n.label() + ": the inv_std_var output is not supported");
@@ -206,6 +252,7 @@ bool simplified_norm_expand(Graph& g, size_t index) {
 bool embed_norm_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   if (!all_known(g, n)) return false;
+  const double eps = epsilon_of(n, 1e-12);
   const Shape ids = g.values[n.inputs[0]].shape;
   if (ids.size() != 2) throw Error("shape", n.label() + ": input_ids must be [batch, sequence], got " + shape_str(ids));
   const int64_t B = ids[0], S = ids[1];
@@ -213,6 +260,30 @@ bool embed_norm_expand(Graph& g, size_t index) {
   const int word = n.inputs[2], pos = n.inputs[3], seg_table = in_of(n, 4), gamma = n.inputs[5], beta = n.inputs[6];
   const int seg_ids = in_of(n, 1), mask = in_of(n, 7), pos_ids = in_of(n, 8);
   if ((seg_ids >= 0) != (seg_table >= 0)) throw Error("shape", n.label() + ": segment_ids and segment_embedding come together");
+  // Every table [rows, H] of one dtype, gamma / beta [H]; ids, segments, mask and positions [B, S] integers.
+  const Shape ws = g.values[word].shape;
+  const int64_t H = ws.size() == 2 ? ws[1] : -1;
+  need_float(g, n, 2, "word_embedding");
+  for (const auto& [v, what] : {std::pair{word, "word_embedding"}, {pos, "position_embedding"}, {seg_table, "segment_embedding"}}) {
+    if (v < 0) continue;
+    const Value& t = g.values[v];
+    if (t.shape.size() != 2 || t.shape[1] != H || t.shape[0] <= 0 || t.dtype != g.values[word].dtype)
+      throw Error("shape", n.label() + ": " + what + " must be [rows, " + std::to_string(H) + "] of " + dtype_name(g.values[word].dtype) + ", got " +
+                               shape_str(t.shape) + " of " + dtype_name(t.dtype));
+  }
+  need_hidden(g, n, gamma, "gamma", H);
+  need_hidden(g, n, beta, "beta", H);
+  for (const auto& [v, what] : {std::pair{n.inputs[0], "input_ids"}, {seg_ids, "segment_ids"}, {mask, "mask"}, {pos_ids, "position_ids"}}) {
+    if (v < 0) continue;
+    const Value& t = g.values[v];
+    const bool one_row = v == pos_ids && t.shape == Shape{1, S};  // position_ids may be [1, S] (onnxruntime)
+    if (!dtype_is_int(t.dtype) || (t.shape != ids && !one_row))
+      throw Error("shape", n.label() + ": " + what + " must be integers of input_ids' shape " + shape_str(ids) + ", got " + shape_str(t.shape) +
+                               " of " + dtype_name(t.dtype));
+  }
+  if (pos_ids < 0 && g.values[pos].shape[0] < S)
+    throw Error("shape", n.label() + ": position_embedding has " + std::to_string(g.values[pos].shape[0]) + " rows for " + std::to_string(S) +
+                             " positions");
   // Ids are positions into the tables: a negative one is refused (onnxruntime: "out of range")
   // where Gather would count it from the end, so it is moved below the table's range and
   // Gather's own check refuses it, on every backend (round 13's rule for RotaryEmbedding).
@@ -235,7 +306,7 @@ bool embed_norm_expand(Graph& g, size_t index) {
   e = w.op("Add", {e, p});
   if (seg_ids >= 0) e = w.op("Add", {e, gather_rows(seg_table, seg_ids)});
   if (out_of(n, 2) >= 0) e = w.op("Identity", {e}, {}, out_of(n, 2));
-  norm_node(w, true, e, gamma, beta, n.attr_f("epsilon", 1e-12), {out_of(n, 0)});
+  norm_node(w, true, e, gamma, beta, eps, {out_of(n, 0)});
   if (out_of(n, 1) >= 0) {
     if (mask >= 0) {
       // The entries equal to 1 per row (onnxruntime counts those, not the row's sum).
@@ -278,7 +349,10 @@ bool attention_expand(Graph& g, size_t index) {
     throw Error("shape", n.label() + ": input must be [batch, sequence, hidden] and weights [hidden, 3 x hidden], got " + shape_str(xs) + ", " + shape_str(ws));
   std::vector<int64_t> sizes = n.attr_ints("qkv_hidden_sizes");
   if (sizes.empty()) sizes = {ws[1] / 3, ws[1] / 3, ws[1] / 3};
-  if (sizes.size() != 3 || sizes[0] != sizes[1] || sizes[0] + sizes[1] + sizes[2] != ws[1] || N <= 0 || sizes[0] % N || sizes[2] % N)
+  need_float(g, n, 0, "input");
+  if (g.values[n.inputs[1]].dtype != t) throw Error("shape", n.label() + ": weights must be input's dtype " + dtype_name(t));
+  if (sizes.size() != 3 || sizes[0] <= 0 || sizes[2] <= 0 || sizes[0] != sizes[1] || sizes[0] + sizes[1] + sizes[2] != ws[1] || N <= 0 ||
+      sizes[0] % N || sizes[2] % N)
     throw Error("shape", n.label() + ": num_heads " + std::to_string(N) + " and the q / k / v sizes do not split weights " + shape_str(ws));
   const int64_t B = xs[0], S = xs[1], h = sizes[0] / N, hv = sizes[2] / N;
   // past [2, B, N, P, h]: keys and values of P earlier positions, prepended (T = P + S keys);
@@ -328,6 +402,8 @@ bool attention_expand(Graph& g, size_t index) {
   const int mask = in_of(n, 3);
   if (mask >= 0) {
     const Shape ms = g.values[mask].shape;
+    // int32 (onnxruntime's schema): a float mask of 0 / 1 would be read as positions.
+    if (g.values[mask].dtype != DType::i32) throw Error("shape", n.label() + ": mask_index must be int32, got " + dtype_name(g.values[mask].dtype));
     const int m64 = w.op("Cast", {mask}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
     if (ms.size() == 1 && (ms[0] == B || ms[0] == 2 * B)) {
       const auto column = [&](int64_t from) {

@@ -53,6 +53,7 @@
 #include <limits>
 #include <numeric>
 
+#include "ir/host_memory.h"
 #include "ir/ops/op_helpers.h"
 
 namespace fusor {
@@ -244,6 +245,12 @@ TfIdfPool tfidf_pool(const Node& n) {
     }
   }
   if (!counts.empty() && counts[0] != 0) throw bad("ngram_counts must start at 0");
+  // The output has max(ngram_indexes) + 1 columns over every entry (onnxruntime), not only the
+  // pool's n-grams: each entry is checked, so a stray one is an error, not a narrower output.
+  for (int64_t c : cols) {
+    if (c < 0 || c >= kMaxShapeElements) throw bad("ngram_indexes entry " + std::to_string(c) + " is out of range");
+    p.out_size = std::max(p.out_size, c + 1);
+  }
   p.weights = n.attr_floats("weights");
   // One weight per n-gram (the spec, onnxruntime), applied by output column (the ONNX reference
   // and onnxruntime read weights[column]).
@@ -291,6 +298,8 @@ void tfidf_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor& x = *in[0];
   tfidf_check_work(n, p, x.shape());
   const int64_t rows = x.rank() == 2 ? x.shape()[0] : 1, c = x.rank() == 2 ? x.shape()[1] : x.numel();
+  // The counts' bytes are refused before they are allocated (ngram_indexes may ask for 2^40 columns).
+  check_host_alloc(tensor_bytes(DType::i64, {rows, p.out_size}), n.label() + ": the n-gram counts");
   std::vector<int64_t> freq(static_cast<size_t>(rows * p.out_size), 0);
   const int64_t top = std::min<int64_t>(p.max_n, static_cast<int64_t>(p.grams.size()) - 1);
   std::vector<int64_t> g;
@@ -313,7 +322,8 @@ void tfidf_ref(const Node& n, const Ins& in, Outs& out) {
   for (int64_t i = 0; i < static_cast<int64_t>(freq.size()); ++i) {
     const int64_t col = i % std::max<int64_t>(p.out_size, 1);
     const double w = p.weights.empty() ? 1.0 : p.weights[col];
-    out[0].set(i, p.mode == "TF" ? static_cast<double>(freq[i]) : p.mode == "IDF" ? (freq[i] > 0 ? w : 0.0) : w * static_cast<double>(freq[i]));
+    // A column never counted is 0 whatever its weight (onnxruntime writes only counted columns: NaN x 0 is 0 there).
+    out[0].set(i, freq[i] == 0 ? 0.0 : p.mode == "TF" ? static_cast<double>(freq[i]) : p.mode == "IDF" ? w : w * static_cast<double>(freq[i]));
   }
 }
 

@@ -13,7 +13,8 @@
 //     X - R (g + alpha V') ("nesterov")
 // Attribute defaults are the schema's (epsilon 1e-6; Adam alpha 0.9, beta 0.999; the rest 0;
 // Momentum's are required). Computed in X's float dtype (the reference mixes float32 and float64). Errors (one line, the
-// node named): input counts that do not split into the groups, a mode other than the two.
+// node named): input counts that do not split into the groups, a mode other than the two, R / T
+// not float / int64 scalars, X not float or double, a G or state of another dtype or shape.
 #include "ir/ops/attention.h"
 #include "ir/ops/op_helpers.h"
 
@@ -30,6 +31,39 @@ int groups_of(const Node& n, int per) {
     throw Error("shape", n.label() + ": expects R, T and " + std::to_string(per) + " inputs per tensor, got " + std::to_string(n.inputs.size()) +
                              " inputs and " + std::to_string(n.outputs.size()) + " outputs");
   return rest / per;
+}
+
+// The schema's typing, one line each: R a float or double scalar, T an int64 scalar, each X
+// float or double with its G and states of X's dtype and (where known) shape.
+void train_check(const Graph& g, const Node& n, int groups, const std::vector<std::string>& names) {
+  const int per = static_cast<int>(names.size()) + 1;
+  const auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  const auto known = [](const Value& v) {
+    if (!v.shape_known) return false;
+    for (int64_t d : v.shape)
+      if (d < 0) return false;
+    return true;
+  };
+  const auto scalar = [&](int i, const char* what) {
+    const Value& v = g.values[n.inputs[i]];
+    if (known(v) && shape_numel(v.shape) != 1) throw bad(std::string(what) + " must be a scalar, got " + shape_str(v.shape));
+  };
+  const DType r = g.values[n.inputs[0]].dtype, t = g.values[n.inputs[1]].dtype;
+  if (r != DType::f32 && r != DType::f64) throw bad(std::string("R (the learning rate) must be float or double, got ") + dtype_name(r));
+  if (t != DType::i64) throw bad(std::string("T (the update count) must be int64, got ") + dtype_name(t));
+  scalar(0, "R (the learning rate)");
+  scalar(1, "T (the update count)");
+  for (int i = 0; i < groups; ++i) {
+    const Value& x = g.values[n.inputs[2 + i]];
+    if (x.dtype != DType::f32 && x.dtype != DType::f64) throw bad("X" + std::to_string(i) + " must be float or double, got " + dtype_name(x.dtype));
+    for (int j = 1; j < per; ++j) {
+      const Value& o = g.values[n.inputs[2 + j * groups + i]];
+      const std::string what = names[j - 1] + std::to_string(i);
+      if (o.dtype != x.dtype) throw bad(what + " must be X" + std::to_string(i) + "'s dtype " + dtype_name(x.dtype) + ", got " + dtype_name(o.dtype));
+      if (known(x) && known(o) && o.shape != x.shape)
+        throw bad(what + " must be X" + std::to_string(i) + "'s shape " + shape_str(x.shape) + ", got " + shape_str(o.shape));
+    }
+  }
 }
 
 void train_infer(InferContext& ctx, int per) {
@@ -49,6 +83,8 @@ bool train_expand(Graph& g, size_t index, Optimizer opt) {
   const int groups = groups_of(n, per);
   for (int v : n.inputs)
     if (v < 0 || g.values[v].dtype == DType::undefined) return false;
+  train_check(g, n, groups, opt == Optimizer::adam ? std::vector<std::string>{"G", "V", "H"}
+                                                   : std::vector<std::string>{"G", opt == Optimizer::adagrad ? "H" : "V"});
   const std::string mode = n.attr_s("mode", "standard");
   if (opt == Optimizer::momentum && mode != "standard" && mode != "nesterov")
     throw Error("shape", n.label() + ": mode must be 'standard' or 'nesterov', got '" + printable(mode) + "'");
