@@ -444,8 +444,11 @@ struct Importer {
         throw Error("onnx", model_label + ": opset_import " + (d.empty() ? "ai.onnx" : printable(d)) + " version " +
                                 std::to_string(op.version()) + " is outside the supported range " + std::to_string(range.first) +
                                 ".." + std::to_string(range.second));
-      if (!opsets.emplace(d, static_cast<int>(op.version())).second)
-        throw Error("onnx", model_label + ": opset_import lists domain " + (d.empty() ? "ai.onnx" : printable(d)) + " twice");
+      // The same entry twice (skl2onnx writes that) is one; two versions of a domain are ambiguous.
+      const auto [it, fresh] = opsets.emplace(d, static_cast<int>(op.version()));
+      if (!fresh && it->second != op.version())
+        throw Error("onnx", model_label + ": opset_import lists domain " + (d.empty() ? "ai.onnx" : printable(d)) + " twice, as versions " +
+                                std::to_string(it->second) + " and " + std::to_string(op.version()));
     }
     if (opsets.count("")) g.opset = opsets[""];
     LocalFunctions local_functions(model, opsets, model_label);

@@ -9,6 +9,7 @@ namespace fusor {
 
 void register_quant_ops();  // ir/ops/quant.cpp: QuantizeLinear, DequantizeLinear
 void register_einsum_ops();  // ir/ops/einsum.cpp: Einsum
+void register_ml_ops();     // ir/ops/ml.cpp: the ai.onnx.ml ops of numeric scikit-learn pipelines
 void register_misc_ops();   // ir/ops/misc.cpp: CumProd, windows, Compress, LpNormalization, NonMaxSuppression
 void register_grid_ops();   // ir/ops/grid.cpp: GridSample, AffineGrid, CenterCropPad, Col2Im
 void register_recurrent_ops();  // ir/ops/recurrent.cpp: RNN, GRU, LSTM
@@ -40,6 +41,7 @@ void ensure_registered() {
     register_training_ops();
     register_quant_int_ops();
     register_misc_ops();
+    register_ml_ops();
     register_grid_ops();
     register_recurrent_ops();
     register_loop_ops();

@@ -1,0 +1,245 @@
+// ONNX-ML operators (domain ai.onnx.ml) that the scikit-learn / LightGBM / XGBoost converters
+// (skl2onnx, onnxmltools) write for numeric pipelines. Formulas: the ONNX-ML operator spec and
+// its reference (onnx/reference/ops/aionnxml), onnxruntime where the two differ (said below);
+// checked against onnxruntime 1.32 (tests/test_ml_ops.cpp).
+//
+//   Binarizer(X) threshold=0       Y = X > threshold ? 1 : 0 in X's dtype (a NaN gives 0, the
+//                                  reference; onnxruntime refuses NaN at run time)
+//   Scaler(X) offset, scale        Y = float32((X - offset) * scale); offset and scale of one
+//                                  entry or one per feature (X's last axis), of equal length
+//   Normalizer(X) norm             each row of [N, C] (or the vector [C]) in float32: MAX
+//                                  x / max(row) (the spec's max, not |x|'s, as onnxruntime),
+//                                  L1 x / sum |x|, L2 x / sqrt(sum x^2); a row whose divisor is
+//                                  0 is kept as it is
+//   ArrayFeatureExtractor(X, Y)    X[..., Y] along the last axis, Y int64 read flat; a vector X
+//                                  gives [1, k]; an index outside [0, C) is refused
+//   LinearRegressor(X) coefficients, intercepts, targets=1, post_transform=NONE
+//                                  Y = float32(X) @ W^T + intercepts, W the coefficients as
+//                                  [targets, C]; [N, targets] ([1, targets] for a vector)
+//   TreeEnsembleRegressor (ml 1, 3) and TreeEnsemble (ml 5): see ir/ops/tree_ensemble.cpp.
+//
+// The first five are replaced at shape inference by standard ops (OpDef::expand), so they fuse
+// on every backend. Errors (Error "shape" / Unsupported, one line naming the node): attribute
+// lengths that do not match, ranks the ops do not take, post_transform other than NONE.
+#include <cmath>
+#include <limits>
+
+#include "ir/ops/op_helpers.h"
+
+namespace fusor {
+
+void register_tree_ensemble_ops();  // ir/ops/tree_ensemble.cpp
+
+namespace {
+
+using namespace op_helpers;
+
+constexpr const char* kMl = "ai.onnx.ml.";
+
+Error bad(const Node& n, const std::string& why) { return Error("shape", n.label() + ": " + why); }
+
+bool known(const Value& v) {
+  if (!v.shape_known) return false;
+  for (int64_t d : v.shape)
+    if (d < 0) return false;
+  return true;
+}
+
+int out0(const Node& n) { return n.outputs.empty() ? -1 : n.outputs[0]; }
+
+// A float32 constant of the given shape and values.
+int floats(RewriteNodes& w, const std::string& what, const Shape& s, const std::vector<double>& v) {
+  Tensor t(DType::f32, s);
+  for (size_t i = 0; i < v.size(); ++i) t.set(static_cast<int64_t>(i), v[i]);
+  return w.g.add_constant(w.g.unique_name(w.base + "/" + what), std::move(t));
+}
+
+int to_f32(RewriteNodes& w, int x) {
+  return w.g.values[x].dtype == DType::f32 ? x : w.op("Cast", {x}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
+}
+
+void need_numeric_input(const Graph& g, const Node& n) {
+  const DType t = g.values[n.inputs[0]].dtype;
+  if (t != DType::undefined && (!dtype_is_float(t) || dtype_is_small(t)) && !dtype_is_int(t))
+    throw bad(n, std::string("X must be a float or integer tensor, got ") + dtype_name(t));
+}
+
+// ---- Binarizer -------------------------------------------------------------------------------
+
+bool binarizer_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  need_numeric_input(g, n);
+  const DType t = g.values[n.inputs[0]].dtype;
+  if (t == DType::undefined) return false;
+  RewriteNodes w{g, n.name, {}};
+  const double thr = n.attr_f("threshold", 0.0);
+  int above;
+  if (t == DType::i32 || t == DType::i64) {
+    // x > t exactly for an integer x: x > floor(t); a threshold past the dtype's range makes
+    // every value (or none) above it.
+    const double f = std::floor(thr), top = std::ldexp(1.0, dtype_bits(t) - 1);
+    const int zero = w.op("Mul", {n.inputs[0], g.add_constant(g.unique_name(n.name + "/zero"), Tensor(t, {}))});
+    if (std::isnan(thr) || f >= top - 1) {
+      w.op("Identity", {zero}, {}, out0(n));
+    } else if (f < -top) {
+      Tensor one(t, {});
+      one.set(0, 1.0);
+      w.op("Add", {zero, g.add_constant(g.unique_name(n.name + "/one"), std::move(one))}, {}, out0(n));
+    } else {
+      Tensor c(t, {});
+      c.set_int(0, static_cast<int64_t>(f));
+      above = w.op("Greater", {n.inputs[0], g.add_constant(g.unique_name(n.name + "/threshold"), std::move(c))});
+      w.op("Cast", {above}, {{"to", int64_t{dtype_to_onnx(t)}}}, out0(n));
+    }
+    w.replace(index);
+    return true;
+  }
+  if (t != DType::f32 && t != DType::f64 && t != DType::f16 && t != DType::bf16)
+    throw bad(n, std::string("X must be float, double, float16, bfloat16, int32 or int64, got ") + dtype_name(t));
+  {
+    // Float dtypes compare in float32 (every fp16 / bf16 value is exact there, and so is the
+    // float32 threshold) or float64.
+    const int x = t == DType::f64 ? n.inputs[0] : to_f32(w, n.inputs[0]);
+    Tensor c(t == DType::f64 ? DType::f64 : DType::f32, {});
+    c.set(0, thr);
+    above = w.op("Greater", {x, g.add_constant(g.unique_name(n.name + "/threshold"), std::move(c))});
+  }
+  w.op("Cast", {above}, {{"to", int64_t{dtype_to_onnx(t)}}}, out0(n));
+  w.replace(index);
+  return true;
+}
+
+// ---- Scaler ----------------------------------------------------------------------------------
+
+bool scaler_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  need_numeric_input(g, n);
+  const std::vector<double> offset = n.attr_floats("offset"), scale = n.attr_floats("scale");
+  if (offset.empty() || offset.size() != scale.size())
+    throw bad(n, "offset and scale must have the same number of entries (1 or one per feature), got " + std::to_string(offset.size()) +
+                     " and " + std::to_string(scale.size()));
+  const Value xv = g.values[n.inputs[0]];  // a copy: adding values below may move g.values
+  if (xv.dtype == DType::undefined || !xv.shape_known) return false;
+  const int64_t c = xv.shape.empty() ? 1 : xv.shape.back();
+  if (offset.size() != 1 && static_cast<int64_t>(offset.size()) != c)
+    throw bad(n, std::to_string(offset.size()) + " offsets and scales for " + std::to_string(c) + " features");
+  RewriteNodes w{g, n.name, {}};
+  const Shape s{static_cast<int64_t>(offset.size())};
+  w.op("Mul", {w.op("Sub", {to_f32(w, n.inputs[0]), floats(w, "offset", s, offset)}), floats(w, "scale", s, scale)}, {}, out0(n));
+  w.replace(index);
+  return true;
+}
+
+// ---- Normalizer ------------------------------------------------------------------------------
+
+bool normalizer_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  need_numeric_input(g, n);
+  const std::string norm = n.attr_s("norm", "MAX");
+  if (norm != "MAX" && norm != "L1" && norm != "L2") throw bad(n, "norm must be MAX, L1 or L2, got '" + printable(norm) + "'");
+  const Value xv = g.values[n.inputs[0]];  // a copy: adding values below may move g.values
+  if (xv.dtype == DType::undefined || !xv.shape_known) return false;
+  if (xv.shape.empty() || xv.shape.size() > 2) throw bad(n, "X must be [N, C] or [C], got " + shape_str(xv.shape));
+  RewriteNodes w{g, n.name, {}};
+  const int x = to_f32(w, n.inputs[0]);
+  const char* reduce = norm == "MAX" ? "ReduceMax" : norm == "L1" ? "ReduceL1" : "ReduceL2";
+  const int d = w.op(reduce, {x, w.ints({-1})}, {{"keepdims", int64_t{1}}}, -1, 18);
+  const int zero = floats(w, "zero", {}, {0.0}), one = floats(w, "one", {}, {1.0});
+  // A zero divisor keeps the row (onnxruntime divides only by a non-zero one).
+  w.op("Div", {x, w.op("Where", {w.op("Equal", {d, zero}), one, d})}, {}, out0(n));
+  w.replace(index);
+  return true;
+}
+
+// ---- ArrayFeatureExtractor -------------------------------------------------------------------
+
+bool feature_extractor_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (g.values[n.inputs[1]].dtype != DType::undefined && g.values[n.inputs[1]].dtype != DType::i64)
+    throw bad(n, std::string("Y (the indices) must be int64, got ") + dtype_name(g.values[n.inputs[1]].dtype));
+  const Value xv = g.values[n.inputs[0]];  // a copy: adding values below may move g.values
+  if (!known(xv) || g.values[n.inputs[1]].dtype == DType::undefined) return false;
+  if (xv.shape.empty()) throw bad(n, "X must have rank >= 1, got a scalar");
+  const int64_t c = xv.shape.back();
+  RewriteNodes w{g, n.name, {}};
+  const int flat = w.op("Reshape", {n.inputs[1], w.ints({-1})});
+  // A negative index is refused (onnxruntime) where Gather would count it from the end: it is
+  // moved below the axis' range and Gather's own check refuses it, on every backend.
+  const int safe = w.op("Where", {w.op("Less", {flat, w.ints({0})}), w.op("Sub", {flat, w.ints({c})}), flat});
+  if (xv.shape.size() == 1) {
+    w.op("Unsqueeze", {w.op("Gather", {n.inputs[0], safe}, {{"axis", int64_t{0}}}), w.ints({0})}, {}, out0(n));
+  } else {
+    w.op("Gather", {n.inputs[0], safe}, {{"axis", int64_t{-1}}}, out0(n));
+  }
+  w.replace(index);
+  return true;
+}
+
+void feature_extractor_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  Shape s = x.size() <= 1 ? Shape{1} : Shape(x.begin(), x.end() - 1);
+  s.push_back(-1);
+  ctx.set_output(0, ctx.dtype(0), s);
+}
+
+// ---- LinearRegressor -------------------------------------------------------------------------
+
+bool linear_regressor_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  need_numeric_input(g, n);
+  const std::string post = n.attr_s("post_transform", "NONE");
+  if (post != "NONE") throw Unsupported("onnx", n.label() + ": post_transform " + printable(post) + " is not supported (NONE only)");
+  const int64_t targets = n.attr_i("targets", 1);
+  const std::vector<double> coef = n.attr_floats("coefficients"), icpt = n.attr_floats("intercepts");
+  if (targets <= 0 || coef.empty() || static_cast<int64_t>(coef.size()) % targets)
+    throw bad(n, std::to_string(coef.size()) + " coefficients do not split into " + std::to_string(targets) + " targets");
+  if (!icpt.empty() && static_cast<int64_t>(icpt.size()) != targets)
+    throw bad(n, std::to_string(icpt.size()) + " intercepts for " + std::to_string(targets) + " targets");
+  const Value xv = g.values[n.inputs[0]];  // a copy: adding values below may move g.values
+  if (xv.dtype == DType::undefined || !xv.shape_known) return false;
+  const int64_t f = static_cast<int64_t>(coef.size()) / targets;
+  if (xv.shape.empty() || xv.shape.size() > 2 || (xv.shape.back() >= 0 && xv.shape.back() != f))
+    throw bad(n, "X must be [N, " + std::to_string(f) + "] or [" + std::to_string(f) + "] for the coefficients, got " + shape_str(xv.shape));
+  RewriteNodes w{g, n.name, {}};
+  int x = to_f32(w, n.inputs[0]);
+  if (xv.shape.size() == 1) x = w.op("Unsqueeze", {x, w.ints({0})});
+  std::vector<double> wt(coef.size());  // [f, targets]: the coefficients' [targets, f] transposed
+  for (int64_t t = 0; t < targets; ++t)
+    for (int64_t k = 0; k < f; ++k) wt[k * targets + t] = coef[t * f + k];
+  const int y = w.op("MatMul", {x, floats(w, "coefficients", {f, targets}, wt)}, {}, icpt.empty() ? out0(n) : -1);
+  if (!icpt.empty()) w.op("Add", {y, floats(w, "intercepts", {targets}, icpt)}, {}, out0(n));
+  w.replace(index);
+  return true;
+}
+
+void linear_regressor_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  ctx.set_output(0, DType::f32, {x.size() == 2 ? x[0] : 1, ctx.node().attr_i("targets", 1)});
+}
+
+// ---- registration ----------------------------------------------------------------------------
+
+void expanded_ref(const Node& n, const Ins&, Outs&) { ref_fail(n, "runs once its input is typed (it is expanded into standard ops then)"); }
+
+void register_expanded(const std::string& name, int min_in, int max_in, InferFn infer, std::function<bool(Graph&, size_t)> expand) {
+  OpDef d = table_entry(kMl + name, min_in, max_in, std::move(infer), expanded_ref);
+  d.expand = std::move(expand);
+  register_op(std::move(d));
+}
+
+InferFn like_input(DType out) {
+  return [out](InferContext& ctx) { ctx.set_output(0, out == DType::undefined ? ctx.dtype(0) : out, ctx.shape(0)); };
+}
+
+}  // namespace
+
+void register_ml_ops() {
+  register_expanded("Binarizer", 1, 1, like_input(DType::undefined), binarizer_expand);
+  register_expanded("Scaler", 1, 1, like_input(DType::f32), scaler_expand);
+  register_expanded("Normalizer", 1, 1, like_input(DType::f32), normalizer_expand);
+  register_expanded("ArrayFeatureExtractor", 2, 2, feature_extractor_infer, feature_extractor_expand);
+  register_expanded("LinearRegressor", 1, 1, linear_regressor_infer, linear_regressor_expand);
+  register_tree_ensemble_ops();
+}
+
+}  // namespace fusor

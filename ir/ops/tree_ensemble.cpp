@@ -1,0 +1,337 @@
+// Tree ensembles of the ONNX-ML domain: TreeEnsembleRegressor (ai.onnx.ml 1 and 3, the form
+// skl2onnx / onnxmltools write for scikit-learn, LightGBM and XGBoost regressors) and
+// TreeEnsemble (ai.onnx.ml 5). Both are read into one forest and evaluated on the host (the
+// reference; GPU backends run the node as a graph break).
+//
+//   X [N, F] (or the vector [F], one row) -> Y [N, n_targets]: for each row and tree, walk from
+//   the root: a branch sends the row to its true child when x[feature] <mode> split holds, or
+//   when x[feature] is NaN and the branch's missing_value_tracks_true is set (modes LEQ, LT,
+//   GTE, GT, EQ, NEQ and, for TreeEnsemble, MEMBER of a set); the leaf reached adds its
+//   (target, weight) pairs. Aggregation per target: SUM, AVERAGE (the sum / tree count), MIN,
+//   MAX (a target no leaf reached is 0, as onnxruntime); then base_values (per target) are
+//   added and post_transform applied: NONE, LOGISTIC 1 / (1 + e^-y), SOFTMAX over the targets,
+//   SOFTMAX_ZERO (zeros stay zero); PROBIT is refused.
+//   TreeEnsembleRegressor's Y is float32; TreeEnsemble's has X's dtype. Sums are kept in
+//   float64 and rounded once.
+//
+// Sources: the ONNX-ML operator spec and onnx/reference/ops/aionnxml (tree layout, membership
+// sets: the values between NaNs, taken by the MEMBER branches in the order the tree is built,
+// true child first); onnxruntime's tree_ensemble_aggregator.h for NaN and the aggregation.
+// Errors (Error "shape" / Unsupported, one line naming the node): attribute lists of unequal
+// length, a child or leaf id that names nothing, a tree that loops, a feature past X's width,
+// a target past n_targets, an unknown mode, aggregate_function or post_transform.
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "ir/ops/op_helpers.h"
+
+namespace fusor {
+namespace {
+
+using namespace op_helpers;
+
+enum class Mode : uint8_t { leq, lt, gte, gt, eq, neq, member };
+enum class Aggregate { average, sum, min, max };
+enum class Post { none, softmax, logistic, softmax_zero, probit };
+
+struct Forest {
+  struct Branch {
+    int64_t feature = 0;
+    Mode mode = Mode::leq;
+    double split = 0;
+    std::vector<double> members;
+    bool missing_true = false;
+    int64_t child[2] = {0, 0};  // [false, true]: >= 0 a branch, < 0 the leaf -(l + 1)
+  };
+  std::vector<Branch> branches;
+  std::vector<std::vector<std::pair<int64_t, double>>> leaves;  // (target, weight)
+  std::vector<int64_t> roots;                                   // as child codes
+  int64_t targets = 1;
+  Aggregate aggregate = Aggregate::sum;
+  Post post = Post::none;
+  std::vector<double> base;
+};
+
+Error bad(const Node& n, const std::string& why) { return Error("shape", n.label() + ": " + why); }
+
+std::vector<std::string> attr_strings(const Node& n, const std::string& k) {
+  auto it = n.attrs.find(k);
+  if (it == n.attrs.end()) return {};
+  if (const auto* v = std::get_if<std::vector<std::string>>(&it->second)) return *v;
+  throw bad(n, "attribute '" + k + "' must be a list of strings");
+}
+
+// A float list given as floats or as a tensor (name + "_as_tensor"); TreeEnsemble's are tensors.
+std::vector<double> float_list(const Node& n, const std::string& k, bool tensor_only = false) {
+  const std::string kt = tensor_only ? k : k + "_as_tensor";
+  if (const Tensor* t = n.attr_t(kt)) {
+    std::vector<double> v(static_cast<size_t>(t->numel()));
+    for (int64_t i = 0; i < t->numel(); ++i) v[i] = t->get(i);
+    return v;
+  }
+  return tensor_only ? std::vector<double>{} : n.attr_floats(k);
+}
+
+Post post_of(const Node& n, int64_t code) {
+  if (code < 0 || code > 4) throw bad(n, "post_transform " + std::to_string(code) + " is not one of 0..4");
+  const Post p = static_cast<Post>(code);
+  if (p == Post::probit) throw Unsupported("onnx", n.label() + ": post_transform PROBIT is not supported");
+  return p;
+}
+
+template <class T>
+void same_length(const Node& n, const std::vector<T>& v, size_t len, const char* what) {
+  if (v.size() != len) throw bad(n, std::string(what) + " has " + std::to_string(v.size()) + " entries, expected " + std::to_string(len));
+}
+
+// TreeEnsembleRegressor (ml 1, 3): nodes named by (tree id, node id), modes as strings, leaves'
+// weights in target_* lists.
+Forest regressor_forest(const Node& n) {
+  Forest f;
+  const std::vector<int64_t> tids = n.attr_ints("nodes_treeids"), nids = n.attr_ints("nodes_nodeids"), feats = n.attr_ints("nodes_featureids"),
+                             tnode = n.attr_ints("nodes_truenodeids"), fnode = n.attr_ints("nodes_falsenodeids"),
+                             miss = n.attr_ints("nodes_missing_value_tracks_true");
+  const std::vector<std::string> modes = attr_strings(n, "nodes_modes");
+  const std::vector<double> splits = float_list(n, "nodes_values");
+  const size_t count = tids.size();
+  if (count == 0) throw bad(n, "has no nodes (nodes_treeids is empty)");
+  same_length(n, nids, count, "nodes_nodeids");
+  same_length(n, feats, count, "nodes_featureids");
+  same_length(n, modes, count, "nodes_modes");
+  same_length(n, tnode, count, "nodes_truenodeids");
+  same_length(n, fnode, count, "nodes_falsenodeids");
+  if (!splits.empty()) same_length(n, splits, count, "nodes_values");
+  if (!miss.empty()) same_length(n, miss, count, "nodes_missing_value_tracks_true");
+  std::map<std::pair<int64_t, int64_t>, size_t> at;
+  std::map<int64_t, size_t> root;  // tree id -> its first node (the reference's root)
+  for (size_t i = 0; i < count; ++i) {
+    if (!at.emplace(std::pair{tids[i], nids[i]}, i).second)
+      throw bad(n, "node " + std::to_string(nids[i]) + " of tree " + std::to_string(tids[i]) + " appears twice");
+    root.emplace(tids[i], i);
+  }
+  std::vector<int64_t> code(count);
+  static const std::map<std::string, Mode> kModes = {{"BRANCH_LEQ", Mode::leq}, {"BRANCH_LT", Mode::lt}, {"BRANCH_GTE", Mode::gte},
+                                                     {"BRANCH_GT", Mode::gt},   {"BRANCH_EQ", Mode::eq}, {"BRANCH_NEQ", Mode::neq}};
+  for (size_t i = 0; i < count; ++i) {
+    if (modes[i] == "LEAF") {
+      code[i] = -static_cast<int64_t>(f.leaves.size()) - 1;
+      f.leaves.emplace_back();
+      continue;
+    }
+    auto m = kModes.find(modes[i]);
+    if (m == kModes.end()) throw bad(n, "nodes_modes entry '" + printable(modes[i]) + "' is not a BRANCH_* mode or LEAF");
+    Forest::Branch b;
+    b.mode = m->second;
+    b.feature = feats[i];
+    b.split = splits.empty() ? 0.0 : splits[i];
+    b.missing_true = !miss.empty() && miss[i] != 0;
+    code[i] = static_cast<int64_t>(f.branches.size());
+    f.branches.push_back(b);
+  }
+  const auto child = [&](size_t i, int64_t id) {
+    auto it = at.find({tids[i], id});
+    if (it == at.end()) throw bad(n, "node " + std::to_string(nids[i]) + " of tree " + std::to_string(tids[i]) + " names child " + std::to_string(id) + ", which is not in the tree");
+    return code[it->second];
+  };
+  for (size_t i = 0; i < count; ++i)
+    if (code[i] >= 0) f.branches[code[i]].child[0] = child(i, fnode[i]), f.branches[code[i]].child[1] = child(i, tnode[i]);
+  for (const auto& [tree, i] : root) f.roots.push_back(code[i]);
+  const std::vector<int64_t> ttid = n.attr_ints("target_treeids"), tnid = n.attr_ints("target_nodeids"), tt = n.attr_ints("target_ids");
+  const std::vector<double> tw = float_list(n, "target_weights");
+  same_length(n, tnid, ttid.size(), "target_nodeids");
+  same_length(n, tt, ttid.size(), "target_ids");
+  same_length(n, tw, ttid.size(), "target_weights");
+  f.targets = n.attr_i("n_targets", 1);
+  for (size_t k = 0; k < ttid.size(); ++k) {
+    auto it = at.find({ttid[k], tnid[k]});
+    if (it == at.end() || code[it->second] >= 0)
+      throw bad(n, "target entry " + std::to_string(k) + " names node " + std::to_string(tnid[k]) + " of tree " + std::to_string(ttid[k]) + ", which is not a leaf");
+    f.leaves[-code[it->second] - 1].emplace_back(tt[k], tw[k]);
+  }
+  static const std::map<std::string, Aggregate> kAgg = {{"AVERAGE", Aggregate::average}, {"SUM", Aggregate::sum}, {"MIN", Aggregate::min}, {"MAX", Aggregate::max}};
+  const std::string agg = n.attr_s("aggregate_function", "SUM");
+  if (!kAgg.count(agg)) throw bad(n, "aggregate_function '" + printable(agg) + "' is not AVERAGE, SUM, MIN or MAX");
+  f.aggregate = kAgg.at(agg);
+  static const std::map<std::string, int64_t> kPost = {{"NONE", 0}, {"SOFTMAX", 1}, {"LOGISTIC", 2}, {"SOFTMAX_ZERO", 3}, {"PROBIT", 4}};
+  const std::string post = n.attr_s("post_transform", "NONE");
+  if (!kPost.count(post)) throw bad(n, "post_transform '" + printable(post) + "' is not NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO or PROBIT");
+  f.post = post_of(n, kPost.at(post));
+  f.base = float_list(n, "base_values");
+  return f;
+}
+
+// TreeEnsemble (ml 5): branches by index, children flagged as leaves, leaves by index.
+Forest ensemble_forest(const Node& n) {
+  Forest f;
+  const std::vector<int64_t> feats = n.attr_ints("nodes_featureids"), tnode = n.attr_ints("nodes_truenodeids"),
+                             fnode = n.attr_ints("nodes_falsenodeids"), tleaf = n.attr_ints("nodes_trueleafs"),
+                             fleaf = n.attr_ints("nodes_falseleafs"), miss = n.attr_ints("nodes_missing_value_tracks_true"),
+                             ltarget = n.attr_ints("leaf_targetids"), roots = n.attr_ints("tree_roots");
+  const std::vector<double> splits = float_list(n, "nodes_splits", true), modes = float_list(n, "nodes_modes", true),
+                            weights = float_list(n, "leaf_weights", true), members = float_list(n, "membership_values", true);
+  const size_t count = feats.size();
+  same_length(n, splits, count, "nodes_splits");
+  same_length(n, modes, count, "nodes_modes");
+  same_length(n, tnode, count, "nodes_truenodeids");
+  same_length(n, fnode, count, "nodes_falsenodeids");
+  same_length(n, tleaf, count, "nodes_trueleafs");
+  same_length(n, fleaf, count, "nodes_falseleafs");
+  if (!miss.empty()) same_length(n, miss, count, "nodes_missing_value_tracks_true");
+  same_length(n, weights, ltarget.size(), "leaf_weights");
+  if (roots.empty()) throw bad(n, "tree_roots is empty");
+  f.leaves.resize(ltarget.size());
+  for (size_t l = 0; l < ltarget.size(); ++l) f.leaves[l].emplace_back(ltarget[l], weights[l]);
+  const auto leaf = [&](int64_t l) {
+    if (l < 0 || l >= static_cast<int64_t>(ltarget.size())) throw bad(n, "leaf " + std::to_string(l) + " is not one of the " + std::to_string(ltarget.size()) + " leaves");
+    return -l - 1;
+  };
+  const auto branch = [&](int64_t i) {
+    if (i < 0 || i >= static_cast<int64_t>(count)) throw bad(n, "node " + std::to_string(i) + " is not one of the " + std::to_string(count) + " nodes");
+    return i;
+  };
+  f.branches.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    Forest::Branch& b = f.branches[i];
+    const double m = modes[i];
+    if (!(m >= 0 && m <= 6) || m != std::floor(m)) throw bad(n, "nodes_modes entry " + std::to_string(m) + " is not one of 0..6");
+    b.mode = static_cast<Mode>(static_cast<int>(m));
+    b.feature = feats[i];
+    b.split = splits[i];
+    b.missing_true = !miss.empty() && miss[i] != 0;
+    b.child[1] = tleaf[i] ? leaf(tnode[i]) : branch(tnode[i]);
+    b.child[0] = fleaf[i] ? leaf(fnode[i]) : branch(fnode[i]);
+  }
+  for (int64_t r : roots) {
+    branch(r);
+    // A tree that is one leaf: its root's two children are the same leaf (the reference reads
+    // that leaf at the root's index).
+    f.roots.push_back(tleaf[r] && fleaf[r] && tnode[r] == fnode[r] ? leaf(r) : r);
+  }
+  // Membership sets: the values between NaNs, one set per MEMBER branch in build order
+  // (pre-order from each root, true child first).
+  size_t next = 0;
+  std::vector<char> seen(count, 0);
+  std::vector<int64_t> stack;
+  for (int64_t r : f.roots) {
+    if (r >= 0) stack.push_back(r);
+    while (!stack.empty()) {
+      const int64_t i = stack.back();
+      stack.pop_back();
+      if (seen[i]) continue;
+      seen[i] = 1;
+      Forest::Branch& b = f.branches[i];
+      if (b.mode == Mode::member) {
+        if (next >= members.size()) throw bad(n, "membership_values has fewer sets than the MEMBER nodes");
+        while (next < members.size() && !std::isnan(members[next])) b.members.push_back(members[next++]);
+        ++next;  // the NaN that ends the set
+      }
+      if (b.child[0] >= 0) stack.push_back(b.child[0]);
+      if (b.child[1] >= 0) stack.push_back(b.child[1]);  // popped first
+    }
+  }
+  f.targets = n.attr_i("n_targets", 0);
+  const int64_t agg = n.attr_i("aggregate_function", 1);
+  if (agg < 0 || agg > 3) throw bad(n, "aggregate_function " + std::to_string(agg) + " is not one of 0..3");
+  f.aggregate = static_cast<Aggregate>(agg);
+  f.post = post_of(n, n.attr_i("post_transform", 0));
+  return f;
+}
+
+Forest forest_of(const Node& n, bool v5) {
+  Forest f = v5 ? ensemble_forest(n) : regressor_forest(n);
+  if (f.targets <= 0 || f.targets > (int64_t{1} << 31)) throw bad(n, "n_targets must be in 1..2^31, got " + std::to_string(f.targets));
+  for (const auto& l : f.leaves)
+    for (const auto& [t, w] : l)
+      if (t < 0 || t >= f.targets) throw bad(n, "leaf target " + std::to_string(t) + " is outside 0.." + std::to_string(f.targets - 1));
+  if (!f.base.empty()) same_length(n, f.base, static_cast<size_t>(f.targets), "base_values");
+  return f;
+}
+
+bool holds(const Forest::Branch& b, double x) {
+  if (std::isnan(x) && b.missing_true) return true;
+  switch (b.mode) {
+    case Mode::leq: return x <= b.split;
+    case Mode::lt: return x < b.split;
+    case Mode::gte: return x >= b.split;
+    case Mode::gt: return x > b.split;
+    case Mode::eq: return x == b.split;
+    case Mode::neq: return x != b.split;
+    case Mode::member:
+      for (double m : b.members)
+        if (x == m) return true;
+      return false;
+  }
+  return false;
+}
+
+void tree_infer(InferContext& ctx, bool v5) {
+  const Node& n = ctx.node();
+  const Forest f = forest_of(n, v5);
+  const DType t = ctx.dtype(0);
+  const bool ok = t == DType::f32 || t == DType::f64 || (v5 ? t == DType::f16 : (t == DType::i32 || t == DType::i64));
+  if (!ok)
+    ctx.fail(std::string("X must be ") + (v5 ? "float, double or float16" : "float, double, int32 or int64") + ", got " + dtype_name(t));
+  const Shape& x = ctx.shape(0);
+  if (x.empty() || x.size() > 2) ctx.fail("X must be [N, F] or [F], got " + shape_str(x));
+  const int64_t width = x.back();
+  for (const auto& b : f.branches)
+    if (b.feature < 0 || (width >= 0 && b.feature >= width))
+      ctx.fail("a node reads feature " + std::to_string(b.feature) + " of X's " + std::to_string(width));
+  const int64_t rows = x.size() == 2 ? x[0] : 1;
+  if (rows >= 0) shape_mul(n, rows, f.targets);
+  ctx.set_output(0, v5 ? t : DType::f32, {rows, f.targets});
+}
+
+void tree_ref(const Node& n, const Ins& in, Outs& out, bool v5) {
+  const Forest f = forest_of(n, v5);
+  const Tensor& x = *in[0];
+  const int64_t width = x.shape().back(), rows = x.rank() == 2 ? x.shape()[0] : 1, T = f.targets;
+  const double big = std::numeric_limits<double>::max();
+  std::vector<double> acc(static_cast<size_t>(T));
+  std::vector<char> hit(static_cast<size_t>(T));
+  const size_t limit = f.branches.size() + 1;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::fill(acc.begin(), acc.end(), f.aggregate == Aggregate::min ? big : f.aggregate == Aggregate::max ? -big : 0.0);
+    std::fill(hit.begin(), hit.end(), 0);
+    for (int64_t c : f.roots) {
+      for (size_t steps = 0; c >= 0; ++steps) {
+        if (steps >= limit) throw bad(n, "a tree's branches form a loop (no leaf is reached)");
+        const Forest::Branch& b = f.branches[c];
+        c = b.child[holds(b, x.get(r * width + b.feature)) ? 1 : 0];
+      }
+      for (const auto& [t, w] : f.leaves[-c - 1]) {
+        hit[t] = 1;
+        if (f.aggregate == Aggregate::min) acc[t] = std::min(acc[t], w);
+        else if (f.aggregate == Aggregate::max) acc[t] = std::max(acc[t], w);
+        else acc[t] += w;
+      }
+    }
+    for (int64_t t = 0; t < T; ++t) {
+      if (!hit[t]) acc[t] = 0;
+      if (f.aggregate == Aggregate::average) acc[t] /= static_cast<double>(f.roots.size());
+      if (!f.base.empty()) acc[t] += f.base[t];
+    }
+    if (f.post == Post::logistic) {
+      for (double& v : acc) v = 1.0 / (1.0 + std::exp(-v));
+    } else if (f.post == Post::softmax || f.post == Post::softmax_zero) {
+      double m = -std::numeric_limits<double>::infinity(), s = 0;
+      for (double v : acc) m = std::max(m, v);
+      for (double& v : acc) s += (v = f.post == Post::softmax_zero && v == 0 ? 0.0 : std::exp(v - m));
+      for (double& v : acc) v = s > 0 ? v / s : v;
+    }
+    for (int64_t t = 0; t < T; ++t) out[0].set(r * T + t, acc[t]);
+  }
+}
+
+}  // namespace
+
+void register_tree_ensemble_ops() {
+  const std::string ml = "ai.onnx.ml.";
+  register_op(table_entry(ml + "TreeEnsembleRegressor", 1, 1, [](InferContext& c) { tree_infer(c, false); },
+                          [](const Node& n, const Ins& in, Outs& out) { tree_ref(n, in, out, false); }));
+  register_op(table_entry(ml + "TreeEnsemble", 1, 1, [](InferContext& c) { tree_infer(c, true); },
+                          [](const Node& n, const Ins& in, Outs& out) { tree_ref(n, in, out, true); }));
+}
+
+}  // namespace fusor
