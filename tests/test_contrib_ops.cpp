@@ -31,58 +31,9 @@ TEST(ContribOps, OnnxruntimeOptimizedBertAndGpt2MatchOnnxruntimeOnEveryBackend) 
   }
 }
 
-// One node of `op` (domain com.microsoft unless `domain` says otherwise) over graph inputs of
-// the given tensors' dtypes and shapes ("" names an omitted input), outputs out_names.
-struct OneNode {
-  std::string op, domain = "com.microsoft";
-  std::vector<std::pair<std::string, Tensor>> inputs;
-  std::vector<std::string> outputs{"y"};
-  std::function<void(onnx::NodeProto*)> attrs = [](onnx::NodeProto*) {};
-  Graph graph() const {
-    onnx::ModelProto m = testing::onnx_model("contrib", 8, 17);
-    if (!domain.empty()) {
-      auto* imp = m.add_opset_import();
-      imp->set_domain(domain);
-      imp->set_version(1);
-    }
-    auto* g = m.mutable_graph();
-    std::vector<std::string> names;
-    for (const auto& [name, t] : inputs) {
-      names.push_back(name);
-      if (name.empty()) continue;
-      auto* vi = g->add_input();
-      vi->set_name(name);
-      auto* tt = vi->mutable_type()->mutable_tensor_type();
-      tt->set_elem_type(dtype_to_onnx(t.dtype()));
-      for (int64_t d : t.shape()) tt->mutable_shape()->add_dim()->set_dim_value(d);
-    }
-    auto* n = testing::onnx_node(g, op, names, outputs);
-    n->set_domain(domain);
-    attrs(n);
-    for (const std::string& o : outputs)
-      if (!o.empty()) g->add_output()->set_name(o);
-    return testing::load_proto(m);
-  }
-  std::vector<Tensor> feeds() const {
-    std::vector<Tensor> f;
-    for (const auto& [name, t] : inputs)
-      if (!name.empty()) f.push_back(t);
-    return f;
-  }
-};
-
-void attr_f(onnx::NodeProto* n, const std::string& k, float v) {
-  auto* a = n->add_attribute();
-  a->set_name(k);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-void attr_i(onnx::NodeProto* n, const std::string& k, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(k);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
+using testing::attr_f;
+using testing::attr_i;
+using testing::OneNode;
 
 // Every output of `node` on every backend equals want[k] within tol (relative to 1 + |want|).
 void expect_outputs(const OneNode& node, const std::vector<std::vector<double>>& want, double tol) {

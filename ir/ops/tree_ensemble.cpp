@@ -10,7 +10,9 @@
 //   (target, weight) pairs. Aggregation per target: SUM, AVERAGE (the sum / tree count), MIN,
 //   MAX (a target no leaf reached is 0, as onnxruntime); then base_values (per target) are
 //   added and post_transform applied: NONE, LOGISTIC 1 / (1 + e^-y), SOFTMAX over the targets,
-//   SOFTMAX_ZERO (zeros stay zero); PROBIT is refused.
+//   SOFTMAX_ZERO (zeros stay zero), none with a single target (onnxruntime); PROBIT is refused.
+//   TreeEnsemble's post_transform codes are the spec's (1 SOFTMAX, 2 LOGISTIC); onnxruntime
+//   1.32 reads them swapped (its own enum's order), so its outputs differ from fusor's there.
 //   TreeEnsembleRegressor's Y is float32; TreeEnsemble's has X's dtype. Sums are kept in
 //   float64 and rounded once.
 //
@@ -312,7 +314,9 @@ void tree_ref(const Node& n, const Ins& in, Outs& out, bool v5) {
       if (f.aggregate == Aggregate::average) acc[t] /= static_cast<double>(f.roots.size());
       if (!f.base.empty()) acc[t] += f.base[t];
     }
-    if (f.post == Post::logistic) {
+    // One target: onnxruntime applies no transform but PROBIT (its "binary" scores).
+    if (T == 1) {
+    } else if (f.post == Post::logistic) {
       for (double& v : acc) v = 1.0 / (1.0 + std::exp(-v));
     } else if (f.post == Post::softmax || f.post == Post::softmax_zero) {
       double m = -std::numeric_limits<double>::infinity(), s = 0;

@@ -1,0 +1,252 @@
+// The ai.onnx.ml ops of numeric scikit-learn pipelines (ir/ops/ml.cpp, ir/ops/tree_ensemble.cpp):
+// each alone on every backend against values computed here from the spec's formulas (seeded
+// inputs, trees walked by hand), the onnxruntime differences the headers name, and hostile
+// attributes (loops, dangling ids, features past X) as one-line errors. skl2onnx's exports of
+// the same ops were checked against onnxruntime 1.32 when they were written.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "onnx_test_util.h"
+#include "runtime/session.h"
+#include "test_util.h"
+
+namespace fusor {
+namespace {
+
+using testing::attr_f;
+using testing::attr_floats;
+using testing::attr_i;
+using testing::attr_ints;
+using testing::attr_s;
+using testing::attr_strings;
+using testing::attr_tensor;
+using testing::OneNode;
+
+OneNode ml(const std::string& op, std::vector<std::pair<std::string, Tensor>> in, std::function<void(onnx::NodeProto*)> attrs, int version = 3) {
+  OneNode n{op, "ai.onnx.ml", std::move(in)};
+  n.attrs = std::move(attrs);
+  n.domain_version = version;
+  n.opset = version == 5 ? 21 : 17;
+  return n;
+}
+
+// Output 0 of n on every usable backend equals want (shape and values within tol).
+void expect_ml(const OneNode& n, const Shape& shape, DType dt, const std::vector<double>& want, double tol = 1e-6) {
+  const Graph g = n.graph();
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(n.op + " on " + be);
+    const Tensor y = Session(g, be).run(n.feeds())[0];
+    EXPECT_EQ(y.shape(), shape);
+    EXPECT_EQ(y.dtype(), dt);
+    ASSERT_EQ(y.numel(), static_cast<int64_t>(want.size()));
+    for (int64_t i = 0; i < y.numel(); ++i) EXPECT_NEAR(y.get(i), want[i], tol * (1 + std::fabs(want[i]))) << "element " << i;
+  }
+}
+
+std::string refusal(const OneNode& n) {
+  return testing::error_of([&] { Session(n.graph(), "ref").run(n.feeds()); });
+}
+
+TEST(MlOps, BinarizerScalerNormalizer) {
+  const Tensor x = testing::random_tensor(DType::f32, {3, 4}, 81, -3, 3);
+  std::vector<double> bin, sc, mx, l1, l2;
+  for (int64_t r = 0; r < 3; ++r) {
+    double m = -1e300, s1 = 0, s2 = 0;
+    for (int64_t c = 0; c < 4; ++c) {
+      const double v = x.get(r * 4 + c);
+      m = std::max(m, v), s1 += std::fabs(v), s2 += v * v;
+    }
+    for (int64_t c = 0; c < 4; ++c) {
+      const double v = x.get(r * 4 + c);
+      bin.push_back(v > 0.25f ? 1 : 0);
+      sc.push_back((v - (c + 1) * 0.5) * (c - 1.5));
+      mx.push_back(v / m), l1.push_back(v / s1), l2.push_back(v / std::sqrt(s2));
+    }
+  }
+  expect_ml(ml("Binarizer", {{"x", x}}, [](onnx::NodeProto* n) { attr_f(n, "threshold", 0.25f); }), {3, 4}, DType::f32, bin);
+  // Integers compare exactly with a fractional threshold: x > -1.5 is x >= -1.
+  std::vector<double> ib;
+  const Tensor xi = testing::ints_of({6}, {-3, -2, -1, 0, 1, 7});
+  for (int64_t i = 0; i < 6; ++i) ib.push_back(xi.get(i) > -1.5 ? 1 : 0);
+  expect_ml(ml("Binarizer", {{"x", xi}}, [](onnx::NodeProto* n) { attr_f(n, "threshold", -1.5f); }), {6}, DType::i64, ib, 0);
+  expect_ml(ml("Scaler", {{"x", x}},
+               [](onnx::NodeProto* n) {
+                 attr_floats(n, "offset", {0.5, 1, 1.5, 2});
+                 attr_floats(n, "scale", {-1.5, -0.5, 0.5, 1.5});
+               }),
+            {3, 4}, DType::f32, sc, 1e-6);
+  // MAX divides by the row's max, not its largest magnitude (a negative max flips signs).
+  expect_ml(ml("Normalizer", {{"x", x}}, [](onnx::NodeProto* n) { attr_s(n, "norm", "MAX"); }), {3, 4}, DType::f32, mx, 1e-6);
+  expect_ml(ml("Normalizer", {{"x", x}}, [](onnx::NodeProto* n) { attr_s(n, "norm", "L1"); }), {3, 4}, DType::f32, l1, 1e-6);
+  expect_ml(ml("Normalizer", {{"x", x}}, [](onnx::NodeProto* n) { attr_s(n, "norm", "L2"); }), {3, 4}, DType::f32, l2, 1e-6);
+  // A row whose divisor is 0 is kept ([0, -1] has max 0; int64 input, float32 output).
+  expect_ml(ml("Normalizer", {{"x", testing::ints_of({2, 2}, {0, -1, 0, 0})}}, [](onnx::NodeProto* n) { attr_s(n, "norm", "MAX"); }), {2, 2},
+            DType::f32, {0, -1, 0, 0});
+  EXPECT_NE(refusal(ml("Scaler", {{"x", x}},
+                       [](onnx::NodeProto* n) {
+                         attr_floats(n, "offset", {1, 2});
+                         attr_floats(n, "scale", {1, 2});
+                       }))
+                .find("2 offsets and scales for 4 features"),
+            std::string::npos);
+}
+
+TEST(MlOps, ArrayFeatureExtractorAndLinearRegressor) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 3, 5}, 82);
+  std::vector<double> want;
+  for (int64_t r = 0; r < 6; ++r)
+    for (int64_t c : {4, 0, 4}) want.push_back(x.get(r * 5 + c));
+  expect_ml(ml("ArrayFeatureExtractor", {{"x", x}, {"i", testing::ints_of({1, 3}, {4, 0, 4})}}, [](onnx::NodeProto*) {}), {2, 3, 3}, DType::f32, want, 0);
+  // A vector gives one row; a negative index is refused (onnxruntime), not counted from the end.
+  const Tensor v = testing::tensor_of({4}, {1.5, -2, 3, 8});
+  expect_ml(ml("ArrayFeatureExtractor", {{"x", v}, {"i", testing::ints_of({2}, {3, 1})}}, [](onnx::NodeProto*) {}), {1, 2}, DType::f32, {8, -2}, 0);
+  const std::string e = refusal(ml("ArrayFeatureExtractor", {{"x", v}, {"i", testing::ints_of({1}, {-1})}}, [](onnx::NodeProto*) {}));
+  EXPECT_NE(e.find("y_node"), std::string::npos) << e;  // the user's node, named in the inner Gather's label
+  EXPECT_NE(e.find("out of range"), std::string::npos) << e;
+  // Two targets, coefficients [targets, features] row-major; a vector input gives [1, 2].
+  const Tensor xr = testing::random_tensor(DType::f32, {4, 3}, 83);
+  const std::vector<double> coef{0.5, -1, 2, 1.5, 0.25, -0.75}, icpt{0.1, -0.2};
+  std::vector<double> lr;
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t t = 0; t < 2; ++t) {
+      double s = icpt[t];
+      for (int64_t k = 0; k < 3; ++k) s += static_cast<float>(coef[t * 3 + k]) * xr.get(r * 3 + k);
+      lr.push_back(s);
+    }
+  const auto reg = [&](const Tensor& in) {
+    return ml("LinearRegressor", {{"x", in}}, [&](onnx::NodeProto* n) {
+      attr_floats(n, "coefficients", coef);
+      attr_floats(n, "intercepts", icpt);
+      attr_i(n, "targets", 2);
+    });
+  };
+  expect_ml(reg(xr), {4, 2}, DType::f32, lr, 1e-5);
+  expect_ml(reg(testing::tensor_of({3}, {xr.get(0), xr.get(1), xr.get(2)})), {1, 2}, DType::f32, {lr[0], lr[1]}, 1e-5);
+}
+
+// Two trees over 3 features, 2 targets (ml 3):
+//   tree 0: node 0 x0 <= 0.5 ? node 1 : leaf 2 (t0 +1.0);  node 1 x2 < -1 (NaN goes true) ?
+//           leaf 3 (t0 +2, t1 +0.5) : leaf 4 (t1 -1)
+//   tree 1: node 0 x1 == 3 ? leaf 1 (t1 +4) : leaf 2 (t0 -0.25)
+void two_trees(onnx::NodeProto* n, const std::string& agg, const std::string& post) {
+  attr_ints(n, "nodes_treeids", {0, 0, 0, 0, 0, 1, 1, 1});
+  attr_ints(n, "nodes_nodeids", {0, 1, 2, 3, 4, 0, 1, 2});
+  attr_ints(n, "nodes_featureids", {0, 2, 0, 0, 0, 1, 0, 0});
+  attr_strings(n, "nodes_modes", {"BRANCH_LEQ", "BRANCH_LT", "LEAF", "LEAF", "LEAF", "BRANCH_EQ", "LEAF", "LEAF"});
+  attr_floats(n, "nodes_values", {0.5, -1, 0, 0, 0, 3, 0, 0});
+  attr_ints(n, "nodes_truenodeids", {1, 3, 0, 0, 0, 1, 0, 0});
+  attr_ints(n, "nodes_falsenodeids", {2, 4, 0, 0, 0, 2, 0, 0});
+  attr_ints(n, "nodes_missing_value_tracks_true", {0, 1, 0, 0, 0, 0, 0, 0});
+  attr_ints(n, "target_treeids", {0, 0, 0, 0, 1, 1});
+  attr_ints(n, "target_nodeids", {2, 3, 3, 4, 1, 2});
+  attr_ints(n, "target_ids", {0, 0, 1, 1, 1, 0});
+  attr_floats(n, "target_weights", {1, 2, 0.5, -1, 4, -0.25});
+  attr_i(n, "n_targets", 2);
+  attr_s(n, "aggregate_function", agg);
+  attr_s(n, "post_transform", post);
+}
+
+TEST(MlOps, TreeEnsembleRegressorWalksAggregatesAndTransforms) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Rows: (0, 3, -2) -> tree 0 leaf 3 (2, 0.5), tree 1 leaf 1 (0, 4); (0, 1, NaN) -> leaf 3 (NaN
+  // tracks true), leaf 2 (-0.25, 0); (1, 3, 0) -> leaf 2 (1, 0), leaf 1 (0, 4); (NaN, 2, 5) ->
+  // NaN <= 0.5 is false: leaf 2 (1, 0), leaf 2 (-0.25, 0).
+  const Tensor x = testing::tensor_of({4, 3}, {0, 3, -2, 0, 1, nan, 1, 3, 0, nan, 2, 5});
+  const std::vector<double> sum{2, 4.5, 1.75, 0.5, 1, 4, 0.75, 0};
+  const auto tree = [&](const std::string& agg, const std::string& post) {
+    return ml("TreeEnsembleRegressor", {{"x", x}}, [=](onnx::NodeProto* n) { two_trees(n, agg, post); });
+  };
+  expect_ml(tree("SUM", "NONE"), {4, 2}, DType::f32, sum);
+  std::vector<double> avg, lg, sm;
+  for (double s : sum) avg.push_back(s / 2), lg.push_back(1 / (1 + std::exp(-s)));
+  for (int r = 0; r < 4; ++r) {
+    const double a = std::exp(sum[2 * r]), b = std::exp(sum[2 * r + 1]);
+    sm.push_back(a / (a + b)), sm.push_back(b / (a + b));
+  }
+  expect_ml(tree("AVERAGE", "NONE"), {4, 2}, DType::f32, avg);
+  expect_ml(tree("SUM", "LOGISTIC"), {4, 2}, DType::f32, lg);
+  expect_ml(tree("SUM", "SOFTMAX"), {4, 2}, DType::f32, sm);
+  // MIN / MAX per target; a target no leaf reached is 0 (onnxruntime).
+  expect_ml(tree("MIN", "NONE"), {4, 2}, DType::f32, {2, 0.5, -0.25, 0.5, 1, 4, -0.25, 0});
+  expect_ml(tree("MAX", "NONE"), {4, 2}, DType::f32, {2, 4, 2, 0.5, 1, 4, 1, 0});
+}
+
+TEST(MlOps, TreeEnsembleV5WithSetMembership) {
+  // One tree: node 0 x0 in {1, 4, 9} ? leaf 0 (t1 +3) : node 1; node 1 x1 > 2 ? leaf 1 (t0 +5) :
+  // leaf 2 (t0 -1).
+  const Tensor x = testing::tensor_of({3, 2}, {4, 0, 2, 7, 3, 2}, DType::f64);
+  const auto node = ml(
+      "TreeEnsemble", {{"x", x}},
+      [](onnx::NodeProto* n) {
+        attr_ints(n, "nodes_featureids", {0, 1});
+        attr_tensor(n, "nodes_modes", onnx::TensorProto::UINT8, {6, 3});
+        attr_tensor(n, "nodes_splits", onnx::TensorProto::DOUBLE, {0, 2});
+        attr_ints(n, "nodes_truenodeids", {0, 1});
+        attr_ints(n, "nodes_falsenodeids", {1, 2});
+        attr_ints(n, "nodes_trueleafs", {1, 1});
+        attr_ints(n, "nodes_falseleafs", {0, 1});
+        attr_tensor(n, "membership_values", onnx::TensorProto::DOUBLE, {1, 4, 9, std::numeric_limits<double>::quiet_NaN()});
+        attr_ints(n, "leaf_targetids", {1, 0, 0});
+        attr_tensor(n, "leaf_weights", onnx::TensorProto::DOUBLE, {3, 5, -1});
+        attr_ints(n, "tree_roots", {0});
+        attr_i(n, "n_targets", 2);
+      },
+      5);
+  expect_ml(node, {3, 2}, DType::f64, {0, 3, 5, 0, -1, 0});
+}
+
+TEST(MlOps, HostileTreesAreOneLineErrors) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 3}, 84);
+  const auto tree = [&](std::function<void(onnx::NodeProto*)> edit) {
+    return ml("TreeEnsembleRegressor", {{"x", x}}, [=](onnx::NodeProto* n) {
+      two_trees(n, "SUM", "NONE");
+      edit(n);
+    });
+  };
+  const auto replace_ints = [](onnx::NodeProto* n, const std::string& k, const std::vector<int64_t>& v) {
+    for (auto& a : *n->mutable_attribute())
+      if (a.name() == k) {
+        a.clear_ints();
+        for (int64_t i : v) a.add_ints(i);
+      }
+  };
+  const auto run = [&](const OneNode& n) { Session(n.graph(), "ref").run({x}); };
+  // Node 1's true child is node 0 and its false child node 1: a loop that never reaches a leaf.
+  EXPECT_ERROR(run(tree([&](onnx::NodeProto* n) {
+                 replace_ints(n, "nodes_truenodeids", {1, 0, 0, 0, 0, 1, 0, 0});
+                 replace_ints(n, "nodes_falsenodeids", {1, 1, 0, 0, 0, 2, 0, 0});
+               })),
+               "no leaf is reached");
+  EXPECT_ERROR(run(tree([&](onnx::NodeProto* n) { replace_ints(n, "nodes_truenodeids", {1, 7, 0, 0, 0, 1, 0, 0}); })),
+               "node 1 of tree 0 names child 7, which is not in the tree");
+  EXPECT_ERROR(run(tree([&](onnx::NodeProto* n) { replace_ints(n, "nodes_featureids", {0, 3, 0, 0, 0, 1, 0, 0}); })), "reads feature 3 of X's 3");
+  EXPECT_ERROR(run(tree([&](onnx::NodeProto* n) { replace_ints(n, "target_ids", {0, 0, 1, 1, 2, 0}); })), "leaf target 2 is outside 0..1");
+  EXPECT_ERROR(run(tree([&](onnx::NodeProto* n) { replace_ints(n, "target_nodeids", {2, 3, 3, 4, 0, 2}); })), "which is not a leaf");
+  EXPECT_ERROR(run(ml("TreeEnsembleRegressor", {{"x", x}}, [](onnx::NodeProto* n) { two_trees(n, "SUM", "PROBIT"); })), "PROBIT is not supported");
+}
+
+// skl2onnx lists the default domain twice at one version: one entry; two versions are refused.
+TEST(MlOps, OpsetImportListingADomainTwice) {
+  for (int second : {17, 13}) {
+    onnx::ModelProto m = testing::onnx_model("twice", 8, 17);
+    auto* op = m.add_opset_import();
+    op->set_domain("");
+    op->set_version(second);
+    auto* g = m.mutable_graph();
+    testing::onnx_value_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {2});
+    testing::onnx_node(g, "Relu", {"x"}, {"y"});
+    g->add_output()->set_name("y");
+    if (second == 17) {
+      const Tensor y = Session(testing::load_proto(m), "ref").run({testing::tensor_of({2}, {-1, 2})})[0];
+      EXPECT_EQ(y.get(0), 0.0);
+      EXPECT_EQ(y.get(1), 2.0);
+    } else {
+      EXPECT_ERROR(testing::load_proto(m), "lists domain ai.onnx twice, as versions 17 and 13");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fusor
