@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "onnx_test_util.h"
 #include "runtime/session.h"
@@ -124,6 +125,53 @@ TEST(MlOps, ArrayFeatureExtractorAndLinearRegressor) {
   };
   expect_ml(reg(xr), {4, 2}, DType::f32, lr, 1e-5);
   expect_ml(reg(testing::tensor_of({3}, {xr.get(0), xr.get(1), xr.get(2)})), {1, 2}, DType::f32, {lr[0], lr[1]}, 1e-5);
+}
+
+TEST(MlOps, LinearClassifierMulticlassAndBinary) {
+  const Tensor x = testing::random_tensor(DType::f32, {5, 2}, 85, -2, 2);
+  const std::vector<double> coef{1, -0.5, -1, 2, 0.25, 0.75}, icpt{0.1, 0, -0.3};
+  const std::vector<int64_t> labels{10, -2, 7};
+  std::vector<double> label, soft, lab2, score2;
+  for (int64_t r = 0; r < 5; ++r) {
+    double s[3], m = -1e300, sum = 0;
+    int best = 0;
+    for (int c = 0; c < 3; ++c) {
+      s[c] = icpt[c] + coef[c * 2] * x.get(r * 2) + coef[c * 2 + 1] * x.get(r * 2 + 1);
+      if (s[c] > m) m = s[c], best = c;
+    }
+    for (int c = 0; c < 3; ++c) sum += std::exp(s[c] - m);
+    label.push_back(static_cast<double>(labels[best]));
+    for (int c = 0; c < 3; ++c) soft.push_back(std::exp(s[c] - m) / sum);
+    // Binary: the first row alone with labels (4, 9): label 9 where s > 0, scores [1 - p, p].
+    const double p = 1 / (1 + std::exp(-s[0]));
+    lab2.push_back(s[0] > 0 ? 9 : 4);
+    score2.push_back(1 - p), score2.push_back(p);
+  }
+  OneNode multi = ml("LinearClassifier", {{"x", x}}, [&](onnx::NodeProto* n) {
+    attr_floats(n, "coefficients", coef);
+    attr_floats(n, "intercepts", icpt);
+    attr_ints(n, "classlabels_ints", labels);
+    attr_s(n, "post_transform", "SOFTMAX");
+  }, 1);
+  multi.outputs = {"label", "scores"};
+  OneNode binary = ml("LinearClassifier", {{"x", x}}, [&](onnx::NodeProto* n) {
+    attr_floats(n, "coefficients", {coef[0], coef[1]});
+    attr_floats(n, "intercepts", {icpt[0]});
+    attr_ints(n, "classlabels_ints", {4, 9});
+    attr_s(n, "post_transform", "LOGISTIC");
+  }, 1);
+  binary.outputs = {"label", "scores"};
+  for (const auto& [node, lab, sc, width] : {std::tuple{&multi, &label, &soft, 3}, {&binary, &lab2, &score2, 2}}) {
+    const Graph g = node->graph();
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be + " classes " + std::to_string(width));
+      const std::vector<Tensor> y = Session(g, be).run(node->feeds());
+      ASSERT_EQ(y[0].shape(), (Shape{5}));
+      ASSERT_EQ(y[1].shape(), (Shape{5, width}));
+      for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(y[0].get_int(i), static_cast<int64_t>((*lab)[i])) << i;
+      for (int64_t i = 0; i < 5 * width; ++i) EXPECT_NEAR(y[1].get(i), (*sc)[i], 2e-6) << i;
+    }
+  }
 }
 
 // Two trees over 3 features, 2 targets (ml 3):

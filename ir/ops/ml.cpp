@@ -16,6 +16,12 @@
 //   LinearRegressor(X) coefficients, intercepts, targets=1, post_transform=NONE
 //                                  Y = float32(X) @ W^T + intercepts, W the coefficients as
 //                                  [targets, C]; [N, targets] ([1, targets] for a vector)
+//   LinearClassifier(X) coefficients, intercepts, classlabels_ints, post_transform
+//                                  s = float32(X) @ W^T + intercepts; C rows: labels[argmax s],
+//                                  scores s through NONE / LOGISTIC / SOFTMAX / SOFTMAX_ZERO; one
+//                                  row (binary, 2 labels): labels[s > 0], scores [1 - t, t] with
+//                                  t = logistic(s) for LOGISTIC, else s (onnxruntime's; the ONNX
+//                                  reference writes [-s, s]); string labels and PROBIT refused
 //   TreeEnsembleRegressor (ml 1, 3) and TreeEnsemble (ml 5): see ir/ops/tree_ensemble.cpp.
 //
 // The first five are replaced at shape inference by standard ops (OpDef::expand), so they fuse
@@ -217,12 +223,86 @@ void linear_regressor_infer(InferContext& ctx) {
   ctx.set_output(0, DType::f32, {x.size() == 2 ? x[0] : 1, ctx.node().attr_i("targets", 1)});
 }
 
+// ---- LinearClassifier ------------------------------------------------------------------------
+
+// Softmax over the last axis where |v| <= 1e-7 counts as zero: such a value is scaled by
+// e^-max and left out of the sum (onnxruntime's SOFTMAX_ZERO).
+int softmax_zero(RewriteNodes& w, int x) {
+  const int m = w.op("ReduceMax", {x, w.ints({-1})}, {{"keepdims", int64_t{1}}}, -1, 18);
+  const int zero = w.op("LessOrEqual", {w.op("Abs", {x}), floats(w, "tiny", {}, {1e-7})});
+  const int e = w.op("Exp", {w.op("Sub", {x, m})});
+  const int summed = w.op("Where", {zero, floats(w, "zero", {}, {0.0}), e});
+  const int sum = w.op("ReduceSum", {summed, w.ints({-1})}, {{"keepdims", int64_t{1}}}, -1, 18);
+  const int kept = w.op("Where", {zero, w.op("Mul", {x, w.op("Exp", {w.op("Neg", {m})})}), e});
+  return w.op("Div", {kept, sum});
+}
+
+bool linear_classifier_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  need_numeric_input(g, n);
+  if (n.has_attr("classlabels_strings")) throw Unsupported("onnx", n.label() + ": classlabels_strings (string labels) are not supported");
+  const std::vector<int64_t> labels = n.attr_ints("classlabels_ints");
+  const std::vector<double> coef = n.attr_floats("coefficients"), icpt = n.attr_floats("intercepts");
+  const std::string post = n.attr_s("post_transform", "NONE");
+  if (post != "NONE" && post != "LOGISTIC" && post != "SOFTMAX" && post != "SOFTMAX_ZERO")
+    throw Unsupported("onnx", n.label() + ": post_transform " + printable(post) + " is not supported (NONE, LOGISTIC, SOFTMAX, SOFTMAX_ZERO)");
+  const Value xv = g.values[n.inputs[0]];  // a copy: adding values below may move g.values
+  if (xv.dtype == DType::undefined || !known(xv)) return false;
+  if (xv.shape.empty() || xv.shape.size() > 2) throw bad(n, "X must be [N, F] or [F], got " + shape_str(xv.shape));
+  const int64_t f = xv.shape.back(), size = static_cast<int64_t>(coef.size());
+  if (f <= 0 || size == 0 || size % f) throw bad(n, std::to_string(size) + " coefficients do not split into rows of X's " + std::to_string(f) + " features");
+  const int64_t rows = size / f;
+  const bool binary = rows == 1;
+  if (binary ? labels.size() != 2 : static_cast<int64_t>(labels.size()) != rows)
+    throw bad(n, std::to_string(labels.size()) + " classlabels_ints for " + std::to_string(rows) + " coefficient rows (" +
+                     (binary ? "one row is a binary classifier of 2 labels)" : "one label per row)"));
+  if (!icpt.empty() && static_cast<int64_t>(icpt.size()) != rows) throw bad(n, std::to_string(icpt.size()) + " intercepts for " + std::to_string(rows) + " classes");
+  RewriteNodes w{g, n.name, {}};
+  int x = to_f32(w, n.inputs[0]);
+  if (xv.shape.size() == 1) x = w.op("Unsqueeze", {x, w.ints({0})});
+  std::vector<double> wt(coef.size());  // [f, rows]
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < f; ++k) wt[k * rows + r] = coef[r * f + k];
+  int s = w.op("MatMul", {x, floats(w, "coefficients", {f, rows}, wt)});
+  if (!icpt.empty()) s = w.op("Add", {s, floats(w, "intercepts", {rows}, icpt)});
+  const int label_out = n.outputs.empty() ? -1 : n.outputs[0], score_out = n.outputs.size() > 1 ? n.outputs[1] : -1;
+  Tensor lt(DType::i64, {static_cast<int64_t>(labels.size())});
+  for (size_t i = 0; i < labels.size(); ++i) lt.set_int(static_cast<int64_t>(i), labels[i]);
+  const int label_table = g.add_constant(g.unique_name(n.name + "/classlabels"), std::move(lt));
+  if (binary) {
+    // One score s per row: label labels[1] where s > 0; scores [1 - t, t], t = logistic(s)
+    // with LOGISTIC and s itself otherwise (onnxruntime's binary LinearClassifier).
+    const int pick = w.op("Cast", {w.op("Greater", {s, floats(w, "zero", {}, {0.0})})}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
+    if (label_out >= 0) w.op("Gather", {label_table, w.op("Reshape", {pick, w.ints({-1})})}, {}, label_out);
+    if (score_out >= 0) {
+      const int t = post == "LOGISTIC" ? w.op("Sigmoid", {s}) : s;
+      w.op("Concat", {w.op("Sub", {floats(w, "one", {}, {1.0}), t}), t}, {{"axis", int64_t{1}}}, score_out);
+    }
+  } else {
+    const int z = post == "LOGISTIC" ? w.op("Sigmoid", {s})
+                  : post == "SOFTMAX" ? w.op("Softmax", {s}, {{"axis", int64_t{-1}}})
+                  : post == "SOFTMAX_ZERO" ? softmax_zero(w, s) : s;
+    if (label_out >= 0) w.op("Gather", {label_table, w.op("ArgMax", {s}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}})}, {}, label_out);
+    if (score_out >= 0) w.op("Identity", {z}, {}, score_out);
+  }
+  w.replace(index);
+  return true;
+}
+
+void linear_classifier_infer(InferContext& ctx) {
+  const Shape& x = ctx.shape(0);
+  const int64_t rows = x.size() == 2 ? x[0] : 1;
+  ctx.set_output(0, DType::i64, {rows});
+  if (ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0) ctx.set_output(1, DType::f32, {rows, -1});
+}
+
 // ---- registration ----------------------------------------------------------------------------
 
 void expanded_ref(const Node& n, const Ins&, Outs&) { ref_fail(n, "runs once its input is typed (it is expanded into standard ops then)"); }
 
-void register_expanded(const std::string& name, int min_in, int max_in, InferFn infer, std::function<bool(Graph&, size_t)> expand) {
-  OpDef d = table_entry(kMl + name, min_in, max_in, std::move(infer), expanded_ref);
+void register_expanded(const std::string& name, int min_in, int max_in, InferFn infer, std::function<bool(Graph&, size_t)> expand,
+                       int max_out = 1) {
+  OpDef d = table_entry(kMl + name, min_in, max_in, std::move(infer), expanded_ref, max_out);
   d.expand = std::move(expand);
   register_op(std::move(d));
 }
@@ -239,6 +319,7 @@ void register_ml_ops() {
   register_expanded("Normalizer", 1, 1, like_input(DType::f32), normalizer_expand);
   register_expanded("ArrayFeatureExtractor", 2, 2, feature_extractor_infer, feature_extractor_expand);
   register_expanded("LinearRegressor", 1, 1, linear_regressor_infer, linear_regressor_expand);
+  register_expanded("LinearClassifier", 1, 1, linear_classifier_infer, linear_classifier_expand, 2);
   register_tree_ensemble_ops();
 }
 

@@ -10,7 +10,7 @@
 //   (target, weight) pairs. Aggregation per target: SUM, AVERAGE (the sum / tree count), MIN,
 //   MAX (a target no leaf reached is 0, as onnxruntime); then base_values (per target) are
 //   added and post_transform applied: NONE, LOGISTIC 1 / (1 + e^-y), SOFTMAX over the targets,
-//   SOFTMAX_ZERO (zeros stay zero), none with a single target (onnxruntime); PROBIT is refused.
+//   SOFTMAX_ZERO (|y| <= 1e-7 counts as zero and stays near it), none with a single target (onnxruntime); PROBIT is refused.
 //   TreeEnsemble's post_transform codes are the spec's (1 SOFTMAX, 2 LOGISTIC); onnxruntime
 //   1.32 reads them swapped (its own enum's order), so its outputs differ from fusor's there.
 //   TreeEnsembleRegressor's Y is float32; TreeEnsemble's has X's dtype. Sums are kept in
@@ -321,7 +321,11 @@ void tree_ref(const Node& n, const Ins& in, Outs& out, bool v5) {
     } else if (f.post == Post::softmax || f.post == Post::softmax_zero) {
       double m = -std::numeric_limits<double>::infinity(), s = 0;
       for (double v : acc) m = std::max(m, v);
-      for (double& v : acc) s += (v = f.post == Post::softmax_zero && v == 0 ? 0.0 : std::exp(v - m));
+      // SOFTMAX_ZERO: |v| <= 1e-7 counts as zero, scaled by e^-max and left out of the sum (onnxruntime).
+      for (double& v : acc) {
+        if (f.post == Post::softmax_zero && std::fabs(v) <= 1e-7) v *= std::exp(-m);
+        else s += (v = std::exp(v - m));
+      }
       for (double& v : acc) v = s > 0 ? v / s : v;
     }
     for (int64_t t = 0; t < T; ++t) out[0].set(r * T + t, acc[t]);
