@@ -1,8 +1,8 @@
 // The ai.onnx.ml ops of numeric scikit-learn pipelines (ir/ops/ml.cpp, ir/ops/tree_ensemble.cpp):
 // each alone on every backend against values computed here from the spec's formulas (seeded
 // inputs, trees walked by hand), the onnxruntime differences the headers name, and hostile
-// attributes (loops, dangling ids, features past X) as one-line errors. skl2onnx's exports of
-// the same ops were checked against onnxruntime 1.32 when they were written.
+// attributes (loops, dangling ids, features past X) as one-line errors; and scikit-learn models
+// as skl2onnx exports them against onnxruntime 1.32's outputs (tests/data/make_skl2onnx.py).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "onnx_test_util.h"
+#include "runtime/conform.h"
 #include "runtime/session.h"
 #include "test_util.h"
 
@@ -273,6 +274,16 @@ TEST(MlOps, HostileTreesAreOneLineErrors) {
   EXPECT_ERROR(run(tree([&](onnx::NodeProto* n) { replace_ints(n, "target_ids", {0, 0, 1, 1, 2, 0}); })), "leaf target 2 is outside 0..1");
   EXPECT_ERROR(run(tree([&](onnx::NodeProto* n) { replace_ints(n, "target_nodeids", {2, 3, 3, 4, 0, 2}); })), "which is not a leaf");
   EXPECT_ERROR(run(ml("TreeEnsembleRegressor", {{"x", x}}, [](onnx::NodeProto* n) { two_trees(n, "SUM", "PROBIT"); })), "PROBIT is not supported");
+}
+
+TEST(MlOps, Skl2onnxExportsMatchOnnxruntimeOnEveryBackend) {
+  for (const char* m : {"dtree", "rf", "gbr", "et", "rf2", "ridge_pipe", "norm_pipe", "bin_pipe", "logreg2", "logreg3", "svc2"}) {
+    const std::string dir = std::string(FUSOR_SOURCE_DIR) + "/tests/data/skl2onnx/" + m;
+    for (const std::string& be : testing::usable_backends()) {
+      const CaseResult r = run_case(dir, be, ConformOptions{});
+      EXPECT_EQ(r.status, CaseStatus::passed) << m << " on " << be << ": " << r.detail;
+    }
+  }
 }
 
 // skl2onnx lists the default domain twice at one version: one entry; two versions are refused.
