@@ -277,7 +277,8 @@ TEST(MlOps, HostileTreesAreOneLineErrors) {
 }
 
 TEST(MlOps, Skl2onnxExportsMatchOnnxruntimeOnEveryBackend) {
-  for (const char* m : {"dtree", "rf", "gbr", "et", "rf2", "ridge_pipe", "norm_pipe", "bin_pipe", "logreg2", "logreg3", "svc2"}) {
+  for (const char* m : {"dtree", "rf", "gbr", "et", "rf2", "ridge_pipe", "norm_pipe", "bin_pipe", "logreg2", "logreg3", "svc2", "dtc2", "rfc3", "gbc2",
+                        "gbc3"}) {
     const std::string dir = std::string(FUSOR_SOURCE_DIR) + "/tests/data/skl2onnx/" + m;
     for (const std::string& be : testing::usable_backends()) {
       const CaseResult r = run_case(dir, be, ConformOptions{});

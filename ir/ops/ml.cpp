@@ -22,7 +22,8 @@
 //                                  row (binary, 2 labels): labels[s > 0], scores [1 - t, t] with
 //                                  t = logistic(s) for LOGISTIC, else s (onnxruntime's; the ONNX
 //                                  reference writes [-s, s]); string labels and PROBIT refused
-//   TreeEnsembleRegressor (ml 1, 3) and TreeEnsemble (ml 5): see ir/ops/tree_ensemble.cpp.
+//   TreeEnsembleRegressor, TreeEnsembleClassifier (ml 1, 3) and TreeEnsemble (ml 5): see
+//   ir/ops/tree_ensemble.cpp.
 //
 // The first five are replaced at shape inference by standard ops (OpDef::expand), so they fuse
 // on every backend. Errors (Error "shape" / Unsupported, one line naming the node): attribute

@@ -1,7 +1,7 @@
-// Tree ensembles of the ONNX-ML domain: TreeEnsembleRegressor (ai.onnx.ml 1 and 3, the form
-// skl2onnx / onnxmltools write for scikit-learn, LightGBM and XGBoost regressors) and
-// TreeEnsemble (ai.onnx.ml 5). Both are read into one forest and evaluated on the host (the
-// reference; GPU backends run the node as a graph break).
+// Tree ensembles of the ONNX-ML domain: TreeEnsembleRegressor and TreeEnsembleClassifier
+// (ai.onnx.ml 1 and 3, the forms skl2onnx / onnxmltools write for scikit-learn, LightGBM and
+// XGBoost models) and TreeEnsemble (ai.onnx.ml 5). All are read into one forest and evaluated
+// on the host (the reference; GPU backends run the node as a graph break).
 //
 //   X [N, F] (or the vector [F], one row) -> Y [N, n_targets]: for each row and tree, walk from
 //   the root: a branch sends the row to its true child when x[feature] <mode> split holds, or
@@ -10,18 +10,26 @@
 //   (target, weight) pairs. Aggregation per target: SUM, AVERAGE (the sum / tree count), MIN,
 //   MAX (a target no leaf reached is 0, as onnxruntime); then base_values (per target) are
 //   added and post_transform applied: NONE, LOGISTIC 1 / (1 + e^-y), SOFTMAX over the targets,
-//   SOFTMAX_ZERO (|y| <= 1e-7 counts as zero and stays near it), none with a single target (onnxruntime); PROBIT is refused.
-//   TreeEnsemble's post_transform codes are the spec's (1 SOFTMAX, 2 LOGISTIC); onnxruntime
-//   1.32 reads them swapped (its own enum's order), so its outputs differ from fusor's there.
-//   TreeEnsembleRegressor's Y is float32; TreeEnsemble's has X's dtype. Sums are kept in
-//   float64 and rounded once.
+//   SOFTMAX_ZERO (|y| <= 1e-7 counts as zero and stays near it), none with a single target
+//   (onnxruntime); PROBIT is refused. TreeEnsembleRegressor's Y is float32; TreeEnsemble's has
+//   X's dtype. Sums are kept in float64 and rounded once. TreeEnsemble's post_transform codes
+//   are the spec's (1 SOFTMAX, 2 LOGISTIC); onnxruntime 1.32 reads them swapped (its own enum's
+//   order), so its outputs differ from fusor's there.
+//   TreeEnsembleClassifier: class_* lists instead of target_*, classlabels_int64s (strings are
+//   refused) -> (labels int64 [N], scores float32 [N, classes]) as onnxruntime 1.32 computes
+//   them: with more than 2 classes the label of the largest score among the classes a leaf
+//   named, base values added, the scores transformed; with 2 classes its "binary" forms (one
+//   class id in the weights: the positive score s gives labels[s > 0.5] when every weight is
+//   >= 0, else labels[s > 0], and scores [1 - t, t] or [-s, s]), checked against onnxruntime on
+//   scikit-learn's tree classifiers and random binary ensembles.
 //
 // Sources: the ONNX-ML operator spec and onnx/reference/ops/aionnxml (tree layout, membership
 // sets: the values between NaNs, taken by the MEMBER branches in the order the tree is built,
-// true child first); onnxruntime's tree_ensemble_aggregator.h for NaN and the aggregation.
+// true child first); onnxruntime's tree_ensemble_aggregator.h for NaN, the aggregation and the
+// classifier's binary forms.
 // Errors (Error "shape" / Unsupported, one line naming the node): attribute lists of unequal
 // length, a child or leaf id that names nothing, a tree that loops, a feature past X's width,
-// a target past n_targets, an unknown mode, aggregate_function or post_transform.
+// a target or class past its count, an unknown mode, aggregate_function or post_transform.
 #include <cmath>
 #include <limits>
 #include <map>
@@ -53,6 +61,10 @@ struct Forest {
   Aggregate aggregate = Aggregate::sum;
   Post post = Post::none;
   std::vector<double> base;
+  // TreeEnsembleClassifier: the labels, and onnxruntime's binary flags (2 labels, one class id
+  // in the weights; every weight >= 0).
+  std::vector<int64_t> labels;
+  bool binary_case = false, all_positive = true;
 };
 
 Error bad(const Node& n, const std::string& why) { return Error("shape", n.label() + ": " + why); }
@@ -87,9 +99,9 @@ void same_length(const Node& n, const std::vector<T>& v, size_t len, const char*
   if (v.size() != len) throw bad(n, std::string(what) + " has " + std::to_string(v.size()) + " entries, expected " + std::to_string(len));
 }
 
-// TreeEnsembleRegressor (ml 1, 3): nodes named by (tree id, node id), modes as strings, leaves'
-// weights in target_* lists.
-Forest regressor_forest(const Node& n) {
+// TreeEnsembleRegressor / TreeEnsembleClassifier (ml 1, 3): nodes named by (tree id, node id),
+// modes as strings, leaves' weights in target_* (class_*) lists.
+Forest regressor_forest(const Node& n, bool classifier) {
   Forest f;
   const std::vector<int64_t> tids = n.attr_ints("nodes_treeids"), nids = n.attr_ints("nodes_nodeids"), feats = n.attr_ints("nodes_featureids"),
                              tnode = n.attr_ints("nodes_truenodeids"), fnode = n.attr_ints("nodes_falsenodeids"),
@@ -139,12 +151,25 @@ Forest regressor_forest(const Node& n) {
   for (size_t i = 0; i < count; ++i)
     if (code[i] >= 0) f.branches[code[i]].child[0] = child(i, fnode[i]), f.branches[code[i]].child[1] = child(i, tnode[i]);
   for (const auto& [tree, i] : root) f.roots.push_back(code[i]);
-  const std::vector<int64_t> ttid = n.attr_ints("target_treeids"), tnid = n.attr_ints("target_nodeids"), tt = n.attr_ints("target_ids");
-  const std::vector<double> tw = float_list(n, "target_weights");
-  same_length(n, tnid, ttid.size(), "target_nodeids");
-  same_length(n, tt, ttid.size(), "target_ids");
-  same_length(n, tw, ttid.size(), "target_weights");
-  f.targets = n.attr_i("n_targets", 1);
+  const std::string pre = classifier ? "class_" : "target_";
+  const std::vector<int64_t> ttid = n.attr_ints(pre + "treeids"), tnid = n.attr_ints(pre + "nodeids"), tt = n.attr_ints(pre + "ids");
+  const std::vector<double> tw = float_list(n, pre + "weights");
+  same_length(n, tnid, ttid.size(), (pre + "nodeids").c_str());
+  same_length(n, tt, ttid.size(), (pre + "ids").c_str());
+  same_length(n, tw, ttid.size(), (pre + "weights").c_str());
+  if (classifier) {
+    if (n.has_attr("classlabels_strings")) throw Unsupported("onnx", n.label() + ": classlabels_strings (string labels) are not supported");
+    f.labels = n.attr_ints("classlabels_int64s");
+    f.targets = static_cast<int64_t>(f.labels.size());
+    if (f.targets < 2) throw bad(n, "classlabels_int64s must name at least 2 classes, got " + std::to_string(f.targets));
+    f.binary_case = f.targets == 2 && !tt.empty();
+    for (size_t k = 0; k < tt.size(); ++k) {
+      f.binary_case = f.binary_case && tt[k] == tt[0];
+      f.all_positive = f.all_positive && !(tw[k] < 0);
+    }
+  } else {
+    f.targets = n.attr_i("n_targets", 1);
+  }
   for (size_t k = 0; k < ttid.size(); ++k) {
     auto it = at.find({ttid[k], tnid[k]});
     if (it == at.end() || code[it->second] >= 0)
@@ -152,7 +177,7 @@ Forest regressor_forest(const Node& n) {
     f.leaves[-code[it->second] - 1].emplace_back(tt[k], tw[k]);
   }
   static const std::map<std::string, Aggregate> kAgg = {{"AVERAGE", Aggregate::average}, {"SUM", Aggregate::sum}, {"MIN", Aggregate::min}, {"MAX", Aggregate::max}};
-  const std::string agg = n.attr_s("aggregate_function", "SUM");
+  const std::string agg = classifier ? "SUM" : n.attr_s("aggregate_function", "SUM");
   if (!kAgg.count(agg)) throw bad(n, "aggregate_function '" + printable(agg) + "' is not AVERAGE, SUM, MIN or MAX");
   f.aggregate = kAgg.at(agg);
   static const std::map<std::string, int64_t> kPost = {{"NONE", 0}, {"SOFTMAX", 1}, {"LOGISTIC", 2}, {"SOFTMAX_ZERO", 3}, {"PROBIT", 4}};
@@ -240,13 +265,15 @@ Forest ensemble_forest(const Node& n) {
   return f;
 }
 
-Forest forest_of(const Node& n, bool v5) {
-  Forest f = v5 ? ensemble_forest(n) : regressor_forest(n);
+enum class Kind { regressor, classifier, v5 };
+
+Forest forest_of(const Node& n, Kind kind) {
+  Forest f = kind == Kind::v5 ? ensemble_forest(n) : regressor_forest(n, kind == Kind::classifier);
   if (f.targets <= 0 || f.targets > (int64_t{1} << 31)) throw bad(n, "n_targets must be in 1..2^31, got " + std::to_string(f.targets));
   for (const auto& l : f.leaves)
     for (const auto& [t, w] : l)
       if (t < 0 || t >= f.targets) throw bad(n, "leaf target " + std::to_string(t) + " is outside 0.." + std::to_string(f.targets - 1));
-  if (!f.base.empty()) same_length(n, f.base, static_cast<size_t>(f.targets), "base_values");
+  if (!f.base.empty() && kind != Kind::classifier) same_length(n, f.base, static_cast<size_t>(f.targets), "base_values");
   return f;
 }
 
@@ -267,10 +294,11 @@ bool holds(const Forest::Branch& b, double x) {
   return false;
 }
 
-void tree_infer(InferContext& ctx, bool v5) {
+void tree_infer(InferContext& ctx, Kind kind) {
   const Node& n = ctx.node();
-  const Forest f = forest_of(n, v5);
+  const Forest f = forest_of(n, kind);
   const DType t = ctx.dtype(0);
+  const bool v5 = kind == Kind::v5;
   const bool ok = t == DType::f32 || t == DType::f64 || (v5 ? t == DType::f16 : (t == DType::i32 || t == DType::i64));
   if (!ok)
     ctx.fail(std::string("X must be ") + (v5 ? "float, double or float16" : "float, double, int32 or int64") + ", got " + dtype_name(t));
@@ -282,52 +310,133 @@ void tree_infer(InferContext& ctx, bool v5) {
       ctx.fail("a node reads feature " + std::to_string(b.feature) + " of X's " + std::to_string(width));
   const int64_t rows = x.size() == 2 ? x[0] : 1;
   if (rows >= 0) shape_mul(n, rows, f.targets);
+  if (kind == Kind::classifier) {  // (Y labels, Z scores)
+    ctx.set_output(0, DType::i64, {rows});
+    if (ctx.num_outputs() > 1 && n.outputs[1] >= 0) ctx.set_output(1, DType::f32, {rows, f.targets});
+    return;
+  }
   ctx.set_output(0, v5 ? t : DType::f32, {rows, f.targets});
 }
 
-void tree_ref(const Node& n, const Ins& in, Outs& out, bool v5) {
-  const Forest f = forest_of(n, v5);
-  const Tensor& x = *in[0];
-  const int64_t width = x.shape().back(), rows = x.rank() == 2 ? x.shape()[0] : 1, T = f.targets;
+// Per-target sums (or min / max) of the leaves one row reaches, hit[t] when some leaf names t.
+void walk(const Node& n, const Forest& f, const Tensor& x, int64_t r, std::vector<double>& acc, std::vector<char>& hit) {
   const double big = std::numeric_limits<double>::max();
-  std::vector<double> acc(static_cast<size_t>(T));
-  std::vector<char> hit(static_cast<size_t>(T));
+  const int64_t width = x.shape().back();
+  std::fill(acc.begin(), acc.end(), f.aggregate == Aggregate::min ? big : f.aggregate == Aggregate::max ? -big : 0.0);
+  std::fill(hit.begin(), hit.end(), 0);
   const size_t limit = f.branches.size() + 1;
+  for (int64_t c : f.roots) {
+    for (size_t steps = 0; c >= 0; ++steps) {
+      if (steps >= limit) throw bad(n, "a tree's branches form a loop (no leaf is reached)");
+      const Forest::Branch& b = f.branches[c];
+      c = b.child[holds(b, x.get(r * width + b.feature)) ? 1 : 0];
+    }
+    for (const auto& [t, w] : f.leaves[-c - 1]) {
+      hit[t] = 1;
+      if (f.aggregate == Aggregate::min) acc[t] = std::min(acc[t], w);
+      else if (f.aggregate == Aggregate::max) acc[t] = std::max(acc[t], w);
+      else acc[t] += w;
+    }
+  }
+  for (size_t t = 0; t < acc.size(); ++t)
+    if (!hit[t]) acc[t] = 0;
+}
+
+// LOGISTIC / SOFTMAX / SOFTMAX_ZERO over v in place (|y| <= 1e-7 counts as zero for
+// SOFTMAX_ZERO: scaled by e^-max and left out of the sum, as onnxruntime).
+void transform(Post post, std::vector<double>& v) {
+  if (post == Post::logistic) {
+    for (double& y : v) y = 1.0 / (1.0 + std::exp(-y));
+  } else if (post == Post::softmax || post == Post::softmax_zero) {
+    double m = -std::numeric_limits<double>::infinity(), s = 0;
+    for (double y : v) m = std::max(m, y);
+    for (double& y : v) {
+      if (post == Post::softmax_zero && std::fabs(y) <= 1e-7) y *= std::exp(-m);
+      else s += (y = std::exp(y - m));
+    }
+    for (double& y : v) y = s > 0 ? y / s : y;
+  }
+}
+
+// TreeEnsembleClassifier's labels and scores for one row, as onnxruntime 1.32 computes them
+// (tree_ensemble_aggregator.h): more than 2 classes: base values added, the label of the
+// largest score among the classes some leaf named, scores transformed; 2 classes: the "binary"
+// forms, where one score s stands for the positive class and the other slot is derived from it.
+int64_t classify(const Forest& f, std::vector<double>& acc, std::vector<char>& hit, double* z) {
+  const size_t L = acc.size();
+  if (L > 2) {
+    for (size_t k = 0; k < f.base.size() && k < L; ++k) acc[k] += f.base[k], hit[k] = 1;
+    size_t best = 0;
+    bool any = false;
+    for (size_t k = 0; k < L; ++k)
+      if (hit[k] && (!any || acc[k] > acc[best])) best = k, any = true;
+    transform(f.post, acc);
+    std::copy(acc.begin(), acc.end(), z);
+    return f.labels[best];
+  }
+  size_t size = 2;
+  int extra = -1;  // onnxruntime's add_second_class
+  if (f.base.size() == 2) {
+    if (hit[1]) {
+      acc[1] = f.base[1] + acc[0];
+      acc[0] = -acc[1];
+    } else {
+      acc[1] += f.base[1], acc[0] += f.base[0];
+    }
+  } else if (f.base.size() == 1) {
+    acc[0] += f.base[0];
+    if (!hit[1]) size = 1;
+  } else if (f.base.empty()) {
+    extra = 3;
+    if (!hit[1]) size = 1;
+  }
+  const double pos = size == 2 && hit[1] ? acc[1] : (hit[0] ? acc[0] : 0.0);
+  int64_t label;
+  if (f.binary_case) {
+    const bool positive = f.all_positive ? pos > 0.5 : pos > 0;
+    extra = f.all_positive ? (positive ? 0 : 1) : (positive ? 2 : 3);
+    label = f.labels[positive ? 1 : 0];
+  } else {
+    label = pos > 0 ? 1 : 0;  // onnxruntime's default positive / negative labels, not classlabels
+  }
+  // A class no leaf named scores 0 whatever base value was added to it (onnxruntime's has_score).
+  for (size_t k = 0; k < 2; ++k)
+    if (!hit[k] && !(k == 1 && f.base.size() == 2 && hit[1])) acc[k] = 0;
+  if (size == 2) {
+    transform(f.post, acc);
+    z[0] = acc[0], z[1] = acc[1];
+    return label;
+  }
+  // One score s for the positive class: [1 - t, t] with t = logistic(s) for LOGISTIC, else s
+  // (all weights >= 0), or [-s, s] (mixed weights); one value where onnxruntime writes one.
+  const double s = acc[0], t = f.post == Post::logistic ? 1 / (1 + std::exp(-s)) : s;
+  if (extra == 0 || extra == 1 || ((extra == 2 || extra == 3) && f.post == Post::logistic)) z[0] = 1 - t, z[1] = t;
+  else if (extra == 2 || extra == 3) z[0] = -s, z[1] = s;
+  else z[0] = s, z[1] = 0;
+  return label;
+}
+
+void tree_ref(const Node& n, const Ins& in, Outs& out, Kind kind) {
+  const Forest f = forest_of(n, kind);
+  const Tensor& x = *in[0];
+  const int64_t rows = x.rank() == 2 ? x.shape()[0] : 1, T = f.targets;
+  std::vector<double> acc(static_cast<size_t>(T)), z(static_cast<size_t>(T));
+  std::vector<char> hit(static_cast<size_t>(T));
   for (int64_t r = 0; r < rows; ++r) {
-    std::fill(acc.begin(), acc.end(), f.aggregate == Aggregate::min ? big : f.aggregate == Aggregate::max ? -big : 0.0);
-    std::fill(hit.begin(), hit.end(), 0);
-    for (int64_t c : f.roots) {
-      for (size_t steps = 0; c >= 0; ++steps) {
-        if (steps >= limit) throw bad(n, "a tree's branches form a loop (no leaf is reached)");
-        const Forest::Branch& b = f.branches[c];
-        c = b.child[holds(b, x.get(r * width + b.feature)) ? 1 : 0];
-      }
-      for (const auto& [t, w] : f.leaves[-c - 1]) {
-        hit[t] = 1;
-        if (f.aggregate == Aggregate::min) acc[t] = std::min(acc[t], w);
-        else if (f.aggregate == Aggregate::max) acc[t] = std::max(acc[t], w);
-        else acc[t] += w;
-      }
+    walk(n, f, x, r, acc, hit);
+    if (kind == Kind::classifier) {
+      const int64_t label = classify(f, acc, hit, z.data());
+      out[0].set_int(r, label);
+      if (has_out(out, 1))
+        for (int64_t t = 0; t < T; ++t) out[1].set(r * T + t, z[t]);
+      continue;
     }
     for (int64_t t = 0; t < T; ++t) {
-      if (!hit[t]) acc[t] = 0;
       if (f.aggregate == Aggregate::average) acc[t] /= static_cast<double>(f.roots.size());
       if (!f.base.empty()) acc[t] += f.base[t];
     }
     // One target: onnxruntime applies no transform but PROBIT (its "binary" scores).
-    if (T == 1) {
-    } else if (f.post == Post::logistic) {
-      for (double& v : acc) v = 1.0 / (1.0 + std::exp(-v));
-    } else if (f.post == Post::softmax || f.post == Post::softmax_zero) {
-      double m = -std::numeric_limits<double>::infinity(), s = 0;
-      for (double v : acc) m = std::max(m, v);
-      // SOFTMAX_ZERO: |v| <= 1e-7 counts as zero, scaled by e^-max and left out of the sum (onnxruntime).
-      for (double& v : acc) {
-        if (f.post == Post::softmax_zero && std::fabs(v) <= 1e-7) v *= std::exp(-m);
-        else s += (v = std::exp(v - m));
-      }
-      for (double& v : acc) v = s > 0 ? v / s : v;
-    }
+    if (T > 1) transform(f.post, acc);
     for (int64_t t = 0; t < T; ++t) out[0].set(r * T + t, acc[t]);
   }
 }
@@ -336,10 +445,13 @@ void tree_ref(const Node& n, const Ins& in, Outs& out, bool v5) {
 
 void register_tree_ensemble_ops() {
   const std::string ml = "ai.onnx.ml.";
-  register_op(table_entry(ml + "TreeEnsembleRegressor", 1, 1, [](InferContext& c) { tree_infer(c, false); },
-                          [](const Node& n, const Ins& in, Outs& out) { tree_ref(n, in, out, false); }));
-  register_op(table_entry(ml + "TreeEnsemble", 1, 1, [](InferContext& c) { tree_infer(c, true); },
-                          [](const Node& n, const Ins& in, Outs& out) { tree_ref(n, in, out, true); }));
+  for (const auto& [name, kind] : {std::pair{"TreeEnsembleRegressor", Kind::regressor}, {"TreeEnsembleClassifier", Kind::classifier},
+                                   {"TreeEnsemble", Kind::v5}}) {
+    const Kind k = kind;
+    register_op(table_entry(
+        ml + name, 1, 1, [k](InferContext& c) { tree_infer(c, k); }, [k](const Node& n, const Ins& in, Outs& out) { tree_ref(n, in, out, k); },
+        k == Kind::classifier ? 2 : 1));
+  }
 }
 
 }  // namespace fusor

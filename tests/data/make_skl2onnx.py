@@ -10,6 +10,9 @@ stored as test_data_set_0, for tests/test_ml_ops.cpp (folder skl2onnx/, one case
   logreg2, logreg3     LogisticRegression, 2 and 3 classes (LinearClassifier [+ Normalizer]),
                        zipmap=False
   svc2                 LinearSVC, 2 classes (LinearClassifier, ArrayFeatureExtractor)
+  dtc2, rfc3, gbc2, gbc3  DecisionTree / RandomForest / GradientBoosting classifiers
+                       (TreeEnsembleClassifier, onnxruntime's binary and multiclass forms),
+                       labels 10.. , a NaN feature in row 3, zipmap=False
 Seeded data, nothing downloaded. Needs scikit-learn, skl2onnx, onnxruntime.
 Usage: python3 tests/data/make_skl2onnx.py [OUTDIR (default: this folder/skl2onnx)]"""
 import os, shutil, sys
@@ -19,12 +22,13 @@ import onnx
 import onnxruntime as ort
 from onnx import numpy_helper as nh
 from skl2onnx import to_onnx
-from sklearn.ensemble import ExtraTreesRegressor, GradientBoostingRegressor, RandomForestRegressor
+from sklearn.ensemble import (ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier,
+                              RandomForestRegressor)
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Binarizer, MinMaxScaler, Normalizer, StandardScaler
 from sklearn.svm import LinearSVC
-from sklearn.tree import DecisionTreeRegressor
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "skl2onnx")
 rng = np.random.default_rng(1)
@@ -47,11 +51,15 @@ cases = {
     "logreg2": (LogisticRegression(), cls2, Xt),
     "logreg3": (LogisticRegression(), cls3, Xt),
     "svc2": (LinearSVC(random_state=0), cls2, Xt),
+    "dtc2": (DecisionTreeClassifier(max_depth=4, random_state=0), cls2 + 10, Xnan),
+    "rfc3": (RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0), cls3 + 10, Xnan),
+    "gbc2": (GradientBoostingClassifier(n_estimators=4, max_depth=2, random_state=0), cls2 + 10, Xnan),
+    "gbc3": (GradientBoostingClassifier(n_estimators=3, max_depth=2, random_state=0), cls3 + 10, Xnan),
 }
 shutil.rmtree(out, ignore_errors=True)
 for name, (model, target, xin) in cases.items():
     model.fit(X, target)
-    options = {id(model): {"zipmap": False}} if isinstance(model, LogisticRegression) else None
+    options = {id(model): {"zipmap": False}} if hasattr(model, "predict_proba") else None
     m = to_onnx(model, X[:1], options=options, target_opset={"": 17, "ai.onnx.ml": 3})
     outs = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {m.graph.input[0].name: xin})
     d = os.path.join(out, name, "test_data_set_0")
