@@ -177,6 +177,10 @@ using HostRunFn = std::function<void(const Node&, const std::vector<const Tensor
 struct OpDef {
   std::string name;
   int min_inputs = 1, max_inputs = 1;
+  // Bit k set: input k < min_inputs may still be omitted (an empty name), as ONNX marks it
+  // optional (EmbedLayerNormalization's segment_ids). Every other input below min_inputs is
+  // required: infer_shapes refuses an empty one before any shape rule or expansion reads it.
+  uint32_t optional_inputs = 0;
   int min_outputs = 1, max_outputs = 1;
   InferFn infer;
   ReferenceFn reference;

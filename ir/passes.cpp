@@ -77,6 +77,9 @@ void infer_shapes(Graph& g, bool fold) {
     if (ni < def.min_inputs || ni > def.max_inputs)
       throw Error("onnx", g.nodes[i].label() + ": expects " + std::to_string(def.min_inputs) + ".." +
                               std::to_string(def.max_inputs) + " inputs, got " + std::to_string(ni));
+    for (int k = 0; k < def.min_inputs; ++k)
+      if (!g.nodes[i].has_input(k) && !(k < 32 && (def.optional_inputs >> k & 1u)))
+        throw Error("onnx", g.nodes[i].label() + ": input " + std::to_string(k) + " is required, got an empty name");
     bool expanded_here = false;
     if (def.expand) call_op_fn(g.nodes[i].label(), "shape", [&] { expanded_here = def.expand(g, i); });
     if (expanded_here) {  // the replacement nodes are inferred from index i on

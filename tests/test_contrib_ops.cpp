@@ -393,6 +393,14 @@ TEST(ContribOps, HostileInputsAreOneLineErrors) {
   // EmbedLayerNormalization: a position table of another hidden size, too few positions.
   const Tensor ids = testing::ints_of({2, 3}, {1, 2, 3, 0, 1, 2}, DType::i32);
   const Tensor word = testing::random_tensor(DType::f32, {5, 8}, 66);
+  // A required input left empty ("") in the middle of the list: refused before any rule reads it.
+  expect_refused({"EmbedLayerNormalization", "com.microsoft",
+                  {{"ids", ids}, {"", Tensor()}, {"word", word}, {"", Tensor()}, {"", Tensor()}, {"g", g8}, {"b", g8}}},
+                 "input 3 is required, got an empty name");
+  expect_refused({"SkipLayerNormalization", "com.microsoft", {{"x", x}, {"", Tensor()}, {"g", g8}}}, "input 1 is required");
+  expect_refused({"SkipLayerNormalization", "com.microsoft", {{"x", x}, {"s", x}, {"", Tensor()}, {"b", g8}}}, "input 2 is required");
+  expect_refused({"BiasAdd", "com.microsoft", {{"x", x}, {"", Tensor()}, {"s", x}}}, "input 1 is required");
+  expect_refused({"FusedMatMul", "com.microsoft", {{"", Tensor()}, {"b", i34}}}, "input 0 is required");
   expect_refused({"EmbedLayerNormalization", "com.microsoft",
                   {{"ids", ids}, {"", Tensor()}, {"word", word}, {"pos", testing::random_tensor(DType::f32, {4, 6}, 67)}, {"", Tensor()}, {"g", g8}, {"b", g8}}},
                  "position_embedding must be [rows, 8] of float32, got [4, 6] of float32");

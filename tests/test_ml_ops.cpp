@@ -220,6 +220,14 @@ TEST(MlOps, TreeEnsembleRegressorWalksAggregatesAndTransforms) {
   // MIN / MAX per target; a target no leaf reached is 0 (onnxruntime).
   expect_ml(tree("MIN", "NONE"), {4, 2}, DType::f32, {2, 0.5, -0.25, 0.5, 1, 4, -0.25, 0});
   expect_ml(tree("MAX", "NONE"), {4, 2}, DType::f32, {2, 4, 2, 0.5, 1, 4, 1, 0});
+  // base_values are added to the targets some leaf reached; the last row's target 1 stays 0
+  // (onnxruntime 1.32).
+  expect_ml(ml("TreeEnsembleRegressor", {{"x", x}},
+               [](onnx::NodeProto* n) {
+                 two_trees(n, "SUM", "NONE");
+                 attr_floats(n, "base_values", {10, 20});
+               }),
+            {4, 2}, DType::f32, {12, 24.5, 11.75, 20.5, 11, 24, 10.75, 0});
 }
 
 TEST(MlOps, TreeEnsembleV5WithSetMembership) {
@@ -244,6 +252,38 @@ TEST(MlOps, TreeEnsembleV5WithSetMembership) {
       },
       5);
   expect_ml(node, {3, 2}, DType::f64, {0, 3, 5, 0, -1, 0});
+}
+
+// Membership sets go to the MEMBER nodes in node-index order (not the order a walk meets
+// them), and a tree that is one leaf is a root whose two children are that leaf; the values
+// are what onnxruntime 1.32 gives for this model.
+//   tree 0: node 0 x in {1, 2} ? node 2 : node 1; node 1 x in {3} ? leaf 0 (1) : leaf 2 (3);
+//           node 2 x in {4} ? leaf 1 (2) : leaf 3 (4).  tree 1: node 3, leaf 4 (100) either way.
+TEST(MlOps, TreeEnsembleV5SetsInNodeOrderAndOneLeafTrees) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto node = [&](onnx::TensorProto::DataType split_type) {
+    return ml(
+        "TreeEnsemble", {{"x", testing::tensor_of({5, 1}, {1, 2, 3, 4, 5})}},
+        [=](onnx::NodeProto* n) {
+          attr_ints(n, "nodes_featureids", {0, 0, 0, 0});
+          attr_tensor(n, "nodes_modes", onnx::TensorProto::UINT8, {6, 6, 6, 0});
+          attr_tensor(n, "nodes_splits", split_type, {0, 0, 0, 0});
+          attr_ints(n, "nodes_truenodeids", {2, 0, 1, 4});
+          attr_ints(n, "nodes_trueleafs", {0, 1, 1, 1});
+          attr_ints(n, "nodes_falsenodeids", {1, 2, 3, 4});
+          attr_ints(n, "nodes_falseleafs", {0, 1, 1, 1});
+          attr_tensor(n, "membership_values", onnx::TensorProto::FLOAT, {1, 2, nan, 3, nan, 4, nan});
+          attr_ints(n, "leaf_targetids", {0, 0, 0, 0, 0});
+          attr_tensor(n, "leaf_weights", onnx::TensorProto::FLOAT, {1, 2, 3, 4, 100});
+          attr_ints(n, "tree_roots", {0, 3});
+          attr_i(n, "n_targets", 1);
+        },
+        5);
+  };
+  expect_ml(node(onnx::TensorProto::FLOAT), {5, 1}, DType::f32, {104, 104, 101, 103, 103});
+  // The spec types the splits like X.
+  EXPECT_NE(refusal(node(onnx::TensorProto::DOUBLE)).find("attribute nodes_splits must be a float32 tensor, got float64"), std::string::npos)
+      << refusal(node(onnx::TensorProto::DOUBLE));
 }
 
 TEST(MlOps, HostileTreesAreOneLineErrors) {

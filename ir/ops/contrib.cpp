@@ -104,9 +104,10 @@ InferFn like_input(int i) {
 void expanded_ref(const Node& n, const Ins&, Outs&) { ref_fail(n, "runs once its input shapes are known (it is expanded into standard ops then)"); }
 
 void register_expanded(const std::string& name, int min_in, int max_in, int max_out, InferFn infer,
-                       std::function<bool(Graph&, size_t)> expand) {
+                       std::function<bool(Graph&, size_t)> expand, uint32_t optional_inputs = 0) {
   OpDef d = table_entry(name, min_in, max_in, std::move(infer), expanded_ref, max_out);
   d.expand = std::move(expand);
+  d.optional_inputs = optional_inputs;
   register_op(std::move(d));
 }
 
@@ -463,7 +464,7 @@ void register_contrib_ops() {
   register_expanded(ms + "SkipLayerNormalization", 3, 5, 4, like_input(0), [](Graph& g, size_t i) { return skip_norm_expand(g, i, true); });
   register_expanded(ms + "SkipSimplifiedLayerNormalization", 3, 4, 4, like_input(0),
                     [](Graph& g, size_t i) { return skip_norm_expand(g, i, false); });
-  register_expanded(ms + "EmbedLayerNormalization", 7, 9, 3, embed_norm_infer, embed_norm_expand);
+  register_expanded(ms + "EmbedLayerNormalization", 7, 9, 3, embed_norm_infer, embed_norm_expand, 1u << 1 | 1u << 4);  // segment_ids, segment_embedding
   register_expanded(ms + "Attention", 2, 7, 2, attention_contrib_infer, attention_expand);
   // onnxruntime registers SimplifiedLayerNormalization in the default domain.
   register_expanded("SimplifiedLayerNormalization", 2, 2, 2, like_input(0), simplified_norm_expand);

@@ -934,6 +934,7 @@ void register_loop_ops() {
   register_op(std::move(loop));
   OpDef scan = table_entry("Scan", 1, 1 << 20, scan_infer, scan_ref, 1 << 20);
   scan.expand = scan_expand;
+  scan.optional_inputs = 1u;  // Scan-8's sequence_lens
   scan.run_host = scan_host;
   scan.first_call = scan_first_call;
   register_op(std::move(scan));

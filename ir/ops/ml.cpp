@@ -167,6 +167,8 @@ bool feature_extractor_expand(Graph& g, size_t index) {
   const Value xv = g.values[n.inputs[0]];  // a copy: adding values below may move g.values
   if (!known(xv) || g.values[n.inputs[1]].dtype == DType::undefined) return false;
   if (xv.shape.empty()) throw bad(n, "X must have rank >= 1, got a scalar");
+  if (g.values[n.inputs[1]].shape_known && shape_numel(g.values[n.inputs[1]].shape) == 0)
+    throw bad(n, "Y (the indices) is empty");  // onnxruntime: num_indices = 0 is invalid
   const int64_t c = xv.shape.back();
   RewriteNodes w{g, n.name, {}};
   const int flat = w.op("Reshape", {n.inputs[1], w.ints({-1})});

@@ -28,7 +28,8 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Whether an activation takes alpha / beta, and their defaults (onnxruntime's table).
+// Whether an activation takes alpha / beta, and their defaults: the spec's, those of the ONNX
+// operator of the same name (onnxruntime 1.32 uses 0 for Affine, ScaledTanh and ThresholdedRelu).
 struct ActInfo {
   const char* name;
   int uses;  // 0 none, 1 alpha, 2 alpha and beta

@@ -8,9 +8,9 @@
 //   when x[feature] is NaN and the branch's missing_value_tracks_true is set (modes LEQ, LT,
 //   GTE, GT, EQ, NEQ and, for TreeEnsemble, MEMBER of a set); the leaf reached adds its
 //   (target, weight) pairs. Aggregation per target: SUM, AVERAGE (the sum / tree count), MIN,
-//   MAX (a target no leaf reached is 0, as onnxruntime); then base_values (per target) are
-//   added and post_transform applied: NONE, LOGISTIC 1 / (1 + e^-y), SOFTMAX over the targets,
-//   SOFTMAX_ZERO (|y| <= 1e-7 counts as zero and stays near it), none with a single target
+//   MAX (a target no leaf reached is 0, base value or not, as onnxruntime 1.32); then
+//   base_values (per target) are added and post_transform applied: NONE, LOGISTIC 1 / (1 + e^-y), SOFTMAX over the targets,
+//   SOFTMAX_ZERO (|y| <= 1e-7 counts as zero and stays near it; all of them zero gives NaN), none with a single target
 //   (onnxruntime); PROBIT is refused. TreeEnsembleRegressor's Y is float32; TreeEnsemble's has
 //   X's dtype. Sums are kept in float64 and rounded once. TreeEnsemble's post_transform codes
 //   are the spec's (1 SOFTMAX, 2 LOGISTIC); onnxruntime 1.32 reads them swapped (its own enum's
@@ -24,8 +24,8 @@
 //   scikit-learn's tree classifiers and random binary ensembles.
 //
 // Sources: the ONNX-ML operator spec and onnx/reference/ops/aionnxml (tree layout, membership
-// sets: the values between NaNs, taken by the MEMBER branches in the order the tree is built,
-// true child first); onnxruntime's tree_ensemble_aggregator.h for NaN, the aggregation and the
+// sets: the values between NaNs, taken by the MEMBER branches in node-index order);
+// onnxruntime's tree_ensemble_aggregator.h for NaN, the aggregation and the
 // classifier's binary forms.
 // Errors (Error "shape" / Unsupported, one line naming the node): attribute lists of unequal
 // length, a child or leaf id that names nothing, a tree that loops, a feature past X's width,
@@ -34,6 +34,7 @@
 #include <limits>
 #include <map>
 
+#include "ir/host_memory.h"
 #include "ir/ops/op_helpers.h"
 
 namespace fusor {
@@ -231,31 +232,17 @@ Forest ensemble_forest(const Node& n) {
   }
   for (int64_t r : roots) {
     branch(r);
-    // A tree that is one leaf: its root's two children are the same leaf (the reference reads
-    // that leaf at the root's index).
-    f.roots.push_back(tleaf[r] && fleaf[r] && tnode[r] == fnode[r] ? leaf(r) : r);
+    // A tree that is one leaf: its root's two children are the same leaf.
+    f.roots.push_back(tleaf[r] && fleaf[r] && tnode[r] == fnode[r] ? leaf(tnode[r]) : r);
   }
-  // Membership sets: the values between NaNs, one set per MEMBER branch in build order
-  // (pre-order from each root, true child first).
+  // Membership sets: the values between NaNs, one set per MEMBER branch in node-index order
+  // (the spec's reference and onnxruntime).
   size_t next = 0;
-  std::vector<char> seen(count, 0);
-  std::vector<int64_t> stack;
-  for (int64_t r : f.roots) {
-    if (r >= 0) stack.push_back(r);
-    while (!stack.empty()) {
-      const int64_t i = stack.back();
-      stack.pop_back();
-      if (seen[i]) continue;
-      seen[i] = 1;
-      Forest::Branch& b = f.branches[i];
-      if (b.mode == Mode::member) {
-        if (next >= members.size()) throw bad(n, "membership_values has fewer sets than the MEMBER nodes");
-        while (next < members.size() && !std::isnan(members[next])) b.members.push_back(members[next++]);
-        ++next;  // the NaN that ends the set
-      }
-      if (b.child[0] >= 0) stack.push_back(b.child[0]);
-      if (b.child[1] >= 0) stack.push_back(b.child[1]);  // popped first
-    }
+  for (Forest::Branch& b : f.branches) {
+    if (b.mode != Mode::member) continue;
+    if (next >= members.size()) throw bad(n, "membership_values has fewer sets than the MEMBER nodes");
+    while (next < members.size() && !std::isnan(members[next])) b.members.push_back(members[next++]);
+    ++next;  // the NaN that ends the set
   }
   f.targets = n.attr_i("n_targets", 0);
   const int64_t agg = n.attr_i("aggregate_function", 1);
@@ -273,7 +260,11 @@ Forest forest_of(const Node& n, Kind kind) {
   for (const auto& l : f.leaves)
     for (const auto& [t, w] : l)
       if (t < 0 || t >= f.targets) throw bad(n, "leaf target " + std::to_string(t) + " is outside 0.." + std::to_string(f.targets - 1));
-  if (!f.base.empty() && kind != Kind::classifier) same_length(n, f.base, static_cast<size_t>(f.targets), "base_values");
+  // base_values: one per target or class (or one, the positive class's, with two classes).
+  if (!f.base.empty() && !(kind == Kind::classifier && f.targets == 2 && f.base.size() == 1))
+    same_length(n, f.base, static_cast<size_t>(f.targets), "base_values");
+  // The per-row scratch (three values per target) is host memory like any tensor.
+  check_host_alloc(static_cast<uint64_t>(f.targets) * 17, n.label() + ": per-target scores");
   return f;
 }
 
@@ -302,6 +293,13 @@ void tree_infer(InferContext& ctx, Kind kind) {
   const bool ok = t == DType::f32 || t == DType::f64 || (v5 ? t == DType::f16 : (t == DType::i32 || t == DType::i64));
   if (!ok)
     ctx.fail(std::string("X must be ") + (v5 ? "float, double or float16" : "float, double, int32 or int64") + ", got " + dtype_name(t));
+  if (v5) {  // the spec types nodes_modes uint8 and the splits, weights and sets like X
+    for (const char* k : {"nodes_modes", "nodes_splits", "leaf_weights", "membership_values"}) {
+      const Tensor* a = n.attr_t(k);
+      const DType want = std::string(k) == "nodes_modes" ? DType::u8 : t;
+      if (a && a->dtype() != want) ctx.fail(std::string("attribute ") + k + " must be a " + dtype_name(want) + " tensor, got " + dtype_name(a->dtype()));
+    }
+  }
   const Shape& x = ctx.shape(0);
   if (x.empty() || x.size() > 2) ctx.fail("X must be [N, F] or [F], got " + shape_str(x));
   const int64_t width = x.back();
@@ -354,7 +352,7 @@ void transform(Post post, std::vector<double>& v) {
       if (post == Post::softmax_zero && std::fabs(y) <= 1e-7) y *= std::exp(-m);
       else s += (y = std::exp(y - m));
     }
-    for (double& y : v) y = s > 0 ? y / s : y;
+    for (double& y : v) y /= s;  // SOFTMAX_ZERO of all-zero scores: 0 / 0, NaN (onnxruntime, LinearClassifier)
   }
 }
 
@@ -362,14 +360,17 @@ void transform(Post post, std::vector<double>& v) {
 // (tree_ensemble_aggregator.h): more than 2 classes: base values added, the label of the
 // largest score among the classes some leaf named, scores transformed; 2 classes: the "binary"
 // forms, where one score s stands for the positive class and the other slot is derived from it.
-int64_t classify(const Forest& f, std::vector<double>& acc, std::vector<char>& hit, double* z) {
+int64_t classify(const Forest& f, std::vector<double>& acc, std::vector<char>& hit, double* z, bool single) {
   const size_t L = acc.size();
+  // onnxruntime keeps the scores in X's float type (float32 but for a double X): labels are
+  // decided on the scores rounded to it.
+  const auto r = [single](double v) { return single ? static_cast<double>(static_cast<float>(v)) : v; };
   if (L > 2) {
     for (size_t k = 0; k < f.base.size() && k < L; ++k) acc[k] += f.base[k], hit[k] = 1;
     size_t best = 0;
     bool any = false;
     for (size_t k = 0; k < L; ++k)
-      if (hit[k] && (!any || acc[k] > acc[best])) best = k, any = true;
+      if (hit[k] && (!any || r(acc[k]) > r(acc[best]))) best = k, any = true;
     transform(f.post, acc);
     std::copy(acc.begin(), acc.end(), z);
     return f.labels[best];
@@ -393,11 +394,11 @@ int64_t classify(const Forest& f, std::vector<double>& acc, std::vector<char>& h
   const double pos = size == 2 && hit[1] ? acc[1] : (hit[0] ? acc[0] : 0.0);
   int64_t label;
   if (f.binary_case) {
-    const bool positive = f.all_positive ? pos > 0.5 : pos > 0;
+    const bool positive = f.all_positive ? r(pos) > 0.5 : r(pos) > 0;
     extra = f.all_positive ? (positive ? 0 : 1) : (positive ? 2 : 3);
     label = f.labels[positive ? 1 : 0];
   } else {
-    label = pos > 0 ? 1 : 0;  // onnxruntime's default positive / negative labels, not classlabels
+    label = r(pos) > 0 ? 1 : 0;  // onnxruntime's default positive / negative labels, not classlabels
   }
   // A class no leaf named scores 0 whatever base value was added to it (onnxruntime's has_score).
   for (size_t k = 0; k < 2; ++k)
@@ -425,7 +426,7 @@ void tree_ref(const Node& n, const Ins& in, Outs& out, Kind kind) {
   for (int64_t r = 0; r < rows; ++r) {
     walk(n, f, x, r, acc, hit);
     if (kind == Kind::classifier) {
-      const int64_t label = classify(f, acc, hit, z.data());
+      const int64_t label = classify(f, acc, hit, z.data(), x.dtype() != DType::f64);
       out[0].set_int(r, label);
       if (has_out(out, 1))
         for (int64_t t = 0; t < T; ++t) out[1].set(r * T + t, z[t]);
@@ -433,7 +434,7 @@ void tree_ref(const Node& n, const Ins& in, Outs& out, Kind kind) {
     }
     for (int64_t t = 0; t < T; ++t) {
       if (f.aggregate == Aggregate::average) acc[t] /= static_cast<double>(f.roots.size());
-      if (!f.base.empty()) acc[t] += f.base[t];
+      if (!f.base.empty() && hit[t]) acc[t] += f.base[t];  // a target no leaf reached stays 0 (onnxruntime)
     }
     // One target: onnxruntime applies no transform but PROBIT (its "binary" scores).
     if (T > 1) transform(f.post, acc);
