@@ -107,6 +107,8 @@ TEST(MlOps, ArrayFeatureExtractorAndLinearRegressor) {
   const std::string e = refusal(ml("ArrayFeatureExtractor", {{"x", v}, {"i", testing::ints_of({1}, {-1})}}, [](onnx::NodeProto*) {}));
   EXPECT_NE(e.find("y_node"), std::string::npos) << e;  // the user's node, named in the inner Gather's label
   EXPECT_NE(e.find("out of range"), std::string::npos) << e;
+  EXPECT_NE(refusal(ml("ArrayFeatureExtractor", {{"x", v}, {"i", Tensor(DType::i64, {0})}}, [](onnx::NodeProto*) {})).find("Y (the indices) is empty"),
+            std::string::npos);
   // Two targets, coefficients [targets, features] row-major; a vector input gives [1, 2].
   const Tensor xr = testing::random_tensor(DType::f32, {4, 3}, 83);
   const std::vector<double> coef{0.5, -1, 2, 1.5, 0.25, -0.75}, icpt{0.1, -0.2};
