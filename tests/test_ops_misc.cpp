@@ -140,6 +140,12 @@ TEST(OpsMisc, GridSample) {
   expect_values(run_op({"GridSample", {x, grid}, {{"padding_mode", std::string("border")}}}, 16)[0], {1, 2, 2.5, 4});
   Tensor far = tensor_of({1, 1, 2, 2}, {-3, 0, 0.2, -0.2});
   expect_values(run_op({"GridSample", {x, far}, {{"mode", std::string("nearest")}, {"align_corners", int64_t{1}}}}, 16)[0], {0, 2});
+  // An X with an empty spatial dim: zeros padding reads zeros; border / reflection have nothing
+  // to clamp to and are refused in one line (they read out of bounds before).
+  const Tensor empty(DType::f32, {1, 1, 0, 3});
+  expect_values(run_op({"GridSample", {empty, grid}}, 16)[0], {0, 0, 0, 0});
+  for (const char* pad : {"border", "reflection"})
+    EXPECT_ERROR(run_op({"GridSample", {empty, grid}, {{"padding_mode", std::string(pad)}}}, 16), "spatial dim 2 is empty");
 }
 
 TEST(OpsMisc, AffineGrid) {

@@ -95,6 +95,11 @@ void gridsample_infer(InferContext& ctx) {
   if (!dtype_is_float(ctx.dtype(0)) || dtype_is_small(ctx.dtype(0))) ctx.fail(std::string("X must be float, got ") + dtype_name(ctx.dtype(0)));
   Shape y = {x[0], x[1]};
   y.insert(y.end(), g.begin() + 1, g.end() - 1);
+  // border / reflection clamp every sample into X: an empty spatial dim has nothing to clamp to
+  // (zeros padding reads every sample as outside: zeros).
+  if (gs_pad(ctx.node()) != GsPad::zeros && shape_numel(y) > 0)
+    for (size_t d = 2; d < x.size(); ++d)
+      if (x[d] == 0) ctx.fail("padding_mode " + ctx.node().attr_s("padding_mode", "zeros") + " cannot sample X " + shape_str(x) + ": spatial dim " + std::to_string(d) + " is empty");
   ctx.set_output(0, ctx.dtype(0), y);
 }
 
