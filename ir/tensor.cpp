@@ -87,20 +87,53 @@ int dtype_to_onnx(DType t) {
   }
 }
 
-std::string printable(const std::string& s) {
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
+// at most U+10FFFF), 0 when the byte there does not start one.
+size_t utf8_length(const std::string& s, size_t i) {
+  const auto at = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  const unsigned c = at(0);
+  const auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) { return at(k) >= lo && at(k) <= hi; };
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c == 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;
+  if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) return cont(1) && cont(2) ? 3 : 0;
+  if (c == 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;
+  if (c == 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xf1 && c <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c == 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
+// one_line's escaping, stopping (with "...") once `limit` characters are written.
+std::string escaped(const std::string& s, size_t limit) {
   static const char* hex = "0123456789abcdef";
   std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (out.size() >= 200) return out + "...";
+  for (size_t i = 0; i < s.size();) {
+    if (out.size() >= limit) return out + "...";
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";
     else if (c < 0x20 || c == 0x7f) out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-    else out += static_cast<char>(c);
+    else if (c < 0x80) out += static_cast<char>(c);
+    else if (const size_t n = utf8_length(s, i)) {
+      out.append(s, i, n);
+      i += n;
+      continue;
+    } else {
+      out += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    }
+    ++i;
   }
   return out;
 }
+
+}  // namespace
+
+std::string one_line(const std::string& s) { return escaped(s, std::string::npos); }
+
+std::string printable(const std::string& s) { return escaped(s, 200); }
 
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;

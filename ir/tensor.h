@@ -9,21 +9,26 @@
 
 namespace fusor {
 
+// s as one line of valid UTF-8: control characters become escapes (\n, \x01) and so does
+// each byte of s that is not part of a well-formed UTF-8 sequence (\xff); nothing is cut.
+std::string one_line(const std::string& s);
+
 // Error model (DESIGN.md "Errors"): every failure on bad input is a fusor::Error whose
 // message starts with the component in brackets, e.g. "[onnx] node 'Conv_12' (Conv): ...".
+// The message is made one line of valid UTF-8 (one_line) whatever a model's strings hold.
 class Error : public std::runtime_error {
  public:
   Error(std::string component, const std::string& message)
-      : std::runtime_error("[" + component + "] " + message), component_(std::move(component)) {}
+      : std::runtime_error("[" + component + "] " + one_line(message)), component_(std::move(component)) {}
   const std::string& component() const { return component_; }
 
  private:
   std::string component_;
 };
 
-// A name from a model file made safe for a one-line message: control characters become
-// escapes (\n, \x01; UTF-8 is kept), and names longer than 200 characters are
-// cut with "...". Every name an error message quotes goes through this.
+// A name from a model file made safe for a one-line message: one_line's escapes (UTF-8 is
+// kept), and names longer than 200 characters are cut with "...". Every name an error
+// message quotes goes through this.
 std::string printable(const std::string& s);
 
 // Element types. Values match nothing external; see dtype_from_onnx/dtype_to_onnx for the

@@ -376,11 +376,9 @@ int main(int argc, char** argv) {
                          "--shape / --dim) is larger than the process can allocate\n");
     return 2;
   } catch (const std::exception& e) {
-    // One line always: library messages escape names, and multi-line diagnostics (a shader
-    // compiler's log) are folded here.
-    std::string msg = e.what();
-    for (size_t p; (p = msg.find_first_of("\r\n")) != std::string::npos;) msg.replace(p, 1, msg[p] == '\n' ? "\\n" : "\\r");
-    std::fprintf(stderr, "fusor: error: %s\n", msg.c_str());
+    // One line of UTF-8 always: fusor::Error already is; a library's message (a shader
+    // compiler's log) is folded here.
+    std::fprintf(stderr, "fusor: error: %s\n", fusor::one_line(e.what()).c_str());
     return 2;
   }
   return 0;
