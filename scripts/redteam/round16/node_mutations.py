@@ -12,8 +12,8 @@ without exactly one `fusor: error:` line of valid UTF-8 on stderr. Kinds:
            strings with 0xff / NUL / newline bytes, or empty
 
 Usage: node_mutations.py KIND --backend ref [--fusor build/fusor] [--suite DIR] [--out DIR]
-       [--match SUBSTRING] [--only-accepted RESULTS]   (attrs: rerun only the mutations RESULTS shows rc=0 for)
-Writes OUT/KIND_BACKEND.txt (one line per run: ok|BAD, tag, rc, the error's last line) and
+       [--match SUBSTRING] [--shard I/N] [--only-accepted RESULTS]   (attrs: rerun only the mutations RESULTS shows rc=0 for)
+Writes OUT/KIND_BACKEND[_IofN].txt (one line per run: ok|BAD, tag, rc, the error's last line) and
 copies each BAD model to OUT/bad/TAG/model.onnx. Needs the `onnx` Python package.
 """
 import argparse
@@ -103,16 +103,21 @@ def main():
     ap.add_argument("--only-accepted", help="a results file of the same kind: run only its rc=0 lines")
     ap.add_argument("--timeout", type=float, default=30)
     ap.add_argument("--match", default="", help="only cases whose folder name contains this")
+    ap.add_argument("--shard", default="0/1", help="I/N: only every N-th case from the I-th (parallel runs)")
     args = ap.parse_args()
     accepted = None
     if args.only_accepted:
         accepted = {line.split()[1] for line in open(args.only_accepted) if " rc=0" in line}
     os.makedirs(args.out, exist_ok=True)
-    work = os.path.join(args.out, f"work_{args.kind}_{args.backend}")
+    shard, shards = (int(x) for x in args.shard.split("/"))
+    suffix = f"_{shard}of{shards}" if shards > 1 else ""
+    work = os.path.join(args.out, f"work_{args.kind}_{args.backend}{suffix}")
     os.makedirs(work, exist_ok=True)
     bad_count = runs = 0
-    with open(os.path.join(args.out, f"{args.kind}_{args.backend}.txt"), "w") as out:
-        for path in sorted(glob.glob(os.path.join(args.suite, "*", "model.onnx"))):
+    with open(os.path.join(args.out, f"{args.kind}_{args.backend}{suffix}.txt"), "w") as out:
+        for i, path in enumerate(sorted(glob.glob(os.path.join(args.suite, "*", "model.onnx")))):
+            if i % shards != shard:
+                continue
             case = os.path.basename(os.path.dirname(path))
             if args.match not in case:
                 continue
