@@ -7,6 +7,8 @@ without exactly one `fusor: error:` line of valid UTF-8 on stderr. Kinds:
 
   omit     each node input in turn replaced by "" (an omitted input)
   zerodim  each graph input's first, then last, dim set to 0
+  redim    the last dim of input 0 (and every equal dim of the inputs) set to 7, then 33;
+           `fusor diff` against ref (seeded random inputs): a divergence is BAD too
   attrs    each attribute in turn set to hostile values: ints -1, 0, 2^31, -2^63, 2^62, 3;
            floats NaN, inf, -1, 0, 1e30; lists with the middle entry so, emptied or 9 long;
            strings with 0xff / NUL / newline bytes, or empty
@@ -60,6 +62,25 @@ def mutations(kind, m):
                 dim.Clear()
                 dim.dim_value = 0
                 yield f"in{k}_d{d}", m2
+    elif kind == "redim":
+        inits = {i.name for i in m.graph.initializer}
+        ins = [vi for vi in m.graph.input if vi.name not in inits and vi.type.HasField("tensor_type")]
+        dims0 = ins[0].type.tensor_type.shape.dim if ins else []
+        if len(dims0) and dims0[-1].HasField("dim_value") and dims0[-1].dim_value > 1:
+            v = dims0[-1].dim_value
+            for new in (7, 33):
+                m2 = onnx.ModelProto()
+                m2.CopyFrom(m)
+                for vi in m2.graph.input:
+                    if vi.name in inits or not vi.type.HasField("tensor_type"):
+                        continue
+                    for d in vi.type.tensor_type.shape.dim:
+                        if d.HasField("dim_value") and d.dim_value == v:
+                            d.dim_value = new
+                for vo in m2.graph.output:
+                    if vo.type.HasField("tensor_type"):
+                        vo.type.tensor_type.ClearField("shape")
+                yield f"{v}to{new}", m2
     elif kind == "attrs":
         for ai, a in enumerate(node.attribute):
             muts = []
@@ -97,7 +118,7 @@ def mutations(kind, m):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=["omit", "zerodim", "attrs"])
+    ap.add_argument("kind", choices=["omit", "zerodim", "attrs", "redim"])
     ap.add_argument("--backend", default="ref")
     ap.add_argument("--fusor", default="build/fusor")
     ap.add_argument("--suite", default="../shared/onnx-tests/node")
@@ -134,8 +155,11 @@ def main():
                 if accepted is not None and tag not in accepted:
                     continue
                 onnx.save(m2, os.path.join(work, "model.onnx"))
+                cmd = [args.fusor, "run", os.path.join(work, "model.onnx"), "--backend", args.backend]
+                if args.kind == "redim":  # odd sizes: the backend against ref on seeded random inputs
+                    cmd = [args.fusor, "diff", os.path.join(work, "model.onnx"), "--backend", "ref", "--backend", args.backend, "--seed", "1"]
                 try:
-                    p = subprocess.run([args.fusor, "run", os.path.join(work, "model.onnx"), "--backend", args.backend],
+                    p = subprocess.run(cmd,
                                        capture_output=True, timeout=args.timeout,
                                        preexec_fn=limit_memory if args.backend in ("ref", "cpu") else None)
                     rc = p.returncode
@@ -147,7 +171,10 @@ def main():
                 except subprocess.TimeoutExpired:
                     rc, err, utf8 = "TIMEOUT", "", True
                 lines = [l for l in err.splitlines() if l.startswith("fusor: error:")]
-                bad = (rc == "TIMEOUT" or rc < 0 or rc >= 128 or not utf8 or (rc != 0 and len(lines) != 1))
+                differs = args.kind == "redim" and rc == 1
+                bad = (rc == "TIMEOUT" or rc < 0 or rc >= 128 or not utf8 or differs or (rc not in (0, 1) and len(lines) != 1))
+                if differs:
+                    err = next((l for l in p.stdout.decode(errors="replace").splitlines() if "diverge" in l or "first" in l), "differs")
                 runs += 1
                 if bad:
                     bad_count += 1
