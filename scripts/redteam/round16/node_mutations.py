@@ -9,6 +9,9 @@ without exactly one `fusor: error:` line of valid UTF-8 on stderr. Kinds:
   zerodim  each graph input's first, then last, dim set to 0
   redim    the last dim of input 0 (and every equal dim of the inputs) set to 7, then 33;
            `fusor diff` against ref (seeded random inputs): a divergence is BAD too
+  f64      every float32 input, output and initializer made float64; `fusor diff` against ref
+           at rtol 1e-13: more than 64 ulp of the largest |reference| is BAD (float64 computed
+           in float32 shows as ~2^29)
   attrs    each attribute in turn set to hostile values: ints -1, 0, 2^31, -2^63, 2^62, 3;
            floats NaN, inf, -1, 0, 1e30; lists with the middle entry so, emptied or 9 long;
            strings with 0xff / NUL / newline bytes, or empty
@@ -27,6 +30,7 @@ import shutil
 import subprocess
 
 import onnx
+import onnx.numpy_helper
 from onnx import AttributeProto as A
 
 INTS = [-1, 0, 2**31, -2**63, 2**62, 3]
@@ -82,6 +86,19 @@ def mutations(kind, m):
                     if vo.type.HasField("tensor_type"):
                         vo.type.tensor_type.ClearField("shape")
                 yield f"{v}to{new}", m2
+    elif kind == "f64":
+        F, D = onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE
+        vis = list(m.graph.input) + list(m.graph.output)
+        if any(vi.type.tensor_type.elem_type == F for vi in vis if vi.type.HasField("tensor_type")):
+            m2 = onnx.ModelProto()
+            m2.CopyFrom(m)
+            for vi in list(m2.graph.input) + list(m2.graph.output):
+                if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type == F:
+                    vi.type.tensor_type.elem_type = D
+            for t in m2.graph.initializer:
+                if t.data_type == F:
+                    t.CopyFrom(onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(t).astype("float64"), t.name))
+            yield "f64", m2
     elif kind == "attrs":
         for ai, a in enumerate(node.attribute):
             muts = []
@@ -119,7 +136,7 @@ def mutations(kind, m):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=["omit", "zerodim", "attrs", "redim"])
+    ap.add_argument("kind", choices=["omit", "zerodim", "attrs", "redim", "f64"])
     ap.add_argument("--backend", default="ref")
     ap.add_argument("--fusor", default="build/fusor")
     ap.add_argument("--suite", default="../shared/onnx-tests/node")
@@ -157,8 +174,10 @@ def main():
                     continue
                 onnx.save(m2, os.path.join(work, "model.onnx"))
                 cmd = [args.fusor, "run", os.path.join(work, "model.onnx"), "--backend", args.backend]
-                if args.kind == "redim":  # odd sizes: the backend against ref on seeded random inputs
+                if args.kind in ("redim", "f64"):  # the backend against ref on seeded random inputs
                     cmd = [args.fusor, "diff", os.path.join(work, "model.onnx"), "--backend", "ref", "--backend", args.backend, "--seed", "1"]
+                    if args.kind == "f64":  # float64 computed as float64: any gap is measured in ulps below
+                        cmd += ["--rtol", "1e-13", "--atol", "0"]
                 try:
                     p = subprocess.run(cmd,
                                        capture_output=True, timeout=args.timeout,
@@ -172,7 +191,7 @@ def main():
                 except subprocess.TimeoutExpired:
                     rc, err, utf8 = "TIMEOUT", "", True
                 lines = [l for l in err.splitlines() if l.startswith("fusor: error:")]
-                differs = args.kind == "redim" and rc == 1
+                differs = args.kind in ("redim", "f64") and rc == 1
                 if differs:  # within conform's bound (64 eps of the largest |reference|): summation order
                     mo = re.search(r"\((\d+) ulp of the largest", p.stdout.decode(errors="replace"))
                     differs = not (mo and int(mo.group(1)) <= 64)
