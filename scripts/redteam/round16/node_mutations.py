@@ -193,8 +193,8 @@ def main():
                 lines = [l for l in err.splitlines() if l.startswith("fusor: error:")]
                 differs = args.kind in ("redim", "f64") and rc == 1
                 if differs:  # within conform's bound (64 eps of the largest |reference|): summation order
-                    mo = re.search(r"\((\d+) ulp of the largest", p.stdout.decode(errors="replace"))
-                    differs = not (mo and int(mo.group(1)) <= 64)
+                    mo = re.search(r"\(([0-9.e+]+) ulp of the largest", p.stdout.decode(errors="replace"))
+                    differs = not (mo and float(mo.group(1)) <= 64)
                 bad = (rc == "TIMEOUT" or rc < 0 or rc >= 128 or not utf8 or differs or (rc not in (0, 1) and len(lines) != 1))
                 if differs:
                     err = next((l for l in p.stdout.decode(errors="replace").splitlines() if "diverge" in l or "first" in l), "differs")
