@@ -9,9 +9,10 @@
 //   GTE, GT, EQ, NEQ and, for TreeEnsemble, MEMBER of a set); the leaf reached adds its
 //   (target, weight) pairs. Aggregation per target: SUM, AVERAGE (the sum / tree count), MIN,
 //   MAX (a target no leaf reached is 0, base value or not, as onnxruntime 1.32); then
-//   base_values (per target) are added and post_transform applied: NONE, LOGISTIC 1 / (1 + e^-y), SOFTMAX over the targets,
-//   SOFTMAX_ZERO (|y| <= 1e-7 counts as zero and stays near it; all of them zero gives NaN), none with a single target
-//   (onnxruntime); PROBIT is refused. TreeEnsembleRegressor's Y is float32; TreeEnsemble's has
+//   base_values (per target) are added and post_transform applied: NONE, LOGISTIC
+//   1 / (1 + e^-y), SOFTMAX over the targets, SOFTMAX_ZERO (|y| <= 1e-7 counts as zero and
+//   stays near it; all of them zero gives NaN), none with a single target (onnxruntime);
+//   PROBIT is refused. TreeEnsembleRegressor's Y is float32; TreeEnsemble's has
 //   X's dtype. Sums are kept in float64 and rounded once. TreeEnsemble's post_transform codes
 //   are the spec's (1 SOFTMAX, 2 LOGISTIC); onnxruntime 1.32 reads them swapped (its own enum's
 //   order), so its outputs differ from fusor's there.
