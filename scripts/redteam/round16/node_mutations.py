@@ -12,6 +12,8 @@ without exactly one `fusor: error:` line of valid UTF-8 on stderr. Kinds:
   f64      every float32 input, output and initializer made float64; `fusor diff` against ref
            at rtol 1e-13: more than 64 ulp of the largest |reference| is BAD (float64 computed
            in float32 shows as ~2^29)
+  f16      the same in float16, BAD above 2 ulp (float16) of the largest |reference|: one op
+           rounds once from float32 arithmetic, ref once from float64
   attrs    each attribute in turn set to hostile values: ints -1, 0, 2^31, -2^63, 2^62, 3;
            floats NaN, inf, -1, 0, 1e30; lists with the middle entry so, emptied or 9 long;
            strings with 0xff / NUL / newline bytes, or empty
@@ -86,8 +88,8 @@ def mutations(kind, m):
                     if vo.type.HasField("tensor_type"):
                         vo.type.tensor_type.ClearField("shape")
                 yield f"{v}to{new}", m2
-    elif kind == "f64":
-        F, D = onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE
+    elif kind in ("f64", "f16"):
+        F, D = onnx.TensorProto.FLOAT, (onnx.TensorProto.DOUBLE if kind == "f64" else onnx.TensorProto.FLOAT16)
         vis = list(m.graph.input) + list(m.graph.output)
         if any(vi.type.tensor_type.elem_type == F for vi in vis if vi.type.HasField("tensor_type")):
             m2 = onnx.ModelProto()
@@ -97,8 +99,8 @@ def mutations(kind, m):
                     vi.type.tensor_type.elem_type = D
             for t in m2.graph.initializer:
                 if t.data_type == F:
-                    t.CopyFrom(onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(t).astype("float64"), t.name))
-            yield "f64", m2
+                    t.CopyFrom(onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(t).astype("float64" if kind == "f64" else "float16"), t.name))
+            yield kind, m2
     elif kind == "attrs":
         for ai, a in enumerate(node.attribute):
             muts = []
@@ -136,7 +138,7 @@ def mutations(kind, m):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("kind", choices=["omit", "zerodim", "attrs", "redim", "f64"])
+    ap.add_argument("kind", choices=["omit", "zerodim", "attrs", "redim", "f64", "f16"])
     ap.add_argument("--backend", default="ref")
     ap.add_argument("--fusor", default="build/fusor")
     ap.add_argument("--suite", default="../shared/onnx-tests/node")
@@ -174,9 +176,9 @@ def main():
                     continue
                 onnx.save(m2, os.path.join(work, "model.onnx"))
                 cmd = [args.fusor, "run", os.path.join(work, "model.onnx"), "--backend", args.backend]
-                if args.kind in ("redim", "f64"):  # the backend against ref on seeded random inputs
+                if args.kind in ("redim", "f64", "f16"):  # the backend against ref on seeded random inputs
                     cmd = [args.fusor, "diff", os.path.join(work, "model.onnx"), "--backend", "ref", "--backend", args.backend, "--seed", "1"]
-                    if args.kind == "f64":  # float64 computed as float64: any gap is measured in ulps below
+                    if args.kind in ("f64", "f16"):  # computed as its dtype: any gap is measured in ulps below
                         cmd += ["--rtol", "1e-13", "--atol", "0"]
                 try:
                     p = subprocess.run(cmd,
@@ -191,10 +193,10 @@ def main():
                 except subprocess.TimeoutExpired:
                     rc, err, utf8 = "TIMEOUT", "", True
                 lines = [l for l in err.splitlines() if l.startswith("fusor: error:")]
-                differs = args.kind in ("redim", "f64") and rc == 1
+                differs = args.kind in ("redim", "f64", "f16") and rc == 1
                 if differs:  # within conform's bound (64 eps of the largest |reference|): summation order
                     mo = re.search(r"\(([0-9.e+]+) ulp of the largest", p.stdout.decode(errors="replace"))
-                    differs = not (mo and float(mo.group(1)) <= 64)
+                    differs = not (mo and float(mo.group(1)) <= (2 if args.kind == "f16" else 64))
                 bad = (rc == "TIMEOUT" or rc < 0 or rc >= 128 or not utf8 or differs or (rc not in (0, 1) and len(lines) != 1))
                 if differs:
                     err = next((l for l in p.stdout.decode(errors="replace").splitlines() if "diverge" in l or "first" in l), "differs")
