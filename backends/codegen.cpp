@@ -162,7 +162,10 @@ void Emitter::choose_row_vectors() {
 }
 
 int64_t Emitter::opaque_total() const {
-  if (k_.opaque_outputs.empty() || k_.opaque_outputs[0] < 0) fail("opaque kernel without output 0");
+  // Every generated opaque kernel writes its output 0; an op whose output 0 the model omits
+  // (RNN / GRU / LSTM with only Y_h) has none and runs on the host, like an op without a kernel.
+  if (k_.opaque_outputs.empty() || k_.opaque_outputs[0] < 0)
+    throw Unsupported(d_.name, node().label() + ": op " + node().op_type + " without its output 0 has no GPU kernel");
   return shape_numel(buffer(k_.opaque_outputs[0]).shape);
 }
 

@@ -1,12 +1,15 @@
 // Red-team round 16 (docs/redteam.md): error messages stay one line of valid UTF-8 whatever
 // bytes a model's strings hold (an attribute string with 0xff, NUL and a newline reached the
-// terminal raw and cut at the NUL), and required inputs left empty are one-line errors.
+// terminal raw and cut at the NUL), and required inputs left empty are one-line errors; a
+// recurrent op whose Y output is omitted falls back to the host on the GPUs (its f16 form
+// failed there with "opaque kernel without output 0").
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "fuzz_harness.h"
+#include "onnx_test_util.h"
 #include "runtime/session.h"
 #include "test_util.h"
 
@@ -69,6 +72,31 @@ TEST(Round16, AttributeStringBytesReachTheCliEscaped) {
   ASSERT_NE(at, std::string::npos) << out;
   EXPECT_EQ(out.substr(at, out.find('\n', at) - at),
             "fusor: error: [shape] node 'AveragePool_1' (AveragePool): unknown auto_pad '\\xff\\x00\\njunk'");
+}
+
+// GRU / LSTM with only Y_h (Y omitted) where the op runs whole: float16 (not unrolled) and a
+// float32 sequence past the unrolling bound (130 steps). Every backend matches ref.
+TEST(Round16, RecurrentOpsWithoutYRunOnEveryBackend) {
+  const int64_t B = 2, I = 3, H = 4;
+  for (const auto& [op, gates] : {std::pair{"GRU", 3}, {"LSTM", 4}})
+    for (const auto& [dt, S] : {std::pair{DType::f16, int64_t{3}}, {DType::f32, int64_t{130}}}) {
+      testing::OneNode n{op, "", {{"x", testing::random_tensor(dt, {S, B, I}, 71, -1, 1)},
+                                  {"w", testing::random_tensor(dt, {1, gates * H, I}, 72, -0.5, 0.5)},
+                                  {"r", testing::random_tensor(dt, {1, gates * H, H}, 73, -0.5, 0.5)}}};
+      n.outputs = {"", "y_h"};
+      n.domain_version = 14;
+      n.opset = 14;
+      n.attrs = [H](onnx::NodeProto* p) { testing::attr_i(p, "hidden_size", H); };
+      const Graph g = n.graph();
+      const Tensor want = Session(g, "ref").run(n.feeds())[0];
+      ASSERT_EQ(want.shape(), (Shape{1, B, H}));
+      for (const std::string& be : testing::usable_backends()) {
+        SCOPED_TRACE(std::string(op) + " " + dtype_name(dt) + " on " + be);
+        const Tensor y = Session(g, be).run(n.feeds())[0];
+        ASSERT_EQ(y.shape(), want.shape());
+        for (int64_t i = 0; i < y.numel(); ++i) EXPECT_NEAR(y.get(i), want.get(i), dt == DType::f16 ? 2e-3 : 1e-5) << "element " << i;
+      }
+    }
 }
 
 }  // namespace
