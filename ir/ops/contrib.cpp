@@ -113,14 +113,13 @@ void register_expanded(const std::string& name, int min_in, int max_in, int max_
 
 // ---- the Gelu family, BiasAdd, FusedMatMul -------------------------------------------------
 
-bool gelu_expand(Graph& g, size_t index, bool bias_required, const char* approximate) {
+bool gelu_expand(Graph& g, size_t index, const char* approximate) {
   const Node n = g.nodes[index];
   for (int i = 0; i < static_cast<int>(n.inputs.size()); ++i)
     if (n.inputs[i] >= 0) need_float(g, n, i, i ? "the bias" : "X");
   RewriteNodes w{g, n.name, {}};
   int x = n.inputs[0];
-  if (in_of(n, 1) >= 0) x = w.op("Add", {x, n.inputs[1]});
-  else if (bias_required) throw Error("shape", n.label() + ": input 1 (the bias) is required");
+  if (in_of(n, 1) >= 0) x = w.op("Add", {x, n.inputs[1]});  // BiasGelu's bias is required (min_inputs)
   w.op("Gelu", {x}, {{"approximate", std::string(approximate)}}, out_of(n, 0), 20);
   w.replace(index);
   return true;
@@ -455,9 +454,9 @@ void attention_contrib_infer(InferContext& ctx) {
 
 void register_contrib_ops() {
   const std::string ms = "com.microsoft.";
-  register_expanded(ms + "Gelu", 1, 1, 1, like_input(0), [](Graph& g, size_t i) { return gelu_expand(g, i, false, "none"); });
-  register_expanded(ms + "BiasGelu", 2, 2, 1, like_input(0), [](Graph& g, size_t i) { return gelu_expand(g, i, true, "none"); });
-  register_expanded(ms + "FastGelu", 1, 2, 1, like_input(0), [](Graph& g, size_t i) { return gelu_expand(g, i, false, "tanh"); });
+  register_expanded(ms + "Gelu", 1, 1, 1, like_input(0), [](Graph& g, size_t i) { return gelu_expand(g, i, "none"); });
+  register_expanded(ms + "BiasGelu", 2, 2, 1, like_input(0), [](Graph& g, size_t i) { return gelu_expand(g, i, "none"); });
+  register_expanded(ms + "FastGelu", 1, 2, 1, like_input(0), [](Graph& g, size_t i) { return gelu_expand(g, i, "tanh"); });
   register_expanded(ms + "QuickGelu", 1, 1, 1, like_input(0), quick_gelu_expand);
   register_expanded(ms + "BiasAdd", 3, 3, 1, like_input(0), bias_add_expand);
   register_expanded(ms + "FusedMatMul", 2, 2, 1, like_input(0), fused_matmul_expand);
