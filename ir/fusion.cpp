@@ -519,11 +519,12 @@ class Fuser {
   // constants of that dtype.
   // Returns the prologue and the loaded value and view.
   std::optional<std::pair<OperandPrologue, std::pair<int, StridedView>>> prologue_of(const Tree& t) const {
-    // fp16 / bf16 only where the backend asks (FusionOptions::half_operand_prologues): on the
+    // fp16 / bf16 only where the backend asks (FusionOptions::f16/bf16_operand_prologues): on the
     // H200 a prologued half operand cost fusor-cuda's cuBLASLt path 4-5 us on GPT-2 2L while
     // Vulkan gained (docs/benchmarks.md, fifteenth session).
     const TNode& r = t.n[t.root];
-    const bool half = (r.dtype == DType::f16 || r.dtype == DType::bf16) && r.math == r.dtype && o_.half_operand_prologues;
+    const bool half = r.math == r.dtype && ((r.dtype == DType::f16 && o_.f16_operand_prologues) ||
+                                            (r.dtype == DType::bf16 && o_.bf16_operand_prologues));
     if (r.kind != ExprKind::op || !r.op || !r.op->scalar || !((r.math == DType::f32 && r.dtype == DType::f32) || half)) return std::nullopt;
     OperandPrologue p;
     p.op.kind = ExprKind::op;

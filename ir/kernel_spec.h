@@ -103,7 +103,7 @@ struct MatMulDequant {
 // q * 0.3535 and k * 0.3535 (Mul of a Transpose/Slice view by a scalar constant) fused into the
 // Q @ K^T kernel instead of a copy kernel before it. One op of the op table (op.op->scalar), in
 // float32 math over an operand and constants of one float dtype (fp16 / bf16 only with
-// FusionOptions::half_operand_prologues), rounded to that dtype: exactly the value the
+// FusionOptions::f16_operand_prologues / bf16_operand_prologues), rounded to that dtype: exactly the value the
 // element-wise kernel would have stored; backends
 // read such an operand with scalar loads (no library GEMM, no vector loads). op.args index `inputs`: kind load is x (the
 // loaded element, of the operand buffer's dtype), kind constant a scalar constant.
@@ -263,7 +263,8 @@ struct FusionOptions {
   // (Vulkan: cooperative matrices or the tiled template), not one that hands them to a library
   // (cuBLASLt on CUDA, where a prologue would cost the library path; docs/benchmarks.md,
   // fifteenth and seventeenth sessions). fp32 operands take them either way.
-  bool half_operand_prologues = false;
+  // Per dtype: fp16 and bf16 operands each (a backend may stage one type faster than the other).
+  bool f16_operand_prologues = false, bf16_operand_prologues = false;
 };
 
 // Decomposes composite ops into primitives (LayerNormalization, Softmax, Gemm, BatchNorm, ...),

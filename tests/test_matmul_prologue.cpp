@@ -2,7 +2,7 @@
 //  - a small contraction reads an operand that is one element-wise op over a view and scalar
 //    constants (q * s, k / s) through a prologue (MatMulDesc::a_pre / b_pre) instead of a copy
 //    kernel before it (fp32; fp16 / bf16 only for backends that ask, FusionOptions::
-//    half_operand_prologues: Vulkan yes, cuBLASLt's CUDA and cpu no, and every backend must
+//    f16/bf16_operand_prologues: Vulkan bf16 yes, fp16 no, cuBLASLt's CUDA and cpu no, and every backend must
 //    agree); the prologue rounds to the operand dtype as that kernel's store did, so
 //    with K = 1 (one exact product per output) every backend gives ref's bits;
 //  - Gather(data, Reshape(indices)) becomes Reshape(Gather(data, indices)): no copy kernel of
@@ -55,7 +55,7 @@ Graph attention_scores(DType t, int64_t B, int64_t S, int64_t H, int64_t D, cons
 
 Plan plan_of(const Graph& g, const std::vector<Tensor>& in, bool half_prologues = false) {
   FusionOptions fo;
-  fo.half_operand_prologues = half_prologues;
+  fo.f16_operand_prologues = fo.bf16_operand_prologues = half_prologues;
   return build_plan(specialize(g, in), fo);
 }
 
@@ -144,8 +144,10 @@ TEST(MatMulPrologue, EveryBackendGivesRefsValues) {
     EXPECT_EQ(ph.kernels.size() + (c.t == DType::f32 ? 0 : (c.k_only ? 1 : 2)), p.kernels.size()) << "one copy kernel less per prologue";
     if (c.t != DType::f32) {  // the Vulkan backend builds that plan (vulkan_fusion_options)
       CompileOptions co;
-      EXPECT_TRUE(make_backend("vulkan")->fusion_options(co).half_operand_prologues);
-      EXPECT_FALSE(make_backend("cpu")->fusion_options(co).half_operand_prologues);
+      const FusionOptions vk = make_backend("vulkan")->fusion_options(co), cpu = make_backend("cpu")->fusion_options(co);
+      // bf16 yes; fp16 no (its cooperative-matrix staging is faster without, vk_backend.cpp).
+      EXPECT_EQ(c.t == DType::bf16, c.t == DType::f16 ? vk.f16_operand_prologues : vk.bf16_operand_prologues);
+      EXPECT_FALSE(cpu.f16_operand_prologues || cpu.bf16_operand_prologues);
     }
     const Tensor want = Session(g, "ref").run({x})[0];
     for (const std::string& be : testing::usable_backends()) {

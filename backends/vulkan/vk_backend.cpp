@@ -84,12 +84,17 @@ class VulkanBackend : public Backend {
 }  // namespace
 
 // Half-precision products stage their operands themselves (cooperative matrices, the tiled
-// template), so fp16 / bf16 operands take prologues: one dispatch less per attention block.
-// FUSOR_VK_HALF_PROLOGUES=0 keeps fp16 / bf16 operands plain (their copy kernels), for A/B runs.
+// template), so bf16 operands take prologues: one dispatch less per attention block. fp16 ones
+// do not: the fp16 cooperative-matrix GEMM stages a prologued operand element by element
+// instead of its vector tile copy, and on the H200 GPT-2 2L fp16 ran 153.0 us with prologues
+// against 149.1 without (bf16 135.5 with, 136.5 without; docs/benchmarks.md, twentieth session).
+// FUSOR_VK_HALF_PROLOGUES=0 | f16 | bf16 | all picks the dtypes (A/B runs; default bf16).
 FusionOptions vulkan_fusion_options(const CompileOptions& opts) {
   FusionOptions fo = default_fusion_options(opts);
   const char* e = std::getenv("FUSOR_VK_HALF_PROLOGUES");
-  fo.half_operand_prologues = !(e && std::string(e) == "0");
+  const std::string v = e && *e ? e : "bf16";
+  fo.f16_operand_prologues = v == "all" || v == "f16" || v == "1";
+  fo.bf16_operand_prologues = v == "all" || v == "bf16" || v == "1";
   return fo;
 }
 

@@ -85,9 +85,10 @@
 namespace fusor {
 
 std::unique_ptr<Backend> make_vulkan_backend();
-// The Vulkan backend's fusion options (Backend::fusion_options): fp16 / bf16 contraction
-// operands take element-wise prologues (its half products stage operands themselves);
-// FUSOR_VK_HALF_PROLOGUES=0 turns that off (A/B runs).
+// The Vulkan backend's fusion options (Backend::fusion_options): bf16 contraction operands
+// take element-wise prologues (its half products stage operands themselves; fp16 ones not,
+// measured slower on cooperative matrices); FUSOR_VK_HALF_PROLOGUES=0 | f16 | bf16 | all
+// picks the dtypes that do (A/B runs).
 FusionOptions vulkan_fusion_options(const CompileOptions& opts);
 
 // Validation-layer messages (severity warning or error) seen by any Vulkan instance this
