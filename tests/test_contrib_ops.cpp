@@ -7,7 +7,9 @@
 // inputs; unsupported forms are one-line errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <optional>
 
@@ -15,6 +17,7 @@
 #include "onnx_test_util.h"
 #include "runtime/conform.h"
 #include "runtime/session.h"
+#include "runtime/tensor_io.h"
 #include "test_util.h"
 
 namespace fusor {
@@ -415,6 +418,107 @@ TEST(ContribOps, HostileInputsAreOneLineErrors) {
   expect_refused({"Adam", "ai.onnx.preview.training",
                   {{"R", testing::scalar_tensor(DType::f32, 0.1)}, {"T", testing::scalar_tensor(DType::f32, 1)}, {"x", x3}, {"g", x3}, {"v", x3}, {"h", x3}}},
                  "T (the update count) must be int64, got float32");
+}
+
+}  // namespace
+}  // namespace fusor
+
+namespace fusor {
+namespace {
+
+// onnxruntime's QOperator-format quantized ops (ir/ops/contrib.cpp) against onnxruntime 1.32's
+// outputs (tests/data/make_ort_qoperator.py): uint8 / int8 results equal, bit for bit, on every
+// backend, but QLinearAveragePool's: onnxruntime sums its window in float32 in window order, so
+// a near-half average can round the other way (at most one step, on a few elements).
+TEST(ContribOps, QOperatorOpsMatchOnnxruntimeOnEveryBackend) {
+  const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/ort_qoperator/";
+  int cases = 0;
+  for (const auto& e : std::filesystem::directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    ++cases;
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(name + " on " + be);
+      if (name.rfind("QLinearAveragePool", 0) != 0) {
+        const CaseResult r = run_case(e.path().string(), be, ConformOptions{});
+        EXPECT_EQ(r.status, CaseStatus::passed) << r.detail;
+        continue;
+      }
+      const Tensor x = read_tensor_pb(e.path().string() + "/test_data_set_0/input_0.pb");
+      const Tensor want = read_tensor_pb(e.path().string() + "/test_data_set_0/output_0.pb");
+      const Tensor got = Session(load_model(e.path().string() + "/model.onnx"), be).run({x})[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      ASSERT_EQ(got.dtype(), want.dtype());
+      int64_t off = 0;
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        EXPECT_LE(std::abs(got.get_int(i) - want.get_int(i)), 1) << "element " << i;
+        off += got.get_int(i) != want.get_int(i);
+      }
+      EXPECT_LE(off, want.numel() / 50) << "elements one step off onnxruntime";
+    }
+  }
+  EXPECT_EQ(cases, 22);
+}
+
+// Omitted zero points are zeros of the data's type; the integer paths (QLinearMul, QGemm,
+// QLinearGlobalAveragePool) and the DequantizeLinear ones agree with the formulas computed here.
+TEST(ContribOps, QOperatorOpsFollowTheirFormulas) {
+  Tensor a(DType::i8, {3, 5}), b(DType::i8, {3, 5});
+  for (int64_t i = 0; i < a.numel(); ++i) a.set_int(i, (i * 37) % 256 - 128), b.set_int(i, (i * 91 + 11) % 256 - 128);
+  const auto scalar = [](DType t, double v) {
+    Tensor s(t, {});
+    s.set(0, v);
+    return s;
+  };
+  const Tensor sa = scalar(DType::f32, 0.02), sb = scalar(DType::f32, 0.03), sc = scalar(DType::f32, 0.05), z = scalar(DType::i8, 0);
+  const auto q8 = [](double v) { return std::clamp(std::nearbyint(v), -128.0, 127.0); };
+  const float fa = 0.02f, fb = 0.03f, fc = 0.05f;
+  std::vector<double> add(15), mul(15);
+  for (int64_t i = 0; i < 15; ++i) {
+    const float x = static_cast<float>(a.get_int(i)) * fa, y = static_cast<float>(b.get_int(i)) * fb;
+    add[i] = q8(static_cast<float>(x + y) / fc);
+    mul[i] = q8(static_cast<float>(a.get_int(i) * b.get_int(i)) * (fa * fb / fc));
+  }
+  for (const char* op : {"QLinearAdd", "QLinearMul"}) {
+    const std::vector<double>& want = std::string(op) == "QLinearAdd" ? add : mul;
+    expect_outputs({op, "com.microsoft", {{"a", a}, {"as", sa}, {"", z}, {"b", b}, {"bs", sb}, {"", z}, {"cs", sc}}}, {want}, 0);
+    expect_outputs({op, "com.microsoft", {{"a", a}, {"as", sa}, {"az", z}, {"b", b}, {"bs", sb}, {"bz", z}, {"cs", sc}, {"cz", z}}}, {want}, 0);
+  }
+  // QGemm with a float output: alpha * a_scale * b_scale * ((A - a_zp)(B - b_zp) + C).
+  Tensor A(DType::u8, {2, 3}), B(DType::i8, {3, 2}), C(DType::i32, {2});
+  for (int64_t i = 0; i < 6; ++i) A.set_int(i, 100 + 30 * i), B.set_int(i, 20 * i - 50);
+  C.set_int(0, -700), C.set_int(1, 900);
+  std::vector<double> gemm(4);
+  for (int64_t m = 0; m < 2; ++m)
+    for (int64_t n = 0; n < 2; ++n) {
+      int64_t acc = C.get_int(n);
+      for (int64_t k = 0; k < 3; ++k) acc += (A.get_int(m * 3 + k) - 128) * B.get_int(k * 2 + n);
+      gemm[m * 2 + n] = static_cast<float>(acc) * (0.02f * 0.03f * 0.5f);
+    }
+  expect_outputs({"QGemm", "com.microsoft", {{"A", A}, {"as", sa}, {"az", scalar(DType::u8, 128)}, {"B", B}, {"bs", sb}, {"bz", z}, {"C", C}},
+                  {"y"}, [](onnx::NodeProto* n) { attr_f(n, "alpha", 0.5f); }},
+                 {gemm}, 1e-7);
+}
+
+TEST(ContribOps, QOperatorHostileInputsAreOneLineErrors) {
+  const Tensor f = testing::random_tensor(DType::f32, {2, 4}, 3), s = testing::random_tensor(DType::f32, {}, 4, 0.01, 0.1);
+  Tensor q(DType::u8, {2, 4}), z(DType::u8, {}), zi(DType::i8, {}), s2(DType::f32, {2}), i16(DType::i16, {2, 4});
+  const auto run = [](const OneNode& n) { Session(n.graph(), "ref").run(n.feeds()); };
+  EXPECT_ERROR(run({"QLinearAdd", "com.microsoft", {{"a", f}, {"as", s}, {"az", z}, {"b", q}, {"bs", s}, {"bz", z}, {"cs", s}, {"cz", z}}}),
+               "A must be uint8 or int8, got float32");
+  EXPECT_ERROR(run({"QLinearMul", "com.microsoft", {{"a", q}, {"as", s}, {"az", zi}, {"b", q}, {"bs", s}, {"bz", z}, {"cs", s}, {"cz", z}}}),
+               "zero point 2 must be uint8, got int8");
+  EXPECT_ERROR(run({"QLinearAdd", "com.microsoft", {{"a", q}, {"as", s2}, {"az", z}, {"b", q}, {"bs", s}, {"bz", z}, {"cs", s}, {"cz", z}}}),
+               "A_scale must be a scalar");
+  EXPECT_ERROR(run({"QLinearSigmoid", "com.microsoft", {{"x", i16}, {"xs", s}, {"xz", z}, {"ys", s}, {"yz", z}}}), "X must be uint8 or int8, got int16");
+  EXPECT_ERROR(run({"QLinearGlobalAveragePool", "com.microsoft", {{"x", q}, {"xs", s}, {"xz", z}, {"ys", s}, {"yz", z}}}),
+               "at least one spatial axis");
+  EXPECT_ERROR(run({"QLinearConcat", "com.microsoft", {{"ys", s}, {"yz", z}, {"x", q}, {"xs", s}, {"xz", z}, {"x2", q}}}),
+               "inputs must be Y_scale, Y_zero_point and");
+  Tensor A(DType::u8, {2, 3}), B(DType::i8, {3, 4}), bs5(DType::f32, {5}), C(DType::f32, {4});
+  EXPECT_ERROR(run({"QGemm", "com.microsoft", {{"A", A}, {"as", s}, {"az", z}, {"B", B}, {"bs", bs5}, {"bz", zi}}}), "b_scale must be a scalar or [4]");
+  EXPECT_ERROR(run({"QGemm", "com.microsoft", {{"A", A}, {"as", s}, {"az", z}, {"B", B}, {"bs", s}, {"bz", zi}, {"C", C}}}), "C must be int32, got float32");
+  EXPECT_ERROR(run({"QLinearAdd", "com.microsoft", {{"a", q}, {"", s}, {"az", z}, {"b", q}, {"bs", s}, {"bz", z}, {"cs", s}, {"cz", z}}}),
+               "input 1 is required");
 }
 
 }  // namespace

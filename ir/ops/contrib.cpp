@@ -39,6 +39,33 @@
 //                               (output 1) is [2, B, N, T, h]. attention_bias,
 //                               past_sequence_length, past_present_share_buffer, rotary and the
 //                               other mask layouts are refused (Unsupported, one line).
+//
+// Quantized operators of onnxruntime's QOperator format (what its quantize_static writes with
+// QuantFormat.QOperator), each the ONNX formula its contrib-op documentation states, written
+// with DequantizeLinear / QuantizeLinear around the float op (x = (q - zero_point) * scale,
+// q = saturate(round_half_even(x / scale) + zero_point)); T is uint8 or int8, scales float32
+// scalars (b_scale of QGemm also [N]), an omitted zero point is 0 of T:
+//
+//   QLinearAdd / QLinearMul(A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?)
+//                               C = Q(DQ(A) + DQ(B)); Mul as onnxruntime's kernel rounds it:
+//                               saturate(round_half_even((A - A_zp)(B - B_zp) * (A_scale
+//                               B_scale / C_scale) + C_zp))   (numpy broadcasting)
+//   QLinearSigmoid / QLinearLeakyRelu(X, X_scale, X_zp?, Y_scale, Y_zp?) alpha=0.01
+//                               Y = Q(f(DQ(X)))
+//   QLinearGlobalAveragePool(X, x_scale, x_zp?, y_scale, y_zp?) channels_last=0
+//                               as onnxruntime's kernel: saturate(round_half_even(S * x_scale /
+//                               (y_scale * image size)) + y_zp), S the int32 sum of X - x_zp
+//   QLinearAveragePool(X, x_scale, x_zp?, y_scale, y_zp?) AveragePool's attributes, channels_last=0
+//                               saturate(round_half_even(AveragePool(DQ(X)) / y_scale + y_zp));
+//                               both pools over NCHW, or NHWC when channels_last
+//   QLinearConcat(Y_scale, Y_zp, X0, X0_scale, X0_zp, X1, ...) axis
+//                               Y = Q(Concat(DQ(Xi)))
+//   QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?) alpha=1 transA transB
+//                               acc = (A' - a_zp)(B' - b_zp) + C in int32 (exact, C the int32
+//                               bias at scale a_scale b_scale); Y = acc * (alpha a_scale b_scale)
+//                               in float32, or Q(Y, y_scale, y_zp) when y_scale is given
+// onnxruntime's SIMD kernels compute some of these in fixed point (MLAS's QLinearAdd), so a
+// result can sit one step of T from its output at a rounding boundary.
 // Errors: Error("shape") / Unsupported naming the node, one line.
 #include <cmath>
 #include <limits>
@@ -439,6 +466,250 @@ bool attention_expand(Graph& g, size_t index) {
   return true;
 }
 
+// ---- quantized operators (onnxruntime's QOperator format) -------------------------------------
+
+// Quantized data must be uint8 or int8, scales float32 (onnxruntime's type constraints).
+void need_q8(const Graph& g, const Node& n, int i, const char* what) {
+  const DType t = g.values[n.inputs[i]].dtype;
+  if (t != DType::undefined && t != DType::u8 && t != DType::i8)
+    throw Error("shape", n.label() + ": " + what + " must be uint8 or int8, got " + dtype_name(t));
+}
+void need_scale(const Graph& g, const Node& n, int i, const char* what, bool vector_ok = false) {
+  const Value& v = g.values[n.inputs[i]];
+  if (v.dtype != DType::undefined && v.dtype != DType::f32)
+    throw Error("shape", n.label() + ": " + what + " must be float32, got " + dtype_name(v.dtype));
+  if (v.shape_known && shape_numel(v.shape) != 1 && !(vector_ok && v.shape.size() == 1))
+    throw Error("shape", n.label() + ": " + what + " must be a scalar, got " + shape_str(v.shape));
+}
+// The zero point at input k of a value of dtype t: that input (of dtype t, one value), or 0.
+int zero_point(Graph& g, const Node& n, int k, DType t, bool vector_ok = false) {
+  const int v = in_of(n, k);
+  if (v < 0) return scalar(g, n, t, 0.0);
+  const Value& z = g.values[v];
+  if (z.dtype != t) throw Error("shape", n.label() + ": zero point " + std::to_string(k) + " must be " + dtype_name(t) + ", got " + dtype_name(z.dtype));
+  if (z.shape_known && shape_numel(z.shape) != 1 && !(vector_ok && z.shape.size() == 1))
+    throw Error("shape", n.label() + ": zero point " + std::to_string(k) + " must be a scalar, got " + shape_str(z.shape));
+  return v;
+}
+int dequantized(RewriteNodes& w, int x, int scale, int zp) { return w.op("DequantizeLinear", {x, scale, zp}, {}, -1, 19); }
+int quantized(RewriteNodes& w, int x, int scale, int zp, int out) { return w.op("QuantizeLinear", {x, scale, zp}, {}, out, 19); }
+
+// (X, X_scale, X_zp?, Y_scale, Y_zp?) -> Y = Q(f(DQ(X))): the activations and pools.
+bool qlinear_unary_expand(Graph& g, size_t index, const std::function<int(RewriteNodes&, int, const Node&)>& f) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  need_q8(g, n, 0, "X");
+  need_scale(g, n, 1, "X_scale");
+  need_scale(g, n, 3, "Y_scale");
+  const DType t = g.values[n.inputs[0]].dtype;
+  const int xz = zero_point(g, n, 2, t), yz = zero_point(g, n, 4, t);
+  RewriteNodes w{g, n.name, {}};
+  quantized(w, f(w, dequantized(w, n.inputs[0], n.inputs[1], xz), n), n.inputs[3], yz, out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
+// NHWC <-> NCHW around QLinearAveragePool when channels_last (perm of rank r: channels from the last axis).
+int to_channels_first(RewriteNodes& w, int x, size_t r) {
+  std::vector<int64_t> perm{0, static_cast<int64_t>(r) - 1};
+  for (size_t d = 1; d + 1 < r; ++d) perm.push_back(static_cast<int64_t>(d));
+  return w.op("Transpose", {x}, {{"perm", perm}});
+}
+int to_channels_last(RewriteNodes& w, int x, size_t r) {
+  std::vector<int64_t> perm{0};
+  for (size_t d = 2; d < r; ++d) perm.push_back(static_cast<int64_t>(d));
+  perm.push_back(1);
+  return w.op("Transpose", {x}, {{"perm", perm}});
+}
+int qlinear_average_pool(RewriteNodes& w, int x, const Node& n) {
+  const size_t r = w.g.values[n.inputs[0]].shape.size();
+  if (r < 3) throw Error("shape", n.label() + ": X must have a batch, a channel and at least one spatial axis, got rank " + std::to_string(r));
+  const bool last = n.attr_i("channels_last", 0) != 0;
+  if (last) x = to_channels_first(w, x, r);
+  std::map<std::string, AttrValue> attrs;
+  for (const char* a : {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides", "dilations"})
+    if (n.has_attr(a)) attrs[a] = n.attrs.at(a);
+  int y = w.op("AveragePool", {x}, attrs, -1, 19);
+  return last ? to_channels_last(w, y, r) : y;
+}
+
+// saturate(round_half_even(v + zp)), or saturate(round_half_even(v) + zp) when round_first, in
+// dtype t (v float32, zp a value of dtype t): onnxruntime's kernels differ in that order
+// (QLinearMul adds first, MLAS's requantization rounds first), which decides exact halves.
+int requantized(RewriteNodes& w, const Node& n, int v, int zp, DType t, int out, bool round_first) {
+  const int zf = w.op("Cast", {zp}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
+  const bool u = t == DType::u8;
+  const int lo = scalar(w.g, n, DType::f32, u ? 0.0 : -128.0), hi = scalar(w.g, n, DType::f32, u ? 255.0 : 127.0);
+  const int r = round_first ? w.op("Add", {w.op("Round", {v}), zf}) : w.op("Round", {w.op("Add", {v, zf})});
+  return w.op("Cast", {w.op("Clip", {r, lo, hi})}, {{"to", int64_t{dtype_to_onnx(t)}}}, out);
+}
+
+// QLinearAveragePool as onnxruntime's kernel computes it: the float32 average of DQ(X), then
+// saturate(round_half_even(average / y_scale + y_zp)) (the zero point added before rounding).
+bool qlinear_average_pool_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  need_q8(g, n, 0, "X");
+  need_scale(g, n, 1, "x_scale");
+  need_scale(g, n, 3, "y_scale");
+  const DType t = g.values[n.inputs[0]].dtype;
+  const int xz = zero_point(g, n, 2, t), yz = zero_point(g, n, 4, t);
+  RewriteNodes w{g, n.name, {}};
+  const int avg = qlinear_average_pool(w, dequantized(w, n.inputs[0], n.inputs[1], xz), n);
+  requantized(w, n, w.op("Div", {avg, n.inputs[3]}), yz, t, out_of(n, 0), false);
+  w.replace(index);
+  return true;
+}
+
+// QLinearGlobalAveragePool as onnxruntime's kernel (MLAS) computes it: the int32 sum of
+// X - x_zp over the image (exact), times x_scale / (y_scale * image size) in float32.
+bool qlinear_global_pool_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  need_q8(g, n, 0, "X");
+  need_scale(g, n, 1, "x_scale");
+  need_scale(g, n, 3, "y_scale");
+  const DType t = g.values[n.inputs[0]].dtype;
+  const Shape x = g.values[n.inputs[0]].shape;
+  if (x.size() < 3) throw Error("shape", n.label() + ": X must have a batch, a channel and at least one spatial axis, got rank " + std::to_string(x.size()));
+  const bool last = n.attr_i("channels_last", 0) != 0;
+  std::vector<int64_t> axes;
+  int64_t image = 1;
+  for (size_t d = last ? 1 : 2; d + (last ? 1 : 0) < x.size(); ++d) axes.push_back(static_cast<int64_t>(d)), image *= x[d];
+  const int xz = zero_point(g, n, 2, t), yz = zero_point(g, n, 4, t);
+  RewriteNodes w{g, n.name, {}};
+  const auto i32 = [&](int v) { return w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(DType::i32)}}}); };
+  const int sum = w.op("ReduceSum", {w.op("Sub", {i32(n.inputs[0]), i32(xz)}), w.ints(axes)}, {{"keepdims", int64_t{1}}}, -1, 18);
+  const int scale = w.op("Div", {n.inputs[1], w.op("Mul", {n.inputs[3], scalar(g, n, DType::f32, static_cast<double>(image))})});
+  const int v = w.op("Mul", {w.op("Cast", {sum}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}), scale});
+  requantized(w, n, v, yz, t, out_of(n, 0), true);
+  w.replace(index);
+  return true;
+}
+
+// (A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?) -> C = Q(DQ(A) op DQ(B)).
+bool qlinear_binary_expand(Graph& g, size_t index, const char* op) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  need_q8(g, n, 0, "A");
+  need_q8(g, n, 3, "B");
+  need_scale(g, n, 1, "A_scale");
+  need_scale(g, n, 4, "B_scale");
+  need_scale(g, n, 6, "C_scale");
+  const DType t = g.values[n.inputs[0]].dtype;
+  if (g.values[n.inputs[3]].dtype != t) throw Error("shape", n.label() + ": A and B must have one type, got " + dtype_name(t) + " and " + dtype_name(g.values[n.inputs[3]].dtype));
+  const int az = zero_point(g, n, 2, t), bz = zero_point(g, n, 5, t), cz = zero_point(g, n, 7, t);
+  RewriteNodes w{g, n.name, {}};
+  if (std::string(op) == "Mul") {
+    // onnxruntime's kernel (MLAS QLinearMul): the integer product (exact in int32, and in
+    // float32: |p| <= 2^16) times A_scale * B_scale / C_scale, plus C's zero point, rounded
+    // half to even and saturated; the DequantizeLinear form rounds each factor first.
+    const auto i32 = [&](int v) { return w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(DType::i32)}}}); };
+    const auto f32 = [&](int v) { return w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}); };
+    const int p = w.op("Mul", {w.op("Sub", {i32(n.inputs[0]), i32(az)}), w.op("Sub", {i32(n.inputs[3]), i32(bz)})});
+    const int ratio = w.op("Div", {w.op("Mul", {n.inputs[1], n.inputs[4]}), n.inputs[6]});
+    requantized(w, n, w.op("Mul", {f32(p), ratio}), cz, t, out_of(n, 0), false);
+  } else {
+    const int a = dequantized(w, n.inputs[0], n.inputs[1], az), b = dequantized(w, n.inputs[3], n.inputs[4], bz);
+    quantized(w, w.op(op, {a, b}), n.inputs[6], cz, out_of(n, 0));
+  }
+  w.replace(index);
+  return true;
+}
+
+// (Y_scale, Y_zp, X0, X0_scale, X0_zp, ...) -> Y = Q(Concat(DQ(Xi))).
+bool qlinear_concat_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  if (n.inputs.size() < 5 || (n.inputs.size() - 2) % 3 != 0)
+    throw Error("shape", n.label() + ": inputs must be Y_scale, Y_zero_point and (X, X_scale, X_zero_point) triples, got " + std::to_string(n.inputs.size()));
+  need_scale(g, n, 0, "Y_scale");
+  need_q8(g, n, 2, "X0");
+  const DType t = g.values[n.inputs[2]].dtype;
+  const int yz = zero_point(g, n, 1, t);
+  RewriteNodes w{g, n.name, {}};
+  std::vector<int> parts;
+  for (size_t i = 2; i < n.inputs.size(); i += 3) {
+    const int k = static_cast<int>(i);
+    need_q8(g, n, k, "X");
+    if (g.values[n.inputs[i]].dtype != t) throw Error("shape", n.label() + ": every X must be " + dtype_name(t) + ", got " + dtype_name(g.values[n.inputs[i]].dtype));
+    need_scale(g, n, k + 1, "X_scale");
+    parts.push_back(dequantized(w, n.inputs[i], n.inputs[i + 1], zero_point(g, n, k + 2, t)));
+  }
+  quantized(w, w.op("Concat", parts, {{"axis", n.attr_i("axis", 0)}}, -1, 13), n.inputs[0], yz, out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
+// QGemm: the int32 product (MatMulInteger), the int32 bias, one float32 scale.
+bool qgemm_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  need_q8(g, n, 0, "A");
+  need_q8(g, n, 3, "B");
+  need_scale(g, n, 1, "a_scale");
+  need_scale(g, n, 4, "b_scale", true);
+  const DType ta = g.values[n.inputs[0]].dtype, tb = g.values[n.inputs[3]].dtype;
+  const Shape sa = g.values[n.inputs[0]].shape, sb = g.values[n.inputs[3]].shape;
+  if (sa.size() != 2 || sb.size() != 2) throw Error("shape", n.label() + ": A and B must be 2-D, got " + shape_str(sa) + " and " + shape_str(sb));
+  const bool ta_t = n.attr_i("transA", 0) != 0, tb_t = n.attr_i("transB", 0) != 0;
+  const int64_t N = tb_t ? sb[0] : sb[1];
+  const int az = zero_point(g, n, 2, ta), bz = zero_point(g, n, 5, tb, true);
+  for (int k : {4, 5}) {  // per-column b_scale / b_zero_point: [N]
+    const Value& v = g.values[in_of(n, k) >= 0 ? n.inputs[k] : bz];
+    if (shape_numel(v.shape) != 1 && v.shape != Shape{N})
+      throw Error("shape", n.label() + ": " + (k == 4 ? "b_scale" : "b_zero_point") + " must be a scalar or [" + std::to_string(N) + "], got " + shape_str(v.shape));
+  }
+  RewriteNodes w{g, n.name, {}};
+  const std::vector<int64_t> swap{1, 0};
+  const int a = ta_t ? w.op("Transpose", {n.inputs[0]}, {{"perm", swap}}) : n.inputs[0];
+  const int b = tb_t ? w.op("Transpose", {n.inputs[3]}, {{"perm", swap}}) : n.inputs[3];
+  int acc = w.op("MatMulInteger", {a, b, az, w.op("Reshape", {bz, w.ints({-1})})}, {}, -1, 10);
+  if (const int c = in_of(n, 6); c >= 0) {
+    if (g.values[c].dtype != DType::i32) throw Error("shape", n.label() + ": C must be int32, got " + dtype_name(g.values[c].dtype));
+    acc = w.op("Add", {acc, c});
+  }
+  const int f = w.op("Cast", {acc}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
+  const int ab = w.op("Mul", {w.op("Mul", {n.inputs[1], n.inputs[4]}), scalar(g, n, DType::f32, n.attr_f("alpha", 1.0))});
+  const int ys = in_of(n, 7);
+  if (ys < 0) {
+    w.op("Mul", {f, ab}, {}, out_of(n, 0));
+  } else {
+    need_scale(g, n, 7, "y_scale");
+    const int yz = in_of(n, 8) >= 0 ? n.inputs[8] : scalar(g, n, ta, 0.0);
+    if (g.values[yz].dtype != DType::u8 && g.values[yz].dtype != DType::i8)
+      throw Error("shape", n.label() + ": y_zero_point must be uint8 or int8, got " + dtype_name(g.values[yz].dtype));
+    quantized(w, w.op("Mul", {f, ab}), ys, yz, out_of(n, 0));
+  }
+  w.replace(index);
+  return true;
+}
+
+// Before expansion (input shapes not all known): the output's dtype and rank, unknown dims -1.
+void qlinear_pool_infer(InferContext& ctx, bool global) {
+  Shape s = ctx.shape(0);
+  const bool last = ctx.node().attr_i("channels_last", 0) != 0;
+  for (size_t d = last ? 1 : 2; d + (last ? 1 : 0) < s.size(); ++d) s[d] = global ? 1 : -1;
+  ctx.set_output(0, ctx.dtype(0), s);
+}
+void qlinear_concat_infer(InferContext& ctx) {
+  if (ctx.num_inputs() < 3) ctx.fail("needs Y_scale, Y_zero_point and at least one (X, X_scale, X_zero_point)");
+  Shape s = ctx.shape(2);
+  const int64_t r = static_cast<int64_t>(s.size()), axis = ctx.node().attr_i("axis", 0);
+  if (axis >= -r && axis < r) s[static_cast<size_t>(axis < 0 ? axis + r : axis)] = -1;
+  ctx.set_output(0, ctx.dtype(2), s);
+}
+
+void qgemm_infer(InferContext& ctx) {
+  const Shape& a = ctx.shape(0);
+  const Shape& b = ctx.shape(3);
+  if (a.size() != 2 || b.size() != 2) ctx.fail("A and B must be 2-D");
+  const bool ta = ctx.node().attr_i("transA", 0) != 0, tb = ctx.node().attr_i("transB", 0) != 0;
+  const bool quant = ctx.node().has_input(7);
+  const DType out = !quant ? DType::f32 : ctx.node().has_input(8) ? ctx.dtype(8) : ctx.dtype(0);
+  ctx.set_output(0, out, {ta ? a[1] : a[0], tb ? b[0] : b[1]});
+}
+
 void attention_contrib_infer(InferContext& ctx) {
   const Shape& x = ctx.shape(0);
   const Shape& wt = ctx.shape(1);
@@ -465,6 +736,25 @@ void register_contrib_ops() {
                     [](Graph& g, size_t i) { return skip_norm_expand(g, i, false); });
   register_expanded(ms + "EmbedLayerNormalization", 7, 9, 3, embed_norm_infer, embed_norm_expand, 1u << 1 | 1u << 4);  // segment_ids, segment_embedding
   register_expanded(ms + "Attention", 2, 7, 2, attention_contrib_infer, attention_expand);
+  // The QOperator format's quantized ops (optional zero points: bits of OpDef::optional_inputs).
+  register_expanded(ms + "QLinearAdd", 7, 8, 1, like_input(0), [](Graph& g, size_t i) { return qlinear_binary_expand(g, i, "Add"); },
+                    1u << 2 | 1u << 5);
+  register_expanded(ms + "QLinearMul", 7, 8, 1, like_input(0), [](Graph& g, size_t i) { return qlinear_binary_expand(g, i, "Mul"); },
+                    1u << 2 | 1u << 5);
+  register_expanded(ms + "QLinearSigmoid", 4, 5, 1, like_input(0), [](Graph& g, size_t i) {
+    return qlinear_unary_expand(g, i, [](RewriteNodes& w, int x, const Node&) { return w.op("Sigmoid", {x}); });
+  }, 1u << 2);
+  register_expanded(ms + "QLinearLeakyRelu", 4, 5, 1, like_input(0), [](Graph& g, size_t i) {
+    return qlinear_unary_expand(g, i, [](RewriteNodes& w, int x, const Node& n) {
+      return w.op("LeakyRelu", {x}, {{"alpha", n.attr_f("alpha", 0.01)}});
+    });
+  }, 1u << 2);
+  register_expanded(ms + "QLinearGlobalAveragePool", 4, 5, 1, [](InferContext& c) { qlinear_pool_infer(c, true); },
+                    qlinear_global_pool_expand, 1u << 2);
+  register_expanded(ms + "QLinearAveragePool", 4, 5, 1, [](InferContext& c) { qlinear_pool_infer(c, false); }, qlinear_average_pool_expand,
+                    1u << 2);
+  register_expanded(ms + "QLinearConcat", 5, 2 + 3 * 4096, 1, qlinear_concat_infer, qlinear_concat_expand);
+  register_expanded(ms + "QGemm", 6, 9, 1, qgemm_infer, qgemm_expand, 1u << 6 | 1u << 7 | 1u << 8);
   // onnxruntime registers SimplifiedLayerNormalization in the default domain.
   register_expanded("SimplifiedLayerNormalization", 2, 2, 2, like_input(0), simplified_norm_expand);
 }

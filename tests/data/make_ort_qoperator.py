@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""onnxruntime's QOperator-format quantized ops (domain com.microsoft: QLinearAdd, QLinearMul,
+QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat,
+QGemm), one node each, uint8 and int8, with onnxruntime's outputs on seeded random inputs, as
+ONNX backend-test folders under tests/data/ort_qoperator/ (tests/test_contrib_ops.cpp runs them
+on every backend). Needs onnx, numpy and onnxruntime (1.32 made the stored outputs).
+Usage: python3 tests/data/make_ort_qoperator.py"""
+import os
+import shutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_qoperator")
+MS = "com.microsoft"
+rng = np.random.default_rng(1)
+
+
+def model(op, ins, out_t, out_shape, attrs=None):
+    """ins: (name, elem type, shape, value or None for a graph input); name "": omitted."""
+    node = helper.make_node(op, [i[0] for i in ins], ["y"], domain=MS, **(attrs or {}))
+    g = helper.make_graph([node], op, [helper.make_tensor_value_info(n, t, s) for n, t, s, v in ins if v is None and n],
+                          [helper.make_tensor_value_info("y", out_t, out_shape)],
+                          [numpy_helper.from_array(v, n) for n, t, s, v in ins if v is not None])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+
+
+def write(tag, m, feeds):
+    d = os.path.join(OUT, tag)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    y = ort.InferenceSession(os.path.join(d, "model.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    for k, (n, v) in enumerate(feeds.items()):
+        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, "y").SerializeToString())
+
+
+F = TensorProto.FLOAT
+for T, tn, lo, hi, tag in ((np.uint8, TensorProto.UINT8, 0, 256, "u8"), (np.int8, TensorProto.INT8, -128, 128, "i8")):
+    S = [2, 8, 7, 7]
+    a, b = rng.integers(lo, hi, S).astype(T), rng.integers(lo, hi, S).astype(T)
+    sc = lambda v: np.array(v, np.float32)  # noqa: E731
+    zA, zB, zC = (np.array(v, T) for v in ((3, 5, 7) if T == np.uint8 else (-3, 5, -7)))
+    for op, cs in (("QLinearAdd", 0.05), ("QLinearMul", 0.9)):
+        write(f"{op}_{tag}", model(op, [("a", tn, S, None), ("as", F, [], sc(0.02)), ("az", tn, [], zA), ("b", tn, S, None),
+                                       ("bs", F, [], sc(0.03)), ("bz", tn, [], zB), ("cs", F, [], sc(cs)), ("cz", tn, [], zC)], tn, S),
+              {"a": a, "b": b})
+    # B broadcast along the channel axis, a constant.
+    bc = rng.integers(lo, hi, [8, 1, 1]).astype(T)
+    write(f"QLinearAdd_bcast_{tag}", model("QLinearAdd", [("a", tn, S, None), ("as", F, [], sc(0.02)), ("az", tn, [], zA),
+                                                         ("b", tn, [8, 1, 1], bc), ("bs", F, [], sc(0.04)), ("bz", tn, [], zB),
+                                                         ("cs", F, [], sc(0.07)), ("cz", tn, [], zC)], tn, S), {"a": a})
+    for op, attrs in (("QLinearSigmoid", {}), ("QLinearLeakyRelu", {"alpha": 0.1})):
+        write(f"{op}_{tag}", model(op, [("a", tn, S, None), ("as", F, [], sc(0.05)), ("az", tn, [], zA), ("ys", F, [], sc(1 / 256)),
+                                       ("yz", tn, [], zC)], tn, S, attrs), {"a": a})
+    for cl in (0, 1):
+        write(f"QLinearGlobalAveragePool_cl{cl}_{tag}", model("QLinearGlobalAveragePool", [("a", tn, S, None), ("as", F, [], sc(0.05)),
+              ("az", tn, [], zA), ("ys", F, [], sc(0.01)), ("yz", tn, [], zC)], tn, None, {"channels_last": cl}), {"a": a})
+    write(f"QLinearAveragePool_{tag}", model("QLinearAveragePool", [("a", tn, S, None), ("as", F, [], sc(0.05)), ("az", tn, [], zA),
+          ("ys", F, [], sc(0.04)), ("yz", tn, [], zC)], tn, None, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}), {"a": a})
+    write(f"QLinearConcat_{tag}", model("QLinearConcat", [("ys", F, [], sc(0.07)), ("yz", tn, [], zC), ("a", tn, S, None), ("as", F, [], sc(0.05)),
+          ("az", tn, [], zA), ("b", tn, S, None), ("bs", F, [], sc(0.09)), ("bz", tn, [], zB)], tn, None, {"axis": 1}), {"a": a, "b": b})
+# QGemm: uint8 A, int8 B [N, K] (transB) per tensor and per column, an int32 bias, quantized and float outputs.
+M, K, N = 8, 64, 24
+A = rng.integers(0, 256, [M, K]).astype(np.uint8)
+B = rng.integers(-128, 128, [N, K]).astype(np.int8)
+C = rng.integers(-2000, 2000, [N]).astype(np.int32)
+for q in (1, 0):
+    for pc in (0, 1):
+        bs = (rng.uniform(0.001, 0.01, [N]) if pc else np.array(0.004)).astype(np.float32)
+        bz = np.zeros([N] if pc else [], np.int8)
+        ins = [("A", TensorProto.UINT8, [M, K], None), ("as", F, [], np.array(0.02, np.float32)), ("az", TensorProto.UINT8, [], np.array(128, np.uint8)),
+               ("B", TensorProto.INT8, [N, K], B), ("bs", F, list(bs.shape), bs), ("bz", TensorProto.INT8, list(bz.shape), bz), ("C", TensorProto.INT32, [N], C)]
+        if q:
+            ins += [("ys", F, [], np.array(0.3, np.float32)), ("yz", TensorProto.UINT8, [], np.array(120, np.uint8))]
+        write(f"QGemm_q{q}_pc{pc}", model("QGemm", ins, TensorProto.UINT8 if q else F, [M, N], {"transB": 1, "alpha": 0.5}), {"A": A})
+print("wrote", len(os.listdir(OUT)), "cases to", OUT)

@@ -1,0 +1,1 @@
+ByJÀsjxyrjwxlrxz„y}zxpr|{qzr{w}wv|tpzz|‚}v|sxoyyst{~ut{xxy|{~s„zq{x{zvytmwny~x„|zu|nwzjzou€zuxxyy~o||k‚€~sn~wu}xvy€ijyq~vxuu}zy~ry~wqwsy{j|zq|zpszuq|mytwwx{vyrvswtvwwzvvutƒtxws|z|ywwn}}xwx

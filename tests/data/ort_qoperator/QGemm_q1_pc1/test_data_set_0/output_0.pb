@@ -1,0 +1,1 @@
+ByJÀp^xxtfwxkkxz€xyzxmu~}i|u}vww}ur€}‡y{{yv{rxjyynv|„tvzxxy|†~t|xpzxy|u{orwdy|xˆ{zucwytx‚~lv†|rxxyz€r{~m€ƒ‹tqzxu}xuy‹Yqyjwxtv{z{…syzxqwqy|c}t~|luytr{lzowwxyvxpwovntww|uwvs~€txut{yyywwsxvx
