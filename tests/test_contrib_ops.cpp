@@ -426,8 +426,9 @@ TEST(ContribOps, HostileInputsAreOneLineErrors) {
 namespace fusor {
 namespace {
 
-// onnxruntime's QOperator-format quantized ops (ir/ops/contrib.cpp) against onnxruntime 1.32's
-// outputs (tests/data/make_ort_qoperator.py): uint8 / int8 results equal, bit for bit, on every
+// onnxruntime's QOperator-format quantized ops and its com.microsoft Quantize / DequantizeLinear of
+// 16-bit types (ir/ops/contrib.cpp) against onnxruntime 1.32's outputs
+// (tests/data/make_ort_qoperator.py): integer results equal, bit for bit, on every
 // backend, but QLinearAveragePool's: onnxruntime sums its window in float32 in window order, so
 // a near-half average can round the other way (at most one step, on a few elements).
 TEST(ContribOps, QOperatorOpsMatchOnnxruntimeOnEveryBackend) {
@@ -456,7 +457,7 @@ TEST(ContribOps, QOperatorOpsMatchOnnxruntimeOnEveryBackend) {
       EXPECT_LE(off, want.numel() / 50) << "elements one step off onnxruntime";
     }
   }
-  EXPECT_EQ(cases, 22);
+  EXPECT_EQ(cases, 28);
 }
 
 // Omitted zero points are zeros of the data's type; the integer paths (QLinearMul, QGemm,
@@ -519,6 +520,8 @@ TEST(ContribOps, QOperatorHostileInputsAreOneLineErrors) {
   EXPECT_ERROR(run({"QGemm", "com.microsoft", {{"A", A}, {"as", s}, {"az", z}, {"B", B}, {"bs", s}, {"bz", zi}, {"C", C}}}), "C must be int32, got float32");
   EXPECT_ERROR(run({"QLinearAdd", "com.microsoft", {{"a", q}, {"", s}, {"az", z}, {"b", q}, {"bs", s}, {"bz", z}, {"cs", s}, {"cz", z}}}),
                "input 1 is required");
+  EXPECT_ERROR(run({"QLinearWhere", "com.microsoft", {{"c", q}, {"x", q}, {"xs", s}, {"xz", z}, {"x2", q}, {"x2s", s}, {"x2z", z}, {"zs", s}, {"zz", z}}}),
+               "condition must be bool, got uint8");
 }
 
 }  // namespace

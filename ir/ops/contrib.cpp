@@ -60,6 +60,9 @@
 //                               both pools over NCHW, or NHWC when channels_last
 //   QLinearConcat(Y_scale, Y_zp, X0, X0_scale, X0_zp, X1, ...) axis
 //                               Y = Q(Concat(DQ(Xi)))
+//   QLinearWhere(condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale, z_zp)
+//                               Z = Q(Where(condition, DQ(X), DQ(Y)))
+//   QuantizeLinear / DequantizeLinear (com.microsoft; 16-bit and 4-bit types)  -> the ONNX op, opset 21
 //   QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?) alpha=1 transA transB
 //                               acc = (A' - a_zp)(B' - b_zp) + C in int32 (exact, C the int32
 //                               bias at scale a_scale b_scale); Y = acc * (alpha a_scale b_scale)
@@ -641,6 +644,41 @@ bool qlinear_concat_expand(Graph& g, size_t index) {
   return true;
 }
 
+// (condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale, z_zp) -> Z = Q(Where(condition, DQ(X), DQ(Y))).
+bool qlinear_where_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  if (g.values[n.inputs[0]].dtype != DType::boolean)
+    throw Error("shape", n.label() + ": condition must be bool, got " + dtype_name(g.values[n.inputs[0]].dtype));
+  need_q8(g, n, 1, "X");
+  need_q8(g, n, 4, "Y");
+  need_scale(g, n, 2, "x_scale");
+  need_scale(g, n, 5, "y_scale");
+  need_scale(g, n, 7, "z_scale");
+  const DType t = g.values[n.inputs[1]].dtype;
+  if (g.values[n.inputs[4]].dtype != t) throw Error("shape", n.label() + ": X and Y must have one type, got " + dtype_name(t) + " and " + dtype_name(g.values[n.inputs[4]].dtype));
+  const int xz = zero_point(g, n, 3, t), yz = zero_point(g, n, 6, t), zz = zero_point(g, n, 8, t);
+  RewriteNodes w{g, n.name, {}};
+  const int x = dequantized(w, n.inputs[1], n.inputs[2], xz), y = dequantized(w, n.inputs[4], n.inputs[5], yz);
+  quantized(w, w.op("Where", {n.inputs[0], x, y}), n.inputs[7], zz, out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
+// com.microsoft QuantizeLinear / DequantizeLinear (what onnxruntime's quantizer writes for 16-bit
+// and 4-bit types below opset 21): the standard op of opset 21, which has those types.
+bool contrib_qdq_expand(Graph& g, size_t index, const char* op) {
+  const Node n = g.nodes[index];
+  RewriteNodes w{g, n.name, {}};
+  std::map<std::string, AttrValue> attrs;
+  if (n.has_attr("axis")) attrs["axis"] = n.attrs.at("axis");
+  std::vector<int> ins(n.inputs.begin(), n.inputs.end());
+  while (!ins.empty() && ins.back() < 0) ins.pop_back();
+  w.op(op, ins, attrs, out_of(n, 0), 21);
+  w.replace(index);
+  return true;
+}
+
 // QGemm: the int32 product (MatMulInteger), the int32 bias, one float32 scale.
 bool qgemm_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
@@ -755,6 +793,11 @@ void register_contrib_ops() {
                     1u << 2);
   register_expanded(ms + "QLinearConcat", 5, 2 + 3 * 4096, 1, qlinear_concat_infer, qlinear_concat_expand);
   register_expanded(ms + "QGemm", 6, 9, 1, qgemm_infer, qgemm_expand, 1u << 6 | 1u << 7 | 1u << 8);
+  register_expanded(ms + "QLinearWhere", 9, 9, 1, [](InferContext& c) { c.set_output(0, c.dtype(1), c.shape(1)); }, qlinear_where_expand);
+  register_expanded(ms + "QuantizeLinear", 2, 3, 1, [](InferContext& c) { c.set_output(0, c.has_input(2) ? c.dtype(2) : DType::u8, c.shape(0)); },
+                    [](Graph& g, size_t i) { return contrib_qdq_expand(g, i, "QuantizeLinear"); });
+  register_expanded(ms + "DequantizeLinear", 2, 3, 1, [](InferContext& c) { c.set_output(0, c.dtype(1), c.shape(0)); },
+                    [](Graph& g, size_t i) { return contrib_qdq_expand(g, i, "DequantizeLinear"); });
   // onnxruntime registers SimplifiedLayerNormalization in the default domain.
   register_expanded("SimplifiedLayerNormalization", 2, 2, 2, like_input(0), simplified_norm_expand);
 }

@@ -79,4 +79,24 @@ for q in (1, 0):
         if q:
             ins += [("ys", F, [], np.array(0.3, np.float32)), ("yz", TensorProto.UINT8, [], np.array(120, np.uint8))]
         write(f"QGemm_q{q}_pc{pc}", model("QGemm", ins, TensorProto.UINT8 if q else F, [M, N], {"transB": 1, "alpha": 0.5}), {"A": A})
+# QLinearWhere (X and Y at their own scales, Z at a third), uint8 and int8.
+for T, tn, lo, hi, tag in ((np.uint8, TensorProto.UINT8, 0, 256, "u8"), (np.int8, TensorProto.INT8, -128, 128, "i8")):
+    S = [3, 5, 7]
+    cond = rng.integers(0, 2, S).astype(bool)
+    x, y = rng.integers(lo, hi, S).astype(T), rng.integers(lo, hi, [5, 7]).astype(T)
+    z3 = [np.array(v, T) for v in ((3, 5, 7) if T == np.uint8 else (-3, 5, -7))]
+    write(f"QLinearWhere_{tag}", model("QLinearWhere", [("c", TensorProto.BOOL, S, None), ("x", tn, S, None), ("xs", F, [], np.array(0.03, np.float32)),
+          ("xz", tn, [], z3[0]), ("y2", tn, [5, 7], y), ("y2s", F, [], np.array(0.05, np.float32)), ("y2z", tn, [], z3[1]),
+          ("zs", F, [], np.array(0.045, np.float32)), ("zz", tn, [], z3[2])], tn, S), {"c": cond, "x": x})
+# com.microsoft QuantizeLinear / DequantizeLinear with 16-bit types (what the quantizer writes for
+# 16-bit activations below opset 21), per tensor and per axis.
+for T, tn, tag in ((np.uint16, TensorProto.UINT16, "u16"), (np.int16, TensorProto.INT16, "i16")):
+    X = (rng.standard_normal([4, 6]) * 3).astype(np.float32)
+    zq = np.array(30000 if T == np.uint16 else -100, T)
+    write(f"ms_QuantizeLinear_{tag}", model("QuantizeLinear", [("x", F, [4, 6], None), ("s", F, [], np.array(1e-3, np.float32)), ("z", tn, [], zq)], tn, [4, 6]),
+          {"x": X})
+    q = rng.integers(np.iinfo(T).min, np.iinfo(T).max, [4, 6]).astype(T)
+    zs = rng.integers(-50, 50, [6]).astype(T) if T == np.int16 else rng.integers(0, 60000, [6]).astype(T)
+    write(f"ms_DequantizeLinear_axis_{tag}", model("DequantizeLinear", [("q", tn, [4, 6], None), ("s", F, [6], rng.uniform(1e-4, 1e-2, [6]).astype(np.float32)),
+          ("z", tn, [6], zs)], F, [4, 6], {"axis": 1}), {"q": q})
 print("wrote", len(os.listdir(OUT)), "cases to", OUT)
