@@ -670,6 +670,56 @@ bool rewrite_gather_of_reshape(Graph& g, const Node& n, Rewriter& rw) {
 
 }  // namespace
 
+// QuantizeLinear / DequantizeLinear of activations as element-wise primitives, so they fuse
+// (a QDQ model's Q -> DQ pairs become part of the kernels around them instead of host ops):
+//   DequantizeLinear: y = (Cast(x) - Cast(zero_point)) * scale; x - zero_point is exact in
+//     float32 for 8- and 16-bit integers, so the one rounding is the product's, as the op's.
+//   QuantizeLinear: y = Cast(Clip(Round(x / scale) + zero_point, lo, hi)): the float32
+//     quotient rounded half to even (ONNX Round), NaN -> 0 by Cast, as the op's reference.
+// Only float32 scales, 8/16-bit integer types, per tensor or per axis; constants (weights) keep
+// their op (folded at load, or a matmul's fused weight dequantization), and blocked scales,
+// 4-bit / float8 types and the output_dtype / precision attributes stay one node.
+bool rewrite_quant(const Graph& g, const Node& n, Rewriter& rw) {
+  const bool dq = n.op_type == "DequantizeLinear", q = n.op_type == "QuantizeLinear";
+  if ((!dq && !q) || n.outputs.size() != 1 || n.outputs[0] < 0 || !n.has_input(0) || !n.has_input(1)) return false;
+  if (n.attr_i("block_size", 0) != 0 || n.has_attr("output_dtype") || n.has_attr("precision")) return false;
+  const Value& x = g.values[n.inputs[0]];
+  const Value& s = g.values[n.inputs[1]];
+  const Value& y = g.values[n.outputs[0]];
+  const auto int816 = [](DType t) { return t == DType::u8 || t == DType::i8 || t == DType::u16 || t == DType::i16; };
+  const DType qt = dq ? x.dtype : y.dtype;
+  if (x.constant || s.dtype != DType::f32 || !int816(qt) || (dq ? y.dtype : x.dtype) != DType::f32) return false;
+  const int zp = n.has_input(2) ? n.inputs[2] : -1;
+  if (zp >= 0 && (g.values[zp].dtype != qt || g.values[zp].shape != s.shape)) return false;
+  const int64_t r = static_cast<int64_t>(x.shape.size());
+  std::vector<int64_t> bshape;  // the parameters' broadcast shape: scalar, or [C, 1, ...] along axis
+  if (shape_numel(s.shape) != 1 || s.shape.size() > 1) {
+    if (s.shape.size() != 1 || r == 0) return false;
+    const int64_t axis = n.attr_i("axis", 1) < 0 ? n.attr_i("axis", 1) + r : n.attr_i("axis", 1);
+    if (axis < 0 || axis >= r || s.shape[0] != x.shape[axis]) return false;
+    bshape.push_back(s.shape[0]);
+    for (int64_t d = axis + 1; d < r; ++d) bshape.push_back(1);
+  }
+  rw.set_origin(n.name);
+  const auto param = [&](int v) { return rw.op("Reshape", {v, rw.ints(bshape)}); };
+  const auto f32 = [&](int v) { return rw.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}); };
+  const int scale = param(n.inputs[1]);
+  if (dq) {
+    const int xf = f32(n.inputs[0]);
+    rw.op("Mul", {zp >= 0 ? rw.op("Sub", {xf, f32(param(zp))}) : xf, scale}, {}, n.outputs[0]);
+    return true;
+  }
+  int v = rw.op("Round", {rw.op("Div", {n.inputs[0], scale})}, {}, -1, 11);
+  if (zp >= 0) v = rw.op("Add", {v, f32(param(zp))});
+  double lo = 0, hi = 255;
+  if (qt == DType::i8) lo = -128, hi = 127;
+  if (qt == DType::u16) hi = 65535;
+  if (qt == DType::i16) lo = -32768, hi = 32767;
+  v = rw.op("Clip", {v, rw.scalar(lo), rw.scalar(hi)});
+  rw.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(qt)}}}, n.outputs[0]);
+  return true;
+}
+
 void decompose(Graph& g) {
   Rewriter rw(g);
   std::vector<Node> old = std::move(g.nodes);
@@ -686,7 +736,8 @@ void decompose(Graph& g) {
       for (auto& m : unrolled) rw.keep(std::move(m));
       continue;
     }
-    if (!rewrite_gather_of_reshape(g, n, rw) && !rewrite_constant_of_shape(g, n, rw) && !rewrite(g, n, rw)) rw.keep(n);
+    if (!rewrite_gather_of_reshape(g, n, rw) && !rewrite_constant_of_shape(g, n, rw) && !rewrite_quant(g, n, rw) && !rewrite(g, n, rw))
+      rw.keep(n);
   }
   g.nodes = rw.take();
   g.reindex_producers();
