@@ -497,17 +497,27 @@ int zero_point(Graph& g, const Node& n, int k, DType t, bool vector_ok = false) 
 int dequantized(RewriteNodes& w, int x, int scale, int zp) { return w.op("DequantizeLinear", {x, scale, zp}, {}, -1, 19); }
 int quantized(RewriteNodes& w, int x, int scale, int zp, int out) { return w.op("QuantizeLinear", {x, scale, zp}, {}, out, 19); }
 
-// (X, X_scale, X_zp?, Y_scale, Y_zp?) -> Y = Q(f(DQ(X))): the activations and pools.
-bool qlinear_unary_expand(Graph& g, size_t index, const std::function<int(RewriteNodes&, int, const Node&)>& f) {
-  const Node n = g.nodes[index];
-  if (!all_known(g, n)) return false;
+// The operands of a one-input quantized op (X, X_scale, X_zp?, Y_scale, Y_zp?), checked: X's
+// type and both zero points (0 of that type where omitted).
+struct UnaryQuant {
+  DType t;
+  int xz, yz;
+};
+UnaryQuant unary_quant(Graph& g, const Node& n) {
   need_q8(g, n, 0, "X");
   need_scale(g, n, 1, "X_scale");
   need_scale(g, n, 3, "Y_scale");
   const DType t = g.values[n.inputs[0]].dtype;
-  const int xz = zero_point(g, n, 2, t), yz = zero_point(g, n, 4, t);
+  return {t, zero_point(g, n, 2, t), zero_point(g, n, 4, t)};
+}
+
+// (X, X_scale, X_zp?, Y_scale, Y_zp?) -> Y = Q(f(DQ(X))): the activations and pools.
+bool qlinear_unary_expand(Graph& g, size_t index, const std::function<int(RewriteNodes&, int, const Node&)>& f) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  const UnaryQuant q = unary_quant(g, n);
   RewriteNodes w{g, n.name, {}};
-  quantized(w, f(w, dequantized(w, n.inputs[0], n.inputs[1], xz), n), n.inputs[3], yz, out_of(n, 0));
+  quantized(w, f(w, dequantized(w, n.inputs[0], n.inputs[1], q.xz), n), n.inputs[3], q.yz, out_of(n, 0));
   w.replace(index);
   return true;
 }
@@ -552,14 +562,10 @@ int requantized(RewriteNodes& w, const Node& n, int v, int zp, DType t, int out,
 bool qlinear_average_pool_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   if (!all_known(g, n)) return false;
-  need_q8(g, n, 0, "X");
-  need_scale(g, n, 1, "x_scale");
-  need_scale(g, n, 3, "y_scale");
-  const DType t = g.values[n.inputs[0]].dtype;
-  const int xz = zero_point(g, n, 2, t), yz = zero_point(g, n, 4, t);
+  const UnaryQuant q = unary_quant(g, n);
   RewriteNodes w{g, n.name, {}};
-  const int avg = qlinear_average_pool(w, dequantized(w, n.inputs[0], n.inputs[1], xz), n);
-  requantized(w, n, w.op("Div", {avg, n.inputs[3]}), yz, t, out_of(n, 0), false);
+  const int avg = qlinear_average_pool(w, dequantized(w, n.inputs[0], n.inputs[1], q.xz), n);
+  requantized(w, n, w.op("Div", {avg, n.inputs[3]}), q.yz, q.t, out_of(n, 0), false);
   w.replace(index);
   return true;
 }
@@ -569,39 +575,45 @@ bool qlinear_average_pool_expand(Graph& g, size_t index) {
 bool qlinear_global_pool_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   if (!all_known(g, n)) return false;
-  need_q8(g, n, 0, "X");
-  need_scale(g, n, 1, "x_scale");
-  need_scale(g, n, 3, "y_scale");
-  const DType t = g.values[n.inputs[0]].dtype;
+  const UnaryQuant q = unary_quant(g, n);
   const Shape x = g.values[n.inputs[0]].shape;
   if (x.size() < 3) throw Error("shape", n.label() + ": X must have a batch, a channel and at least one spatial axis, got rank " + std::to_string(x.size()));
   const bool last = n.attr_i("channels_last", 0) != 0;
   std::vector<int64_t> axes;
   int64_t image = 1;
   for (size_t d = last ? 1 : 2; d + (last ? 1 : 0) < x.size(); ++d) axes.push_back(static_cast<int64_t>(d)), image *= x[d];
-  const int xz = zero_point(g, n, 2, t), yz = zero_point(g, n, 4, t);
   RewriteNodes w{g, n.name, {}};
   const auto i32 = [&](int v) { return w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(DType::i32)}}}); };
-  const int sum = w.op("ReduceSum", {w.op("Sub", {i32(n.inputs[0]), i32(xz)}), w.ints(axes)}, {{"keepdims", int64_t{1}}}, -1, 18);
+  const int sum = w.op("ReduceSum", {w.op("Sub", {i32(n.inputs[0]), i32(q.xz)}), w.ints(axes)}, {{"keepdims", int64_t{1}}}, -1, 18);
   const int scale = w.op("Div", {n.inputs[1], w.op("Mul", {n.inputs[3], scalar(g, n, DType::f32, static_cast<double>(image))})});
   const int v = w.op("Mul", {w.op("Cast", {sum}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}), scale});
-  requantized(w, n, v, yz, t, out_of(n, 0), true);
+  requantized(w, n, v, q.yz, q.t, out_of(n, 0), true);
   w.replace(index);
   return true;
+}
+
+// Two quantized operands at inputs a and b, each followed by its scale and zero point, and the
+// output's scale and zero point at c, checked: their one type and the three zero points.
+struct BinaryQuant {
+  DType t;
+  int az, bz, cz;
+};
+BinaryQuant binary_quant(Graph& g, const Node& n, int a, int b, int c, const std::string& an, const std::string& bn, const std::string& cn) {
+  need_q8(g, n, a, an.c_str());
+  need_q8(g, n, b, bn.c_str());
+  need_scale(g, n, a + 1, (an + "_scale").c_str());
+  need_scale(g, n, b + 1, (bn + "_scale").c_str());
+  need_scale(g, n, c, (cn + "_scale").c_str());
+  const DType t = g.values[n.inputs[a]].dtype, tb = g.values[n.inputs[b]].dtype;
+  if (tb != t) throw Error("shape", n.label() + ": " + an + " and " + bn + " must have one type, got " + dtype_name(t) + " and " + dtype_name(tb));
+  return {t, zero_point(g, n, a + 2, t), zero_point(g, n, b + 2, t), zero_point(g, n, c + 1, t)};
 }
 
 // (A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?) -> C = Q(DQ(A) op DQ(B)).
 bool qlinear_binary_expand(Graph& g, size_t index, const char* op) {
   const Node n = g.nodes[index];
   if (!all_known(g, n)) return false;
-  need_q8(g, n, 0, "A");
-  need_q8(g, n, 3, "B");
-  need_scale(g, n, 1, "A_scale");
-  need_scale(g, n, 4, "B_scale");
-  need_scale(g, n, 6, "C_scale");
-  const DType t = g.values[n.inputs[0]].dtype;
-  if (g.values[n.inputs[3]].dtype != t) throw Error("shape", n.label() + ": A and B must have one type, got " + dtype_name(t) + " and " + dtype_name(g.values[n.inputs[3]].dtype));
-  const int az = zero_point(g, n, 2, t), bz = zero_point(g, n, 5, t), cz = zero_point(g, n, 7, t);
+  const auto [t, az, bz, cz] = binary_quant(g, n, 0, 3, 6, "A", "B", "C");
   RewriteNodes w{g, n.name, {}};
   if (std::string(op) == "Mul") {
     // onnxruntime's kernel (MLAS QLinearMul): the integer product (exact in int32, and in
@@ -650,14 +662,7 @@ bool qlinear_where_expand(Graph& g, size_t index) {
   if (!all_known(g, n)) return false;
   if (g.values[n.inputs[0]].dtype != DType::boolean)
     throw Error("shape", n.label() + ": condition must be bool, got " + dtype_name(g.values[n.inputs[0]].dtype));
-  need_q8(g, n, 1, "X");
-  need_q8(g, n, 4, "Y");
-  need_scale(g, n, 2, "x_scale");
-  need_scale(g, n, 5, "y_scale");
-  need_scale(g, n, 7, "z_scale");
-  const DType t = g.values[n.inputs[1]].dtype;
-  if (g.values[n.inputs[4]].dtype != t) throw Error("shape", n.label() + ": X and Y must have one type, got " + dtype_name(t) + " and " + dtype_name(g.values[n.inputs[4]].dtype));
-  const int xz = zero_point(g, n, 3, t), yz = zero_point(g, n, 6, t), zz = zero_point(g, n, 8, t);
+  const auto [t, xz, yz, zz] = binary_quant(g, n, 1, 4, 7, "X", "Y", "Z");
   RewriteNodes w{g, n.name, {}};
   const int x = dequantized(w, n.inputs[1], n.inputs[2], xz), y = dequantized(w, n.inputs[4], n.inputs[5], yz);
   quantized(w, w.op("Where", {n.inputs[0], x, y}), n.inputs[7], zz, out_of(n, 0));
