@@ -457,7 +457,7 @@ TEST(ContribOps, QOperatorOpsMatchOnnxruntimeOnEveryBackend) {
       EXPECT_LE(off, want.numel() / 50) << "elements one step off onnxruntime";
     }
   }
-  EXPECT_EQ(cases, 28);
+  EXPECT_EQ(cases, 32);
 }
 
 // Omitted zero points are zeros of the data's type; the integer paths (QLinearMul, QGemm,
@@ -520,6 +520,11 @@ TEST(ContribOps, QOperatorHostileInputsAreOneLineErrors) {
   EXPECT_ERROR(run({"QGemm", "com.microsoft", {{"A", A}, {"as", s}, {"az", z}, {"B", B}, {"bs", s}, {"bz", zi}, {"C", C}}}), "C must be int32, got float32");
   EXPECT_ERROR(run({"QLinearAdd", "com.microsoft", {{"a", q}, {"", s}, {"az", z}, {"b", q}, {"bs", s}, {"bz", z}, {"cs", s}, {"cz", z}}}),
                "input 1 is required");
+  Tensor Bq(DType::i8, {4, 3});
+  EXPECT_ERROR(run({"DynamicQuantizeMatMul", "com.microsoft", {{"A", q}, {"B", Bq}, {"bs", s}}}), "A must be float, float16, bfloat16 or double, got uint8");
+  EXPECT_ERROR(run({"DynamicQuantizeMatMul", "com.microsoft", {{"A", testing::random_tensor(DType::f16, {2, 4}, 5)}, {"B", Bq}, {"bs", s}}}),
+               "A must be float32, got float16");
+  EXPECT_ERROR(run({"MatMulIntegerToFloat", "com.microsoft", {{"A", q}, {"B", Bq}, {"as", s}, {"bs", s2}}}), "b_scale must be a scalar or [3], got [2]");
   EXPECT_ERROR(run({"QLinearWhere", "com.microsoft", {{"c", q}, {"x", q}, {"xs", s}, {"xz", z}, {"x2", q}, {"x2s", s}, {"x2z", z}, {"zs", s}, {"zz", z}}}),
                "condition must be bool, got uint8");
 }

@@ -63,6 +63,9 @@
 //   QLinearWhere(condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale, z_zp)
 //                               Z = Q(Where(condition, DQ(X), DQ(Y)))
 //   QuantizeLinear / DequantizeLinear (com.microsoft; 16-bit and 4-bit types)  -> the ONNX op, opset 21
+//   MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp?, b_zp?, bias?)
+//   DynamicQuantizeMatMul(A, B, b_scale, b_zp?, bias?)  A through DynamicQuantizeLinear first
+//                               Y = float32((A - a_zp)(B - b_zp)) * (a_scale b_scale) + bias
 //   QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?) alpha=1 transA transB
 //                               acc = (A' - a_zp)(B' - b_zp) + C in int32 (exact, C the int32
 //                               bias at scale a_scale b_scale); Y = acc * (alpha a_scale b_scale)
@@ -684,6 +687,63 @@ bool contrib_qdq_expand(Graph& g, size_t index, const char* op) {
   return true;
 }
 
+// MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp?, b_zp?, bias?) and
+// DynamicQuantizeMatMul(A float, B, b_scale, b_zp?, bias?) (A quantized by
+// DynamicQuantizeLinear first), as onnxruntime's dynamically quantized transformers use them:
+// Y = float32((A - a_zp)(B - b_zp)) * (a_scale * b_scale) + bias, the product exact in int32.
+bool matmul_integer_to_float_expand(Graph& g, size_t index, bool dynamic) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  const int b = n.inputs[1];
+  need_q8(g, n, 1, "B");
+  RewriteNodes w{g, n.name, {}};
+  int a = n.inputs[0], as = -1, az = -1;
+  if (dynamic) {
+    need_float(g, n, 0, "A");
+    if (g.values[a].dtype != DType::f32) throw Error("shape", n.label() + ": A must be float32, got " + dtype_name(g.values[a].dtype));
+    Node d;  // DynamicQuantizeLinear's three outputs
+    d.name = g.unique_name(n.name + "/DynamicQuantizeLinear");
+    d.op_type = "DynamicQuantizeLinear";
+    d.opset = 11;
+    d.inputs = {a};
+    d.outputs = {g.add_value(d.name + ":0"), g.add_value(d.name + ":1"), g.add_value(d.name + ":2")};
+    a = d.outputs[0], as = d.outputs[1], az = d.outputs[2];
+    w.nodes.push_back(std::move(d));
+  } else {
+    need_q8(g, n, 0, "A");
+    need_scale(g, n, 2, "a_scale");
+    as = n.inputs[2];
+    az = zero_point(g, n, 4, g.values[a].dtype);
+  }
+  const int bsi = dynamic ? 2 : 3, bzi = dynamic ? 3 : 5, biasi = dynamic ? 4 : 6;
+  need_scale(g, n, bsi, "b_scale", true);
+  const int bz = zero_point(g, n, bzi, g.values[b].dtype, true);
+  const Shape& bshape = g.values[b].shape;
+  const int64_t N = bshape.empty() ? 1 : bshape.back();
+  for (int v : {n.inputs[bsi], bz})  // per column: [N]
+    if (shape_numel(g.values[v].shape) != 1 && g.values[v].shape != Shape{N})
+      throw Error("shape", n.label() + ": " + (v == bz ? "b_zero_point" : "b_scale") + " must be a scalar or [" + std::to_string(N) + "], got " +
+                               shape_str(g.values[v].shape));
+  const int acc = w.op("MatMulInteger", {a, b, az, w.op("Reshape", {bz, w.ints({-1})})}, {}, -1, 10);
+  const int scale = w.op("Mul", {as, n.inputs[bsi]});
+  const int y = w.op("Mul", {w.op("Cast", {acc}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}), scale}, {}, in_of(n, biasi) < 0 ? out_of(n, 0) : -1);
+  if (const int bias = in_of(n, biasi); bias >= 0) {
+    if (g.values[bias].dtype != DType::f32) throw Error("shape", n.label() + ": bias must be float32, got " + dtype_name(g.values[bias].dtype));
+    w.op("Add", {y, bias}, {}, out_of(n, 0));
+  }
+  w.replace(index);
+  return true;
+}
+
+void matmul_integer_to_float_infer(InferContext& ctx) {
+  const Shape& a = ctx.shape(0);
+  const Shape& b = ctx.shape(1);
+  if (a.empty() || b.size() != 2) ctx.fail("A must have a rank and B must be 2-D");
+  Shape y = a;
+  y.back() = b[1];
+  ctx.set_output(0, DType::f32, y);
+}
+
 // QGemm: the int32 product (MatMulInteger), the int32 bias, one float32 scale.
 bool qgemm_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
@@ -798,6 +858,10 @@ void register_contrib_ops() {
                     1u << 2);
   register_expanded(ms + "QLinearConcat", 5, 2 + 3 * 4096, 1, qlinear_concat_infer, qlinear_concat_expand);
   register_expanded(ms + "QGemm", 6, 9, 1, qgemm_infer, qgemm_expand, 1u << 6 | 1u << 7 | 1u << 8);
+  register_expanded(ms + "MatMulIntegerToFloat", 4, 7, 1, matmul_integer_to_float_infer,
+                    [](Graph& g, size_t i) { return matmul_integer_to_float_expand(g, i, false); }, 1u << 4 | 1u << 5 | 1u << 6);
+  register_expanded(ms + "DynamicQuantizeMatMul", 3, 5, 1, matmul_integer_to_float_infer,
+                    [](Graph& g, size_t i) { return matmul_integer_to_float_expand(g, i, true); }, 1u << 3 | 1u << 4);
   register_expanded(ms + "QLinearWhere", 9, 9, 1, [](InferContext& c) { c.set_output(0, c.dtype(1), c.shape(1)); }, qlinear_where_expand);
   register_expanded(ms + "QuantizeLinear", 2, 3, 1, [](InferContext& c) { c.set_output(0, c.has_input(2) ? c.dtype(2) : DType::u8, c.shape(0)); },
                     [](Graph& g, size_t i) { return contrib_qdq_expand(g, i, "QuantizeLinear"); });

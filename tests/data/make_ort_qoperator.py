@@ -99,4 +99,20 @@ for T, tn, tag in ((np.uint16, TensorProto.UINT16, "u16"), (np.int16, TensorProt
     zs = rng.integers(-50, 50, [6]).astype(T) if T == np.int16 else rng.integers(0, 60000, [6]).astype(T)
     write(f"ms_DequantizeLinear_axis_{tag}", model("DequantizeLinear", [("q", tn, [4, 6], None), ("s", F, [6], rng.uniform(1e-4, 1e-2, [6]).astype(np.float32)),
           ("z", tn, [6], zs)], F, [4, 6], {"axis": 1}), {"q": q})
+# MatMulIntegerToFloat and DynamicQuantizeMatMul (dynamically quantized transformers after
+# onnxruntime's optimizer): A [2, 5, 32] against B [32, 16] int8, per-column and per-tensor
+# B scales, with and without bias.
+M3, K3, N3 = [2, 5, 32], 32, 16
+Bq = rng.integers(-128, 128, [K3, N3]).astype(np.int8)
+bias = rng.standard_normal(N3).astype(np.float32)
+for pc in (0, 1):
+    bs = (rng.uniform(0.001, 0.01, [N3]) if pc else np.array(0.004)).astype(np.float32)
+    bz = np.zeros([N3] if pc else [], np.int8)
+    Aq = rng.integers(0, 256, M3).astype(np.uint8)
+    write(f"MatMulIntegerToFloat_pc{pc}", model("MatMulIntegerToFloat", [("A", TensorProto.UINT8, M3, None), ("B", TensorProto.INT8, [K3, N3], Bq),
+          ("as", F, [], np.array(0.0173, np.float32)), ("bs", F, list(bs.shape), bs), ("az", TensorProto.UINT8, [], np.array(131, np.uint8)),
+          ("bz", TensorProto.INT8, list(bz.shape), bz), ("bias", F, [N3], bias)], F, M3[:-1] + [N3]), {"A": Aq})
+    Af = rng.standard_normal(M3).astype(np.float32)
+    ins = [("A", F, M3, None), ("B", TensorProto.INT8, [K3, N3], Bq), ("bs", F, list(bs.shape), bs), ("bz", TensorProto.INT8, list(bz.shape), bz)]
+    write(f"DynamicQuantizeMatMul_pc{pc}", model("DynamicQuantizeMatMul", ins + ([("bias", F, [N3], bias)] if pc else []), F, M3[:-1] + [N3]), {"A": Af})
 print("wrote", len(os.listdir(OUT)), "cases to", OUT)
