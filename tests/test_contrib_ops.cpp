@@ -426,8 +426,11 @@ TEST(ContribOps, HostileInputsAreOneLineErrors) {
 namespace fusor {
 namespace {
 
-// onnxruntime's QOperator-format quantized ops and its com.microsoft Quantize / DequantizeLinear of
-// 16-bit types (ir/ops/contrib.cpp) against onnxruntime 1.32's outputs
+// onnxruntime's QOperator-format quantized ops, its com.microsoft Quantize / DequantizeLinear of
+// 16-bit types and the ops of its dynamically quantized transformers (MatMulIntegerToFloat,
+// DynamicQuantizeMatMul, and QAttention / QEmbedLayerNormalization in a quantize_dynamic'd
+// onnxruntime-optimized BERT: ort_bert_small_qdyn, at the default float tolerance)
+// (ir/ops/contrib.cpp) against onnxruntime 1.32's outputs
 // (tests/data/make_ort_qoperator.py): integer results equal, bit for bit, on every
 // backend, but QLinearAveragePool's: onnxruntime sums its window in float32 in window order, so
 // a near-half average can round the other way (at most one step, on a few elements).
@@ -457,7 +460,7 @@ TEST(ContribOps, QOperatorOpsMatchOnnxruntimeOnEveryBackend) {
       EXPECT_LE(off, want.numel() / 50) << "elements one step off onnxruntime";
     }
   }
-  EXPECT_EQ(cases, 32);
+  EXPECT_EQ(cases, 33);
 }
 
 // Omitted zero points are zeros of the data's type; the integer paths (QLinearMul, QGemm,
@@ -525,6 +528,13 @@ TEST(ContribOps, QOperatorHostileInputsAreOneLineErrors) {
   EXPECT_ERROR(run({"DynamicQuantizeMatMul", "com.microsoft", {{"A", testing::random_tensor(DType::f16, {2, 4}, 5)}, {"B", Bq}, {"bs", s}}}),
                "A must be float32, got float16");
   EXPECT_ERROR(run({"MatMulIntegerToFloat", "com.microsoft", {{"A", q}, {"B", Bq}, {"as", s}, {"bs", s2}}}), "b_scale must be a scalar or [3], got [2]");
+  Tensor x3(DType::u8, {1, 2, 4}), w12(DType::i8, {4, 12}), b12(DType::f32, {12}), ws5(DType::f32, {5});
+  EXPECT_ERROR(run({"QAttention", "com.microsoft", {{"x", x3}, {"w", w12}, {"b", b12}, {"xs", s}, {"ws", ws5}}, {"y"},
+                    [](onnx::NodeProto* n) { attr_i(n, "num_heads", 2); }}),
+               "weight_scale and weight_zero_point must be scalars or per column, got [5]");
+  EXPECT_ERROR(run({"QAttention", "com.microsoft", {{"x", f}, {"w", w12}, {"b", b12}, {"xs", s}, {"ws", s}}, {"y"},
+                    [](onnx::NodeProto* n) { attr_i(n, "num_heads", 2); }}),
+               "input must be uint8 or int8, got float32");
   EXPECT_ERROR(run({"QLinearWhere", "com.microsoft", {{"c", q}, {"x", q}, {"xs", s}, {"xz", z}, {"x2", q}, {"x2s", s}, {"x2z", z}, {"zs", s}, {"zz", z}}}),
                "condition must be bool, got uint8");
 }

@@ -63,6 +63,9 @@
 //   QLinearWhere(condition, X, x_scale, x_zp, Y, y_scale, y_zp, z_scale, z_zp)
 //                               Z = Q(Where(condition, DQ(X), DQ(Y)))
 //   QuantizeLinear / DequantizeLinear (com.microsoft; 16-bit and 4-bit types)  -> the ONNX op, opset 21
+//   QAttention(input, weight, bias, input_scale, weight_scale, mask_index?, input_zp?,
+//       weight_zp?, past?)      Attention with the QKV projection below (as MatMulIntegerToFloat)
+//   QEmbedLayerNormalization    EmbedLayerNormalization over DQ(tables), DQ(gamma), DQ(beta)
 //   MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp?, b_zp?, bias?)
 //   DynamicQuantizeMatMul(A, B, b_scale, b_zp?, bias?)  A through DynamicQuantizeLinear first
 //                               Y = float32((A - a_zp)(B - b_zp)) * (a_scale b_scale) + bias
@@ -367,8 +370,9 @@ void embed_norm_infer(InferContext& ctx) {
 
 // ---- Attention -------------------------------------------------------------------------------
 
-bool attention_expand(Graph& g, size_t index) {
-  const Node n = g.nodes[index];
+// Attention node n (at index) in Attention's input layout; `project`, when given, makes the
+// QKV projection (input @ weights + bias) instead of the float MatMul (QAttention's integer one).
+bool attention_expand_as(Graph& g, size_t index, const Node& n, const std::function<int(RewriteNodes&)>& project) {
   for (size_t k = 5; k < n.inputs.size(); ++k)
     if (n.inputs[k] >= 0) throw Unsupported("onnx", n.label() + ": attention_bias and past_sequence_length inputs are not supported");
   if (n.attr_i("past_present_share_buffer", 0)) throw Unsupported("onnx", n.label() + ": past_present_share_buffer is not supported");
@@ -376,14 +380,16 @@ bool attention_expand(Graph& g, size_t index) {
   if (!all_known(g, n)) return false;
   // Copies: adding values below may move g.values.
   const Shape xs = g.values[n.inputs[0]].shape, ws = g.values[n.inputs[1]].shape;
-  const DType t = g.values[n.inputs[0]].dtype;
+  const DType t = project ? DType::f32 : g.values[n.inputs[0]].dtype;
   const int64_t N = n.attr_i("num_heads", 0);
   if (xs.size() != 3 || ws.size() != 2 || ws[0] != xs[2])
     throw Error("shape", n.label() + ": input must be [batch, sequence, hidden] and weights [hidden, 3 x hidden], got " + shape_str(xs) + ", " + shape_str(ws));
   std::vector<int64_t> sizes = n.attr_ints("qkv_hidden_sizes");
   if (sizes.empty()) sizes = {ws[1] / 3, ws[1] / 3, ws[1] / 3};
-  need_float(g, n, 0, "input");
-  if (g.values[n.inputs[1]].dtype != t) throw Error("shape", n.label() + ": weights must be input's dtype " + dtype_name(t));
+  if (!project) {
+    need_float(g, n, 0, "input");
+    if (g.values[n.inputs[1]].dtype != t) throw Error("shape", n.label() + ": weights must be input's dtype " + dtype_name(t));
+  }
   if (sizes.size() != 3 || sizes[0] <= 0 || sizes[2] <= 0 || sizes[0] != sizes[1] || sizes[0] + sizes[1] + sizes[2] != ws[1] || N <= 0 ||
       sizes[0] % N || sizes[2] % N)
     throw Error("shape", n.label() + ": num_heads " + std::to_string(N) + " and the q / k / v sizes do not split weights " + shape_str(ws));
@@ -402,8 +408,8 @@ bool attention_expand(Graph& g, size_t index) {
   if (out_of(n, 1) >= 0 && h != hv) throw Error("shape", n.label() + ": present needs k and v heads of one size");
   const int64_t T = P + S;
   RewriteNodes w{g, n.name, {}};
-  int qkv = w.op("MatMul", {n.inputs[0], n.inputs[1]});
-  if (in_of(n, 2) >= 0) qkv = w.op("Add", {qkv, n.inputs[2]});
+  int qkv = project ? project(w) : w.op("MatMul", {n.inputs[0], n.inputs[1]});
+  if (!project && in_of(n, 2) >= 0) qkv = w.op("Add", {qkv, n.inputs[2]});
   const auto heads = [&](int64_t from, int64_t size, int64_t hd) {  // [B, N, S, hd]
     const int part = w.op("Slice", {qkv, w.ints({from}), w.ints({from + size}), w.ints({2})});
     const int r = w.op("Reshape", {part, w.ints({B, S, N, hd})});
@@ -788,6 +794,61 @@ bool qgemm_expand(Graph& g, size_t index) {
   return true;
 }
 
+bool attention_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  return attention_expand_as(g, index, n, nullptr);
+}
+
+// QAttention(input, weight, bias, input_scale, weight_scale, mask_index?, input_zp?, weight_zp?,
+// past?): Attention whose QKV projection is onnxruntime's integer one,
+// float32((input - input_zp)(weight - weight_zp)) * (input_scale * weight_scale) + bias.
+bool qattention_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  need_q8(g, n, 0, "input");
+  need_q8(g, n, 1, "weight");
+  need_scale(g, n, 3, "input_scale");
+  need_scale(g, n, 4, "weight_scale", true);
+  if (g.values[n.inputs[2]].dtype != DType::f32) throw Error("shape", n.label() + ": bias must be float32, got " + dtype_name(g.values[n.inputs[2]].dtype));
+  const int iz = zero_point(g, n, 6, g.values[n.inputs[0]].dtype), wz = zero_point(g, n, 7, g.values[n.inputs[1]].dtype, true);
+  const Shape& ws = g.values[n.inputs[1]].shape;
+  for (int v : {n.inputs[4], wz})  // per column: [3 x hidden]
+    if (shape_numel(g.values[v].shape) != 1 && (ws.size() != 2 || g.values[v].shape != Shape{ws[1]}))
+      throw Error("shape", n.label() + ": weight_scale and weight_zero_point must be scalars or per column, got " + shape_str(g.values[v].shape));
+  Node a = n;  // Attention's layout: input, weights, bias, mask_index, past
+  a.op_type = "Attention";  // the domain (com.microsoft) stays
+  a.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], in_of(n, 5), in_of(n, 8)};
+  while (!a.inputs.empty() && a.inputs.back() < 0) a.inputs.pop_back();
+  return attention_expand_as(g, index, a, [&](RewriteNodes& w) {
+    const int acc = w.op("MatMulInteger", {n.inputs[0], n.inputs[1], iz, w.op("Reshape", {wz, w.ints({-1})})}, {}, -1, 10);
+    const int f = w.op("Mul", {w.op("Cast", {acc}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}), w.op("Mul", {n.inputs[3], n.inputs[4]})});
+    return w.op("Add", {f, n.inputs[2]});
+  });
+}
+
+// QEmbedLayerNormalization: EmbedLayerNormalization over the dequantized tables and gamma / beta
+// (inputs 0-7 as EmbedLayerNormalization's, then the scales 8-12 and zero points 13-17 of
+// word, position, segment, gamma, beta).
+bool qembed_norm_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  RewriteNodes w{g, n.name, {}};
+  Node e = n;
+  e.op_type = "EmbedLayerNormalization";  // the domain (com.microsoft) stays
+  e.inputs.assign(n.inputs.begin(), n.inputs.begin() + std::min<size_t>(8, n.inputs.size()));
+  for (int k : {2, 3, 4, 5, 6}) {
+    if (in_of(n, k) < 0) continue;
+    need_q8(g, n, k, "a quantized table");
+    need_scale(g, n, k + 6, "its scale");
+    e.inputs[k] = dequantized(w, n.inputs[k], n.inputs[k + 6], zero_point(g, n, k + 11, g.values[n.inputs[k]].dtype));
+  }
+  while (!e.inputs.empty() && e.inputs.back() < 0) e.inputs.pop_back();
+  e.name = g.unique_name(n.name + "/EmbedLayerNormalization");
+  w.nodes.push_back(std::move(e));
+  w.replace(index);
+  return true;
+}
+
 // Before expansion (input shapes not all known): the output's dtype and rank, unknown dims -1.
 void qlinear_pool_infer(InferContext& ctx, bool global) {
   Shape s = ctx.shape(0);
@@ -839,6 +900,15 @@ void register_contrib_ops() {
                     [](Graph& g, size_t i) { return skip_norm_expand(g, i, false); });
   register_expanded(ms + "EmbedLayerNormalization", 7, 9, 3, embed_norm_infer, embed_norm_expand, 1u << 1 | 1u << 4);  // segment_ids, segment_embedding
   register_expanded(ms + "Attention", 2, 7, 2, attention_contrib_infer, attention_expand);
+  register_expanded(ms + "QAttention", 5, 9, 2, [](InferContext& c) {
+    const Shape& x = c.shape(0);
+    if (x.size() != 3 || c.shape(1).size() != 2) c.fail("input must be [batch, sequence, hidden] and weight 2-D");
+    c.set_output(0, DType::f32, {x[0], x[1], c.shape(1)[1] / 3});
+  }, qattention_expand, 1u << 5 | 1u << 6 | 1u << 7 | 1u << 8);
+  register_expanded(ms + "QEmbedLayerNormalization", 18, 18, 2, [](InferContext& c) {
+    const Shape& ids = c.shape(0);
+    c.set_output(0, DType::f32, {ids.size() == 2 ? ids[0] : -1, ids.size() == 2 ? ids[1] : -1, c.shape(2).size() == 2 ? c.shape(2)[1] : -1});
+  }, qembed_norm_expand, 1u << 1 | 1u << 4 | 1u << 7 | 1u << 10 | 1u << 15);
   // The QOperator format's quantized ops (optional zero points: bits of OpDef::optional_inputs).
   register_expanded(ms + "QLinearAdd", 7, 8, 1, like_input(0), [](Graph& g, size_t i) { return qlinear_binary_expand(g, i, "Add"); },
                     1u << 2 | 1u << 5);

@@ -115,4 +115,24 @@ for pc in (0, 1):
     Af = rng.standard_normal(M3).astype(np.float32)
     ins = [("A", F, M3, None), ("B", TensorProto.INT8, [K3, N3], Bq), ("bs", F, list(bs.shape), bs), ("bz", TensorProto.INT8, list(bz.shape), bz)]
     write(f"DynamicQuantizeMatMul_pc{pc}", model("DynamicQuantizeMatMul", ins + ([("bias", F, [N3], bias)] if pc else []), F, M3[:-1] + [N3]), {"A": Af})
+# The onnxruntime-optimized BERT of tests/data/ort_bert_small_opt, dynamically quantized
+# (quantize_dynamic, int8 weights): QEmbedLayerNormalization, QAttention, DynamicQuantizeLinear
+# and MatMulInteger, with onnxruntime's outputs on that case's inputs.
+from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: E402
+
+src = os.path.join(os.path.dirname(OUT), "ort_bert_small_opt")
+d = os.path.join(OUT, "ort_bert_small_qdyn")
+shutil.rmtree(d, ignore_errors=True)
+os.makedirs(os.path.join(d, "test_data_set_0"))
+quantize_dynamic(os.path.join(src, "model.onnx"), os.path.join(d, "model.onnx"), weight_type=QuantType.QInt8,
+                 extra_options={"DefaultTensorType": TensorProto.FLOAT})
+sess = ort.InferenceSession(os.path.join(d, "model.onnx"), providers=["CPUExecutionProvider"])
+feeds = {}
+for i, inp in enumerate(sess.get_inputs()):
+    t = onnx.load_tensor(os.path.join(src, "test_data_set_0", f"input_{i}.pb"))
+    feeds[inp.name] = numpy_helper.to_array(t)
+    shutil.copy(os.path.join(src, "test_data_set_0", f"input_{i}.pb"), os.path.join(d, "test_data_set_0", f"input_{i}.pb"))
+for k, (o, y) in enumerate(zip(sess.get_outputs(), sess.run(None, feeds))):
+    with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, o.name).SerializeToString())
 print("wrote", len(os.listdir(OUT)), "cases to", OUT)
