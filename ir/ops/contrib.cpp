@@ -693,6 +693,12 @@ bool contrib_qdq_expand(Graph& g, size_t index, const char* op) {
   return true;
 }
 
+// The exact int32 product (a - az)(b - bz) (MatMulInteger; bz a scalar or one per column).
+int integer_product(RewriteNodes& w, int a, int b, int az, int bz) {
+  return w.op("MatMulInteger", {a, b, az, w.op("Reshape", {bz, w.ints({-1})})}, {}, -1, 10);
+}
+int to_f32(RewriteNodes& w, int v) { return w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}); }
+
 // MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zp?, b_zp?, bias?) and
 // DynamicQuantizeMatMul(A float, B, b_scale, b_zp?, bias?) (A quantized by
 // DynamicQuantizeLinear first), as onnxruntime's dynamically quantized transformers use them:
@@ -730,9 +736,8 @@ bool matmul_integer_to_float_expand(Graph& g, size_t index, bool dynamic) {
     if (shape_numel(g.values[v].shape) != 1 && g.values[v].shape != Shape{N})
       throw Error("shape", n.label() + ": " + (v == bz ? "b_zero_point" : "b_scale") + " must be a scalar or [" + std::to_string(N) + "], got " +
                                shape_str(g.values[v].shape));
-  const int acc = w.op("MatMulInteger", {a, b, az, w.op("Reshape", {bz, w.ints({-1})})}, {}, -1, 10);
   const int scale = w.op("Mul", {as, n.inputs[bsi]});
-  const int y = w.op("Mul", {w.op("Cast", {acc}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}), scale}, {}, in_of(n, biasi) < 0 ? out_of(n, 0) : -1);
+  const int y = w.op("Mul", {to_f32(w, integer_product(w, a, b, az, bz)), scale}, {}, in_of(n, biasi) < 0 ? out_of(n, 0) : -1);
   if (const int bias = in_of(n, biasi); bias >= 0) {
     if (g.values[bias].dtype != DType::f32) throw Error("shape", n.label() + ": bias must be float32, got " + dtype_name(g.values[bias].dtype));
     w.op("Add", {y, bias}, {}, out_of(n, 0));
@@ -773,12 +778,12 @@ bool qgemm_expand(Graph& g, size_t index) {
   const std::vector<int64_t> swap{1, 0};
   const int a = ta_t ? w.op("Transpose", {n.inputs[0]}, {{"perm", swap}}) : n.inputs[0];
   const int b = tb_t ? w.op("Transpose", {n.inputs[3]}, {{"perm", swap}}) : n.inputs[3];
-  int acc = w.op("MatMulInteger", {a, b, az, w.op("Reshape", {bz, w.ints({-1})})}, {}, -1, 10);
+  int acc = integer_product(w, a, b, az, bz);
   if (const int c = in_of(n, 6); c >= 0) {
     if (g.values[c].dtype != DType::i32) throw Error("shape", n.label() + ": C must be int32, got " + dtype_name(g.values[c].dtype));
     acc = w.op("Add", {acc, c});
   }
-  const int f = w.op("Cast", {acc}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
+  const int f = to_f32(w, acc);
   const int ab = w.op("Mul", {w.op("Mul", {n.inputs[1], n.inputs[4]}), scalar(g, n, DType::f32, n.attr_f("alpha", 1.0))});
   const int ys = in_of(n, 7);
   if (ys < 0) {
@@ -820,8 +825,7 @@ bool qattention_expand(Graph& g, size_t index) {
   a.inputs = {n.inputs[0], n.inputs[1], n.inputs[2], in_of(n, 5), in_of(n, 8)};
   while (!a.inputs.empty() && a.inputs.back() < 0) a.inputs.pop_back();
   return attention_expand_as(g, index, a, [&](RewriteNodes& w) {
-    const int acc = w.op("MatMulInteger", {n.inputs[0], n.inputs[1], iz, w.op("Reshape", {wz, w.ints({-1})})}, {}, -1, 10);
-    const int f = w.op("Mul", {w.op("Cast", {acc}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}), w.op("Mul", {n.inputs[3], n.inputs[4]})});
+    const int f = w.op("Mul", {to_f32(w, integer_product(w, n.inputs[0], n.inputs[1], iz, wz)), w.op("Mul", {n.inputs[3], n.inputs[4]})});
     return w.op("Add", {f, n.inputs[2]});
   });
 }
