@@ -9,6 +9,7 @@
 #include "ir/ops/attention.h"
 #include "ir/passes.h"
 #include "ir/recurrent.h"
+#include "ir/small_dtypes.h"
 
 namespace fusor {
 namespace {
@@ -711,10 +712,8 @@ bool rewrite_quant(const Graph& g, const Node& n, Rewriter& rw) {
   }
   int v = rw.op("Round", {rw.op("Div", {n.inputs[0], scale})}, {}, -1, 11);
   if (zp >= 0) v = rw.op("Add", {v, f32(param(zp))});
-  double lo = 0, hi = 255;
-  if (qt == DType::i8) lo = -128, hi = 127;
-  if (qt == DType::u16) hi = 65535;
-  if (qt == DType::i16) lo = -32768, hi = 32767;
+  double lo, hi;
+  quant_int_range(qt, &lo, &hi);
   v = rw.op("Clip", {v, rw.scalar(lo), rw.scalar(hi)});
   rw.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(qt)}}}, n.outputs[0]);
   return true;

@@ -146,6 +146,22 @@ void small_int_range(DType t, int64_t* lo, int64_t* hi) {
   }
 }
 
+void quant_int_range(DType t, double* lo, double* hi) {
+  switch (t) {
+    case DType::i8: *lo = -128, *hi = 127; return;
+    case DType::u16: *lo = 0, *hi = 65535; return;
+    case DType::i16: *lo = -32768, *hi = 32767; return;
+    case DType::i32: *lo = -2147483648.0, *hi = 2147483647.0; return;
+    case DType::i4: case DType::u4: case DType::i2: case DType::u2: {
+      int64_t l, h;
+      small_int_range(t, &l, &h);
+      *lo = static_cast<double>(l), *hi = static_cast<double>(h);
+      return;
+    }
+    default: *lo = 0, *hi = 255; return;  // u8
+  }
+}
+
 uint64_t packed_bytes(DType t, int64_t n) {
   const int bits = dtype_bits(t);
   if (bits >= 8) return static_cast<uint64_t>(n) * dtype_size(t);

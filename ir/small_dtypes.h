@@ -44,6 +44,9 @@ bool dtype_is_small_float(DType t);
 int64_t wrap_small_int(int64_t v, DType t);
 // Value range of the small integer dtype t.
 void small_int_range(DType t, int64_t* lo, int64_t* hi);
+// Value range of a quantized integer dtype: the small ones and int8 / uint8 / int16 / uint16 /
+// int32 (QuantizeLinear's saturation bounds; uint8 for any other dtype).
+void quant_int_range(DType t, double* lo, double* hi);
 
 // The packed file image of a tensor of a 4- or 2-bit dtype (ceil(numel * bits / 8) bytes).
 std::string pack_small(const Tensor& t);

@@ -81,6 +81,7 @@
 
 #include "ir/ops/attention.h"
 #include "ir/ops/op_helpers.h"
+#include "ir/small_dtypes.h"
 
 namespace fusor {
 namespace {
@@ -560,8 +561,9 @@ int qlinear_average_pool(RewriteNodes& w, int x, const Node& n) {
 // (QLinearMul adds first, MLAS's requantization rounds first), which decides exact halves.
 int requantized(RewriteNodes& w, const Node& n, int v, int zp, DType t, int out, bool round_first) {
   const int zf = w.op("Cast", {zp}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
-  const bool u = t == DType::u8;
-  const int lo = scalar(w.g, n, DType::f32, u ? 0.0 : -128.0), hi = scalar(w.g, n, DType::f32, u ? 255.0 : 127.0);
+  double l, h;
+  quant_int_range(t, &l, &h);
+  const int lo = scalar(w.g, n, DType::f32, l), hi = scalar(w.g, n, DType::f32, h);
   const int r = round_first ? w.op("Add", {w.op("Round", {v}), zf}) : w.op("Round", {w.op("Add", {v, zf})});
   return w.op("Cast", {w.op("Clip", {r, lo, hi})}, {{"to", int64_t{dtype_to_onnx(t)}}}, out);
 }

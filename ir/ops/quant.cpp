@@ -19,6 +19,7 @@
 #include <cmath>
 
 #include "ir/ops/op_helpers.h"
+#include "ir/small_dtypes.h"
 
 namespace fusor {
 namespace {
@@ -142,20 +143,8 @@ void quantize_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor &x = *in[0], &scale = *in[1];
   const Tensor* zp = opt_in(in, 2);
   const QuantLayout q = quant_layout(n, x.shape(), scale.shape());
-  double lo = 0, hi = 255;
-  switch (out[0].dtype()) {
-    case DType::i8: lo = -128, hi = 127; break;
-    case DType::u16: lo = 0, hi = 65535; break;
-    case DType::i16: lo = -32768, hi = 32767; break;
-    case DType::i32: lo = -2147483648.0, hi = 2147483647.0; break;
-    case DType::i4: case DType::u4: case DType::i2: case DType::u2: {
-      int64_t l, h;
-      small_int_range(out[0].dtype(), &l, &h);
-      lo = static_cast<double>(l), hi = static_cast<double>(h);
-      break;
-    }
-    default: break;
-  }
+  double lo, hi;
+  quant_int_range(out[0].dtype(), &lo, &hi);
   const bool f32 = x.dtype() == DType::f32 && scale.dtype() == DType::f32;
   // QuantizeLinear-23 `precision`: x and scale converted to it, divided and rounded in it.
   const int64_t pr = n.opset >= 23 ? n.attr_i("precision", 0) : 0;
