@@ -539,5 +539,52 @@ TEST(ContribOps, QOperatorHostileInputsAreOneLineErrors) {
                "condition must be bool, got uint8");
 }
 
+
+// onnxruntime's weight-only quantized MatMulNBits (ir/ops/contrib_quant.cpp) against onnxruntime
+// 1.32's outputs (tests/data/make_ort_matmul_nbits.py): 2-, 4- and 8-bit codes, packed / float /
+// default zero points, a bias, K not a multiple of the block, fp16, and B as a graph input (then
+// unpacked by the device's BitShift / BitwiseAnd kernels), at conform's default tolerance; the
+// fp16 case rounds once, as onnxruntime, so it matches bit for bit.
+TEST(ContribOps, MatMulNBitsMatchesOnnxruntimeOnEveryBackend) {
+  const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/ort_matmul_nbits/";
+  int cases = 0;
+  for (const auto& e : std::filesystem::directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    ++cases;
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(name + " on " + be);
+      ConformOptions o;
+      o.exact = name.find("fp16") != std::string::npos;
+      const CaseResult r = run_case(e.path().string(), be, o);
+      EXPECT_EQ(r.status, CaseStatus::passed) << r.detail;
+    }
+  }
+  EXPECT_EQ(cases, 7);
+}
+
+TEST(ContribOps, MatMulNBitsHostileInputsAreOneLineErrors) {
+  const auto run = [](const OneNode& n) { Session(n.graph(), "ref").run(n.feeds()); };
+  const Tensor A = testing::random_tensor(DType::f32, {2, 32}, 9), sc = testing::random_tensor(DType::f32, {8}, 10, 0.01, 0.1);
+  Tensor B(DType::u8, {4, 2, 8}), B8(DType::u8, {4, 2, 16}), zp(DType::u8, {4}), g_idx(DType::i32, {32});
+  const auto attrs = [](int64_t K, int64_t N, int64_t bits, int64_t block) {
+    return [=](onnx::NodeProto* n) { attr_i(n, "K", K), attr_i(n, "N", N), attr_i(n, "bits", bits), attr_i(n, "block_size", block); };
+  };
+  EXPECT_ERROR(run({"MatMulNBits", "com.microsoft", {{"A", A}, {"B", B}, {"s", sc}}, {"y"}, attrs(32, 4, 3, 16)}), "bits=3 is not supported");
+  EXPECT_ERROR(run({"MatMulNBits", "com.microsoft", {{"A", A}, {"B", B}, {"s", sc}}, {"y"}, attrs(32, 4, 4, 8)}),
+               "block_size must be a power of two >= 16, got 8");
+  EXPECT_ERROR(run({"MatMulNBits", "com.microsoft", {{"A", A}, {"B", B8}, {"s", sc}}, {"y"}, attrs(32, 4, 4, 16)}),
+               "B must be uint8 [4, 2, 8] (N, k_blocks, blob), got uint8 [4, 2, 16]");
+  EXPECT_ERROR(run({"MatMulNBits", "com.microsoft", {{"A", A}, {"B", B}, {"s", sc}}, {"y"}, attrs(48, 4, 4, 16)}),
+               "A must be [..., 48] (K), got [2, 32]");
+  EXPECT_ERROR(run({"MatMulNBits", "com.microsoft", {{"A", A}, {"B", B}, {"s", sc}, {"zp", Tensor(DType::u8, {3})}}, {"y"}, attrs(32, 4, 4, 16)}),
+               "zero_points must be uint8 with 4 elements (packed) or float32 with 8, got uint8 [3]");
+  EXPECT_ERROR(run({"MatMulNBits", "com.microsoft", {{"A", A}, {"B", B}, {"s", sc}, {"zp", zp}, {"g", g_idx}}, {"y"}, attrs(32, 4, 4, 16)}),
+               "g_idx (act-order GPTQ) is not supported");
+  EXPECT_ERROR(run({"MatMulNBits", "com.microsoft", {{"A", A}, {"B", B}, {"s", testing::random_tensor(DType::f16, {8}, 11)}}, {"y"}, attrs(32, 4, 4, 16)}),
+               "scales must be float32 with N * k_blocks = 8 elements, got float16 [8]");
+  EXPECT_ERROR(run({"MatMulNBits", "com.microsoft", {{"A", A}, {"B", B}, {"s", sc}}, {"y"}, attrs(0, 4, 4, 16)}),
+               "attributes K and N must be positive, got K=0 N=4");
+}
+
 }  // namespace
 }  // namespace fusor

@@ -35,6 +35,16 @@
 //                               acc = (A' - a_zp)(B' - b_zp) + C in int32 (exact, C the int32
 //                               bias at scale a_scale b_scale); Y = acc * (alpha a_scale b_scale)
 //                               in float32, or Q(Y, y_scale, y_zp) when y_scale is given
+//   MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) K N bits=4 block_size (weight-only
+//       quantization, onnxruntime's MatMul4BitsQuantizer / GPTQ / AWQ exports)
+//                               B uint8 [N, k_blocks, block_size * bits / 8] holds each row's
+//                               codes packed low bits first, k_blocks = ceil(K / block_size);
+//                               W[n, k] = (code - zp) * scale per block (scales [N * k_blocks]
+//                               of A's dtype; zero points uint8 packed like B, or of A's dtype
+//                               unpacked, default 2^(bits - 1)); Y = A @ W^T + bias, the
+//                               dequantization and the product in float32 (onnxruntime's CPU
+//                               kernel), rounded once to A's dtype. bits 2, 4 or 8; g_idx is
+//                               refused (Unsupported). A constant B folds to one float weight.
 // onnxruntime's SIMD kernels compute some of these in fixed point (MLAS's QLinearAdd), so a
 // result can sit one step of T from its output at a rounding boundary.
 // Errors: Error("shape") / Unsupported naming the node, one line.
@@ -329,6 +339,89 @@ void matmul_integer_to_float_infer(InferContext& ctx) {
   ctx.set_output(0, DType::f32, y);
 }
 
+// MatMulNBits: unpacks B's codes (and packed zero points) with BitShift / BitwiseAnd, dequantizes
+// them per block in float32 and multiplies (the header's formula); standard ops only, so a
+// constant weight folds to its float matrix and the MatMul fuses as any other.
+int f32_of(RewriteNodes& w, int v) { return w.g.values[v].dtype == DType::f32 ? v : to_f32(w, v); }
+
+// uint8 `packed` of shape s = [.., C] holding 8 / bits codes per byte, low bits first -> uint8
+// [.., C * 8 / bits] (s given: a value made by the rewrite has no shape yet).
+int unpack_codes(RewriteNodes& w, const Node& n, int packed, Shape s, int64_t bits) {
+  if (bits == 8) return packed;
+  const int64_t per = 8 / bits;
+  const int mask = scalar(w.g, n, DType::u8, static_cast<double>((1 << bits) - 1)), axis = w.ints({-1});
+  std::vector<int> parts;
+  for (int64_t j = 0; j < per; ++j) {
+    int v = packed;
+    if (j > 0) v = w.op("BitShift", {v, scalar(w.g, n, DType::u8, static_cast<double>(j * bits))}, {{"direction", std::string("RIGHT")}});
+    parts.push_back(w.op("Unsqueeze", {w.op("BitwiseAnd", {v, mask}), axis}));
+  }
+  s.back() *= per;
+  return w.op("Reshape", {w.op("Concat", parts, {{"axis", int64_t{-1}}}), w.ints(s)});
+}
+
+bool matmul_nbits_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  need_float(g, n, 0, "A");
+  const int64_t K = n.attr_i("K", 0), N = n.attr_i("N", 0), bits = n.attr_i("bits", 4), bs = n.attr_i("block_size", 0);
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  if (K <= 0 || N <= 0 || K > (int64_t{1} << 40) || N > (int64_t{1} << 40))
+    throw bad("attributes K and N must be positive, got K=" + std::to_string(K) + " N=" + std::to_string(N));
+  if (bits != 2 && bits != 4 && bits != 8) throw Unsupported("onnx", n.label() + ": bits=" + std::to_string(bits) + " is not supported (2, 4 or 8)");
+  if (bs < 16 || bs > (int64_t{1} << 20) || (bs & (bs - 1)) != 0) throw bad("block_size must be a power of two >= 16, got " + std::to_string(bs));
+  if (in_of(n, 4) >= 0) throw Unsupported("onnx", n.label() + ": g_idx (act-order GPTQ) is not supported");
+  const DType t = g.values[n.inputs[0]].dtype;
+  const Shape& as = g.values[n.inputs[0]].shape;
+  if (as.empty() || as.back() != K) throw bad("A must be [..., " + std::to_string(K) + "] (K), got " + shape_str(as));
+  const int64_t nb = (K + bs - 1) / bs, blob = bs * bits / 8;
+  const int b = n.inputs[1], sc = n.inputs[2], zp = in_of(n, 3), bias = in_of(n, 5);
+  if (g.values[b].dtype != DType::u8 || g.values[b].shape != Shape{N, nb, blob})
+    throw bad("B must be uint8 [" + std::to_string(N) + ", " + std::to_string(nb) + ", " + std::to_string(blob) + "] (N, k_blocks, blob), got " +
+              dtype_name(g.values[b].dtype) + " " + shape_str(g.values[b].shape));
+  if (g.values[sc].dtype != t || shape_numel(g.values[sc].shape) != N * nb)
+    throw bad("scales must be " + std::string(dtype_name(t)) + " with N * k_blocks = " + std::to_string(N * nb) + " elements, got " +
+              dtype_name(g.values[sc].dtype) + " " + shape_str(g.values[sc].shape));
+  const int64_t zp_bytes = (nb * bits + 7) / 8;  // per row, packed
+  if (zp >= 0 && !((g.values[zp].dtype == DType::u8 && shape_numel(g.values[zp].shape) == N * zp_bytes) ||
+                   (g.values[zp].dtype == t && shape_numel(g.values[zp].shape) == N * nb)))
+    throw bad("zero_points must be uint8 with " + std::to_string(N * zp_bytes) + " elements (packed) or " + dtype_name(t) + " with " +
+              std::to_string(N * nb) + ", got " + dtype_name(g.values[zp].dtype) + " " + shape_str(g.values[zp].shape));
+  if (bias >= 0 && (g.values[bias].dtype != t || g.values[bias].shape != Shape{N}))
+    throw bad("bias must be " + std::string(dtype_name(t)) + " [" + std::to_string(N) + "], got " + dtype_name(g.values[bias].dtype) + " " +
+              shape_str(g.values[bias].shape));
+  RewriteNodes w{g, n.name, {}};
+  const int codes = w.op("Reshape", {unpack_codes(w, n, b, g.values[b].shape, bits), w.ints({N, nb, bs})});
+  int z = -1;
+  if (zp < 0) {
+    z = scalar(g, n, DType::f32, static_cast<double>(int64_t{1} << (bits - 1)));
+  } else if (g.values[zp].dtype == DType::u8) {
+    const int rows = unpack_codes(w, n, w.op("Reshape", {zp, w.ints({N, zp_bytes})}), {N, zp_bytes}, bits);  // [N, zp_bytes * 8 / bits]
+    const int first = w.op("Slice", {rows, w.ints({0}), w.ints({nb}), w.ints({1})});
+    z = w.op("Reshape", {to_f32(w, first), w.ints({N, nb, 1})});
+  } else {
+    z = w.op("Reshape", {f32_of(w, zp), w.ints({N, nb, 1})});
+  }
+  const int scale = w.op("Reshape", {f32_of(w, sc), w.ints({N, nb, 1})});
+  const int deq = w.op("Mul", {w.op("Sub", {to_f32(w, codes), z}), scale});  // [N, nb, bs]
+  int wt = w.op("Reshape", {deq, w.ints({N, nb * bs})});
+  if (nb * bs != K) wt = w.op("Slice", {wt, w.ints({0}), w.ints({K}), w.ints({1})});
+  wt = w.op("Transpose", {wt}, {{"perm", std::vector<int64_t>{1, 0}}});  // [K, N]
+  const bool narrow = t != DType::f32;
+  int y = w.op("MatMul", {f32_of(w, n.inputs[0]), wt}, {}, narrow || bias >= 0 ? -1 : out_of(n, 0));
+  if (bias >= 0) y = w.op("Add", {y, f32_of(w, bias)}, {}, narrow ? -1 : out_of(n, 0));
+  if (narrow) w.op("Cast", {y}, {{"to", int64_t{dtype_to_onnx(t)}}}, out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
+void matmul_nbits_infer(InferContext& ctx) {
+  Shape y = ctx.shape(0);
+  if (y.empty()) ctx.fail("A must have a rank");
+  y.back() = ctx.node().attr_i("N", -1);
+  ctx.set_output(0, ctx.dtype(0), y);
+}
+
 // QGemm: the int32 product (MatMulInteger), the int32 bias, one float32 scale.
 bool qgemm_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
@@ -484,6 +577,7 @@ void register_contrib_quant_ops() {
                     [](Graph& g, size_t i) { return matmul_integer_to_float_expand(g, i, false); }, 1u << 4 | 1u << 5 | 1u << 6);
   register_expanded(ms + "DynamicQuantizeMatMul", 3, 5, 1, matmul_integer_to_float_infer,
                     [](Graph& g, size_t i) { return matmul_integer_to_float_expand(g, i, true); }, 1u << 3 | 1u << 4);
+  register_expanded(ms + "MatMulNBits", 3, 6, 1, matmul_nbits_infer, matmul_nbits_expand, 1u << 3 | 1u << 4 | 1u << 5);
   register_expanded(ms + "QLinearWhere", 9, 9, 1, [](InferContext& c) { c.set_output(0, c.dtype(1), c.shape(1)); }, qlinear_where_expand);
   register_expanded(ms + "QuantizeLinear", 2, 3, 1, [](InferContext& c) { c.set_output(0, c.has_input(2) ? c.dtype(2) : DType::u8, c.shape(0)); },
                     [](Graph& g, size_t i) { return contrib_qdq_expand(g, i, "QuantizeLinear"); });

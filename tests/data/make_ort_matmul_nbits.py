@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""onnxruntime's weight-only quantized matmul (com.microsoft MatMulNBits: 2-, 4- and 8-bit codes
+packed low bits first, block-wise scales, packed or float zero points, bias, K not a multiple of
+the block), one node each with onnxruntime's outputs on seeded random inputs, as ONNX
+backend-test folders under tests/data/ort_matmul_nbits/ (tests/test_contrib_ops.cpp runs them on
+every backend). Needs onnx, numpy and onnxruntime (1.32 made the stored outputs).
+Usage: python3 tests/data/make_ort_matmul_nbits.py"""
+import os
+import shutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_matmul_nbits")
+rng = np.random.default_rng(7)
+NP = {TensorProto.FLOAT: np.float32, TensorProto.FLOAT16: np.float16}
+
+
+def pack(codes, bits):
+    """uint codes [..., C] (C a multiple of 8 / bits) -> bytes [..., C * bits / 8], low bits first."""
+    per = 8 // bits
+    c = codes.reshape(codes.shape[:-1] + (codes.shape[-1] // per, per)).astype(np.uint8)
+    out = np.zeros(c.shape[:-1], np.uint8)
+    for j in range(per):
+        out |= (c[..., j] << (j * bits)).astype(np.uint8)
+    return out
+
+
+def case(tag, K, N, bits, block, a_shape, zp="packed", bias=False, t=TensorProto.FLOAT, b_input=False):
+    nb = (K + block - 1) // block
+    codes = rng.integers(0, 1 << bits, [N, nb, block])
+    B = pack(codes, bits).reshape(N, nb, block * bits // 8)
+    scales = rng.uniform(0.01, 0.05, [N * nb]).astype(NP[t])
+    ins, inits, feeds = ["A", "B", "scales"], [numpy_helper.from_array(scales, "scales")], {}
+    A = rng.standard_normal(a_shape).astype(NP[t])
+    feeds["A"] = A
+    if b_input:
+        feeds["B"] = B
+    else:
+        inits.append(numpy_helper.from_array(B, "B"))
+    if zp == "packed":
+        zcodes = rng.integers(0, 1 << bits, [N, ((nb * bits + 7) // 8) * (8 // bits)])
+        inits.append(numpy_helper.from_array(pack(zcodes, bits).reshape(-1), "zp"))
+        ins.append("zp")
+    elif zp == "float":
+        inits.append(numpy_helper.from_array(rng.uniform(0, (1 << bits) - 1, [N * nb]).astype(NP[t]), "zp"))
+        ins.append("zp")
+    if bias:
+        ins += ["", "bias"] if zp else ["", "", "bias"]
+        inits.append(numpy_helper.from_array(rng.standard_normal([N]).astype(NP[t]), "bias"))
+    node = helper.make_node("MatMulNBits", ins, ["Y"], domain="com.microsoft", K=K, N=N, bits=bits, block_size=block)
+    graph_ins = [helper.make_tensor_value_info("A", t, a_shape)]
+    if b_input:
+        graph_ins.append(helper.make_tensor_value_info("B", TensorProto.UINT8, list(B.shape)))
+    g = helper.make_graph([node], tag, graph_ins, [helper.make_tensor_value_info("Y", t, a_shape[:-1] + [N])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    d = os.path.join(OUT, tag)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    y = ort.InferenceSession(os.path.join(d, "model.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    for k, (name, v) in enumerate(feeds.items()):
+        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(v, name).SerializeToString())
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, "Y").SerializeToString())
+
+
+case("bits4_default_zp", 64, 48, 4, 32, [3, 64], zp=None)
+case("bits4_packed_zp_pad_bias", 40, 24, 4, 16, [2, 5, 40], bias=True)
+case("bits4_float_zp", 96, 32, 4, 32, [4, 96], zp="float")
+case("bits8_packed_zp", 64, 16, 8, 32, [2, 64])
+case("bits2_packed_zp", 64, 20, 2, 16, [3, 64])
+case("bits4_fp16", 64, 32, 4, 32, [2, 64], t=TensorProto.FLOAT16)
+case("bits4_b_input", 64, 24, 4, 32, [2, 64], b_input=True)
+print("wrote", len(os.listdir(OUT)), "cases to", OUT)
