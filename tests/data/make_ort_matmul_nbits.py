@@ -75,4 +75,23 @@ case("bits8_packed_zp", 64, 16, 8, 32, [2, 64])
 case("bits2_packed_zp", 64, 20, 2, 16, [3, 64])
 case("bits4_fp16", 64, 32, 4, 32, [2, 64], t=TensorProto.FLOAT16)
 case("bits4_b_input", 64, 24, 4, 32, [2, 64], b_input=True)
+# The onnxruntime-optimized BERT of tests/data/ort_bert_small_opt with its six MatMuls 4-bit
+# quantized by onnxruntime's MatMulNBitsQuantizer (block 32, asymmetric), on that case's inputs.
+from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer  # noqa: E402  (needs onnx_ir)
+
+src = os.path.join(os.path.dirname(OUT), "ort_bert_small_opt")
+d = os.path.join(OUT, "ort_bert_small_q4")
+shutil.rmtree(d, ignore_errors=True)
+os.makedirs(os.path.join(d, "test_data_set_0"))
+q = MatMulNBitsQuantizer(onnx.load(os.path.join(src, "model.onnx")), block_size=32, is_symmetric=False)
+q.process()
+q.model.save_model_to_file(os.path.join(d, "model.onnx"), use_external_data_format=False)
+sess = ort.InferenceSession(os.path.join(d, "model.onnx"), providers=["CPUExecutionProvider"])
+feeds = {}
+for i, inp in enumerate(sess.get_inputs()):
+    feeds[inp.name] = numpy_helper.to_array(onnx.load_tensor(os.path.join(src, "test_data_set_0", f"input_{i}.pb")))
+    shutil.copy(os.path.join(src, "test_data_set_0", f"input_{i}.pb"), os.path.join(d, "test_data_set_0", f"input_{i}.pb"))
+for k, (o, y) in enumerate(zip(sess.get_outputs(), sess.run(None, feeds))):
+    with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, o.name).SerializeToString())
 print("wrote", len(os.listdir(OUT)), "cases to", OUT)
