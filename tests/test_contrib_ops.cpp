@@ -276,12 +276,19 @@ TEST(ContribOps, AttentionWithEachMaskKindAndCausal) {
   };
   const auto hb = [&](int64_t b, int64_t i, int64_t j) { return j > i ? lowest : (b == 0 ? -10000.0 : 0.0); };
   expect_outputs(hn, {attention_ref(xh, wh, bh, N, hb)}, 2e-2);
-  // Forms outside the decomposition are one-line errors naming the node.
+  // attention_bias [B, 1, S, S] is added to the scaled scores (with a [B] mask on top).
+  const Tensor abt = testing::random_tensor(DType::f32, {B, 1, S, S}, 1);
   OneNode ab{"Attention", "com.microsoft",
-             {{"x", x}, {"w", w}, {"b", bias}, {"", Tensor()}, {"", Tensor()}, {"ab", testing::random_tensor(DType::f32, {B, N, S, S}, 1)}}};
+             {{"x", x}, {"w", w}, {"b", bias}, {"m", testing::ints_of({B}, {6, 4}, DType::i32)}, {"", Tensor()}, {"ab", abt}}};
   ab.attrs = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4); };
-  std::string e = testing::error_of([&] { Session(ab.graph(), "ref").run(ab.feeds()); });
-  EXPECT_NE(e.find("attention_bias and past_sequence_length inputs are not supported"), std::string::npos) << e;
+  expect_outputs(ab, {attention_ref(x, w, bias, N, [&](int64_t b, int64_t i, int64_t j) {
+                   return abt.get((b * S + i) * S + j) + (j >= (b ? 4 : 6) ? -10000.0 : 0.0);
+                 })}, 2e-5);
+  // Forms outside the decomposition are one-line errors naming the node.
+  OneNode ab3{"Attention", "com.microsoft", {{"x", x}, {"w", w}, {"b", bias}, {"", Tensor()}, {"", Tensor()}, {"ab", testing::random_tensor(DType::f32, {B, N, S}, 1)}}};
+  ab3.attrs = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4); };
+  std::string e = testing::error_of([&] { Session(ab3.graph(), "ref").run(ab3.feeds()); });
+  EXPECT_NE(e.find("attention_bias must be [2 or 1, 4 or 1, 6, 6], got [2, 4, 6]"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   OneNode bad{"Attention", "com.microsoft", {{"x", x}, {"w", w}, {"b", bias}, {"m", testing::ints_of({3}, {1, 2, 3}, DType::i32)}}};
   bad.attrs = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4); };
@@ -585,6 +592,79 @@ TEST(ContribOps, MatMulNBitsHostileInputsAreOneLineErrors) {
                "scales must be float32 with N * k_blocks = 8 elements, got float16 [8]");
   EXPECT_ERROR(run({"MatMulNBits", "com.microsoft", {{"A", A}, {"B", B}, {"s", sc}}, {"y"}, attrs(0, 4, 4, 16)}),
                "attributes K and N must be positive, got K=0 N=4");
+}
+
+
+// onnxruntime's MultiHeadAttention (and Attention with an attention_bias) against onnxruntime
+// 1.32's outputs (tests/data/make_ort_mha.py): cross attention with a projection bias, raw and
+// length masks, scale and mask_filter_value, attention_bias, past / present, keys already in
+// heads, causal; fp16 bit for bit (the attention in float32, rounded once, as onnxruntime).
+TEST(ContribOps, MultiHeadAttentionMatchesOnnxruntimeOnEveryBackend) {
+  const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/ort_mha/";
+  int cases = 0;
+  for (const auto& e : std::filesystem::directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    ++cases;
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(name + " on " + be);
+      ConformOptions o;
+      o.exact = name.find("fp16") != std::string::npos;
+      const CaseResult r = run_case(e.path().string(), be, o);
+      EXPECT_EQ(r.status, CaseStatus::passed) << r.detail;
+    }
+  }
+  EXPECT_EQ(cases, 9);
+}
+
+// The packed forms onnxruntime's CPU kernel lacks (its CUDA one has them): a packed QKV query
+// [B, S, N, 3, h] and a packed KV key [B, L, N, 2, h] give the unpacked inputs' results.
+TEST(ContribOps, MultiHeadAttentionPackedFormsEqualTheUnpacked) {
+  const int64_t B = 2, S = 3, L = 4, N = 2, h = 4;
+  const Tensor qkv = testing::random_tensor(DType::f32, {B, S, N, 3, h}, 41), kv = testing::random_tensor(DType::f32, {B, L, N, 2, h}, 42);
+  const Tensor q2 = testing::random_tensor(DType::f32, {B, S, N * h}, 43);
+  // part j of a packed [B, T, N, parts, h] tensor as [B, T, N * h]
+  const auto part = [&](const Tensor& p, int64_t T, int64_t parts, int64_t j) {
+    Tensor t(DType::f32, {B, T, N * h});
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t s = 0; s < T; ++s)
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t c = 0; c < h; ++c) t.set((b * T + s) * N * h + n * h + c, p.get((((b * T + s) * N + n) * parts + j) * h + c));
+    return t;
+  };
+  const auto heads = [](onnx::NodeProto* m) { attr_i(m, "num_heads", 2); };
+  const auto run = [](const OneNode& n) { return Session(n.graph(), "ref").run(n.feeds())[0]; };
+  const Tensor packed = run({"MultiHeadAttention", "com.microsoft", {{"qkv", qkv}}, {"y"}, heads});
+  const Tensor plain = run({"MultiHeadAttention", "com.microsoft", {{"q", part(qkv, S, 3, 0)}, {"k", part(qkv, S, 3, 1)}, {"v", part(qkv, S, 3, 2)}}, {"y"}, heads});
+  const Tensor packed_kv = run({"MultiHeadAttention", "com.microsoft", {{"q", q2}, {"kv", kv}}, {"y"}, heads});
+  const Tensor plain_kv = run({"MultiHeadAttention", "com.microsoft", {{"q", q2}, {"k", part(kv, L, 2, 0)}, {"v", part(kv, L, 2, 1)}}, {"y"}, heads});
+  ASSERT_EQ(packed.shape(), (Shape{B, S, N * h}));
+  for (int64_t i = 0; i < packed.numel(); ++i) EXPECT_EQ(packed.get(i), plain.get(i)) << i;
+  ASSERT_EQ(packed_kv.shape(), (Shape{B, S, N * h}));
+  for (int64_t i = 0; i < packed_kv.numel(); ++i) EXPECT_EQ(packed_kv.get(i), plain_kv.get(i)) << i;
+}
+
+TEST(ContribOps, MultiHeadAttentionHostileInputsAreOneLineErrors) {
+  const auto run = [](const OneNode& n) { Session(n.graph(), "ref").run(n.feeds()); };
+  const auto heads = [](int64_t n) { return [n](onnx::NodeProto* m) { attr_i(m, "num_heads", n); }; };
+  const Tensor q = testing::random_tensor(DType::f32, {2, 3, 8}, 51), k = testing::random_tensor(DType::f32, {2, 5, 8}, 52);
+  EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}, {"k", k}, {"v", k}}, {"y"}, heads(3)}),
+               "query must be [B, S, D] with D a multiple of num_heads 3, got [2, 3, 8]");
+  EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}, {"k", k}, {"v", k}}, {"y"}, heads(0)}), "num_heads must be positive, got 0");
+  EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}}, {"y"}, heads(2)}), "key is required unless the query is packed");
+  EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}, {"k", testing::random_tensor(DType::f32, {2, 5, 6}, 53)}, {"v", k}}, {"y"}, heads(2)}),
+               "key must be [2, L, 8] and value [2, L, Dv], got [2, 5, 6], [2, 5, 8]");
+  EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}, {"k", k}, {"v", k}, {"b", testing::random_tensor(DType::f32, {8}, 54)}}, {"y"}, heads(2)}),
+               "bias must be [24] (q, k, v) with 3-D key and value, got [8]");
+  EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}, {"k", k}, {"v", k}, {"", Tensor()}, {"m", testing::random_tensor(DType::f32, {2, 5}, 55)}}, {"y"}, heads(2)}),
+               "key_padding_mask must be int32, got float32");
+  EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}, {"k", k}, {"v", k}, {"", Tensor()}, {"m", testing::ints_of({4}, {1, 2, 3, 4}, DType::i32)}}, {"y"}, heads(2)}),
+               "key_padding_mask of shape [4] is not supported");
+  EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}, {"k", k}, {"v", k}, {"", Tensor()}, {"", Tensor()}, {"ab", testing::random_tensor(DType::f32, {2, 2, 3, 3}, 56)}}, {"y"}, heads(2)}),
+               "attention_bias must be [2 or 1, 2 or 1, 3, 5], got [2, 2, 3, 3]");
+  EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}, {"k", k}, {"v", k}, {"", Tensor()}, {"", Tensor()}, {"", Tensor()}, {"pk", testing::random_tensor(DType::f32, {2, 2, 1, 4}, 57)}}, {"y"}, heads(2)}),
+               "past_key and past_value come together");
+  EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}, {"k", testing::random_tensor(DType::f16, {2, 5, 8}, 58)}, {"v", k}}, {"y"}, heads(2)}),
+               "input 1 must be query's dtype float32, got float16");
 }
 
 }  // namespace

@@ -25,20 +25,30 @@
 //                               outputs (LayerNormalization(e), mask_index = the entries equal
 //                               to 1 in each row of mask, int32 [B] (zeros without a mask), e);
 //                               a negative id is refused (Gather's index error), as onnxruntime
-//   Attention(input, weights, bias?, mask_index?) num_heads, unidirectional, qkv_hidden_sizes,
-//       scale, mask_filter_value=-10000
+//   Attention(input, weights, bias?, mask_index?, past?, attention_bias?) num_heads,
+//       unidirectional, qkv_hidden_sizes, scale, mask_filter_value=-10000
 //                               QKV = input @ weights + bias split into heads; softmax(scale
-//                               Q K^T + mask bias) V with heads merged; the mask bias is
-//                               mask_filter_value where a key is masked: mask_index [B] (keys
-//                               j >= end[b]), [2B] (j >= end[b] or j < start[b]) or the raw
-//                               [B, S] mask (kept where > 0); unidirectional gives keys after
-//                               the query the lowest float instead; fp16 / bf16 scores are
-//                               scaled, masked and softmaxed in float32 (onnxruntime's).
+//                               Q K^T + attention_bias + mask bias) V with heads merged; the
+//                               mask bias is mask_filter_value where a key is masked: mask_index
+//                               [B] (keys j >= end[b]), [2B] (j >= end[b] or j < start[b]) or
+//                               the raw [B, T] / [B, S, T] mask (kept where > 0);
+//                               attention_bias [B or 1, N or 1, S, T]; unidirectional gives keys after
+//                               the query the lowest float instead; fp16 / bf16 attention is
+//                               computed in float32 from the projections on and rounded once
+//                               (onnxruntime's CPU kernel).
 //                               past [2, B, N, P, h] prepends P keys / values (query i at
 //                               position P + i; masks then cover T = P + S keys) and present
-//                               (output 1) is [2, B, N, T, h]. attention_bias,
-//                               past_sequence_length, past_present_share_buffer, rotary and the
-//                               other mask layouts are refused (Unsupported, one line).
+//                               (output 1) is [2, B, N, T, h]. past_sequence_length,
+//                               past_present_share_buffer, rotary and the other mask layouts
+//                               are refused (Unsupported, one line).
+//   MultiHeadAttention(query, key?, value?, bias?, key_padding_mask?, attention_bias?,
+//       past_key?, past_value?) num_heads, unidirectional, scale, mask_filter_value=-10000
+//                               the same attention without the projection: query [B, S, D],
+//                               key [B, L, D] and value [B, L, Dv] plus bias [2D + Dv] (or
+//                               key / value in heads [B, N, L, h], a packed KV key
+//                               [B, L, N, 2, h], a packed QKV query [B, S, N, 3, h]); past_key /
+//                               past_value [B, N, P, h] prepended, present_key / present_value
+//                               [B, N, P + L, h]; key_padding_mask as mask_index but [2B]
 //
 // The quantized contrib ops (QLinear*, QGemm, QAttention, ...) are in ir/ops/contrib_quant.cpp.
 // Errors: Error("shape") / Unsupported naming the node, one line.
@@ -117,12 +127,90 @@ void register_expanded(const std::string& name, int min_in, int max_in, int max_
 
 // ---- Attention -------------------------------------------------------------------------------
 
+// Scaled dot-product attention over heads as onnxruntime's Attention / MultiHeadAttention
+// compute it: q [B, N, S, h], k [B, N, T, h], v [B, N, T, hv] (T = P + S keys, query i at
+// position P + i) -> out [B, S, N * hv]; scores scaled (attribute scale, else 1 / sqrt(h)),
+// plus attention_bias, plus mask_filter_value where the mask hides a key, the lowest float past
+// the query when unidirectional, Softmax, in float32 for fp16 / bf16 operands.
+void attend(RewriteNodes& w, const Node& n, const AttendValues& a, const AttendDims& d, DType t, bool attention_layout) {
+  Graph& g = w.g;
+  const auto [B, S, T, P, N, h, hv] = d;
+  const int k = w.op("Transpose", {a.k}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  const double scale = n.has_attr("scale") && n.attr_f("scale", 0.0) != 0.0 ? n.attr_f("scale", 0.0) : 1.0 / std::sqrt(static_cast<double>(h));
+  const bool half = t == DType::f16 || t == DType::bf16;
+  int scores = w.op("MatMul", {a.q, k});
+  if (half) w.nodes.back().f32_result = true;  // the float32 sum of the exact products, not rounded to t
+  scores = w.op("Mul", {scores, scalar(g, n, t == DType::f64 ? t : DType::f32, scale)});
+  // The additive mask bias: mask_filter_value where a key is masked ([B, 1, 1 or S, S] bool
+  // first, built by ops rather than as an S x S constant).
+  const double filter = n.attr_f("mask_filter_value", -10000.0);
+  std::vector<int64_t> keys(static_cast<size_t>(T));
+  for (int64_t j = 0; j < T; ++j) keys[j] = j;
+  const int key = w.ints(keys);
+  int masked = -1;
+  const int mask = a.mask;
+  const char* mask_name = attention_layout ? "mask_index" : "key_padding_mask";
+  if (mask >= 0) {
+    const Shape ms = g.values[mask].shape;
+    // int32 (onnxruntime's schema): a float mask of 0 / 1 would be read as positions.
+    if (g.values[mask].dtype != DType::i32)
+      throw Error("shape", n.label() + ": " + mask_name + " must be int32, got " + dtype_name(g.values[mask].dtype));
+    const int m64 = w.op("Cast", {mask}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
+    int64_t mask_rows = 1;  // 1, or S for a 3-D [B, S, T] mask
+    if (ms.size() == 1 && (ms[0] == B || (attention_layout && ms[0] == 2 * B))) {
+      const auto column = [&](int64_t from) {
+        return w.op("Unsqueeze", {w.op("Slice", {m64, w.ints({from}), w.ints({from + B}), w.ints({0})}), w.ints({1})});
+      };
+      masked = w.op("Not", {w.op("Less", {key, column(0)})});  // j >= end[b]
+      if (ms[0] == 2 * B) masked = w.op("Or", {masked, w.op("Less", {key, column(B)})});  // or j < start[b]
+    } else if (ms.size() == 2 && ms[0] == B && ms[1] == T) {
+      masked = w.op("Not", {w.op("Greater", {m64, w.ints({0})})});  // kept where > 0 (onnxruntime)
+    } else if (ms.size() == 3 && ms[0] == B && ms[1] == S && ms[2] == T) {
+      masked = w.op("Not", {w.op("Greater", {m64, w.ints({0})})});
+      mask_rows = S;
+    } else {
+      throw Unsupported("onnx", n.label() + ": " + mask_name + " of shape " + shape_str(ms) + " is not supported (1-D [B]" +
+                                    (attention_layout ? " or [2B]" : "") + ", 2-D [B, " + std::to_string(T) + "] or 3-D [B, " +
+                                    std::to_string(S) + ", " + std::to_string(T) + "])");
+    }
+    masked = w.op("Reshape", {masked, w.ints({B, 1, mask_rows, T})});
+  }
+  // The scores, mask and softmax in float32 for fp16 / bf16 (onnxruntime's: a half -10000 is
+  // 8 apart from its neighbours, and its lowest float would be -inf).
+  const DType st = t == DType::f16 || t == DType::bf16 ? DType::f32 : t;
+  int bias = masked >= 0 ? w.op("Where", {masked, scalar(g, n, st, filter), scalar(g, n, st, 0.0)}) : -1;
+  if (n.attr_i("unidirectional", 0)) {  // key j after query i, [S, S]: the lowest float, whatever mask_filter_value says (onnxruntime)
+    std::vector<int64_t> at(static_cast<size_t>(S));  // query i's position P + i
+    for (int64_t i = 0; i < S; ++i) at[i] = P + i;
+    const int later = w.op("Greater", {w.op("Unsqueeze", {key, w.ints({0})}), w.op("Unsqueeze", {w.ints(at), w.ints({1})})});  // [S, T]
+    const double lowest = st == DType::f64 ? -std::numeric_limits<double>::max() : -static_cast<double>(std::numeric_limits<float>::max());
+    bias = w.op("Where", {later, scalar(g, n, st, lowest), bias >= 0 ? bias : scalar(g, n, st, 0.0)});
+  }
+  if (a.attention_bias >= 0) {  // [B or 1, N or 1, S, T], added in the scores' float type
+    const Shape bs = g.values[a.attention_bias].shape;
+    if (bs.size() != 4 || (bs[0] != 1 && bs[0] != B) || (bs[1] != 1 && bs[1] != N) || bs[2] != S || bs[3] != T)
+      throw Error("shape", n.label() + ": attention_bias must be [" + std::to_string(B) + " or 1, " + std::to_string(N) + " or 1, " +
+                               std::to_string(S) + ", " + std::to_string(T) + "], got " + shape_str(bs));
+    const int ab = g.values[a.attention_bias].dtype == st ? a.attention_bias
+                                                          : w.op("Cast", {a.attention_bias}, {{"to", int64_t{dtype_to_onnx(st)}}});
+    scores = w.op("Add", {scores, ab});
+  }
+  if (bias >= 0) scores = w.op("Add", {scores, bias});
+  // fp16 / bf16: the probabilities stay float32 and meet V in float32; the output rounds once
+  // (onnxruntime's CPU kernels compute the whole attention in float32).
+  const int probs = w.op("Softmax", {scores}, {{"axis", int64_t{-1}}});
+  const int v = half ? w.op("Cast", {a.v}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}) : a.v;
+  const int y = w.op("Transpose", {w.op("MatMul", {probs, v})}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  const int r = w.op("Reshape", {y, w.ints({B, S, N * hv})}, {}, half ? -1 : a.out);
+  if (half) w.op("Cast", {r}, {{"to", int64_t{dtype_to_onnx(t)}}}, a.out);
+}
+
 // (declared in contrib_common.h)
 // Attention node n (at index) in Attention's input layout; `project`, when given, makes the
 // QKV projection (input @ weights + bias) instead of the float MatMul (QAttention's integer one).
 bool attention_expand_as(Graph& g, size_t index, const Node& n, const std::function<int(RewriteNodes&)>& project) {
-  for (size_t k = 5; k < n.inputs.size(); ++k)
-    if (n.inputs[k] >= 0) throw Unsupported("onnx", n.label() + ": attention_bias and past_sequence_length inputs are not supported");
+  for (size_t k = 6; k < n.inputs.size(); ++k)
+    if (n.inputs[k] >= 0) throw Unsupported("onnx", n.label() + ": the past_sequence_length input is not supported");
   if (n.attr_i("past_present_share_buffer", 0)) throw Unsupported("onnx", n.label() + ": past_present_share_buffer is not supported");
   if (n.attr_i("do_rotary", 0)) throw Unsupported("onnx", n.label() + ": do_rotary is not supported");
   if (!all_known(g, n)) return false;
@@ -174,54 +262,7 @@ bool attention_expand_as(Graph& g, size_t index, const Node& n, const std::funct
   }
   if (out_of(n, 1) >= 0)
     w.op("Concat", {w.op("Unsqueeze", {k, w.ints({0})}), w.op("Unsqueeze", {v, w.ints({0})})}, {{"axis", int64_t{0}}}, out_of(n, 1));
-  k = w.op("Transpose", {k}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
-  const double scale = n.has_attr("scale") && n.attr_f("scale", 0.0) != 0.0 ? n.attr_f("scale", 0.0) : 1.0 / std::sqrt(static_cast<double>(h));
-  int scores = w.op("MatMul", {q, k});
-  if (t == DType::f16 || t == DType::bf16) scores = w.op("Cast", {scores}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
-  scores = w.op("Mul", {scores, scalar(g, n, t == DType::f64 ? t : DType::f32, scale)});
-  // The additive mask bias: mask_filter_value where a key is masked ([B, 1, 1 or S, S] bool
-  // first, built by ops rather than as an S x S constant).
-  const double filter = n.attr_f("mask_filter_value", -10000.0);
-  std::vector<int64_t> keys(static_cast<size_t>(T));
-  for (int64_t j = 0; j < T; ++j) keys[j] = j;
-  const int key = w.ints(keys);
-  int masked = -1;
-  const int mask = in_of(n, 3);
-  if (mask >= 0) {
-    const Shape ms = g.values[mask].shape;
-    // int32 (onnxruntime's schema): a float mask of 0 / 1 would be read as positions.
-    if (g.values[mask].dtype != DType::i32) throw Error("shape", n.label() + ": mask_index must be int32, got " + dtype_name(g.values[mask].dtype));
-    const int m64 = w.op("Cast", {mask}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
-    if (ms.size() == 1 && (ms[0] == B || ms[0] == 2 * B)) {
-      const auto column = [&](int64_t from) {
-        return w.op("Unsqueeze", {w.op("Slice", {m64, w.ints({from}), w.ints({from + B}), w.ints({0})}), w.ints({1})});
-      };
-      masked = w.op("Not", {w.op("Less", {key, column(0)})});  // j >= end[b]
-      if (ms[0] == 2 * B) masked = w.op("Or", {masked, w.op("Less", {key, column(B)})});  // or j < start[b]
-    } else if (ms.size() == 2 && ms[0] == B && ms[1] == T) {
-      masked = w.op("Not", {w.op("Greater", {m64, w.ints({0})})});  // kept where > 0 (onnxruntime)
-    } else {
-      throw Unsupported("onnx", n.label() + ": mask_index of shape " + shape_str(ms) + " is not supported (1-D [B] or [2B], or 2-D [B, " +
-                                    std::to_string(T) + "])");
-    }
-    masked = w.op("Reshape", {masked, w.ints({B, 1, 1, T})});
-  }
-  // The scores, mask and softmax in float32 for fp16 / bf16 (onnxruntime's: a half -10000 is
-  // 8 apart from its neighbours, and its lowest float would be -inf).
-  const DType st = t == DType::f16 || t == DType::bf16 ? DType::f32 : t;
-  int bias = masked >= 0 ? w.op("Where", {masked, scalar(g, n, st, filter), scalar(g, n, st, 0.0)}) : -1;
-  if (n.attr_i("unidirectional", 0)) {  // key j after query i, [S, S]: the lowest float, whatever mask_filter_value says (onnxruntime)
-    std::vector<int64_t> at(static_cast<size_t>(S));  // query i's position P + i
-    for (int64_t i = 0; i < S; ++i) at[i] = P + i;
-    const int later = w.op("Greater", {w.op("Unsqueeze", {key, w.ints({0})}), w.op("Unsqueeze", {w.ints(at), w.ints({1})})});  // [S, T]
-    const double lowest = st == DType::f64 ? -std::numeric_limits<double>::max() : -static_cast<double>(std::numeric_limits<float>::max());
-    bias = w.op("Where", {later, scalar(g, n, st, lowest), bias >= 0 ? bias : scalar(g, n, st, 0.0)});
-  }
-  if (bias >= 0) scores = w.op("Add", {scores, bias});
-  int probs = w.op("Softmax", {scores}, {{"axis", int64_t{-1}}});
-  if (t == DType::f16 || t == DType::bf16) probs = w.op("Cast", {probs}, {{"to", int64_t{dtype_to_onnx(t)}}});
-  const int y = w.op("Transpose", {w.op("MatMul", {probs, v})}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
-  w.op("Reshape", {y, w.ints({B, S, N * hv})}, {}, out_of(n, 0));
+  attend(w, n, {q, k, v, in_of(n, 3), in_of(n, 5), out_of(n, 0)}, {B, S, T, P, N, h, hv}, t, true);
   w.replace(index);
   return true;
 }
@@ -455,6 +496,116 @@ void embed_norm_infer(InferContext& ctx) {
 }
 
 
+// MultiHeadAttention(query, key?, value?, bias?, key_padding_mask?, attention_bias?, past_key?,
+// past_value?): onnxruntime's attention without the input projection. query [B, S, D] with key
+// [B, L, D] and value [B, L, Dv] (bias [D + D + Dv] added to each), key / value already in heads
+// [B, N, L, h] (cross attention's cached form, no bias), packed KV key [B, L, N, 2, h], or a
+// packed QKV query [B, S, N, 3, h]; past_key / past_value [B, N, P, h] prepended to 3-D keys and
+// values, present_key / present_value [B, N, P + L, h]; then attend().
+bool mha_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  for (size_t k = 8; k < n.inputs.size(); ++k)
+    if (n.inputs[k] >= 0) throw Unsupported("onnx", n.label() + ": past_sequence_length and cache_indirection inputs are not supported");
+  if (out_of(n, 3) >= 0) throw Unsupported("onnx", n.label() + ": the qk output is not supported");
+  if (!all_known(g, n)) return false;
+  need_float(g, n, 0, "query");
+  const DType t = g.values[n.inputs[0]].dtype;
+  for (int i = 1; i < 8; ++i)
+    if (i != 4 && in_of(n, i) >= 0 && g.values[n.inputs[i]].dtype != t)
+      throw Error("shape", n.label() + ": input " + std::to_string(i) + " must be query's dtype " + dtype_name(t) + ", got " +
+                               dtype_name(g.values[n.inputs[i]].dtype));
+  const int64_t N = n.attr_i("num_heads", 0);
+  if (N <= 0) throw Error("shape", n.label() + ": num_heads must be positive, got " + std::to_string(N));
+  const Shape qs = g.values[n.inputs[0]].shape;
+  const int key = in_of(n, 1), value = in_of(n, 2), bias = in_of(n, 3), pk = in_of(n, 6), pv = in_of(n, 7);
+  const Shape ks = key >= 0 ? g.values[key].shape : Shape{}, vs = value >= 0 ? g.values[value].shape : Shape{};
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  RewriteNodes w{g, n.name, {}};
+  const auto to_heads = [&](int x) { return w.op("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}); };  // BSNH <-> BNSH
+  // Part j of a packed [B, L, N, parts, h] tensor, as [B, N, L, h].
+  const auto unpack = [&](int x, const Shape& s, int64_t j) {
+    const int part = w.op("Slice", {x, w.ints({j}), w.ints({j + 1}), w.ints({3})});
+    return to_heads(w.op("Reshape", {part, w.ints({s[0], s[1], s[2], s[4]})}));
+  };
+  int64_t B = 0, S = 0, L = 0, h = 0, hv = 0;
+  int q = -1, k = -1, v = -1;
+  bool cached = false;  // key / value given in heads [B, N, L, h]
+  if (qs.size() == 5) {
+    if (qs[2] != N || qs[3] != 3 || key >= 0 || value >= 0 || bias >= 0)
+      throw bad("a packed query must be [B, S, " + std::to_string(N) + ", 3, h] without key, value or bias, got " + shape_str(qs));
+    B = qs[0], S = L = qs[1], h = hv = qs[4];
+    q = unpack(n.inputs[0], qs, 0), k = unpack(n.inputs[0], qs, 1), v = unpack(n.inputs[0], qs, 2);
+  } else {
+    if (qs.size() != 3 || qs[2] % N) throw bad("query must be [B, S, D] with D a multiple of num_heads " + std::to_string(N) + ", got " + shape_str(qs));
+    if (key < 0) throw bad("key is required unless the query is packed [B, S, N, 3, h]");
+    B = qs[0], S = qs[1], h = qs[2] / N;
+    const int64_t D = qs[2];
+    int64_t Dv = 0;
+    if (ks.size() == 5) {
+      if (ks[0] != B || ks[2] != N || ks[3] != 2 || ks[4] != h || value >= 0)
+        throw bad("a packed key must be [" + std::to_string(B) + ", L, " + std::to_string(N) + ", 2, " + std::to_string(h) + "] without value, got " + shape_str(ks));
+      L = ks[1], hv = h;
+    } else if (ks.size() == 4) {
+      if (ks[0] != B || ks[1] != N || ks[3] != h || vs.size() != 4 || vs[0] != B || vs[1] != N || vs[2] != ks[2])
+        throw bad("key and value in heads must be [" + std::to_string(B) + ", " + std::to_string(N) + ", L, " + std::to_string(h) + "], got " +
+                  shape_str(ks) + ", " + shape_str(vs));
+      L = ks[2], hv = vs[3], cached = true;
+    } else {
+      if (ks.size() != 3 || ks[0] != B || ks[2] != D || vs.size() != 3 || vs[0] != B || vs[1] != ks[1] || vs[2] % N)
+        throw bad("key must be [" + std::to_string(B) + ", L, " + std::to_string(D) + "] and value [" + std::to_string(B) + ", L, Dv], got " +
+                  shape_str(ks) + ", " + shape_str(vs));
+      L = ks[1], Dv = vs[2], hv = Dv / N;
+    }
+    if (bias >= 0 && (cached || ks.size() == 5 || g.values[bias].shape != Shape{2 * D + Dv}))
+      throw bad("bias must be [" + std::to_string(2 * D + Dv) + "] (q, k, v) with 3-D key and value, got " + shape_str(g.values[bias].shape));
+    const auto biased = [&](int x, int64_t from, int64_t size) {
+      return bias < 0 ? x : w.op("Add", {x, w.op("Slice", {bias, w.ints({from}), w.ints({from + size}), w.ints({0})})});
+    };
+    q = to_heads(w.op("Reshape", {biased(n.inputs[0], 0, D), w.ints({B, S, N, h})}));
+    if (ks.size() == 5) {
+      k = unpack(key, ks, 0), v = unpack(key, ks, 1);
+    } else if (cached) {
+      k = key, v = value;
+    } else {
+      k = to_heads(w.op("Reshape", {biased(key, D, D), w.ints({B, L, N, h})}));
+      v = to_heads(w.op("Reshape", {biased(value, 2 * D, Dv), w.ints({B, L, N, hv})}));
+    }
+  }
+  int64_t P = 0;
+  if ((pk >= 0) != (pv >= 0)) throw bad("past_key and past_value come together");
+  if (pk >= 0) {
+    const Shape ps = g.values[pk].shape;
+    if (cached) throw Unsupported("onnx", n.label() + ": past_key with key and value already in heads is not supported");
+    if (ps.size() != 4 || ps[0] != B || ps[1] != N || ps[3] != h || g.values[pv].shape != Shape{B, N, ps[2], hv})
+      throw bad("past_key / past_value must be [" + std::to_string(B) + ", " + std::to_string(N) + ", P, " + std::to_string(h) + "], got " +
+                shape_str(ps) + ", " + shape_str(g.values[pv].shape));
+    P = ps[2];
+    k = w.op("Concat", {pk, k}, {{"axis", int64_t{2}}});
+    v = w.op("Concat", {pv, v}, {{"axis", int64_t{2}}});
+  }
+  if (out_of(n, 1) >= 0) w.op("Identity", {k}, {}, out_of(n, 1));
+  if (out_of(n, 2) >= 0) w.op("Identity", {v}, {}, out_of(n, 2));
+  attend(w, n, {q, k, v, in_of(n, 4), in_of(n, 5), out_of(n, 0)}, {B, S, P + L, P, N, h, hv}, t, false);
+  w.replace(index);
+  return true;
+}
+
+void mha_infer(InferContext& ctx) {
+  const Shape& q = ctx.shape(0);
+  const int64_t N = ctx.node().attr_i("num_heads", 0);
+  if (q.size() != 3 && q.size() != 5) ctx.fail("query must be [B, S, D] or packed [B, S, N, 3, h]");
+  int64_t dv = q.size() == 5 ? q[2] * q[4] : -1, h = q.size() == 5 ? q[4] : (N > 0 ? q[2] / N : -1);
+  if (q.size() == 3 && ctx.has_input(2)) {
+    const Shape& v = ctx.shape(2);
+    dv = v.size() == 3 ? v[2] : v.size() == 4 ? v[1] * v[3] : -1;
+  } else if (q.size() == 3 && ctx.has_input(1) && ctx.shape(1).size() == 5) {
+    dv = ctx.shape(1)[2] * ctx.shape(1)[4];
+  }
+  ctx.set_output(0, ctx.dtype(0), {q[0], q[1], dv});
+  for (int o = 1; o < 3 && o < ctx.num_outputs(); ++o)
+    if (ctx.node().outputs[o] >= 0) ctx.set_output(o, ctx.dtype(0), {q[0], N > 0 ? N : -1, -1, h});
+}
+
 bool attention_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   return attention_expand_as(g, index, n, nullptr);
@@ -491,6 +642,7 @@ void register_contrib_ops() {
                     [](Graph& g, size_t i) { return skip_norm_expand(g, i, false); });
   register_expanded(ms + "EmbedLayerNormalization", 7, 9, 3, embed_norm_infer, embed_norm_expand, 1u << 1 | 1u << 4);  // segment_ids, segment_embedding
   register_expanded(ms + "Attention", 2, 7, 2, attention_contrib_infer, attention_expand);
+  register_expanded(ms + "MultiHeadAttention", 1, 10, 4, mha_infer, mha_expand, 0x3FEu);  // every input but query may be omitted
   register_contrib_quant_ops();
   // onnxruntime registers SimplifiedLayerNormalization in the default domain.
   register_expanded("SimplifiedLayerNormalization", 2, 2, 2, like_input(0), simplified_norm_expand);

@@ -33,6 +33,17 @@ void register_expanded(const std::string& name, int min_in, int max_in, int max_
 // standard ops; `project`, when given, makes the QKV projection (input @ weights + bias)
 // instead of the float MatMul (QAttention's integer one). false while shapes are unknown.
 bool attention_expand_as(Graph& g, size_t index, const Node& n, const std::function<int(RewriteNodes&)>& project);
+// The operands and dims of attend() (ir/ops/contrib.cpp): q [B, N, S, h], k [B, N, T, h],
+// v [B, N, T, hv]; mask (int32: [B] key counts, [2B] ends and starts (Attention's layout only),
+// [B, T] or [B, S, T] 0 / 1) and attention_bias ([B or 1, N or 1, S, T]) -1 when absent; the
+// result [B, S, N * hv] is written to value out.
+struct AttendValues {
+  int q = -1, k = -1, v = -1, mask = -1, attention_bias = -1, out = -1;
+};
+struct AttendDims {
+  int64_t B = 0, S = 0, T = 0, P = 0, N = 0, h = 0, hv = 0;
+};
+void attend(RewriteNodes& w, const Node& n, const AttendValues& a, const AttendDims& d, DType t, bool attention_layout);
 // The quantized ops' registrations (ir/ops/contrib_quant.cpp), called by register_contrib_ops.
 void register_contrib_quant_ops();
 

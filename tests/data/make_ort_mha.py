@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""onnxruntime's com.microsoft MultiHeadAttention (3-D query / key / value with a projection bias,
+cross attention, key padding masks, attention_bias, past / present, packed KV, keys already in
+heads, causal, fp16) and Attention with an attention_bias, one node each with onnxruntime's
+outputs on seeded random inputs, as ONNX backend-test folders under tests/data/ort_mha/
+(tests/test_contrib_ops.cpp runs them on every backend). Needs onnx, numpy and onnxruntime
+(1.32 made the stored outputs). Usage: python3 tests/data/make_ort_mha.py"""
+import os
+import shutil
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_mha")
+rng = np.random.default_rng(11)
+ELEM = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16, np.int32: TensorProto.INT32}
+
+
+def case(tag, op, ins, outs, attrs, consts=()):
+    """ins: [(name, array)] in input order ("" omitted); consts: names stored as initializers."""
+    names = [n for n, _ in ins]
+    feeds = {n: a for n, a in ins if n and n not in consts}
+    inits = [numpy_helper.from_array(a, n) for n, a in ins if n in consts]
+    node = helper.make_node(op, names, [o for o, _ in outs], domain="com.microsoft", **attrs)
+    g = helper.make_graph([node], tag, [helper.make_tensor_value_info(n, ELEM[a.dtype.type], list(a.shape)) for n, a in feeds.items()],
+                          [helper.make_tensor_value_info(o, ELEM[t], None) for o, t in outs], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    d = os.path.join(OUT, tag)
+    try:
+        ys = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    except Exception as e:  # noqa: BLE001
+        print("onnxruntime refused", tag, str(e).splitlines()[0][:160])
+        return
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for k, (n, v) in enumerate(feeds.items()):
+        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(v, n).SerializeToString())
+    for k, ((o, _), y) in enumerate(zip(outs, ys)):
+        with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(y, o).SerializeToString())
+
+
+def r(*s, t=np.float32):
+    return rng.standard_normal(s).astype(t)
+
+
+B, S, L, N, h = 2, 5, 7, 4, 4
+D = N * h
+F = np.float32
+Y = [("y", F)]
+case("mha_cross_bias", "MultiHeadAttention", [("q", r(B, S, D)), ("k", r(B, L, D)), ("v", r(B, L, 24)), ("bias", r(2 * D + 24))], Y,
+     {"num_heads": N}, consts=("bias",))
+x = r(B, 6, D)
+case("mha_self_raw_mask", "MultiHeadAttention", [("q", x), ("k", x * 0.5), ("v", x * 2), ("", None), ("m", np.array([[1, 1, 0, 1, 1, 1], [1, 1, 1, 1, 0, 0]], np.int32))],
+     Y, {"num_heads": N})
+case("mha_lengths_mask_scale", "MultiHeadAttention", [("q", r(B, S, D)), ("k", r(B, L, D)), ("v", r(B, L, D)), ("", None), ("m", np.array([7, 3], np.int32))],
+     Y, {"num_heads": N, "scale": 0.3, "mask_filter_value": -1000.0})
+case("mha_attention_bias", "MultiHeadAttention", [("q", r(B, S, D)), ("k", r(B, L, D)), ("v", r(B, L, D)), ("", None), ("", None), ("ab", r(1, N, S, L))],
+     Y, {"num_heads": N})
+case("mha_past_present", "MultiHeadAttention", [("q", r(B, 1, D)), ("k", r(B, 1, D)), ("v", r(B, 1, D)), ("bias", r(3 * D)), ("", None), ("", None),
+                                                ("pk", r(B, N, 3, h)), ("pv", r(B, N, 3, h))],
+     [("y", F), ("present_k", F), ("present_v", F)], {"num_heads": N}, consts=("bias",))
+case("mha_packed_kv", "MultiHeadAttention", [("q", r(B, S, D)), ("kv", r(B, L, N, 2, h))], Y, {"num_heads": N})
+case("mha_packed_qkv", "MultiHeadAttention", [("qkv", r(B, S, N, 3, h))], Y, {"num_heads": N})
+case("mha_kv_in_heads", "MultiHeadAttention", [("q", r(B, S, D)), ("k", r(B, N, L, h)), ("v", r(B, N, L, h))], Y, {"num_heads": N})
+case("mha_causal", "MultiHeadAttention", [("q", x), ("k", x * 0.5), ("v", x * 2)], Y, {"num_heads": N, "unidirectional": 1})
+H = np.float16
+case("mha_fp16", "MultiHeadAttention", [("q", r(B, S, D, t=H)), ("k", r(B, L, D, t=H)), ("v", r(B, L, D, t=H)), ("", None),
+                                        ("m", np.array([[1] * 7, [1, 1, 1, 0, 0, 0, 0]], np.int32))], [("y", H)], {"num_heads": N})
+case("attention_with_bias", "Attention", [("x", r(B, S, D)), ("w", r(D, 3 * D)), ("b", r(3 * D)), ("m", np.array([5, 3], np.int32)), ("", None),
+                                          ("ab", r(B, 1, S, S))], Y, {"num_heads": N}, consts=("w", "b"))
+print("wrote", len(os.listdir(OUT)), "cases to", OUT)
