@@ -172,20 +172,24 @@ bool decompose_rotary(Graph& g, const Node& n, std::vector<Node>& nodes) {
   for (size_t i = 0; i < 4; ++i)
     if (n.has_input(i) && !g.values[n.inputs[i]].shape_known) return false;
   if (!n.has_input(0) || !n.has_input(1) || !n.has_input(2)) return false;
-  // float16/bfloat16 stay whole: a chain of rounded fp16 ops would drift from the reference.
+  // float16 / bfloat16 rotate in float32 and round once (the products of two half values are
+  // exact there), not as a chain of rounded half ops that would drift from the reference.
   const DType t = g.values[n.inputs[0]].dtype;
-  if (t != DType::f32 && t != DType::f64) return false;
+  if (t != DType::f32 && t != DType::f64 && t != DType::f16 && t != DType::bf16) return false;
+  const bool half = t == DType::f16 || t == DType::bf16;
   const bool pos = n.has_input(3);
   const Shape xs = g.values[n.inputs[0]].shape;
   const RotaryDims r = rotary_dims(n, xs, g.values[n.inputs[1]].shape, g.values[n.inputs[2]].shape,
                                    pos ? &g.values[n.inputs[3]].shape : nullptr);
   std::vector<Node> emitted;
   Emit e(g, n, emitted);
-  const int64_t half = r.rd / 2;
+  const int64_t hr = r.rd / 2;
   // Work on [B, H, S, hd] (4-D input) or [B, S, H, hd] (3-D); the caches broadcast over heads.
   const Shape lay = r.rank3 ? Shape{r.B, r.S, r.H, r.hd} : Shape{r.B, r.H, r.S, r.hd};
-  const Shape cb = r.rank3 ? Shape{r.B, r.S, 1, half} : Shape{r.B, 1, r.S, half};
-  const int x = r.rank3 ? e.reshape(n.inputs[0], lay) : n.inputs[0];
+  const Shape cb = r.rank3 ? Shape{r.B, r.S, 1, hr} : Shape{r.B, 1, r.S, hr};
+  const int x0 = half ? e.cast(n.inputs[0], DType::f32) : n.inputs[0];
+  const int x = r.rank3 ? e.reshape(x0, lay) : x0;
+  const int cos_c = half ? e.cast(n.inputs[1], DType::f32) : n.inputs[1], sin_c = half ? e.cast(n.inputs[2], DType::f32) : n.inputs[2];
   // Position ids index the caches' rows from 0: a negative id is refused as ref refuses it
   // (Gather alone would wrap it to a row from the end), by moving it below Gather's range.
   // Ids of any integer dtype (RotaryEmbedding allows them; Gather takes int32 / int64): other
@@ -219,20 +223,20 @@ bool decompose_rotary(Graph& g, const Node& n, std::vector<Node>& nodes) {
   };
   std::vector<int> parts;
   if (n.attr_i("interleaved", 0) == 0) {
-    rotate(cache(n.inputs[1], cb), cache(n.inputs[2], cb), slice(x, 0, half, 3), slice(x, half, r.rd, 3), parts);
+    rotate(cache(cos_c, cb), cache(sin_c, cb), slice(x, 0, hr, 3), slice(x, hr, r.rd, 3), parts);
   } else {  // pairs (x[2k], x[2k+1]): view the rotated dims as [half, 2]
     Shape pair = lay, cp = cb;
-    pair.back() = half, cp.push_back(1);
+    pair.back() = hr, cp.push_back(1);
     pair.push_back(2);
     const int xp = e.reshape(r.rd == r.hd ? x : slice(x, 0, r.rd, 3), pair);
     std::vector<int> ri;
-    rotate(cache(n.inputs[1], cp), cache(n.inputs[2], cp), slice(xp, 0, 1, 4), slice(xp, 1, 2, 4), ri);
+    rotate(cache(cos_c, cp), cache(sin_c, cp), slice(xp, 0, 1, 4), slice(xp, 1, 2, 4), ri);
     Shape flat = lay;
     flat.back() = r.rd;
     parts.push_back(e.reshape(e.op("Concat", ri, {{"axis", int64_t{4}}}), flat));
   }
   if (r.rd < r.hd) parts.push_back(slice(x, r.rd, r.hd, 3));
-  const int out = n.outputs[0];
+  const int out = half ? g.add_value(n.name + "/rotated") : n.outputs[0];
   if (r.rank3) {
     e.reshape(parts.size() == 1 ? parts[0] : e.op("Concat", parts, {{"axis", int64_t{3}}}), xs, out);
   } else if (parts.size() == 1) {
@@ -240,6 +244,7 @@ bool decompose_rotary(Graph& g, const Node& n, std::vector<Node>& nodes) {
   } else {
     e.op("Concat", parts, {{"axis", int64_t{3}}}, out);
   }
+  if (half) e.cast(out, t, n.outputs[0]);
   for (auto& m : emitted) nodes.push_back(std::move(m));
   return true;
 }

@@ -348,6 +348,36 @@ TEST(RotaryEmbedding, DecomposedOnEveryBackendMatchesRef) {
   }
 }
 
+// fp16 / bf16 rotate in float32 and round once (decomposed, so they run on the GPUs instead of
+// the host): the products of two half values are exact in float32, so the result is ref's
+// (the rotation in double, rounded once) bar a double rounding of the one sum, which these
+// seeded values never meet: compared bit for bit.
+TEST(RotaryEmbedding, HalfTypesDecomposeAndRoundOnce) {
+  for (DType t : {DType::f16, DType::bf16}) {
+    SCOPED_TRACE(dtype_name(t));
+    GraphBuilder b("rope16", 23);
+    const Shape xs{2, 4, 6, 16}, cs{9, 8};
+    int x = b.input("x", t, xs), c = b.input("cos", t, cs), s = b.input("sin", t, cs), p = b.input("pos", DType::i64, {2, 6});
+    b.output(b.op("RotaryEmbedding", {x, c, s, p}, {}));
+    Graph g = b.build();
+    Graph d = g;
+    infer_shapes(d, true);
+    decompose(d);
+    for (auto& n : d.nodes) EXPECT_NE(n.op_type, "RotaryEmbedding");
+    std::vector<Tensor> in{random_tensor(t, xs, 11), random_tensor(t, cs, 12), random_tensor(t, cs, 13),
+                           ints_of({2, 6}, {0, 1, 2, 3, 4, 5, 8, 7, 6, 5, 4, 3})};
+    auto want = Session(g, "ref").run(in);
+    for (const std::string& be : backend_names()) {
+      if (be == "ref" || make_backend(be)->devices().empty()) continue;
+      auto got = Session(g, be).run(in);
+      ASSERT_EQ(got[0].dtype(), t);
+      int64_t off = 0;
+      for (int64_t i = 0; i < want[0].numel(); ++i) off += got[0].get(i) != want[0].get(i);
+      EXPECT_EQ(off, 0) << be;
+    }
+  }
+}
+
 // ------------------------------------------------------------ Swish / SwiGLU
 
 TEST(Swish, SwishAndSwiGluByHand) {

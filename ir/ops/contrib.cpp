@@ -41,6 +41,9 @@
 //                               (output 1) is [2, B, N, T, h]. past_sequence_length,
 //                               past_present_share_buffer, rotary and the other mask layouts
 //                               are refused (Unsupported, one line).
+//   RotaryEmbedding(input, position_ids, cos_cache, sin_cache) interleaved, num_heads,
+//       rotary_embedding_dim            -> RotaryEmbedding (opset 23), position_ids [B, S] or
+//                               the one start position of every row
 //   MultiHeadAttention(query, key?, value?, bias?, key_padding_mask?, attention_bias?,
 //       past_key?, past_value?) num_heads, unidirectional, scale, mask_filter_value=-10000
 //                               the same attention without the projection: query [B, S, D],
@@ -606,6 +609,34 @@ void mha_infer(InferContext& ctx) {
     if (ctx.node().outputs[o] >= 0) ctx.set_output(o, ctx.dtype(0), {q[0], N > 0 ? N : -1, -1, h});
 }
 
+// com.microsoft RotaryEmbedding(input, position_ids, cos_cache, sin_cache): ONNX's
+// RotaryEmbedding (opset 23; the same rotation, 3-D [B, S, D] or 4-D [B, N, S, h] input) with
+// the inputs reordered; position_ids [B, S], or one start position (then p + 0..S-1 per row).
+bool contrib_rotary_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (n.attr_i("is_packed_batching", 0)) throw Unsupported("onnx", n.label() + ": is_packed_batching is not supported");
+  if (!all_known(g, n)) return false;
+  const Shape xs = g.values[n.inputs[0]].shape, ps = g.values[n.inputs[1]].shape;
+  if (!dtype_is_int(g.values[n.inputs[1]].dtype)) throw Error("shape", n.label() + ": position_ids must be int64, got " + dtype_name(g.values[n.inputs[1]].dtype));
+  if (xs.size() != 3 && xs.size() != 4) throw Error("shape", n.label() + ": input must be [B, S, D] or [B, N, S, h], got " + shape_str(xs));
+  const int64_t B = xs[0], S = xs.size() == 3 ? xs[1] : xs[2];
+  RewriteNodes w{g, n.name, {}};
+  int pos = n.inputs[1];
+  if (shape_numel(ps) == 1 && !(ps == Shape{B, S})) {  // the first position: row b holds p, p + 1, ..
+    std::vector<int64_t> steps(static_cast<size_t>(S));
+    for (int64_t i = 0; i < S; ++i) steps[i] = i;
+    const int p64 = w.op("Cast", {pos}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
+    const int row = w.op("Add", {w.op("Reshape", {p64, w.ints({1, 1})}), w.op("Reshape", {w.ints(steps), w.ints({1, S})})});
+    pos = w.op("Expand", {row, w.ints({B, S})});
+  }
+  std::map<std::string, AttrValue> attrs;
+  for (const char* a : {"interleaved", "num_heads", "rotary_embedding_dim"})
+    if (n.has_attr(a)) attrs[a] = n.attr_i(a, 0);
+  w.op("RotaryEmbedding", {n.inputs[0], n.inputs[2], n.inputs[3], pos}, attrs, out_of(n, 0), 23);
+  w.replace(index);
+  return true;
+}
+
 bool attention_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   return attention_expand_as(g, index, n, nullptr);
@@ -642,6 +673,7 @@ void register_contrib_ops() {
                     [](Graph& g, size_t i) { return skip_norm_expand(g, i, false); });
   register_expanded(ms + "EmbedLayerNormalization", 7, 9, 3, embed_norm_infer, embed_norm_expand, 1u << 1 | 1u << 4);  // segment_ids, segment_embedding
   register_expanded(ms + "Attention", 2, 7, 2, attention_contrib_infer, attention_expand);
+  register_expanded(ms + "RotaryEmbedding", 4, 4, 1, like_input(0), contrib_rotary_expand);
   register_expanded(ms + "MultiHeadAttention", 1, 10, 4, mha_infer, mha_expand, 0x3FEu);  // every input but query may be omitted
   register_contrib_quant_ops();
   // onnxruntime registers SimplifiedLayerNormalization in the default domain.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """onnxruntime's com.microsoft MultiHeadAttention (3-D query / key / value with a projection bias,
 cross attention, key padding masks, attention_bias, past / present, packed KV, keys already in
-heads, causal, fp16) and Attention with an attention_bias, one node each with onnxruntime's
+heads, causal, fp16), Attention with an attention_bias and RotaryEmbedding, one node each with onnxruntime's
 outputs on seeded random inputs, as ONNX backend-test folders under tests/data/ort_mha/
 (tests/test_contrib_ops.cpp runs them on every backend). Needs onnx, numpy and onnxruntime
 (1.32 made the stored outputs). Usage: python3 tests/data/make_ort_mha.py"""
@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_mha")
 rng = np.random.default_rng(11)
-ELEM = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16, np.int32: TensorProto.INT32}
+ELEM = {np.float32: TensorProto.FLOAT, np.float16: TensorProto.FLOAT16, np.int32: TensorProto.INT32, np.int64: TensorProto.INT64}
 
 
 def case(tag, op, ins, outs, attrs, consts=()):
@@ -73,4 +73,16 @@ case("mha_fp16", "MultiHeadAttention", [("q", r(B, S, D, t=H)), ("k", r(B, L, D,
                                         ("m", np.array([[1] * 7, [1, 1, 1, 0, 0, 0, 0]], np.int32))], [("y", H)], {"num_heads": N})
 case("attention_with_bias", "Attention", [("x", r(B, S, D)), ("w", r(D, 3 * D)), ("b", r(3 * D)), ("m", np.array([5, 3], np.int32)), ("", None),
                                           ("ab", r(B, 1, S, S))], Y, {"num_heads": N}, consts=("w", "b"))
+# com.microsoft RotaryEmbedding(input, position_ids, cos_cache, sin_cache).
+M = 12
+cs, sn = r(M, h // 2), r(M, h // 2)
+pid = np.array([[0, 1, 2, 3, 4], [3, 4, 5, 6, 7]], np.int64)
+case("rotary_3d", "RotaryEmbedding", [("x", r(B, S, D)), ("p", pid), ("c", cs), ("s", sn)], Y, {"num_heads": N}, consts=("c", "s"))
+case("rotary_4d_interleaved", "RotaryEmbedding", [("x", r(B, N, S, h)), ("p", pid), ("c", cs), ("s", sn)], Y, {"interleaved": 1}, consts=("c", "s"))
+case("rotary_start_position", "RotaryEmbedding", [("x", r(B, S, D)), ("p", np.array([4], np.int64)), ("c", cs), ("s", sn)], Y, {"num_heads": N},
+     consts=("c", "s"))
+case("rotary_partial_dim", "RotaryEmbedding", [("x", r(B, S, 2 * D)), ("p", pid), ("c", cs), ("s", sn)], Y,
+     {"num_heads": N, "rotary_embedding_dim": h}, consts=("c", "s"))
+case("rotary_fp16", "RotaryEmbedding", [("x", r(B, S, D, t=H)), ("p", pid), ("c", cs.astype(H)), ("s", sn.astype(H))], [("y", H)], {"num_heads": N},
+     consts=("c", "s"))
 print("wrote", len(os.listdir(OUT)), "cases to", OUT)
