@@ -599,7 +599,9 @@ TEST(ContribOps, MatMulNBitsHostileInputsAreOneLineErrors) {
 // 1.32's outputs (tests/data/make_ort_mha.py): cross attention with a projection bias, raw and
 // length masks, scale and mask_filter_value, attention_bias, past / present, keys already in
 // heads, causal; com.microsoft RotaryEmbedding ([B, S] ids or a start position, 4-D, interleaved,
-// partial rotary dim); fp16 bit for bit (the attention in float32, rounded once, as onnxruntime).
+// partial rotary dim); GroupQueryAttention (a first prompt, decoding steps on its present with a
+// row one token shorter, packed QKV, rotary, local window with softcap); fp16 bit for bit (the
+// attention in float32, rounded once, as onnxruntime).
 TEST(ContribOps, MultiHeadAttentionMatchesOnnxruntimeOnEveryBackend) {
   const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/ort_mha/";
   int cases = 0;
@@ -614,7 +616,7 @@ TEST(ContribOps, MultiHeadAttentionMatchesOnnxruntimeOnEveryBackend) {
       EXPECT_EQ(r.status, CaseStatus::passed) << r.detail;
     }
   }
-  EXPECT_EQ(cases, 14);
+  EXPECT_EQ(cases, 22);
 }
 
 // The packed forms onnxruntime's CPU kernel lacks (its CUDA one has them): a packed QKV query
@@ -666,6 +668,23 @@ TEST(ContribOps, MultiHeadAttentionHostileInputsAreOneLineErrors) {
                "past_key and past_value come together");
   EXPECT_ERROR(run({"MultiHeadAttention", "com.microsoft", {{"q", q}, {"k", testing::random_tensor(DType::f16, {2, 5, 8}, 58)}, {"v", k}}, {"y"}, heads(2)}),
                "input 1 must be query's dtype float32, got float16");
+  // GroupQueryAttention
+  const Tensor gq = testing::random_tensor(DType::f32, {1, 2, 16}, 60), gk = testing::random_tensor(DType::f32, {1, 2, 8}, 61);
+  const Tensor lens = testing::ints_of({1}, {1}, DType::i32), tot = testing::ints_of({1}, {2}, DType::i32);
+  const auto gqa = [](int64_t hq, int64_t hkv) {
+    return [=](onnx::NodeProto* m) { attr_i(m, "num_heads", hq), attr_i(m, "kv_num_heads", hkv); };
+  };
+  EXPECT_ERROR(run({"GroupQueryAttention", "com.microsoft", {{"q", gq}, {"k", gk}, {"v", gk}, {"", Tensor()}, {"", Tensor()}, {"l", lens}, {"t", tot}}, {"y"}, gqa(4, 3)}),
+               "num_heads 4 must be a positive multiple of kv_num_heads 3");
+  EXPECT_ERROR(run({"GroupQueryAttention", "com.microsoft", {{"q", gq}, {"k", gq}, {"v", gk}, {"", Tensor()}, {"", Tensor()}, {"l", lens}, {"t", tot}}, {"y"}, gqa(4, 2)}),
+               "key and value must be [1, 2, 8], got [1, 2, 16], [1, 2, 8]");
+  EXPECT_ERROR(run({"GroupQueryAttention", "com.microsoft", {{"q", gq}, {"k", gk}, {"v", gk}, {"", Tensor()}, {"", Tensor()}, {"l", testing::ints_of({1}, {1})}, {"t", tot}}, {"y"}, gqa(4, 2)}),
+               "seqlens_k must be int32 [1], got int64 [1]");
+  EXPECT_ERROR(run({"GroupQueryAttention", "com.microsoft", {{"q", gq}, {"k", gk}, {"v", gk}, {"", Tensor()}, {"", Tensor()}, {"l", lens}, {"t", tot}}, {"y"},
+                    [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4), attr_i(m, "kv_num_heads", 2), attr_i(m, "do_rotary", 1); }}),
+               "do_rotary needs cos_cache and sin_cache");
+  EXPECT_ERROR(run({"GroupQueryAttention", "com.microsoft", {{"q", gq}, {"k", gk}, {"v", gk}, {"pk", testing::random_tensor(DType::f32, {1, 2, 3, 4}, 62)}, {"", Tensor()}, {"l", lens}, {"t", tot}}, {"y"}, gqa(4, 2)}),
+               "past_key and past_value come together");
 }
 
 }  // namespace

@@ -676,6 +676,7 @@ void register_contrib_ops() {
   register_expanded(ms + "RotaryEmbedding", 4, 4, 1, like_input(0), contrib_rotary_expand);
   register_expanded(ms + "MultiHeadAttention", 1, 10, 4, mha_infer, mha_expand, 0x3FEu);  // every input but query may be omitted
   register_contrib_quant_ops();
+  register_contrib_gqa_ops();
   // onnxruntime registers SimplifiedLayerNormalization in the default domain.
   register_expanded("SimplifiedLayerNormalization", 2, 2, 2, like_input(0), simplified_norm_expand);
 }

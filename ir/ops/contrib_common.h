@@ -44,7 +44,9 @@ struct AttendDims {
   int64_t B = 0, S = 0, T = 0, P = 0, N = 0, h = 0, hv = 0;
 };
 void attend(RewriteNodes& w, const Node& n, const AttendValues& a, const AttendDims& d, DType t, bool attention_layout);
-// The quantized ops' registrations (ir/ops/contrib_quant.cpp), called by register_contrib_ops.
+// The quantized ops' registrations (ir/ops/contrib_quant.cpp) and GroupQueryAttention's
+// (ir/ops/contrib_gqa.cpp), called by register_contrib_ops.
 void register_contrib_quant_ops();
+void register_contrib_gqa_ops();
 
 }  // namespace fusor::contrib

@@ -85,4 +85,35 @@ case("rotary_partial_dim", "RotaryEmbedding", [("x", r(B, S, 2 * D)), ("p", pid)
      {"num_heads": N, "rotary_embedding_dim": h}, consts=("c", "s"))
 case("rotary_fp16", "RotaryEmbedding", [("x", r(B, S, D, t=H)), ("p", pid), ("c", cs.astype(H)), ("s", sn.astype(H))], [("y", H)], {"num_heads": N},
      consts=("c", "s"))
+# com.microsoft GroupQueryAttention (onnxruntime-genai's decoders): a first prompt with empty past
+# buffers, a decoding step on its present, a step where one row is a token shorter (its present
+# ends in zeros), a packed QKV query, rotary prompt / decoding step, a local window with softcap,
+# fp16. seqlens_k and total_sequence_length are graph inputs (the present's length is a value).
+Hq, Hkv, d, S4 = 4, 2, 8, 4
+P3 = [("y", F), ("present_key", F), ("present_value", F)]
+
+
+def gqa_in(Sq, past, lens, total, t=F, packed=False, d=d):
+    ins = [("q", r(B, Sq, (Hq + 2 * Hkv) * d if packed else Hq * d, t=t))]
+    ins += [("", None), ("", None)] if packed else [("k", r(B, Sq, Hkv * d, t=t)), ("v", r(B, Sq, Hkv * d, t=t))]
+    return ins + [("past_key", past[0]), ("past_value", past[1]), ("seqlens_k", np.array(lens, np.int32)), ("total", np.array([total], np.int32))]
+
+
+empty = (np.zeros((B, Hkv, 0, d), F), np.zeros((B, Hkv, 0, d), F))
+past4 = (r(B, Hkv, S4, d), r(B, Hkv, S4, d))
+A = {"num_heads": Hq, "kv_num_heads": Hkv}
+case("gqa_prompt", "GroupQueryAttention", gqa_in(S4, empty, [S4 - 1] * 2, S4), P3, A)
+case("gqa_decode", "GroupQueryAttention", gqa_in(1, past4, [S4] * 2, S4 + 1), P3, A)
+case("gqa_decode_ragged", "GroupQueryAttention", gqa_in(1, past4, [S4, S4 - 1], S4 + 1), P3, A)
+case("gqa_packed_prompt", "GroupQueryAttention", gqa_in(S4, empty, [S4 - 1] * 2, S4, packed=True), P3, A)
+case("gqa_window_softcap", "GroupQueryAttention", gqa_in(S4, empty, [S4 - 1] * 2, S4), P3, {**A, "local_window_size": 2, "softcap": 3.0})
+# (onnxruntime rotates heads whose size is a multiple of 16.)
+gc, gs = r(16, 8), r(16, 8)
+empty16, past16 = (np.zeros((B, Hkv, 0, 16), F), np.zeros((B, Hkv, 0, 16), F)), (r(B, Hkv, S4, 16), r(B, Hkv, S4, 16))
+case("gqa_rotary_prompt", "GroupQueryAttention", gqa_in(S4, empty16, [S4 - 1] * 2, S4, d=16) + [("cos", gc), ("sin", gs)], P3,
+     {**A, "do_rotary": 1}, consts=("cos", "sin"))
+case("gqa_rotary_interleaved_decode", "GroupQueryAttention", gqa_in(1, past16, [S4] * 2, S4 + 1, d=16) + [("cos", gc), ("sin", gs)], P3,
+     {**A, "do_rotary": 1, "rotary_interleaved": 1}, consts=("cos", "sin"))
+H16 = (np.zeros((B, Hkv, 0, d), H), np.zeros((B, Hkv, 0, d), H))
+case("gqa_prompt_fp16", "GroupQueryAttention", gqa_in(S4, H16, [S4 - 1] * 2, S4, t=H), [("y", H), ("present_key", H), ("present_value", H)], A)
 print("wrote", len(os.listdir(OUT)), "cases to", OUT)
