@@ -600,7 +600,9 @@ TEST(ContribOps, MatMulNBitsHostileInputsAreOneLineErrors) {
 // length masks, scale and mask_filter_value, attention_bias, past / present, keys already in
 // heads, causal; com.microsoft RotaryEmbedding ([B, S] ids or a start position, 4-D, interleaved,
 // partial rotary dim); GroupQueryAttention (a first prompt, decoding steps on its present with a
-// row one token shorter, packed QKV, rotary, local window with softcap); fp16 bit for bit (the
+// row one token shorter, packed QKV, rotary, local window with softcap), one onnxruntime-genai
+// style decoder layer (4-bit MatMulNBits, GQA with rotary, lengths from the attention mask inside
+// the model, Skip/SimplifiedLayerNormalization); fp16 bit for bit (the
 // attention in float32, rounded once, as onnxruntime).
 TEST(ContribOps, MultiHeadAttentionMatchesOnnxruntimeOnEveryBackend) {
   const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/ort_mha/";
@@ -616,7 +618,7 @@ TEST(ContribOps, MultiHeadAttentionMatchesOnnxruntimeOnEveryBackend) {
       EXPECT_EQ(r.status, CaseStatus::passed) << r.detail;
     }
   }
-  EXPECT_EQ(cases, 22);
+  EXPECT_EQ(cases, 23);
 }
 
 // The packed forms onnxruntime's CPU kernel lacks (its CUDA one has them): a packed QKV query

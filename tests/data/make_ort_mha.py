@@ -116,4 +116,55 @@ case("gqa_rotary_interleaved_decode", "GroupQueryAttention", gqa_in(1, past16, [
      {**A, "do_rotary": 1, "rotary_interleaved": 1}, consts=("cos", "sin"))
 H16 = (np.zeros((B, Hkv, 0, d), H), np.zeros((B, Hkv, 0, d), H))
 case("gqa_prompt_fp16", "GroupQueryAttention", gqa_in(S4, H16, [S4 - 1] * 2, S4, t=H), [("y", H), ("present_key", H), ("present_value", H)], A)
+
+# One onnxruntime-genai style decoder layer: SimplifiedLayerNormalization, 4-bit MatMulNBits
+# projections, GroupQueryAttention with rotary whose seqlens_k / total_sequence_length are
+# computed from the attention mask inside the model (ReduceSum, Shape), SkipSimplifiedLayer-
+# Normalization and a SiLU MLP; past buffers of 3 tokens, a 2-token step (onnxruntime takes a
+# later multi-token step for one row only).
+def nbits(name, K, N, block=16):
+    codes = rng.integers(0, 16, [N, K // block, block]).astype(np.uint8)
+    packed = (codes[..., 0::2] | (codes[..., 1::2] << 4)).astype(np.uint8)
+    sc = rng.uniform(0.02, 0.06, [N * (K // block)]).astype(F)
+    return [numpy_helper.from_array(packed, name + "_B"), numpy_helper.from_array(sc, name + "_s")], \
+        lambda x, y: helper.make_node("MatMulNBits", [x, name + "_B", name + "_s"], [y], domain="com.microsoft", K=K, N=N, bits=4, block_size=block)
+
+
+Dm, Hd, Sq, Pp = 32, 16, 2, 3
+nodes, inits = [], []
+for nm, K_, N_ in (("wq", Dm, 2 * Hd), ("wk", Dm, Hd), ("wv", Dm, Hd), ("wo", 2 * Hd, Dm), ("wg", Dm, 64), ("wd", 64, Dm)):
+    ini, mk = nbits(nm, K_, N_)
+    inits += ini
+    globals()["mm_" + nm] = mk
+inits += [numpy_helper.from_array(rng.uniform(0.5, 1.5, [Dm]).astype(F), "g1"), numpy_helper.from_array(rng.uniform(0.5, 1.5, [Dm]).astype(F), "g2"),
+          numpy_helper.from_array(r(16, 8), "cos"), numpy_helper.from_array(r(16, 8), "sin"), numpy_helper.from_array(np.array([1], np.int64), "one"),
+          numpy_helper.from_array(np.array([1], np.int64), "ax1")]
+nodes += [helper.make_node("ReduceSum", ["mask", "ax1"], ["len"], keepdims=0), helper.make_node("Sub", ["len", "one"], ["len1"]),
+          helper.make_node("Cast", ["len1"], ["seqlens_k"], to=TensorProto.INT32), helper.make_node("Shape", ["mask"], ["ms"], start=1, end=2),
+          helper.make_node("Cast", ["ms"], ["total"], to=TensorProto.INT32),
+          helper.make_node("SimplifiedLayerNormalization", ["x", "g1"], ["h"], epsilon=1e-6, axis=-1),
+          mm_wq("h", "q"), mm_wk("h", "k"), mm_wv("h", "v"),
+          helper.make_node("GroupQueryAttention", ["q", "k", "v", "past_key", "past_value", "seqlens_k", "total", "cos", "sin"],
+                           ["attn", "present_key", "present_value"], domain="com.microsoft", num_heads=2, kv_num_heads=1, do_rotary=1),
+          mm_wo("attn", "o"),
+          helper.make_node("SkipSimplifiedLayerNormalization", ["o", "x", "g2"], ["h2", "", "", "resid"], domain="com.microsoft", epsilon=1e-6),
+          mm_wg("h2", "gate"), helper.make_node("Sigmoid", ["gate"], ["sg"]), helper.make_node("Mul", ["gate", "sg"], ["act"]),
+          mm_wd("act", "down"), helper.make_node("Add", ["resid", "down"], ["y"])]
+ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, Sq, Dm]), helper.make_tensor_value_info("mask", TensorProto.INT64, [1, Pp + Sq]),
+       helper.make_tensor_value_info("past_key", TensorProto.FLOAT, [1, 1, Pp, Hd]), helper.make_tensor_value_info("past_value", TensorProto.FLOAT, [1, 1, Pp, Hd])]
+outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("y", "present_key", "present_value")]
+m = helper.make_model(helper.make_graph(nodes, "genai_layer", ins, outs, inits),
+                      opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+feeds = {"x": r(1, Sq, Dm), "mask": np.ones([1, Pp + Sq], np.int64), "past_key": r(1, 1, Pp, Hd), "past_value": r(1, 1, Pp, Hd)}
+d = os.path.join(OUT, "genai_decoder_layer_q4")
+ys = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+shutil.rmtree(d, ignore_errors=True)
+os.makedirs(os.path.join(d, "test_data_set_0"))
+onnx.save(m, os.path.join(d, "model.onnx"))
+for k, (n_, v_) in enumerate(feeds.items()):
+    with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(v_, n_).SerializeToString())
+for k, (o, y) in enumerate(zip(("y", "present_key", "present_value"), ys)):
+    with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, o).SerializeToString())
 print("wrote", len(os.listdir(OUT)), "cases to", OUT)
