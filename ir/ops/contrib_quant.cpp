@@ -34,7 +34,8 @@
 //   QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?) alpha=1 transA transB
 //                               acc = (A' - a_zp)(B' - b_zp) + C in int32 (exact, C the int32
 //                               bias at scale a_scale b_scale); Y = acc * (alpha a_scale b_scale)
-//                               in float32, or Q(Y, y_scale, y_zp) when y_scale is given
+//                               in float32 (over y_scale when only it is given), or
+//                               Q(Y, y_scale, y_zp) when y_zp is given
 //   MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) K N bits=4 block_size (weight-only
 //       quantization, onnxruntime's MatMul4BitsQuantizer / GPTQ / AWQ exports)
 //                               B uint8 [N, k_blocks, block_size * bits / 8] holds each row's
@@ -69,12 +70,16 @@ void need_q8(const Graph& g, const Node& n, int i, const char* what) {
   if (t != DType::undefined && t != DType::u8 && t != DType::i8)
     throw Error("shape", n.label() + ": " + what + " must be uint8 or int8, got " + dtype_name(t));
 }
+// [C], [1, C], [1, 1, C] ...: one value per column.
+bool row_vector(const Shape& s) { return !s.empty() && shape_numel(s) == s.back(); }
+
 void need_scale(const Graph& g, const Node& n, int i, const char* what, bool vector_ok = false) {
   const Value& v = g.values[n.inputs[i]];
   if (v.dtype != DType::undefined && v.dtype != DType::f32)
     throw Error("shape", n.label() + ": " + what + " must be float32, got " + dtype_name(v.dtype));
-  if (v.shape_known && shape_numel(v.shape) != 1 && !(vector_ok && v.shape.size() == 1))
-    throw Error("shape", n.label() + ": " + what + " must be a scalar, got " + shape_str(v.shape));
+  if (v.shape_known && shape_numel(v.shape) != 1 && !(vector_ok && row_vector(v.shape)))
+    throw Error("shape", n.label() + ": " + what + (vector_ok ? " must be a scalar or one value per column, got " : " must be a scalar, got ") +
+                             shape_str(v.shape));
 }
 // The zero point at input k of a value of dtype t: that input (of dtype t, one value), or 0.
 int zero_point(Graph& g, const Node& n, int k, DType t, bool vector_ok = false) {
@@ -82,8 +87,9 @@ int zero_point(Graph& g, const Node& n, int k, DType t, bool vector_ok = false) 
   if (v < 0) return scalar(g, n, t, 0.0);
   const Value& z = g.values[v];
   if (z.dtype != t) throw Error("shape", n.label() + ": zero point " + std::to_string(k) + " must be " + dtype_name(t) + ", got " + dtype_name(z.dtype));
-  if (z.shape_known && shape_numel(z.shape) != 1 && !(vector_ok && z.shape.size() == 1))
-    throw Error("shape", n.label() + ": zero point " + std::to_string(k) + " must be a scalar, got " + shape_str(z.shape));
+  if (z.shape_known && shape_numel(z.shape) != 1 && !(vector_ok && row_vector(z.shape)))
+    throw Error("shape", n.label() + ": zero point " + std::to_string(k) + (vector_ok ? " must be a scalar or one value per column, got " : " must be a scalar, got ") +
+                             shape_str(z.shape));
   return v;
 }
 int dequantized(RewriteNodes& w, int x, int scale, int zp) { return w.op("DequantizeLinear", {x, scale, zp}, {}, -1, 19); }
@@ -316,8 +322,8 @@ bool matmul_integer_to_float_expand(Graph& g, size_t index, bool dynamic) {
   const int bz = zero_point(g, n, bzi, g.values[b].dtype, true);
   const Shape& bshape = g.values[b].shape;
   const int64_t N = bshape.empty() ? 1 : bshape.back();
-  for (int v : {n.inputs[bsi], bz})  // per column: [N]
-    if (shape_numel(g.values[v].shape) != 1 && g.values[v].shape != Shape{N})
+  for (int v : {n.inputs[bsi], bz})  // per column: [N] (or [1, N], as onnxruntime takes it)
+    if (shape_numel(g.values[v].shape) != 1 && !(row_vector(g.values[v].shape) && g.values[v].shape.back() == N))
       throw Error("shape", n.label() + ": " + (v == bz ? "b_zero_point" : "b_scale") + " must be a scalar or [" + std::to_string(N) + "], got " +
                                shape_str(g.values[v].shape));
   const int scale = w.op("Mul", {as, n.inputs[bsi]});
@@ -383,10 +389,12 @@ bool matmul_nbits_expand(Graph& g, size_t index) {
     throw bad("scales must be " + std::string(dtype_name(t)) + " with N * k_blocks = " + std::to_string(N * nb) + " elements, got " +
               dtype_name(g.values[sc].dtype) + " " + shape_str(g.values[sc].shape));
   const int64_t zp_bytes = (nb * bits + 7) / 8;  // per row, packed
-  if (zp >= 0 && !((g.values[zp].dtype == DType::u8 && shape_numel(g.values[zp].shape) == N * zp_bytes) ||
-                   (g.values[zp].dtype == t && shape_numel(g.values[zp].shape) == N * nb)))
-    throw bad("zero_points must be uint8 with " + std::to_string(N * zp_bytes) + " elements (packed) or " + dtype_name(t) + " with " +
-              std::to_string(N * nb) + ", got " + dtype_name(g.values[zp].dtype) + " " + shape_str(g.values[zp].shape));
+  const DType zt = zp >= 0 ? g.values[zp].dtype : DType::u8;
+  const bool float_zp = zt == DType::f32 || zt == DType::f16 || zt == DType::bf16;  // unpacked, any float type (onnxruntime's T3)
+  if (zp >= 0 && !((zt == DType::u8 && shape_numel(g.values[zp].shape) == N * zp_bytes) ||
+                   (float_zp && shape_numel(g.values[zp].shape) == N * nb)))
+    throw bad("zero_points must be uint8 with " + std::to_string(N * zp_bytes) + " elements (packed) or float with " +
+              std::to_string(N * nb) + ", got " + dtype_name(zt) + " " + shape_str(g.values[zp].shape));
   if (bias >= 0 && (g.values[bias].dtype != t || g.values[bias].shape != Shape{N}))
     throw bad("bias must be " + std::string(dtype_name(t)) + " [" + std::to_string(N) + "], got " + dtype_name(g.values[bias].dtype) + " " +
               shape_str(g.values[bias].shape));
@@ -452,12 +460,15 @@ bool qgemm_expand(Graph& g, size_t index) {
   }
   const int f = to_f32(w, acc);
   const int ab = w.op("Mul", {w.op("Mul", {n.inputs[1], n.inputs[4]}), scalar(g, n, DType::f32, n.attr_f("alpha", 1.0))});
-  const int ys = in_of(n, 7);
-  if (ys < 0) {
-    w.op("Mul", {f, ab}, {}, out_of(n, 0));
+  // A quantized output needs y_zero_point: without it the output is float32, divided by y_scale
+  // when that is given (onnxruntime's kernel: its output scale a_scale b_scale / y_scale).
+  const int ys = in_of(n, 7), yz = in_of(n, 8);
+  if (yz < 0) {
+    if (ys >= 0) need_scale(g, n, 7, "y_scale");
+    w.op("Mul", {f, ys >= 0 ? w.op("Div", {ab, ys}) : ab}, {}, out_of(n, 0));
   } else {
+    if (ys < 0) throw Error("shape", n.label() + ": y_zero_point needs y_scale");
     need_scale(g, n, 7, "y_scale");
-    const int yz = in_of(n, 8) >= 0 ? n.inputs[8] : scalar(g, n, ta, 0.0);
     if (g.values[yz].dtype != DType::u8 && g.values[yz].dtype != DType::i8)
       throw Error("shape", n.label() + ": y_zero_point must be uint8 or int8, got " + dtype_name(g.values[yz].dtype));
     quantized(w, w.op("Mul", {f, ab}), ys, yz, out_of(n, 0));
@@ -534,7 +545,7 @@ void qgemm_infer(InferContext& ctx) {
   const Shape& b = ctx.shape(3);
   if (a.size() != 2 || b.size() != 2) ctx.fail("A and B must be 2-D");
   const bool ta = ctx.node().attr_i("transA", 0) != 0, tb = ctx.node().attr_i("transB", 0) != 0;
-  const bool quant = ctx.node().has_input(7);
+  const bool quant = ctx.node().has_input(8);
   const DType out = !quant ? DType::f32 : ctx.node().has_input(8) ? ctx.dtype(8) : ctx.dtype(0);
   ctx.set_output(0, out, {ta ? a[1] : a[0], tb ? b[0] : b[1]});
 }

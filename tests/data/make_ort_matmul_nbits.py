@@ -44,8 +44,9 @@ def case(tag, K, N, bits, block, a_shape, zp="packed", bias=False, t=TensorProto
         zcodes = rng.integers(0, 1 << bits, [N, ((nb * bits + 7) // 8) * (8 // bits)])
         inits.append(numpy_helper.from_array(pack(zcodes, bits).reshape(-1), "zp"))
         ins.append("zp")
-    elif zp == "float":
-        inits.append(numpy_helper.from_array(rng.uniform(0, (1 << bits) - 1, [N * nb]).astype(NP[t]), "zp"))
+    elif zp in ("float", "float16"):  # unpacked, A's type or another float type
+        zt = np.float16 if zp == "float16" else NP[t]
+        inits.append(numpy_helper.from_array(rng.uniform(0, (1 << bits) - 1, [N * nb]).astype(zt), "zp"))
         ins.append("zp")
     if bias:
         ins += ["", "bias"] if zp else ["", "", "bias"]
@@ -75,6 +76,7 @@ case("bits8_packed_zp", 64, 16, 8, 32, [2, 64])
 case("bits2_packed_zp", 64, 20, 2, 16, [3, 64])
 case("bits4_fp16", 64, 32, 4, 32, [2, 64], t=TensorProto.FLOAT16)
 case("bits4_b_input", 64, 24, 4, 32, [2, 64], b_input=True)
+case("bits4_f16_zp_f32_a", 64, 16, 4, 32, [2, 64], zp="float16")
 # The onnxruntime-optimized BERT of tests/data/ort_bert_small_opt with its six MatMuls 4-bit
 # quantized by onnxruntime's MatMulNBitsQuantizer (block 32, asymmetric), on that case's inputs.
 from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer  # noqa: E402  (needs onnx_ir)

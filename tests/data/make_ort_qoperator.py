@@ -115,6 +115,18 @@ for pc in (0, 1):
     Af = rng.standard_normal(M3).astype(np.float32)
     ins = [("A", F, M3, None), ("B", TensorProto.INT8, [K3, N3], Bq), ("bs", F, list(bs.shape), bs), ("bz", TensorProto.INT8, list(bz.shape), bz)]
     write(f"DynamicQuantizeMatMul_pc{pc}", model("DynamicQuantizeMatMul", ins + ([("bias", F, [N3], bias)] if pc else []), F, M3[:-1] + [N3]), {"A": Af})
+# QGemm with y_scale but no y_zero_point: a float32 output over y_scale (onnxruntime's kernel),
+# and MatMulIntegerToFloat with per-column parameters shaped [1, N].
+A5 = rng.integers(0, 256, [3, 5]).astype(np.uint8)
+B54 = rng.integers(-128, 128, [5, 4]).astype(np.int8)
+write("QGemm_yscale_only", model("QGemm", [("A", TensorProto.UINT8, [3, 5], None), ("as", F, [], np.array(0.02, np.float32)),
+                                          ("az", TensorProto.UINT8, [], np.array(3, np.uint8)), ("B", TensorProto.INT8, [5, 4], B54),
+                                          ("bs", F, [], np.array(0.03, np.float32)), ("bz", TensorProto.INT8, [], np.array(2, np.int8)),
+                                          ("", F, [], None), ("ys", F, [], np.array(0.5, np.float32))], F, [3, 4]), {"A": A5})
+write("MatMulIntegerToFloat_row_params", model("MatMulIntegerToFloat", [("A", TensorProto.UINT8, [3, 5], None), ("B", TensorProto.INT8, [5, 4], B54),
+      ("as", F, [], np.array(0.017, np.float32)), ("bs", F, [1, 4], rng.uniform(0.001, 0.01, [1, 4]).astype(np.float32)),
+      ("az", TensorProto.UINT8, [], np.array(128, np.uint8)), ("bz", TensorProto.INT8, [1, 4], np.array([[1, -2, 3, 0]], np.int8))], F, [3, 4]),
+      {"A": A5})
 # The onnxruntime-optimized BERT of tests/data/ort_bert_small_opt, dynamically quantized
 # (quantize_dynamic, int8 weights): QEmbedLayerNormalization, QAttention, DynamicQuantizeLinear
 # and MatMulInteger, with onnxruntime's outputs on that case's inputs.
