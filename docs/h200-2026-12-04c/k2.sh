@@ -1,11 +1,17 @@
-# Session 21 call 2: correctness with in-shader waits (the default on NVIDIA): GPU gtests and the
-# ONNX node suite on ref / cuda / vulkan.
+# Session 21 call 2: the session's final op set on the H200. The ONNX node suite on ref / cuda /
+# vulkan; GPU gtests (the contrib ops against onnxruntime's outputs: MatMulNBits,
+# MultiHeadAttention, RotaryEmbedding, GroupQueryAttention, QOperator; fp16 RotaryEmbedding
+# decomposed); the stored onnxruntime cases through the CLI on cuda and vulkan; the shared models.
 scripts/h200_run.sh $OUT/r none > /dev/null 2>&1; chmod +x .dev/fusor .dev/fusor_tests
 [ -d /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json LD_LIBRARY_PATH=$PWD/.dev/lib:/usr/local/cuda/lib64:$LD_LIBRARY_PATH XDG_CACHE_HOME=/tmp/fusor_cache
 fz=$PWD/.dev/fusor
-FUSOR_VK_SYNC=flags timeout 150 .dev/fusor_tests --gtest_filter='Vulkan*:Half*:Cuda.ModelsPass*:MatMulPrologue*:-*Validation*:*Barrier*' > $OUT/gtest.txt 2>&1; echo "gtest rc $?"
+(SHARD_TIMEOUT=150 scripts/h200_run.sh $OUT/node node > $OUT/node_step.txt 2>&1) &
+FUSOR_VK_VALIDATION=0 timeout 240 .dev/fusor_tests --gtest_filter='ContribOps*:RotaryEmbedding*:Quant*:Cuda.ModelsPass*:Vulkan.ModelsPass*:Half*' > $OUT/gtest.txt 2>&1; echo "gtest rc $?"
 grep -E '^\[  (FAILED|PASSED|SKIPPED) ' $OUT/gtest.txt | sort | uniq -c | tail -8; grep -A8 ': Failure$' $OUT/gtest.txt | cut -c1-200 | head -30
-NODE_FILTER=. SHARD_TIMEOUT=120 scripts/h200_run.sh $OUT/node node > $OUT/node_step.txt 2>&1
+for d in tests/data/ort_mha/* tests/data/ort_matmul_nbits/*; do timeout 120 $fz conform $d --backend cuda --backend vulkan 2>&1 | grep -E "^(PASS|FAIL|SKIP)" | cut -c1-170; done > $OUT/ort_cases.txt 2>&1
+grep -c "^PASS" $OUT/ort_cases.txt; grep -v "^PASS" $OUT/ort_cases.txt | head -20
+timeout 120 $fz conform /tmp/shared/models/* --backend cuda --backend vulkan --atol 1e-6 2>&1 | tail -3 | tee $OUT/models.txt
+wait
 cat $OUT/node/node_counts.txt $OUT/node/node_summary.txt 2>/dev/null | head -20; cat $OUT/node/shard_errors.txt 2>/dev/null | head
-rm -f $OUT/*/devices.txt $OUT/node/shard_*
+rm -f $OUT/*/devices.txt $OUT/node/node.txt $OUT/node/shard_*
