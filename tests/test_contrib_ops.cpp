@@ -689,5 +689,28 @@ TEST(ContribOps, MultiHeadAttentionHostileInputsAreOneLineErrors) {
                "past_key and past_value come together");
 }
 
+
+// onnxruntime's fused ops as its extended-level optimizer saves them (FusedConv with each
+// activation, a summed input Z, groups and strides; FusedGemm; TransposeMatMul) against
+// onnxruntime 1.32's outputs (tests/data/make_ort_fused.py), and an unknown activation refused.
+TEST(ContribOps, FusedConvGemmMatchOnnxruntimeOnEveryBackend) {
+  const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/ort_fused/";
+  int cases = 0;
+  for (const auto& e : std::filesystem::directory_iterator(root)) {
+    ++cases;
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(e.path().filename().string() + " on " + be);
+      const CaseResult r = run_case(e.path().string(), be, ConformOptions{});
+      EXPECT_EQ(r.status, CaseStatus::passed) << r.detail;
+    }
+  }
+  EXPECT_EQ(cases, 11);
+  const Tensor x = testing::random_tensor(DType::f32, {1, 2, 4, 4}, 70), w = testing::random_tensor(DType::f32, {3, 2, 1, 1}, 71);
+  EXPECT_ERROR(Session(OneNode{"FusedConv", "com.microsoft", {{"x", x}, {"w", w}}, {"y"},
+                               [](onnx::NodeProto* m) { testing::attr_s(m, "activation", "Swish"); }}.graph(), "ref")
+                   .run({x, w}),
+               "activation 'Swish' is not supported");
+}
+
 }  // namespace
 }  // namespace fusor

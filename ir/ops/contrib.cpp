@@ -10,6 +10,13 @@
 //   FastGelu(X, bias?)          the tanh approximation of Gelu(X + bias)    -> Gelu(approximate=tanh)
 //   QuickGelu(X) alpha=1.702    X * Sigmoid(alpha X)
 //   BiasAdd(X, bias, skip)      X + bias + skip
+//   FusedConv(X, W, B?, Z?) activation, activation_params, Conv's attributes
+//                               activation(Conv(X, W, B) + Z); activation Relu, Tanh, Sigmoid,
+//                               LeakyRelu(alpha = params[0]), HardSigmoid(params[0], params[1]),
+//                               Clip(params[0], params[1])
+//   FusedGemm(A, B, C?) activation, activation_alpha, activation_beta, Gemm's attributes
+//                               activation(Gemm(A, B, C)), the same activations
+//   TransposeMatMul             FusedMatMul's older name
 //   FusedMatMul(A, B)           alpha * op(A) @ op(B), op a transpose of the last two axes when
 //                               transA / transB (none for a vector; transBatchA / transBatchB
 //                               are refused)
@@ -341,6 +348,58 @@ bool fused_matmul_expand(Graph& g, size_t index) {
   return true;
 }
 
+// onnxruntime's FusedConv / FusedGemm (what it writes when it saves a model optimized at the
+// extended level): the activation its fusion folded in, by name and parameters (FusedConv:
+// activation_params; FusedGemm: activation_alpha / activation_beta), applied to v -> out.
+int fused_activation(RewriteNodes& w, const Node& n, int v, double a, double b, bool has_a, bool has_b, int out) {
+  const std::string act = n.attr_s("activation", "");
+  const DType t = w.g.values[v].dtype == DType::undefined ? DType::f32 : w.g.values[v].dtype;
+  if (act.empty() || act == "Identity") return out >= 0 ? w.op("Identity", {v}, {}, out) : v;
+  if (act == "Relu" || act == "Tanh" || act == "Sigmoid") return w.op(act, {v}, {}, out);
+  if (act == "LeakyRelu") return w.op(act, {v}, {{"alpha", has_a ? a : 0.01}}, out);
+  if (act == "HardSigmoid") return w.op(act, {v}, {{"alpha", has_a ? a : 0.2}, {"beta", has_b ? b : 0.5}}, out);
+  if (act == "Clip") {
+    const double inf = std::numeric_limits<double>::infinity();
+    return w.op(act, {v, scalar(w.g, n, t, has_a ? a : -inf), scalar(w.g, n, t, has_b ? b : inf)}, {}, out);
+  }
+  throw Unsupported("onnx", n.label() + ": activation '" + act + "' is not supported (Relu, Tanh, Sigmoid, LeakyRelu, HardSigmoid, Clip)");
+}
+
+// FusedConv(X, W, B?, Z?): activation(Conv(X, W, B) + Z), Conv's attributes.
+bool fused_conv_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  need_float(g, n, 0, "X");
+  const std::vector<double> p = n.attr_floats("activation_params");
+  RewriteNodes w{g, n.name, {}};
+  std::map<std::string, AttrValue> attrs;
+  for (const char* k : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
+    if (auto it = n.attrs.find(k); it != n.attrs.end()) attrs[k] = it->second;
+  std::vector<int> ins{n.inputs[0], n.inputs[1]};
+  if (in_of(n, 2) >= 0) ins.push_back(n.inputs[2]);
+  int y = w.op("Conv", ins, attrs, -1, 11);
+  if (in_of(n, 3) >= 0) y = w.op("Add", {y, n.inputs[3]});
+  fused_activation(w, n, y, p.size() > 0 ? p[0] : 0.0, p.size() > 1 ? p[1] : 0.0, p.size() > 0, p.size() > 1, out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
+// FusedGemm(A, B, C?): activation(Gemm(A, B, C)), Gemm's attributes.
+bool fused_gemm_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  need_float(g, n, 0, "A");
+  RewriteNodes w{g, n.name, {}};
+  std::map<std::string, AttrValue> attrs;
+  for (const char* k : {"alpha", "beta", "transA", "transB"})
+    if (auto it = n.attrs.find(k); it != n.attrs.end()) attrs[k] = it->second;
+  std::vector<int> ins{n.inputs[0], n.inputs[1]};
+  if (in_of(n, 2) >= 0) ins.push_back(n.inputs[2]);
+  const int y = w.op("Gemm", ins, attrs, -1, 13);
+  fused_activation(w, n, y, n.attr_f("activation_alpha", 0.0), n.attr_f("activation_beta", 0.0), n.has_attr("activation_alpha"),
+                   n.has_attr("activation_beta"), out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
 // ---- normalizations -----------------------------------------------------------------------
 
 // A LayerNormalization (or RMSNormalization) over the last axis writing outputs[0..2].
@@ -668,6 +727,9 @@ void register_contrib_ops() {
   register_expanded(ms + "QuickGelu", 1, 1, 1, like_input(0), quick_gelu_expand);
   register_expanded(ms + "BiasAdd", 3, 3, 1, like_input(0), bias_add_expand);
   register_expanded(ms + "FusedMatMul", 2, 2, 1, like_input(0), fused_matmul_expand);
+  register_expanded(ms + "TransposeMatMul", 2, 2, 1, like_input(0), fused_matmul_expand);  // FusedMatMul's older name
+  register_expanded(ms + "FusedConv", 2, 4, 1, like_input(0), fused_conv_expand, 1u << 2);
+  register_expanded(ms + "FusedGemm", 2, 3, 1, like_input(0), fused_gemm_expand);
   register_expanded(ms + "SkipLayerNormalization", 3, 5, 4, like_input(0), [](Graph& g, size_t i) { return skip_norm_expand(g, i, true); });
   register_expanded(ms + "SkipSimplifiedLayerNormalization", 3, 4, 4, like_input(0),
                     [](Graph& g, size_t i) { return skip_norm_expand(g, i, false); });
