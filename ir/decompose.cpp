@@ -730,8 +730,8 @@ void decompose(Graph& g) {
       for (auto& m : attention) rw.keep(std::move(m));
       continue;
     }
-    std::vector<Node> unrolled;  // RNN/GRU/LSTM: ir/decompose_recurrent.cpp
-    if (decompose_recurrent(g, n, unrolled)) {
+    std::vector<Node> unrolled;  // RNN/GRU/LSTM: ir/decompose_recurrent.cpp; integer contractions
+    if (decompose_recurrent(g, n, unrolled) || decompose_quant_int(g, n, unrolled)) {
       for (auto& m : unrolled) rw.keep(std::move(m));
       continue;
     }

@@ -39,6 +39,15 @@ bool fused_weight_dequant(const Graph& g, size_t node, bool fuse);
 // it after decomposition), so the plan never runs them as host nodes.
 void fold_unfused_weight_dequant(Graph& g, bool fuse);
 
+// QLinearConv / ConvInteger / QLinearMatMul / MatMulInteger as float32 Conv / MatMul of the
+// centered integers, split along K where a sum could pass 2^24 so every piece is exact, the
+// pieces added in int32, then the reference's requantization in float64
+// (ir/decompose_quant_int.cpp, called by decompose()); DynamicQuantizeLinear by its float32
+// formula with reductions. Appends the nodes to `out` and returns
+// true; false keeps the op (shapes unknown, a non-constant bias, a reduction that could pass
+// int32 or that cannot be split exactly).
+bool decompose_quant_int(Graph& g, const Node& n, std::vector<Node>& out);
+
 // Removes nodes whose outputs reach no graph output, and values nothing refers to.
 void eliminate_dead_code(Graph& g);
 

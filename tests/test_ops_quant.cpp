@@ -110,5 +110,82 @@ TEST(Quant, ActivationQdqChainsFuseAndKeepTheirBits) {
 #endif
 }
 
+
+// QLinearConv / ConvInteger / QLinearMatMul / MatMulInteger / DynamicQuantizeLinear decompose
+// into float32 contractions that stay exact (ir/decompose_quant_int.cpp): sums whose magnitude
+// could pass 2^24 split along K (the 96-channel 3x3 convs with weights near +-127 and a uint8
+// input reach 2.3e7 per output: two pieces each), pieces added in int32, the requantization in
+// float64; every backend gives ref's integers bit for bit. A reduction that could pass int32
+// stays one node (the host runs it).
+TEST(Quant, IntegerContractionsDecomposeExactly) {
+  const int64_t C = 96, M = 5, K = 600, N = 7;
+  Tensor x(DType::u8, {1, C, 6, 6}), w(DType::i8, {M, C, 3, 3}), bias(DType::i32, {M});
+  for (int64_t i = 0; i < x.numel(); ++i) x.set_int(i, (i * 97 + 13) % 256);
+  for (int64_t i = 0; i < w.numel(); ++i) w.set_int(i, (i % 3 == 0) ? 127 : (i % 3 == 1 ? -128 : (i * 31) % 255 - 127));
+  for (int64_t i = 0; i < M; ++i) bias.set_int(i, 1000 * i - 2500);
+  Tensor a(DType::i8, {3, K}), bm(DType::u8, {K, N}), azp(DType::i8, {}), bzp(DType::u8, {N});
+  for (int64_t i = 0; i < a.numel(); ++i) a.set_int(i, (i * 53) % 256 - 128);
+  for (int64_t i = 0; i < bm.numel(); ++i) bm.set_int(i, (i % 2) ? 255 : (i * 29) % 256);
+  azp.set_int(0, -3);
+  for (int64_t j = 0; j < N; ++j) bzp.set_int(j, 10 * j);
+  const auto f32 = [](double v) {
+    Tensor t(DType::f32, {});
+    t.set(0, v);
+    return t;
+  };
+  const auto u8 = [](int64_t v) {
+    Tensor t(DType::u8, {});
+    t.set_int(0, v);
+    return t;
+  };
+  Tensor ws(DType::f32, {M});
+  for (int64_t i = 0; i < M; ++i) ws.set(i, 0.001 * (i + 1));
+  GraphBuilder b("qint");
+  const int xi = b.input("x", DType::u8, {1, C, 6, 6}), ai = b.input("a", DType::i8, {3, K}), fi = b.input("f", DType::f32, {4, 9});
+  const std::map<std::string, AttrValue> conv{{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  Tensor wz(DType::i8, {});
+  b.output(b.op("QLinearConv", {xi, b.constant("xs", f32(0.02)), b.constant("xz", u8(0)), b.constant("w", w), b.constant("ws", ws),
+                                b.constant("wz", wz), b.constant("ys", f32(0.5)), b.constant("yz", u8(128)), b.constant("b", bias)},
+                conv));
+  b.output(b.op("ConvInteger", {xi, b.constant("w2", w), b.constant("xz2", u8(7))}, conv));
+  b.output(b.op("MatMulInteger", {ai, b.constant("bm", bm), b.constant("az", azp), b.constant("bz", bzp)}));
+  b.output(b.op("QLinearMatMul", {ai, b.constant("as", f32(0.01)), b.constant("az2", azp), b.constant("bm2", bm), b.constant("bs", f32(0.02)),
+                                  b.constant("bz2", bzp), b.constant("ys2", f32(0.75)), b.constant("yz2", u8(3))}));
+  for (int v : b.op_multi("DynamicQuantizeLinear", {fi}, {}, 3)) b.output(v);
+  const Graph g = b.build();
+  Tensor f = testing::random_tensor(DType::f32, {4, 9}, 5, -2.0, 3.0);
+  f.set(4, std::numeric_limits<float>::quiet_NaN());
+  const std::vector<Tensor> in{x, a, f};
+  const Plan p = build_plan(specialize(g, in));
+  int convs = 0;
+  for (const KernelSpec& k : p.kernels)
+    for (const std::string& op : k.fused_ops) {
+      EXPECT_TRUE(op != "QLinearConv" && op != "ConvInteger" && op != "MatMulInteger" && op != "QLinearMatMul" && op != "DynamicQuantizeLinear")
+          << k.name << " keeps " << op;
+      convs += op == "Conv";
+    }
+  EXPECT_GE(convs, 4) << "each conv's reduction is split in two";
+  const std::vector<Tensor> want = Session(g, "ref").run(in);
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> got = Session(g, be).run(in);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      ASSERT_EQ(got[k].dtype(), want[k].dtype()) << "output " << k;
+      EXPECT_EQ(0, std::memcmp(got[k].raw(), want[k].raw(), want[k].nbytes())) << "output " << k;
+    }
+  }
+  // A reduction whose total could pass int32 (K = 40000 x 255 x 255) stays whole.
+  GraphBuilder big("qbig");
+  const int bi = big.input("a", DType::u8, {1, 40000});
+  big.output(big.op("MatMulInteger", {bi, big.input("b", DType::u8, {40000, 1})}));
+  Tensor ab(DType::u8, {1, 40000}), bb(DType::u8, {40000, 1});
+  const Plan pb = build_plan(specialize(big.build(), {ab, bb}));
+  bool whole = false;
+  for (const KernelSpec& k : pb.kernels)
+    for (const std::string& op : k.fused_ops) whole = whole || op == "MatMulInteger";
+  EXPECT_TRUE(whole);
+}
+
 }  // namespace
 }  // namespace fusor
