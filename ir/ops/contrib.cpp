@@ -637,7 +637,6 @@ bool mha_expand(Graph& g, size_t index) {
   if ((pk >= 0) != (pv >= 0)) throw bad("past_key and past_value come together");
   if (pk >= 0) {
     const Shape ps = g.values[pk].shape;
-    if (cached) throw Unsupported("onnx", n.label() + ": past_key with key and value already in heads is not supported");
     if (ps.size() != 4 || ps[0] != B || ps[1] != N || ps[3] != h || g.values[pv].shape != Shape{B, N, ps[2], hv})
       throw bad("past_key / past_value must be [" + std::to_string(B) + ", " + std::to_string(N) + ", P, " + std::to_string(h) + "], got " +
                 shape_str(ps) + ", " + shape_str(g.values[pv].shape));
@@ -647,6 +646,8 @@ bool mha_expand(Graph& g, size_t index) {
   }
   if (out_of(n, 1) >= 0) w.op("Identity", {k}, {}, out_of(n, 1));
   if (out_of(n, 2) >= 0) w.op("Identity", {v}, {}, out_of(n, 2));
+  // Causal (unidirectional): query i sits at position P + i (cross attention with more keys than
+  // queries is then causal from key 0; onnxruntime's CPU kernel lets its last query see every key).
   attend(w, n, {q, k, v, in_of(n, 4), in_of(n, 5), out_of(n, 0)}, {B, S, P + L, P, N, h, hv}, t, false);
   w.replace(index);
   return true;
@@ -691,6 +692,11 @@ bool contrib_rotary_expand(Graph& g, size_t index) {
   std::map<std::string, AttrValue> attrs;
   for (const char* a : {"interleaved", "num_heads", "rotary_embedding_dim"})
     if (n.has_attr(a)) attrs[a] = n.attr_i(a, 0);
+  // A 3-D input without num_heads: heads of twice the cache's width (onnxruntime infers it so).
+  const Shape cs = g.values[n.inputs[2]].shape;
+  if (xs.size() == 3 && n.attr_i("num_heads", 0) == 0 && n.attr_i("rotary_embedding_dim", 0) == 0 && cs.size() == 2 && cs[1] > 0 &&
+      xs[2] % (2 * cs[1]) == 0)
+    attrs["num_heads"] = xs[2] / (2 * cs[1]);
   w.op("RotaryEmbedding", {n.inputs[0], n.inputs[2], n.inputs[3], pos}, attrs, out_of(n, 0), 23);
   w.replace(index);
   return true;

@@ -14,8 +14,9 @@
 //     hold row b's first p_b past entries, then its S new ones, then zeros. Query head h reads
 //     key / value head h / (Hq / Hkv); scores = scale q.k (scale default 1 / sqrt(d)), then
 //     softcap * tanh(scores / softcap) when softcap > 0; key j is seen by the query at position
-//     p iff j <= p (and j > p - local_window_size when that is > 0); Softmax; the attention in
-//     float32 for fp16 / bf16, rounded once (onnxruntime's CPU kernel).
+//     p iff j <= p and j < seqlens_k[b] + 1 (and j > p - local_window_size when that is > 0; 0
+//     sees none: zeros); Softmax; the attention in float32 for fp16 / bf16, rounded once
+//     (onnxruntime's CPU kernel). present_key / present_value hold max(T, P) positions.
 //   attention_bias, head_sink, smooth_softmax and the qk output are refused (Unsupported).
 // Errors: Error("shape") / Unsupported naming the node, one line.
 #include <cmath>
@@ -39,8 +40,9 @@ bool gqa_expand(Graph& g, size_t index) {
   if (out_of(n, 3) >= 0 || n.attr_i("qk_output", 0)) throw Unsupported("onnx", n.label() + ": the output_qk output is not supported");
   if (!all_known(g, n)) return false;
   auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
-  need_float(g, n, 0, "query");
   const DType t = g.values[n.inputs[0]].dtype;
+  if (t != DType::f32 && t != DType::f16 && t != DType::bf16)
+    throw bad("query must be float32, float16 or bfloat16, got " + std::string(dtype_name(t)));
   const int64_t Hq = n.attr_i("num_heads", 0), Hkv = n.attr_i("kv_num_heads", 0);
   if (Hq <= 0 || Hkv <= 0 || Hq % Hkv) throw bad("num_heads " + std::to_string(Hq) + " must be a positive multiple of kv_num_heads " + std::to_string(Hkv));
   const Shape qs = g.values[n.inputs[0]].shape;
@@ -50,6 +52,7 @@ bool gqa_expand(Graph& g, size_t index) {
   if (qs.size() != 3 || qs[2] % (packed ? Hq + 2 * Hkv : Hq))
     throw bad("query must be [B, S, " + std::string(packed ? "(num_heads + 2 kv_num_heads)" : "num_heads") + " x head size], got " + shape_str(qs));
   const int64_t B = qs[0], S = qs[1], d = qs[2] / (packed ? Hq + 2 * Hkv : Hq), G = Hq / Hkv;
+  if (B <= 0 || S <= 0 || d <= 0) throw bad("query must have a batch, a sequence and a head size, got " + shape_str(qs));
   if (!packed && (value < 0 || g.values[key].shape != Shape{B, S, Hkv * d} || g.values[value].shape != Shape{B, S, Hkv * d}))
     throw bad("key and value must be [" + std::to_string(B) + ", " + std::to_string(S) + ", " + std::to_string(Hkv * d) + "], got " +
               shape_str(g.values[key].shape) + (value >= 0 ? ", " + shape_str(g.values[value].shape) : std::string(" and no value")));
@@ -64,10 +67,16 @@ bool gqa_expand(Graph& g, size_t index) {
                 shape_str(ps) + ", " + shape_str(g.values[pv].shape));
     Pb = ps[2];
   }
-  if (g.values[sl].dtype != DType::i32 || g.values[sl].shape != Shape{B})
+  if (g.values[sl].dtype != DType::i32 || shape_numel(g.values[sl].shape) != B || g.values[sl].shape.empty())
     throw bad("seqlens_k must be int32 [" + std::to_string(B) + "], got " + dtype_name(g.values[sl].dtype) + " " + shape_str(g.values[sl].shape));
   if (g.values[total].dtype != DType::i32 || shape_numel(g.values[total].shape) != 1)
     throw bad("total_sequence_length must be one int32, got " + std::string(dtype_name(g.values[total].dtype)) + " " + shape_str(g.values[total].shape));
+  if (const Tensor* tv = g.values[total].constant ? &*g.values[total].constant : nullptr) {  // known (a constant, or specialised on)
+    const int64_t tot = tv->get_int(0);
+    if (tot < S || (pk >= 0 && tot > Pb + S && Pb > 0))
+      throw bad("total_sequence_length " + std::to_string(tot) + " must be at least the sequence length " + std::to_string(S) +
+                (pk >= 0 && Pb > 0 ? " and at most past + sequence " + std::to_string(Pb + S) : std::string()));
+  }
   const bool rotary = n.attr_i("do_rotary", 0) != 0;
   const int cosc = in_of(n, 7), sinc = in_of(n, 8), pid = in_of(n, 9);
   if (rotary && (cosc < 0 || sinc < 0)) throw bad("do_rotary needs cos_cache and sin_cache");
@@ -85,7 +94,8 @@ bool gqa_expand(Graph& g, size_t index) {
   for (int64_t i = 0; i < S; ++i) steps[i] = i;
   const int T = i64_of(w, w.op("Reshape", {total, w.ints({})}));
   const int first = w.op("Equal", {T, w.ints({S})});
-  const int past_len = w.op("Where", {first, w.ints({0}), w.op("Sub", {i64_of(w, sl), w.ints({S - 1})})});  // [B]
+  const int lens = w.op("Add", {i64_of(w, w.op("Reshape", {sl, w.ints({B})})), w.ints({1})});  // each row's total length [B]
+  const int past_len = w.op("Where", {first, w.ints({0}), w.op("Sub", {lens, w.ints({S})})});  // [B]
   const int pos = w.op("Add", {w.op("Unsqueeze", {past_len, w.ints({1})}), w.op("Reshape", {w.ints(steps), w.ints({1, S})})});  // [B, S]
   if (rotary) {
     const Shape cs = g.values[cosc].shape;
@@ -97,7 +107,9 @@ bool gqa_expand(Graph& g, size_t index) {
     k = w.op("RotaryEmbedding", {k, cosc, sinc, at}, ra, -1, 23);
   }
   // present: row b's first p_b past entries, its S new ones, zeros after ([B, Hkv, T, d]).
-  const int j = w.op("Range", {scalar(g, n, DType::i64, 0), T, scalar(g, n, DType::i64, 1)});  // 0 .. T-1
+  // The present holds max(T, P) positions (onnxruntime keeps a longer past buffer's length).
+  const int Tp = Pb > 0 ? w.op("Max", {T, scalar(g, n, DType::i64, static_cast<double>(Pb))}) : T;
+  const int j = w.op("Range", {scalar(g, n, DType::i64, 0), Tp, scalar(g, n, DType::i64, 1)});  // 0 .. Tp-1
   const int jj = w.op("Unsqueeze", {j, w.ints({0})}), pl = w.op("Unsqueeze", {past_len, w.ints({1})});  // [1, T], [B, 1]
   const int from_new = w.op("Add", {w.op("Sub", {jj, pl}), w.ints({Pb})});
   int idx = w.op("Where", {w.op("Less", {jj, pl}), jj, from_new});
@@ -124,6 +136,7 @@ bool gqa_expand(Graph& g, size_t index) {
   const int p3 = w.op("Unsqueeze", {pos, w.ints({2})});  // [B, S, 1]
   const int j3 = w.op("Reshape", {j, w.ints({1, 1, -1})});
   int seen = w.op("Not", {w.op("Greater", {j3, p3})});
+  seen = w.op("And", {seen, w.op("Less", {j3, w.op("Reshape", {lens, w.ints({B, 1, 1})})})});  // and j < the row's length
   if (const int64_t win = n.attr_i("local_window_size", -1); win > 0)
     seen = w.op("And", {seen, w.op("Greater", {j3, w.op("Sub", {p3, w.ints({win})})})});
   seen = w.op("Unsqueeze", {seen, w.ints({1, 2})});  // [B, 1, 1, S, T]
@@ -131,8 +144,10 @@ bool gqa_expand(Graph& g, size_t index) {
   const int probs = w.op("Reshape", {w.op("Softmax", {scores}, {{"axis", int64_t{-1}}}), w.ints({B, Hkv, G * S, -1})});
   const int vf = half ? w.op("Cast", {V}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}) : V;
   const int y = w.op("Reshape", {w.op("MatMul", {probs, vf}), w.ints({B, Hq, S, d})});
-  const int r = w.op("Reshape", {w.op("Transpose", {y}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}), w.ints({B, S, Hq * d})}, {},
-                     half ? -1 : out_of(n, 0));
+  int r = w.op("Reshape", {w.op("Transpose", {y}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}), w.ints({B, S, Hq * d})});
+  // local_window_size 0 sees no key: onnxruntime writes zeros.
+  if (n.attr_i("local_window_size", -1) == 0) r = w.op("Mul", {r, scalar(g, n, DType::f32, 0.0)});
+  if (!half) w.op("Identity", {r}, {}, out_of(n, 0));
   if (half) w.op("Cast", {r}, {{"to", int64_t{dtype_to_onnx(t)}}}, out_of(n, 0));
   w.replace(index);
   return true;

@@ -167,4 +167,19 @@ for k, (n_, v_) in enumerate(feeds.items()):
 for k, (o, y) in enumerate(zip(("y", "present_key", "present_value"), ys)):
     with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
         f.write(numpy_helper.from_array(y, o).SerializeToString())
+
+# Red-team round 18: rows of different lengths in a first prompt (keys past a row's length are
+# hidden), past buffers longer than T (present keeps their length), local_window_size 0 (zeros),
+# seqlens_k shaped [B, 1], RotaryEmbedding 3-D without num_heads, MultiHeadAttention with keys in
+# heads and a past.
+case("gqa_ragged_first_prompt", "GroupQueryAttention", gqa_in(S4, empty, [3, 1], S4), P3, A)
+case("gqa_longer_past_buffer", "GroupQueryAttention", gqa_in(1, (r(B, Hkv, 8, 8), r(B, Hkv, 8, 8)), [4, 4], 5), P3, A)
+case("gqa_local_window_0", "GroupQueryAttention", gqa_in(S4, empty, [S4 - 1] * 2, S4), P3, {**A, "local_window_size": 0})
+gi = gqa_in(S4, empty, [S4 - 1] * 2, S4)
+gi[5] = ("seqlens_k", np.array([[S4 - 1]] * 2, np.int32))
+case("gqa_seqlens_Bx1", "GroupQueryAttention", gi, P3, A)
+case("rotary_3d_no_num_heads", "RotaryEmbedding", [("x", r(B, S, D)), ("p", pid), ("c", r(M, 4)), ("s", r(M, 4))], Y, {}, consts=("c", "s"))
+case("mha_kv_in_heads_past", "MultiHeadAttention", [("q", r(B, S, D)), ("k", r(B, N, L, h)), ("v", r(B, N, L, h)), ("", None), ("", None), ("", None),
+                                                    ("pk", r(B, N, 2, h)), ("pv", r(B, N, 2, h))], [("y", F), ("present_k", F), ("present_v", F)],
+     {"num_heads": N})
 print("wrote", len(os.listdir(OUT)), "cases to", OUT)
