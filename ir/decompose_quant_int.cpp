@@ -64,26 +64,14 @@ std::vector<double> centered_abs(const Graph& g, int w, int zp, int64_t per, int
   return a;
 }
 
-struct Emit {
-  Graph& g;
-  std::string base;
+// The rewrite's nodes (op_helpers.h RewriteNodes: Graph, name base, the emitted nodes) and the
+// few helpers these decompositions use on it.
+struct Emit : RewriteNodes {
+  Emit(Graph& graph, const std::string& name, std::vector<Node>& sink) : RewriteNodes{graph, name, {}}, out(sink) {}
+  ~Emit() { out.insert(out.end(), nodes.begin(), nodes.end()); }
+  Emit(const Emit&) = delete;
+  Emit& operator=(const Emit&) = delete;
   std::vector<Node>& out;
-  int op(const std::string& type, std::vector<int> ins, std::map<std::string, AttrValue> attrs = {}, int dst = -1, int opset = 13) {
-    Node m;
-    m.name = g.unique_name(base + "/" + type);
-    m.op_type = type;
-    m.opset = opset;
-    m.inputs = std::move(ins);
-    m.attrs = std::move(attrs);
-    m.outputs = {dst >= 0 ? dst : g.add_value(m.name + ":0")};
-    out.push_back(m);
-    return m.outputs[0];
-  }
-  int ints(const std::vector<int64_t>& v) {
-    Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
-    for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
-    return g.add_constant(g.unique_name(base + "/ints"), std::move(t));
-  }
   int scalar(DType t, double v) {
     Tensor c(t, {});
     c.set(0, v);

@@ -433,6 +433,26 @@ TEST(ContribOps, HostileInputsAreOneLineErrors) {
 namespace fusor {
 namespace {
 
+// Every backend-test folder under tests/data/<folder>/ (onnxruntime's outputs) on every usable
+// backend, at conform's default tolerance, bit for bit where a case's name contains "fp16"
+// (onnxruntime rounds those once, as fusor does); returns the number of cases.
+int expect_ort_cases_pass(const std::string& folder) {
+  const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/" + folder + "/";
+  int cases = 0;
+  for (const auto& e : std::filesystem::directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    ++cases;
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(name + " on " + be);
+      ConformOptions o;
+      o.exact = name.find("fp16") != std::string::npos;
+      const CaseResult r = run_case(e.path().string(), be, o);
+      EXPECT_EQ(r.status, CaseStatus::passed) << r.detail;
+    }
+  }
+  return cases;
+}
+
 // onnxruntime's QOperator-format quantized ops, its com.microsoft Quantize / DequantizeLinear of
 // 16-bit types and the ops of its dynamically quantized transformers (MatMulIntegerToFloat,
 // DynamicQuantizeMatMul, and QAttention / QEmbedLayerNormalization in a quantize_dynamic'd
@@ -554,20 +574,7 @@ TEST(ContribOps, QOperatorHostileInputsAreOneLineErrors) {
 // with 4-bit MatMuls (MatMulNBitsQuantizer), at conform's default tolerance; the
 // fp16 case rounds once, as onnxruntime, so it matches bit for bit.
 TEST(ContribOps, MatMulNBitsMatchesOnnxruntimeOnEveryBackend) {
-  const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/ort_matmul_nbits/";
-  int cases = 0;
-  for (const auto& e : std::filesystem::directory_iterator(root)) {
-    const std::string name = e.path().filename().string();
-    ++cases;
-    for (const std::string& be : testing::usable_backends()) {
-      SCOPED_TRACE(name + " on " + be);
-      ConformOptions o;
-      o.exact = name.find("fp16") != std::string::npos;
-      const CaseResult r = run_case(e.path().string(), be, o);
-      EXPECT_EQ(r.status, CaseStatus::passed) << r.detail;
-    }
-  }
-  EXPECT_EQ(cases, 9);
+  EXPECT_EQ(expect_ort_cases_pass("ort_matmul_nbits"), 9);
 }
 
 TEST(ContribOps, MatMulNBitsHostileInputsAreOneLineErrors) {
@@ -606,20 +613,7 @@ TEST(ContribOps, MatMulNBitsHostileInputsAreOneLineErrors) {
 // prompts, longer past buffers, window 0, keys in heads with a past); fp16 bit for bit (the
 // attention in float32, rounded once, as onnxruntime).
 TEST(ContribOps, MultiHeadAttentionMatchesOnnxruntimeOnEveryBackend) {
-  const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/ort_mha/";
-  int cases = 0;
-  for (const auto& e : std::filesystem::directory_iterator(root)) {
-    const std::string name = e.path().filename().string();
-    ++cases;
-    for (const std::string& be : testing::usable_backends()) {
-      SCOPED_TRACE(name + " on " + be);
-      ConformOptions o;
-      o.exact = name.find("fp16") != std::string::npos;
-      const CaseResult r = run_case(e.path().string(), be, o);
-      EXPECT_EQ(r.status, CaseStatus::passed) << r.detail;
-    }
-  }
-  EXPECT_EQ(cases, 29);
+  EXPECT_EQ(expect_ort_cases_pass("ort_mha"), 29);
 }
 
 // The packed forms onnxruntime's CPU kernel lacks (its CUDA one has them): a packed QKV query
@@ -695,17 +689,7 @@ TEST(ContribOps, MultiHeadAttentionHostileInputsAreOneLineErrors) {
 // activation, a summed input Z, groups and strides; FusedGemm; TransposeMatMul) against
 // onnxruntime 1.32's outputs (tests/data/make_ort_fused.py), and an unknown activation refused.
 TEST(ContribOps, FusedConvGemmMatchOnnxruntimeOnEveryBackend) {
-  const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/ort_fused/";
-  int cases = 0;
-  for (const auto& e : std::filesystem::directory_iterator(root)) {
-    ++cases;
-    for (const std::string& be : testing::usable_backends()) {
-      SCOPED_TRACE(e.path().filename().string() + " on " + be);
-      const CaseResult r = run_case(e.path().string(), be, ConformOptions{});
-      EXPECT_EQ(r.status, CaseStatus::passed) << r.detail;
-    }
-  }
-  EXPECT_EQ(cases, 11);
+  EXPECT_EQ(expect_ort_cases_pass("ort_fused"), 11);
   const Tensor x = testing::random_tensor(DType::f32, {1, 2, 4, 4}, 70), w = testing::random_tensor(DType::f32, {3, 2, 1, 1}, 71);
   EXPECT_ERROR(Session(OneNode{"FusedConv", "com.microsoft", {{"x", x}, {"w", w}}, {"y"},
                                [](onnx::NodeProto* m) { testing::attr_s(m, "activation", "Swish"); }}.graph(), "ref")
