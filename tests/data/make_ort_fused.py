@@ -5,12 +5,11 @@ outputs on seeded random inputs, as ONNX backend-test folders under tests/data/o
 (tests/test_contrib_ops.cpp runs them on every backend). Needs onnx, numpy and onnxruntime
 (1.32 made the stored outputs). Usage: python3 tests/data/make_ort_fused.py"""
 import os
-import shutil
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+from ort_case import write_case
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_fused")
 rng = np.random.default_rng(5)
@@ -23,16 +22,7 @@ def case(tag, op, ins, out_shape, attrs, consts=()):
     g = helper.make_graph([node], tag, [helper.make_tensor_value_info(n, F, list(a.shape)) for n, a in feeds.items()],
                           [helper.make_tensor_value_info("y", F, out_shape)], [numpy_helper.from_array(a, n) for n, a in ins if n in consts])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
-    y = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    d = os.path.join(OUT, tag)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for k, (n, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
-    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(y, "y").SerializeToString())
+    write_case(os.path.join(OUT, tag), m, feeds)
 
 
 def r(*s):

@@ -6,12 +6,11 @@ outputs on seeded random inputs, as ONNX backend-test folders under tests/data/o
 (tests/test_contrib_ops.cpp runs them on every backend). Needs onnx, numpy and onnxruntime
 (1.32 made the stored outputs). Usage: python3 tests/data/make_ort_mha.py"""
 import os
-import shutil
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+from ort_case import write_case
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_mha")
 rng = np.random.default_rng(11)
@@ -27,21 +26,10 @@ def case(tag, op, ins, outs, attrs, consts=()):
     g = helper.make_graph([node], tag, [helper.make_tensor_value_info(n, ELEM[a.dtype.type], list(a.shape)) for n, a in feeds.items()],
                           [helper.make_tensor_value_info(o, ELEM[t], None) for o, t in outs], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
-    d = os.path.join(OUT, tag)
     try:
-        ys = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+        write_case(os.path.join(OUT, tag), m, feeds)
     except Exception as e:  # noqa: BLE001
         print("onnxruntime refused", tag, str(e).splitlines()[0][:160])
-        return
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for k, (n, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
-    for k, ((o, _), y) in enumerate(zip(outs, ys)):
-        with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(y, o).SerializeToString())
 
 
 def r(*s, t=np.float32):
@@ -131,11 +119,11 @@ def nbits(name, K, N, block=16):
 
 
 Dm, Hd, Sq, Pp = 32, 16, 2, 3
-nodes, inits = [], []
+nodes, inits, mm = [], [], {}
 for nm, K_, N_ in (("wq", Dm, 2 * Hd), ("wk", Dm, Hd), ("wv", Dm, Hd), ("wo", 2 * Hd, Dm), ("wg", Dm, 64), ("wd", 64, Dm)):
     ini, mk = nbits(nm, K_, N_)
     inits += ini
-    globals()["mm_" + nm] = mk
+    mm[nm] = mk
 inits += [numpy_helper.from_array(rng.uniform(0.5, 1.5, [Dm]).astype(F), "g1"), numpy_helper.from_array(rng.uniform(0.5, 1.5, [Dm]).astype(F), "g2"),
           numpy_helper.from_array(r(16, 8), "cos"), numpy_helper.from_array(r(16, 8), "sin"), numpy_helper.from_array(np.array([1], np.int64), "one"),
           numpy_helper.from_array(np.array([1], np.int64), "ax1")]
@@ -143,30 +131,20 @@ nodes += [helper.make_node("ReduceSum", ["mask", "ax1"], ["len"], keepdims=0), h
           helper.make_node("Cast", ["len1"], ["seqlens_k"], to=TensorProto.INT32), helper.make_node("Shape", ["mask"], ["ms"], start=1, end=2),
           helper.make_node("Cast", ["ms"], ["total"], to=TensorProto.INT32),
           helper.make_node("SimplifiedLayerNormalization", ["x", "g1"], ["h"], epsilon=1e-6, axis=-1),
-          mm_wq("h", "q"), mm_wk("h", "k"), mm_wv("h", "v"),
+          mm["wq"]("h", "q"), mm["wk"]("h", "k"), mm["wv"]("h", "v"),
           helper.make_node("GroupQueryAttention", ["q", "k", "v", "past_key", "past_value", "seqlens_k", "total", "cos", "sin"],
                            ["attn", "present_key", "present_value"], domain="com.microsoft", num_heads=2, kv_num_heads=1, do_rotary=1),
-          mm_wo("attn", "o"),
+          mm["wo"]("attn", "o"),
           helper.make_node("SkipSimplifiedLayerNormalization", ["o", "x", "g2"], ["h2", "", "", "resid"], domain="com.microsoft", epsilon=1e-6),
-          mm_wg("h2", "gate"), helper.make_node("Sigmoid", ["gate"], ["sg"]), helper.make_node("Mul", ["gate", "sg"], ["act"]),
-          mm_wd("act", "down"), helper.make_node("Add", ["resid", "down"], ["y"])]
+          mm["wg"]("h2", "gate"), helper.make_node("Sigmoid", ["gate"], ["sg"]), helper.make_node("Mul", ["gate", "sg"], ["act"]),
+          mm["wd"]("act", "down"), helper.make_node("Add", ["resid", "down"], ["y"])]
 ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, Sq, Dm]), helper.make_tensor_value_info("mask", TensorProto.INT64, [1, Pp + Sq]),
        helper.make_tensor_value_info("past_key", TensorProto.FLOAT, [1, 1, Pp, Hd]), helper.make_tensor_value_info("past_value", TensorProto.FLOAT, [1, 1, Pp, Hd])]
 outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("y", "present_key", "present_value")]
 m = helper.make_model(helper.make_graph(nodes, "genai_layer", ins, outs, inits),
                       opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
 feeds = {"x": r(1, Sq, Dm), "mask": np.ones([1, Pp + Sq], np.int64), "past_key": r(1, 1, Pp, Hd), "past_value": r(1, 1, Pp, Hd)}
-d = os.path.join(OUT, "genai_decoder_layer_q4")
-ys = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-shutil.rmtree(d, ignore_errors=True)
-os.makedirs(os.path.join(d, "test_data_set_0"))
-onnx.save(m, os.path.join(d, "model.onnx"))
-for k, (n_, v_) in enumerate(feeds.items()):
-    with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(v_, n_).SerializeToString())
-for k, (o, y) in enumerate(zip(("y", "present_key", "present_value"), ys)):
-    with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(y, o).SerializeToString())
+write_case(os.path.join(OUT, "genai_decoder_layer_q4"), m, feeds)
 
 # Red-team round 18: rows of different lengths in a first prompt (keys past a row's length are
 # hidden), past buffers longer than T (present keeps their length), local_window_size 0 (zeros),
