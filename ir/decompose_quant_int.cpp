@@ -143,7 +143,7 @@ bool conv_kind(Graph& g, const Node& n, std::vector<Node>& out) {
   double bmax = 0;
   if (bias >= 0) {
     const Value& bv = g.values[bias];  // read before anything is emitted
-    if (bv.dtype != DType::i32 || !bv.constant) return false;
+    if (bv.dtype != DType::i32 || !bv.constant || bv.shape != Shape{M}) return false;
     for (int64_t i = 0; i < bv.constant->numel(); ++i) bmax = std::max(bmax, std::fabs(static_cast<double>(bv.constant->get_int(i))));
   }
   if (total + bmax > kInt32) return false;  // the reference's int32 accumulator could wrap
@@ -196,7 +196,7 @@ bool matmul_kind(Graph& g, const Node& n, std::vector<Node>& out) {
   const Value& bv = g.values[b];
   if (!int8ish(av.dtype) || !int8ish(bv.dtype) || av.shape.size() < 2 || bv.shape.size() != 2) return false;
   const int64_t M = av.shape[av.shape.size() - 2], K = av.shape.back(), N = bv.shape[1];
-  if (bv.shape[0] != K || K <= 0) return false;
+  if (bv.shape[0] != K || K <= 0 || M <= 0 || N <= 0) return false;  // empty products: the reference's own loop
   // Per-row a parameters ([M]) and per-column b parameters ([N]) broadcast as [M, 1] and [N].
   if (azp >= 0 && shape_numel(g.values[azp].shape) != 1 && shape_numel(g.values[azp].shape) != M) return false;
   if (bzp >= 0 && shape_numel(g.values[bzp].shape) != 1 && shape_numel(g.values[bzp].shape) != N) return false;

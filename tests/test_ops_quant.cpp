@@ -185,6 +185,17 @@ TEST(Quant, IntegerContractionsDecomposeExactly) {
   for (const KernelSpec& k : pb.kernels)
     for (const std::string& op : k.fused_ops) whole = whole || op == "MatMulInteger";
   EXPECT_TRUE(whole);
+  // Red-team round 19: no output columns (N = 0; a segfault in the bound before) and a QLinearConv
+  // bias of one value for two channels (off spec; ref takes it) stay whole and run everywhere.
+  GraphBuilder z("qzero");
+  const int za = z.input("a", DType::u8, {3, 9});
+  z.output(z.op("MatMulInteger", {za, z.constant("b", Tensor(DType::u8, {9, 0}))}));
+  const Graph zg = z.build();
+  for (const std::string& be : testing::usable_backends()) {
+    const std::vector<Tensor> got = Session(zg, be).run({Tensor(DType::u8, {3, 9})});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].shape(), (Shape{3, 0})) << be;
+  }
 }
 
 }  // namespace
