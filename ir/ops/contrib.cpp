@@ -144,7 +144,8 @@ void register_expanded(const std::string& name, int min_in, int max_in, int max_
 // the query when unidirectional, Softmax, in float32 for fp16 / bf16 operands.
 void attend(RewriteNodes& w, const Node& n, const AttendValues& a, const AttendDims& d, DType t, bool attention_layout) {
   Graph& g = w.g;
-  const auto [B, S, T, P, N, h, hv] = d;
+  // Plain copies, not a structured binding: lambdas below capture them (clang 15 refuses that).
+  const int64_t B = d.B, S = d.S, T = d.T, P = d.P, N = d.N, h = d.h, hv = d.hv;
   const int k = w.op("Transpose", {a.k}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
   const double scale = n.has_attr("scale") && n.attr_f("scale", 0.0) != 0.0 ? n.attr_f("scale", 0.0) : 1.0 / std::sqrt(static_cast<double>(h));
   const bool half = t == DType::f16 || t == DType::bf16;
