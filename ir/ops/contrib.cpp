@@ -363,7 +363,7 @@ int fused_activation(RewriteNodes& w, const Node& n, int v, double a, double b, 
     const double inf = std::numeric_limits<double>::infinity();
     return w.op(act, {v, scalar(w.g, n, t, has_a ? a : -inf), scalar(w.g, n, t, has_b ? b : inf)}, {}, out);
   }
-  throw Unsupported("onnx", n.label() + ": activation '" + act + "' is not supported (Relu, Tanh, Sigmoid, LeakyRelu, HardSigmoid, Clip)");
+  throw Unsupported("onnx", n.label() + ": activation '" + printable(act) + "' is not supported (Relu, Tanh, Sigmoid, LeakyRelu, HardSigmoid, Clip)");
 }
 
 // FusedConv(X, W, B?, Z?): activation(Conv(X, W, B) + Z), Conv's attributes.
