@@ -36,6 +36,9 @@
 //                               bias at scale a_scale b_scale); Y = acc * (alpha a_scale b_scale)
 //                               in float32 (over y_scale when only it is given), or
 //                               Q(Y, y_scale, y_zp) when y_zp is given
+//   GatherBlockQuantized(data, indices, scales, zero_points?) bits block_size gather_axis
+//                               Gather of the block-dequantized uint8 codes (as MatMulNBits' B,
+//                               blocked along data's last axis), in the scales' type
 //   MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) K N bits=4 block_size (weight-only
 //       quantization, onnxruntime's MatMul4BitsQuantizer / GPTQ / AWQ exports)
 //                               B uint8 [N, k_blocks, block_size * bits / 8] holds each row's
@@ -423,6 +426,55 @@ bool matmul_nbits_expand(Graph& g, size_t index) {
   return true;
 }
 
+// GatherBlockQuantized(data uint8, indices, scales, zero_points?) bits=4 block_size=128
+// gather_axis=0 quantize_axis=last: the codes of data (8 / bits per byte, low bits first, along
+// the last axis) dequantized per block of that axis, (code - zp) * scale (zero points packed like
+// data, default 2^(bits - 1)), in float32 and rounded once to the scales' type, then Gather along
+// gather_axis. A constant table folds to its float values.
+bool gather_block_quantized_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  const int data = n.inputs[0], sc = n.inputs[2], zp = in_of(n, 3);
+  const Shape ds = g.values[data].shape;
+  const DType st = g.values[sc].dtype;
+  if (g.values[data].dtype != DType::u8)
+    throw Unsupported("onnx", n.label() + ": data of type " + dtype_name(g.values[data].dtype) + " is not supported (uint8 codes)");
+  if (st != DType::f32 && st != DType::f16 && st != DType::bf16) throw bad("scales must be float, float16 or bfloat16, got " + std::string(dtype_name(st)));
+  const int64_t bits = n.attr_i("bits", 4), bs = n.attr_i("block_size", 128), r = static_cast<int64_t>(ds.size());
+  if (bits != 4 && bits != 8) throw Unsupported("onnx", n.label() + ": bits=" + std::to_string(bits) + " is not supported (4 or 8)");
+  if (bs < 16 || bs > (int64_t{1} << 20) || (bs & (bs - 1)) != 0) throw bad("block_size must be a power of two >= 16, got " + std::to_string(bs));
+  if (r < 1) throw bad("data must have a rank, got a scalar");
+  const int64_t qa = n.attr_i("quantize_axis", r - 1) < 0 ? n.attr_i("quantize_axis", r - 1) + r : n.attr_i("quantize_axis", r - 1);
+  if (qa != r - 1) throw Unsupported("onnx", n.label() + ": quantize_axis must be the last axis of uint8 data");
+  const int64_t ga = n.attr_i("gather_axis", 0) < 0 ? n.attr_i("gather_axis", 0) + r : n.attr_i("gather_axis", 0);
+  if (ga < 0 || ga >= r) throw bad("gather_axis " + std::to_string(n.attr_i("gather_axis", 0)) + " is outside data's rank " + std::to_string(r));
+  const int64_t per = 8 / bits, D = ds.back() * per, nb = (D + bs - 1) / bs;
+  Shape ss = ds;
+  ss.back() = nb;
+  if (g.values[sc].shape != ss) throw bad("scales must be " + shape_str(ss) + ", got " + shape_str(g.values[sc].shape));
+  Shape zs = ds;
+  zs.back() = (nb + per - 1) / per;
+  if (zp >= 0 && (g.values[zp].dtype != DType::u8 || g.values[zp].shape != zs))
+    throw bad("zero_points must be uint8 " + shape_str(zs) + ", got " + dtype_name(g.values[zp].dtype) + " " + shape_str(g.values[zp].shape));
+  RewriteNodes w{g, n.name, {}};
+  std::vector<int64_t> block(static_cast<size_t>(D));
+  for (int64_t k = 0; k < D; ++k) block[k] = k / bs;
+  const int of_block = w.ints(block);
+  const auto per_code = [&](int v) { return w.op("Gather", {v, of_block}, {{"axis", r - 1}}); };  // [.., nb] -> [.., D]
+  int z = -1;
+  if (zp < 0) {
+    z = scalar(g, n, DType::f32, static_cast<double>(int64_t{1} << (bits - 1)));
+  } else {
+    z = per_code(to_f32(w, unpack_codes(w, n, zp, zs, bits)));
+  }
+  const int deq = w.op("Mul", {w.op("Sub", {to_f32(w, unpack_codes(w, n, data, ds, bits)), z}), per_code(f32_of(w, sc))});
+  const int table = st == DType::f32 ? deq : w.op("Cast", {deq}, {{"to", int64_t{dtype_to_onnx(st)}}});
+  w.op("Gather", {table, n.inputs[1]}, {{"axis", ga}}, out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
 void matmul_nbits_infer(InferContext& ctx) {
   Shape y = ctx.shape(0);
   if (y.empty()) ctx.fail("A must have a rank");
@@ -588,6 +640,15 @@ void register_contrib_quant_ops() {
                     [](Graph& g, size_t i) { return matmul_integer_to_float_expand(g, i, false); }, 1u << 4 | 1u << 5 | 1u << 6);
   register_expanded(ms + "DynamicQuantizeMatMul", 3, 5, 1, matmul_integer_to_float_infer,
                     [](Graph& g, size_t i) { return matmul_integer_to_float_expand(g, i, true); }, 1u << 3 | 1u << 4);
+  register_expanded(ms + "GatherBlockQuantized", 3, 4, 1, [](InferContext& c) {
+    Shape d = c.shape(0), i = c.shape(1), y;
+    const int64_t r = static_cast<int64_t>(d.size()), ga = c.node().attr_i("gather_axis", 0) < 0 ? c.node().attr_i("gather_axis", 0) + r : c.node().attr_i("gather_axis", 0);
+    for (int64_t k = 0; k < r; ++k) {
+      if (k == ga) y.insert(y.end(), i.begin(), i.end());
+      else y.push_back(k == r - 1 && d[k] >= 0 ? d[k] * (8 / std::max<int64_t>(c.node().attr_i("bits", 4), 1)) : d[k]);
+    }
+    c.set_output(0, c.dtype(2), y);
+  }, gather_block_quantized_expand, 1u << 3);
   register_expanded(ms + "MatMulNBits", 3, 6, 1, matmul_nbits_infer, matmul_nbits_expand, 1u << 3 | 1u << 4 | 1u << 5);
   register_expanded(ms + "QLinearWhere", 9, 9, 1, [](InferContext& c) { c.set_output(0, c.dtype(1), c.shape(1)); }, qlinear_where_expand);
   register_expanded(ms + "QuantizeLinear", 2, 3, 1, [](InferContext& c) { c.set_output(0, c.has_input(2) ? c.dtype(2) : DType::u8, c.shape(0)); },

@@ -96,4 +96,36 @@ for i, inp in enumerate(sess.get_inputs()):
 for k, (o, y) in enumerate(zip(sess.get_outputs(), sess.run(None, feeds))):
     with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
         f.write(numpy_helper.from_array(y, o.name).SerializeToString())
+
+# GatherBlockQuantized (onnxruntime-genai's quantized embedding tables): uint8 codes packed along
+# the last axis, block-wise scales, default / packed zero points, 8 bits, fp16 scales, a last
+# axis that is not a multiple of the block.
+from ort_case import write_case  # noqa: E402
+
+
+def gbq(tag, V, D, bits, block, zp=False, st=np.float32, idx_shape=(2, 3)):
+    per = 8 // bits
+    nb = (D + block - 1) // block
+    codes = rng.integers(0, 1 << bits, [V, D]).astype(np.uint8)
+    data = pack(codes, bits)
+    sc = rng.uniform(0.05, 0.5, [V, nb]).astype(st)
+    inits = [numpy_helper.from_array(data, "data"), numpy_helper.from_array(sc, "sc")]
+    names = ["data", "idx", "sc"]
+    if zp:
+        zc = rng.integers(0, 1 << bits, [V, ((nb + per - 1) // per) * per])
+        inits.append(numpy_helper.from_array(pack(zc, bits), "zp"))
+        names.append("zp")
+    idx = rng.integers(0, V, idx_shape).astype(np.int64)
+    node = helper.make_node("GatherBlockQuantized", names, ["y"], domain="com.microsoft", bits=bits, block_size=block, gather_axis=0, quantize_axis=1)
+    g = helper.make_graph([node], tag, [helper.make_tensor_value_info("idx", TensorProto.INT64, list(idx_shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16 if st == np.float16 else TensorProto.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    write_case(os.path.join(OUT, tag), m, {"idx": idx})
+
+
+gbq("gbq_bits4_default_zp", 12, 64, 4, 32)
+gbq("gbq_bits4_packed_zp", 12, 96, 4, 16, zp=True)
+gbq("gbq_bits8_zp", 12, 64, 8, 32, zp=True)
+gbq("gbq_bits4_fp16", 12, 64, 4, 32, st=np.float16)
+gbq("gbq_bits4_ragged_block", 12, 80, 4, 32, zp=True)
 print("wrote", len(os.listdir(OUT)), "cases to", OUT)
