@@ -13,6 +13,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from ort_case import write_case
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_matmul_nbits")
 rng = np.random.default_rng(7)
 NP = {TensorProto.FLOAT: np.float32, TensorProto.FLOAT16: np.float16}
@@ -57,16 +59,7 @@ def case(tag, K, N, bits, block, a_shape, zp="packed", bias=False, t=TensorProto
         graph_ins.append(helper.make_tensor_value_info("B", TensorProto.UINT8, list(B.shape)))
     g = helper.make_graph([node], tag, graph_ins, [helper.make_tensor_value_info("Y", t, a_shape[:-1] + [N])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
-    d = os.path.join(OUT, tag)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    y = ort.InferenceSession(os.path.join(d, "model.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-    for k, (name, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(v, name).SerializeToString())
-    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(y, "Y").SerializeToString())
+    write_case(os.path.join(OUT, tag), m, feeds)
 
 
 case("bits4_default_zp", 64, 48, 4, 32, [3, 64], zp=None)
@@ -100,7 +93,6 @@ for k, (o, y) in enumerate(zip(sess.get_outputs(), sess.run(None, feeds))):
 # GatherBlockQuantized (onnxruntime-genai's quantized embedding tables): uint8 codes packed along
 # the last axis, block-wise scales, default / packed zero points, 8 bits, fp16 scales, a last
 # axis that is not a multiple of the block.
-from ort_case import write_case  # noqa: E402
 
 
 def gbq(tag, V, D, bits, block, zp=False, st=np.float32, idx_shape=(2, 3)):
