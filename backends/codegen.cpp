@@ -93,6 +93,7 @@ void Emitter::setup() {
   for (auto& l : k_.loads) views_.push_back(&l.view);
   for (auto& o : k_.outputs) views_.push_back(&o.view);
   for (auto& d : k_.dots) views_.push_back(&d.a_at), views_.push_back(&d.b_at);  // dot j: 2j, 2j + 1 after the outputs
+  if (k_.row_product) views_.push_back(&k_.row_product->b_at), views_.push_back(&k_.row_product->c_at);  // then B, C
   for (auto* v : views_)
     if (v->shape != k_.space || v->strides.size() != k_.space.size())
       fail("view " + shape_str(v->shape) + " does not match the kernel space " + shape_str(k_.space));
@@ -103,6 +104,10 @@ void Emitter::setup() {
   for (int b : binds) reach = std::max(reach, shape_numel(buffer(b).shape));
   if (k_.matmul) reach = std::max({reach, view_extent(k_.matmul->a), view_extent(k_.matmul->b)});
   for (auto& d : k_.dots) reach = std::max({reach, view_extent(d.mm.a), view_extent(d.mm.b)});
+  if (const auto& rp = k_.row_product) {  // the last k / n the product's loops reach
+    reach = std::max(reach, view_extent(rp->b_at) + (k_.space.back() - 1) * rp->b_sk + (rp->n - 1) * rp->b_sn + 1);
+    reach = std::max(reach, view_extent(rp->c_at) + (rp->n - 1) * rp->c_sn + 1);
+  }
   h_.index64 = reach > kIndex32Limit;
   // Launch geometry.
   const int64_t total = shape_numel(k_.space);
@@ -327,13 +332,16 @@ std::string Emitter::emit_rows() {
   bool any_f32 = false, any_f64 = false;
   for (auto& red : k_.reductions) (red.dtype == DType::f64 ? any_f64 : any_f32) = true;
   std::string s = (any_f32 || !any_f64 ? d_.shared_array("float", "fz_red", G) : "") +
-                  (any_f64 ? d_.shared_array("double", "fz_redd", G) : "") + d_.kernel_begin(h_);
+                  (any_f64 ? d_.shared_array("double", "fz_redd", G) : "");
+  if (k_.row_product) s += d_.shared_array("float", "fz_prow", len) + d_.shared_array("float", "fz_ppart", G);
+  s += d_.kernel_begin(h_);
   s += "  int fz_lid = " + d_.cast("int", d_.local_id) + ";\n";
   s += "  for (fz_idx fz_row = " + idx(d_.group_id) + "; fz_row < " + lit(k_.rows()) +
        "; fz_row += " + idx(d_.num_groups) + ") {\n";
   s += decompose(dims_where(1), "fz_row", "    ");
   std::vector<int> row_roots, elem_roots;
   for (auto& o : k_.outputs) (o.per_row ? row_roots : elem_roots).push_back(o.expr);
+  if (k_.row_product) elem_roots.push_back(k_.row_product->p);
   // Register-resident rows: ir/ decided which loads (KernelSpec::register_loads).
   const int64_t per_thread = k_.row_registers;
   const bool resident = per_thread > 0;
@@ -420,8 +428,13 @@ std::string Emitter::emit_rows() {
   }
   if (!elem_roots.empty())
     s += row_pass(elem_roots, loop, loop_end, names, [&](const std::vector<std::string>& nm) {
-      return emit_stores([](const KernelOutput& o) { return !o.per_row; }, true, "      ", nm);
+      std::string st = emit_stores([](const KernelOutput& o) { return !o.per_row; }, true, "      ", nm);
+      if (const auto& rp = k_.row_product)  // P as its store would have rounded it, kept for the product
+        st += "      fz_prow[fz_j] = " +
+              convert_value(d_, rp->p_dtype, DType::f32, convert_value(d_, k_.expr[rp->p].dtype, rp->p_dtype, nm[rp->p], true)) + ";\n";
+      return st;
     });
+  if (k_.row_product) s += emit_row_product();
   row_cache_.clear();
   value_cache_.clear();
   row_names_.clear();
@@ -594,6 +607,45 @@ std::string Emitter::online_softmax_stats(const std::string& inner_loop, std::ve
   s += d_.group_reduce(sum, "fz_add", red, h_.group_size, type);
   if (len > 0) s += "    if (" + m + " == -" + inf + ") " + sum + " = " + nan + ";\n";
   return s;
+}
+
+// The row product (KernelSpec::row_product) after the element pass has put the row's P in
+// fz_prow: C(row, n) = sum over k ascending of P(k) * B(k, n) in fp32. Threads take columns n
+// (coalesced B reads); where the group has at least twice N threads, `parts` groups of N
+// threads each sum every parts-th k and thread n adds the parts in order (deterministic).
+std::string Emitter::emit_row_product() const {
+  const RowProduct& rp = *k_.row_product;
+  const int64_t G = h_.group_size, K = k_.row_length(), N = rp.n;
+  const int64_t parts = G >= 2 * N ? std::min<int64_t>(G / N, K) : 1;
+  const size_t vb = k_.loads.size() + k_.outputs.size() + 2 * k_.dots.size(), vc = vb + 1;
+  check_loop_budget("kernel '" + k_.name + "' (row MatMul)", ceil_div(k_.rows(), std::max<int64_t>(1, launch_.groups)) *
+                                                               (ceil_div(N, std::max<int64_t>(1, G / parts)) * ceil_div(K, parts) + parts));
+  const DType ct = dtype_of(rp.c_buffer);
+  const std::string bload = load_of(rp.b_buffer, "fz_pb + fz_k * " + lit(rp.b_sk) + " + fz_n * " + lit(rp.b_sn));
+  const std::string sum = "fz_ps = fz_ps + fz_prow[fz_k] * " + bload + ";\n";
+  auto store = [&](const std::string& v) {
+    return typed_store(rp.c_buffer, "fz_pc + fz_n * " + lit(rp.c_sn),
+                       convert_value(d_, rp.c_dtype, ct, convert_value(d_, DType::f32, rp.c_dtype, v, true)));
+  };
+  std::string s = "    " + d_.barrier + "\n    {\n";
+  s += "      fz_idx fz_pb = " + offset(vb, false) + ", fz_pc = " + offset(vc, false) + ";\n";
+  if (parts == 1) {
+    s += "      for (fz_idx fz_n = " + idx("fz_lid") + "; fz_n < " + lit(N) + "; fz_n += " + lit(G) + ") {\n";
+    s += "        " + local(DType::f32) + "fz_ps = 0.0f;\n";
+    s += "        for (fz_idx fz_k = " + lit(0) + "; fz_k < " + lit(K) + "; ++fz_k) " + sum;
+    s += "        " + store("fz_ps") + "\n      }\n";
+  } else {
+    s += "      if (fz_lid < " + std::to_string(parts * N) + ") {\n";
+    s += "        fz_idx fz_n = " + idx("fz_lid % " + std::to_string(N)) + ";\n";
+    s += "        " + local(DType::f32) + "fz_ps = 0.0f;\n";
+    s += "        for (fz_idx fz_k = " + idx("fz_lid / " + std::to_string(N)) + "; fz_k < " + lit(K) + "; fz_k += " + lit(parts) + ") " + sum;
+    s += "        fz_ppart[fz_lid] = fz_ps;\n      }\n      " + d_.barrier + "\n";
+    s += "      if (fz_lid < " + std::to_string(N) + ") {\n        fz_idx fz_n = " + idx("fz_lid") + ";\n";
+    s += "        " + local(DType::f32) + "fz_ps = fz_ppart[fz_lid];\n";
+    s += "        for (int fz_q = 1; fz_q < " + std::to_string(parts) + "; ++fz_q) fz_ps = fz_ps + fz_ppart[fz_q * " + std::to_string(N) + " + fz_lid];\n";
+    s += "        " + store("fz_ps") + "\n      }\n";
+  }
+  return s + "    }\n    " + d_.barrier + "\n";
 }
 
 // A dot node (KernelSpec::dots): the product's element at this position, summed in fp32 in

@@ -95,7 +95,7 @@ class Emitter {
   const Dialect& d_;
   KernelHeader h_;
   std::map<int, int> slot_;                // buffer -> slot
-  std::vector<const StridedView*> views_;  // loads, then outputs, then each dot's a_at and b_at
+  std::vector<const StridedView*> views_;  // loads, then outputs, then each dot's a_at and b_at, then a row product's b_at, c_at
   std::vector<CDim> dims_;
   LaunchDims launch_;
   int64_t matmul_items_ = 0;
@@ -179,6 +179,7 @@ class Emitter {
   // max_loop_iterations (what: the loop, for the message).
   void check_loop_budget(const std::string& what, int64_t trips) const;
   std::string emit_dot(const ExprNode& e, const std::string& v, bool have_reduced, const std::string& ind) const;
+  std::string emit_row_product() const;
 
   void coalesce();
 

@@ -47,6 +47,7 @@ int64_t kernel_bytes_written(const Plan& p, const KernelSpec& k) {
   } else {
     for (auto& o : k.outputs)
       w += (o.per_row ? k.rows() : shape_numel(k.space)) * static_cast<int64_t>(dtype_size(p.buffers[o.buffer].dtype));
+    if (k.row_product) w += k.rows() * k.row_product->n * static_cast<int64_t>(dtype_size(p.buffers[k.row_product->c_buffer].dtype));
   }
   return w;
 }

@@ -93,6 +93,7 @@ class Fuser {
     }
     drop_dead_kernels();
     if (o_.fuse && inline_small_contractions()) drop_dead_kernels();
+    if (o_.fuse && fuse_row_products()) drop_dead_kernels();
     return finish();
   }
 
@@ -896,6 +897,83 @@ class Fuser {
     return inlined;
   }
 
+  // ---- row products ---------------------------------------------------------------------------
+  // A bare small matmul (no prologue, plain B, acc stored as is) whose A is read contiguously
+  // from an element output of one row kernel over A's own space, reduced along K (the last
+  // axis) and read by no other kernel, becomes that kernel's KernelSpec::row_product: the
+  // kernel keeps the row of P and multiplies it by B itself (attention's Softmax @ V).
+  static bool row_products_wanted(const FusionOptions& o) {
+    const char* e = std::getenv("FUSOR_ROW_PRODUCT");
+    if (e && (std::string(e) == "0" || std::string(e) == "1")) return std::string(e) == "1";
+    return o.row_products;
+  }
+
+  bool fuse_row_products() {
+    if (!row_products_wanted(o_)) return false;
+    bool fused = false;
+    const auto float_t = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; };
+    for (size_t mi = 0; mi < kernels_.size(); ++mi) {
+      KernelSpec& mk = kernels_[mi];
+      if (!mk.matmul || mk.outputs.size() != 1 || mk.expr.size() != 1 || mk.expr[0].kind != ExprKind::acc) continue;
+      const MatMulDesc& m = *mk.matmul;
+      if (!m.a_plain() || !m.b_plain() || mk.space.size() < 2 || m.m <= 0 || m.n <= 0 || m.k <= 1) continue;
+      if (m.k > kMaxRowProductK || shape_numel(mk.space) / m.n * m.k * m.n > kMaxPrologueMacs) continue;
+      const int pbuf = m.a_buffer, cbuf = mk.outputs[0].buffer;
+      if (buffers_[pbuf].role != Buffer::Role::intermediate || pbuf == m.b_buffer || cbuf == m.b_buffer) continue;
+      const DType pt = buffers_[pbuf].dtype;
+      if (!float_t(pt) || !float_t(buffers_[m.b_buffer].dtype) || !float_t(mk.expr[0].dtype) || !float_t(buffers_[cbuf].dtype)) continue;
+      if (!m.a.is_contiguous() || buffers_[pbuf].shape != m.a.shape) continue;
+      if (buffers_[m.b_buffer].nbytes() > (int64_t{64} << 20)) continue;  // bound whole on any device
+      // The producer: the one other kernel writing P, a row kernel over A's space reducing its last axis.
+      int ri = -1;
+      for (size_t j = 0; j < kernels_.size(); ++j) {
+        const auto outs = kernels_[j].output_buffers();
+        if (j != mi && std::find(outs.begin(), outs.end(), pbuf) != outs.end()) ri = ri < 0 ? static_cast<int>(j) : -2;
+      }
+      if (ri < 0 || sole_reader(static_cast<size_t>(ri), pbuf) != static_cast<int>(mi)) continue;
+      // B must be ready where the row kernel runs (kernels are in execution order).
+      bool b_ready = true;
+      for (size_t j = static_cast<size_t>(ri); j < kernels_.size(); ++j) {
+        const auto outs = kernels_[j].output_buffers();
+        b_ready = b_ready && std::find(outs.begin(), outs.end(), m.b_buffer) == outs.end();
+      }
+      if (!b_ready) continue;
+      KernelSpec& k = kernels_[ri];
+      const int last = static_cast<int>(k.space.size()) - 1;
+      if (k.kind != FusionKind::input || k.matmul || k.conv || k.row_product || k.space != m.a.shape ||
+          k.reduce_axes != std::vector<int>{last} || k.space[last] != m.k)
+        continue;
+      if (k.input_buffers().size() + 1 > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
+      int po = -1;
+      for (size_t o = 0; o < k.outputs.size(); ++o)
+        if (k.outputs[o].buffer == pbuf) po = po < 0 ? static_cast<int>(o) : -2;
+      if (po < 0 || k.outputs[po].per_row || !k.outputs[po].view.is_contiguous() || k.outputs[po].view.shape != k.space) continue;
+      const size_t nb = k.space.size() - 2;
+      RowProduct rp;
+      rp.p = k.outputs[po].expr;
+      rp.p_dtype = pt;
+      rp.b_buffer = m.b_buffer, rp.c_buffer = cbuf;
+      rp.n = m.n, rp.c_dtype = mk.expr[0].dtype;
+      rp.b_sk = m.b.strides[nb], rp.b_sn = m.b.strides[nb + 1];
+      const StridedView& cv = mk.outputs[0].view;
+      rp.c_sn = cv.strides[nb + 1];
+      rp.b_at.shape = rp.c_at.shape = k.space;
+      rp.b_at.offset = m.b.offset, rp.c_at.offset = cv.offset;
+      rp.b_at.strides.assign(m.b.strides.begin(), m.b.strides.begin() + nb);
+      rp.c_at.strides.assign(cv.strides.begin(), cv.strides.begin() + nb);
+      rp.b_at.strides.insert(rp.b_at.strides.end(), {0, 0});
+      rp.c_at.strides.insert(rp.c_at.strides.end(), {cv.strides[nb], 0});
+      k.outputs.erase(k.outputs.begin() + po);
+      k.row_product = std::move(rp);
+      k.fused_ops.insert(k.fused_ops.end(), mk.fused_ops.begin(), mk.fused_ops.end());
+      k.fused_nodes.insert(k.fused_nodes.end(), mk.fused_nodes.begin(), mk.fused_nodes.end());
+      topo_order(k);
+      mk.outputs.clear();  // now dead; removed by drop_dead_kernels
+      fused = true;
+    }
+    return fused;
+  }
+
   // A contraction with an fp32 acc whose readers output fusion could not take (a reduction,
   // several kernels) stores the wide sum; the narrow value its epilogue chain ends in (a Gemm's
   // or Conv's Cast to fp16/bf16) is marked stored instead, so the rebuilt plan's contraction
@@ -930,8 +1008,8 @@ class Fuser {
         auto& k = kernels_[i];
         if (k.kind == FusionKind::opaque) continue;
         bool live = false;
-        for (auto& o : k.outputs)
-          if (read.count(o.buffer) || buffers_[o.buffer].role == Buffer::Role::output) live = true;
+        for (int b : k.output_buffers())
+          if (read.count(b) || buffers_[b].role == Buffer::Role::output) live = true;
         if (!live) {
           kernels_.erase(kernels_.begin() + i);
           kernel_value_.erase(kernel_value_.begin() + i);
@@ -968,6 +1046,7 @@ class Fuser {
       if (k.matmul && k.matmul->dequant_b) rb(k.matmul->dequant_b->scale_buffer), rb(k.matmul->dequant_b->zp_buffer);
       if (k.conv) rb(k.conv->x_buffer), rb(k.conv->w_buffer);
       for (auto& d : k.dots) rb(d.mm.a_buffer), rb(d.mm.b_buffer);
+      if (k.row_product) rb(k.row_product->b_buffer), rb(k.row_product->c_buffer);
       for (auto& b : k.opaque_inputs) rb(b);
       for (auto& b : k.opaque_outputs) rb(b);
     }

@@ -83,6 +83,7 @@ void topo_order(KernelSpec& k) {
   };
   for (auto& r : k.reductions) visit(r.body);
   for (auto& o : k.outputs) visit(o.expr);
+  if (k.row_product) visit(k.row_product->p);
   // Renumbered in that order, and hash-consed again (KernelSpec::expr has no duplicates):
   // absorbing a reduction kernel appends its nodes unmerged, so a Softmax's Exp(x - max) was
   // two nodes, its sum's and its output's. Every scalar op is pure, so equal nodes are one value.
@@ -105,6 +106,7 @@ void topo_order(KernelSpec& k) {
   }
   for (auto& r : k.reductions) r.body = remap[r.body];
   for (auto& o : k.outputs) o.expr = remap[o.expr];
+  if (k.row_product) k.row_product->p = remap[k.row_product->p];
   // Compact loads.
   std::vector<int> used(k.loads.size(), -1);
   std::vector<Load> loads;
@@ -171,6 +173,7 @@ void mark_row_registers(KernelSpec& k) {
   passes.emplace_back();
   for (auto& o : k.outputs)
     if (!o.per_row) passes.back().push_back(o.expr);
+  if (k.row_product) passes.back().push_back(k.row_product->p);
   const int n = static_cast<int>(k.expr.size());
   // Values that walk the row (a row-walking load below them); the others are per-row values.
   std::vector<char> walks(n, 0);

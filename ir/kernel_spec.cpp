@@ -83,6 +83,7 @@ std::vector<int> KernelSpec::input_buffers() const {
   }
   if (conv) s.insert({conv->x_buffer, conv->w_buffer});
   for (auto& d : dots) s.insert({d.mm.a_buffer, d.mm.b_buffer});
+  if (row_product) s.insert(row_product->b_buffer);
   for (int b : opaque_inputs)
     if (b >= 0) s.insert(b);
   return {s.begin(), s.end()};
@@ -90,6 +91,7 @@ std::vector<int> KernelSpec::input_buffers() const {
 std::vector<int> KernelSpec::output_buffers() const {
   std::set<int> s;
   for (auto& o : outputs) s.insert(o.buffer);
+  if (row_product) s.insert(row_product->c_buffer);
   for (int b : opaque_outputs)
     if (b >= 0) s.insert(b);
   return {s.begin(), s.end()};

@@ -142,6 +142,25 @@ struct InlineDot {
   int64_t a_sk = 0, b_sk = 0;
 };
 
+// A row product (ir/fusion.cpp fuse_row_products): a row kernel whose one reduced axis is the
+// last (length K) also computes the matmul that was the only reader of one of its element
+// outputs, P, which is then never stored (attention's Softmax(scores) @ V: the probabilities
+// stay in the kernel). For the row at (batch..., m) and every n in [0, N):
+//   C(c_at(row) + n * c_sn) = sum over k = 0, 1, ..., K-1 of P(row, k) * B(b_at(row) + k * b_sk + n * b_sn)
+// where P(row, k) is expr `p` at position (batch..., m, k) converted to p_dtype (the value the
+// store would have written), B is read as stored, the sum is fp32 in ascending k (the cpu
+// backend: double, as its contraction kernels) and is converted to c_dtype (the matmul's acc,
+// which the matmul kernel stored unchanged) and stored as buffer c_buffer's dtype. b_at / c_at
+// are views over the row kernel's space with stride 0 on the reduced axis (and on m for B).
+struct RowProduct {
+  int p = -1;                 // expr node: P's value
+  DType p_dtype = DType::f32; // P's buffer dtype (the rounding the store applied)
+  int b_buffer = -1, c_buffer = -1;
+  StridedView b_at, c_at;
+  int64_t b_sk = 0, b_sn = 0, c_sn = 0, n = 0;
+  DType c_dtype = DType::f32; // the product's value dtype (fp32 sum rounded to it)
+};
+
 // ONNX Conv (2-D, NCHW, OIHW weights, contiguous buffers): out [N, K, OH, OW].
 struct ConvDesc {
   int x_buffer = -1, w_buffer = -1;
@@ -191,6 +210,7 @@ struct KernelSpec {
   std::optional<MatMulDesc> matmul; // kind == output (or a bare contraction)
   std::optional<ConvDesc> conv;
   std::vector<InlineDot> dots;      // row kernels: inline contractions (ExprKind::dot nodes)
+  std::optional<RowProduct> row_product;  // row kernels: a trailing contraction over the row
   int node = -1;                    // opaque: index into Plan::graph.nodes
   std::vector<int> opaque_inputs, opaque_outputs;  // opaque: buffers in node input/output order (-1 omitted)
   std::vector<std::string> fused_ops;  // "Add", "Tanh", ... (ONNX node names in fused_nodes)
@@ -253,6 +273,10 @@ inline constexpr int64_t kMaxPrologueMacs = int64_t{1} << 24;
 // by one row kernel over its output (attention's Q @ K^T before the Softmax), is computed
 // inline in that kernel (KernelSpec::dots): one kernel and one dependent dispatch less.
 inline constexpr int64_t kMaxInlineDotK = 256;
+// A row product (KernelSpec::row_product) keeps the row's K values of P in the group's shared
+// memory (fp32) and reads B once per row: at most this K, and at most kMaxPrologueMacs
+// multiply-adds (rows x K x N), so B's re-reads per row stay in cache.
+inline constexpr int64_t kMaxRowProductK = 2048;
 
 // What a backend's kernels can take, so the one fusion pass (ir/fusion.cpp) decides for it
 // (Backend::fusion_options gives each backend's).
@@ -265,6 +289,10 @@ struct FusionOptions {
   // fifteenth and seventeenth sessions). fp32 operands take them either way.
   // Per dtype: fp16 and bf16 operands each (a backend may stage one type faster than the other).
   bool f16_operand_prologues = false, bf16_operand_prologues = false;
+  // A small matmul that only reads one row kernel's element output along the row (attention's
+  // Softmax(scores) @ V) is computed by that row kernel (KernelSpec::row_product): one kernel and
+  // one dependent launch less. FUSOR_ROW_PRODUCT=0 / 1 overrides for A/B runs.
+  bool row_products = true;
 };
 
 // Decomposes composite ops into primitives (LayerNormalization, Softmax, Gemm, BatchNorm, ...),

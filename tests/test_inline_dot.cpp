@@ -5,11 +5,15 @@
 // that every backend still gives ref's values for fp32, fp16 and bf16 attention blocks with
 // masks, scales on either operand, rows kept in registers and rows streamed, and that every
 // generated CUDA kernel compiles (NVRTC, no GPU needed).
+// Row products (ir/fusion.cpp fuse_row_products, KernelSpec::row_product; on by default,
+// FUSOR_ROW_PRODUCT=0 turns them off): the Softmax row kernel also computes softmax(...) @ v, so
+// the weights are never stored either. Checked here the same ways, with and without inline dots.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include "backends/backend.h"
@@ -79,6 +83,12 @@ const KernelSpec* dot_kernel(const Plan& p) {
   return nullptr;
 }
 
+const KernelSpec* row_product_kernel(const Plan& p) {
+  for (const KernelSpec& k : p.kernels)
+    if (k.row_product) return &k;
+  return nullptr;
+}
+
 // Largest element error in ulps of want's dtype at the largest |want|.
 double error_in_ulps_of_max(const Tensor& got, const Tensor& want) {
   double mx = 0, err = 0;
@@ -98,6 +108,7 @@ double error_in_ulps_of_max(const Tensor& got, const Tensor& want) {
 
 TEST(InlineDot, AttentionScoresAreComputedInTheSoftmaxKernel) {
   ScopedEnv on("FUSOR_INLINE_DOT", "1");
+  ScopedEnv pv_own_kernel("FUSOR_ROW_PRODUCT", "0");
   const Attn a;
   const Plan p = plan_of(attention(a), inputs_of(a, 1));
   const KernelSpec* k = dot_kernel(p);
@@ -116,6 +127,7 @@ TEST(InlineDot, AttentionScoresAreComputedInTheSoftmaxKernel) {
 
 TEST(InlineDot, IsOffByDefault) {
   ScopedEnv off("FUSOR_INLINE_DOT", nullptr);
+  ScopedEnv pv_own_kernel("FUSOR_ROW_PRODUCT", "0");
   const Attn a;
   const Plan p = plan_of(attention(a), inputs_of(a, 1));
   EXPECT_FALSE(dot_kernel(p));
@@ -124,6 +136,7 @@ TEST(InlineDot, IsOffByDefault) {
 
 TEST(InlineDot, ContractionsThatDoNotQualifyKeepTheirKernel) {
   ScopedEnv on("FUSOR_INLINE_DOT", "1");
+  ScopedEnv pv_own_kernel("FUSOR_ROW_PRODUCT", "0");
   {  // K above kMaxInlineDotK
     Attn a;
     a.D = kMaxInlineDotK + 1, a.S = a.L = 4, a.H = 1;
@@ -163,8 +176,8 @@ TEST(InlineDot, ContractionsThatDoNotQualifyKeepTheirKernel) {
 // Every backend against ref (poisoned outputs, seeded inputs in [-2, 2]): fp32 within 64 ulps
 // of the largest value (sums in another order), fp16 / bf16 within 4 of their own ulps there
 // (a score rounded one way or the other moves the row's weights by about one ulp).
-TEST(InlineDot, EveryBackendGivesRefsValues) {
-  ScopedEnv on("FUSOR_INLINE_DOT", "1");
+void expect_every_backend_gives_refs_values(bool inline_dots) {
+  ScopedEnv on("FUSOR_INLINE_DOT", inline_dots ? "1" : nullptr);
   std::vector<Attn> cases;
   for (DType t : {DType::f32, DType::f16, DType::bf16}) {
     Attn a;
@@ -192,9 +205,14 @@ TEST(InlineDot, EveryBackendGivesRefsValues) {
     const Graph g = attention(a);
     const std::vector<Tensor> in = inputs_of(a, 11);
     const Plan p = plan_of(g, in);
-    const KernelSpec* k = dot_kernel(p);
-    ASSERT_TRUE(k);
-    if (a.L == 9000) EXPECT_EQ(k->row_registers, 0);
+    if (inline_dots) {
+      const KernelSpec* k = dot_kernel(p);
+      ASSERT_TRUE(k);
+      if (a.L == 9000) EXPECT_EQ(k->row_registers, 0);
+    }
+    // Softmax @ v in the row kernel wherever its row fits (not 9000 keys, not without v; one
+    // key is no product: K = 1).
+    EXPECT_EQ(row_product_kernel(p) != nullptr, a.pv && a.L > 1 && a.L <= kMaxRowProductK);
     const Tensor want = Session(g, "ref").run(in)[0];
     for (const std::string& be : testing::usable_backends()) {
       if (be == "ref") continue;
@@ -217,6 +235,68 @@ TEST(InlineDot, EveryBackendGivesRefsValues) {
     }
 #endif
   }
+}
+
+TEST(InlineDot, EveryBackendGivesRefsValues) { expect_every_backend_gives_refs_values(true); }
+TEST(RowProduct, EveryBackendGivesRefsValues) { expect_every_backend_gives_refs_values(false); }
+
+TEST(RowProduct, SoftmaxTimesVIsComputedInTheSoftmaxKernel) {
+  ScopedEnv off("FUSOR_INLINE_DOT", nullptr);
+  const Attn a;
+  const Plan p = plan_of(attention(a), inputs_of(a, 1));
+  const KernelSpec* k = row_product_kernel(p);
+  ASSERT_TRUE(k) << "softmax @ v should be computed by the Softmax row kernel";
+  EXPECT_EQ(k->kind, FusionKind::input);
+  EXPECT_EQ(k->row_product->n, a.D);
+  EXPECT_EQ(k->outputs.size(), 0u) << "the weights are not stored";
+  EXPECT_EQ(k->output_buffers().size(), 1u);
+  EXPECT_NE(std::find(k->fused_ops.begin(), k->fused_ops.end(), "MatMul"), k->fused_ops.end());
+  EXPECT_EQ(matmul_kernels(p), 1) << "only q @ k^T is a matmul kernel";
+  EXPECT_EQ(p.kernels.size(), 2u);
+  // The heads-merging Transpose is the product's store view: [B, H, S, D] stored as [B, S, H, D].
+  EXPECT_EQ(k->row_product->c_sn, 1);
+  EXPECT_EQ(k->row_product->c_at.strides[1], a.D);
+  EXPECT_EQ(k->row_product->c_at.strides[2], a.H * a.D);
+  {  // with inline scores the whole attention block is one kernel
+    ScopedEnv on("FUSOR_INLINE_DOT", "1");
+    const Plan q = plan_of(attention(a), inputs_of(a, 1));
+    EXPECT_EQ(q.kernels.size(), 1u);
+    EXPECT_TRUE(row_product_kernel(q) && dot_kernel(q));
+  }
+  {  // FUSOR_ROW_PRODUCT=0: the product keeps its kernel
+    ScopedEnv no("FUSOR_ROW_PRODUCT", "0");
+    EXPECT_FALSE(row_product_kernel(plan_of(attention(a), inputs_of(a, 1))));
+  }
+}
+
+TEST(RowProduct, ProductsThatDoNotQualifyKeepTheirKernel) {
+  ScopedEnv off("FUSOR_INLINE_DOT", nullptr);
+  const DType t = DType::f32;
+  auto plan = [&](const std::function<void(GraphBuilder&, int, int)>& tail, int64_t rows, int64_t len, int64_t n) {
+    GraphBuilder b("rp", 17);
+    const int x = b.input("x", t, {rows, len}), v = b.input("v", t, {len, n});
+    tail(b, b.op("Softmax", {x}, {{"axis", int64_t{-1}}}), v);
+    const Graph g = b.build();
+    return plan_of(g, {testing::random_tensor(t, {rows, len}, 1), testing::random_tensor(t, {len, n}, 2)});
+  };
+  const auto mm = [](GraphBuilder& b, int p, int v) { b.output(b.op("MatMul", {p, v})); };
+  EXPECT_TRUE(row_product_kernel(plan(mm, 8, 16, 4)));  // the shape that qualifies
+  // The weights are a graph output too: stored by the row kernel, so the product keeps its own.
+  EXPECT_FALSE(row_product_kernel(plan([](GraphBuilder& b, int p, int v) { b.output(b.op("MatMul", {p, v})), b.output(p); }, 8, 16, 4)));
+  // Two products read the weights.
+  EXPECT_FALSE(row_product_kernel(plan([](GraphBuilder& b, int p, int v) {
+    b.output(b.op("MatMul", {p, v}));
+    b.output(b.op("MatMul", {p, b.op("Neg", {v})}));
+  }, 8, 16, 4)));
+  // The row is longer than kMaxRowProductK, or the product has more than kMaxPrologueMacs multiply-adds.
+  EXPECT_FALSE(row_product_kernel(plan(mm, 2, kMaxRowProductK + 1, 4)));
+  EXPECT_FALSE(row_product_kernel(plan(mm, 1 << 12, 1 << 10, 8)));
+  // The product's epilogue is more than its store (a bias: the output fusion's).
+  EXPECT_FALSE(row_product_kernel(plan([](GraphBuilder& b, int p, int v) { b.output(b.op("Relu", {b.op("MatMul", {p, v})})); }, 8, 16, 4)));
+  // The weights are the product's B, not its A.
+  EXPECT_FALSE(row_product_kernel(plan([](GraphBuilder& b, int p, int v) {
+    b.output(b.op("MatMul", {b.op("Transpose", {v}), b.op("Transpose", {p})}));
+  }, 8, 16, 4)));
 }
 
 }  // namespace

@@ -27,6 +27,9 @@ class VulkanCompileDedup : public testing::ValidatedVulkanTest {};
 
 TEST_F(VulkanCompileDedup, RepeatedLayersShareOnePipelinePerDistinctKernel) {
   setenv("FUSOR_NO_DISK_CACHE", "1", 1);  // every pipeline really compiles
+  // Each layer its own kernels: a row product would give the next layer's MatMul to this
+  // layer's Softmax kernel (the last layer's Softmax then stands alone).
+  testing::ScopedEnv own_kernels("FUSOR_ROW_PRODUCT", "0");
   constexpr int kLayers = 3;
   // kWidth > kMaxInlineDotK: each MatMul stays its own kernel even with FUSOR_INLINE_DOT=1 (a
   // shorter K would then be computed inside the Softmax's row kernel).

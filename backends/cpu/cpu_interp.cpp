@@ -17,12 +17,16 @@ constexpr int kBlock = 256;
 // (an empty reduction's row), or both (the block holding a row's first position).
 enum class Stores { none, elements, per_row, all };
 
-// Views: loads, then outputs, then each inline contraction's a_at and b_at (KernelSpec::dots).
-int num_views(const KernelSpec& k) { return static_cast<int>(k.loads.size() + k.outputs.size() + 2 * k.dots.size()); }
+// Views: loads, then outputs, then each inline contraction's a_at and b_at (KernelSpec::dots),
+// then a row product's b_at and c_at.
+int num_views(const KernelSpec& k) {
+  return static_cast<int>(k.loads.size() + k.outputs.size() + 2 * k.dots.size() + (k.row_product ? 2 : 0));
+}
 const StridedView& view_of(const KernelSpec& k, int v) {
-  const int nl = static_cast<int>(k.loads.size()), no = static_cast<int>(k.outputs.size());
+  const int nl = static_cast<int>(k.loads.size()), no = static_cast<int>(k.outputs.size()), nd = static_cast<int>(k.dots.size());
   if (v < nl) return k.loads[v].view;
   if (v < nl + no) return k.outputs[v - nl].view;
+  if (v >= nl + no + 2 * nd) return v == nl + no + 2 * nd ? k.row_product->b_at : k.row_product->c_at;
   const InlineDot& d = k.dots[(v - nl - no) / 2];
   return (v - nl - no) % 2 == 0 ? d.a_at : d.b_at;
 }
@@ -123,6 +127,7 @@ class Runner {
         eval_block(pk_.out_nodes, pk_.out_views, pk_.inner, base.data(), 0, 1, nullptr, Stores::per_row);
       } else {
         positions(pk_.inner, base.data(), 0, len, nullptr);
+        if (k_.row_product) row_product(base.data(), len);
       }
       for (int d = static_cast<int>(c.size()) - 1; d >= 0 && ++c[d] == pk_.outer.size[d]; --d) c[d] = 0;
     }
@@ -134,6 +139,7 @@ class Runner {
   const CpuBuffers& bufs_;
   Scratch* s_ = nullptr;
   std::vector<HostScalar> red_;
+  std::vector<double> prow_;  // a row product's P over the current row (rounded to its dtype)
 
   // Evaluates and stores the outputs at positions [q0, q1) of dims (acc: one per position).
   void positions(const IterDims& dims, const int64_t* base, int64_t q0, int64_t q1, const double* acc) {
@@ -141,6 +147,19 @@ class Runner {
       const int cnt = static_cast<int>(std::min<int64_t>(kBlock, q1 - q));
       eval_block(pk_.out_nodes, pk_.out_views, dims, base, q, cnt, acc ? acc + (q - q0) : nullptr,
                  q == 0 ? Stores::all : Stores::elements);
+    }
+  }
+
+  // KernelSpec::row_product over the row whose P the element pass kept in prow_: each C element
+  // summed in double in ascending k (as the contraction kernels), rounded to its dtype.
+  void row_product(const int64_t* base, int64_t len) {
+    const RowProduct& rp = *k_.row_product;
+    const int vb = num_views(k_) - 2;
+    const CpuBuffer &b = bufs_[rp.b_buffer], &c = bufs_[rp.c_buffer];
+    for (int64_t n = 0; n < rp.n; ++n) {
+      double acc = 0.0;
+      for (int64_t q = 0; q < len; ++q) acc += prow_[q] * scalar_load(b.dtype, b.base, base[vb] + q * rp.b_sk + n * rp.b_sn).f;
+      scalar_store(c.dtype, c.base, base[vb + 1] + n * rp.c_sn, HostScalar{round_float(acc, rp.c_dtype)});
     }
   }
 
@@ -376,6 +395,12 @@ class Runner {
       }
     }
     if (which == Stores::none) return;
+    if (k_.row_product && which != Stores::per_row) {
+      const RowProduct& rp = *k_.row_product;
+      if (prow_.size() < static_cast<size_t>(q0 + cnt)) prow_.resize(static_cast<size_t>(q0 + cnt));
+      const HostScalar* pv = s_->col(rp.p);
+      for (int j = 0; j < cnt; ++j) prow_[q0 + j] = round_float(scalar_convert(pv[j], k_.expr[rp.p].dtype, DType::f64).f, rp.p_dtype);
+    }
     const int nl = static_cast<int>(k_.loads.size());
     const bool rowwise = !k_.reduce_axes.empty();
     for (size_t o = 0; o < k_.outputs.size(); ++o) {
@@ -407,6 +432,7 @@ PreparedKernel prepare_cpu_kernel(const KernelSpec& k) {
   }
   std::vector<int> roots;
   for (auto& o : k.outputs) roots.push_back(o.expr);
+  if (k.row_product) roots.push_back(k.row_product->p);
   needed(k, roots, pk.out_nodes, pk.out_views);
   const int nl = static_cast<int>(k.loads.size());
   for (size_t o = 0; o < k.outputs.size(); ++o) pk.out_views.push_back(nl + static_cast<int>(o));

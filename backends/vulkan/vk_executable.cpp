@@ -298,6 +298,7 @@ void VulkanExecutable::transpose_wide_weights() {
     if (k.matmul) use(k.matmul->a_buffer), use(k.matmul->b_buffer);
     if (k.conv) use(k.conv->x_buffer), use(k.conv->w_buffer);
     for (auto& d : k.dots) use(d.mm.a_buffer), use(d.mm.b_buffer);
+    if (k.row_product) use(k.row_product->b_buffer), use(k.row_product->c_buffer);
     for (int b : k.opaque_inputs) use(b);
     for (int b : k.opaque_outputs) use(b);
   }

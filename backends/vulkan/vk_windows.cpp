@@ -65,6 +65,7 @@ Window touched(const KernelSpec& k, const Plan& p, int b, const Box& box) {
   if (k.conv) whole(k.conv->x_buffer), whole(k.conv->w_buffer);
   if (k.matmul && k.matmul->dequant_b) whole(k.matmul->dequant_b->scale_buffer), whole(k.matmul->dequant_b->zp_buffer);
   for (const InlineDot& d : k.dots) whole(d.mm.a_buffer), whole(d.mm.b_buffer);
+  if (k.row_product) whole(k.row_product->b_buffer), whole(k.row_product->c_buffer);
   for (int x : k.opaque_inputs) whole(x);
   for (int x : k.opaque_outputs) whole(x);
   if (mx < mn) return {0, 0};
@@ -198,9 +199,10 @@ std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, 
   // convolutions address whole buffers; index-checking kernels report their plan position.
   std::vector<int> axes;
   // A quantized B (dequant_b) indexes its scales by offsets into the whole weight buffer.
-  // An inline contraction (KernelSpec::dots) walks its operands along K from whole-buffer offsets.
+  // An inline contraction (KernelSpec::dots) and a row product walk their operands along K (and
+  // N) from whole-buffer offsets.
   const bool splittable = k.kind != FusionKind::opaque && !k.conv && !kernel_checks_indices(k, p) &&
-                          !(k.matmul && k.matmul->dequant_b) && k.dots.empty();
+                          !(k.matmul && k.matmul->dequant_b) && k.dots.empty() && !k.row_product;
   if (splittable)
     for (int d = 0; d < static_cast<int>(k.space.size()); ++d)
       if (k.space[d] > 1 && std::find(k.reduce_axes.begin(), k.reduce_axes.end(), d) == k.reduce_axes.end())
