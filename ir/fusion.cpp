@@ -840,12 +840,17 @@ class Fuser {
   // contiguously, becomes that kernel's KernelSpec::dots: attention's Q @ K^T computed inside
   // the Softmax row kernel instead of stored by a kernel before it (the row kernel keeps each
   // score in registers where its rows fit, kernel_rewrite.h mark_row_registers).
-  // Opt-in (FUSOR_INLINE_DOT=1): on the H200 the fused kernel was slower than the product's own
-  // kernel plus the Softmax's (docs/benchmarks.md, sixteenth session), so by default every
-  // contraction keeps its kernel.
+  // Which: by default only products whose operands the row walks with unit stride (thread j of
+  // the row reads element j, so a group's reads are coalesced): on the H200 (docs/benchmarks.md,
+  // sixteenth and twenty-second sessions) fp16 GPT-2 2L, whose keys come from a copy kernel in
+  // [D, L] order, ran faster inline on both GPUs, while keys read along D (a key row per thread,
+  // fp32 / bf16 through operand prologues) made the fused kernel slower than the product's own.
+  // FUSOR_INLINE_DOT=1 inlines whatever qualifies otherwise (the layout aside), 0 none.
   bool inline_small_contractions() {
     const char* e = std::getenv("FUSOR_INLINE_DOT");
-    if (!e || std::string(e) != "1") return false;
+    const std::string mode = e ? e : "";
+    if (mode == "0") return false;
+    const bool any_layout = mode == "1";
     bool inlined = false;
     const auto float_t = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; };
     for (size_t ci = 0; ci < kernels_.size(); ++ci) {
@@ -865,6 +870,7 @@ class Fuser {
       KernelSpec& k = kernels_[reader];
       if (k.kind != FusionKind::input || k.reduce_axes.empty() || k.matmul || k.conv || k.space != ck.space) continue;
       if (k.dots.size() >= 2 || k.input_buffers().size() + 2 > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
+      if (!any_layout && !walks_rows_coalesced(k, m)) continue;
       bool ok = true;
       for (auto& l : k.loads)
         if (l.buffer == cbuf && !(l.view.is_contiguous() && l.view.shape == ck.space)) ok = false;
@@ -972,6 +978,13 @@ class Fuser {
       fused = true;
     }
     return fused;
+  }
+
+  // The row kernel k (over a product's space) reads the product's operands coalesced: its one
+  // reduced axis is the last (n) and B steps along it with unit stride (A never walks n).
+  static bool walks_rows_coalesced(const KernelSpec& k, const MatMulDesc& m) {
+    const int last = static_cast<int>(k.space.size()) - 1;
+    return k.reduce_axes == std::vector<int>{last} && (m.n == 1 || m.b.strides[last] == 1);
   }
 
   // A contraction with an fp32 acc whose readers output fusion could not take (a reduction,

@@ -1,5 +1,5 @@
-// Inline contractions (ir/fusion.cpp inline_small_contractions, KernelSpec::dots; opt-in,
-// FUSOR_INLINE_DOT=1): a small matmul read only by one row kernel over its own output
+// Inline contractions (ir/fusion.cpp inline_small_contractions, KernelSpec::dots; by default
+// where the row reads the operands coalesced, FUSOR_INLINE_DOT=1 for any layout, 0 never): a small matmul read only by one row kernel over its own output
 // (attention's Q @ K^T before the Softmax) is computed inside that kernel, so the scores are
 // never stored and one dependent kernel less runs. Checked here: which plans take it (and which keep the matmul kernel), and
 // that every backend still gives ref's values for fp32, fp16 and bf16 attention blocks with
@@ -37,6 +37,7 @@ struct Attn {
   bool scale_q = true, scale_k = false;          // q * s before the product / k * s
   bool mask = false;                             // an additive causal mask (-inf above the diagonal)
   bool pv = true;                                // softmax(...) @ v, heads merged by a Transpose
+  bool keys_transposed = false;                  // k given as [B, H, D, L] (no Transpose in the graph)
 };
 
 // q [B, H, S, D], k [B, H, L, D], v [B, H, L, D]: softmax(q' @ k'^T (+ mask)) @ v, transposed to
@@ -44,11 +45,11 @@ struct Attn {
 Graph attention(const Attn& a) {
   GraphBuilder b("attn", 17);
   int q = b.input("q", a.t, {a.B, a.H, a.S, a.D});
-  int k = b.input("k", a.t, {a.B, a.H, a.L, a.D});
+  int k = b.input("k", a.t, a.keys_transposed ? Shape{a.B, a.H, a.D, a.L} : Shape{a.B, a.H, a.L, a.D});
   const int v = a.pv ? b.input("v", a.t, {a.B, a.H, a.L, a.D}) : -1;
   const int s = b.constant("s", scalar_tensor(a.t, 0.35));
   if (a.scale_q) q = b.op("Mul", {q, s});
-  int kt = b.op("Transpose", {k}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
+  int kt = a.keys_transposed ? k : b.op("Transpose", {k}, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}});
   if (a.scale_k) kt = b.op("Mul", {kt, s});
   int x = b.op("MatMul", {q, kt});
   if (a.mask) {
@@ -65,7 +66,8 @@ Graph attention(const Attn& a) {
 
 std::vector<Tensor> inputs_of(const Attn& a, uint64_t seed) {
   std::vector<Tensor> in = {testing::random_tensor(a.t, {a.B, a.H, a.S, a.D}, seed, -2.0, 2.0),
-                            testing::random_tensor(a.t, {a.B, a.H, a.L, a.D}, seed + 1, -2.0, 2.0)};
+                            testing::random_tensor(a.t, a.keys_transposed ? Shape{a.B, a.H, a.D, a.L} : Shape{a.B, a.H, a.L, a.D},
+                                                   seed + 1, -2.0, 2.0)};
   if (a.pv) in.push_back(testing::random_tensor(a.t, {a.B, a.H, a.L, a.D}, seed + 2, -2.0, 2.0));
   return in;
 }
@@ -125,13 +127,24 @@ TEST(InlineDot, AttentionScoresAreComputedInTheSoftmaxKernel) {
   EXPECT_EQ(std::count_if(p.buffers.begin(), p.buffers.end(), [&](const Buffer& b) { return b.shape == Shape{a.B, a.H, a.S, a.L}; }), 1);
 }
 
-TEST(InlineDot, IsOffByDefault) {
-  ScopedEnv off("FUSOR_INLINE_DOT", nullptr);
+// By default only where each thread of a row reads its own consecutive element: keys stored
+// [D, L] (unit stride along the row of scores) are inlined, keys [L, D] read through a Transpose
+// (a key row per thread) keep the product's kernel; FUSOR_INLINE_DOT=0 inlines none.
+TEST(InlineDot, DefaultTakesOnlyCoalescedRows) {
+  ScopedEnv dflt("FUSOR_INLINE_DOT", nullptr);
   ScopedEnv pv_own_kernel("FUSOR_ROW_PRODUCT", "0");
-  const Attn a;
+  Attn a;
+  EXPECT_FALSE(dot_kernel(plan_of(attention(a), inputs_of(a, 1))));
+  EXPECT_EQ(matmul_kernels(plan_of(attention(a), inputs_of(a, 1))), 2);
+  a.keys_transposed = true;
+  const KernelSpec* k = nullptr;
   const Plan p = plan_of(attention(a), inputs_of(a, 1));
-  EXPECT_FALSE(dot_kernel(p));
-  EXPECT_EQ(matmul_kernels(p), 2);
+  k = dot_kernel(p);
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->dots[0].b_at.strides.back(), 1);
+  EXPECT_EQ(matmul_kernels(p), 1);
+  ScopedEnv off("FUSOR_INLINE_DOT", "0");
+  EXPECT_FALSE(dot_kernel(plan_of(attention(a), inputs_of(a, 1))));
 }
 
 TEST(InlineDot, ContractionsThatDoNotQualifyKeepTheirKernel) {
@@ -176,8 +189,10 @@ TEST(InlineDot, ContractionsThatDoNotQualifyKeepTheirKernel) {
 // Every backend against ref (poisoned outputs, seeded inputs in [-2, 2]): fp32 within 64 ulps
 // of the largest value (sums in another order), fp16 / bf16 within 4 of their own ulps there
 // (a score rounded one way or the other moves the row's weights by about one ulp).
-void expect_every_backend_gives_refs_values(bool inline_dots) {
-  ScopedEnv on("FUSOR_INLINE_DOT", inline_dots ? "1" : nullptr);
+// mode: FUSOR_INLINE_DOT ("1" every qualifying product inline, "0" none, nullptr the default rule).
+void expect_every_backend_gives_refs_values(const char* mode) {
+  ScopedEnv on("FUSOR_INLINE_DOT", mode);
+  const bool inline_dots = mode && std::string(mode) == "1";
   std::vector<Attn> cases;
   for (DType t : {DType::f32, DType::f16, DType::bf16}) {
     Attn a;
@@ -195,6 +210,9 @@ void expect_every_backend_gives_refs_values(bool inline_dots) {
     Attn big = a;
     big.S = 32, big.L = 9000, big.D = 2, big.H = 1;  // rows of 9000: streamed, not register-resident
     cases.push_back(big);
+    Attn kt = m;
+    kt.keys_transposed = true;  // keys [D, L]: inline by default too
+    cases.push_back(kt);
     Attn wide = a;
     wide.D = kMaxInlineDotK, wide.S = wide.L = 5, wide.pv = false;  // the longest inline K; softmax alone
     cases.push_back(wide);
@@ -205,7 +223,7 @@ void expect_every_backend_gives_refs_values(bool inline_dots) {
     const Graph g = attention(a);
     const std::vector<Tensor> in = inputs_of(a, 11);
     const Plan p = plan_of(g, in);
-    if (inline_dots) {
+    if (inline_dots || (!mode && a.keys_transposed)) {
       const KernelSpec* k = dot_kernel(p);
       ASSERT_TRUE(k);
       if (a.L == 9000) EXPECT_EQ(k->row_registers, 0);
@@ -237,11 +255,12 @@ void expect_every_backend_gives_refs_values(bool inline_dots) {
   }
 }
 
-TEST(InlineDot, EveryBackendGivesRefsValues) { expect_every_backend_gives_refs_values(true); }
-TEST(RowProduct, EveryBackendGivesRefsValues) { expect_every_backend_gives_refs_values(false); }
+TEST(InlineDot, EveryBackendGivesRefsValues) { expect_every_backend_gives_refs_values("1"); }
+TEST(InlineDot, EveryBackendGivesRefsValuesWithTheDefaultRule) { expect_every_backend_gives_refs_values(nullptr); }
+TEST(RowProduct, EveryBackendGivesRefsValues) { expect_every_backend_gives_refs_values("0"); }
 
 TEST(RowProduct, SoftmaxTimesVIsComputedInTheSoftmaxKernel) {
-  ScopedEnv off("FUSOR_INLINE_DOT", nullptr);
+  ScopedEnv off("FUSOR_INLINE_DOT", "0");
   const Attn a;
   const Plan p = plan_of(attention(a), inputs_of(a, 1));
   const KernelSpec* k = row_product_kernel(p);
@@ -270,7 +289,7 @@ TEST(RowProduct, SoftmaxTimesVIsComputedInTheSoftmaxKernel) {
 }
 
 TEST(RowProduct, ProductsThatDoNotQualifyKeepTheirKernel) {
-  ScopedEnv off("FUSOR_INLINE_DOT", nullptr);
+  ScopedEnv off("FUSOR_INLINE_DOT", "0");
   const DType t = DType::f32;
   auto plan = [&](const std::function<void(GraphBuilder&, int, int)>& tail, int64_t rows, int64_t len, int64_t n) {
     GraphBuilder b("rp", 17);
