@@ -622,7 +622,21 @@ std::string Emitter::emit_row_product() const {
                                                                (ceil_div(N, std::max<int64_t>(1, G / parts)) * ceil_div(K, parts) + parts));
   const DType ct = dtype_of(rp.c_buffer);
   const std::string bload = load_of(rp.b_buffer, "fz_pb + fz_k * " + lit(rp.b_sk) + " + fz_n * " + lit(rp.b_sn));
-  const std::string sum = "fz_ps = fz_ps + fz_prow[fz_k] * " + bload + ";\n";
+  // fz_ps += P(k) * B(k, n) over k = start + i * step, i < trips, ascending: unrolled (whole
+  // up to 64 terms, else 8 at a time) so every B load is issued before the adds wait on it (a
+  // rolled loop waits one cache latency per term).
+  auto sum_over = [&](const std::string& start, int64_t step, int64_t trips, bool tail, const std::string& ind) {
+    const int64_t u = trips <= 64 ? trips : 8;
+    const bool partial = trips % u != 0;
+    std::string t = ind + "for (int fz_c = 0; fz_c < " + std::to_string(trips) + "; fz_c += " + std::to_string(u) + ") {\n";
+    t += ind + "  " + d_.unroll + (!d_.unroll.empty() && d_.unroll.back() == '\n' ? ind + "  " : "") + "for (int fz_u = 0; fz_u < " +
+         std::to_string(u) + "; ++fz_u) {\n";
+    t += ind + "    fz_idx fz_k = " + start + " + " + idx("fz_c + fz_u") + " * " + lit(step) + ";\n";
+    const std::string guard = std::string(partial ? "fz_c + fz_u < " + std::to_string(trips) : "") +
+                              (partial && tail ? " && " : "") + (tail ? "fz_k < " + lit(K) : "");
+    t += ind + "    " + (guard.empty() ? "" : "if (" + guard + ") ") + "fz_ps = fz_ps + fz_prow[fz_k] * " + bload + ";\n";
+    return t + ind + "  }\n" + ind + "}\n";
+  };
   auto store = [&](const std::string& v) {
     return typed_store(rp.c_buffer, "fz_pc + fz_n * " + lit(rp.c_sn),
                        convert_value(d_, rp.c_dtype, ct, convert_value(d_, DType::f32, rp.c_dtype, v, true)));
@@ -632,13 +646,14 @@ std::string Emitter::emit_row_product() const {
   if (parts == 1) {
     s += "      for (fz_idx fz_n = " + idx("fz_lid") + "; fz_n < " + lit(N) + "; fz_n += " + lit(G) + ") {\n";
     s += "        " + local(DType::f32) + "fz_ps = 0.0f;\n";
-    s += "        for (fz_idx fz_k = " + lit(0) + "; fz_k < " + lit(K) + "; ++fz_k) " + sum;
+    s += sum_over(lit(0), 1, K, false, "        ");
     s += "        " + store("fz_ps") + "\n      }\n";
   } else {
     s += "      if (fz_lid < " + std::to_string(parts * N) + ") {\n";
     s += "        fz_idx fz_n = " + idx("fz_lid % " + std::to_string(N)) + ";\n";
     s += "        " + local(DType::f32) + "fz_ps = 0.0f;\n";
-    s += "        for (fz_idx fz_k = " + idx("fz_lid / " + std::to_string(N)) + "; fz_k < " + lit(K) + "; fz_k += " + lit(parts) + ") " + sum;
+    s += "        fz_idx fz_k0 = " + idx("fz_lid / " + std::to_string(N)) + ";\n";
+    s += sum_over("fz_k0", parts, ceil_div(K, parts), K % parts != 0, "        ");
     s += "        fz_ppart[fz_lid] = fz_ps;\n      }\n      " + d_.barrier + "\n";
     s += "      if (fz_lid < " + std::to_string(N) + ") {\n        fz_idx fz_n = " + idx("fz_lid") + ";\n";
     s += "        " + local(DType::f32) + "fz_ps = fz_ppart[fz_lid];\n";
