@@ -11,6 +11,8 @@
 // load macros and view types in the kernel source). Lavapipe runs them here (small shapes).
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <optional>
 #include <string>
 
@@ -175,6 +177,36 @@ KernelSpec matmul_spec(int64_t batch, int64_t m, int64_t n, int64_t k) {
 }
 
 // choose_tiles on a described H200-like device (132 SMs, 48 KiB shared, 1024 invocations).
+// A K too short to split 64 x 64 tiles over half the units: 32 x 32 tiles fill more of them
+// (GPT-2's 64 x 768 x 768: 12 blocked tiles x 4 slices -> 48 tiles x 3 slices); shapes whose
+// split fills the grid (GPT-2's other layers, BERT-base's 128 rows) keep the blocked tiles.
+TEST(VulkanGemmTilesChoice, SmallGridsTakeSmallerTiles) {
+  unsetenv("FUSOR_VK_SPLIT_K");
+  unsetenv("FUSOR_VK_GEMM_TILE");
+  unsetenv("FUSOR_VK_GEMM_BK");
+  const vk::PhysicalDeviceInfo dev = testing::described_h200();
+  const KernelSpec proj = matmul_spec(1, 64, 768, 768);
+  vk::ContractionTiles t = vk::choose_tiles(proj, dev);
+  EXPECT_EQ(t.blocked, 0);
+  EXPECT_EQ(t.bm, 32);
+  EXPECT_EQ(t.bn, 32);
+  EXPECT_EQ(t.threads(), 256);
+  EXPECT_GT(vk::tile_count(t, proj) * t.split_k, 12 * 4);
+  // Compiled again with the workspace it needs as the budget: the same choice.
+  const vk::ContractionTiles again = vk::choose_tiles(proj, dev, 4, vk::splitk_workspace_bytes(t, proj));
+  EXPECT_EQ(again.bm, 32);
+  EXPECT_EQ(again.split_k, t.split_k);
+  for (const auto& [m, n, k] : {std::array<int64_t, 3>{64, 2304, 768}, {64, 3072, 768}, {64, 768, 3072}, {128, 768, 768}, {64, 4096, 1024}}) {
+    const vk::ContractionTiles b = vk::choose_tiles(matmul_spec(1, m, n, k), dev);
+    EXPECT_EQ(b.blocked, 1) << m << "x" << n << "x" << k;
+    EXPECT_EQ(b.bm, 64);
+  }
+  EnvGuard off("FUSOR_VK_GEMM_SMALL_GRID", "0");
+  t = vk::choose_tiles(proj, dev);
+  EXPECT_EQ(t.blocked, 1);
+  EXPECT_EQ(t.split_k, 4);
+}
+
 TEST(VulkanGemmTilesChoice, FourByFourByDefaultBlockedWhenAsked) {
   unsetenv("FUSOR_VK_SPLIT_K");
   unsetenv("FUSOR_VK_GEMM_TILE");

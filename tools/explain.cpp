@@ -92,7 +92,7 @@ int cmd_explain(const ExplainArgs& a) {
     if (!k.matmul || !k.matmul->dequant_b) continue;
     const Buffer& w = p.buffers[k.matmul->b_buffer];
     std::printf("  kernel %zu reads B as %s '%s' %s (%s; %s fp32), dequantized in the kernel (%s scale)\n", i, dtype_name(w.dtype),
-                w.name.c_str(), shape_str(w.shape).c_str(), human(w.nbytes()).c_str(), human(shape_numel(w.shape) * 4).c_str(),
+                printable(w.name).c_str(), shape_str(w.shape).c_str(), human(w.nbytes()).c_str(), human(shape_numel(w.shape) * 4).c_str(),
                 k.matmul->dequant_b->dim == 1 ? "per-tensor" : "per-axis");
   }
   // How row kernels read their rows (KernelSpec::row_registers / online_max, set in ir/).
@@ -102,6 +102,13 @@ int cmd_explain(const ExplainArgs& a) {
                   static_cast<long long>(p.kernels[i].row_registers));
     if (p.kernels[i].online_max >= 0)
       std::printf("  kernel %zu computes the row max and sum of exp in one pass (online softmax)\n", i);
+    // Contractions a row kernel computes itself (KernelSpec::dots, row_product).
+    for (const InlineDot& d : p.kernels[i].dots)
+      std::printf("  kernel %zu computes a %lldx%lldx%lld MatMul inline, element by element (its product is never stored)\n", i,
+                  static_cast<long long>(d.mm.m), static_cast<long long>(d.mm.n), static_cast<long long>(d.mm.k));
+    if (const auto& rp = p.kernels[i].row_product)
+      std::printf("  kernel %zu multiplies each row by '%s' (a MatMul with N = %lld): the row's weights are never stored\n", i,
+                  printable(p.buffers[rp->b_buffer].name).c_str(), static_cast<long long>(rp->n));
   }
   std::printf("\nONNX nodes %d -> primitive nodes %zu -> kernels %zu\n", p.original_nodes, p.graph.nodes.size(),
               p.kernels.size());

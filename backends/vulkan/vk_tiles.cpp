@@ -235,6 +235,31 @@ bool choose_conv_blocked(ContractionTiles& t, int64_t m, int64_t n, const Kernel
 }
 }  // namespace
 
+// The blocked 64 x 64 tiles b of a matmul whose K is too short to split them over half the
+// compute units (tiles x slices below units / 2) give way to 32 x 32 interleaved tiles (2x2
+// blocks, 256 threads) where those, split by the same rule, make a bigger grid: on the H200
+// GPT-2's 64 x 768 x 768 projections took 15.0 us on them against 17.5 (12 tiles x 4 slices of
+// 192; docs/benchmarks.md, twentieth session), while every shape whose grid the split fills lost
+// on them. Decided without the workspace budget (as the blocked choice), then kept only if the
+// budget allows the same split. FUSOR_VK_GEMM_SMALL_GRID=0 (or a forced FUSOR_VK_SPLIT_K) keeps b.
+ContractionTiles small_grid_tiles(const ContractionTiles& t, const ContractionTiles& b, const KernelSpec& k, const PhysicalDeviceInfo& dev,
+                                  int64_t split_budget) {
+  const char* e = std::getenv("FUSOR_VK_GEMM_SMALL_GRID");
+  const int64_t units = dev.compute_units ? int64_t{dev.compute_units} : 64;
+  // A forced split (FUSOR_VK_SPLIT_K, A/B runs) keeps the tiles it was asked for.
+  if ((e && std::strcmp(e, "0") == 0) || std::getenv("FUSOR_VK_SPLIT_K") || !k.matmul || dev.max_invocations < 256 ||
+      tile_count(b, k) * b.split_k * 2 >= units)
+    return b;
+  ContractionTiles s = t;
+  s.blocked = 0, s.bm = s.bn = 32, s.tm = s.tn = 2;
+  fit_shared(s, dev);
+  choose_split_k(s, k, dev, -1);
+  if (tile_count(s, k) * s.split_k <= tile_count(b, k) * b.split_k) return b;
+  const int free_split = s.split_k;
+  choose_split_k(s, k, dev, split_budget);
+  return s.split_k == free_split ? s : b;
+}
+
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes, int64_t split_budget) {
   ContractionTiles t;
   int64_t m = 0, n = 0;
@@ -372,7 +397,7 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
     probe = fit_invocations(probe, dev);
     if (probe.bm == 64 && probe.bn == 64 && probe.tm == 4 && probe.tn == 4) {
       ContractionTiles b = blocked4(t);
-      if ((b.split_k > 1) == (probe.split_k > 1)) return b;  // else the budget refused its split
+      if ((b.split_k > 1) == (probe.split_k > 1)) return small_grid_tiles(t, b, k, dev, split_budget);  // else the budget refused its split
     }
   }
   fit_shared(t, dev);
