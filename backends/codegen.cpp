@@ -140,6 +140,27 @@ void Emitter::setup() {
   if (reach + launch_.groups * launch_.group_size * std::max<int64_t>(unroll_, 1) >= (int64_t{1} << 31)) h_.index64 = true;
   h_.group_size = launch_.group_size;
   choose_row_vectors();
+  choose_dot_vectors();
+}
+
+// An inline dot whose B steps along K with unit stride (attention's keys read a key row per
+// thread: fp32 / bf16 through their operand prologue) reads it 4 elements at a time where every
+// thread's first element is 4-aligned and the dialect has 4-wide views: a quarter of the load
+// instructions, each thread's own row being scattered from its neighbours'. Same terms, same
+// order: the same bits as the scalar loop.
+void Emitter::choose_dot_vectors() {
+  dot_vec_.assign(k_.dots.size(), 0);
+  for (size_t j = 0; j < k_.dots.size(); ++j) {
+    const InlineDot& d = k_.dots[j];
+    const size_t v = k_.loads.size() + k_.outputs.size() + 2 * j + 1;
+    const int b = d.mm.b_buffer;
+    if (d.b_sk != 1 || d.mm.k % 4 != 0 || d.mm.dequant_b || views_[v]->offset % 4 != 0) continue;
+    bool ok = true;
+    for (const CDim& g : dims_) ok = ok && g.strides[v] % 4 == 0;
+    if (!ok || !d_.row_vector_ok(slot(b), dtype_of(b), views_[v]->offset)) continue;
+    dot_vec_[j] = 1;
+    h_.bindings[slot(b)].row_vector = true;
+  }
 }
 
 void Emitter::choose_row_vectors() {
@@ -678,8 +699,24 @@ std::string Emitter::emit_dot(const ExprNode& e, const std::string& v, bool have
   // Unrolled up to 64 terms: every operand load issued before the first add waits (the loop
   // was bound by one load latency per term on the H200).
   const std::string u = d.mm.k <= 64 ? d_.unroll : std::string();
-  s += ind + "  " + u + (!u.empty() && u.back() == '\n' ? ind + "  " : "") + "for (fz_idx " + q + " = " + lit(0) + "; " + q + " < " + lit(d.mm.k) + "; ++" + q + ") " + acc + " = " + acc + " + " + la +
-       " * " + lb + ";\n" + ind + "}\n";
+  const std::string uind = !u.empty() && u.back() == '\n' ? ind + "  " : "";
+  if (e.dot < static_cast<int>(dot_vec_.size()) && dot_vec_[e.dot]) {  // B 4 at a time (choose_dot_vectors)
+    const DType bt = dtype_of(d.mm.b_buffer);
+    const std::string r = v + "r";
+    s += ind + "  " + u + uind + "for (fz_idx " + q + " = " + lit(0) + "; " + q + " < " + lit(d.mm.k) + "; " + q + " += " + lit(4) + ") {\n";
+    s += ind + "    " + d_.row_vector_register(bt) + " " + r + " = " +
+         d_.row_vector_load(bt, row_vector_at(k_.loads.size() + k_.outputs.size() + 2 * e.dot + 1, d.mm.b_buffer, b + " + " + q)) + ";\n";
+    for (int i = 0; i < 4; ++i) {
+      const std::string qi = "(" + q + " + " + lit(i) + ")";
+      const std::string ai = with_prologue("d" + j + "a", d.mm.a_pre, load_of(d.mm.a_buffer, a + " + " + qi + " * " + lit(d.a_sk)));
+      const std::string bi = with_prologue("d" + j + "b", d.mm.b_pre, d_.load_value(bt, r + "[" + std::to_string(i) + "]"));
+      s += ind + "    " + acc + " = " + acc + " + " + ai + " * " + bi + ";\n";
+    }
+    s += ind + "  }\n" + ind + "}\n";
+  } else {
+    s += ind + "  " + u + uind + "for (fz_idx " + q + " = " + lit(0) + "; " + q + " < " + lit(d.mm.k) + "; ++" + q + ") " + acc + " = " + acc + " + " + la +
+         " * " + lb + ";\n" + ind + "}\n";
+  }
   return s + ind + local(e.dtype) + v + " = " + convert_value(d_, DType::f32, e.dtype, acc, true) + ";\n";
 }
 

@@ -133,6 +133,9 @@ class Emitter {
   // (element slot t of thread i is row element (i + (t / 4) * G) * 4 + t % 4).
   std::vector<char> row_vec_;
   bool row_vec_any_ = false;
+  // Per inline dot: 1 when its B is read 4 elements at a time along K (choose_dot_vectors).
+  std::vector<char> dot_vec_;
+  void choose_dot_vectors();
 
   [[noreturn]] void fail(const std::string& why) const { throw Error("codegen", "kernel '" + k_.name + "': " + why); }
 
