@@ -8,7 +8,8 @@
 // the pass restarts; each restart materializes one more value, so it terminates.
 // After kernels exist: reductions loaded by a kernel over their own input space are absorbed
 // into it (input fusion), and a contraction whose only reader is one element-wise kernel over
-// its output space becomes that kernel's prologue (output fusion).
+// its output space becomes that kernel's prologue (output fusion). Small contractions read
+// only by a row kernel then move into it (ir/fusion_rows.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <set>
 
+#include "ir/fusion_rows.h"
 #include "ir/kernel_rewrite.h"
 #include "ir/kernel_spec.h"
 #include "ir/passes.h"
@@ -92,8 +94,8 @@ class Fuser {
       if (pass > 0 || !store_narrow_epilogues()) break;
     }
     drop_dead_kernels();
-    if (o_.fuse && inline_small_contractions()) drop_dead_kernels();
-    if (o_.fuse && fuse_row_products()) drop_dead_kernels();
+    if (o_.fuse && fusion_detail::inline_small_contractions(kernels_, buffers_)) drop_dead_kernels();
+    if (o_.fuse && fusion_detail::fuse_row_products(kernels_, buffers_, o_)) drop_dead_kernels();
     return finish();
   }
 
@@ -777,24 +779,8 @@ class Fuser {
 
   // ---- output fusion ----------------------------------------------------------------------
 
-  // The one kernel other than kernels_[ci] that reads buffer b; -1 when none or several do.
-  int sole_reader(size_t ci, int b) const {
-    int reader = -1;
-    for (size_t j = 0; j < kernels_.size(); ++j) {
-      if (j == ci) continue;
-      const auto in = kernels_[j].input_buffers();
-      if (std::find(in.begin(), in.end(), b) == in.end()) continue;
-      if (reader >= 0) return -1;
-      reader = static_cast<int>(j);
-    }
-    return reader;
-  }
-
-  // k takes over producer ck's work: ck's fused ops and nodes come first in k's lists.
-  static void prepend_ops(KernelSpec& k, const KernelSpec& ck) {
-    k.fused_ops.insert(k.fused_ops.begin(), ck.fused_ops.begin(), ck.fused_ops.end());
-    k.fused_nodes.insert(k.fused_nodes.begin(), ck.fused_nodes.begin(), ck.fused_nodes.end());
-  }
+  int sole_reader(size_t ci, int b) const { return fusion_detail::sole_reader(kernels_, ci, b); }
+  static void prepend_ops(KernelSpec& k, const KernelSpec& ck) { fusion_detail::prepend_ops(k, ck); }
 
   void fuse_outputs() {
     for (size_t ci = 0; ci < kernels_.size(); ++ci) {
@@ -832,159 +818,6 @@ class Fuser {
       topo_order(k);
       ck.outputs.clear();  // now dead; removed below
     }
-  }
-
-  // ---- inline contractions -------------------------------------------------------------------
-  // A bare small matmul (kMaxPrologueMacs multiply-adds, K <= kMaxInlineDotK, float operands and
-  // result) whose only reader is one row kernel over the product's own space, reading it
-  // contiguously, becomes that kernel's KernelSpec::dots: attention's Q @ K^T computed inside
-  // the Softmax row kernel instead of stored by a kernel before it (the row kernel keeps each
-  // score in registers where its rows fit, kernel_rewrite.h mark_row_registers).
-  // Which: by default only products whose operands the row walks with unit stride (thread j of
-  // the row reads element j, so a group's reads are coalesced): on the H200 (docs/benchmarks.md,
-  // sixteenth and twenty-second sessions) fp16 GPT-2 2L, whose keys come from a copy kernel in
-  // [D, L] order, ran faster inline on both GPUs, while keys read along D (a key row per thread,
-  // fp32 / bf16 through operand prologues) made the fused kernel slower than the product's own.
-  // FUSOR_INLINE_DOT=1 inlines whatever qualifies otherwise (the layout aside), 0 none.
-  bool inline_small_contractions() {
-    const char* e = std::getenv("FUSOR_INLINE_DOT");
-    const std::string mode = e ? e : "";
-    if (mode == "0") return false;
-    const bool any_layout = mode == "1";
-    bool inlined = false;
-    const auto float_t = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; };
-    for (size_t ci = 0; ci < kernels_.size(); ++ci) {
-      KernelSpec& ck = kernels_[ci];
-      if (!ck.matmul || ck.outputs.size() != 1 || ck.expr.size() != 1 || ck.expr[0].kind != ExprKind::acc) continue;
-      const MatMulDesc& m = *ck.matmul;
-      const int cbuf = ck.outputs[0].buffer;
-      if (buffers_[cbuf].role != Buffer::Role::intermediate || m.dequant_b || ck.space.size() < 2) continue;
-      if (!ck.outputs[0].view.is_contiguous() || ck.outputs[0].view.shape != ck.space) continue;
-      const DType at = buffers_[m.a_buffer].dtype, bt = buffers_[m.b_buffer].dtype;
-      if (!float_t(at) || !float_t(bt) || !float_t(ck.expr[0].dtype) || ck.expr[0].dtype != buffers_[cbuf].dtype) continue;
-      if (m.k <= 0 || m.k > kMaxInlineDotK || m.m <= 0 || m.n <= 0 || shape_numel(ck.space) * m.k > kMaxPrologueMacs) continue;
-      // Operands a whole binding can hold on any device (the Vulkan backend binds them whole).
-      if (buffers_[m.a_buffer].nbytes() > (int64_t{64} << 20) || buffers_[m.b_buffer].nbytes() > (int64_t{64} << 20)) continue;
-      const int reader = sole_reader(ci, cbuf);
-      if (reader < 0) continue;
-      KernelSpec& k = kernels_[reader];
-      if (k.kind != FusionKind::input || k.reduce_axes.empty() || k.matmul || k.conv || k.space != ck.space) continue;
-      if (k.dots.size() >= 2 || k.input_buffers().size() + 2 > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
-      if (!any_layout && !walks_rows_coalesced(k, m)) continue;
-      bool ok = true;
-      for (auto& l : k.loads)
-        if (l.buffer == cbuf && !(l.view.is_contiguous() && l.view.shape == ck.space)) ok = false;
-      if (!ok) continue;
-      InlineDot d;
-      d.mm = m;
-      const size_t nb = ck.space.size() - 2;
-      d.a_sk = m.a.strides[nb + 1];
-      d.b_sk = m.b.strides[nb];
-      d.a_at.shape = d.b_at.shape = ck.space;
-      d.a_at.offset = m.a.offset;
-      d.b_at.offset = m.b.offset;
-      d.a_at.strides.assign(m.a.strides.begin(), m.a.strides.begin() + nb);
-      d.b_at.strides.assign(m.b.strides.begin(), m.b.strides.begin() + nb);
-      d.a_at.strides.insert(d.a_at.strides.end(), {m.a.strides[nb], 0});
-      d.b_at.strides.insert(d.b_at.strides.end(), {0, m.b.strides[nb + 1]});
-      const int di = static_cast<int>(k.dots.size());
-      k.dots.push_back(std::move(d));
-      for (auto& n : k.expr)
-        if (n.kind == ExprKind::load && k.loads[n.load].buffer == cbuf) {
-          n.kind = ExprKind::dot;
-          n.load = -1;
-          n.dot = di;
-        }
-      prepend_ops(k, ck);
-      topo_order(k);  // drops the loads of the product
-      ck.outputs.clear();  // now dead; removed by drop_dead_kernels
-      inlined = true;
-    }
-    return inlined;
-  }
-
-  // ---- row products ---------------------------------------------------------------------------
-  // A bare small matmul (no prologue, plain B, acc stored as is) whose A is read contiguously
-  // from an element output of one row kernel over A's own space, reduced along K (the last
-  // axis) and read by no other kernel, becomes that kernel's KernelSpec::row_product: the
-  // kernel keeps the row of P and multiplies it by B itself (attention's Softmax @ V).
-  static bool row_products_wanted(const FusionOptions& o) {
-    const char* e = std::getenv("FUSOR_ROW_PRODUCT");
-    if (e && (std::string(e) == "0" || std::string(e) == "1")) return std::string(e) == "1";
-    return o.row_products;
-  }
-
-  bool fuse_row_products() {
-    if (!row_products_wanted(o_)) return false;
-    bool fused = false;
-    const auto float_t = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; };
-    for (size_t mi = 0; mi < kernels_.size(); ++mi) {
-      KernelSpec& mk = kernels_[mi];
-      if (!mk.matmul || mk.outputs.size() != 1 || mk.expr.size() != 1 || mk.expr[0].kind != ExprKind::acc) continue;
-      const MatMulDesc& m = *mk.matmul;
-      if (!m.a_plain() || !m.b_plain() || mk.space.size() < 2 || m.m <= 0 || m.n <= 0 || m.k <= 1) continue;
-      if (m.k > kMaxRowProductK || shape_numel(mk.space) / m.n * m.k * m.n > kMaxPrologueMacs) continue;
-      const int pbuf = m.a_buffer, cbuf = mk.outputs[0].buffer;
-      if (buffers_[pbuf].role != Buffer::Role::intermediate || pbuf == m.b_buffer || cbuf == m.b_buffer) continue;
-      const DType pt = buffers_[pbuf].dtype;
-      if (!float_t(pt) || !float_t(buffers_[m.b_buffer].dtype) || !float_t(mk.expr[0].dtype) || !float_t(buffers_[cbuf].dtype)) continue;
-      if (!m.a.is_contiguous() || buffers_[pbuf].shape != m.a.shape) continue;
-      if (buffers_[m.b_buffer].nbytes() > (int64_t{64} << 20)) continue;  // bound whole on any device
-      // The producer: the one other kernel writing P, a row kernel over A's space reducing its last axis.
-      int ri = -1;
-      for (size_t j = 0; j < kernels_.size(); ++j) {
-        const auto outs = kernels_[j].output_buffers();
-        if (j != mi && std::find(outs.begin(), outs.end(), pbuf) != outs.end()) ri = ri < 0 ? static_cast<int>(j) : -2;
-      }
-      if (ri < 0 || sole_reader(static_cast<size_t>(ri), pbuf) != static_cast<int>(mi)) continue;
-      // B must be ready where the row kernel runs (kernels are in execution order).
-      bool b_ready = true;
-      for (size_t j = static_cast<size_t>(ri); j < kernels_.size(); ++j) {
-        const auto outs = kernels_[j].output_buffers();
-        b_ready = b_ready && std::find(outs.begin(), outs.end(), m.b_buffer) == outs.end();
-      }
-      if (!b_ready) continue;
-      KernelSpec& k = kernels_[ri];
-      const int last = static_cast<int>(k.space.size()) - 1;
-      if (k.kind != FusionKind::input || k.matmul || k.conv || k.row_product || k.space != m.a.shape ||
-          k.reduce_axes != std::vector<int>{last} || k.space[last] != m.k)
-        continue;
-      if (k.input_buffers().size() + 1 > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
-      int po = -1;
-      for (size_t o = 0; o < k.outputs.size(); ++o)
-        if (k.outputs[o].buffer == pbuf) po = po < 0 ? static_cast<int>(o) : -2;
-      if (po < 0 || k.outputs[po].per_row || !k.outputs[po].view.is_contiguous() || k.outputs[po].view.shape != k.space) continue;
-      const size_t nb = k.space.size() - 2;
-      RowProduct rp;
-      rp.p = k.outputs[po].expr;
-      rp.p_dtype = pt;
-      rp.b_buffer = m.b_buffer, rp.c_buffer = cbuf;
-      rp.n = m.n, rp.c_dtype = mk.expr[0].dtype;
-      rp.b_sk = m.b.strides[nb], rp.b_sn = m.b.strides[nb + 1];
-      const StridedView& cv = mk.outputs[0].view;
-      rp.c_sn = cv.strides[nb + 1];
-      rp.b_at.shape = rp.c_at.shape = k.space;
-      rp.b_at.offset = m.b.offset, rp.c_at.offset = cv.offset;
-      rp.b_at.strides.assign(m.b.strides.begin(), m.b.strides.begin() + nb);
-      rp.c_at.strides.assign(cv.strides.begin(), cv.strides.begin() + nb);
-      rp.b_at.strides.insert(rp.b_at.strides.end(), {0, 0});
-      rp.c_at.strides.insert(rp.c_at.strides.end(), {cv.strides[nb], 0});
-      k.outputs.erase(k.outputs.begin() + po);
-      k.row_product = std::move(rp);
-      k.fused_ops.insert(k.fused_ops.end(), mk.fused_ops.begin(), mk.fused_ops.end());
-      k.fused_nodes.insert(k.fused_nodes.end(), mk.fused_nodes.begin(), mk.fused_nodes.end());
-      topo_order(k);
-      mk.outputs.clear();  // now dead; removed by drop_dead_kernels
-      fused = true;
-    }
-    return fused;
-  }
-
-  // The row kernel k (over a product's space) reads the product's operands coalesced: its one
-  // reduced axis is the last (n) and B steps along it with unit stride (A never walks n).
-  static bool walks_rows_coalesced(const KernelSpec& k, const MatMulDesc& m) {
-    const int last = static_cast<int>(k.space.size()) - 1;
-    return k.reduce_axes == std::vector<int>{last} && (m.n == 1 || m.b.strides[last] == 1);
   }
 
   // A contraction with an fp32 acc whose readers output fusion could not take (a reduction,

@@ -1,0 +1,24 @@
+// Internal to ir/: the fusion pass's last step (ir/fusion_rows.cpp), small contractions moved
+// into the row kernel that is their only reader. Both rewrite `ks` (the pass's kernels in
+// execution order) in place and return true when some kernel changed; the caller then drops
+// the kernels left without readers.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "ir/kernel_spec.h"
+
+namespace fusor::fusion_detail {
+
+// The one kernel other than ks[ci] that reads buffer b; -1 when none or several do.
+int sole_reader(const std::vector<KernelSpec>& ks, size_t ci, int b);
+// k takes over producer ck's work: ck's fused ops and nodes come first in k's lists.
+void prepend_ops(KernelSpec& k, const KernelSpec& ck);
+// KernelSpec::dots: a bare small matmul whose only reader is one row kernel over its space
+// (kMaxPrologueMacs, kMaxInlineDotK; by default only where that row reads the operands coalesced).
+bool inline_small_contractions(std::vector<KernelSpec>& ks, const std::vector<Buffer>& bufs);
+// KernelSpec::row_product: a bare small matmul whose A is one row kernel's element output read
+// by nothing else (kMaxRowProductK, kMaxPrologueMacs; FusionOptions::row_products).
+bool fuse_row_products(std::vector<KernelSpec>& ks, const std::vector<Buffer>& bufs, const FusionOptions& o);
+
+}  // namespace fusor::fusion_detail
