@@ -147,7 +147,9 @@ void Emitter::setup() {
 // thread: fp32 / bf16 through their operand prologue) reads it 4 elements at a time where every
 // thread's first element is 4-aligned and the dialect has 4-wide views: a quarter of the load
 // instructions, each thread's own row being scattered from its neighbours'. Same terms, same
-// order: the same bits as the scalar loop.
+// order: the same bits as the scalar loop. By default such products stay their own kernels (the
+// fusion pass inlines N-contiguous keys only: break-even on the H200, twenty-second session),
+// so this runs with FUSOR_INLINE_DOT=1.
 void Emitter::choose_dot_vectors() {
   dot_vec_.assign(k_.dots.size(), 0);
   for (size_t j = 0; j < k_.dots.size(); ++j) {

@@ -132,7 +132,11 @@ bool fuse_row_products(std::vector<KernelSpec>& ks, const std::vector<Buffer>& b
     if (!bare_product(mk)) continue;
     const MatMulDesc& m = *mk.matmul;
     if (!m.a_plain() || !m.b_plain() || mk.space.size() < 2 || m.m <= 0 || m.n <= 0 || m.k <= 1) continue;
-    if (m.k > kMaxRowProductK || shape_numel(mk.space) / m.n * m.k * m.n > kMaxPrologueMacs) continue;
+    // Each row is one workgroup's: short, narrow products over many rows only (a one-row
+    // decode step times a wide weight keeps the GPU-wide matmul kernel). K x N <= 2^19 here, so
+    // the product below cannot overflow.
+    const int64_t rows = shape_numel(mk.space) / m.n;
+    if (m.k > kMaxRowProductK || m.n > kMaxRowProductN || rows < kMinRowsToAbsorb || rows > kMaxPrologueMacs / (m.k * m.n)) continue;
     const int pbuf = m.a_buffer, cbuf = mk.outputs[0].buffer;
     if (bufs[pbuf].role != Buffer::Role::intermediate || pbuf == m.b_buffer || cbuf == m.b_buffer) continue;
     const DType pt = bufs[pbuf].dtype;

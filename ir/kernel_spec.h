@@ -142,14 +142,16 @@ struct InlineDot {
   int64_t a_sk = 0, b_sk = 0;
 };
 
-// A row product (ir/fusion.cpp fuse_row_products): a row kernel whose one reduced axis is the
+// A row product (ir/fusion_rows.cpp fuse_row_products): a row kernel whose one reduced axis is the
 // last (length K) also computes the matmul that was the only reader of one of its element
 // outputs, P, which is then never stored (attention's Softmax(scores) @ V: the probabilities
 // stay in the kernel). For the row at (batch..., m) and every n in [0, N):
 //   C(c_at(row) + n * c_sn) = sum over k = 0, 1, ..., K-1 of P(row, k) * B(b_at(row) + k * b_sk + n * b_sn)
 // where P(row, k) is expr `p` at position (batch..., m, k) converted to p_dtype (the value the
-// store would have written), B is read as stored, the sum is fp32 in ascending k (the cpu
-// backend: double, as its contraction kernels) and is converted to c_dtype (the matmul's acc,
+// store would have written), B is read as stored, the sum is fp32 in a fixed order (the GPU
+// emitter: ascending k, or where a group has threads to spare, `parts` interleaved partial sums
+// in ascending k added in order: deterministic, as split-K; the cpu backend: double in ascending
+// k, as its contraction kernels) and is converted to c_dtype (the matmul's acc,
 // which the matmul kernel stored unchanged) and stored as buffer c_buffer's dtype. b_at / c_at
 // are views over the row kernel's space with stride 0 on the reduced axis (and on m for B).
 struct RowProduct {
@@ -274,9 +276,10 @@ inline constexpr int64_t kMaxPrologueMacs = int64_t{1} << 24;
 // inline in that kernel (KernelSpec::dots): one kernel and one dependent dispatch less.
 inline constexpr int64_t kMaxInlineDotK = 256;
 // A row product (KernelSpec::row_product) keeps the row's K values of P in the group's shared
-// memory (fp32) and reads B once per row: at most this K, and at most kMaxPrologueMacs
+// memory (fp32) and reads B once per row: at most this K, at most this N (one workgroup
+// computes a row's N outputs), at least kMinRowsToAbsorb rows, and at most kMaxPrologueMacs
 // multiply-adds (rows x K x N), so B's re-reads per row stay in cache.
-inline constexpr int64_t kMaxRowProductK = 2048;
+inline constexpr int64_t kMaxRowProductK = 2048, kMaxRowProductN = 256;
 
 // What a backend's kernels can take, so the one fusion pass (ir/fusion.cpp) decides for it
 // (Backend::fusion_options gives each backend's).

@@ -199,10 +199,10 @@ void expect_every_backend_gives_refs_values(const char* mode) {
     a.t = t;
     cases.push_back(a);  // 2 heads, 16 x 16, D 8, q scaled
     Attn m = a;
-    m.mask = true, m.scale_q = false, m.scale_k = true, m.S = 7, m.L = 7, m.D = 64, m.B = 2;
+    m.mask = true, m.scale_q = false, m.scale_k = true, m.S = 7, m.L = 7, m.D = 64, m.B = 2, m.H = 3;
     cases.push_back(m);  // causal mask (first row: one key), scale on k
     Attn r = a;
-    r.S = 3, r.L = 129, r.D = 3, r.mask = true;  // odd sizes: 129 keys, 3 queries (mask offset), D 3
+    r.S = 3, r.L = 129, r.D = 3, r.H = 11, r.mask = true;  // odd sizes: 129 keys, 3 queries (mask offset), D 3
     cases.push_back(r);
     Attn one = a;
     one.S = 1, one.L = 1, one.D = 1, one.scale_q = false;  // one key: every weight is 1
@@ -229,8 +229,8 @@ void expect_every_backend_gives_refs_values(const char* mode) {
       if (a.L == 9000) EXPECT_EQ(k->row_registers, 0);
     }
     // Softmax @ v in the row kernel wherever its row fits (not 9000 keys, not without v; one
-    // key is no product: K = 1).
-    EXPECT_EQ(row_product_kernel(p) != nullptr, a.pv && a.L > 1 && a.L <= kMaxRowProductK);
+    // key is no product: K = 1) and there are rows enough to spread (kMinRowsToAbsorb).
+    EXPECT_EQ(row_product_kernel(p) != nullptr, a.pv && a.L > 1 && a.L <= kMaxRowProductK && a.B * a.H * a.S >= kMinRowsToAbsorb);
     const Tensor want = Session(g, "ref").run(in)[0];
     for (const std::string& be : testing::usable_backends()) {
       if (be == "ref") continue;
@@ -299,23 +299,58 @@ TEST(RowProduct, ProductsThatDoNotQualifyKeepTheirKernel) {
     return plan_of(g, {testing::random_tensor(t, {rows, len}, 1), testing::random_tensor(t, {len, n}, 2)});
   };
   const auto mm = [](GraphBuilder& b, int p, int v) { b.output(b.op("MatMul", {p, v})); };
-  EXPECT_TRUE(row_product_kernel(plan(mm, 8, 16, 4)));  // the shape that qualifies
+  EXPECT_TRUE(row_product_kernel(plan(mm, 40, 16, 4)));  // the shape that qualifies
+  // Too few rows (a decode step: one workgroup would do the whole product), or N wider than a
+  // row's group should compute.
+  EXPECT_FALSE(row_product_kernel(plan(mm, 1, 768, 64)));
+  EXPECT_FALSE(row_product_kernel(plan(mm, kMinRowsToAbsorb - 1, 16, 4)));
+  EXPECT_FALSE(row_product_kernel(plan(mm, 40, 16, kMaxRowProductN + 1)));
   // The weights are a graph output too: stored by the row kernel, so the product keeps its own.
-  EXPECT_FALSE(row_product_kernel(plan([](GraphBuilder& b, int p, int v) { b.output(b.op("MatMul", {p, v})), b.output(p); }, 8, 16, 4)));
+  EXPECT_FALSE(row_product_kernel(plan([](GraphBuilder& b, int p, int v) { b.output(b.op("MatMul", {p, v})), b.output(p); }, 40, 16, 4)));
   // Two products read the weights.
   EXPECT_FALSE(row_product_kernel(plan([](GraphBuilder& b, int p, int v) {
     b.output(b.op("MatMul", {p, v}));
     b.output(b.op("MatMul", {p, b.op("Neg", {v})}));
-  }, 8, 16, 4)));
+  }, 40, 16, 4)));
   // The row is longer than kMaxRowProductK, or the product has more than kMaxPrologueMacs multiply-adds.
-  EXPECT_FALSE(row_product_kernel(plan(mm, 2, kMaxRowProductK + 1, 4)));
+  EXPECT_FALSE(row_product_kernel(plan(mm, 40, kMaxRowProductK + 1, 4)));
   EXPECT_FALSE(row_product_kernel(plan(mm, 1 << 12, 1 << 10, 8)));
   // The product's epilogue is more than its store (a bias: the output fusion's).
-  EXPECT_FALSE(row_product_kernel(plan([](GraphBuilder& b, int p, int v) { b.output(b.op("Relu", {b.op("MatMul", {p, v})})); }, 8, 16, 4)));
+  EXPECT_FALSE(row_product_kernel(plan([](GraphBuilder& b, int p, int v) { b.output(b.op("Relu", {b.op("MatMul", {p, v})})); }, 40, 16, 4)));
   // The weights are the product's B, not its A.
   EXPECT_FALSE(row_product_kernel(plan([](GraphBuilder& b, int p, int v) {
     b.output(b.op("MatMul", {b.op("Transpose", {v}), b.op("Transpose", {p})}));
-  }, 8, 16, 4)));
+  }, 40, 16, 4)));
+}
+
+// Shapes the attention cases do not reach, against ref on every backend: more rows than a
+// dispatch has groups (the grid-stride row loop reuses the shared row: its barriers), sums
+// unrolled 8 at a time (K > 64 terms per thread) with and without a tail, interleaved partial
+// sums with a tail (K % parts != 0), fp16 with B broadcast over the batch.
+TEST(RowProduct, OddShapesMatchRef) {
+  ScopedEnv off("FUSOR_INLINE_DOT", "0");
+  struct Case {
+    DType t;
+    Shape x, v;
+  };
+  const std::vector<Case> cases = {{DType::f32, {70000, 4}, {4, 4}},     {DType::f32, {32, 200}, {200, 200}},
+                                   {DType::f32, {32, 201}, {201, 130}},  {DType::f32, {40, 100}, {100, 3}},
+                                   {DType::f16, {2, 3, 6, 40}, {40, 24}}, {DType::bf16, {3, 40, 33}, {3, 33, 17}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(dtype_name(c.t)) + " " + shape_str(c.x) + " @ " + shape_str(c.v));
+    GraphBuilder b("rp", 17);
+    const int x = b.input("x", c.t, c.x), v = b.input("v", c.t, c.v);
+    b.output(b.op("MatMul", {b.op("Softmax", {x}, {{"axis", int64_t{-1}}}), v}));
+    const Graph g = b.build();
+    const std::vector<Tensor> in = {testing::random_tensor(c.t, c.x, 5, -3.0, 3.0), testing::random_tensor(c.t, c.v, 6, -2.0, 2.0)};
+    ASSERT_TRUE(row_product_kernel(plan_of(g, in)));
+    const Tensor want = Session(g, "ref").run(in)[0];
+    for (const std::string& be : testing::usable_backends()) {
+      if (be == "ref") continue;
+      SCOPED_TRACE(be);
+      EXPECT_LE(error_in_ulps_of_max(Session(g, be).run(in)[0], want), c.t == DType::f32 ? 64.0 : 4.0);
+    }
+  }
 }
 
 }  // namespace

@@ -178,7 +178,7 @@ KernelSpec matmul_spec(int64_t batch, int64_t m, int64_t n, int64_t k) {
 
 // choose_tiles on a described H200-like device (132 SMs, 48 KiB shared, 1024 invocations).
 // A K too short to split 64 x 64 tiles over half the units: 32 x 32 tiles fill more of them
-// (GPT-2's 64 x 768 x 768: 12 blocked tiles x 4 slices -> 48 tiles x 3 slices); shapes whose
+// (GPT-2's 64 x 768 x 768: 12 blocked tiles x 4 slices -> 48 tiles x 4 slices); shapes whose
 // split fills the grid (GPT-2's other layers, BERT-base's 128 rows) keep the blocked tiles.
 TEST(VulkanGemmTilesChoice, SmallGridsTakeSmallerTiles) {
   unsetenv("FUSOR_VK_SPLIT_K");
@@ -196,6 +196,19 @@ TEST(VulkanGemmTilesChoice, SmallGridsTakeSmallerTiles) {
   const vk::ContractionTiles again = vk::choose_tiles(proj, dev, 4, vk::splitk_workspace_bytes(t, proj));
   EXPECT_EQ(again.bm, 32);
   EXPECT_EQ(again.split_k, t.split_k);
+  // Stable when compiled again with a smaller budget than the blocked split needs (the plan's
+  // largest workspace may be this kernel's own 32 x 32 split): shapes whose choice once flipped
+  // to unsplit 16 x 16 tiles there.
+  for (const auto& [m, n, k] : {std::array<int64_t, 3>{96, 704, 512}, {96, 64, 2304}, {64, 768, 768}}) {
+    const KernelSpec spec = matmul_spec(1, m, n, k);
+    const vk::ContractionTiles first = vk::choose_tiles(spec, dev);
+    const vk::ContractionTiles second = vk::choose_tiles(spec, dev, 4, vk::splitk_workspace_bytes(first, spec));
+    EXPECT_EQ(second.bm, first.bm) << m << "x" << n << "x" << k;
+    EXPECT_EQ(second.bn, first.bn);
+    EXPECT_EQ(second.split_k, first.split_k);
+  }
+  // fp16 / bf16 B (2 bytes) keeps the blocked tiles: measured on fp32 only.
+  EXPECT_EQ(vk::choose_tiles(proj, dev, 2).blocked, 1);
   for (const auto& [m, n, k] : {std::array<int64_t, 3>{64, 2304, 768}, {64, 3072, 768}, {64, 768, 3072}, {128, 768, 768}, {64, 4096, 1024}}) {
     const vk::ContractionTiles b = vk::choose_tiles(matmul_spec(1, m, n, k), dev);
     EXPECT_EQ(b.blocked, 1) << m << "x" << n << "x" << k;

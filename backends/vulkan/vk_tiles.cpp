@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "backends/vulkan/vk_coopmat.h"
@@ -241,23 +242,27 @@ bool choose_conv_blocked(ContractionTiles& t, int64_t m, int64_t n, const Kernel
 // GPT-2's 64 x 768 x 768 projections took 15.0 us on them against 17.5 (12 tiles x 4 slices of
 // 192; docs/benchmarks.md, twentieth session), while every shape whose grid the split fills lost
 // on them. Decided without the workspace budget (as the blocked choice), then kept only if the
-// budget allows the same split. FUSOR_VK_GEMM_SMALL_GRID=0 (or a forced FUSOR_VK_SPLIT_K) keeps b.
-ContractionTiles small_grid_tiles(const ContractionTiles& t, const ContractionTiles& b, const KernelSpec& k, const PhysicalDeviceInfo& dev,
-                                  int64_t split_budget) {
+// budget allows the same split (the executable compiles each kernel again with the workspace
+// the plan needs as the budget: the choice must not change). b: the blocked tiles chosen without
+// the budget. FUSOR_VK_GEMM_SMALL_GRID=0 (or a forced FUSOR_VK_SPLIT_K) keeps the blocked tiles.
+std::optional<ContractionTiles> small_grid_tiles(const ContractionTiles& t, const ContractionTiles& b, const KernelSpec& k,
+                                                const PhysicalDeviceInfo& dev, int64_t split_budget, int b_bytes) {
   const char* e = std::getenv("FUSOR_VK_GEMM_SMALL_GRID");
   const int64_t units = dev.compute_units ? int64_t{dev.compute_units} : 64;
-  // A forced split (FUSOR_VK_SPLIT_K, A/B runs) keeps the tiles it was asked for.
-  if ((e && std::strcmp(e, "0") == 0) || std::getenv("FUSOR_VK_SPLIT_K") || !k.matmul || dev.max_invocations < 256 ||
-      tile_count(b, k) * b.split_k * 2 >= units)
-    return b;
+  // fp32 operands only (measured there); a forced split (FUSOR_VK_SPLIT_K, A/B runs) keeps the
+  // tiles it was asked for.
+  if ((e && std::strcmp(e, "0") == 0) || std::getenv("FUSOR_VK_SPLIT_K") || !k.matmul || b_bytes != 4 ||
+      dev.max_invocations < 256 || tile_count(b, k) * b.split_k * 2 >= units)
+    return std::nullopt;
   ContractionTiles s = t;
   s.blocked = 0, s.bm = s.bn = 32, s.tm = s.tn = 2;
   fit_shared(s, dev);
   choose_split_k(s, k, dev, -1);
-  if (tile_count(s, k) * s.split_k <= tile_count(b, k) * b.split_k) return b;
+  if (tile_count(s, k) * s.split_k <= tile_count(b, k) * b.split_k) return std::nullopt;
   const int free_split = s.split_k;
   choose_split_k(s, k, dev, split_budget);
-  return s.split_k == free_split ? s : b;
+  if (s.split_k != free_split) return std::nullopt;
+  return s;
 }
 
 ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev, int b_bytes, int64_t split_budget) {
@@ -349,15 +354,15 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
   // 64 x 64 tiles with 4x4 blocks in the blocked layout: two vec4 shared reads per 16 FMAs
   // instead of eight scalar ones, K slices of 32, split like the interleaved tiles. H200
   // (docs/benchmarks.md, sixth session): MLP b64 fp32 95.7 -> 81.1 us, GPT-2 2L 369.8 -> 331.9.
-  const auto blocked4 = [&](ContractionTiles b) {
+  const auto blocked4 = [&](ContractionTiles b, int64_t budget) {
     b.blocked = 1, b.bm = b.bn = 64, b.tm = b.tn = 4;
     b.bk = bk_env ? bk_env : 32;
     fit_shared(b, dev);
-    choose_split_k(b, k, dev, split_budget, 1, "FUSOR_VK_SPLIT_K", true);
+    choose_split_k(b, k, dev, budget, 1, "FUSOR_VK_SPLIT_K", true);
     return b;
   };
   // FUSOR_VK_GEMM_TILE=4x4b forces them on every tiled matmul; =4x4 keeps the interleaved ones.
-  if (te && std::strcmp(te, "4x4b") == 0 && dev.max_invocations >= 256) return blocked4(t);
+  if (te && std::strcmp(te, "4x4b") == 0 && dev.max_invocations >= 256) return blocked4(t, split_budget);
   if (family == 8 && dev.max_invocations >= 256) {
     ContractionTiles b = t;
     b.blocked = 1;
@@ -396,8 +401,9 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
     shrink_tiles(probe, k);
     probe = fit_invocations(probe, dev);
     if (probe.bm == 64 && probe.bn == 64 && probe.tm == 4 && probe.tn == 4) {
-      ContractionTiles b = blocked4(t);
-      if ((b.split_k > 1) == (probe.split_k > 1)) return small_grid_tiles(t, b, k, dev, split_budget);  // else the budget refused its split
+      if (const auto small = small_grid_tiles(t, blocked4(t, -1), k, dev, split_budget, b_bytes)) return *small;
+      ContractionTiles b = blocked4(t, split_budget);
+      if ((b.split_k > 1) == (probe.split_k > 1)) return b;  // else the budget refused its split
     }
   }
   fit_shared(t, dev);
