@@ -642,7 +642,7 @@ class Fuser {
         d.n = shape[r - 1];
         // Small contractions take an element-wise operand prologue (kMaxPrologueMacs).
         const Shape& ash = g_.values[n.inputs[0]].shape;
-        const bool small = shape_numel(shape) * (ash.empty() ? 1 : ash.back()) <= kMaxPrologueMacs;
+        const bool small = shape_numel(shape) <= kMaxPrologueMacs / std::max<int64_t>(1, ash.empty() ? 1 : ash.back());  // no overflow
         std::set<int> pre_nodes;
         auto [au, av] = operand_value_view(n.inputs[0], small ? &d.a_pre : nullptr, &pre_nodes);
         const int ab = buffer_for(au);

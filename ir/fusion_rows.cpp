@@ -78,7 +78,7 @@ bool inline_small_contractions(std::vector<KernelSpec>& ks, const std::vector<Bu
     if (!ck.outputs[0].view.is_contiguous() || ck.outputs[0].view.shape != ck.space) continue;
     const DType at = bufs[m.a_buffer].dtype, bt = bufs[m.b_buffer].dtype;
     if (!float_dtype(at) || !float_dtype(bt) || !float_dtype(ck.expr[0].dtype) || ck.expr[0].dtype != bufs[cbuf].dtype) continue;
-    if (m.k <= 0 || m.k > kMaxInlineDotK || m.m <= 0 || m.n <= 0 || shape_numel(ck.space) * m.k > kMaxPrologueMacs) continue;
+    if (m.k <= 0 || m.k > kMaxInlineDotK || m.m <= 0 || m.n <= 0 || shape_numel(ck.space) > kMaxPrologueMacs / m.k) continue;
     // Operands a whole binding can hold on any device (the Vulkan backend binds them whole).
     if (bufs[m.a_buffer].nbytes() > (int64_t{64} << 20) || bufs[m.b_buffer].nbytes() > (int64_t{64} << 20)) continue;
     const int reader = sole_reader(ks, ci, cbuf);
