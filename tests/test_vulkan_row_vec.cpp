@@ -9,6 +9,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <string>
 
 #include "backends/backend.h"
 #include "backends/codegen.h"
@@ -173,6 +175,50 @@ TEST_F(VulkanRowVec, ElementDeltaShiftsTheVectorIndex) {
     const std::string s2 = emit_kernel(k, p, d2);
     EXPECT_EQ(s2.find("b0r.d["), std::string::npos) << "a delta of 2 cannot keep groups aligned\n" << s2;
     EXPECT_NE(s2.find("b1r.d["), std::string::npos) << "the output, delta 0, is still 4-wide";
+  }
+}
+
+// Max / min over a resident row take up to four partial accumulators (codegen.cpp): rows of
+// 2048 (8 elements a thread: 4 partials), 768 (3: 2 partials) and 200 (1: the plain chain).
+// The maxima must be exact, so x - max(x) and x - min(x) are compared bit for bit with ref,
+// with NaN, +-inf and +-0 planted in some rows and the extreme in every position class.
+TEST_F(VulkanRowVec, MaxMinPartialsAreExact) {
+  for (int64_t len : {2048, 768, 200}) {
+    SCOPED_TRACE("row of " + std::to_string(len));
+    GraphBuilder gb;
+    int x = gb.input("x", DType::f32, {12, len});
+    int mx = gb.op("ReduceMax", {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
+    int mn = gb.op("ReduceMin", {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
+    gb.output(gb.op("Sub", {x, mx}));
+    gb.output(gb.op("Sub", {x, mn}));
+    Graph g = gb.build();
+    make_static(g, {});
+    Tensor in = random_tensor(DType::f32, {12, len}, 31, -4.0, 4.0);
+    float* v = reinterpret_cast<float*>(in.raw());
+    for (int64_t r = 0; r < 12; ++r) v[r * len + (r * 37) % len] = 9.0f + static_cast<float>(r);  // the max, anywhere
+    v[1 * len + len - 1] = -9.5f;                                        // a min at the row's end
+    v[2 * len + 3] = std::numeric_limits<float>::quiet_NaN();            // NaN wins both
+    v[3 * len + 5] = std::numeric_limits<float>::infinity();
+    v[4 * len + 6] = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < len; ++j) v[5 * len + j] = (j % 2) ? 0.0f : -0.0f;  // only zeros
+    Plan p = build_plan(g);
+    std::string src;
+    for (const KernelSpec& k : p.kernels)
+      if (!k.reduce_axes.empty()) {
+        vk::VulkanDialect d(info_, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p);
+        src += emit_kernel(k, p, d);
+      }
+    if (len == 200) EXPECT_EQ(src.find("p[fz_t & "), std::string::npos) << src;
+    else EXPECT_NE(src.find(len == 2048 ? "p[fz_t & 3]" : "p[fz_t & 1]"), std::string::npos) << src;
+    auto want = make_backend("ref")->compile(g, {})->run({in});
+    auto got = vk_->compile(g, {})->run({in});
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      CompareOptions exact;
+      exact.exact = false, exact.rtol = 0, exact.atol = 0;  // +-0 of an all-zero row: either sign
+      CompareResult c = compare_tensors(got[i], want[i], exact);
+      EXPECT_TRUE(c.ok) << "output " << i << ": " << c.message;
+    }
   }
 }
 
