@@ -367,6 +367,9 @@ void main() {
 // by a fixed tree (same order every run); group 0 runs the epilogue.
 #define FZ_SK_KG (FZ_SK_THREADS / FZ_SK_COLS)
 #define FZ_SK_M int(FZ_M)  // FZ_M is an int64 literal in 64-bit index mode
+#ifndef FZ_SK_UNROLL
+#define FZ_SK_UNROLL 1
+#endif
 shared float fz_part[FZ_SK_KG * FZ_SK_M * (FZ_SK_COLS + 1)];
 void main() {
   const int tid = int(gl_LocalInvocationID.x), lane = tid % FZ_SK_COLS, kg = tid / FZ_SK_COLS;
@@ -378,9 +381,20 @@ void main() {
     float acc[FZ_SK_M];
     for (int m = 0; m < FZ_SK_M; ++m) acc[m] = 0.0f;
     if (n < FZ_N) {
-      for (fz_idx k = fz_idx(kg); k < FZ_K; k += FZ_SK_KG) {
-        const float b = FZ_LOAD_B(bbase + k * FZ_B_SK + n * FZ_B_SN);
-        for (int m = 0; m < FZ_SK_M; ++m) acc[m] = fma(FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK), b, acc[m]);
+      // FZ_SK_UNROLL rounds of the K loop at a time: their B loads are issued together (more
+      // loads in flight per thread), then the FMAs run in the same ascending k (same bits).
+      for (fz_idx k0 = fz_idx(kg); k0 < FZ_K; k0 += FZ_SK_KG * FZ_SK_UNROLL) {
+        float bu[FZ_SK_UNROLL];
+        [[unroll]] for (int u = 0; u < FZ_SK_UNROLL; ++u) {
+          const fz_idx k = k0 + fz_idx(u * FZ_SK_KG);
+          bu[u] = 0.0f;
+          if (k < FZ_K) bu[u] = FZ_LOAD_B(bbase + k * FZ_B_SK + n * FZ_B_SN);  // an if: no load past K
+        }
+        [[unroll]] for (int u = 0; u < FZ_SK_UNROLL; ++u) {
+          const fz_idx k = k0 + fz_idx(u * FZ_SK_KG);
+          if (k < FZ_K)
+            for (int m = 0; m < FZ_SK_M; ++m) acc[m] = fma(FZ_LOAD_A(abase + m * FZ_A_SM + k * FZ_A_SK), bu[u], acc[m]);
+        }
       }
     }
     for (int m = 0; m < FZ_SK_M; ++m) fz_part[(kg * FZ_SK_M + m) * (FZ_SK_COLS + 1) + lane] = acc[m];

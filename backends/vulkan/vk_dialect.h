@@ -38,6 +38,7 @@ struct ContractionTiles {
   int skinny = 0;
   int skinny_cols = 16; // columns per workgroup (FZ_SK_COLS: 8..32 on path 1, 16..128 on path 2)
   int skinny_threads = 256;  // its workgroup size (FZ_SK_THREADS, a power of two)
+  int skinny_unroll = 1;     // the first path's K rounds whose loads issue together (FZ_SK_UNROLL)
   // matmul only, tiled, coopmat and vector GEMV paths: split-K (gemm.glsl / gemm_coopmat.glsl FZ_SPLIT_K). split_k > 1 slices K into pieces
   // of split_slice (a multiple of bk) per output tile; partial tiles go to a workspace bound
   // after the kernel's slots (splitk_workspace_bytes) and are added in slice order.

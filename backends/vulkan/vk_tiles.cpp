@@ -309,6 +309,8 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
     (void)b_bytes;
     t.skinny_cols = env_pow2("FUSOR_VK_GEMV_COLS", 8, 32, 16);
     t.skinny_threads = env_pow2("FUSOR_VK_GEMV_THREADS", 64, 1024, 1024);
+    // FUSOR_VK_GEMV_UNROLL=1|2|4|8|16: K rounds whose B loads a thread issues together.
+    t.skinny_unroll = env_pow2("FUSOR_VK_GEMV_UNROLL", 1, 16, 1);
     const auto fits = [&] {
       const int64_t shared = int64_t{4} * (t.skinny_threads / t.skinny_cols) * std::max<int64_t>(m, 1) * (t.skinny_cols + 1);
       return t.skinny_threads <= static_cast<int>(dev.max_invocations) && shared <= static_cast<int64_t>(dev.max_shared_memory);
