@@ -451,7 +451,9 @@ struct CudaDialect : Dialect {
       const int cols = knob == 8 || knob == 16 || knob == 32 || knob == 64 ? knob : 16;
       work = batch * cdiv(n, cols);
       // FUSOR_CUDA_GEMV_UNROLL=1|2|4|8|16: rounds of the K loop whose loads issue together.
-      const int64_t unroll = env_pow2("FUSOR_CUDA_GEMV_UNROLL", 1, 16, 4);
+      // 16 on the H200 (MLP b1, two rounds): fp32 14.7 / 14.9 us against 15.9 / 16.3 with the
+      // previous 4, fp16 15.1 / 15.5 against 16.9 / 17.1 (docs/benchmarks.md, twenty-third session).
+      const int64_t unroll = env_pow2("FUSOR_CUDA_GEMV_UNROLL", 1, 16, 16);
       return "#define FZ_SKINNY 1\n#define FZ_SK_COLS " + std::to_string(cols) + "\n#define FZ_SK_UNROLL " + std::to_string(unroll) + "\n";
     }
     const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
