@@ -595,9 +595,14 @@ std::string Emitter::finish_reduction(size_t r, const std::string& a, int64_t le
   const Reduction& red = k_.reductions[r];
   const bool dbl = red.dtype == DType::f64;
   const DType acc_t = dbl ? DType::f64 : DType::f32;
-  const std::string val = red.mean ? "fz_div(" + a + ", " + (dbl ? d_.double_literal(static_cast<double>(len))
-                                                                 : fz_float_literal(static_cast<double>(len))) + ")"
-                                   : "(" + a + ")";
+  std::string val = red.mean ? "fz_div(" + a + ", " + (dbl ? d_.double_literal(static_cast<double>(len))
+                                                           : fz_float_literal(static_cast<double>(len))) + ")"
+                             : "(" + a + ")";
+  // A mean's fp32 divisor is a constant: its prepared form (the same bits as fz_div, without
+  // the general division's chain on the row's critical path; Vulkan).
+  if (red.mean && !dbl)
+    if (const std::string prep = d_.div_prep_literal(static_cast<float>(len)); !prep.empty())
+      val = "fz_div_by(" + a + ", " + prep + ")";
   return "    " + d_.compute_type(red.dtype) + " fz_r" + std::to_string(r) + " = " +
          convert_value(d_, acc_t, red.dtype, val, red.dtype != acc_t) + ";\n";
 }

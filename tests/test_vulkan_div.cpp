@@ -229,5 +229,32 @@ TEST_F(VulkanDiv, ConstantDivisorsMatchIeeeBits) {
                   a_.size() * 2);
 }
 
+// A mean's fp32 division by its constant count takes fz_div_by with the count prepared on the
+// host (codegen.cpp finish_reduction). ReduceMean and ReduceSum of the same rows sum them the
+// same way (the same row kernel code), so each mean must be the IEEE quotient of its sum.
+TEST_F(VulkanDiv, MeansDivideByThePreparedCount) {
+  for (int64_t len : {768, 1000, 3}) {
+    SCOPED_TRACE("rows of " + std::to_string(len));
+    GraphBuilder gb;
+    int x = gb.input("x", DType::f32, {37, len});
+    gb.output(gb.op("ReduceSum", {x, gb.constant("ax", testing::ints_of({1}, {1}))}, {{"keepdims", int64_t{0}}}));
+    gb.output(gb.op("ReduceMean", {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}));
+    Graph g = gb.build();
+    make_static(g, {});
+    const std::vector<std::string> src = sources(g);
+    std::string all;
+    for (const std::string& k : src) all += k;
+    EXPECT_NE(all.find("fz_div_by(fz_a"), std::string::npos) << all;
+    Tensor in = testing::random_tensor(DType::f32, {37, len}, 41, -3.0, 5.0);
+    in.data<float>()[5] = 1e-38f * static_cast<float>(len);  // a tiny term among O(1) ones
+    auto out = vk_->compile(g, {})->run({in});
+    ASSERT_EQ(out.size(), 2u);
+    for (int64_t r = 0; r < 37; ++r) {
+      const float sum = out[0].data<float>()[r], mean = out[1].data<float>()[r];
+      EXPECT_EQ(bits_of(mean), bits_of(sum / static_cast<float>(len))) << "row " << r << std::hexfloat << ": sum " << sum << ", mean " << mean;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fusor
