@@ -220,6 +220,21 @@ TEST(VulkanGemmTilesChoice, SmallGridsTakeSmallerTiles) {
   EXPECT_EQ(t.split_k, 4);
 }
 
+// The first GEMV path's K rounds in flight (FZ_SK_UNROLL, measured on the H200): one row of
+// fp32 B 16, of 16-bit B 4; 4 or 8 rows one round at a time; FUSOR_VK_GEMV_UNROLL overrides.
+TEST(VulkanGemmTilesChoice, GemvUnrollByRowsAndWidth) {
+  unsetenv("FUSOR_VK_GEMV");
+  unsetenv("FUSOR_VK_GEMV_UNROLL");
+  const vk::PhysicalDeviceInfo dev = testing::described_h200();
+  const vk::ContractionTiles one = vk::choose_tiles(matmul_spec(1, 1, 1024, 4096), dev, 4);
+  EXPECT_EQ(one.skinny, 1);
+  EXPECT_EQ(one.skinny_unroll, 16);
+  EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 1, 1024, 4096), dev, 2).skinny_unroll, 4);
+  for (int64_t m : {2, 4, 8}) EXPECT_EQ(vk::choose_tiles(matmul_spec(1, m, 1024, 4096), dev, 4).skinny_unroll, 1) << m;
+  EnvGuard forced("FUSOR_VK_GEMV_UNROLL", "8");
+  EXPECT_EQ(vk::choose_tiles(matmul_spec(1, 4, 1024, 4096), dev, 4).skinny_unroll, 8);
+}
+
 TEST(VulkanGemmTilesChoice, FourByFourByDefaultBlockedWhenAsked) {
   unsetenv("FUSOR_VK_SPLIT_K");
   unsetenv("FUSOR_VK_GEMM_TILE");

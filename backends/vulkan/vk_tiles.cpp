@@ -309,9 +309,11 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
     t.skinny_cols = env_pow2("FUSOR_VK_GEMV_COLS", 8, 32, 16);
     t.skinny_threads = env_pow2("FUSOR_VK_GEMV_THREADS", 64, 1024, 1024);
     // FUSOR_VK_GEMV_UNROLL=1|2|4|8|16: K rounds whose B loads a thread issues together. On
-    // the H200 (MLP b1, two rounds) 4-byte B is fastest with 16 (19.4 / 19.1 us against 19.8 /
-    // 19.8 one at a time), 2-byte B with 4 (fp16 20.6 / 20.6 against 21.7 / 21.7; 16: 25.8).
-    t.skinny_unroll = env_pow2("FUSOR_VK_GEMV_UNROLL", 1, 16, b_bytes >= 4 ? 16 : 4);
+    // the H200 (MLP b1, two rounds) one row of 4-byte B is fastest with 16 (19.4 / 19.1 us
+    // against 19.8 / 19.8 one at a time), of 2-byte B with 4 (fp16 20.6 / 20.6 against 21.7 /
+    // 21.7; 16: 25.8). With 4 or 8 rows (one 4096 -> 1024 layer) one round at a time is the
+    // fastest (M = 4: fp32 24.4 us against 26.4 with 16, fp16 25.0 against 26.8 with 4).
+    t.skinny_unroll = env_pow2("FUSOR_VK_GEMV_UNROLL", 1, 16, m > 1 ? 1 : b_bytes >= 4 ? 16 : 4);
     const auto fits = [&] {
       const int64_t shared = int64_t{4} * (t.skinny_threads / t.skinny_cols) * std::max<int64_t>(m, 1) * (t.skinny_cols + 1);
       return t.skinny_threads <= static_cast<int>(dev.max_invocations) && shared <= static_cast<int64_t>(dev.max_shared_memory);
