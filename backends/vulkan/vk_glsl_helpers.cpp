@@ -1,0 +1,309 @@
+// The GLSL helper functions every Vulkan kernel's prelude carries (VulkanDialect::prelude):
+// the fz_* vocabulary of the op table, the correctly rounded division, and the fp16 / bf16
+// conversions. Split from vk_dialect.cpp (past 1,000 lines) along that seam.
+#include "backends/vulkan/vk_glsl_helpers.h"
+
+namespace fusor::vk {
+
+namespace {
+
+// The fz_* vocabulary of ir/ops/elementwise.cpp plus GLSL's missing/undefined intrinsics.
+// NaN tests look at the bits: drivers may fold isnan() away without the NaN-preserve mode.
+constexpr const char* kHelpers = R"(float fz_inf() { return uintBitsToFloat(0x7f800000u); }
+float fz_nan() { return uintBitsToFloat(0x7fc00000u); }
+bool fz_nan_b(float x) { return (floatBitsToUint(x) & 0x7fffffffu) > 0x7f800000u; }
+bool fz_inf_b(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0x7f800000u; }
+float fz_max(float a, float b) { return (fz_nan_b(a) || fz_nan_b(b)) ? fz_nan() : max(a, b); }
+float fz_min(float a, float b) { return (fz_nan_b(a) || fz_nan_b(b)) ? fz_nan() : min(a, b); }
+float fz_round_even(float x) { return roundEven(x); }
+float fz_sign(float x) { return fz_nan_b(x) ? x : sign(x); }
+float fz_isnan(float x) { return fz_nan_b(x) ? 1.0f : 0.0f; }
+float fz_isinf(float x) { return fz_inf_b(x) ? 1.0f : 0.0f; }
+// C fmodf, exact: |a| reduced by |b| * 2^e for e from high to low; each subtraction is exact
+// (Sterbenz: the operands are within a factor of 2), so fmod(1e20, 3) is 2, not a - trunc(a/b)*b.
+float fz_fmod(float a, float b) {
+  if (b == 0.0f || fz_inf_b(a) || fz_nan_b(a) || fz_nan_b(b)) return fz_nan();
+  float r = abs(a), m = abs(b);
+  if (fz_inf_b(b) || r < m) return a;
+  int er, em;
+  frexp(r, er);
+  frexp(m, em);
+  for (int e = er - em; e >= 0; --e) {
+    float t = ldexp(m, e);
+    if (r >= t) r = r - t;
+  }
+  return a < 0.0f ? -r : r;
+}
+// Mod-28 fmod=0: fz_fmod moved to b's sign; a zero result is a zero of b's sign (bits: a -0.0f
+// literal may fold to +0).
+float fz_fmod_floor(float a, float b) {
+  float r = fz_fmod(a, b);
+  if (r == 0.0f) return uintBitsToFloat(floatBitsToUint(b) & 0x80000000u);
+  return (b < 0.0f) != (r < 0.0f) ? r + b : r;
+}
+// a / b correctly rounded. Vulkan lets fp32 OpFDiv be 2.5 ulp off (NVIDIA's is), and fma
+// need not be fused (an fma-residual version of this helper failed on lavapipe, whose fma
+// rounds twice), so the driver's quotient is only a seed, corrected with residuals made exact by Dekker's product (no fma needed): q1 = q0 +
+// r0 / y is within one ulp (faithful; r0 = x - q0 y), and then r1 = x - q1 y is exact and
+// says on which side of q1's half-ulp neighbours x / y lies (an exact quotient is never a
+// tie: it would need 25 significant bits). Markstein, "IA-64 and Elementary Functions" ch. 8
+// (correcting a quotient by its residual); Dekker 1971 (exact products without fma).
+// fz_div_core needs x, y in [2^-50, 2^50]; fz_div scales other operands to mantissas in
+// [0.5, 1), and fixes the second rounding of a subnormal result with the residual's sign. Zero,
+// inf and NaN operands pass through "/". FZ_DIV_PERTURB (tests only) offsets q0 by that many ulp.
+float fz_div_resid_s(float x, float y, float yh, float yl, float q) {  // y = yh + yl: Dekker's split
+  precise float p = q * y;
+  precise float cq = 4097.0f * q, qh = cq - (cq - q), ql = q - qh;
+  precise float e = ((qh * yh - p) + qh * yl + ql * yh) + ql * yl;  // q y = p + e exactly
+  precise float r = (x - p) - e;  // x - p is exact (p is within a factor 2 of x)
+  return r;
+}
+vec2 fz_dekker_split(float y) {
+  precise float cy = 4097.0f * y, yh = cy - (cy - y), yl = y - yh;
+  return vec2(yh, yl);
+}
+float fz_div_resid(float x, float y, float q) {
+  vec2 s = fz_dekker_split(y);
+  return fz_div_resid_s(x, y, s.x, s.y, q);
+}
+// The last step of fz_div_core: q within one ulp of x / y -> x / y correctly rounded.
+float fz_div_pick(float x, float y, float yh, float yl, float q) {
+  precise float r = fz_div_resid_s(x, y, yh, yl, q);
+  // Half the gap to each neighbour, times y: 2^e(q) y 2^-24 is exact; below a power of two
+  // the gap is half as wide.
+  precise float h = (uintBitsToFloat(floatBitsToUint(q) & 0x7f800000u) * y) * uintBitsToFloat(0x33800000u);  // 2^-24
+  precise float hl = (floatBitsToUint(q) & 0x7fffffu) == 0u ? 0.5f * h : h;
+  if (r > h) q = uintBitsToFloat(floatBitsToUint(q) + 1u);
+  else if (r < -hl) q = uintBitsToFloat(floatBitsToUint(q) - 1u);
+  return q;
+}
+float fz_div_seed(float q) {
+#ifdef FZ_DIV_PERTURB
+  q = uintBitsToFloat(uint(int(floatBitsToUint(q)) + FZ_DIV_PERTURB));
+#endif
+  return q;
+}
+#if defined(FZ_DIV_PERTURB) && defined(FZ_DIV_RAW)
+#define FZ_DIV_SEED_ONLY 1
+#endif
+float fz_div_core(float x, float y) {
+  precise float q = fz_div_seed(x / y);
+#ifdef FZ_DIV_SEED_ONLY
+  return q;
+#endif
+  vec2 s = fz_dekker_split(y);
+  q = q + fz_div_resid_s(x, y, s.x, s.y, q) / y;
+  return fz_div_pick(x, y, s.x, s.y, q);
+}
+float fz_div(float a, float b) {
+  float x = abs(a), y = abs(b);
+  uint sg = (floatBitsToUint(a) ^ floatBitsToUint(b)) & 0x80000000u;  // OR-ed in: -1.0 * q could be folded
+  if (x >= 8.8817842e-16f && x <= 1.12589991e15f && y >= 8.8817842e-16f && y <= 1.12589991e15f)
+    return uintBitsToFloat(sg | floatBitsToUint(fz_div_core(x, y)));
+  // Zeros, infinities and NaN spelled out: a driver's a / b may be a * (1 / b), and NVIDIA's
+  // 1 / 3.4e38 flushes to 0, so inf / 3.4e38 would be NaN.
+  if (fz_nan_b(x) || fz_nan_b(y) || (fz_inf_b(x) && fz_inf_b(y)) || (x == 0.0f && y == 0.0f)) return fz_nan();
+  if (fz_inf_b(x) || y == 0.0f) return uintBitsToFloat(sg | 0x7f800000u);
+  if (fz_inf_b(y) || x == 0.0f) return uintBitsToFloat(sg);
+  int ex, ey;
+  float mx = frexp(x, ex), my = frexp(y, ey);
+  precise float q = fz_div_core(mx, my);  // in (0.5, 2), correctly rounded
+  int e = ex - ey;
+  if (e > 128) return uintBitsToFloat(sg | 0x7f800000u);
+  if (e < -151) return uintBitsToFloat(sg);
+  // In two steps: 2^e itself may not be a float. Only the second step can round (subnormal).
+  precise float t = ldexp(ldexp(q, e / 2), e - e / 2);
+  if (t < 1.17549435e-38f) {
+    // t rounded q * 2^e a second time; when q * 2^e was exactly halfway between subnormals the
+    // tie went to even, but the true quotient lies on the side of q that the residual says.
+    precise float d = q - ldexp(ldexp(t, -(e / 2)), -(e - e / 2));
+    if (abs(d) == ldexp(ldexp(1.0f, -75), -75 - e)) {
+      float r = fz_div_resid(mx, my, q);
+      if (d > 0.0f && r > 0.0f) t = uintBitsToFloat(floatBitsToUint(t) + 1u);
+      else if (d < 0.0f && r < 0.0f) t = uintBitsToFloat(floatBitsToUint(t) - 1u);
+    }
+  }
+  return uintBitsToFloat(sg | floatBitsToUint(t));
+}
+// fz_div(a, b) for a divisor that many quotients share (Dialect::div_prep_type): fz_div_prep
+// makes 1 / |b| correctly rounded (with fz_div) and Dekker's split of |b| once, so each quotient
+// needs no division: with r = RN(1 / y), x * r rounded is within 1.5 ulp of x / y (0.5 from the
+// product's rounding, < 1 from r's), and fz_div_pick's one-ulp step makes it correctly rounded
+// (checked against IEEE fp32 division on 477 M operand pairs, every x mantissa for 33 divisors).
+// Operands outside fz_div_core's range go to fz_div.
+vec4 fz_div_prep(float b) {
+  float y = abs(b);
+  vec2 s = fz_dekker_split(y);
+  return vec4(b, fz_div(1.0f, y), s.x, s.y);
+}
+float fz_div_by(float a, vec4 p) {
+  float x = abs(a), y = abs(p.x);
+  if (!(x >= 8.8817842e-16f && x <= 1.12589991e15f && y >= 8.8817842e-16f && y <= 1.12589991e15f)) return fz_div(a, p.x);
+  uint sg = (floatBitsToUint(a) ^ floatBitsToUint(p.x)) & 0x80000000u;
+  precise float q = x * p.y;  // IEEE multiplication: no driver seed here
+#if defined(FZ_FMA_FUSED) && !defined(FZ_DIV_SEED_ONLY)
+  // A fused fma makes the residual exact without Dekker's split: two of Markstein's steps
+  // q + (x - q y) r (with r = RN(1 / y), the second from a faithful q, is correctly rounded:
+  // Markstein's theorem; one step alone matched IEEE division on 1.2 G operand pairs).
+  q = fma(fma(-q, y, x), p.y, q);
+  q = fma(fma(-q, y, x), p.y, q);
+#elif !defined(FZ_DIV_SEED_ONLY)
+  q = fz_div_pick(x, y, p.z, p.w, q);
+#endif
+  return uintBitsToFloat(sg | floatBitsToUint(q));
+}
+// log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
+// accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
+float fz_log1p(float x) {
+  if (x < -0.25f || x > 0.5f) return log(1.0f + x);
+  float s = x / (2.0f + x), s2 = s * s;
+  return 2.0f * s * (1.0f + s2 * (1.0f / 3.0f + s2 * (0.2f + s2 * (1.0f / 7.0f + s2 * (1.0f / 9.0f + s2 * (1.0f / 11.0f))))));
+}
+// exp(x) - 1 without the cancellation of exp(x) - 1.0f for small x (Elu(-1e-7) was 19% off):
+// its Taylor series to x^9 / 9! where |x| <= 0.5 (remainder below 2^-27 relative), exp(x) - 1
+// elsewhere (the cancellation there is at most a factor 2.6). NaN takes the series (NaN out).
+float fz_expm1(float x) {
+  if (abs(x) > 0.5f) return exp(x) - 1.0f;
+  float p = 1.0f / 362880.0f;
+  p = p * x + 1.0f / 40320.0f;
+  p = p * x + 1.0f / 5040.0f;
+  p = p * x + 1.0f / 720.0f;
+  p = p * x + 1.0f / 120.0f;
+  p = p * x + 1.0f / 24.0f;
+  p = p * x + 1.0f / 6.0f;
+  p = p * x + 0.5f;
+  return x + (x * x) * p;
+}
+// erff, faithfully rounded (max error < 1 ulp): N. Juffa's minimax polynomials.
+float fz_erf(float a) {
+  float t = abs(a), s = a * a, r;
+  if (t > 0.927734375f) {
+    r = fma(-1.72853470e-5f, t, 3.83197126e-4f);
+    float u = fma(-3.88396438e-3f, t, 2.42546219e-2f);
+    r = fma(r, s, u);
+    r = fma(r, t, -1.06777877e-1f);
+    r = fma(r, t, -6.34846687e-1f);
+    r = fma(r, t, -1.28717512e-1f);
+    r = fma(r, t, -t);
+    r = 1.0f - exp(r);
+    return a < 0.0f ? -r : r;
+  }
+  r = -5.96761703e-4f;
+  r = fma(r, s, 4.99119423e-3f);
+  r = fma(r, s, -2.67681349e-2f);
+  r = fma(r, s, 1.12819925e-1f);
+  r = fma(r, s, -3.76125336e-1f);
+  r = fma(r, s, 1.28379166e-1f);
+  return fma(r, a, a);
+}
+// tanh: an odd Taylor polynomial near 0 (where (e^2x-1)/(e^2x+1) cancels), else a form that
+// saturates to +-1 instead of inf/inf for large |x|.
+float fz_tanh(float x) {
+  if (x == 0.0f) return x;  // -0 stays -0 (x + x s p below gives +0)
+  float a = abs(x);
+  if (a < 0.3f) {
+    float s = x * x;
+    return x + x * s * (-0.333333333f + s * (0.133333333f + s * (-0.0539682540f + s * (0.0218694885f - s * 0.00886323552f))));
+  }
+  float r = 1.0f - 2.0f / (exp(2.0f * a) + 1.0f);
+  return x < 0.0f ? -r : r;
+}
+// Odd functions keep the sign of zero (lavapipe's atan/asinh/atanh/sinh return +0 for -0).
+// GLSL lets sinh/asinh/atanh/acosh be their textbook formulas (Mesa's are), which cancel near
+// 0 (sinh(1e-3) 1.7e-5 off, sinh(2^-126) = 3e-8) and overflow past |x| ~ 1.8e19 (asinh = inf):
+// Taylor series below 0.25 (truncation < 1e-9 relative) and log(|x|) + ln 2 above 2^60.
+float fz_atan(float x) { return x == 0.0f ? x : atan(x); }
+float fz_asinh(float x) {
+  float a = abs(x), s = x * x;
+  if (x == 0.0f) return x;
+  if (a < 0.25f) return x + x * s * (-0.16666667f + s * (0.075f + s * (-0.044642857f + s * (0.030381944f - s * 0.022372159f))));
+  float r = a > 1.1529215e18f ? log(a) + 0.69314718f : asinh(a);
+  return x < 0.0f ? -r : r;
+}
+float fz_acosh(float x) {
+  if (fz_nan_b(x) || x < 1.0f) return fz_nan();
+  return x > 1.1529215e18f ? log(x) + 0.69314718f : acosh(x);
+}
+float fz_atanh(float x) {
+  float s = x * x;
+  if (abs(x) < 0.25f)
+    return x + x * s * (0.33333333f + s * (0.2f + s * (0.14285714f + s * (0.11111111f + s * (0.090909091f + s * 0.076923077f)))));
+  return atanh(x);
+}
+// Past |x| = 88 exp(|x|) nears FLT_MAX while sinh / cosh stay finite up to 89.415: there
+// (e/2) * e with e = exp(|x| / 2) (the textbook formulas gave inf from 88.72). `precise`: the
+// NVIDIA driver reassociated the unmarked product to (e * e) / 2, inf again (cosh, H200).
+float fz_sinh(float x) {
+  float s = x * x, a = abs(x);
+  if (a < 0.25f) return x + x * s * (0.16666667f + s * (0.0083333333f + s * (1.9841270e-4f + s * 2.7557319e-6f)));
+  if (a > 88.0f && !fz_nan_b(x)) {
+    precise float e = exp(0.5f * a), h = 0.5f * e, r = h * e;
+    return x < 0.0f ? -r : r;
+  }
+  return sinh(x);
+}
+float fz_cosh(float x) {
+  float a = abs(x);
+  if (a > 88.0f && !fz_nan_b(x)) {
+    precise float e = exp(0.5f * a), h = 0.5f * e, r = h * e;
+    return r;
+  }
+  return cosh(x);
+}
+// C powf where GLSL's pow is undefined (C99 Annex F, as fz_powd): negative bases with integral
+// exponents, +-0 and +-inf bases (-0 and -inf keep their sign for odd exponents), +-inf exponents.
+float fz_pow(float a, float b) {
+  if (b == 0.0f || a == 1.0f) return 1.0f;
+  if (fz_nan_b(a) || fz_nan_b(b)) return fz_nan();
+  float m = abs(a);
+  bool bint = floor(b) == b, bodd = bint && abs(b) < 16777216.0f && mod(b, 2.0f) == 1.0f;
+  if (fz_inf_b(b)) return m == 1.0f ? 1.0f : ((m > 1.0f) == (b > 0.0f) ? fz_inf() : 0.0f);
+  if (m == 0.0f || fz_inf_b(m)) {
+    float r = (m == 0.0f) == (b < 0.0f) ? fz_inf() : 0.0f;
+    return (floatBitsToUint(a) & 0x80000000u) != 0u && bodd ? -r : r;
+  }
+  if (a < 0.0f && !bint) return fz_nan();
+  float r = pow(m, b);
+  return a < 0.0f && bodd ? -r : r;
+}
+// Linear workgroup id: dispatches wider than maxComputeWorkGroupCount[0] are split over y/z.
+int fz_group_id() { return int(gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z)); }
+int fz_num_groups() { return int(gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z); }
+)";
+
+// bf16 travels as uint16_t in storage only (16-bit locals would need int16 arithmetic).
+constexpr const char* kBf16Helpers = R"(float fz_bf16_to_f32(uint h) { return uintBitsToFloat(h << 16); }
+// Four bf16 packed in two little-endian words (gemm.glsl's 4-wide loads), each exact.
+vec4 fz_bf16x4(uvec2 w) {
+  return vec4(uintBitsToFloat(w.x << 16), uintBitsToFloat(w.x & 0xffff0000u), uintBitsToFloat(w.y << 16), uintBitsToFloat(w.y & 0xffff0000u));
+}
+uint fz_f32_to_bf16(float f) {
+  uint u = floatBitsToUint(f);
+  if (fz_nan_b(f)) return (u >> 16) | 0x40u;
+  u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
+  return u >> 16;
+}
+)";
+
+// Vulkan leaves the rounding of a conversion to a narrower float implementation-defined (either
+// neighbour), so float -> float16_t rounds here, to nearest even, into an fp32 value that fp16
+// holds exactly; the conversion itself then cannot round.
+constexpr const char* kF16Helpers = R"(float fz_round_f16(float x) {
+  const uint u = floatBitsToUint(x), s = u & 0x80000000u;
+  uint a = u & 0x7fffffffu;
+  if (a >= 0x7f800000u) return x;                                 // inf, NaN
+  if (a >= 0x477ff000u) return uintBitsToFloat(s | 0x7f800000u);  // |x| >= 65520: inf
+  if (a < 0x38800000u)                                            // below 2^-14: multiples of 2^-24
+    return uintBitsToFloat(s | floatBitsToUint(roundEven(uintBitsToFloat(a) * 16777216.0f) * 5.9604644775390625e-8f));
+  a += 0xfffu + ((a >> 13) & 1u);  // 10 mantissa bits, ties to even
+  return uintBitsToFloat(s | (a & 0xffffe000u));
+}
+)";
+
+}  // namespace
+
+const char* glsl_float_helpers() { return kHelpers; }
+const char* glsl_bf16_helpers() { return kBf16Helpers; }
+const char* glsl_f16_helpers() { return kF16Helpers; }
+
+}  // namespace fusor::vk
