@@ -29,6 +29,15 @@ R"FZ_GLSL(//"
 // operand's unit-stride extent, other strides and offset are multiples of the width): a thread
 // stages a group of consecutive halves with one load and one shared store (the slice layouts
 // below); otherwise scalar loads through the view's strides (FZ_LOAD_A / B).
+// Direct fragments (FZ_CM_DIRECT; the host defines it where both operands are read 8 halves at
+// a time (FZ_CM_VA == FZ_CM_VB == 8) and M, N, K are multiples of the matrix shape, with
+// FZ_CM_ABUF / FZ_CM_BBUF, the operands' uvec4 arrays, and FZ_CM_AOFF / FZ_CM_BOFF, their
+// binding deltas in halves): each subgroup loads its A and B fragments from the buffers with
+// matrix loads, no shared slices and no barriers in the K loop; two sets of fragments, the next
+// K slice loading while this one multiplies. The multiply-adds are the staged path's, in the
+// same order (same bits). A fragment's rows (columns) are all in range or all out, and an
+// out-of-range one is zero; every fragment starts at a multiple of 8 halves (16 bytes, as
+// matrix loads from memory need) and its rows or columns are a multiple of 8 halves apart.
 // Split-K (FZ_SPLIT_K > 1, FZ_SPLIT_SLICE a multiple of FZ_CM_BK): as gemm.glsl's, work item
 // w = tile * FZ_SPLIT_K + slice covers K range [slice * FZ_SPLIT_SLICE, +FZ_SPLIT_SLICE), its
 // fp32 partial tile goes to the workspace fz_split.part and bumps the tile's counter
@@ -190,6 +199,70 @@ void fz_cm_emulate_step(int tid, inout float acc[FZ_CM_EL]) {
   }
 #endif
 
+#ifdef FZ_CM_DIRECT
+#define FZ_CM_KS (FZ_CM_BK / FZ_CM_K)  // matrix steps per K slice
+#ifdef FZ_CM_EMULATE
+// The emulation's direct loop: each thread adds its tile elements' products of K slice k0 (up
+// to kend) read straight from the operands (the loop structure is the real one's).
+void fz_cm_emulate_direct(fz_idx abase, fz_idx bbase, fz_idx row0, fz_idx col0, fz_idx k0, fz_idx kend, int tid,
+                          inout float acc[FZ_CM_EL]) {
+  for (int i = 0; i < FZ_CM_EL; ++i) {
+    const int e = tid + i * FZ_CM_T;
+    if (e >= FZ_CM_BM * FZ_CM_BN) continue;
+    const fz_idx gm = row0 + e / FZ_CM_BN, gn = col0 + e % FZ_CM_BN;
+    if (gm >= FZ_M || gn >= FZ_N) continue;
+    for (int kk = 0; kk < FZ_CM_BK && k0 + kk < kend; ++kk)
+      acc[i] += FZ_LOAD_A(abase + gm * FZ_A_SM + (k0 + kk) * FZ_A_SK) * FZ_LOAD_B(bbase + (k0 + kk) * FZ_B_SK + gn * FZ_B_SN);
+  }
+}
+#define FZ_CM_DDECL
+#define FZ_CM_DLOAD(K0, A, B)
+#define FZ_CM_DMMA(K0, A, B) fz_cm_emulate_direct(abase, bbase, row0, col0, (K0), kend, tid, acc);
+#else
+// A fragment (gm, gk): row-major rows FZ_A_SM apart, or (A_COL, m fast) column-major columns
+// FZ_A_SK apart; B (gk, gn): row-major rows FZ_B_SK apart, or (B_COL, k fast) columns FZ_B_SN.
+#ifdef FZ_CM_A_COL
+#define FZ_CM_DLOAD_A(mat, gm, gk) \
+  coopMatLoadNV(mat, FZ_CM_ABUF, uint((abase + (gm) + (gk) * FZ_A_SK + FZ_CM_AOFF) / 8), uint(FZ_A_SK / 8), true)
+#else
+#define FZ_CM_DLOAD_A(mat, gm, gk) \
+  coopMatLoadNV(mat, FZ_CM_ABUF, uint((abase + (gm) * FZ_A_SM + (gk) + FZ_CM_AOFF) / 8), uint(FZ_A_SM / 8), false)
+#endif
+#ifdef FZ_CM_B_COL
+#define FZ_CM_DLOAD_B(mat, gk, gn) \
+  coopMatLoadNV(mat, FZ_CM_BBUF, uint((bbase + (gk) + (gn) * FZ_B_SN + FZ_CM_BOFF) / 8), uint(FZ_B_SN / 8), true)
+#else
+#define FZ_CM_DLOAD_B(mat, gk, gn) \
+  coopMatLoadNV(mat, FZ_CM_BBUF, uint((bbase + (gk) * FZ_B_SK + (gn) + FZ_CM_BOFF) / 8), uint(FZ_B_SK / 8), false)
+#endif
+#define FZ_CM_DDECL                                                                                                \
+  FZ_CM_MA fz_a0[FZ_CM_KS][FZ_CM_RM], fz_a1[FZ_CM_KS][FZ_CM_RM];                                                   \
+  FZ_CM_MB fz_b0[FZ_CM_KS][FZ_CM_RN], fz_b1[FZ_CM_KS][FZ_CM_RN];
+// This subgroup's fragments of the K slice at K0 (the steps from kend on, and fragments past M or
+// N, are zero).
+#define FZ_CM_DLOAD(K0, A, B)                                                                                      \
+  [[unroll]] for (int s = 0; s < FZ_CM_KS; ++s) {                                                                  \
+    const fz_idx gk = (K0) + s * FZ_CM_K;                                                                          \
+    [[unroll]] for (int i = 0; i < FZ_CM_RM; ++i) {                                                                \
+      const fz_idx gm = row0 + (wm * FZ_CM_RM + i) * FZ_CM_M;                                                      \
+      if (gk < kend && gm < FZ_M) FZ_CM_DLOAD_A(A[s][i], gm, gk);                                                  \
+      else A[s][i] = FZ_CM_MA(0.0);                                                                                \
+    }                                                                                                              \
+    [[unroll]] for (int j = 0; j < FZ_CM_RN; ++j) {                                                                \
+      const fz_idx gn = col0 + (wn * FZ_CM_RN + j) * FZ_CM_N;                                                      \
+      if (gk < kend && gn < FZ_N) FZ_CM_DLOAD_B(B[s][j], gk, gn);                                                  \
+      else B[s][j] = FZ_CM_MB(0.0);                                                                                \
+    }                                                                                                              \
+  }
+// The K slice at K0 into the accumulators, steps in ascending k as FZ_CM_COMPUTE.
+#define FZ_CM_DMMA(K0, A, B)                                                                                       \
+  [[unroll]] for (int s = 0; s < FZ_CM_KS; ++s)                                                                    \
+    if ((K0) + s * FZ_CM_K < kend)                                                                                 \
+      [[unroll]] for (int i = 0; i < FZ_CM_RM; ++i)                                                                \
+        [[unroll]] for (int j = 0; j < FZ_CM_RN; ++j) acc[i][j] = coopMatMulAddNV(A[s][i], B[s][j], acc[i][j]);
+#endif
+#endif
+
 // Group g of a slice: its first element. A group runs along the operand's unit-stride
 // direction (A: k when FZ_A_SK == 1, else m; B: n when FZ_B_SN == 1 or FZ_B_SK != 1, else k),
 // so consecutive threads read consecutive memory.
@@ -283,6 +356,25 @@ void main() {
     [[unroll]] for (int i = 0; i < FZ_CM_RM; ++i)
       [[unroll]] for (int j = 0; j < FZ_CM_RN; ++j) acc[i][j] = FZ_CM_ZERO;
 #endif
+#ifdef FZ_CM_DIRECT
+    // Two fragment sets: slice k0 + BK loads while slice k0 multiplies (the set index is a
+    // constant in each half of the loop body).
+    FZ_CM_DDECL
+    FZ_CM_DLOAD(kbeg, fz_a0, fz_b0)
+    for (fz_idx k0 = kbeg; k0 < kend; k0 += 2 * FZ_CM_BK) {
+      const bool more = k0 + FZ_CM_BK < kend;  // uniform
+      if (more) {
+        FZ_CM_DLOAD(k0 + FZ_CM_BK, fz_a1, fz_b1)
+      }
+      FZ_CM_DMMA(k0, fz_a0, fz_b0)
+      if (more) {
+        if (k0 + 2 * FZ_CM_BK < kend) {
+          FZ_CM_DLOAD(k0 + 2 * FZ_CM_BK, fz_a0, fz_b0)
+        }
+        FZ_CM_DMMA(k0 + FZ_CM_BK, fz_a1, fz_b1)
+      }
+    }
+#else
     FZ_CM_RA ra[FZ_CM_LA];
     FZ_CM_RB rb[FZ_CM_LB];
     // Software pipelining: the next slice's loads are issued before this slice's matrix
@@ -297,6 +389,7 @@ void main() {
       memoryBarrierShared();
       barrier();
     }
+#endif
 #ifdef FZ_CM_EMULATE
     for (int i = 0; i < FZ_CM_EL; ++i) {
       const int e = tid + i * FZ_CM_T;

@@ -6,7 +6,9 @@
 //     described 132-unit device, every variant compiled, validated and rewritten to KHR.
 //   * VulkanCoopmatGpuSplitVec.*: on a device with cooperative matrices (the H200), every
 //     problem below in the four knob combinations against ref, the coopmat path and the split
-//     count asserted, X/Y/X replays bit-identical, no NaN. Skipped without cooperative matrices.
+//     count asserted, X/Y/X replays bit-identical, no NaN; where FUSOR_VK_COOPMAT_DIRECT=1 takes
+//     direct fragments (FZ_CM_DIRECT), the same bits through them. Skipped without cooperative
+//     matrices.
 //   * VulkanCoopmatEmulated.*: the same problems with FUSOR_VK_COOPMAT=emulate (vk_coopmat.h),
 //     which runs the template on lavapipe with the matrix operations replaced by per-thread dot
 //     products; everything else (staging, vector loads, split-K hand-off, epilogue) is the code
@@ -252,6 +254,57 @@ TEST(VulkanCoopmatCompile, SplitKAndVectorVariantsCompileValidateAndRewriteToKhr
     }
 }
 
+// Direct fragments (gemm_coopmat.glsl FZ_CM_DIRECT, opt-in: FUSOR_VK_COOPMAT_DIRECT=1): taken
+// exactly where both operands are read 8 halves at a time and M, N, K are whole fragments; never
+// by default. Those kernels compile, validate and rewrite to KHR (fp16 and bf16), with no
+// barrier left in the K loop: only the epilogue's (and split-K's) remain.
+TEST(VulkanCoopmatCompile, DirectFragmentsWhereEveryFragmentIsWholeAndAligned) {
+  EnvGuard nocache("FUSOR_NO_DISK_CACHE", "1"), mode("FUSOR_VK_COOPMAT", "");
+  vk::PhysicalDeviceInfo dev = h200_like();
+  dev.coopmat_shapes.push_back({16, 16, 16, 1000141000u, 1000141000u, 1, 1, 3, false});  // the H200's bf16 shape
+  dev.coopmat_bf16 = true;
+  int taken = 0;
+  for (const char* knob : {"1", ""})
+    for (DType t : {DType::f16, DType::bf16})
+      for (const Problem& base : split_problems()) {
+        if (base.a[base.a.size() - 2] <= 8) continue;
+        Problem prob = base;
+        prob.dtype = t;
+        EnvGuard d("FUSOR_VK_COOPMAT_DIRECT", knob);
+        SCOPED_TRACE(prob.name + (t == DType::bf16 ? " bf16" : " f16") + " FUSOR_VK_COOPMAT_DIRECT=" + knob);
+        const MatmulKernel m = matmul_kernel(prob, dev);
+        ASSERT_TRUE(m.d);
+        if (!m.d->tiles().coopmat) {  // bf16 off 2-half groups takes the tiled path
+          EXPECT_EQ(t, DType::bf16);
+          continue;
+        }
+        const int64_t mm = prob.a[prob.a.size() - 2], kk = prob.a.back();
+        const int64_t nn = prob.transpose_b ? prob.b[prob.b.size() - 2] : prob.b.back();
+        const auto [va, vb] = widths(m);
+        const vk::ContractionTiles& tl = m.d->tiles();
+        const bool want =
+            std::string(knob) == "1" && va == 8 && vb == 8 && mm % tl.cm_m == 0 && nn % tl.cm_n == 0 && kk % tl.cm_k == 0;
+        EXPECT_EQ(m.d->tiles().cm_direct != 0, want);
+        EXPECT_EQ(m.src.find("#define FZ_CM_DIRECT 1") != std::string::npos, want);
+        if (!want) continue;
+        ++taken;
+        EXPECT_NE(m.d->tiles().coopmat_label().find(" direct"), std::string::npos);
+        std::vector<uint32_t> nv;
+        ASSERT_NO_THROW(nv = vk::compile_glsl(dev, m.name, m.src)) << m.src;
+        std::map<uint32_t, int> ops = opcode_counts(nv);
+        EXPECT_GT(ops[5359], 0) << "no OpCooperativeMatrixLoadNV";
+        // OpControlBarrier: the epilogue's two (after the accumulator store, after the
+        // epilogue), and split-K's two.
+        EXPECT_EQ(ops[224], m.d->tiles().split_k > 1 ? 4 : 2);
+        std::vector<uint32_t> khr;
+        ASSERT_NO_THROW(khr = vk::coopmat_nv_to_khr(nv, t == DType::bf16));
+        check_ids_unique(khr);
+      }
+  // The MLP layers (both operands 8-wide) in f16 and bf16, and the f16 transposed pair
+  // (column-major fragments, M = 48: a subgroup row past M; bf16's 16-wide N misses its 72).
+  EXPECT_EQ(taken, 5);
+}
+
 // ---- on a device ---------------------------------------------------------------------------
 
 // Runs every problem under the four knob combinations (split-K off / forced to 4 slices,
@@ -307,13 +360,18 @@ class CoopmatKnobRuns : public ::testing::Test {
     EXPECT_EQ(vulkan_coopmat_kernel_count(*exe), coop ? 1 : 0) << exe->notes();
     // The split the dialect chooses on this device, and that the executable used it.
     int slices = 1;
+    bool direct = false;  // whether FUSOR_VK_COOPMAT_DIRECT=1 would take direct fragments
     Plan plan = build_plan(b.g);
     for (const KernelSpec& k : plan.kernels)
       if (k.matmul && coop) {
         vk::VulkanDialect d(dev_, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &plan);
         EXPECT_TRUE(d.tiles().coopmat);
+        EXPECT_FALSE(d.tiles().cm_direct) << "direct fragments are opt-in";
         slices = d.tiles().split_k;
+        EnvGuard on("FUSOR_VK_COOPMAT_DIRECT", "1");
+        direct = vk::VulkanDialect(dev_, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &plan).tiles().cm_direct;
       }
+    EXPECT_EQ(exe->notes().find(" direct"), std::string::npos) << exe->notes();
     if (coop && std::atoi(split) >= 2) EXPECT_GT(slices, 1) << "forced split-K not taken";
     if (std::atoi(split) == 0) EXPECT_EQ(slices, 1);
     EXPECT_EQ(vulkan_split_k_kernel_count(*exe), slices > 1 ? 1 : 0) << exe->notes();
@@ -326,6 +384,17 @@ class CoopmatKnobRuns : public ::testing::Test {
     ASSERT_EQ(again.size(), first.size());
     for (size_t i = 0; i < first.size(); ++i)
       EXPECT_EQ(std::memcmp(again[i].raw(), first[i].raw(), first[i].nbytes()), 0) << "output " << i << " changed between replays";
+    if (!direct) return;
+    // Direct fragments (FUSOR_VK_COOPMAT_DIRECT=1) run the staged path's multiply-adds in the
+    // same order: the same bits.
+    EnvGuard on("FUSOR_VK_COOPMAT_DIRECT", "1");
+    std::unique_ptr<Executable> dx = vk_->compile(b.g, {});
+    EXPECT_NE(dx->notes().find(" direct"), std::string::npos) << dx->notes();
+    const std::vector<Tensor> via_fragments = dx->run(b.inputs);
+    ASSERT_EQ(via_fragments.size(), first.size());
+    for (size_t i = 0; i < first.size(); ++i)
+      EXPECT_EQ(std::memcmp(via_fragments[i].raw(), first[i].raw(), first[i].nbytes()), 0)
+          << "output " << i << ": direct fragments and shared slices differ";
   }
 
   // `from`: the first problem to run (the emulation skips the MLP layers, see below).

@@ -161,7 +161,10 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
       choose_vec4(*plan, k);
       a_vec4_slot_ = -1;
     }
-    if (plan && k.matmul && tiles_.coopmat) choose_coopmat_vec(*plan, k);
+    if (plan && k.matmul && tiles_.coopmat) {
+      choose_coopmat_vec(*plan, k);
+      choose_coopmat_direct(k);
+    }
     if (plan && k.conv && !tiles_.conv_direct && tiles_.conv_db) choose_conv_vec4(*plan, k);
   }
 }
@@ -226,6 +229,10 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     };
     vec("A", a_cm_slot_, a_cm_vec_, a_cm_delta_);
     vec("B", b_cm_slot_, b_cm_vec_, b_cm_delta_);
+    if (t.cm_direct)  // the 8-wide views as uvec4 arrays for the matrix loads
+      s += "#define FZ_CM_DIRECT 1\n#define FZ_CM_ABUF b" + std::to_string(a_cm_slot_) + "u8.d\n#define FZ_CM_AOFF " +
+           std::to_string(a_cm_delta_) + "\n#define FZ_CM_BBUF b" + std::to_string(b_cm_slot_) + "u8.d\n#define FZ_CM_BOFF " +
+           std::to_string(b_cm_delta_) + "\n";
     if (a_cm_col_) s += "#define FZ_CM_A_COL 1\n";
     if (b_cm_col_) s += "#define FZ_CM_B_COL 1\n";
     // Column strips by default: fp16 GPT-2 2L on the H200 173.4 vs 178.8 us (ninth session) and

@@ -55,8 +55,11 @@ struct ContractionTiles {
   int cm_m = 16, cm_n = 8, cm_k = 16, cm_wm = 2, cm_wn = 2, cm_rm = 2, cm_rn = 4, cm_bk = 32, cm_sg = 32;
   int cm_bf16 = 0;     // bf16 operands (FZ_CM_BF16; the module's matrix types retyped by coopmat_nv_to_khr)
   int cm_emulate = 0;  // FUSOR_VK_COOPMAT=emulate test hook (vk_coopmat.h): FZ_CM_EMULATE
+  // gemm_coopmat.glsl FZ_CM_DIRECT: fragments loaded from the operands' buffers, no shared
+  // slices (VulkanDialect::choose_coopmat_direct; FUSOR_VK_COOPMAT_DIRECT=0 never).
+  int cm_direct = 0;
   int threads() const { return coopmat ? cm_wm * cm_wn * cm_sg : skinny ? skinny_threads : (bm / tm) * (bn / tn); }
-  std::string coopmat_label() const;  // "coopmat 16x8x16" (+ " emulated"; "" when not coopmat)
+  std::string coopmat_label() const;  // "coopmat 16x8x16" (+ " direct", " emulated"; "" when not coopmat)
   // Shared memory gemm_coopmat.glsl declares for this blocking at most (fp16 A/B slices, row-
   // or column-major with the leading dimension padded by 8 halves; the fp32 accumulator tile
   // padded by 4; split-K's flag lives in that padding).
@@ -223,6 +226,7 @@ class VulkanDialect : public Dialect {
   void choose_vec4(const Plan& plan, const KernelSpec& k);  // sets a_/b_vec4_slot_
   void choose_conv_vec4(const Plan& plan, const KernelSpec& k);  // conv weights as a_vec4_slot_
   void choose_coopmat_vec(const Plan& plan, const KernelSpec& k);  // sets a_/b_cm_slot_, _vec_
+  void choose_coopmat_direct(const KernelSpec& k);  // sets tiles_.cm_direct (after choose_coopmat_vec)
   const PhysicalDeviceInfo& dev_;
   std::vector<int64_t> delta_;
   std::map<int, Bank> banks_;

@@ -16,7 +16,7 @@ namespace fusor::vk {
 std::string ContractionTiles::coopmat_label() const {
   if (!coopmat) return "";
   return "coopmat " + std::to_string(cm_m) + "x" + std::to_string(cm_n) + "x" + std::to_string(cm_k) + (cm_bf16 ? " bf16" : "") +
-         (cm_emulate ? " emulated" : "");
+         (cm_direct ? " direct" : "") + (cm_emulate ? " emulated" : "");
 }
 
 ContractionTiles choose_coopmat_tiles(const CoopmatShape& s, int64_t m, int64_t n, const PhysicalDeviceInfo& dev, int64_t batch,

@@ -116,4 +116,19 @@ void VulkanDialect::choose_coopmat_vec(const Plan& plan, const KernelSpec& k) {
   if (b_cm_vec_ < 2) b_cm_slot_ = -1, b_cm_vec_ = 0, b_cm_col_ = false;
 }
 
+void VulkanDialect::choose_coopmat_direct(const KernelSpec& k) {
+  // gemm_coopmat.glsl FZ_CM_DIRECT, opt-in (FUSOR_VK_COOPMAT_DIRECT=1): both operands in 8-half
+  // groups (every fragment then starts 16-byte aligned, its rows or columns a multiple of 16
+  // bytes apart) and whole fragments along M, N and K (a fragment is wholly in range or out).
+  // Off by default: on the H200 the driver's matrix loads from buffers made every fp16 / bf16
+  // GEMM slower than staging through shared memory (64 x 768 x 3072: 36.8 vs 13.9 us; GPT-2 2L
+  // fp16 265 vs 142 us; docs/benchmarks.md, twenty-fourth session). Same bits either way.
+  const char* e = std::getenv("FUSOR_VK_COOPMAT_DIRECT");
+  tiles_.cm_direct = 0;
+  if (!(e && std::strcmp(e, "1") == 0) || !k.matmul || !tiles_.coopmat || a_cm_vec_ != 8 || b_cm_vec_ != 8) return;
+  const MatMulDesc& m = *k.matmul;
+  if (m.m % tiles_.cm_m != 0 || m.n % tiles_.cm_n != 0 || m.k % tiles_.cm_k != 0) return;
+  tiles_.cm_direct = 1;
+}
+
 }  // namespace fusor::vk

@@ -31,6 +31,10 @@
 //   FUSOR_VK_COOPMAT_VEC=N  vector staging loads of gemm_coopmat.glsl's fp16 operands: unset/1
 //                           the widest that fits (8 halves, else 4, 2), 2/4/8 at most that many
 //                           halves per load (packed in uint / uvec2 / uvec4); 0 scalar loads.
+//   FUSOR_VK_COOPMAT_DIRECT=1  gemm_coopmat.glsl FZ_CM_DIRECT: each subgroup loads its matrix
+//                           fragments from the buffers (no shared slices, no K-loop barriers)
+//                           where both operands are 8-half groups and M, N, K whole fragments.
+//                           Same bits; off by default (2-2.6x slower on the H200).
 //   FUSOR_VK_CONV_SHRINK=0  implicit-GEMM convs without split-K keep 64 x 64 tiles (default:
 //                           halved down to 16 x 16 until about 128 workgroups, like matmuls).
 //   FUSOR_VK_CONV_DB=0      implicit-GEMM convs on conv.glsl's previous K loop (one shared copy,
