@@ -865,6 +865,11 @@ using codegen_detail::ceil_div;
 using codegen_detail::Emitter;
 using codegen_detail::is_ident_char;
 
+int gemv_tree_radix() {
+  const char* e = std::getenv("FUSOR_GEMV_TREE_RADIX");
+  return e && std::strcmp(e, "2") == 0 ? 2 : 4;
+}
+
 std::string fz_float_literal(double v) {
   if (std::isnan(v)) return "fz_nan()";
   if (std::isinf(v)) return v > 0 ? "fz_inf()" : "(-fz_inf())";

@@ -250,6 +250,9 @@ std::string emit_kernel(const KernelSpec& k, const Plan& p, const Dialect& d);
 std::string glsl_const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values);
 std::string fz_float_literal(double v);              // "1.5f", "(-2.0f)", "fz_inf()", "fz_nan()"
 std::string kernel_identifier(const std::string& name);  // sanitised C identifier (prefix "fz_")
+// The first GEMV path's partial-sum tree (gemm.glsl and the CUDA template, FZ_SK_RADIX): 4 (the
+// default: four K groups a round) or 2 (pairs, the earlier tree), from FUSOR_GEMV_TREE_RADIX.
+int gemv_tree_radix();
 // The op's expression for one ExprNode: e.bound.expr with "{i}" -> operands[i] (empty for an
 // absent operand, which bound.expr never references) and "{param}" -> a literal of
 // bound.params, intrinsics renamed by the dialect; parenthesised.

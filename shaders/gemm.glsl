@@ -370,6 +370,9 @@ void main() {
 #ifndef FZ_SK_UNROLL
 #define FZ_SK_UNROLL 1
 #endif
+#ifndef FZ_SK_RADIX
+#define FZ_SK_RADIX 2
+#endif
 shared float fz_part[FZ_SK_KG * FZ_SK_M * (FZ_SK_COLS + 1)];
 void main() {
   const int tid = int(gl_LocalInvocationID.x), lane = tid % FZ_SK_COLS, kg = tid / FZ_SK_COLS;
@@ -400,7 +403,22 @@ void main() {
     for (int m = 0; m < FZ_SK_M; ++m) fz_part[(kg * FZ_SK_M + m) * (FZ_SK_COLS + 1) + lane] = acc[m];
     memoryBarrierShared();
     barrier();
-    for (int s = FZ_SK_KG / 2; s > 0; s /= 2) {
+    // FZ_SK_RADIX 4: four groups' partials a round ((g + g2) + (g3 + g4): three barriers for 64
+    // groups, not six; 1.0 us off MLP b1 on the H200, docs/benchmarks.md, twenty-fourth
+    // session), a pair in a last round when FZ_SK_KG is no power of 4; 2: pairs (the previous
+    // tree). Either is a fixed order: every run gives the same bits.
+    int s = FZ_SK_KG;
+    for (; FZ_SK_RADIX == 4 && s >= 4;) {
+      s /= 4;
+      if (kg < s)
+        for (int m = 0; m < FZ_SK_M; ++m) {
+          const int at = (kg * FZ_SK_M + m) * (FZ_SK_COLS + 1) + lane, q = s * FZ_SK_M * (FZ_SK_COLS + 1);
+          fz_part[at] = (fz_part[at] + fz_part[at + q]) + (fz_part[at + 2 * q] + fz_part[at + 3 * q]);
+        }
+      memoryBarrierShared();
+      barrier();
+    }
+    for (s /= 2; s > 0; s /= 2) {
       if (kg < s)
         for (int m = 0; m < FZ_SK_M; ++m)
           fz_part[(kg * FZ_SK_M + m) * (FZ_SK_COLS + 1) + lane] += fz_part[((kg + s) * FZ_SK_M + m) * (FZ_SK_COLS + 1) + lane];

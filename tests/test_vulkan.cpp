@@ -172,14 +172,19 @@ TEST_F(VulkanTest, MatMulTransposedAndSkinny) {
 TEST_F(VulkanTest, GemvEveryWorkgroupShape) {
   // gemm.glsl's GEMV paths (M <= 8) for every column strip / workgroup size they may pick:
   // N not a multiple of the strip, K not a multiple of the K groups, a batch, a fused epilogue.
-  // Path 1 (FUSOR_VK_GEMV=old) takes 8..32 columns, path 2 (the vector GEMV) 16..128.
+  // Path 1 (FUSOR_VK_GEMV=old) takes 8..32 columns, path 2 (the vector GEMV) 16..128; path 1's
+  // partial sums meet in a 4-ary tree (FUSOR_GEMV_TREE_RADIX, default 4) or pairs: K groups of
+  // 2, 4, 8, 32, 64 and 128 (powers of 4 and not).
   for (const char* path : {"old", "new"})
     for (int64_t m : {1, 5, 8})
       for (const char* cols : {"8", "16", "32", "128"})
-        for (const char* threads : {"64", "1024"}) {
+        for (const char* threads : {"64", "1024"})
+          for (const char* radix : {"4", "2"}) {
           const bool old = std::string(path) == "old";
           if (old ? std::string(cols) == "128" : std::string(cols) == "8") continue;
-          SCOPED_TRACE(std::string(path) + " M " + std::to_string(m) + " cols " + cols + " threads " + threads);
+          if (!old && std::string(radix) == "2") continue;
+          SCOPED_TRACE(std::string(path) + " M " + std::to_string(m) + " cols " + cols + " threads " + threads + " radix " + radix);
+          setenv("FUSOR_GEMV_TREE_RADIX", radix, 1);
           setenv("FUSOR_VK_GEMV", path, 1);
           setenv("FUSOR_VK_GEMV_COLS", cols, 1);
           setenv("FUSOR_VK_GEMV_THREADS", threads, 1);
@@ -193,6 +198,7 @@ TEST_F(VulkanTest, GemvEveryWorkgroupShape) {
   unsetenv("FUSOR_VK_GEMV");
   unsetenv("FUSOR_VK_GEMV_COLS");
   unsetenv("FUSOR_VK_GEMV_THREADS");
+  unsetenv("FUSOR_GEMV_TREE_RADIX");
 }
 
 TEST_F(VulkanTest, ConvRelu) {

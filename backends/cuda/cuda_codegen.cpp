@@ -73,6 +73,9 @@ constexpr const char* kMatmulTemplate = R"(
 #ifndef FZ_SK_UNROLL
 #define FZ_SK_UNROLL 4
 #endif
+#ifndef FZ_SK_RADIX
+#define FZ_SK_RADIX 2
+#endif
 __shared__ float fz_part[FZ_SK_KG][FZ_M][FZ_SK_COLS + 1];
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
   const int lane = threadIdx.x % FZ_SK_COLS, kg = threadIdx.x / FZ_SK_COLS;
@@ -107,7 +110,17 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
 #pragma unroll
     for (int m = 0; m < FZ_M; ++m) fz_part[kg][m][lane] = acc[m];
     __syncthreads();
-    for (int s = FZ_SK_KG / 2; s > 0; s /= 2) {
+    // FZ_SK_RADIX 4: four groups' partials a round, a pair in a last round when FZ_SK_KG is no
+    // power of 4; 2: pairs. Fixed orders (gemm.glsl's GEMV has the same trees).
+    int s = FZ_SK_KG;
+    for (; FZ_SK_RADIX == 4 && s >= 4;) {
+      s /= 4;
+      if (kg < s)
+        for (int m = 0; m < FZ_M; ++m)
+          fz_part[kg][m][lane] = (fz_part[kg][m][lane] + fz_part[kg + s][m][lane]) + (fz_part[kg + 2 * s][m][lane] + fz_part[kg + 3 * s][m][lane]);
+      __syncthreads();
+    }
+    for (s /= 2; s > 0; s /= 2) {
       if (kg < s)
         for (int m = 0; m < FZ_M; ++m) fz_part[kg][m][lane] += fz_part[kg + s][m][lane];
       __syncthreads();
@@ -454,7 +467,8 @@ struct CudaDialect : Dialect {
       // 16 on the H200 (MLP b1, two rounds): fp32 14.7 / 14.9 us against 15.9 / 16.3 with the
       // previous 4, fp16 15.1 / 15.5 against 16.9 / 17.1 (docs/benchmarks.md, twenty-third session).
       const int64_t unroll = env_pow2("FUSOR_CUDA_GEMV_UNROLL", 1, 16, 16);
-      return "#define FZ_SKINNY 1\n#define FZ_SK_COLS " + std::to_string(cols) + "\n#define FZ_SK_UNROLL " + std::to_string(unroll) + "\n";
+      return "#define FZ_SKINNY 1\n#define FZ_SK_COLS " + std::to_string(cols) + "\n#define FZ_SK_UNROLL " + std::to_string(unroll) +
+             "\n#define FZ_SK_RADIX " + std::to_string(gemv_tree_radix()) + "\n";
     }
     const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
     int64_t splits = 1;

@@ -200,7 +200,8 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     work_items = batch * ((n + tiles_.skinny_cols - 1) / tiles_.skinny_cols);
     std::string s = "#define FZ_SKINNY " + std::to_string(tiles_.skinny) + "\n#define FZ_SK_COLS " + std::to_string(tiles_.skinny_cols) +
                     "\n#define FZ_SK_THREADS " + std::to_string(tiles_.skinny_threads) + "\n";
-    if (tiles_.skinny == 1) s += "#define FZ_SK_UNROLL " + std::to_string(tiles_.skinny_unroll) + "\n";
+    if (tiles_.skinny == 1)
+      s += "#define FZ_SK_UNROLL " + std::to_string(tiles_.skinny_unroll) + "\n#define FZ_SK_RADIX " + std::to_string(gemv_tree_radix()) + "\n";
     if (tiles_.split_k > 1) {
       s += "#define FZ_SPLIT_K " + std::to_string(tiles_.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(tiles_.split_slice) + "\n";
       work_items *= tiles_.split_k;

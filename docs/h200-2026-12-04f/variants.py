@@ -5,6 +5,7 @@ Tiled fp32 kernels (gemm.glsl, FZ_BLOCKED 1):
   hoist  the shared-memory vec4 indices computed once per thread (ty + const), so each k
          reads at an immediate offset (same bits)
   pipe   hoist + the next k's vec4 reads issued before this k's FMAs (same bits)
+  gvnored, gvred4  (call 5) GEMV (FZ_SKINNY 1): no partial-sum tree (wrong), a 4-ary tree
   swz    (call 4) each warp on 8 x 4 of the 16 x 16 threads: two shared wavefronts per k, not three
 Cooperative-matrix fp16 kernels (gemm_coopmat.glsl):
   cm2acc two accumulator chains per subgroup (even / odd K steps), added at the end
@@ -124,7 +125,27 @@ SWZ_OLD = re.compile(r"  const int tx = tid % \(FZ_BN / FZ_TN\), ty = tid / \(FZ
 SWZ = ("  const int tx = (tid & 7) | (((tid >> 5) & 1) << 3), ty = ((tid >> 3) & 3) | ((tid >> 6) << 2);"
        "  // 16 x 16 threads, blocked\n")
 
+# GEMV (FZ_SKINNY 1): the partial sums' tree over the FZ_SK_KG K groups.
+GV_TREE = re.compile(r"    for \(int s = FZ_SK_KG / 2; s > 0; s /= 2\) \{\n      if \(kg < s\)\n        for \(int m = 0; m < FZ_SK_M; \+\+m\)\n"
+                     r"          fz_part\[\(kg \* FZ_SK_M \+ m\) \* \(FZ_SK_COLS \+ 1\) \+ lane\] \+= fz_part\[\(\(kg \+ s\) \* FZ_SK_M \+ m\) \* \(FZ_SK_COLS \+ 1\) \+ lane\];\n"
+                     r"      memoryBarrierShared\(\);\n      barrier\(\);\n    \}\n")
+# gvnored: no tree (group 0's own partial; wrong), gvred4: a 4-ary tree (three barriers for 64
+# groups instead of six; another fixed order).
+GV_RED4 = """    for (int s = FZ_SK_KG / 4; s > 0; s /= 4) {
+      if (kg < s)
+        for (int m = 0; m < FZ_SK_M; ++m) {
+          const int q = (FZ_SK_COLS + 1) * FZ_SK_M;
+          const int at = (kg * FZ_SK_M + m) * (FZ_SK_COLS + 1) + lane;
+          fz_part[at] = (fz_part[at] + fz_part[at + s * q]) + (fz_part[at + 2 * s * q] + fz_part[at + 3 * s * q]);
+        }
+      memoryBarrierShared();
+      barrier();
+    }
+"""
+
 VARIANTS = {
+    "gvnored": ("gemv", lambda s: sub(s, GV_TREE, "")),
+    "gvred4": ("gemv", lambda s: sub(s, GV_TREE, GV_RED4)),
     "swz": ("tiled", lambda s: sub(s, SWZ_OLD, SWZ)),
     "hoist": ("tiled", lambda s: sub(s, BLOCKED_OLD, HOIST)),
     "pipe": ("tiled", lambda s: sub(s, BLOCKED_OLD, PIPE)),
@@ -134,7 +155,8 @@ VARIANTS = {
 n = 0
 for f in sorted(os.listdir(src_dir)):
     s = open(os.path.join(src_dir, f)).read()
-    kind = "coopmat" if "#define FZ_COOPMAT 1" in s else "tiled" if re.search(r"^#define FZ_BLOCKED 1", s, re.M) else None
+    kind = ("coopmat" if "#define FZ_COOPMAT 1" in s else "tiled" if re.search(r"^#define FZ_BLOCKED 1", s, re.M)
+            else "gemv" if re.search(r"^#define FZ_SKINNY 1", s, re.M) else None)
     if not kind:
         continue
     for v, (vk, fn) in VARIANTS.items():
