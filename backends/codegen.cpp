@@ -137,6 +137,11 @@ void Emitter::setup() {
     launch_.groups = ceil_div(total, kDefaultGroup * unroll_);
   }
   launch_.groups = std::min(launch_.groups, d_.max_groups);
+  // A contraction's K loop counts against the device's loop limit like a streamed row (lavapipe
+  // would sum a prefix of K): past it the kernel is refused and its nodes run on the host.
+  if ((k_.matmul || k_.conv) && total > 0)
+    check_loop_budget("kernel '" + k_.name + "' (" + (k_.matmul ? "MatMul" : "Conv") + " K loop)",
+                      d_.contraction_loop_trips(k_, launch_.groups));
   // A grid-stride loop adds groups * group_size (x the unroll) to an index below `reach`: 32-bit
   // indices only while that sum stays below 2^31 (CUDA's 2^20 groups step by up to 2^30).
   if (reach + launch_.groups * launch_.group_size * std::max<int64_t>(unroll_, 1) >= (int64_t{1} << 31)) h_.index64 = true;

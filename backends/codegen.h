@@ -119,8 +119,8 @@ struct Dialect {
   int64_t max_groups = 65535;
   // Loop iterations one invocation may run in all (0: no limit). llvmpipe (lavapipe) ends every
   // loop once an invocation has run 65535 iterations in total (gallivm's loop limiter), so a
-  // longer serial loop silently computes a prefix: such opaque / row kernels are refused
-  // (Unsupported: they run on the host) rather than cut short.
+  // longer serial loop silently computes a prefix: such opaque / row / contraction kernels are
+  // refused (Unsupported: they run on the host) rather than cut short.
   int64_t max_loop_iterations = 0;
   // Qualifier of every op result and accumulator ("precise " in GLSL): each op rounds to fp32
   // on its own, as in the reference, instead of the driver contracting a*b+c into an fma
@@ -144,6 +144,11 @@ struct Dialect {
   // Extra #define lines of conv c's kernel (before the template), e.g. its tiles and split-K;
   // may set work_items (groups launched; preset to one thread per output); default none.
   virtual std::string conv_config(const ConvDesc& c, int64_t& work_items) const { return (void)c, (void)work_items, ""; }
+  // Serial loop iterations one invocation of the contraction kernel k (a matmul or conv with
+  // the tiles matmul_config / conv_config chose) runs in all when the launch has `groups`
+  // workgroups: its grid-stride work items times each item's K loop (and the loops around it),
+  // for the emitter's max_loop_iterations check. 0: not counted (no limit to meet).
+  virtual int64_t contraction_loop_trips(const KernelSpec& k, int64_t groups) const { return (void)k, (void)groups, 0; }
   // Threads per group of a matmul with M rows (default matmul_group_size).
   virtual int64_t matmul_threads(int64_t m) const { return (void)m, matmul_group_size; }
 

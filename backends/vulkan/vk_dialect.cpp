@@ -182,6 +182,53 @@ std::string VulkanDialect::conv_config(const ConvDesc&, int64_t&) const {
   return s + "#define FZ_SPLIT_K " + std::to_string(tiles_.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(tiles_.split_slice) + "\n";
 }
 
+// gemm.glsl's / conv.glsl's serial loops per invocation (Dialect::contraction_loop_trips):
+// the grid-stride loop over work items times, per item, the K loop (with the loops a step
+// runs that the compiler cannot unroll) plus the partial-sum tree and split-K adds. Counted
+// high rather than low: lavapipe cuts a kernel short past its limit (red-team round 20: a
+// 2 x 4.3M GEMV summed 3% of its terms), so one near the limit runs on the host instead.
+int64_t VulkanDialect::contraction_loop_trips(const KernelSpec& k, int64_t groups) const {
+  const auto cdiv = [](int64_t a, int64_t b) { return b > 0 ? (a + b - 1) / b : a; };
+  const auto log2 = [](int64_t v) {
+    int64_t l = 0;
+    while (v > 1) v >>= 1, ++l;
+    return l;
+  };
+  const ContractionTiles& t = tiles_;
+  groups = std::max<int64_t>(groups, 1);
+  const int64_t split = std::max(t.split_k, 1);
+  if (k.matmul) {
+    const MatMulDesc& m = *k.matmul;
+    const int64_t batch = m.m > 0 && m.n > 0 ? shape_numel(k.space) / (m.m * m.n) : 0;
+    const int64_t slice = split > 1 ? t.split_slice : m.k;
+    if (t.skinny == 1) {  // K groups of FZ_SK_THREADS / FZ_SK_COLS threads, FZ_SK_UNROLL rounds a trip
+      const int64_t kg = std::max(t.skinny_threads / std::max(t.skinny_cols, 1), 1);
+      return cdiv(batch * cdiv(m.n, t.skinny_cols), groups) * (cdiv(m.k, kg * std::max(t.skinny_unroll, 1)) + log2(kg) + 2);
+    }
+    if (t.skinny == 2) {  // lanes of 4 columns, K groups over each slice
+      const int64_t kg = std::max<int64_t>(t.skinny_threads / std::max(t.skinny_cols / 4, 1), 1);
+      return cdiv(batch * cdiv(m.n, t.skinny_cols) * split, groups) * (cdiv(slice, kg) + log2(kg) + split + 2);
+    }
+    const int64_t bk = t.coopmat ? t.cm_bk : t.bk;  // tiled, blocked and cooperative-matrix tiles
+    return cdiv(batch * cdiv(m.m, t.bm) * cdiv(m.n, t.bn) * split, groups) * (cdiv(slice, bk) + split + 2);
+  }
+  if (k.conv) {
+    const ConvDesc& c = *k.conv;
+    const int64_t g = std::max<int64_t>(c.groups, 1), cg = c.c / g, kd = cg * c.r * c.s;
+    if (t.conv_direct) {  // one output a thread: a trip per tap (lavapipe unrolls the short r, s loops)
+      const int64_t per_thread = cdiv(shape_numel(k.space), groups * std::max<int64_t>(conv_group_size, 1));
+      return per_thread * (1 + kd);
+    }
+    const int64_t threads = std::max(t.threads(), 1), slice = split > 1 ? t.split_slice : kd;
+    // The single-buffered loop (FZ_CONV_DB 0) stages and multiplies in plain loops.
+    const int64_t step = t.conv_db ? 1 : 1 + cdiv(int64_t{t.bk} * t.bm, threads) + cdiv(int64_t{t.bk} * t.bn, threads) +
+                                             int64_t{t.bk} * (1 + t.tm + t.tn + t.tm * (1 + t.tn));
+    const int64_t items = cdiv(c.k / g, t.bm) * cdiv(c.n * c.oh * c.ow, t.bn) * g * split;
+    return cdiv(items, groups) * (cdiv(slice, t.bk) * step + split + 2);
+  }
+  return 0;
+}
+
 void VulkanDialect::set_split_counters(int64_t n) {
   if (split_bytes_ <= 0 || n <= split_cnt_) return;
   split_bytes_ += 4 * (n - split_cnt_);

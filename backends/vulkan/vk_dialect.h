@@ -201,6 +201,7 @@ class VulkanDialect : public Dialect {
   // 4-wide weight loads, FZ_BLOCKED for blocked register tiles, FZ_CONV_DB 0 under
   // FUSOR_VK_CONV_DB=0 and on the direct path.
   std::string conv_config(const ConvDesc& c, int64_t& work_items) const override;
+  int64_t contraction_loop_trips(const KernelSpec& k, int64_t groups) const override;
   std::string const_array(const std::string& type, const std::string& nm, const std::vector<std::string>& values) const override {
     return glsl_const_array(type, nm, values);
   }
