@@ -126,8 +126,16 @@ TEST(VulkanLoopBudget, EmitterRefusesContractionsPastTheLimit) {
   auto vk = make_backend("vulkan");
   if (vk->devices().empty()) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers for lavapipe)";
   vk::PhysicalDeviceInfo dev = vk::Instance::get()->devices()[0];
+  // lavapipe as this machine's reports it, whatever device opened (the tile and split-K choice,
+  // hence the trips, follow the compute units and limits: the H200's 132 units split K 64 ways).
   dev.type = VK_PHYSICAL_DEVICE_TYPE_CPU;
   dev.name = "llvmpipe (described)";
+  dev.compute_units = 2;
+  dev.subgroup_size = 8;
+  dev.max_shared_memory = 32768;
+  dev.max_invocations = 1024;
+  dev.coopmat_nv = dev.coopmat_khr = dev.cooperative_matrix = dev.coopmat_bf16 = false;
+  dev.coopmat_shapes.clear();
   const auto refused = [&](const Graph& g) {
     Plan p = build_plan(g);
     std::string what;
