@@ -34,6 +34,18 @@ static_assert(std::endian::native == std::endian::little, "fusor's ONNX import a
 
 namespace {
 
+// A TypeProto as ONNX writes it in op schemas: "tensor(float)", "seq(tensor(int64))", ...
+std::string type_proto_name(const onnx::TypeProto& t) {
+  if (t.has_tensor_type()) {
+    const DType d = dtype_from_onnx(t.tensor_type().elem_type());
+    return "tensor(" + std::string(d == DType::undefined ? "?" : dtype_name(d)) + ")";
+  }
+  if (t.has_sequence_type()) return "seq(" + type_proto_name(t.sequence_type().elem_type()) + ")";
+  if (t.has_optional_type()) return "optional(" + type_proto_name(t.optional_type().elem_type()) + ")";
+  return "?";
+}
+
+
 // The message of an Error without its "[component] " prefix, for re-wrapping with context.
 std::string bare_message(const Error& e) {
   std::string m = e.what();
@@ -334,6 +346,7 @@ struct Importer {
           throw Error("onnx", label + ": attribute '" + printable(a.name()) + "': " + bare_message(e));
         }
       case A::GRAPH: return std::shared_ptr<const Graph>();  // imported once the outer values are known (body())
+      case A::TYPE_PROTO: return type_proto_name(a.tp());  // Optional's `type`: descriptive only
       case A::GRAPHS:
         throw Unsupported("onnx", label + ": attribute '" + a.name() + "': lists of subgraphs are not supported");
       default:

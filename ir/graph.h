@@ -28,6 +28,11 @@ struct Value {
   // Graph inputs only: the ONNX dim_param of each dim ("" for a fixed or unnamed dim), so
   // `--dim batch=8` can bind every dim called "batch" (runtime/session.h InputDims).
   std::vector<std::string> dim_params;
+  // A sequence value (ONNX seq(tensor)): its element values, in order, set when shape inference
+  // expands the op that makes it (ir/ops/sequence.cpp); dtype is the elements' dtype. Only the
+  // sequence ops and Identity read one, and each is expanded into tensor ops, so a static
+  // graph's nodes never refer to a sequence.
+  std::optional<std::vector<int>> sequence;
 };
 
 // v as the float32 an ONNX FLOAT attribute holds (finite values past float32's range, which no

@@ -17,6 +17,7 @@ void register_loop_ops();       // ir/ops/loop.cpp: Loop, Scan
 void register_vision_ops();     // ir/ops/vision.cpp: RoiAlign, MaxUnpool
 void register_signal_ops();     // ir/ops/signal.cpp: STFT, MelWeightMatrix
 void register_ssm_ops();        // ir/ops/ssm.cpp: CausalConvWithState
+void register_sequence_ops();   // ir/ops/sequence.cpp: the sequence ops, Optional
 
 namespace {
 std::map<std::string, OpDef>& table() {
@@ -48,6 +49,7 @@ void ensure_registered() {
     register_vision_ops();
     register_signal_ops();
     register_ssm_ops();
+    register_sequence_ops();
   });
 }
 }  // namespace

@@ -48,6 +48,12 @@ void fold_unfused_weight_dequant(Graph& g, bool fuse);
 // int32 or that cannot be split exactly).
 bool decompose_quant_int(Graph& g, const Node& n, std::vector<Node>& out);
 
+// Node `index` of g reads a sequence value (Value::sequence) but is no sequence op: an Identity
+// is resolved (its output is the same sequence; the node is removed, returns true); any other
+// op throws Error("shape") naming the node and the value. False when it reads no sequence or
+// is a sequence op (its own expansion resolves it). Defined in ir/ops/sequence.cpp.
+bool expand_sequence_reader(Graph& g, size_t index);
+
 // Removes nodes whose outputs reach no graph output, and values nothing refers to.
 void eliminate_dead_code(Graph& g);
 
