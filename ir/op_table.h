@@ -196,9 +196,6 @@ struct OpDef {
   // returns true after replacing g.nodes[index] by other nodes (which are then inferred in its
   // place), false to keep the node. If with a constant condition inlines its branch this way.
   std::function<bool(Graph& g, size_t index)> expand;
-  // The op takes sequence values (Value::sequence) as inputs: the sequence ops, whose `expand`
-  // resolves them into tensor ops. infer_shapes refuses a sequence fed to any other op.
-  bool reads_sequences = false;
   // Set for ops with a body run per iteration (Loop, Scan): the reference with the body run by
   // a BodyRunner, so a GPU backend can run the iterations as a host-driven loop over a body
   // compiled once and replayed (runtime/host_loop.h).

@@ -81,8 +81,9 @@ void infer_shapes(Graph& g, bool fold) {
       if (!g.nodes[i].has_input(k) && !(k < 32 && (def.optional_inputs >> k & 1u)))
         throw Error("onnx", g.nodes[i].label() + ": input " + std::to_string(k) + " is required, got an empty name");
     bool expanded_here = false;
-    call_op_fn(g.nodes[i].label(), "shape", [&] { expanded_here = expand_sequence_reader(g, i); });
+    call_op_fn(g.nodes[i].label(), "shape", [&] { expanded_here = expand_sequence_identity(g, i); });
     if (!expanded_here && def.expand) call_op_fn(g.nodes[i].label(), "shape", [&] { expanded_here = def.expand(g, i); });
+    if (!expanded_here) refuse_sequence_inputs(g, g.nodes[i]);
     if (expanded_here) {  // the replacement nodes are inferred from index i on
       expanded = true;
       --i;
@@ -135,9 +136,6 @@ void infer_shapes(Graph& g, bool fold) {
     folded += out_elems;
     fold_node(g, n);
   }
-  for (int o : g.outputs)
-    if (g.values[o].sequence)
-      throw Error("onnx", "graph output '" + printable(g.values[o].name) + "' is a sequence; fusor returns tensors only");
   // As onnxruntime ("Type (tensor(float)) of output arg (y) ... does not match expected type"):
   // a graph output computed in another dtype than the model declares is an invalid model.
   for (const auto& [id, want] : g.declared_output_dtypes) {
@@ -192,6 +190,9 @@ void eliminate_dead_code(Graph& g) {
 void make_static(Graph& g, const std::map<std::string, Shape>& shapes) {
   bind_input_shapes(g, shapes);
   infer_shapes(g, true);
+  for (int o : g.outputs)
+    if (g.values[o].sequence)
+      throw Error("onnx", "graph output '" + printable(g.values[o].name) + "' is a sequence; fusor returns tensors only");
   eliminate_dead_code(g);
 }
 

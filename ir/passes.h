@@ -48,11 +48,13 @@ void fold_unfused_weight_dequant(Graph& g, bool fuse);
 // int32 or that cannot be split exactly).
 bool decompose_quant_int(Graph& g, const Node& n, std::vector<Node>& out);
 
-// Node `index` of g reads a sequence value (Value::sequence) but is no sequence op: an Identity
-// is resolved (its output is the same sequence; the node is removed, returns true); any other
-// op throws Error("shape") naming the node and the value. False when it reads no sequence or
-// is a sequence op (its own expansion resolves it). Defined in ir/ops/sequence.cpp.
-bool expand_sequence_reader(Graph& g, size_t index);
+// Sequences at shape inference (ir/ops/sequence.cpp). expand_sequence_identity: node `index`
+// is an Identity of a sequence value (Value::sequence): its output becomes the same sequence
+// and the node is removed (true); false for any other node. refuse_sequence_inputs: throws
+// Error("shape") naming n and the value when n, not expanded, reads a sequence (only the
+// sequence ops' and an unrolled Loop's expansions resolve one).
+bool expand_sequence_identity(Graph& g, size_t index);
+void refuse_sequence_inputs(const Graph& g, const Node& n);
 
 // Removes nodes whose outputs reach no graph output, and values nothing refers to.
 void eliminate_dead_code(Graph& g);

@@ -186,6 +186,72 @@ TEST(Sequence, MapInlinesTheBodyPerElement) {
   }
 }
 
+// A list built in a counted Loop (TorchScript's `for i in range(n): out.append(...)`): the loop
+// unrolls and its carried sequence resolves; a trip count fed at run time is specialised on.
+// With a trip count past the unroll limit (1,024 for a loop carrying a sequence), the carried
+// sequence is a clear error.
+onnx::ModelProto loop_model(int64_t fixed_trips) {
+  onnx::ModelProto m = testing::onnx_model("sequence_loop", 8, 17);
+  auto* g = m.mutable_graph();
+  testing::onnx_value_info(g->add_input(), "X", kF32, {fixed_trips > 0 ? fixed_trips : 1, 4}, fixed_trips <= 0);
+  int_constant(g, "zero", 0);
+  auto* t = g->add_initializer();
+  t->set_name("yes");
+  t->set_data_type(onnx::TensorProto::BOOL);
+  t->add_int32_data(1);
+  node(g, "Shape", {"X"}, {"shape"});
+  node(g, "Gather", {"shape", "zero"}, {"rows"});
+  node(g, "SequenceEmpty", {}, {"empty"});
+  auto* loop = node(g, "Loop", {"rows", "yes", "empty"}, {"list"});
+  auto* body = testing::onnx_graph_attr(loop, "body");
+  testing::onnx_value_info(body->add_input(), "i", onnx::TensorProto::INT64, {});
+  testing::onnx_value_info(body->add_input(), "cond", onnx::TensorProto::BOOL, {});
+  auto* seq_in = body->add_input();
+  seq_in->set_name("acc");
+  seq_in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(kF32);
+  auto* two = body->add_initializer();
+  two->set_name("two");
+  two->set_data_type(kF32);
+  two->add_float_data(2.0f);
+  attr_i(node(body, "Gather", {"X", "i"}, {"row"}), "axis", 0);
+  node(body, "Mul", {"row", "two"}, {"twice"});
+  node(body, "SequenceInsert", {"acc", "twice"}, {"acc_out"});
+  node(body, "Identity", {"cond"}, {"cond_out"});
+  body->add_output()->set_name("cond_out");
+  auto* seq_out = body->add_output();
+  seq_out->set_name("acc_out");
+  seq_out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(kF32);
+  auto* st = node(g, "ConcatFromSequence", {"list"}, {"stack"});
+  attr_i(st, "axis", 0);
+  attr_i(st, "new_axis", 1);
+  node(g, "SequenceLength", {"list"}, {"len"});
+  for (const char* o : {"stack", "len"}) g->add_output()->set_name(o);
+  return m;
+}
+
+TEST(Sequence, CountedLoopBuildingAListUnrolls) {
+  const Graph g = testing::load_proto(loop_model(0));
+  for (int64_t rows : {3, 5}) {
+    const Tensor x = testing::random_tensor(DType::f32, {rows, 4}, 50 + rows);
+    expect_no_sequence_op(g, {x});
+    for (const Node& n : specialize(g, {x}).nodes) EXPECT_NE(n.op_type, "Loop") << "the counted loop unrolls";
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be + " rows " + std::to_string(rows));
+      auto out = Session(g, be).run({x});
+      ASSERT_EQ(out[0].shape(), (Shape{rows, 4}));
+      for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(out[0].get(i), 2 * x.get(i)) << i;
+      EXPECT_EQ(out[1].get_int(0), rows);
+    }
+  }
+  const Tensor big = testing::random_tensor(DType::f32, {1025, 4}, 7);
+  try {
+    Session(testing::load_proto(loop_model(1025)), "ref").run({big});
+    ADD_FAILURE() << "expected an error past the unroll limit";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'empty' is a sequence, which Loop does not take"), std::string::npos) << e.what();
+  }
+}
+
 // Optional-15: holding a tensor it is that tensor; empty, its readers see an omitted input.
 TEST(Sequence, OptionalOfATensorAndEmpty) {
   onnx::ModelProto m = testing::onnx_model("optional_op", 8, 18);
@@ -226,7 +292,7 @@ TEST(Sequence, MisuseIsAClearError) {
          node(g, "SequenceConstruct", {"X"}, {"s"});
          node(g, "Relu", {"s"}, {"out"});
        },
-       "'s' is a sequence; only the sequence ops and Identity take one (not Relu)"},
+       "input 0 's' is a sequence, which Relu does not take"},
       {"a sequence as the graph output",
        [](onnx::GraphProto* g) { node(g, "SequenceConstruct", {"X", "X"}, {"out"}); },
        "graph output 'out' is a sequence"},

@@ -68,6 +68,10 @@ struct Arg {
   DType dtype = DType::undefined;
   Shape shape;
   const Tensor* value = nullptr;
+  // A sequence (Value::sequence, its elements in graph `outer`): bound as a sequence of
+  // elements typed (and constant) like those.
+  const Graph* outer = nullptr;
+  const std::vector<int>* sequence = nullptr;
 };
 
 Arg arg_of(const Tensor& t) { return Arg{t.dtype(), t.shape(), &t}; }
@@ -83,6 +87,19 @@ Graph bind_body(const Node& n, const Graph& b, const std::vector<Arg>& args) {
     if (v.dtype != DType::undefined && args[i].dtype != DType::undefined && v.dtype != args[i].dtype)
       throw Error("shape", n.label() + ": body input '" + printable(v.name) + "' is declared " + dtype_name(v.dtype) +
                                ", bound to " + dtype_name(args[i].dtype));
+    if (args[i].sequence) {
+      std::vector<int> elems;
+      for (int e : *args[i].sequence) {
+        const Value& ev = args[i].outer->values[e];
+        const int id = s.add_value(s.unique_name(ev.name), ev.dtype, ev.shape, true);
+        s.values[id].constant = ev.constant;
+        elems.push_back(id);
+      }
+      Value& sv = s.values[s.inputs[i]];
+      sv.dtype = args[i].dtype;
+      sv.sequence = std::move(elems);
+      continue;
+    }
     v.dtype = args[i].dtype;
     v.shape = args[i].shape;
     v.shape_known = true;
@@ -757,6 +774,9 @@ BodyCall scan_first_call(const Graph& g, const Node& n) {
 // inputs become Slice + Squeeze, scan outputs Unsqueeze + Concat, iteration_num a constant.
 
 constexpr int64_t kMaxUnrollIterations = 64;
+// A loop that carries a sequence (a list built in a loop) has no other way to run: it unrolls
+// up to this many iterations (and kMaxUnrolledNodes nodes), else refuse_sequence_inputs names it.
+constexpr int64_t kMaxUnrollSequenceIterations = 1024;
 constexpr int64_t kMaxUnrolledNodes = 4096;
 
 class Unroller {
@@ -816,7 +836,7 @@ class Unroller {
 
 bool inputs_typed(const Graph& g, const Node& n) {
   for (int v : n.inputs)
-    if (v >= 0 && (g.values[v].dtype == DType::undefined || !g.values[v].shape_known)) return false;
+    if (v >= 0 && !g.values[v].sequence && (g.values[v].dtype == DType::undefined || !g.values[v].shape_known)) return false;
   return true;
 }
 
@@ -882,21 +902,27 @@ bool loop_expand(Graph& g, size_t index) {
     return false;
   }
   const int64_t M = g.values[n.inputs[0]].constant->get_int(0);
-  if (M <= 0 || M > kMaxUnrollIterations || M * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
+  bool carries_sequence = false;
+  for (int v : n.inputs) carries_sequence = carries_sequence || (v >= 0 && g.values[v].sequence);
+  const int64_t max_iterations = carries_sequence ? kMaxUnrollSequenceIterations : kMaxUnrollIterations;
+  if (M <= 0 || M > max_iterations || M * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
   Unroller u(g, n);
   const Tensor cond_true = scalar_like(b, 1, DType::boolean, 1);
   {  // cond_out must fold to true when cond_in is true (then every iteration runs)
     std::vector<Arg> args{Arg{DType::i64, scalar_like(b, 0, DType::i64, 0).shape(), nullptr}, arg_of(cond_true)};
     for (size_t i = 2; i < n.inputs.size(); ++i) {
       const Value& v = g.values[n.inputs[i]];
-      args.push_back(Arg{v.dtype, v.shape, static_cast<int>(i) >= io.own && v.constant ? &*v.constant : nullptr});
+      args.push_back(Arg{v.dtype, v.shape, static_cast<int>(i) >= io.own && v.constant ? &*v.constant : nullptr, &g,
+                         v.sequence ? &*v.sequence : nullptr});
     }
     try {
       const Graph s = bind_body(n, b, args);
       const Value& c = s.values[s.outputs[0]];
       if (!c.constant || c.constant->get(0) == 0.0) return false;
       for (int k = 0; k < io.N; ++k)  // a loop-carried value must keep its type (Concat-grown ones are left to the loop)
-        if (s.values[s.outputs[1 + k]].shape != args[2 + k].shape || s.values[s.outputs[1 + k]].dtype != args[2 + k].dtype) return false;
+        if (s.values[s.outputs[1 + k]].shape != args[2 + k].shape || s.values[s.outputs[1 + k]].dtype != args[2 + k].dtype ||
+            s.values[s.outputs[1 + k]].sequence.has_value() != (args[2 + k].sequence != nullptr))
+          return false;
     } catch (const Error&) {
       return false;
     }

@@ -288,7 +288,6 @@ void reg(const std::string& name, int min_in, int max_in, int max_out, std::func
          uint32_t optional_inputs = 0) {
   OpDef d = table_entry(name, min_in, max_in, unexpanded_infer, unexpanded_ref, max_out);
   d.expand = std::move(expand);
-  d.reads_sequences = true;
   d.optional_inputs = optional_inputs;
   d.min_outputs = 1;
   register_op(std::move(d));
@@ -296,22 +295,22 @@ void reg(const std::string& name, int min_in, int max_in, int max_out, std::func
 
 }  // namespace
 
-bool expand_sequence_reader(Graph& g, size_t index) {
+bool expand_sequence_identity(Graph& g, size_t index) {
   const Node& n = g.nodes[index];
-  const OpDef& def = op_or_throw(n);
-  if (def.reads_sequences) return false;
-  int seq = -1;
-  for (size_t i = 0; i < n.inputs.size() && seq < 0; ++i)
-    if (n.inputs[i] >= 0 && g.values[n.inputs[i]].sequence) seq = static_cast<int>(i);
-  if (seq < 0) return false;
-  if (n.op_type == "Identity" && n.domain.empty() && !n.outputs.empty() && n.outputs[0] >= 0) {
-    const Value& in = g.values[n.inputs[0]];
-    make_sequence(g, n, 0, *in.sequence, in.dtype);
-    no_node(g, index);
-    return true;
-  }
-  throw Error("shape", n.label() + ": input " + std::to_string(seq) + " '" + printable(g.values[n.inputs[seq]].name) +
-                           "' is a sequence; only the sequence ops and Identity take one (not " + n.op_type + ")");
+  if (n.op_type != "Identity" || !n.domain.empty() || !n.has_input(0) || !g.values[n.inputs[0]].sequence) return false;
+  const Value& in = g.values[n.inputs[0]];
+  make_sequence(g, n, 0, *in.sequence, in.dtype);
+  no_node(g, index);
+  return true;
+}
+
+void refuse_sequence_inputs(const Graph& g, const Node& n) {
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && g.values[n.inputs[i]].sequence)
+      throw Error("shape", n.label() + ": input " + std::to_string(i) + " '" + printable(g.values[n.inputs[i]].name) +
+                               "' is a sequence, which " + n.op_type +
+                               " does not take (only the sequence ops, Identity and a counted Loop small enough to unroll: at most 1,024 iterations and "
+                               "4,096 nodes)");
 }
 
 void register_sequence_ops() {
