@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/backend.h"
+#include "runtime/conform.h"
 #include "frontend/onnx_import.h"
 #include "runtime/session.h"
 #include "test_util.h"
@@ -317,6 +318,19 @@ TEST(Sequence, MisuseIsAClearError) {
          node(g, "SequenceLength", {"s"}, {"out"});
        },
        "split must be positive, got 0"},
+      {"a split along a dim of 2^31 (a tensor with no elements)",
+       [](onnx::GraphProto* g) {
+         auto* t = g->add_initializer();
+         t->set_name("huge_shape");
+         t->set_data_type(onnx::TensorProto::INT64);
+         t->add_dims(2);
+         t->add_int64_data(int64_t{1} << 31);
+         t->add_int64_data(0);
+         node(g, "ConstantOfShape", {"huge_shape"}, {"empty"});
+         node(g, "SplitToSequence", {"empty"}, {"s"});
+         node(g, "SequenceLength", {"s"}, {"out"});
+       },
+       "would make a sequence of 2147483648 tensors (at most 65536)"},
       {"a tensor where a sequence goes",
        [](onnx::GraphProto* g) { node(g, "SequenceLength", {"X"}, {"out"}); },
        "input 0 'X' is a tensor, not a sequence"},
@@ -341,6 +355,22 @@ TEST(Sequence, MisuseIsAClearError) {
       EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.what << ": " << e.what();
     }
   }
+}
+
+// The ONNX repository's test_sequence_model1-8 and a TorchScript list-building export
+// (tests/data/sequence, with their stored outputs) pass on every backend, GPUs without host steps.
+TEST(Sequence, StoredModelsPassOnEveryBackend) {
+  const std::string root = std::string(FUSOR_SOURCE_DIR) + "/tests/data/sequence/";
+  std::vector<std::string> cases{"torchscript_list_loop"};
+  for (int i = 1; i <= 8; ++i) cases.push_back("test_sequence_model" + std::to_string(i));
+  for (const std::string& c : cases)
+    for (const std::string& be : testing::usable_backends()) {
+      ConformOptions opts;
+      opts.fallback = be == "ref" || be == "cpu";
+      const CaseResult r = run_case(root + c, be, opts);
+      EXPECT_EQ(r.status, CaseStatus::passed) << c << " on " << be << ": " << r.detail;
+      EXPECT_EQ(r.host_nodes, 0) << c << " on " << be;
+    }
 }
 
 }  // namespace

@@ -25,6 +25,11 @@ namespace {
 
 using namespace op_helpers;
 
+// Each element is a value of the graph (SplitToSequence's a Split output, SequenceMap's a copy of
+// the body): a hostile dim (a [2^31, 0] tensor split along axis 0) must be an error, not a hang.
+constexpr int64_t kMaxSequenceLength = int64_t{1} << 16;
+constexpr int64_t kMaxMappedNodes = int64_t{1} << 16;  // SequenceMap: elements x body nodes
+
 const std::vector<int>& elements_of(const Graph& g, const Node& n, int i) {
   if (!n.has_input(static_cast<size_t>(i)))
     throw Error("shape", n.label() + ": input " + std::to_string(i) + " (a sequence) is missing");
@@ -188,7 +193,13 @@ bool split_expand(Graph& g, size_t index) {
   int split_values = -1;  // a 1-D split input: Split reads it (specialised on there when fed)
   std::vector<int64_t> sizes;
   bool squeeze = false;
+  const auto check_count = [&](int64_t count) {
+    if (count > kMaxSequenceLength)
+      throw Error("shape", n.label() + ": would make a sequence of " + std::to_string(count) + " tensors (at most " +
+                               std::to_string(kMaxSequenceLength) + ")");
+  };
   if (!n.has_input(1)) {
+    check_count(dim);
     sizes.assign(static_cast<size_t>(dim), 1);
     squeeze = n.attr_i("keepdims", 1) == 0;
   } else {
@@ -200,9 +211,11 @@ bool split_expand(Graph& g, size_t index) {
       // Chunks of `split`, the last one smaller when it does not divide the axis.
       const int64_t chunk = scalar_input(g, n, 1, "split");
       if (chunk <= 0) throw Error("shape", n.label() + ": split must be positive, got " + std::to_string(chunk));
+      check_count(dim / chunk + (dim % chunk != 0));
       for (int64_t at = 0; at < dim; at += chunk) sizes.push_back(std::min(chunk, dim - at));
     } else {
       split_values = n.inputs[1];
+      check_count(s.shape[0]);
       sizes.assign(static_cast<size_t>(s.shape[0]), 0);
     }
   }
@@ -230,6 +243,9 @@ bool map_expand(Graph& g, size_t index) {
   const size_t own = body->formal_inputs >= 0 ? static_cast<size_t>(body->formal_inputs) : body->inputs.size();
   const std::vector<int> captured = captured_inputs(n, "body", static_cast<int>(own));
   const size_t count = elements_of(g, n, 0).size();
+  if (static_cast<int64_t>(count) * std::max<int64_t>(1, static_cast<int64_t>(body->nodes.size())) > kMaxMappedNodes)
+    throw Error("shape", n.label() + ": inlining its body for " + std::to_string(count) + " elements would make more than " +
+                             std::to_string(kMaxMappedNodes) + " nodes");
   for (size_t i = 1; i < own; ++i)
     if (n.inputs[i] >= 0 && g.values[n.inputs[i]].sequence && g.values[n.inputs[i]].sequence->size() != count)
       throw Error("shape", n.label() + ": its sequences differ in length (" + std::to_string(count) + " and " +
