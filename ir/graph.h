@@ -95,6 +95,13 @@ struct Graph {
   // infer_shapes refuses a graph output (still one of `outputs`) computed in another dtype, as
   // onnxruntime does; declared output shapes do not bind (onnxruntime only warns).
   std::vector<std::pair<int, DType>> declared_output_dtypes;
+  // Set by runtime/session.cpp while it specialises on values computed inside the model. A value
+  // that an op's expansion creates (a node of an inlined If branch) has no id in the model, so
+  // it is named: infer_shapes makes a value of one of these names this constant as soon as its
+  // producer is inferred, and with stop_after set it stops after the node that makes that value,
+  // which becomes the graph's only output (the nodes after it are dropped).
+  std::map<std::string, Tensor> known_by_name;
+  std::string stop_after;
 
   int add_value(std::string name, DType dtype = DType::undefined, Shape shape = {}, bool shape_known = false);
   int add_constant(std::string name, Tensor t);

@@ -71,7 +71,13 @@ void infer_shapes(Graph& g, bool fold) {
   for (const Value& v : g.values)
     if (v.constant) brought += v.constant->numel();
   const int64_t fold_budget = std::clamp(2 * brought, kMinFoldBudget, kMaxFoldElements);
+  int stop_value = -1;  // Graph::stop_after, once its producer is inferred
   for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (stop_value >= 0) {
+      g.nodes.resize(i);
+      g.outputs = {stop_value};
+      break;
+    }
     const OpDef& def = op_or_throw(g.nodes[i]);
     int ni = g.nodes[i].num_inputs();
     if (ni < def.min_inputs || ni > def.max_inputs)
@@ -96,6 +102,23 @@ void infer_shapes(Graph& g, bool fold) {
                               std::to_string(def.max_outputs));
     InferContext ctx(g, n);
     call_op_fn(n, "shape", [&] { def.infer(ctx); });
+    if (!g.known_by_name.empty() || !g.stop_after.empty())
+      for (int& o : n.outputs) {
+        if (o < 0) continue;
+        if (g.values[o].name == g.stop_after) stop_value = o;
+        const auto known = g.known_by_name.find(g.values[o].name);
+        if (known == g.known_by_name.end()) continue;
+        const Value& v = g.values[o];
+        if (known->second.dtype() != v.dtype || known->second.shape() != v.shape)
+          throw Error("shape", n.label() + ": output '" + printable(v.name) + "' is " + dtype_name(v.dtype) + " " + shape_str(v.shape) +
+                                   ", its computed value " + dtype_name(known->second.dtype()) + " " + shape_str(known->second.shape()));
+        // The producer writes a fresh (dead) value; the named one is the computed constant.
+        const int named = o;
+        // (No unique_name: its counter would rename every value expansions make after this one.)
+        o = g.add_value(g.values[named].name + "/computed", g.values[named].dtype, g.values[named].shape, true);
+        g.values[named].constant = known->second;
+        g.values[named].producer = -1;
+      }
     if (!fold || !def.reference) continue;
     // Shape and Size depend only on the (static) input shape, not its values.
     if ((n.op_type == "Shape" || n.op_type == "Size") && n.outputs.size() == 1 && n.outputs[0] >= 0) {
@@ -136,6 +159,7 @@ void infer_shapes(Graph& g, bool fold) {
     folded += out_elems;
     fold_node(g, n);
   }
+  if (stop_value >= 0) g.outputs = {stop_value};
   // As onnxruntime ("Type (tensor(float)) of output arg (y) ... does not match expected type"):
   // a graph output computed in another dtype than the model declares is an invalid model.
   for (const auto& [id, want] : g.declared_output_dtypes) {

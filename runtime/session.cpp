@@ -18,7 +18,8 @@ namespace {
 constexpr int64_t kMaxBakedElements = int64_t{1} << 16;
 // A shape-determining value computed inside the model (NonZero's input, NMS's boxes) is
 // computed on `ref` and baked in; larger ones are refused rather than keyed by their bytes.
-constexpr int64_t kMaxComputedElements = int64_t{1} << 22;
+// 2^24: a detector's score mask (RetinaNet at 256 x 256: 90,000 anchors x 91 classes) fits.
+constexpr int64_t kMaxComputedElements = int64_t{1} << 24;
 
 // The exact bytes of a tensor as hex, for executable keys (two values that print alike, 1e-7
 // and 4e-7 with 6 decimals, -0.0 and 0.0, are different keys).
@@ -85,6 +86,8 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
   bool specialising = false;
   std::set<std::string> named;
   std::vector<std::pair<int, Tensor>> computed;  // value id in g -> its value for these inputs
+  // ... and values an expansion creates (an inlined If branch's), which g does not hold: by name.
+  std::map<std::string, Tensor> computed_named;
   auto prepare = [&] {
     Graph s = g;
     if (baked) baked->assign(inputs.size(), 0);
@@ -101,11 +104,12 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     for (const auto& [id, t] : computed) {
       for (Node& n : s.nodes)
         for (int& o : n.outputs)
-          if (o == id) o = s.add_value(s.unique_name(s.values[id].name + "/computed"));
+          if (o == id) o = s.add_value(s.values[id].name + "/computed");  // no unique_name: expansions name values by its counter
       Value& v = s.values[id];
       v.dtype = t.dtype(), v.shape = t.shape(), v.shape_known = true, v.constant = t;
     }
     s.reindex_producers();
+    s.known_by_name = computed_named;
     return s;
   };
   for (;;) {
@@ -115,6 +119,8 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
       make_static(s, shapes);
       if (computed_key)
         for (const auto& [id, t] : computed) *computed_key += "@" + std::to_string(id) + "=" + bytes_key(t);
+      if (computed_key)
+        for (const auto& [name, t] : computed_named) *computed_key += "@'" + name + "'=" + bytes_key(t);
       return s;
     } catch (const NeedsConstant& e) {
       need = e.value(), why = std::string(e.what()).substr(e.component().size() + 3);
@@ -137,7 +143,26 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
                                    " elements (at most " + std::to_string(kMaxBakedElements) + " are specialised on): " + why);
       continue;
     }
-    bool known = id < 0;
+    if (id < 0) {
+      // Made by an expansion: specialise the model up to the node that computes it, then run
+      // that prefix on ref.
+      if (computed_named.count(need)) throw NeedsConstant(why, need);
+      Graph q = prepare();
+      q.stop_after = need;
+      make_static(q, shapes);
+      const int qid = q.find_value(need);
+      if (qid < 0 || q.outputs != std::vector<int>{qid}) throw NeedsConstant(why, need);
+      if (q.values[qid].constant) {
+        computed_named[need] = *q.values[qid].constant;
+        continue;
+      }
+      if (shape_numel(q.values[qid].shape) > kMaxComputedElements)
+        throw Error("shape", "value '" + printable(need) + "' sets a shape but would need " + std::to_string(shape_numel(q.values[qid].shape)) +
+                                 " elements computed at load (at most " + std::to_string(kMaxComputedElements) + "): " + why);
+      computed_named[need] = std::move(run_on_backend("ref", q, inputs).at(0));
+      continue;
+    }
+    bool known = false;
     for (const auto& c : computed) known = known || c.first == id;
     if (known) throw NeedsConstant(why, need);
     // The value's inputs all inferred (nodes infer in order): run its cone on ref.
