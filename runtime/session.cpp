@@ -112,6 +112,36 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     s.known_by_name = computed_named;
     return s;
   };
+  // Every value a cone run on ref computed, by name: later cones start from them instead of
+  // running the model's prefix (a detector's backbone) on ref again. Only cones read them; the
+  // returned graph computes them on its backend.
+  std::map<std::string, Tensor> ref_values;
+  int64_t ref_elements = 0;
+  const auto cone = [&] {
+    Graph q = prepare();
+    q.known_by_name.insert(ref_values.begin(), ref_values.end());
+    return q;
+  };
+  // Runs static cone q on ref: returns value qid, keeps the others it computes (up to 2^27
+  // elements in all).
+  const auto run_cone = [&](Graph& q, int qid) {
+    std::vector<int> outs{qid};
+    int64_t more = 0;
+    for (const Node& n : q.nodes)
+      for (int o : n.outputs)
+        if (o >= 0 && o != qid && !q.values[o].constant && !ref_values.count(q.values[o].name)) {
+          outs.push_back(o);
+          more += shape_numel(q.values[o].shape);
+        }
+    if (ref_elements + more > (int64_t{1} << 27)) outs.resize(1);
+    q.outputs = outs;
+    std::vector<Tensor> res = run_on_backend("ref", q, inputs);
+    for (size_t k = 1; k < outs.size(); ++k) {
+      ref_elements += res[k].numel();
+      ref_values[q.values[outs[k]].name] = std::move(res[k]);
+    }
+    return std::move(res.at(0));
+  };
   for (;;) {
     Graph s = prepare();
     std::string need, why;
@@ -147,7 +177,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
       // Made by an expansion: specialise the model up to the node that computes it, then run
       // that prefix on ref.
       if (computed_named.count(need)) throw NeedsConstant(why, need);
-      Graph q = prepare();
+      Graph q = cone();
       q.stop_after = need;
       make_static(q, shapes);
       const int qid = q.find_value(need);
@@ -159,14 +189,14 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
       if (shape_numel(q.values[qid].shape) > kMaxComputedElements)
         throw Error("shape", "value '" + printable(need) + "' sets a shape but would need " + std::to_string(shape_numel(q.values[qid].shape)) +
                                  " elements computed at load (at most " + std::to_string(kMaxComputedElements) + "): " + why);
-      computed_named[need] = std::move(run_on_backend("ref", q, inputs).at(0));
+      computed_named[need] = run_cone(q, qid);
       continue;
     }
     bool known = false;
     for (const auto& c : computed) known = known || c.first == id;
     if (known) throw NeedsConstant(why, need);
     // The value's inputs all inferred (nodes infer in order): run its cone on ref.
-    Graph q = prepare();
+    Graph q = cone();
     q.outputs = {id};
     eliminate_dead_code(q);
     make_static(q, shapes);
@@ -179,7 +209,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
         throw Error("shape", "value '" + printable(need) + "' sets a shape but would need " +
                                  std::to_string(shape_numel(q.values[q.outputs[0]].shape)) + " elements computed at load (at most " +
                                  std::to_string(kMaxComputedElements) + "): " + why);
-      t = std::move(run_on_backend("ref", q, inputs).at(0));
+      t = run_cone(q, qid < 0 ? q.outputs[0] : qid);
     }
     computed.emplace_back(id, std::move(t));
   }

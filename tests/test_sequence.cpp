@@ -253,6 +253,147 @@ TEST(Sequence, CountedLoopBuildingAListUnrolls) {
   }
 }
 
+// A Loop carrying a list whose cond_out reads the list (its length) or the iteration number: the
+// first iteration folding cond_out to true proves nothing about the others, so the loop is
+// followed iteration by iteration and stops where onnxruntime does (it ran all 10 trips). One
+// whose cond_out reads run-time element values cannot unroll: a clear error. TorchScript's
+// `for p in parts` (SequenceAt(parts, i) in the body) unrolls too.
+onnx::ModelProto list_loop_model(const std::string& stop) {
+  onnx::ModelProto m = testing::onnx_model("sequence_while", 8, 17);
+  auto* g = m.mutable_graph();
+  input(g, "X", kF32, {2, 4});
+  int_constant(g, "trips", 10);
+  attr_i(node(g, "SplitToSequence", {"X"}, {"parts"}), "axis", 0);
+  node(g, "SequenceConstruct", {"X"}, {"start"});
+  auto* loop = node(g, "Loop", {"trips", "", "start"}, {"list"});
+  auto* body = testing::onnx_graph_attr(loop, "body");
+  testing::onnx_value_info(body->add_input(), "i", onnx::TensorProto::INT64, {});
+  testing::onnx_value_info(body->add_input(), "cond", onnx::TensorProto::BOOL, {});
+  auto* seq_in = body->add_input();
+  seq_in->set_name("acc");
+  seq_in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(kF32);
+  int_constant(body, "last_at", -1);
+  int_constant(body, "four", 4);
+  int_constant(body, "two", 2);
+  auto* one = body->add_initializer();
+  one->set_name("one");
+  one->set_data_type(kF32);
+  one->add_float_data(1.0f);
+  if (stop == "for_each") {  // acc_out = acc + [-parts[i]]: X, -row 0, -row 1, ... (parts has 2)
+    node(body, "SequenceAt", {"parts", "i"}, {"part"});
+    node(body, "Neg", {"part"}, {"next"});
+  } else {  // acc_out = acc + [acc[-1] + 1]
+    node(body, "SequenceAt", {"acc", "last_at"}, {"last"});
+    node(body, "Add", {"last", "one"}, {"next"});
+  }
+  node(body, "SequenceInsert", {"acc", "next"}, {"acc_out"});
+  if (stop == "length") {
+    node(body, "SequenceLength", {"acc_out"}, {"len"});
+    node(body, "Less", {"len", "four"}, {"cond_out"});
+  } else if (stop == "iteration") {
+    node(body, "Less", {"i", "two"}, {"cond_out"});
+  } else if (stop == "value") {
+    node(body, "ReduceMax", {"next"}, {"top"});
+    node(body, "Less", {"top", "one"}, {"cond_out"});
+  } else {
+    node(body, "Identity", {"cond"}, {"cond_out"});
+  }
+  body->add_output()->set_name("cond_out");
+  auto* seq_out = body->add_output();
+  seq_out->set_name("acc_out");
+  seq_out->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(kF32);
+  attr_i(node(g, "ConcatFromSequence", {"list"}, {"cat"}), "axis", 0);
+  g->add_output()->set_name("cat");
+  return m;
+}
+
+TEST(Sequence, LoopWhoseConditionReadsTheListStopsWhereItTurnsFalse) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 4}, 61);
+  for (const std::string stop : {"length", "iteration"}) {
+    const Graph g = testing::load_proto(list_loop_model(stop));
+    expect_no_sequence_op(g, {x});
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(stop + " on " + be);
+      auto out = Session(g, be).run({x});
+      ASSERT_EQ(out[0].shape(), (Shape{8, 4})) << "X, X + 1, X + 2, X + 3: three iterations ran";
+      for (int64_t i = 0; i < out[0].numel(); ++i) {
+        float want = static_cast<float>(x.get(i % 8));
+        for (int64_t k = 0; k < i / 8; ++k) want += 1.0f;  // element k is ((X + 1) + 1) ..., in float32
+        EXPECT_EQ(out[0].get(i), static_cast<double>(want)) << i;
+      }
+    }
+  }
+  {
+    const Graph g = testing::load_proto(list_loop_model("for_each"));
+    // 10 trips over a list of 2 parts: the third reads parts[2], which does not exist.
+    try {
+      Session(g, "ref").run({x});
+      ADD_FAILURE() << "expected an error: parts[2]";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("position 2 is out of range for a sequence of 2"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    Session(testing::load_proto(list_loop_model("value")), "ref").run({x});
+    ADD_FAILURE() << "expected an error: cond_out reads run-time values";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'start' is a sequence, which Loop does not take"), std::string::npos) << e.what();
+  }
+}
+
+// TorchScript's `[f(p) for p in x.unbind(0)]`: Loop(SequenceLength(parts)) whose body reads
+// SequenceAt(parts, i), over SplitToSequence(x, 1, keepdims = 0), which onnxruntime (and the
+// exporter) read as dropping the axis; a scalar split of 2 keeps it (the spec ignores keepdims).
+TEST(Sequence, TorchScriptUnbindComprehensionUnrolls) {
+  onnx::ModelProto m = testing::onnx_model("unbind_comprehension", 8, 17);
+  auto* g = m.mutable_graph();
+  input(g, "X", kF32, {3, 4});
+  int_constant(g, "one", 1);
+  int_constant(g, "two", 2);
+  auto* yes = g->add_initializer();
+  yes->set_name("yes");
+  yes->set_data_type(onnx::TensorProto::BOOL);
+  yes->add_int32_data(1);
+  auto* split = node(g, "SplitToSequence", {"X", "one"}, {"rows"});
+  attr_i(split, "axis", 0);
+  attr_i(split, "keepdims", 0);
+  auto* pairs = node(g, "SplitToSequence", {"X", "two"}, {"pairs"});
+  attr_i(pairs, "axis", 0);
+  attr_i(pairs, "keepdims", 0);
+  node(g, "SequenceLength", {"rows"}, {"n"});
+  node(g, "SequenceEmpty", {}, {"empty"});
+  auto* loop = node(g, "Loop", {"n", "yes", "empty"}, {"list"});
+  auto* body = testing::onnx_graph_attr(loop, "body");
+  testing::onnx_value_info(body->add_input(), "i", onnx::TensorProto::INT64, {});
+  testing::onnx_value_info(body->add_input(), "cond", onnx::TensorProto::BOOL, {});
+  auto* seq_in = body->add_input();
+  seq_in->set_name("acc");
+  seq_in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(kF32);
+  node(body, "SequenceAt", {"rows", "i"}, {"row"});
+  node(body, "Neg", {"row"}, {"neg"});
+  node(body, "SequenceInsert", {"acc", "neg"}, {"acc_out"});
+  node(body, "Identity", {"cond"}, {"cond_out"});
+  body->add_output()->set_name("cond_out");
+  body->add_output()->set_name("acc_out");
+  auto* st = node(g, "ConcatFromSequence", {"list"}, {"stack"});
+  attr_i(st, "axis", 1);
+  attr_i(st, "new_axis", 1);
+  node(g, "SequenceAt", {"pairs", "one"}, {"second"});  // rows 2..3 of 3: [1, 4], the axis kept
+  for (const char* o : {"stack", "second"}) g->add_output()->set_name(o);
+  const Graph gr = testing::load_proto(m);
+  const Tensor x = testing::random_tensor(DType::f32, {3, 4}, 71);
+  expect_no_sequence_op(gr, {x});
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    auto out = Session(gr, be).run({x});
+    ASSERT_EQ(out[0].shape(), (Shape{4, 3})) << "elements [4] stacked on axis 1";
+    for (int64_t r = 0; r < 3; ++r)
+      for (int64_t c = 0; c < 4; ++c) EXPECT_EQ(out[0].get(c * 3 + r), -x.get(r * 4 + c)) << r << "," << c;
+    ASSERT_EQ(out[1].shape(), (Shape{1, 4}));
+    for (int64_t c = 0; c < 4; ++c) EXPECT_EQ(out[1].get(c), x.get(8 + c));
+  }
+}
+
 // Optional-15: holding a tensor it is that tensor; empty, its readers see an omitted input.
 TEST(Sequence, OptionalOfATensorAndEmpty) {
   onnx::ModelProto m = testing::onnx_model("optional_op", 8, 18);
@@ -334,6 +475,80 @@ TEST(Sequence, MisuseIsAClearError) {
       {"a tensor where a sequence goes",
        [](onnx::GraphProto* g) { node(g, "SequenceLength", {"X"}, {"out"}); },
        "input 0 'X' is a tensor, not a sequence"},
+      {"an empty optional read inside an If branch (it crashed, or saw an element)",
+       [](onnx::GraphProto* g) {
+         auto* empty = node(g, "Optional", {}, {"none"});
+         auto* a = empty->add_attribute();
+         a->set_name("type");
+         a->set_type(onnx::AttributeProto::TYPE_PROTO);
+         a->mutable_tp()->mutable_tensor_type()->set_elem_type(kF32);
+         auto* t = g->add_initializer();
+         t->set_name("yes");
+         t->set_data_type(onnx::TensorProto::BOOL);
+         t->add_int32_data(1);
+         auto* n = node(g, "If", {"yes"}, {"out"});
+         for (const char* branch : {"then_branch", "else_branch"}) {
+           auto* b = testing::onnx_graph_attr(n, branch);
+           node(b, "OptionalHasElement", {"none"}, {"has"});
+           b->add_output()->set_name("has");
+         }
+       },
+       "an empty optional read inside a subgraph (of node 'out_node' (If)) is not supported"},
+      {"an If on a run-time condition returning a sequence",
+       [](onnx::GraphProto* g) {
+         attr_i(node(g, "ReduceSum", {"X"}, {"sum"}), "keepdims", 0);
+         int_constant(g, "zero", 0);
+         attr_i(node(g, "Cast", {"zero"}, {"zf"}), "to", kF32);
+         node(g, "Greater", {"sum", "zf"}, {"c"});
+         auto* n = node(g, "If", {"c"}, {"s"});
+         for (const char* branch : {"then_branch", "else_branch"}) {
+           auto* b = testing::onnx_graph_attr(n, branch);
+           node(b, "SequenceConstruct", {"X"}, {"list"});
+           b->add_output()->set_name("list");
+         }
+         node(g, "SequenceLength", {"s"}, {"out"});
+       },
+       "output 0 is a sequence, which only an If with a constant condition can return"},
+      {"a SequenceMap with an input its body does not take",
+       [](onnx::GraphProto* g) {
+         node(g, "SequenceConstruct", {"X"}, {"s"});
+         auto* map = node(g, "SequenceMap", {"s", "X"}, {"mapped"});
+         auto* body = testing::onnx_graph_attr(map, "body");
+         testing::onnx_value_info(body->add_input(), "el", kF32, {2, 3});
+         node(body, "Neg", {"el"}, {"neg"});
+         body->add_output()->set_name("neg");
+         node(g, "SequenceLength", {"mapped"}, {"out"});
+       },
+       "has 2 inputs, its body takes 1"},
+      {"a SequenceMap body input declared in another dtype",
+       [](onnx::GraphProto* g) {
+         node(g, "SequenceConstruct", {"X"}, {"s"});
+         auto* map = node(g, "SequenceMap", {"s"}, {"mapped"});
+         auto* body = testing::onnx_graph_attr(map, "body");
+         testing::onnx_value_info(body->add_input(), "el", onnx::TensorProto::INT64, {2, 3});
+         node(body, "Neg", {"el"}, {"neg"});
+         body->add_output()->set_name("neg");
+         node(g, "SequenceLength", {"mapped"}, {"out"});
+       },
+       "body input 'el' is declared int64, bound to float32"},
+      {"maps of splits multiplying past the graph's bound (20,000 x 60,000 tensors filled the memory)",
+       [](onnx::GraphProto* g) {
+         auto* t = g->add_initializer();
+         t->set_name("cube_shape");
+         t->set_data_type(onnx::TensorProto::INT64);
+         t->add_dims(3);
+         for (int64_t d : {int64_t{20000}, int64_t{60000}, int64_t{0}}) t->add_int64_data(d);
+         node(g, "ConstantOfShape", {"cube_shape"}, {"cube"});
+         node(g, "SplitToSequence", {"cube"}, {"slabs"});
+         auto* map = node(g, "SequenceMap", {"slabs"}, {"counts"});
+         auto* body = testing::onnx_graph_attr(map, "body");
+         testing::onnx_value_info(body->add_input(), "slab", kF32, {1, 60000, 0});
+         attr_i(node(body, "SplitToSequence", {"slab"}, {"cols"}), "axis", 1);
+         node(body, "SequenceLength", {"cols"}, {"n"});
+         body->add_output()->set_name("n");
+         node(g, "SequenceLength", {"counts"}, {"out"});
+       },
+       "would grow the graph to more than 1048576 values"},
       {"mixed dtypes",
        [](onnx::GraphProto* g) {
          int_constant(g, "i", 1);

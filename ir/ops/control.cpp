@@ -78,6 +78,9 @@ void if_infer(InferContext& ctx) {
     for (const Graph& s : bs) {
       if (k >= static_cast<int>(s.outputs.size())) ctx.fail("a branch has fewer outputs than the node");
       const Value& v = s.values[s.outputs[k]];
+      // A sequence is resolved into tensors while the graph is specialised: only the branch a
+      // constant condition picks can return one (if_expand); here it read as a scalar tensor.
+      if (v.sequence) ctx.fail("output " + std::to_string(k) + " is a sequence, which only an If with a constant condition can return");
       out.push_back({v.dtype, v.shape});
     }
     if (out[0].first != out[1].first) ctx.fail("branches produce output " + std::to_string(k) + " in different dtypes");

@@ -769,9 +769,11 @@ BodyCall scan_first_call(const Graph& g, const Node& n) {
 // ---- Unrolling (OpDef::expand) ----
 //
 // A Scan (opset >= 9) or a counted Loop (constant M, cond absent or constant true, a body whose
-// cond_out folds to true) with a small static trip count is replaced by copies of its body, one
-// per iteration, so the iterations fold, fuse and run on any backend like other nodes: scanned
-// inputs become Slice + Squeeze, scan outputs Unsqueeze + Concat, iteration_num a constant.
+// cond_out folds to true; a loop carrying a sequence is followed iteration by iteration and may
+// stop where cond_out folds to false: sequence_loop_trips) with a small static trip count is
+// replaced by copies of its body, one per iteration, so the iterations fold, fuse and run on any
+// backend like other nodes: scanned inputs become Slice + Squeeze, scan outputs Unsqueeze +
+// Concat, iteration_num a constant.
 
 constexpr int64_t kMaxUnrollIterations = 64;
 // A loop that carries a sequence (a list built in a loop) has no other way to run: it unrolls
@@ -887,6 +889,86 @@ bool scan_expand(Graph& g, size_t index) {
   return true;
 }
 
+// Whether body b's cond_out reads (through its nodes) a carried sequence of loop n.
+bool cond_reads_carried_sequence(const Graph& g, const Node& n, const Graph& b, const LoopIO& io) {
+  std::vector<int> producer(b.values.size(), -1);
+  for (size_t i = 0; i < b.nodes.size(); ++i)
+    for (int o : b.nodes[i].outputs)
+      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(i);
+  std::vector<char> seen(b.values.size(), 0);
+  std::vector<int> stack{b.outputs.empty() ? -1 : b.outputs[0]};
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (v < 0 || seen[static_cast<size_t>(v)]) continue;
+    seen[static_cast<size_t>(v)] = 1;
+    if (producer[static_cast<size_t>(v)] >= 0)
+      for (int in : b.nodes[static_cast<size_t>(producer[static_cast<size_t>(v)])].inputs) stack.push_back(in);
+  }
+  for (int k = 2; k < io.own && k < static_cast<int>(b.inputs.size()); ++k)
+    if (n.inputs[static_cast<size_t>(k)] >= 0 && g.values[n.inputs[static_cast<size_t>(k)]].sequence && seen[b.inputs[static_cast<size_t>(k)]])
+      return true;
+  return false;
+}
+
+// Sequence elements bound in all while following a loop iteration by iteration (each iteration
+// binds every element of the sequences it carries and reads): bounds the time a long list takes.
+constexpr int64_t kMaxFollowedElements = int64_t{1} << 22;
+
+// A loop carrying a sequence whose cond_out reads it, or whose body folds only with its iteration
+// number known (SequenceAt(list, i)): the list's length and elements (constants among them)
+// change from one iteration to the next, so cond_out folding to true in the first iteration
+// proves nothing about the others (a `while len(xs) < 4` loop ran its whole trip count). Each
+// iteration is bound as it will run once unrolled: its number a constant, the sequences the
+// iteration before returned (elements typed, and constant, as they folded there), carried tensors
+// by type only. trips: M, or fewer where an iteration's cond_out folds to false. False (the loop
+// is not unrolled) where one before the last does not fold, a carried value changes its type, or
+// the lists are too long to follow; an error in the body passes through.
+bool sequence_loop_trips(const Graph& g, const Node& n, const Graph& b, const LoopIO& io, int64_t M, int64_t& trips) {
+  const Tensor cond_true = scalar_like(b, 1, DType::boolean, 1);
+  const auto arg = [](const Graph& in, int id, bool with_value) {
+    const Value& v = in.values[static_cast<size_t>(id)];
+    return Arg{v.dtype, v.shape, with_value && v.constant ? &*v.constant : nullptr, &in, v.sequence ? &*v.sequence : nullptr};
+  };
+  std::vector<Arg> carried, captured;
+  for (int i = 2; i < io.own; ++i) carried.push_back(arg(g, n.inputs[static_cast<size_t>(i)], false));
+  for (size_t i = static_cast<size_t>(io.own); i < n.inputs.size(); ++i) captured.push_back(arg(g, n.inputs[i], true));
+  Graph prev;  // the iteration before (its sequences' elements live in it)
+  int64_t followed = 0;
+  for (int64_t i = 0; i < M; ++i) {
+    for (const Arg& a : carried) followed += a.sequence ? static_cast<int64_t>(a.sequence->size()) : 0;
+    for (const Arg& a : captured) followed += a.sequence ? static_cast<int64_t>(a.sequence->size()) : 0;
+    if (followed > kMaxFollowedElements) return false;
+    const Tensor it = scalar_like(b, 0, DType::i64, i);
+    std::vector<Arg> args{arg_of(it), arg_of(cond_true)};
+    args.insert(args.end(), carried.begin(), carried.end());
+    args.insert(args.end(), captured.begin(), captured.end());
+    Graph s;
+    try {  // an error in the body (an erase from an empty list) is the model's: it passes through
+      s = bind_body(n, b, args);
+    } catch (const NeedsConstant&) {
+      return false;
+    }
+    for (int k = 0; k < io.N; ++k) {  // a loop-carried value must keep its type
+      const Value& o = s.values[static_cast<size_t>(s.outputs[1 + k])];
+      if (o.shape != carried[k].shape || o.dtype != carried[k].dtype || o.sequence.has_value() != (carried[k].sequence != nullptr))
+        return false;
+    }
+    const Value& c = s.values[static_cast<size_t>(s.outputs[0])];
+    if (i + 1 < M) {  // the last iteration's cond_out stops nothing
+      if (!c.constant || c.constant->numel() != 1) return false;
+      if (c.constant->get(0) == 0.0) {
+        trips = i + 1;
+        return true;
+      }
+    }
+    prev = std::move(s);
+    for (int k = 0; k < io.N; ++k) carried[k] = arg(prev, prev.outputs[1 + k], false);
+  }
+  trips = M;
+  return true;
+}
+
 bool loop_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   if (!n.has_input(0) || !g.values[n.inputs[0]].constant || !inputs_typed(g, n)) return false;
@@ -894,6 +976,8 @@ bool loop_expand(Graph& g, size_t index) {
   if (n.has_input(1) && (!g.values[n.inputs[1]].constant || g.values[n.inputs[1]].constant->numel() != 1 ||
                          g.values[n.inputs[1]].constant->get(0) == 0.0))
     return false;
+  for (size_t i = 2; i < n.inputs.size(); ++i)
+    if (n.inputs[i] < 0) return false;  // an omitted value (an empty optional): infer reports it
   const Graph& b = body_of(n);
   LoopIO io;
   try {
@@ -908,7 +992,9 @@ bool loop_expand(Graph& g, size_t index) {
   if (M <= 0 || M > max_iterations || M * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
   Unroller u(g, n);
   const Tensor cond_true = scalar_like(b, 1, DType::boolean, 1);
-  {  // cond_out must fold to true when cond_in is true (then every iteration runs)
+  // cond_out must fold to true when cond_in is true (then every iteration runs), with the
+  // iteration number and the carried values typed only.
+  const auto every_iteration_runs = [&]() {
     std::vector<Arg> args{Arg{DType::i64, scalar_like(b, 0, DType::i64, 0).shape(), nullptr}, arg_of(cond_true)};
     for (size_t i = 2; i < n.inputs.size(); ++i) {
       const Value& v = g.values[n.inputs[i]];
@@ -926,11 +1012,21 @@ bool loop_expand(Graph& g, size_t index) {
     } catch (const Error&) {
       return false;
     }
+    return true;
+  };
+  int64_t trips = M;
+  if (!carries_sequence) {
+    if (!every_iteration_runs()) return false;
+  } else if (cond_reads_carried_sequence(g, n, b, io) || !every_iteration_runs()) {
+    // Followed iteration by iteration: a cond_out that reads the list (its length changes), or a
+    // body that needs its iteration number to fold (SequenceAt(list, i): TorchScript's
+    // `for p in parts`).
+    if (!sequence_loop_trips(g, n, b, io, M, trips)) return false;
   }
   std::vector<int> vars(n.inputs.begin() + 2, n.inputs.begin() + io.own);
   std::vector<std::vector<int>> scans(static_cast<size_t>(io.K));
   const int cond_c = u.constant(cond_true);
-  for (int64_t i = 0; i < M; ++i) {
+  for (int64_t i = 0; i < trips; ++i) {
     std::vector<int> bind{u.constant(scalar_like(b, 0, DType::i64, i)), cond_c};
     bind.insert(bind.end(), vars.begin(), vars.end());
     bind.insert(bind.end(), n.inputs.begin() + io.own, n.inputs.end());
@@ -943,7 +1039,7 @@ bool loop_expand(Graph& g, size_t index) {
   for (int k = 0; k < io.K; ++k) {
     const size_t o = static_cast<size_t>(io.N + k);
     if (o >= n.outputs.size() || n.outputs[o] < 0) continue;
-    if (M == 1) u.op("Identity", scans[k], n.outputs[o]);
+    if (trips == 1) u.op("Identity", scans[k], n.outputs[o]);
     else u.op("Concat", scans[k], n.outputs[o], {{"axis", int64_t{0}}});
   }
   u.commit(index);

@@ -29,6 +29,16 @@ using namespace op_helpers;
 // the body): a hostile dim (a [2^31, 0] tensor split along axis 0) must be an error, not a hang.
 constexpr int64_t kMaxSequenceLength = int64_t{1} << 16;
 constexpr int64_t kMaxMappedNodes = int64_t{1} << 16;  // SequenceMap: elements x body nodes
+// ... and across the graph: a split inside a mapped body or an unrolled loop, or a map inside a
+// map, multiplies past the bounds above (20,000 bodies each splitting 60,000 tensors filled the
+// host's memory), so a split or a map that would grow the graph past this many values is refused.
+constexpr int64_t kMaxGraphValues = int64_t{1} << 20;
+
+void check_growth(const Graph& g, const Node& n, int64_t added) {
+  if (static_cast<int64_t>(g.values.size()) + added > kMaxGraphValues)
+    throw Error("shape", n.label() + ": resolving its sequence would grow the graph to more than " + std::to_string(kMaxGraphValues) +
+                             " values (" + std::to_string(g.values.size()) + " now, " + std::to_string(added) + " more)");
+}
 
 const std::vector<int>& elements_of(const Graph& g, const Node& n, int i) {
   if (!n.has_input(static_cast<size_t>(i)))
@@ -183,6 +193,7 @@ bool split_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   const Value& x = g.values[n.inputs[0]];
   if (x.sequence) throw Error("shape", n.label() + ": input 0 is a sequence, not a tensor");
+  const DType dt = x.dtype;  // x dangles once the Split's outputs are added to g.values
   const int64_t r = static_cast<int64_t>(x.shape.size());
   int64_t axis = n.attr_i("axis", 0);
   if (axis < -r || axis >= r) throw Error("shape", n.label() + ": axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(r));
@@ -213,12 +224,18 @@ bool split_expand(Graph& g, size_t index) {
       if (chunk <= 0) throw Error("shape", n.label() + ": split must be positive, got " + std::to_string(chunk));
       check_count(dim / chunk + (dim % chunk != 0));
       for (int64_t at = 0; at < dim; at += chunk) sizes.push_back(std::min(chunk, dim - at));
+      // keepdims = 0 drops the axis of chunks of one, as onnxruntime does for a scalar split (the
+      // spec ignores keepdims once split is given): PyTorch exports torch.unbind as
+      // SplitToSequence(x, 1, keepdims = 0) and means [d1, d2], not [1, d1, d2]. Chunks longer
+      // than one keep it (onnxruntime fails on them).
+      squeeze = n.attr_i("keepdims", 1) == 0 && std::all_of(sizes.begin(), sizes.end(), [](int64_t z) { return z == 1; });
     } else {
       split_values = n.inputs[1];
       check_count(s.shape[0]);
       sizes.assign(static_cast<size_t>(s.shape[0]), 0);
     }
   }
+  check_growth(g, n, static_cast<int64_t>(sizes.size()) * (squeeze ? 2 : 1));
   if (!sizes.empty()) {
     const int sv = split_values >= 0 ? split_values : w.ints(sizes);
     w.op("Split", {n.inputs[0], sv}, {{"axis", axis}});
@@ -228,7 +245,7 @@ bool split_expand(Graph& g, size_t index) {
     if (squeeze)
       for (int& e : elems) e = w.op("Squeeze", {e, w.ints({axis})});
   }
-  make_sequence(g, n, 0, elems, x.dtype);
+  make_sequence(g, n, 0, elems, dt);
   w.replace(index);
   return true;
 }
@@ -242,10 +259,14 @@ bool map_expand(Graph& g, size_t index) {
   // The body has one formal input per input of the node; outer values it reads follow them.
   const size_t own = body->formal_inputs >= 0 ? static_cast<size_t>(body->formal_inputs) : body->inputs.size();
   const std::vector<int> captured = captured_inputs(n, "body", static_cast<int>(own));
+  if (n.inputs.size() != own + captured.size())  // as onnxruntime: an input the body does not take is an invalid model
+    throw Error("shape", n.label() + ": has " + std::to_string(n.inputs.size() - captured.size()) + " inputs, its body takes " +
+                             std::to_string(own));
   const size_t count = elements_of(g, n, 0).size();
   if (static_cast<int64_t>(count) * std::max<int64_t>(1, static_cast<int64_t>(body->nodes.size())) > kMaxMappedNodes)
     throw Error("shape", n.label() + ": inlining its body for " + std::to_string(count) + " elements would make more than " +
                              std::to_string(kMaxMappedNodes) + " nodes");
+  check_growth(g, n, static_cast<int64_t>(count) * static_cast<int64_t>(body->values.size()));
   for (size_t i = 1; i < own; ++i)
     if (n.inputs[i] >= 0 && g.values[n.inputs[i]].sequence && g.values[n.inputs[i]].sequence->size() != count)
       throw Error("shape", n.label() + ": its sequences differ in length (" + std::to_string(count) + " and " +
@@ -261,6 +282,11 @@ bool map_expand(Graph& g, size_t index) {
       if (n.inputs[i] < 0) throw Error("shape", n.label() + ": input " + std::to_string(i) + " is missing");
       const Value& v = g.values[n.inputs[i]];
       bound.push_back(v.sequence ? (*v.sequence)[e] : n.inputs[i]);
+      // As Loop's bind_body and onnxruntime: a body input declared in another dtype is an invalid model.
+      const DType declared = body->values[body->inputs[i]].dtype, given = g.values[bound.back()].dtype;
+      if (declared != DType::undefined && given != DType::undefined && declared != given)
+        throw Error("shape", n.label() + ": body input '" + printable(body->values[body->inputs[i]].name) + "' is declared " +
+                                 dtype_name(declared) + ", bound to " + dtype_name(given));
     }
     for (int c : captured) bound.push_back(n.inputs[static_cast<size_t>(c)]);
     RewriteNodes it{g, n.name + "/" + std::to_string(e), {}};
@@ -272,6 +298,15 @@ bool map_expand(Graph& g, size_t index) {
   for (size_t k = 0; k < outs.size(); ++k) make_sequence(g, n, k, outs[k], g.values[body->outputs[k]].dtype);
   w.replace(index);
   return true;
+}
+
+// The outer values node m's graph attributes read: the last of its inputs (captured_inputs).
+size_t captured_count(const Node& m) {
+  size_t count = 0;
+  for (const auto& [k, v] : m.attrs)
+    if (const auto* b = std::get_if<std::shared_ptr<const Graph>>(&v); b && *b)
+      count += (*b)->inputs.size() - static_cast<size_t>(std::max(0, (*b)->formal_inputs));
+  return count;
 }
 
 // Optional-15: an optional holding its input is that tensor; an empty one becomes an omitted
@@ -289,9 +324,18 @@ bool optional_expand(Graph& g, size_t index) {
   if (out >= 0) {
     if (std::find(g.outputs.begin(), g.outputs.end(), out) != g.outputs.end())
       throw Error("shape", n.label() + ": an empty optional as a graph output is not supported");
-    for (Node& m : g.nodes)
-      for (int& v : m.inputs)
-        if (v == out) v = -1;
+    for (Node& m : g.nodes) {
+      // A subgraph (If branch, Loop / SequenceMap body) reads it through one of its graph
+      // inputs, which an omitted input cannot stand for (OptionalHasElement there saw an
+      // element, an If or Loop read value -1): refused.
+      const size_t own = m.inputs.size() - std::min(m.inputs.size(), captured_count(m));
+      for (size_t i = 0; i < m.inputs.size(); ++i) {
+        if (m.inputs[i] != out) continue;
+        if (i >= own)
+          throw Error("shape", n.label() + ": an empty optional read inside a subgraph (of " + m.label() + ") is not supported");
+        m.inputs[i] = -1;
+      }
+    }
   }
   no_node(g, index);
   return true;
