@@ -83,6 +83,13 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
   // torch.compile does for ints, and on any other graph input a shape rule names (Resize's
   // float scales). A shape-determining value computed inside the model is computed on ref
   // from these inputs and baked in (computed, in the order they were needed).
+  // Every value a cone run on ref computed, by name. Later cones start from them instead of
+  // running the model's prefix (a detector's backbone) on ref again, and the returned graph takes
+  // them as constants too: a backend recomputing them would round differently, and a near tie
+  // then orders a TopK otherwise than the ref-computed indices that select from it (SSDlite's
+  // boxes came out of the wrong anchors on vulkan). Such a graph is keyed on its inputs' bytes.
+  std::map<std::string, Tensor> ref_values;
+  int64_t ref_elements = 0;
   bool specialising = false;
   std::set<std::string> named;
   std::vector<std::pair<int, Tensor>> computed;  // value id in g -> its value for these inputs
@@ -110,18 +117,10 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     }
     s.reindex_producers();
     s.known_by_name = computed_named;
+    s.known_by_name.insert(ref_values.begin(), ref_values.end());
     return s;
   };
-  // Every value a cone run on ref computed, by name: later cones start from them instead of
-  // running the model's prefix (a detector's backbone) on ref again. Only cones read them; the
-  // returned graph computes them on its backend.
-  std::map<std::string, Tensor> ref_values;
-  int64_t ref_elements = 0;
-  const auto cone = [&] {
-    Graph q = prepare();
-    q.known_by_name.insert(ref_values.begin(), ref_values.end());
-    return q;
-  };
+  const auto cone = [&] { return prepare(); };
   // Runs static cone q on ref: returns value qid, keeps the others it computes (up to 2^27
   // elements in all).
   const auto run_cone = [&](Graph& q, int qid) {
@@ -151,6 +150,8 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
         for (const auto& [id, t] : computed) *computed_key += "@" + std::to_string(id) + "=" + bytes_key(t);
       if (computed_key)
         for (const auto& [name, t] : computed_named) *computed_key += "@'" + name + "'=" + bytes_key(t);
+      if (computed_key && !ref_values.empty())
+        for (size_t i = 0; i < inputs.size(); ++i) *computed_key += "@input" + std::to_string(i) + "=" + bytes_key(inputs[i]);
       return s;
     } catch (const NeedsConstant& e) {
       need = e.value(), why = std::string(e.what()).substr(e.component().size() + 3);

@@ -168,6 +168,39 @@ TEST(DataDependent, ComputedValuesInsideAnInlinedBranch) {
   }
 }
 
+// The values a ref run computed for a shape-determining value (here the MatMul + Relu before
+// the mask) are constants of the specialised graph too, so the backend's rows are ref's rows, the
+// ones the mask was taken from. The graph is keyed on the inputs' bytes: two inputs with the same
+// mask (every row positive) but other values must not share an executable.
+TEST(DataDependent, RefComputedPrefixIsBakedAndKeyedOnTheInputs) {
+  GraphBuilder b("masked_matmul", 17);
+  const int x = b.input("x", DType::f32, {4, 3});
+  Tensor zero(DType::f32, {});
+  zero.set(0, 0.0);
+  const Tensor w = testing::random_tensor(DType::f32, {3, 5}, 9, 0.1, 1.0);  // positive: x > 0 gives y > 0
+  const int y = b.op("Relu", {b.op("MatMul", {x, b.constant("w", w)})});
+  const int idx = b.op("Transpose", {b.op("NonZero", {b.op("Greater", {y, b.constant("zero", zero)})})}, {{"perm", std::vector<int64_t>{1, 0}}});
+  b.output(b.op("GatherND", {y, idx}));
+  const Graph g = b.build();
+  const Tensor x1 = testing::random_tensor(DType::f32, {4, 3}, 1, 0.1, 1.0), x2 = testing::random_tensor(DType::f32, {4, 3}, 2, 0.1, 1.0);
+  for (const Node& n : specialize(g, {x1}).nodes) EXPECT_NE(n.op_type, "MatMul") << "the prefix ref computed is a constant";
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    Session s(g, be);
+    for (const Tensor* xi : {&x1, &x2, &x1}) {
+      const Tensor want = run_on_backend("ref", specialize(g, {*xi}), {*xi}).at(0);
+      const Tensor got = s.run({*xi}).at(0);
+      ASSERT_EQ(got.shape(), (Shape{20}));
+      for (int64_t i = 0; i < 20; ++i) {
+        double dot = 0;
+        for (int64_t k = 0; k < 3; ++k) dot += xi->get(i / 5 * 3 + k) * w.get(k * 5 + i % 5);
+        EXPECT_NEAR(got.get(i), dot, 1e-5) << i;
+        EXPECT_EQ(got.get(i), want.get(i)) << i;
+      }
+    }
+  }
+}
+
 // A value computed from an input too large to key executables on is one error naming it.
 TEST(DataDependent, HugeComputedShapeValuesAreRefused) {
   GraphBuilder b("huge_mask", 17);
