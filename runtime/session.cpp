@@ -66,11 +66,11 @@ Graph with_overrides(const Graph& g, const std::vector<Tensor>& inputs) {
 // indexed like fed_inputs) and the bytes of the computed values it baked (computed_key): those
 // values must join the executable's key even when folding left no trace of them.
 Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::vector<char>* baked,
-                       std::string* computed_key) {
+                       std::string* computed_key, SpecializeInfo* info = nullptr) {
   check_graph_ids(g);
   check_input_count(g, inputs.size());
   if (inputs.size() > g.inputs.size())  // overridable initializers follow: specialise the graph that takes the fed ones
-    return specialize_baked(with_overrides(g, inputs), fed_inputs(g, inputs), baked, computed_key);
+    return specialize_baked(with_overrides(g, inputs), fed_inputs(g, inputs), baked, computed_key, info);
   std::map<std::string, Shape> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = g.values[g.inputs[i]];
@@ -150,6 +150,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
         for (const auto& [id, t] : computed) *computed_key += "@" + std::to_string(id) + "=" + bytes_key(t);
       if (computed_key)
         for (const auto& [name, t] : computed_named) *computed_key += "@'" + name + "'=" + bytes_key(t);
+      if (info) info->computed = computed.size() + computed_named.size(), info->with_them = ref_values.size();
       if (computed_key && !ref_values.empty())
         for (size_t i = 0; i < inputs.size(); ++i) *computed_key += "@input" + std::to_string(i) + "=" + bytes_key(inputs[i]);
       return s;
@@ -218,6 +219,9 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
 }  // namespace
 
 Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) { return specialize_baked(g, inputs, nullptr, nullptr); }
+Graph specialize(const Graph& g, const std::vector<Tensor>& inputs, SpecializeInfo* info) {
+  return specialize_baked(g, inputs, nullptr, nullptr, info);
+}
 
 std::vector<Tensor> fed_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
   check_input_count(g, inputs.size());

@@ -27,6 +27,14 @@ Graph load_model(const std::string& path);
 // that folds). A fed one becomes a graph input of the static graph, after g's inputs, so the
 // executable compiled from it takes fed_inputs(g, inputs).
 Graph specialize(const Graph& g, const std::vector<Tensor>& inputs);
+// What specialize did beyond shapes: computed = values that set a shape (data-dependent: a
+// NonZero's mask, NMS's boxes) computed on ref from these inputs; with_them = the other values
+// those ref runs computed. All are constants of the graph, which therefore holds only what
+// follows them, and holds for these input values only.
+struct SpecializeInfo {
+  size_t computed = 0, with_them = 0;
+};
+Graph specialize(const Graph& g, const std::vector<Tensor>& inputs, SpecializeInfo* info);
 // inputs as an executable compiled from specialize(g, inputs) takes them: the overridable
 // initializers left unfed dropped. Error("run") when the count does not fit g.
 std::vector<Tensor> fed_inputs(const Graph& g, const std::vector<Tensor>& inputs);

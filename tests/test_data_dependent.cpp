@@ -183,7 +183,14 @@ TEST(DataDependent, RefComputedPrefixIsBakedAndKeyedOnTheInputs) {
   b.output(b.op("GatherND", {y, idx}));
   const Graph g = b.build();
   const Tensor x1 = testing::random_tensor(DType::f32, {4, 3}, 1, 0.1, 1.0), x2 = testing::random_tensor(DType::f32, {4, 3}, 2, 0.1, 1.0);
-  for (const Node& n : specialize(g, {x1}).nodes) EXPECT_NE(n.op_type, "MatMul") << "the prefix ref computed is a constant";
+  SpecializeInfo info;
+  for (const Node& n : specialize(g, {x1}, &info).nodes) EXPECT_NE(n.op_type, "MatMul") << "the prefix ref computed is a constant";
+  EXPECT_EQ(info.computed, 1u) << "the mask";
+  EXPECT_GE(info.with_them, 2u) << "the MatMul's and the Relu's values";
+  SpecializeInfo mask_only;  // x[x > 0]: the mask is the only value its ref run computes
+  specialize(masked_model(), {testing::random_tensor(DType::f32, {6}, 3)}, &mask_only);
+  EXPECT_EQ(mask_only.computed, 1u);
+  EXPECT_EQ(mask_only.with_them, 0u);
   for (const std::string& be : testing::usable_backends()) {
     SCOPED_TRACE(be);
     Session s(g, be);

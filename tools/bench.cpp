@@ -69,9 +69,10 @@ int cmd_bench(const BenchArgs& a) {
     return load_model(a.model);
   }();
   auto inputs = random_inputs(g, 0, a.dims);
+  SpecializeInfo spec;
   Graph sg = [&] {
     PhaseScope ps("shape inference");
-    return specialize(g, inputs);
+    return specialize(g, inputs, &spec);
   }();
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tl).count();
   auto t0 = std::chrono::steady_clock::now();
@@ -144,7 +145,8 @@ int cmd_bench(const BenchArgs& a) {
                         {"compile_ms", compile_ms}, {"compile_warm_ms", warm_ms},
                         {"first_run_ms", first_run_ms}, {"to_first_result_ms", ready_ms},
                         {"arena_bytes", plan.arena_bytes}, {"device_bytes", plan.arena_bytes + constant_bytes},
-                        {"notes", exe->notes()}, {"graph_breaks", nlohmann::json::array()}};
+                        {"notes", exe->notes()}, {"graph_breaks", nlohmann::json::array()},
+                        {"host_computed_values", spec.computed}, {"host_computed_with_them", spec.with_them}};
     for (const GraphBreak& gb : graph_breaks(*exe))
       j["graph_breaks"].push_back({{"node", gb.node}, {"op", gb.op}, {"reason", gb.reason}});
     if (a.phases) {
@@ -160,6 +162,10 @@ int cmd_bench(const BenchArgs& a) {
   std::printf("kernels per run   %d\n", exe->kernel_count());
   if (!exe->notes().empty()) std::printf("notes             %s\n", exe->notes().c_str());
   for (const GraphBreak& gb : graph_breaks(*exe)) std::printf("graph break       %s\n", describe(gb).c_str());
+  if (spec.computed)
+    std::printf("host-computed     %zu data-dependent values (and %zu values they needed) ran on ref inside load; the device\n"
+                "                  runs what follows them, for these input values only: a new input pays the load again\n",
+                spec.computed, spec.with_them);
   std::printf("load              %.1f ms (ONNX to static graph)\n", load_ms);
   std::printf("compile           %.1f ms first, %.1f ms with the disk cache warm\n", compile_ms, warm_ms);
   std::printf("first run         %.1f ms (%.1f ms from the start to the first result)\n", first_run_ms, ready_ms);
