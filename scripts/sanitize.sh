@@ -18,10 +18,11 @@ scripts/build_san.sh fusor_tests fusor_fuzz
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The suites that feed fusor hostile models, files and cache states, plus core op and fusion tests.
 build-san/fusor_tests --gtest_brief=1 \
-  --gtest_filter='Hostile.*:HostileCli.*:Fuzz.*:DiskCache.*:SessionThreads/*:SessionKey.*:TensorIo.*:OnnxImport.*:FusionLimits.*:Session.*'
+  --gtest_filter='Hostile.*:HostileCli.*:Fuzz.*:DiskCache.*:SessionThreads/*:SessionKey.*:TensorIo.*:OnnxImport.*:FusionLimits.*:Session.*:Sequence.*:DataDependent.*'
 rm -rf build-san/ci-corpus && mkdir -p build-san/ci-corpus
 cp examples/gpt2_tiny/model.onnx build-san/ci-corpus/gpt2_tiny.onnx 2>/dev/null || true
 cp tests/fuzz_regressions/*.onnx build-san/ci-corpus/
+for d in tests/data/sequence/*/; do cp "$d/model.onnx" "build-san/ci-corpus/sequence_$(basename "$d").onnx"; done
 cp tests/fuzz_corpus/* build-san/ci-corpus/ 2>/dev/null || true
 FUSOR_FUZZ_WRITE_SEEDS=build-san/ci-corpus build-san/fusor_fuzz -runs=0 build-san/ci-corpus >/dev/null 2>&1 || true
 fuzz_rc=0
