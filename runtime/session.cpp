@@ -123,12 +123,34 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
   const auto cone = [&] { return prepare(); };
   // Runs static cone q on ref: returns value qid, keeps the others it computes (up to 2^27
   // elements in all).
+  // Only the cone's frontier is kept: values some node of the model outside the cone reads (or
+  // that an expansion made, which the model does not name). A value read only inside the cone
+  // is never read again once the frontier is known (a backbone's inner activations).
+  std::map<std::string, int> g_ids;
+  for (size_t v = 0; v < g.values.size(); ++v) g_ids.emplace(g.values[v].name, static_cast<int>(v));
+  std::vector<std::vector<int>> readers(g.values.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int v : g.nodes[i].inputs)
+      if (v >= 0) readers[static_cast<size_t>(v)].push_back(static_cast<int>(i));
   const auto run_cone = [&](Graph& q, int qid) {
+    std::set<std::string> in_cone;  // what the cone's nodes compute (q.values keeps every value of the model)
+    for (const Node& n : q.nodes)
+      for (int o : n.outputs)
+        if (o >= 0) in_cone.insert(q.values[static_cast<size_t>(o)].name);
+    const auto frontier = [&](const std::string& name) {
+      const auto at = g_ids.find(name);
+      if (at == g_ids.end()) return true;
+      const int id = at->second;
+      for (int r : readers[static_cast<size_t>(id)])
+        for (int o : g.nodes[static_cast<size_t>(r)].outputs)
+          if (o >= 0 && !in_cone.count(g.values[static_cast<size_t>(o)].name)) return true;
+      return false;
+    };
     std::vector<int> outs{qid};
     int64_t more = 0;
     for (const Node& n : q.nodes)
       for (int o : n.outputs)
-        if (o >= 0 && o != qid && !q.values[o].constant && !ref_values.count(q.values[o].name)) {
+        if (o >= 0 && o != qid && !q.values[o].constant && !ref_values.count(q.values[o].name) && frontier(q.values[o].name)) {
           outs.push_back(o);
           more += shape_numel(q.values[o].shape);
         }
@@ -153,6 +175,9 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
       if (info) info->computed = computed.size() + computed_named.size(), info->with_them = ref_values.size();
       if (computed_key && !ref_values.empty())
         for (size_t i = 0; i < inputs.size(); ++i) *computed_key += "@input" + std::to_string(i) + "=" + bytes_key(inputs[i]);
+      // The graph holds the values it reads as constants: the map of every value the ref runs
+      // computed (a backbone's activations) would otherwise live as long as the executable.
+      s.known_by_name.clear();
       return s;
     } catch (const NeedsConstant& e) {
       need = e.value(), why = std::string(e.what()).substr(e.component().size() + 3);

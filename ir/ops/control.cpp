@@ -66,7 +66,23 @@ void if_infer(InferContext& ctx) {
   }
   std::vector<Graph> bs;
   for (const char* name : {"then_branch", "else_branch"}) {
-    bs.push_back(bound_branch(n, branch(n, name), captured_inputs(n, name, 1), dt, shape, value));
+    try {
+      bs.push_back(bound_branch(n, branch(n, name), captured_inputs(n, name, 1), dt, shape, value));
+    } catch (const NeedsConstant& e) {
+      // A branch's shape depends on a value (a NonZero inside it): the condition must be known
+      // when the graph is specialised, then the If inlines the branch it picks (if_expand) and
+      // that value is looked for there. Naming the condition lets runtime/session.cpp compute it.
+      if (value[0]) throw;
+      const std::string why = std::string(e.what()).substr(e.component().size() + 3);
+      try {
+        ctx.require_constant(0);
+      } catch (const NeedsConstant& c) {
+        throw NeedsConstant(n.label() + ": its condition must be known when the graph is specialised, as " + name +
+                                " needs a constant: " + why,
+                            c.value());
+      }
+      throw;
+    }
     // As onnxruntime: each branch returns exactly the node's outputs (an extra one was dropped
     // silently on one branch while the other had none).
     if (static_cast<int>(bs.back().outputs.size()) != ctx.num_outputs())
