@@ -235,8 +235,9 @@ std::vector<int> op_helpers::captured_inputs(const Node& n, const std::string& n
 void op_helpers::infer_subgraph(Graph& s, const Node& n, const char* part) {
   try {
     infer_shapes(s, true);
-  } catch (const NeedsConstant&) {
-    throw;
+  } catch (const NeedsConstant& e) {
+    // Still a NeedsConstant (the Session may specialise on the value), naming where it is.
+    throw NeedsConstant(n.label() + ": in its " + part + ": " + std::string(e.what()).substr(e.component().size() + 3), e.value());
   } catch (const Unsupported&) {
     throw;
   } catch (const Error& e) {
