@@ -120,7 +120,6 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     s.known_by_name.insert(ref_values.begin(), ref_values.end());
     return s;
   };
-  const auto cone = [&] { return prepare(); };
   // Runs static cone q on ref: returns value qid, keeps the others it computes (up to 2^27
   // elements in all).
   // Only the cone's frontier is kept: values some node of the model outside the cone reads (or
@@ -163,6 +162,15 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     }
     return std::move(res.at(0));
   };
+  // Value qid of static cone q (why: what needs it): its constant, or (within the limit) its ref run.
+  const auto cone_value = [&](Graph& q, int qid, const std::string& why) {
+    if (q.values[qid].constant) return *q.values[qid].constant;
+    if (shape_numel(q.values[qid].shape) > kMaxComputedElements)
+      throw Error("shape", "value '" + printable(q.values[qid].name) + "' sets a shape but would need " +
+                               std::to_string(shape_numel(q.values[qid].shape)) + " elements computed at load (at most " +
+                               std::to_string(kMaxComputedElements) + "): " + why);
+    return run_cone(q, qid);
+  };
   for (;;) {
     Graph s = prepare();
     std::string need, why;
@@ -204,41 +212,24 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
       // Made by an expansion: specialise the model up to the node that computes it, then run
       // that prefix on ref.
       if (computed_named.count(need)) throw NeedsConstant(why, need);
-      Graph q = cone();
+      Graph q = prepare();
       q.stop_after = need;
       make_static(q, shapes);
       const int qid = q.find_value(need);
       if (qid < 0 || q.outputs != std::vector<int>{qid}) throw NeedsConstant(why, need);
-      if (q.values[qid].constant) {
-        computed_named[need] = *q.values[qid].constant;
-        continue;
-      }
-      if (shape_numel(q.values[qid].shape) > kMaxComputedElements)
-        throw Error("shape", "value '" + printable(need) + "' sets a shape but would need " + std::to_string(shape_numel(q.values[qid].shape)) +
-                                 " elements computed at load (at most " + std::to_string(kMaxComputedElements) + "): " + why);
-      computed_named[need] = run_cone(q, qid);
+      computed_named[need] = cone_value(q, qid, why);
       continue;
     }
     bool known = false;
     for (const auto& c : computed) known = known || c.first == id;
     if (known) throw NeedsConstant(why, need);
     // The value's inputs all inferred (nodes infer in order): run its cone on ref.
-    Graph q = cone();
+    Graph q = prepare();
     q.outputs = {id};
     eliminate_dead_code(q);
     make_static(q, shapes);
     const int qid = q.find_value(need);
-    Tensor t;
-    if (qid >= 0 && q.values[qid].constant) {
-      t = *q.values[qid].constant;
-    } else {
-      if (shape_numel(q.values[qid < 0 ? q.outputs[0] : qid].shape) > kMaxComputedElements)
-        throw Error("shape", "value '" + printable(need) + "' sets a shape but would need " +
-                                 std::to_string(shape_numel(q.values[q.outputs[0]].shape)) + " elements computed at load (at most " +
-                                 std::to_string(kMaxComputedElements) + "): " + why);
-      t = run_cone(q, qid < 0 ? q.outputs[0] : qid);
-    }
-    computed.emplace_back(id, std::move(t));
+    computed.emplace_back(id, cone_value(q, qid < 0 ? q.outputs[0] : qid, why));
   }
 }
 }  // namespace

@@ -84,7 +84,6 @@ bool all_known(const Graph& g, const Node& n) {
   return true;
 }
 
-int out_of(const Node& n, size_t k) { return k < n.outputs.size() ? n.outputs[k] : -1; }
 int in_of(const Node& n, size_t k) { return n.has_input(k) ? n.inputs[k] : -1; }
 
 // onnxruntime types these ops' data float, float16, bfloat16 (and double): an integer operand

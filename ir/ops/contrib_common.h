@@ -13,7 +13,6 @@ using namespace op_helpers;
 
 // Every input's shape is known (no -1 dims): an expansion waits for that.
 bool all_known(const Graph& g, const Node& n);
-int out_of(const Node& n, size_t k);  // output k, or -1 when absent
 int in_of(const Node& n, size_t k);   // input k, or -1 when absent / omitted
 // Input i must be float, float16, bfloat16 or double (Error("shape") naming `what`).
 void need_float(const Graph& g, const Node& n, int i, const char* what);

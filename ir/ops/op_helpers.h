@@ -16,6 +16,7 @@ using Ins = std::vector<const Tensor*>;
 using Outs = std::vector<Tensor>;
 
 inline const Tensor* opt_in(const Ins& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
+inline int out_of(const Node& n, size_t k) { return k < n.outputs.size() ? n.outputs[k] : -1; }  // output k, or -1 when absent
 inline bool has_out(const Outs& o, size_t i) { return i < o.size() && o[i].defined(); }
 [[noreturn]] inline void ref_fail(const Node& n, const std::string& why) { throw Error("ref", n.label() + ": " + why); }
 

@@ -90,10 +90,8 @@ DType common_dtype(const Graph& g, const Node& n, const std::vector<int>& values
   return dt;
 }
 
-void no_node(Graph& g, size_t index) {
-  g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(index));
-  g.reindex_producers();
-}
+// The node leaves nothing behind (its sequence output is recorded in Value::sequence).
+void no_node(Graph& g, size_t index) { RewriteNodes{g, g.nodes[index].name, {}}.replace(index); }
 
 bool empty_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
@@ -144,8 +142,6 @@ bool erase_expand(Graph& g, size_t index) {
   no_node(g, index);
   return true;
 }
-
-int out_of(const Node& n, size_t k) { return k < n.outputs.size() ? n.outputs[k] : -1; }
 
 bool at_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
