@@ -185,7 +185,7 @@ void Emitter::choose_row_vectors() {
   const size_t nl = k_.loads.size();
   for (size_t v = 0; v < nl + k_.outputs.size(); ++v) {  // not the dots' views
     const bool load = v < nl;
-    if (load ? !k_.load_walks_row(static_cast<int>(v)) : k_.outputs[v - nl].per_row) continue;
+    if (load ? !k_.load_walks_row(static_cast<int>(v)) || k_.loads[v].gathered() : k_.outputs[v - nl].per_row) continue;
     const int b = load ? k_.loads[v].buffer : k_.outputs[v - nl].buffer;
     bool ok = dims_[inner].strides[v] == 1 && views_[v]->offset % 4 == 0;
     for (size_t g = 0; ok && g < dims_.size(); ++g) ok = static_cast<int>(g) == inner || dims_[g].strides[v] % 4 == 0;
@@ -248,6 +248,14 @@ std::string Emitter::offset(size_t v, bool have_reduced) const {
   return s.empty() ? lit(0) : s;
 }
 
+std::string Emitter::load_offset(int node, bool have_reduced) const {
+  const ExprNode& e = k_.expr[node];
+  const Load& l = k_.loads[e.load];
+  std::string s = offset(e.load, have_reduced);
+  if (l.gathered()) s += " + fz_g" + std::to_string(node) + sfx_ + (l.gather_stride == 1 ? "" : " * " + lit(l.gather_stride));
+  return s;
+}
+
 std::string Emitter::emit_exprs(const std::vector<int>& roots, bool have_reduced, const std::string& ind,
                                 std::vector<std::string>& names, bool keep) const {
   const int n = static_cast<int>(k_.expr.size());
@@ -285,7 +293,20 @@ std::string Emitter::emit_exprs(const std::vector<int>& roots, bool have_reduced
           break;
         }
         const int lb = k_.loads[e.load].buffer;
-        if (have_reduced && e.load < static_cast<int>(row_vec_.size()) && row_vec_[e.load]) {  // a group's first element loads all 4
+        if (k_.loads[e.load].gathered()) {
+          // ONNX Gather's index: negative counts from the end; outside [-dim, dim) sets the
+          // status word and reads a clamped row. A 64-bit index saturates before a 32-bit
+          // fz_idx holds it, so 2^40 stays out of range instead of wrapping into it.
+          if (e.args.size() != 1 || e.args[0] < 0 || e.args[0] >= i) fail("gathered load without its index");
+          const DType it = k_.expr[e.args[0]].dtype;
+          if (it != DType::i32 && it != DType::i64) fail("gathered load with a non-integer index");
+          std::string iv = names[e.args[0]];
+          if (it == DType::i64 && !h_.index64)
+            iv = "fz_min(fz_max(" + iv + ", " + d_.int_literal(it, -2147483648LL) + "), " + d_.int_literal(it, 2147483647) + ")";
+          const std::string g = "fz_g" + std::to_string(i) + sfx_;
+          s += ind + "fz_idx " + g + " = " + idx(iv) + ";\n" + fix_index(g, k_.loads[e.load].gather_dim, ind);
+          s += ind + local(e.dtype) + v + " = " + typed_load(lb, load_offset(i, have_reduced)) + ";\n";
+        } else if (have_reduced && e.load < static_cast<int>(row_vec_.size()) && row_vec_[e.load]) {  // a group's first element loads all 4
           const std::string q = "fz_q" + std::to_string(e.load);
           s += ind + "if ((fz_t & 3) == 0) " + q + " = " + d_.row_vector_load(dtype_of(lb), row_vector_at(e.load, lb, offset(e.load, true))) + ";\n";
           s += ind + local(e.dtype) + v + " = " + d_.load_value(dtype_of(lb), q + "[fz_t & 3]") + ";\n";
@@ -561,7 +582,8 @@ std::vector<char> Emitter::needed(const std::vector<int>& roots, const std::vect
     need[r] = 1;
   }
   for (int i = n - 1; i >= 0; --i)
-    if (need[i] && k_.expr[i].kind == ExprKind::op && !(named && !(*named)[i].empty()))  // named: already computed
+    // named: already computed; a gathered load reads its index node
+    if (need[i] && (k_.expr[i].kind == ExprKind::op || k_.expr[i].kind == ExprKind::load) && !(named && !(*named)[i].empty()))
       for (int a : k_.expr[i].args) {
         if (a < 0) continue;  // absent optional operand: bound.expr holds its literal
         if (a >= i) fail("expression node " + std::to_string(i) + " has operand " + std::to_string(a));
@@ -954,6 +976,7 @@ std::string Dialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t 
 }
 
 bool kernel_checks_indices(const KernelSpec& k, const Plan& p) {
+  if (k.has_gathered_load()) return true;
   if (k.kind != FusionKind::opaque || k.node < 0 || k.node >= static_cast<int>(p.graph.nodes.size())) return false;
   static const std::set<std::string> ops = {"Gather",          "GatherElements", "GatherND",
                                             "ScatterElements", "Scatter",        "ScatterND"};
@@ -969,6 +992,9 @@ std::string index_error_message(const Plan& p, uint32_t status) {
   std::string label = "a kernel";
   if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()))
     label = p.graph.nodes[p.kernels[ki].node].label();
+  if (ki < p.kernels.size())  // a fused Gather: the first gathered load's node (one per kernel in practice)
+    for (const Load& l : p.kernels[ki].loads)
+      if (l.gathered() && label == "a kernel") label = l.gather_node;
   if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()) &&
       p.graph.nodes[p.kernels[ki].node].op_type == "CumSum")
     return label + ": axis out of range (a run-time axis outside [-rank, rank) was found on the device)";

@@ -197,6 +197,10 @@ class Emitter {
 
   // Element offset of view v; `have_reduced` false means reduced coordinates are 0.
   std::string offset(size_t v, bool have_reduced) const;
+  // Element offset of expr node `node`, a load: its view's offset, plus for a gathered load
+  // (kernel_spec.h Load) the checked index local fz_g<node> that emit_exprs declares times the
+  // axis stride.
+  std::string load_offset(int node, bool have_reduced) const;
 
   // Declares locals for every node the roots need, in topological order; names[id] is the
   // text that denotes node id afterwards (a local, a literal, a reduction result or acc).
@@ -231,7 +235,8 @@ class Emitter {
       if (raw_copy(k_.outputs[o].expr)) {
         const int load = k_.expr[k_.outputs[o].expr].load, lb = k_.loads[load].buffer;
         if (dtype_of(lb) == dtype_of(b))
-          s += ind + d_.element(slot(b), offset(v, have_reduced)) + " = " + d_.element(slot(lb), offset(load, have_reduced)) + ";\n";
+          s += ind + d_.element(slot(b), offset(v, have_reduced)) + " = " +
+               d_.element(slot(lb), load_offset(k_.outputs[o].expr, have_reduced)) + ";\n";
         else
           s += ind + typed_store(b, offset(v, have_reduced), names[k_.outputs[o].expr]) + "\n";
         continue;

@@ -35,8 +35,28 @@ void count_bytes(Plan& p) {
 }  // namespace
 
 int64_t kernel_bytes_read(const Plan& p, const KernelSpec& k) {
+  // A Gather reads the rows it picks, not its whole table: a buffer read only through gathered
+  // loads counts one element per position of each (an opaque Gather's table: one per output
+  // element), at most the buffer once.
+  const bool opaque_gather = k.kind == FusionKind::opaque && k.node >= 0 && k.node < static_cast<int>(p.graph.nodes.size()) &&
+                             p.graph.nodes[k.node].op_type == "Gather" && k.opaque_inputs.size() == 2 &&
+                             k.opaque_outputs.size() == 1 && k.opaque_outputs[0] >= 0;
+  const bool element_reads = !k.matmul && !k.conv && k.dots.empty() && !k.row_product && k.kind != FusionKind::opaque;
   int64_t r = 0;
-  for (int b : k.input_buffers()) r += p.buffers[b].nbytes();
+  for (int b : k.input_buffers()) {
+    const int64_t es = static_cast<int64_t>(dtype_size(p.buffers[b].dtype));
+    int64_t picked = -1;  // -1: the whole buffer
+    if (opaque_gather && b == k.opaque_inputs[0] && b != k.opaque_inputs[1]) {
+      picked = shape_numel(p.buffers[k.opaque_outputs[0]].shape) * es;
+    } else if (element_reads) {
+      bool plain = false;
+      int64_t g = 0;
+      for (const Load& l : k.loads)
+        if (l.buffer == b) l.gathered() ? void(g += shape_numel(k.space) * es) : void(plain = true);
+      if (!plain && g > 0) picked = g;
+    }
+    r += picked >= 0 ? std::min(picked, p.buffers[b].nbytes()) : p.buffers[b].nbytes();
+  }
   return r;
 }
 

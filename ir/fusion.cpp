@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "ir/fusion_rows.h"
 #include "ir/kernel_rewrite.h"
@@ -30,7 +31,9 @@ namespace fusor {
 namespace {
 
 // dequant: a weight DequantizeLinear read as int8 by the matmul kernels (fused_weight_dequant).
-enum class Cls { elementwise, view, reduce, matmul, conv, concat, opaque, dequant };
+// gather: an ONNX Gather whose output is read through a gathered load (kernel_spec.h Load):
+// its data is materialized, its indices inline like any element-wise operand.
+enum class Cls { elementwise, view, reduce, matmul, conv, concat, opaque, dequant, gather };
 
 // Every numeric dtype fuses: expressions are typed (kernel_spec.h), so nothing is narrowed.
 // The small dtypes (float8, int4, ...) stay opaque nodes: Cast's saturate/round_mode and the
@@ -50,7 +53,9 @@ struct TNode {
   int64_t ic = 0;  // integral constant
   const OpDef* op = nullptr;
   BoundScalar bound;
-  std::vector<int> args;
+  std::vector<int> args;      // op: operands; gathered load: {index}
+  int64_t gstride = 0, gdim = 0;  // gathered load (Load::gather_stride / gather_dim)
+  std::string gnode;          // gathered load: the Gather node's label
 };
 struct Tree {
   std::vector<TNode> n;
@@ -147,10 +152,27 @@ class Fuser {
         cls_[i] = Cls::conv;
       } else if (t == "Concat" && io_fusible(n, false)) {
         cls_[i] = Cls::concat;
+      } else if (fusible_gather(n)) {
+        cls_[i] = Cls::gather;
       }
     }
     for (size_t i = 0; i < g_.nodes.size(); ++i)
       if (fused_weight_dequant(g_, i, o_.fuse)) cls_[i] = Cls::dequant;
+  }
+
+  // Gather(data, indices) read element by element by its consumers (a gathered load): fused
+  // unless the data is a one-element constant (an immediate, not a buffer), either side is
+  // empty, or the indices are not int32 / int64 (ONNX Gather takes only those).
+  bool fusible_gather(const Node& n) const {
+    const char* env = std::getenv("FUSOR_GATHER_FUSION");
+    const bool wanted = env && (std::string(env) == "0" || std::string(env) == "1") ? std::string(env) == "1" : o_.gather_loads;
+    if (!o_.fuse || !wanted || n.op_type != "Gather" || n.num_inputs() != 2 || !n.has_input(0) || !n.has_input(1)) return false;
+    const Value &data = g_.values[n.inputs[0]], &ind = g_.values[n.inputs[1]], &out = g_.values[n.outputs[0]];
+    if (!io_fusible(n, false) || (ind.dtype != DType::i32 && ind.dtype != DType::i64) || data.shape.empty()) return false;
+    if (data.constant && data.constant->numel() == 1) return false;
+    const int64_t axis = n.attr_i("axis", 0), r = static_cast<int64_t>(data.shape.size());
+    if (axis < -r || axis >= r) return false;  // the shape pass reports it
+    return data.shape[axis < 0 ? axis + r : axis] > 0 && shape_numel(out.shape) > 0 && shape_numel(data.shape) > 0;
   }
 
   // A Reduce* node the fuser can absorb: the op table's ReduceRule with a plain combiner
@@ -184,13 +206,14 @@ class Fuser {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
       Cls c = cls_[i];
-      if (!o_.fuse || (c != Cls::elementwise && c != Cls::view))
+      if (!o_.fuse || (c != Cls::elementwise && c != Cls::view && c != Cls::gather))
         for (int o : n.outputs)
           if (o >= 0) mat_[o] = 1;
       // Opaque nodes and convolutions read whole contiguous buffers.
       if (c == Cls::opaque || c == Cls::conv)
         for (int v : n.inputs)
           if (v >= 0) mat_[v] = 1;
+      if (c == Cls::gather) mat_[n.inputs[0]] = 1;  // a gathered load reads a buffer
     }
   }
 
@@ -204,7 +227,7 @@ class Fuser {
     std::vector<std::vector<int>> loads(g_.values.size());  // sorted distinct loaded values of v's tree
     auto inlined = [&](int u) {
       const int p = producer(u);
-      return p >= 0 && !mat_[u] && (cls_[p] == Cls::elementwise || cls_[p] == Cls::view);
+      return p >= 0 && !mat_[u] && (cls_[p] == Cls::elementwise || cls_[p] == Cls::view || cls_[p] == Cls::gather);
     };
     auto loads_of = [&](int u, std::vector<int>& out) {
       if (inlined(u)) return out.insert(out.end(), loads[u].begin(), loads[u].end()), void();
@@ -214,7 +237,9 @@ class Fuser {
     std::vector<int> set;
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
-      if ((cls_[i] != Cls::elementwise && cls_[i] != Cls::view) || n.outputs[0] < 0 || mat_[n.outputs[0]]) continue;
+      if ((cls_[i] != Cls::elementwise && cls_[i] != Cls::view && cls_[i] != Cls::gather) || n.outputs[0] < 0 ||
+          mat_[n.outputs[0]])
+        continue;
       // A view inlines only its data input; its shape/perm operands are not loads.
       const size_t operands = cls_[i] == Cls::view ? std::min<size_t>(1, n.inputs.size()) : n.inputs.size();
       for (;;) {
@@ -363,7 +388,46 @@ class Fuser {
       if (failed) throw NeedMaterialize{in};
       return t;
     }
+    if (cls_[p] == Cls::gather) return gathered(p, shape);
     return leaf(v);  // materialized kinds never reach here
+  }
+
+  // Gather(data, indices) over its output shape: a gathered load of the (materialized) data
+  // whose index is the indices' tree, both over the output's positions: out[pre, j, post] =
+  // data[pre, indices[j], post] (ONNX Gather), so views applied above move both alike.
+  Tree gathered(int p, const Shape& shape) {
+    const Node& n = g_.nodes[p];
+    const Value& data = g_.values[n.inputs[0]];
+    const int64_t r = static_cast<int64_t>(data.shape.size());
+    const int64_t axis = normalize_axis(n.attr_i("axis", 0), r, n.label());
+    const size_t ri = g_.values[n.inputs[1]].shape.size();
+    Tree t = build(n.inputs[1]);
+    map_views(t, [&](const StridedView& s) {
+      StridedView o;
+      o.shape = shape;
+      o.offset = s.offset;
+      o.strides.assign(static_cast<size_t>(axis), 0);
+      o.strides.insert(o.strides.end(), s.strides.begin(), s.strides.end());
+      o.strides.resize(shape.size(), 0);
+      return o;
+    });
+    const StridedView d = StridedView::contiguous(data.shape);
+    TNode x;
+    x.kind = ExprKind::load;
+    x.dtype = data.dtype;
+    x.value = n.inputs[0];
+    x.view.shape = shape;
+    x.view.strides.assign(d.strides.begin(), d.strides.begin() + axis);
+    x.view.strides.insert(x.view.strides.end(), ri, 0);
+    x.view.strides.insert(x.view.strides.end(), d.strides.begin() + axis + 1, d.strides.end());
+    x.gstride = d.strides[axis];
+    x.gdim = data.shape[axis];
+    x.gnode = n.label();
+    x.args = {t.root};
+    t.n.push_back(std::move(x));
+    t.root = static_cast<int>(t.n.size()) - 1;
+    t.nodes.insert(p);
+    return t;
   }
 
   // The inlined value whose own tree is largest while still within the op limit: cutting
@@ -408,15 +472,25 @@ class Fuser {
       uint64_t bits;
       std::memcpy(&bits, &x.c, 8);
       key += "c" + std::to_string(bits) + "|" + std::to_string(x.ic);
+    } else if (x.kind == ExprKind::load && !x.args.empty()) {
+      // A gathered load: its own Load entry per index node (kernel_spec.h).
+      const int ix = emit(k, t, memo, x.args[0]);
+      const int b = buffer_for(x.value);
+      key += "g" + std::to_string(b) + "|" + std::to_string(x.view.offset) + "|" + std::to_string(ix);
+      for (int64_t st : x.view.strides) key += "," + std::to_string(st);
+      if (auto it = memo.find(key); it != memo.end()) return it->second;
+      k.loads.push_back({b, x.view, x.gstride, x.gdim, x.gnode});
+      e.load = static_cast<int>(k.loads.size()) - 1;
+      e.args = {ix};
     } else if (x.kind == ExprKind::load) {
       int b = buffer_for(x.value);
       int li = -1;
       for (size_t j = 0; j < k.loads.size(); ++j)
-        if (k.loads[j].buffer == b && k.loads[j].view.strides == x.view.strides && k.loads[j].view.offset == x.view.offset &&
-            k.loads[j].view.shape == x.view.shape)
+        if (k.loads[j].buffer == b && !k.loads[j].gathered() && k.loads[j].view.strides == x.view.strides &&
+            k.loads[j].view.offset == x.view.offset && k.loads[j].view.shape == x.view.shape)
           li = static_cast<int>(j);
       if (li < 0) {
-        k.loads.push_back({b, x.view});
+        k.loads.push_back({b, x.view, 0, 0, {}});
         li = static_cast<int>(k.loads.size()) - 1;
       }
       e.load = li;
@@ -544,6 +618,7 @@ class Fuser {
       ExprNode in;
       in.dtype = x.dtype;
       if (x.kind == ExprKind::load) {
+        if (!x.args.empty()) return std::nullopt;  // a gathered load: not one view of a buffer
         const int xp = producer(x.value);
         // The operand keeps its buffer's dtype (backends choose GEMM paths by it): no Cast.
         if (value >= 0 || x.dtype != r.dtype || (xp >= 0 && cls_[xp] == Cls::dequant)) return std::nullopt;
@@ -610,7 +685,7 @@ class Fuser {
         continue;
       }
       if (!mat_[v]) continue;
-      if (c == Cls::elementwise || c == Cls::view) {
+      if (c == Cls::elementwise || c == Cls::view || c == Cls::gather) {
         element_kernel(v, build_inner(v), StridedView::contiguous(shape), shape);
       } else if (c == Cls::reduce) {
         const ReduceInfo& r = red_[p];
@@ -743,6 +818,7 @@ class Fuser {
     while (changed) {
       changed = false;
       for (size_t li = 0; li < k.loads.size() && !changed; ++li) {
+        if (k.loads[li].gathered()) continue;  // its rows are picked at run time
         int v = value_of_buffer(k.loads[li].buffer);
         int p = v >= 0 ? producer(v) : -1;
         if (p < 0 || cls_[p] != Cls::reduce || is_graph_output(v) || absorbed.count(v)) continue;
@@ -791,7 +867,8 @@ class Fuser {
       const int reader = sole_reader(ci, cbuf);
       if (reader < 0) continue;
       KernelSpec& k = kernels_[reader];
-      if (k.kind != FusionKind::loop || k.matmul || k.conv) continue;
+      // Gathered loads stay out of contraction kernels (library epilogues, tiled templates).
+      if (k.kind != FusionKind::loop || k.matmul || k.conv || k.has_gathered_load()) continue;
       if (k.space != ck.space) {
         // A reader that permutes the product's axes (attention's heads-to-sequence Transpose)
         // is re-expressed over the contraction's space: its loads and stores walk permuted

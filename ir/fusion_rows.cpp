@@ -84,7 +84,9 @@ bool inline_small_contractions(std::vector<KernelSpec>& ks, const std::vector<Bu
     const int reader = sole_reader(ks, ci, cbuf);
     if (reader < 0) continue;
     KernelSpec& k = ks[reader];
-    if (k.kind != FusionKind::input || k.reduce_axes.empty() || k.matmul || k.conv || k.space != ck.space) continue;
+    if (k.kind != FusionKind::input || k.reduce_axes.empty() || k.matmul || k.conv || k.space != ck.space ||
+        k.has_gathered_load())
+      continue;
     if (k.dots.size() >= 2 || k.input_buffers().size() + 2 > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
     if (!any_layout && !walks_rows_coalesced(k, m)) continue;
     bool ok = true;
@@ -159,7 +161,7 @@ bool fuse_row_products(std::vector<KernelSpec>& ks, const std::vector<Buffer>& b
     if (!b_ready) continue;
     KernelSpec& k = ks[ri];
     const int last = static_cast<int>(k.space.size()) - 1;
-    if (k.kind != FusionKind::input || k.matmul || k.conv || k.row_product || k.space != m.a.shape ||
+    if (k.kind != FusionKind::input || k.matmul || k.conv || k.row_product || k.has_gathered_load() || k.space != m.a.shape ||
         k.reduce_axes != std::vector<int>{last} || k.space[last] != m.k)
       continue;
     if (k.input_buffers().size() + 1 > static_cast<size_t>(kMaxLoadsPerKernel)) continue;

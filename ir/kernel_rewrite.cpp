@@ -135,7 +135,12 @@ bool same_value(const KernelSpec& k, int a, int b, std::set<std::pair<int, int>>
   switch (x.kind) {
     case ExprKind::load: {
       const Load &p = k.loads[x.load], &q = k.loads[y.load];
-      return p.buffer == q.buffer && p.view.strides == q.view.strides && p.view.offset == q.view.offset;
+      if (p.buffer != q.buffer || p.view.strides != q.view.strides || p.view.offset != q.view.offset ||
+          p.gather_stride != q.gather_stride || p.gather_dim != q.gather_dim)
+        return false;
+      if (!x.args.empty() && !same_value(k, x.args[0], y.args[0], known)) return false;  // gathered: the same index
+      known.insert({a, b});
+      return true;
     }
     case ExprKind::constant:
       return x.value == y.value && x.ivalue == y.ivalue;
@@ -202,7 +207,7 @@ void mark_row_registers(KernelSpec& k) {
           continue;
         }
         if (e.kind == ExprKind::load && e.load >= 0 && e.load < static_cast<int>(seen.size())) seen[e.load] = 1;
-        if (e.kind == ExprKind::op)
+        if (e.kind == ExprKind::op || e.kind == ExprKind::load)  // a gathered load reads its index
           for (int a : e.args)
             if (a >= 0 && a < i) need[a] = 1;
       }
@@ -313,7 +318,7 @@ void absorb_reduction(KernelSpec& k, const KernelSpec& rk, int li) {
     int found = -1;
     for (size_t q = 0; q < k.loads.size(); ++q)
       if (k.loads[q].buffer == rk.loads[j].buffer && k.loads[q].view.strides == rk.loads[j].view.strides &&
-          k.loads[q].view.offset == rk.loads[j].view.offset)
+          k.loads[q].view.offset == rk.loads[j].view.offset && !k.loads[q].gathered() && !rk.loads[j].gathered())
         found = static_cast<int>(q);
     if (found < 0) {
       k.loads.push_back(rk.loads[j]);

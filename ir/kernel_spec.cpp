@@ -58,8 +58,14 @@ int64_t KernelSpec::row_length() const {
 }
 
 bool KernelSpec::load_walks_row(int l) const {
+  if (loads[l].gathered() && !reduce_axes.empty()) return true;  // its index may walk the row
   for (int d : reduce_axes)
     if (space[d] > 1 && loads[l].view.strides[d] != 0) return true;
+  return false;
+}
+bool KernelSpec::has_gathered_load() const {
+  for (const Load& l : loads)
+    if (l.gathered()) return true;
   return false;
 }
 bool KernelSpec::dot_walks_row(int di) const {

@@ -64,9 +64,19 @@ struct ExprNode {
 };
 
 // A read of a buffer through a view whose shape is the kernel's space.
+// A gathered load (ONNX Gather fused into its reader, ir/fusion.cpp): the expr node of kind
+// load that reads it has args = {i}, node i an int32 / int64 index evaluated at the same
+// position, and element c lives at view.offset(c) + k * gather_stride, where k = i + gather_dim
+// for i < 0, else i (ONNX Gather: indices in [-dim, dim)). An index outside that range is the
+// node's error: the cpu backend throws Error naming gather_node; the GPUs set the kernel's
+// status word (kernel_checks_indices) and read element k clamped into range. Every gathered
+// load has exactly one such node (loads are not shared between index expressions).
 struct Load {
   int buffer = -1;
   StridedView view;
+  int64_t gather_stride = 0, gather_dim = 0;  // gathered: the indexed axis's stride and length
+  std::string gather_node;                    // gathered: the Gather node's label (errors)
+  bool gathered() const { return gather_dim > 0; }
 };
 
 struct Reduction {
@@ -222,7 +232,9 @@ struct KernelSpec {
   int64_t row_length() const;       // product of reduced dims (1 when none)
   // Load l's element changes along the row (its view steps on some reduced dim of size > 1);
   // false: one value per row.
+  // A gathered load counts as walking (its index may).
   bool load_walks_row(int l) const;
+  bool has_gathered_load() const;
   bool dot_walks_row(int d) const;  // likewise for dots[d] (either operand's view)
   // The dtype of a contraction's acc nodes (all alike: the contraction's output value's), f32
   // when no node reads acc.
@@ -296,6 +308,10 @@ struct FusionOptions {
   // Softmax(scores) @ V) is computed by that row kernel (KernelSpec::row_product): one kernel and
   // one dependent launch less. FUSOR_ROW_PRODUCT=0 / 1 overrides for A/B runs.
   bool row_products = true;
+  // Gather reads fused into the kernels that use them (kernel_spec.h gathered loads): an
+  // embedding lookup is not copied by a kernel of its own first. FUSOR_GATHER_FUSION=0 / 1
+  // overrides for A/B runs.
+  bool gather_loads = true;
 };
 
 // Decomposes composite ops into primitives (LayerNormalization, Softmax, Gemm, BatchNorm, ...),

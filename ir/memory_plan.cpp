@@ -93,11 +93,11 @@ void plan_memory(Plan& p) {
       int donor = -1;
       if (ks.kind == FusionKind::loop && ks.outputs.size() == 1 && ks.outputs[0].view.is_contiguous())
         for (auto& l : ks.loads)
-          if (last[l.buffer] == k && p.buffers[l.buffer].role == Buffer::Role::intermediate &&
+          if (last[l.buffer] == k && p.buffers[l.buffer].role == Buffer::Role::intermediate && !l.gathered() &&
               l.view.is_contiguous() && l.view.shape == ks.space && p.buffers[l.buffer].nbytes() == p.buffers[b].nbytes())
             donor = l.buffer;
       for (auto& l : ks.loads)
-        if (l.buffer == donor && !(l.view.is_contiguous() && l.view.shape == ks.space)) donor = -1;
+        if (l.buffer == donor && (l.gathered() || !(l.view.is_contiguous() && l.view.shape == ks.space))) donor = -1;
       if (donor >= 0) {
         p.buffers[b].offset = p.buffers[donor].offset;
         last[donor] = -2;  // handed over: never released separately

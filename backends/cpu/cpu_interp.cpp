@@ -140,6 +140,7 @@ class Runner {
   Scratch* s_ = nullptr;
   std::vector<HostScalar> red_;
   std::vector<double> prow_;  // a row product's P over the current row (rounded to its dtype)
+  std::vector<int64_t> gathered_;  // a gathered load's element offsets (load_offsets)
 
   // Evaluates and stores the outputs at positions [q0, q1) of dims (acc: one per position).
   void positions(const IterDims& dims, const int64_t* base, int64_t q0, int64_t q1, const double* acc) {
@@ -278,9 +279,28 @@ class Runner {
     for (int j = 0; j < cnt; ++j) out[j].f = round_float(matmul_dot(d.mm, bufs_, oa[j], d.a_sk, ob[j], d.b_sk), n.dtype);
   }
 
+  // Element offsets of load node n at this block's positions: its view's, plus for a gathered
+  // load the checked index times the axis stride (ONNX Gather: [-dim, dim), negative from the end).
+  const int64_t* load_offsets(const ExprNode& n, int cnt) {
+    const Load& l = k_.loads[n.load];
+    const int64_t* o = s_->off(n.load);
+    if (!l.gathered()) return o;
+    const HostScalar* ix = s_->col(n.args.at(0));
+    gathered_.resize(kBlock);
+    for (int j = 0; j < cnt; ++j) {
+      int64_t i = ix[j].i;
+      if (i < -l.gather_dim || i >= l.gather_dim)
+        throw Error("cpu", l.gather_node + ": index " + std::to_string(i) + " out of range [-" +
+                               std::to_string(l.gather_dim) + ", " + std::to_string(l.gather_dim) + ")");
+      if (i < 0) i += l.gather_dim;
+      gathered_[j] = o[j] + i * l.gather_stride;
+    }
+    return gathered_.data();
+  }
+
   void load(const ExprNode& n, HostScalar* out, int cnt) {
     const CpuBuffer& b = bufs_[k_.loads[n.load].buffer];
-    const int64_t* o = s_->off(n.load);
+    const int64_t* o = load_offsets(n, cnt);
     int64_t lo = o[0], hi = o[0];
     for (int j = 1; j < cnt; ++j) lo = std::min(lo, o[j]), hi = std::max(hi, o[j]);
     if (lo < 0 || hi >= b.numel) {
@@ -323,7 +343,7 @@ class Runner {
     if (e.kind != ExprKind::load) return false;
     const CpuBuffer &src = bufs_[k_.loads[e.load].buffer], &dst = bufs_[ko.buffer];
     if (src.dtype != dst.dtype || dtype_size(dst.dtype) == 0) return false;
-    const int64_t *i = s_->off(e.load), *o = s_->off(view);
+    const int64_t *i = load_offsets(e, cnt), *o = s_->off(view);
     for (int j = 0; j < cnt; ++j)
       if (i[j] < 0 || i[j] >= src.numel) return false;  // positions of an empty reduction: the value path
     const size_t es = dtype_size(dst.dtype);

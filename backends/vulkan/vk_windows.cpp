@@ -38,7 +38,7 @@ void add_view(const StridedView& v, const std::vector<int64_t>& lo, const std::v
 Window touched(const KernelSpec& k, const Plan& p, int b, const Box& box) {
   int64_t mn = std::numeric_limits<int64_t>::max(), mx = std::numeric_limits<int64_t>::min();
   for (const Load& l : k.loads)
-    if (l.buffer == b) add_view(l.view, box.lo, box.len, mn, mx);
+    if (l.buffer == b && !l.gathered()) add_view(l.view, box.lo, box.len, mn, mx);
   for (const KernelOutput& o : k.outputs)
     if (o.buffer == b) add_view(o.view, box.lo, box.len, mn, mx);
   if (k.matmul) {
@@ -67,6 +67,8 @@ Window touched(const KernelSpec& k, const Plan& p, int b, const Box& box) {
   for (const InlineDot& d : k.dots) whole(d.mm.a_buffer), whole(d.mm.b_buffer);
   if (k.row_product) whole(k.row_product->b_buffer), whole(k.row_product->c_buffer);
   for (int x : k.opaque_inputs) whole(x);
+  for (const Load& l : k.loads)  // any row of the indexed axis, chosen at run time
+    if (l.gathered()) whole(l.buffer);
   for (int x : k.opaque_outputs) whole(x);
   if (mx < mn) return {0, 0};
   return {mn, mx - mn + 1};
