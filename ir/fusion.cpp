@@ -99,6 +99,7 @@ class Fuser {
       if (pass > 0 || !store_narrow_epilogues()) break;
     }
     drop_dead_kernels();
+    if (o_.fuse && fusion_detail::merge_lookups_into_first_reader(kernels_, buffers_)) drop_dead_kernels();
     if (o_.fuse && fusion_detail::inline_small_contractions(kernels_, buffers_)) drop_dead_kernels();
     if (o_.fuse && fusion_detail::fuse_row_products(kernels_, buffers_, o_)) drop_dead_kernels();
     return finish();
@@ -284,12 +285,17 @@ class Fuser {
     if (!o_.fuse) return;
     for (const Node& n : g_.nodes) {
       int v = n.outputs.empty() ? -1 : n.outputs[0];
-      if (v < 0 || mat_[v] || cls_[producer(v)] != Cls::elementwise) continue;
+      if (v < 0 || mat_[v] || (cls_[producer(v)] != Cls::elementwise && cls_[producer(v)] != Cls::gather)) continue;
       if (effective_consumers(v) <= 1) continue;
       Tree t = build_inner(v);
       int ops = 0;
-      for (auto& x : t.n) ops += x.kind == ExprKind::op;
-      if (ops > kRecomputeMaxOps) mat_[v] = 1;
+      bool gathers = false;
+      for (auto& x : t.n) ops += x.kind == ExprKind::op, gathers = gathers || (x.kind == ExprKind::load && !x.args.empty());
+      // A lookup read by several kernels is stored once (by its first reader, fusion_rows.cpp
+      // merge_lookups_into_first_reader), not looked up again by each: every lookup is a
+      // dependent load (index, then row), which cost GPT-2's residual kernels more on the H200
+      // than the launch it saved (docs/benchmarks.md, twenty-sixth session).
+      if (ops > kRecomputeMaxOps || gathers) mat_[v] = 1;
     }
   }
 

@@ -51,6 +51,96 @@ bool row_products_wanted(const FusionOptions& o) {
 
 }  // namespace
 
+// ---- a lookup's kernel merged into its first reader -----------------------------------------
+// P: a loop kernel (one output, element-wise, at least one gathered load) whose output the
+// fusion pass stored because several kernels read it (GPT-2's wte[ids] + wpe: the first
+// LayerNorm and the residual add). C: the first kernel after P that reads it, a loop or row
+// kernel over P's space reading it only through P's store view. C takes P's loads and
+// expression, reads the value from it instead of the buffer, and stores it as one more element
+// output where later kernels read it: one dependent launch less, and the value is the same bits
+// (the same expression, evaluated at the same position).
+bool merge_lookups_into_first_reader(std::vector<KernelSpec>& ks, const std::vector<Buffer>& bufs) {
+  bool merged = false;
+  for (size_t pi = 0; pi < ks.size(); ++pi) {
+    KernelSpec& pk = ks[pi];
+    if (pk.kind != FusionKind::loop || pk.matmul || pk.conv || !pk.dots.empty() || pk.row_product || !pk.reduce_axes.empty() ||
+        pk.outputs.size() != 1 || pk.outputs[0].per_row || !pk.has_gathered_load())
+      continue;
+    const int pb = pk.outputs[0].buffer;
+    if (bufs[pb].role == Buffer::Role::input || bufs[pb].role == Buffer::Role::constant) continue;
+    size_t ci = pi + 1;
+    while (ci < ks.size()) {
+      const auto ins = ks[ci].input_buffers();
+      if (std::find(ins.begin(), ins.end(), pb) != ins.end()) break;
+      ++ci;
+    }
+    if (ci >= ks.size()) continue;
+    KernelSpec& k = ks[ci];
+    if ((k.kind != FusionKind::loop && k.kind != FusionKind::input) || k.matmul || k.conv || !k.dots.empty() || k.row_product ||
+        k.space != pk.space)
+      continue;
+    // Reads through the store's view: the same element at every position (a size-1 dim's
+    // stride is never used).
+    const StridedView& sv = pk.outputs[0].view;
+    bool ok = true;
+    for (const Load& l : k.loads) {
+      if (l.buffer != pb) continue;
+      ok = ok && !l.gathered() && l.view.offset == sv.offset;
+      for (size_t d = 0; ok && d < k.space.size(); ++d) ok = k.space[d] == 1 || l.view.strides[d] == sv.strides[d];
+    }
+    for (const KernelOutput& o : k.outputs) ok = ok && o.buffer != pb;
+    if (!ok) continue;
+    // The merged kernel stays within the pass's limits (descriptors, expression size).
+    std::vector<int> ins = k.input_buffers();
+    for (int b : pk.input_buffers())
+      if (std::find(ins.begin(), ins.end(), b) == ins.end()) ins.push_back(b);
+    if (static_cast<int>(ins.size()) - 1 > kMaxLoadsPerKernel ||
+        static_cast<int>(k.expr.size() + pk.expr.size()) > kMaxOpsPerKernel)
+      continue;
+    // P's loads (its gathered ones stay its own) and nodes, appended.
+    std::vector<int> load_map(pk.loads.size(), -1), expr_map(pk.expr.size(), -1);
+    for (size_t j = 0; j < pk.loads.size(); ++j) {
+      const Load& l = pk.loads[j];
+      for (size_t q = 0; q < k.loads.size() && !l.gathered(); ++q)
+        if (!k.loads[q].gathered() && k.loads[q].buffer == l.buffer && k.loads[q].view.strides == l.view.strides &&
+            k.loads[q].view.offset == l.view.offset)
+          load_map[j] = static_cast<int>(q);
+      if (load_map[j] < 0) k.loads.push_back(l), load_map[j] = static_cast<int>(k.loads.size()) - 1;
+    }
+    for (size_t e = 0; e < pk.expr.size(); ++e) {
+      ExprNode n = pk.expr[e];
+      if (n.kind == ExprKind::load) n.load = load_map[n.load];
+      for (int& a : n.args)
+        if (a >= 0) a = expr_map[a];
+      expr_map[e] = static_cast<int>(k.expr.size());
+      k.expr.push_back(std::move(n));
+    }
+    const int root = expr_map[pk.outputs[0].expr];
+    // C's reads of the buffer become the value.
+    auto is_read = [&](int e) { return e >= 0 && k.expr[e].kind == ExprKind::load && k.loads[k.expr[e].load].buffer == pb; };
+    for (ExprNode& n : k.expr)
+      for (int& a : n.args)
+        if (is_read(a)) a = root;
+    for (KernelOutput& o : k.outputs)
+      if (is_read(o.expr)) o.expr = root;
+    for (Reduction& r : k.reductions)
+      if (is_read(r.body)) r.body = root;
+    // Stored only for later readers (a LayerNorm's mean and its centring both read its input,
+    // which is why the pass stored it; nothing after needs the bytes then).
+    bool later = bufs[pb].role == Buffer::Role::output;
+    for (size_t j = ci + 1; j < ks.size() && !later; ++j) {
+      const auto r = ks[j].input_buffers();
+      later = std::find(r.begin(), r.end(), pb) != r.end();
+    }
+    if (later) k.outputs.push_back({pb, pk.outputs[0].view, root, false});
+    prepend_ops(k, pk);
+    topo_order(k);  // drops the loads of the buffer
+    pk.outputs.clear();  // now dead; removed by drop_dead_kernels
+    merged = true;
+  }
+  return merged;
+}
+
 // ---- inline contractions -------------------------------------------------------------------
 // A bare small matmul (kMaxPrologueMacs multiply-adds, K <= kMaxInlineDotK, float operands and
 // result) whose only reader is one row kernel over the product's own space, reading it

@@ -1,5 +1,5 @@
-// Internal to ir/: the fusion pass's last step (ir/fusion_rows.cpp), small contractions moved
-// into the row kernel that is their only reader. Both rewrite `ks` (the pass's kernels in
+// Internal to ir/: the fusion pass's last steps (ir/fusion_rows.cpp): a lookup's kernel merged
+// into its first reader, small contractions moved into the row kernel that is their only reader. Both rewrite `ks` (the pass's kernels in
 // execution order) in place and return true when some kernel changed; the caller then drops
 // the kernels left without readers.
 #pragma once
@@ -14,6 +14,10 @@ namespace fusor::fusion_detail {
 int sole_reader(const std::vector<KernelSpec>& ks, size_t ci, int b);
 // k takes over producer ck's work: ck's fused ops and nodes come first in k's lists.
 void prepend_ops(KernelSpec& k, const KernelSpec& ck);
+// Multi-output fusion of a lookup: a loop kernel with a gathered load (a stored embedding sum)
+// merges into the first kernel that reads its output, over the same space through the same
+// view; that kernel computes the value, stores it for the later readers and uses it itself.
+bool merge_lookups_into_first_reader(std::vector<KernelSpec>& ks, const std::vector<Buffer>& bufs);
 // KernelSpec::dots: a bare small matmul whose only reader is one row kernel over its space
 // (kMaxPrologueMacs, kMaxInlineDotK; by default only where that row reads the operands coalesced).
 bool inline_small_contractions(std::vector<KernelSpec>& ks, const std::vector<Buffer>& bufs);

@@ -200,6 +200,7 @@ TEST(GatherFusion, EmbeddingThenLayerNormIsOneKernelPerReader) {
   EXPECT_FALSE(any_opaque_gather(p));
   ASSERT_EQ(p.kernels.size(), 1u);  // the row kernel computes LayerNorm and the residual sum
   EXPECT_EQ(p.kernels[0].kind, FusionKind::input);
+  EXPECT_EQ(p.kernels[0].outputs.size(), 1u);  // h is not stored: nothing after this kernel reads it
   // The table counts the rows picked (S x E floats per gathered load), not all V of them.
   EXPECT_LT(kernel_bytes_read(p, p.kernels[0]), V * E * 4);
   for (const std::string& be : testing::usable_backends()) {
@@ -229,6 +230,44 @@ TEST(GatherFusion, TheKnobKeepsTheOpaqueKernel) {
   EXPECT_EQ(gathered_loads(p), 0);
   EXPECT_EQ(p.kernels.size(), 2u);
   expect_refs_bits(g, {{in}});
+}
+
+// GPT-2's residual stream: h = wte[ids] + wpe, LayerNorm(h) -> MatMul -> + h. h is looked up
+// once: the LayerNorm kernel computes it, stores it as a second output, and the residual add
+// after the MatMul reads it (no second lookup, no kernel of its own); ref's values everywhere.
+TEST(GatherFusion, ALookupReadByTwoKernelsIsStoredByTheFirst) {
+  const int64_t V = 500, S = 48, E = 32;
+  GraphBuilder b("residual", 17);
+  const int ids = b.input("ids", DType::i64, {1, S});
+  const int wte = b.constant("wte", testing::random_tensor(DType::f32, {V, E}, 31));
+  const int h = b.op("Add", {b.op("Gather", {wte, ids}, {{"axis", int64_t{0}}}), b.constant("wpe", testing::random_tensor(DType::f32, {S, E}, 32))});
+  const int ln = b.op("LayerNormalization", {h, b.constant("g", testing::random_tensor(DType::f32, {E}, 33)),
+                                             b.constant("bias", testing::random_tensor(DType::f32, {E}, 34))},
+                      {{"axis", int64_t{-1}}, {"epsilon", 1e-5}});
+  const int mm = b.op("MatMul", {ln, b.constant("w", testing::random_tensor(DType::f32, {E, E}, 35))});
+  b.output(b.op("Add", {mm, h}));
+  const Graph g = b.build();
+  std::vector<int64_t> v(S);
+  for (int64_t i = 0; i < S; ++i) v[i] = (i * 53) % V - (i % 4 == 0 ? V : 0);
+  const std::vector<Tensor> in1 = {testing::ints_of({1, S}, v)};
+  for (int64_t& x : v) x = (x + 77) % V;
+  const std::vector<Tensor> in2 = {testing::ints_of({1, S}, v)};
+  const Plan p = plan_of(g, in1);
+  EXPECT_FALSE(any_opaque_gather(p));
+  EXPECT_EQ(gathered_loads(p), 1);  // one lookup, not one per reader
+  ASSERT_FALSE(p.kernels.empty());
+  EXPECT_EQ(p.kernels[0].kind, FusionKind::input);
+  EXPECT_EQ(p.kernels[0].outputs.size(), 2u);  // LayerNorm's output and h
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    Session s(g, be);
+    for (const auto& in : {in1, in2}) {
+      const Tensor want = Session(g, "ref").run(in)[0], got = s.run(in)[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      for (int64_t i = 0; i < want.numel(); ++i) EXPECT_NEAR(got.get(i), want.get(i), 1e-5 * (1 + std::fabs(want.get(i)))) << i;
+    }
+  }
+  expect_cuda_sources_compile(p);
 }
 
 // An index outside [-dim, dim) is the Gather node's error on every backend, one line, and the
