@@ -261,7 +261,14 @@ class Fuser {
       int d = 0;
       for (int v : n.inputs)
         if (v >= 0 && !mat_[v]) d = std::max(d, depth[v]);
-      if (d + 1 >= kMaxOpsPerKernel / 2) {
+      if (cls_[i] == Cls::gather) {
+        // A lookup counts as the one stored value it was before it fused (depth 0, one load):
+        // counted through its table and indices, the estimates moved BERT's cuts into its
+        // LayerNorms (each split in two; 24 us slower on the H200's Vulkan). A kernel that ends
+        // up over the load limit is still cut by element_kernel.
+        depth[n.outputs[0]] = 0;
+        loads[n.outputs[0]] = {n.outputs[0]};
+      } else if (d + 1 >= kMaxOpsPerKernel / 2) {
         mat_[n.outputs[0]] = 1;
       } else {
         depth[n.outputs[0]] = d + 1;
