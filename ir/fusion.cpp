@@ -290,20 +290,24 @@ class Fuser {
 
   void decide_recompute() {
     if (!o_.fuse) return;
-    for (const Node& n : g_.nodes) {
-      int v = n.outputs.empty() ? -1 : n.outputs[0];
-      if (v < 0 || mat_[v] || (cls_[producer(v)] != Cls::elementwise && cls_[producer(v)] != Cls::gather)) continue;
-      if (effective_consumers(v) <= 1) continue;
-      Tree t = build_inner(v);
-      int ops = 0;
-      bool gathers = false;
-      for (auto& x : t.n) ops += x.kind == ExprKind::op, gathers = gathers || (x.kind == ExprKind::load && !x.args.empty());
-      // A lookup read by several kernels is stored once (by its first reader, fusion_rows.cpp
-      // merge_lookups_into_first_reader), not looked up again by each: every lookup is a
-      // dependent load (index, then row), which cost GPT-2's residual kernels more on the H200
-      // than the launch it saved (docs/benchmarks.md, twenty-sixth session).
-      if (ops > kRecomputeMaxOps || gathers) mat_[v] = 1;
-    }
+    // First the cost rule, with lookups inlined as they come (their trees count as the stored
+    // Gather output they replace, so these decisions are the ones made before lookups fused);
+    // then the lookup rule below.
+    for (int pass = 0; pass < 2; ++pass)
+      for (const Node& n : g_.nodes) {
+        int v = n.outputs.empty() ? -1 : n.outputs[0];
+        if (v < 0 || mat_[v] || (cls_[producer(v)] != Cls::elementwise && cls_[producer(v)] != Cls::gather)) continue;
+        if (effective_consumers(v) <= 1) continue;
+        Tree t = build_inner(v);
+        int ops = 0;
+        bool gathers = false;
+        for (auto& x : t.n) ops += x.kind == ExprKind::op, gathers = gathers || (x.kind == ExprKind::load && !x.args.empty());
+        // A lookup read by several kernels is stored once (by its first reader, fusion_rows.cpp
+        // merge_lookups_into_first_reader), not looked up again by each: every lookup is a
+        // dependent load (index, then row), which cost GPT-2's residual kernels more on the H200
+        // than the launch it saved (docs/benchmarks.md, twenty-sixth session).
+        if (pass == 0 ? ops > kRecomputeMaxOps && cls_[producer(v)] == Cls::elementwise : gathers) mat_[v] = 1;
+      }
   }
 
   // ---- expression trees ---------------------------------------------------------------
