@@ -68,6 +68,42 @@ void expect_refs_bits(const Graph& g, const std::vector<std::vector<Tensor>>& se
   }
 }
 
+// Every backend's output 0 within rtol of ref's (fp32 LayerNorms and matmuls: the sums'
+// order differs), for each input set (the second a replay).
+void expect_refs_values(const Graph& g, const std::vector<std::vector<Tensor>>& sets, double rtol) {
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    Session s(g, be);
+    for (const auto& in : sets) {
+      const Tensor want = Session(g, "ref").run(in)[0], got = s.run(in)[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      for (int64_t i = 0; i < want.numel(); ++i) EXPECT_NEAR(got.get(i), want.get(i), rtol * (1 + std::fabs(want.get(i)))) << i;
+    }
+  }
+}
+
+// GPT-2's embedding: ids [1, S] -> h = wte[ids] + wpe [1, S, E] and LayerNormalization(h) over E
+// (random weights from `seed`); *h_out gets h.
+int embedding_layer_norm(GraphBuilder& b, int64_t V, int64_t S, int64_t E, uint64_t seed, int* h_out) {
+  const int ids = b.input("ids", DType::i64, {1, S});
+  const int wte = b.constant("wte", testing::random_tensor(DType::f32, {V, E}, seed));
+  const int wpe = b.constant("wpe", testing::random_tensor(DType::f32, {S, E}, seed + 1));
+  *h_out = b.op("Add", {b.op("Gather", {wte, ids}, {{"axis", int64_t{0}}}), wpe});
+  return b.op("LayerNormalization", {*h_out, b.constant("g", testing::random_tensor(DType::f32, {E}, seed + 2)),
+                                     b.constant("bias", testing::random_tensor(DType::f32, {E}, seed + 3))},
+              {{"axis", int64_t{-1}}, {"epsilon", 1e-5}});
+}
+
+// Two sets of ids [1, S] over [-V, V) (negative ones included), the second a replay's.
+std::vector<std::vector<Tensor>> two_id_sets(int64_t V, int64_t S, int64_t step) {
+  std::vector<int64_t> v(S);
+  for (int64_t i = 0; i < S; ++i) v[i] = (i * step) % V - (i % 3 == 0 ? V : 0);
+  std::vector<std::vector<Tensor>> sets = {{testing::ints_of({1, S}, v)}};
+  for (int64_t& x : v) x = (x + V + 77) % V;
+  sets.push_back({testing::ints_of({1, S}, v)});
+  return sets;
+}
+
 struct LookupCase {
   const char* name;
   DType table_t;
@@ -174,44 +210,25 @@ TEST(GatherFusion, HalfNaNPayloadsAreCopied) {
   expect_refs_bits(g, {{in}});
 }
 
-// GPT-2's embedding: wte[ids] + wpe[positions], then LayerNormalization; the sum is also the
-// residual read later. No kernel copies the rows first; every backend gives ref's values.
+// GPT-2's embedding: wte[ids] + wpe, then LayerNormalization, and the sum added again after a
+// Tanh (read twice in one kernel). No kernel copies the rows first; every backend gives ref's
+// values.
 TEST(GatherFusion, EmbeddingThenLayerNormIsOneKernelPerReader) {
   const int64_t V = 300, S = 40, E = 64;
   GraphBuilder b("embed_ln", 17);
-  const int ids = b.input("ids", DType::i64, {1, S});
-  const int wte = b.constant("wte", testing::random_tensor(DType::f32, {V, E}, 21));
-  const int wpe = b.constant("wpe", testing::random_tensor(DType::f32, {S, E}, 22));
-  std::vector<int64_t> pos(S);
-  for (int64_t i = 0; i < S; ++i) pos[i] = i;
-  const int h = b.op("Add", {b.op("Gather", {wte, ids}, {{"axis", int64_t{0}}}),
-                            b.op("Gather", {wpe, b.constant("pos", testing::ints_of({1, S}, pos))}, {{"axis", int64_t{0}}})});
-  const int ln = b.op("LayerNormalization", {h, b.constant("g", testing::random_tensor(DType::f32, {E}, 23)),
-                                             b.constant("bias", testing::random_tensor(DType::f32, {E}, 24))},
-                      {{"axis", int64_t{-1}}, {"epsilon", 1e-5}});
+  int h = -1;
+  const int ln = embedding_layer_norm(b, V, S, E, 21, &h);
   b.output(b.op("Add", {b.op("Tanh", {ln}), h}));
   const Graph g = b.build();
-  std::vector<int64_t> v(S);
-  for (int64_t i = 0; i < S; ++i) v[i] = (i * 37) % V - (i % 3 == 0 ? V : 0);
-  const std::vector<Tensor> in1 = {testing::ints_of({1, S}, v)};
-  for (int64_t& x : v) x = (x + 101) % V;
-  const std::vector<Tensor> in2 = {testing::ints_of({1, S}, v)};
-  const Plan p = plan_of(g, in1);
+  const auto sets = two_id_sets(V, S, 37);
+  const Plan p = plan_of(g, sets[0]);
   EXPECT_FALSE(any_opaque_gather(p));
   ASSERT_EQ(p.kernels.size(), 1u);  // the row kernel computes LayerNorm and the residual sum
   EXPECT_EQ(p.kernels[0].kind, FusionKind::input);
   EXPECT_EQ(p.kernels[0].outputs.size(), 1u);  // h is not stored: nothing after this kernel reads it
   // The table counts the rows picked (S x E floats per gathered load), not all V of them.
   EXPECT_LT(kernel_bytes_read(p, p.kernels[0]), V * E * 4);
-  for (const std::string& be : testing::usable_backends()) {
-    SCOPED_TRACE(be);
-    Session s(g, be);
-    for (const auto& in : {in1, in2}) {
-      const Tensor want = Session(g, "ref").run(in)[0], got = s.run(in)[0];
-      ASSERT_EQ(got.shape(), want.shape());
-      for (int64_t i = 0; i < want.numel(); ++i) EXPECT_NEAR(got.get(i), want.get(i), 2e-5 * (1 + std::fabs(want.get(i)))) << i;
-    }
-  }
+  expect_refs_values(g, sets, 2e-5);
   expect_cuda_sources_compile(p);
 }
 
@@ -238,35 +255,19 @@ TEST(GatherFusion, TheKnobKeepsTheOpaqueKernel) {
 TEST(GatherFusion, ALookupReadByTwoKernelsIsStoredByTheFirst) {
   const int64_t V = 500, S = 48, E = 32;
   GraphBuilder b("residual", 17);
-  const int ids = b.input("ids", DType::i64, {1, S});
-  const int wte = b.constant("wte", testing::random_tensor(DType::f32, {V, E}, 31));
-  const int h = b.op("Add", {b.op("Gather", {wte, ids}, {{"axis", int64_t{0}}}), b.constant("wpe", testing::random_tensor(DType::f32, {S, E}, 32))});
-  const int ln = b.op("LayerNormalization", {h, b.constant("g", testing::random_tensor(DType::f32, {E}, 33)),
-                                             b.constant("bias", testing::random_tensor(DType::f32, {E}, 34))},
-                      {{"axis", int64_t{-1}}, {"epsilon", 1e-5}});
+  int h = -1;
+  const int ln = embedding_layer_norm(b, V, S, E, 31, &h);
   const int mm = b.op("MatMul", {ln, b.constant("w", testing::random_tensor(DType::f32, {E, E}, 35))});
   b.output(b.op("Add", {mm, h}));
   const Graph g = b.build();
-  std::vector<int64_t> v(S);
-  for (int64_t i = 0; i < S; ++i) v[i] = (i * 53) % V - (i % 4 == 0 ? V : 0);
-  const std::vector<Tensor> in1 = {testing::ints_of({1, S}, v)};
-  for (int64_t& x : v) x = (x + 77) % V;
-  const std::vector<Tensor> in2 = {testing::ints_of({1, S}, v)};
-  const Plan p = plan_of(g, in1);
+  const auto sets = two_id_sets(V, S, 53);
+  const Plan p = plan_of(g, sets[0]);
   EXPECT_FALSE(any_opaque_gather(p));
   EXPECT_EQ(gathered_loads(p), 1);  // one lookup, not one per reader
   ASSERT_FALSE(p.kernels.empty());
   EXPECT_EQ(p.kernels[0].kind, FusionKind::input);
   EXPECT_EQ(p.kernels[0].outputs.size(), 2u);  // LayerNorm's output and h
-  for (const std::string& be : testing::usable_backends()) {
-    SCOPED_TRACE(be);
-    Session s(g, be);
-    for (const auto& in : {in1, in2}) {
-      const Tensor want = Session(g, "ref").run(in)[0], got = s.run(in)[0];
-      ASSERT_EQ(got.shape(), want.shape());
-      for (int64_t i = 0; i < want.numel(); ++i) EXPECT_NEAR(got.get(i), want.get(i), 1e-5 * (1 + std::fabs(want.get(i)))) << i;
-    }
-  }
+  expect_refs_values(g, sets, 1e-5);
   expect_cuda_sources_compile(p);
 }
 
