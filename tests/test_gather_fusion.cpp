@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "backends/backend.h"
 #include "frontend/builder.h"
@@ -269,6 +270,19 @@ TEST(GatherFusion, ALookupReadByTwoKernelsIsStoredByTheFirst) {
   EXPECT_EQ(p.kernels[0].outputs.size(), 2u);  // LayerNorm's output and h
   expect_refs_values(g, sets, 1e-5);
   expect_cuda_sources_compile(p);
+}
+
+// `fusor explain` says which kernel looks rows up itself (the node suite's Gather case).
+TEST(GatherFusion, ExplainNamesTheLookup) {
+  const std::string shared = testing::shared_dir();
+  if (shared.empty()) GTEST_SKIP() << "no shared ONNX suites (../shared)";
+  if (!testing::have_cli()) GTEST_SKIP() << "the fusor CLI was not built";
+  const std::string model = shared + "/onnx-tests/node/test_gather_0/model.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << "no " << model;
+  std::string out;
+  ASSERT_EQ(testing::run_cli("explain " + model, &out), 0) << out;
+  EXPECT_NE(out.find("kernel 0 looks up rows of 'data' [5, 4, 3, 2] itself"), std::string::npos) << out;
+  EXPECT_EQ(out.find("opaque"), std::string::npos) << out;
 }
 
 // An index outside [-dim, dim) is the Gather node's error on every backend, one line, and the

@@ -106,6 +106,12 @@ int cmd_explain(const ExplainArgs& a) {
     for (const InlineDot& d : p.kernels[i].dots)
       std::printf("  kernel %zu computes a %lldx%lldx%lld MatMul inline, element by element (its product is never stored)\n", i,
                   static_cast<long long>(d.mm.m), static_cast<long long>(d.mm.n), static_cast<long long>(d.mm.k));
+    // Gathers read by this kernel (kernel_spec.h gathered loads): no kernel copies the rows.
+    for (const Load& l : p.kernels[i].loads)
+      if (l.gathered())
+        std::printf("  kernel %zu looks up rows of '%s' %s itself (%s fused: the rows are never copied first)\n", i,
+                    printable(p.buffers[l.buffer].name).c_str(), shape_str(p.buffers[l.buffer].shape).c_str(),
+                    printable(l.gather_node).c_str());
     if (const auto& rp = p.kernels[i].row_product)
       std::printf("  kernel %zu multiplies each row by '%s' (a MatMul with N = %lld): the row's weights are never stored\n", i,
                   printable(p.buffers[rp->b_buffer].name).c_str(), static_cast<long long>(rp->n));
