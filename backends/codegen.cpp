@@ -89,7 +89,8 @@ void Emitter::setup() {
   for (auto& b : h_.bindings) note_type(b.dtype);
   if (kernel_checks_indices(k_, p_)) h_.status_slot = static_cast<int>(h_.bindings.size());
   for (size_t i = 0; i < p_.kernels.size(); ++i)
-    if (&p_.kernels[i] == &k_) h_.kernel_index = static_cast<int>(i);
+    // A Vulkan window piece is a copy of its kernel under the same name (vk_windows.h).
+    if (&p_.kernels[i] == &k_ || p_.kernels[i].name == k_.name) h_.kernel_index = static_cast<int>(i);
   for (auto& e : k_.expr) note_type(e.dtype), note_type(e.math);
   // Views over space.
   for (auto& l : k_.loads) views_.push_back(&l.view);
@@ -992,9 +993,12 @@ std::string index_error_message(const Plan& p, uint32_t status) {
   std::string label = "a kernel";
   if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()))
     label = p.graph.nodes[p.kernels[ki].node].label();
-  if (ki < p.kernels.size())  // a fused Gather: the first gathered load's node (one per kernel in practice)
+  if (ki < p.kernels.size() && p.kernels[ki].kind != FusionKind::opaque) {  // fused Gathers: the word names the kernel
+    std::vector<std::string> nodes;
     for (const Load& l : p.kernels[ki].loads)
-      if (l.gathered() && label == "a kernel") label = l.gather_node;
+      if (l.gathered() && std::find(nodes.begin(), nodes.end(), l.gather_node) == nodes.end()) nodes.push_back(l.gather_node);
+    for (size_t i = 0; i < nodes.size(); ++i) label = (i == 0 ? "" : label + (i + 1 == nodes.size() ? " or " : ", ")) + nodes[i];
+  }
   if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()) &&
       p.graph.nodes[p.kernels[ki].node].op_type == "CumSum")
     return label + ": axis out of range (a run-time axis outside [-rank, rank) was found on the device)";

@@ -261,11 +261,14 @@ class Fuser {
       int d = 0;
       for (int v : n.inputs)
         if (v >= 0 && !mat_[v]) d = std::max(d, depth[v]);
-      if (cls_[i] == Cls::gather) {
-        // A lookup counts as the one stored value it was before it fused (depth 0, one load):
-        // counted through its table and indices, the estimates moved BERT's cuts into its
-        // LayerNorms (each split in two; 24 us slower on the H200's Vulkan). A kernel that ends
-        // up over the load limit is still cut by element_kernel.
+      bool inlined_in = false;
+      for (int v : n.inputs) inlined_in = inlined_in || (v >= 0 && inlined(v));
+      if (cls_[i] == Cls::gather && !inlined_in) {
+        // A lookup of stored indices counts as the one stored value it was before it fused
+        // (depth 0, one load): counted through its table and indices, the estimates moved
+        // BERT's cuts into its LayerNorms (each split in two; 24 us slower on the H200's Vulkan).
+        // A kernel that ends up over the load limit is still cut by element_kernel. Lookups of
+        // computed indices (nested Gathers) count on, so their chains are cut here too.
         depth[n.outputs[0]] = 0;
         loads[n.outputs[0]] = {n.outputs[0]};
       } else if (d + 1 >= kMaxOpsPerKernel / 2) {
@@ -396,6 +399,12 @@ class Fuser {
       int in = n.inputs[0];
       t = build(in);
       t.nodes.insert(p);
+      // A view that reads fewer positions than its input has (a Slice) would leave the indices
+      // at the others unchecked; ONNX makes every out-of-range index the Gather's error, so the
+      // lookup is stored whole instead.
+      if (shape_numel(shape) < shape_numel(g_.values[in].shape))
+        for (const TNode& x : t.n)
+          if (x.kind == ExprKind::load && !x.args.empty()) throw NeedMaterialize{in};
       bool failed = false;
       map_views(t, [&](const StridedView& s) {
         auto r = apply_view_node(g_, n, s, shape);
@@ -574,7 +583,14 @@ class Fuser {
     int root = emit(k, t, memo, t.root);
     k.outputs.push_back({buffer_for(v), store, root, false});
     note_nodes(k, t.nodes);
-    if (static_cast<int>(k.expr.size()) > kMaxOpsPerKernel || static_cast<int>(k.loads.size()) > kMaxLoadsPerKernel) {
+    // Lookups of one table are one binding however many of them there are (nested Gathers).
+    int loads = 0;
+    for (size_t j = 0; j < k.loads.size(); ++j) {
+      bool again = false;
+      for (size_t q = 0; q < j && k.loads[j].gathered() && !again; ++q) again = k.loads[q].buffer == k.loads[j].buffer;
+      loads += !again;
+    }
+    if (static_cast<int>(k.expr.size()) > kMaxOpsPerKernel || loads > kMaxLoadsPerKernel) {
       // Over a limit: materialize an inlined value and retry. When everything the root reads is
       // already materialized (e.g. a Mean of 20 inputs) the kernel stays as it is.
       int cut = cut_point(t, v);

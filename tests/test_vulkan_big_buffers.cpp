@@ -185,6 +185,31 @@ TEST_F(VulkanBigBuffers, SplitsEveryKernelKindUnderLoweredLimit) {
   }
 }
 
+// A kernel with a fused Gather (a gathered load) splits into windows like any loop kernel: its
+// output (3000 x 4 fp32, 48 KB) is wider than a 16 KiB limit, its table fits whole. The pieces
+// give ref's values, and an index outside the table is still the Gather's error from a piece
+// (the status word names the kernel, not the piece).
+TEST_F(VulkanBigBuffers, KernelsWithAFusedGatherSplitIntoWindows) {
+  LimitOverride limit(16 * 1024);
+  GraphBuilder b;
+  const int x = b.input("x", DType::f32, {3000, 4});
+  const int idx = b.input("idx", DType::i64, {1});
+  b.output(b.op("Add", {x, b.op("Gather", {b.constant("table", random_f32({10, 4}, 41)), idx}, {{"axis", int64_t{0}}})}));
+  const Graph g = finish(b);
+  const Plan p = build_plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u);  // the lookup is read by the Add's kernel
+  Tensor ids(DType::i64, {1});
+  ids.set_int(0, -3);
+  EXPECT_GE(check(g, {random_f32({3000, 4}, 42), ids}, 0.0), 1) << "the output exceeds the limit but was not split";
+  ids.set_int(0, 10);
+  try {
+    vk_->compile(g, {})->run({random_f32({3000, 4}, 42), ids});
+    ADD_FAILURE() << "an index outside the table ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(Gather): index out of range"), std::string::npos) << e.what();
+  }
+}
+
 // Kernels that cannot be split but only read a too-wide buffer bind it in banks (vk_windows.h):
 // an opaque Gather over a 25 KiB table (an embedding lookup, indices spread over every bank),
 // and a Gather along axis 1 of a wide run-time input, under a 16 KiB limit, match
@@ -283,7 +308,13 @@ TEST_F(VulkanBigBuffers, UnsplittableKernelNamesTheLimit) {
     Tensor idx(DType::i64, {200});
     for (int64_t i = 0; i < 200; ++i) idx.set_int(i, i % 10);
     b.output(b.op("Gather", {table, b.constant("idx", idx)}, {{"axis", int64_t{0}}}));
-    expect_limit_error(finish(b), "Gather");
+    const Graph g = finish(b);
+    // The opaque Gather kernel (FUSOR_GATHER_FUSION=0) cannot be split: the error. Fused (the
+    // default) it is a loop kernel with a gathered load, which splits and runs.
+    setenv("FUSOR_GATHER_FUSION", "0", 1);
+    expect_limit_error(g, "Gather");
+    unsetenv("FUSOR_GATHER_FUSION");
+    EXPECT_GE(check(g, {random_f32({10, 64}, 43)}, 0.0), 1);
   }
   {
     GraphBuilder b;

@@ -203,7 +203,15 @@ std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, 
   // A quantized B (dequant_b) indexes its scales by offsets into the whole weight buffer.
   // An inline contraction (KernelSpec::dots) and a row product walk their operands along K (and
   // N) from whole-buffer offsets.
-  const bool splittable = k.kind != FusionKind::opaque && !k.conv && !kernel_checks_indices(k, p) &&
+  // A fused Gather's kernel splits like any loop or row kernel (its table is bound whole in
+  // every piece, its status word names the kernel), unless the table itself is too wide: then
+  // it is read in banks below.
+  bool tables_fit = true;
+  for (const Load& l : k.loads)
+    if (l.gathered())
+      tables_fit = tables_fit && bytes(l.buffer, Window{0, std::max<int64_t>(shape_numel(p.buffers.at(l.buffer).shape), 1)}) <= max_range;
+  const bool checks = k.kind == FusionKind::opaque ? kernel_checks_indices(k, p) : !tables_fit;
+  const bool splittable = k.kind != FusionKind::opaque && !k.conv && !checks &&
                           !(k.matmul && k.matmul->dequant_b) && k.dots.empty() && !k.row_product;
   if (splittable)
     for (int d = 0; d < static_cast<int>(k.space.size()); ++d)
@@ -227,7 +235,7 @@ std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, 
     if (axes.empty()) {
       const char* what = k.kind == FusionKind::opaque ? "an opaque kernel (one whole node) cannot be split into windows"
                          : k.conv                     ? "a convolution kernel cannot be split into windows"
-                         : kernel_checks_indices(k, p) ? "an index-checking kernel cannot be split into windows"
+                         : checks                      ? "an index-checking kernel cannot be split into windows"
                                                        : "no axis of the kernel can be split to make it fit";
       throw too_large(worst.buffer, worst.worst, what);
     }
