@@ -61,7 +61,15 @@ struct Tree {
   std::vector<TNode> n;
   int root = -1;
   std::set<int> nodes;  // graph nodes inlined
+  bool looks_up() const {  // holds a gathered load
+    for (const TNode& x : n)
+      if (x.kind == ExprKind::load && !x.args.empty()) return true;
+    return false;
+  }
 };
+
+// Kinds whose values inline into their readers' expressions (the others are stored).
+bool inlines(Cls c) { return c == Cls::elementwise || c == Cls::view || c == Cls::gather; }
 
 struct NeedMaterialize {
   int value;
@@ -207,7 +215,7 @@ class Fuser {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
       Cls c = cls_[i];
-      if (!o_.fuse || (c != Cls::elementwise && c != Cls::view && c != Cls::gather))
+      if (!o_.fuse || !inlines(c))
         for (int o : n.outputs)
           if (o >= 0) mat_[o] = 1;
       // Opaque nodes and convolutions read whole contiguous buffers.
@@ -228,7 +236,7 @@ class Fuser {
     std::vector<std::vector<int>> loads(g_.values.size());  // sorted distinct loaded values of v's tree
     auto inlined = [&](int u) {
       const int p = producer(u);
-      return p >= 0 && !mat_[u] && (cls_[p] == Cls::elementwise || cls_[p] == Cls::view || cls_[p] == Cls::gather);
+      return p >= 0 && !mat_[u] && inlines(cls_[p]);
     };
     auto loads_of = [&](int u, std::vector<int>& out) {
       if (inlined(u)) return out.insert(out.end(), loads[u].begin(), loads[u].end()), void();
@@ -238,9 +246,7 @@ class Fuser {
     std::vector<int> set;
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
-      if ((cls_[i] != Cls::elementwise && cls_[i] != Cls::view && cls_[i] != Cls::gather) || n.outputs[0] < 0 ||
-          mat_[n.outputs[0]])
-        continue;
+      if (!inlines(cls_[i]) || n.outputs[0] < 0 || mat_[n.outputs[0]]) continue;
       // A view inlines only its data input; its shape/perm operands are not loads.
       const size_t operands = cls_[i] == Cls::view ? std::min<size_t>(1, n.inputs.size()) : n.inputs.size();
       for (;;) {
@@ -303,13 +309,12 @@ class Fuser {
         if (effective_consumers(v) <= 1) continue;
         Tree t = build_inner(v);
         int ops = 0;
-        bool gathers = false;
-        for (auto& x : t.n) ops += x.kind == ExprKind::op, gathers = gathers || (x.kind == ExprKind::load && !x.args.empty());
+        for (auto& x : t.n) ops += x.kind == ExprKind::op;
         // A lookup read by several kernels is stored once (by its first reader, fusion_rows.cpp
         // merge_lookups_into_first_reader), not looked up again by each: every lookup is a
         // dependent load (index, then row), which cost GPT-2's residual kernels more on the H200
         // than the launch it saved (docs/benchmarks.md, twenty-sixth session).
-        if (pass == 0 ? ops > kRecomputeMaxOps && cls_[producer(v)] == Cls::elementwise : gathers) mat_[v] = 1;
+        if (pass == 0 ? ops > kRecomputeMaxOps && cls_[producer(v)] == Cls::elementwise : t.looks_up()) mat_[v] = 1;
       }
   }
 
@@ -402,9 +407,7 @@ class Fuser {
       // A view that reads fewer positions than its input has (a Slice) would leave the indices
       // at the others unchecked; ONNX makes every out-of-range index the Gather's error, so the
       // lookup is stored whole instead.
-      if (shape_numel(shape) < shape_numel(g_.values[in].shape))
-        for (const TNode& x : t.n)
-          if (x.kind == ExprKind::load && !x.args.empty()) throw NeedMaterialize{in};
+      if (shape_numel(shape) < shape_numel(g_.values[in].shape) && t.looks_up()) throw NeedMaterialize{in};
       bool failed = false;
       map_views(t, [&](const StridedView& s) {
         auto r = apply_view_node(g_, n, s, shape);
