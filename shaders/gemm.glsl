@@ -27,8 +27,6 @@ R"FZ_GLSL(//"
 // workspace fz_split.part and bumps the tile's counter fz_split.cnt; the last to arrive adds
 // the FZ_SPLIT_K partials in slice order 0, 1, ... (the same order every run, so results are
 // deterministic), runs FZ_EPILOGUE once on the sum and zeroes the counter for the next replay.
-// With FZ_SPLIT_SPREAD (the dialect's default for matmuls) the tile has one counter per chunk
-// instead, and each chunk is added by the last work item to reach it (see the hand-off below).
 // Vector loads (FZ_A_VEC4 / FZ_B_VEC4, the Vulkan dialect defines them with FZ_LOAD_A4/B4(off),
 // which return a vec4, when an operand's unit-stride direction is A's K / B's N and every
 // group of 4 starts aligned: fp32 as one vec4, fp16 as one f16vec4, bf16 as one uvec2 of packed
@@ -109,15 +107,6 @@ shared float fz_bs[2 * FZ_BK * FZ_BP];
 #endif
 #if FZ_SPLIT_K > 1
 shared bool fz_split_last;
-#endif
-#ifndef FZ_SPLIT_SPREAD
-#define FZ_SPLIT_SPREAD 0
-#endif
-#if FZ_SPLIT_K > 1 && FZ_SPLIT_SPREAD
-// Chunk c of a tile is every thread's registers [c * FZ_SPLIT_CR, (c + 1) * FZ_SPLIT_CR):
-// whole coalesced rows of the partial layout, the same elements the thread owns.
-const int FZ_SPLIT_CR = (FZ_TM * FZ_TN + FZ_SPLIT_K - 1) / FZ_SPLIT_K;
-shared bool fz_split_mine[FZ_SPLIT_K];
 #endif
 
 void main() {
@@ -337,40 +326,6 @@ void main() {
       [[unroll]] for (int i = 0; i < FZ_TM * FZ_TN; ++i) fz_split.part[part + i * threads + tid] = fz_acc[i];
       memoryBarrierBuffer();
       barrier();
-#if FZ_SPLIT_SPREAD
-      // Spread hand-off: one counter per chunk (FZ_SPLIT_K chunks, counters t * FZ_SPLIT_K + c),
-      // all bumped at once by FZ_SPLIT_K threads; each chunk is added, in slice order 0, 1, ...,
-      // and run through the epilogue by the last work item to reach its counter. Workgroups
-      // that finish together share the tile's adds instead of one reading all S partial tiles
-      // (a serial tail before the next dispatch's barrier). Same order: the same bits.
-      for (int c = tid; c < FZ_SPLIT_K; c += threads)
-        fz_split_mine[c] = atomicAdd(fz_split.cnt[t * FZ_SPLIT_K + c], 1u) == uint(FZ_SPLIT_K - 1);
-      memoryBarrierShared();
-      barrier();
-      memoryBarrierBuffer();
-      {
-        const fz_idx first = t * FZ_SPLIT_K * (FZ_BM * FZ_BN) + tid;
-        for (int c = 0; c < FZ_SPLIT_K; ++c) {
-          if (!fz_split_mine[c]) continue;  // uniform: every thread read the same shared flag
-          const int rend = min((c + 1) * FZ_SPLIT_CR, FZ_TM * FZ_TN);
-          for (int r = c * FZ_SPLIT_CR; r < rend; ++r) {
-            // The S loads first (independent, in flight together), then the adds in order.
-            float v[FZ_SPLIT_K];
-            [[unroll]] for (int s = 0; s < FZ_SPLIT_K; ++s) v[s] = fz_split.part[first + fz_idx(s) * (FZ_BM * FZ_BN) + r * threads];
-            precise float sum = v[0];
-            [[unroll]] for (int s = 1; s < FZ_SPLIT_K; ++s) {
-              precise float x = sum + v[s];
-              sum = x;
-            }
-            const fz_idx m = row0 + FZ_ROW(r / FZ_TN), n = col0 + FZ_COL(r % FZ_TN);
-            if (m < FZ_M && n < FZ_N) FZ_EPILOGUE(sum, (batch * FZ_M + m) * FZ_N + n);
-          }
-          if (tid == 0) fz_split.cnt[t * FZ_SPLIT_K + c] = 0u;  // ready for the next replay
-        }
-      }
-      // The flags are next written after this work item's successor's K loop (its barriers).
-      continue;
-#endif
       if (tid == 0) fz_split_last = atomicAdd(fz_split.cnt[t], 1u) == uint(FZ_SPLIT_K - 1);
       memoryBarrierShared();
       barrier();

@@ -147,18 +147,6 @@ float16_t fz_cm_half(float16_t v, int h) { return v; }
 // first -- garbage and NaN from every matrix load and store of a split kernel only, which is
 // what the H200 showed (docs/benchmarks.md, third session).
 #define FZ_CM_LAST fz_cm_c[FZ_CM_BN]
-#ifndef FZ_SPLIT_SPREAD
-#define FZ_SPLIT_SPREAD 0
-#endif
-#if FZ_SPLIT_K > 1 && FZ_SPLIT_SPREAD
-// The spread hand-off's "this work item adds chunk c" flags, in the rows' padding likewise
-// (four a row; the host's split counts stay within 4 x BM).
-#if FZ_SPLIT_K > 4 * FZ_CM_BM
-#error "FZ_SPLIT_SPREAD: more slices than padding for their flags"
-#endif
-#define FZ_CM_MINE(c) fz_cm_c[((c) >> 2) * FZ_CM_CS + FZ_CM_BN + ((c) & 3)]
-#define FZ_CM_CR ((FZ_CM_PE + FZ_SPLIT_K - 1) / FZ_SPLIT_K)  // a chunk: this many of a thread's elements
-#endif
 
 #ifdef FZ_CM_EMULATE
 // Test hook (FUSOR_VK_COOPMAT=emulate, vk_coopmat.h): no matrix units. Each thread keeps fp32
@@ -429,42 +417,6 @@ void main() {
       fz_split.part[part + e] = fz_cm_c[(e / FZ_CM_BN) * FZ_CM_CS + e % FZ_CM_BN];
     controlBarrier(gl_ScopeWorkgroup, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared,
                    gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable | gl_SemanticsMakeVisible);
-#if FZ_SPLIT_SPREAD
-    // Spread hand-off (gemm.glsl's): one counter per chunk of the tile (counters t * S + c, all
-    // bumped at once, each an acquire-release as above); the last work item to reach chunk c's
-    // counter adds that chunk in slice order 0, 1, ... and runs its epilogue. Same bits.
-    for (int c = tid; c < FZ_SPLIT_K; c += FZ_CM_T)
-      FZ_CM_MINE(c) = atomicAdd(fz_split.cnt[t * FZ_SPLIT_K + c], 1u, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
-                                gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable | gl_SemanticsMakeVisible) == uint(FZ_SPLIT_K - 1)
-                          ? 1.0f
-                          : 0.0f;
-    controlBarrier(gl_ScopeWorkgroup, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer | gl_StorageSemanticsShared,
-                   gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable | gl_SemanticsMakeVisible);
-    {
-      const fz_idx first = t * FZ_SPLIT_K * (FZ_CM_BM * FZ_CM_BN);
-      for (int c = 0; c < FZ_SPLIT_K; ++c) {
-        if (FZ_CM_MINE(c) == 0.0f) continue;  // uniform: every thread read the same shared flag
-        const int rend = min((c + 1) * FZ_CM_CR, FZ_CM_PE);
-        for (int r = c * FZ_CM_CR; r < rend; ++r) {
-          const int e = tid + r * FZ_CM_T;
-          if (e >= FZ_CM_BM * FZ_CM_BN) continue;
-          float v[FZ_SPLIT_K];  // the S loads in flight together, then the adds in order
-          [[unroll]] for (int s = 0; s < FZ_SPLIT_K; ++s) v[s] = fz_split.part[first + fz_idx(s) * (FZ_CM_BM * FZ_CM_BN) + e];
-          precise float sum = v[0];
-          [[unroll]] for (int s = 1; s < FZ_SPLIT_K; ++s) {
-            precise float x = sum + v[s];
-            sum = x;
-          }
-          const fz_idx m = row0 + e / FZ_CM_BN, n = col0 + e % FZ_CM_BN;
-          if (m < FZ_M && n < FZ_N) FZ_EPILOGUE(sum, (batch * FZ_M + m) * FZ_N + n);
-        }
-        if (tid == 0) fz_split.cnt[t * FZ_SPLIT_K + c] = 0u;  // ready for the next replay
-      }
-    }
-    memoryBarrierShared();
-    barrier();  // the flags are read before the next work item writes its own
-    continue;
-#endif
     if (tid == 0)
       FZ_CM_LAST = atomicAdd(fz_split.cnt[t], 1u, gl_ScopeQueueFamily, gl_StorageSemanticsBuffer,
                              gl_SemanticsAcquireRelease | gl_SemanticsMakeAvailable | gl_SemanticsMakeVisible) == uint(FZ_SPLIT_K - 1)

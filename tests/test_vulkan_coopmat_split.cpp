@@ -149,13 +149,10 @@ TEST(VulkanCoopmatCompile, SplitKChoiceFollowsTheComputeUnits) {
   m = matmul_kernel(split_problems()[1], dev);
   EXPECT_EQ(m.d->tiles().split_k, 3);
   EXPECT_EQ(m.d->tiles().split_slice, 1408);
-  // One counter per chunk of each tile (the spread hand-off): 64 x 3.
-  EXPECT_EQ(m.d->tiles().split_spread, 1);
-  EXPECT_EQ(m.d->split_workspace_bytes(), 4 * 64 * 3 + int64_t{4} * 64 * 3 * 32 * 32);
+  EXPECT_EQ(m.d->split_workspace_bytes(), 4 * 64 + int64_t{4} * 64 * 3 * 32 * 32);
   EXPECT_NE(m.src.find("#define FZ_SPLIT_K 3\n#define FZ_SPLIT_SLICE 1408\n"), std::string::npos);
   EXPECT_NE(m.src.find("#define FZ_TILES 192\n"), std::string::npos) << "work items = tiles x slices";
-  EXPECT_NE(m.src.find("coherent buffer FzSplit { uint cnt[192]; float part[]; } fz_split;"), std::string::npos);
-  EXPECT_NE(m.src.find("#define FZ_SPLIT_SPREAD 1\n"), std::string::npos);
+  EXPECT_NE(m.src.find("coherent buffer FzSplit { uint cnt[64]; float part[]; } fz_split;"), std::string::npos);
   // Enough tiles already (32 x 32 = 1024): no split.
   m = matmul_kernel({"big", {1024, 1024}, {1024, 1024}}, dev);
   EXPECT_EQ(m.d->tiles().split_k, 1);
@@ -379,8 +376,7 @@ class CoopmatKnobRuns : public ::testing::Test {
     if (std::atoi(split) == 0) EXPECT_EQ(slices, 1);
     EXPECT_EQ(vulkan_split_k_kernel_count(*exe), slices > 1 ? 1 : 0) << exe->notes();
     if (slices > 1)
-      EXPECT_NE(exe->notes().find("split-K (up to " + std::to_string(slices) + " K slices, 1 with the spread hand-off)"), std::string::npos)
-          << exe->notes();
+      EXPECT_NE(exe->notes().find("split-K (up to " + std::to_string(slices) + " K slices)"), std::string::npos) << exe->notes();
     const std::vector<Tensor> first = exe->run(b.inputs);
     compare(first, want);
     compare(exe->run(other.inputs), want_other);  // the graph's constants stay b's
@@ -388,18 +384,6 @@ class CoopmatKnobRuns : public ::testing::Test {
     ASSERT_EQ(again.size(), first.size());
     for (size_t i = 0; i < first.size(); ++i)
       EXPECT_EQ(std::memcmp(again[i].raw(), first[i].raw(), first[i].nbytes()), 0) << "output " << i << " changed between replays";
-    if (slices > 1) {
-      // The last-arrival hand-off (one counter per tile) adds the slices in the spread one's
-      // order: the same bits.
-      EnvGuard last("FUSOR_VK_SPLIT_HANDOFF", "last");
-      std::unique_ptr<Executable> lx = vk_->compile(b.g, {});
-      EXPECT_EQ(vulkan_split_k_kernel_count(*lx), 1) << lx->notes();
-      const std::vector<Tensor> by_last = lx->run(b.inputs);
-      ASSERT_EQ(by_last.size(), first.size());
-      for (size_t i = 0; i < first.size(); ++i)
-        EXPECT_EQ(std::memcmp(by_last[i].raw(), first[i].raw(), first[i].nbytes()), 0)
-            << "output " << i << ": spread and last-arrival hand-offs differ";
-    }
     if (!direct) return;
     // Direct fragments (FUSOR_VK_COOPMAT_DIRECT=1) run the staged path's multiply-adds in the
     // same order: the same bits.

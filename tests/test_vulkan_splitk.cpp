@@ -198,8 +198,7 @@ TEST(VulkanSplitKChoice, TileGridDecidesSlices) {
   EXPECT_EQ(t.bn, 64);
   EXPECT_EQ(t.split_k, 8);
   EXPECT_EQ(t.split_slice, 512);
-  EXPECT_EQ(t.split_spread, 1);  // one counter per chunk of each tile: 16 x 8
-  EXPECT_EQ(vk::splitk_workspace_bytes(t, w2), 4 * 16 * 8 + int64_t{4} * 8 * 16 * 64 * 64);
+  EXPECT_EQ(vk::splitk_workspace_bytes(t, w2), 4 * 16 + int64_t{4} * 8 * 16 * 64 * 64);
   {
     // The previous rule: the smallest count that fills the units, ceil(132 / 16) = 9 slices.
     EnvGuard fill("FUSOR_VK_SPLIT_RULE", "fill");

@@ -155,7 +155,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
     matmul_tile_m = tiles_.bm;
     matmul_tile_n = tiles_.bn;
     split_bytes_ = splitk_workspace_bytes(tiles_, k);
-    if (split_bytes_ > 0) split_cnt_ = split_counter_slots(tiles_, k);
+    if (split_bytes_ > 0) split_cnt_ = split_counters(tile_count(tiles_, k));
     if (plan && k.matmul && !tiles_.skinny && !tiles_.coopmat) choose_vec4(*plan, k);
     if (plan && k.matmul && tiles_.skinny == 2) {  // the vector GEMV path reads only B 4-wide
       choose_vec4(*plan, k);
@@ -267,7 +267,6 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     for (const auto& [nm, v] : defs) s += std::string("#define ") + nm + " " + std::to_string(v) + "\n";
     if (t.split_k > 1) {
       s += "#define FZ_SPLIT_K " + std::to_string(t.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(t.split_slice) + "\n";
-      if (t.split_spread) s += "#define FZ_SPLIT_SPREAD 1\n";
       work_items *= t.split_k;
     }
     auto vec = [&](const char* op, int slot, int width, int64_t delta) {
@@ -292,7 +291,6 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
   if (tiles_.split_k > 1) {
     s += "#define FZ_SPLIT_K " + std::to_string(tiles_.split_k) + "\n#define FZ_SPLIT_SLICE " + std::to_string(tiles_.split_slice) +
          "\n";
-    if (tiles_.split_spread) s += "#define FZ_SPLIT_SPREAD 1\n";
     work_items *= tiles_.split_k;
   }
   if (tiles_.blocked) s += "#define FZ_BLOCKED 1\n";

@@ -44,13 +44,6 @@ struct ContractionTiles {
   // after the kernel's slots (splitk_workspace_bytes) and are added in slice order.
   int split_k = 1;
   int64_t split_slice = 0;
-  // Split-K hand-off (tiled and cooperative-matrix matmuls: gemm.glsl / gemm_coopmat.glsl
-  // FZ_SPLIT_SPREAD): 1 = the tile's partial sums are added in chunks, one counter each, every
-  // chunk by the last work item to reach that chunk's counter, so the adds of one tile spread over
-  // the workgroups that finish together instead of waiting on one; 0 = one counter per tile, the
-  // last arrival adds the whole tile. Same slice order either way: the same bits.
-  // FUSOR_VK_SPLIT_HANDOFF=last keeps 0 (choose_split_k).
-  int split_spread = 0;
   // tiled matmuls and implicit-GEMM convs: gemm.glsl / conv.glsl FZ_BLOCKED, 16 x 16 threads
   // with tm, tn in {4, 8} read from vec4 shared slices (the bigger register blocks; 0 = the
   // interleaved layout).
@@ -92,16 +85,13 @@ ContractionTiles choose_tiles(const KernelSpec& k, const PhysicalDeviceInfo& dev
 // gemm_coopmat.glsl's tiles take the same split-K rule (per compute unit one workgroup, K step
 // cm_bk) by default (FUSOR_VK_COOPMAT_SPLIT_K=0 turns it off, =S forces S slices).
 // Bytes of the split-K workspace a matmul kernel with these tiles needs (0 without split-K):
-// uint32 counters (one per output tile, split_k per tile with split_spread; padded to 4) then tiles * split_k
+// uint32 counters (one per output tile, padded to 4) then tiles * split_k
 // partial BM x BN fp32 tiles (M x skinny_cols on the vector GEMV path). The executable zeroes it once; kernels leave the counters zero.
 int64_t splitk_workspace_bytes(const ContractionTiles& t, const KernelSpec& k);
 // Output tiles of the kernel's template (strips on the GEMV paths), and the counter region they
 // need (rounded up to a multiple of 4 words). vk_tiles.cpp.
 int64_t tile_count(const ContractionTiles& t, const KernelSpec& k);
 int64_t split_counters(int64_t tiles);
-// The counters a split-K kernel with these tiles uses: split_counters of its tiles, times
-// split_k when the hand-off is spread.
-int64_t split_counter_slots(const ContractionTiles& t, const KernelSpec& k);
 // Sets t.split_k / t.split_slice for a matmul or implicit-GEMM conv whose tile grid cannot fill
 // about per_unit workgroups per compute unit and whose reduction is >= 512; `knob` forces it
 // (see choose_tiles). A split needing more workspace than split_budget (>= 0) is not taken.

@@ -348,10 +348,8 @@ std::string VulkanExecutable::notes() const {
   int sk = 0, most = 1;
   for (int v : split_k_)
     if (v > 1) ++sk, most = std::max(most, v);
-  const int spread = static_cast<int>(std::count(split_spread_.begin(), split_spread_.end(), char{1}));
   if (sk)
-    s += (s.empty() ? "" : "; ") + std::to_string(sk) + " matmul kernel(s) split-K (up to " + std::to_string(most) + " K slices" +
-         (spread ? ", " + std::to_string(spread) + " with the spread hand-off" : std::string()) + ")";
+    s += (s.empty() ? "" : "; ") + std::to_string(sk) + " matmul kernel(s) split-K (up to " + std::to_string(most) + " K slices)";
   // Implicit-GEMM convs (conv.glsl): "3 conv kernel(s) on the double-buffered implicit GEMM (2
   // with 4-wide weight loads)".
   int cdb = 0, cv4 = 0, cold = 0;

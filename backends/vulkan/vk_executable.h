@@ -144,7 +144,6 @@ class VulkanExecutable final : public Executable {
   std::vector<std::string> sources_;
   std::vector<std::string> coopmat_labels_;  // see coopmat_labels()
   std::vector<int> split_k_;                 // see split_k()
-  std::vector<char> split_spread_;           // per plan kernel: its split-K hand-off is spread (ContractionTiles::split_spread)
   std::vector<std::string> blocked_tiles_;   // see blocked_tiles()
   std::vector<int> conv_loops_;              // see conv_loops()
   std::vector<int> vector_operands_;         // see vector_operands()

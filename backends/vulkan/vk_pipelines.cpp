@@ -209,7 +209,6 @@ void VulkanExecutable::build_kernels() {
   sources_.assign(plan_.kernels.size(), "");
   coopmat_labels_.assign(plan_.kernels.size(), "");
   split_k_.assign(plan_.kernels.size(), 1);
-  split_spread_.assign(plan_.kernels.size(), 0);
   blocked_tiles_.assign(plan_.kernels.size(), "");
   conv_loops_.assign(plan_.kernels.size(), 0);
   vector_operands_.assign(plan_.kernels.size(), -1);
@@ -301,7 +300,6 @@ void VulkanExecutable::build_kernels() {
     std::string src = emit_or_explain(k, plan_, dialect);
     coopmat_labels_[ki] = dialect.tiles().coopmat_label();
     if (split_bytes > 0) split_k_[ki] = std::max(split_k_[ki], dialect.tiles().split_k);
-    if (split_bytes > 0 && dialect.tiles().split_spread) split_spread_[ki] = 1;
     if (const ContractionTiles& t = dialect.tiles(); (k.matmul || k.conv) && t.blocked && blocked_tiles_[ki].empty())
       blocked_tiles_[ki] = std::to_string(t.bm) + "x" + std::to_string(t.bn) + " " + std::to_string(t.tm) + "x" + std::to_string(t.tn);
     if (k.conv && !dialect.tiles().conv_direct) conv_loops_[ki] = !dialect.tiles().conv_db ? 1 : dialect.vector_operands() ? 3 : 2;

@@ -82,15 +82,11 @@ int64_t tile_count(const ContractionTiles& t, const KernelSpec& k) {
   return matmul_batch(k) * ((k.matmul->m + t.bm - 1) / t.bm) * ((k.matmul->n + t.bn - 1) / t.bn);
 }
 
-int64_t split_counter_slots(const ContractionTiles& t, const KernelSpec& k) {
-  return split_counters(tile_count(t, k) * (t.split_spread ? std::max(t.split_k, 1) : 1));
-}
-
 int64_t splitk_workspace_bytes(const ContractionTiles& t, const KernelSpec& k) {
   // The first GEMV path (skinny 1) never splits; the vector one (skinny 2) may.
   if (!(k.matmul || (k.conv && !t.conv_direct)) || t.split_k <= 1) return 0;
   const int64_t tiles = tile_count(t, k);
-  return 4 * split_counter_slots(t, k) + int64_t{4} * tiles * t.split_k * tile_elements(t, k);
+  return 4 * split_counters(tiles) + int64_t{4} * tiles * t.split_k * tile_elements(t, k);
 }
 
 namespace {
@@ -116,7 +112,7 @@ void fit_shared(ContractionTiles& t, const PhysicalDeviceInfo& dev) {
 // forces that many slices and 1 means "by the rule"; the caller skips the call when it is off).
 void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget,
                     int per_unit, const char* knob, bool balance) {
-  t.split_k = 1, t.split_slice = 0, t.split_spread = 0;
+  t.split_k = 1, t.split_slice = 0;
   if (k.matmul ? k.matmul->m <= 0 || k.matmul->n <= 0 : !k.conv || t.conv_direct) return;
   if (t.skinny || reduction_length(k) <= 0 || shape_numel(k.space) <= 0) return;
   // FUSOR_VK_SPLIT_MIN_SLICE / FUSOR_VK_SPLIT_PER_UNIT: sweep knobs for the two constants.
@@ -155,12 +151,7 @@ void choose_split_k(ContractionTiles& t, const KernelSpec& k, const PhysicalDevi
   // Whole BK steps per slice; the count that covers K with them (never an empty slice).
   t.split_slice = ((kk + s - 1) / s + t.bk - 1) / t.bk * t.bk;
   t.split_k = static_cast<int>((kk + t.split_slice - 1) / t.split_slice);
-  // Matmul tiles hand their partials off in chunks (ContractionTiles::split_spread); convs keep
-  // one counter per tile.
-  const char* handoff = std::getenv("FUSOR_VK_SPLIT_HANDOFF");
-  t.split_spread = t.split_k > 1 && k.matmul && !(handoff && std::strcmp(handoff, "last") == 0) ? 1 : 0;
-  if (t.split_k <= 1 || (split_budget >= 0 && splitk_workspace_bytes(t, k) > split_budget))
-    t.split_k = 1, t.split_slice = 0, t.split_spread = 0;
+  if (t.split_k <= 1 || (split_budget >= 0 && splitk_workspace_bytes(t, k) > split_budget)) t.split_k = 1, t.split_slice = 0;
 }
 
 namespace {
@@ -180,7 +171,7 @@ void shrink_tiles(ContractionTiles& t, const KernelSpec& k) {
 // (whole rounds: slices are multiples of the group count). FUSOR_VK_GEMV_SPLIT=S (1 = off,
 // 2..64) forces S slices. A split needing more workspace than split_budget is not taken.
 void choose_gemv_split(ContractionTiles& t, const KernelSpec& k, const PhysicalDeviceInfo& dev, int64_t split_budget) {
-  t.split_k = 1, t.split_slice = 0, t.split_spread = 0;  // gemm.glsl's GEMV keeps one counter per strip
+  t.split_k = 1, t.split_slice = 0;
   const int64_t kk = k.matmul->k, kg = t.skinny_threads / (t.skinny_cols / 4);
   if (kk <= 0 || k.matmul->n <= 0) return;
   const int64_t target = 4 * (dev.compute_units ? int64_t{dev.compute_units} : 64), tiles = tile_count(t, k), min_slice = 8 * kg;
