@@ -1,6 +1,6 @@
 // The shared emitter's Emitter class (internal to backends/): one KernelSpec -> one kernel
-// source. Methods live in codegen.cpp (setup, loop/row/contraction kernels),
-// codegen_opaque.cpp (opaque data movement, pooling, reductions) and codegen_opaque_nn.cpp
+// source. Methods live in codegen.cpp (setup, loop and contraction kernels), codegen_rows.cpp
+// (row kernels, inline dots), codegen_opaque.cpp (opaque data movement, pooling, reductions) and codegen_opaque_nn.cpp
 // (convolutions, gathers/scatters, padding, ...).
 #pragma once
 #include <algorithm>
@@ -264,7 +264,7 @@ class Emitter {
   // k_.online_max/online_sum are set (checked against the spec; ir/ decides them).
   bool online_softmax() const;
   // After fz_a<online_max> is declared with the max identity: declares fz_a<online_sum> and
-  // fills both, row-combined, from one pass over the row (codegen.cpp says how).
+  // fills both, row-combined, from one pass over the row (codegen_rows.cpp says how).
   std::string online_softmax_stats(const std::string& inner_loop, std::vector<std::string>& names) const;
 
   // ---- contractions: macros + epilogue, then the dialect's template ------------------------

@@ -8,8 +8,8 @@
 // the pass restarts; each restart materializes one more value, so it terminates.
 // After kernels exist: reductions loaded by a kernel over their own input space are absorbed
 // into it (input fusion), and a contraction whose only reader is one element-wise kernel over
-// its output space becomes that kernel's prologue (output fusion). Small contractions read
-// only by a row kernel then move into it (ir/fusion_rows.cpp).
+// its output space becomes that kernel's prologue (output fusion, ir/fusion_output.cpp). Small
+// contractions read only by a row kernel then move into it (ir/fusion_rows.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -103,9 +103,10 @@ class Fuser {
       }
       if (!o_.fuse) break;
       absorb_reductions();
-      fuse_outputs();
+      fusion_detail::fuse_outputs(kernels_, buffers_);
       if (pass > 0 || !store_narrow_epilogues()) break;
     }
+    const auto drop_dead_kernels = [&] { fusion_detail::drop_dead_kernels(kernels_, kernel_value_, buffers_); };
     drop_dead_kernels();
     if (o_.fuse && fusion_detail::merge_lookups_into_first_reader(kernels_, buffers_)) drop_dead_kernels();
     if (o_.fuse && fusion_detail::inline_small_contractions(kernels_, buffers_)) drop_dead_kernels();
@@ -889,50 +890,6 @@ class Fuser {
     for (auto& k : kernels_) absorb_into(k);
   }
 
-  // ---- output fusion ----------------------------------------------------------------------
-
-  int sole_reader(size_t ci, int b) const { return fusion_detail::sole_reader(kernels_, ci, b); }
-  static void prepend_ops(KernelSpec& k, const KernelSpec& ck) { fusion_detail::prepend_ops(k, ck); }
-
-  void fuse_outputs() {
-    for (size_t ci = 0; ci < kernels_.size(); ++ci) {
-      KernelSpec& ck = kernels_[ci];
-      if (!(ck.matmul || ck.conv) || ck.outputs.size() != 1 || ck.expr.size() != 1) continue;
-      int cbuf = ck.outputs[0].buffer;
-      if (buffers_[cbuf].role != Buffer::Role::intermediate) continue;
-      const int reader = sole_reader(ci, cbuf);
-      if (reader < 0) continue;
-      KernelSpec& k = kernels_[reader];
-      // Gathered loads stay out of contraction kernels (library epilogues, tiled templates).
-      if (k.kind != FusionKind::loop || k.matmul || k.conv || k.has_gathered_load()) continue;
-      if (k.space != ck.space) {
-        // A reader that permutes the product's axes (attention's heads-to-sequence Transpose)
-        // is re-expressed over the contraction's space: its loads and stores walk permuted
-        // views, so the product is stored transposed instead of materialized and copied.
-        auto inv = permuted_reader(k, cbuf, ck.space);
-        if (!inv) continue;
-        for (auto& l : k.loads) l.view = over_space(l.view, *inv, ck.space);
-        for (auto& o : k.outputs) o.view = over_space(o.view, *inv, ck.space);
-        k.space = ck.space;
-      }
-      bool ok = true;
-      for (auto& l : k.loads)
-        if (l.buffer == cbuf && !(l.view.is_contiguous() && l.view.shape == ck.space)) ok = false;
-      if (!ok) continue;
-      for (auto& n : k.expr)
-        if (n.kind == ExprKind::load && k.loads[n.load].buffer == cbuf) {
-          n.kind = ExprKind::acc;
-          n.load = -1;
-        }
-      k.kind = FusionKind::output;
-      k.matmul = ck.matmul;
-      k.conv = ck.conv;
-      prepend_ops(k, ck);
-      topo_order(k);
-      ck.outputs.clear();  // now dead; removed below
-    }
-  }
-
   // A contraction with an fp32 acc whose readers output fusion could not take (a reduction,
   // several kernels) stores the wide sum; the narrow value its epilogue chain ends in (a Gemm's
   // or Conv's Cast to fp16/bf16) is marked stored instead, so the rebuilt plan's contraction
@@ -954,29 +911,6 @@ class Fuser {
       }
     }
     return marked;
-  }
-
-  void drop_dead_kernels() {
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      std::set<int> read;
-      for (auto& k : kernels_)
-        for (int b : k.input_buffers()) read.insert(b);
-      for (size_t i = 0; i < kernels_.size(); ++i) {
-        auto& k = kernels_[i];
-        if (k.kind == FusionKind::opaque) continue;
-        bool live = false;
-        for (int b : k.output_buffers())
-          if (read.count(b) || buffers_[b].role == Buffer::Role::output) live = true;
-        if (!live) {
-          kernels_.erase(kernels_.begin() + i);
-          kernel_value_.erase(kernel_value_.begin() + i);
-          changed = true;
-          break;
-        }
-      }
-    }
   }
 
   Plan finish() {

@@ -1,7 +1,8 @@
-// Internal to ir/: the fusion pass's last steps (ir/fusion_rows.cpp): a lookup's kernel merged
-// into its first reader, small contractions moved into the row kernel that is their only reader. Both rewrite `ks` (the pass's kernels in
-// execution order) in place and return true when some kernel changed; the caller then drops
-// the kernels left without readers.
+// Internal to ir/: the fusion pass's last steps. Output fusion and the dead-kernel sweep
+// (ir/fusion_output.cpp); a lookup's kernel merged into its first reader, small contractions
+// moved into the row kernel that is their only reader (ir/fusion_rows.cpp). Each rewrites `ks`
+// (the pass's kernels in execution order) in place; the bool ones return true when some kernel
+// changed, and the caller then drops the kernels left without readers.
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -10,6 +11,14 @@
 
 namespace fusor::fusion_detail {
 
+// Output fusion: a matmul / conv kernel whose output (an intermediate) is read only by one loop
+// kernel over its space (or a permutation of it: the reader is re-expressed over the product's
+// space) becomes that kernel's accumulator; the contraction's own kernel is left without
+// outputs for drop_dead_kernels.
+void fuse_outputs(std::vector<KernelSpec>& ks, const std::vector<Buffer>& bufs);
+// Drops the non-opaque kernels whose outputs nothing reads and that store no graph output,
+// until none is left; kernel_value (parallel to ks) loses the same entries.
+void drop_dead_kernels(std::vector<KernelSpec>& ks, std::vector<int>& kernel_value, const std::vector<Buffer>& bufs);
 // The one kernel other than ks[ci] that reads buffer b; -1 when none or several do.
 int sole_reader(const std::vector<KernelSpec>& ks, size_t ci, int b);
 // k takes over producer ck's work: ck's fused ops and nodes come first in k's lists.
