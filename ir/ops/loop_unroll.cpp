@@ -1,0 +1,298 @@
+// Loop and Scan unrolled (OpDef::expand): split from ir/ops/loop.cpp along that seam; the
+// operators' semantics are in loop.cpp's header comment.
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include "ir/ops/loop_common.h"
+#include "ir/ops/op_helpers.h"
+#include "ir/passes.h"
+
+namespace fusor::loop_detail {
+
+using namespace op_helpers;
+
+// ---- Unrolling (OpDef::expand) ----
+//
+// A Scan (opset >= 9) or a counted Loop (constant M, cond absent or constant true, a body whose
+// cond_out folds to true; a loop carrying a sequence is followed iteration by iteration and may
+// stop where cond_out folds to false: sequence_loop_trips) with a small static trip count is
+// replaced by copies of its body, one per iteration, so the iterations fold, fuse and run on any
+// backend like other nodes: scanned inputs become Slice + Squeeze, scan outputs Unsqueeze +
+// Concat, iteration_num a constant.
+
+constexpr int64_t kMaxUnrollIterations = 64;
+// A loop that carries a sequence (a list built in a loop) has no other way to run: it unrolls
+// up to this many iterations (and kMaxUnrolledNodes nodes), else refuse_sequence_inputs names it.
+constexpr int64_t kMaxUnrollSequenceIterations = 1024;
+constexpr int64_t kMaxUnrolledNodes = 4096;
+
+class Unroller {
+ public:
+  Unroller(Graph& g, const Node& n) : g_(g), n_(n) {}
+  int op(const std::string& type, std::vector<int> in, int out = -1, std::map<std::string, AttrValue> attrs = {}) {
+    Node m;
+    m.name = g_.unique_name(n_.name + "/" + type);
+    m.op_type = type;
+    m.opset = 13;
+    m.inputs = std::move(in);
+    m.attrs = std::move(attrs);
+    if (out < 0) out = g_.add_value(m.name + ":0");
+    m.outputs = {out};
+    nodes_.push_back(std::move(m));
+    return out;
+  }
+  int ints(std::vector<int64_t> v) {
+    Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
+    return g_.add_constant(g_.unique_name(n_.name + "/axes"), std::move(t));
+  }
+  int constant(Tensor t) { return g_.add_constant(g_.unique_name(n_.name + "/c"), std::move(t)); }
+  // One copy of body b with its inputs bound to `bind`; returns its outputs' ids.
+  std::vector<int> body(const Graph& b, const std::vector<int>& bind, int iteration) {
+    const std::string prefix = n_.name + "/" + std::to_string(iteration) + "/";
+    std::vector<int> id(b.values.size(), -1);
+    for (size_t i = 0; i < b.inputs.size(); ++i) id[b.inputs[i]] = bind[i];
+    for (size_t v = 0; v < b.values.size(); ++v) {
+      if (id[v] >= 0) continue;
+      const Value& bv = b.values[v];
+      const std::string nm = g_.unique_name(prefix + bv.name);
+      id[v] = bv.constant ? g_.add_constant(nm, *bv.constant) : g_.add_value(nm);
+    }
+    for (const Node& m : b.nodes) {
+      Node c = m;
+      c.name = prefix + m.name;
+      for (int& v : c.inputs) v = v >= 0 ? id[v] : -1;
+      for (int& v : c.outputs) v = v >= 0 ? id[v] : -1;
+      nodes_.push_back(std::move(c));
+    }
+    std::vector<int> out;
+    for (int o : b.outputs) out.push_back(id[o]);
+    return out;
+  }
+  void commit(size_t index) {
+    g_.nodes.erase(g_.nodes.begin() + static_cast<std::ptrdiff_t>(index));
+    g_.nodes.insert(g_.nodes.begin() + static_cast<std::ptrdiff_t>(index), nodes_.begin(), nodes_.end());
+    g_.reindex_producers();
+  }
+
+ private:
+  Graph& g_;
+  const Node& n_;
+  std::vector<Node> nodes_;
+};
+
+bool inputs_typed(const Graph& g, const Node& n) {
+  for (int v : n.inputs)
+    if (v >= 0 && !g.values[v].sequence && (g.values[v].dtype == DType::undefined || !g.values[v].shape_known)) return false;
+  return true;
+}
+
+bool scan_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (n.opset < 9 || !inputs_typed(g, n)) return false;
+  const Graph& b = body_of(n);
+  std::vector<int> ranks;
+  std::vector<const Shape*> shapes;
+  for (int v : n.inputs) {
+    ranks.push_back(v >= 0 ? static_cast<int>(g.values[v].shape.size()) : 0);
+    shapes.push_back(v >= 0 ? &g.values[v].shape : nullptr);
+  }
+  ScanIO io;
+  int64_t T = 0;
+  try {
+    io = scan_io(n, b, ranks);
+    T = scan_length(n, io, shapes);
+  } catch (const Error&) {
+    return false;  // infer reports it
+  }
+  if (T <= 0 || T > kMaxUnrollIterations || T * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
+  Unroller u(g, n);
+  std::vector<int> states(n.inputs.begin(), n.inputs.begin() + io.N);
+  std::vector<std::vector<int>> scans(static_cast<size_t>(io.K), std::vector<int>(static_cast<size_t>(T), -1));
+  for (int64_t t = 0; t < T; ++t) {
+    std::vector<int> bind = states;
+    for (int j = 0; j < io.M; ++j) {
+      const int64_t pos = io.in_dirs[j] ? T - 1 - t : t, axis = io.in_axes[j];
+      const int x = n.inputs[static_cast<size_t>(io.N + j)];
+      bind.push_back(u.op("Squeeze", {u.op("Slice", {x, u.ints({pos}), u.ints({pos + 1}), u.ints({axis})}), u.ints({axis})}));
+    }
+    bind.insert(bind.end(), n.inputs.begin() + io.own, n.inputs.end());
+    const std::vector<int> out = u.body(b, bind, static_cast<int>(t));
+    for (int k = 0; k < io.N; ++k) states[k] = out[k];
+    for (int k = 0; k < io.K; ++k)
+      scans[k][static_cast<size_t>(io.out_dirs[k] ? T - 1 - t : t)] = u.op("Unsqueeze", {out[io.N + k], u.ints({io.out_axes[k]})});
+  }
+  for (int k = 0; k < io.N && k < static_cast<int>(n.outputs.size()); ++k)
+    if (n.outputs[k] >= 0) u.op("Identity", {states[k]}, n.outputs[k]);
+  for (int k = 0; k < io.K; ++k) {
+    const size_t o = static_cast<size_t>(io.N + k);
+    if (o >= n.outputs.size() || n.outputs[o] < 0) continue;
+    if (T == 1) u.op("Identity", scans[k], n.outputs[o]);
+    else u.op("Concat", scans[k], n.outputs[o], {{"axis", io.out_axes[k]}});
+  }
+  u.commit(index);
+  return true;
+}
+
+// Whether body b's cond_out reads (through its nodes) a carried sequence of loop n.
+bool cond_reads_carried_sequence(const Graph& g, const Node& n, const Graph& b, const LoopIO& io) {
+  std::vector<int> producer(b.values.size(), -1);
+  for (size_t i = 0; i < b.nodes.size(); ++i)
+    for (int o : b.nodes[i].outputs)
+      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(i);
+  std::vector<char> seen(b.values.size(), 0);
+  std::vector<int> stack{b.outputs.empty() ? -1 : b.outputs[0]};
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (v < 0 || seen[static_cast<size_t>(v)]) continue;
+    seen[static_cast<size_t>(v)] = 1;
+    if (producer[static_cast<size_t>(v)] >= 0)
+      for (int in : b.nodes[static_cast<size_t>(producer[static_cast<size_t>(v)])].inputs) stack.push_back(in);
+  }
+  for (int k = 2; k < io.own && k < static_cast<int>(b.inputs.size()); ++k)
+    if (n.inputs[static_cast<size_t>(k)] >= 0 && g.values[n.inputs[static_cast<size_t>(k)]].sequence && seen[b.inputs[static_cast<size_t>(k)]])
+      return true;
+  return false;
+}
+
+// Sequence elements bound in all while following a loop iteration by iteration (each iteration
+// binds every element of the sequences it carries and reads): bounds the time a long list takes.
+constexpr int64_t kMaxFollowedElements = int64_t{1} << 22;
+
+// A loop carrying a sequence whose cond_out reads it, or whose body folds only with its iteration
+// number known (SequenceAt(list, i)): the list's length and elements (constants among them)
+// change from one iteration to the next, so cond_out folding to true in the first iteration
+// proves nothing about the others (a `while len(xs) < 4` loop ran its whole trip count). Each
+// iteration is bound as it will run once unrolled: its number a constant, the sequences the
+// iteration before returned (elements typed, and constant, as they folded there), carried tensors
+// by type only. trips: M, or fewer where an iteration's cond_out folds to false. False (the loop
+// is not unrolled) where one before the last does not fold, a carried value changes its type, or
+// the lists are too long to follow; an error in the body passes through.
+bool sequence_loop_trips(const Graph& g, const Node& n, const Graph& b, const LoopIO& io, int64_t M, int64_t& trips) {
+  const Tensor cond_true = scalar_like(b, 1, DType::boolean, 1);
+  const auto arg = [](const Graph& in, int id, bool with_value) {
+    const Value& v = in.values[static_cast<size_t>(id)];
+    return Arg{v.dtype, v.shape, with_value && v.constant ? &*v.constant : nullptr, &in, v.sequence ? &*v.sequence : nullptr};
+  };
+  std::vector<Arg> carried, captured;
+  for (int i = 2; i < io.own; ++i) carried.push_back(arg(g, n.inputs[static_cast<size_t>(i)], false));
+  for (size_t i = static_cast<size_t>(io.own); i < n.inputs.size(); ++i) captured.push_back(arg(g, n.inputs[i], true));
+  Graph prev;  // the iteration before (its sequences' elements live in it)
+  int64_t followed = 0;
+  for (int64_t i = 0; i < M; ++i) {
+    for (const Arg& a : carried) followed += a.sequence ? static_cast<int64_t>(a.sequence->size()) : 0;
+    for (const Arg& a : captured) followed += a.sequence ? static_cast<int64_t>(a.sequence->size()) : 0;
+    if (followed > kMaxFollowedElements) return false;
+    const Tensor it = scalar_like(b, 0, DType::i64, i);
+    std::vector<Arg> args{arg_of(it), arg_of(cond_true)};
+    args.insert(args.end(), carried.begin(), carried.end());
+    args.insert(args.end(), captured.begin(), captured.end());
+    Graph s;
+    try {  // an error in the body (an erase from an empty list) is the model's: it passes through
+      s = bind_body(n, b, args);
+    } catch (const NeedsConstant&) {
+      return false;
+    }
+    for (int k = 0; k < io.N; ++k) {  // a loop-carried value must keep its type
+      const Value& o = s.values[static_cast<size_t>(s.outputs[1 + k])];
+      if (o.shape != carried[k].shape || o.dtype != carried[k].dtype || o.sequence.has_value() != (carried[k].sequence != nullptr))
+        return false;
+    }
+    const Value& c = s.values[static_cast<size_t>(s.outputs[0])];
+    if (i + 1 < M) {  // the last iteration's cond_out stops nothing
+      if (!c.constant || c.constant->numel() != 1) return false;
+      if (c.constant->get(0) == 0.0) {
+        trips = i + 1;
+        return true;
+      }
+    }
+    prev = std::move(s);
+    for (int k = 0; k < io.N; ++k) carried[k] = arg(prev, prev.outputs[1 + k], false);
+  }
+  trips = M;
+  return true;
+}
+
+bool loop_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!n.has_input(0) || !g.values[n.inputs[0]].constant || !inputs_typed(g, n)) return false;
+  if (g.values[n.inputs[0]].constant->numel() != 1) return false;  // infer reports it
+  if (n.has_input(1) && (!g.values[n.inputs[1]].constant || g.values[n.inputs[1]].constant->numel() != 1 ||
+                         g.values[n.inputs[1]].constant->get(0) == 0.0))
+    return false;
+  for (size_t i = 2; i < n.inputs.size(); ++i)
+    if (n.inputs[i] < 0) return false;  // an omitted value (an empty optional): infer reports it
+  const Graph& b = body_of(n);
+  LoopIO io;
+  try {
+    io = loop_io(n, b);
+  } catch (const Error&) {
+    return false;
+  }
+  const int64_t M = g.values[n.inputs[0]].constant->get_int(0);
+  bool carries_sequence = false;
+  for (int v : n.inputs) carries_sequence = carries_sequence || (v >= 0 && g.values[v].sequence);
+  const int64_t max_iterations = carries_sequence ? kMaxUnrollSequenceIterations : kMaxUnrollIterations;
+  if (M <= 0 || M > max_iterations || M * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
+  Unroller u(g, n);
+  const Tensor cond_true = scalar_like(b, 1, DType::boolean, 1);
+  // cond_out must fold to true when cond_in is true (then every iteration runs), with the
+  // iteration number and the carried values typed only.
+  const auto every_iteration_runs = [&]() {
+    std::vector<Arg> args{Arg{DType::i64, scalar_like(b, 0, DType::i64, 0).shape(), nullptr}, arg_of(cond_true)};
+    for (size_t i = 2; i < n.inputs.size(); ++i) {
+      const Value& v = g.values[n.inputs[i]];
+      args.push_back(Arg{v.dtype, v.shape, static_cast<int>(i) >= io.own && v.constant ? &*v.constant : nullptr, &g,
+                         v.sequence ? &*v.sequence : nullptr});
+    }
+    try {
+      const Graph s = bind_body(n, b, args);
+      const Value& c = s.values[s.outputs[0]];
+      if (!c.constant || c.constant->get(0) == 0.0) return false;
+      for (int k = 0; k < io.N; ++k)  // a loop-carried value must keep its type (Concat-grown ones are left to the loop)
+        if (s.values[s.outputs[1 + k]].shape != args[2 + k].shape || s.values[s.outputs[1 + k]].dtype != args[2 + k].dtype ||
+            s.values[s.outputs[1 + k]].sequence.has_value() != (args[2 + k].sequence != nullptr))
+          return false;
+    } catch (const Error&) {
+      return false;
+    }
+    return true;
+  };
+  int64_t trips = M;
+  if (!carries_sequence) {
+    if (!every_iteration_runs()) return false;
+  } else if (cond_reads_carried_sequence(g, n, b, io) || !every_iteration_runs()) {
+    // Followed iteration by iteration: a cond_out that reads the list (its length changes), or a
+    // body that needs its iteration number to fold (SequenceAt(list, i): TorchScript's
+    // `for p in parts`).
+    if (!sequence_loop_trips(g, n, b, io, M, trips)) return false;
+  }
+  std::vector<int> vars(n.inputs.begin() + 2, n.inputs.begin() + io.own);
+  std::vector<std::vector<int>> scans(static_cast<size_t>(io.K));
+  const int cond_c = u.constant(cond_true);
+  for (int64_t i = 0; i < trips; ++i) {
+    std::vector<int> bind{u.constant(scalar_like(b, 0, DType::i64, i)), cond_c};
+    bind.insert(bind.end(), vars.begin(), vars.end());
+    bind.insert(bind.end(), n.inputs.begin() + io.own, n.inputs.end());
+    const std::vector<int> out = u.body(b, bind, static_cast<int>(i));
+    for (int k = 0; k < io.N; ++k) vars[k] = out[1 + k];
+    for (int k = 0; k < io.K; ++k) scans[k].push_back(u.op("Unsqueeze", {out[1 + io.N + k], u.ints({0})}));
+  }
+  for (int k = 0; k < io.N && k < static_cast<int>(n.outputs.size()); ++k)
+    if (n.outputs[k] >= 0) u.op("Identity", {vars[k]}, n.outputs[k]);
+  for (int k = 0; k < io.K; ++k) {
+    const size_t o = static_cast<size_t>(io.N + k);
+    if (o >= n.outputs.size() || n.outputs[o] < 0) continue;
+    if (trips == 1) u.op("Identity", scans[k], n.outputs[o]);
+    else u.op("Concat", scans[k], n.outputs[o], {{"axis", int64_t{0}}});
+  }
+  u.commit(index);
+  return true;
+}
+
+}  // namespace fusor::loop_detail
