@@ -587,8 +587,10 @@ bool kernel_checks_indices(const KernelSpec& k, const Plan& p) {
          !p.graph.values[n.inputs[1]].constant;
 }
 
+uint32_t index_error_code(int kernel_index) { return 0x7fffffffu - static_cast<uint32_t>(std::max(kernel_index, 0)); }
+
 std::string index_error_message(const Plan& p, uint32_t status) {
-  const size_t ki = status - 1;
+  const size_t ki = status <= 0x7fffffffu ? 0x7fffffffu - status : p.kernels.size();  // index_error_code's inverse
   std::string label = "a kernel";
   if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()))
     label = p.graph.nodes[p.kernels[ki].node].label();

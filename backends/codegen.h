@@ -69,10 +69,14 @@ std::vector<int> kernel_bindings(const KernelSpec& k);
 
 // True when the kernel checks indices on the device (Gather, GatherElements, GatherND,
 // Scatter*, and CumSum with a run-time axis): it then takes one more binding after kernel_bindings, a uint32 status word the
-// backend zeroes, and an out-of-range index sets it to (kernel index + 1) with atomicMax
-// (the access itself is clamped, so memory stays safe). After a run the backend turns a
-// non-zero word into the error `ref` raises for that node (index_error_message).
+// backend zeroes, and an out-of-range index sets it to index_error_code(kernel index) with
+// atomicMax (the access itself is clamped, so memory stays safe). After a run the backend turns
+// a non-zero word into the error `ref` raises for that node (index_error_message).
 bool kernel_checks_indices(const KernelSpec& k, const Plan& p);
+// The status word's value for kernel `kernel_index` (>= 0): larger for earlier kernels, so when
+// several kernels of a run find a bad index, atomicMax keeps the first in plan order, the one
+// whose node `ref` (which runs nodes in order) fails on first.
+uint32_t index_error_code(int kernel_index);
 std::string index_error_message(const Plan& p, uint32_t status);
 
 // One slot as the dialect sees it when declaring buffers.

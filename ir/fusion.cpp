@@ -392,6 +392,9 @@ class Fuser {
           continue;
         }
         Tree a = build(n.inputs[i]);
+        // Broadcast into an empty result (a 0-length dim of another operand) evaluates none of
+        // the operand's positions: a lookup there is stored whole, so its indices are checked.
+        if (shape_numel(shape) < shape_numel(g_.values[n.inputs[i]].shape) && a.looks_up()) throw NeedMaterialize{n.inputs[i]};
         map_views(a, [&](const StridedView& s) { return view_broadcast(s, shape); });
         op.args.push_back(append(t, a));
       }

@@ -311,6 +311,72 @@ TEST(GatherFusion, IndicesASliceDropsAreStillChecked) {
   }
 }
 
+// A lookup broadcast into an empty result (another operand has a 0-length dim: a batch of 0)
+// evaluates none of its positions in the reader's kernel, so it is stored whole and its indices
+// are still checked: every backend raises ref's error, for an element-wise reader, a reduction
+// over the empty axis (a non-empty result of zeros), a LayerNormalization after it, and the
+// inner Gather of a nested pair. Red-team session 27: cpu and vulkan returned empty results.
+TEST(GatherFusion, ALookupBroadcastIntoAnEmptyResultIsStillChecked) {
+  for (const char* reader : {"Add", "ReduceSum", "LayerNormalization", "nested"}) {
+    SCOPED_TRACE(reader);
+    GraphBuilder b(std::string("empty_") + reader, 17);
+    const int ids = b.input("ids", DType::i64, {3});
+    const int z = b.input("z", DType::f32, {0, 3, 4});
+    const int table = b.constant("table", testing::random_tensor(DType::f32, {10, 4}, 21));
+    int idx = ids;
+    if (std::string(reader) == "nested") idx = b.op("Gather", {b.constant("perm", testing::ints_of({12}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2})), ids}, {{"axis", int64_t{0}}});
+    const int e = b.op("Gather", {table, idx}, {{"axis", int64_t{0}}});  // [3, 4]
+    const int sum = b.op(std::string(reader) == "ReduceSum" ? "Mul" : "Add", {e, z});  // [0, 3, 4]
+    if (std::string(reader) == "ReduceSum") b.output(b.op("ReduceSum", {sum, b.constant("axes", testing::ints_of({1}, {0}))}, {{"keepdims", int64_t{0}}}));
+    else if (std::string(reader) == "LayerNormalization")
+      b.output(b.op("LayerNormalization", {sum, b.constant("g", testing::random_tensor(DType::f32, {4}, 22))}, {{"axis", int64_t{-1}}}));
+    else b.output(sum);
+    const Graph g = b.build();
+    const Tensor zt(DType::f32, {0, 3, 4});
+    const std::vector<Tensor> good = {testing::ints_of({3}, {1, 9, -10}), zt}, bad = {testing::ints_of({3}, {1, 10, 2}), zt};
+    if (std::string(reader) == "nested") {  // the inner lookup (perm has 12 entries) fails
+      EXPECT_ERROR(Session(g, "ref").run({testing::ints_of({3}, {1, 12, 2}), zt}), "out of range");
+      for (const std::string& be : testing::usable_backends()) {
+        SCOPED_TRACE(be);
+        EXPECT_ERROR(Session(g, be).run({testing::ints_of({3}, {1, 12, 2}), zt}), "out of range");
+      }
+    }
+    expect_refs_bits(g, {good});
+    if (std::string(reader) == "nested") continue;  // its bad ids are in range of perm (checked above)
+    EXPECT_ERROR(Session(g, "ref").run(bad), "out of range");
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be);
+      EXPECT_ERROR(Session(g, be).run(bad), "out of range");
+    }
+  }
+}
+
+// Lookups in two kernels both out of range: the GPUs' status word keeps the first kernel in
+// plan order (index_error_code), so every backend names the Gather ref fails on, the first.
+TEST(GatherFusion, TheFirstFailingKernelIsNamed) {
+  GraphBuilder b("two_kernels", 17);
+  const int ids = b.input("ids", DType::i64, {3});
+  const int first = b.op("Gather", {b.constant("t1", testing::random_tensor(DType::f32, {10, 8}, 31)), ids}, {{"axis", int64_t{0}}});
+  const int h = b.op("Relu", {first});
+  b.output(h);
+  // A matmul between them (gathered loads stay out of contraction kernels): the second lookup
+  // is read by the kernel after it.
+  const int y = b.op("MatMul", {h, b.constant("w", testing::random_tensor(DType::f32, {8, 8}, 33))});
+  const int second = b.op("Gather", {b.constant("t2", testing::random_tensor(DType::f32, {10, 8}, 32)), ids}, {{"axis", int64_t{0}}});
+  b.output(b.op("Add", {y, second}));
+  const Graph g = b.build();
+  const std::vector<Tensor> good = {testing::ints_of({3}, {1, 2, 3})}, bad = {testing::ints_of({3}, {1, 10, 3})};
+  const Plan p = plan_of(g, good);
+  ASSERT_GE(p.kernels.size(), 2u);
+  EXPECT_EQ(gathered_loads(p), 2);
+  const std::string want = "'" + g.nodes[g.values[first].producer].name + "' (Gather)";
+  EXPECT_ERROR(Session(g, "ref").run(bad), want);
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    EXPECT_ERROR(Session(g, be).run(bad), want);
+  }
+}
+
 // 3,000 nested lookups (each Gather's indices another Gather's output) plan in linear time:
 // lookups of one table are one binding, and their chains are cut like any other.
 TEST(GatherFusion, LongChainsOfLookupsPlanQuickly) {

@@ -496,7 +496,7 @@ struct CudaDialect : Dialect {
   }
   std::string declare_buffers(const KernelHeader& h) const override {
     if (h.status_slot < 0) return "";
-    return "#define FZ_INDEX_ERROR atomicMax(fz_status, " + std::to_string(h.kernel_index + 1) + "u)\n";
+    return "#define FZ_INDEX_ERROR atomicMax(fz_status, " + std::to_string(index_error_code(h.kernel_index)) + "u)\n";
   }
   std::string kernel_begin(const KernelHeader& h) const override {
     return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(h.group_size) + ") " + h.name + "(" +

@@ -458,7 +458,7 @@ std::string VulkanDialect::declare_buffers(const KernelHeader& h) const {
   }
   if (h.status_slot >= 0)
     s += "layout(std430, set = 0, binding = " + std::to_string(h.status_slot) + ") buffer FzStatus { uint code; } fz_status;\n"
-         "#define FZ_INDEX_ERROR atomicMax(fz_status.code, " + std::to_string(h.kernel_index + 1) + "u)\n";
+         "#define FZ_INDEX_ERROR atomicMax(fz_status.code, " + std::to_string(index_error_code(h.kernel_index)) + "u)\n";
   // Split-K workspace: the slot after the kernel's (and after its status word). coherent: the
   // partials one workgroup stores are read by the last-arriving one (gemm.glsl).
   if (tiles_.split_k > 1)
