@@ -176,8 +176,11 @@ std::string convert_value(const Dialect& d, DType from, DType to, const std::str
     return "((" + v + ") != " + zero + " ? 1.0f : 0.0f)";
   }
   if (to == DType::f16 || to == DType::bf16) {
-    // Round through the storage type (the same conversion a store performs).
-    const std::string f = float_class(from) ? v : d.cast("float", v);
+    // Round through the storage type (the same conversion a store performs). A double or an
+    // integer reaches float rounded to odd first (fz_rto_f32, in both dialects' typed helpers),
+    // so the one rounding to 16 bits is the value's own: through the nearest float it rounded
+    // twice (f64 65519.999999 -> fp16 was inf, int32 16842753 -> bf16 one step low).
+    const std::string f = float_class(from) ? v : "fz_rto_f32(" + v + ")";
     return d.to_float(to, d.from_float(to, f));
   }
   if (dtype_is_integral(to) && !dtype_is_integral(from)) {
@@ -283,6 +286,14 @@ FZ_FN double fz_fmod_floor(double a, double b) {
 FZ_FN double fz_log1p(double x) { return log1p(x); }
 FZ_FN double fz_expm1(double x) { return expm1(x); }
 FZ_FN double fz_div(double a, double b) { return a / b; }
+// x as a float rounded to odd: the float nearest x, moved toward zero where it rounded away, its
+// last bit set when inexact (see convert_value).
+FZ_FN float fz_rto_f32(double x) {
+  float f = (float)x;
+  if ((double)f == x || x != x) return f;
+  unsigned int b = __float_as_uint(f);
+  return __uint_as_float((fabs((double)f) > fabs(x) ? b - 1u : b) | 1u);
+}
 )";
   // T: the type, U: its unsigned twin (wrapping arithmetic without signed-overflow UB). Signed
   // fz_ishr is arithmetic (BitShift-28); b < 0 or >= the width gives the sign fill.
@@ -301,6 +312,18 @@ FZ_FN T fz_ipow(T a, T b) {
   for (U e = (U)b; e != 0; e >>= 1, x = x * x) if (e & 1) r = r * x;
   return (T)r;
 }
+FZ_FN float fz_rto_f32(T i) {  // i as a float rounded to odd (convert_value)
+  float f = (float)i;
+  bool away;
+  if (f >= (float)((U)1 << (8 * sizeof(T) - 1))) away = true;  // 2^(w-1): past T, so above i
+  else {
+    T back = (T)f;
+    if (back == i) return f;
+    away = i > 0 ? back > i : back < i;
+  }
+  unsigned int b = __float_as_uint(f);
+  return __uint_as_float((away ? b - 1u : b) | 1u);
+}
 )";
   const char* kUnsigned = R"(FZ_FN T fz_max(T a, T b) { return a < b ? b : a; }
 FZ_FN T fz_min(T a, T b) { return b < a ? b : a; }
@@ -315,6 +338,18 @@ FZ_FN T fz_ipow(T a, T b) {
   T r = 1;
   for (; b != 0; b >>= 1, a = a * a) if (b & 1) r = r * a;
   return r;
+}
+FZ_FN float fz_rto_f32(T i) {  // i as a float rounded to odd (convert_value)
+  float f = (float)i;
+  bool away;
+  if (f >= 2.0f * (float)((T)1 << (8 * sizeof(T) - 1))) away = true;  // 2^w: past T, so above i
+  else {
+    T back = (T)f;
+    if (back == i) return f;
+    away = back > i;
+  }
+  unsigned int b = __float_as_uint(f);
+  return __uint_as_float((away ? b - 1u : b) | 1u);
 }
 )";
   auto inst = [](const char* tmpl, const std::string& t, const std::string& u) {

@@ -78,6 +78,22 @@ double scalar_to_double(HostScalar v, DType t) {
   return static_cast<double>(v.i);
 }
 
+namespace {
+// An integer as a double rounded to odd (exact below 2^53): dropped low bits set the last kept
+// one. Rounding that to a float type of at most 51 bits gives the integer rounded once; going
+// through the double nearest it rounds twice (int64 2^60 + 2^36 + 1 to fp32 was one ulp low).
+double int_to_double_odd(HostScalar v, DType t) {
+  const bool neg = t != DType::u64 && v.i < 0;
+  const uint64_t m = t == DType::u64 || !neg ? static_cast<uint64_t>(v.i) : uint64_t{0} - static_cast<uint64_t>(v.i);
+  int shift = 0;
+  while ((m >> shift) >= (uint64_t{1} << 53)) ++shift;
+  uint64_t top = m >> shift;
+  if (shift > 0 && (m & ((uint64_t{1} << shift) - 1)) != 0) top |= 1;
+  const double d = std::ldexp(static_cast<double>(top), shift);
+  return neg ? -d : d;
+}
+}  // namespace
+
 HostScalar scalar_convert_cast(HostScalar v, DType from, DType to, bool saturate, E8M0Round mode) {
   if (!dtype_is_small_float(to) || (saturate && mode == E8M0Round::up)) return scalar_convert(v, from, to);
   HostScalar r;
@@ -90,6 +106,8 @@ HostScalar scalar_convert(HostScalar v, DType from, DType to) {
   if (dtype_is_integral(to)) {
     if (dtype_is_integral(from)) r.i = wrap_int(v.i, to);  // held values are canonical: wrap zero-/sign-extends right
     else r.i = to == DType::boolean ? (v.f != 0.0 || std::isnan(v.f)) : float_to_int(v.f, to);
+  } else if (dtype_is_integral(from) && to != DType::f64) {
+    r.f = round_float(int_to_double_odd(v, from), to);  // rounded once (int_to_double_odd)
   } else {
     r.f = round_float(scalar_to_double(v, from), to);
   }

@@ -547,6 +547,94 @@ TEST(Numerics, FloatToIntegerCastsSaturate) {
   }
 }
 
+// An integer (as its magnitude m and sign) rounded once, to nearest even, to a float of p
+// significant bits, as a double; inf past `max_finite` (fp16: 65504, which 65520 and up round past).
+double round_int_rne(uint64_t m, bool neg, int p, double max_finite) {
+  int msb = 63;
+  while (msb > 0 && !((m >> msb) & 1)) --msb;
+  double r;
+  if (m == 0 || msb < p) r = static_cast<double>(m);
+  else {
+    const int shift = msb + 1 - p;
+    uint64_t q = m >> shift;
+    const uint64_t rem = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+    if (rem > half || (rem == half && (q & 1))) ++q;
+    r = std::ldexp(static_cast<double>(q), shift);
+  }
+  if (r > max_finite) r = std::numeric_limits<double>::infinity();
+  return neg ? -r : r;
+}
+
+// A Cast from a double or an integer to fp16 / bf16 (and from a 64-bit integer to fp32) rounds
+// once, to the nearest value of the target: red-team round 23 found the GPUs going through the
+// nearest float first (f64 65519.999999 -> fp16 inf instead of 65504, int32 16842753 -> bf16 one
+// step low) and ref / cpu taking 64-bit integers through the nearest double (int64 2^60 + 2^36 +
+// 1 -> fp32 one ulp low). The expected values here are the integers rounded exactly.
+TEST(Numerics, CastsToNarrowerFloatsRoundOnce) {
+  const std::vector<int64_t> i64 = {(int64_t{1} << 60) + (int64_t{1} << 36) + 1, -((int64_t{1} << 60) + (int64_t{1} << 36) + 1),
+                                    (int64_t{1} << 60) + (int64_t{1} << 52) + 1, 16842753, -16842753,
+                                    (int64_t{1} << 40) + (int64_t{1} << 32) + 1, (int64_t{1} << 24) + 1, (int64_t{1} << 53) + 1,
+                                    std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), 65519, 65520, -65520,
+                                    2049, 4097, 0, 1, -1, 33554435, -(int64_t{1} << 62) - 3};
+  const std::vector<uint64_t> u64 = {(uint64_t{1} << 63) + (uint64_t{1} << 39) + 1, (uint64_t{1} << 63) + (uint64_t{1} << 55) + 1,
+                                     std::numeric_limits<uint64_t>::max(), 2155872257u, 4294967295u, 16842753, 0, 65521};
+  const std::vector<std::pair<DType, int>> targets = {{DType::f32, 24}, {DType::f16, 11}, {DType::bf16, 8}};
+  auto max_of = [](DType t) { return t == DType::f16 ? 65504.0 : t == DType::bf16 ? 3.3895313892515355e38 : 3.4028234663852886e38; };
+  for (DType src : {DType::i64, DType::u64, DType::i32, DType::u32}) {
+    std::vector<std::pair<uint64_t, bool>> vals;  // magnitude, negative
+    if (src == DType::u64 || src == DType::u32)
+      for (uint64_t v : u64) {
+        if (src == DType::u32 && v > 0xffffffffu) continue;
+        vals.push_back({v, false});
+      }
+    else
+      for (int64_t v : i64) {
+        if (src == DType::i32 && (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min())) continue;
+        vals.push_back({v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v), v < 0});
+      }
+    const int64_t n = static_cast<int64_t>(vals.size());
+    Tensor x(src, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      const auto [m, neg] = vals[static_cast<size_t>(i)];
+      x.set_int(i, neg ? static_cast<int64_t>(uint64_t{0} - m) : static_cast<int64_t>(m));
+    }
+    Tensor want(DType::f64, {n * static_cast<int64_t>(targets.size())});
+    for (size_t t = 0; t < targets.size(); ++t)
+      for (int64_t i = 0; i < n; ++i)
+        want.set(static_cast<int64_t>(t) * n + i, round_int_rne(vals[static_cast<size_t>(i)].first, vals[static_cast<size_t>(i)].second,
+                                                                  targets[t].second, max_of(targets[t].first)));
+    check_everywhere(std::string("cast from ") + dtype_name(src), {x},
+                     [&](GraphBuilder& b, const std::vector<int>& v) {
+                       std::vector<int> parts;
+                       for (const auto& [t, p] : targets)
+                         parts.push_back(b.op("Cast", {b.op("Cast", {v[0]}, {{"to", int64_t{dtype_to_onnx(t)}}})}, {{"to", int64_t{11}}}));
+                       return b.op("Concat", parts, {{"axis", int64_t{0}}});
+                     },
+                     want);
+  }
+  // Doubles just past a tie of the 16-bit formats (their nearest float is the tie itself), and
+  // doubles near fp16's largest value; ref's conversion (one rounding from the double) is the oracle.
+  const std::vector<double> d = {65519.999999, -65519.999999, 65520.0, 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -30),
+                                 1.0 + std::ldexp(1.0, -8) + 1e-12, -(1.0 + std::ldexp(1.0, -8) + 1e-12), 1.0 + std::ldexp(1.0, -11) - std::ldexp(1.0, -40),
+                                 3.0 + std::ldexp(3.0, -11) + std::ldexp(1.0, -35), 0.1, -2.5e-7, 6.1e-5 + 1e-20, 1e300, -0.0};
+  Tensor xd(DType::f64, {static_cast<int64_t>(d.size())});
+  for (size_t i = 0; i < d.size(); ++i) xd.set(static_cast<int64_t>(i), d[i]);
+  Tensor wd(DType::f64, {2 * static_cast<int64_t>(d.size())});
+  for (size_t i = 0; i < d.size(); ++i) {
+    wd.set(static_cast<int64_t>(i), half_bits_to_float(float_to_half_bits(d[i])));
+    wd.set(static_cast<int64_t>(d.size() + i), bf16_bits_to_float(float_to_bf16_bits(d[i])));
+  }
+  EXPECT_EQ(wd.get(0), 65504.0);  // the oracle itself: one rounding, not through the float 65520
+  check_everywhere("cast from double", {xd},
+                   [&](GraphBuilder& b, const std::vector<int>& v) {
+                     std::vector<int> parts;
+                     for (DType t : {DType::f16, DType::bf16})
+                       parts.push_back(b.op("Cast", {b.op("Cast", {v[0]}, {{"to", int64_t{dtype_to_onnx(t)}}})}, {{"to", int64_t{11}}}));
+                     return b.op("Concat", parts, {{"axis", int64_t{0}}});
+                   },
+                   wd);
+}
+
 // Integer ReduceL1 / ReduceSumSquare / CumSum wrap in their dtype (int8 |-128| is -128); ref
 // and cpu went through double and saturated (127), the GPUs summed |x| and x * x in fp32. An
 // 8/16-bit ReduceMean is the truncated exact mean (np.mean(x).astype, as the ONNX reference):

@@ -606,6 +606,18 @@ T fz_ipow(T a, T b) {
   for (; b != T(0); b >>= 1, a = a * a) if ((b & T(1)) != T(0)) r = r * a;
   return r;
 }
+float fz_rto_f32(T i) {  // i as a float rounded to odd (codegen_types.cpp convert_value)
+  float f = float(i);
+  bool away;
+  if (f >= float(U(1) << (W - 1))) away = true;  // 2^(W-1): past T, so above i
+  else {
+    T back = T(f);
+    if (back == i) return f;
+    away = i > T(0) ? back > i : back < i;
+  }
+  uint b = floatBitsToUint(f);
+  return uintBitsToFloat((away ? b - 1u : b) | 1u);
+}
 )";
   static const char* kUnsigned = R"(T fz_max(T a, T b) { return a < b ? b : a; }
 T fz_min(T a, T b) { return b < a ? b : a; }
@@ -621,6 +633,18 @@ T fz_ipow(T a, T b) {
   for (; b != T(0); b >>= 1, a = a * a) if ((b & T(1)) != T(0)) r = r * a;
   return r;
 }
+float fz_rto_f32(T i) {  // i as a float rounded to odd (codegen_types.cpp convert_value)
+  float f = float(i);
+  bool away;
+  if (f >= 2.0 * float(T(1) << (U - 1u))) away = true;  // 2^U: past T, so above i
+  else {
+    T back = T(f);
+    if (back == i) return f;
+    away = back > i;
+  }
+  uint b = floatBitsToUint(f);
+  return uintBitsToFloat((away ? b - 1u : b) | 1u);
+}
 )";
   static const char* kDouble = R"(bool fz_nan_b(double x) { return x != x; }
 bool fz_inf_b(double x) { return abs(x) == double(fz_inf()); }
@@ -633,6 +657,14 @@ double fz_round_even(double x) { return roundEven(x); }
 double fz_sign(double x) { return fz_nan_b(x) ? x : sign(x); }
 double fz_isnan(double x) { return fz_nan_b(x) ? 1.0lf : 0.0lf; }
 double fz_isinf(double x) { return fz_inf_b(x) ? 1.0lf : 0.0lf; }
+// x as a float rounded to odd: the float nearest x, moved toward zero where it rounded away,
+// its last bit set when inexact (codegen_types.cpp convert_value).
+float fz_rto_f32(double x) {
+  float f = float(x);
+  if (double(f) == x || x != x) return f;
+  uint b = floatBitsToUint(f);
+  return uintBitsToFloat((abs(double(f)) > abs(x) ? b - 1u : b) | 1u);
+}
 // exp and log in double (GLSL has neither): Cody-Waite reduction by ln 2 and a Taylor
 // polynomial for exp; 2 atanh(f / (2 + f)) as its odd series for log. Within 2 ulp.
 // 2^k for -1022 <= k <= 1023 from its bits (some drivers' double ldexp goes through float exp2).
