@@ -272,8 +272,8 @@ std::string Dialect::typed_intrinsic(const std::string& nm, DType math) const {
 
 // C++ overloads: NVRTC compiles C++, so one name serves every type.
 std::string Dialect::typed_helpers(const KernelHeader&) const {
-  std::string s = R"(FZ_FN double fz_max(double a, double b) { return (a != a || b != b) ? (double)fz_nan() : fmax(a, b); }
-FZ_FN double fz_min(double a, double b) { return (a != a || b != b) ? (double)fz_nan() : fmin(a, b); }
+  std::string s = R"(FZ_FN double fz_max(double a, double b) { return (a != a || b != b) ? (double)fz_nan() : (a > b ? a : b); }
+FZ_FN double fz_min(double a, double b) { return (a != a || b != b) ? (double)fz_nan() : (a < b ? a : b); }
 FZ_FN double fz_round_even(double x) { return rint(x); }
 FZ_FN double fz_sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : (x == 0.0 ? 0.0 : x)); }
 FZ_FN double fz_isnan(double x) { return x != x ? 1.0 : 0.0; }

@@ -71,6 +71,7 @@ double fz_expm1d(double x) {
   if (fz_nan_b(x)) return x;
   if (x > 709.0lf) return fz_expd(x);
   if (x < -40.0lf) return -1.0lf;
+  if (x == 0.0lf) return x;  // -0 stays -0 (x + x * x * p would give +0)
   if (abs(x) < 0.3lf) {  // Taylor to x^14 / 14!: the remainder is below 2^-60 relative
     double p = 1.0lf / 87178291200.0lf;
     for (int n = 13; n >= 2; --n) p = p * x + 1.0lf / fz_factd(n);

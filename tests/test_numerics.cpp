@@ -635,6 +635,28 @@ TEST(Numerics, CastsToNarrowerFloatsRoundOnce) {
                    wd);
 }
 
+// Signed zeros in fused kernels are ref's on every backend: Selu / Celu / Elu of -0 are -0
+// (the GPUs' expm1 polynomial gave +0), and Max / Min of equal operands return the second, as
+// ref does (GLSL max / min and CUDA fmaxf / fminf may return either zero: vulkan gave
+// Min(-x, x) = -0 in both orders). Red-team round 23.
+TEST(Numerics, SignedZerosMatchRefInFusedKernels) {
+  for (DType t : {DType::f32, DType::f64, DType::f16}) {
+    Tensor x(t, {4});
+    x.set(0, -0.0), x.set(1, 0.0), x.set(2, -0.0), x.set(3, 1.5);
+    const Build f = [](GraphBuilder& b, const std::vector<int>& v) {
+      const int neg = b.op("Neg", {v[0]});
+      std::vector<int> parts = {b.op("Selu", {v[0]}), b.op("Celu", {v[0]}), b.op("Elu", {v[0]}), b.op("Relu", {v[0]}),
+                                b.op("Min", {neg, v[0]}), b.op("Min", {v[0], neg}), b.op("Max", {neg, v[0]}), b.op("Max", {v[0], neg})};
+      return b.op("Concat", parts, {{"axis", int64_t{0}}});
+    };
+    const Graph g = make_graph({x}, f, false);
+    const Tensor want = run_on_backend("ref", specialize(g, {x}), {x}, CompileOptions{})[0];
+    EXPECT_TRUE(std::signbit(want.get(0))) << "ref: Selu(-0) is -0";
+    EXPECT_TRUE(std::signbit(want.get(8))) << "ref: Elu(-0) is -0";
+    check_everywhere(std::string("signed zeros ") + dtype_name(t), {x}, f, want);
+  }
+}
+
 // Integer ReduceL1 / ReduceSumSquare / CumSum wrap in their dtype (int8 |-128| is -128); ref
 // and cpu went through double and saturated (127), the GPUs summed |x| and x * x in fp32. An
 // 8/16-bit ReduceMean is the truncated exact mean (np.mean(x).astype, as the ONNX reference):

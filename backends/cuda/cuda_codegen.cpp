@@ -27,8 +27,10 @@ constexpr const char* kCudaHelpers = R"(typedef long long fz_i64;
 #define FZ_FN static __device__ __forceinline__
 FZ_FN float fz_inf() { return __int_as_float(0x7f800000); }
 FZ_FN float fz_nan() { return __int_as_float(0x7fffffff); }
-FZ_FN float fz_max(float a, float b) { return (a != a || b != b) ? fz_nan() : fmaxf(a, b); }
-FZ_FN float fz_min(float a, float b) { return (a != a || b != b) ? fz_nan() : fminf(a, b); }
+// A compare and a select: fmaxf / fminf may return either zero of +0 and -0; ties give b, as
+// ref (ir/ops/elementwise.cpp nan_max / nan_min).
+FZ_FN float fz_max(float a, float b) { return (a != a || b != b) ? fz_nan() : (a > b ? a : b); }
+FZ_FN float fz_min(float a, float b) { return (a != a || b != b) ? fz_nan() : (a < b ? a : b); }
 FZ_FN float fz_round_even(float x) { return rintf(x); }
 FZ_FN float fz_sign(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x == 0.0f ? 0.0f : x)); }
 FZ_FN float fz_isnan(float x) { return x != x ? 1.0f : 0.0f; }

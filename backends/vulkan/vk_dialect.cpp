@@ -651,8 +651,8 @@ bool fz_inf_b(double x) { return abs(x) == double(fz_inf()); }
 // Correctly rounded below (after f64_math.glsl's exact products): the driver's double OpFDiv
 // is not (NVIDIA's was 1 ulp off on Mean's / n, H200).
 double fz_div(double a, double b);
-double fz_max(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : max(a, b); }
-double fz_min(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : min(a, b); }
+double fz_max(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : (a > b ? a : b); }  // ties: b, as ref
+double fz_min(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : (a < b ? a : b); }
 double fz_round_even(double x) { return roundEven(x); }
 double fz_sign(double x) { return fz_nan_b(x) ? x : sign(x); }
 double fz_isnan(double x) { return fz_nan_b(x) ? 1.0lf : 0.0lf; }

@@ -13,8 +13,10 @@ constexpr const char* kHelpers = R"(float fz_inf() { return uintBitsToFloat(0x7f
 float fz_nan() { return uintBitsToFloat(0x7fc00000u); }
 bool fz_nan_b(float x) { return (floatBitsToUint(x) & 0x7fffffffu) > 0x7f800000u; }
 bool fz_inf_b(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0x7f800000u; }
-float fz_max(float a, float b) { return (fz_nan_b(a) || fz_nan_b(b)) ? fz_nan() : max(a, b); }
-float fz_min(float a, float b) { return (fz_nan_b(a) || fz_nan_b(b)) ? fz_nan() : min(a, b); }
+// A compare and a select, not max / min: those may return either zero of +0 and -0; ties give
+// b, as ref (ir/ops/elementwise.cpp nan_max / nan_min).
+float fz_max(float a, float b) { return (fz_nan_b(a) || fz_nan_b(b)) ? fz_nan() : (a > b ? a : b); }
+float fz_min(float a, float b) { return (fz_nan_b(a) || fz_nan_b(b)) ? fz_nan() : (a < b ? a : b); }
 float fz_round_even(float x) { return roundEven(x); }
 float fz_sign(float x) { return fz_nan_b(x) ? x : sign(x); }
 float fz_isnan(float x) { return fz_nan_b(x) ? 1.0f : 0.0f; }
@@ -164,6 +166,7 @@ float fz_log1p(float x) {
 // elsewhere (the cancellation there is at most a factor 2.6). NaN takes the series (NaN out).
 float fz_expm1(float x) {
   if (abs(x) > 0.5f) return exp(x) - 1.0f;
+  if (x == 0.0f) return x;  // -0 stays -0 (x + x * x * p gives +0): Selu / Celu / Elu of -0, as ref
   float p = 1.0f / 362880.0f;
   p = p * x + 1.0f / 40320.0f;
   p = p * x + 1.0f / 5040.0f;
