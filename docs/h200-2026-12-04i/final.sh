@@ -1,5 +1,5 @@
 # Session 27's final call (the H200), the build that lands: ONNX node suite on ref / cuda /
-# vulkan; GPU gtests (GatherFusion with round 22's cases: the index-error word now keeps the
+# vulkan; GPU gtests (Numerics with round 23's casts and signed zeros; GatherFusion with round 22's cases: the index-error word now keeps the
 # first failing kernel, on CUDA and Vulkan; split-K, models, half types, row kernels, big
 # buffers, Loop / Scan after their file split); the shared models and their fp16 / bf16 versions
 # on both GPUs; one round of fusor bench on GPT-2 2L fp32 / fp16 / bf16 and the MLP block (b64,
@@ -7,7 +7,7 @@
 . scripts/h200_job.sh
 h200_node
 h200_prep
-h200_gtest "GatherFusion*:GatherOfReshape*:Cuda.ModelsPass*:Vulkan.ModelsPass*:Half*:RowProduct*:InlineDot*:VulkanSplitK*:VulkanBigBuffers*:ContribOps*:Sequence.*:DataDependent.*:*Loop*:*Scan*"
+h200_gtest "Numerics.*:GatherFusion*:GatherOfReshape*:Cuda.ModelsPass*:Vulkan.ModelsPass*:Half*:RowProduct*:InlineDot*:VulkanSplitK*:VulkanBigBuffers*:ContribOps*:Sequence.*:DataDependent.*:*Loop*:*Scan*"
 h200_conform
 wait
 h200_node_result
