@@ -363,6 +363,14 @@ class Fuser {
   int depth_ = 0;
   static constexpr int kMaxInlineDepth = 4 * kMaxOpsPerKernel;
 
+  // Tree t of value v, read over `read`: where that is fewer positions than v has (a Slice
+  // above a lookup, a broadcast into an empty result), the indices at the others would go
+  // unchecked. ONNX makes every out-of-range index the Gather's error, so a v that looks rows
+  // up is stored whole instead (its own kernel reads every index).
+  void every_index_read(const Tree& t, int v, const Shape& read) const {
+    if (shape_numel(read) < shape_numel(g_.values[v].shape) && t.looks_up()) throw NeedMaterialize{v};
+  }
+
   // Tree computing v over v's shape, inlining non-materialized producers.
   Tree build_inner(int v) {
     int p = producer(v);
@@ -392,9 +400,7 @@ class Fuser {
           continue;
         }
         Tree a = build(n.inputs[i]);
-        // Broadcast into an empty result (a 0-length dim of another operand) evaluates none of
-        // the operand's positions: a lookup there is stored whole, so its indices are checked.
-        if (shape_numel(shape) < shape_numel(g_.values[n.inputs[i]].shape) && a.looks_up()) throw NeedMaterialize{n.inputs[i]};
+        every_index_read(a, n.inputs[i], shape);  // a broadcast into an empty result reads none
         map_views(a, [&](const StridedView& s) { return view_broadcast(s, shape); });
         op.args.push_back(append(t, a));
       }
@@ -408,10 +414,7 @@ class Fuser {
       int in = n.inputs[0];
       t = build(in);
       t.nodes.insert(p);
-      // A view that reads fewer positions than its input has (a Slice) would leave the indices
-      // at the others unchecked; ONNX makes every out-of-range index the Gather's error, so the
-      // lookup is stored whole instead.
-      if (shape_numel(shape) < shape_numel(g_.values[in].shape) && t.looks_up()) throw NeedMaterialize{in};
+      every_index_read(t, in, shape);  // a Slice reads fewer positions than its input has
       bool failed = false;
       map_views(t, [&](const StridedView& s) {
         auto r = apply_view_node(g_, n, s, shape);
