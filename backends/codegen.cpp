@@ -551,6 +551,17 @@ std::string Dialect::group_reduce(const std::string& v, const std::string& comb,
   return s;
 }
 
+std::string Dialect::group_reduce_csum(const std::string& s, const std::string& c, const std::string& red,
+                                       const std::string& redc, int64_t group_size) const {
+  std::string t = "    " + red + "[fz_lid] = " + s + ";\n    " + redc + "[fz_lid] = " + c + ";\n    " + barrier + "\n";
+  t += "    for (int fz_w = " + std::to_string(group_size / 2) + "; fz_w > 0; fz_w >>= 1) {\n";
+  t += "      if (fz_lid < fz_w) {\n        float fz_ts = " + red + "[fz_lid], fz_tc = " + redc + "[fz_lid];\n";
+  t += "        fz_csum2(fz_ts, fz_tc, " + red + "[fz_lid + fz_w], " + redc + "[fz_lid + fz_w]);\n";
+  t += "        " + red + "[fz_lid] = fz_ts;\n        " + redc + "[fz_lid] = fz_tc;\n      }\n";
+  t += "      " + barrier + "\n    }\n";
+  return t + "    " + s + " = " + red + "[0];\n    " + c + " = " + redc + "[0];\n    " + barrier + "\n";
+}
+
 namespace {
 std::string join_values(const std::vector<std::string>& v) {
   std::string s;

@@ -238,6 +238,11 @@ struct Dialect {
   // `type` is v's type ("float" or "double"), the element type of `red`.
   virtual std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red,
                                    int64_t group_size, const std::string& type = "float") const;
+  // Combines a compensated fp32 sum, the pair (s, c) of fz_csum, across the group with fz_csum2
+  // so that every thread holds the same pair; red and redc are shared float arrays of group_size
+  // elements. Default: shared memory tree. Same convergence contract as group_reduce.
+  virtual std::string group_reduce_csum(const std::string& s, const std::string& c, const std::string& red,
+                                        const std::string& redc, int64_t group_size) const;
   // Helper functions for integer and double values (fz_max ... fz_ipow overloads), emitted
   // after the prelude; h says which 64-bit types the kernel uses.
   virtual std::string typed_helpers(const KernelHeader& h) const;

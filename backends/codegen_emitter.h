@@ -261,6 +261,8 @@ class Emitter {
                        const std::function<std::string(const std::vector<std::string>&)>& body) const;
   // Declares fz_r<r> from the group-combined accumulator a (mean: divided by len).
   std::string finish_reduction(size_t r, const std::string& a, int64_t len) const;
+  // Reduction r accumulates as a compensated fp32 sum (fz_csum's pair fz_a<r>, fz_a<r>c).
+  bool compensated(size_t r) const;
   // k_.online_max/online_sum are set (checked against the spec; ir/ decides them).
   bool online_softmax() const;
   // After fz_a<online_max> is declared with the max identity: declares fz_a<online_sum> and

@@ -672,14 +672,18 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
     // Shifted by the max as the reference does (no overflow for large inputs).
     s += "    float fz_m = (-fz_inf());\n" + loop + val + "      fz_m = fz_max(fz_m, fz_v);\n    }\n";
     s += "    float fz_sh = fz_isinf(fz_m) != 0.0f ? 0.0f : fz_m;\n";
-    s += "    float fz_acc = 0.0f;\n" + loop + val + "      fz_acc = fz_acc + " + rule_text(rule.pre, "fz_v - fz_sh") +
-         ";\n    }\n";
-    return s + "    " + store_of(out, "fz_o", rule_text(rule.post, "fz_acc") + " + fz_sh") + "\n";
+    s += "    float fz_acc = 0.0f, fz_accc = 0.0f;\n" + loop + val + "      fz_csum(fz_acc, fz_accc, " +
+         rule_text(rule.pre, "fz_v - fz_sh") + ");\n    }\n";
+    return s + "    " + store_of(out, "fz_o", rule_text(rule.post, "fz_cfin(fz_acc, fz_accc)") + " + fz_sh") + "\n";
   }
-  s += "    float fz_acc = " + ident + ";\n" + loop + val;
-  s += "      fz_acc = " + fn + "(fz_acc, " + (rule.pre ? rule_text(rule.pre, "fz_v") : "fz_v") + ");\n    }\n";
-  std::string res = "fz_acc";
-  if (rule.mean) res = "fz_div(fz_acc, " + fz_float_literal(static_cast<double>(count)) + ")";
+  // fp32 sums are compensated as the row kernels' (fz_csum; Emitter::compensated).
+  const bool comp = rule.combiner == Combiner::sum;
+  const std::string v = rule.pre ? rule_text(rule.pre, "fz_v") : "fz_v";
+  s += "    float fz_acc = " + ident + (comp ? ", fz_accc = 0.0f" : "") + ";\n" + loop + val;
+  s += comp ? "      fz_csum(fz_acc, fz_accc, " + v + ");\n    }\n" : "      fz_acc = " + fn + "(fz_acc, " + v + ");\n    }\n";
+  const std::string n = fz_float_literal(static_cast<double>(count));
+  std::string res = comp ? "fz_cfin(fz_acc, fz_accc)" : "fz_acc";
+  if (rule.mean) res = comp ? "fz_cmean(fz_acc, fz_accc, " + n + ")" : "fz_div(fz_acc, " + n + ")";
   if (rule.post) res = rule_text(rule.post, res);
   return s + "    " + store_of(out, "fz_o", res) + "\n";
 }

@@ -13,10 +13,11 @@ std::string Emitter::emit_rows() {
   const int64_t G = h_.group_size, len = k_.row_length();
   // Accumulators: fp32 for fp32/fp16/bf16 reductions, double for float64 (fusion.cpp fuses
   // only float reductions); one shared scratch array per accumulator type.
-  bool any_f32 = false, any_f64 = false;
-  for (auto& red : k_.reductions) (red.dtype == DType::f64 ? any_f64 : any_f32) = true;
+  bool any_f32 = false, any_f64 = false, any_comp = false;
+  for (size_t r = 0; r < k_.reductions.size(); ++r)
+    (k_.reductions[r].dtype == DType::f64 ? any_f64 : any_f32) = true, any_comp = any_comp || compensated(r);
   std::string s = (any_f32 || !any_f64 ? d_.shared_array("float", "fz_red", G) : "") +
-                  (any_f64 ? d_.shared_array("double", "fz_redd", G) : "");
+                  (any_f64 ? d_.shared_array("double", "fz_redd", G) : "") + (any_comp ? d_.shared_array("float", "fz_redc", G) : "");
   if (k_.row_product) s += d_.shared_array("float", "fz_prow", len) + d_.shared_array("float", "fz_ppart", G);
   s += d_.kernel_begin(h_);
   s += "  int fz_lid = " + d_.cast("int", d_.local_id) + ";\n";
@@ -94,6 +95,8 @@ std::string Emitter::emit_rows() {
       continue;
     }
     s += "    " + local(acc_t) + a + " = " + ident + ";\n";
+    const bool comp = compensated(r);
+    if (comp) s += "    " + local(acc_t) + a + "c = 0.0f;\n";
     if (online && static_cast<int>(r) == k_.online_max) {
       s += online_softmax_stats(loop, names);
       s += finish_reduction(r, a, len);
@@ -116,15 +119,15 @@ std::string Emitter::emit_rows() {
       for (int p = 0; p < parts; ++p) s += "    " + a + "p[" + std::to_string(p) + "] = " + ident + ";\n";
     }
     s += row_pass({red.body}, loop, loop_end, names, [&](const std::vector<std::string>& nm) {
-      return "      " + slot + " = " + fn + "(" + slot + ", " + convert_value(d_, k_.expr[red.body].dtype, acc_t, nm[red.body]) +
-             ");\n";
+      const std::string v = convert_value(d_, k_.expr[red.body].dtype, acc_t, nm[red.body]);
+      return comp ? "      fz_csum(" + a + ", " + a + "c, " + v + ");\n" : "      " + slot + " = " + fn + "(" + slot + ", " + v + ");\n";
     });
     for (int w = 1; w < parts; w *= 2)  // a pairwise tree over the partials
       for (int p = 0; p + w < parts; p += 2 * w)
         s += "    " + a + "p[" + std::to_string(p) + "] = " + fn + "(" + a + "p[" + std::to_string(p) + "], " + a + "p[" +
              std::to_string(p + w) + "]);\n";
     if (parts > 1) s += "    " + a + " = " + fn + "(" + a + ", " + a + "p[0]);\n";
-    s += d_.group_reduce(a, fn, dbl ? "fz_redd" : "fz_red", G, type);
+    s += comp ? d_.group_reduce_csum(a, a + "c", "fz_red", "fz_redc", G) : d_.group_reduce(a, fn, dbl ? "fz_redd" : "fz_red", G, type);
     s += finish_reduction(r, a, len);
   }
   if (!row_roots.empty()) {
@@ -257,16 +260,25 @@ std::string Emitter::finish_reduction(size_t r, const std::string& a, int64_t le
   const Reduction& red = k_.reductions[r];
   const bool dbl = red.dtype == DType::f64;
   const DType acc_t = dbl ? DType::f64 : DType::f32;
+  if (compensated(r)) {  // fz_csum's pair (a, a + "c")
+    const std::string v = red.mean ? "fz_cmean(" + a + ", " + a + "c, " + fz_float_literal(static_cast<double>(len)) + ")"
+                                   : "fz_cfin(" + a + ", " + a + "c)";
+    return "    " + d_.compute_type(red.dtype) + " fz_r" + std::to_string(r) + " = " +
+           convert_value(d_, acc_t, red.dtype, v, red.dtype != acc_t) + ";\n";
+  }
   std::string val = red.mean ? "fz_div(" + a + ", " + (dbl ? d_.double_literal(static_cast<double>(len))
                                                            : fz_float_literal(static_cast<double>(len))) + ")"
                              : "(" + a + ")";
-  // A mean's fp32 divisor is a constant: its prepared form (the same bits as fz_div, without
-  // the general division's chain on the row's critical path; Vulkan).
-  if (red.mean && !dbl)
-    if (const std::string prep = d_.div_prep_literal(static_cast<float>(len)); !prep.empty())
-      val = "fz_div_by(" + a + ", " + prep + ")";
   return "    " + d_.compute_type(red.dtype) + " fz_r" + std::to_string(r) + " = " +
          convert_value(d_, acc_t, red.dtype, val, red.dtype != acc_t) + ";\n";
+}
+
+// fp32 Sum / Mean reductions accumulate compensated (fz_csum: about an ulp from the exact sum,
+// as ref's double sums; a constant row's mean exact). Not the online softmax's rescaled sum,
+// and float64 accumulators are already double.
+bool Emitter::compensated(size_t r) const {
+  const Reduction& red = k_.reductions[r];
+  return red.dtype != DType::f64 && red.combiner == Combiner::sum && !(online_softmax() && static_cast<int>(r) == k_.online_sum);
 }
 
 bool Emitter::online_softmax() const {

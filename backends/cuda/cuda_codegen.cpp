@@ -43,6 +43,29 @@ FZ_FN float fz_fmod_floor(float a, float b) {
 FZ_FN float fz_log1p(float x) { return log1pf(x); }
 FZ_FN float fz_expm1(float x) { return expm1f(x); }
 FZ_FN float fz_div(float a, float b) { return a / b; }  // IEEE: NVRTC's default --prec-div=true
+// Compensated fp32 sums (Sum / Mean reductions): s + c is within about an ulp of the exact sum;
+// c sums every add's exact rounding error (Knuth's TwoSum). Ogita, Rump & Oishi 2005 (Sum2).
+// A non-finite value or add makes c NaN; s is then the result. Same code as the GLSL helpers.
+FZ_FN void fz_csum(float& s, float& c, float v) {
+  float t = __fadd_rn(s, v), z = __fsub_rn(t, s);
+  float e = __fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(v, z));
+  c = __fadd_rn(c, e);
+  s = t;
+}
+// (s, c) += (s2, c2), symmetric in the two pairs (both lanes of a shuffle get the same bits).
+FZ_FN void fz_csum2(float& s, float& c, float s2, float c2) {
+  float t = __fadd_rn(s, s2), z = __fsub_rn(t, s);
+  float e = __fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(s2, z));
+  c = __fadd_rn(__fadd_rn(c, c2), e);
+  s = t;
+}
+FZ_FN float fz_cfin(float s, float c) { return fabsf(c) <= 3.40282347e38f ? __fadd_rn(s, c) : s; }
+// (s + c) / n: q = s / n corrected by the exact residual s - q n (one fma) plus c.
+FZ_FN float fz_cmean(float s, float c, float n) {
+  float q = s / n;
+  if (!(fabsf(c) <= 3.40282347e38f) || !(fabsf(q) >= 1e-20f && fabsf(q) <= 1e30f)) return fz_cfin(s, c) / n;
+  return __fadd_rn(q, __fadd_rn(fmaf(-q, n, s), c) / n);
+}
 // bfloat16 is stored as its bits (unsigned short): the top half of a float32, rounded to
 // nearest even (NaN stays a quiet NaN).
 FZ_FN float fz_bf16_to_f32(unsigned int h) { return __uint_as_float(h << 16); }
@@ -534,6 +557,18 @@ struct CudaDialect : Dialect {
     s += "    " + v + " = " + red + "[0];\n";
     s += "    for (int fz_w = 1; fz_w < " + std::to_string(g / 32) + "; ++fz_w) " + v + " = " + comb + "(" + v + ", " + red + "[fz_w]);\n";
     return s + "    __syncthreads();\n";
+  }
+  std::string group_reduce_csum(const std::string& s, const std::string& c, const std::string& red, const std::string& redc,
+                                int64_t g) const override {
+    if (g % 32 != 0) return Dialect::group_reduce_csum(s, c, red, redc, g);
+    std::string t = "    for (int fz_o = 16; fz_o > 0; fz_o >>= 1) fz_csum2(" + s + ", " + c + ", __shfl_xor_sync(0xffffffffu, " + s +
+                    ", fz_o), __shfl_xor_sync(0xffffffffu, " + c + ", fz_o));\n";
+    if (g == 32) return t;
+    t += "    if ((fz_lid & 31) == 0) " + red + "[fz_lid >> 5] = " + s + ", " + redc + "[fz_lid >> 5] = " + c + ";\n    __syncthreads();\n";
+    t += "    " + s + " = " + red + "[0];\n    " + c + " = " + redc + "[0];\n";
+    t += "    for (int fz_w = 1; fz_w < " + std::to_string(g / 32) + "; ++fz_w) fz_csum2(" + s + ", " + c + ", " + red + "[fz_w], " +
+         redc + "[fz_w]);\n";
+    return t + "    __syncthreads();\n";
   }
 };
 

@@ -214,6 +214,7 @@ PhysicalDeviceInfo query_device(VkPhysicalDevice pd) {
   info.subgroup_size = subgroup.subgroupSize;
   const VkSubgroupFeatureFlags ops = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_VOTE_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   info.subgroup_reduce = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) && (subgroup.supportedOperations & ops) == ops;
+  info.subgroup_shuffle = info.subgroup_reduce && (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
   info.max_shared_memory = l.maxComputeSharedMemorySize;
   for (int i = 0; i < 3; ++i) info.max_group_count[i] = l.maxComputeWorkGroupCount[i], info.max_group_size[i] = l.maxComputeWorkGroupSize[i];
   info.max_invocations = l.maxComputeWorkGroupInvocations;

@@ -75,6 +75,7 @@ struct PhysicalDeviceInfo {
   bool coopmat_bf16 = false;
   std::vector<CoopmatShape> coopmat_khr_also;  // KHR's list where NV's is used (bf16 shapes, `fusor devices`)
   bool subgroup_reduce = false;     // basic + vote + arithmetic subgroup ops in compute shaders
+  bool subgroup_shuffle = false;    // and subgroupShuffleXor (compensated sums across a subgroup)
   // Float controls (VkPhysicalDeviceFloatControlsProperties, Vulkan 1.2; all false before):
   // whether a shader may request DenormPreserve / SignedZeroInfNanPreserve for floats of
   // width 16, 32, 64 (index 0, 1, 2), already restricted to a combination the device's

@@ -113,6 +113,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   max_groups = std::min<int64_t>(int64_t{dev.max_group_count[0]} * dev.max_group_count[1], int64_t{1} << 22);
   contraction_ = k.matmul.has_value() || k.conv.has_value();
   subgroups_ = dev.subgroup_reduce && !k.reduce_axes.empty();
+  shuffles_ = subgroups_ && dev.subgroup_shuffle;
   if (contraction_) {
     tiles_ = choose_tiles(k, dev, plan && k.matmul ? static_cast<int>(dtype_size(plan->buffers[k.matmul->b_buffer].dtype)) : 4,
                           split_budget);
@@ -348,6 +349,7 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
   if (subgroups_)
     s += "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_vote : require\n"
          "#extension GL_KHR_shader_subgroup_arithmetic : require\n";
+  if (shuffles_) s += "#extension GL_KHR_shader_subgroup_shuffle : require\n";
   s += glsl_float_helpers();
   if (bf16) s += glsl_bf16_helpers();
   if (f16) s += glsl_f16_helpers();
@@ -535,6 +537,22 @@ std::string VulkanDialect::group_reduce(const std::string& v, const std::string&
   return s;
 }
 
+// A butterfly of subgroupShuffleXor over full subgroups (every lane ends with the same pair:
+// fz_csum2 is symmetric), then one pair per subgroup through shared memory, added in subgroup
+// order. Full subgroups: the group is a multiple of the device's subgroup size (powers of two).
+std::string VulkanDialect::group_reduce_csum(const std::string& s, const std::string& c, const std::string& red,
+                                             const std::string& redc, int64_t group_size) const {
+  if (!shuffles_ || dev_.subgroup_size == 0 || group_size % dev_.subgroup_size != 0)
+    return Dialect::group_reduce_csum(s, c, red, redc, group_size);
+  std::string t = "    for (uint fz_o = gl_SubgroupSize >> 1; fz_o > 0u; fz_o >>= 1) {\n";
+  t += "      float fz_s2 = subgroupShuffleXor(" + s + ", fz_o), fz_c2 = subgroupShuffleXor(" + c + ", fz_o);\n";
+  t += "      fz_csum2(" + s + ", " + c + ", fz_s2, fz_c2);\n    }\n";
+  t += "    if (subgroupElect()) {\n      " + red + "[gl_SubgroupID] = " + s + ";\n      " + redc + "[gl_SubgroupID] = " + c +
+       ";\n    }\n    " + barrier + "\n";
+  t += "    " + s + " = " + red + "[0];\n    " + c + " = " + redc + "[0];\n";
+  t += "    for (uint fz_w = 1u; fz_w < gl_NumSubgroups; ++fz_w) fz_csum2(" + s + ", " + c + ", " + red + "[fz_w], " + redc + "[fz_w]);\n";
+  return t + "    " + barrier + "\n";
+}
 
 std::string VulkanDialect::compute_type(DType t) const {
   switch (t) {
@@ -719,13 +737,21 @@ double fz_logd(double x) {
   const double ln2_hi = packDouble2x32(uvec2(0xfee00000u, 0x3fe62e42u)), ln2_lo = packDouble2x32(uvec2(0x35793c76u, 0x3dea39efu));
   return de * ln2_hi + (de * ln2_lo + lm);
 }
+// frexp with subnormals scaled by 2^54 first (as fz_log_mant; fz_frexp's reason).
+double fz_frexpd(double x, out int e) {
+  int sub = 0;
+  if (abs(x) < 2.2250738585072014e-308lf) x = x * 18014398509481984.0lf, sub = 54;
+  double m = frexp(x, e);
+  e = e - sub;
+  return m;
+}
 double fz_fmod(double a, double b) {
   if (b == 0.0lf || fz_inf_b(a) || fz_nan_b(a) || fz_nan_b(b)) return double(fz_nan());
   double r = abs(a), m = abs(b);
   if (fz_inf_b(b) || r < m) return a;
   int er, em;
-  frexp(r, er);
-  frexp(m, em);
+  fz_frexpd(r, er);
+  fz_frexpd(m, em);
   for (int e = er - em; e >= 0; --e) {
     // exact: m * 2^e <= r; e reaches ~2100 (fmod(DBL_MAX, DBL_MIN)), past one 2^k factor's range
     double t = m * fz_pow2d(min(e, 1000)) * fz_pow2d(clamp(e - 1000, 0, 1000)) * fz_pow2d(max(e - 2000, 0));

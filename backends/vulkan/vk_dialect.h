@@ -209,6 +209,8 @@ class VulkanDialect : public Dialect {
   std::string intrinsic(const std::string& nm) const override;
   std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red,
                            int64_t group_size, const std::string& type) const override;
+  std::string group_reduce_csum(const std::string& s, const std::string& c, const std::string& red, const std::string& redc,
+                                int64_t group_size) const override;
   // Typed values in GLSL: uint / int64_t / uint64_t / double, bitfieldExtract wrapping, the
   // integer and double helper overloads; double transcendentals are Unsupported (GLSL has none).
   std::string compute_type(DType t) const override;
@@ -250,6 +252,7 @@ class VulkanDialect : public Dialect {
   int64_t a_cm_delta_ = 0, b_cm_delta_ = 0;
   DType a_vec4_type_ = DType::f32, b_vec4_type_ = DType::f32;
   bool subgroups_ = false;  // row kernel on a device with subgroup arithmetic
+  bool shuffles_ = false;   // ... and subgroupShuffleXor
 };
 
 // The hand-written template bodies from shaders/*.glsl (embedded at build time).

@@ -21,6 +21,18 @@ float fz_round_even(float x) { return roundEven(x); }
 float fz_sign(float x) { return fz_nan_b(x) ? x : sign(x); }
 float fz_isnan(float x) { return fz_nan_b(x) ? 1.0f : 0.0f; }
 float fz_isinf(float x) { return fz_inf_b(x) ? 1.0f : 0.0f; }
+// frexp from the bits, for finite nonzero x: lavapipe's frexp of a subnormal gave a wrong
+// mantissa (fz_div(1.4e-45, 3) was 1.96e-39).
+float fz_frexp(float x, out int e) {
+  uint b = floatBitsToUint(x), ex = (b >> 23) & 0xffu, m = b & 0x7fffffu;
+  if (ex == 0u) {
+    int p = findMSB(m);
+    e = p - 148;
+    return uintBitsToFloat((b & 0x80000000u) | 0x3f000000u | ((m << uint(23 - p)) & 0x7fffffu));
+  }
+  e = int(ex) - 126;
+  return uintBitsToFloat((b & 0x807fffffu) | 0x3f000000u);
+}
 // C fmodf, exact: |a| reduced by |b| * 2^e for e from high to low; each subtraction is exact
 // (Sterbenz: the operands are within a factor of 2), so fmod(1e20, 3) is 2, not a - trunc(a/b)*b.
 float fz_fmod(float a, float b) {
@@ -28,8 +40,8 @@ float fz_fmod(float a, float b) {
   float r = abs(a), m = abs(b);
   if (fz_inf_b(b) || r < m) return a;
   int er, em;
-  frexp(r, er);
-  frexp(m, em);
+  fz_frexp(r, er);
+  fz_frexp(m, em);
   for (int e = er - em; e >= 0; --e) {
     float t = ldexp(m, e);
     if (r >= t) r = r - t;
@@ -108,7 +120,7 @@ float fz_div(float a, float b) {
   if (fz_inf_b(x) || y == 0.0f) return uintBitsToFloat(sg | 0x7f800000u);
   if (fz_inf_b(y) || x == 0.0f) return uintBitsToFloat(sg);
   int ex, ey;
-  float mx = frexp(x, ex), my = frexp(y, ey);
+  float mx = fz_frexp(x, ex), my = fz_frexp(y, ey);
   precise float q = fz_div_core(mx, my);  // in (0.5, 2), correctly rounded
   int e = ex - ey;
   if (e > 128) return uintBitsToFloat(sg | 0x7f800000u);
@@ -153,6 +165,34 @@ float fz_div_by(float a, vec4 p) {
   q = fz_div_pick(x, y, p.z, p.w, q);
 #endif
   return uintBitsToFloat(sg | floatBitsToUint(q));
+}
+// Compensated fp32 sums (the Sum / Mean reductions of row kernels and reductions): s is the
+// running sum and c the fp32 sum of every add's exact rounding error (Knuth's TwoSum, no fma,
+// no branch), so s + c is within about an ulp of the exact sum whatever the row's length, and
+// a constant row's mean is that constant. Ogita, Rump & Oishi, "Accurate Sum and Dot Product"
+// (SIAM J. Sci. Comput. 2005), Sum2. A non-finite value or add makes c NaN; s is then the result.
+void fz_csum(inout float s, inout float c, float v) {
+  precise float t = s + v, z = t - s, e = (s - (t - z)) + (v - z), d = c + e;
+  s = t;
+  c = d;
+}
+// (s, c) += (s2, c2), symmetric in the two pairs (both lanes of a shuffle get the same bits).
+void fz_csum2(inout float s, inout float c, float s2, float c2) {
+  precise float t = s + s2, z = t - s, e = (s - (t - z)) + (s2 - z), d = (c + c2) + e;
+  s = t;
+  c = d;
+}
+float fz_cfin(float s, float c) {
+  precise float r = s + c;
+  return abs(c) <= 3.40282347e38f ? r : s;
+}
+// The mean (s + c) / n correctly rounded but for c's own rounding: q = s / n, and the exact
+// residual s - q n (fz_div_resid, Dekker) plus c corrects it, so a constant row's mean is exact.
+float fz_cmean(float s, float c, float n) {
+  precise float q = fz_div(s, n);
+  if (!(abs(c) <= 3.40282347e38f) || !(abs(q) >= 1e-20f && abs(q) <= 1e30f)) return fz_div(fz_cfin(s, c), n);
+  precise float r = fz_div_resid(s, n, q) + c, m = q + fz_div(r, n);
+  return m;
 }
 // log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
 // accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
