@@ -320,8 +320,10 @@ std::string Emitter::emit_exprs(const std::vector<int>& roots, bool have_reduced
       case ExprKind::op: {
         // Operands in the op's math dtype; the result converted (rounded, wrapped) to its own.
         std::vector<std::string> ops;
-        for (int a : e.args)
-          ops.push_back(a >= 0 ? convert_value(d_, k_.expr[a].dtype, e.math, names[a]) : std::string());
+        for (size_t q = 0; q < e.args.size(); ++q) {
+          const int a = e.args[q];
+          ops.push_back(a >= 0 ? convert_value(d_, k_.expr[a].dtype, operand_dtype(e, q, k_.expr[a].dtype), names[a]) : std::string());
+        }
         names[i] = v;
         const bool exact =
             e.math == e.dtype && (e.dtype == DType::f32 || e.dtype == DType::f64 || e.dtype == DType::i32 ||
@@ -424,13 +426,14 @@ std::string Emitter::prologue_function(const std::string& n, const std::optional
   if (!pre) return "";
   const ExprNode& e = pre->op;
   std::vector<std::string> ops;
-  for (int a : e.args) {
+  for (size_t q = 0; q < e.args.size(); ++q) {
+    const int a = e.args[q];
     if (a < 0) {
       ops.emplace_back();
       continue;
     }
     const ExprNode& in = pre->inputs.at(a);
-    ops.push_back(convert_value(d_, in.dtype, e.math,
+    ops.push_back(convert_value(d_, in.dtype, operand_dtype(e, q, in.dtype),
                                 in.kind == ExprKind::load ? "x" : typed_literal(d_, in.dtype, in.value, in.ivalue)));
   }
   const bool exact = e.math == e.dtype && e.dtype == DType::f32;

@@ -261,6 +261,10 @@ class Emitter {
                        const std::function<std::string(const std::vector<std::string>&)>& body) const;
   // Declares fz_r<r> from the group-combined accumulator a (mean: divided by len).
   std::string finish_reduction(size_t r, const std::string& a, int64_t len) const;
+  // The dtype operand i of op node e is converted to (ir/op_table.h scalar_operand_dtype).
+  static DType operand_dtype(const ExprNode& e, size_t i, DType operand) {
+    return e.op && e.op->scalar ? scalar_operand_dtype(*e.op->scalar, i, operand, e.math) : e.math;
+  }
   // Reduction r accumulates as a compensated fp32 sum (fz_csum's pair fz_a<r>, fz_a<r>c).
   bool compensated(size_t r) const;
   // k_.online_max/online_sum are set (checked against the spec; ir/ decides them).

@@ -356,7 +356,7 @@ std::string Emitter::elementwise(const Node& n, const ScalarRule& rule, int out)
     const int b = k_.opaque_inputs[i];
     const std::string x = "fz_x" + std::to_string(i);
     s += "    " + local(dtype_of(b)) + x + " = " + typed_load(b, coords_offset(bcast_strides(b, os))) + ";\n";
-    ops.push_back(convert_value(d_, dtype_of(b), e.math, x));
+    ops.push_back(convert_value(d_, dtype_of(b), operand_dtype(e, i, dtype_of(b)), x));
   }
   return s + "    " + typed_store(out, "fz_o", convert_value(d_, e.math, e.dtype, op_expression(e, ops, d_), true)) +
          "\n";

@@ -104,6 +104,15 @@ struct ScalarRule {
   int divisor = -1;
 };
 
+// The dtype operand i of a scalar op is converted to before the op: the op's math dtype, except
+// Pow's integer exponent on an fp16 / bf16 base, which goes to fp32, the type the power is
+// computed in, so an exponent past 2048 keeps its value and parity ((-1)^2049 is -1, as numpy
+// and the ONNX reference give). ref (eval_scalar_typed) and the kernels (codegen) both use it.
+inline DType scalar_operand_dtype(const ScalarRule& r, size_t i, DType operand, DType math) {
+  return r.float_exponent && i == 1 && dtype_is_integral(operand) && (math == DType::f16 || math == DType::bf16) ? DType::f32
+                                                                                                                 : math;
+}
+
 // One node's scalar semantics, ready to print or evaluate (defined in ir/ops/elementwise.cpp).
 //  expr: "{i}" is node input i; absent optional operands are already replaced by literals
 //        (non-finite ones as fz_inf()); variadic ops are folded; int_expr chosen when int_math.

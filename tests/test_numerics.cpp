@@ -905,6 +905,28 @@ TEST(Numerics, CompensatedSumsKeepSpecials) {
   }
 }
 
+// Pow of an fp16 / bf16 base with an integer exponent: the exponent reaches the fp32 power as
+// itself, not rounded to the base's type first ((-1)^2049 gave 1: 2049 is 2048 in fp16; 1.001^3001
+// was 1.001^3000). numpy and the ONNX reference compute it so.
+TEST(Numerics, PowKeepsAnIntegerExponentOfAHalfBase) {
+  for (DType t : {DType::f16, DType::bf16})
+    for (DType et : {DType::i64, DType::i32}) {
+      const std::vector<double> base = {-1.0, -1.0, 1.001, -1.0009765625, 0.999, 2.0, -1.5};
+      const std::vector<int64_t> ex = {2049, 2048, 3001, 2049, 4097, -3, 7};
+      Tensor x(t, {static_cast<int64_t>(base.size())}), y(et, x.shape()), want(t, x.shape());
+      for (size_t i = 0; i < base.size(); ++i) {
+        x.set(static_cast<int64_t>(i), base[i]);
+        y.set_int(static_cast<int64_t>(i), ex[i]);
+        // fp32's pow of the stored base and the exact exponent, rounded to t (the fp32 power is
+        // within an ulp of double's, far below t's half ulp for these values).
+        want.set(static_cast<int64_t>(i), static_cast<double>(std::pow(static_cast<float>(x.get(static_cast<int64_t>(i))),
+                                                                       static_cast<float>(ex[i]))));
+      }
+      EXPECT_EQ(want.get(0), -1.0);
+      check_everywhere(std::string("Pow ") + dtype_name(t) + " ^ " + dtype_name(et), {x, y}, binary("Pow"), want);
+    }
+}
+
 // Quotients and remainders of subnormals: vulkan's fz_div and fz_fmod took the exponent from
 // GLSL frexp, which lavapipe gets wrong for subnormals (Div(1.4e-45, 3) was 1.96e-39).
 TEST(Numerics, SubnormalQuotientsAndRemainders) {

@@ -263,13 +263,16 @@ HostScalar eval_scalar_typed(const ScalarRule& r, const BoundScalar& b, const Ho
     }
     return scalar_convert(res, math, out);
   }
-  // Float math: operands as values of the math dtype (an int exponent of Pow rounds to it).
+  // Float math: operands as values of the math dtype (scalar_operand_dtype: an int exponent of
+  // Pow rounds to it, or to fp32 for an fp16 / bf16 base).
   double small[8];
   std::vector<double> big;
   double* v = small;
   if (count > 8) big.resize(count), v = big.data();
-  for (size_t i = 0; i < count; ++i)
-    v[i] = b.absent[i] ? *b.absent[i] : (xt[i] == math ? x[i].f : scalar_convert(x[i], xt[i], math).f);
+  for (size_t i = 0; i < count; ++i) {
+    const DType to = scalar_operand_dtype(r, i, xt[i], math);
+    v[i] = b.absent[i] ? *b.absent[i] : (xt[i] == to ? x[i].f : scalar_convert(x[i], xt[i], to).f);
+  }
   if (r.variadic) {
     // Each step of the fold rounds to the type the kernels fold in (fp32, or fp64 for double),
     // as binary Adds would: Sum(3e38, 3e38, -3e38) in float32 is inf, not 3e38 (red-team round 4).
