@@ -554,6 +554,24 @@ std::string Dialect::group_reduce(const std::string& v, const std::string& comb,
   return s;
 }
 
+std::string Dialect::compensated_mean(const std::string& s, const std::string& c, int64_t len) const {
+  const float n = static_cast<float>(len);
+  return "fz_cmean(" + s + ", " + c + ", " + fz_float_literal(n) + ", " + fz_float_literal(1.0f / n) + ")";
+}
+
+std::string Dialect::pairwise_csum(const std::string& s, const std::string& c, const std::string& red,
+                                   const std::string& redc, int64_t n, const std::string& ind) {
+  auto q = [](int64_t i, const char* part) { return "fz_q" + std::to_string(i) + part; };
+  std::string t;
+  for (int64_t i = 0; i < n; ++i)
+    t += ind + "float " + q(i, "s") + " = " + red + "[" + std::to_string(i) + "], " + q(i, "c") + " = " + redc + "[" +
+         std::to_string(i) + "];\n";
+  for (int64_t w = 1; w < n; w *= 2)
+    for (int64_t i = 0; i + w < n; i += 2 * w)
+      t += ind + "fz_csum2(" + q(i, "s") + ", " + q(i, "c") + ", " + q(i + w, "s") + ", " + q(i + w, "c") + ");\n";
+  return t + ind + s + " = " + q(0, "s") + ";\n" + ind + c + " = " + q(0, "c") + ";\n";
+}
+
 std::string Dialect::group_reduce_csum(const std::string& s, const std::string& c, const std::string& red,
                                        const std::string& redc, int64_t group_size) const {
   std::string t = "    " + red + "[fz_lid] = " + s + ";\n    " + redc + "[fz_lid] = " + c + ";\n    " + barrier + "\n";

@@ -241,8 +241,15 @@ struct Dialect {
   // Combines a compensated fp32 sum, the pair (s, c) of fz_csum, across the group with fz_csum2
   // so that every thread holds the same pair; red and redc are shared float arrays of group_size
   // elements. Default: shared memory tree. Same convergence contract as group_reduce.
+  // The mean of len values from their compensated sum (s, c): fz_cmean with the count's
+  // reciprocal (and, on Vulkan, its prepared division) as literals.
+  virtual std::string compensated_mean(const std::string& s, const std::string& c, int64_t len) const;
   virtual std::string group_reduce_csum(const std::string& s, const std::string& c, const std::string& red,
                                         const std::string& redc, int64_t group_size) const;
+  // (s, c) = the n pairs red[0..n), redc[0..n) combined by fz_csum2 as an unrolled pairwise tree
+  // (log2 n dependent steps, not n): the cross-subgroup / cross-warp step of group_reduce_csum.
+  static std::string pairwise_csum(const std::string& s, const std::string& c, const std::string& red,
+                                   const std::string& redc, int64_t n, const std::string& ind);
   // Helper functions for integer and double values (fz_max ... fz_ipow overloads), emitted
   // after the prelude; h says which 64-bit types the kernel uses.
   virtual std::string typed_helpers(const KernelHeader& h) const;

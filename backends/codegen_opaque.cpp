@@ -683,7 +683,7 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
   s += comp ? "      fz_csum(fz_acc, fz_accc, " + v + ");\n    }\n" : "      fz_acc = " + fn + "(fz_acc, " + v + ");\n    }\n";
   const std::string n = fz_float_literal(static_cast<double>(count));
   std::string res = comp ? "fz_cfin(fz_acc, fz_accc)" : "fz_acc";
-  if (rule.mean) res = comp ? "fz_cmean(fz_acc, fz_accc, " + n + ")" : "fz_div(fz_acc, " + n + ")";
+  if (rule.mean) res = comp ? d_.compensated_mean("fz_acc", "fz_accc", count) : "fz_div(fz_acc, " + n + ")";
   if (rule.post) res = rule_text(rule.post, res);
   return s + "    " + store_of(out, "fz_o", res) + "\n";
 }

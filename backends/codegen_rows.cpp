@@ -261,8 +261,7 @@ std::string Emitter::finish_reduction(size_t r, const std::string& a, int64_t le
   const bool dbl = red.dtype == DType::f64;
   const DType acc_t = dbl ? DType::f64 : DType::f32;
   if (compensated(r)) {  // fz_csum's pair (a, a + "c")
-    const std::string v = red.mean ? "fz_cmean(" + a + ", " + a + "c, " + fz_float_literal(static_cast<double>(len)) + ")"
-                                   : "fz_cfin(" + a + ", " + a + "c)";
+    const std::string v = red.mean ? d_.compensated_mean(a, a + "c", len) : "fz_cfin(" + a + ", " + a + "c)";
     return "    " + d_.compute_type(red.dtype) + " fz_r" + std::to_string(r) + " = " +
            convert_value(d_, acc_t, red.dtype, v, red.dtype != acc_t) + ";\n";
   }

@@ -60,11 +60,14 @@ FZ_FN void fz_csum2(float& s, float& c, float s2, float c2) {
   s = t;
 }
 FZ_FN float fz_cfin(float s, float c) { return fabsf(c) <= 3.40282347e38f ? __fadd_rn(s, c) : s; }
-// (s + c) / n: q = s / n corrected by the exact residual s - q n (one fma) plus c.
-FZ_FN float fz_cmean(float s, float c, float n) {
-  float q = s / n;
+// (s + c) / n with inv = RN(1 / n): q = s inv, one Markstein step makes it faithful, and the
+// exact residual s - q n (an fma) plus c corrects it, rounded once: a constant row's mean is
+// exact. Markstein, "IA-64 and Elementary Functions" ch. 8.
+FZ_FN float fz_cmean(float s, float c, float n, float inv) {
+  float q = __fmul_rn(s, inv);
   if (!(fabsf(c) <= 3.40282347e38f) || !(fabsf(q) >= 1e-20f && fabsf(q) <= 1e30f)) return fz_cfin(s, c) / n;
-  return __fadd_rn(q, __fadd_rn(fmaf(-q, n, s), c) / n);
+  q = fmaf(fmaf(-q, n, s), inv, q);
+  return fmaf(__fadd_rn(fmaf(-q, n, s), c), inv, q);
 }
 // bfloat16 is stored as its bits (unsigned short): the top half of a float32, rounded to
 // nearest even (NaN stays a quiet NaN).
@@ -565,9 +568,7 @@ struct CudaDialect : Dialect {
                     ", fz_o), __shfl_xor_sync(0xffffffffu, " + c + ", fz_o));\n";
     if (g == 32) return t;
     t += "    if ((fz_lid & 31) == 0) " + red + "[fz_lid >> 5] = " + s + ", " + redc + "[fz_lid >> 5] = " + c + ";\n    __syncthreads();\n";
-    t += "    " + s + " = " + red + "[0];\n    " + c + " = " + redc + "[0];\n";
-    t += "    for (int fz_w = 1; fz_w < " + std::to_string(g / 32) + "; ++fz_w) fz_csum2(" + s + ", " + c + ", " + red + "[fz_w], " +
-         redc + "[fz_w]);\n";
+    t += "    {\n" + pairwise_csum(s, c, red, redc, g / 32, "      ") + "    }\n";
     return t + "    __syncthreads();\n";
   }
 };

@@ -549,9 +549,13 @@ std::string VulkanDialect::group_reduce_csum(const std::string& s, const std::st
   t += "      fz_csum2(" + s + ", " + c + ", fz_s2, fz_c2);\n    }\n";
   t += "    if (subgroupElect()) {\n      " + red + "[gl_SubgroupID] = " + s + ";\n      " + redc + "[gl_SubgroupID] = " + c +
        ";\n    }\n    " + barrier + "\n";
-  t += "    " + s + " = " + red + "[0];\n    " + c + " = " + redc + "[0];\n";
-  t += "    for (uint fz_w = 1u; fz_w < gl_NumSubgroups; ++fz_w) fz_csum2(" + s + ", " + c + ", " + red + "[fz_w], " + redc + "[fz_w]);\n";
-  return t + "    " + barrier + "\n";
+  // The device's subgroup size: a pairwise tree over the partials; another size (a driver that
+  // varies it): the same pairs added in order.
+  const int64_t n = group_size / dev_.subgroup_size;
+  t += "    if (gl_NumSubgroups == " + std::to_string(n) + "u) {\n" + pairwise_csum(s, c, red, redc, n, "      ") + "    } else {\n";
+  t += "      " + s + " = " + red + "[0];\n      " + c + " = " + redc + "[0];\n";
+  t += "      for (uint fz_w = 1u; fz_w < gl_NumSubgroups; ++fz_w) fz_csum2(" + s + ", " + c + ", " + red + "[fz_w], " + redc + "[fz_w]);\n";
+  return t + "    }\n    " + barrier + "\n";
 }
 
 std::string VulkanDialect::compute_type(DType t) const {

@@ -186,9 +186,22 @@ float fz_cfin(float s, float c) {
   precise float r = s + c;
   return abs(c) <= 3.40282347e38f ? r : s;
 }
-// The mean (s + c) / n correctly rounded but for c's own rounding: q = s / n, and the exact
-// residual s - q n (fz_div_resid, Dekker) plus c corrects it, so a constant row's mean is exact.
-float fz_cmean(float s, float c, float n) {
+// The mean (s + c) / n: q = s / n, and the exact residual s - q n plus c corrects it, rounded
+// once, so a constant row's mean is exact. p = fz_div_prep(n), folded on the host: the
+// prepared quotient and Dekker's split of n make the residual exact without a division.
+float fz_cmean(float s, float c, vec4 p) {
+  precise float q = fz_div_by(s, p);
+  if (!(abs(c) <= 3.40282347e38f) || !(abs(q) >= 1e-20f && abs(q) <= 1e30f)) return fz_div_by(fz_cfin(s, c), p);
+#ifdef FZ_FMA_FUSED
+  precise float r = fma(-q, p.x, s) + c;
+#else
+  precise float r = fz_div_resid_s(s, p.x, p.z, p.w, q) + c;
+#endif
+  precise float m = q + r * p.y;
+  return m;
+}
+// A count fz_div_by does not prepare (0, or past 2^50): the general division, inv unused.
+float fz_cmean(float s, float c, float n, float inv) {
   precise float q = fz_div(s, n);
   if (!(abs(c) <= 3.40282347e38f) || !(abs(q) >= 1e-20f && abs(q) <= 1e30f)) return fz_div(fz_cfin(s, c), n);
   precise float r = fz_div_resid(s, n, q) + c, m = q + fz_div(r, n);
