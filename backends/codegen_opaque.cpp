@@ -69,7 +69,12 @@ std::string Emitter::emit_opaque() const {
                                                       "Conv",
                                                       "Resize"};
   const auto* def0 = lookup_op(t);
-  const bool typed_opaque = (t == "MaxPool" || t == "AveragePool" || t == "CumSum") && dtype_of(in_buf(0)) == DType::f64;
+  // float64 pools and prefix sums compute in double; integer prefix sums in their own type
+  // (wrapping, as ref): RoBERTa-style position ids are an int32 / int64 CumSum.
+  const bool typed_opaque = ((t == "MaxPool" || t == "AveragePool" || t == "CumSum") && dtype_of(in_buf(0)) == DType::f64) ||
+                            (t == "CumSum" && dtype_is_integral(dtype_of(in_buf(0))) && dtype_of(in_buf(0)) != DType::boolean) ||
+                            // a Scatter without a reduction only moves elements (bit copies)
+                            ((t == "ScatterND" || t == "ScatterElements" || t == "Scatter") && n.attr_s("reduction", "none") == "none");
   if ((through_float.count(t) && !typed_opaque) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
     auto wide = [](DType d) {
       return d == DType::f64 || d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::u64;
@@ -760,18 +765,21 @@ std::string Emitter::cumsum(const Node& n, int out) const {
     len = "fz_len", inner = "fz_inner";
   }
   s += "    fz_idx fz_kk = (fz_o / " + inner + ") % " + len + ";\n";
-  // float64 sums in double (Emitter::opaque lets only f64 through besides fp32-class data).
-  const bool dbl = dtype_of(x) == DType::f64;
+  // float64 sums in double, integers in their compute type (wrapped to the dtype on the store);
+  // the rest (fp32, fp16, bf16) in fp32.
+  const DType xt = dtype_of(x);
+  const bool typed = xt == DType::f64 || dtype_is_integral(xt);
   s += "    fz_idx fz_base = fz_o - fz_kk * " + inner + ";\n    " +
-       (dbl ? local(DType::f64) + "fz_acc = " + d_.double_literal(0.0) : std::string("float fz_acc = 0.0f")) + ";\n";
+       (typed ? local(xt) + "fz_acc = " + typed_literal(d_, xt, 0.0, 0) : std::string("float fz_acc = 0.0f")) + ";\n";
   // Summed in the reference's order (from the start, or from the end when reverse).
   if (!rev)
     s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k " + (excl ? "<" : "<=") + " fz_kk; ++fz_k)";
   else
     s += "    for (fz_idx fz_k = " + len + " - " + lit(1) + "; fz_k " + (excl ? ">" : ">=") + " fz_kk; --fz_k)";
   const std::string at = "fz_base + fz_k * " + inner;
-  s += " fz_acc = fz_acc + " + (dbl ? typed_load(x, at) : load_of(x, at)) + ";\n";
-  return s + "    " + (dbl ? typed_store(out, "fz_o", "fz_acc") : store_of(out, "fz_o", "fz_acc")) + "\n";
+  s += " fz_acc = fz_acc + " + (typed ? typed_load(x, at) : load_of(x, at)) + ";\n";
+  return s + "    " + (typed ? typed_store(out, "fz_o", convert_value(d_, xt, dtype_of(out), "fz_acc", true)) : store_of(out, "fz_o", "fz_acc")) +
+         "\n";
 }
 
 std::string Emitter::softmax(const Node& n, int out) const {

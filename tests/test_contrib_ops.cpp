@@ -120,6 +120,46 @@ TEST(ContribOps, GeluFamilyBiasAddAndFusedMatMulAreTheirStandardOps) {
   expect_outputs(fv, {vm}, 2e-6);
 }
 
+// FusedMatMul's transBatchA / transBatchB (onnxruntime's EXTENDED optimizer writes them for
+// WavLM's relative-position attention; fusor refused them, red-team round 24): axis 0 moves
+// behind the batch axes, then transA / transB swap the last two. A [3, 2, 4, 5] with
+// transBatchA is [2, 4, 3, 5]; B [6, 2, 4, 5] with transBatchB and transB is [2, 4, 5, 6].
+TEST(ContribOps, FusedMatMulTransposesTheBatchAxes) {
+  const Tensor a = testing::random_tensor(DType::f32, {3, 2, 4, 5}, 8), b = testing::random_tensor(DType::f32, {6, 2, 4, 5}, 9);
+  const auto at = [](const Tensor& t, int64_t i0, int64_t i1, int64_t i2, int64_t i3) { return t.get(((i0 * 2 + i1) * 4 + i2) * 5 + i3); };
+  std::vector<double> y(2 * 4 * 3 * 6), y2(2 * 4 * 5 * 5);
+  for (int64_t p = 0; p < 2; ++p)
+    for (int64_t q = 0; q < 4; ++q) {
+      for (int64_t i = 0; i < 3; ++i)  // Y[p, q, i, j] = 0.35 * sum_k A[i, p, q, k] * B[j, p, q, k]
+        for (int64_t j = 0; j < 6; ++j) {
+          double s = 0;
+          for (int64_t k = 0; k < 5; ++k) s += at(a, i, p, q, k) * at(b, j, p, q, k);
+          y[((p * 4 + q) * 3 + i) * 6 + j] = static_cast<double>(0.35f) * s;  // alpha is a float attribute
+        }
+      for (int64_t i = 0; i < 5; ++i)  // transBatchA with transA: [2, 4, 5, 3] @ transBatchB: [2, 4, 3, 5]
+        for (int64_t j = 0; j < 5; ++j) {
+          double s = 0;
+          for (int64_t k = 0; k < 3; ++k) s += at(a, k, p, q, i) * at(a, k, p, q, j);
+          y2[((p * 4 + q) * 5 + i) * 5 + j] = s;
+        }
+    }
+  OneNode f{"FusedMatMul", "com.microsoft", {{"a", a}, {"b", b}}};
+  f.attrs = [](onnx::NodeProto* n) {
+    attr_f(n, "alpha", 0.35f);
+    attr_i(n, "transBatchA", 1);
+    attr_i(n, "transBatchB", 1);
+    attr_i(n, "transB", 1);
+  };
+  expect_outputs(f, {y}, 2e-6);
+  OneNode f2{"FusedMatMul", "com.microsoft", {{"a", a}, {"b", a}}};
+  f2.attrs = [](onnx::NodeProto* n) {
+    attr_i(n, "transA", 1);
+    attr_i(n, "transBatchA", 1);
+    attr_i(n, "transBatchB", 1);
+  };
+  expect_outputs(f2, {y2}, 2e-6);
+}
+
 // LayerNormalization / RMS normalization over the last axis of rows of width w, in double.
 std::vector<double> norm_rows(const std::vector<double>& s, int64_t w, const Tensor& gamma, const Tensor* beta, double eps, bool layer,
                               std::vector<double>* mean = nullptr, std::vector<double>* inv = nullptr) {

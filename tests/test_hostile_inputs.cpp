@@ -581,6 +581,22 @@ TEST(Hostile, InvalidModelsAreRejectedNamingTheNode) {
   });
   EXPECT_ERROR(load_and_plan(d2s), "blocksize");
   EXPECT_ERROR(load_and_plan(d2s), "'my_d2s'");
+  // Tile's repeats is 1-D: a scalar was accepted for a rank-1 input (onnxruntime refuses it;
+  // a TorchScript export of HF Mamba has one; red-team round 24).
+  for (bool scalar : {true, false}) {
+    auto m = fuzz::new_model(17);
+    auto* g = m.mutable_graph();
+    fuzz::set_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {3});
+    auto* r = g->add_initializer();
+    r->set_name("r");
+    r->set_data_type(onnx::TensorProto::INT64);
+    if (!scalar) r->add_dims(1);
+    r->add_int64_data(2);
+    fuzz::add_node(g, "Tile", {"x", "r"}, {"y"})->set_name("my_tile");
+    fuzz::set_type(g->add_output(), "y", onnx::TensorProto::FLOAT, {});
+    if (scalar) EXPECT_ERROR(load_and_plan(m.SerializeAsString()), "'my_tile' (Tile): repeats must be a 1-D tensor, got rank 0");
+    else EXPECT_NO_THROW(load_and_plan(m.SerializeAsString()));
+  }
 }
 
 TEST(Hostile, NamesWithNewlinesStayOnOneLine) {

@@ -114,7 +114,10 @@ std::string emit_or_explain(const KernelSpec& k, const Plan& p, const VulkanDial
   } catch (const Unsupported& e) {
     if (k.kind != FusionKind::opaque || k.node < 0 || k.node >= static_cast<int>(p.graph.nodes.size())) throw;
     const Node& n = p.graph.nodes[k.node];
-    throw Unsupported("vulkan", n.label() + ": op " + n.op_type + " is not supported by the vulkan backend (" + e.what() + ")");
+    // The reason as the emitter gave it, once named by the node (it often already is).
+    std::string why = e.what();
+    if (why.rfind("[", 0) == 0 && why.find("] ") != std::string::npos) why = why.substr(why.find("] ") + 2);
+    throw Unsupported("vulkan", why.find(n.label()) != std::string::npos ? why : n.label() + ": the vulkan backend cannot run it: " + why);
   }
 }
 

@@ -18,8 +18,8 @@
 //                               activation(Gemm(A, B, C)), the same activations
 //   TransposeMatMul             FusedMatMul's older name
 //   FusedMatMul(A, B)           alpha * op(A) @ op(B), op a transpose of the last two axes when
-//                               transA / transB (none for a vector; transBatchA / transBatchB
-//                               are refused)
+//                               transA / transB (none for a vector); transBatchA / transBatchB
+//                               first move axis 0 behind the batch axes ([1 .. r-2, 0, r-1])
 //   SkipLayerNormalization(input, skip, gamma, beta?, bias?) epsilon=1e-12
 //                               s = input + skip (+ bias); output = LayerNormalization(s) over
 //                               the last axis; outputs (output, mean, inv_std_var, s)
@@ -320,24 +320,33 @@ bool bias_add_expand(Graph& g, size_t index) {
 
 bool fused_matmul_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
-  if (n.attr_i("transBatchA", 0) || n.attr_i("transBatchB", 0))
-    throw Unsupported("onnx", n.label() + ": transBatchA / transBatchB are not supported");
   need_float(g, n, 0, "A");
   need_float(g, n, 1, "B");
   // A transpose needs the operand's rank (its dims may still be unknown).
   for (int i : {0, 1})
-    if (n.attr_i(i ? "transB" : "transA", 0) && g.values[n.inputs[i]].shape.empty() && !g.values[n.inputs[i]].shape_known) return false;
+    if ((n.attr_i(i ? "transB" : "transA", 0) || n.attr_i(i ? "transBatchB" : "transBatchA", 0)) && g.values[n.inputs[i]].shape.empty() &&
+        !g.values[n.inputs[i]].shape_known)
+      return false;
   RewriteNodes w{g, n.name, {}};
-  const auto last_two = [&](int v) {
+  // op(X): transBatch moves axis 0 behind the batch axes ([1 .. r-2, 0, r-1]: axis 0 becomes
+  // the rows), then trans swaps the last two (onnxruntime's FusedMatMul, contrib_defs.cc).
+  const auto op_of = [&](int v, bool trans, bool trans_batch) {
     const int64_t r = static_cast<int64_t>(g.values[v].shape.size());
-    if (r < 2) return v;  // a vector has nothing to transpose (onnxruntime ignores the flag)
+    if (r < 2) return v;  // a vector has nothing to transpose (onnxruntime ignores the flags)
     std::vector<int64_t> perm;
-    for (int64_t i = 0; i < r; ++i) perm.push_back(i);
-    std::swap(perm[r - 1], perm[r - 2]);
-    return w.op("Transpose", {v}, {{"perm", perm}});
+    if (trans_batch) {
+      for (int64_t i = 1; i < r - 1; ++i) perm.push_back(i);
+      perm.push_back(0), perm.push_back(r - 1);
+    } else {
+      for (int64_t i = 0; i < r; ++i) perm.push_back(i);
+    }
+    if (trans) std::swap(perm[r - 1], perm[r - 2]);
+    for (int64_t i = 0; i < r; ++i)
+      if (perm[i] != i) return w.op("Transpose", {v}, {{"perm", perm}});
+    return v;
   };
-  const int a = n.attr_i("transA", 0) ? last_two(n.inputs[0]) : n.inputs[0];
-  const int b = n.attr_i("transB", 0) ? last_two(n.inputs[1]) : n.inputs[1];
+  const int a = op_of(n.inputs[0], n.attr_i("transA", 0) != 0, n.attr_i("transBatchA", 0) != 0);
+  const int b = op_of(n.inputs[1], n.attr_i("transB", 0) != 0, n.attr_i("transBatchB", 0) != 0);
   const double alpha = n.attr_f("alpha", 1.0);
   if (alpha == 1.0) {
     w.op("MatMul", {a, b}, {}, out_of(n, 0));

@@ -266,7 +266,10 @@ void expand_ref(const Node&, const Ins& in, Outs& out) {
 
 void tile_infer(InferContext& ctx) {
   const Shape& x = ctx.shape(0);
-  std::vector<int64_t> reps = ints_of(ctx.require_constant(1));
+  const Tensor& rt = ctx.require_constant(1);
+  if (rt.shape().size() != 1)  // Tile-13: repeats is 1-D (onnxruntime refuses a scalar too)
+    ctx.fail("repeats must be a 1-D tensor, got rank " + std::to_string(rt.shape().size()));
+  std::vector<int64_t> reps = ints_of(rt);
   if (reps.size() != x.size())
     ctx.fail("repeats has " + std::to_string(reps.size()) + " entries for rank " + std::to_string(x.size()));
   Shape out;
