@@ -554,9 +554,10 @@ std::string Dialect::group_reduce(const std::string& v, const std::string& comb,
   return s;
 }
 
-std::string Dialect::compensated_mean(const std::string& s, const std::string& c, int64_t len) const {
-  const float n = static_cast<float>(len);
-  return "fz_cmean(" + s + ", " + c + ", " + fz_float_literal(n) + ", " + fz_float_literal(1.0f / n) + ")";
+std::string Dialect::compensated_mean(const std::string& s, const std::string& c, int64_t len, bool odd) const {
+  const auto [n, nl] = mean_count(len);
+  return "fz_cmean(" + s + ", " + c + ", " + fz_float_literal(n) + ", " + fz_float_literal(1.0f / n) + ", " + fz_float_literal(nl) +
+         (odd ? ", true)" : ", false)");
 }
 
 std::string Dialect::pairwise_csum(const std::string& s, const std::string& c, const std::string& red,

@@ -57,6 +57,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/kernel_spec.h"
@@ -242,8 +243,14 @@ struct Dialect {
   // so that every thread holds the same pair; red and redc are shared float arrays of group_size
   // elements. Default: shared memory tree. Same convergence contract as group_reduce.
   // The mean of len values from their compensated sum (s, c): fz_cmean with the count's
-  // reciprocal (and, on Vulkan, its prepared division) as literals.
-  virtual std::string compensated_mean(const std::string& s, const std::string& c, int64_t len) const;
+  // reciprocal (and, on Vulkan, its prepared division) as literals; odd: rounded to odd, for a
+  // result stored as fp16 / bf16 (one rounding in all).
+  virtual std::string compensated_mean(const std::string& s, const std::string& c, int64_t len, bool odd) const;
+  // The count as fz_cmean takes it: its fp32 rounding and the exact rest (len - that).
+  static std::pair<float, float> mean_count(int64_t len) {
+    const float n = static_cast<float>(len);
+    return {n, static_cast<float>(static_cast<double>(len) - static_cast<double>(n))};
+  }
   virtual std::string group_reduce_csum(const std::string& s, const std::string& c, const std::string& red,
                                         const std::string& redc, int64_t group_size) const;
   // (s, c) = the n pairs red[0..n), redc[0..n) combined by fz_csum2 as an unrolled pairwise tree

@@ -687,8 +687,10 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
   s += "    float fz_acc = " + ident + (comp ? ", fz_accc = 0.0f" : "") + ";\n" + loop + val;
   s += comp ? "      fz_csum(fz_acc, fz_accc, " + v + ");\n    }\n" : "      fz_acc = " + fn + "(fz_acc, " + v + ");\n    }\n";
   const std::string n = fz_float_literal(static_cast<double>(count));
-  std::string res = comp ? "fz_cfin(fz_acc, fz_accc)" : "fz_acc";
-  if (rule.mean) res = comp ? d_.compensated_mean("fz_acc", "fz_accc", count) : "fz_div(fz_acc, " + n + ")";
+  // Stored as fp16 / bf16 with nothing after the sum: rounded to odd first (one rounding in all).
+  const bool odd = !rule.post && (dtype_of(out) == DType::f16 || dtype_of(out) == DType::bf16);
+  std::string res = comp ? (odd ? "fz_cfin_odd(fz_acc, fz_accc)" : "fz_cfin(fz_acc, fz_accc)") : "fz_acc";
+  if (rule.mean) res = comp ? d_.compensated_mean("fz_acc", "fz_accc", count, odd) : "fz_div(fz_acc, " + n + ")";
   if (rule.post) res = rule_text(rule.post, res);
   return s + "    " + store_of(out, "fz_o", res) + "\n";
 }

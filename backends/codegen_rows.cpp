@@ -261,7 +261,9 @@ std::string Emitter::finish_reduction(size_t r, const std::string& a, int64_t le
   const bool dbl = red.dtype == DType::f64;
   const DType acc_t = dbl ? DType::f64 : DType::f32;
   if (compensated(r)) {  // fz_csum's pair (a, a + "c")
-    const std::string v = red.mean ? d_.compensated_mean(a, a + "c", len) : "fz_cfin(" + a + ", " + a + "c)";
+    // An fp16 / bf16 result: the fp32 value rounded to odd, so the store rounds once.
+    const bool odd = red.dtype != acc_t;
+    const std::string v = red.mean ? d_.compensated_mean(a, a + "c", len, odd) : (odd ? "fz_cfin_odd(" : "fz_cfin(") + a + ", " + a + "c)";
     return "    " + d_.compute_type(red.dtype) + " fz_r" + std::to_string(r) + " = " +
            convert_value(d_, acc_t, red.dtype, v, red.dtype != acc_t) + ";\n";
   }

@@ -923,7 +923,9 @@ TEST(Numerics, HyperbolicsStayAccurateNearZeroAndForHugeInputs) {
 // does not drift with its length (a 4M row of equal values was 1.5e-4 off). Red-team round 23.
 TEST(Numerics, RowSumsAreCompensated) {
   for (int64_t len : {int64_t{7}, int64_t{768}, int64_t{1000}, int64_t{4099}}) {
-    const std::vector<float> values = {1000.1f, -3.7e5f, 1e-3f, 0.1f};
+    // Past 1e30 and below 1e-20 the mean's residual is taken on values scaled by 2^-+64 (the
+    // first version divided the rounded sum there: 1 ulp off, LN 6e-32 for the tiny row).
+    const std::vector<float> values = {1000.1f, -3.7e5f, 1e-3f, 0.1f, 1.9504638e31f, 2.7921882e-27f, -5.586912e-25f};
     Tensor x(DType::f32, {static_cast<int64_t>(values.size()), len});
     for (size_t r = 0; r < values.size(); ++r)
       for (int64_t j = 0; j < len; ++j) x.set(static_cast<int64_t>(r) * len + j, values[r]);
@@ -974,12 +976,37 @@ TEST(Numerics, RowSumsAreCompensated) {
   }
 }
 
+// fp16 / bf16 sums and means round once: the fp32 value is rounded to odd before the store
+// (fz_cfin_odd / fz_cmean's odd), not to nearest and then to nearest again (red-team round 25:
+// fp16 [1, 2^-11, 2^-24] summed to 0x3c00, not 0x3c01).
+TEST(Numerics, HalfSumsRoundOnce) {
+  struct Case {
+    DType t;
+    const char* op;
+    std::vector<double> x;
+    uint16_t want;
+  };
+  const std::vector<Case> cases = {{DType::f16, "ReduceSum", {1.0, std::ldexp(1.0, -11), std::ldexp(1.0, -24)}, 0x3c01},
+                                   {DType::f16, "ReduceMean", {4.0, std::ldexp(1.0, -9), std::ldexp(1.0, -23), 0.0}, 0x3c01},
+                                   {DType::bf16, "ReduceSum", {1.0, std::ldexp(1.0, -8), std::ldexp(1.0, -30)}, 0x3f81}};
+  for (const Case& c : cases) {
+    Tensor x(c.t, {1, static_cast<int64_t>(c.x.size())}), want(c.t, {1, 1});
+    for (size_t i = 0; i < c.x.size(); ++i) x.set(static_cast<int64_t>(i), c.x[i]);
+    std::memcpy(want.raw(), &c.want, 2);
+    const std::string op = c.op;
+    check_everywhere(std::string(dtype_name(c.t)) + " " + op + " rounds once", {x},
+                     [op](GraphBuilder& b, const std::vector<int>& v) { return b.op(op, {v[0], b.constant("axes", ints_of({1}, {1}))}); },
+                     want);
+  }
+}
+
 // Specials through the compensated sums: inf, -inf, NaN, inf - inf and an fp32 overflow give
 // what ref gives (the compensation term turns NaN; the plain sum is then the result).
 TEST(Numerics, CompensatedSumsKeepSpecials) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<std::vector<float>> rows = {{1.0f, inf, 2.0f}, {-inf, 1.0f, 3.0f}, {inf, -inf, 0.0f}, {1.0f, nan, 1.0f},
-                                                {3e38f, 3e38f, -3e38f}, {-0.0f, -0.0f, -0.0f}, {3e38f, -3e38f, 1.0f}, {1e-45f, 1e-45f, 2e-45f}};
+                                                {3e38f, 3e38f, -3e38f}, {-0.0f, -0.0f, -0.0f}, {3e38f, -3e38f, 1.0f}, {1e-45f, 1e-45f, 2e-45f},
+                                                {1e30f, 1.0f, -1e30f}};
   Tensor x(DType::f32, {static_cast<int64_t>(rows.size()), 3});
   for (size_t r = 0; r < rows.size(); ++r)
     for (int j = 0; j < 3; ++j) x.set(static_cast<int64_t>(r) * 3 + j, rows[r][j]);
@@ -988,6 +1015,8 @@ TEST(Numerics, CompensatedSumsKeepSpecials) {
     const Graph g = make_graph({x}, f, false);
     const Tensor want = run_on_backend("ref", specialize(g, {x}), {x}, CompileOptions{})[0];
     EXPECT_TRUE(std::isinf(want.get(0)) && std::isnan(want.get(2)) && std::isnan(want.get(3))) << op << ": ref's specials";
+    // ref's double sum carries its compensation too: [1e30, 1, -1e30] sums to 1 (it gave 0).
+    EXPECT_EQ(want.get(8), std::string(op) == "ReduceSum" ? 1.0 : static_cast<double>(1.0f / 3.0f)) << op;
     check_everywhere(std::string(op) + " of specials", {x}, f, want);
   }
 }
@@ -1017,8 +1046,10 @@ TEST(Numerics, PowKeepsAnIntegerExponentOfAHalfBase) {
 // Quotients and remainders of subnormals: vulkan's fz_div and fz_fmod took the exponent from
 // GLSL frexp, which lavapipe gets wrong for subnormals (Div(1.4e-45, 3) was 1.96e-39).
 TEST(Numerics, SubnormalQuotientsAndRemainders) {
-  const std::vector<float> a = {1.4e-45f, 4.2e-45f, 4.2e-45f, 1e-40f, -3e-39f, 1.1754942e-38f, 5e-39f, 3e-45f, 1e-38f, 2.5e-44f};
-  const std::vector<float> b = {3.0f, 2.0f, 1.4e-45f, 0.7f, 7.0f, 1.5f, 1e-40f, 1e-45f, -3e-39f, 0.5f};
+  // The last three: a subnormal divisor 2^255 or more below the dividend (fz_fmod's ldexp).
+  const std::vector<float> a = {1.4e-45f, 4.2e-45f, 4.2e-45f, 1e-40f, -3e-39f, 1.1754942e-38f, 5e-39f, 3e-45f, 1e-38f, 2.5e-44f,
+                                3e38f, 3.40282347e38f, 3e38f};
+  const std::vector<float> b = {3.0f, 2.0f, 1.4e-45f, 0.7f, 7.0f, 1.5f, 1e-40f, 1e-45f, -3e-39f, 0.5f, 1e-45f, 3e-45f, 1.1e-39f};
   Tensor x(DType::f32, {static_cast<int64_t>(a.size())}), y(DType::f32, {static_cast<int64_t>(b.size())});
   for (size_t i = 0; i < a.size(); ++i) x.set(static_cast<int64_t>(i), a[i]), y.set(static_cast<int64_t>(i), b[i]);
   for (const auto& [op, attrs] : std::vector<std::pair<std::string, GraphBuilder::Attrs>>{{"Div", {}}, {"Mod", {{"fmod", int64_t{1}}}}}) {

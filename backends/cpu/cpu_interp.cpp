@@ -170,12 +170,23 @@ class Runner {
                : R.combiner == Combiner::prod ? 1.0
                : R.combiner == Combiner::max  ? -std::numeric_limits<double>::infinity()
                                               : std::numeric_limits<double>::infinity();
+    double comp = 0.0;
     const HostScalar* body = s_->col(R.body);
     for (int64_t q = 0; q < len; q += kBlock) {
       const int cnt = static_cast<int>(std::min<int64_t>(kBlock, len - q));
       eval_block(pk_.red_nodes[r], pk_.red_views[r], pk_.inner, base, q, cnt, nullptr, Stores::none);
       switch (R.combiner) {  // fused reductions are float dtypes (fusion.cpp); terms in order
-        case Combiner::sum: for (int j = 0; j < cnt; ++j) a += body[j].f; break;
+        case Combiner::sum:  // Neumaier-compensated for float32-class data, as ref (ir/ops/reduce.cpp)
+          if (R.dtype == DType::f64) {
+            for (int j = 0; j < cnt; ++j) a += body[j].f;
+          } else {
+            for (int j = 0; j < cnt; ++j) {
+              const double v = body[j].f, t = a + v;
+              comp += std::fabs(a) >= std::fabs(v) ? (a - t) + v : (v - t) + a;
+              a = t;
+            }
+          }
+          break;
         case Combiner::prod: for (int j = 0; j < cnt; ++j) a *= body[j].f; break;
         // NaN propagates through max/min (IEEE semantics of ONNX reductions).
         case Combiner::max:
@@ -192,6 +203,7 @@ class Runner {
           break;
       }
     }
+    if (std::isfinite(comp)) a += comp;
     red_[r].f = round_float(R.mean ? a / static_cast<double>(len) : a, R.dtype);
   }
 

@@ -60,14 +60,34 @@ FZ_FN void fz_csum2(float& s, float& c, float s2, float c2) {
   s = t;
 }
 FZ_FN float fz_cfin(float s, float c) { return fabsf(c) <= 3.40282347e38f ? __fadd_rn(s, c) : s; }
-// (s + c) / n with inv = RN(1 / n): q = s inv, one Markstein step makes it faithful, and the
-// exact residual s - q n (an fma) plus c corrects it, rounded once: a constant row's mean is
-// exact. Markstein, "IA-64 and Elementary Functions" ch. 8.
-FZ_FN float fz_cmean(float s, float c, float n, float inv) {
+// Round to odd before a narrower store (the GLSL helper's comment): m or its odd neighbour
+// towards v, r having the sign of v - m.
+FZ_FN float fz_odd_toward(float m, float r) {
+  unsigned int b = __float_as_uint(m);
+  if (r == 0.0f || (b & 1u) != 0u || m != m || fabsf(m) == fz_inf() || r != r) return m;
+  if ((b & 0x7fffffffu) == 0u) return __uint_as_float(r > 0.0f ? 1u : 0x80000001u);
+  return __uint_as_float((r > 0.0f) == (m > 0.0f) ? b + 1u : b - 1u);
+}
+FZ_FN float fz_cfin_odd(float s, float c) {
+  if (!(fabsf(c) <= 3.40282347e38f)) return s;
+  float t = __fadd_rn(s, c), z = __fsub_rn(t, s);
+  return fz_odd_toward(t, __fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(c, z)));
+}
+// (s + c) / (n + nl) with inv = RN(1 / n) (nl: the count's part past n, its fp32 rounding): q =
+// s inv, one Markstein step makes it faithful, and the exact residual (fmas) plus c corrects
+// it, rounded once; odd: rounded to odd for an fp16 / bf16 result. s, c scaled by 2^-64 / 2^64
+// into the range where the residual is exact, the mean scaled back. Markstein, "IA-64 and
+// Elementary Functions" ch. 8.
+FZ_FN float fz_cmean(float s, float c, float n, float inv, float nl, bool odd) {
+  if (!(fabsf(c) <= 3.40282347e38f)) return s / n;
+  float k = 1.0f;
+  if (fabsf(s) > 1.2676506e30f) s = __fmul_rn(s, 5.42101086e-20f), c = __fmul_rn(c, 5.42101086e-20f), k = 1.84467441e19f;
+  else if (fabsf(s) < 8.67361738e-19f) s = __fmul_rn(s, 1.84467441e19f), c = __fmul_rn(c, 1.84467441e19f), k = 5.42101086e-20f;
   float q = __fmul_rn(s, inv);
-  if (!(fabsf(c) <= 3.40282347e38f) || !(fabsf(q) >= 1e-20f && fabsf(q) <= 1e30f)) return fz_cfin(s, c) / n;
   q = fmaf(fmaf(-q, n, s), inv, q);
-  return fmaf(__fadd_rn(fmaf(-q, n, s), c), inv, q);
+  float m = fmaf(__fadd_rn(fmaf(-q, nl, fmaf(-q, n, s)), c), inv, q);
+  if (odd) m = fz_odd_toward(m, __fadd_rn(fmaf(-m, nl, fmaf(-m, n, s)), c));
+  return __fmul_rn(m, k);
 }
 // bfloat16 is stored as its bits (unsigned short): the top half of a float32, rounded to
 // nearest even (NaN stays a quiet NaN).

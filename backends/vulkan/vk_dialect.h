@@ -209,9 +209,11 @@ class VulkanDialect : public Dialect {
   std::string intrinsic(const std::string& nm) const override;
   std::string group_reduce(const std::string& v, const std::string& comb, const std::string& red,
                            int64_t group_size, const std::string& type) const override;
-  std::string compensated_mean(const std::string& s, const std::string& c, int64_t len) const override {
-    const std::string prep = div_prep_literal(static_cast<float>(len));
-    return prep.empty() ? Dialect::compensated_mean(s, c, len) : "fz_cmean(" + s + ", " + c + ", " + prep + ")";
+  std::string compensated_mean(const std::string& s, const std::string& c, int64_t len, bool odd) const override {
+    const auto [n, nl] = mean_count(len);
+    const std::string prep = div_prep_literal(n);
+    return prep.empty() ? Dialect::compensated_mean(s, c, len, odd)
+                        : "fz_cmean(" + s + ", " + c + ", " + prep + ", " + fz_float_literal(nl) + (odd ? ", true)" : ", false)");
   }
   std::string group_reduce_csum(const std::string& s, const std::string& c, const std::string& red, const std::string& redc,
                                 int64_t group_size) const override;

@@ -43,7 +43,10 @@ float fz_fmod(float a, float b) {
   fz_frexp(r, er);
   fz_frexp(m, em);
   for (int e = er - em; e >= 0; --e) {
-    float t = ldexp(m, e);
+    // m * 2^e in steps of at most 2^100: a subnormal m takes e past 254, where one ldexp is
+    // undefined (lavapipe: fmod(3e38, 1e-45) was 3e38).
+    float t = m;
+    for (int k = e; k > 0; k -= 100) t = ldexp(t, min(k, 100));
     if (r >= t) r = r - t;
   }
   return a < 0.0f ? -r : r;
@@ -186,26 +189,50 @@ float fz_cfin(float s, float c) {
   precise float r = s + c;
   return abs(c) <= 3.40282347e38f ? r : s;
 }
-// The mean (s + c) / n: q = s / n, and the exact residual s - q n plus c corrects it, rounded
-// once, so a constant row's mean is exact. p = fz_div_prep(n), folded on the host: the
-// prepared quotient and Dekker's split of n make the residual exact without a division.
-float fz_cmean(float s, float c, vec4 p) {
-  precise float q = fz_div_by(s, p);
-  if (!(abs(c) <= 3.40282347e38f) || !(abs(q) >= 1e-20f && abs(q) <= 1e30f)) return fz_div_by(fz_cfin(s, c), p);
-#ifdef FZ_FMA_FUSED
-  precise float r = fma(-q, p.x, s) + c;
-#else
-  precise float r = fz_div_resid_s(s, p.x, p.z, p.w, q) + c;
-#endif
-  precise float m = q + r * p.y;
-  return m;
+// Round to odd before a narrower store: m, an fp32 rounding of a value v, or m's odd neighbour
+// towards v, where r has the sign of v - m (0: m is v). Rounded to fp16 / bf16 to nearest even
+// after that, v is rounded once (the rule of fz_rto_f32; Boldo & Melquiond 2008).
+float fz_odd_toward(float m, float r) {
+  uint b = floatBitsToUint(m);
+  if (r == 0.0f || (b & 1u) != 0u || fz_nan_b(m) || fz_inf_b(m) || fz_nan_b(r)) return m;
+  if ((b & 0x7fffffffu) == 0u) return uintBitsToFloat(r > 0.0f ? 1u : 0x80000001u);
+  return uintBitsToFloat((r > 0.0f) == (m > 0.0f) ? b + 1u : b - 1u);
 }
-// A count fz_div_by does not prepare (0, or past 2^50): the general division, inv unused.
-float fz_cmean(float s, float c, float n, float inv) {
-  precise float q = fz_div(s, n);
-  if (!(abs(c) <= 3.40282347e38f) || !(abs(q) >= 1e-20f && abs(q) <= 1e30f)) return fz_div(fz_cfin(s, c), n);
-  precise float r = fz_div_resid(s, n, q) + c, m = q + fz_div(r, n);
-  return m;
+float fz_cfin_odd(float s, float c) {
+  if (!(abs(c) <= 3.40282347e38f)) return s;
+  precise float t = s + c, z = t - s, e = (s - (t - z)) + (c - z);
+  return fz_odd_toward(t, e);
+}
+// s - q (p.x + nl), p = fz_div_prep(p.x): exact (an fma, or Dekker's product) but for q nl's
+// rounding; nl is the part of a count past 2^24 that p.x, its fp32 rounding, leaves out.
+float fz_cresid(float s, float q, vec4 p, float nl) {
+#ifdef FZ_FMA_FUSED
+  precise float r = fma(-q, p.x, s);
+#else
+  precise float r = fz_div_resid_s(s, p.x, p.z, p.w, q);
+#endif
+  precise float r2 = r - q * nl;
+  return r2;
+}
+// The mean (s + c) / (p.x + nl): q = s / n, and the exact residual s - q n plus c corrects it,
+// rounded once, so a constant row's mean is exact; odd: rounded to odd (fz_odd_toward) for an
+// fp16 / bf16 result. p = fz_div_prep(n), folded on the host: no division in the kernel. s and c
+// are scaled by 2^-64 or 2^64 into the range where the residual is exact (no overflow of
+// Dekker's split, no underflow of its products), and the mean scaled back.
+float fz_cmean(float s, float c, vec4 p, float nl, bool odd) {
+  if (!(abs(c) <= 3.40282347e38f)) return fz_div_by(s, p);
+  precise float k = 1.0f;
+  if (abs(s) > 1.2676506e30f) s = s * 5.42101086e-20f, c = c * 5.42101086e-20f, k = 1.84467441e19f;  // 2^100, 2^-64, 2^64
+  else if (abs(s) < 8.67361738e-19f) s = s * 1.84467441e19f, c = c * 1.84467441e19f, k = 5.42101086e-20f;  // 2^-60
+  precise float q = fz_div_by(s, p);
+  precise float m = q + (fz_cresid(s, q, p, nl) + c) * p.y;
+  if (odd) m = fz_odd_toward(m, fz_cresid(s, m, p, nl) + c);
+  precise float mk = m * k;
+  return mk;
+}
+// A count fz_div_by does not prepare (0, or past 2^50): the division of the rounded sum.
+float fz_cmean(float s, float c, float n, float inv, float nl, bool odd) {
+  return fz_div(odd ? fz_cfin_odd(s, c) : fz_cfin(s, c), n + nl);
 }
 // log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
 // accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.

@@ -203,12 +203,25 @@ void reduce_reference(const ReduceMath& m, int axes_input_opset, const Node& n, 
     for (int64_t o = 0; o < nout; ++o) y.set(o, std::log(acc[o]) + (std::isinf(mx[o]) ? 0.0 : mx[o]));
     return;
   }
+  // Sums of float32 / float16 / bfloat16 data carry Neumaier's compensation in double, so they
+  // are the exact sum rounded (a double sum lost the 1 of [1e30, 1, -1e30]), as the GPUs'
+  // compensated fp32 sums approximate it; float64 sums stay plain, in the GPUs' order.
+  const bool comp = m.combiner == Combiner::sum && x.dtype() != DType::f64;
+  std::vector<double> cmp(comp ? static_cast<size_t>(nout) : 0, 0.0);
   for_each([&](int64_t e, int64_t o) {
     double v = x.get(e);
-    acc[o] = combine(m.combiner, acc[o], m.pre ? m.pre(v) : v);
+    if (m.pre) v = m.pre(v);
+    if (comp) {
+      const double t = acc[o] + v;
+      cmp[o] += std::fabs(acc[o]) >= std::fabs(v) ? (acc[o] - t) + v : (v - t) + acc[o];
+      acc[o] = t;
+    } else {
+      acc[o] = combine(m.combiner, acc[o], v);
+    }
   });
   for (int64_t o = 0; o < nout; ++o) {
     double v = acc[o];
+    if (comp && std::isfinite(cmp[o])) v += cmp[o];
     if (m.mean) v /= static_cast<double>(count);
     y.set(o, m.post ? m.post(v) : v);
   }
