@@ -48,6 +48,12 @@ inline int64_t view_extent(const StridedView& v) {
   return std::max(hi + 1, -lo);
 }
 
+// FUSOR_PLAIN_SUMS=1: fp32 sums without their compensation (measuring only; Emitter::compensated).
+inline bool plain_sums_knob() {
+  const char* e = std::getenv("FUSOR_PLAIN_SUMS");
+  return e && e[0] == '1' && e[1] == 0;
+}
+
 inline const char* combiner_fn(Combiner c) {
   switch (c) {
     case Combiner::sum:

@@ -682,7 +682,7 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
     return s + "    " + store_of(out, "fz_o", rule_text(rule.post, "fz_cfin(fz_acc, fz_accc)") + " + fz_sh") + "\n";
   }
   // fp32 sums are compensated as the row kernels' (fz_csum; Emitter::compensated).
-  const bool comp = rule.combiner == Combiner::sum;
+  const bool comp = rule.combiner == Combiner::sum && !plain_sums_knob();
   const std::string v = rule.pre ? rule_text(rule.pre, "fz_v") : "fz_v";
   s += "    float fz_acc = " + ident + (comp ? ", fz_accc = 0.0f" : "") + ";\n" + loop + val;
   s += comp ? "      fz_csum(fz_acc, fz_accc, " + v + ");\n    }\n" : "      fz_acc = " + fn + "(fz_acc, " + v + ");\n    }\n";

@@ -278,7 +278,7 @@ std::string Emitter::finish_reduction(size_t r, const std::string& a, int64_t le
 // as ref's double sums; a constant row's mean exact). Not the online softmax's rescaled sum,
 // and float64 accumulators are already double. FUSOR_PLAIN_SUMS=1 sums plainly (measuring only).
 bool Emitter::compensated(size_t r) const {
-  if (const char* e = std::getenv("FUSOR_PLAIN_SUMS"); e && std::strcmp(e, "1") == 0) return false;
+  if (plain_sums_knob()) return false;
   const Reduction& red = k_.reductions[r];
   return red.dtype != DType::f64 && red.combiner == Combiner::sum && !(online_softmax() && static_cast<int>(r) == k_.online_sum);
 }

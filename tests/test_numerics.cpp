@@ -685,6 +685,17 @@ TEST(Numerics, SignedZerosMatchRefInFusedKernels) {
     EXPECT_TRUE(std::signbit(want.get(8))) << "ref: Elu(-0) is -0";
     check_everywhere(std::string("signed zeros ") + dtype_name(t), {x}, f, want);
   }
+  // Reductions of -0 (the cpu row kernel added a zero compensation to every combiner's result,
+  // and -0 + 0 is +0; review of this session's change).
+  Tensor z(DType::f32, {2, 2});
+  z.set(0, -0.0), z.set(1, -0.0), z.set(2, -1.0), z.set(3, 0.0);
+  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceProd"}) {
+    const Build f = [op](GraphBuilder& b, const std::vector<int>& v) { return b.op(op, {v[0], b.constant("axes", ints_of({1}, {1}))}); };
+    const Tensor want = run_on_backend("ref", specialize(make_graph({z}, f, false), {z}), {z}, CompileOptions{})[0];
+    const bool prod = std::string(op) == "ReduceProd";  // -0 * -0 is +0: the product of [-1, 0] is -0
+    EXPECT_TRUE(std::signbit(want.get(prod ? 1 : 0))) << op << " on ref";
+    check_everywhere(std::string(op) + " of -0", {z}, f, want);
+  }
 }
 
 // Integer ReduceL1 / ReduceSumSquare / CumSum wrap in their dtype (int8 |-128| is -128); ref
@@ -1000,13 +1011,16 @@ TEST(Numerics, HalfSumsRoundOnce) {
   }
 }
 
-// Specials through the compensated sums: inf, -inf, NaN, inf - inf and an fp32 overflow give
-// what ref gives (the compensation term turns NaN; the plain sum is then the result).
+// Specials through the compensated sums: inf, -inf, NaN, inf - inf and a sum reaching fp32's
+// largest values give what ref gives (the compensation term turns NaN; the plain sum is then
+// the result). Cancellation: [1e30, 3e22, -1e30] leaves s = 0 and c = 3e22, whose mean came
+// out inf (the pair was scaled up by |s| alone; review of round 25), here also as a row one
+// thread sums alone (768 = 3 x 256 values, the three at 0, 256, 512).
 TEST(Numerics, CompensatedSumsKeepSpecials) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<std::vector<float>> rows = {{1.0f, inf, 2.0f}, {-inf, 1.0f, 3.0f}, {inf, -inf, 0.0f}, {1.0f, nan, 1.0f},
-                                                {3e38f, 3e38f, -3e38f}, {-0.0f, -0.0f, -0.0f}, {3e38f, -3e38f, 1.0f}, {1e-45f, 1e-45f, 2e-45f},
-                                                {1e30f, 1.0f, -1e30f}};
+                                                {2e38f, 1e38f, -2e38f}, {-0.0f, -0.0f, -0.0f}, {3e38f, -3e38f, 1.0f}, {1e-45f, 1e-45f, 2e-45f},
+                                                {1e30f, 1.0f, -1e30f}, {1e30f, 3e22f, -1e30f}};
   Tensor x(DType::f32, {static_cast<int64_t>(rows.size()), 3});
   for (size_t r = 0; r < rows.size(); ++r)
     for (int j = 0; j < 3; ++j) x.set(static_cast<int64_t>(r) * 3 + j, rows[r][j]);
@@ -1018,6 +1032,11 @@ TEST(Numerics, CompensatedSumsKeepSpecials) {
     // ref's double sum carries its compensation too: [1e30, 1, -1e30] sums to 1 (it gave 0).
     EXPECT_EQ(want.get(8), std::string(op) == "ReduceSum" ? 1.0 : static_cast<double>(1.0f / 3.0f)) << op;
     check_everywhere(std::string(op) + " of specials", {x}, f, want);
+    Tensor row(DType::f32, {1, 768});
+    row.set(0, 1e30), row.set(256, 3e22), row.set(512, -1e30);
+    const Tensor want_row = run_on_backend("ref", specialize(make_graph({row}, f, false), {row}), {row}, CompileOptions{})[0];
+    EXPECT_FLOAT_EQ(static_cast<float>(want_row.get(0)), std::string(op) == "ReduceSum" ? 3e22f : 3e22f / 768.0f) << op;
+    check_everywhere(std::string(op) + " of a cancelling row", {row}, f, want_row);
   }
 }
 

@@ -203,7 +203,7 @@ class Runner {
           break;
       }
     }
-    if (std::isfinite(comp)) a += comp;
+    if (comp != 0.0 && std::isfinite(comp)) a += comp;  // only when there is one: -0 + 0 would be +0
     red_[r].f = round_float(R.mean ? a / static_cast<double>(len) : a, R.dtype);
   }
 

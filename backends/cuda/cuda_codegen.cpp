@@ -75,11 +75,16 @@ FZ_FN float fz_cfin_odd(float s, float c) {
 }
 // (s + c) / (n + nl) with inv = RN(1 / n) (nl: the count's part past n, its fp32 rounding): q =
 // s inv, one Markstein step makes it faithful, and the exact residual (fmas) plus c corrects
-// it, rounded once; odd: rounded to odd for an fp16 / bf16 result. s, c scaled by 2^-64 / 2^64
-// into the range where the residual is exact, the mean scaled back. Markstein, "IA-64 and
-// Elementary Functions" ch. 8.
+// it, rounded once; odd: rounded to odd for an fp16 / bf16 result. The pair renormalised, then
+// scaled by 2^-64 / 2^64 into the range where the residual is exact, the mean scaled back.
+// Markstein, "IA-64 and Elementary Functions" ch. 8.
 FZ_FN float fz_cmean(float s, float c, float n, float inv, float nl, bool odd) {
   if (!(fabsf(c) <= 3.40282347e38f)) return s / n;
+  {  // renormalised first (|c| <= ulp(s) / 2): after cancellation s may be 0 and c large
+    float t = __fadd_rn(s, c), z = __fsub_rn(t, s);
+    c = __fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(c, z));
+    s = t;
+  }
   float k = 1.0f;
   if (fabsf(s) > 1.2676506e30f) s = __fmul_rn(s, 5.42101086e-20f), c = __fmul_rn(c, 5.42101086e-20f), k = 1.84467441e19f;
   else if (fabsf(s) < 8.67361738e-19f) s = __fmul_rn(s, 1.84467441e19f), c = __fmul_rn(c, 1.84467441e19f), k = 5.42101086e-20f;

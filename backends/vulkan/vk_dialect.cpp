@@ -544,7 +544,9 @@ std::string VulkanDialect::group_reduce_csum(const std::string& s, const std::st
                                              const std::string& redc, int64_t group_size) const {
   if (!shuffles_ || dev_.subgroup_size == 0 || group_size % dev_.subgroup_size != 0)
     return Dialect::group_reduce_csum(s, c, red, redc, group_size);
-  std::string t = "    for (uint fz_o = gl_SubgroupSize >> 1; fz_o > 0u; fz_o >>= 1) {\n";
+  // Checked at run time too (a uniform branch): shuffles read only full subgroups.
+  std::string t = "    if (gl_SubgroupSize * gl_NumSubgroups == " + std::to_string(group_size) + "u) {\n";
+  t += "    for (uint fz_o = gl_SubgroupSize >> 1; fz_o > 0u; fz_o >>= 1) {\n";
   t += "      float fz_s2 = subgroupShuffleXor(" + s + ", fz_o), fz_c2 = subgroupShuffleXor(" + c + ", fz_o);\n";
   t += "      fz_csum2(" + s + ", " + c + ", fz_s2, fz_c2);\n    }\n";
   t += "    if (subgroupElect()) {\n      " + red + "[gl_SubgroupID] = " + s + ";\n      " + redc + "[gl_SubgroupID] = " + c +
@@ -555,7 +557,8 @@ std::string VulkanDialect::group_reduce_csum(const std::string& s, const std::st
   t += "    if (gl_NumSubgroups == " + std::to_string(n) + "u) {\n" + pairwise_csum(s, c, red, redc, n, "      ") + "    } else {\n";
   t += "      " + s + " = " + red + "[0];\n      " + c + " = " + redc + "[0];\n";
   t += "      for (uint fz_w = 1u; fz_w < gl_NumSubgroups; ++fz_w) fz_csum2(" + s + ", " + c + ", " + red + "[fz_w], " + redc + "[fz_w]);\n";
-  return t + "    }\n    " + barrier + "\n";
+  t += "    }\n    " + barrier + "\n";
+  return t + "    } else {\n" + Dialect::group_reduce_csum(s, c, red, redc, group_size) + "    }\n";
 }
 
 std::string VulkanDialect::compute_type(DType t) const {

@@ -218,9 +218,13 @@ float fz_cresid(float s, float q, vec4 p, float nl) {
 // rounded once, so a constant row's mean is exact; odd: rounded to odd (fz_odd_toward) for an
 // fp16 / bf16 result. p = fz_div_prep(n), folded on the host: no division in the kernel. s and c
 // are scaled by 2^-64 or 2^64 into the range where the residual is exact (no overflow of
-// Dekker's split, no underflow of its products), and the mean scaled back.
+// Dekker's split, no underflow of its products), and the mean scaled back. The pair is first
+// renormalised (|c| <= ulp(s) / 2): after cancellation s may be 0 and c large.
 float fz_cmean(float s, float c, vec4 p, float nl, bool odd) {
   if (!(abs(c) <= 3.40282347e38f)) return fz_div_by(s, p);
+  precise float t = s + c, z = t - s, e = (s - (t - z)) + (c - z);
+  s = t;
+  c = e;
   precise float k = 1.0f;
   if (abs(s) > 1.2676506e30f) s = s * 5.42101086e-20f, c = c * 5.42101086e-20f, k = 1.84467441e19f;  // 2^100, 2^-64, 2^64
   else if (abs(s) < 8.67361738e-19f) s = s * 1.84467441e19f, c = c * 1.84467441e19f, k = 5.42101086e-20f;  // 2^-60
@@ -230,9 +234,10 @@ float fz_cmean(float s, float c, vec4 p, float nl, bool odd) {
   precise float mk = m * k;
   return mk;
 }
-// A count fz_div_by does not prepare (0, or past 2^50): the division of the rounded sum.
+// A count fz_div_by does not prepare (0, or past 2^50): the division of the rounded sum (two
+// roundings; nl, inv unused).
 float fz_cmean(float s, float c, float n, float inv, float nl, bool odd) {
-  return fz_div(odd ? fz_cfin_odd(s, c) : fz_cfin(s, c), n + nl);
+  return fz_div(fz_cfin(s, c), n);
 }
 // log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
 // accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
