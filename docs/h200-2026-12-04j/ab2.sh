@@ -1,12 +1,13 @@
 # Session 28's second job (the H200): call 1 (ab.sh) found the compensated sums 8-9 us slower
 # on GPT-2 and 30% slower on W2 ReduceMean on Vulkan, and two Numerics tests failing there. This
 # build makes the finish cheaper (fz_cmean from the count's prepared reciprocal, one fma or
-# Dekker residual; the cross-subgroup / cross-warp step a pairwise tree); the tests print in full.
+# Dekker residual; the cross-subgroup / cross-warp step a pairwise tree), and carries red-team
+# round 25's and the review's fixes; the Numerics tests print in full (run this first).
 #   ab2.sh ROUNDS
 rounds=${1:-2}
 . scripts/h200_job.sh
 h200_prep docs/h200-2026-12-04h/prep_bert.py docs/h200-2026-12-04j/prep_rows.py
-FUSOR_VK_VALIDATION=0 timeout 200 .dev/fusor_tests --gtest_filter='Numerics.RowSums*:Numerics.Subnormal*:Numerics.Compensated*:Numerics.Pow*:VulkanDiv.*' > $OUT/numerics_full.txt 2>&1
+FUSOR_VK_VALIDATION=0 timeout 200 .dev/fusor_tests --gtest_filter='Numerics.*:VulkanDiv.*:ContribOps.FusedMatMul*' > $OUT/numerics_full.txt 2>&1
 grep -E "Failure|got|want|skipped|OK \]|FAILED" $OUT/numerics_full.txt | cut -c1-400 | head -40
 wait
 for m in ln copy; do echo "== $m"; timeout 60 $fz bench /tmp/rows/$m --backend cuda --iters 50 --warmup 5 2>&1 | tail -4; done
