@@ -13,6 +13,7 @@
 //  * Integer division by zero gives 0 and modulus by zero gives 0 (ONNX leaves both undefined;
 //    every backend returns these values); INT_MIN / -1 = INT_MIN and INT_MIN % -1 = 0.
 #pragma once
+#include <cmath>
 #include <cstdint>
 
 #include "ir/small_dtypes.h"
@@ -46,6 +47,13 @@ HostScalar scalar_convert_cast(HostScalar v, DType from, DType to, bool saturate
 int64_t wrap_int(int64_t v, DType t);
 // Rounds a double to the nearest value of float dtype t (round to nearest even; f64 unchanged).
 double round_float(double v, DType t);
+// One step of Neumaier's compensated sum in double: s += v, c += the add's rounding error.
+// ref and cpu sum float32-class data so (their result: s + c, when c is finite).
+inline void neumaier_add(double& s, double& c, double v) {
+  const double t = s + v;
+  c += std::fabs(s) >= std::fabs(v) ? (s - t) + v : (v - t) + s;
+  s = t;
+}
 // The value as a double (exact for floats; ints as the nearest double; u64 by its unsigned value).
 double scalar_to_double(HostScalar v, DType t);
 

@@ -180,11 +180,7 @@ class Runner {
           if (R.dtype == DType::f64) {
             for (int j = 0; j < cnt; ++j) a += body[j].f;
           } else {
-            for (int j = 0; j < cnt; ++j) {
-              const double v = body[j].f, t = a + v;
-              comp += std::fabs(a) >= std::fabs(v) ? (a - t) + v : (v - t) + a;
-              a = t;
-            }
+            for (int j = 0; j < cnt; ++j) neumaier_add(a, comp, body[j].f);
           }
           break;
         case Combiner::prod: for (int j = 0; j < cnt; ++j) a *= body[j].f; break;

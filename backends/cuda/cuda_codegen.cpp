@@ -46,18 +46,22 @@ FZ_FN float fz_div(float a, float b) { return a / b; }  // IEEE: NVRTC's default
 // Compensated fp32 sums (Sum / Mean reductions): s + c is within about an ulp of the exact sum;
 // c sums every add's exact rounding error (Knuth's TwoSum). Ogita, Rump & Oishi 2005 (Sum2).
 // A non-finite value or add makes c NaN; s is then the result. Same code as the GLSL helpers.
+// a + b rounded, and its exact error in e (Knuth's TwoSum).
+FZ_FN float fz_two_sum(float a, float b, float& e) {
+  float t = __fadd_rn(a, b), z = __fsub_rn(t, a);
+  e = __fadd_rn(__fsub_rn(a, __fsub_rn(t, z)), __fsub_rn(b, z));
+  return t;
+}
 FZ_FN void fz_csum(float& s, float& c, float v) {
-  float t = __fadd_rn(s, v), z = __fsub_rn(t, s);
-  float e = __fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(v, z));
+  float e;
+  s = fz_two_sum(s, v, e);
   c = __fadd_rn(c, e);
-  s = t;
 }
 // (s, c) += (s2, c2), symmetric in the two pairs (both lanes of a shuffle get the same bits).
 FZ_FN void fz_csum2(float& s, float& c, float s2, float c2) {
-  float t = __fadd_rn(s, s2), z = __fsub_rn(t, s);
-  float e = __fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(s2, z));
+  float e;
+  s = fz_two_sum(s, s2, e);
   c = __fadd_rn(__fadd_rn(c, c2), e);
-  s = t;
 }
 FZ_FN float fz_cfin(float s, float c) { return fabsf(c) <= 3.40282347e38f ? __fadd_rn(s, c) : s; }
 // Round to odd before a narrower store (the GLSL helper's comment): m or its odd neighbour
@@ -70,8 +74,8 @@ FZ_FN float fz_odd_toward(float m, float r) {
 }
 FZ_FN float fz_cfin_odd(float s, float c) {
   if (!(fabsf(c) <= 3.40282347e38f)) return s;
-  float t = __fadd_rn(s, c), z = __fsub_rn(t, s);
-  return fz_odd_toward(t, __fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(c, z)));
+  float e, t = fz_two_sum(s, c, e);
+  return fz_odd_toward(t, e);
 }
 // (s + c) / (n + nl) with inv = RN(1 / n) (nl: the count's part past n, its fp32 rounding): q =
 // s inv, one Markstein step makes it faithful, and the exact residual (fmas) plus c corrects
@@ -81,9 +85,9 @@ FZ_FN float fz_cfin_odd(float s, float c) {
 FZ_FN float fz_cmean(float s, float c, float n, float inv, float nl, bool odd) {
   if (!(fabsf(c) <= 3.40282347e38f)) return s / n;
   {  // renormalised first (|c| <= ulp(s) / 2): after cancellation s may be 0 and c large
-    float t = __fadd_rn(s, c), z = __fsub_rn(t, s);
-    c = __fadd_rn(__fsub_rn(s, __fsub_rn(t, z)), __fsub_rn(c, z));
-    s = t;
+    float e;
+    s = fz_two_sum(s, c, e);
+    c = e;
   }
   float k = 1.0f;
   if (fabsf(s) > 1.2676506e30f) s = __fmul_rn(s, 5.42101086e-20f), c = __fmul_rn(c, 5.42101086e-20f), k = 1.84467441e19f;

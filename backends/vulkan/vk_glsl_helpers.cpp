@@ -174,15 +174,23 @@ float fz_div_by(float a, vec4 p) {
 // no branch), so s + c is within about an ulp of the exact sum whatever the row's length, and
 // a constant row's mean is that constant. Ogita, Rump & Oishi, "Accurate Sum and Dot Product"
 // (SIAM J. Sci. Comput. 2005), Sum2. A non-finite value or add makes c NaN; s is then the result.
+// a + b rounded, and its exact error in e (Knuth's TwoSum: any order of magnitudes).
+float fz_two_sum(float a, float b, out float e) {
+  precise float t = a + b, z = t - a, r = (a - (t - z)) + (b - z);
+  e = r;
+  return t;
+}
 void fz_csum(inout float s, inout float c, float v) {
-  precise float t = s + v, z = t - s, e = (s - (t - z)) + (v - z), d = c + e;
-  s = t;
+  float e;
+  s = fz_two_sum(s, v, e);
+  precise float d = c + e;
   c = d;
 }
 // (s, c) += (s2, c2), symmetric in the two pairs (both lanes of a shuffle get the same bits).
 void fz_csum2(inout float s, inout float c, float s2, float c2) {
-  precise float t = s + s2, z = t - s, e = (s - (t - z)) + (s2 - z), d = (c + c2) + e;
-  s = t;
+  float e;
+  s = fz_two_sum(s, s2, e);
+  precise float d = (c + c2) + e;
   c = d;
 }
 float fz_cfin(float s, float c) {
@@ -200,7 +208,8 @@ float fz_odd_toward(float m, float r) {
 }
 float fz_cfin_odd(float s, float c) {
   if (!(abs(c) <= 3.40282347e38f)) return s;
-  precise float t = s + c, z = t - s, e = (s - (t - z)) + (c - z);
+  float e;
+  float t = fz_two_sum(s, c, e);
   return fz_odd_toward(t, e);
 }
 // s - q (p.x + nl), p = fz_div_prep(p.x): exact (an fma, or Dekker's product) but for q nl's
@@ -222,8 +231,8 @@ float fz_cresid(float s, float q, vec4 p, float nl) {
 // renormalised (|c| <= ulp(s) / 2): after cancellation s may be 0 and c large.
 float fz_cmean(float s, float c, vec4 p, float nl, bool odd) {
   if (!(abs(c) <= 3.40282347e38f)) return fz_div_by(s, p);
-  precise float t = s + c, z = t - s, e = (s - (t - z)) + (c - z);
-  s = t;
+  float e;
+  s = fz_two_sum(s, c, e);
   c = e;
   precise float k = 1.0f;
   if (abs(s) > 1.2676506e30f) s = s * 5.42101086e-20f, c = c * 5.42101086e-20f, k = 1.84467441e19f;  // 2^100, 2^-64, 2^64

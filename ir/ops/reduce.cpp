@@ -212,9 +212,7 @@ void reduce_reference(const ReduceMath& m, int axes_input_opset, const Node& n, 
     double v = x.get(e);
     if (m.pre) v = m.pre(v);
     if (comp) {
-      const double t = acc[o] + v;
-      cmp[o] += std::fabs(acc[o]) >= std::fabs(v) ? (acc[o] - t) + v : (v - t) + acc[o];
-      acc[o] = t;
+      neumaier_add(acc[o], cmp[o], v);
     } else {
       acc[o] = combine(m.combiner, acc[o], v);
     }
