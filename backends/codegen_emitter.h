@@ -366,6 +366,12 @@ class Emitter {
 
   // Hardmax: 1 at the first maximum of the row (NaN wins), else 0; rows as in Softmax.
   std::string hardmax(const Node& n, int out) const;
+  // TopK (ir/ops/select.cpp's order: NaN largest, ties by index), one thread per input
+  // element: it counts the elements ranked before it along the axis and, ranked below k,
+  // writes its value (bit copy) to values[rank] and its position to indices[rank]. len^2 work
+  // per slice, so longer axes (kTopKMaxAxis) are refused to the host.
+  std::string topk(const Node& n, int values, int indices) const;
+  static constexpr int64_t kTopKMaxAxis = 8192;
 
   std::string cumsum(const Node& n, int out) const;
 

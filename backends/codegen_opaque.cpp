@@ -21,10 +21,10 @@ std::string Emitter::copy(int a, const std::string& from, int b, const std::stri
 
 std::string Emitter::emit_opaque() const {
   const Node& n = node();
-  const int out = k_.opaque_outputs[0];
+  const int out = k_.opaque_outputs.empty() ? -1 : k_.opaque_outputs[0];
   const std::string& t = n.op_type;
-  // A second output only for MaxPool (Indices) and Dropout (mask); nothing has more.
-  const bool two_outputs = t == "MaxPool" || t == "Dropout";
+  // A second output only for MaxPool (Indices), Dropout (mask) and TopK (Indices).
+  const bool two_outputs = t == "MaxPool" || t == "Dropout" || t == "TopK";
   for (size_t i = 1; i < k_.opaque_outputs.size(); ++i)
     if (k_.opaque_outputs[i] >= 0 && (!two_outputs || i > 1))
       throw Unsupported(d_.name, n.label() + ": op " + n.op_type + " with more than one output");
@@ -138,6 +138,8 @@ std::string Emitter::emit_opaque() const {
     body = arg_extremum(n, out);
   else if (t == "Hardmax")
     body = hardmax(n, out);
+  else if (t == "TopK")
+    body = topk(n, out, out2);
   else if (t == "CumSum")
     body = cumsum(n, out);
   else if (t == "GatherElements")
@@ -170,7 +172,7 @@ std::string Emitter::emit_opaque() const {
         n.label() + ": op " + t +
             " has no GPU kernel (opaque ops supported: Gather, Concat, "
             "MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, copies/views, element-wise, Reduce*, "
-            "ArgMax/ArgMin, Hardmax, CumSum, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
+            "ArgMax/ArgMin, Hardmax, TopK, CumSum, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
             "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool, ConvTranspose, LRN, "
             "Slice, Resize)");
   // After the body: an op without a kernel says so first.
@@ -181,7 +183,7 @@ std::string Emitter::emit_opaque() const {
 
 int64_t Emitter::opaque_loop_trips(const Node& n) const {
   const std::string& t = n.op_type;
-  if (k_.opaque_inputs.empty() || k_.opaque_outputs.empty() || k_.opaque_inputs[0] < 0 || k_.opaque_outputs[0] < 0) return 0;
+  if (k_.opaque_inputs.empty() || k_.opaque_outputs.empty() || k_.opaque_inputs[0] < 0 || (k_.opaque_outputs[0] < 0 && t != "TopK")) return 0;
   auto input_numel = [&](size_t i) { return i < k_.opaque_inputs.size() && k_.opaque_inputs[i] >= 0 ? shape_numel(buffer(k_.opaque_inputs[i]).shape) : 0; };
   const Shape& xs = buffer(k_.opaque_inputs[0]).shape;
   const int64_t r = static_cast<int64_t>(xs.size());
@@ -196,6 +198,7 @@ int64_t Emitter::opaque_loop_trips(const Node& n) const {
     return (t == "ReduceLogSumExp" ? 2 : 1) * (shape_numel(xs) / out);
   }
   if (t == "ArgMax" || t == "ArgMin") return axis_len(n.attr_i("axis", 0), false);
+  if (t == "TopK") return axis_len(n.attr_i("axis", -1), false);
   if (t == "Hardmax" || t == "Softmax" || t == "LogSoftmax")
     return 2 * axis_len(n.attr_i("axis", n.opset < 13 ? 1 : -1), n.opset < 13);
   if (t == "CumSum") return longest_axis();  // the axis may be a run-time input
@@ -740,6 +743,44 @@ std::string Emitter::hardmax(const Node& n, int out) const {
   s += "      if (fz_c > fz_mx || ((" + is_nan("fz_c") + ") && !(" + is_nan("fz_mx") +
        "))) {\n        fz_mx = fz_c;\n        fz_arg = fz_k;\n      }\n    }\n";
   return s + "    " + store_of(out, "fz_o", "(fz_kk == fz_arg ? 1.0f : 0.0f)") + "\n";
+}
+
+std::string Emitter::topk(const Node& n, int values, int indices) const {
+  const int x = in_buf(0);
+  const Shape& xs = buffer(x).shape;
+  const int64_t axis = normalize_axis(n.attr_i("axis", -1), static_cast<int64_t>(xs.size()), n.label());
+  const Around a = around(xs, axis);
+  const int64_t k = buffer(values >= 0 ? values : indices).shape[static_cast<size_t>(axis)];
+  if (a.len > kTopKMaxAxis)
+    throw Unsupported(d_.name, n.label() + ": TopK along an axis of " + std::to_string(a.len) + " elements (the kernel ranks every pair; at most " +
+                                   std::to_string(kTopKMaxAxis) + ")");
+  const bool largest = n.attr_i("largest", 1) != 0;
+  const DType xt = dtype_of(x);
+  // Compared exactly in the compute type (fp16 / bf16 widen to fp32 exactly, f64 and the
+  // integers keep theirs); a NaN ranks above every number, two NaNs by position.
+  const bool fl = dtype_is_float(xt), typed = xt == DType::f64 || !fl;
+  auto ld = [&](const std::string& off) { return typed ? typed_load(x, off) : load_of(x, off); };
+  const std::string ty = typed ? local(xt) : std::string("float ");
+  std::string s = "    fz_idx fz_kk = (fz_o / " + lit(a.inner) + ") % " + lit(a.len) + ";\n";
+  s += "    fz_idx fz_base = fz_o - fz_kk * " + lit(a.inner) + ";\n";
+  s += "    " + ty + "fz_v = " + ld("fz_o") + ";\n    fz_idx fz_rank = " + lit(0) + ";\n";
+  const std::string gt = largest ? " > " : " < ";
+  std::string before = "(fz_c" + gt + "fz_v || (fz_c == fz_v && fz_k < fz_kk))";
+  if (fl) {
+    s += "    bool fz_vn = " + is_nan("fz_v") + ";\n";
+    const std::string cn = "(" + is_nan("fz_c") + ")";
+    before = largest ? "(" + cn + " ? (!fz_vn || fz_k < fz_kk) : (!fz_vn && " + before + "))"
+                     : "(" + cn + " ? (fz_vn && fz_k < fz_kk) : (fz_vn || " + before + "))";
+  }
+  s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k < " + lit(a.len) + "; ++fz_k) {\n";
+  s += "      " + ty + "fz_c = " + ld("fz_base + fz_k * " + lit(a.inner)) + ";\n";
+  s += "      if (" + before + ") fz_rank += " + lit(1) + ";\n    }\n";
+  s += "    if (fz_rank < " + lit(k) + ") {\n";
+  s += "      fz_idx fz_t = (fz_base / " + lit(a.len * a.inner) + ") * " + lit(k * a.inner) + " + fz_rank * " + lit(a.inner) + " + fz_base % " +
+       lit(a.inner) + ";\n";
+  if (values >= 0) s += "      " + copy(x, "fz_o", values, "fz_t") + "\n";
+  if (indices >= 0) s += "      " + typed_store(indices, "fz_t", d_.cast(d_.compute_type(dtype_of(indices)), "fz_kk")) + "\n";
+  return s + "    }\n";
 }
 
 std::string Emitter::cumsum(const Node& n, int out) const {
