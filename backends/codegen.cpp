@@ -92,6 +92,8 @@ void Emitter::setup() {
     // A Vulkan window piece is a copy of its kernel under the same name (vk_windows.h).
     if (&p_.kernels[i] == &k_ || p_.kernels[i].name == k_.name) h_.kernel_index = static_cast<int>(i);
   for (auto& e : k_.expr) note_type(e.dtype), note_type(e.math);
+  // GridSample computes its coordinates and sum in double with 64-bit tap indices, as ref.
+  if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "GridSample") note_type(DType::f64), note_type(DType::i64);
   // Views over space.
   for (auto& l : k_.loads) views_.push_back(&l.view);
   for (auto& o : k_.outputs) views_.push_back(&o.view);

@@ -372,6 +372,8 @@ class Emitter {
   // per slice, so longer axes (kTopKMaxAxis) are refused to the host.
   std::string topk(const Node& n, int values, int indices) const;
   static constexpr int64_t kTopKMaxAxis = 8192;
+  // GridSample (ir/ops/grid.cpp), one thread per output element, computed in double as ref.
+  std::string grid_sample(const Node& n, int out) const;
 
   std::string cumsum(const Node& n, int out) const;
 

@@ -140,6 +140,8 @@ std::string Emitter::emit_opaque() const {
     body = hardmax(n, out);
   else if (t == "TopK")
     body = topk(n, out, out2);
+  else if (t == "GridSample")
+    body = grid_sample(n, out);
   else if (t == "CumSum")
     body = cumsum(n, out);
   else if (t == "GatherElements")
@@ -172,7 +174,7 @@ std::string Emitter::emit_opaque() const {
         n.label() + ": op " + t +
             " has no GPU kernel (opaque ops supported: Gather, Concat, "
             "MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, copies/views, element-wise, Reduce*, "
-            "ArgMax/ArgMin, Hardmax, TopK, CumSum, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
+            "ArgMax/ArgMin, Hardmax, TopK, GridSample, CumSum, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
             "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool, ConvTranspose, LRN, "
             "Slice, Resize)");
   // After the body: an op without a kernel says so first.
@@ -199,6 +201,7 @@ int64_t Emitter::opaque_loop_trips(const Node& n) const {
   }
   if (t == "ArgMax" || t == "ArgMin") return axis_len(n.attr_i("axis", 0), false);
   if (t == "TopK") return axis_len(n.attr_i("axis", -1), false);
+  if (t == "GridSample") return 1;  // unrolled: taps^r straight-line reads, no loop
   if (t == "Hardmax" || t == "Softmax" || t == "LogSoftmax")
     return 2 * axis_len(n.attr_i("axis", n.opset < 13 ? 1 : -1), n.opset < 13);
   if (t == "CumSum") return longest_axis();  // the axis may be a run-time input

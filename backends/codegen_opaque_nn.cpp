@@ -1,5 +1,5 @@
 // Opaque kernels of the shared emitter, part 2: direct convolutions, LRN, slices, gathers
-// and scatters by index, padding, tiling, one-hot, direct matmul, global pooling, resize.
+// and scatters by index, padding, tiling, one-hot, direct matmul, global pooling, GridSample.
 #include "backends/codegen_emitter.h"
 #include "ir/slice_view.h"
 
@@ -434,6 +434,116 @@ std::string Emitter::global_pool(const Node& n, int out) const {
   s += std::string("      fz_acc = ") + (is_max ? "fz_max(fz_acc, fz_v)" : "fz_acc + fz_v") + ";\n    }\n";
   if (!is_max) s += "    fz_acc = fz_acc / " + fz_float_literal(static_cast<double>(sp)) + ";\n";
   return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
+}
+
+std::string Emitter::grid_sample(const Node& n, int out) const {
+  // ir/ops/grid.cpp gridsample_ref, step for step in double (the same operations in the same
+  // order, one rounding at the store), so the GPUs give ref's bits.
+  const int x = in_buf(0), grid = in_buf(1);
+  const Shape& xs = buffer(x).shape;
+  const Shape& gs = buffer(grid).shape;
+  const int r = static_cast<int>(xs.size()) - 2;
+  const bool v20 = n.opset >= 20, align = n.attr_i("align_corners", 0) != 0;
+  const std::string mode = n.attr_s("mode", v20 ? "linear" : "bilinear"), pad = n.attr_s("padding_mode", "zeros");
+  const bool nearest = mode == "nearest", cubic = mode == (v20 ? "cubic" : "bicubic");
+  const int taps = nearest ? 1 : cubic ? 4 : 2;
+  if (r < 1 || r > 3) throw Unsupported(d_.name, n.label() + ": GridSample with " + std::to_string(r) + " spatial dims (the kernel takes 1 to 3)");
+  int64_t points = 1, spatial = 1;
+  for (size_t d = 1; d + 1 < gs.size(); ++d) points *= gs[d];
+  for (int d = 0; d < r; ++d) spatial *= xs[2 + static_cast<size_t>(d)];
+  const int64_t C = xs[1];
+  const std::string D = local(DType::f64), I = d_.compute_type(DType::i64), abs = d_.typed_intrinsic("abs", DType::f64);
+  auto dl = [&](double v) { return d_.double_literal(v); };
+  auto il = [&](int64_t v) { return d_.int_literal(DType::i64, v); };
+  auto ld = [&](int b, const std::string& off) {
+    return dtype_of(b) == DType::f64 ? typed_load(b, off) : d_.cast("double", load_of(b, off));
+  };
+  // The reference's reflection into [lo, hi] (gs_reflect); NaN past 2^52 folds.
+  globals_ += d_.func_qualifier + "double fz_gs_reflect(double x, double lo, double hi) {\n  " + D + "range = hi - lo;\n  if (range <= " + dl(0) +
+              ") return lo;\n  if (!(fz_div(" + abs + "(x - lo), range) < " + dl(4503599627370496.0) + ")) return x != x ? x : " + dl(NAN) +
+              ";\n  if (x < lo) {\n    " + D + "dx = lo - x;\n    " + I + " k = " + d_.cast(I, "fz_div(dx, range)") + ";\n    " + D +
+              "r = dx - " + d_.cast("double", "k") + " * range;\n    return (k & " + il(1) + ") == " + il(0) +
+              " ? lo + r : hi - r;\n  }\n  if (x > hi) {\n    " + D + "dx = x - hi;\n    " + I + " k = " + d_.cast(I, "fz_div(dx, range)") +
+              ";\n    " + D + "r = dx - " + d_.cast("double", "k") + " * range;\n    return (k & " + il(1) + ") == " + il(0) +
+              " ? hi - r : lo + r;\n  }\n  return x;\n}\n";
+  std::string s = "    fz_idx fz_p = fz_o % " + lit(points) + ";\n    fz_idx fz_b = fz_o / " + lit(C * points) + ";\n";
+  s += "    fz_idx fz_pl = (fz_o / " + lit(points) + ") * " + lit(spatial) + ";\n";  // (b * C + c) * spatial
+  for (int d = 0; d < r; ++d) {
+    const int64_t L = xs[2 + static_cast<size_t>(d)];
+    const std::string dd = std::to_string(d), c = "fz_c" + dd;
+    const double lo = align ? 0.0 : -0.5, hi = align ? static_cast<double>(L - 1) : static_cast<double>(L) - 0.5;
+    const std::string g = ld(grid, "(fz_b * " + lit(points) + " + fz_p) * " + lit(r) + " + " + lit(r - 1 - d));
+    s += "    " + D + "fz_g" + dd + " = " + g + ";\n    " + D + c + " = " +
+         (align ? "(fz_g" + dd + " + " + dl(1) + ") * " + dl(0.5) + " * " + dl(static_cast<double>(L - 1))
+                : "((fz_g" + dd + " + " + dl(1) + ") * " + dl(static_cast<double>(L)) + " - " + dl(1) + ") * " + dl(0.5)) +
+         ";\n";
+    if (nearest) s += "    " + c + " = fz_round_even(" + c + ");\n";
+    if (!cubic && pad != "zeros") {
+      s += "    if (" + c + " < " + dl(lo) + " || " + c + " > " + dl(hi) + ") " + c + " = " +
+           (pad == "border" ? "(" + c + " < " + dl(0) + " ? " + dl(0) + " : " + c + " > " + dl(static_cast<double>(L - 1)) + " ? " +
+                                  dl(static_cast<double>(L - 1)) + " : " + c + ")"
+                            : "fz_gs_reflect(" + c + ", " + dl(lo) + ", " + dl(hi) + ")") +
+           ";\n";
+    }
+    s += "    if (" + abs + "(" + c + ") > " + dl(1099511627776.0) + ") " + c + " = " + c + " > " + dl(0) + " ? " + dl(1099511627776.0) +
+         " : " + dl(-1099511627776.0) + ";\n";
+    auto sat = [&](const std::string& v) { return "(" + v + " != " + v + " ? " + il(0) + " : " + d_.cast(I, v) + ")"; };
+    std::string first;
+    if (nearest) {
+      first = sat(c);
+      s += "    " + D + "fz_w" + dd + "_0 = " + dl(1) + ";\n";
+    } else {
+      s += "    " + D + "fz_fl" + dd + " = floor(" + c + ");\n    " + I + " fz_x" + dd + " = " + sat("fz_fl" + dd) + ";\n    " + D + "fz_t" + dd +
+           " = " + c + " - " + d_.cast("double", "fz_x" + dd) + ";\n";
+      if (!cubic) {
+        first = "fz_x" + dd;
+        s += "    " + D + "fz_w" + dd + "_0 = " + dl(1) + " - fz_t" + dd + ";\n    " + D + "fz_w" + dd + "_1 = fz_t" + dd + ";\n";
+      } else {
+        first = "(fz_x" + dd + " - " + il(1) + ")";
+        // cubic_coeffs: Keys, a = -0.75, on |t| (5a, 8a, 4a, a + 2, a + 3 are exact).
+        const std::string u = "fz_u" + dd;
+        s += "    " + D + u + " = " + abs + "(fz_t" + dd + ");\n";
+        s += "    " + D + "fz_w" + dd + "_0 = ((" + dl(-0.75) + " * (" + u + " + " + dl(1) + ") - " + dl(-3.75) + ") * (" + u + " + " + dl(1) +
+             ") + " + dl(-6) + ") * (" + u + " + " + dl(1) + ") - " + dl(-3) + ";\n";
+        s += "    " + D + "fz_w" + dd + "_1 = ((" + dl(1.25) + " * " + u + " - " + dl(2.25) + ") * " + u + ") * " + u + " + " + dl(1) + ";\n";
+        s += "    " + D + "fz_w" + dd + "_2 = ((" + dl(1.25) + " * (" + dl(1) + " - " + u + ") - " + dl(2.25) + ") * (" + dl(1) + " - " + u +
+             ")) * (" + dl(1) + " - " + u + ") + " + dl(1) + ";\n";
+        s += "    " + D + "fz_w" + dd + "_3 = ((" + dl(-0.75) + " * (" + dl(2) + " - " + u + ") - " + dl(-3.75) + ") * (" + dl(2) + " - " + u +
+             ") + " + dl(-6) + ") * (" + dl(2) + " - " + u + ") - " + dl(-3) + ";\n";
+      }
+    }
+    for (int k = 0; k < taps; ++k) {
+      const std::string ik = "fz_i" + dd + "_" + std::to_string(k), ok = "fz_ok" + dd + "_" + std::to_string(k);
+      s += "    " + I + " " + ik + " = " + first + " + " + il(k) + ";\n    bool " + ok + " = true;\n";
+      s += "    if (" + ik + " < " + il(0) + " || " + ik + " >= " + il(L) + ") {\n";
+      if (pad == "zeros") s += "      " + ok + " = false;\n";
+      else {
+        const std::string v = pad == "border" ? ik : "fz_r" + dd + "_" + std::to_string(k);
+        if (pad != "border")
+          s += "      " + D + v + " = fz_gs_reflect(" + d_.cast("double", ik) + ", " + dl(lo) + ", " + dl(hi) + ");\n      " + ik + " = " + sat(v) + ";\n";
+        s += "      " + ik + " = " + ik + " < " + il(0) + " ? " + il(0) + " : (" + ik + " > " + il(L - 1) + " ? " + il(L - 1) + " : " + ik + ");\n";
+      }
+      s += "    }\n";
+    }
+  }
+  // Every tap combination, the last dim fastest; weights multiplied outermost first.
+  s += "    " + D + "fz_acc = " + dl(0) + ";\n";
+  const Shape xst = contiguous_strides(xs);
+  std::vector<int> t(static_cast<size_t>(r), 0);
+  while (true) {
+    std::string wt, ok, off;
+    for (int d = 0; d < r; ++d) {
+      const std::string dk = std::to_string(d) + "_" + std::to_string(t[static_cast<size_t>(d)]);
+      wt += (d ? " * " : "") + std::string("fz_w") + dk;
+      ok += (d ? " && " : "") + std::string("fz_ok") + dk;
+      off += " + " + d_.cast("fz_idx", "fz_i" + dk) + " * " + lit(xst[2 + static_cast<size_t>(d)]);
+    }
+    s += "    if (" + ok + ") fz_acc = fz_acc + (" + wt + ") * " + ld(x, "fz_pl" + off) + ";\n";
+    int d = r - 1;
+    while (d >= 0 && ++t[static_cast<size_t>(d)] == taps) t[static_cast<size_t>(d--)] = 0;
+    if (d < 0) break;
+  }
+  return s + "    " + typed_store(out, "fz_o", convert_value(d_, DType::f64, dtype_of(out), "fz_acc", true)) + "\n";
 }
 
 }  // namespace fusor::codegen_detail

@@ -1,5 +1,5 @@
-// Spatial ops without a GPU kernel (the GPUs run them through host fallback), N-d where the
-// spec is:
+// Spatial ops, N-d where the spec is. GridSample has a GPU kernel (codegen_opaque_nn.cpp
+// grid_sample, the same steps in double); the others run on the GPUs through host fallback.
 //
 //  * GridSample-16/20/22: X [N, C, D1..Dr], grid [N, G1..Gk, r] of normalized coordinates in
 //    [-1, 1] listed innermost dim first (x, y, z); Y [N, C, G1..Gk]. Coordinates denormalize

@@ -1,4 +1,4 @@
-// Selection ops (ONNX semantics): TopK.
+// Selection ops (ONNX semantics): TopK (its GPU kernel: codegen_opaque.cpp Emitter::topk).
 //
 // TopK-1/10/11 (operator spec "TopK"): the k largest (largest=1) or smallest elements along
 // `axis` (default -1) and their int64 indices, in sorted order (sorted=0 leaves the order

@@ -1,0 +1,171 @@
+// Opaque ops the GPUs run as kernels of their own instead of through host fallback (TopK,
+// GridSample): on every backend present, fused and unfused, without fallback, every output bit
+// for bit against ref on seeded inputs with ties, signed zeros, NaNs and out-of-range values.
+// Without a GPU the generated CUDA C must still compile (NVRTC).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "backends/backend.h"
+#include "frontend/builder.h"
+#include "ir/passes.h"
+#include "runtime/session.h"
+#include "test_util.h"
+
+#ifdef FUSOR_HAVE_CUDA
+#include "backends/codegen.h"
+#include "backends/cuda/cuda_backend.h"
+#endif
+
+namespace fusor {
+namespace {
+
+using testing::ints_of;
+
+bool present(const std::string& be) {
+  const auto names = backend_names();
+  return std::find(names.begin(), names.end(), be) != names.end() && !make_backend(be)->devices().empty();
+}
+
+// Runs graph g on every backend present without fallback and compares every output's bytes
+// with ref's; then, with no CUDA device, compiles each of its CUDA kernels.
+void expect_backends_match_ref_bits(const std::string& name, const Graph& g, const std::vector<Tensor>& feed) {
+  const Graph sg = specialize(g, feed);
+  const auto want = run_on_backend("ref", sg, feed);
+  for (const std::string be : {"cpu", "vulkan", "cuda"}) {
+    if (!present(be)) continue;
+    for (bool fusion : {true, false}) {
+      CompileOptions o;
+      o.fusion = fusion, o.fallback = false;
+      std::vector<Tensor> got;
+      try {
+        got = run_on_backend(be, sg, feed, o);
+      } catch (const Error& e) {
+        ADD_FAILURE() << name << " on " << be << " without fallback: " << e.what();
+        continue;
+      }
+      ASSERT_EQ(got.size(), want.size()) << name;
+      for (size_t j = 0; j < want.size(); ++j) {
+        ASSERT_EQ(got[j].dtype(), want[j].dtype()) << name;
+        ASSERT_EQ(got[j].shape(), want[j].shape()) << name;
+        EXPECT_EQ(0, std::memcmp(got[j].raw(), want[j].raw(), want[j].nbytes()))
+            << name << " output " << j << " on " << be << (fusion ? "" : " unfused") << ": first element got " << got[j].get(0)
+            << ", ref " << want[j].get(0);
+      }
+    }
+  }
+#ifdef FUSOR_HAVE_CUDA
+  if (std::find(backend_names().begin(), backend_names().end(), "cuda") != backend_names().end() && !present("cuda")) {
+    const Plan p = build_plan(sg);
+    for (const KernelSpec& k : p.kernels) {
+      std::string src;
+      try {
+        src = cuda_kernel_source(k, p, nullptr);
+        if (!src.empty()) nvrtc_compile_check(src, kernel_identifier(k.name));
+      } catch (const Error& e) {
+        ADD_FAILURE() << name << " cuda: " << e.what() << "\n" << src;
+      }
+    }
+  }
+#endif
+}
+
+// TopK (one thread ranks each element): every dtype class, both orders, a middle axis, k up to
+// the whole axis, either output omitted, with ties, +-0, NaNs (largest) and the dtype's extremes.
+TEST(GpuOpaqueOps, TopKInEveryDtype) {
+  struct Case {
+    DType t;
+    Shape s;
+    int64_t axis, k, largest;
+    int outputs;  // 3: both, 1: values only, 2: indices only
+  };
+  const std::vector<Case> cases = {
+      {DType::f32, {3, 37}, -1, 5, 1, 3},   {DType::f32, {4, 9, 3}, 1, 9, 0, 3}, {DType::f16, {2, 50}, 1, 7, 1, 2},
+      {DType::bf16, {2, 33}, -1, 4, 0, 1}, {DType::f64, {3, 20}, 1, 20, 1, 3}, {DType::i32, {5, 16}, 0, 3, 1, 3},
+      {DType::i64, {2, 40}, -1, 6, 0, 3},  {DType::u64, {2, 12}, -1, 4, 1, 3}, {DType::u8, {3, 30}, 1, 10, 1, 3},
+      {DType::i8, {64}, 0, 64, 0, 2},      {DType::f32, {2, 0}, 1, 0, 1, 3}};
+  int n_case = 0;
+  for (const Case& c : cases) {
+    const std::string nm = std::string("TopK ") + dtype_name(c.t) + " #" + std::to_string(n_case++);
+    Tensor x(c.t, c.s);
+    std::mt19937_64 rng(41 + n_case);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const int64_t r = static_cast<int64_t>(rng() % 13);  // few distinct values: many ties
+      if (dtype_is_float(c.t)) {
+        x.set(i, r == 0 ? NAN : r == 1 ? 0.0 : r == 2 ? -0.0 : r == 3 ? -INFINITY : (static_cast<double>(r) - 7.0) * 1.25);
+      } else if (c.t == DType::u64) {
+        x.set_int(i, r == 0 ? static_cast<int64_t>(0xFFFFFFFFFFFFFFF0ULL) : r == 1 ? static_cast<int64_t>(0x8000000000000000ULL) : r * 3);
+      } else if (c.t == DType::i64) {
+        x.set_int(i, r == 0 ? std::numeric_limits<int64_t>::min() : r == 1 ? (int64_t{1} << 60) + 1 : r - 6);
+      } else if (c.t == DType::u8) {
+        x.set_int(i, r * 19);
+      } else {
+        x.set_int(i, r == 0 ? (c.t == DType::i8 ? -128 : std::numeric_limits<int32_t>::min()) : r - 6);
+      }
+    }
+    GraphBuilder b("topk", 18);
+    const int in = b.input("x", c.t, c.s);
+    auto tk = b.op_multi("TopK", {in, b.constant("k", ints_of({1}, {c.k}))}, {{"axis", c.axis}, {"largest", c.largest}}, 2);
+    if (c.outputs & 1) b.output(tk[0]);
+    if (c.outputs & 2) b.output(tk[1]);
+    expect_backends_match_ref_bits(nm, b.build(), {x});
+  }
+}
+
+// An axis past the kernel's pairwise limit runs on the host (the GPUs say why; with fallback it
+// still agrees with ref).
+TEST(GpuOpaqueOps, TopKLongAxesRunOnTheHost) {
+  GraphBuilder b("topk", 18);
+  const int in = b.input("x", DType::f32, {1, 20000});
+  b.output(b.op_multi("TopK", {in, b.constant("k", ints_of({1}, {3}))}, {}, 2)[1]);
+  const std::vector<Tensor> feed{testing::random_tensor(DType::f32, {1, 20000}, 3, -5, 5)};
+  const Graph g = specialize(b.build(), feed);
+  const auto want = run_on_backend("ref", g, feed);
+  for (const std::string be : {"vulkan", "cuda"}) {
+    if (!present(be)) continue;
+    CompileOptions o;
+    o.fallback = false;
+    const std::string msg = testing::error_of([&] { run_on_backend(be, g, feed, o); });
+    EXPECT_NE(msg.find("TopK along an axis of 20000 elements"), std::string::npos) << msg;
+    const auto got = run_on_backend(be, g, feed);
+    for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(got[0].get_int(i), want[0].get_int(i)) << be;
+  }
+}
+
+// GridSample (one thread per output, in double as ref): 1-3 spatial dims, every mode and
+// padding mode, both align_corners, fp32 / fp16 / f64; grid points inside, on the edges, far
+// outside (reflections over several folds), +-0 and NaN.
+TEST(GpuOpaqueOps, GridSampleEveryModeAndPadding) {
+  int n_case = 0;
+  for (int r : {2, 1, 3})
+    for (const char* mode : {"linear", "nearest", "cubic"})
+      for (const char* pad : {"zeros", "border", "reflection"})
+        for (int64_t align : {0, 1}) {
+          if (r != 2 && std::string(mode) == "cubic") continue;  // bicubic is 2-D in the spec
+          const DType t = n_case % 5 == 3 ? DType::f16 : n_case % 7 == 5 ? DType::f64 : DType::f32;
+          const int opset = n_case % 2 ? 20 : 22;
+          ++n_case;
+          Shape xs = {2, 3}, gs = {2};
+          const int64_t dims[3] = {5, 4, 3};
+          for (int d = 0; d < r; ++d) xs.push_back(dims[d]);
+          for (int d = 0; d < r; ++d) gs.push_back(d == 0 ? 7 : 3);
+          gs.push_back(r);
+          Tensor x = testing::random_tensor(t, xs, 100 + n_case, -4, 4);
+          Tensor grid = testing::random_tensor(t, gs, 200 + n_case, -1.3, 1.3);
+          const double special[] = {-1.0, 1.0, 0.0, -0.0, 7.25, -9.6, NAN, 31.0, 1.0 / 3.0};
+          for (int64_t i = 0; i < grid.numel(); i += 4) grid.set(i, special[(i / 4) % 9]);
+          GraphBuilder b("gridsample", opset);
+          const int xi = b.input("x", t, xs), gi = b.input("grid", t, gs);
+          b.output(b.op("GridSample", {xi, gi}, {{"mode", std::string(mode)}, {"padding_mode", std::string(pad)}, {"align_corners", align}}));
+          expect_backends_match_ref_bits(std::string("GridSample ") + dtype_name(t) + " r" + std::to_string(r) + " " + mode + " " + pad +
+                                             (align ? " align" : ""),
+                                         b.build(), {x, grid});
+        }
+}
+
+}  // namespace
+}  // namespace fusor
