@@ -7,7 +7,7 @@
 rounds=${1:-2}
 . scripts/h200_job.sh
 h200_prep docs/h200-2026-12-04h/prep_bert.py docs/h200-2026-12-04j/prep_rows.py
-FUSOR_VK_VALIDATION=0 timeout 200 .dev/fusor_tests --gtest_filter='Numerics.*:VulkanDiv.*:ContribOps.FusedMatMul*:TopK.*' > $OUT/numerics_full.txt 2>&1
+FUSOR_VK_VALIDATION=0 timeout 200 .dev/fusor_tests --gtest_filter='Numerics.*:VulkanDiv.*:ContribOps.FusedMatMul*:TopK.*:GpuOpaqueOps.*' > $OUT/numerics_full.txt 2>&1
 grep -E "Failure|got|want|skipped|OK \]|FAILED" $OUT/numerics_full.txt | cut -c1-400 | head -40
 wait
 for m in ln copy; do echo "== $m"; timeout 60 $fz bench /tmp/rows/$m --backend cuda --iters 50 --warmup 5 2>&1 | tail -4; done
