@@ -560,6 +560,38 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     rw.op("Add", {rw.op("Mul", {rw.op("Mul", {d, inv}), sc}), bi}, {}, out);
     return true;
   }
+  if (t == "GroupNormalization" && n.outputs.size() == 1) {
+    // GroupNormalization-18/21 (ir/ops/misc.cpp): each (batch, group) of C / num_groups
+    // channels normalized over its channels and spatial dims, as InstanceNormalization is over
+    // [N, G, C / G * spatial]; scale / bias per channel (21) or per group (18, expanded).
+    const Shape xs = g.values[in(0)].shape;  // a copy: the rewriter's new values move g.values
+    const int64_t G = n.attr_i("num_groups", 0);
+    if (xs.size() < 2 || G <= 0 || xs[1] % G != 0 || shape_numel(xs) == 0) return false;
+    const int64_t C = xs[1];
+    int x = rw.op("Reshape", {in(0), rw.ints({xs[0], G, -1})}, {}, -1, 14);
+    int mean = rw.reduce("ReduceMean", x, {2});
+    int d = rw.op("Sub", {x, mean});
+    int var = rw.reduce("ReduceMean", rw.op("Mul", {d, d}), {2});
+    int inv = rw.op("Reciprocal", {rw.op("Sqrt", {rw.op("Add", {var, rw.scalar(n.attr_f("epsilon", 1e-5))})})});
+    int y = rw.op("Reshape", {rw.op("Mul", {d, inv}), rw.ints(std::vector<int64_t>(xs.begin(), xs.end()))}, {}, -1, 14);
+    std::vector<int64_t> cs{C};
+    for (int64_t i = 2; i < rank(in(0)); ++i) cs.push_back(1);
+    auto per_channel = [&](int v) {
+      if (n.opset < 21) v = rw.op("Expand", {rw.op("Reshape", {v, rw.ints({G, 1})}, {}, -1, 14), rw.ints({G, C / G})});
+      return rw.op("Reshape", {v, rw.ints(cs)}, {}, -1, 14);
+    };
+    rw.op("Add", {rw.op("Mul", {y, per_channel(in(1))}), per_channel(in(2))}, {}, out);
+    return true;
+  }
+  if (t == "LpNormalization" && n.outputs.size() == 1 && (n.attr_i("p", 2) == 1 || n.attr_i("p", 2) == 2)) {
+    // x / ||x||_p along axis, 0 where the norm is 0 (ir/ops/misc.cpp lpnorm_ref): one row kernel.
+    const int x = in(0);
+    const int64_t axis = normalize_axis(n.attr_i("axis", -1), rank(x), n.label());
+    const int norm = rw.reduce(n.attr_i("p", 2) == 1 ? "ReduceL1" : "ReduceL2", x, {axis});
+    const int zero = rw.scalar(0.0);
+    rw.op("Where", {rw.op("Equal", {norm, zero}), zero, rw.op("Div", {x, norm})}, {}, out, 16);
+    return true;
+  }
   if (t == "GlobalAveragePool" || t == "GlobalMaxPool") {
     rw.reduce(t == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax", in(0), axes_from(2, rank(in(0))), out);
     return true;

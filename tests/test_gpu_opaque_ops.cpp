@@ -167,5 +167,61 @@ TEST(GpuOpaqueOps, GridSampleEveryModeAndPadding) {
         }
 }
 
+// GroupNormalization (18: scale per group, 21: per channel) and LpNormalization (p 1, 2; an
+// all-zero row gives 0) decompose into row kernels: no host fallback, within fp32 / fp16
+// rounding of ref's double results.
+TEST(GpuOpaqueOps, GroupAndLpNormalizationAreRowKernels) {
+  struct Case {
+    std::string op;
+    int opset;
+    DType t;
+    Shape s;
+  };
+  const std::vector<Case> cases = {{"GroupNormalization", 21, DType::f32, {2, 8, 5, 3}}, {"GroupNormalization", 18, DType::f32, {1, 6, 7}},
+                                   {"GroupNormalization", 21, DType::f16, {2, 4, 9}},    {"LpNormalization", 18, DType::f32, {3, 4, 33}},
+                                   {"LpNormalization", 18, DType::f16, {5, 17}},         {"LpNormalization", 18, DType::f32, {6, 2}}};
+  int n_case = 0;
+  for (const Case& c : cases)
+    for (int64_t variant : {0, 1}) {
+      ++n_case;
+      GraphBuilder b("norms", c.opset);
+      Tensor x = testing::random_tensor(c.t, c.s, 300 + n_case, -3, 5);
+      std::vector<Tensor> feed{x};
+      const int xi = b.input("x", c.t, c.s);
+      if (c.op == "GroupNormalization") {
+        const int64_t groups = variant ? c.s[1] : 2, per = c.opset >= 21 ? c.s[1] : groups;
+        feed.push_back(testing::random_tensor(c.t, {per}, 400 + n_case, -2, 2));
+        feed.push_back(testing::random_tensor(c.t, {per}, 500 + n_case, -2, 2));
+        const int sc = b.input("scale", c.t, {per}), bi = b.input("bias", c.t, {per});
+        b.output(b.op("GroupNormalization", {xi, sc, bi}, {{"num_groups", groups}, {"epsilon", 1e-3f}}));
+      } else {
+        for (int64_t j = 0; j < c.s.back(); ++j) feed[0].set(j, 0.0);  // an all-zero row along the last axis
+        b.output(b.op("LpNormalization", {xi}, {{"axis", variant ? int64_t{0} : int64_t{-1}}, {"p", n_case % 2 ? int64_t{1} : int64_t{2}}}));
+      }
+      const std::string nm = c.op + " " + dtype_name(c.t) + " #" + std::to_string(n_case);
+      const Graph sg = specialize(b.build(), feed);
+      const Tensor want = run_on_backend("ref", sg, feed)[0];
+      double top = 0;
+      for (int64_t i = 0; i < want.numel(); ++i) top = std::max(top, std::fabs(want.get(i)));
+      const double rel = c.t == DType::f16 ? 2e-3 : 2e-6;
+      for (const std::string be : {"cpu", "vulkan", "cuda"}) {
+        if (!present(be)) continue;
+        CompileOptions o;
+        o.fallback = false;
+        Tensor got;
+        try {
+          got = run_on_backend(be, sg, feed, o)[0];
+        } catch (const Error& e) {
+          ADD_FAILURE() << nm << " on " << be << " without fallback: " << e.what();
+          continue;
+        }
+        for (int64_t i = 0; i < want.numel(); ++i)
+          EXPECT_LE(std::fabs(got.get(i) - want.get(i)), rel * (std::fabs(want.get(i)) + top)) << nm << " on " << be << " element " << i;
+        if (c.op == "LpNormalization" && !variant)
+          for (int64_t j = 0; j < c.s.back(); ++j) EXPECT_EQ(got.get(j), 0.0) << nm << " zero row on " << be;
+      }
+    }
+}
+
 }  // namespace
 }  // namespace fusor

@@ -1,4 +1,5 @@
-// Smaller ONNX ops without a GPU kernel (the GPUs run them through host fallback):
+// Smaller ONNX ops without a GPU kernel (the GPUs run them through host fallback), except
+// LpNormalization and GroupNormalization, which ir/decompose.cpp turns into row kernels:
 //
 //  * CumProd-26: like CumSum (axis input, exclusive, reverse), the running product; integers
 //    multiply exactly with wrap-around, floats in double, rounded once per element.
