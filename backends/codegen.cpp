@@ -619,8 +619,8 @@ bool kernel_checks_indices(const KernelSpec& k, const Plan& p) {
                                             "ScatterElements", "Scatter",        "ScatterND"};
   const Node& n = p.graph.nodes[k.node];
   if (ops.count(n.op_type) != 0) return true;
-  // CumSum's axis computed at run time is checked on the device like an index.
-  return n.op_type == "CumSum" && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
+  // CumSum's / CumProd's axis computed at run time is checked on the device like an index.
+  return (n.op_type == "CumSum" || n.op_type == "CumProd") && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
          !p.graph.values[n.inputs[1]].constant;
 }
 
@@ -638,7 +638,7 @@ std::string index_error_message(const Plan& p, uint32_t status) {
     for (size_t i = 0; i < nodes.size(); ++i) label = (i == 0 ? "" : label + (i + 1 == nodes.size() ? " or " : ", ")) + nodes[i];
   }
   if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()) &&
-      p.graph.nodes[p.kernels[ki].node].op_type == "CumSum")
+      (p.graph.nodes[p.kernels[ki].node].op_type == "CumSum" || p.graph.nodes[p.kernels[ki].node].op_type == "CumProd"))
     return label + ": axis out of range (a run-time axis outside [-rank, rank) was found on the device)";
   return label + ": index out of range (an index outside [-dim, dim) was found on the device)";
 }

@@ -73,6 +73,7 @@ std::string Emitter::emit_opaque() const {
   // (wrapping, as ref): RoBERTa-style position ids are an int32 / int64 CumSum.
   const bool typed_opaque = ((t == "MaxPool" || t == "AveragePool" || t == "CumSum") && dtype_of(in_buf(0)) == DType::f64) ||
                             (t == "CumSum" && dtype_is_integral(dtype_of(in_buf(0))) && dtype_of(in_buf(0)) != DType::boolean) ||
+                            t == "CumProd" ||  // typed throughout (cumsum: the dtype's own products)
                             // a Scatter without a reduction only moves elements (bit copies)
                             ((t == "ScatterND" || t == "ScatterElements" || t == "Scatter") && n.attr_s("reduction", "none") == "none");
   if ((through_float.count(t) && !typed_opaque) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
@@ -142,7 +143,7 @@ std::string Emitter::emit_opaque() const {
     body = topk(n, out, out2);
   else if (t == "GridSample")
     body = grid_sample(n, out);
-  else if (t == "CumSum")
+  else if (t == "CumSum" || t == "CumProd")
     body = cumsum(n, out);
   else if (t == "GatherElements")
     body = gather_elements(n, out);
@@ -174,7 +175,7 @@ std::string Emitter::emit_opaque() const {
         n.label() + ": op " + t +
             " has no GPU kernel (opaque ops supported: Gather, Concat, "
             "MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, copies/views, element-wise, Reduce*, "
-            "ArgMax/ArgMin, Hardmax, TopK, GridSample, CumSum, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
+            "ArgMax/ArgMin, Hardmax, TopK, GridSample, CumSum, CumProd, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
             "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool, ConvTranspose, LRN, "
             "Slice, Resize)");
   // After the body: an op without a kernel says so first.
@@ -204,7 +205,7 @@ int64_t Emitter::opaque_loop_trips(const Node& n) const {
   if (t == "GridSample") return 1;  // unrolled: taps^r straight-line reads, no loop
   if (t == "Hardmax" || t == "Softmax" || t == "LogSoftmax")
     return 2 * axis_len(n.attr_i("axis", n.opset < 13 ? 1 : -1), n.opset < 13);
-  if (t == "CumSum") return longest_axis();  // the axis may be a run-time input
+  if (t == "CumSum" || t == "CumProd") return longest_axis();  // the axis may be a run-time input
   if (t == "GlobalAveragePool" || t == "GlobalMaxPool") return xs.size() > 2 ? shape_numel(xs) / (xs[0] * xs[1]) : 1;
   if (t == "MatMul") return xs.empty() ? 1 : xs.back();
   if ((t == "Conv" || t == "ConvTranspose") && k_.opaque_inputs.size() > 1 && k_.opaque_inputs[1] >= 0) {
@@ -793,7 +794,7 @@ std::string Emitter::cumsum(const Node& n, int out) const {
   const bool excl = n.attr_i("exclusive", 0) != 0, rev = n.attr_i("reverse", 0) != 0;
   std::string s, len, inner;
   if (const Tensor* t = const_of(1)) {
-    if (t->numel() != 1) fail(n.label() + ": CumSum axis must be a scalar");
+    if (t->numel() != 1) fail(n.label() + ": " + n.op_type + " axis must be a scalar");
     const Around a = around(xs, normalize_axis(t->get_int(0), r, n.label()));
     len = lit(a.len), inner = lit(a.inner);
   } else {
@@ -812,18 +813,29 @@ std::string Emitter::cumsum(const Node& n, int out) const {
   }
   s += "    fz_idx fz_kk = (fz_o / " + inner + ") % " + len + ";\n";
   // float64 sums in double, integers in their compute type (wrapped to the dtype on the store);
-  // the rest (fp32, fp16, bf16) in fp32.
+  // the rest (fp32, fp16, bf16) in fp32. CumProd (ir/ops/misc.cpp cumprod_ref) rounds each
+  // product to the dtype as ref does (an fp32 product of two fp16 / bf16 values is exact, so
+  // rounding it is the dtype's own multiply); integers multiply unsigned (wrapping, no UB).
   const DType xt = dtype_of(x);
-  const bool typed = xt == DType::f64 || dtype_is_integral(xt);
+  const bool typed = xt == DType::f64 || dtype_is_integral(xt), prod = n.op_type == "CumProd";
+  const double id = prod ? 1.0 : 0.0;
   s += "    fz_idx fz_base = fz_o - fz_kk * " + inner + ";\n    " +
-       (typed ? local(xt) + "fz_acc = " + typed_literal(d_, xt, 0.0, 0) : std::string("float fz_acc = 0.0f")) + ";\n";
+       (typed ? local(xt) + "fz_acc = " + typed_literal(d_, xt, id, prod ? 1 : 0) : "float fz_acc = " + fz_float_literal(id)) + ";\n";
   // Summed in the reference's order (from the start, or from the end when reverse).
   if (!rev)
     s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k " + (excl ? "<" : "<=") + " fz_kk; ++fz_k)";
   else
     s += "    for (fz_idx fz_k = " + len + " - " + lit(1) + "; fz_k " + (excl ? ">" : ">=") + " fz_kk; --fz_k)";
   const std::string at = "fz_base + fz_k * " + inner;
-  s += " fz_acc = fz_acc + " + (typed ? typed_load(x, at) : load_of(x, at)) + ";\n";
+  const std::string v = typed ? typed_load(x, at) : load_of(x, at);
+  if (!prod) {
+    s += " fz_acc = fz_acc + " + v + ";\n";
+  } else if (dtype_is_integral(xt)) {
+    const std::string u = d_.compute_type(xt == DType::i64 || xt == DType::u64 ? DType::u64 : DType::u32), ct = d_.compute_type(xt);
+    s += " fz_acc = " + d_.cast(ct, d_.cast(u, "fz_acc") + " * " + d_.cast(u, v)) + ";\n";
+  } else {
+    s += " fz_acc = " + (typed ? "fz_acc * " + v : convert_value(d_, DType::f32, xt, "fz_acc * " + v, true)) + ";\n";
+  }
   return s + "    " + (typed ? typed_store(out, "fz_o", convert_value(d_, xt, dtype_of(out), "fz_acc", true)) : store_of(out, "fz_o", "fz_acc")) +
          "\n";
 }

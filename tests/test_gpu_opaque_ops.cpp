@@ -1,5 +1,5 @@
-// Opaque ops the GPUs run as kernels of their own instead of through host fallback (TopK,
-// GridSample): on every backend present, fused and unfused, without fallback, every output bit
+// Ops the GPUs run as kernels of their own instead of through host fallback (TopK, GridSample,
+// CumProd; Group / LpNormalization as row kernels): on every backend present, fused and unfused, without fallback, every output bit
 // for bit against ref on seeded inputs with ties, signed zeros, NaNs and out-of-range values.
 // Without a GPU the generated CUDA C must still compile (NVRTC).
 #include <gtest/gtest.h>
@@ -32,8 +32,9 @@ bool present(const std::string& be) {
 }
 
 // Runs graph g on every backend present without fallback and compares every output's bytes
-// with ref's; then, with no CUDA device, compiles each of its CUDA kernels.
-void expect_backends_match_ref_bits(const std::string& name, const Graph& g, const std::vector<Tensor>& feed) {
+// with ref's (nan_any_sign: NaNs computed by arithmetic match any NaN, their sign being the
+// hardware's); then, with no CUDA device, compiles each of its CUDA kernels.
+void expect_backends_match_ref_bits(const std::string& name, const Graph& g, const std::vector<Tensor>& feed, bool nan_any_sign = false) {
   const Graph sg = specialize(g, feed);
   const auto want = run_on_backend("ref", sg, feed);
   for (const std::string be : {"cpu", "vulkan", "cuda"}) {
@@ -52,7 +53,11 @@ void expect_backends_match_ref_bits(const std::string& name, const Graph& g, con
       for (size_t j = 0; j < want.size(); ++j) {
         ASSERT_EQ(got[j].dtype(), want[j].dtype()) << name;
         ASSERT_EQ(got[j].shape(), want[j].shape()) << name;
-        EXPECT_EQ(0, std::memcmp(got[j].raw(), want[j].raw(), want[j].nbytes()))
+        Tensor w = want[j];
+        if (nan_any_sign && dtype_is_float(w.dtype()))
+          for (int64_t i = 0; i < w.numel(); ++i)
+            if (std::isnan(got[j].get(i)) && std::isnan(w.get(i))) got[j].set(i, 0.0), w.set(i, 0.0);
+        EXPECT_EQ(0, std::memcmp(got[j].raw(), w.raw(), w.nbytes()))
             << name << " output " << j << " on " << be << (fusion ? "" : " unfused") << ": first element got " << got[j].get(0)
             << ", ref " << want[j].get(0);
       }
@@ -221,6 +226,45 @@ TEST(GpuOpaqueOps, GroupAndLpNormalizationAreRowKernels) {
           for (int64_t j = 0; j < c.s.back(); ++j) EXPECT_EQ(got.get(j), 0.0) << nm << " zero row on " << be;
       }
     }
+}
+
+// CumProd (the CumSum kernel multiplying): every dtype class, exclusive / reverse, a constant
+// and a run-time axis; each product rounded to the dtype as ref (fp16 / bf16 and fp32 runs
+// that overflow to inf, NaN, -0), integers wrapping. No subnormal products (devices flush).
+TEST(GpuOpaqueOps, CumProdInEveryDtype) {
+  int n_case = 0;
+  for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i32, DType::i64, DType::u8, DType::i8})
+    for (int64_t excl : {0, 1})
+      for (int64_t rev : {0, 1}) {
+        ++n_case;
+        const Shape s = {3, 40};
+        Tensor x(t, s);
+        std::mt19937_64 rng(77 + n_case);
+        for (int64_t i = 0; i < x.numel(); ++i) {
+          const int64_t r = static_cast<int64_t>(rng() % 16);
+          if (dtype_is_float(t))
+            x.set(i, i == 5 ? NAN : i == 9 ? -0.0 : i == 47 ? INFINITY : (r % 2 ? -1.0 : 1.0) * (1.0 + static_cast<double>(r) * 0.37));
+          else
+            x.set_int(i, t == DType::u8 ? r * 17 + 1 : r - 7 + (r == 7 ? 40 : 0));
+        }
+        const bool run_time_axis = n_case % 3 == 0;
+        GraphBuilder b("cumprod", 26);
+        const int xi = b.input("x", t, s);
+        std::vector<Tensor> feed{x};
+        int axis;
+        if (run_time_axis) {
+          axis = b.input("axis", DType::i64, {});
+          Tensor a(DType::i64, {});
+          a.set_int(0, -1);
+          feed.push_back(a);
+        } else {
+          axis = b.constant("axis", ints_of({}, {1}));
+        }
+        b.output(b.op("CumProd", {xi, axis}, {{"exclusive", excl}, {"reverse", rev}}));
+        expect_backends_match_ref_bits(std::string("CumProd ") + dtype_name(t) + (excl ? " exclusive" : "") + (rev ? " reverse" : "") +
+                                           (run_time_axis ? " run-time axis" : ""),
+                                       b.build(), feed, true);
+      }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Smaller ONNX ops without a GPU kernel (the GPUs run them through host fallback), except
-// LpNormalization and GroupNormalization, which ir/decompose.cpp turns into row kernels:
+// LpNormalization and GroupNormalization, which ir/decompose.cpp turns into row kernels, and
+// CumProd (the CumSum kernel, codegen_opaque.cpp):
 //
 //  * CumProd-26: like CumSum (axis input, exclusive, reverse), the running product; integers
 //    multiply exactly with wrap-around, floats in double, rounded once per element.
