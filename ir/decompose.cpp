@@ -529,7 +529,18 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
   }
   if (t == "BatchNormalization" && n.outputs.size() == 1 && n.attr_i("training_mode", 0) == 0) {
     const Value &sc = rw.value(in(1)), &b = rw.value(in(2)), &mu = rw.value(in(3)), &var = rw.value(in(4));
-    if (!sc.constant || !b.constant || !mu.constant || !var.constant) return false;
+    if (!sc.constant || !b.constant || !mu.constant || !var.constant) {
+      // Statistics fed at run time: the same formula per element, each [C] reshaped to
+      // [C, 1, ..., 1] (ir/ops/nn.cpp batchnorm_ref: (x - mean) * scale / sqrt(var + eps) + B).
+      const Shape xs = g.values[in(0)].shape;  // a copy: new values move g.values
+      if (xs.size() < 2) return false;
+      std::vector<int64_t> cs{xs[1]};
+      for (size_t i = 2; i < xs.size(); ++i) cs.push_back(1);
+      auto per_channel = [&](int v) { return rw.op("Reshape", {v, rw.ints(cs)}, {}, -1, 14); };
+      const int k = rw.op("Div", {in(1), rw.op("Sqrt", {rw.op("Add", {in(4), rw.scalar(n.attr_f("epsilon", 1e-5))})})});
+      rw.op("Add", {rw.op("Mul", {rw.op("Sub", {in(0), per_channel(in(3))}), per_channel(k)}), per_channel(in(2))}, {}, out);
+      return true;
+    }
     // Inference form: y = x * (scale / sqrt(var + eps)) + (B - mean * scale / sqrt(var + eps)).
     int64_t c = sc.constant->numel();
     Shape s{c};

@@ -173,9 +173,10 @@ TEST(GpuOpaqueOps, GridSampleEveryModeAndPadding) {
 }
 
 // GroupNormalization (18: scale per group, 21: per channel) and LpNormalization (p 1, 2; an
-// all-zero row gives 0) decompose into row kernels: no host fallback, within fp32 / fp16
-// rounding of ref's double results.
-TEST(GpuOpaqueOps, GroupAndLpNormalizationAreRowKernels) {
+// all-zero row gives 0) decompose into row kernels, BatchNormalization with statistics fed at
+// run time into element-wise ops: no host fallback, within fp32 / fp16 rounding of ref's
+// double results.
+TEST(GpuOpaqueOps, NormalizationOpsRunWithoutFallback) {
   struct Case {
     std::string op;
     int opset;
@@ -184,7 +185,8 @@ TEST(GpuOpaqueOps, GroupAndLpNormalizationAreRowKernels) {
   };
   const std::vector<Case> cases = {{"GroupNormalization", 21, DType::f32, {2, 8, 5, 3}}, {"GroupNormalization", 18, DType::f32, {1, 6, 7}},
                                    {"GroupNormalization", 21, DType::f16, {2, 4, 9}},    {"LpNormalization", 18, DType::f32, {3, 4, 33}},
-                                   {"LpNormalization", 18, DType::f16, {5, 17}},         {"LpNormalization", 18, DType::f32, {6, 2}}};
+                                   {"LpNormalization", 18, DType::f16, {5, 17}},         {"LpNormalization", 18, DType::f32, {6, 2}},
+                                   {"BatchNormalization", 15, DType::f32, {2, 5, 3, 4}}, {"BatchNormalization", 15, DType::f16, {3, 4}}};
   int n_case = 0;
   for (const Case& c : cases)
     for (int64_t variant : {0, 1}) {
@@ -199,6 +201,14 @@ TEST(GpuOpaqueOps, GroupAndLpNormalizationAreRowKernels) {
         feed.push_back(testing::random_tensor(c.t, {per}, 500 + n_case, -2, 2));
         const int sc = b.input("scale", c.t, {per}), bi = b.input("bias", c.t, {per});
         b.output(b.op("GroupNormalization", {xi, sc, bi}, {{"num_groups", groups}, {"epsilon", 1e-3f}}));
+      } else if (c.op == "BatchNormalization") {
+        std::vector<int> ins{xi};
+        for (int i = 0; i < 4; ++i) {
+          feed.push_back(testing::random_tensor(c.t, {c.s[1]}, 600 + 10 * n_case + i, i == 3 ? 0.1 : -2.0, 2.0));  // var > 0
+          ins.push_back(variant || i == 3 ? b.input("p" + std::to_string(i), c.t, {c.s[1]}) : b.constant("p" + std::to_string(i), feed.back()));
+          if (!variant && i != 3) feed.pop_back();
+        }
+        b.output(b.op("BatchNormalization", ins, {{"epsilon", 1e-3f}}));
       } else {
         for (int64_t j = 0; j < c.s.back(); ++j) feed[0].set(j, 0.0);  // an all-zero row along the last axis
         b.output(b.op("LpNormalization", {xi}, {{"axis", variant ? int64_t{0} : int64_t{-1}}, {"p", n_case % 2 ? int64_t{1} : int64_t{2}}}));
