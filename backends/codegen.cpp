@@ -92,6 +92,20 @@ void Emitter::setup() {
     // A Vulkan window piece is a copy of its kernel under the same name (vk_windows.h).
     if (&p_.kernels[i] == &k_ || p_.kernels[i].name == k_.name) h_.kernel_index = static_cast<int>(i);
   for (auto& e : k_.expr) note_type(e.dtype), note_type(e.math);
+  // A float-class Pow in double where the dialect can (Dialect::float_pow_in_double).
+  if (d_.float_pow_in_double) {
+    auto float_class = [](DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; };
+    auto is_pow = [&](const ExprNode& e) { return e.kind == ExprKind::op && e.op && e.op->name == "Pow" && float_class(e.math); };
+    for (const ExprNode& e : k_.expr) h_.float_pow = h_.float_pow || is_pow(e);
+    auto prologues = [&](const MatMulDesc& m) {
+      for (const auto* pre : {&m.a_pre, &m.b_pre}) h_.float_pow = h_.float_pow || (*pre && is_pow((*pre)->op));
+    };
+    if (k_.matmul) prologues(*k_.matmul);
+    for (const InlineDot& d : k_.dots) prologues(d.mm);
+    if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "Pow" && !k_.opaque_inputs.empty() && k_.opaque_inputs[0] >= 0)
+      h_.float_pow = h_.float_pow || float_class(dtype_of(k_.opaque_inputs[0]));
+    if (h_.float_pow) note_type(DType::f64);
+  }
   // GridSample computes its coordinates and sum in double with 64-bit tap indices, as ref.
   if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "GridSample") note_type(DType::f64), note_type(DType::i64);
   // Views over space.
@@ -618,7 +632,7 @@ bool kernel_checks_indices(const KernelSpec& k, const Plan& p) {
   static const std::set<std::string> ops = {"Gather",          "GatherElements", "GatherND",
                                             "ScatterElements", "Scatter",        "ScatterND"};
   const Node& n = p.graph.nodes[k.node];
-  if (ops.count(n.op_type) != 0) return true;
+  if (ops.count(n.op_type) != 0 || n.op_type == "ReverseSequence") return true;  // sequence_lens checked like indices
   // CumSum's / CumProd's axis computed at run time is checked on the device like an index.
   return (n.op_type == "CumSum" || n.op_type == "CumProd") && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
          !p.graph.values[n.inputs[1]].constant;
@@ -640,6 +654,9 @@ std::string index_error_message(const Plan& p, uint32_t status) {
   if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()) &&
       (p.graph.nodes[p.kernels[ki].node].op_type == "CumSum" || p.graph.nodes[p.kernels[ki].node].op_type == "CumProd"))
     return label + ": axis out of range (a run-time axis outside [-rank, rank) was found on the device)";
+  if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()) &&
+      p.graph.nodes[p.kernels[ki].node].op_type == "ReverseSequence")
+    return label + ": sequence_lens out of range (a length outside [0, T] was found on the device)";
   return label + ": index out of range (an index outside [-dim, dim) was found on the device)";
 }
 

@@ -98,6 +98,7 @@ struct KernelHeader {
   bool uses_f64 = false;            // some value or buffer is float64 (double helpers needed)
   bool uses_i64 = false;            // some value or buffer is a 64-bit integer
   bool uses_f16 = false, uses_bf16 = false;  // some value or buffer is float16 / bfloat16
+  bool float_pow = false;  // a float-class Pow computed in double (Dialect::float_pow_in_double)
   // Slot of the status word (one uint32 after the buffers) that index-checking kernels set
   // to their kernel index + 1 when an index is out of range; -1 when the kernel has none.
   int status_slot = -1;
@@ -127,6 +128,10 @@ struct Dialect {
   // longer serial loop silently computes a prefix: such opaque / row / contraction kernels are
   // refused (Unsupported: they run on the host) rather than cut short.
   int64_t max_loop_iterations = 0;
+  // fp32 / fp16 / bf16 Pow computed in double (then rounded once to float), as ref computes it:
+  // the driver's fp32 pow is exp2(y log2 x), whose error grows with |y log2 x| (45 ulp at
+  // 1e34, red-team round 27). Set by dialects that have doubles (Vulkan: shaderFloat64).
+  bool float_pow_in_double = false;
   // Qualifier of every op result and accumulator ("precise " in GLSL): each op rounds to fp32
   // on its own, as in the reference, instead of the driver contracting a*b+c into an fma
   // (which turns x*y - x*y into the rounding error of x*y). CUDA gets the same from NVRTC's

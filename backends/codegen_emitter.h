@@ -374,6 +374,8 @@ class Emitter {
   static constexpr int64_t kTopKMaxAxis = 8192;
   // GridSample (ir/ops/grid.cpp), one thread per output element, computed in double as ref.
   std::string grid_sample(const Node& n, int out) const;
+  // ReverseSequence (ir/ops/misc.cpp), one thread per output element (a copy).
+  std::string reverse_sequence(const Node& n, int out) const;
 
   std::string cumsum(const Node& n, int out) const;
 

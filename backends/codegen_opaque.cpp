@@ -143,6 +143,8 @@ std::string Emitter::emit_opaque() const {
     body = topk(n, out, out2);
   else if (t == "GridSample")
     body = grid_sample(n, out);
+  else if (t == "ReverseSequence")
+    body = reverse_sequence(n, out);
   else if (t == "CumSum" || t == "CumProd")
     body = cumsum(n, out);
   else if (t == "GatherElements")
@@ -175,7 +177,7 @@ std::string Emitter::emit_opaque() const {
         n.label() + ": op " + t +
             " has no GPU kernel (opaque ops supported: Gather, Concat, "
             "MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool, copies/views, element-wise, Reduce*, "
-            "ArgMax/ArgMin, Hardmax, TopK, GridSample, CumSum, CumProd, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
+            "ArgMax/ArgMin, Hardmax, TopK, GridSample, ReverseSequence, CumSum, CumProd, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
             "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool, ConvTranspose, LRN, "
             "Slice, Resize)");
   // After the body: an op without a kernel says so first.

@@ -546,4 +546,22 @@ std::string Emitter::grid_sample(const Node& n, int out) const {
   return s + "    " + typed_store(out, "fz_o", convert_value(d_, DType::f64, dtype_of(out), "fz_acc", true)) + "\n";
 }
 
+std::string Emitter::reverse_sequence(const Node& n, int out) const {
+  // ir/ops/misc.cpp revseq_ref: out[t, b] = x[len_b - 1 - t, b] for t < len_b, else x[t, b]; a
+  // length outside [0, T] fails the run as on ref (status word) and is clamped.
+  const int x = in_buf(0), lens = in_buf(1);
+  const Shape& xs = buffer(x).shape;
+  const int64_t ta = n.attr_i("time_axis", 0), T = xs[static_cast<size_t>(ta)], B = xs[ta == 0 ? 1 : 0];
+  const int64_t inner = shape_numel(xs) / std::max<int64_t>(1, T * B);
+  std::string s = "    fz_idx fz_in = fz_o % " + lit(inner) + ";\n";
+  s += ta == 0 ? "    fz_idx fz_t = fz_o / " + lit(B * inner) + ";\n    fz_idx fz_b = (fz_o / " + lit(inner) + ") % " + lit(B) + ";\n"
+               : "    fz_idx fz_b = fz_o / " + lit(T * inner) + ";\n    fz_idx fz_t = (fz_o / " + lit(inner) + ") % " + lit(T) + ";\n";
+  s += "    fz_idx fz_len = " + index_of(lens, "fz_b") + ";\n";
+  s += "    if (fz_len < " + lit(0) + " || fz_len > " + lit(T) + ") FZ_INDEX_ERROR;\n";
+  s += "    fz_len = fz_len < " + lit(0) + " ? " + lit(0) + " : (fz_len > " + lit(T) + " ? " + lit(T) + " : fz_len);\n";
+  s += "    fz_idx fz_src = fz_t < fz_len ? fz_len - " + lit(1) + " - fz_t : fz_t;\n";
+  const std::string at = ta == 0 ? "(fz_src * " + lit(B) + " + fz_b) * " + lit(inner) + " + fz_in" : "(fz_b * " + lit(T) + " + fz_src) * " + lit(inner) + " + fz_in";
+  return s + "    " + copy(x, at, out, "fz_o") + "\n";
+}
+
 }  // namespace fusor::codegen_detail

@@ -1,5 +1,5 @@
 // Ops the GPUs run as kernels of their own instead of through host fallback (TopK, GridSample,
-// CumProd; Group / LpNormalization as row kernels): on every backend present, fused and unfused, without fallback, every output bit
+// CumProd, ReverseSequence; Group / Lp / BatchNormalization decomposed): on every backend present, fused and unfused, without fallback, every output bit
 // for bit against ref on seeded inputs with ties, signed zeros, NaNs and out-of-range values.
 // Without a GPU the generated CUDA C must still compile (NVRTC).
 #include <gtest/gtest.h>
@@ -275,6 +275,39 @@ TEST(GpuOpaqueOps, CumProdInEveryDtype) {
                                            (run_time_axis ? " run-time axis" : ""),
                                        b.build(), feed, true);
       }
+}
+
+// ReverseSequence (a copy per output; sequence_lens read on the device): both time / batch
+// layouts, lengths 0, T and between, several dtypes; a length past T fails the run naming the
+// node, as on ref.
+TEST(GpuOpaqueOps, ReverseSequenceBothLayouts) {
+  int n_case = 0;
+  for (int64_t ta : {0, 1})
+    for (DType t : {DType::f32, DType::i64, DType::f16, DType::u8}) {
+      ++n_case;
+      const int64_t T = 6, B = 4;
+      const Shape s = ta == 0 ? Shape{T, B, 3} : Shape{B, T, 3};
+      Tensor x = testing::random_tensor(t, s, 900 + n_case, -50, 50);
+      Tensor lens = ints_of({B}, {0, T, 3, 1}, n_case % 2 ? DType::i32 : DType::i64);
+      GraphBuilder b("revseq", 18);
+      const int xi = b.input("x", t, s), li = b.input("lens", lens.dtype(), {B});
+      b.output(b.op("ReverseSequence", {xi, li}, {{"time_axis", ta}, {"batch_axis", 1 - ta}}));
+      const Graph g = b.build();
+      expect_backends_match_ref_bits(std::string("ReverseSequence ") + dtype_name(t) + " time_axis " + std::to_string(ta), g, {x, lens});
+      if (n_case == 1) {
+        Tensor bad = lens;
+        bad.set_int(2, T + 1);
+        const Graph sg = specialize(g, {x, bad});
+        for (const std::string be : {"ref", "vulkan", "cuda"}) {
+          if (be != "ref" && !present(be)) continue;
+          CompileOptions o;
+          o.fallback = false;
+          const std::string msg = testing::error_of([&] { run_on_backend(be, sg, {x, bad}, o); });
+          EXPECT_NE(msg.find("ReverseSequence"), std::string::npos) << be << ": " << msg;
+          EXPECT_NE(msg.find("sequence_lens"), std::string::npos) << be << ": " << msg;
+        }
+      }
+    }
 }
 
 }  // namespace

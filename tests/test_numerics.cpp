@@ -11,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <random>
 
 #include "backends/backend.h"
 #include "frontend/builder.h"
@@ -1060,6 +1061,48 @@ TEST(Numerics, PowKeepsAnIntegerExponentOfAHalfBase) {
       EXPECT_EQ(want.get(0), -1.0);
       check_everywhere(std::string("Pow ") + dtype_name(t) + " ^ " + dtype_name(et), {x, y}, binary("Pow"), want);
     }
+}
+
+// fp32 Pow is rounded once from the double power on every backend, as ref: the Vulkan driver's
+// pow (exp2(y log2 x)) was up to 45 ulp off where |y log2 x| is large (pow(1e5, 7.3) 33 ulp,
+// red-team round 27), CUDA's powf is within 4 ulp. Constant and run-time exponents (x^2, x^3
+// and x^4 take a product path), far into the range, fused in a chain; results kept normal
+// (devices may flush subnormals).
+TEST(Numerics, FloatPowIsRoundedOnceFromTheDoublePower) {
+  std::vector<float> a = {2.591158e-05f, 1e5f, 100.0f, 0.001f, 3.3f, 1.7e9f, 0.77f, 12.5f, 1e-3f, 4.5e18f, 2.0f, 1.0000001f};
+  std::vector<float> b = {-7.5f, 7.3f, 18.0f, -12.0f, 2.0f, 3.0f, 4.0f, -2.5f, 0.5f, 2.0f, -100.25f, 3e6f};
+  std::mt19937_64 rng(2027);
+  std::uniform_real_distribution<double> lx(-20.0, 20.0), ly(-6.0, 6.0);
+  while (a.size() < 2000) {  // |y log2 x| up to ~120, results within fp32's normal range
+    const double l = lx(rng), y = ly(rng);
+    if (std::fabs(l * y) > 120.0) continue;
+    a.push_back(static_cast<float>(std::exp2(l))), b.push_back(static_cast<float>(y));
+  }
+  const int64_t n = static_cast<int64_t>(a.size());
+  Tensor x(DType::f32, {n}), y(DType::f32, {n}), want(DType::f32, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    x.set(i, a[static_cast<size_t>(i)]), y.set(i, b[static_cast<size_t>(i)]);
+    want.set(i, static_cast<double>(static_cast<float>(std::pow(static_cast<double>(a[static_cast<size_t>(i)]), static_cast<double>(b[static_cast<size_t>(i)])))));
+  }
+  check_everywhere("Pow of fp32 pairs", {x, y}, binary("Pow"), want);
+  // A constant exponent (GELU's x^3) inside a fused chain.
+  for (double e0 : {3.0, 2.0, 7.3}) {
+    const double e = static_cast<double>(static_cast<float>(e0));  // the exponent as the fp32 constant holds it
+    Tensor w3(DType::f32, {n});
+    for (int64_t i = 0; i < n; ++i)
+      w3.set(i, static_cast<double>(static_cast<float>(std::pow(static_cast<double>(static_cast<float>(a[static_cast<size_t>(i)] * 0.5f)), e)) + 1.0f));
+    Tensor xs(DType::f32, {n});
+    for (int64_t i = 0; i < n; ++i) xs.set(i, static_cast<double>(a[static_cast<size_t>(i)]));
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(w3.get(i)) || std::fabs(w3.get(i)) < 1e-30) xs.set(i, 1.5), w3.set(i, static_cast<double>(static_cast<float>(std::pow(0.75, e)) + 1.0f));
+    check_everywhere("Pow by the constant " + std::to_string(e0) + " in a chain", {xs},
+                     [e](GraphBuilder& gb, const std::vector<int>& v) {
+                       const int h = gb.op("Mul", {v[0], gb.constant("half", tensor_of({}, {0.5}))});
+                       const int p = gb.op("Pow", {h, gb.constant("e", tensor_of({}, {e}))});
+                       return gb.op("Add", {p, gb.constant("one", tensor_of({}, {1.0}))});
+                     },
+                     w3);
+  }
 }
 
 // Quotients and remainders of subnormals: vulkan's fz_div and fz_fmod took the exponent from

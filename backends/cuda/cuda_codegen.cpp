@@ -43,6 +43,15 @@ FZ_FN float fz_fmod_floor(float a, float b) {
 FZ_FN float fz_log1p(float x) { return log1pf(x); }
 FZ_FN float fz_expm1(float x) { return expm1f(x); }
 FZ_FN float fz_div(float a, float b) { return a / b; }  // IEEE: NVRTC's default --prec-div=true
+// Pow in double, rounded once to float, as ref computes it (powf is within 4 ulp, not rounded
+// once; C99 Annex F's special cases are the same in double).
+FZ_FN float fz_powf(float a, float b) {
+  double x = (double)a;  // x^2, x^3, x^4 as products (each rounds once in double, as pow)
+  if (b == 2.0f) return (float)(x * x);
+  if (b == 3.0f) return (float)(x * x * x);
+  if (b == 4.0f) return (float)((x * x) * (x * x));
+  return (float)pow(x, (double)b);
+}
 // Compensated fp32 sums (Sum / Mean reductions): s + c is within about an ulp of the exact sum;
 // c sums every add's exact rounding error (Knuth's TwoSum). Ogita, Rump & Oishi 2005 (Sum2).
 // A non-finite value or add makes c NaN; s is then the result. Same code as the GLSL helpers.
@@ -572,7 +581,7 @@ struct CudaDialect : Dialect {
         {"exp", "expf"},   {"log", "logf"},     {"sqrt", "sqrtf"},   {"tanh", "tanhf"},   {"erf", "erff"},
         {"sin", "sinf"},   {"cos", "cosf"},     {"tan", "tanf"},     {"asin", "asinf"},   {"acos", "acosf"},
         {"atan", "atanf"}, {"sinh", "sinhf"},   {"cosh", "coshf"},   {"asinh", "asinhf"}, {"acosh", "acoshf"},
-        {"atanh", "atanhf"}, {"floor", "floorf"}, {"ceil", "ceilf"}, {"abs", "fabsf"},    {"pow", "powf"},
+        {"atanh", "atanhf"}, {"floor", "floorf"}, {"ceil", "ceilf"}, {"abs", "fabsf"},    {"pow", "fz_powf"},
         {"trunc", "truncf"}, {"round", "roundf"}, {"exp2", "exp2f"}, {"log2", "log2f"},   {"min", "fminf"},
         {"max", "fmaxf"},  {"atan2", "atan2f"}, {"log1p", "log1pf"}, {"expm1", "expm1f"}};
     auto it = f.find(nm);

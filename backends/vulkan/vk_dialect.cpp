@@ -108,6 +108,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   // lavapipe: gallivm's loop limiter ends every loop after 65535 iterations per invocation in
   // all (red-team round 6: CumSum, ArgMax, ReduceLogSumExp over rows of 70001 were cut short).
   if (dev.type == VK_PHYSICAL_DEVICE_TYPE_CPU && dev.name.find("llvmpipe") != std::string::npos) max_loop_iterations = 65535;
+  float_pow_in_double = dev.shader_float64;  // fz_pow through fz_powd (f64_math.glsl)
   // The backend splits wide dispatches over y (and z), so the cap is x*y, bounded so that
   // group * group_size stays far from 2^31 in 32-bit index mode.
   max_groups = std::min<int64_t>(int64_t{dev.max_group_count[0]} * dev.max_group_count[1], int64_t{1} << 22);
@@ -337,6 +338,7 @@ std::string VulkanDialect::prelude(const KernelHeader& h) const {
     if (std::strstr(p, ",raw")) s += "#define FZ_DIV_RAW 1\n";
   }
   if (fused_fma(dev_)) s += "#define FZ_FMA_FUSED 1\n";  // fz_div_by's residual by fma
+  if (h.float_pow) s += "#define FZ_POW_F64 1\n";        // fz_pow through fz_powd (Dialect::float_pow_in_double)
   s += "#extension GL_EXT_control_flow_attributes : require\n";  // Dialect::unroll
   if (i64) s += "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
   if (b8) s += "#extension GL_EXT_shader_8bit_storage : require\n";

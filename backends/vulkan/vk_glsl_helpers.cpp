@@ -349,6 +349,9 @@ float fz_cosh(float x) {
 }
 // C powf where GLSL's pow is undefined (C99 Annex F, as fz_powd): negative bases with integral
 // exponents, +-0 and +-inf bases (-0 and -inf keep their sign for odd exponents), +-inf exponents.
+#ifdef FZ_POW_F64
+double fz_powd(double x, double y);  // f64_math.glsl, included with the double helpers
+#endif
 float fz_pow(float a, float b) {
   if (b == 0.0f || a == 1.0f) return 1.0f;
   if (fz_nan_b(a) || fz_nan_b(b)) return fz_nan();
@@ -360,7 +363,15 @@ float fz_pow(float a, float b) {
     return (floatBitsToUint(a) & 0x80000000u) != 0u && bodd ? -r : r;
   }
   if (a < 0.0f && !bint) return fz_nan();
-  float r = pow(m, b);
+#ifdef FZ_POW_F64
+  // x^2, x^3, x^4 (GELU's tanh form, variances): products in double are ref's double pow
+  // (x^2 is exact there, so each rounds once); a constant exponent folds the branch away.
+  double dm = double(m);
+  float r = b == 2.0f ? float(dm * dm) : b == 3.0f ? float(dm * dm * dm) : b == 4.0f ? float((dm * dm) * (dm * dm))
+                                                                                     : float(fz_powd(dm, double(b)));  // rounded once, as ref
+#else
+  float r = pow(m, b);  // the driver's exp2(b log2 m): its error grows with |b log2 m|
+#endif
   return a < 0.0f && bodd ? -r : r;
 }
 // Linear workgroup id: dispatches wider than maxComputeWorkGroupCount[0] are split over y/z.
