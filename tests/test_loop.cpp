@@ -9,6 +9,8 @@
 #include "runtime/session.h"
 #include "test_util.h"
 
+using fusor::testing::ints_of;
+
 namespace fusor {
 namespace {
 
@@ -136,6 +138,50 @@ TEST(Loop, CountedLoopReadsOuterValuesRefAndUnrolled) {
       expect_close(out[0], y, std::string(be) + " final value, M=" + std::to_string(M));
       expect_close(out[1], scan, std::string(be) + " scan output, M=" + std::to_string(M));
       EXPECT_EQ(out[1].shape(), (Shape{M, 3}));
+    }
+  }
+}
+
+// A body that slices by its iteration number (tf2onnx writes x[0 : i + 1] for tf.math.cumprod
+// and crop_and_resize; red-team round 26): its shapes are known only with i bound. A small
+// counted loop unrolls (each copy binds its i), a longer one runs one bound iteration at a
+// time; every backend present gives sum(x[0 : i + 1]) per iteration and their total.
+TEST(Loop, BodySlicesByTheIterationNumber) {
+  for (int64_t M : {int64_t{3}, int64_t{70}}) {
+    GraphBuilder bb("body", 17);
+    const int i = bb.input("i", DType::i64, {}), c = bb.input("cond", DType::boolean, {}), acc = bb.input("acc", DType::f32, {});
+    const int x = bb.input("x", DType::f32, {M + 5});  // captured outer value
+    bb.output(bb.op("Identity", {c}));
+    const int end = bb.op("Unsqueeze", {bb.op("Add", {i, bb.constant("one", ints_of({}, {1}))}), bb.constant("ax", ints_of({1}, {0}))});
+    const int sl = bb.op("Slice", {x, bb.constant("zero", ints_of({1}, {0})), end, bb.constant("axes", ints_of({1}, {0}))});
+    const int rs = bb.op("ReduceSum", {sl}, {{"keepdims", int64_t{0}}});
+    bb.output(bb.op("Add", {acc, rs}));
+    bb.output(bb.op("Identity", {rs}));
+    Graph body = bb.build();
+    body.formal_inputs = 3;
+    GraphBuilder b("loop", 17);
+    const int xo = b.input("x", DType::f32, {M + 5});
+    Tensor m(DType::i64, {}), a0(DType::f32, {});
+    m.set_int(0, M);
+    auto outs = b.op_multi("Loop", {b.constant("M", m), -1, b.constant("acc0", a0), xo},
+                           {{"body", std::make_shared<const Graph>(std::move(body))}}, 2);
+    b.output(outs[0]);
+    b.output(outs[1]);
+    const Graph g = b.build();
+    std::vector<Tensor> in{testing::random_tensor(DType::f32, {M + 5}, 9, 0.5, 2.0)};
+    std::vector<double> scan;
+    double total = 0;
+    for (int64_t k = 0; k < M; ++k) {
+      double s = 0;
+      for (int64_t j = 0; j <= k; ++j) s += static_cast<double>(static_cast<float>(in[0].get(j)));
+      scan.push_back(s), total += s;
+    }
+    for (const std::string& be : testing::usable_backends()) {
+      const std::vector<Tensor> out = Session(g, be).run(in);
+      ASSERT_EQ(out[1].shape(), (Shape{M})) << be;
+      for (int64_t k = 0; k < M; ++k)
+        EXPECT_NEAR(out[1].get(k), scan[static_cast<size_t>(k)], 1e-5 * scan[static_cast<size_t>(k)]) << be << " M=" << M << " iteration " << k;
+      EXPECT_NEAR(out[0].get(0), total, 1e-5 * total) << be << " M=" << M;
     }
   }
 }

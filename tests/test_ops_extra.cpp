@@ -118,6 +118,29 @@ TEST(OpsExtra, ResizeCropAndResizeExtrapolates) {
   expect_ex_values(y, {1.5, 3, 9});
 }
 
+// tf_crop_and_resize with `sizes` and a roi computed at run time (tf2onnx's crop_and_resize
+// crops each box inside a Loop): the shape needs no roi, so it runs (on ref, and through host
+// fallback on a GPU, whose taps need it constant) with the values a constant roi gives.
+TEST(OpsExtra, CropAndResizeTakesARunTimeRoiWithSizes) {
+  const Tensor x = testing::random_tensor(DType::f32, {1, 1, 5, 6}, 31, -3.0, 3.0);
+  const Tensor roi = testing::tensor_of({8}, {0, 0, 0.1, 0.25, 1, 1, 0.8, 0.9});
+  const Tensor sizes = testing::ints_of({4}, {1, 1, 3, 4});
+  const std::map<std::string, AttrValue> attrs{{"mode", std::string("linear")},
+                                               {"coordinate_transformation_mode", std::string("tf_crop_and_resize")}};
+  GraphBuilder c("crop_const", 13);
+  c.output(c.op("Resize", {c.input("x", DType::f32, {1, 1, 5, 6}), c.constant("roi", roi), -1, c.constant("sizes", sizes)}, attrs));
+  const Tensor want = Session(c.build(), "ref").run({x})[0];
+  GraphBuilder r("crop_run_time", 13);
+  const int xi = r.input("x", DType::f32, {1, 1, 5, 6}), ri = r.input("roi_in", DType::f32, {8});
+  r.output(r.op("Resize", {xi, r.op("Identity", {ri}), -1, r.constant("sizes", sizes)}, attrs));
+  const Graph g = r.build();
+  for (const std::string& be : testing::usable_backends()) {
+    const Tensor got = Session(g, be).run({x, roi})[0];
+    ASSERT_EQ(got.shape(), (Shape{1, 1, 3, 4})) << be;
+    for (int64_t i = 0; i < want.numel(); ++i) EXPECT_EQ(got.get(i), want.get(i)) << be << " element " << i;
+  }
+}
+
 TEST(OpsExtra, ResizeRejectsBadArguments) {
   Tensor x = testing::tensor_of({2}, {1, 2});
   // Both scales and sizes, neither, and an unknown mode.

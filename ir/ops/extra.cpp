@@ -248,11 +248,13 @@ void resize_infer(InferContext& ctx) {
   if (!dtype_is_float(ctx.dtype(0)) && !dtype_is_int(ctx.dtype(0)))
     ctx.fail(std::string("input must be numeric, got ") + dtype_name(ctx.dtype(0)));
   ResizeParams p = resize_params(n, x, scales, sizes);
-  // The taps (resize_table) depend on roi: a run-time roi is specialised on, like scales, so
-  // that every backend builds them at compile time.
+  // The taps (resize_table) depend on roi. Given `sizes`, the shape does not: a run-time roi
+  // (tf2onnx's crop_and_resize loop crops each box) runs on ref and through host fallback (the
+  // GPU kernels build their taps at compile time); with scales it is specialised on.
   if (p.ctm == "tf_crop_and_resize" && n.opset >= 11) {
     const size_t na = resize_axes(n, static_cast<int64_t>(x.size())).size();
-    if (!ctx.has_input(1) || ctx.require_constant(1).numel() != static_cast<int64_t>(2 * na))
+    const bool need = !sizes;
+    if (!ctx.has_input(1) || (need ? ctx.require_constant(1).numel() : shape_numel(ctx.shape(1))) != static_cast<int64_t>(2 * na))
       ctx.fail("tf_crop_and_resize needs roi with " + std::to_string(2 * na) + " elements");
   }
   ctx.set_output(0, ctx.dtype(0), p.out);

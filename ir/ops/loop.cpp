@@ -475,7 +475,18 @@ void loop_infer(InferContext& ctx) {
     throw;
   } catch (const Error&) {  // a body whose shapes need the iteration's values: a big-M loop folds if it can
     if (all_const && big_m && gave_up.empty() && fold()) return;
-    throw;
+    // ... else the types come from its first iteration (tf2onnx slices by the iteration number
+    // inside while loops: x[0 : i + 1]); the loop runs one bound iteration at a time, and a
+    // carried value or scan output whose shape then changes fails the run naming the loop.
+    const Tensor first = scalar_like(b, 0, DType::i64, 0);
+    args[0] = Arg{DType::i64, first.shape(), &first};
+    try {
+      s = bind_body(n, b, args);
+    } catch (const Error&) {
+      args[0] = Arg{DType::i64, it.shape(), nullptr};
+      bind_body(n, b, args);  // the first error, as before
+      throw;
+    }
   }
   for (int k = 0; k < io.N; ++k) {
     const Value& v = s.values[s.outputs[1 + k]];

@@ -242,9 +242,10 @@ bool loop_expand(Graph& g, size_t index) {
   Unroller u(g, n);
   const Tensor cond_true = scalar_like(b, 1, DType::boolean, 1);
   // cond_out must fold to true when cond_in is true (then every iteration runs), with the
-  // iteration number and the carried values typed only.
-  const auto every_iteration_runs = [&]() {
-    std::vector<Arg> args{Arg{DType::i64, scalar_like(b, 0, DType::i64, 0).shape(), nullptr}, arg_of(cond_true)};
+  // iteration number (unless `iteration` >= 0 binds it) and the carried values typed only.
+  const auto runs_with = [&](int64_t iteration) {
+    const Tensor it = scalar_like(b, 0, DType::i64, iteration);
+    std::vector<Arg> args{Arg{DType::i64, it.shape(), iteration >= 0 ? &it : nullptr}, arg_of(cond_true)};
     for (size_t i = 2; i < n.inputs.size(); ++i) {
       const Value& v = g.values[n.inputs[i]];
       args.push_back(Arg{v.dtype, v.shape, static_cast<int>(i) >= io.own && v.constant ? &*v.constant : nullptr, &g,
@@ -261,6 +262,15 @@ bool loop_expand(Graph& g, size_t index) {
     } catch (const Error&) {
       return false;
     }
+    return true;
+  };
+  // A body whose shapes need its iteration number (tf2onnx slices by it: x[0 : i + 1] in
+  // tf.math.cumprod, crop_and_resize) cannot be typed with it unknown: each iteration is checked
+  // with its number bound instead (its copy below binds the same constant).
+  const auto every_iteration_runs = [&]() {
+    if (runs_with(-1)) return true;
+    for (int64_t i = 0; i < M; ++i)
+      if (!runs_with(i)) return false;
     return true;
   };
   int64_t trips = M;
