@@ -2,7 +2,8 @@
 // each alone on every backend against values computed here from the spec's formulas (seeded
 // inputs, trees walked by hand), the onnxruntime differences the headers name, and hostile
 // attributes (loops, dangling ids, features past X) as one-line errors; and scikit-learn models
-// as skl2onnx exports them against onnxruntime 1.32's outputs (tests/data/make_skl2onnx.py).
+// as skl2onnx exports them against onnxruntime 1.32's outputs (tests/data/make_skl2onnx.py,
+// make_skl2onnx_pre.py).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -318,9 +319,34 @@ TEST(MlOps, HostileTreesAreOneLineErrors) {
   EXPECT_ERROR(run(ml("TreeEnsembleRegressor", {{"x", x}}, [](onnx::NodeProto* n) { two_trees(n, "SUM", "PROBIT"); })), "PROBIT is not supported");
 }
 
+// The preprocessing ops refuse what they do not take in one line naming the node: string
+// categories / keys, attribute counts that do not fit X.
+TEST(MlOps, PreprocessingRefusalsAreOneLine) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 4}, 86);
+  const Tensor xi = testing::ints_of({2, 2}, {1, 2, 3, 4});
+  const auto run = [](const OneNode& n) { Session(n.graph(), "ref").run(n.feeds()); };
+  EXPECT_ERROR(run(ml("LabelEncoder", {{"x", xi}}, [](onnx::NodeProto* n) {
+                 attr_strings(n, "keys_strings", {"a", "b"});
+                 attr_ints(n, "values_int64s", {1, 2});
+               }, 2)),
+               "strings");
+  EXPECT_ERROR(run(ml("LabelEncoder", {{"x", xi}}, [](onnx::NodeProto* n) {
+                 attr_ints(n, "keys_int64s", {1, 2, 3});
+                 attr_floats(n, "values_floats", {1, 2});
+               }, 2)),
+               "3 keys and 2 values");
+  EXPECT_ERROR(run(ml("OneHotEncoder", {{"x", xi}}, [](onnx::NodeProto* n) { attr_strings(n, "cats_strings", {"a"}); }, 1)), "cats_strings");
+  EXPECT_ERROR(run(ml("Imputer", {{"x", x}}, [](onnx::NodeProto* n) { attr_floats(n, "imputed_value_floats", {1, 2, 3}); }, 1)),
+               "3 imputed_value_floats for 4 features");
+  EXPECT_ERROR(run(ml("FeatureVectorizer", {{"x", x}}, [](onnx::NodeProto* n) { attr_ints(n, "inputdimensions", {1, 2}); }, 1)),
+               "2 inputdimensions for 1 inputs");
+}
+
 TEST(MlOps, Skl2onnxExportsMatchOnnxruntimeOnEveryBackend) {
   for (const char* m : {"dtree", "rf", "gbr", "et", "rf2", "ridge_pipe", "norm_pipe", "bin_pipe", "logreg2", "logreg3", "svc2", "dtc2", "rfc3", "gbc2",
-                        "gbc3"}) {
+                        "gbc3",
+                        // preprocessing (tests/data/make_skl2onnx_pre.py): Imputer, OneHotEncoder, LabelEncoder, FeatureVectorizer
+                        "imputer", "onehot", "ordinal", "kbins", "label_float", "label_tensor", "vectorizer"}) {
     const std::string dir = std::string(FUSOR_SOURCE_DIR) + "/tests/data/skl2onnx/" + m;
     for (const std::string& be : testing::usable_backends()) {
       const CaseResult r = run_case(dir, be, ConformOptions{});

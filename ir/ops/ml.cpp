@@ -22,10 +22,24 @@
 //                                  row (binary, 2 labels): labels[s > 0], scores [1 - t, t] with
 //                                  t = logistic(s) for LOGISTIC, else s (onnxruntime's; the ONNX
 //                                  reference writes [-s, s]); string labels and PROBIT refused
+//   Imputer(X) imputed_value_floats / _int64s, replaced_value_float / _int64
+//                                  Y = X where X is not the replaced value (NaN: IsNaN), else the
+//                                  imputed value (one, or one per feature); X's dtype
+//   OneHotEncoder(X) cats_int64s, zeros=1
+//                                  Y [X..., K] float: 1 where int64(X) (truncated, onnxruntime's
+//                                  cast) is cats[k]; a value in no category gives a zero row
+//                                  (onnxruntime fails the run when zeros=0); string cats refused
+//   LabelEncoder(X) (ml 2-4) keys_* / values_* (int64s, floats; ml 4: keys_tensor, values_tensor),
+//                                  default_* / default_tensor (-1, -0.0): Y = values[k] where X is
+//                                  keys[k] (the first such k; NaN matches no key), else the
+//                                  default, in the values' dtype; string keys or values refused
+//   FeatureVectorizer(X...) inputdimensions
+//                                  Y [N, sum dims] float: each input as [N, C_i], cut or zero-padded
+//                                  to its dimension, side by side
 //   TreeEnsembleRegressor, TreeEnsembleClassifier (ml 1, 3) and TreeEnsemble (ml 5): see
 //   ir/ops/tree_ensemble.cpp.
 //
-// The first five are replaced at shape inference by standard ops (OpDef::expand), so they fuse
+// The others are replaced at shape inference by standard ops (OpDef::expand), so they fuse
 // on every backend. Errors (Error "shape" / Unsupported, one line naming the node): attribute
 // lengths that do not match, ranks the ops do not take, post_transform other than NONE.
 #include <cmath>
@@ -299,6 +313,171 @@ void linear_classifier_infer(InferContext& ctx) {
   if (ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0) ctx.set_output(1, DType::f32, {rows, -1});
 }
 
+// ---- Imputer ---------------------------------------------------------------------------------
+
+bool imputer_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  const Value xv = g.values[n.inputs[0]];  // a copy: adding values below may move g.values
+  if (xv.dtype == DType::undefined || !xv.shape_known) return false;
+  const DType t = xv.dtype;
+  const bool fl = t == DType::f32 || t == DType::f64;
+  if (!fl && t != DType::i64 && t != DType::i32)
+    throw bad(n, std::string("X must be float, double, int64 or int32, got ") + dtype_name(t));
+  std::vector<double> imputed = fl ? n.attr_floats("imputed_value_floats") : std::vector<double>{};
+  if (!fl)
+    for (int64_t v : n.attr_ints("imputed_value_int64s")) imputed.push_back(static_cast<double>(v));
+  const int64_t c = xv.shape.empty() ? 1 : xv.shape.back();
+  if (imputed.empty() || (imputed.size() != 1 && static_cast<int64_t>(imputed.size()) != c))
+    throw bad(n, std::to_string(imputed.size()) + std::string(fl ? " imputed_value_floats" : " imputed_value_int64s") + " for " +
+                     std::to_string(c) + " features (1 or one per feature)");
+  RewriteNodes w{g, n.name, {}};
+  Tensor value(t, {static_cast<int64_t>(imputed.size())});
+  for (size_t i = 0; i < imputed.size(); ++i)
+    if (fl) value.set(static_cast<int64_t>(i), imputed[i]);
+    else value.set_int(static_cast<int64_t>(i), n.attr_ints("imputed_value_int64s")[i]);
+  const int fill = g.add_constant(g.unique_name(n.name + "/imputed"), std::move(value));
+  int mask;
+  const double rv = fl ? n.attr_f("replaced_value_float", 0.0) : 0.0;
+  if (fl && std::isnan(rv)) {
+    mask = w.op("IsNaN", {n.inputs[0]});
+  } else {
+    Tensor r(t, {});
+    if (fl) r.set(0, rv);
+    else r.set_int(0, n.attr_i("replaced_value_int64", 0));
+    mask = w.op("Equal", {n.inputs[0], g.add_constant(g.unique_name(n.name + "/replaced"), std::move(r))});
+  }
+  w.op("Where", {mask, fill, n.inputs[0]}, {}, out0(n));
+  w.replace(index);
+  return true;
+}
+
+// ---- OneHotEncoder ---------------------------------------------------------------------------
+
+bool onehot_encoder_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (n.has_attr("cats_strings")) throw Unsupported("onnx", n.label() + ": cats_strings (string categories) are not supported");
+  const std::vector<int64_t> cats = n.attr_ints("cats_int64s");
+  if (cats.empty()) throw bad(n, "cats_int64s is empty");
+  const Value xv = g.values[n.inputs[0]];
+  if (xv.dtype == DType::undefined) return false;
+  need_numeric_input(g, n);
+  RewriteNodes w{g, n.name, {}};
+  const int x = xv.dtype == DType::i64 ? n.inputs[0] : w.op("Cast", {n.inputs[0]}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
+  const int hit = w.op("Equal", {w.op("Unsqueeze", {x, w.ints({-1})}), w.ints(cats)});
+  w.op("Cast", {hit}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}, out0(n));
+  w.replace(index);
+  return true;
+}
+
+void onehot_encoder_infer(InferContext& ctx) {
+  Shape s = ctx.shape(0);
+  s.push_back(static_cast<int64_t>(ctx.node().attr_ints("cats_int64s").size()));
+  ctx.set_output(0, DType::f32, s);
+}
+
+// ---- LabelEncoder ----------------------------------------------------------------------------
+
+// keys / values / default of a LabelEncoder as tensors (ml 4's *_tensor or ml 2's lists);
+// strings are refused.
+Tensor label_table(const Node& n, const std::string& what, bool scalar_default) {
+  for (const char* k : {"_strings", "_string"})
+    if (n.has_attr(what + k)) throw Unsupported("onnx", n.label() + ": " + what + k + " (strings) are not supported");
+  if (const Tensor* t = n.attr_t(what + "_tensor")) {
+    if (t->dtype() == DType::string) throw Unsupported("onnx", n.label() + ": " + what + "_tensor of strings is not supported");
+    return *t;
+  }
+  if (scalar_default) return Tensor();
+  const bool ints = n.has_attr(what + "_int64s");
+  if (ints) {
+    const std::vector<int64_t> v = n.attr_ints(what + "_int64s");
+    Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
+    return t;
+  }
+  const std::vector<double> v = n.attr_floats(what + "_floats");
+  Tensor t(DType::f32, {static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i) t.set(static_cast<int64_t>(i), v[i]);
+  return t;
+}
+
+bool label_encoder_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  const Tensor keys = label_table(n, "keys", false), values = label_table(n, "values", false);
+  if (keys.numel() == 0 || keys.numel() != values.numel())
+    throw bad(n, std::to_string(keys.numel()) + " keys and " + std::to_string(values.numel()) + " values (they must pair up, at least one)");
+  Tensor dflt = label_table(n, "default", true);
+  if (!dflt.defined()) {
+    dflt = Tensor(values.dtype(), {});
+    if (values.dtype() == DType::i64) dflt.set_int(0, n.attr_i("default_int64", -1));
+    else dflt.set(0, n.attr_f("default_float", -0.0));
+  }
+  if (dflt.dtype() != values.dtype() || dflt.numel() != 1) throw bad(n, "default_tensor must be one value of the values' dtype");
+  const Value xv = g.values[n.inputs[0]];
+  if (xv.dtype == DType::undefined) return false;
+  if (!dtype_is_float(xv.dtype) && !dtype_is_int(xv.dtype)) throw bad(n, std::string("X must be numeric, got ") + dtype_name(xv.dtype));
+  RewriteNodes w{g, n.name, {}};
+  const int x = xv.dtype == keys.dtype() ? n.inputs[0] : w.op("Cast", {n.inputs[0]}, {{"to", int64_t{dtype_to_onnx(keys.dtype())}}});
+  auto flat = [](Tensor t, Shape s) {
+    t.reshape(std::move(s));
+    return t;
+  };
+  const int kc = g.add_constant(g.unique_name(n.name + "/keys"), flat(keys, {keys.numel()}));
+  const int xe = w.op("Unsqueeze", {x, w.ints({-1})});
+  const int hit = w.op("Equal", {xe, kc});  // a NaN matches no key (onnxruntime, the ONNX reference)
+  const int hit_i = w.op("Cast", {hit}, {{"to", int64_t{dtype_to_onnx(DType::i32)}}});
+  const int first = w.op("ArgMax", {hit_i}, {{"axis", int64_t{-1}}, {"keepdims", int64_t{0}}});
+  const int any = w.op("Cast", {w.op("ReduceMax", {hit_i, w.ints({-1})}, {{"keepdims", int64_t{0}}}, -1, 18)},
+                       {{"to", int64_t{dtype_to_onnx(DType::boolean)}}});
+  const int vc = g.add_constant(g.unique_name(n.name + "/values"), flat(values, {values.numel()}));
+  const int dc = g.add_constant(g.unique_name(n.name + "/default"), flat(dflt, {}));
+  w.op("Where", {any, w.op("Gather", {vc, first}, {{"axis", int64_t{0}}}), dc}, {}, out0(n));
+  w.replace(index);
+  return true;
+}
+
+void label_encoder_infer(InferContext& ctx) {
+  const Node& n = ctx.node();
+  DType t = n.has_attr("values_int64s") ? DType::i64 : n.has_attr("values_floats") ? DType::f32 : DType::undefined;
+  if (const Tensor* v = n.attr_t("values_tensor")) t = v->dtype();
+  if (t == DType::undefined || t == DType::string) ctx.fail("values must be int64s, floats or a numeric values_tensor (strings are not supported)");
+  ctx.set_output(0, t, ctx.shape(0));
+}
+
+// ---- FeatureVectorizer -----------------------------------------------------------------------
+
+bool feature_vectorizer_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  const std::vector<int64_t> dims = n.attr_ints("inputdimensions");
+  if (static_cast<int>(dims.size()) != n.num_inputs())
+    throw bad(n, std::to_string(dims.size()) + " inputdimensions for " + std::to_string(n.num_inputs()) + " inputs");
+  for (int i = 0; i < n.num_inputs(); ++i)
+    if (!n.has_input(i) || !known(g.values[n.inputs[i]]) || g.values[n.inputs[i]].dtype == DType::undefined) return false;
+  RewriteNodes w{g, n.name, {}};
+  std::vector<int> parts;
+  int64_t rows = -1;
+  for (int i = 0; i < n.num_inputs(); ++i) {
+    const Value v = g.values[n.inputs[i]];
+    if (!dtype_is_float(v.dtype) && !dtype_is_int(v.dtype)) throw bad(n, "input " + std::to_string(i) + " must be numeric");
+    if (dims[i] < 0) throw bad(n, "inputdimensions[" + std::to_string(i) + "] is negative");
+    const int64_t N = v.shape.size() <= 1 ? 1 : v.shape[0], C = N ? shape_numel(v.shape) / N : 0;
+    if (rows >= 0 && N != rows) throw bad(n, "inputs have different row counts (" + std::to_string(rows) + " and " + std::to_string(N) + ")");
+    rows = N;
+    int x = w.op("Reshape", {to_f32(w, n.inputs[i]), w.ints({N, C})});
+    if (C > dims[i]) x = w.op("Slice", {x, w.ints({0}), w.ints({dims[i]}), w.ints({1})});
+    if (C < dims[i]) x = w.op("Pad", {x, w.ints({0, 0, 0, dims[i] - C})});
+    parts.push_back(x);
+  }
+  w.op("Concat", parts, {{"axis", int64_t{1}}}, out0(n));
+  w.replace(index);
+  return true;
+}
+
+void feature_vectorizer_infer(InferContext& ctx) {
+  int64_t total = 0;
+  for (int64_t d : ctx.node().attr_ints("inputdimensions")) total += d;
+  ctx.set_output(0, DType::f32, {ctx.shape(0).size() <= 1 ? 1 : ctx.shape(0)[0], total});
+}
+
 // ---- registration ----------------------------------------------------------------------------
 
 void expanded_ref(const Node& n, const Ins&, Outs&) { ref_fail(n, "runs once its input is typed (it is expanded into standard ops then)"); }
@@ -323,6 +502,10 @@ void register_ml_ops() {
   register_expanded("ArrayFeatureExtractor", 2, 2, feature_extractor_infer, feature_extractor_expand);
   register_expanded("LinearRegressor", 1, 1, linear_regressor_infer, linear_regressor_expand);
   register_expanded("LinearClassifier", 1, 1, linear_classifier_infer, linear_classifier_expand, 2);
+  register_expanded("Imputer", 1, 1, like_input(DType::undefined), imputer_expand);
+  register_expanded("OneHotEncoder", 1, 1, onehot_encoder_infer, onehot_encoder_expand);
+  register_expanded("LabelEncoder", 1, 1, label_encoder_infer, label_encoder_expand);
+  register_expanded("FeatureVectorizer", 1, 1 << 20, feature_vectorizer_infer, feature_vectorizer_expand);
   register_tree_ensemble_ops();
 }
 
