@@ -16,10 +16,7 @@
 #include "runtime/session.h"
 #include "test_util.h"
 
-#ifdef FUSOR_HAVE_CUDA
-#include "backends/codegen.h"
-#include "backends/cuda/cuda_backend.h"
-#endif
+#include "nvrtc_check.h"
 
 namespace fusor {
 namespace {
@@ -64,18 +61,8 @@ void expect_backends_match_ref_bits(const std::string& name, const Graph& g, con
     }
   }
 #ifdef FUSOR_HAVE_CUDA
-  if (std::find(backend_names().begin(), backend_names().end(), "cuda") != backend_names().end() && !present("cuda")) {
-    const Plan p = build_plan(sg);
-    for (const KernelSpec& k : p.kernels) {
-      std::string src;
-      try {
-        src = cuda_kernel_source(k, p, nullptr);
-        if (!src.empty()) nvrtc_compile_check(src, kernel_identifier(k.name));
-      } catch (const Error& e) {
-        ADD_FAILURE() << name << " cuda: " << e.what() << "\n" << src;
-      }
-    }
-  }
+  if (std::find(backend_names().begin(), backend_names().end(), "cuda") != backend_names().end() && !present("cuda"))
+    testing::expect_cuda_kernels_compile(sg, name, true);
 #endif
 }
 
