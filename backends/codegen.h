@@ -55,6 +55,7 @@
 //           buffers, FZ_TOTAL (= N*K*OH*OW)
 // Templates must be written in the dialect's language and use only these names plus their own.
 #pragma once
+#include <cstdlib>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -132,6 +133,12 @@ struct Dialect {
   // the driver's fp32 pow is exp2(y log2 x), whose error grows with |y log2 x| (45 ulp at
   // 1e34, red-team round 27). Set by dialects that have doubles (Vulkan: shaderFloat64).
   bool float_pow_in_double = false;
+  // FUSOR_DRIVER_POW=1 (measuring only: an A/B of the double Pow's cost in one binary): the
+  // driver's fp32 pow on both GPUs, as before the change.
+  static bool driver_pow_knob() {
+    const char* e = std::getenv("FUSOR_DRIVER_POW");
+    return e && e[0] == '1' && e[1] == 0;
+  }
   // Qualifier of every op result and accumulator ("precise " in GLSL): each op rounds to fp32
   // on its own, as in the reference, instead of the driver contracting a*b+c into an fma
   // (which turns x*y - x*y into the rounding error of x*y). CUDA gets the same from NVRTC's

@@ -108,7 +108,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   // lavapipe: gallivm's loop limiter ends every loop after 65535 iterations per invocation in
   // all (red-team round 6: CumSum, ArgMax, ReduceLogSumExp over rows of 70001 were cut short).
   if (dev.type == VK_PHYSICAL_DEVICE_TYPE_CPU && dev.name.find("llvmpipe") != std::string::npos) max_loop_iterations = 65535;
-  float_pow_in_double = dev.shader_float64;  // fz_pow through fz_powd (f64_math.glsl)
+  float_pow_in_double = dev.shader_float64 && !driver_pow_knob();  // fz_pow through fz_powd (f64_math.glsl)
   // The backend splits wide dispatches over y (and z), so the cap is x*y, bounded so that
   // group * group_size stays far from 2^31 in 32-bit index mode.
   max_groups = std::min<int64_t>(int64_t{dev.max_group_count[0]} * dev.max_group_count[1], int64_t{1} << 22);
