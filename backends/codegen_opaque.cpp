@@ -830,11 +830,11 @@ std::string Emitter::cumsum(const Node& n, int out) const {
     s += "    for (fz_idx fz_k = " + len + " - " + lit(1) + "; fz_k " + (excl ? ">" : ">=") + " fz_kk; --fz_k)";
   const std::string at = "fz_base + fz_k * " + inner;
   const std::string v = typed ? typed_load(x, at) : load_of(x, at);
-  if (!prod) {
-    s += " fz_acc = fz_acc + " + v + ";\n";
-  } else if (dtype_is_integral(xt)) {
+  if (dtype_is_integral(xt)) {  // wrapping through the unsigned type: no signed-overflow UB in CUDA C
     const std::string u = d_.compute_type(xt == DType::i64 || xt == DType::u64 ? DType::u64 : DType::u32), ct = d_.compute_type(xt);
-    s += " fz_acc = " + d_.cast(ct, d_.cast(u, "fz_acc") + " * " + d_.cast(u, v)) + ";\n";
+    s += " fz_acc = " + d_.cast(ct, d_.cast(u, "fz_acc") + (prod ? " * " : " + ") + d_.cast(u, v)) + ";\n";
+  } else if (!prod) {
+    s += " fz_acc = fz_acc + " + v + ";\n";
   } else {
     s += " fz_acc = " + (typed ? "fz_acc * " + v : convert_value(d_, DType::f32, xt, "fz_acc * " + v, true)) + ";\n";
   }

@@ -596,11 +596,15 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
   }
   if (t == "LpNormalization" && n.outputs.size() == 1 && (n.attr_i("p", 2) == 1 || n.attr_i("p", 2) == 2)) {
     // x / ||x||_p along axis, 0 where the norm is 0 (ir/ops/misc.cpp lpnorm_ref): one row kernel.
+    // The row is scaled by its largest |x| first, as ref's double sum needs no scaling: fp32
+    // squares of 3e20 overflow and of 3e-23 underflow (red-team round 28).
     const int x = in(0);
     const int64_t axis = normalize_axis(n.attr_i("axis", -1), rank(x), n.label());
-    const int norm = rw.reduce(n.attr_i("p", 2) == 1 ? "ReduceL1" : "ReduceL2", x, {axis});
     const int zero = rw.scalar(0.0);
-    rw.op("Where", {rw.op("Equal", {norm, zero}), zero, rw.op("Div", {x, norm})}, {}, out, 16);
+    const int m = rw.reduce("ReduceMax", rw.op("Abs", {x}), {axis});
+    const int xs = rw.op("Div", {x, rw.op("Where", {rw.op("Equal", {m, zero}), rw.scalar(1.0), m}, {}, -1, 16)});
+    const int norm = rw.reduce(n.attr_i("p", 2) == 1 ? "ReduceL1" : "ReduceL2", xs, {axis});
+    rw.op("Where", {rw.op("Equal", {norm, zero}), zero, rw.op("Div", {xs, norm})}, {}, out, 16);
     return true;
   }
   if (t == "GlobalAveragePool" || t == "GlobalMaxPool") {

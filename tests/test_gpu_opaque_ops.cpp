@@ -225,6 +225,27 @@ TEST(GpuOpaqueOps, NormalizationOpsRunWithoutFallback) {
     }
 }
 
+// LpNormalization of rows whose squares leave fp32's range (3e20, 3e-23): scaled by the row's
+// largest |x| first, the GPUs give ref's [0.6, 0.8] (they gave [0, 0] and [0.57, 0.76] with the
+// squares summed unscaled, red-team round 28).
+TEST(GpuOpaqueOps, LpNormalizationOfHugeAndTinyRows) {
+  const Tensor x = testing::tensor_of({5, 2}, {3e20, 4e20, 3e-23, 4e-23, -5e30, 1.2e31, 0, 0, 1.5, -2});
+  for (int64_t p : {2, 1}) {
+    GraphBuilder b("lp", 18);
+    b.output(b.op("LpNormalization", {b.input("x", DType::f32, {5, 2})}, {{"axis", int64_t{-1}}, {"p", p}}));
+    const Graph sg = specialize(b.build(), {x});
+    const Tensor want = run_on_backend("ref", sg, {x})[0];
+    for (const std::string be : {"cpu", "vulkan", "cuda"}) {
+      if (!present(be)) continue;
+      CompileOptions o;
+      o.fallback = false;
+      const Tensor got = run_on_backend(be, sg, {x}, o)[0];
+      for (int64_t i = 0; i < want.numel(); ++i)
+        EXPECT_NEAR(got.get(i), want.get(i), 4e-7 * std::fabs(want.get(i))) << "p=" << p << " on " << be << " element " << i;
+    }
+  }
+}
+
 // CumProd (the CumSum kernel multiplying): every dtype class, exclusive / reverse, a constant
 // and a run-time axis; each product rounded to the dtype as ref (fp16 / bf16 and fp32 runs
 // that overflow to inf, NaN, -0), integers wrapping. No subnormal products (devices flush).

@@ -4,6 +4,8 @@
 // the host between device segments.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "frontend/builder.h"
 #include "ir/passes.h"
 #include "runtime/session.h"
@@ -184,6 +186,71 @@ TEST(Loop, BodySlicesByTheIterationNumber) {
       EXPECT_NEAR(out[0].get(0), total, 1e-5 * total) << be << " M=" << M;
     }
   }
+}
+
+// The same body under a condition computed from the iteration number (a while loop: i + 1 < 3;
+// M 10 or INT64_MAX, TorchScript's bound): iteration 0's types do not make the loop counted, so
+// the scan output has the 3 iterations that ran (red-team round 28: it was given M rows, or
+// refused at load). A counted loop whose scan output changes shape fails naming the loop.
+TEST(Loop, WhileBodySlicesByTheIterationNumber) {
+  for (int64_t M : {int64_t{10}, std::numeric_limits<int64_t>::max()})
+    for (bool with_scan : {true, false}) {
+      GraphBuilder bb("body", 17);
+      const int i = bb.input("i", DType::i64, {}), c = bb.input("cond", DType::boolean, {}), acc = bb.input("acc", DType::f32, {});
+      const int x = bb.input("x", DType::f32, {5});
+      (void)c;
+      const int ip1 = bb.op("Add", {i, bb.constant("one", ints_of({}, {1}))});
+      bb.output(bb.op("Less", {ip1, bb.constant("three", ints_of({}, {3}))}));
+      const int sl = bb.op("Slice", {x, bb.constant("zero", ints_of({1}, {0})), bb.op("Unsqueeze", {ip1, bb.constant("ax", ints_of({1}, {0}))}),
+                                     bb.constant("axes", ints_of({1}, {0}))});
+      const int rs = bb.op("ReduceSum", {sl}, {{"keepdims", int64_t{0}}});
+      bb.output(bb.op("Add", {acc, rs}));
+      if (with_scan) bb.output(bb.op("Identity", {rs}));
+      Graph body = bb.build();
+      body.formal_inputs = 3;
+      GraphBuilder b("loop", 17);
+      const int xo = b.input("x", DType::f32, {5});
+      Tensor m(DType::i64, {}), a0(DType::f32, {}), t(DType::boolean, {});
+      m.set_int(0, M), t.set(0, 1.0);
+      auto outs = b.op_multi("Loop", {b.constant("M", m), b.constant("c", t), b.constant("acc0", a0), xo},
+                             {{"body", std::make_shared<const Graph>(std::move(body))}}, with_scan ? 2 : 1);
+      for (int o : outs) b.output(o);
+      const Graph g = b.build();
+      const std::vector<Tensor> in{testing::tensor_of({5}, {1, 2, 3, 4, 5})};
+      for (const std::string& be : testing::usable_backends()) {
+        const std::string what = be + " M=" + std::to_string(M) + (with_scan ? " with a scan output" : "");
+        std::vector<Tensor> out;
+        try {
+          out = Session(g, be).run(in);
+        } catch (const Error& e) {
+          ADD_FAILURE() << what << ": " << e.what();
+          continue;
+        }
+        EXPECT_EQ(out[0].get(0), 10.0) << what;
+        if (with_scan) {
+          ASSERT_EQ(out[1].shape(), (Shape{3})) << what;
+          for (int64_t k = 0; k < 3; ++k) EXPECT_EQ(out[1].get(k), static_cast<double>((k + 1) * (k + 2) / 2)) << what;
+        }
+      }
+    }
+  // Counted (unrolled) with a scan output of i + 1 elements: one line naming the loop.
+  GraphBuilder bb("body", 17);
+  const int i = bb.input("i", DType::i64, {}), c = bb.input("cond", DType::boolean, {});
+  const int x = bb.input("x", DType::f32, {5});
+  bb.output(bb.op("Identity", {c}));
+  bb.output(bb.op("Slice", {x, bb.constant("zero", ints_of({1}, {0})),
+                            bb.op("Unsqueeze", {bb.op("Add", {i, bb.constant("one", ints_of({}, {1}))}), bb.constant("ax", ints_of({1}, {0}))}),
+                            bb.constant("axes", ints_of({1}, {0}))}));
+  Graph body = bb.build();
+  body.formal_inputs = 2;
+  GraphBuilder b("loop", 17);
+  const int xo = b.input("x", DType::f32, {5});
+  Tensor m(DType::i64, {});
+  m.set_int(0, 3);
+  b.output(b.op("Loop", {b.constant("M", m), -1, xo}, {{"body", std::make_shared<const Graph>(std::move(body))}}));
+  const std::string msg = testing::error_of([&] { Session(b.build(), "ref").run({testing::tensor_of({5}, {1, 2, 3, 4, 5})}); });
+  EXPECT_NE(msg.find("Loop"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("scan output 0 of iteration 1"), std::string::npos) << msg;
 }
 
 }  // namespace

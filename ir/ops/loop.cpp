@@ -338,9 +338,17 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
     std::vector<Arg> args{Arg{DType::i64, it.shape(), nullptr}, arg_of(c)};
     for (const Tensor& v : vars) args.push_back(Arg{v.dtype(), v.shape(), nullptr});
     for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) args.push_back(arg_of(*in[k]));
-    const Graph typed_body = bind_body(n, b, args);
-    const Value& cond_out = typed_body.values[typed_body.outputs[0]];
-    if (cond_out.constant && cond_out.constant->numel() == 1 && cond_out.constant->get(0) != 0.0)
+    Graph typed_body;
+    bool typed = true;
+    try {
+      typed_body = bind_body(n, b, args);
+    } catch (const Unsupported&) {
+      throw;
+    } catch (const Error&) {  // a body typed only with its iteration number bound: nothing to prove here
+      typed = false;
+    }
+    const Value* cond_out = typed ? &typed_body.values[typed_body.outputs[0]] : nullptr;
+    if (cond_out && cond_out->constant && cond_out->constant->numel() == 1 && cond_out->constant->get(0) != 0.0)
       ref_fail(n, (in[0] ? "trip count " + std::to_string(M) + " is past" : std::string("it has no trip count, past")) +
                       " the " + std::to_string(kMaxIterations) + " iterations a loop may run, and its condition stays true");
   }
@@ -469,6 +477,7 @@ void loop_infer(InferContext& ctx) {
     args.push_back(Arg{ctx.dtype(i), ctx.shape(i), i >= io.own ? ctx.constant(i) : nullptr});  // captured: constant where known
   }
   Graph s;
+  bool first_only = false;  // typed from iteration 0 (its cond_out proves nothing about the others)
   try {
     s = bind_body(n, b, args);
   } catch (const Unsupported&) {
@@ -482,6 +491,7 @@ void loop_infer(InferContext& ctx) {
     args[0] = Arg{DType::i64, first.shape(), &first};
     try {
       s = bind_body(n, b, args);
+      first_only = true;
     } catch (const Error&) {
       args[0] = Arg{DType::i64, it.shape(), nullptr};
       bind_body(n, b, args);  // the first error, as before
@@ -499,7 +509,7 @@ void loop_infer(InferContext& ctx) {
   }
   if (io.K == 0) return;
   const Value& cond_out = s.values[s.outputs[0]];
-  const bool counted = cond0 && cond_out.constant && cond_out.constant->get(0) != 0.0;
+  const bool counted = !first_only && cond0 && cond_out.constant && cond_out.constant->get(0) != 0.0;
   if (!counted) {
     if (require_all()) return;
     throw Error("shape", n.label() + ": has scan outputs and a condition known only at run time (static shapes need the trip count)");

@@ -243,6 +243,7 @@ bool loop_expand(Graph& g, size_t index) {
   const Tensor cond_true = scalar_like(b, 1, DType::boolean, 1);
   // cond_out must fold to true when cond_in is true (then every iteration runs), with the
   // iteration number (unless `iteration` >= 0 binds it) and the carried values typed only.
+  std::vector<std::pair<DType, Shape>> scan_types;  // iteration 0's scan outputs (runs_with(i >= 0) records)
   const auto runs_with = [&](int64_t iteration) {
     const Tensor it = scalar_like(b, 0, DType::i64, iteration);
     std::vector<Arg> args{Arg{DType::i64, it.shape(), iteration >= 0 ? &it : nullptr}, arg_of(cond_true)};
@@ -255,6 +256,12 @@ bool loop_expand(Graph& g, size_t index) {
       const Graph s = bind_body(n, b, args);
       const Value& c = s.values[s.outputs[0]];
       if (!c.constant || c.constant->get(0) == 0.0) return false;
+      if (iteration >= 0)
+        for (int k = 0; k < io.K; ++k) {
+          const Value& v = s.values[s.outputs[1 + io.N + k]];
+          if (iteration == 0) scan_types.emplace_back(v.dtype, v.shape);
+          else if (scan_types[static_cast<size_t>(k)] != std::make_pair(v.dtype, v.shape)) return false;
+        }
       for (int k = 0; k < io.N; ++k)  // a loop-carried value must keep its type (Concat-grown ones are left to the loop)
         if (s.values[s.outputs[1 + k]].shape != args[2 + k].shape || s.values[s.outputs[1 + k]].dtype != args[2 + k].dtype ||
             s.values[s.outputs[1 + k]].sequence.has_value() != (args[2 + k].sequence != nullptr))
@@ -270,7 +277,7 @@ bool loop_expand(Graph& g, size_t index) {
   const auto every_iteration_runs = [&]() {
     if (runs_with(-1)) return true;
     for (int64_t i = 0; i < M; ++i)
-      if (!runs_with(i)) return false;
+      if (!runs_with(i)) return false;  // also when a scan output differs from iteration 0's: the loop reports it
     return true;
   };
   int64_t trips = M;

@@ -27,11 +27,11 @@
 //                                  imputed value (one, or one per feature); X's dtype
 //   OneHotEncoder(X) cats_int64s, zeros=1
 //                                  Y [X..., K] float: 1 where int64(X) (truncated, onnxruntime's
-//                                  cast) is cats[k]; a value in no category gives a zero row
+//                                  cast) is cats[k]; NaN or a value in no category gives a zero row
 //                                  (onnxruntime fails the run when zeros=0); string cats refused
 //   LabelEncoder(X) (ml 2-4) keys_* / values_* (int64s, floats; ml 4: keys_tensor, values_tensor),
 //                                  default_* / default_tensor (-1, -0.0): Y = values[k] where X is
-//                                  keys[k] (the first such k; NaN matches no key), else the
+//                                  keys[k] (the first such k; NaN matches a NaN key from ml 4), else the
 //                                  default, in the values' dtype; string keys or values refused
 //   FeatureVectorizer(X...) inputdimensions
 //                                  Y [N, sum dims] float: each input as [N, C_i], cut or zero-padded
@@ -363,7 +363,9 @@ bool onehot_encoder_expand(Graph& g, size_t index) {
   need_numeric_input(g, n);
   RewriteNodes w{g, n.name, {}};
   const int x = xv.dtype == DType::i64 ? n.inputs[0] : w.op("Cast", {n.inputs[0]}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
-  const int hit = w.op("Equal", {w.op("Unsqueeze", {x, w.ints({-1})}), w.ints(cats)});
+  int hit = w.op("Equal", {w.op("Unsqueeze", {x, w.ints({-1})}), w.ints(cats)});
+  if (dtype_is_float(xv.dtype))  // NaN is in no category (onnxruntime), not category 0 as its cast would say
+    hit = w.op("And", {hit, w.op("Not", {w.op("Unsqueeze", {w.op("IsNaN", {n.inputs[0]}), w.ints({-1})})})});
   w.op("Cast", {hit}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}, out0(n));
   w.replace(index);
   return true;
@@ -423,8 +425,14 @@ bool label_encoder_expand(Graph& g, size_t index) {
   };
   const int kc = g.add_constant(g.unique_name(n.name + "/keys"), flat(keys, {keys.numel()}));
   const int xe = w.op("Unsqueeze", {x, w.ints({-1})});
-  const int hit = w.op("Equal", {xe, kc});  // a NaN matches no key (onnxruntime, the ONNX reference)
-  const int hit_i = w.op("Cast", {hit}, {{"to", int64_t{dtype_to_onnx(DType::i32)}}});
+  int hit = w.op("Equal", {xe, kc});
+  // LabelEncoder-4 compares keys bit for bit, so a NaN key maps NaN (the spec, onnxruntime);
+  // before ml 4 a NaN matches no key.
+  bool nan_key = false;
+  for (int64_t i = 0; n.opset >= 4 && dtype_is_float(keys.dtype()) && i < keys.numel(); ++i) nan_key = nan_key || std::isnan(keys.get(i));
+  if (nan_key) hit = w.op("Or", {hit, w.op("And", {w.op("IsNaN", {xe}), w.op("IsNaN", {kc})})});
+  // 0 / 1 as float32 (exact): ArgMax and ReduceMax of floats run on the GPUs.
+  const int hit_i = w.op("Cast", {hit}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
   const int first = w.op("ArgMax", {hit_i}, {{"axis", int64_t{-1}}, {"keepdims", int64_t{0}}});
   const int any = w.op("Cast", {w.op("ReduceMax", {hit_i, w.ints({-1})}, {{"keepdims", int64_t{0}}}, -1, 18)},
                        {{"to", int64_t{dtype_to_onnx(DType::boolean)}}});

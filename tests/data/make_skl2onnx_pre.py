@@ -9,6 +9,8 @@ next to make_skl2onnx.py's cases; red-team round 26 found these refused):
   label_float    LabelEncoder ml 2, float keys (a NaN key, which NaN does not match) -> float values
   label_tensor   LabelEncoder ml 4, int64 keys_tensor -> float values_tensor, default_tensor
   vectorizer     FeatureVectorizer of a float [N, 3] cut to 2 and a float [N, 2] padded to 4
+  onehot_nan     OneHotEncoder of float input with NaN (no category; red-team round 28)
+  label_nan4     LabelEncoder ml 4 with a NaN key, which NaN matches from ml 4 (round 28)
 Seeded data, nothing downloaded. Needs scikit-learn, skl2onnx, onnxruntime.
 Usage: python3 tests/data/make_skl2onnx_pre.py [OUTDIR (default: this folder/skl2onnx)]"""
 import os, shutil, sys
@@ -61,6 +63,15 @@ cases = {
                             [h.make_tensor_value_info("a", T.FLOAT, [3, 3]), h.make_tensor_value_info("b", T.FLOAT, [3, 2])],
                             [h.make_tensor_value_info("y", T.FLOAT, [3, 6])], 1),
                    [np.arange(9, dtype=np.float32).reshape(3, 3) - 4, rng.standard_normal((3, 2)).astype(np.float32)]),
+    "onehot_nan": (ml_model(h.make_node("OneHotEncoder", ["x"], ["y"], domain="ai.onnx.ml", cats_int64s=[0, 1, 3], zeros=1),
+                            [h.make_tensor_value_info("x", T.FLOAT, [2, 3])], [h.make_tensor_value_info("y", T.FLOAT, [2, 3, 3])], 1),
+                   [np.array([[np.nan, 0.0, 1.0], [3.7, -0.0, 2.0]], np.float32)]),
+    "label_nan4": (ml_model(h.make_node("LabelEncoder", ["x"], ["y"], domain="ai.onnx.ml",
+                                        keys_tensor=nh.from_array(np.array([np.nan, 7.0], np.float32)),
+                                        values_tensor=nh.from_array(np.array([3, 4], np.int64)),
+                                        default_tensor=nh.from_array(np.array([-1], np.int64))),
+                            [h.make_tensor_value_info("x", T.FLOAT, [4])], [h.make_tensor_value_info("y", T.INT64, [4])], 4),
+                   [np.array([np.nan, 7.0, 2.0, -np.nan], np.float32)]),
 }
 for name, (m, xin) in cases.items():
     feeds = {m.graph.input[k].name: v for k, v in enumerate(xin)}
