@@ -177,6 +177,19 @@ TEST(InputDims, CliRunBenchExplainTakeShapesAndSeedBeatsStoredInputs) {
   EXPECT_EQ(run_cli("run " + (d / "model.onnx") + " --backend ref --seed 7 --dim batch=2 --shape x=2x4x2", &out), 0) << out;
   EXPECT_NE(out.find("inputs  random (seed 7)"), std::string::npos) << out;
   EXPECT_NE(out.find("[2, 4]"), std::string::npos) << out;
+  // explain, bench and diff take the stored set too (and a model folder names its own set): a
+  // shape that follows an input's value (TopK's k) needs it; random ones made `explain` of the
+  // node suite's test_top_k fail with "k = 7 is outside [0, 4]".
+  EXPECT_EQ(run_cli("explain " + d.path.string() + " --backend cpu", &out), 0) << out;
+  EXPECT_EQ(run_cli("bench " + d.path.string() + " --backend cpu --iters 2 --warmup 1", &out), 0) << out;
+  EXPECT_EQ(run_cli("diff " + d.path.string() + " --backend ref --backend cpu", &out), 0) << out;
+  EXPECT_NE(out.find("inputs    " + (d / "test_data_set_0")), std::string::npos) << out;
+  const std::string topk = testing::shared_dir() + "/onnx-tests/node/test_top_k";
+  if (std::filesystem::exists(topk)) {
+    EXPECT_EQ(run_cli("explain " + topk + " --backend cpu", &out), 0) << out;
+    EXPECT_EQ(run_cli("bench " + topk + " --backend cpu --iters 2 --warmup 1", &out), 0) << out;
+    EXPECT_EQ(run_cli("explain " + topk + " --backend cpu --inputs " + topk + "/test_data_set_0", &out), 0) << out;
+  }
 }
 
 // Integer inputs that index an embedding (BERT's token_type_ids: a 2-row table) get random

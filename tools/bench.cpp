@@ -68,7 +68,7 @@ int cmd_bench(const BenchArgs& a) {
     PhaseScope ps("load");
     return load_model(a.model);
   }();
-  auto inputs = random_inputs(g, 0, a.dims);
+  auto inputs = choose_inputs(g, a.model, a.inputs_dir, !a.dims.shapes.empty() || !a.dims.dims.empty(), 0, a.dims, "bench").inputs;
   SpecializeInfo spec;
   Graph sg = [&] {
     PhaseScope ps("shape inference");

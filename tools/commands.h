@@ -1,16 +1,32 @@
 // Commands of the fusor CLI implemented in their own files (tools/*.cpp is linked into the CLI).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/diff.h"
 #include "runtime/session.h"
+#include "runtime/tensor_io.h"
 
 namespace fusor {
 
+// The inputs a command runs a model on (run, diff, explain, bench): the numbered files of
+// inputs_dir (bound by name where the files name them); else, unless random ones are asked for
+// (want_random: --seed, --shape, --dim), the first test_data_set_* next to the model (a model
+// whose shapes follow an input's values, TopK's k, needs its real values); else seeded random
+// inputs shaped by dims. component names the command in errors.
+struct CommandInputs {
+  std::vector<Tensor> inputs;
+  std::string source;           // where they came from, as printed
+  std::optional<TestCase> set;  // the test set used (its expected outputs), if any
+};
+CommandInputs choose_inputs(const Graph& g, const std::string& model, const std::string& inputs_dir, bool want_random, uint64_t seed,
+                            const InputDims& dims, const std::string& component);
+
 struct ExplainArgs {
   std::string model, dot, source;  // source: "cuda" prints the generated CUDA C
+  std::string inputs_dir;          // --inputs (else test_data_set_0 next to the model, else random)
   std::string backend;             // whose graph breaks (nodes left to the host) are listed
   bool no_fusion = false, no_fallback = false;
   InputDims dims;  // --shape / --dim
@@ -25,6 +41,7 @@ struct BenchArgs {
   bool phases = false;       // --phases: print (or, with --json, add) the load/compile phase profile
   bool serial_open = false;  // --serial-open: open the device after loading, not on a thread during it
   InputDims dims;  // --shape / --dim
+  std::string inputs_dir;  // --inputs (else test_data_set_0 next to the model, else random)
 };
 int cmd_bench(const BenchArgs& a);
 

@@ -11,12 +11,28 @@ namespace fs = std::filesystem;
 
 namespace fusor {
 
-namespace {
-std::string model_dir(const std::string& model) {
-  fs::path p = fs::path(model).parent_path();
-  return p.empty() ? std::string(".") : p.string();
+CommandInputs choose_inputs(const Graph& g, const std::string& model, const std::string& inputs_dir, bool want_random, uint64_t seed,
+                            const InputDims& dims, const std::string& component) {
+  CommandInputs c;
+  if (!inputs_dir.empty()) {
+    std::vector<std::string> names;  // numbering checked, bound by name where the files name the inputs
+    c.inputs = bind_inputs(g, read_numbered_inputs(inputs_dir, &names), names, component);
+    c.source = inputs_dir;
+    return c;
+  }
+  // The folder of the model file (a folder argument names the folder itself).
+  fs::path dir = fs::path(model_path(model)).parent_path();
+  auto sets = want_random ? std::vector<TestCase>{} : load_test_data_sets(dir.empty() ? std::string(".") : dir.string());
+  if (!sets.empty()) {
+    c.inputs = bind_inputs(g, sets[0].inputs, sets[0].input_names, component);
+    c.source = sets[0].dir;
+    c.set = std::move(sets[0]);
+    return c;
+  }
+  c.inputs = random_inputs(g, seed, dims);
+  c.source = "random (seed " + std::to_string(seed) + ")";
+  return c;
 }
-}  // namespace
 
 int cmd_diff(const DiffArgs& a) {
   if (a.sides.size() != 2)
@@ -24,20 +40,9 @@ int cmd_diff(const DiffArgs& a) {
                             "), e.g. --backend ref --backend vulkan, or --backend cpu --no-fusion --backend cpu");
   if (!a.extract.empty()) check_extract_dir(a.extract);  // before the runs, not after
   Graph g = load_model(a.model);
-  std::vector<Tensor> inputs;
-  std::string source;
-  if (!a.inputs_dir.empty()) {
-    std::vector<std::string> names;  // as `run --inputs`: numbering checked, bound by name where named
-    inputs = bind_inputs(g, read_numbered_inputs(a.inputs_dir, &names), names, "diff");
-    source = a.inputs_dir;
-  } else if (auto sets = a.seed_given ? std::vector<TestCase>{} : load_test_data_sets(model_dir(a.model));
-             !sets.empty()) {
-    inputs = bind_inputs(g, sets[0].inputs, sets[0].input_names, "diff");
-    source = sets[0].dir;
-  } else {
-    inputs = random_inputs(g, a.seed);
-    source = "random (seed " + std::to_string(a.seed) + ")";
-  }
+  CommandInputs ci = choose_inputs(g, a.model, a.inputs_dir, a.seed_given, a.seed, InputDims{}, "diff");
+  const std::vector<Tensor>& inputs = ci.inputs;
+  const std::string& source = ci.source;
   DiffOptions o;
   o.rtol = a.rtol;
   o.atol = a.atol;

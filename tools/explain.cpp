@@ -71,7 +71,8 @@ void write_plan_dot(const Plan& p, const std::string& path) {
 
 int cmd_explain(const ExplainArgs& a) {
   Graph g = load_model(a.model);
-  Graph sg = specialize(g, random_inputs(g, 0, a.dims));
+  // Real inputs where there are some: a shape may follow an input's values (TopK's k).
+  Graph sg = specialize(g, choose_inputs(g, a.model, a.inputs_dir, !a.dims.shapes.empty() || !a.dims.dims.empty(), 0, a.dims, "explain").inputs);
   // The plan the named backend builds (its fusion options), or the default one without a backend.
   CompileOptions co;
   co.fusion = !a.no_fusion;

@@ -68,28 +68,15 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   if (b) opener = std::jthread([&] { b->prepare(opts); });
   Graph g = load_model(mp);
   if (bad_backend) std::rethrow_exception(bad_backend);
-  std::vector<Tensor> inputs;
+  // --seed, --shape or --dim ask for random inputs even next to a test_data_set_0.
+  CommandInputs ci = choose_inputs(g, model, inputs_dir, seed_given || !dims.shapes.empty() || !dims.dims.empty(), seed, dims, "run");
+  const std::vector<Tensor>& inputs = ci.inputs;
+  const std::string& source = ci.source;
   std::vector<Tensor> expected;
-  std::string source;
-  if (!inputs_dir.empty()) {
-    std::vector<std::string> names;  // by name where the files name the inputs (overridable initializers)
-    inputs = read_numbered_inputs(inputs_dir, &names);
-    inputs = bind_inputs(g, inputs, names, "run");
-    source = inputs_dir;
-  } else {
-    // --seed, --shape or --dim ask for random inputs even next to a test_data_set_0.
-    const bool want_random = seed_given || !dims.shapes.empty() || !dims.dims.empty();
-    auto sets = want_random ? std::vector<TestCase>{} : load_test_data_sets(fs::path(mp).parent_path().string());
-    if (!sets.empty()) {
-      // A set of inputs only is a source of inputs (nothing to check); with outputs, all of them.
-      if (!sets[0].outputs.empty()) check_expected_outputs(g, sets[0], "run");
-      inputs = bind_inputs(g, sets[0].inputs, sets[0].input_names, "run");
-      expected = sets[0].outputs;
-      source = sets[0].dir;
-    } else {
-      inputs = random_inputs(g, seed, dims);
-      source = "random (seed " + std::to_string(seed) + ")";
-    }
+  // A set of inputs only is a source of inputs (nothing to check); with outputs, all of them.
+  if (ci.set && !ci.set->outputs.empty()) {
+    check_expected_outputs(g, *ci.set, "run");
+    expected = ci.set->outputs;
   }
   std::printf("model   %s (%zu nodes, opset %d)\nbackend %s\ninputs  %s\n", mp.c_str(), g.nodes.size(), g.opset,
               backend.c_str(), source.c_str());
@@ -304,12 +291,16 @@ int main(int argc, char** argv) {
   explain->add_option("--source", ex.source, "print each kernel's generated source (cuda)")->check(CLI::IsMember({"cuda"}));
   explain->add_option("--backend", ex.backend, "list the graph breaks (nodes run on the host) of this backend (default: the best present)")->check(kNotEmpty);
   add_dim_options(explain, explain_dims);
+  explain->add_option("--inputs", ex.inputs_dir, "folder of input_K.pb / input_K.npy files (default: test_data_set_0 next to the model, else random)")
+      ->check(kNotEmpty);
   explain->add_flag("--no-fallback", ex.no_fallback, "fail when the backend would need the host for some node");
 
   BenchArgs bn;
   auto* bench = app.add_subcommand("bench", "time a model on a backend");
   bench->add_option("model", bn.model, "model.onnx or its folder")->required();
   bench->add_option("--backend", bn.backend, "backend (default: the best present)")->check(kNotEmpty);
+  bench->add_option("--inputs", bn.inputs_dir, "folder of input_K.pb / input_K.npy files (default: test_data_set_0 next to the model, else random)")
+      ->check(kNotEmpty);
   bench->add_option("--iters", bn.iters, "timed iterations")->check(CLI::Range(1, std::numeric_limits<int>::max()));
   bench->add_option("--warmup", bn.warmup, "warm-up iterations")->check(CLI::Range(0, std::numeric_limits<int>::max()));
   bench->add_flag("--no-fusion", bn.no_fusion, "one kernel per primitive op");
