@@ -102,7 +102,9 @@ void Emitter::setup() {
     };
     if (k_.matmul) prologues(*k_.matmul);
     for (const InlineDot& d : k_.dots) prologues(d.mm);
-    if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "Pow" && !k_.opaque_inputs.empty() && k_.opaque_inputs[0] >= 0)
+    // Opaque kernels that print pow: Pow itself, LpPool's |x|^p and LRN's power (as CUDA's fz_powf).
+    if (k_.kind == FusionKind::opaque && k_.node >= 0 && (node().op_type == "Pow" || node().op_type == "LpPool" || node().op_type == "LRN") &&
+        !k_.opaque_inputs.empty() && k_.opaque_inputs[0] >= 0)
       h_.float_pow = h_.float_pow || float_class(dtype_of(k_.opaque_inputs[0]));
     if (h_.float_pow) note_type(DType::f64);
   }

@@ -760,6 +760,10 @@ std::string Emitter::topk(const Node& n, int values, int indices) const {
   if (a.len > kTopKMaxAxis)
     throw Unsupported(d_.name, n.label() + ": TopK along an axis of " + std::to_string(a.len) + " elements (the kernel ranks every pair; at most " +
                                    std::to_string(kTopKMaxAxis) + ")");
+  // Every element compares with its whole axis: past 2^34 comparisons the host's sort is faster.
+  if (static_cast<double>(a.len) * static_cast<double>(shape_numel(xs)) > 17179869184.0)
+    throw Unsupported(d_.name, n.label() + ": TopK of " + std::to_string(shape_numel(xs)) + " elements along axes of " + std::to_string(a.len) +
+                                   " (past 2^34 pairwise comparisons)");
   const bool largest = n.attr_i("largest", 1) != 0;
   const DType xt = dtype_of(x);
   // Compared exactly in the compute type (fp16 / bf16 widen to fp32 exactly, f64 and the

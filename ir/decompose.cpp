@@ -602,7 +602,9 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     const int64_t axis = normalize_axis(n.attr_i("axis", -1), rank(x), n.label());
     const int zero = rw.scalar(0.0);
     const int m = rw.reduce("ReduceMax", rw.op("Abs", {x}), {axis});
-    const int xs = rw.op("Div", {x, rw.op("Where", {rw.op("Equal", {m, zero}), rw.scalar(1.0), m}, {}, -1, 16)});
+    // A row of zeros or with an infinity is left unscaled (x / inf would turn the inf into NaN).
+    const int unscaled = rw.op("Or", {rw.op("Equal", {m, zero}), rw.op("IsInf", {m}, {}, -1, 10)});
+    const int xs = rw.op("Div", {x, rw.op("Where", {unscaled, rw.scalar(1.0), m}, {}, -1, 16)});
     const int norm = rw.reduce(n.attr_i("p", 2) == 1 ? "ReduceL1" : "ReduceL2", xs, {axis});
     rw.op("Where", {rw.op("Equal", {norm, zero}), zero, rw.op("Div", {xs, norm})}, {}, out, 16);
     return true;

@@ -143,7 +143,8 @@ inline void attr_strings(onnx::NodeProto* n, const std::string& k, const std::ve
   a->set_type(onnx::AttributeProto::STRINGS);
   for (const auto& x : v) a->add_strings(x);
 }
-// A TENSOR attribute: a 1-D tensor of ONNX type `elem` (FLOAT, DOUBLE or UINT8) with values v.
+// A TENSOR attribute: a 1-D tensor of ONNX type `elem` (FLOAT, DOUBLE, INT64, or an int32_data
+// type: INT32, UINT8 ...) with values v.
 inline void attr_tensor(onnx::NodeProto* n, const std::string& k, int elem, const std::vector<double>& v) {
   auto* a = n->add_attribute();
   a->set_name(k);
@@ -155,6 +156,7 @@ inline void attr_tensor(onnx::NodeProto* n, const std::string& k, int elem, cons
   for (double x : v) {
     if (elem == onnx::TensorProto::DOUBLE) t->add_double_data(x);
     else if (elem == onnx::TensorProto::FLOAT) t->add_float_data(static_cast<float>(x));
+    else if (elem == onnx::TensorProto::INT64) t->add_int64_data(static_cast<int64_t>(x));
     else t->add_int32_data(static_cast<int32_t>(x));
   }
 }

@@ -229,10 +229,11 @@ TEST(GpuOpaqueOps, NormalizationOpsRunWithoutFallback) {
 // largest |x| first, the GPUs give ref's [0.6, 0.8] (they gave [0, 0] and [0.57, 0.76] with the
 // squares summed unscaled, red-team round 28).
 TEST(GpuOpaqueOps, LpNormalizationOfHugeAndTinyRows) {
-  const Tensor x = testing::tensor_of({5, 2}, {3e20, 4e20, 3e-23, 4e-23, -5e30, 1.2e31, 0, 0, 1.5, -2});
+  // Rows with an infinity stay unscaled: ref's [NaN, 0] (x / inf made every element NaN).
+  const Tensor x = testing::tensor_of({7, 2}, {3e20, 4e20, 3e-23, 4e-23, -5e30, 1.2e31, 0, 0, 1.5, -2, INFINITY, 1, -INFINITY, -INFINITY});
   for (int64_t p : {2, 1}) {
     GraphBuilder b("lp", 18);
-    b.output(b.op("LpNormalization", {b.input("x", DType::f32, {5, 2})}, {{"axis", int64_t{-1}}, {"p", p}}));
+    b.output(b.op("LpNormalization", {b.input("x", DType::f32, {7, 2})}, {{"axis", int64_t{-1}}, {"p", p}}));
     const Graph sg = specialize(b.build(), {x});
     const Tensor want = run_on_backend("ref", sg, {x})[0];
     for (const std::string be : {"cpu", "vulkan", "cuda"}) {
@@ -240,8 +241,14 @@ TEST(GpuOpaqueOps, LpNormalizationOfHugeAndTinyRows) {
       CompileOptions o;
       o.fallback = false;
       const Tensor got = run_on_backend(be, sg, {x}, o)[0];
-      for (int64_t i = 0; i < want.numel(); ++i)
+      for (int64_t i = 0; i < want.numel(); ++i) {
+        if (std::isnan(want.get(i))) {
+          EXPECT_TRUE(std::isnan(got.get(i))) << "p=" << p << " on " << be << " element " << i;
+          continue;
+        }
         EXPECT_NEAR(got.get(i), want.get(i), 4e-7 * std::fabs(want.get(i))) << "p=" << p << " on " << be << " element " << i;
+      }
+      EXPECT_EQ(got.get(11), 0.0) << "p=" << p << " on " << be << ": the finite element of [inf, 1]";
     }
   }
 }

@@ -319,6 +319,20 @@ TEST(MlOps, HostileTreesAreOneLineErrors) {
   EXPECT_ERROR(run(ml("TreeEnsembleRegressor", {{"x", x}}, [](onnx::NodeProto* n) { two_trees(n, "SUM", "PROBIT"); })), "PROBIT is not supported");
 }
 
+// LabelEncoder-4 with int32 values defaults to -1 (it was 0); OneHotEncoder puts +-inf in no
+// category (the saturating cast matched INT64_MAX's), as onnxruntime.
+TEST(MlOps, LabelEncoderIntDefaultAndOneHotInfinities) {
+  expect_ml(ml("LabelEncoder", {{"x", testing::ints_of({3}, {7, 2, 1})}}, [](onnx::NodeProto* n) {
+              attr_tensor(n, "keys_tensor", onnx::TensorProto::INT64, {1, 2});
+              attr_tensor(n, "values_tensor", onnx::TensorProto::INT32, {10, 20});
+            }, 4),
+            {3}, DType::i32, {-1, 20, 10}, 0);
+  expect_ml(ml("OneHotEncoder", {{"x", testing::tensor_of({3}, {INFINITY, -INFINITY, 2})}}, [](onnx::NodeProto* n) {
+              attr_ints(n, "cats_int64s", {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), 2});
+            }, 1),
+            {3, 3}, DType::f32, {0, 0, 0, 0, 0, 0, 0, 0, 1}, 0);
+}
+
 // The preprocessing ops refuse what they do not take in one line naming the node: string
 // categories / keys, attribute counts that do not fit X.
 TEST(MlOps, PreprocessingRefusalsAreOneLine) {
@@ -336,6 +350,14 @@ TEST(MlOps, PreprocessingRefusalsAreOneLine) {
                }, 2)),
                "3 keys and 2 values");
   EXPECT_ERROR(run(ml("OneHotEncoder", {{"x", xi}}, [](onnx::NodeProto* n) { attr_strings(n, "cats_strings", {"a"}); }, 1)), "cats_strings");
+  // X must have the keys' type (a cast sent NaN and 0.7 onto key 0; onnxruntime refuses).
+  EXPECT_ERROR(run(ml("LabelEncoder", {{"x", x}}, [](onnx::NodeProto* n) {
+                 attr_ints(n, "keys_int64s", {0, 5});
+                 attr_ints(n, "values_int64s", {1, 2});
+               }, 2)),
+               "X is float32, the keys are int64");
+  EXPECT_ERROR(run(ml("FeatureVectorizer", {{"x", x}}, [](onnx::NodeProto* n) { attr_ints(n, "inputdimensions", {int64_t{1} << 62}); }, 1)),
+               "past 2^40");
   EXPECT_ERROR(run(ml("Imputer", {{"x", x}}, [](onnx::NodeProto* n) { attr_floats(n, "imputed_value_floats", {1, 2, 3}); }, 1)),
                "3 imputed_value_floats for 4 features");
   EXPECT_ERROR(run(ml("FeatureVectorizer", {{"x", x}}, [](onnx::NodeProto* n) { attr_ints(n, "inputdimensions", {1, 2}); }, 1)),

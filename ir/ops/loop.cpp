@@ -471,6 +471,7 @@ void loop_infer(InferContext& ctx) {
   // times (by induction over the iterations).
   const bool cond0 = !ctx.has_input(1) || (ctx.constant(1) && ctx.constant(1)->get(0) != 0.0);
   Tensor it = scalar_like(b, 0, DType::i64, 0), c = scalar_like(b, 1, DType::boolean, 1);
+  const Tensor first = it;  // iteration 0, bound below when the body needs its number (outlives args)
   std::vector<Arg> args{Arg{DType::i64, it.shape(), nullptr}, Arg{DType::boolean, c.shape(), cond0 ? &c : nullptr}};
   for (int i = 2; i < static_cast<int>(n.inputs.size()); ++i) {
     if (!ctx.has_input(i)) ctx.fail("input " + std::to_string(i) + " is missing");
@@ -487,7 +488,6 @@ void loop_infer(InferContext& ctx) {
     // ... else the types come from its first iteration (tf2onnx slices by the iteration number
     // inside while loops: x[0 : i + 1]); the loop runs one bound iteration at a time, and a
     // carried value or scan output whose shape then changes fails the run naming the loop.
-    const Tensor first = scalar_like(b, 0, DType::i64, 0);
     args[0] = Arg{DType::i64, first.shape(), &first};
     try {
       s = bind_body(n, b, args);

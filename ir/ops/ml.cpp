@@ -364,8 +364,10 @@ bool onehot_encoder_expand(Graph& g, size_t index) {
   RewriteNodes w{g, n.name, {}};
   const int x = xv.dtype == DType::i64 ? n.inputs[0] : w.op("Cast", {n.inputs[0]}, {{"to", int64_t{dtype_to_onnx(DType::i64)}}});
   int hit = w.op("Equal", {w.op("Unsqueeze", {x, w.ints({-1})}), w.ints(cats)});
-  if (dtype_is_float(xv.dtype))  // NaN is in no category (onnxruntime), not category 0 as its cast would say
-    hit = w.op("And", {hit, w.op("Not", {w.op("Unsqueeze", {w.op("IsNaN", {n.inputs[0]}), w.ints({-1})})})});
+  if (dtype_is_float(xv.dtype)) {  // NaN and +-inf are in no category (onnxruntime), not where the cast sends them
+    const int odd = w.op("Or", {w.op("IsNaN", {n.inputs[0]}), w.op("IsInf", {n.inputs[0]}, {}, -1, 10)});
+    hit = w.op("And", {hit, w.op("Not", {w.op("Unsqueeze", {odd, w.ints({-1})})})});
+  }
   w.op("Cast", {hit}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}, out0(n));
   w.replace(index);
   return true;
@@ -410,15 +412,18 @@ bool label_encoder_expand(Graph& g, size_t index) {
   Tensor dflt = label_table(n, "default", true);
   if (!dflt.defined()) {
     dflt = Tensor(values.dtype(), {});
-    if (values.dtype() == DType::i64) dflt.set_int(0, n.attr_i("default_int64", -1));
+    if (dtype_is_int(values.dtype())) dflt.set_int(0, n.attr_i("default_int64", -1));
     else dflt.set(0, n.attr_f("default_float", -0.0));
   }
   if (dflt.dtype() != values.dtype() || dflt.numel() != 1) throw bad(n, "default_tensor must be one value of the values' dtype");
   const Value xv = g.values[n.inputs[0]];
   if (xv.dtype == DType::undefined) return false;
   if (!dtype_is_float(xv.dtype) && !dtype_is_int(xv.dtype)) throw bad(n, std::string("X must be numeric, got ") + dtype_name(xv.dtype));
+  // X has the keys' type (the spec; onnxruntime refuses otherwise): a cast would send NaN and
+  // 0.7 onto key 0.
+  if (xv.dtype != keys.dtype()) throw bad(n, std::string("X is ") + dtype_name(xv.dtype) + ", the keys are " + dtype_name(keys.dtype()));
   RewriteNodes w{g, n.name, {}};
-  const int x = xv.dtype == keys.dtype() ? n.inputs[0] : w.op("Cast", {n.inputs[0]}, {{"to", int64_t{dtype_to_onnx(keys.dtype())}}});
+  const int x = n.inputs[0];
   auto flat = [](Tensor t, Shape s) {
     t.reshape(std::move(s));
     return t;
@@ -466,7 +471,8 @@ bool feature_vectorizer_expand(Graph& g, size_t index) {
   for (int i = 0; i < n.num_inputs(); ++i) {
     const Value v = g.values[n.inputs[i]];
     if (!dtype_is_float(v.dtype) && !dtype_is_int(v.dtype)) throw bad(n, "input " + std::to_string(i) + " must be numeric");
-    if (dims[i] < 0) throw bad(n, "inputdimensions[" + std::to_string(i) + "] is negative");
+    if (dims[i] < 0 || dims[i] > (int64_t{1} << 40))
+      throw bad(n, "inputdimensions entry " + std::to_string(dims[i]) + " is negative or past 2^40");
     const int64_t N = v.shape.size() <= 1 ? 1 : v.shape[0], C = N ? shape_numel(v.shape) / N : 0;
     if (rows >= 0 && N != rows) throw bad(n, "inputs have different row counts (" + std::to_string(rows) + " and " + std::to_string(N) + ")");
     rows = N;
@@ -482,7 +488,10 @@ bool feature_vectorizer_expand(Graph& g, size_t index) {
 
 void feature_vectorizer_infer(InferContext& ctx) {
   int64_t total = 0;
-  for (int64_t d : ctx.node().attr_ints("inputdimensions")) total += d;
+  for (int64_t d : ctx.node().attr_ints("inputdimensions")) {
+    if (d < 0 || d > (int64_t{1} << 40) || total > (int64_t{1} << 40)) ctx.fail("inputdimensions entry " + std::to_string(d) + " is negative or past 2^40");
+    total += d;
+  }
   ctx.set_output(0, DType::f32, {ctx.shape(0).size() <= 1 ? 1 : ctx.shape(0)[0], total});
 }
 

@@ -1,0 +1,35 @@
+// The inputs the CLI's commands run a model on (tools/commands.h choose_inputs).
+#include <filesystem>
+
+#include "runtime/session.h"
+#include "runtime/tensor_io.h"
+#include "tools/commands.h"
+
+namespace fs = std::filesystem;
+
+namespace fusor {
+
+CommandInputs choose_inputs(const Graph& g, const std::string& model, const std::string& inputs_dir, bool want_random, uint64_t seed,
+                            const InputDims& dims, const std::string& component) {
+  CommandInputs c;
+  if (!inputs_dir.empty()) {
+    std::vector<std::string> names;  // numbering checked, bound by name where the files name the inputs
+    c.inputs = bind_inputs(g, read_numbered_inputs(inputs_dir, &names), names, component);
+    c.source = inputs_dir;
+    return c;
+  }
+  // The folder of the model file (a folder argument names the folder itself).
+  fs::path dir = fs::path(model_path(model)).parent_path();
+  auto sets = want_random ? std::vector<TestCase>{} : load_test_data_sets(dir.empty() ? std::string(".") : dir.string());
+  if (!sets.empty()) {
+    c.inputs = bind_inputs(g, sets[0].inputs, sets[0].input_names, component);
+    c.source = sets[0].dir;
+    c.set = std::move(sets[0]);
+    return c;
+  }
+  c.inputs = random_inputs(g, seed, dims);
+  c.source = "random (seed " + std::to_string(seed) + ")";
+  return c;
+}
+
+}  // namespace fusor
