@@ -644,21 +644,19 @@ uint32_t index_error_code(int kernel_index) { return 0x7fffffffu - static_cast<u
 
 std::string index_error_message(const Plan& p, uint32_t status) {
   const size_t ki = status <= 0x7fffffffu ? 0x7fffffffu - status : p.kernels.size();  // index_error_code's inverse
-  std::string label = "a kernel";
-  if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()))
+  std::string label = "a kernel", op;  // the opaque node's label and op, when the kernel has one
+  if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size())) {
     label = p.graph.nodes[p.kernels[ki].node].label();
+    op = p.graph.nodes[p.kernels[ki].node].op_type;
+  }
   if (ki < p.kernels.size() && p.kernels[ki].kind != FusionKind::opaque) {  // fused Gathers: the word names the kernel
     std::vector<std::string> nodes;
     for (const Load& l : p.kernels[ki].loads)
       if (l.gathered() && std::find(nodes.begin(), nodes.end(), l.gather_node) == nodes.end()) nodes.push_back(l.gather_node);
     for (size_t i = 0; i < nodes.size(); ++i) label = (i == 0 ? "" : label + (i + 1 == nodes.size() ? " or " : ", ")) + nodes[i];
   }
-  if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()) &&
-      (p.graph.nodes[p.kernels[ki].node].op_type == "CumSum" || p.graph.nodes[p.kernels[ki].node].op_type == "CumProd"))
-    return label + ": axis out of range (a run-time axis outside [-rank, rank) was found on the device)";
-  if (ki < p.kernels.size() && p.kernels[ki].node >= 0 && p.kernels[ki].node < static_cast<int>(p.graph.nodes.size()) &&
-      p.graph.nodes[p.kernels[ki].node].op_type == "ReverseSequence")
-    return label + ": sequence_lens out of range (a length outside [0, T] was found on the device)";
+  if (op == "CumSum" || op == "CumProd") return label + ": axis out of range (a run-time axis outside [-rank, rank) was found on the device)";
+  if (op == "ReverseSequence") return label + ": sequence_lens out of range (a length outside [0, T] was found on the device)";
   return label + ": index out of range (an index outside [-dim, dim) was found on the device)";
 }
 
