@@ -554,6 +554,9 @@ std::string Dialect::to_float(DType t, const std::string& e) const {
 std::string Dialect::from_float(DType t, const std::string& v) const {
   if (t == DType::boolean) return cast(storage_type(t), "(" + v + ") != 0.0f ? 1 : 0");
   if (t == DType::f32) return v;
+  // 8/16-bit integers computed through float hold exact integers below 2^24: through int, they
+  // wrap to the width (a float out of the narrow type's range converted straight is undefined in C).
+  if (t == DType::i8 || t == DType::u8 || t == DType::i16 || t == DType::u16) return cast(storage_type(t), cast("int", v));
   return cast(storage_type(t), v);
 }
 std::string Dialect::to_index(DType t, const std::string& e) const { return cast("fz_idx", e); }

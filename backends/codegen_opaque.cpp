@@ -75,7 +75,9 @@ std::string Emitter::emit_opaque() const {
                             (t == "CumSum" && dtype_is_integral(dtype_of(in_buf(0))) && dtype_of(in_buf(0)) != DType::boolean) ||
                             t == "CumProd" ||  // typed throughout (cumsum: the dtype's own products)
                             // a Scatter without a reduction only moves elements (bit copies)
-                            ((t == "ScatterND" || t == "ScatterElements" || t == "Scatter") && n.attr_s("reduction", "none") == "none");
+                            ((t == "ScatterND" || t == "ScatterElements" || t == "Scatter") &&
+                             (n.attr_s("reduction", "none") == "none" ||  // or combines in its own type
+                              dtype_is_int(dtype_of(in_buf(0))) || dtype_of(in_buf(0)) == DType::f64));
   if ((through_float.count(t) && !typed_opaque) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
     auto wide = [](DType d) {
       return d == DType::f64 || d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::u64;
@@ -560,13 +562,27 @@ std::string Emitter::coords(const std::string& nm, const std::string& lin, const
 
 std::string Emitter::index_of(int b, const std::string& off) const {
   const DType t = dtype_of(b);
-  if (dtype_is_float(t)) return idx(load_of(b, off));
-  // 64-bit indices in 32-bit index mode saturate first, so 2^40 stays out of range instead
-  // of truncating to a valid index.
-  if ((t == DType::i64 || t == DType::u64) && !h_.index64) {
-    const std::string v = d_.load_value(t, d_.element(slot(b), off)), ct = d_.compute_type(t);
-    const std::string lo = d_.int_literal(t, t == DType::u64 ? 0 : -2147483648LL), hi = d_.int_literal(t, 2147483647);
-    return idx("fz_min(fz_max(" + v + ", " + lo + "), " + hi + ")");
+  // Float indices (OneHot takes any numeric type) saturate to the index type's range and NaN
+  // goes to its lowest value, as ref's saturating cast does: a bare (int)x is undefined in C
+  // for NaN and out-of-range x, and made NaN index 0 on CUDA.
+  if (dtype_is_float(t)) {
+    const std::string v = load_of(b, off);
+    const std::string lo = h_.index64 ? "(-9223372036854775808.0f)" : "(-2147483648.0f)";
+    const std::string hi = h_.index64 ? "9223371487098961920.0f" : "2147483520.0f";  // the largest floats below 2^63 / 2^31
+    const DType it = h_.index64 ? DType::i64 : DType::i32;
+    const std::string least = d_.int_literal(it, h_.index64 ? INT64_MIN : INT32_MIN), most = d_.int_literal(it, h_.index64 ? INT64_MAX : INT32_MAX);
+    return "(" + v + " != " + v + " || " + v + " <= " + lo + " ? " + idx(least) + " : (" + v + " >= " + hi + " ? " + idx(most) +
+           " : " + idx(v) + "))";
+  }
+  // Indices wider than the index type (64-bit ones in 32-bit mode, uint32 in 32-bit mode,
+  // uint64 past 2^63) saturate first, so 2^40 or 2^32 - 1 stays out of range instead of
+  // truncating or wrapping to a valid (or negative, then counted from the end) index.
+  const bool narrow = !h_.index64 && (t == DType::i64 || t == DType::u64 || t == DType::u32);
+  if (narrow || (t == DType::u64 && h_.index64)) {
+    const std::string v = d_.load_value(t, d_.element(slot(b), off));
+    const int64_t top = h_.index64 ? INT64_MAX : INT32_MAX;
+    if (dtype_is_unsigned(t)) return idx("fz_min(" + v + ", " + d_.int_literal(t, top) + ")");
+    return idx("fz_min(fz_max(" + v + ", " + d_.int_literal(t, INT32_MIN) + "), " + d_.int_literal(t, top) + ")");
   }
   return d_.to_index(t, d_.element(slot(b), off));
 }
@@ -663,13 +679,16 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
     }
     s += "    " + local(xt) + "fz_acc = " + ident + ";\n" + loop + "      " + local(xt) +
          "fz_v = " + typed_load(x, off) + ";\n";
-    const std::string pre = rule.pre ? "(" + rename_intrinsics(substitute(rule.pre, [](int) { return std::string("fz_v"); },
+    const char* pre_text = integral && rule.int_pre ? rule.int_pre : rule.pre;
+    const std::string pre = pre_text ? "(" + rename_intrinsics(substitute(pre_text, [](int) { return std::string("fz_v"); },
                                                                       [&](const std::string& p) -> std::string {
                                                                         fail("reduce rule uses parameter '" + p + "'");
                                                                       }),
                                                            d_, xt) + ")"
                                      : "fz_v";
-    s += "      fz_acc = " + fn + "(fz_acc, " + pre + ");\n    }\n";
+    // Integers add / multiply through the wrapping helpers (C/C++ signed overflow is undefined).
+    const std::string ifn = rule.combiner == Combiner::sum ? "fz_iadd" : rule.combiner == Combiner::prod ? "fz_imul" : fn;
+    s += "      fz_acc = " + (integral ? ifn : fn) + "(fz_acc, " + pre + ");\n    }\n";
     std::string res = "fz_acc";
     if (rule.mean)
       res = integral ? "fz_idiv(fz_acc, " + d_.int_literal(xt, count) + ")"

@@ -365,8 +365,22 @@ std::string Emitter::scatter(const Node& n, int out) const {
     s += "      if (fz_dst == fz_o) " + copy(upd, "fz_u", out, "fz_o") + "\n    }\n";
     return s;
   }
-  // Reductions combine through float (exact for integers up to 2^24; wider types are refused
-  // above); max / min propagate NaN as the Max / Min ops do (fz_max / fz_min).
+  // Integer and float64 data combine in their own type (integers wrap, as ref's
+  // scatter_combine); the rest through float. max / min propagate NaN as the Max / Min ops do.
+  const DType xt = dtype_of(out);
+  if (dtype_is_int(xt) || xt == DType::f64) {
+    const bool integral = dtype_is_int(xt);
+    const std::string comb = red == "add"   ? (integral ? "fz_iadd(fz_a, fz_b)" : "fz_a + fz_b")
+                             : red == "mul" ? (integral ? "fz_imul(fz_a, fz_b)" : "fz_a * fz_b")
+                             : red == "max" ? "fz_max(fz_a, fz_b)"
+                             : red == "min" ? "fz_min(fz_a, fz_b)"
+                                            : "";
+    if (comb.empty()) throw Unsupported(d_.name, n.label() + ": reduction '" + red + "'");
+    s += "      if (fz_dst == fz_o) {\n        " + local(xt) + "fz_a = " + typed_load(out, "fz_o") + ";\n        " + local(xt) +
+         "fz_b = " + typed_load(upd, "fz_u") + ";\n";
+    s += "        " + typed_store(out, "fz_o", convert_value(d_, xt, xt, comb, true)) + "\n      }\n    }\n";
+    return s;
+  }
   const std::string a = load_of(out, "fz_o"), b = "fz_b";
   std::string comb = red == "add"   ? "fz_a + fz_b"
                      : red == "mul" ? "fz_a * fz_b"

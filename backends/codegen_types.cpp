@@ -297,7 +297,11 @@ FZ_FN float fz_rto_f32(double x) {
 )";
   // T: the type, U: its unsigned twin (wrapping arithmetic without signed-overflow UB). Signed
   // fz_ishr is arithmetic (BitShift-28); b < 0 or >= the width gives the sign fill.
-  const char* kSigned = R"(FZ_FN T fz_max(T a, T b) { return a < b ? b : a; }
+  const char* kSigned = R"(FZ_FN T fz_iadd(T a, T b) { return (T)((U)a + (U)b); }
+FZ_FN T fz_isub(T a, T b) { return (T)((U)a - (U)b); }
+FZ_FN T fz_imul(T a, T b) { return (T)((U)a * (U)b); }
+FZ_FN T fz_ineg(T a) { return (T)((U)0 - (U)a); }
+FZ_FN T fz_max(T a, T b) { return a < b ? b : a; }
 FZ_FN T fz_min(T a, T b) { return b < a ? b : a; }
 FZ_FN T fz_abs(T a) { return a < 0 ? (T)((U)0 - (U)a) : a; }
 FZ_FN T fz_sign(T a) { return (T)((a > 0) - (a < 0)); }
@@ -325,7 +329,11 @@ FZ_FN float fz_rto_f32(T i) {  // i as a float rounded to odd (convert_value)
   return __uint_as_float((away ? b - 1u : b) | 1u);
 }
 )";
-  const char* kUnsigned = R"(FZ_FN T fz_max(T a, T b) { return a < b ? b : a; }
+  const char* kUnsigned = R"(FZ_FN T fz_iadd(T a, T b) { return a + b; }
+FZ_FN T fz_isub(T a, T b) { return a - b; }
+FZ_FN T fz_imul(T a, T b) { return a * b; }
+FZ_FN T fz_ineg(T a) { return (T)0 - a; }
+FZ_FN T fz_max(T a, T b) { return a < b ? b : a; }
 FZ_FN T fz_min(T a, T b) { return b < a ? b : a; }
 FZ_FN T fz_abs(T a) { return a; }
 FZ_FN T fz_sign(T a) { return (T)(a != 0); }

@@ -143,6 +143,7 @@ enum class Combiner { sum, max, min, prod };
 struct ReduceRule {
   Combiner combiner = Combiner::sum;
   const char* pre = nullptr;   // element expression applied before combining, e.g. "{0}*{0}" for SumSquare
+  const char* int_pre = nullptr;  // pre on integer data, where it differs (x * x wraps: fz_imul)
   bool mean = false;           // divide by the reduced count
   const char* post = nullptr;  // expression applied to the combined value, e.g. "log({0})"
   int axes_input_opset = 18;   // axes move from attribute to input 1 at this opset (ReduceSum: 13)

@@ -1,5 +1,5 @@
 // Ops the GPUs run as kernels of their own instead of through host fallback (TopK, GridSample,
-// CumProd, ReverseSequence; Group / Lp / BatchNormalization decomposed): on every backend present, fused and unfused, without fallback, every output bit
+// CumProd, ReverseSequence, Scatter reductions in their own type, OneHot; Group / Lp / BatchNormalization decomposed): on every backend present, fused and unfused, without fallback, every output bit
 // for bit against ref on seeded inputs with ties, signed zeros, NaNs and out-of-range values.
 // Without a GPU the generated CUDA C must still compile (NVRTC).
 #include <gtest/gtest.h>
@@ -323,6 +323,69 @@ TEST(GpuOpaqueOps, ReverseSequenceBothLayouts) {
         }
       }
     }
+}
+
+// Scatter reductions on integer and float64 data combine in the data's own type on the GPUs,
+// wrapping as ref (int16 32767 * 32767 is 1 wrapped: through fp32 it was inexact; int32 / int64
+// / uint64 / float64 were refused, a graph break). Repeated indices, so each output combines
+// several updates in ref's order; every reduction, ScatterElements and ScatterND.
+TEST(GpuOpaqueOps, ScatterReductionsInTheirOwnType) {
+  int n_case = 0;
+  for (DType t : {DType::i8, DType::u8, DType::i16, DType::i32, DType::i64, DType::u64, DType::f64})
+    for (const char* red : {"add", "mul", "max", "min"})
+      for (bool nd : {false, true}) {
+        ++n_case;
+        const bool wide = t == DType::i32 || t == DType::i64 || t == DType::u64;
+        const int64_t big = t == DType::i16 ? 32767 : wide ? (int64_t{1} << 40) + 12345 : 101;
+        Tensor data(t, {4, 3}), upd(t, {6, 3});
+        std::mt19937_64 rng(4100 + n_case);
+        for (int64_t i = 0; i < data.numel(); ++i) data.set_int(i, static_cast<int64_t>(rng() % 7) + 1);
+        for (int64_t i = 0; i < upd.numel(); ++i) {
+          const int64_t r = static_cast<int64_t>(rng() % 5);
+          const int64_t v = r == 0 ? big : r == 1 && !dtype_is_unsigned(t) ? -big : r + 2;
+          if (t == DType::f64) upd.set(i, static_cast<double>(v) * 1.0000000001);
+          else upd.set_int(i, v);
+        }
+        GraphBuilder b("scatter_red", 18);
+        const int di = b.input("data", t, {4, 3}), ui = b.input("upd", t, {6, 3});
+        int out;
+        if (nd) {
+          const int ii = b.constant("idx", ints_of({6, 1}, {0, 2, 0, 3, 0, 2}));
+          out = b.op("ScatterND", {di, ii, ui}, {{"reduction", std::string(red)}});
+        } else {
+          Tensor idx(DType::i64, {6, 3});
+          for (int64_t i = 0; i < idx.numel(); ++i) idx.set_int(i, static_cast<int64_t>(rng() % 2) * 2);  // rows 0 and 2 only
+          out = b.op("ScatterElements", {di, b.constant("idx", idx), ui}, {{"reduction", std::string(red)}, {"axis", int64_t{0}}});
+        }
+        b.output(out);
+        expect_backends_match_ref_bits(std::string(nd ? "ScatterND " : "ScatterElements ") + red + " " + dtype_name(t), b.build(),
+                                       {data, upd});
+      }
+}
+
+// OneHot's indices saturate to the index type instead of converting out of range: NaN and
+// +-1e10 float indices and uint32 4294967295 select no class (a bare C cast made NaN class 0 on
+// CUDA and uint32 max -1, the last class); 2.7 truncates to 2, -1 counts from the end.
+TEST(GpuOpaqueOps, OneHotIndicesSaturate) {
+  for (DType t : {DType::f32, DType::f64, DType::u32, DType::i64}) {
+    const bool fl = dtype_is_float(t);
+    Tensor idx(t, {5});
+    const std::vector<double> fv = {NAN, 1e10, -1e10, 2.7, -1.0};
+    const std::vector<int64_t> iv = {t == DType::u32 ? int64_t{4294967295} : int64_t{1} << 40, 1, 0, 2,
+                                     t == DType::u32 ? int64_t{4294967294} : -1};
+    for (int64_t i = 0; i < 5; ++i) fl ? idx.set(i, fv[i]) : idx.set_int(i, iv[i]);
+    GraphBuilder b("onehot", 11);
+    const int ii = b.input("idx", t, {5});
+    b.output(b.op("OneHot", {ii, b.constant("depth", ints_of({}, {4})), b.constant("values", testing::tensor_of({2}, {0.0, 1.0}))},
+                  {{"axis", int64_t{-1}}}));
+    const Graph g = b.build();
+    const std::vector<double> want_f = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    const std::vector<double> want_i = {0, 0, 0, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, t == DType::i64 ? 1.0 : 0.0};
+    const Tensor want = testing::tensor_of({5, 4}, fl ? want_f : want_i);
+    const Tensor got = run_on_backend("ref", specialize(g, {idx}), {idx}).at(0);
+    EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.nbytes())) << "OneHot of " << dtype_name(t) << " on ref";
+    expect_backends_match_ref_bits(std::string("OneHot of ") + dtype_name(t), g, {idx});
+  }
 }
 
 }  // namespace

@@ -618,7 +618,11 @@ std::string VulkanDialect::typed_intrinsic(const std::string& nm, DType math) co
 std::string VulkanDialect::typed_helpers(const KernelHeader& h) const {
   // T: the type, U: its unsigned twin, W: its width; GLSL int arithmetic wraps, and SPIR-V OpSDiv
   // truncates. Signed fz_ishr is arithmetic (BitShift-28); b < 0 or >= W gives the sign fill.
-  static const char* kSigned = R"(T fz_max(T a, T b) { return a < b ? b : a; }
+  static const char* kSigned = R"(T fz_iadd(T a, T b) { return a + b; }
+T fz_isub(T a, T b) { return a - b; }
+T fz_imul(T a, T b) { return a * b; }
+T fz_ineg(T a) { return -a; }
+T fz_max(T a, T b) { return a < b ? b : a; }
 T fz_min(T a, T b) { return b < a ? b : a; }
 T fz_abs(T a) { return a < T(0) ? T(U(0) - U(a)) : a; }
 T fz_sign(T a) { return a > T(0) ? T(1) : (a < T(0) ? T(-1) : T(0)); }
@@ -646,7 +650,11 @@ float fz_rto_f32(T i) {  // i as a float rounded to odd (codegen_types.cpp conve
   return uintBitsToFloat((away ? b - 1u : b) | 1u);
 }
 )";
-  static const char* kUnsigned = R"(T fz_max(T a, T b) { return a < b ? b : a; }
+  static const char* kUnsigned = R"(T fz_iadd(T a, T b) { return a + b; }
+T fz_isub(T a, T b) { return a - b; }
+T fz_imul(T a, T b) { return a * b; }
+T fz_ineg(T a) { return T(0) - a; }
+T fz_max(T a, T b) { return a < b ? b : a; }
 T fz_min(T a, T b) { return b < a ? b : a; }
 T fz_abs(T a) { return a; }
 T fz_sign(T a) { return a != T(0) ? T(1) : T(0); }

@@ -25,7 +25,8 @@
 //      fz_div(a, b)                a / b correctly rounded (IEEE); every op value that divides uses
 //                                  it, since Vulkan's "/" may be approximate (2.5 ulp)
 //      fz_inf()                    +infinity (bind_scalar prints non-finite literals with it)
-//  - integer helpers (int_expr), overloaded per integer compute type: fz_idiv(a, b) (truncates
+//  - integer helpers (int_expr), overloaded per integer compute type: fz_iadd, fz_isub, fz_imul,
+//    fz_ineg (wrap around; C/C++ signed overflow is undefined, GLSL's wraps), fz_idiv(a, b) (truncates
 //    toward zero; b == 0 gives 0; MIN / -1 gives MIN), fz_imod(a, b) (sign of the divisor),
 //    fz_ifmod(a, b) (sign of the dividend; b == 0 gives 0), fz_ipow(a, b) (wraps),
 //    fz_ishl(a, b) / fz_ishr(a, b) (BitShift: 0 when b >= the compute type's width; for signed
@@ -181,8 +182,9 @@ BoundScalar bind_scalar(const ScalarRule& r, const Node& n, bool int_math) {
       if (!node_has(n, i)) throw Error("shape", n.label() + ": input " + std::to_string(i) + " is missing");
     b.absent.assign(static_cast<size_t>(count), std::nullopt);
     std::string e = "{0}";
+    const std::string fold = (int_math && r.int_expr) ? r.int_expr : r.expr;
     for (int i = 1; i < count; ++i)  // left fold: f(f(x0, x1), x2) ...
-      e = substitute_operands(r.expr, [&](int k) { return k == 0 ? "(" + e + ")" : "{" + std::to_string(i) + "}"; });
+      e = substitute_operands(fold, [&](int k) { return k == 0 ? "(" + e + ")" : "{" + std::to_string(i) + "}"; });
     // fz_div: a driver's "/" may be 2.5 ulp (Vulkan), the op table's division is IEEE's.
     if (r.mean && count > 1) e = "fz_div(" + e + ", " + float_literal(count) + ")";
     b.expr = e;
@@ -641,9 +643,21 @@ double clip_absent(const Node& n, int i) {
 
 void register_elementwise_ops() {
   // Arithmetic.
-  add("Add", 2, 2, Typing::same, with_int(rule("{0} + {1}", FZ_EVAL(x[0] + x[1])), FZ_IEVAL(iadd(x[0], x[1]))));
-  add("Sub", 2, 2, Typing::same, with_int(rule("{0} - {1}", FZ_EVAL(x[0] - x[1])), FZ_IEVAL(isub(x[0], x[1]))));
-  add("Mul", 2, 2, Typing::same, with_int(rule("{0} * {1}", FZ_EVAL(x[0] * x[1])), FZ_IEVAL(imul(x[0], x[1]))));
+  {
+    ScalarRule r = with_int(rule("{0} + {1}", FZ_EVAL(x[0] + x[1])), FZ_IEVAL(iadd(x[0], x[1])));
+    r.int_expr = "fz_iadd({0}, {1})";  // wraps: C/C++ signed overflow is undefined
+    add("Add", 2, 2, Typing::same, r);
+  }
+  {
+    ScalarRule r = with_int(rule("{0} - {1}", FZ_EVAL(x[0] - x[1])), FZ_IEVAL(isub(x[0], x[1])));
+    r.int_expr = "fz_isub({0}, {1})";  // wraps: C/C++ signed overflow is undefined
+    add("Sub", 2, 2, Typing::same, r);
+  }
+  {
+    ScalarRule r = with_int(rule("{0} * {1}", FZ_EVAL(x[0] * x[1])), FZ_IEVAL(imul(x[0], x[1])));
+    r.int_expr = "fz_imul({0}, {1})";  // wraps: C/C++ signed overflow is undefined
+    add("Mul", 2, 2, Typing::same, r);
+  }
   {
     ScalarRule r = with_int(rule("fz_div({0}, {1})", FZ_EVAL(x[0] / x[1])), FZ_IEVAL(idiv(x[0], x[1], uns)));
     r.int_expr = "fz_idiv({0}, {1})";  // truncates toward zero; x / 0 = 0
@@ -665,7 +679,11 @@ void register_elementwise_ops() {
     r.int_expr = "({fmod} != 0.0f ? fz_ifmod({0}, {1}) : fz_imod({0}, {1}))";
     add("Mod", 2, 2, Typing::same, r);
   }
-  add("Neg", 1, 1, Typing::same, with_int(rule("(-{0})", FZ_EVAL(-x[0])), FZ_IEVAL(isub(0, x[0]))));
+  {
+    ScalarRule r = with_int(rule("(-{0})", FZ_EVAL(-x[0])), FZ_IEVAL(isub(0, x[0])));
+    r.int_expr = "fz_ineg({0})";  // -MIN wraps to MIN
+    add("Neg", 1, 1, Typing::same, r);
+  }
   add("Abs", 1, 1, Typing::same,
       with_int(rule("abs({0})", FZ_EVAL(std::fabs(x[0]))), FZ_IEVAL(uns || x[0] >= 0 ? x[0] : isub(0, x[0]))));
   add("Sign", 1, 1, Typing::same, with_int(rule("fz_sign({0})", FZ_EVAL(sign_of(x[0]))), FZ_IEVAL(isign(x[0], uns))));
@@ -676,9 +694,12 @@ void register_elementwise_ops() {
   add("Relu", 1, 1, Typing::same, with_int(rule("fz_max({0}, 0.0f)", FZ_EVAL(nan_max(x[0], 0.0))), FZ_IEVAL(imax(x[0], 0, uns))));
   add("LeakyRelu", 1, 1, Typing::same,
       unary_float("({0} < 0.0f ? {alpha} * {0} : {0})", FZ_EVAL(x[0] < 0 ? p[0] * x[0] : x[0]), {{"alpha", 0.01}}));
-  add("PRelu", 2, 2, Typing::prelu,
-      with_int(rule("({0} < 0.0f ? {1} * {0} : {0})", FZ_EVAL(x[0] < 0 ? x[1] * x[0] : x[0])),
-               FZ_IEVAL(!uns && x[0] < 0 ? imul(x[1], x[0]) : x[0])));
+  {
+    ScalarRule r = with_int(rule("({0} < 0.0f ? {1} * {0} : {0})", FZ_EVAL(x[0] < 0 ? x[1] * x[0] : x[0])),
+                            FZ_IEVAL(!uns && x[0] < 0 ? imul(x[1], x[0]) : x[0]));
+    r.int_expr = "({0} < 0.0f ? fz_imul({1}, {0}) : {0})";
+    add("PRelu", 2, 2, Typing::prelu, r);
+  }
   add("Elu", 1, 1, Typing::same,
       unary_float("({0} < 0.0f ? {alpha} * fz_expm1({0}) : {0})", FZ_EVAL(x[0] < 0 ? p[0] * std::expm1(x[0]) : x[0]),
                   {{"alpha", 1.0}}));
@@ -758,6 +779,7 @@ void register_elementwise_ops() {
   // Variadic (1..N operands, folded left; Max/Min propagate NaN).
   {
     ScalarRule r = with_int(rule("{0} + {1}", FZ_EVAL(x[0] + x[1])), FZ_IEVAL(iadd(x[0], x[1])));
+    r.int_expr = "fz_iadd({0}, {1})";
     r.variadic = true;
     add("Sum", 1, 1 << 16, Typing::same, r);
     r.mean = true;

@@ -561,7 +561,11 @@ void register_reduce_ops() {
   add_reduce("ReduceL1", rrule(Combiner::sum, "abs({0})"), rmath(Combiner::sum, absolute));
   add_reduce("ReduceL2", rrule(Combiner::sum, "{0} * {0}", false, "sqrt({0})"),
              rmath(Combiner::sum, square, false, root));
-  add_reduce("ReduceSumSquare", rrule(Combiner::sum, "{0} * {0}"), rmath(Combiner::sum, square));
+  {
+    ReduceRule r = rrule(Combiner::sum, "{0} * {0}");
+    r.int_pre = "fz_imul({0}, {0})";  // C/C++ signed overflow is undefined: wrap through the helper
+    add_reduce("ReduceSumSquare", r, rmath(Combiner::sum, square));
+  }
   add_reduce("ReduceLogSum", rrule(Combiner::sum, nullptr, false, "log({0})"),
              rmath(Combiner::sum, nullptr, false, logarithm));
   {
