@@ -20,7 +20,10 @@
 
 namespace fusor::numerics_check {
 
+using testing::ints_of;
 using testing::random_tensor;
+using testing::tensor_of;
+
 inline bool has_device(const std::string& name) {
   auto names = backend_names();
   if (std::find(names.begin(), names.end(), name) == names.end()) return false;

@@ -30,10 +30,7 @@
 namespace fusor {
 namespace {
 
-using namespace numerics_check;
-using testing::ints_of;
-using testing::tensor_of;
-using testing::random_tensor;
+using namespace numerics_check;  // check_everywhere ..., ints_of, tensor_of, random_tensor
 
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 

@@ -13,10 +13,7 @@
 namespace fusor {
 namespace {
 
-using namespace numerics_check;
-using testing::ints_of;
-using testing::tensor_of;
-using testing::random_tensor;
+using namespace numerics_check;  // check_everywhere ..., ints_of, tensor_of, random_tensor
 
 // Pow's C99 Annex F cases where GLSL's pow is undefined: -0 and -inf bases keep their sign for
 // odd integer exponents, -inf to a non-integer power is +inf / +0 (vulkan gave NaN), (-1)^±inf
