@@ -76,8 +76,9 @@ std::string Emitter::emit_opaque() const {
                             t == "CumProd" ||  // typed throughout (cumsum: the dtype's own products)
                             // a Scatter without a reduction only moves elements (bit copies)
                             ((t == "ScatterND" || t == "ScatterElements" || t == "Scatter") &&
-                             (n.attr_s("reduction", "none") == "none" ||  // or combines in its own type
-                              dtype_is_int(dtype_of(in_buf(0))) || dtype_of(in_buf(0)) == DType::f64));
+                             (n.attr_s("reduction", "none") == "none" ||  // or 8/16-bit ints combine in int; wider
+                              // types stay refused: the kernel is outputs x updates, the host's loop is O(updates)
+                              (dtype_is_int(dtype_of(in_buf(0))) && dtype_size(dtype_of(in_buf(0))) <= 2)));
   if ((through_float.count(t) && !typed_opaque) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
     auto wide = [](DType d) {
       return d == DType::f64 || d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::u64;

@@ -325,13 +325,13 @@ TEST(GpuOpaqueOps, ReverseSequenceBothLayouts) {
     }
 }
 
-// Scatter reductions on integer and float64 data combine in the data's own type on the GPUs,
-// wrapping as ref (int16 32767 * 32767 is 1 wrapped: through fp32 it was inexact; int32 / int64
-// / uint64 / float64 were refused, a graph break). Repeated indices, so each output combines
+// Scatter reductions on 8/16-bit integer data combine in int on the GPUs, wrapping as ref
+// (int16 32767 * 32767 is 1 wrapped: through fp32 it was inexact). Wider types stay on the host
+// (the kernel's work is outputs x updates). Repeated indices, so each output combines
 // several updates in ref's order; every reduction, ScatterElements and ScatterND.
 TEST(GpuOpaqueOps, ScatterReductionsInTheirOwnType) {
   int n_case = 0;
-  for (DType t : {DType::i8, DType::u8, DType::i16, DType::i32, DType::i64, DType::u64, DType::f64})
+  for (DType t : {DType::i8, DType::u8, DType::i16, DType::u16})
     for (const char* red : {"add", "mul", "max", "min"})
       for (bool nd : {false, true}) {
         ++n_case;
