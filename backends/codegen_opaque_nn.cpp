@@ -365,13 +365,12 @@ std::string Emitter::scatter(const Node& n, int out) const {
     s += "      if (fz_dst == fz_o) " + copy(upd, "fz_u", out, "fz_o") + "\n    }\n";
     return s;
   }
-  // Integer and float64 data combine in their own type (integers wrap, as ref's
-  // scatter_combine); the rest through float. max / min propagate NaN as the Max / Min ops do.
+  // 8/16-bit integer data combine in int (wrapping, as ref's scatter_combine; emit_opaque keeps
+  // wider types on the host); the rest through float. max / min propagate NaN as Max / Min do.
   const DType xt = dtype_of(out);
-  if (dtype_is_int(xt) || xt == DType::f64) {
-    const bool integral = dtype_is_int(xt);
-    const std::string comb = red == "add"   ? (integral ? "fz_iadd(fz_a, fz_b)" : "fz_a + fz_b")
-                             : red == "mul" ? (integral ? "fz_imul(fz_a, fz_b)" : "fz_a * fz_b")
+  if (dtype_is_int(xt)) {
+    const std::string comb = red == "add"   ? "fz_iadd(fz_a, fz_b)"
+                             : red == "mul" ? "fz_imul(fz_a, fz_b)"
                              : red == "max" ? "fz_max(fz_a, fz_b)"
                              : red == "min" ? "fz_min(fz_a, fz_b)"
                                             : "";
