@@ -220,6 +220,9 @@ int64_t Emitter::opaque_total() const {
   // (RNN / GRU / LSTM with only Y_h) has none and runs on the host, like an op without a kernel.
   // TopK runs a thread per input element (it ranks each; either output may be omitted).
   if (k_.node >= 0 && node().op_type == "TopK") return shape_numel(buffer(in_buf(0)).shape);
+  if (k_.node >= 0 && (node().op_type == "ScatterND" || node().op_type == "ScatterElements" || node().op_type == "Scatter") &&
+      !k_.opaque_outputs.empty() && k_.opaque_outputs[0] >= 0)
+    return scatter_plan(node()).threads;  // a thread per output element, or per owned line
   if (k_.opaque_outputs.empty() || k_.opaque_outputs[0] < 0)
     throw Unsupported(d_.name, node().label() + ": op " + node().op_type + " without its output 0 has no GPU kernel");
   return shape_numel(buffer(k_.opaque_outputs[0]).shape);

@@ -428,6 +428,18 @@ class Emitter {
   // ScatterElements / Scatter / ScatterND: each output element starts as data and applies, in
   // update order, every update that targets it (duplicates behave as the sequential reference).
   std::string scatter(const Node& n, int out) const;
+  // A Scatter's kernel shape (codegen_opaque_nn.cpp): 'scan' is a thread per output element
+  // reading every update (outputs x updates work); 'owner' a thread per output line (the
+  // elements one set of non-axis coordinates / one slab offset reaches), which copies its data
+  // and applies the updates aimed at it in order (data + updates work). Both keep ref's order;
+  // the cheaper is chosen. threads: the grid; trips: loop iterations per thread.
+  struct ScatterPlan {
+    bool owner = false;
+    int64_t threads = 0, trips = 0, axis = 0, inner = 1;  // axis: ScatterElements'; inner: ScatterND's slab size
+  };
+  ScatterPlan scatter_plan(const Node& n) const;
+  std::string scatter_combine(const Node& n, int out, const std::string& dst, int upd, const std::string& u,
+                              const std::string& ind) const;
 
   // MatMul the fuser left opaque (1-D operands, non-f32 storage): numpy matmul semantics, one
   // thread per output element, fp32 accumulation.

@@ -59,7 +59,6 @@ std::string Emitter::emit_opaque() const {
                                                       "ArgMin",
                                                       "Hardmax",
                                                       "CumSum",
-                                                      "OneHot",
                                                       "ScatterElements",
                                                       "Scatter",
                                                       "ScatterND",
@@ -74,18 +73,20 @@ std::string Emitter::emit_opaque() const {
   const bool typed_opaque = ((t == "MaxPool" || t == "AveragePool" || t == "CumSum") && dtype_of(in_buf(0)) == DType::f64) ||
                             (t == "CumSum" && dtype_is_integral(dtype_of(in_buf(0))) && dtype_of(in_buf(0)) != DType::boolean) ||
                             t == "CumProd" ||  // typed throughout (cumsum: the dtype's own products)
-                            // a Scatter without a reduction only moves elements (bit copies)
+                            // a Scatter without a reduction only moves elements (bit copies); integers and
+                            // float64 combine in their own type, 32/64-bit ones only where each thread owns
+                            // its outputs (scatter_plan: the scan kernel is outputs x updates, where the
+                            // host's loop is O(updates))
                             ((t == "ScatterND" || t == "ScatterElements" || t == "Scatter") &&
-                             (n.attr_s("reduction", "none") == "none" ||  // or 8/16-bit ints combine in int; wider
-                              // types stay refused: the kernel is outputs x updates, the host's loop is O(updates)
-                              (dtype_is_int(dtype_of(in_buf(0))) && dtype_size(dtype_of(in_buf(0))) <= 2)));
+                             (n.attr_s("reduction", "none") == "none" ||
+                              (dtype_is_int(dtype_of(in_buf(0))) && dtype_size(dtype_of(in_buf(0))) <= 2) ||
+                              ((dtype_is_int(dtype_of(in_buf(0))) || dtype_of(in_buf(0)) == DType::f64) &&
+                               scatter_plan(n).owner)));
   if ((through_float.count(t) && !typed_opaque) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
     auto wide = [](DType d) {
       return d == DType::f64 || d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::u64;
     };
-    const int data = t == "OneHot"              ? (k_.opaque_inputs.size() > 2 ? k_.opaque_inputs[2] : -1)
-                     : k_.opaque_inputs.empty() ? -1
-                                                : k_.opaque_inputs[0];
+    const int data = k_.opaque_inputs.empty() ? -1 : k_.opaque_inputs[0];
     const bool out_is_index = t == "ArgMax" || t == "ArgMin";
     if ((data >= 0 && wide(dtype_of(data))) || (!out_is_index && wide(dtype_of(out))))
       throw Unsupported(d_.name,
@@ -192,7 +193,6 @@ std::string Emitter::emit_opaque() const {
 int64_t Emitter::opaque_loop_trips(const Node& n) const {
   const std::string& t = n.op_type;
   if (k_.opaque_inputs.empty() || k_.opaque_outputs.empty() || k_.opaque_inputs[0] < 0 || (k_.opaque_outputs[0] < 0 && t != "TopK")) return 0;
-  auto input_numel = [&](size_t i) { return i < k_.opaque_inputs.size() && k_.opaque_inputs[i] >= 0 ? shape_numel(buffer(k_.opaque_inputs[i]).shape) : 0; };
   const Shape& xs = buffer(k_.opaque_inputs[0]).shape;
   const int64_t r = static_cast<int64_t>(xs.size());
   auto axis_len = [&](int64_t axis, bool legacy) {
@@ -222,8 +222,7 @@ int64_t Emitter::opaque_loop_trips(const Node& n) const {
     for (int64_t v : n.attr_ints("kernel_shape")) w *= v;
     return w;
   }
-  if (t == "ScatterElements" || t == "Scatter" || t == "ScatterND")
-    return input_numel(2);
+  if (t == "ScatterElements" || t == "Scatter" || t == "ScatterND") return scatter_plan(n).trips;
   if (t == "LRN") return n.attr_i("size", 1);
   return 0;
 }

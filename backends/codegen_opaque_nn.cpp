@@ -330,67 +330,121 @@ std::string Emitter::one_hot(const Node& n, int out) const {
          copy(values, lit(0), out, "fz_o") + "\n";
 }
 
+Emitter::ScatterPlan Emitter::scatter_plan(const Node& n) const {
+  const Shape& xs = buffer(in_buf(0)).shape;
+  const Shape& is = buffer(in_buf(1)).shape;
+  const int64_t outputs = shape_numel(xs);
+  ScatterPlan p;
+  int64_t owners = 0, owner_trips = 0, updates = 0;
+  if (n.op_type == "ScatterND") {
+    const int64_t k = is.empty() ? 0 : is.back(), tuples = k > 0 ? shape_numel(is) / k : 0;
+    p.inner = 1;
+    for (size_t j = static_cast<size_t>(std::max<int64_t>(k, 0)); j < xs.size(); ++j) p.inner *= xs[j];
+    owners = p.inner;
+    owner_trips = (p.inner ? outputs / p.inner : 0) + tuples;
+    updates = tuples * p.inner;
+  } else {
+    p.axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(xs.size()), n.label());
+    owners = xs[p.axis] ? outputs / xs[p.axis] : 0;
+    owner_trips = xs[p.axis] + is[p.axis];
+    updates = shape_numel(is);
+  }
+  // Lanes a GPU keeps busy (a round figure: only the ratio of the two costs matters).
+  constexpr int64_t kLanes = 16384;
+  auto cost = [&](int64_t threads, int64_t trips) { return ceil_div(std::max<int64_t>(threads, 1), kLanes) * trips; };
+  p.owner = cost(owners, owner_trips) < cost(outputs, updates);
+  p.threads = p.owner ? owners : outputs;
+  p.trips = p.owner ? owner_trips : updates;
+  return p;
+}
+
+// out[dst] = out[dst] (reduction) upd[u], or the update alone without one.
+std::string Emitter::scatter_combine(const Node& n, int out, const std::string& dst, int upd, const std::string& u,
+                                     const std::string& ind) const {
+  const std::string red = n.attr_s("reduction", "none");
+  if (red == "none") return ind + copy(upd, u, out, dst) + "\n";
+  // Integer and float64 data combine in their own type (wrapping, as ref's scatter_combine;
+  // emit_opaque keeps the wide ones on the host unless each thread owns its outputs); the rest
+  // through float. max / min propagate NaN as Max / Min do.
+  const DType xt = dtype_of(out);
+  const bool typed = dtype_is_int(xt) || xt == DType::f64;
+  const std::string comb = red == "add"   ? (dtype_is_int(xt) ? "fz_iadd(fz_a, fz_b)" : "fz_a + fz_b")
+                           : red == "mul" ? (dtype_is_int(xt) ? "fz_imul(fz_a, fz_b)" : "fz_a * fz_b")
+                           : red == "max" ? "fz_max(fz_a, fz_b)"
+                           : red == "min" ? "fz_min(fz_a, fz_b)"
+                                          : "";
+  if (comb.empty()) throw Unsupported(d_.name, n.label() + ": reduction '" + red + "'");
+  if (typed)
+    return ind + "{\n" + ind + "  " + local(xt) + "fz_a = " + typed_load(out, dst) + ";\n" + ind + "  " + local(xt) +
+           "fz_b = " + typed_load(upd, u) + ";\n" + ind + "  " + typed_store(out, dst, convert_value(d_, xt, xt, comb, true)) +
+           "\n" + ind + "}\n";
+  return ind + "{\n" + ind + "  float fz_a = " + load_of(out, dst) + ";\n" + ind + "  float fz_b = " + load_of(upd, u) + ";\n" +
+         ind + "  " + store_of(out, dst, comb) + "\n" + ind + "}\n";
+}
+
 std::string Emitter::scatter(const Node& n, int out) const {
   const int data = in_buf(0), ind = in_buf(1), upd = in_buf(2);
   const Shape& xs = buffer(data).shape;
   const Shape& is = buffer(ind).shape;
   const Shape cs = contiguous_strides(xs);
-  const std::string red = n.attr_s("reduction", "none");
-  std::string s, count, inner_s = lit(1);
-  int64_t updates = 0, inner = 1;
+  const ScatterPlan p = scatter_plan(n);
+  std::string s;
+  if (p.owner && n.op_type == "ScatterND") {
+    // Thread fz_o owns slab offset fz_o of every indexed slab: its data, then each tuple in order.
+    const int64_t k = is.back(), tuples = shape_numel(is) / k, outer = shape_numel(xs) / p.inner;
+    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(outer) + "; ++fz_c) " +
+         copy(data, "fz_c * " + lit(p.inner) + " + fz_o", out, "fz_c * " + lit(p.inner) + " + fz_o") + "\n";
+    s += "    for (fz_idx fz_t = " + lit(0) + "; fz_t < " + lit(tuples) + "; ++fz_t) {\n      fz_idx fz_dst = fz_o;\n";
+    for (int64_t j = 0; j < k; ++j)
+      s += "      {\n        fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" +
+           fix_index("fz_k", xs[j], "        ") + "        fz_dst += fz_k * " + lit(cs[j]) + ";\n      }\n";
+    return s + scatter_combine(n, out, "fz_dst", upd, "fz_t * " + lit(p.inner) + " + fz_o", "      ") + "    }\n";
+  }
+  if (p.owner) {
+    // Thread fz_o owns the output line along the axis through its other coordinates: the data,
+    // then the updates on that line (those whose other coordinates match) in axis order.
+    const int64_t a = p.axis, len = xs[a], step = cs[a];
+    const Shape ics = contiguous_strides(is);
+    s += "    fz_idx fz_base = (fz_o / " + lit(step) + ") * " + lit(len * step) + " + fz_o % " + lit(step) + ";\n";
+    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(len) + "; ++fz_c) " +
+         copy(data, "fz_base + fz_c * " + lit(step), out, "fz_base + fz_c * " + lit(step)) + "\n";
+    s += coords("d", "fz_base", xs, "    ");
+    std::string inside = "true", u0 = lit(0);
+    for (size_t j = 0; j < xs.size(); ++j)
+      if (static_cast<int64_t>(j) != a) {
+        if (is[j] < xs[j]) inside += " && fz_d" + std::to_string(j) + " < " + lit(is[j]);
+        u0 += " + fz_d" + std::to_string(j) + " * " + lit(ics[j]);
+      }
+    s += "    if (" + inside + ") {\n      fz_idx fz_u0 = " + u0 + ";\n";
+    s += "      for (fz_idx fz_m = " + lit(0) + "; fz_m < " + lit(is[a]) + "; ++fz_m) {\n        fz_idx fz_u = fz_u0 + fz_m * " +
+         lit(ics[a]) + ";\n";
+    s += "        fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", len, "        ");
+    return s + scatter_combine(n, out, "fz_base + fz_k * " + lit(step), upd, "fz_u", "        ") + "      }\n    }\n";
+  }
+  // Scan: thread fz_o per output element reads every update (short when updates are few).
   std::string target;
+  int64_t updates = 0;
   if (n.op_type == "ScatterND") {
     const int64_t k = is.back(), tuples = shape_numel(is) / std::max<int64_t>(k, 1);
-    inner = k < static_cast<int64_t>(xs.size()) ? cs[k - 1] : 1;
-    updates = tuples * inner;
-    target = "      fz_idx fz_t = fz_u / " + lit(inner) + ";\n      fz_idx fz_dst = fz_u % " + lit(inner) + ";\n";
+    updates = tuples * p.inner;
+    target = "      fz_idx fz_t = fz_u / " + lit(p.inner) + ";\n      fz_idx fz_dst = fz_u % " + lit(p.inner) + ";\n";
     for (int64_t j = 0; j < k; ++j) {
       target += "      {\n        fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" +
                 fix_index("fz_k", xs[j], "        ");
       target += "        fz_dst += fz_k * " + lit(cs[j]) + ";\n      }\n";
     }
   } else {
-    const int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(xs.size()), n.label());
     updates = shape_numel(is);
     target = coords("u", "fz_u", is, "      ");
-    target += "      fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", xs[axis], "      ");
-    target += "      fz_idx fz_dst = fz_k * " + lit(cs[axis]);
+    target += "      fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", xs[p.axis], "      ");
+    target += "      fz_idx fz_dst = fz_k * " + lit(cs[p.axis]);
     for (size_t j = 0; j < is.size(); ++j)
-      if (static_cast<int64_t>(j) != axis) target += " + fz_u" + std::to_string(j) + " * " + lit(cs[j]);
+      if (static_cast<int64_t>(j) != p.axis) target += " + fz_u" + std::to_string(j) + " * " + lit(cs[j]);
     target += ";\n";
   }
   s += "    " + copy(data, "fz_o", out, "fz_o") + "\n";
   s += "    for (fz_idx fz_u = " + lit(0) + "; fz_u < " + lit(updates) + "; ++fz_u) {\n" + target;
-  if (red == "none") {
-    s += "      if (fz_dst == fz_o) " + copy(upd, "fz_u", out, "fz_o") + "\n    }\n";
-    return s;
-  }
-  // 8/16-bit integer data combine in int (wrapping, as ref's scatter_combine; emit_opaque keeps
-  // wider types on the host); the rest through float. max / min propagate NaN as Max / Min do.
-  const DType xt = dtype_of(out);
-  if (dtype_is_int(xt)) {
-    const std::string comb = red == "add"   ? "fz_iadd(fz_a, fz_b)"
-                             : red == "mul" ? "fz_imul(fz_a, fz_b)"
-                             : red == "max" ? "fz_max(fz_a, fz_b)"
-                             : red == "min" ? "fz_min(fz_a, fz_b)"
-                                            : "";
-    if (comb.empty()) throw Unsupported(d_.name, n.label() + ": reduction '" + red + "'");
-    s += "      if (fz_dst == fz_o) {\n        " + local(xt) + "fz_a = " + typed_load(out, "fz_o") + ";\n        " + local(xt) +
-         "fz_b = " + typed_load(upd, "fz_u") + ";\n";
-    s += "        " + typed_store(out, "fz_o", convert_value(d_, xt, xt, comb, true)) + "\n      }\n    }\n";
-    return s;
-  }
-  const std::string a = load_of(out, "fz_o"), b = "fz_b";
-  std::string comb = red == "add"   ? "fz_a + fz_b"
-                     : red == "mul" ? "fz_a * fz_b"
-                     : red == "max" ? "fz_max(fz_a, fz_b)"
-                     : red == "min" ? "fz_min(fz_a, fz_b)"
-                                    : "";
-  if (comb.empty()) throw Unsupported(d_.name, n.label() + ": reduction '" + red + "'");
-  s += "      if (fz_dst == fz_o) {\n        float fz_a = " + a + ";\n        float fz_b = " + load_of(upd, "fz_u") +
-       ";\n";
-  s += "        " + store_of(out, "fz_o", comb) + "\n      }\n    }\n";
-  return s;
+  return s + "      if (fz_dst == fz_o)\n" + scatter_combine(n, out, "fz_o", upd, "fz_u", "      ") + "    }\n";
 }
 
 std::string Emitter::matmul_direct(const Node& n, int out) const {

@@ -361,6 +361,21 @@ bool rewrite_pow_float_exponent(const Graph& g, const Node& n, Rewriter& rw) {
   return true;
 }
 
+// An op that computes integer inputs in float64 (ScalarRule::int_in_f64: Shrink) as Cast to
+// f64, the op, Cast back (saturating, as eval_scalar_typed does for the reference).
+bool rewrite_int_in_f64(const Graph& g, const Node& n, Rewriter& rw) {
+  const OpDef* def = lookup_op(n.op_type);
+  if (!def || !def->scalar || !def->scalar->int_in_f64 || n.num_inputs() != 1 || !n.has_input(0) || n.outputs.empty() ||
+      n.outputs[0] < 0)
+    return false;
+  const DType t = g.values[n.inputs[0]].dtype;
+  if (!dtype_is_integral(t)) return false;
+  rw.set_origin(n.name);
+  const int wide = rw.op("Cast", {n.inputs[0]}, {{"to", int64_t{dtype_to_onnx(DType::f64)}}});
+  rw.op("Cast", {rw.op(n.op_type, {wide}, n.attrs, -1, n.opset)}, {{"to", int64_t{dtype_to_onnx(t)}}}, n.outputs[0]);
+  return true;
+}
+
 // Identity, Flatten, Squeeze, Unsqueeze, inference Dropout and Split as Reshape / Slice of the
 // node's own dtype. Data movement is a bit copy: widening it to f32 and narrowing back would
 // end in a saturating Cast (float8e5m2 inf became 57344) and could change NaN payloads.
@@ -395,6 +410,7 @@ bool rewrite_data_movement(const Graph& g, const Node& n, Rewriter& rw) {
 bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
   if (rewrite_reduce_noop(g, n, rw)) return true;  // any dtype, integers included
   if (rewrite_pow_float_exponent(g, n, rw)) return true;
+  if (rewrite_int_in_f64(g, n, rw)) return true;
   const DType d = node_float_dtype(g, n);
   if (d == DType::undefined) return false;
   if (rewrite_data_movement(g, n, rw)) return true;

@@ -325,42 +325,90 @@ TEST(GpuOpaqueOps, ReverseSequenceBothLayouts) {
     }
 }
 
-// Scatter reductions on 8/16-bit integer data combine in int on the GPUs, wrapping as ref
-// (int16 32767 * 32767 is 1 wrapped: through fp32 it was inexact). Wider types stay on the host
-// (the kernel's work is outputs x updates). Repeated indices, so each output combines
-// several updates in ref's order; every reduction, ScatterElements and ScatterND.
+// Scatter reductions combine in the data's own type on the GPUs, wrapping as ref (int16
+// 32767 * 32767 is 1 wrapped: through fp32 it was inexact), with repeated indices so each output
+// combines several updates in ref's order; every reduction, ScatterElements and ScatterND. Two
+// shapes reach the two kernels (Emitter::scatter_plan): data [4, 3] the owner kernel (a thread
+// per output line), data [40, 1] with 6 updates the scan kernel (a thread per output element
+// reading every update), where 32/64-bit and float64 data stay refused: scanning is outputs x
+// updates work, so those run on the host (red-team round 29: 32 s for an index_add).
 TEST(GpuOpaqueOps, ScatterReductionsInTheirOwnType) {
   int n_case = 0;
-  for (DType t : {DType::i8, DType::u8, DType::i16, DType::u16})
-    for (const char* red : {"add", "mul", "max", "min"})
-      for (bool nd : {false, true}) {
-        ++n_case;
-        const bool wide = t == DType::i32 || t == DType::i64 || t == DType::u64;
-        const int64_t big = t == DType::i16 ? 32767 : wide ? (int64_t{1} << 40) + 12345 : 101;
-        Tensor data(t, {4, 3}), upd(t, {6, 3});
-        std::mt19937_64 rng(4100 + n_case);
-        for (int64_t i = 0; i < data.numel(); ++i) data.set_int(i, static_cast<int64_t>(rng() % 7) + 1);
-        for (int64_t i = 0; i < upd.numel(); ++i) {
-          const int64_t r = static_cast<int64_t>(rng() % 5);
-          const int64_t v = r == 0 ? big : r == 1 && !dtype_is_unsigned(t) ? -big : r + 2;
-          if (t == DType::f64) upd.set(i, static_cast<double>(v) * 1.0000000001);
-          else upd.set_int(i, v);
+  for (bool owner : {true, false})
+    for (DType t : {DType::i8, DType::u8, DType::i16, DType::i32, DType::i64, DType::u64, DType::f64, DType::f32, DType::f16})
+      for (const char* red : {"add", "mul", "max", "min"})
+        for (bool nd : {false, true}) {
+          ++n_case;
+          const bool wide = t == DType::i32 || t == DType::i64 || t == DType::u64 || t == DType::f64;
+          if (!owner && t != DType::i8 && t != DType::i64 && t != DType::f64 && t != DType::f32) continue;
+          const int64_t rows = owner ? 4 : 40, cols = owner ? 3 : 1;
+          const double big = t == DType::i16   ? 32767
+                             : t == DType::f16 ? 2000.5
+                             : t == DType::f32 ? 3e7
+                             : t == DType::f64 ? 1e17
+                             : wide            ? static_cast<double>((int64_t{1} << 40) + 12345)
+                                               : 101;
+          Tensor data(t, {rows, cols}), upd(t, {6, cols});
+          std::mt19937_64 rng(4100 + n_case);
+          for (int64_t i = 0; i < data.numel(); ++i) data.set_int(i, static_cast<int64_t>(rng() % 7) + 1);
+          for (int64_t i = 0; i < upd.numel(); ++i) {
+            const int64_t r = static_cast<int64_t>(rng() % 5);
+            const double v = r == 0 ? big : r == 1 && !dtype_is_unsigned(t) ? -big : static_cast<double>(r + 2);
+            if (dtype_is_float(t)) upd.set(i, v + (r > 1 ? 0.25 * static_cast<double>(r) : 0.0));  // sums that round, in ref's order
+            else upd.set_int(i, static_cast<int64_t>(v));
+          }
+          GraphBuilder b("scatter_red", 18);
+          const int di = b.input("data", t, {rows, cols}), ui = b.input("upd", t, {6, cols});
+          int out;
+          if (nd) {
+            const int ii = b.constant("idx", ints_of({6, 1}, {0, 2, 0, 3, 0, 2}));
+            out = b.op("ScatterND", {di, ii, ui}, {{"reduction", std::string(red)}});
+          } else {
+            Tensor idx(DType::i64, {6, cols});
+            for (int64_t i = 0; i < idx.numel(); ++i) idx.set_int(i, static_cast<int64_t>(rng() % 2) * 2);  // rows 0 and 2 only
+            out = b.op("ScatterElements", {di, b.constant("idx", idx), ui}, {{"reduction", std::string(red)}, {"axis", int64_t{0}}});
+          }
+          b.output(out);
+          const std::string name = std::string(nd ? "ScatterND " : "ScatterElements ") + red + " " + dtype_name(t) +
+                                   (owner ? " (owner kernel)" : " (scan kernel)");
+          if (owner || !wide) {
+            expect_backends_match_ref_bits(name, b.build(), {data, upd});
+            continue;
+          }
+          const Graph sg = specialize(b.build(), {data, upd});
+          for (const std::string be : {"vulkan", "cuda"}) {
+            if (!present(be)) continue;
+            CompileOptions o;
+            o.fallback = false;
+            const std::string msg = testing::error_of([&] { run_on_backend(be, sg, {data, upd}, o); });
+            EXPECT_NE(msg.find("refused rather than narrowed"), std::string::npos) << name << " on " << be << ": " << msg;
+          }
         }
-        GraphBuilder b("scatter_red", 18);
-        const int di = b.input("data", t, {4, 3}), ui = b.input("upd", t, {6, 3});
-        int out;
-        if (nd) {
-          const int ii = b.constant("idx", ints_of({6, 1}, {0, 2, 0, 3, 0, 2}));
-          out = b.op("ScatterND", {di, ii, ui}, {{"reduction", std::string(red)}});
-        } else {
-          Tensor idx(DType::i64, {6, 3});
-          for (int64_t i = 0; i < idx.numel(); ++i) idx.set_int(i, static_cast<int64_t>(rng() % 2) * 2);  // rows 0 and 2 only
-          out = b.op("ScatterElements", {di, b.constant("idx", idx), ui}, {{"reduction", std::string(red)}, {"axis", int64_t{0}}});
-        }
-        b.output(out);
-        expect_backends_match_ref_bits(std::string(nd ? "ScatterND " : "ScatterElements ") + red + " " + dtype_name(t), b.build(),
-                                       {data, upd});
+}
+
+// OneHot only selects one of its two values: int64 and float64 values keep every bit on the
+// GPUs (torch's one_hot exports int64 values; they were refused as "through fp32").
+TEST(GpuOpaqueOps, OneHotValuesKeepTheirBits) {
+  for (DType t : {DType::i64, DType::f64, DType::u64, DType::f16}) {
+    Tensor values(t, {2});
+    if (dtype_is_float(t)) values.set(0, -0.1), values.set(1, t == DType::f16 ? 65504.0 : 1e300);
+    else values.set_int(0, t == DType::u64 ? -1 : -(int64_t{1} << 53) - 1), values.set_int(1, (int64_t{1} << 53) + 1);
+    GraphBuilder b("onehot_values", 11);
+    const int ii = b.input("idx", DType::i64, {6});
+    b.output(b.op("OneHot", {ii, b.constant("depth", ints_of({}, {5})), b.constant("values", values)}, {{"axis", int64_t{0}}}));
+    const Tensor idx = ints_of({6}, {0, 4, -1, 2, 7, -5});
+    const Graph g = b.build();
+    const Tensor got = run_on_backend("ref", specialize(g, {idx}), {idx}).at(0);
+    ASSERT_EQ(got.shape(), (Shape{5, 6}));
+    for (int64_t c = 0; c < 5; ++c)
+      for (int64_t i = 0; i < 6; ++i) {
+        const int64_t k = idx.get_int(i) < 0 ? idx.get_int(i) + 5 : idx.get_int(i);
+        EXPECT_EQ(0, std::memcmp(reinterpret_cast<const char*>(got.raw()) + (c * 6 + i) * dtype_size(t),
+                                 reinterpret_cast<const char*>(values.raw()) + (k == c ? 1 : 0) * dtype_size(t), dtype_size(t)))
+            << "OneHot values " << dtype_name(t) << " at class " << c << ", index " << i;
       }
+    expect_backends_match_ref_bits(std::string("OneHot values of ") + dtype_name(t), g, {idx});
+  }
 }
 
 // OneHot's indices saturate to the index type instead of converting out of range: NaN and

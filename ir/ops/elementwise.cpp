@@ -239,6 +239,10 @@ HostScalar eval_scalar_typed(const ScalarRule& r, const BoundScalar& b, const Ho
     HostScalar p{round_float(std::pow(base, e), et)};
     return scalar_convert(scalar_convert(p, et, math), math, out);
   }
+  if (dtype_is_integral(math) && r.int_in_f64 && count == 1 && !b.absent[0]) {
+    const double v = scalar_convert(x[0], xt[0], DType::f64).f;
+    return scalar_convert(HostScalar{eval_scalar(r, b, &v, false)}, DType::f64, out);
+  }
   if (dtype_is_integral(math)) {
     if (!r.ieval) throw Error("ref", "an integer operand reached a float-only op");
     const bool uns = dtype_is_unsigned(math);
@@ -310,7 +314,7 @@ enum class Typing {
   shift,      // integer operands of one dtype (unsigned only before opset 28); output too (BitShift)
 };
 
-void infer_elementwise(InferContext& ctx, Typing typing, bool float_only) {
+void infer_elementwise(InferContext& ctx, Typing typing, bool float_only, bool numeric_only = false) {
   const Node& n = ctx.node();
   const int count = ctx.num_inputs();
   auto require_same = [&](int a, int b) {
@@ -320,6 +324,7 @@ void infer_elementwise(InferContext& ctx, Typing typing, bool float_only) {
   };
   const DType t0 = ctx.dtype(0);
   if (float_only && !dtype_is_float(t0)) ctx.fail(std::string("needs a floating-point input, got ") + dtype_name(t0));
+  if (numeric_only && t0 == DType::boolean) ctx.fail("needs a numeric input, got bool");
   // The 8/4/2-bit types are storage types in ONNX: no arithmetic op types them (Add on
   // float8e4m3fn saturated 448 + 448 to 448); Cast/CastLike convert them, IsNaN/IsInf test
   // them, Identity copies them.
@@ -591,10 +596,10 @@ void add(const char* name, int min_in, int max_in, Typing typing, ScalarRule r) 
   d.name = name;
   d.min_inputs = min_in;
   d.max_inputs = max_in;
-  const bool float_only = r.float_only;
+  const bool float_only = r.float_only, numeric_only = r.int_in_f64;
   const auto resolve = r.resolve_params;
-  d.infer = [typing, float_only, resolve, np = r.params.size()](InferContext& ctx) {
-    infer_elementwise(ctx, typing, float_only);
+  d.infer = [typing, float_only, numeric_only, resolve, np = r.params.size()](InferContext& ctx) {
+    infer_elementwise(ctx, typing, float_only, numeric_only);
     if (resolve) {  // rejects bad string attributes (Gelu's 'approximate') at shape time
       std::vector<double> v(np);
       resolve(ctx.node(), v.data());
@@ -719,10 +724,16 @@ void register_elementwise_ops() {
   add("HardSwish", 1, 1, Typing::same,
       unary_float("{0} * fz_max(0.0f, fz_min(1.0f, {0} * 0.16666666666666667f + 0.5f))",
                   FZ_EVAL(x[0] * nan_max(0.0, nan_min(1.0, x[0] / 6.0 + 0.5)))));
-  // Shrink-9: x + bias below -lambd, x - bias above lambd, 0 between (float inputs).
-  add("Shrink", 1, 1, Typing::same,
-      unary_float("({0} < -{lambd} ? {0} + {bias} : ({0} > {lambd} ? {0} - {bias} : 0.0f))",
-                  FZ_EVAL(x[0] < -p[0] ? x[0] + p[1] : (x[0] > p[0] ? x[0] - p[1] : 0.0)), {{"lambd", 0.5}, {"bias", 0.0}}));
+  {
+    // Shrink-9: x + bias below -lambd, x - bias above lambd, 0 between; every numeric type
+    // (integers through float64, ScalarRule::int_in_f64).
+    ScalarRule r = unary_float("({0} < -{lambd} ? {0} + {bias} : ({0} > {lambd} ? {0} - {bias} : 0.0f))",
+                               FZ_EVAL(x[0] < -p[0] ? x[0] + p[1] : (x[0] > p[0] ? x[0] - p[1] : 0.0)),
+                               {{"lambd", 0.5}, {"bias", 0.0}});
+    r.float_only = false;
+    r.int_in_f64 = true;
+    add("Shrink", 1, 1, Typing::same, r);
+  }
   // Softplus = log(1 + exp(x)), written max(x, 0) + log(1 + exp(-|x|)) so large x cannot overflow.
   add("Softplus", 1, 1, Typing::same,
       unary_float("(fz_max({0}, 0.0f) + fz_log1p(exp(-abs({0}))))", FZ_EVAL(softplus(x[0]))));
