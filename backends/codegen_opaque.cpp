@@ -654,6 +654,15 @@ std::string Emitter::reduce(const Node& n, const ReduceRule& rule, int out) cons
     const DType xt = dtype_of(x);
     const std::string ct = d_.compute_type(xt), fn = combiner_fn(rule.combiner);
     const bool integral = dtype_is_integral(xt);
+    if (integral && rule.mean && dtype_size(xt) < 4) {
+      // An 8/16-bit mean sums exactly in the 32-bit compute type (ref sums in int64): only
+      // while count x the largest magnitude stays below 2^31 (2^32 unsigned). Past it the host.
+      const bool uns = dtype_is_unsigned(xt) || xt == DType::boolean;
+      const double top = std::ldexp(1.0, 8 * static_cast<int>(dtype_size(xt)) - (uns ? 0 : 1));
+      if (static_cast<double>(count) * top >= std::ldexp(1.0, uns ? 32 : 31))
+        throw Unsupported(d_.name, n.label() + ": " + n.op_type + " of " + std::to_string(count) + " " + dtype_name(xt) +
+                                       " values sums past the 32-bit compute type; refused rather than wrapped");
+    }
     std::string ident;
     switch (rule.combiner) {
       case Combiner::sum:

@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "backends/backend.h"
 #include "frontend/builder.h"
@@ -653,6 +654,35 @@ TEST(Numerics, IntegerReductionsWrapInTheirDtype) {
                      [](GraphBuilder& b, const std::vector<int>& v) { return b.op("CumSum", {v[0], b.constant("axis", ints_of({}, {1}))}); },
                      cs);
   }
+}
+
+// An 8/16-bit ReduceMean sums in the GPUs' 32-bit compute type: 70000 int16 32767s would wrap
+// it (ref sums in int64), so the generated kernel refuses such a mean and the host computes it;
+// 60000 still fit. Checked on the CUDA emitter (lavapipe's loop limit refuses both lengths).
+TEST(Numerics, LongSixteenBitMeansLeaveTheGpuRatherThanWrap) {
+#ifdef FUSOR_HAVE_CUDA
+  for (const auto& [t, len, fits] : {std::tuple{DType::i16, 70000, false}, std::tuple{DType::i16, 60000, true},
+                                     std::tuple{DType::u16, 70000, false}, std::tuple{DType::i8, 20000000, false},
+                                     std::tuple{DType::i8, 60000, true}}) {
+    GraphBuilder b("mean16", 18);
+    b.output(b.op("ReduceMean", {b.input("x", t, {1, len}), b.constant("axes", ints_of({1}, {1}))}, {{"keepdims", int64_t{0}}}));
+    const Graph sg = specialize(b.build(), {Tensor(t, {1, len})});
+    const Plan p = build_plan(sg);
+    ASSERT_EQ(p.kernels.size(), 1u);
+    const std::string msg = testing::error_of([&] { (void)cuda_kernel_source(p.kernels[0], p, nullptr); });
+    if (fits) EXPECT_EQ(msg, "") << dtype_name(t) << " x " << len;
+    else EXPECT_NE(msg.find("sums past the 32-bit compute type"), std::string::npos) << dtype_name(t) << " x " << len << ": " << msg;
+  }
+  Tensor x(DType::i16, {1, 70000});
+  for (int64_t i = 0; i < x.numel(); ++i) x.set_int(i, 32767 - (i % 3));
+  Tensor want(DType::i16, {1});
+  want.set_int(0, (32767LL * 70000 - 69999) / 70000);  // the exact sum's truncated mean: 32766
+  check_everywhere("int16 ReduceMean of 70000", {x}, [](GraphBuilder& b, const std::vector<int>& v) {
+    return b.op("ReduceMean", {v[0], b.constant("axes", ints_of({1}, {1}))}, {{"keepdims", int64_t{0}}});
+  }, want);
+#else
+  GTEST_SKIP() << "built without the CUDA toolkit: the CUDA emitter is not here";
+#endif
 }
 
 // int32 / int64 / uint32 CumSum on the GPUs sums in its own type, wrapping as ref does; the
