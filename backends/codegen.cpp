@@ -110,6 +110,8 @@ void Emitter::setup() {
   }
   // GridSample computes its coordinates and sum in double with 64-bit tap indices, as ref.
   if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "GridSample") note_type(DType::f64), note_type(DType::i64);
+  // CumSum sums fp32 / fp16 / bf16 in double, as ref (codegen_opaque.cpp cumsum).
+  if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "CumSum") note_type(DType::f64);
   // Views over space.
   for (auto& l : k_.loads) views_.push_back(&l.view);
   for (auto& o : k_.outputs) views_.push_back(&o.view);
@@ -223,6 +225,9 @@ int64_t Emitter::opaque_total() const {
   if (k_.node >= 0 && (node().op_type == "ScatterND" || node().op_type == "ScatterElements" || node().op_type == "Scatter") &&
       !k_.opaque_outputs.empty() && k_.opaque_outputs[0] >= 0)
     return scatter_plan(node()).threads;  // a thread per output element, or per owned line
+  if (k_.node >= 0 && (node().op_type == "CumSum" || node().op_type == "CumProd") && !k_.opaque_outputs.empty() &&
+      k_.opaque_outputs[0] >= 0)
+    if (const int64_t lines = cumsum_lines(node())) return lines;  // a thread per line
   if (k_.opaque_outputs.empty() || k_.opaque_outputs[0] < 0)
     throw Unsupported(d_.name, node().label() + ": op " + node().op_type + " without its output 0 has no GPU kernel");
   return shape_numel(buffer(k_.opaque_outputs[0]).shape);

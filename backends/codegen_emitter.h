@@ -438,6 +438,10 @@ class Emitter {
     int64_t threads = 0, trips = 0, axis = 0, inner = 1;  // axis: ScatterElements'; inner: ScatterND's slab size
   };
   ScatterPlan scatter_plan(const Node& n) const;
+  // CumSum / CumProd: the number of lines along a constant axis when a thread per line (one
+  // running sum, len work a line) is cheaper than a thread per element summing its own prefix
+  // (len^2 / 2 a line); 0 for the per-element kernel. Same order, same partial sums.
+  int64_t cumsum_lines(const Node& n) const;
   std::string scatter_combine(const Node& n, int out, const std::string& dst, int upd, const std::string& u,
                               const std::string& ind) const;
 

@@ -821,12 +821,60 @@ std::string Emitter::topk(const Node& n, int values, int indices) const {
   return s + "    }\n";
 }
 
+int64_t Emitter::cumsum_lines(const Node& n) const {
+  const Tensor* t = const_of(1);
+  const Shape& xs = buffer(in_buf(0)).shape;
+  if (!t || t->numel() != 1 || xs.empty()) return 0;
+  const Around a = around(xs, normalize_axis(t->get_int(0), static_cast<int64_t>(xs.size()), n.label()));
+  const int64_t numel = shape_numel(xs), lines = a.len ? numel / a.len : 0;
+  constexpr int64_t kLanes = 16384;  // as scatter_plan: only the ratio of the two costs matters
+  return lines > 0 && ceil_div(lines, kLanes) < ceil_div(numel, kLanes) ? lines : 0;
+}
+
 std::string Emitter::cumsum(const Node& n, int out) const {
   const int x = in_buf(0);
   const Shape& xs = buffer(x).shape;
   const int64_t r = static_cast<int64_t>(xs.size());
   const bool excl = n.attr_i("exclusive", 0) != 0, rev = n.attr_i("reverse", 0) != 0;
+  // Sums in double (float64 and, as ref sums them, fp32 / fp16 / bf16: each prefix rounded once
+  // from the double sum; an fp32 running sum drifted from ref's over long rows), integers in
+  // their compute type (wrapping: fz_iadd / fz_imul, no UB; wrapped to the dtype on the store).
+  // CumProd (ir/ops/misc.cpp cumprod_ref) rounds each product to the dtype as ref does (an fp32
+  // product of two fp16 / bf16 values is exact, so rounding it is the dtype's own multiply).
+  const DType xt = dtype_of(x);
+  const bool typed = xt == DType::f64 || dtype_is_integral(xt), prod = n.op_type == "CumProd", dsum = !typed && !prod;
+  const DType acc_t = dsum ? DType::f64 : xt;
+  const double id = prod ? 1.0 : 0.0;
+  const std::string acc0 =
+      typed || dsum ? local(acc_t) + "fz_acc = " + typed_literal(d_, acc_t, id, prod ? 1 : 0) : "float fz_acc = " + fz_float_literal(id);
+  auto load = [&](const std::string& at) {
+    return typed ? typed_load(x, at) : dsum ? d_.cast(d_.compute_type(DType::f64), load_of(x, at)) : load_of(x, at);
+  };
+  auto combine = [&](const std::string& v) {
+    if (dtype_is_integral(xt)) return "fz_acc = " + std::string(prod ? "fz_imul" : "fz_iadd") + "(fz_acc, " + v + ");";
+    if (!prod) return "fz_acc = fz_acc + " + v + ";";
+    return "fz_acc = " + (typed ? "fz_acc * " + v : convert_value(d_, DType::f32, xt, "fz_acc * " + v, true)) + ";";
+  };
+  auto store = [&](const std::string& at) {
+    if (typed) return typed_store(out, at, convert_value(d_, xt, dtype_of(out), "fz_acc", true));
+    return store_of(out, at, dsum ? convert_value(d_, DType::f64, xt, "fz_acc", true) : "fz_acc");
+  };
   std::string s, len, inner;
+  if (const int64_t lines = cumsum_lines(n)) {
+    // A thread per line (fz_o): one running sum in the reference's order, each partial sum
+    // stored as it is reached (the same partial sums as the per-element form below).
+    const Around a = around(xs, normalize_axis(const_of(1)->get_int(0), r, n.label()));
+    (void)lines;
+    s += "    fz_idx fz_base = (fz_o / " + lit(a.inner) + ") * " + lit(a.len * a.inner) + " + fz_o % " + lit(a.inner) + ";\n";
+    s += "    " + acc0 + ";\n";
+    s += rev ? "    for (fz_idx fz_k = " + lit(a.len - 1) + "; fz_k >= " + lit(0) + "; --fz_k) {\n"
+             : "    for (fz_idx fz_k = " + lit(0) + "; fz_k < " + lit(a.len) + "; ++fz_k) {\n";
+    const std::string at = "fz_base + fz_k * " + lit(a.inner);
+    s += "      " + (typed || dsum ? local(acc_t) : std::string("float ")) + "fz_v = " + load(at) + ";\n";  // read before the store (in place)
+    if (excl) s += "      " + store(at) + "\n      " + combine("fz_v") + "\n";
+    else s += "      " + combine("fz_v") + "\n      " + store(at) + "\n";
+    return s + "    }\n";
+  }
   if (const Tensor* t = const_of(1)) {
     if (t->numel() != 1) fail(n.label() + ": " + n.op_type + " axis must be a scalar");
     const Around a = around(xs, normalize_axis(t->get_int(0), r, n.label()));
@@ -845,33 +893,15 @@ std::string Emitter::cumsum(const Node& n, int out) const {
     }
     len = "fz_len", inner = "fz_inner";
   }
+  // A thread per element: its prefix (or suffix, reverse) summed in the reference's order.
   s += "    fz_idx fz_kk = (fz_o / " + inner + ") % " + len + ";\n";
-  // float64 sums in double, integers in their compute type (wrapped to the dtype on the store);
-  // the rest (fp32, fp16, bf16) in fp32. CumProd (ir/ops/misc.cpp cumprod_ref) rounds each
-  // product to the dtype as ref does (an fp32 product of two fp16 / bf16 values is exact, so
-  // rounding it is the dtype's own multiply); integers multiply unsigned (wrapping, no UB).
-  const DType xt = dtype_of(x);
-  const bool typed = xt == DType::f64 || dtype_is_integral(xt), prod = n.op_type == "CumProd";
-  const double id = prod ? 1.0 : 0.0;
-  s += "    fz_idx fz_base = fz_o - fz_kk * " + inner + ";\n    " +
-       (typed ? local(xt) + "fz_acc = " + typed_literal(d_, xt, id, prod ? 1 : 0) : "float fz_acc = " + fz_float_literal(id)) + ";\n";
-  // Summed in the reference's order (from the start, or from the end when reverse).
+  s += "    fz_idx fz_base = fz_o - fz_kk * " + inner + ";\n    " + acc0 + ";\n";
   if (!rev)
     s += "    for (fz_idx fz_k = " + lit(0) + "; fz_k " + (excl ? "<" : "<=") + " fz_kk; ++fz_k)";
   else
     s += "    for (fz_idx fz_k = " + len + " - " + lit(1) + "; fz_k " + (excl ? ">" : ">=") + " fz_kk; --fz_k)";
-  const std::string at = "fz_base + fz_k * " + inner;
-  const std::string v = typed ? typed_load(x, at) : load_of(x, at);
-  if (dtype_is_integral(xt)) {  // wrapping through the unsigned type: no signed-overflow UB in CUDA C
-    const std::string u = d_.compute_type(xt == DType::i64 || xt == DType::u64 ? DType::u64 : DType::u32), ct = d_.compute_type(xt);
-    s += " fz_acc = " + d_.cast(ct, d_.cast(u, "fz_acc") + (prod ? " * " : " + ") + d_.cast(u, v)) + ";\n";
-  } else if (!prod) {
-    s += " fz_acc = fz_acc + " + v + ";\n";
-  } else {
-    s += " fz_acc = " + (typed ? "fz_acc * " + v : convert_value(d_, DType::f32, xt, "fz_acc * " + v, true)) + ";\n";
-  }
-  return s + "    " + (typed ? typed_store(out, "fz_o", convert_value(d_, xt, dtype_of(out), "fz_acc", true)) : store_of(out, "fz_o", "fz_acc")) +
-         "\n";
+  s += " " + combine(load("fz_base + fz_k * " + inner)) + "\n";
+  return s + "    " + store("fz_o") + "\n";
 }
 
 std::string Emitter::softmax(const Node& n, int out) const {
