@@ -436,6 +436,7 @@ class Emitter {
   struct ScatterPlan {
     bool owner = false;
     int64_t threads = 0, trips = 0, axis = 0, inner = 1;  // axis: ScatterElements'; inner: ScatterND's slab size
+    int64_t cost = 0;  // serial iterations a lane runs (trips x the grid's rounds over kLanes lanes)
   };
   ScatterPlan scatter_plan(const Node& n) const;
   // CumSum / CumProd: the number of lines along a constant axis when a thread per line (one

@@ -355,6 +355,7 @@ Emitter::ScatterPlan Emitter::scatter_plan(const Node& n) const {
   p.owner = cost(owners, owner_trips) < cost(outputs, updates);
   p.threads = p.owner ? owners : outputs;
   p.trips = p.owner ? owner_trips : updates;
+  p.cost = cost(p.threads, p.trips);
   return p;
 }
 
@@ -388,6 +389,12 @@ std::string Emitter::scatter(const Node& n, int out) const {
   const Shape& is = buffer(ind).shape;
   const Shape cs = contiguous_strides(xs);
   const ScatterPlan p = scatter_plan(n);
+  // Past ~2^18 serial iterations a lane (a 1-D index_put of 300,000 elements: one owner thread,
+  // or every thread scanning every update) the GPU runs for tenths of a second where the host's
+  // loop is O(data + updates): refused, so the node runs there.
+  if (p.cost > (int64_t{1} << 18))
+    throw Unsupported(d_.name, n.label() + ": " + n.op_type + " would run " + std::to_string(p.trips) + " serial iterations in each of " +
+                                   std::to_string(p.threads) + " threads; the host's loop is O(data + updates)");
   std::string s;
   if (p.owner && n.op_type == "ScatterND") {
     // Thread fz_o owns slab offset fz_o of every indexed slab: its data, then each tuple in order.

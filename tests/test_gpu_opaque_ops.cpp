@@ -415,6 +415,35 @@ TEST(GpuOpaqueOps, ScatterReductionsInTheirOwnType) {
         }
 }
 
+// A scatter whose best kernel is still long serial work (a 1-D index_put of 300,000 elements:
+// one owner thread walking data and updates, or every thread scanning 300,000 updates) is
+// refused by the GPUs with a one-line reason and runs on the host with fallback, giving ref's
+// values there.
+TEST(GpuOpaqueOps, SerialScattersRunOnTheHost) {
+  const int64_t n = 300000;
+  Tensor data(DType::f32, {n}), upd(DType::f32, {n}), idx(DType::i64, {n, 1});
+  std::mt19937_64 rng(99);
+  for (int64_t i = 0; i < n; ++i) {
+    data.set(i, static_cast<double>(rng() % 100) * 0.5 + 1.0);
+    upd.set(i, static_cast<double>(rng() % 100) * 0.25 - 12.0);
+    idx.set_int(i, static_cast<int64_t>(rng() % static_cast<uint64_t>(n)));
+  }
+  GraphBuilder b("serial_scatter", 18);
+  b.output(b.op("ScatterND", {b.input("data", DType::f32, {n}), b.constant("idx", idx), b.input("upd", DType::f32, {n})},
+                {{"reduction", std::string("add")}}));
+  const Graph sg = specialize(b.build(), {data, upd});
+  const Tensor want = run_on_backend("ref", sg, {data, upd}).at(0);
+  for (const std::string be : {"vulkan", "cuda"}) {
+    if (!present(be)) continue;
+    CompileOptions strict;
+    strict.fallback = false;
+    const std::string msg = testing::error_of([&] { run_on_backend(be, sg, {data, upd}, strict); });
+    EXPECT_NE(msg.find("serial iterations"), std::string::npos) << be << ": " << msg;
+    const Tensor got = run_on_backend(be, sg, {data, upd}).at(0);
+    EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.nbytes())) << be << " with fallback";
+  }
+}
+
 // OneHot only selects one of its two values: int64 and float64 values keep every bit on the
 // GPUs (torch's one_hot exports int64 values; they were refused as "through fp32").
 TEST(GpuOpaqueOps, OneHotValuesKeepTheirBits) {
