@@ -439,6 +439,11 @@ class Emitter {
     int64_t cost = 0;  // serial iterations a lane runs (trips x the grid's rounds over kLanes lanes)
   };
   ScatterPlan scatter_plan(const Node& n) const;
+  // Serial iterations a lane runs when `threads` threads of `trips` iterations each share a
+  // GPU's lanes (16,384: a round figure; only comparisons and kMaxLaneCost read it). Past
+  // kMaxLaneCost a Scatter or CumSum kernel is refused: the host's O(n) loop is faster there.
+  static int64_t lane_cost(int64_t threads, int64_t trips) { return ceil_div(std::max<int64_t>(threads, 1), 16384) * trips; }
+  static constexpr int64_t kMaxLaneCost = int64_t{1} << 18;
   // CumSum / CumProd: the number of lines along a constant axis when a thread per line (one
   // running sum, len work a line) is cheaper than a thread per element summing its own prefix
   // (len^2 / 2 a line); 0 for the per-element kernel. Same order, same partial sums.

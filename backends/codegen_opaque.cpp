@@ -827,8 +827,7 @@ int64_t Emitter::cumsum_lines(const Node& n) const {
   if (!t || t->numel() != 1 || xs.empty()) return 0;
   const Around a = around(xs, normalize_axis(t->get_int(0), static_cast<int64_t>(xs.size()), n.label()));
   const int64_t numel = shape_numel(xs), lines = a.len ? numel / a.len : 0;
-  constexpr int64_t kLanes = 16384;  // as scatter_plan: only the ratio of the two costs matters
-  return lines > 0 && ceil_div(lines, kLanes) < ceil_div(numel, kLanes) ? lines : 0;
+  return lines > 0 && lane_cost(lines, a.len) < lane_cost(numel, a.len) ? lines : 0;
 }
 
 std::string Emitter::cumsum(const Node& n, int out) const {
@@ -860,6 +859,15 @@ std::string Emitter::cumsum(const Node& n, int out) const {
     return store_of(out, at, dsum ? convert_value(d_, DType::f64, xt, "fz_acc", true) : "fz_acc");
   };
   std::string s, len, inner;
+  if (const Tensor* t = const_of(1); t && t->numel() == 1) {
+    // As for Scatter (Emitter::scatter): past ~2^18 serial iterations a lane the host's O(n)
+    // loop is the faster place (a 1-D CumSum of 300,000 is one thread's loop).
+    const Around a = around(xs, normalize_axis(t->get_int(0), r, n.label()));
+    const int64_t lines = cumsum_lines(n), threads = lines ? lines : shape_numel(xs);
+    if (lane_cost(threads, a.len) > kMaxLaneCost)
+      throw Unsupported(d_.name, n.label() + ": " + n.op_type + " would run " + std::to_string(a.len) + " serial iterations in each of " +
+                                     std::to_string(threads) + " threads; the host's loop is O(n)");
+  }
   if (const int64_t lines = cumsum_lines(n)) {
     // A thread per line (fz_o): one running sum in the reference's order, each partial sum
     // stored as it is reached (the same partial sums as the per-element form below).

@@ -349,13 +349,10 @@ Emitter::ScatterPlan Emitter::scatter_plan(const Node& n) const {
     owner_trips = xs[p.axis] + is[p.axis];
     updates = shape_numel(is);
   }
-  // Lanes a GPU keeps busy (a round figure: only the ratio of the two costs matters).
-  constexpr int64_t kLanes = 16384;
-  auto cost = [&](int64_t threads, int64_t trips) { return ceil_div(std::max<int64_t>(threads, 1), kLanes) * trips; };
-  p.owner = cost(owners, owner_trips) < cost(outputs, updates);
+  p.owner = lane_cost(owners, owner_trips) < lane_cost(outputs, updates);
   p.threads = p.owner ? owners : outputs;
   p.trips = p.owner ? owner_trips : updates;
-  p.cost = cost(p.threads, p.trips);
+  p.cost = lane_cost(p.threads, p.trips);
   return p;
 }
 
@@ -392,7 +389,7 @@ std::string Emitter::scatter(const Node& n, int out) const {
   // Past ~2^18 serial iterations a lane (a 1-D index_put of 300,000 elements: one owner thread,
   // or every thread scanning every update) the GPU runs for tenths of a second where the host's
   // loop is O(data + updates): refused, so the node runs there.
-  if (p.cost > (int64_t{1} << 18))
+  if (p.cost > kMaxLaneCost)
     throw Unsupported(d_.name, n.label() + ": " + n.op_type + " would run " + std::to_string(p.trips) + " serial iterations in each of " +
                                    std::to_string(p.threads) + " threads; the host's loop is O(data + updates)");
   std::string s;

@@ -415,11 +415,11 @@ TEST(GpuOpaqueOps, ScatterReductionsInTheirOwnType) {
         }
 }
 
-// A scatter whose best kernel is still long serial work (a 1-D index_put of 300,000 elements:
-// one owner thread walking data and updates, or every thread scanning 300,000 updates) is
-// refused by the GPUs with a one-line reason and runs on the host with fallback, giving ref's
-// values there.
-TEST(GpuOpaqueOps, SerialScattersRunOnTheHost) {
+// A scatter or prefix sum whose best kernel is still long serial work (a 1-D index_put or
+// CumSum of 300,000 elements: one thread walking them all, or every thread scanning 300,000
+// updates) is refused by the GPUs with a one-line reason and runs on the host with fallback,
+// giving ref's values there.
+TEST(GpuOpaqueOps, SerialScattersAndCumSumsRunOnTheHost) {
   const int64_t n = 300000;
   Tensor data(DType::f32, {n}), upd(DType::f32, {n}), idx(DType::i64, {n, 1});
   std::mt19937_64 rng(99);
@@ -428,19 +428,22 @@ TEST(GpuOpaqueOps, SerialScattersRunOnTheHost) {
     upd.set(i, static_cast<double>(rng() % 100) * 0.25 - 12.0);
     idx.set_int(i, static_cast<int64_t>(rng() % static_cast<uint64_t>(n)));
   }
-  GraphBuilder b("serial_scatter", 18);
-  b.output(b.op("ScatterND", {b.input("data", DType::f32, {n}), b.constant("idx", idx), b.input("upd", DType::f32, {n})},
-                {{"reduction", std::string("add")}}));
-  const Graph sg = specialize(b.build(), {data, upd});
-  const Tensor want = run_on_backend("ref", sg, {data, upd}).at(0);
-  for (const std::string be : {"vulkan", "cuda"}) {
-    if (!present(be)) continue;
-    CompileOptions strict;
-    strict.fallback = false;
-    const std::string msg = testing::error_of([&] { run_on_backend(be, sg, {data, upd}, strict); });
-    EXPECT_NE(msg.find("serial iterations"), std::string::npos) << be << ": " << msg;
-    const Tensor got = run_on_backend(be, sg, {data, upd}).at(0);
-    EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.nbytes())) << be << " with fallback";
+  for (bool cumsum : {false, true}) {
+    GraphBuilder b("serial", 18);
+    const int di = b.input("data", DType::f32, {n}), ui = b.input("upd", DType::f32, {n});
+    b.output(cumsum ? b.op("CumSum", {b.op("Add", {di, ui}), b.constant("axis", ints_of({}, {0}))})
+                    : b.op("ScatterND", {di, b.constant("idx", idx), ui}, {{"reduction", std::string("add")}}));
+    const Graph sg = specialize(b.build(), {data, upd});
+    const Tensor want = run_on_backend("ref", sg, {data, upd}).at(0);
+    for (const std::string be : {"vulkan", "cuda"}) {
+      if (!present(be)) continue;
+      CompileOptions strict;
+      strict.fallback = false;
+      const std::string msg = testing::error_of([&] { run_on_backend(be, sg, {data, upd}, strict); });
+      EXPECT_NE(msg.find("serial iterations"), std::string::npos) << be << ": " << msg;
+      const Tensor got = run_on_backend(be, sg, {data, upd}).at(0);
+      EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.nbytes())) << (cumsum ? "CumSum" : "ScatterND") << " on " << be << " with fallback";
+    }
   }
 }
 
