@@ -860,8 +860,8 @@ std::string Emitter::cumsum(const Node& n, int out) const {
   };
   std::string s, len, inner;
   if (const Tensor* t = const_of(1); t && t->numel() == 1) {
-    // As for Scatter (Emitter::scatter): past ~2^18 serial iterations a lane the host's O(n)
-    // loop is the faster place (a 1-D CumSum of 300,000 is one thread's loop).
+    // As for Scatter (Emitter::scatter): past kMaxLaneCost serial iterations a lane the host's
+    // O(n) loop is the faster place (a 1-D CumSum of 300,000 is one thread's loop).
     const Around a = around(xs, normalize_axis(t->get_int(0), r, n.label()));
     const int64_t lines = cumsum_lines(n), threads = lines ? lines : shape_numel(xs);
     if (lane_cost(threads, a.len) > kMaxLaneCost)

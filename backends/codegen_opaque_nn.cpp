@@ -386,9 +386,9 @@ std::string Emitter::scatter(const Node& n, int out) const {
   const Shape& is = buffer(ind).shape;
   const Shape cs = contiguous_strides(xs);
   const ScatterPlan p = scatter_plan(n);
-  // Past ~2^18 serial iterations a lane (a 1-D index_put of 300,000 elements: one owner thread,
-  // or every thread scanning every update) the GPU runs for tenths of a second where the host's
-  // loop is O(data + updates): refused, so the node runs there.
+  // Past kMaxLaneCost serial iterations a lane (a 1-D index_put of 300,000 elements: one owner
+  // thread, or every thread scanning every update) the host's O(data + updates) loop is faster:
+  // refused, so the node runs there.
   if (p.cost > kMaxLaneCost)
     throw Unsupported(d_.name, n.label() + ": " + n.op_type + " would run " + std::to_string(p.trips) + " serial iterations in each of " +
                                    std::to_string(p.threads) + " threads; the host's loop is O(data + updates)");
