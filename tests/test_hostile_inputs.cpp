@@ -897,5 +897,37 @@ TEST(Hostile, IfBranchesReturnTheNodesOutputs) {
   EXPECT_ERROR(load_and_plan(c), "'two_values' (Constant): Constant has 2 value attributes, exactly one is allowed");
 }
 
+// GatherElements / ScatterElements / Scatter with an indices dim past data's off the axis: ref
+// crashed (a write past data, "double free or corruption" on cpu) and GatherElements read
+// garbage (red-team round 30). Now one [shape] error on every backend; only the axis may be
+// longer (a ScatterElements' indices with 3,000 entries along axis 0 of a [2, 3] data is fine).
+TEST(Hostile, ElementIndicesPastDataOffTheAxisAreRefused) {
+  for (const char* op : {"ScatterElements", "Scatter", "GatherElements"}) {
+    const bool scatter = std::string(op) != "GatherElements";
+    for (bool bad : {true, false}) {
+      GraphBuilder b("elements", std::string(op) == "Scatter" ? 10 : 18);
+      const Shape is = bad ? Shape{1, 3000} : Shape{3000, 3};
+      Tensor x = random_tensor(DType::f32, {2, 3}, 5), u = random_tensor(DType::f32, is, 6);
+      Tensor idx(DType::i64, is);
+      for (int64_t i = 0; i < idx.numel(); ++i) idx.set_int(i, i % 2);
+      const int xi = b.input("x", DType::f32, {2, 3}), ii = b.constant("i", idx);
+      b.output(scatter ? b.op(op, {xi, ii, b.input("u", DType::f32, is)}, {{"axis", int64_t{0}}}) : b.op(op, {xi, ii}, {{"axis", int64_t{0}}}));
+      const Graph g = b.build();
+      const std::vector<Tensor> feed = scatter ? std::vector<Tensor>{x, u} : std::vector<Tensor>{x};
+      if (bad) {
+        EXPECT_ERROR(specialize(g, feed), "indices dim 1 is 3000, past data's 3");
+        continue;
+      }
+      const Graph sg = specialize(g, feed);
+      const Tensor want = run_on_backend("ref", sg, feed).at(0);
+      for (const std::string be : {"cpu", "vulkan"}) {
+        if (!has_device(be)) continue;
+        const Tensor got = run_on_backend(be, sg, feed).at(0);
+        EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.nbytes())) << op << " on " << be;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fusor

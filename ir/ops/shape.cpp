@@ -454,12 +454,23 @@ void gather_ref(const Node& n, const Ins& in, Outs& out) {
     for (int64_t j = 0; j < ni; ++j) copy_elems(x, (o * dim + ids[j]) * inner, out[0], (o * ni + j) * inner, inner);
 }
 
+// GatherElements / ScatterElements address data at the indices' own coordinates off the axis:
+// an indices dim past data's there would read or write outside data (ref crashed, red-team
+// round 30); onnxruntime refuses it too.
+void require_indices_within_data(InferContext& ctx, const Shape& x, const Shape& idx, int64_t axis) {
+  for (size_t d = 0; d < idx.size() && d < x.size(); ++d)
+    if (static_cast<int64_t>(d) != axis && idx[d] > x[d])
+      ctx.fail("indices dim " + std::to_string(d) + " is " + std::to_string(idx[d]) + ", past data's " + std::to_string(x[d]) +
+               " (only the axis may be longer)");
+}
+
 void gather_elements_infer(InferContext& ctx) {
   require_rank1(ctx, 0);
   require_index_dtype(ctx, 1);
   const Shape &x = ctx.shape(0), &idx = ctx.shape(1);
-  normalize_axis(ctx.node().attr_i("axis", 0), static_cast<int64_t>(x.size()), ctx.node().label());
+  const int64_t axis = normalize_axis(ctx.node().attr_i("axis", 0), static_cast<int64_t>(x.size()), ctx.node().label());
   if (idx.size() != x.size()) ctx.fail("indices rank differs from data rank");
+  require_indices_within_data(ctx, x, idx, axis);
   ctx.set_output(0, ctx.dtype(0), idx);
 }
 
@@ -524,9 +535,10 @@ void scatter_elements_infer(InferContext& ctx) {
   require_rank1(ctx, 0);
   require_index_dtype(ctx, 1);
   const Shape &x = ctx.shape(0), &idx = ctx.shape(1);
-  normalize_axis(ctx.node().attr_i("axis", 0), static_cast<int64_t>(x.size()), ctx.node().label());
+  const int64_t axis = normalize_axis(ctx.node().attr_i("axis", 0), static_cast<int64_t>(x.size()), ctx.node().label());
   if (idx != ctx.shape(2) || idx.size() != x.size())
     ctx.fail("indices and updates must match in shape and data in rank");
+  require_indices_within_data(ctx, x, idx, axis);
   if (ctx.dtype(2) != ctx.dtype(0)) ctx.fail("updates dtype differs from data");
   ctx.set_output(0, ctx.dtype(0), x);
 }
