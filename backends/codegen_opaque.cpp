@@ -565,6 +565,14 @@ std::string Emitter::index_of(int b, const std::string& off) const {
   // Float indices (OneHot takes any numeric type) saturate to the index type's range and NaN
   // goes to its lowest value, as ref's saturating cast does: a bare (int)x is undefined in C
   // for NaN and out-of-range x, and made NaN index 0 on CUDA.
+  if (t == DType::f64) {  // in double: through fp32, 2.9999999999 rounded to 3 before truncating
+    const std::string v = typed_load(b, off);
+    const double top = std::ldexp(1.0, h_.index64 ? 63 : 31);
+    const DType it = h_.index64 ? DType::i64 : DType::i32;
+    const std::string least = d_.int_literal(it, h_.index64 ? INT64_MIN : INT32_MIN), most = d_.int_literal(it, h_.index64 ? INT64_MAX : INT32_MAX);
+    return "(" + v + " != " + v + " || " + v + " <= " + d_.double_literal(-top) + " ? " + idx(least) + " : (" + v +
+           " >= " + d_.double_literal(top) + " ? " + idx(most) + " : " + idx(v) + "))";
+  }
   if (dtype_is_float(t)) {
     const std::string v = load_of(b, off);
     const std::string lo = h_.index64 ? "(-9223372036854775808.0f)" : "(-2147483648.0f)";

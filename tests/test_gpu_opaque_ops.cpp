@@ -447,6 +447,24 @@ TEST(GpuOpaqueOps, SerialScattersAndCumSumsRunOnTheHost) {
   }
 }
 
+// float64 OneHot indices truncate in double: 2.9999999999 is class 2 and -0.9999999999 class
+// 0 (-0 truncated), 3.99999999999 class 3; through fp32 they rounded to 3, -1 (the last class)
+// and 4 first on Vulkan (red-team round 30).
+TEST(GpuOpaqueOps, OneHotFloat64IndicesTruncateInDouble) {
+  Tensor idx(DType::f64, {4});
+  const std::vector<double> v = {2.9999999999, -0.9999999999, 3.99999999999, 1.0000000001};
+  for (int64_t i = 0; i < 4; ++i) idx.set(i, v[static_cast<size_t>(i)]);
+  GraphBuilder b("onehot_f64", 11);
+  b.output(b.op("OneHot", {b.input("idx", DType::f64, {4}), b.constant("depth", ints_of({}, {5})),
+                           b.constant("values", ints_of({2}, {0, 1}))}, {{"axis", int64_t{-1}}}));
+  const Graph g = b.build();
+  const Tensor got = run_on_backend("ref", specialize(g, {idx}), {idx}).at(0);
+  const std::vector<int64_t> hot = {2, 0, 3, 1};
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t c = 0; c < 5; ++c) EXPECT_EQ(got.get_int(i * 5 + c), c == hot[static_cast<size_t>(i)] ? 1 : 0) << i << ", " << c;
+  expect_backends_match_ref_bits("OneHot of float64 near-integers", g, {idx});
+}
+
 // OneHot only selects one of its two values: int64 and float64 values keep every bit on the
 // GPUs (torch's one_hot exports int64 values; they were refused as "through fp32").
 TEST(GpuOpaqueOps, OneHotValuesKeepTheirBits) {
