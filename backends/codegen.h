@@ -129,6 +129,10 @@ struct Dialect {
   // longer serial loop silently computes a prefix: such opaque / row / contraction kernels are
   // refused (Unsupported: they run on the host) rather than cut short.
   int64_t max_loop_iterations = 0;
+  // Threads the device runs at once, roughly (a GPU: 16,384; lavapipe: its CPU's SIMD lanes):
+  // Emitter::lane_cost divides a kernel's threads by it to weigh serial work (Scatter's two
+  // kernels, CumSum's per-line form, the bound past which the host's O(n) loop is faster).
+  int64_t parallel_lanes = 16384;
   // fp32 / fp16 / bf16 Pow computed in double (then rounded once to float), as ref computes it:
   // the driver's fp32 pow is exp2(y log2 x), whose error grows with |y log2 x| (45 ulp at
   // 1e34, red-team round 27). Set by dialects that have doubles (Vulkan: shaderFloat64).

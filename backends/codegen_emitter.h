@@ -439,12 +439,14 @@ class Emitter {
     int64_t cost = 0;  // serial iterations a lane runs (trips x the grid's rounds over kLanes lanes)
   };
   ScatterPlan scatter_plan(const Node& n) const;
-  // Serial iterations a lane runs when `threads` threads of `trips` iterations each share a
-  // GPU's lanes (16,384: a round figure; only comparisons and kMaxLaneCost read it). Past
-  // kMaxLaneCost a Scatter or CumSum kernel is refused: a serial iteration that loads and
-  // stores costs a lane ~0.3-0.5 us of memory latency, so 2^15 of them (~10-15 ms, an estimate:
-  // not measured on the H200) lose to the host's O(n) loop and its copies.
-  static int64_t lane_cost(int64_t threads, int64_t trips) { return ceil_div(std::max<int64_t>(threads, 1), 16384) * trips; }
+  // Serial iterations a lane runs when `threads` threads of `trips` iterations each share the
+  // device's lanes (Dialect::parallel_lanes). Past kMaxLaneCost a Scatter or CumSum kernel is
+  // refused: a serial iteration that loads and stores costs a GPU lane ~0.3-0.5 us of memory
+  // latency, so 2^15 of them (~10-15 ms, an estimate: not measured on the H200) lose to the
+  // host's O(n) loop and its copies.
+  int64_t lane_cost(int64_t threads, int64_t trips) const {
+    return ceil_div(std::max<int64_t>(threads, 1), std::max<int64_t>(d_.parallel_lanes, 1)) * trips;
+  }
   static constexpr int64_t kMaxLaneCost = int64_t{1} << 15;
   // CumSum / CumProd: the number of lines along a constant axis when a thread per line (one
   // running sum, len work a line) is cheaper than a thread per element summing its own prefix

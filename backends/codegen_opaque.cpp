@@ -88,6 +88,10 @@ std::string Emitter::emit_opaque() const {
     };
     const int data = k_.opaque_inputs.empty() ? -1 : k_.opaque_inputs[0];
     const bool out_is_index = t == "ArgMax" || t == "ArgMin";
+    if ((t == "ScatterND" || t == "ScatterElements" || t == "Scatter") && data >= 0 && wide(dtype_of(data)))
+      throw Unsupported(d_.name, n.label() + ": a " + dtype_name(dtype_of(data)) + " " + t +
+                                     " reduction runs on the GPU only where a thread owns each output line; these shapes would have every "
+                                     "thread scan all the updates, so the host's O(updates) loop runs it");
     if ((data >= 0 && wide(dtype_of(data))) || (!out_is_index && wide(dtype_of(out))))
       throw Unsupported(d_.name,
                         n.label() + ": " + t + " of " + dtype_name(data >= 0 ? dtype_of(data) : dtype_of(out)) +
