@@ -901,6 +901,7 @@ TEST(Hostile, IfBranchesReturnTheNodesOutputs) {
 // crashed (a write past data, "double free or corruption" on cpu) and GatherElements read
 // garbage (red-team round 30). Now one [shape] error on every backend; only the axis may be
 // longer (a ScatterElements' indices with 3,000 entries along axis 0 of a [2, 3] data is fine).
+// Indices into a zero-length axis are refused too (the empty output skipped the node).
 TEST(Hostile, ElementIndicesPastDataOffTheAxisAreRefused) {
   for (const char* op : {"ScatterElements", "Scatter", "GatherElements"}) {
     const bool scatter = std::string(op) != "GatherElements";
@@ -917,6 +918,17 @@ TEST(Hostile, ElementIndicesPastDataOffTheAxisAreRefused) {
       if (bad) {
         EXPECT_ERROR(specialize(g, feed), "indices dim 1 is 3000, past data's 3");
         continue;
+      }
+      if (scatter) {  // indices into an empty axis: the empty output skipped the node, accepting them
+        GraphBuilder e("empty_axis", 18);
+        const int ex = e.input("x", DType::f32, {0, 3}), eu = e.input("u", DType::f32, {2, 3});
+        e.output(e.op("ScatterElements", {ex, e.constant("i", Tensor(DType::i64, {2, 3})), eu}, {{"axis", int64_t{0}}}));
+        EXPECT_ERROR(specialize(e.build(), {Tensor(DType::f32, {0, 3}), Tensor(DType::f32, {2, 3})}), "has 6 indices into axis 0 of length 0");
+        GraphBuilder nd("empty_nd", 18);
+        const int nx = nd.input("x", DType::f32, {0, 3}), nu = nd.input("u", DType::f32, {1, 3});
+        nd.output(nd.op("ScatterND", {nx, nd.constant("i", ints_of({1, 1}, {5})), nu}));
+        EXPECT_ERROR(specialize(nd.build(), {Tensor(DType::f32, {0, 3}), Tensor(DType::f32, {1, 3})}),
+                     "has 1 index tuples into data dim 0 of length 0");
       }
       const Graph sg = specialize(g, feed);
       const Tensor want = run_on_backend("ref", sg, feed).at(0);

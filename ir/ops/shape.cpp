@@ -462,6 +462,18 @@ void require_indices_within_data(InferContext& ctx, const Shape& x, const Shape&
     if (static_cast<int64_t>(d) != axis && idx[d] > x[d])
       ctx.fail("indices dim " + std::to_string(d) + " is " + std::to_string(idx[d]) + ", past data's " + std::to_string(x[d]) +
                " (only the axis may be longer)");
+  // Every index into an empty axis is out of range; with an empty output the run would skip
+  // the node and never read them (onnxruntime refuses it).
+  if (axis >= 0 && axis < static_cast<int64_t>(x.size()) && x[axis] == 0 && shape_numel(idx) > 0)
+    ctx.fail("has " + std::to_string(shape_numel(idx)) + " indices into axis " + std::to_string(axis) + " of length 0");
+}
+
+// GatherND / ScatterND: tuples index data dims [b, b + k); one of length 0 takes no index.
+void require_nd_dims_indexable(InferContext& ctx, const Shape& x, const Shape& idx, int64_t b, int64_t k) {
+  if (k < 1 || shape_numel(idx) == 0) return;
+  for (int64_t j = 0; j < k && b + j < static_cast<int64_t>(x.size()); ++j)
+    if (x[static_cast<size_t>(b + j)] == 0)
+      ctx.fail("has " + std::to_string(shape_numel(idx) / k) + " index tuples into data dim " + std::to_string(b + j) + " of length 0");
 }
 
 void gather_elements_infer(InferContext& ctx) {
@@ -563,6 +575,7 @@ void gather_nd_infer(InferContext& ctx) {
   const int64_t k = idx.back();
   if (k < 1 || k > r - b) ctx.fail("indices' last dim " + std::to_string(k) + " exceeds data rank - batch_dims");
   if (!std::equal(x.begin(), x.begin() + b, idx.begin())) ctx.fail("batch dims of data and indices differ");
+  require_nd_dims_indexable(ctx, x, idx, b, k);
   Shape out(idx.begin(), idx.end() - 1);
   out.insert(out.end(), x.begin() + b + k, x.end());
   ctx.set_output(0, ctx.dtype(0), out);
@@ -599,6 +612,7 @@ void scatter_nd_infer(InferContext& ctx) {
   Shape want(idx.begin(), idx.end() - 1);
   want.insert(want.end(), x.begin() + idx.back(), x.end());
   if (upd != want) ctx.fail("updates " + shape_str(upd) + " must have shape " + shape_str(want));
+  require_nd_dims_indexable(ctx, x, idx, 0, idx.back());
   if (ctx.dtype(2) != ctx.dtype(0)) ctx.fail("updates dtype differs from data");
   ctx.set_output(0, ctx.dtype(0), x);
 }
