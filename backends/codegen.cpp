@@ -110,8 +110,11 @@ void Emitter::setup() {
   }
   // GridSample computes its coordinates and sum in double with 64-bit tap indices, as ref.
   if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "GridSample") note_type(DType::f64), note_type(DType::i64);
-  // CumSum sums fp32 / fp16 / bf16 in double, as ref (codegen_opaque.cpp cumsum).
-  if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "CumSum") note_type(DType::f64);
+  // CumSum sums fp32 / fp16 / bf16 in double, as ref (codegen_opaque.cpp cumsum); integer ones
+  // need no doubles (a device without shaderFloat64 keeps them).
+  if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "CumSum" && !k_.opaque_inputs.empty() &&
+      k_.opaque_inputs[0] >= 0 && (dtype_of(k_.opaque_inputs[0]) == DType::f32 || dtype_of(k_.opaque_inputs[0]) == DType::f16 || dtype_of(k_.opaque_inputs[0]) == DType::bf16))
+    note_type(DType::f64);
   // Views over space.
   for (auto& l : k_.loads) views_.push_back(&l.view);
   for (auto& o : k_.outputs) views_.push_back(&o.view);

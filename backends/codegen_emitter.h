@@ -429,14 +429,15 @@ class Emitter {
   // update order, every update that targets it (duplicates behave as the sequential reference).
   std::string scatter(const Node& n, int out) const;
   // A Scatter's kernel shape (codegen_opaque_nn.cpp): 'scan' is a thread per output element
-  // reading every update (outputs x updates work); 'owner' a thread per output line (the
-  // elements one set of non-axis coordinates / one slab offset reaches), which copies its data
-  // and applies the updates aimed at it in order (data + updates work). Both keep ref's order;
-  // the cheaper is chosen. threads: the grid; trips: loop iterations per thread.
+  // reading the updates that could reach it (ND: every index tuple; Elements: those on its line
+  // along the axis); 'owner' a thread per output line (the elements one set of non-axis
+  // coordinates / one slab offset reaches), which copies its data and applies the updates aimed
+  // at it in order (data + updates work). Both keep ref's order; the cheaper is chosen.
+  // threads: the grid; trips: loop iterations per thread.
   struct ScatterPlan {
     bool owner = false;
     int64_t threads = 0, trips = 0, axis = 0, inner = 1;  // axis: ScatterElements'; inner: ScatterND's slab size
-    int64_t cost = 0;  // serial iterations a lane runs (trips x the grid's rounds over kLanes lanes)
+    int64_t cost = 0;  // lane_cost(threads, trips)
   };
   ScatterPlan scatter_plan(const Node& n) const;
   // Serial iterations a lane runs when `threads` threads of `trips` iterations each share the
@@ -444,8 +445,9 @@ class Emitter {
   // refused: a serial iteration that loads and stores costs a GPU lane ~0.3-0.5 us of memory
   // latency, so 2^15 of them (~10-15 ms, an estimate: not measured on the H200) lose to the
   // host's O(n) loop and its copies.
-  int64_t lane_cost(int64_t threads, int64_t trips) const {
-    return ceil_div(std::max<int64_t>(threads, 1), std::max<int64_t>(d_.parallel_lanes, 1)) * trips;
+  int64_t lane_cost(int64_t threads, int64_t trips) const {  // saturates at 2^62 (shapes reach 2^56 elements)
+    const int64_t rounds = ceil_div(std::max<int64_t>(threads, 1), std::max<int64_t>(d_.parallel_lanes, 1));
+    return trips > 0 && rounds > (int64_t{1} << 62) / trips ? int64_t{1} << 62 : rounds * trips;
   }
   static constexpr int64_t kMaxLaneCost = int64_t{1} << 15;
   // CumSum / CumProd: the number of lines along a constant axis when a thread per line (one

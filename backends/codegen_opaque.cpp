@@ -74,24 +74,16 @@ std::string Emitter::emit_opaque() const {
                             (t == "CumSum" && dtype_is_integral(dtype_of(in_buf(0))) && dtype_of(in_buf(0)) != DType::boolean) ||
                             t == "CumProd" ||  // typed throughout (cumsum: the dtype's own products)
                             // a Scatter without a reduction only moves elements (bit copies); integers and
-                            // float64 combine in their own type, 32/64-bit ones only where each thread owns
-                            // its outputs (scatter_plan: the scan kernel is outputs x updates, where the
-                            // host's loop is O(updates))
+                            // float64 combine in their own type (scatter_combine)
                             ((t == "ScatterND" || t == "ScatterElements" || t == "Scatter") &&
-                             (n.attr_s("reduction", "none") == "none" ||
-                              (dtype_is_int(dtype_of(in_buf(0))) && dtype_size(dtype_of(in_buf(0))) <= 2) ||
-                              ((dtype_is_int(dtype_of(in_buf(0))) || dtype_of(in_buf(0)) == DType::f64) &&
-                               scatter_plan(n).owner)));
+                             (n.attr_s("reduction", "none") == "none" || dtype_is_int(dtype_of(in_buf(0))) ||
+                              dtype_of(in_buf(0)) == DType::f64));
   if ((through_float.count(t) && !typed_opaque) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
     auto wide = [](DType d) {
       return d == DType::f64 || d == DType::i32 || d == DType::u32 || d == DType::i64 || d == DType::u64;
     };
     const int data = k_.opaque_inputs.empty() ? -1 : k_.opaque_inputs[0];
     const bool out_is_index = t == "ArgMax" || t == "ArgMin";
-    if ((t == "ScatterND" || t == "ScatterElements" || t == "Scatter") && data >= 0 && wide(dtype_of(data)))
-      throw Unsupported(d_.name, n.label() + ": a " + dtype_name(dtype_of(data)) + " " + t +
-                                     " reduction runs on the GPU only where a thread owns each output line; these shapes would have every "
-                                     "thread scan all the updates, so the host's O(updates) loop runs it");
     if ((data >= 0 && wide(dtype_of(data))) || (!out_is_index && wide(dtype_of(out))))
       throw Unsupported(d_.name,
                         n.label() + ": " + t + " of " + dtype_name(data >= 0 ? dtype_of(data) : dtype_of(out)) +

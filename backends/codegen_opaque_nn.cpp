@@ -335,23 +335,25 @@ Emitter::ScatterPlan Emitter::scatter_plan(const Node& n) const {
   const Shape& is = buffer(in_buf(1)).shape;
   const int64_t outputs = shape_numel(xs);
   ScatterPlan p;
-  int64_t owners = 0, owner_trips = 0, updates = 0;
+  // scan_trips: the updates one output element's thread reads (ND: every index tuple; Elements:
+  // the updates on its own line along the axis).
+  int64_t owners = 0, owner_trips = 0, scan_trips = 0;
   if (n.op_type == "ScatterND") {
     const int64_t k = is.empty() ? 0 : is.back(), tuples = k > 0 ? shape_numel(is) / k : 0;
     p.inner = 1;
     for (size_t j = static_cast<size_t>(std::max<int64_t>(k, 0)); j < xs.size(); ++j) p.inner *= xs[j];
     owners = p.inner;
     owner_trips = (p.inner ? outputs / p.inner : 0) + tuples;
-    updates = tuples * p.inner;
+    scan_trips = tuples;
   } else {
     p.axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(xs.size()), n.label());
     owners = xs[p.axis] ? outputs / xs[p.axis] : 0;
     owner_trips = xs[p.axis] + is[p.axis];
-    updates = shape_numel(is);
+    scan_trips = is[p.axis];
   }
-  p.owner = lane_cost(owners, owner_trips) < lane_cost(outputs, updates);
+  p.owner = lane_cost(owners, owner_trips) < lane_cost(outputs, scan_trips);
   p.threads = p.owner ? owners : outputs;
-  p.trips = p.owner ? owner_trips : updates;
+  p.trips = p.owner ? owner_trips : scan_trips;
   p.cost = lane_cost(p.threads, p.trips);
   return p;
 }
@@ -361,9 +363,8 @@ std::string Emitter::scatter_combine(const Node& n, int out, const std::string& 
                                      const std::string& ind) const {
   const std::string red = n.attr_s("reduction", "none");
   if (red == "none") return ind + copy(upd, u, out, dst) + "\n";
-  // Integer and float64 data combine in their own type (wrapping, as ref's scatter_combine;
-  // emit_opaque keeps the wide ones on the host unless each thread owns its outputs); the rest
-  // through float. max / min propagate NaN as Max / Min do.
+  // Integer and float64 data combine in their own type (wrapping, as ref's scatter_combine);
+  // the rest through float. max / min propagate NaN as Max / Min do.
   const DType xt = dtype_of(out);
   const bool typed = dtype_is_int(xt) || xt == DType::f64;
   const std::string comb = red == "add"   ? (dtype_is_int(xt) ? "fz_iadd(fz_a, fz_b)" : "fz_a + fz_b")
@@ -393,6 +394,7 @@ std::string Emitter::scatter(const Node& n, int out) const {
     throw Unsupported(d_.name, n.label() + ": " + n.op_type + " would run " + std::to_string(p.trips) + " serial iterations in each of " +
                                    std::to_string(p.threads) + " threads; the host's loop is O(data + updates)");
   std::string s;
+  s += std::string("    // scatter: ") + (p.owner ? "owner" : "scan") + " kernel\n";  // named for tests and readers
   if (p.owner && n.op_type == "ScatterND") {
     // Thread fz_o owns slab offset fz_o of every indexed slab: its data, then each tuple in order.
     const int64_t k = is.back(), tuples = shape_numel(is) / k, outer = shape_numel(xs) / p.inner;
@@ -425,30 +427,34 @@ std::string Emitter::scatter(const Node& n, int out) const {
     s += "        fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", len, "        ");
     return s + scatter_combine(n, out, "fz_base + fz_k * " + lit(step), upd, "fz_u", "        ") + "      }\n    }\n";
   }
-  // Scan: thread fz_o per output element reads every update (short when updates are few).
-  std::string target;
-  int64_t updates = 0;
+  // Scan: thread fz_o per output element reads the updates that could reach it, in order: ND,
+  // every index tuple (its slab's start against the tuple's); Elements, the updates on its line.
+  s += "    " + copy(data, "fz_o", out, "fz_o") + "\n";
   if (n.op_type == "ScatterND") {
     const int64_t k = is.back(), tuples = shape_numel(is) / std::max<int64_t>(k, 1);
-    updates = tuples * p.inner;
-    target = "      fz_idx fz_t = fz_u / " + lit(p.inner) + ";\n      fz_idx fz_dst = fz_u % " + lit(p.inner) + ";\n";
-    for (int64_t j = 0; j < k; ++j) {
-      target += "      {\n        fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" +
-                fix_index("fz_k", xs[j], "        ");
-      target += "        fz_dst += fz_k * " + lit(cs[j]) + ";\n      }\n";
-    }
-  } else {
-    updates = shape_numel(is);
-    target = coords("u", "fz_u", is, "      ");
-    target += "      fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", xs[p.axis], "      ");
-    target += "      fz_idx fz_dst = fz_k * " + lit(cs[p.axis]);
-    for (size_t j = 0; j < is.size(); ++j)
-      if (static_cast<int64_t>(j) != p.axis) target += " + fz_u" + std::to_string(j) + " * " + lit(cs[j]);
-    target += ";\n";
+    s += "    fz_idx fz_off = fz_o % " + lit(p.inner) + ";\n";
+    s += "    for (fz_idx fz_t = " + lit(0) + "; fz_t < " + lit(tuples) + "; ++fz_t) {\n      fz_idx fz_dst = fz_off;\n";
+    for (int64_t j = 0; j < k; ++j)
+      s += "      {\n        fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" +
+           fix_index("fz_k", xs[j], "        ") + "        fz_dst += fz_k * " + lit(cs[j]) + ";\n      }\n";
+    return s + "      if (fz_dst == fz_o)\n" + scatter_combine(n, out, "fz_o", upd, "fz_t * " + lit(p.inner) + " + fz_off", "      ") +
+           "    }\n";
   }
-  s += "    " + copy(data, "fz_o", out, "fz_o") + "\n";
-  s += "    for (fz_idx fz_u = " + lit(0) + "; fz_u < " + lit(updates) + "; ++fz_u) {\n" + target;
-  return s + "      if (fz_dst == fz_o)\n" + scatter_combine(n, out, "fz_o", upd, "fz_u", "      ") + "    }\n";
+  const int64_t a = p.axis;
+  const Shape ics = contiguous_strides(is);
+  s += out_coords(xs);
+  std::string inside = "true", u0 = lit(0);
+  for (size_t j = 0; j < xs.size(); ++j)
+    if (static_cast<int64_t>(j) != a) {
+      if (is[j] < xs[j]) inside += " && fz_d" + std::to_string(j) + " < " + lit(is[j]);
+      u0 += " + fz_d" + std::to_string(j) + " * " + lit(ics[j]);
+    }
+  s += "    if (" + inside + ") {\n      fz_idx fz_u0 = " + u0 + ";\n";
+  s += "      for (fz_idx fz_m = " + lit(0) + "; fz_m < " + lit(is[a]) + "; ++fz_m) {\n        fz_idx fz_u = fz_u0 + fz_m * " +
+       lit(ics[a]) + ";\n";
+  s += "        fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", xs[a], "        ");
+  return s + "        if (fz_k == fz_d" + std::to_string(a) + ")\n" + scatter_combine(n, out, "fz_o", upd, "fz_u", "        ") +
+         "      }\n    }\n";
 }
 
 std::string Emitter::matmul_direct(const Node& n, int out) const {
