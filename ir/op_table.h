@@ -86,9 +86,9 @@ struct ScalarRule {
   bool variadic = false;           // Sum/Max/Min/Mean: expr is binary and folds left over all operands
   bool mean = false;               // variadic only: the folded value is divided by the operand count
   bool float_exponent = false;     // Pow: an integer base with a float exponent is computed in the exponent's type
-  // Shrink: an integer input is computed in float64 and truncated (saturating) back, as the
-  // ONNX reference's numpy promotion (int array + Python float) does; ir/decompose.cpp makes
-  // it Cast, op, Cast for the kernels. Bool inputs stay refused.
+  // Shrink: an integer input is computed in float64, as the ONNX reference's numpy promotion
+  // (int array + Python float) does, and truncated back, saturating (Cast's rule, where numpy's
+  // astype wraps); ir/decompose.cpp makes it Cast, op, Cast for the kernels. Bool is refused.
   bool int_in_f64 = false;
   // Params that are not plain numeric attributes (Gelu's string 'approximate', Cast's 'to'):
   // writes one value per params entry. nullptr: node.attr_f(name, default).

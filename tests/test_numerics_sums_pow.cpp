@@ -254,32 +254,37 @@ TEST(Numerics, SubnormalQuotientsAndRemainders) {
   }
 }
 
-// Shrink takes every numeric type (ONNX Shrink-9). Integers compute in float64 and truncate
-// back, as the ONNX reference's numpy promotion does (x + bias as float64, then astype):
-// int8 -3 + 1.25 is -1.75, truncated to -1; results past the type saturate (fusor's float ->
-// integer rule, Cast's). Fused with an integer Add first, so the kernels run the Cast pair.
+// Shrink takes every numeric type (ONNX Shrink-9). Integers compute in float64, as the ONNX
+// reference's numpy promotion does (x + bias as float64), and truncate back: int8 -3 + 1.25 is
+// -1.75, truncated to -1. Results past the type saturate (fusor's float -> integer rule, Cast's;
+// numpy's astype wraps or is undefined there): int8 127 + 2.25 is 127. Fused with an integer
+// Add first, so the kernels run the Cast pair.
 TEST(Numerics, ShrinkOnIntegersTruncatesFromFloat64) {
-  const double lambd = 1.5, bias = 1.25;
-  for (DType t : {DType::i8, DType::u8, DType::i16, DType::i32, DType::i64, DType::u32}) {
-    const bool uns = dtype_is_unsigned(t);
-    std::vector<double> v = {0, 1, 2, 3, 7, 100, 120};
-    if (!uns) v.insert(v.end(), {-1, -2, -3, -100, -120});
-    if (t == DType::i32) v.insert(v.end(), {2147483000.0, -2147483000.0, 16777217.0});
-    if (t == DType::i64) v.insert(v.end(), {9007199254740993.0, -4503599627370497.0});
-    Tensor x(t, {static_cast<int64_t>(v.size())}), one(t, {1}), want(t, x.shape());
-    for (size_t i = 0; i < v.size(); ++i) x.set_int(static_cast<int64_t>(i), static_cast<int64_t>(v[i]) - 1);
-    one.set_int(0, 1);
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      const double a = static_cast<double>(x.get_int(i) + 1);  // the Add first (no wrap for these values)
-      const double r = std::trunc(a < -lambd ? a + bias : a > lambd ? a - bias : 0.0);
-      want.set_int(i, static_cast<int64_t>(r));
+  const double lambd = 1.5;
+  for (double bias : {1.25, -2.25})
+    for (DType t : {DType::i8, DType::u8, DType::i16, DType::i32, DType::i64, DType::u32}) {
+      const bool uns = dtype_is_unsigned(t);
+      const int bits = 8 * static_cast<int>(dtype_size(t));
+      const int64_t hi = uns ? (int64_t{1} << bits) - 1 : static_cast<int64_t>((uint64_t{1} << (bits - 1)) - 1), lo = uns ? 0 : -hi - 1;
+      std::vector<int64_t> v = {0, 1, 2, 3, 7, 100, 120, hi};
+      if (!uns) v.insert(v.end(), {-1, -2, -3, -100, -120, lo + 1});
+      if (t == DType::i32) v.insert(v.end(), {2147483000, -2147483000, 16777217});
+      if (t == DType::i64) v.insert(v.end(), {9007199254740993, -4503599627370497});
+      Tensor x(t, {static_cast<int64_t>(v.size())}), one(t, {1}), want(t, x.shape());
+      for (size_t i = 0; i < v.size(); ++i) x.set_int(static_cast<int64_t>(i), v[i] - 1);
+      one.set_int(0, 1);
+      const double top = std::ldexp(1.0, uns ? bits : bits - 1);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const double a = static_cast<double>(x.get_int(i) + 1);  // the Add first (no wrap for these values)
+        const double r = std::trunc(a < -lambd ? a + bias : a > lambd ? a - bias : 0.0);
+        want.set_int(i, r >= top ? hi : r < -top || (uns && r < 0) ? lo : static_cast<int64_t>(r));
+      }
+      check_everywhere(std::string("Shrink ") + dtype_name(t) + " bias " + std::to_string(bias), {x, one},
+                       [&](GraphBuilder& b, const std::vector<int>& in) {
+                         return b.op("Shrink", {b.op("Add", {in[0], in[1]})}, {{"lambd", lambd}, {"bias", bias}});
+                       },
+                       want);
     }
-    check_everywhere(std::string("Shrink ") + dtype_name(t), {x, one},
-                     [&](GraphBuilder& b, const std::vector<int>& in) {
-                       return b.op("Shrink", {b.op("Add", {in[0], in[1]})}, {{"lambd", lambd}, {"bias", bias}});
-                     },
-                     want);
-  }
   // bool is not numeric: a clear shape-time error.
   GraphBuilder b("shrink_bool", 18);
   b.output(b.op("Shrink", {b.input("x", DType::boolean, {2})}));
