@@ -395,66 +395,56 @@ std::string Emitter::scatter(const Node& n, int out) const {
                                    std::to_string(p.threads) + " threads; the host's loop is O(data + updates)");
   std::string s;
   s += std::string("    // scatter: ") + (p.owner ? "owner" : "scan") + " kernel\n";  // named for tests and readers
-  if (p.owner && n.op_type == "ScatterND") {
-    // Thread fz_o owns slab offset fz_o of every indexed slab: its data, then each tuple in order.
-    const int64_t k = is.back(), tuples = shape_numel(is) / k, outer = shape_numel(xs) / p.inner;
-    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(outer) + "; ++fz_c) " +
-         copy(data, "fz_c * " + lit(p.inner) + " + fz_o", out, "fz_c * " + lit(p.inner) + " + fz_o") + "\n";
-    s += "    for (fz_idx fz_t = " + lit(0) + "; fz_t < " + lit(tuples) + "; ++fz_t) {\n      fz_idx fz_dst = fz_o;\n";
+  // ND: the loop over index tuples fz_t, each giving fz_dst = `start` + the tuple's slab start.
+  auto tuples_loop = [&](const std::string& start) {
+    const int64_t k = is.back(), tuples = shape_numel(is) / std::max<int64_t>(k, 1);
+    std::string r = "    for (fz_idx fz_t = " + lit(0) + "; fz_t < " + lit(tuples) + "; ++fz_t) {\n      fz_idx fz_dst = " + start + ";\n";
     for (int64_t j = 0; j < k; ++j)
-      s += "      {\n        fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" +
+      r += "      {\n        fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" +
            fix_index("fz_k", xs[j], "        ") + "        fz_dst += fz_k * " + lit(cs[j]) + ";\n      }\n";
-    return s + scatter_combine(n, out, "fz_dst", upd, "fz_t * " + lit(p.inner) + " + fz_o", "      ") + "    }\n";
-  }
-  if (p.owner) {
-    // Thread fz_o owns the output line along the axis through its other coordinates: the data,
-    // then the updates on that line (those whose other coordinates match) in axis order.
-    const int64_t a = p.axis, len = xs[a], step = cs[a];
+    return r;
+  };
+  // Elements: the updates fz_u on the line along the axis through the data coordinates fz_d*
+  // (declared by coords_of), in axis order, each with its index fz_k; the caller closes two braces.
+  auto line_loop = [&](const std::string& coords_of) {
+    const int64_t a = p.axis;
     const Shape ics = contiguous_strides(is);
-    s += "    fz_idx fz_base = (fz_o / " + lit(step) + ") * " + lit(len * step) + " + fz_o % " + lit(step) + ";\n";
-    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(len) + "; ++fz_c) " +
-         copy(data, "fz_base + fz_c * " + lit(step), out, "fz_base + fz_c * " + lit(step)) + "\n";
-    s += coords("d", "fz_base", xs, "    ");
-    std::string inside = "true", u0 = lit(0);
+    std::string r = coords_of, inside = "true", u0 = lit(0);
     for (size_t j = 0; j < xs.size(); ++j)
       if (static_cast<int64_t>(j) != a) {
         if (is[j] < xs[j]) inside += " && fz_d" + std::to_string(j) + " < " + lit(is[j]);
         u0 += " + fz_d" + std::to_string(j) + " * " + lit(ics[j]);
       }
-    s += "    if (" + inside + ") {\n      fz_idx fz_u0 = " + u0 + ";\n";
-    s += "      for (fz_idx fz_m = " + lit(0) + "; fz_m < " + lit(is[a]) + "; ++fz_m) {\n        fz_idx fz_u = fz_u0 + fz_m * " +
+    r += "    if (" + inside + ") {\n      fz_idx fz_u0 = " + u0 + ";\n";
+    r += "      for (fz_idx fz_m = " + lit(0) + "; fz_m < " + lit(is[a]) + "; ++fz_m) {\n        fz_idx fz_u = fz_u0 + fz_m * " +
          lit(ics[a]) + ";\n";
-    s += "        fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", len, "        ");
-    return s + scatter_combine(n, out, "fz_base + fz_k * " + lit(step), upd, "fz_u", "        ") + "      }\n    }\n";
+    return r + "        fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", xs[a], "        ");
+  };
+  if (p.owner && n.op_type == "ScatterND") {
+    // Thread fz_o owns slab offset fz_o of every indexed slab: its data, then each tuple in order.
+    const int64_t outer = shape_numel(xs) / p.inner;
+    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(outer) + "; ++fz_c) " +
+         copy(data, "fz_c * " + lit(p.inner) + " + fz_o", out, "fz_c * " + lit(p.inner) + " + fz_o") + "\n";
+    return s + tuples_loop("fz_o") + scatter_combine(n, out, "fz_dst", upd, "fz_t * " + lit(p.inner) + " + fz_o", "      ") + "    }\n";
+  }
+  if (p.owner) {
+    // Thread fz_o owns the output line along the axis through its other coordinates: the data,
+    // then the updates on that line (those whose other coordinates match) in axis order.
+    const int64_t len = xs[p.axis], step = cs[p.axis];
+    s += "    fz_idx fz_base = (fz_o / " + lit(step) + ") * " + lit(len * step) + " + fz_o % " + lit(step) + ";\n";
+    s += "    for (fz_idx fz_c = " + lit(0) + "; fz_c < " + lit(len) + "; ++fz_c) " +
+         copy(data, "fz_base + fz_c * " + lit(step), out, "fz_base + fz_c * " + lit(step)) + "\n";
+    return s + line_loop(coords("d", "fz_base", xs, "    ")) +
+           scatter_combine(n, out, "fz_base + fz_k * " + lit(step), upd, "fz_u", "        ") + "      }\n    }\n";
   }
   // Scan: thread fz_o per output element reads the updates that could reach it, in order: ND,
   // every index tuple (its slab's start against the tuple's); Elements, the updates on its line.
   s += "    " + copy(data, "fz_o", out, "fz_o") + "\n";
-  if (n.op_type == "ScatterND") {
-    const int64_t k = is.back(), tuples = shape_numel(is) / std::max<int64_t>(k, 1);
-    s += "    fz_idx fz_off = fz_o % " + lit(p.inner) + ";\n";
-    s += "    for (fz_idx fz_t = " + lit(0) + "; fz_t < " + lit(tuples) + "; ++fz_t) {\n      fz_idx fz_dst = fz_off;\n";
-    for (int64_t j = 0; j < k; ++j)
-      s += "      {\n        fz_idx fz_k = " + index_of(ind, "fz_t * " + lit(k) + " + " + lit(j)) + ";\n" +
-           fix_index("fz_k", xs[j], "        ") + "        fz_dst += fz_k * " + lit(cs[j]) + ";\n      }\n";
-    return s + "      if (fz_dst == fz_o)\n" + scatter_combine(n, out, "fz_o", upd, "fz_t * " + lit(p.inner) + " + fz_off", "      ") +
-           "    }\n";
-  }
-  const int64_t a = p.axis;
-  const Shape ics = contiguous_strides(is);
-  s += out_coords(xs);
-  std::string inside = "true", u0 = lit(0);
-  for (size_t j = 0; j < xs.size(); ++j)
-    if (static_cast<int64_t>(j) != a) {
-      if (is[j] < xs[j]) inside += " && fz_d" + std::to_string(j) + " < " + lit(is[j]);
-      u0 += " + fz_d" + std::to_string(j) + " * " + lit(ics[j]);
-    }
-  s += "    if (" + inside + ") {\n      fz_idx fz_u0 = " + u0 + ";\n";
-  s += "      for (fz_idx fz_m = " + lit(0) + "; fz_m < " + lit(is[a]) + "; ++fz_m) {\n        fz_idx fz_u = fz_u0 + fz_m * " +
-       lit(ics[a]) + ";\n";
-  s += "        fz_idx fz_k = " + index_of(ind, "fz_u") + ";\n" + fix_index("fz_k", xs[a], "        ");
-  return s + "        if (fz_k == fz_d" + std::to_string(a) + ")\n" + scatter_combine(n, out, "fz_o", upd, "fz_u", "        ") +
-         "      }\n    }\n";
+  if (n.op_type == "ScatterND")
+    return s + "    fz_idx fz_off = fz_o % " + lit(p.inner) + ";\n" + tuples_loop("fz_off") + "      if (fz_dst == fz_o)\n" +
+           scatter_combine(n, out, "fz_o", upd, "fz_t * " + lit(p.inner) + " + fz_off", "      ") + "    }\n";
+  return s + line_loop(out_coords(xs)) + "        if (fz_k == fz_d" + std::to_string(p.axis) + ")\n" +
+         scatter_combine(n, out, "fz_o", upd, "fz_u", "        ") + "      }\n    }\n";
 }
 
 std::string Emitter::matmul_direct(const Node& n, int out) const {
