@@ -113,8 +113,10 @@ void Emitter::setup() {
   // CumSum sums fp32 / fp16 / bf16 in double, as ref (codegen_opaque.cpp cumsum); integer ones
   // need no doubles (a device without shaderFloat64 keeps them).
   if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "CumSum" && !k_.opaque_inputs.empty() &&
-      k_.opaque_inputs[0] >= 0 && (dtype_of(k_.opaque_inputs[0]) == DType::f32 || dtype_of(k_.opaque_inputs[0]) == DType::f16 || dtype_of(k_.opaque_inputs[0]) == DType::bf16))
-    note_type(DType::f64);
+      k_.opaque_inputs[0] >= 0) {
+    const DType xt = dtype_of(k_.opaque_inputs[0]);
+    if (xt == DType::f32 || xt == DType::f16 || xt == DType::bf16) note_type(DType::f64);
+  }
   // Views over space.
   for (auto& l : k_.loads) views_.push_back(&l.view);
   for (auto& o : k_.outputs) views_.push_back(&o.view);
