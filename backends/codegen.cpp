@@ -227,7 +227,7 @@ int64_t Emitter::opaque_total() const {
   // (RNN / GRU / LSTM with only Y_h) has none and runs on the host, like an op without a kernel.
   // TopK runs a thread per input element (it ranks each; either output may be omitted).
   if (k_.node >= 0 && node().op_type == "TopK") return shape_numel(buffer(in_buf(0)).shape);
-  if (k_.node >= 0 && (node().op_type == "ScatterND" || node().op_type == "ScatterElements" || node().op_type == "Scatter") &&
+  if (k_.node >= 0 && is_scatter_op(node().op_type) &&
       !k_.opaque_outputs.empty() && k_.opaque_outputs[0] >= 0)
     return scatter_plan(node()).threads;  // a thread per output element, or per owned line
   if (k_.node >= 0 && (node().op_type == "CumSum" || node().op_type == "CumProd") && !k_.opaque_outputs.empty() &&
@@ -647,10 +647,9 @@ std::string Dialect::matmul_config(int64_t batch, int64_t m, int64_t n, int64_t 
 bool kernel_checks_indices(const KernelSpec& k, const Plan& p) {
   if (k.has_gathered_load()) return true;
   if (k.kind != FusionKind::opaque || k.node < 0 || k.node >= static_cast<int>(p.graph.nodes.size())) return false;
-  static const std::set<std::string> ops = {"Gather",          "GatherElements", "GatherND",
-                                            "ScatterElements", "Scatter",        "ScatterND"};
+  static const std::set<std::string> ops = {"Gather", "GatherElements", "GatherND"};
   const Node& n = p.graph.nodes[k.node];
-  if (ops.count(n.op_type) != 0 || n.op_type == "ReverseSequence") return true;  // sequence_lens checked like indices
+  if (ops.count(n.op_type) != 0 || codegen_detail::is_scatter_op(n.op_type) || n.op_type == "ReverseSequence") return true;  // sequence_lens checked like indices
   // CumSum's / CumProd's axis computed at run time is checked on the device like an index.
   return (n.op_type == "CumSum" || n.op_type == "CumProd") && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
          !p.graph.values[n.inputs[1]].constant;

@@ -31,6 +31,8 @@ constexpr int64_t kDefaultGroup = 256;
 constexpr int64_t kLoopUnroll = 4;
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// ScatterElements, its deprecated alias Scatter, and ScatterND: one kernel family (Emitter::scatter).
+inline bool is_scatter_op(const std::string& t) { return t == "ScatterElements" || t == "Scatter" || t == "ScatterND"; }
 inline int64_t pow2_ceil(int64_t v) {
   int64_t p = 1;
   while (p < v) p <<= 1;

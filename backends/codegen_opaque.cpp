@@ -75,7 +75,7 @@ std::string Emitter::emit_opaque() const {
                             t == "CumProd" ||  // typed throughout (cumsum: the dtype's own products)
                             // a Scatter without a reduction only moves elements (bit copies); integers and
                             // float64 combine in their own type (scatter_combine)
-                            ((t == "ScatterND" || t == "ScatterElements" || t == "Scatter") &&
+                            (is_scatter_op(t) &&
                              (n.attr_s("reduction", "none") == "none" || dtype_is_int(dtype_of(in_buf(0))) ||
                               dtype_of(in_buf(0)) == DType::f64));
   if ((through_float.count(t) && !typed_opaque) || (def0 && def0->reduce && !typed_reduce(n, *def0->reduce))) {
@@ -161,7 +161,7 @@ std::string Emitter::emit_opaque() const {
     body = eye_like(n, out);
   else if (t == "OneHot")
     body = one_hot(n, out);
-  else if (t == "ScatterElements" || t == "Scatter" || t == "ScatterND")
+  else if (is_scatter_op(t))
     body = scatter(n, out);
   else if (t == "MatMul")
     body = matmul_direct(n, out);
@@ -218,7 +218,7 @@ int64_t Emitter::opaque_loop_trips(const Node& n) const {
     for (int64_t v : n.attr_ints("kernel_shape")) w *= v;
     return w;
   }
-  if (t == "ScatterElements" || t == "Scatter" || t == "ScatterND") return scatter_plan(n).trips;
+  if (is_scatter_op(t)) return scatter_plan(n).trips;
   if (t == "LRN") return n.attr_i("size", 1);
   return 0;
 }

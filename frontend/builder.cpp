@@ -56,6 +56,7 @@ std::vector<int> GraphBuilder::op_multi(const std::string& op_type, const std::v
   n.op_type = op_type;
   n.name = op_type + "_" + std::to_string(g_.nodes.size());
   n.opset = opset_;
+  n.check_types = check_types_;
   n.attrs = std::move(attrs);
   for (int in : inputs) {
     if (in != -1) check_id(in, n.label());

@@ -35,6 +35,12 @@ class GraphBuilder {
   std::vector<int> op_multi(const std::string& op_type, const std::vector<int>& inputs, Attrs attrs, int num_outputs);
   void output(int value);
 
+  // Off by default: a built graph may use any dtype the op table computes, beyond the ONNX
+  // schemas' type constraints (int8 reductions and MatMul, bfloat16 Conv before opset 22,
+  // float64 Celu). On, each node added afterwards is checked as an imported node is
+  // (ir/type_constraints.h: Error("onnx") from shape inference).
+  void check_onnx_types(bool on = true) { check_types_ = on; }
+
   Graph& graph() { return g_; }  // for tweaks the builder does not cover (domains, names)
   // Topologically sorts and hands the graph over; the builder is empty afterwards.
   Graph build();
@@ -45,6 +51,7 @@ class GraphBuilder {
 
   Graph g_;
   int opset_;
+  bool check_types_ = false;
 };
 
 }  // namespace fusor

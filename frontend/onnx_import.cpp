@@ -439,6 +439,7 @@ struct Importer {
     n.domain = norm_domain(np.domain());
     auto it = domain_opsets.find(n.domain);
     n.opset = it != domain_opsets.end() ? it->second : (n.domain.empty() ? g.opset : 1);
+    n.check_types = true;
     const std::string label = n.label();
     verify_schema(np, n);
     for (const auto& a : np.attribute()) n.attrs[a.name()] = convert_attr(a, label);

@@ -53,6 +53,11 @@ struct Node {
   // of fp16/bf16 operands whose output is float32 (the fp32 sum, not rounded to the operands'
   // dtype), so that the epilogue of the Gemm/Conv it came from rounds once (one ONNX node).
   bool f32_result = false;
+  // Set by the importer and the builder on the nodes the model itself wrote: infer_shapes checks
+  // such a node against its ONNX schema's type constraints (ir/type_constraints.h) when it first
+  // infers it, then clears the flag, so the nodes fusor's own expansions and rewrites make (and
+  // copy from it) are not held to the schema.
+  bool check_types = false;
 
   bool has_attr(const std::string& k) const { return attrs.count(k) != 0; }
   int64_t attr_i(const std::string& k, int64_t dflt) const;

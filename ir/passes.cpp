@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ir/op_table.h"
+#include "ir/type_constraints.h"
 
 namespace fusor {
 
@@ -86,6 +87,14 @@ void infer_shapes(Graph& g, bool fold) {
     for (int k = 0; k < def.min_inputs; ++k)
       if (!g.nodes[i].has_input(k) && !(k < 32 && (def.optional_inputs >> k & 1u)))
         throw Error("onnx", g.nodes[i].label() + ": input " + std::to_string(k) + " is required, got an empty name");
+    // The schema's type constraints: before an expansion replaces the node, otherwise after the
+    // op's own inference (whose messages are more specific where it has them).
+    auto check_types = [&g](Node& n) {
+      if (!n.check_types) return;
+      n.check_types = false;
+      check_onnx_type_constraints(g, n);
+    };
+    if (def.expand) check_types(g.nodes[i]);
     bool expanded_here = false;
     call_op_fn(g.nodes[i].label(), "shape", [&] { expanded_here = expand_sequence_identity(g, i); });
     if (!expanded_here && def.expand) call_op_fn(g.nodes[i].label(), "shape", [&] { expanded_here = def.expand(g, i); });
@@ -102,6 +111,7 @@ void infer_shapes(Graph& g, bool fold) {
                               std::to_string(def.max_outputs));
     InferContext ctx(g, n);
     call_op_fn(n, "shape", [&] { def.infer(ctx); });
+    check_types(n);
     if (!g.known_by_name.empty() || !g.stop_after.empty())
       for (int& o : n.outputs) {
         if (o < 0) continue;

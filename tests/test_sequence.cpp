@@ -535,7 +535,7 @@ TEST(Sequence, MisuseIsAClearError) {
          node(g, "SequenceConstruct", {"X", "i"}, {"s"});
          node(g, "SequenceLength", {"s"}, {"out"});
        },
-       "a sequence holds one dtype, got float32 and int64"},
+       "inputs 0 and 1 are float32 and int64, but SequenceConstruct-11 binds both to one type"},
   };
   for (const Case& c : cases) {
     onnx::ModelProto m = testing::onnx_model("sequence_misuse", 8, 17);
