@@ -12,6 +12,7 @@ struct Formal {
   bool variadic, homogeneous;
 };
 struct Schema {
+  const char* domain;  // "" (ai.onnx) or "ai.onnx.ml"
   const char* op;
   int since;
   std::vector<Formal> formals;
@@ -20,13 +21,15 @@ struct Schema {
 
 constexpr uint64_t kNonTensor = uint64_t{1} << 63;
 
-const std::map<std::string, std::vector<Schema>>& by_op() {
-  static const std::map<std::string, std::vector<Schema>> m = [] {
+using Key = std::pair<std::string, std::string>;  // domain, op
+
+const std::map<Key, std::vector<Schema>>& by_op() {
+  static const std::map<Key, std::vector<Schema>> m = [] {
     static const std::vector<Schema> table = {
 #include "ir/onnx_type_constraints.inc"
     };
-    std::map<std::string, std::vector<Schema>> r;
-    for (const Schema& s : table) r[s.op].push_back(s);  // ascending since, as generated
+    std::map<Key, std::vector<Schema>> r;
+    for (const Schema& s : table) r[{s.domain, s.op}].push_back(s);  // ascending since, as generated
     return r;
   }();
   return m;
@@ -46,9 +49,9 @@ std::string allowed_list(uint64_t mask) {
 }  // namespace
 
 void check_onnx_type_constraints(const Graph& g, const Node& n) {
-  if (!n.domain.empty() && n.domain != "ai.onnx") return;
+  const std::string domain = n.domain == "ai.onnx" ? std::string() : n.domain;
   const auto& ops = by_op();
-  auto it = ops.find(n.op_type);
+  auto it = ops.find({domain, n.op_type});
   if (it == ops.end()) return;
   const Schema* s = nullptr;
   for (const Schema& c : it->second)

@@ -120,6 +120,13 @@ TEST(TypeConstraints, VersionsAndDomainsFollowTheirOwnSchema) {
   EXPECT_ERROR(check_onnx_type_constraints(g, n), "Abs-13");
   n.opset = 5;  // Abs-1: float types only, by name
   EXPECT_ERROR(check_onnx_type_constraints(g, n), "Abs-1 does not allow there (it takes float32, float16, float64)");
+  // ai.onnx.ml at its own opset: Scaler takes float, double, int64, int32.
+  n.op_type = "Scaler";
+  n.domain = "ai.onnx.ml";
+  n.opset = 3;
+  EXPECT_ERROR(check_onnx_type_constraints(g, n), "is bool, which Scaler-1 does not allow there (it takes float32, int32, int64, float64)");
+  g.values[static_cast<size_t>(a)].dtype = DType::i32;
+  EXPECT_NO_THROW(check_onnx_type_constraints(g, n));
 }
 
 }  // namespace
