@@ -180,7 +180,13 @@ std::string Emitter::emit_opaque() const {
             "ArgMax/ArgMin, Hardmax, TopK, GridSample, ReverseSequence, CumSum, CumProd, GatherElements, GatherND, Trilu, Pad, Tile, DepthToSpace, "
             "SpaceToDepth, EyeLike, OneHot, Scatter*, MatMul, Softmax, LogSoftmax, Conv, LpPool, ConvTranspose, LRN, "
             "Slice, Resize)");
-  // After the body: an op without a kernel says so first.
+  // After the body: an op without a kernel says so first. ArgMax / ArgMin scan a row in each
+  // thread, Hardmax and TopK in a thread per element (len^2 a row): past kMaxLaneCost serial
+  // iterations a lane (TopK over a 50,257-word vocabulary) the host's loop is the faster place.
+  if (t == "ArgMax" || t == "ArgMin" || t == "Hardmax" || t == "TopK")
+    if (const int64_t trips = opaque_loop_trips(n); lane_cost(opaque_total(), trips) > kMaxLaneCost)
+      throw Unsupported(d_.name, n.label() + ": " + t + " would run " + std::to_string(trips) + " serial iterations in each of " +
+                                     std::to_string(opaque_total()) + " threads; the host's loop is faster");
   check_loop_budget(n.label() + ": " + t, ceil_div(opaque_total(), std::max<int64_t>(1, launch_.groups) * kDefaultGroup) *
                                               (opaque_loop_trips(n) + 1));
   return globals_ + d_.kernel_begin(h_) + "  " + grid_loop("fz_o", opaque_total()) + body + "  }\n}\n";

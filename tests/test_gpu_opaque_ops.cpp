@@ -445,6 +445,36 @@ TEST(GpuOpaqueOps, SerialScattersAndCumSumsRunOnTheHost) {
   }
 }
 
+// ArgMax over a 200,000-long row is one thread's serial loop; Hardmax and TopK rank every
+// element against its row (len^2 a row): past the serial-work bound they run on the host, with
+// ref's results (without fallback the GPU backends refuse them, naming the serial iterations).
+TEST(GpuOpaqueOps, LongRowArgMaxHardmaxAndTopKRunOnTheHost) {
+  for (const std::string op : {"ArgMax", "Hardmax", "TopK"}) {
+    // Past the bound on every device (16,384 lanes on a GPU, 8 a core on lavapipe): TopK stays
+    // under its 8,192-element axis limit, with rows enough for 5 rounds of 16,384 lanes.
+    const Shape xs = op == "ArgMax" ? Shape{2, 200000} : op == "Hardmax" ? Shape{2, 60000} : Shape{10, 8000};
+    const Tensor x = testing::random_tensor(DType::f32, xs, 41, -100.0, 100.0);
+    GraphBuilder b("long_rows", 18);
+    const int xi = b.input("x", DType::f32, xs);
+    if (op == "TopK")
+      b.output(b.op_multi("TopK", {xi, b.constant("k", ints_of({1}, {5}))}, {}, 2)[1]);
+    else
+      b.output(b.op(op, {xi}, {{"axis", int64_t{1}}}));
+    const Graph sg = specialize(b.build(), {x});
+    const Tensor want = run_on_backend("ref", sg, {x}).at(0);
+    for (const std::string be : {"vulkan", "cuda"}) {
+      if (!present(be)) continue;
+      CompileOptions strict;
+      strict.fallback = false;
+      const std::string msg = testing::error_of([&] { run_on_backend(be, sg, {x}, strict); });
+      EXPECT_NE(msg.find("serial iterations"), std::string::npos) << op << " on " << be << ": " << msg;
+      const Tensor got = run_on_backend(be, sg, {x}).at(0);
+      ASSERT_EQ(got.nbytes(), want.nbytes());
+      EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.nbytes())) << op << " on " << be << " with fallback";
+    }
+  }
+}
+
 // float64 OneHot indices truncate in double: 2.9999999999 is class 2 and -0.9999999999 class
 // 0 (-0 truncated), 3.99999999999 class 3; through fp32 they rounded to 3, -1 (the last class)
 // and 4 first on Vulkan (red-team round 30).
