@@ -32,10 +32,11 @@ const Buffer& Emitter::buffer(int b) const {
 }
 
 std::string Emitter::lit(int64_t v) const {
-  // A value a 32-bit index cannot hold (an attribute like LRN's size 2^62) would be a compile
-  // error deep in the generated source; say which value it is instead.
+  // A value a 32-bit index cannot hold (an attribute like LRN's size 2^62, EyeLike's k = INT64_MIN)
+  // would be a compile error deep in the generated source: the kernel is refused (Unsupported),
+  // so its nodes run on the host, which computes them in 64 bits.
   if (!h_.index64 && (v > INT32_MAX || v < INT32_MIN))
-    fail("constant " + std::to_string(v) + " does not fit the kernel's 32-bit index type");
+    throw Unsupported(d_.name, "kernel '" + k_.name + "': constant " + std::to_string(v) + " does not fit the kernel's 32-bit index type");
   std::string s = std::to_string(v) + (h_.index64 ? d_.int64_suffix : "");
   return v < 0 ? "(" + s + ")" : s;
 }

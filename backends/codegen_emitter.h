@@ -452,6 +452,18 @@ class Emitter {
     return trips > 0 && rounds > (int64_t{1} << 62) / trips ? int64_t{1} << 62 : rounds * trips;
   }
   static constexpr int64_t kMaxLaneCost = int64_t{1} << 15;
+  // kMaxLaneCost, or FUSOR_SERIAL_BOUND=N (measuring only: the GPU kernel against the host's loop
+  // near the bound; 0 lifts it).
+  static int64_t max_lane_cost() {
+    static const int64_t v = [] {
+      const char* e = std::getenv("FUSOR_SERIAL_BOUND");
+      if (!e || !*e) return kMaxLaneCost;
+      char* end = nullptr;
+      const long long n = std::strtoll(e, &end, 10);
+      return *end || n < 0 ? kMaxLaneCost : n == 0 ? int64_t{1} << 62 : static_cast<int64_t>(n);
+    }();
+    return v;
+  }
   // CumSum / CumProd: the number of lines along a constant axis when a thread per line (one
   // running sum, len work a line) is cheaper than a thread per element summing its own prefix
   // (len^2 / 2 a line); 0 for the per-element kernel. Same order, same partial sums.

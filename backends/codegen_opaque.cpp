@@ -184,7 +184,7 @@ std::string Emitter::emit_opaque() const {
   // thread, Hardmax and TopK in a thread per element (len^2 a row): past kMaxLaneCost serial
   // iterations a lane (TopK over a 50,257-word vocabulary) the host's loop is the faster place.
   if (t == "ArgMax" || t == "ArgMin" || t == "Hardmax" || t == "TopK")
-    if (const int64_t trips = opaque_loop_trips(n); lane_cost(opaque_total(), trips) > kMaxLaneCost)
+    if (const int64_t trips = opaque_loop_trips(n); lane_cost(opaque_total(), trips) > max_lane_cost())
       throw Unsupported(d_.name, n.label() + ": " + t + " would run " + std::to_string(trips) + " serial iterations in each of " +
                                      std::to_string(opaque_total()) + " threads; the host's loop is faster");
   check_loop_budget(n.label() + ": " + t, ceil_div(opaque_total(), std::max<int64_t>(1, launch_.groups) * kDefaultGroup) *
@@ -874,7 +874,7 @@ std::string Emitter::cumsum(const Node& n, int out) const {
     // O(n) loop is the faster place (a 1-D CumSum of 300,000 is one thread's loop).
     const Around a = around(xs, normalize_axis(t->get_int(0), r, n.label()));
     const int64_t lines = cumsum_lines(n), threads = lines ? lines : shape_numel(xs);
-    if (lane_cost(threads, a.len) > kMaxLaneCost)
+    if (lane_cost(threads, a.len) > max_lane_cost())
       throw Unsupported(d_.name, n.label() + ": " + n.op_type + " would run " + std::to_string(a.len) + " serial iterations in each of " +
                                      std::to_string(threads) + " threads; the host's loop is O(n)");
   }

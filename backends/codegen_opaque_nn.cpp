@@ -390,7 +390,7 @@ std::string Emitter::scatter(const Node& n, int out) const {
   // Past kMaxLaneCost serial iterations a lane (a 1-D index_put of 300,000 elements: one owner
   // thread, or every thread scanning every update) the host's O(data + updates) loop is faster:
   // refused, so the node runs there.
-  if (p.cost > kMaxLaneCost)
+  if (p.cost > max_lane_cost())
     throw Unsupported(d_.name, n.label() + ": " + n.op_type + " would run " + std::to_string(p.trips) + " serial iterations in each of " +
                                    std::to_string(p.threads) + " threads; the host's loop is O(data + updates)");
   std::string s;

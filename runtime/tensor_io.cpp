@@ -1,5 +1,6 @@
 #include "runtime/tensor_io.h"
 
+#include <climits>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -272,7 +273,16 @@ Tensor read_tensor_pb(const std::string& path, std::string* name) {
   }
 }
 
+void check_pb_writable(const std::string& what, DType t, const Shape& s) {
+  if (t == DType::string) return;  // sized by its strings; write_tensor_pb checks the message
+  const double bytes = static_cast<double>(shape_numel(s)) * dtype_bits(t) / 8.0;
+  if (bytes > 2147483647.0 - 4096.0)  // the name and dims share the message
+    throw Error("io", what + " is " + dtype_name(t) + " " + shape_str(s) + ", " + std::to_string(static_cast<int64_t>(bytes)) +
+                          " bytes: past the 2 GiB a .pb file (one protobuf message) can hold");
+}
+
 void write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name) {
+  check_pb_writable("'" + path + "'", t.dtype(), t.shape());
   onnx::TensorProto proto;
   proto.set_name(name);
   int onnx_type = dtype_to_onnx(t.dtype());
@@ -285,8 +295,10 @@ void write_tensor_pb(const std::string& path, const Tensor& t, const std::string
     if (dtype_bits(t.dtype()) < 8) proto.set_raw_data(pack_small(t));  // int4/int2/float4: packed (ir/small_dtypes.h)
     else proto.set_raw_data(reinterpret_cast<const char*>(t.raw()), t.nbytes());
   }
+  if (proto.ByteSizeLong() > static_cast<size_t>(INT32_MAX))  // before protobuf logs its own line
+    throw io_error(path, "the tensor is " + std::to_string(proto.ByteSizeLong()) + " bytes as a protobuf message, past the 2 GiB a .pb file can hold");
   std::string bytes;
-  if (!proto.SerializeToString(&bytes)) throw io_error(path, "protobuf serialization failed (tensor larger than 2 GB?)");
+  if (!proto.SerializeToString(&bytes)) throw io_error(path, "protobuf serialization failed");
   write_file(path, bytes, "io");
 }
 

@@ -13,6 +13,10 @@ namespace fusor {
 // resolved relative to the file's folder. Writes use raw_data (string tensors: string_data).
 Tensor read_tensor_pb(const std::string& path, std::string* name = nullptr);
 void write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name);
+// A .pb file holds one protobuf message, at most 2^31 - 1 bytes (protobuf's limit): throws
+// Error("io") naming `what` when a tensor of this dtype and shape could not be written as one,
+// so `fusor run --out` refuses before running rather than after (write_tensor_pb checks too).
+void check_pb_writable(const std::string& what, DType t, const Shape& s);
 
 // NumPy .npy, format versions 1.0/2.0/3.0, little-endian, C order only. Supported descr:
 // <f4 <f8 <f2 <i8 <i4 <i2 |i1 |u1 <u2 <u4 <u8 |b1 ('=' is accepted as little-endian).

@@ -475,6 +475,26 @@ TEST(GpuOpaqueOps, LongRowArgMaxHardmaxAndTopKRunOnTheHost) {
   }
 }
 
+// EyeLike's k = INT64_MIN / INT64_MAX does not fit a 32-bit kernel index: the GPUs leave the node
+// to the host (they failed the model with a [codegen] error, red-team round 31); all zeros.
+TEST(GpuOpaqueOps, ConstantsPast32BitsRunOnTheHost) {
+  for (int64_t k : {INT64_MIN, INT64_MAX, int64_t{1}}) {
+    GraphBuilder b("eyelike", 18);
+    b.output(b.op("EyeLike", {b.input("x", DType::f32, {3, 4})}, {{"k", k}}));
+    const Tensor x = testing::random_tensor(DType::f32, {3, 4}, 5);
+    const Graph sg = specialize(b.build(), {x});
+    const Tensor want = run_on_backend("ref", sg, {x}).at(0);
+    double sum = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) sum += want.get(i);
+    EXPECT_EQ(sum, k == 1 ? 3.0 : 0.0);
+    for (const std::string be : {"vulkan", "cuda"}) {
+      if (!present(be)) continue;
+      const Tensor got = run_on_backend(be, sg, {x}).at(0);
+      EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.nbytes())) << "k " << k << " on " << be;
+    }
+  }
+}
+
 // float64 OneHot indices truncate in double: 2.9999999999 is class 2 and -0.9999999999 class
 // 0 (-0 truncated), 3.99999999999 class 3; through fp32 they rounded to 3, -1 (the last class)
 // and 4 first on Vulkan (red-team round 30).

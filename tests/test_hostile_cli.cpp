@@ -2,6 +2,7 @@
 // that leave outputs unchecked or hold broken tensors, paths the OS cannot stat, device indices
 // the host backends ignored, and the CLI's option values (tolerances, iteration counts, empty
 // paths) of conform, diff, bench and explain.
+#include <chrono>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -234,6 +235,33 @@ TEST(HostileCli, DotLabelsEscapeModelNames) {
   EXPECT_NE(dot.find("x\\\\\\\"\\\\nq"), std::string::npos) << dot;  // x\\\"\\nq: both escaped, newline as text
   // Graphviz (when installed) parses the file: explain then reports the SVG it rendered.
   if (std::system("command -v dot >/dev/null 2>&1") == 0) EXPECT_NE(out.find(".svg"), std::string::npos) << out;
+}
+
+// An output past the 2 GiB a .pb file holds: `run --out` refuses before running, in one line
+// (it ran the model, 19 s and 6 GB here, then printed libprotobuf's log line and a second one).
+TEST(HostileCli, OutputsTooBigForAPbFileAreRefusedBeforeTheRun) {
+  if (!testing::have_cli()) GTEST_SKIP() << "fusor binary not found (FUSOR_BIN unset)";
+  TempDir t;
+  auto m = fuzz::new_model(17);
+  auto* g = m.mutable_graph();
+  auto* shape = g->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(1);
+  shape->add_int64_data(int64_t{1} << 29);  // 2^29 float32: 2 GiB
+  fuzz::add_node(g, "ConstantOfShape", {"shape"}, {"y"});
+  fuzz::set_type(g->add_output(), "y", onnx::TensorProto::FLOAT, {int64_t{1} << 29});
+  fs::create_directories(t / "m");
+  std::ofstream(t / "m/model.onnx", std::ios::binary) << m.SerializeAsString();
+  std::string out;
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_NE(testing::run_cli("run " + t / "m" + " --backend ref --out " + t / "o", &out), 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  EXPECT_NE(out.find("fusor: error: [io] output 'y' (--out) is float32 [536870912], 2147483648 bytes: past the 2 GiB a .pb file"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("libprotobuf"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(t / "o/output_0.pb"));
 }
 
 }  // namespace

@@ -82,6 +82,9 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
               backend.c_str(), source.c_str());
   auto t0 = std::chrono::steady_clock::now();
   Graph sg = specialize(g, inputs);
+  if (!out_dir.empty())  // an output --out cannot write fails now, not after the run
+    for (int o : sg.outputs)
+      check_pb_writable("output '" + printable(sg.values[o].name) + "' (--out)", sg.values[o].dtype, sg.values[o].shape);
   if (opener.joinable()) opener.join();
   auto exe = compile_with_fallback(*b, sg, opts);
   auto t1 = std::chrono::steady_clock::now();

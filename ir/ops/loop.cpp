@@ -517,6 +517,11 @@ void loop_infer(InferContext& ctx) {
   const int64_t trips = ctx.has_input(0) ? std::max<int64_t>(ctx.require_constant(0).get_int(0), 0) : -1;
   if (trips < 0) throw Error("shape", n.label() + ": has scan outputs and no trip count M");
   const int64_t iterations = ctx.has_input(1) && ctx.constant(1)->get(0) == 0.0 ? 0 : trips;
+  // Exactly M iterations: past the bound the run would fail after the scan outputs ([M, ...],
+  // gigabytes for M = 10^9) were allocated; fail now, as the run would.
+  if (iterations > kMaxIterations)
+    ctx.fail("trip count " + std::to_string(iterations) + " is past the " + std::to_string(kMaxIterations) +
+             " iterations a loop may run, and its condition stays true");
   for (int k = 0; k < io.K; ++k) {
     const Value& v = s.values[s.outputs[1 + io.N + k]];
     ctx.set_output(io.N + k, v.dtype, with_axis(v.shape, 0, iterations));
