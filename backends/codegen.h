@@ -133,6 +133,12 @@ struct Dialect {
   // Emitter::lane_cost divides a kernel's threads by it to weigh serial work (Scatter's two
   // kernels, CumSum's per-line form, the bound past which the host's O(n) loop is faster).
   int64_t parallel_lanes = 16384;
+  // Entries of the constant tables a kernel indexes at run time (Resize's per-coordinate taps and
+  // weights, Emitter::resize) before the node is left to the host. llvmpipe lowers a dynamically
+  // indexed constant array to compare-and-select chains, compiled at the first dispatch in time
+  // growing with the square of its length (4x4 -> 160x160 nearest, 640 entries: 16.5 s; 80: 0.7 s,
+  // red-team round 31), so lavapipe takes small tables only.
+  int64_t max_table_entries = int64_t{1} << 16;
   // fp32 / fp16 / bf16 Pow computed in double (then rounded once to float), as ref computes it:
   // the driver's fp32 pow is exp2(y log2 x), whose error grows with |y log2 x| (45 ulp at
   // 1e34, red-team round 27). Set by dialects that have doubles (Vulkan: shaderFloat64).

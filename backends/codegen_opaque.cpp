@@ -317,9 +317,9 @@ std::string Emitter::resize(const Node& n, int out) const {
     weight += " * fz_rw" + dd + "[" + at + "]";
     offset += (offset.empty() ? "" : " + ") + d_.cast("fz_idx", "fz_ri" + dd + "[" + at + "]") + " * " + lit(xst[d]);
   }
-  if (entries > (int64_t{1} << 16))
-    throw Unsupported(d_.name, n.label() + ": Resize tables of " + std::to_string(entries) +
-                                   " entries are too large for a generated kernel");
+  if (entries > d_.max_table_entries)
+    throw Unsupported(d_.name, n.label() + ": Resize tables of " + std::to_string(entries) + " entries are past the " +
+                                   std::to_string(d_.max_table_entries) + " a generated kernel on this device holds");
   s += "    float fz_acc = 0.0f;\n" + open + "    fz_acc += " + weight + " * " +
        load_of(x, offset.empty() ? lit(0) : offset) + ";\n" + close;
   if (!extrapolated.empty()) s += "    if (" + extrapolated + ") fz_acc = " + fz_float_literal(t.extrapolation) + ";\n";
