@@ -182,9 +182,13 @@ std::string Emitter::emit_opaque() const {
             "Slice, Resize)");
   // After the body: an op without a kernel says so first. ArgMax / ArgMin scan a row in each
   // thread, Hardmax and TopK in a thread per element (len^2 a row): past kMaxLaneCost serial
-  // iterations a lane (TopK over a 50,257-word vocabulary) the host's loop is the faster place.
+  // iterations a lane (TopK over a 50,257-word vocabulary), and where the host's one pass over
+  // the input (~256 elements in the time a GPU lane spends on one dependent load) is still
+  // shorter, the host is the faster place. Many rows stay on the GPU (an argmax at each of 1,024
+  // positions of GPT-2 logits, a segmentation map's argmax over 150 channels).
   if (t == "ArgMax" || t == "ArgMin" || t == "Hardmax" || t == "TopK")
-    if (const int64_t trips = opaque_loop_trips(n); lane_cost(opaque_total(), trips) > max_lane_cost())
+    if (const int64_t trips = opaque_loop_trips(n), cost = lane_cost(opaque_total(), trips);
+        cost > max_lane_cost() && (cost > (int64_t{1} << 54) || cost * 256 > shape_numel(buffer(in_buf(0)).shape)))
       throw Unsupported(d_.name, n.label() + ": " + t + " would run " + std::to_string(trips) + " serial iterations in each of " +
                                      std::to_string(opaque_total()) + " threads; the host's loop is faster");
   check_loop_budget(n.label() + ": " + t, ceil_div(opaque_total(), std::max<int64_t>(1, launch_.groups) * kDefaultGroup) *

@@ -1,5 +1,6 @@
 #include "ir/type_constraints.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -58,8 +59,14 @@ void check_onnx_type_constraints(const Graph& g, const Node& n) {
     if (c.since <= n.opset) s = &c;
   if (!s || s->formals.empty()) return;
   const std::string schema = n.op_type + "-" + std::to_string(s->since);
+  // The outer values a subgraph reads (If / Loop / Scan bodies) follow the node's own inputs
+  // (frontend/onnx_import.cpp): they are no formal inputs, so the schema does not type them.
+  size_t own = n.inputs.size();
+  for (const auto& [name, value] : n.attrs)
+    if (const auto* sg = std::get_if<std::shared_ptr<const Graph>>(&value); sg && *sg && (*sg)->formal_inputs >= 0)
+      own -= std::min(own, (*sg)->inputs.size() - static_cast<size_t>((*sg)->formal_inputs));
   std::vector<int> bound(s->masks.size(), -1);  // input index first bound to each parameter
-  for (size_t k = 0; k < n.inputs.size(); ++k) {
+  for (size_t k = 0; k < own; ++k) {
     if (n.inputs[k] < 0) continue;
     const bool past = k >= s->formals.size();
     if (past && !s->formals.back().variadic) continue;  // a count error, reported by the op table

@@ -8,6 +8,8 @@
 
 #include "backends/backend.h"
 #include "frontend/builder.h"
+#include "frontend/onnx_import.h"
+#include "fuzz_harness.h"
 #include "ir/type_constraints.h"
 #include "numerics_check.h"
 #include "runtime/session.h"
@@ -29,6 +31,10 @@ struct Case {
   int opset;
   const char* want;  // in the message
 };
+
+Graph load_and_specialize(const onnx::ModelProto& m, const Tensor& x) {
+  return specialize(load_onnx_from_bytes(m.SerializeAsString(), "."), {x});
+}
 
 Graph unary_graph(const char* op, const std::vector<DType>& in, int opset) {
   GraphBuilder b(std::string("types_") + op, opset);
@@ -101,6 +107,48 @@ TEST(TypeConstraints, AllowedDtypesRunAndAgree) {
     const Tensor want = run_on_backend("ref", specialize(g, feed), feed).at(0);
     numerics_check::check_everywhere(name, feed, f, want);  // cpu, vulkan (fused and not), CUDA compiled
   }
+}
+
+// A Loop body reading an outer bfloat16 value: the importer appends it to the node's inputs, but
+// it is no formal input of Loop-13 (whose V lacks bfloat16): the model is valid (onnxruntime runs
+// it) and was refused (review of round 31).
+TEST(TypeConstraints, OuterValuesASubgraphReadsAreNotFormalInputs) {
+  auto m = fuzz::new_model(14);
+  auto* g = m.mutable_graph();
+  fuzz::set_type(g->add_input(), "X", onnx::TensorProto::BFLOAT16, {2});
+  fuzz::add_init_i64(g, "M", {}, {2});
+  fuzz::add_init(g, "s0", {2}, {0.5f, -1.0f});
+  auto* loop = fuzz::add_node(g, "Loop", {"M", "", "s0"}, {"sf"});
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  auto* body = a->mutable_g();
+  body->set_name("body");
+  fuzz::set_type(body->add_input(), "i", onnx::TensorProto::INT64, {});
+  fuzz::set_type(body->add_input(), "cin", onnx::TensorProto::BOOL, {});
+  fuzz::set_type(body->add_input(), "s", onnx::TensorProto::FLOAT, {2});
+  fuzz::add_node(body, "Identity", {"cin"}, {"cout"});
+  auto* cast = fuzz::add_node(body, "Cast", {"X"}, {"xf"});
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  fuzz::add_node(body, "Add", {"s", "xf"}, {"s_out"});
+  fuzz::set_type(body->add_output(), "cout", onnx::TensorProto::BOOL, {});
+  fuzz::set_type(body->add_output(), "s_out", onnx::TensorProto::FLOAT, {2});
+  fuzz::set_type(g->add_output(), "sf", onnx::TensorProto::FLOAT, {2});
+  const Graph lg = load_onnx_from_bytes(m.SerializeAsString(), ".");
+  Tensor x(DType::bf16, {2});
+  x.set(0, 1.5);
+  x.set(1, -0.25);
+  const Tensor y = run_on_backend("ref", specialize(lg, {x}), {x}).at(0);
+  EXPECT_EQ(y.get(0), 3.5);   // 0.5 + 2 * 1.5
+  EXPECT_EQ(y.get(1), -1.5);  // -1 + 2 * -0.25
+  // The Loop's own inputs are still checked: a float M is refused.
+  g->mutable_initializer(0)->set_data_type(onnx::TensorProto::FLOAT);
+  g->mutable_initializer(0)->clear_int64_data();
+  g->mutable_initializer(0)->add_float_data(2.0f);
+  EXPECT_ERROR(load_and_specialize(m, x), "input 0 ('M') is float32, which Loop-13 does not allow there");
 }
 
 TEST(TypeConstraints, VersionsAndDomainsFollowTheirOwnSchema) {
