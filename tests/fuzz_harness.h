@@ -76,6 +76,22 @@ inline onnx::ModelProto new_model(int opset = 17) {
   return m;
 }
 
+// A Loop node `name` (M, no cond, v0) -> vf whose body takes i (int64) and cin (bool); the
+// caller adds the carried value's input, the body's nodes and its outputs.
+inline onnx::GraphProto* add_loop(onnx::GraphProto* g, const std::string& name, const std::string& v0 = "v0",
+                                  const std::string& vf = "vf") {
+  auto* loop = add_node(g, "Loop", {"M", "", v0}, {vf});
+  loop->set_name(name);
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  auto* body = a->mutable_g();
+  body->set_name("body");
+  set_type(body->add_input(), "i", onnx::TensorProto::INT64, {});
+  set_type(body->add_input(), "cin", onnx::TensorProto::BOOL, {});
+  return body;
+}
+
 // Small hand-made graphs covering the importer's and planner's main paths: element-wise
 // chains, broadcasting, reductions, MatMul/Gemm, views (Reshape/Transpose/Slice), Concat,
 // Conv/pooling, Range and shape-computing subgraphs, a Sum fan-in.

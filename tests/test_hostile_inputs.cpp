@@ -768,21 +768,6 @@ TEST(Hostile, RunTimeSequenceLengthsAreCheckedOnEveryBackend) {
 }
 
 
-// A Loop node `name` (M, no cond, v0) -> vf whose body takes i (int64) and cin (bool); the
-// caller adds the carried value's input, the body's nodes and its outputs.
-onnx::GraphProto* add_loop(onnx::GraphProto* g, const std::string& name) {
-  auto* loop = fuzz::add_node(g, "Loop", {"M", "", "v0"}, {"vf"});
-  loop->set_name(name);
-  auto* a = loop->add_attribute();
-  a->set_name("body");
-  a->set_type(onnx::AttributeProto::GRAPH);
-  auto* body = a->mutable_g();
-  body->set_name("body");
-  fuzz::set_type(body->add_input(), "i", onnx::TensorProto::INT64, {});
-  fuzz::set_type(body->add_input(), "cin", onnx::TensorProto::BOOL, {});
-  return body;
-}
-
 TEST(Hostile, LoopsFoldedAtLoadStayBounded) {
   // A Loop of 100 constant iterations whose carried value doubles (Concat(v, v)) has shapes only
   // its iterations decide, so it ran at load: to 2^30 elements and more, until the host's memory
@@ -792,7 +777,7 @@ TEST(Hostile, LoopsFoldedAtLoadStayBounded) {
   auto* g = m.mutable_graph();
   fuzz::add_init_i64(g, "M", {}, {100});
   fuzz::add_init(g, "v0", {1}, {1.5f});
-  auto* body = add_loop(g, "doubling");
+  auto* body = fuzz::add_loop(g, "doubling");
   body->add_input()->set_name("v");
   body->mutable_input(2)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   fuzz::add_node(body, "Identity", {"cin"}, {"cout"});
@@ -822,7 +807,7 @@ TEST(Hostile, HugeTripCountsFailWithoutRunning) {
   auto* g = m.mutable_graph();
   fuzz::set_type(g->add_input(), "M", onnx::TensorProto::INT64, {});
   fuzz::add_init(g, "v0", {1}, {0.5f});
-  auto* body = add_loop(g, "long_loop");
+  auto* body = fuzz::add_loop(g, "long_loop");
   onnx::NodeProto* loop = g->mutable_node(g->node_size() - 1);  // the Loop add_loop made
   fuzz::set_type(body->add_input(), "v", onnx::TensorProto::FLOAT, {1});
   fuzz::add_init(body, "one", {1}, {1.0f});

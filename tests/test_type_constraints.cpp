@@ -118,14 +118,7 @@ TEST(TypeConstraints, OuterValuesASubgraphReadsAreNotFormalInputs) {
   fuzz::set_type(g->add_input(), "X", onnx::TensorProto::BFLOAT16, {2});
   fuzz::add_init_i64(g, "M", {}, {2});
   fuzz::add_init(g, "s0", {2}, {0.5f, -1.0f});
-  auto* loop = fuzz::add_node(g, "Loop", {"M", "", "s0"}, {"sf"});
-  auto* a = loop->add_attribute();
-  a->set_name("body");
-  a->set_type(onnx::AttributeProto::GRAPH);
-  auto* body = a->mutable_g();
-  body->set_name("body");
-  fuzz::set_type(body->add_input(), "i", onnx::TensorProto::INT64, {});
-  fuzz::set_type(body->add_input(), "cin", onnx::TensorProto::BOOL, {});
+  auto* body = fuzz::add_loop(g, "outer_bf16", "s0", "sf");
   fuzz::set_type(body->add_input(), "s", onnx::TensorProto::FLOAT, {2});
   fuzz::add_node(body, "Identity", {"cin"}, {"cout"});
   auto* cast = fuzz::add_node(body, "Cast", {"X"}, {"xf"});
