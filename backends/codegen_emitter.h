@@ -444,9 +444,9 @@ class Emitter {
   ScatterPlan scatter_plan(const Node& n) const;
   // Serial iterations a lane runs when `threads` threads of `trips` iterations each share the
   // device's lanes (Dialect::parallel_lanes). Past kMaxLaneCost a Scatter, CumSum, ArgMax /
-  // ArgMin, Hardmax or TopK kernel is refused: a serial iteration that loads and stores costs a GPU lane ~0.3-0.5 us of memory
-  // latency, so 2^15 of them (~10-15 ms, an estimate: not measured on the H200) lose to the
-  // host's O(n) loop and its copies.
+  // ArgMin, Hardmax or TopK kernel is refused: a serial iteration that loads and stores costs a
+  // GPU lane ~0.3-0.5 us of memory latency, so 2^15 of them (~10-15 ms, an estimate: not
+  // measured on the H200) lose to the host's O(n) loop and its copies.
   int64_t lane_cost(int64_t threads, int64_t trips) const {  // saturates at 2^62 (shapes reach 2^56 elements)
     const int64_t rounds = ceil_div(std::max<int64_t>(threads, 1), std::max<int64_t>(d_.parallel_lanes, 1));
     return trips > 0 && rounds > (int64_t{1} << 62) / trips ? int64_t{1} << 62 : rounds * trips;
