@@ -3,6 +3,7 @@
 // come out as on ref and cpu; `fusor devices` and conformance say what a device cannot keep.
 // Runs under the validation layer like test_vulkan.cpp.
 #include <gtest/gtest.h>
+#include <set>
 
 #include <cmath>
 #include <cstdlib>
@@ -109,6 +110,51 @@ TEST_F(VulkanFloatControls, ModulesCarryTheExecutionModes) {
             std::string::npos);
   EXPECT_THROW(vk::add_float_controls({1, 2, 3}, all, all), Error);
 }
+
+// `precise` survives the SPIR-V optimizer: every float add / sub / mul of a TwoSum in an
+// [[unroll]] loop carries NoContraction after it (spirv-opt's loop-unroll dropped it on its
+// copies, and the NVIDIA driver then reassociated the compensated LayerNorm mean of 768 values).
+TEST_F(VulkanFloatControls, PreciseArithmeticKeepsNoContractionThroughTheOptimizer) {
+  auto ctx = vk::Context::get(0);
+  const std::string head =
+      "#version 450\n#extension GL_EXT_control_flow_attributes : require\nlayout(local_size_x = 1) in;\n"
+      "layout(std430, binding = 0) buffer B { float x[]; };\nlayout(std430, binding = 1) buffer C { float y[]; };\n"
+      "float two_sum(float a, float b, out float e) {\n  precise float t = a + b, z = t - a, r = (a - (t - z)) + (b - z);\n"
+      "  e = r;\n  return t;\n}\n";
+  const std::string inline_sum =
+      "    precise float v = x[t], u = s + v, z = u - s, e = (s - (u - z)) + (v - z);\n    s = u;\n    c = c + e;\n";
+  const std::string called_sum = "    float e;\n    s = two_sum(s, x[t], e);\n    c = c + e;\n";
+  auto kernel = [&](const std::string& loop, const std::string& body, const std::string& prec) {
+    return head + "void main() {\n  " + prec + "float s = 0.0, c = 0.0;\n  " + loop + " for (int t = 0; t < 3; ++t) {\n" + body +
+           "  }\n  precise float w = y[1] * 3.0 + 1.0;\n  x[3] = s + c;\n  y[0] = w;\n}\n";
+  };
+  const std::vector<uint32_t> words = vk::compile_glsl(*ctx, "no_contraction_probe", kernel("[[unroll]]", inline_sum, "precise "));
+  std::set<uint32_t> no_contraction;
+  std::vector<uint32_t> arith;
+  for (size_t pos = 5; pos < words.size(); pos += words[pos] >> 16) {
+    const uint32_t op = words[pos] & 0xffff;
+    if (op == 71 && words[pos + 2] == 42) no_contraction.insert(words[pos + 1]);  // OpDecorate NoContraction
+    if (op == 129 || op == 131 || op == 133) arith.push_back(words[pos + 2]);  // OpFAdd, OpFSub, OpFMul: result id
+  }
+  ASSERT_GE(arith.size(), 7u) << "the TwoSum (6 operations) and the add of its error should be there";
+  for (uint32_t id : arith) EXPECT_TRUE(no_contraction.count(id)) << "float operation %" << id << " lost NoContraction";
+  // The analysis that keeps loop-unroll off such modules, on unoptimized ones: precise arithmetic
+  // in an [[unroll]] loop, written there or in a function it calls, and not in a plain loop or
+  // only after an unrolled loop of plain arithmetic (GEMM-like: loop-unroll stays on; the
+  // precise value is read from and stored to another buffer: glslang makes every store to a
+  // buffer a precise value reads precise, and so what feeds them).
+  const char* had = std::getenv("FUSOR_VK_SPIRV_OPT");
+  const std::string saved = had ? had : "";
+  setenv("FUSOR_VK_SPIRV_OPT", "0", 1);
+  auto unopt = [&](const std::string& src) { return vk::compile_glsl(*ctx, "no_contraction_probe", src); };
+  EXPECT_TRUE(vk::precise_in_unrolled_loop(unopt(kernel("[[unroll]]", inline_sum, "precise "))));
+  EXPECT_TRUE(vk::precise_in_unrolled_loop(unopt(kernel("[[unroll]]", called_sum, ""))));
+  EXPECT_FALSE(vk::precise_in_unrolled_loop(unopt(kernel("", inline_sum, "precise "))));
+  EXPECT_FALSE(vk::precise_in_unrolled_loop(unopt(kernel("[[unroll]]", "    s = s + x[t] * x[t + 1];\n", ""))));
+  if (had) setenv("FUSOR_VK_SPIRV_OPT", saved.c_str(), 1);
+  else unsetenv("FUSOR_VK_SPIRV_OPT");
+}
+
 
 // x = [-0.0, inf, -3] (a graph input) with the literal 0.0 folded into the kernel:
 // x + 0.0 = [+0.0, inf, -3], x * 0.0 = [-0.0, NaN, -0.0], bit for bit on every backend.

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <set>
+#include <map>
 
 #include "runtime/disk_cache.h"
 
@@ -21,7 +23,36 @@ namespace fusor::vk {
 namespace {
 
 // Bumped when the compile options below change, so old cache entries stop matching.
-constexpr const char* kCompilerTag = "shaderc-vulkan1.2-O0+floatcontrols+spvopt-v2";
+constexpr const char* kCompilerTag = "shaderc-vulkan1.2-O0+floatcontrols+spvopt-v3";
+
+// SPIRV-Tools' performance passes (RegisterPerformancePasses, 2023.1). Its loop-unroll drops
+// NoContraction on the copies of a loop body, so the NVIDIA driver contracted and reassociated
+// the copies of a `precise` TwoSum (a compensated LayerNorm mean of 768 equal values one ulp
+// off, Numerics.RowSumsAreCompensated on the H100): the pass runs only on modules with no
+// `precise` arithmetic inside an [[unroll]] loop (precise_in_unrolled_loop; the GEMM and GEMV
+// loops keep it: MLP b1 was 6% slower without it). FUSOR_VK_SPIRV_UNROLL=1 / 0 runs it always /
+// never (measuring only).
+const char* spirv_unroll_knob() {
+  const char* e = std::getenv("FUSOR_VK_SPIRV_UNROLL");
+  return e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "1") == 0) ? e : "";
+}
+std::vector<std::string> optimizer_flags(bool unroll) {
+  std::istringstream in(
+      "--wrap-opkill --eliminate-dead-branches --merge-return --inline-entry-points-exhaustive --eliminate-dead-functions "
+      "--eliminate-dead-code-aggressive --private-to-local --eliminate-local-single-block --eliminate-local-single-store "
+      "--eliminate-dead-code-aggressive --scalar-replacement=100 --convert-local-access-chains --eliminate-local-single-block "
+      "--eliminate-local-single-store --eliminate-dead-code-aggressive --ssa-rewrite --eliminate-dead-code-aggressive --ccp "
+      "--eliminate-dead-code-aggressive --loop-unroll --eliminate-dead-branches --redundancy-elimination --combine-access-chains "
+      "--simplify-instructions --scalar-replacement=100 --convert-local-access-chains --eliminate-local-single-block "
+      "--eliminate-local-single-store --eliminate-dead-code-aggressive --ssa-rewrite --eliminate-dead-code-aggressive --vector-dce "
+      "--eliminate-dead-inserts --eliminate-dead-branches --simplify-instructions --if-conversion --copy-propagate-arrays "
+      "--reduce-load-size --eliminate-dead-code-aggressive --merge-blocks --redundancy-elimination --eliminate-dead-branches "
+      "--merge-blocks --simplify-instructions");
+  std::vector<std::string> f;
+  for (std::string w; in >> w;)
+    if (unroll || w != "--loop-unroll") f.push_back(w);
+  return f;
+}
 
 // SPIR-V opcodes and enumerants used by add_float_controls (spirv.h, unified1).
 constexpr uint32_t kOpExtension = 10, kOpEntryPoint = 15, kOpExecutionMode = 16, kOpCapability = 17,
@@ -122,6 +153,50 @@ std::vector<uint32_t> compile_glsl(const Context& ctx, const std::string& name, 
   return compile_glsl(ctx.info(), name, source, stats);
 }
 
+bool precise_in_unrolled_loop(const std::vector<uint32_t>& words) {
+  constexpr uint32_t kOpExtInst = 12, kOpFunction = 54, kOpFunctionEnd = 56, kOpFunctionCall = 57, kOpDecorate = 71,
+                     kOpLoopMerge = 246, kOpLabel = 248, kDecorationNoContraction = 42, kLoopControlUnroll = 1;
+  if (words.size() < 5) return false;
+  // Float arithmetic (OpFNegate .. OpFwidth's neighbours, and GLSL.std.450 calls like fma)
+  // carries its result id in word 2.
+  auto arith = [](uint32_t op) { return op == kOpExtInst || (op >= 127 && op <= 152); };
+  std::set<uint32_t> precise;
+  for (size_t pos = 5; pos < words.size() && (words[pos] >> 16) != 0; pos += words[pos] >> 16)
+    if ((words[pos] & 0xffff) == kOpDecorate && (words[pos] >> 16) >= 3 && words[pos + 2] == kDecorationNoContraction)
+      precise.insert(words[pos + 1]);
+  if (precise.empty()) return false;
+  // Per function: whether it computes precise arithmetic, and whom it calls.
+  std::map<uint32_t, bool> has_precise;
+  std::map<uint32_t, std::set<uint32_t>> calls;
+  uint32_t fn = 0;
+  for (size_t pos = 5; pos < words.size() && (words[pos] >> 16) != 0; pos += words[pos] >> 16) {
+    const uint32_t op = words[pos] & 0xffff, len = words[pos] >> 16;
+    if (op == kOpFunction && len >= 3) fn = words[pos + 2], has_precise[fn] |= false;
+    else if (op == kOpFunctionEnd) fn = 0;
+    else if (fn && op == kOpFunctionCall && len >= 4) calls[fn].insert(words[pos + 3]);
+    else if (fn && arith(op) && len >= 3 && precise.count(words[pos + 2])) has_precise[fn] = true;
+  }
+  for (bool changed = true; changed;) {  // through calls, to a fixed point
+    changed = false;
+    for (auto& [f, p] : has_precise)
+      for (uint32_t c : calls[f])
+        if (!p && has_precise[c]) p = changed = true;
+  }
+  // glslang lays a structured loop's blocks out between its header (OpLoopMerge) and its merge
+  // block's label: scan that range of every loop marked Unroll.
+  for (size_t pos = 5; pos < words.size() && (words[pos] >> 16) != 0; pos += words[pos] >> 16) {
+    if ((words[pos] & 0xffff) != kOpLoopMerge || (words[pos] >> 16) < 4 || !(words[pos + 3] & kLoopControlUnroll)) continue;
+    const uint32_t merge = words[pos + 1];
+    for (size_t q = pos + (words[pos] >> 16); q < words.size() && (words[q] >> 16) != 0; q += words[q] >> 16) {
+      const uint32_t op = words[q] & 0xffff, len = words[q] >> 16;
+      if ((op == kOpLabel && len >= 2 && words[q + 1] == merge) || op == kOpFunctionEnd) break;
+      if (arith(op) && len >= 3 && precise.count(words[q + 2])) return true;
+      if (op == kOpFunctionCall && len >= 4 && has_precise[words[q + 3]]) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::string& name, const std::string& source,
                                    CompileStats* stats) {
   const DiskCache cache(cache_dir(), ".spv");
@@ -133,7 +208,7 @@ std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::st
   const char* opt_env = std::getenv("FUSOR_VK_SPIRV_OPT");
   const bool optimize = !(opt_env && std::strcmp(opt_env, "0") == 0);
   key += '\0' + hex(info.device_uuid.data(), info.device_uuid.size()) + '\0' + std::to_string(info.driver_version) + '\0' + kCompilerTag +
-         (optimize ? "" : "-noopt");
+         (optimize ? "" : "-noopt") + "-unroll" + spirv_unroll_knob();
   using clock = std::chrono::steady_clock;
   const auto us_since = [](clock::time_point t) { return std::chrono::duration<double, std::micro>(clock::now() - t).count(); };
   if (std::optional<std::string> bytes = cache.load(key)) {
@@ -183,7 +258,11 @@ std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::st
     opt.SetMessageConsumer([&](spv_message_level_t level, const char*, const spv_position_t&, const char* msg) {
       if (level <= SPV_MSG_ERROR) messages += (messages.empty() ? "" : "; ") + std::string(msg);
     });
-    opt.RegisterPerformancePasses();
+    const std::string knob = spirv_unroll_knob();
+    // Cooperative-matrix kernels are left to the driver's unroller (measured: see the comment above).
+    const bool coopmat = source.find("#extension GL_NV_cooperative_matrix") != std::string::npos;
+    if (!opt.RegisterPassesFromFlags(optimizer_flags(knob.empty() ? !coopmat && !precise_in_unrolled_loop(words) : knob == "1")))
+      throw Error("vulkan", "kernel '" + name + "': SPIR-V optimizer flags rejected: " + messages);
     std::vector<uint32_t> optimized;
     if (!opt.Run(words.data(), words.size(), &optimized))
       throw Error("vulkan", "kernel '" + name + "': SPIR-V optimization failed: " + (messages.empty() ? "(no message)" : messages));

@@ -14,6 +14,9 @@
 //   x + 0.0 to x and x * 0.0 to 0.0, wrong for -0.0, inf and NaN). glslang's
 //   GL_EXT_spirv_intrinsics cannot do this: it keeps one width per execution mode.
 //   FUSOR_VK_SPIRV_OPT=0 skips SPIRV-Tools' passes (for A/B runs; cached under its own key).
+//   loop-unroll runs only where no `precise` arithmetic sits in an [[unroll]] loop (its copies
+//   drop NoContraction, and the driver then contracts them); FUSOR_VK_SPIRV_UNROLL=1 / 0 runs it
+//   always / never (A/B runs; cached under their own keys).
 //   FUSOR_VK_COMPILE_LOG=1 (vk_pipelines.cpp) prints each pipeline's source size and the
 //   milliseconds of shaderc, spirv-opt, spirv-val and vkCreateComputePipelines on stderr.
 //   Errors: Error("vulkan", "kernel '<name>': GLSL compile failed: <shaderc messages>") and
@@ -40,6 +43,11 @@ std::vector<uint32_t> compile_glsl(const Context& ctx, const std::string& name, 
 // validate kernels for devices this machine does not have, e.g. cooperative-matrix variants).
 std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::string& name, const std::string& source,
                                    CompileStats* stats = nullptr);
+
+// Whether a (not yet optimized) module computes `precise` arithmetic (NoContraction) inside a
+// loop marked [[unroll]], directly or through a function it calls: spirv-opt's loop-unroll
+// drops NoContraction on its copies, so compile_glsl runs that pass only where this is false.
+bool precise_in_unrolled_loop(const std::vector<uint32_t>& words);
 
 // Adds to a compute module (one entry point) OpCapability DenormPreserve /
 // SignedZeroInfNanPreserve and OpExecutionMode <entry> DenormPreserve <width> /

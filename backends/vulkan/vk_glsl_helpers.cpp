@@ -33,23 +33,30 @@ float fz_frexp(float x, out int e) {
   e = int(ex) - 126;
   return uintBitsToFloat((b & 0x807fffffu) | 0x3f000000u);
 }
-// C fmodf, exact: |a| reduced by |b| * 2^e for e from high to low; each subtraction is exact
-// (Sterbenz: the operands are within a factor of 2), so fmod(1e20, 3) is 2, not a - trunc(a/b)*b.
+// C fmodf, exact, in integers: |a| = Ma 2^ea, |b| = Mb 2^eb (24-bit mantissas, subnormals
+// included), and Ma 2^(ea - eb) mod Mb by shifts of at most 8 bits (r << 8 < 2^32); r 2^eb is a
+// float. No float ldexp of a subnormal: NVIDIA's gave fmod(3e38, 1.4e-45) = 3e38.
+uint fz_mant24(float x, out int e) {  // |x| = m 2^e, x finite nonzero
+  uint b = floatBitsToUint(x), ex = (b >> 23) & 0xffu, m = b & 0x7fffffu;
+  e = ex == 0u ? -149 : int(ex) - 150;
+  return ex == 0u ? m : (m | 0x800000u);
+}
 float fz_fmod(float a, float b) {
   if (b == 0.0f || fz_inf_b(a) || fz_nan_b(a) || fz_nan_b(b)) return fz_nan();
-  float r = abs(a), m = abs(b);
-  if (fz_inf_b(b) || r < m) return a;
-  int er, em;
-  fz_frexp(r, er);
-  fz_frexp(m, em);
-  for (int e = er - em; e >= 0; --e) {
-    // m * 2^e in steps of at most 2^100: a subnormal m takes e past 254, where one ldexp is
-    // undefined (lavapipe: fmod(3e38, 1e-45) was 3e38).
-    float t = m;
-    for (int k = e; k > 0; k -= 100) t = ldexp(t, min(k, 100));
-    if (r >= t) r = r - t;
+  if (fz_inf_b(b) || abs(a) < abs(b)) return a;
+  int ea, eb;
+  uint ma = fz_mant24(a, ea), mb = fz_mant24(b, eb);
+  uint r = ma % mb;
+  for (int d = ea - eb; d > 0 && r != 0u; d -= 8) {
+    int k = min(d, 8);
+    r = (r << uint(k)) % mb;
   }
-  return a < 0.0f ? -r : r;
+  uint bits = 0u;
+  if (r != 0u) {
+    int p = findMSB(r), ex = p + eb + 127;  // r 2^eb = 1.f 2^(p + eb)
+    bits = ex >= 1 ? (uint(ex) << 23) | ((r << uint(23 - p)) & 0x7fffffu) : r << uint(eb + 149);
+  }
+  return uintBitsToFloat((floatBitsToUint(a) & 0x80000000u) | bits);
 }
 // Mod-28 fmod=0: fz_fmod moved to b's sign; a zero result is a zero of b's sign (bits: a -0.0f
 // literal may fold to +0).
@@ -126,21 +133,22 @@ float fz_div(float a, float b) {
   float mx = fz_frexp(x, ex), my = fz_frexp(y, ey);
   precise float q = fz_div_core(mx, my);  // in (0.5, 2), correctly rounded
   int e = ex - ey;
-  if (e > 128) return uintBitsToFloat(sg | 0x7f800000u);
-  if (e < -151) return uintBitsToFloat(sg);
-  // In two steps: 2^e itself may not be a float. Only the second step can round (subnormal).
-  precise float t = ldexp(ldexp(q, e / 2), e - e / 2);
-  if (t < 1.17549435e-38f) {
-    // t rounded q * 2^e a second time; when q * 2^e was exactly halfway between subnormals the
-    // tie went to even, but the true quotient lies on the side of q that the residual says.
-    precise float d = q - ldexp(ldexp(t, -(e / 2)), -(e - e / 2));
-    if (abs(d) == ldexp(ldexp(1.0f, -75), -75 - e)) {
-      float r = fz_div_resid(mx, my, q);
-      if (d > 0.0f && r > 0.0f) t = uintBitsToFloat(floatBitsToUint(t) + 1u);
-      else if (d < 0.0f && r < 0.0f) t = uintBitsToFloat(floatBitsToUint(t) - 1u);
-    }
+  // q 2^e from the bits: a normal result is q with its exponent moved (exact); a subnormal one
+  // is rounded here from q's mantissa and the residual's sign (NVIDIA's ldexp into the subnormals
+  // truncated: 1.1754942e-38 / 1.5 was one step low).
+  uint qb = floatBitsToUint(q);
+  int eq = int((qb >> 23) & 0xffu) - 127 + e;  // the result's exponent
+  if (eq > 127) return uintBitsToFloat(sg | 0x7f800000u);
+  if (eq >= -126) return uintBitsToFloat(sg | (qb & 0x7fffffu) | (uint(eq + 127) << 23));
+  int sh = -126 - eq;  // q's mantissa M (24 bits) in units of 2^-149 is M 2^-sh
+  if (sh >= 25) return uintBitsToFloat(sg);  // below half the smallest subnormal
+  uint m = (qb & 0x7fffffu) | 0x800000u, f = m >> uint(sh), rem = m & ((1u << uint(sh)) - 1u), hf = 1u << uint(sh - 1);
+  if (rem > hf) f += 1u;
+  else if (rem == hf) {  // a tie of q: the exact quotient lies on the residual's side of q
+    float r = fz_div_resid(mx, my, q);
+    if (r > 0.0f || (r == 0.0f && (f & 1u) == 1u)) f += 1u;
   }
-  return uintBitsToFloat(sg | floatBitsToUint(t));
+  return uintBitsToFloat(sg | f);  // f = 2^23 is the smallest normal: the carry is right
 }
 // fz_div(a, b) for a divisor that many quotients share (Dialect::div_prep_type): fz_div_prep
 // makes 1 / |b| correctly rounded (with fz_div) and Dekker's split of |b| once, so each quotient
