@@ -2,6 +2,7 @@
 // with a ScalarRule, ReduceSum/Mean/Max, MatMul, Conv without bias, Reshape/Transpose/Slice).
 // Formulas follow the ONNX operator spec of each op. Element-wise composites (Gelu, HardSwish,
 // HardSigmoid, Clip, ...) need nothing here: their ScalarRule already is one fusible expression.
+#include <optional>
 #include <algorithm>
 #include <cmath>
 
@@ -153,11 +154,12 @@ void emit_nll(const Graph& g, const Node& n, Rewriter& rw, int lp, int target, i
 }
 
 // Einsum (ONNX Einsum-12) as views, MatMul and ReduceSum. Labels only one operand has and the
-// output lacks are summed first; two operands then become one (batched) MatMul over
-// [batch..., M, K] x [batch..., K, N] when the contracted sizes agree; otherwise (one or more
-// than two operands, broadcast contracted dims) every operand is laid out over all labels,
-// multiplied and the contracted labels summed. A label repeated within one operand (a
-// diagonal) is left to the opaque kernel.
+// output lacks are summed first; more than two operands are then contracted pairwise (the
+// smallest intermediate first); two operands become one (batched) MatMul over
+// [batch..., M, K] x [batch..., K, N] when the contracted sizes agree; otherwise (one operand,
+// broadcast contracted dims) the operands are laid out over all labels, multiplied and the
+// contracted labels summed. A label repeated within one operand (a diagonal) is left to the
+// opaque kernel.
 bool rewrite_einsum(const Graph& g, const Node& n, Rewriter& rw) {
   std::vector<Shape> shapes;
   for (int v : n.inputs) {
@@ -212,70 +214,107 @@ bool rewrite_einsum(const Graph& g, const Node& n, Rewriter& rw) {
   };
   auto size_in = [](const Operand& o, int l) { return o.shape[std::find(o.labels.begin(), o.labels.end(), l) - o.labels.begin()]; };
 
-  if (ops.size() == 2) {
-    const Operand &A = ops[0], &B = ops[1];
+  // A and B as one (batched) MatMul over [batch..., M, K] x [batch..., K, N], its result over
+  // `keep` (batch labels, then A's, then B's); none where a kept label is in neither operand or
+  // a contracted one is not in both with one size (broadcast).
+  auto matmul_pair = [&](const Operand& A, const Operand& B, const std::vector<int>& keep) -> std::optional<Operand> {
     std::vector<int> batch, m, nn, k;
-    bool ok = true;
-    for (int l : L.out_labels) {
+    for (int l : keep) {
       const bool a = has(A.labels, l), b = has(B.labels, l);
       if (a && b) batch.push_back(l);
       else if (a) m.push_back(l);
       else if (b) nn.push_back(l);
-      else ok = false;
+      else return std::nullopt;
     }
     for (int l : A.labels)
-      if (!has(L.out_labels, l)) {
+      if (!has(keep, l)) {
+        if (!has(B.labels, l) || size_in(A, l) != size_in(B, l)) return std::nullopt;
         k.push_back(l);
-        ok = ok && has(B.labels, l) && size_in(A, l) == size_in(B, l);
       }
-    for (int l : B.labels) ok = ok && (has(L.out_labels, l) || has(A.labels, l));
-    if (ok) {
-      auto prod = [](const Operand& o, const std::vector<int>& ls, auto size_of) {
-        int64_t p = 1;
-        for (int l : ls) p *= size_of(o, l);
-        return p;
-      };
-      Shape sa, sb, mid;
-      for (int l : batch) sa.push_back(size_in(A, l)), sb.push_back(size_in(B, l)), mid.push_back(L.size[l]);
-      const int64_t M = prod(A, m, size_in), K = prod(A, k, size_in), N = prod(B, nn, size_in);
-      sa.push_back(M), sa.push_back(K), sb.push_back(K), sb.push_back(N);
-      std::vector<int> order_a = batch, order_b = batch, order_y = batch;
-      order_a.insert(order_a.end(), m.begin(), m.end());
-      order_a.insert(order_a.end(), k.begin(), k.end());
-      order_b.insert(order_b.end(), k.begin(), k.end());
-      order_b.insert(order_b.end(), nn.begin(), nn.end());
-      order_y.insert(order_y.end(), m.begin(), m.end());
-      order_y.insert(order_y.end(), nn.begin(), nn.end());
-      int y = rw.op("MatMul", {layout(A, order_a, sa), layout(B, order_b, sb)});
-      for (int l : m) mid.push_back(L.size[l]);
-      for (int l : nn) mid.push_back(L.size[l]);
-      Operand Y{y, order_y, {}};
-      for (int l : batch) Y.shape.push_back(L.size[l]);
-      Y.shape.push_back(M), Y.shape.push_back(N);
-      Y.v = rw.op("Reshape", {y, rw.ints(mid)}, {{"allowzero", int64_t{1}}}, -1, 14);
-      Y.shape = mid;
-      Shape os;
-      for (int l : L.out_labels) os.push_back(L.size[l]);
-      layout(Y, L.out_labels, os, out);
+    for (int l : B.labels)
+      if (!has(keep, l) && !has(A.labels, l)) return std::nullopt;
+    auto prod = [&](const Operand& o, const std::vector<int>& ls) {
+      int64_t p = 1;
+      for (int l : ls) p *= size_in(o, l);
+      return p;
+    };
+    Shape sa, sb, mid;
+    for (int l : batch) sa.push_back(size_in(A, l)), sb.push_back(size_in(B, l)), mid.push_back(std::max(size_in(A, l), size_in(B, l)));
+    const int64_t M = prod(A, m), K = prod(A, k), N = prod(B, nn);
+    sa.push_back(M), sa.push_back(K), sb.push_back(K), sb.push_back(N);
+    std::vector<int> order_a = batch, order_b = batch, order_y = batch;
+    order_a.insert(order_a.end(), m.begin(), m.end());
+    order_a.insert(order_a.end(), k.begin(), k.end());
+    order_b.insert(order_b.end(), k.begin(), k.end());
+    order_b.insert(order_b.end(), nn.begin(), nn.end());
+    order_y.insert(order_y.end(), m.begin(), m.end());
+    order_y.insert(order_y.end(), nn.begin(), nn.end());
+    const int y = rw.op("MatMul", {layout(A, order_a, sa), layout(B, order_b, sb)});
+    for (int l : m) mid.push_back(size_in(A, l));
+    for (int l : nn) mid.push_back(size_in(B, l));
+    return Operand{rw.op("Reshape", {y, rw.ints(mid)}, {{"allowzero", int64_t{1}}}, -1, 14), order_y, mid};
+  };
+  // Operands laid out over all their labels (`keep` first), multiplied, the rest summed: the
+  // result over `keep`, written to dst when given.
+  auto product = [&](const std::vector<Operand>& os, const std::vector<int>& keep, int dst) {
+    std::vector<int> all = keep;
+    for (auto& o : os)
+      for (int l : o.labels)
+        if (!has(all, l)) all.push_back(l);
+    int p = -1;
+    for (auto& o : os) {
+      Shape s;
+      for (int l : all) s.push_back(has(o.labels, l) ? size_in(o, l) : 1);
+      const int v = layout(o, all, s);
+      p = p < 0 ? v : rw.op("Mul", {p, v});
+    }
+    std::vector<int64_t> axes;
+    for (size_t a = keep.size(); a < all.size(); ++a) axes.push_back(static_cast<int64_t>(a));
+    Operand r{-1, keep, {}};
+    for (int l : keep) {
+      int64_t d = 1;  // the broadcast size (size-1 dims of the operands that have l)
+      for (auto& o : os)
+        if (has(o.labels, l)) d = std::max(d, size_in(o, l));
+      r.shape.push_back(d);
+    }
+    if (!axes.empty()) r.v = rw.reduce("ReduceSum", p, axes, dst, false);
+    else r.v = dst >= 0 ? rw.op("Identity", {p}, {}, dst) : p;
+    return r;
+  };
+  // More than two operands: contracted pairwise, the pair with the smallest result first
+  // (opt_einsum's greedy order), so a chain ab,bc,cd,... costs a MatMul per link instead of the
+  // product of every label's size (16 operands of [4, 4]: 4^17 products before).
+  while (ops.size() > 2) {
+    size_t bi = 0, bj = 1;
+    int64_t best = -1;
+    std::vector<int> best_keep;
+    for (size_t i = 0; i < ops.size(); ++i)
+      for (size_t j = i + 1; j < ops.size(); ++j) {
+        std::vector<int> keep;
+        double size = 1;
+        for (const Operand* o : {&ops[i], &ops[j]})
+          for (int l : o->labels) {
+            bool needed = has(L.out_labels, l);
+            for (size_t q = 0; q < ops.size() && !needed; ++q) needed = q != i && q != j && has(ops[q].labels, l);
+            if (needed && !has(keep, l)) keep.push_back(l), size *= static_cast<double>(L.size[l]);
+          }
+        const int64_t sz = size > 9e18 ? INT64_MAX : static_cast<int64_t>(size);
+        if (best < 0 || sz < best) best = sz, bi = i, bj = j, best_keep = keep;
+      }
+    std::optional<Operand> y = matmul_pair(ops[bi], ops[bj], best_keep);
+    Operand r = y ? *y : product({ops[bi], ops[bj]}, best_keep, -1);
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(bj));
+    ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(bi));
+    ops.push_back(std::move(r));
+  }
+  Shape os;
+  for (int l : L.out_labels) os.push_back(L.size[l]);
+  if (ops.size() == 2)
+    if (std::optional<Operand> y = matmul_pair(ops[0], ops[1], L.out_labels)) {
+      layout(*y, L.out_labels, os, out);
       return true;
     }
-  }
-  // Generic: all labels, output ones first; multiply; sum the rest.
-  std::vector<int> all = L.out_labels;
-  for (auto& o : ops)
-    for (int l : o.labels)
-      if (!has(all, l)) all.push_back(l);
-  int prod = -1;
-  for (auto& o : ops) {
-    Shape s;
-    for (int l : all) s.push_back(has(o.labels, l) ? size_in(o, l) : 1);
-    const int v = layout(o, all, s);
-    prod = prod < 0 ? v : rw.op("Mul", {prod, v});
-  }
-  std::vector<int64_t> axes;
-  for (size_t a = L.out_labels.size(); a < all.size(); ++a) axes.push_back(static_cast<int64_t>(a));
-  if (!axes.empty()) rw.reduce("ReduceSum", prod, axes, out, false);
-  else rw.op("Identity", {prod}, {}, out);
+  product(ops, L.out_labels, out);
   return true;
 }
 

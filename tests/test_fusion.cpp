@@ -476,7 +476,7 @@ TEST(Session, ShapeInputsFedAtRunTimeKeyOnTheirValues) {
   EXPECT_EQ(s.run({xin, ints(3, 4)})[0].shape(), (Shape{3, 4}));
 }
 
-// Einsum decomposes into views + MatMul (two operands) or Mul + ReduceSum (the rest); the
+// Einsum decomposes into views + MatMul (two operands, and pairs of more) or Mul + ReduceSum (the rest); the
 // fused plan on `cpu` (and on the GPUs present) matches the op-by-op reference on random f32
 // data, and two-operand contractions run as a matmul kernel.
 TEST(Fusion, EinsumDecomposes) {
@@ -497,7 +497,12 @@ TEST(Fusion, EinsumDecomposes) {
       {"ijk,jl->il", {{3, 4, 5}, {4, 6}}, true}, // k summed first
       {"ij->ji", {{3, 4}}, false},
       {"ij->i", {{3, 4}}, false},
-      {"ij,jk,kl->il", {{3, 4}, {4, 5}, {5, 6}}, false},
+      {"ij,jk,kl->il", {{3, 4}, {4, 5}, {5, 6}}, true},  // pairwise: two MatMuls
+      {"bij,bjk,bkl->bil", {{1, 3, 4}, {2, 4, 5}, {2, 5, 6}}, true},
+      {"i,j,k->ijk", {{2}, {3}, {4}}, true},
+      {"ij,ij,ij->ij", {{3, 4}, {3, 4}, {3, 4}}, true},
+      {"ab,cd,bc,de->ae", {{3, 4}, {5, 6}, {4, 5}, {6, 2}}, true},  // not in chain order
+      {"ij,jk,kl->il", {{3, 1}, {4, 5}, {5, 6}}, true},  // broadcast j: that pair multiplies and sums
       {"bij,bjk->bik", {{1, 4, 5}, {3, 5, 6}}, true},  // broadcast batch
       {"ij,jk->ik", {{4, 1}, {5, 6}}, false},          // broadcast contracted dim
       {"ii->i", {{4, 4}}, false},                      // diagonal: stays one opaque kernel
@@ -531,6 +536,48 @@ TEST(Fusion, EinsumDecomposes) {
       EXPECT_LE(relative_l2(run_on_backend(be, g, vals)[0], want), 1e-6) << be;
     }
   }
+}
+
+// A chain of 29 matrices as one Einsum (ab,bc,...->a?) contracts pairwise: a MatMul per link,
+// not the product over all 30 labels (16 operands of [4, 4] took 11.7 s on cpu and 56 s on
+// vulkan, 29 failed; red-team round 31). ref refuses it (its 2^32 work bound), so the want is
+// the chain product in double.
+TEST(Fusion, EinsumChainsContractPairwise) {
+  const int n = 29;
+  // Labels a.. then A..: operand i is (lab(i), lab(i + 1)).
+  auto lab = [](int i) { return static_cast<char>(i < 26 ? 'a' + i : 'A' + (i - 26)); };
+  std::string eq;
+  for (int i = 0; i < n; ++i) eq += std::string(i ? "," : "") + lab(i) + lab(i + 1);
+  eq += std::string("->") + lab(0) + lab(n);
+  GraphBuilder b;
+  std::vector<int> ins;
+  std::vector<Tensor> vals;
+  for (int i = 0; i < n; ++i) {
+    ins.push_back(b.input("m" + std::to_string(i), DType::f32, {4, 4}));
+    vals.push_back(testing::random_tensor(DType::f32, {4, 4}, 70 + i, -0.7, 0.7));
+  }
+  b.output(b.op("Einsum", ins, {{"equation", eq}}));
+  Graph g = b.build();
+  make_static(g, {});
+  std::vector<double> acc(16);
+  for (int r = 0; r < 16; ++r) acc[r] = vals[0].get(r);
+  for (int i = 1; i < n; ++i) {
+    std::vector<double> next(16, 0.0);
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c)
+        for (int k = 0; k < 4; ++k) next[r * 4 + c] += acc[r * 4 + k] * vals[i].get(k * 4 + c);
+    acc = next;
+  }
+  Tensor want(DType::f32, {4, 4});
+  for (int r = 0; r < 16; ++r) want.set(r, acc[r]);
+  ASSERT_GT(std::fabs(want.get(0)) + std::fabs(want.get(5)), 1e-12) << "the chain product should not vanish";
+  int matmuls = 0;
+  for (auto& k : build_plan(g).kernels) matmuls += k.matmul.has_value();
+  EXPECT_EQ(matmuls, n - 1);
+  std::vector<std::string> backends = {"cpu"};
+  for (auto& be : backend_names())
+    if ((be == "vulkan" || be == "cuda") && !make_backend(be)->devices().empty()) backends.push_back(be);
+  for (auto& be : backends) EXPECT_LE(relative_l2(run_on_backend(be, g, vals)[0], want), 1e-5) << be;
 }
 
 // The losses decompose; an ignored target must give 0 even where log-probabilities are -inf
