@@ -184,13 +184,14 @@ std::string Emitter::emit_opaque() const {
   // thread, Hardmax and TopK in a thread per element (len^2 a row): past kMaxScanLaneCost serial
   // iterations a lane (TopK over a 50,257-word vocabulary), and where the host's pass over the
   // input is still shorter, the host is the faster place. Measured on an H100 (docs/benchmarks.md,
-  // 2026-12-05): the host ~5 ns an element with its copies, a lane 12-40 ns an iteration, so the
-  // host wins where cost * 3 > elements (TopK 10 x 8,000: 0.39 vs 0.81 ms; 64 x 4,096 lost on
-  // the host, 1.3 vs 0.93 ms). Many rows stay on the GPU (an argmax at each of 1,024 positions of
-  // GPT-2 logits, a segmentation map's argmax over 150 channels).
+  // 2026-12-05): the host 4-6 ns an element with its copies; an ArgMax lane 40 (cuda) to 73
+  // (vulkan) ns an iteration, a TopK lane 12-20: the host wins where cost * 8 (ArgMax / ArgMin)
+  // or cost * 3 (TopK, Hardmax) passes the elements (TopK 10 x 8,000: 0.39 vs 0.81 ms on the
+  // host; 64 x 4,096 lost there, 1.3 vs 0.93 ms). Many rows stay on the GPU (an argmax at each
+  // of 1,024 positions of GPT-2 logits, a segmentation map's argmax over 150 channels).
   if (t == "ArgMax" || t == "ArgMin" || t == "Hardmax" || t == "TopK")
-    if (const int64_t trips = opaque_loop_trips(n), cost = lane_cost(opaque_total(), trips);
-        cost > max_lane_cost(kMaxScanLaneCost) && (cost > (int64_t{1} << 54) || cost * 3 > shape_numel(buffer(in_buf(0)).shape)))
+    if (const int64_t trips = opaque_loop_trips(n), cost = lane_cost(opaque_total(), trips), per = t == "ArgMax" || t == "ArgMin" ? 8 : 3;
+        cost > max_lane_cost(kMaxScanLaneCost) && (cost > (int64_t{1} << 54) || cost * per > shape_numel(buffer(in_buf(0)).shape)))
       throw Unsupported(d_.name, n.label() + ": " + t + " would run " + std::to_string(trips) + " serial iterations in each of " +
                                      std::to_string(opaque_total()) + " threads; the host's loop is faster");
   check_loop_budget(n.label() + ": " + t, ceil_div(opaque_total(), std::max<int64_t>(1, launch_.groups) * kDefaultGroup) *

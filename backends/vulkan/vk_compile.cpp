@@ -30,8 +30,9 @@ constexpr const char* kCompilerTag = "shaderc-vulkan1.2-O0+floatcontrols+spvopt-
 // the copies of a `precise` TwoSum (a compensated LayerNorm mean of 768 equal values one ulp
 // off, Numerics.RowSumsAreCompensated on the H100): the pass runs only on modules with no
 // `precise` arithmetic inside an [[unroll]] loop (precise_in_unrolled_loop; the GEMM and GEMV
-// loops keep it: MLP b1 was 6% slower without it). FUSOR_VK_SPIRV_UNROLL=1 / 0 runs it always /
-// never (measuring only).
+// loops keep it: MLP b1 fp32 was ~1 us, 4%, slower without it on an H100) and not on
+// cooperative-matrix kernels (GPT-2 bf16 ~6 us, 5%, faster without it). FUSOR_VK_SPIRV_UNROLL=1
+// / 0 runs it always / never (measuring only).
 const char* spirv_unroll_knob() {
   const char* e = std::getenv("FUSOR_VK_SPIRV_UNROLL");
   return e && (std::strcmp(e, "0") == 0 || std::strcmp(e, "1") == 0) ? e : "";
@@ -157,6 +158,11 @@ bool precise_in_unrolled_loop(const std::vector<uint32_t>& words) {
   constexpr uint32_t kOpExtInst = 12, kOpFunction = 54, kOpFunctionEnd = 56, kOpFunctionCall = 57, kOpDecorate = 71,
                      kOpLoopMerge = 246, kOpLabel = 248, kDecorationNoContraction = 42, kLoopControlUnroll = 1;
   if (words.size() < 5) return false;
+  // A stream that does not tile into whole instructions: no unrolling (the scans below read
+  // each instruction's words unchecked).
+  size_t end = 5;
+  while (end < words.size() && (words[end] >> 16) != 0 && end + (words[end] >> 16) <= words.size()) end += words[end] >> 16;
+  if (end != words.size()) return true;
   // Float arithmetic (OpFNegate .. OpFwidth's neighbours, and GLSL.std.450 calls like fma)
   // carries its result id in word 2.
   auto arith = [](uint32_t op) { return op == kOpExtInst || (op >= 127 && op <= 152); };
@@ -183,7 +189,8 @@ bool precise_in_unrolled_loop(const std::vector<uint32_t>& words) {
         if (!p && has_precise[c]) p = changed = true;
   }
   // glslang lays a structured loop's blocks out between its header (OpLoopMerge) and its merge
-  // block's label: scan that range of every loop marked Unroll.
+  // block's label (its readable block order; another producer's layout could differ): scan that
+  // range of every loop marked Unroll.
   for (size_t pos = 5; pos < words.size() && (words[pos] >> 16) != 0; pos += words[pos] >> 16) {
     if ((words[pos] & 0xffff) != kOpLoopMerge || (words[pos] >> 16) < 4 || !(words[pos + 3] & kLoopControlUnroll)) continue;
     const uint32_t merge = words[pos + 1];
@@ -259,7 +266,7 @@ std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::st
       if (level <= SPV_MSG_ERROR) messages += (messages.empty() ? "" : "; ") + std::string(msg);
     });
     const std::string knob = spirv_unroll_knob();
-    // Cooperative-matrix kernels are left to the driver's unroller (measured: see the comment above).
+    // Cooperative-matrix kernels are left to the driver's unroller (measured: optimizer_flags).
     const bool coopmat = source.find("#extension GL_NV_cooperative_matrix") != std::string::npos;
     if (!opt.RegisterPassesFromFlags(optimizer_flags(knob.empty() ? !coopmat && !precise_in_unrolled_loop(words) : knob == "1")))
       throw Error("vulkan", "kernel '" + name + "': SPIR-V optimizer flags rejected: " + messages);

@@ -15,8 +15,9 @@
 //   GL_EXT_spirv_intrinsics cannot do this: it keeps one width per execution mode.
 //   FUSOR_VK_SPIRV_OPT=0 skips SPIRV-Tools' passes (for A/B runs; cached under its own key).
 //   loop-unroll runs only where no `precise` arithmetic sits in an [[unroll]] loop (its copies
-//   drop NoContraction, and the driver then contracts them); FUSOR_VK_SPIRV_UNROLL=1 / 0 runs it
-//   always / never (A/B runs; cached under their own keys).
+//   drop NoContraction, and the driver then contracts them), and not on cooperative-matrix
+//   kernels (faster without it); FUSOR_VK_SPIRV_UNROLL=1 / 0 runs it always / never (A/B runs;
+//   cached under their own keys).
 //   FUSOR_VK_COMPILE_LOG=1 (vk_pipelines.cpp) prints each pipeline's source size and the
 //   milliseconds of shaderc, spirv-opt, spirv-val and vkCreateComputePipelines on stderr.
 //   Errors: Error("vulkan", "kernel '<name>': GLSL compile failed: <shaderc messages>") and
