@@ -943,5 +943,24 @@ TEST(Hostile, ElementIndicesPastDataOffTheAxisAreRefused) {
   }
 }
 
+// ConvTranspose with negative explicit pads is refused at shape inference as Conv's are
+// (onnxruntime refuses both; fusor widened the output past its full size, red-team round 31);
+// pads of 0 and positive ones still run.
+TEST(Hostile, ConvTransposeNegativePadsAreRefused) {
+  for (const std::vector<int64_t>& pads : {std::vector<int64_t>{-1, 0, 0, 0}, {0, 0, 0, -2}, {1, 0, 0, 1}}) {
+    GraphBuilder b("convtranspose_pads", 18);
+    const int x = b.input("x", DType::f32, {1, 2, 4, 4});
+    b.output(b.op("ConvTranspose", {x, b.constant("w", random_tensor(DType::f32, {2, 3, 3, 3}, 7))}, {{"pads", pads}}));
+    const Graph g = b.build();
+    const Tensor xv = random_tensor(DType::f32, {1, 2, 4, 4}, 8);
+    if (pads[0] < 0 || pads[3] < 0) {
+      EXPECT_ERROR(specialize(g, {xv}), "(ConvTranspose): negative pads");
+    } else {
+      const auto out = run_on_backend("ref", specialize(g, {xv}), {xv});
+      EXPECT_EQ(out.at(0).shape(), (Shape{1, 3, 5, 5}));  // 6 x 6 full, less the pads
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fusor

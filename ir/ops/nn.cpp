@@ -468,6 +468,8 @@ Window convtranspose_window(const Node& n, const Shape& x, const Shape& w) {
       pb = pe = 0;
       out = full;
     } else {
+      // Negative pads would widen the output past the full one: refused, as onnxruntime and Conv do.
+      if (pb < 0 || pe < 0) throw bad("negative pads");
       out = full - pb - pe;
     }
     if (out < 1) throw bad("output size " + std::to_string(out) + " is not positive");
