@@ -2,9 +2,9 @@
 // with a ScalarRule, ReduceSum/Mean/Max, MatMul, Conv without bias, Reshape/Transpose/Slice).
 // Formulas follow the ONNX operator spec of each op. Element-wise composites (Gelu, HardSwish,
 // HardSigmoid, Clip, ...) need nothing here: their ScalarRule already is one fusible expression.
-#include <optional>
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "ir/kernel_spec.h"
 #include "ir/ops/attention.h"

@@ -21,11 +21,9 @@
 
 namespace fusor::testing {
 
-// Sets an environment variable for one scope (restores "unset" after).
-struct EnvGuard {
-  std::string name;
-  EnvGuard(const char* n, const std::string& v) : name(n) { setenv(n, v.c_str(), 1); }
-  ~EnvGuard() { unsetenv(name.c_str()); }
+// Sets an environment variable for one scope (ScopedEnv: restores what was there after).
+struct EnvGuard : ScopedEnv {
+  EnvGuard(const char* n, const std::string& v) : ScopedEnv(n, v.c_str()) {}
 };
 
 // C = A @ B (+ bias, GELU) (+ residual). A is [batch.., M, K] or, transposed, read through a

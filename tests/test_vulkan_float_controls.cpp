@@ -115,24 +115,9 @@ TEST_F(VulkanFloatControls, ModulesCarryTheExecutionModes) {
 // `precise` survives the SPIR-V optimizer: every float add / sub / mul of a TwoSum in an
 // [[unroll]] loop carries NoContraction after it (spirv-opt's loop-unroll dropped it on its
 // copies, and the NVIDIA driver then reassociated the compensated LayerNorm mean of 768 values).
-// Sets (or unsets) an environment variable for a scope, restoring what was there.
-struct ScopedEnv {
-  std::string name, old;
-  bool had;
-  ScopedEnv(const char* n, const char* v) : name(n), had(std::getenv(n) != nullptr) {
-    if (had) old = std::getenv(n);
-    if (v) setenv(n, v, 1);
-    else unsetenv(n);
-  }
-  ~ScopedEnv() {
-    if (had) setenv(name.c_str(), old.c_str(), 1);
-    else unsetenv(name.c_str());
-  }
-};
-
 TEST_F(VulkanFloatControls, PreciseArithmeticKeepsNoContractionThroughTheOptimizer) {
   auto ctx = vk::Context::get(0);
-  const ScopedEnv default_unroll("FUSOR_VK_SPIRV_UNROLL", nullptr), optimized("FUSOR_VK_SPIRV_OPT", nullptr);
+  const testing::ScopedEnv default_unroll("FUSOR_VK_SPIRV_UNROLL", nullptr), optimized("FUSOR_VK_SPIRV_OPT", nullptr);
   const std::string head =
       "#version 450\n#extension GL_EXT_control_flow_attributes : require\nlayout(local_size_x = 1) in;\n"
       "layout(std430, binding = 0) buffer B { float x[]; };\nlayout(std430, binding = 1) buffer C { float y[]; };\n"
@@ -160,7 +145,7 @@ TEST_F(VulkanFloatControls, PreciseArithmeticKeepsNoContractionThroughTheOptimiz
   // only after an unrolled loop of plain arithmetic (GEMM-like: loop-unroll stays on; the
   // precise value is read from and stored to another buffer: glslang makes every store to a
   // buffer a precise value reads precise, and so what feeds them).
-  const ScopedEnv unoptimized("FUSOR_VK_SPIRV_OPT", "0");
+  const testing::ScopedEnv unoptimized("FUSOR_VK_SPIRV_OPT", "0");
   auto unopt = [&](const std::string& src) { return vk::compile_glsl(*ctx, "no_contraction_probe", src); };
   EXPECT_TRUE(vk::precise_in_unrolled_loop(unopt(kernel("[[unroll]]", inline_sum, "precise "))));
   EXPECT_TRUE(vk::precise_in_unrolled_loop(unopt(kernel("[[unroll]]", called_sum, ""))));

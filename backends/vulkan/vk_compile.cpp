@@ -12,9 +12,9 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <sstream>
-#include <set>
 #include <map>
+#include <set>
+#include <sstream>
 
 #include "runtime/disk_cache.h"
 
