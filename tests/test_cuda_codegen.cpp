@@ -40,12 +40,22 @@ Graph cg_static(GraphBuilder& b) {
 // Matmul kernels that cuBLASLt would run are compiled both ways: the template (used when the
 // library is missing) and the generated epilogue kernel. The compiles run in parallel on all
 // cores, as the backend's (backends/compile_pool.h); failures are reported in kernel order.
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + what.size())) ++n;
+  return n;
+}
+
 void compile_all(const Plan& p, const std::string& what) {
   std::vector<std::pair<std::string, std::string>> jobs;  // (identifier, source)
   for (const KernelSpec& k : p.kernels) {
     std::optional<LibraryGemm> lib = cuda_library_gemm(k, p);
     for (const LibraryGemm* variant : std::vector<const LibraryGemm*>{nullptr, lib ? &*lib : nullptr}) {
       std::string src = cuda_kernel_source(k, p, variant);
+      // Programmatic dependent launch: every kernel entry (each template variant too) waits on
+      // FZ_GRID_DEPENDENCY() before its work, or a kernel behind a programmatic graph edge would
+      // read its inputs before the kernel writing them is done.
+      EXPECT_EQ(count_of(src, "__global__"), count_of(src, "FZ_GRID_DEPENDENCY();")) << what << ": " << k.name << "\n" << src;
       if (!src.empty()) jobs.emplace_back(kernel_identifier(k.name), std::move(src));  // "": cuBLASLt's own epilogue
       if (!lib) break;
     }

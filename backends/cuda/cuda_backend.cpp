@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <optional>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -83,6 +84,7 @@ const CudaDriver& CudaDriver::get() {
     sym(d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
     sym(d.cuEventDestroy, "cuEventDestroy_v2");
     if (!d.why.empty()) return d;  // the handle stays open: it is process-wide anyway
+    d.cuGraphAddDependencies = reinterpret_cast<decltype(d.cuGraphAddDependencies)>(dlsym(h, "cuGraphAddDependencies_v2"));
     d.loaded = true;
     CUresult r = d.cuInit(0);
     if (r == CUDA_SUCCESS) {
@@ -179,6 +181,10 @@ class CudaExecutableImpl final : public CudaExecutable {
         throw Error("cuda", "device " + std::to_string(opts.device) + " does not exist (" + std::to_string(count) + " found)");
       FZ_CU(cuDeviceGet, &dev_, opts.device);
       FZ_CU(cuDevicePrimaryCtxRetain, &ctx_, dev_);
+      int major = 0;
+      FZ_CU(cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_);
+      const char* e = std::getenv("FUSOR_CUDA_PDL");
+      pdl_ = major >= 9 && drv.cuGraphAddDependencies && !(e && std::string(e) == "0");
     }
     try {
       PhaseScope ps("compile");
@@ -201,6 +207,9 @@ class CudaExecutableImpl final : public CudaExecutable {
       s = "cuBLASLt: " + std::to_string(lib) + " of " + std::to_string(mm) + " matmuls (" + std::to_string(lib - epi) +
           " with its own epilogue, " + std::to_string(epi) + " with a generated one)";
     if (std::string c = conv_notes(); !c.empty()) s += (s.empty() ? "" : "; ") + c;
+    if (programmatic_edges_ > 0)
+      s += (s.empty() ? "" : "; ") + std::string("programmatic dependent launch: ") + std::to_string(programmatic_edges_) +
+           " kernel-to-kernel edges";
     return lib_note_.empty() ? s : s.empty() ? lib_note_ : s + "; " + lib_note_;
   }
   const std::vector<BufferDesc>& input_descs() const override { return input_descs_; }
@@ -392,6 +401,10 @@ class CudaExecutableImpl final : public CudaExecutable {
 
   const CudaDriver& drv;
   bool replay_;
+  // Programmatic dependent launch between consecutive kernel nodes of the replay graph: sm_90+
+  // and a driver with cuGraphAddDependencies_v2; FUSOR_CUDA_PDL=0 turns it off (A/Bs).
+  bool pdl_ = false;
+  int programmatic_edges_ = 0;
   Plan plan_;
   std::vector<BufferDesc> input_descs_, output_descs_;
   CUdevice dev_ = 0;
@@ -799,18 +812,31 @@ class CudaExecutableImpl final : public CudaExecutable {
     if (graph_) drv.cuGraphDestroy(graph_), graph_ = nullptr;
     FZ_CU(cuGraphCreate, &graph_, 0);
     CUgraphNode prev = nullptr;
+    bool prev_kernel = false;  // prev is one of our kernel nodes (not a library call's child graph)
+    programmatic_edges_ = 0;
     for (auto& l : launches_) {
       if (l.gemm || l.conv) {
         CUgraph child = capture_gemm(l);
         CUresult r = drv.cuGraphAddChildGraphNode(&l.gemm_node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, child);
         drv.cuGraphDestroy(child);  // the node holds a copy
         drv.check(r, "cuGraphAddChildGraphNode");
-        prev = l.gemm_node;
+        prev = l.gemm_node, prev_kernel = false;
       }
       if (!l.fn) continue;
       CUDA_KERNEL_NODE_PARAMS p = node_params(l);
-      FZ_CU(cuGraphAddKernelNode, &l.node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, &p);
-      prev = l.node;
+      if (prev_kernel && pdl_) {
+        // Programmatic edge: this kernel may start once every block of prev has passed its
+        // FZ_GRID_DEPENDENCY(), whose griddepcontrol.wait then holds it until prev is done.
+        FZ_CU(cuGraphAddKernelNode, &l.node, graph_, nullptr, 0, &p);
+        CUgraphEdgeData e{};
+        e.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+        e.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+        FZ_CU(cuGraphAddDependencies, graph_, &prev, &l.node, &e, 1);
+        ++programmatic_edges_;
+      } else {
+        FZ_CU(cuGraphAddKernelNode, &l.node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, &p);
+      }
+      prev = l.node, prev_kernel = true;
     }
     FZ_CU(cuGraphInstantiate, &exec_, graph_, 0);
   }

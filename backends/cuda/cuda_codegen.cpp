@@ -25,6 +25,21 @@ namespace {
 // not enable fast-math, so the comparison is kept).
 constexpr const char* kCudaHelpers = R"(typedef long long fz_i64;
 #define FZ_FN static __device__ __forceinline__
+// Programmatic dependent launch (sm_90+; CUDA Programming Guide, "Programmatic Dependent
+// Launch"): every kernel starts with FZ_GRID_DEPENDENCY(): wait until the kernels it depends on
+// have completed and their writes are visible, then let its own dependents be launched, so
+// their launch overlaps this kernel's run. A no-op when not launched behind a programmatic
+// graph edge, and on older GPUs. Nothing before it may read or write a buffer, except an L2
+// prefetch (FZ_PREFETCH_L2: a hint; L2 is coherent, so it cannot see a stale value). The asm
+// operand lists are spelled with spaces between the colons: a double colon not after a name keeps
+// the source out of NVRTC batches (nvrtc_batch.cpp).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define FZ_GRID_DEPENDENCY() asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" : : : "memory")
+#define FZ_PREFETCH_L2(p) asm volatile("prefetch.global.L2 [%0];" : : "l"(p))
+#else
+#define FZ_GRID_DEPENDENCY()
+#define FZ_PREFETCH_L2(p)
+#endif
 FZ_FN float fz_inf() { return __int_as_float(0x7f800000); }
 FZ_FN float fz_nan() { return __int_as_float(0x7fffffff); }
 // A compare and a select: fmaxf / fminf may return either zero of +0 and -0; ties give b, as
@@ -143,9 +158,23 @@ constexpr const char* kMatmulTemplate = R"(
 #define FZ_SK_RADIX 2
 #endif
 __shared__ float fz_part[FZ_SK_KG][FZ_M][FZ_SK_COLS + 1];
+#ifndef FZ_SK_PREFETCH
+#define FZ_SK_PREFETCH 0
+#endif
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
   const int lane = threadIdx.x % FZ_SK_COLS, kg = threadIdx.x / FZ_SK_COLS;
   const fz_idx tiles_n = (FZ_N + FZ_SK_COLS - 1) / FZ_SK_COLS;
+#if FZ_SK_PREFETCH && defined(FZ_B_ELEM)
+  // The first tile's B (a weight, as a rule) into L2 while the kernels before this one finish:
+  // the reads below then wait on L2, not DRAM. One prefetch per 32-byte sector of a B row.
+  if (blockIdx.x < (fz_idx)FZ_BATCH * tiles_n && (FZ_B_SN != 1 || (lane * (int)sizeof(FZ_B_ELEM(0))) % 32 == 0)) {
+    const fz_idx batch = blockIdx.x / tiles_n, n = (blockIdx.x % tiles_n) * FZ_SK_COLS + lane;
+    const fz_idx bbase = fz_b_base(batch);
+    if (n < FZ_N)
+      for (fz_idx k = kg; k < FZ_K; k += FZ_SK_KG) FZ_PREFETCH_L2(&FZ_B_ELEM(bbase + k * FZ_B_SK + n * FZ_B_SN));
+  }
+#endif
+  FZ_GRID_DEPENDENCY();
   // FZ_TILES (matmul_config) counts the FZ_SK_COLS-wide tiles; the loop strides over them.
   for (fz_idx tile = blockIdx.x; tile < (fz_idx)FZ_BATCH * tiles_n; tile += gridDim.x) {
     const fz_idx batch = tile / tiles_n, n = (tile % tiles_n) * FZ_SK_COLS + lane;
@@ -236,6 +265,7 @@ __shared__ int fz_last;
 // Output i of the tile (row i / COLS, column i % COLS): component i % 4 of lane (i % COLS) / 4.
 #define FZ_GV_OWN(i) (((const float*)&fz_part[((i) / FZ_SK_COLS) * FZ_GV_LANES])[(i) % FZ_SK_COLS])
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
+  FZ_GRID_DEPENDENCY();
   const int tid = threadIdx.x, lane = tid % FZ_GV_LANES, kg = tid / FZ_GV_LANES;
   const fz_idx tiles_n = (FZ_N + FZ_SK_COLS - 1) / FZ_SK_COLS;
   for (fz_idx w = blockIdx.x; w < (fz_idx)FZ_BATCH * tiles_n * FZ_SPLITS; w += gridDim.x) {
@@ -324,6 +354,7 @@ __device__ unsigned int fz_arrive[FZ_TILES_MN] = {0};
 __shared__ int fz_last;
 #endif
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
+  FZ_GRID_DEPENDENCY();
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
   const fz_idx tiles_m = (FZ_M + 63) / 64, tiles_n = (FZ_N + 63) / 64;
   for (fz_idx work = blockIdx.x; work < FZ_TILES; work += gridDim.x) {
@@ -410,6 +441,7 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
 // row-major over the kernel's space, arrives in fz_gemm; one thread per element.
 constexpr const char* kLibraryEpilogueTemplate = R"(
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS, const float* __restrict__ fz_gemm) {
+  FZ_GRID_DEPENDENCY();
   const fz_idx total = (fz_idx)FZ_BATCH * FZ_M * FZ_N;
   for (fz_idx i = (fz_idx)blockIdx.x * FZ_GROUP_SIZE + threadIdx.x; i < total; i += (fz_idx)gridDim.x * FZ_GROUP_SIZE)
     FZ_EPILOGUE(fz_gemm[i], i);
@@ -421,6 +453,7 @@ extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PA
 // thread per element, the same linear index as the template's.
 constexpr const char* kLibraryConvEpilogueTemplate = R"(
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS, const FZ_CONV_T* __restrict__ fz_conv) {
+  FZ_GRID_DEPENDENCY();
   for (fz_idx i = (fz_idx)blockIdx.x * FZ_GROUP_SIZE + threadIdx.x; i < FZ_TOTAL; i += (fz_idx)gridDim.x * FZ_GROUP_SIZE)
     FZ_EPILOGUE(FZ_CONV_F(fz_conv[i]), i);
 }
@@ -533,8 +566,11 @@ struct CudaDialect : Dialect {
       // 16 on the H200 (MLP b1, two rounds): fp32 14.7 / 14.9 us against 15.9 / 16.3 with the
       // previous 4, fp16 15.1 / 15.5 against 16.9 / 17.1 (docs/benchmarks.md, twenty-third session).
       const int64_t unroll = env_pow2("FUSOR_CUDA_GEMV_UNROLL", 1, 16, 16);
+      // FUSOR_CUDA_GEMV_PREFETCH=0: no L2 prefetch of B ahead of FZ_GRID_DEPENDENCY (A/Bs).
+      const char* pf = std::getenv("FUSOR_CUDA_GEMV_PREFETCH");
+      const bool prefetch = !(pf && std::string(pf) == "0");
       return "#define FZ_SKINNY 1\n#define FZ_SK_COLS " + std::to_string(cols) + "\n#define FZ_SK_UNROLL " + std::to_string(unroll) +
-             "\n#define FZ_SK_RADIX " + std::to_string(gemv_tree_radix()) + "\n";
+             "\n#define FZ_SK_RADIX " + std::to_string(gemv_tree_radix()) + "\n#define FZ_SK_PREFETCH " + (prefetch ? "1" : "0") + "\n";
     }
     const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
     int64_t splits = 1;
@@ -566,7 +602,7 @@ struct CudaDialect : Dialect {
   }
   std::string kernel_begin(const KernelHeader& h) const override {
     return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(h.group_size) + ") " + h.name + "(" +
-           params(h, true) + ") {\n";
+           params(h, true) + ") {\n  FZ_GRID_DEPENDENCY();\n";
   }
   std::string function_params(const KernelHeader& h) const override { return params(h, true); }
   std::string function_args(const KernelHeader& h) const override {

@@ -24,6 +24,7 @@ constexpr const char* kConvTemplate = R"(
 #endif
 #if FZ_CV_DIRECT
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
+  FZ_GRID_DEPENDENCY();
   const fz_idx cpg = FZ_CC / FZ_GROUPS, kpg = FZ_CK / FZ_GROUPS;
   for (fz_idx i = (fz_idx)blockIdx.x * FZ_GROUP_SIZE + threadIdx.x; i < FZ_TOTAL; i += (fz_idx)gridDim.x * FZ_GROUP_SIZE) {
     const fz_idx ow = i % FZ_COW, oh = (i / FZ_COW) % FZ_COH, k = (i / (FZ_COW * FZ_COH)) % FZ_CK;
@@ -68,6 +69,7 @@ __device__ unsigned int fz_arrive[FZ_CV_TILES] = {0};
 __shared__ int fz_last;
 #endif
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
+  FZ_GRID_DEPENDENCY();
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
   // Staging: weight element e = tid + q * 256 is (row e / BK, kd e % BK); im2col element
   // (kd xk + q * (256 / BN), column xc): a thread's column is the same for every slice.

@@ -58,6 +58,9 @@ struct CudaDriver {
   FZ_CU_FN(cuEventSynchronize)
   FZ_CU_FN(cuEventElapsedTime)
   FZ_CU_FN(cuEventDestroy)
+  // Optional (CUDA 12.3+ drivers; null otherwise): edges with data, for the programmatic
+  // (PDL) edges between kernel nodes of the replay graph.
+  FZ_CU_FN(cuGraphAddDependencies)
 #undef FZ_CU_FN
 
   // The process-wide instance; loads (and cuInit's) once. Never throws.
