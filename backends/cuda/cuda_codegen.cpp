@@ -26,19 +26,18 @@ namespace {
 constexpr const char* kCudaHelpers = R"(typedef long long fz_i64;
 #define FZ_FN static __device__ __forceinline__
 // Programmatic dependent launch (sm_90+; CUDA Programming Guide, "Programmatic Dependent
-// Launch"): every kernel starts with FZ_GRID_DEPENDENCY(): wait until the kernels it depends on
-// have completed and their writes are visible, then let its own dependents be launched, so
-// their launch overlaps this kernel's run. A no-op when not launched behind a programmatic
-// graph edge, and on older GPUs. Nothing before it may read or write a buffer, except an L2
-// prefetch (FZ_PREFETCH_L2: a hint; L2 is coherent, so it cannot see a stale value). The asm
-// operand lists are spelled with spaces between the colons: a double colon not after a name keeps
-// the source out of NVRTC batches (nvrtc_batch.cpp).
+// Launch"): every kernel starts with FZ_GRID_DEPENDENCY(), which waits until the kernels it
+// depends on have completed and their writes are visible. Behind a programmatic graph edge the
+// kernel is launched as the one before it retires (its blocks' exits are the trigger), not after
+// its completion is processed; elsewhere, and on older GPUs, the wait is a no-op. No explicit
+// early trigger (griddepcontrol.launch_dependents): with it, MLP b1 took 20.2 us against 15.7
+// and squeezenet1_1 266 against 236 on an H100 (docs/benchmarks.md, thirty-fourth session),
+// likely because dependents launched early land on the few SMs their predecessor freed first. The asm operand lists keep a space
+// between their colons: a double colon not after a name keeps a source out of NVRTC batches.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define FZ_GRID_DEPENDENCY() asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" : : : "memory")
-#define FZ_PREFETCH_L2(p) asm volatile("prefetch.global.L2 [%0];" : : "l"(p))
+#define FZ_GRID_DEPENDENCY() asm volatile("griddepcontrol.wait;" : : : "memory")
 #else
 #define FZ_GRID_DEPENDENCY()
-#define FZ_PREFETCH_L2(p)
 #endif
 FZ_FN float fz_inf() { return __int_as_float(0x7f800000); }
 FZ_FN float fz_nan() { return __int_as_float(0x7fffffff); }
@@ -158,22 +157,9 @@ constexpr const char* kMatmulTemplate = R"(
 #define FZ_SK_RADIX 2
 #endif
 __shared__ float fz_part[FZ_SK_KG][FZ_M][FZ_SK_COLS + 1];
-#ifndef FZ_SK_PREFETCH
-#define FZ_SK_PREFETCH 0
-#endif
 extern "C" __global__ void __launch_bounds__(FZ_GROUP_SIZE) FZ_KERNEL_NAME(FZ_PARAMS) {
   const int lane = threadIdx.x % FZ_SK_COLS, kg = threadIdx.x / FZ_SK_COLS;
   const fz_idx tiles_n = (FZ_N + FZ_SK_COLS - 1) / FZ_SK_COLS;
-#if FZ_SK_PREFETCH && defined(FZ_B_ELEM)
-  // The first tile's B (a weight, as a rule) into L2 while the kernels before this one finish:
-  // the reads below then wait on L2, not DRAM. One prefetch per 32-byte sector of a B row.
-  if (blockIdx.x < (fz_idx)FZ_BATCH * tiles_n && (FZ_B_SN != 1 || (lane * (int)sizeof(FZ_B_ELEM(0))) % 32 == 0)) {
-    const fz_idx batch = blockIdx.x / tiles_n, n = (blockIdx.x % tiles_n) * FZ_SK_COLS + lane;
-    const fz_idx bbase = fz_b_base(batch);
-    if (n < FZ_N)
-      for (fz_idx k = kg; k < FZ_K; k += FZ_SK_KG) FZ_PREFETCH_L2(&FZ_B_ELEM(bbase + k * FZ_B_SK + n * FZ_B_SN));
-  }
-#endif
   FZ_GRID_DEPENDENCY();
   // FZ_TILES (matmul_config) counts the FZ_SK_COLS-wide tiles; the loop strides over them.
   for (fz_idx tile = blockIdx.x; tile < (fz_idx)FZ_BATCH * tiles_n; tile += gridDim.x) {
@@ -566,11 +552,8 @@ struct CudaDialect : Dialect {
       // 16 on the H200 (MLP b1, two rounds): fp32 14.7 / 14.9 us against 15.9 / 16.3 with the
       // previous 4, fp16 15.1 / 15.5 against 16.9 / 17.1 (docs/benchmarks.md, twenty-third session).
       const int64_t unroll = env_pow2("FUSOR_CUDA_GEMV_UNROLL", 1, 16, 16);
-      // FUSOR_CUDA_GEMV_PREFETCH=0: no L2 prefetch of B ahead of FZ_GRID_DEPENDENCY (A/Bs).
-      const char* pf = std::getenv("FUSOR_CUDA_GEMV_PREFETCH");
-      const bool prefetch = !(pf && std::string(pf) == "0");
       return "#define FZ_SKINNY 1\n#define FZ_SK_COLS " + std::to_string(cols) + "\n#define FZ_SK_UNROLL " + std::to_string(unroll) +
-             "\n#define FZ_SK_RADIX " + std::to_string(gemv_tree_radix()) + "\n#define FZ_SK_PREFETCH " + (prefetch ? "1" : "0") + "\n";
+             "\n#define FZ_SK_RADIX " + std::to_string(gemv_tree_radix()) + "\n";
     }
     const int64_t tiles = batch * cdiv(m, 64) * cdiv(n, 64);
     int64_t splits = 1;
