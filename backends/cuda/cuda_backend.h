@@ -56,6 +56,13 @@ class CudaExecutable : public Executable {
   // cuMemcpyDtoDAsync. run() (host tensors) keeps working before and after: it rebinds the
   // arena's input/output slots the same way. Throws Error("run") for bad arguments,
   // Error("cuda") for a device failure.
+  // The replay graph is one chain; an edge between two generated kernels is programmatic
+  // (programmatic dependent launch, CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC) on sm_90+ with a
+  // CUDA 12.3+ driver, so the next kernel is launched as the previous one's blocks retire and
+  // waits in its first statement (griddepcontrol.wait) for that kernel's writes: H100 MLP b1
+  // 15.6 vs 16.4 us, mobilenet_v3_small 246 vs 269 us (docs/benchmarks.md, thirty-fourth
+  // session). Edges to and from cuBLASLt / cuDNN calls stay full dependencies. notes() counts
+  // the programmatic edges; FUSOR_CUDA_PDL=0 (read when the executable is built) turns them off.
   virtual void run_device(const std::vector<uint64_t>& inputs, const std::vector<uint64_t>& outputs,
                           RunStats* stats = nullptr) = 0;
   // Kernel nodes re-parameterised so far (always 0 in eager mode); for tests and profiling.
