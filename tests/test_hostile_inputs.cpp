@@ -962,5 +962,44 @@ TEST(Hostile, ConvTransposeNegativePadsAreRefused) {
   }
 }
 
+TEST(Hostile, NestedLoopsShareOneIterationBudget) {
+  // Each Loop alone is bounded (2^20 iterations), but a Loop in a Loop's body multiplies: two
+  // nested loops of M = 4096 each are 2^24 body runs (red-team notes, thirty-third session). A
+  // nest whose trip counts are certain now fails before it runs past 2^22 body runs in all.
+  auto m = fuzz::new_model(17);
+  auto* g = m.mutable_graph();
+  fuzz::set_type(g->add_input(), "M", onnx::TensorProto::INT64, {});
+  fuzz::add_init(g, "v0", {1}, {0.5f});
+  auto* outer = fuzz::add_loop(g, "outer");
+  fuzz::set_type(outer->add_input(), "v", onnx::TensorProto::FLOAT, {1});
+  auto* inner = fuzz::add_loop(outer, "inner", "v", "w");  // its M is the graph's, captured
+  fuzz::set_type(inner->add_input(), "x", onnx::TensorProto::FLOAT, {1});
+  fuzz::add_init(inner, "one", {1}, {1.0f});
+  fuzz::add_node(inner, "Identity", {"cin"}, {"cout"});
+  fuzz::add_node(inner, "Add", {"x", "one"}, {"xout"});
+  fuzz::set_type(inner->add_output(), "cout", onnx::TensorProto::BOOL, {});
+  fuzz::set_type(inner->add_output(), "xout", onnx::TensorProto::FLOAT, {1});
+  fuzz::add_node(outer, "Identity", {"cin"}, {"cout"});
+  fuzz::set_type(outer->add_output(), "cout", onnx::TensorProto::BOOL, {});
+  fuzz::set_type(outer->add_output(), "w", onnx::TensorProto::FLOAT, {1});
+  fuzz::set_type(g->add_output(), "vf", onnx::TensorProto::FLOAT, {1});
+  Graph lg = load_onnx_from_bytes(m.SerializeAsString(), ".");
+  for (int64_t trips : {int64_t{4096}, int64_t{1} << 20}) {
+    std::vector<Tensor> in{ints_of({}, {trips})};
+    for (const char* be : {"ref", "cpu", "vulkan"}) {
+      if (!has_device(be)) continue;
+      const auto t0 = std::chrono::steady_clock::now();
+      const std::string msg = error_of([&] { run_on_backend(be, specialize(lg, in), in); });
+      EXPECT_NE(msg.find("body runs a loop nest may make"), std::string::npos) << be << " " << trips << ": " << msg;
+      EXPECT_NE(msg.find("'inner'"), std::string::npos) << be << ": " << msg;
+      EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0) << be << " " << trips;
+    }
+  }
+  // A nest within the budget runs and agrees: 0.5 + 20 * 20.
+  std::vector<Tensor> in{ints_of({}, {20})};
+  expect_same_everywhere(specialize(lg, in), in);
+  EXPECT_EQ(run_on_backend("ref", specialize(lg, in), in)[0].get(0), 400.5);
+}
+
 }  // namespace
 }  // namespace fusor

@@ -161,11 +161,66 @@ BodyCall body_call(const Node& n, const std::vector<Arg>& args) {
   return call;
 }
 
+// ---- The iteration budget of a loop nest ----
+// Each loop alone may run kMaxIterations, but loops nested in loop bodies multiply (2^20 x 2^20
+// would run for days): a nest's body runs together may not pass kMaxNestIterations. Checked
+// before a run where the trip counts are certain (every enclosing Loop runs all its M: no cond,
+// or one passed through unchanged; Scans always run their length), and counted as the bodies
+// run otherwise. Per thread: a nest's bodies run on the thread of its outermost loop.
+constexpr int64_t kMaxNestIterations = int64_t{1} << 22;
+struct NestState {
+  int depth = 0;
+  int64_t bodies = 0;   // body runs of the current nest so far
+  int64_t certain = 1;  // product of the enclosing loops' certain trip counts
+};
+thread_local NestState nest_state;
+
+class NestScope {
+ public:
+  // trips: the iterations this loop will certainly run, or -1 where only its run decides.
+  NestScope(const Node& n, int64_t trips) : saved_(nest_state.certain) {
+    const int64_t outer = nest_state.depth == 0 ? 1 : nest_state.certain;
+    if (nest_state.depth > 0 && trips > 0 && outer > kMaxNestIterations / trips)
+      ref_fail(n, "runs " + std::to_string(trips) + " iterations inside loops that run " + std::to_string(outer) +
+                      " times: past the " + std::to_string(kMaxNestIterations) + " body runs a loop nest may make");
+    if (nest_state.depth++ == 0) nest_state.bodies = 0;
+    nest_state.certain = trips > 0 ? outer * trips : outer;
+  }
+  ~NestScope() {
+    --nest_state.depth;
+    nest_state.certain = saved_;
+  }
+  NestScope(const NestScope&) = delete;
+  NestScope& operator=(const NestScope&) = delete;
+  // One body run of loop n; fails once a nest has made kMaxNestIterations of them.
+  static void count(const Node& n) {
+    if (++nest_state.bodies > kMaxNestIterations && nest_state.depth > 1)
+      ref_fail(n, "its loop nest ran past " + std::to_string(kMaxNestIterations) + " body runs in all");
+  }
+
+ private:
+  int64_t saved_;
+};
+
+// Whether body b's cond_out is its cond_in unchanged (directly, through Identity) or a constant
+// true: then the Loop runs all M iterations whenever it starts with cond true.
+bool cond_passes_through(const Graph& b) {
+  if (b.inputs.size() < 2 || b.outputs.empty()) return false;
+  const int out = b.outputs[0], in = b.inputs[1];
+  if (out == in) return true;
+  const Value& v = b.values[static_cast<size_t>(out)];
+  if (v.constant && v.constant->numel() == 1) return v.constant->get(0) != 0.0;
+  for (const Node& m : b.nodes)
+    if (m.op_type == "Identity" && m.outputs.size() == 1 && m.outputs[0] == out) return m.inputs.size() == 1 && m.inputs[0] == in;
+  return false;
+}
+
 // One iteration: through the runner where given (args with keep[i] set stay constants in the
 // compiled body, the others are its run-time inputs), else, or when the runner refuses, on the
 // reference with every input constant.
 std::vector<Tensor> run_iteration(const Node& n, const Graph& b, const std::vector<Arg>& args, const std::vector<bool>& keep,
                                   BodyRunner* runner) {
+  NestScope::count(n);
   if (!runner) return run_body(n, b, args);
   std::vector<Arg> spec = args;
   std::vector<Tensor> rt;
@@ -352,6 +407,7 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
       ref_fail(n, (in[0] ? "trip count " + std::to_string(M) + " is past" : std::string("it has no trip count, past")) +
                       " the " + std::to_string(kMaxIterations) + " iterations a loop may run, and its condition stays true");
   }
+  NestScope scope(n, cond && M <= kMaxIterations && cond_passes_through(b) ? M : -1);
   int64_t i = 0;
   for (; i < M && cond; ++i) {
     if (i >= kMaxIterations) ref_fail(n, "ran " + std::to_string(kMaxIterations) + " iterations without its condition turning false");
@@ -668,6 +724,7 @@ void scan_run(const Node& n, const Ins& in, Outs& out, BodyRunner* runner, const
   for (int k = 0; k < io.K; ++k)
     if (has_out(out, static_cast<size_t>(io.N + k)))
       io.out_axes[k] = io.batched ? 1 : normalize_axis(io.out_axes[k], out[io.N + k].rank(), n.label());
+  NestScope scope(n, batches * T);
   for (int64_t bi = 0; bi < batches; ++bi) {
     std::vector<Tensor> states;
     for (int k = 0; k < io.N; ++k) {
