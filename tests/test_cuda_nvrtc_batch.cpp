@@ -31,25 +31,8 @@ namespace fusor {
 namespace {
 namespace fs = std::filesystem;
 using testing::error_of;
+using testing::ScopedEnv;
 using testing::TempDir;
-
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(std::string n, const char* value) : name(std::move(n)) {
-    if (const char* o = std::getenv(name.c_str())) old = o;
-    if (value)
-      ::setenv(name.c_str(), value, 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-  ~ScopedEnv() {
-    if (old)
-      ::setenv(name.c_str(), old->c_str(), 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-};
 
 // Sections of an ELF64 CUBIN by name (".text.<kernel>" holds a kernel's machine code,
 // ".nv.shared.<kernel>" its static shared memory, as a size), its symbol names and each
@@ -172,7 +155,7 @@ Sources model_sources(const std::string& m) {
 // dtype t (fp16/bf16: storage types with the conversions of every generator).
 Sources typed_sources(DType t, bool nonempty = true) {
   // sm @ w2 stays a GEMV kernel (the split-K checks below count it), not the Softmax's row product.
-  testing::ScopedEnv own_kernel("FUSOR_ROW_PRODUCT", "0");
+  ScopedEnv own_kernel("FUSOR_ROW_PRODUCT", "0");
   GraphBuilder b;
   // K = 512 > kMaxInlineDotK: x @ w stays a GEMV kernel even with FUSOR_INLINE_DOT=1.
   int x = b.input("x", t, {4, 512});

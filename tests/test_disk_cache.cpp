@@ -56,20 +56,6 @@ void spit(const fs::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-// Sets an environment variable for one scope.
-struct ScopedEnv {
-  std::string name;
-  std::optional<std::string> old;
-  ScopedEnv(std::string n, const std::string& v) : name(std::move(n)) {
-    if (const char* o = std::getenv(name.c_str())) old = o;
-    setenv(name.c_str(), v.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old) setenv(name.c_str(), old->c_str(), 1);
-    else unsetenv(name.c_str());
-  }
-};
-
 std::vector<fs::path> entries(const fs::path& dir, const std::string& ext) {
   std::vector<fs::path> out;
   for (auto& e : fs::directory_iterator(dir))
@@ -257,7 +243,7 @@ TEST(VulkanCache, DamagedSpirvEntriesAreRecompiled) {
   }
   if (vk->devices().empty()) GTEST_SKIP() << "no Vulkan device (install mesa-vulkan-drivers for lavapipe)";
   TempDir t;
-  ScopedEnv env("XDG_CACHE_HOME", t.path.string());
+  testing::ScopedEnv env("XDG_CACHE_HOME", t.path.c_str());
   const fs::path dir = t.path / "fusor/vulkan";
   Graph g = two_kernel_graph();
   expect_matches_ref(*vk, g, "cold cache");
@@ -347,7 +333,7 @@ TEST(VulkanCache, DamagedPipelineCacheIsIgnored) {
 #ifdef FUSOR_HAVE_CUDA
 TEST(CudaCache, DamagedCubinEntriesAreRecompiled) {
   TempDir t;
-  ScopedEnv env("XDG_CACHE_HOME", t.path.string());
+  testing::ScopedEnv env("XDG_CACHE_HOME", t.path.c_str());
   const fs::path dir = t.path / "fusor/cuda";
   const std::string a = "extern \"C\" __global__ void ka(float* x) { x[threadIdx.x] = 2.0f * x[threadIdx.x]; }\n";
   const std::string b = "extern \"C\" __global__ void kb(float* x) { x[threadIdx.x] = x[threadIdx.x] + 1.0f; }\n";
