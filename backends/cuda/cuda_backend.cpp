@@ -831,14 +831,22 @@ class CudaExecutableImpl final : public CudaExecutable {
         CUgraphEdgeData e{};
         e.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
         e.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-        FZ_CU(cuGraphAddDependencies, graph_, &prev, &l.node, &e, 1);
+        if (drv.cuGraphAddDependencies(graph_, &prev, &l.node, &e, 1) != CUDA_SUCCESS) return rebuild_without_pdl();
         ++programmatic_edges_;
       } else {
         FZ_CU(cuGraphAddKernelNode, &l.node, graph_, prev ? &prev : nullptr, prev ? 1 : 0, &p);
       }
       prev = l.node, prev_kernel = true;
     }
-    FZ_CU(cuGraphInstantiate, &exec_, graph_, 0);
+    if (programmatic_edges_ > 0 && drv.cuGraphInstantiate(&exec_, graph_, 0) != CUDA_SUCCESS) return rebuild_without_pdl();
+    if (!exec_) FZ_CU(cuGraphInstantiate, &exec_, graph_, 0);
+  }
+  // A driver or device configuration that refuses programmatic edges (they need CUDA 12.3+ and
+  // sm_90; MIG and virtualised GPUs may differ) gets the plain chain rather than an error.
+  void rebuild_without_pdl() {
+    pdl_ = false;
+    exec_ = nullptr;
+    build_graph();
   }
 
   void launch_all() {
