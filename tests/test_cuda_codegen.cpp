@@ -46,18 +46,33 @@ size_t count_of(const std::string& s, const std::string& what) {
   return n;
 }
 
+// Programmatic dependent launch: every kernel entry (each template variant too) starts with
+// FZ_GRID_DEPENDENCY() before it touches memory, or a kernel behind a programmatic graph edge
+// would read its inputs before the kernel writing them is done. Between the signature and the
+// wait only local declarations may stand (no indexing, loads, stores or atomics).
+void expect_waits_first(const std::string& src, const std::string& what) {
+  EXPECT_EQ(count_of(src, "__global__"), count_of(src, "FZ_GRID_DEPENDENCY();")) << what << "\n" << src;
+  for (size_t at = src.find("__global__"); at != std::string::npos; at = src.find("__global__", at + 1)) {
+    const size_t open = src.find(") {\n", at), wait = src.find("FZ_GRID_DEPENDENCY();", at);
+    ASSERT_NE(open, std::string::npos) << what;
+    ASSERT_NE(wait, std::string::npos) << what;
+    const std::string before = src.substr(open + 3, wait - open - 3);
+    for (const char* bad : {"[", "FZ_LOAD", "FZ_EPILOGUE", "atomic", "for (", "if ("})
+      EXPECT_EQ(before.find(bad), std::string::npos) << what << ": '" << bad << "' before the grid-dependency wait:\n" << before;
+  }
+}
+
 void compile_all(const Plan& p, const std::string& what) {
   std::vector<std::pair<std::string, std::string>> jobs;  // (identifier, source)
   for (const KernelSpec& k : p.kernels) {
     std::optional<LibraryGemm> lib = cuda_library_gemm(k, p);
-    for (const LibraryGemm* variant : std::vector<const LibraryGemm*>{nullptr, lib ? &*lib : nullptr}) {
-      std::string src = cuda_kernel_source(k, p, variant);
-      // Programmatic dependent launch: every kernel entry (each template variant too) waits on
-      // FZ_GRID_DEPENDENCY() before its work, or a kernel behind a programmatic graph edge would
-      // read its inputs before the kernel writing them is done.
-      EXPECT_EQ(count_of(src, "__global__"), count_of(src, "FZ_GRID_DEPENDENCY();")) << what << ": " << k.name << "\n" << src;
-      if (!src.empty()) jobs.emplace_back(kernel_identifier(k.name), std::move(src));  // "": cuBLASLt's own epilogue
-      if (!lib) break;
+    std::optional<LibraryConv> conv = cuda_library_conv(k, p);
+    std::vector<std::string> sources{cuda_kernel_source(k, p, nullptr)};
+    if (lib) sources.push_back(cuda_kernel_source(k, p, &*lib));                // cuBLASLt's epilogue kernel
+    if (conv) sources.push_back(cuda_kernel_source(k, p, nullptr, &*conv));     // cuDNN's epilogue kernel
+    for (std::string& src : sources) {
+      expect_waits_first(src, what + ": " + k.name);
+      if (!src.empty()) jobs.emplace_back(kernel_identifier(k.name), std::move(src));  // "": the library's own epilogue
     }
   }
   std::vector<std::string> failures(jobs.size());

@@ -110,8 +110,9 @@ TEST(Hostile, HugeTripCountsFailWithoutRunning) {
 
 TEST(Hostile, NestedLoopsShareOneIterationBudget) {
   // Each Loop alone is bounded (2^20 iterations), but a Loop in a Loop's body multiplies: two
-  // nested loops of M = 4096 each are 2^24 body runs (red-team notes, thirty-third session). A
-  // nest whose trip counts are certain now fails before it runs past 2^22 body runs in all.
+  // nested loops of M = 2^20 each are 2^40 body runs (red-team notes: 30 nested loops of 2). A
+  // nest may make 2^22 body runs in all; one whose certain trip counts multiply past 2^24 fails
+  // before it runs.
   auto m = fuzz::new_model(17);
   auto* g = m.mutable_graph();
   fuzz::set_type(g->add_input(), "M", onnx::TensorProto::INT64, {});
@@ -130,7 +131,7 @@ TEST(Hostile, NestedLoopsShareOneIterationBudget) {
   fuzz::set_type(outer->add_output(), "w", onnx::TensorProto::FLOAT, {1});
   fuzz::set_type(g->add_output(), "vf", onnx::TensorProto::FLOAT, {1});
   Graph lg = load_onnx_from_bytes(m.SerializeAsString(), ".");
-  for (int64_t trips : {int64_t{4096}, int64_t{1} << 20}) {
+  for (int64_t trips : {int64_t{8192}, int64_t{1} << 20}) {
     std::vector<Tensor> in{ints_of({}, {trips})};
     for (const char* be : {"ref", "cpu", "vulkan"}) {
       if (!has_device(be)) continue;

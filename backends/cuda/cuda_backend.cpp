@@ -58,6 +58,7 @@ const CudaDriver& CudaDriver::get() {
     sym(d.cuMemAlloc, "cuMemAlloc_v2");
     sym(d.cuMemFree, "cuMemFree_v2");
     sym(d.cuMemsetD8, "cuMemsetD8_v2");
+    sym(d.cuMemsetD8Async, "cuMemsetD8Async");
     sym(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
     sym(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
     sym(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
@@ -371,7 +372,8 @@ class CudaExecutableImpl final : public CudaExecutable {
   // The index-check status word (codegen.h kernel_checks_indices): zeroed before a run, read
   // after it; non-zero fails the run with the error ref gives for that node.
   void reset_status() {
-    if (status_) FZ_CU(cuMemsetD8, status_, 0, 4);
+    // On stream_: a legacy-stream memset is not ordered before the non-blocking stream's kernels.
+    if (status_) FZ_CU(cuMemsetD8Async, status_, 0, 4, stream_);
   }
   void check_status() {
     if (!status_) return;
@@ -825,8 +827,9 @@ class CudaExecutableImpl final : public CudaExecutable {
       if (!l.fn) continue;
       CUDA_KERNEL_NODE_PARAMS p = node_params(l);
       if (prev_kernel && pdl_) {
-        // Programmatic edge: this kernel may start once every block of prev has passed its
-        // FZ_GRID_DEPENDENCY(), whose griddepcontrol.wait then holds it until prev is done.
+        // Programmatic edge: this kernel may be launched once every block of prev has exited
+        // (prev never triggers early); its FZ_GRID_DEPENDENCY() (griddepcontrol.wait) then holds
+        // it until prev has completed and its writes are visible.
         FZ_CU(cuGraphAddKernelNode, &l.node, graph_, nullptr, 0, &p);
         CUgraphEdgeData e{};
         e.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
@@ -910,7 +913,8 @@ class CudaBackend : public Backend {
         arch = "sm_?";
       }
       out.push_back({name, arch + ", " + std::to_string(sms) + " SMs, " + std::to_string(mem >> 20) + " MiB, driver " +
-                               std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10)});
+                               std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10),
+                     ""});  // CUDA keeps denormals, signed zeros, infinities and NaNs (no fast-math)
     }
     return out;
   }

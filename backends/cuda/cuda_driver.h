@@ -58,10 +58,12 @@ struct CudaDriver {
   FZ_CU_FN(cuEventSynchronize)
   FZ_CU_FN(cuEventElapsedTime)
   FZ_CU_FN(cuEventDestroy)
-  // Optional (CUDA 12.3+ drivers; null otherwise): edges with data, for the programmatic
-  // (PDL) edges between kernel nodes of the replay graph.
-  FZ_CU_FN(cuGraphAddDependencies)
+  FZ_CU_FN(cuMemsetD8Async)
 #undef FZ_CU_FN
+  // Optional (CUDA 12.3+ drivers; null otherwise): cuGraphAddDependencies_v2, edges with data,
+  // for the programmatic (PDL) edges between kernel nodes of the replay graph. Spelled out:
+  // before CUDA 13 the header's plain name is the v1 entry point without edge data.
+  CUresult (*cuGraphAddDependencies)(CUgraph, const CUgraphNode*, const CUgraphNode*, const CUgraphEdgeData*, size_t) = nullptr;
 
   // The process-wide instance; loads (and cuInit's) once. Never throws.
   static const CudaDriver& get();

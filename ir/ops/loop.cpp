@@ -163,11 +163,16 @@ BodyCall body_call(const Node& n, const std::vector<Arg>& args) {
 
 // ---- The iteration budget of a loop nest ----
 // Each loop alone may run kMaxIterations, but loops nested in loop bodies multiply (2^20 x 2^20
-// would run for days): a nest's body runs together may not pass kMaxNestIterations. Checked
-// before a run where the trip counts are certain (every enclosing Loop runs all its M: no cond,
-// or one passed through unchanged; Scans always run their length), and counted as the bodies
-// run otherwise. Per thread: a nest's bodies run on the thread of its outermost loop.
+// would run for days): the body runs of a nest are counted, and past kMaxNestIterations it
+// fails. Where the trip counts look certain (every enclosing Loop runs all its M: no cond, or
+// one passed through unchanged; Scans run their length) a nest whose product passes
+// kMaxNestEstimate fails before it runs. That estimate assumes the inner loop runs, with this
+// trip count, on every outer iteration; the margin of 4 over the counted budget keeps nests it
+// overrates (a triangular nest is overrated at most 2x) from being refused early. Per thread: a
+// nest's bodies run on the thread of its outermost loop. Loops unrolled at load
+// (loop_unroll.cpp, <= 64 iterations) count as separate nests.
 constexpr int64_t kMaxNestIterations = int64_t{1} << 22;
+constexpr int64_t kMaxNestEstimate = kMaxNestIterations * 4;
 struct NestState {
   int depth = 0;
   int64_t bodies = 0;   // body runs of the current nest so far
@@ -180,9 +185,9 @@ class NestScope {
   // trips: the iterations this loop will certainly run, or -1 where only its run decides.
   NestScope(const Node& n, int64_t trips) : saved_(nest_state.certain) {
     const int64_t outer = nest_state.depth == 0 ? 1 : nest_state.certain;
-    if (nest_state.depth > 0 && trips > 0 && outer > kMaxNestIterations / trips)
+    if (nest_state.depth > 0 && trips > 0 && outer > kMaxNestEstimate / trips)
       ref_fail(n, "runs " + std::to_string(trips) + " iterations inside loops that run " + std::to_string(outer) +
-                      " times: past the " + std::to_string(kMaxNestIterations) + " body runs a loop nest may make");
+                      " times: far past the " + std::to_string(kMaxNestIterations) + " body runs a loop nest may make");
     if (nest_state.depth++ == 0) nest_state.bodies = 0;
     nest_state.certain = trips > 0 ? outer * trips : outer;
   }
@@ -385,6 +390,8 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
     vars.push_back(*in[2 + k]);
   }
   std::vector<std::vector<Tensor>> scans(static_cast<size_t>(io.K));
+  // Before the probe below: loops it folds while binding the body belong to this nest.
+  NestScope scope(n, cond && M <= kMaxIterations && cond_passes_through(b) ? M : -1);
   if (cond && M > kMaxIterations) {  // M absent counts as unbounded
     // A trip count past the bound whose condition cannot turn false (cond_out folds to true
     // when cond_in is true) would run 2^20 iterations before failing (minutes on a GPU's host
@@ -407,7 +414,6 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
       ref_fail(n, (in[0] ? "trip count " + std::to_string(M) + " is past" : std::string("it has no trip count, past")) +
                       " the " + std::to_string(kMaxIterations) + " iterations a loop may run, and its condition stays true");
   }
-  NestScope scope(n, cond && M <= kMaxIterations && cond_passes_through(b) ? M : -1);
   int64_t i = 0;
   for (; i < M && cond; ++i) {
     if (i >= kMaxIterations) ref_fail(n, "ran " + std::to_string(kMaxIterations) + " iterations without its condition turning false");
@@ -724,6 +730,10 @@ void scan_run(const Node& n, const Ins& in, Outs& out, BodyRunner* runner, const
   for (int k = 0; k < io.K; ++k)
     if (has_out(out, static_cast<size_t>(io.N + k)))
       io.out_axes[k] = io.batched ? 1 : normalize_axis(io.out_axes[k], out[io.N + k].rank(), n.label());
+  // Scan-8's batch multiplies the scanned length: both bounded together, as one loop.
+  if (T > 0 && batches > kMaxIterations / T)
+    ref_fail(n, "batch " + std::to_string(batches) + " x scan length " + std::to_string(T) + " is past the " +
+                    std::to_string(kMaxIterations) + " iterations a loop may run");
   NestScope scope(n, batches * T);
   for (int64_t bi = 0; bi < batches; ++bi) {
     std::vector<Tensor> states;
