@@ -292,5 +292,62 @@ TEST(Numerics, ShrinkOnIntegersTruncatesFromFloat64) {
   EXPECT_NE(testing::error_of([&] { specialize(b.build(), {flags}); }).find("needs a numeric input, got bool"), std::string::npos);
 }
 
+// MeanVarianceNormalization's variance is that of the centred values: the spec's function body
+// E[X^2] - E[X]^2 cancelled in fp32 (values 1000 + 0.01 k gave a negative variance, NaN on every
+// backend; offset random data 10^5x off; red-team round 34). Against the variance in double of
+// the same fp32 inputs; the fp32 mean's rounding (an ulp of 1000 against a spread of 0.02)
+// bounds the error near 2e-3.
+TEST(Numerics, MeanVarianceNormalizationCentresBeforeSquaring) {
+  std::mt19937 rng(34);
+  std::normal_distribution<float> noise(0.0f, 1.0f);
+  auto offset_data = [&](const Shape& s, float base, float spread) {
+    Tensor t(DType::f32, s);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set(i, base + spread * noise(rng));
+    return t;
+  };
+  Tensor ramp(DType::f32, {1, 1, 2, 4});
+  for (int64_t i = 0; i < 8; ++i) ramp.set(i, static_cast<double>(1000.0f + static_cast<float>(i) * 0.01f));
+  struct Case {
+    const char* name;
+    Tensor x;
+    double tol;
+  };
+  const std::vector<Case> cases{{"1000 + 0.01 k", ramp, 5e-3},
+                                {"1000 + N(0, 0.01)", offset_data({2, 3, 4, 5}, 1000.0f, 0.01f), 5e-3},
+                                {"-777 + N(0, 0.1)", offset_data({2, 3, 4, 5}, -777.0f, 0.1f), 5e-3},
+                                {"N(0, 1)", offset_data({2, 3, 4, 5}, 0.0f, 1.0f), 1e-5}};
+  for (const Case& c : cases) {
+    // ONNX: axes [0, 2, 3] (per channel), y = (x - mean) / (sqrt(var) + 1e-9).
+    const Shape& s = c.x.shape();
+    const int64_t C = s[1], sp = s[2] * s[3];
+    std::vector<double> want(static_cast<size_t>(c.x.numel()));
+    for (int64_t ch = 0; ch < C; ++ch) {
+      double sum = 0, sq = 0, cnt = 0;
+      for (int64_t b = 0; b < s[0]; ++b)
+        for (int64_t i = 0; i < sp; ++i) sum += c.x.get((b * C + ch) * sp + i), ++cnt;
+      const double mean = sum / cnt;
+      for (int64_t b = 0; b < s[0]; ++b)
+        for (int64_t i = 0; i < sp; ++i) sq += (c.x.get((b * C + ch) * sp + i) - mean) * (c.x.get((b * C + ch) * sp + i) - mean);
+      const double sd = std::sqrt(sq / cnt) + 1e-9;
+      for (int64_t b = 0; b < s[0]; ++b)
+        for (int64_t i = 0; i < sp; ++i) want[static_cast<size_t>((b * C + ch) * sp + i)] = (c.x.get((b * C + ch) * sp + i) - mean) / sd;
+    }
+    GraphBuilder gb("mvn", 13);
+    gb.output(gb.op("MeanVarianceNormalization", {gb.input("x", DType::f32, s)}));
+    const Graph sg = specialize(gb.build(), {c.x});
+    for (const std::string backend : {"ref", "cpu", "vulkan", "cuda"}) {
+      if (!has_device(backend)) continue;
+      const Tensor y = run_on_backend(backend, sg, {c.x}).at(0);
+      ASSERT_EQ(y.shape(), s) << backend;
+      int bad = 0;
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const double w = want[static_cast<size_t>(i)];
+        if (!(std::abs(y.get(i) - w) <= c.tol * std::max(1.0, std::abs(w))) && bad++ < 3)
+          ADD_FAILURE() << c.name << " on " << backend << " at " << i << ": " << y.get(i) << ", want " << w;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fusor

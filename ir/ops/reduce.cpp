@@ -532,10 +532,14 @@ bool mvn_expand(Graph& g, size_t index) {
   auto mean = [&](int v) { return op("ReduceMean", {v}, {{"axes", axes}, {"keepdims", int64_t{1}}}); };
   Tensor eps(dt, {});
   eps.set(0, 1e-9);
+  // The variance of the centred values, E[(X - E[X])^2], as onnxruntime computes it: the
+  // spec's function body E[X^2] - E[X]^2 is the same number in exact arithmetic, but in the
+  // dtype it cancels (values 1000 + 0.01 k: a negative variance, NaN; red-team round 34).
   const int ex = mean(x);
-  const int var = op("Sub", {mean(op("Mul", {x, x})), op("Mul", {ex, ex})});
+  const int d = op("Sub", {x, ex});
+  const int var = mean(op("Mul", {d, d}));
   const int den = op("Add", {op("Sqrt", {var}), g.add_constant(g.unique_name(n.name + "/epsilon"), std::move(eps))});
-  op("Div", {op("Sub", {x, ex}), den}, {}, n.outputs[0]);
+  op("Div", {d, den}, {}, n.outputs[0]);
   rw.replace(index);
   return true;
 }
