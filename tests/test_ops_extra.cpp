@@ -85,6 +85,13 @@ TEST(OpsExtra, ResizeNearestAndLinearUpsample) {
                                {{"coordinate_transformation_mode", std::string("half_pixel_symmetric")}, {"nearest_mode", std::string("ceil")}},
                                19}),
                    {2, 3, 5});
+  // 2.5x of 5 pixels to 12: output 8 maps to 3.0 as onnxruntime computes it (offset in float32,
+  // the rest in double, rounded once); all in float32 it was 3.0000002 and ceil took pixel 4.
+  expect_ex_values(run_ex_op1({"Resize",
+                               {testing::tensor_of({5}, {0, 1, 2, 3, 4}), std::nullopt, testing::tensor_of({1}, {2.5})},
+                               {{"coordinate_transformation_mode", std::string("half_pixel_symmetric")}, {"nearest_mode", std::string("ceil")}},
+                               19}),
+                   {0, 1, 1, 1, 2, 2, 3, 3, 3, 4, 4, 4});
   // half_pixel linear: x_in = (x + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25 (edges clamp).
   Tensor y = run_ex_op1({"Resize", {x, std::nullopt, scales}, {{"mode", std::string("linear")}}});
   EXPECT_EQ(y.shape(), (Shape{4}));

@@ -295,11 +295,14 @@ Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, 
     // mode) does: the formula's + 0.5 with ceil / round_prefer_ceil took every element from its
     // neighbour (N and C of a 4-D resize shifted by one; red-team round 11).
     if (m == "tf_half_pixel_for_nn") return s == one && ow == w ? xd : (xd + half) / s;
-    // half_pixel_symmetric
+    // half_pixel_symmetric. onnxruntime forms the offset in T but the rest with double
+    // literals, `offset + (x + 0.5) / scale - 0.5`, rounded to T once: so here (in float
+    // throughout, output 8 of 5 -> 12 pixels at scale 2.5 mapped to 3.0000002 and ceil took
+    // pixel 4, where onnxruntime and the ONNX reference take 3; red-team round 34).
     const T adjustment = static_cast<T>(out_i) / ow;
     const T center = w / T(2);
     const T offset = center * (one - adjustment);
-    return offset + (xd + half) / s - half;
+    return static_cast<T>(static_cast<double>(offset) + (static_cast<double>(xd) + 0.5) / static_cast<double>(s) - 0.5);
   };
   const double xo = p.f32_coords ? static_cast<double>(coord(1.0f)) : coord(1.0);
   if (p.ctm == "tf_crop_and_resize" && (xo < 0 || xo > iw - 1)) {
