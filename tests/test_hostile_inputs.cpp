@@ -639,6 +639,16 @@ TEST(Hostile, EinsumOutputLabelsAreDistinct) {
   Graph g = b.build();
   std::vector<Tensor> in{random_tensor(DType::f32, {3, 3}, 1)};
   EXPECT_ERROR(specialize(g, in), "output label appears more than once");
+  // An explicit output without the '...' that covers input dims (numpy, onnxruntime refuse it):
+  // 'a...,...b->ab' summed the ellipsis dims away (red-team round 34). An ellipsis covering no
+  // dims may still be left out.
+  GraphBuilder e;
+  e.output(e.op("Einsum", {e.input("a", DType::f32, {2, 3}), e.input("b", DType::f32, {3, 4})}, {{"equation", std::string("a...,...b->ab")}}));
+  std::vector<Tensor> ein{random_tensor(DType::f32, {2, 3}, 2), random_tensor(DType::f32, {3, 4}, 3)};
+  EXPECT_ERROR(specialize(e.build(), ein), "'...' missing");
+  GraphBuilder z;
+  z.output(z.op("Einsum", {z.input("a", DType::f32, {2, 3})}, {{"equation", std::string("...ij->ji")}}));
+  EXPECT_EQ(run_on_backend("ref", specialize(z.build(), {ein[0]}), {ein[0]}).at(0).shape(), (Shape{3, 2}));
 }
 
 TEST(Hostile, HugeAttributesFitGeneratedKernels) {

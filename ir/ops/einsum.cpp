@@ -75,6 +75,9 @@ EinsumPlan plan_einsum(const std::string& equation, const std::vector<Shape>& sh
     p.in_labels.push_back(std::move(ids));
   }
   if (arrow != std::string::npos) {
+    // numpy and onnxruntime refuse an explicit output without the '...' that covers input dims
+    // (summing them away silently gave 'a...,...b->ab' a value; red-team round 34).
+    if (ell > 0 && rhs.find("...") == std::string::npos) throw bad("the inputs' '...' covers dims the output does not name ('...' missing)");
     p.out_labels = expand(rhs, ell);
     std::vector<bool> seen(p.size.size(), false);
     for (int l : p.out_labels) {
