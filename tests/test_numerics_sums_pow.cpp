@@ -292,8 +292,8 @@ TEST(Numerics, ShrinkOnIntegersTruncatesFromFloat64) {
   EXPECT_NE(testing::error_of([&] { specialize(b.build(), {flags}); }).find("needs a numeric input, got bool"), std::string::npos);
 }
 
-// MeanVarianceNormalization's variance is that of the centred values: the spec's function body
-// E[X^2] - E[X]^2 cancelled in fp32 (values 1000 + 0.01 k gave a negative variance, NaN on every
+// MeanVarianceNormalization's variance is that of the centred values (fp16 / bf16 in fp32): the
+// spec's function body E[X^2] - E[X]^2 cancelled in fp32 (values 1000 + 0.01 k gave a negative variance, NaN on every
 // backend; offset random data 10^5x off; red-team round 34). Against the variance in double of
 // the same fp32 inputs; the fp32 mean's rounding (an ulp of 1000 against a spread of 0.02)
 // bounds the error near 2e-3.
@@ -312,10 +312,19 @@ TEST(Numerics, MeanVarianceNormalizationCentresBeforeSquaring) {
     Tensor x;
     double tol;
   };
+  // fp16 / bf16 with a spread of 300: their squares overflow fp16 (the result was all zeros);
+  // normalised in fp32 and rounded once, so within the dtype's half ulp (plus fp32's error).
+  auto as = [](const Tensor& t, DType d) {
+    Tensor o(d, t.shape());
+    for (int64_t i = 0; i < t.numel(); ++i) o.set(i, t.get(i));
+    return o;
+  };
   const std::vector<Case> cases{{"1000 + 0.01 k", ramp, 5e-3},
                                 {"1000 + N(0, 0.01)", offset_data({2, 3, 4, 5}, 1000.0f, 0.01f), 5e-3},
                                 {"-777 + N(0, 0.1)", offset_data({2, 3, 4, 5}, -777.0f, 0.1f), 5e-3},
-                                {"N(0, 1)", offset_data({2, 3, 4, 5}, 0.0f, 1.0f), 1e-5}};
+                                {"N(0, 1)", offset_data({2, 3, 4, 5}, 0.0f, 1.0f), 1e-5},
+                                {"fp16 N(0, 300)", as(offset_data({2, 3, 4, 5}, 0.0f, 300.0f), DType::f16), 1e-3},
+                                {"bf16 N(0, 300)", as(offset_data({2, 3, 4, 5}, 0.0f, 300.0f), DType::bf16), 8e-3}};
   for (const Case& c : cases) {
     // ONNX: axes [0, 2, 3] (per channel), y = (x - mean) / (sqrt(var) + 1e-9).
     const Shape& s = c.x.shape();
@@ -333,12 +342,13 @@ TEST(Numerics, MeanVarianceNormalizationCentresBeforeSquaring) {
         for (int64_t i = 0; i < sp; ++i) want[static_cast<size_t>((b * C + ch) * sp + i)] = (c.x.get((b * C + ch) * sp + i) - mean) / sd;
     }
     GraphBuilder gb("mvn", 13);
-    gb.output(gb.op("MeanVarianceNormalization", {gb.input("x", DType::f32, s)}));
+    gb.output(gb.op("MeanVarianceNormalization", {gb.input("x", c.x.dtype(), s)}));
     const Graph sg = specialize(gb.build(), {c.x});
     for (const std::string backend : {"ref", "cpu", "vulkan", "cuda"}) {
       if (!has_device(backend)) continue;
       const Tensor y = run_on_backend(backend, sg, {c.x}).at(0);
       ASSERT_EQ(y.shape(), s) << backend;
+      ASSERT_EQ(y.dtype(), c.x.dtype()) << backend;
       int bad = 0;
       for (int64_t i = 0; i < y.numel(); ++i) {
         const double w = want[static_cast<size_t>(i)];

@@ -530,16 +530,22 @@ bool mvn_expand(Graph& g, size_t index) {
     return rw.op(type, std::move(ins), std::move(attrs), out, 13);
   };
   auto mean = [&](int v) { return op("ReduceMean", {v}, {{"axes", axes}, {"keepdims", int64_t{1}}}); };
-  Tensor eps(dt, {});
+  // fp16 / bf16 are normalised in fp32 and rounded once, as LayerNormalization's stash_type:
+  // in fp16 the squares overflow past |x - mean| = 256 (a spread of 300 gave all zeros).
+  const bool half = dt == DType::f16 || dt == DType::bf16;
+  const DType ct = half ? DType::f32 : dt;
+  const int xc = half ? op("Cast", {x}, {{"to", int64_t{dtype_to_onnx(ct)}}}) : x;
+  Tensor eps(ct, {});
   eps.set(0, 1e-9);
   // The variance of the centred values, E[(X - E[X])^2], as onnxruntime computes it: the
   // spec's function body E[X^2] - E[X]^2 is the same number in exact arithmetic, but in the
   // dtype it cancels (values 1000 + 0.01 k: a negative variance, NaN; red-team round 34).
-  const int ex = mean(x);
-  const int d = op("Sub", {x, ex});
+  const int ex = mean(xc);
+  const int d = op("Sub", {xc, ex});
   const int var = mean(op("Mul", {d, d}));
   const int den = op("Add", {op("Sqrt", {var}), g.add_constant(g.unique_name(n.name + "/epsilon"), std::move(eps))});
-  op("Div", {d, den}, {}, n.outputs[0]);
+  if (half) op("Cast", {op("Div", {d, den})}, {{"to", int64_t{dtype_to_onnx(dt)}}}, n.outputs[0]);
+  else op("Div", {d, den}, {}, n.outputs[0]);
   rw.replace(index);
   return true;
 }
