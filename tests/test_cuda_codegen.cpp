@@ -14,6 +14,7 @@
 
 #include "backends/compile_pool.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_driver.h"
 #include "frontend/builder.h"
 #include "ir/kernel_spec.h"
 #include "ir/passes.h"
@@ -204,6 +205,23 @@ std::vector<Case> cases() {
   return {{"loop", g_loop()},     {"softmax", g_softmax()}, {"layernorm", g_layernorm()}, {"reduce_mid", g_reduce_mid()},
           {"matmul", g_matmul()}, {"conv", g_conv()},       {"gather", g_gather()},       {"pools", g_pools()},
           {"big_loop", g_big_loop()}};
+}
+
+// Every driver entry point fusor resolves (dlsym of its versioned name) exists in the CUDA
+// toolkit's stub libcuda, so a misspelt or missing symbol fails here, without a GPU, instead
+// of turning the CUDA backend off on every machine ("libcuda.so.1 lacks ...").
+TEST(CudaDriver, EveryEntryPointResolvesFromTheToolkitStub) {
+  const std::string stub = std::string(FUSOR_CUDA_INCLUDE) + "/../lib64/stubs/libcuda.so";
+  if (!std::filesystem::exists(stub)) GTEST_SKIP() << "no stub driver at " << stub;
+  const CudaDriver d = CudaDriver::symbols_of(stub.c_str());
+  EXPECT_TRUE(d.loaded) << d.why;
+  EXPECT_TRUE(d.why.empty()) << d.why;
+  EXPECT_NE(d.cuMemsetD8Async, nullptr);
+  EXPECT_NE(d.cuGraphAddDependencies, nullptr);  // optional at run time; CUDA 12.3+ has it
+  EXPECT_FALSE(d.initialized);                   // symbols_of never calls cuInit
+  const CudaDriver none = CudaDriver::symbols_of("libfusor_no_such_driver.so");
+  EXPECT_FALSE(none.loaded);
+  EXPECT_NE(none.why.find("not found"), std::string::npos) << none.why;
 }
 
 TEST(CudaCodegen, CompilesHandMadeGraphs) {

@@ -23,70 +23,76 @@ namespace fusor {
 
 // ---- driver ------------------------------------------------------------------------------------
 
+CudaDriver CudaDriver::symbols_of(const char* library) {
+  CudaDriver d;
+  void* h = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    d.why = std::string(library) + " not found";
+    return d;
+  }
+  // Symbol names are the versioned ones cuda.h maps the plain names to.
+  auto sym = [&](auto& fn, const char* name, const char* fallback = nullptr) {
+    void* p = dlsym(h, name);
+    if (!p && fallback) p = dlsym(h, fallback);
+    if (!p && d.why.empty()) d.why = std::string(library) + " lacks " + name;
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+  };
+  sym(d.cuInit, "cuInit");
+  sym(d.cuDriverGetVersion, "cuDriverGetVersion");
+  sym(d.cuGetErrorName, "cuGetErrorName");
+  sym(d.cuDeviceGetCount, "cuDeviceGetCount");
+  sym(d.cuDeviceGet, "cuDeviceGet");
+  sym(d.cuDeviceGetName, "cuDeviceGetName");
+  sym(d.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  sym(d.cuDeviceTotalMem, "cuDeviceTotalMem_v2");
+  sym(d.cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
+  sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  sym(d.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  sym(d.cuCtxSetCurrent, "cuCtxSetCurrent");
+  sym(d.cuCtxSynchronize, "cuCtxSynchronize");
+  sym(d.cuModuleLoadData, "cuModuleLoadData");
+  sym(d.cuModuleUnload, "cuModuleUnload");
+  sym(d.cuModuleGetFunction, "cuModuleGetFunction");
+  sym(d.cuLaunchKernel, "cuLaunchKernel");
+  sym(d.cuMemAlloc, "cuMemAlloc_v2");
+  sym(d.cuMemFree, "cuMemFree_v2");
+  sym(d.cuMemsetD8, "cuMemsetD8_v2");
+  sym(d.cuMemsetD8Async, "cuMemsetD8Async");
+  sym(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  sym(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  sym(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  sym(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  sym(d.cuStreamCreate, "cuStreamCreate");
+  sym(d.cuStreamDestroy, "cuStreamDestroy_v2");
+  sym(d.cuStreamSynchronize, "cuStreamSynchronize");
+  sym(d.cuGraphCreate, "cuGraphCreate");
+  // _v2 takes CUDA_KERNEL_NODE_PARAMS_v2 (CUDA 12+); the v1 struct is its prefix, so older
+  // drivers' unversioned entry points read the same fields.
+  sym(d.cuGraphAddKernelNode, "cuGraphAddKernelNode_v2", "cuGraphAddKernelNode");
+  sym(d.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams");
+  sym(d.cuGraphAddChildGraphNode, "cuGraphAddChildGraphNode");
+  sym(d.cuGraphExecChildGraphNodeSetParams, "cuGraphExecChildGraphNodeSetParams");
+  sym(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  sym(d.cuStreamEndCapture, "cuStreamEndCapture");
+  sym(d.cuGraphInstantiate, "cuGraphInstantiateWithFlags");
+  sym(d.cuGraphLaunch, "cuGraphLaunch");
+  sym(d.cuGraphDestroy, "cuGraphDestroy");
+  sym(d.cuGraphExecDestroy, "cuGraphExecDestroy");
+  sym(d.cuEventCreate, "cuEventCreate");
+  sym(d.cuEventRecord, "cuEventRecord");
+  sym(d.cuEventSynchronize, "cuEventSynchronize");
+  sym(d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
+  sym(d.cuEventDestroy, "cuEventDestroy_v2");
+  if (!d.why.empty()) return d;  // the handle stays open: it is process-wide anyway
+  d.cuGraphAddDependencies = reinterpret_cast<decltype(d.cuGraphAddDependencies)>(dlsym(h, "cuGraphAddDependencies_v2"));
+  d.loaded = true;
+  return d;
+}
+
 const CudaDriver& CudaDriver::get() {
   static const CudaDriver d = [] {
-    CudaDriver d;
-    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      d.why = "libcuda.so.1 not found";
-      return d;
-    }
-    // Symbol names are the versioned ones cuda.h maps the plain names to.
-    auto sym = [&](auto& fn, const char* name, const char* fallback = nullptr) {
-      void* p = dlsym(h, name);
-      if (!p && fallback) p = dlsym(h, fallback);
-      if (!p && d.why.empty()) d.why = std::string("libcuda.so.1 lacks ") + name;
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-    };
-    sym(d.cuInit, "cuInit");
-    sym(d.cuDriverGetVersion, "cuDriverGetVersion");
-    sym(d.cuGetErrorName, "cuGetErrorName");
-    sym(d.cuDeviceGetCount, "cuDeviceGetCount");
-    sym(d.cuDeviceGet, "cuDeviceGet");
-    sym(d.cuDeviceGetName, "cuDeviceGetName");
-    sym(d.cuDeviceGetAttribute, "cuDeviceGetAttribute");
-    sym(d.cuDeviceTotalMem, "cuDeviceTotalMem_v2");
-    sym(d.cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
-    sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-    sym(d.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
-    sym(d.cuCtxSetCurrent, "cuCtxSetCurrent");
-    sym(d.cuCtxSynchronize, "cuCtxSynchronize");
-    sym(d.cuModuleLoadData, "cuModuleLoadData");
-    sym(d.cuModuleUnload, "cuModuleUnload");
-    sym(d.cuModuleGetFunction, "cuModuleGetFunction");
-    sym(d.cuLaunchKernel, "cuLaunchKernel");
-    sym(d.cuMemAlloc, "cuMemAlloc_v2");
-    sym(d.cuMemFree, "cuMemFree_v2");
-    sym(d.cuMemsetD8, "cuMemsetD8_v2");
-    sym(d.cuMemsetD8Async, "cuMemsetD8Async");
-    sym(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
-    sym(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
-    sym(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
-    sym(d.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
-    sym(d.cuStreamCreate, "cuStreamCreate");
-    sym(d.cuStreamDestroy, "cuStreamDestroy_v2");
-    sym(d.cuStreamSynchronize, "cuStreamSynchronize");
-    sym(d.cuGraphCreate, "cuGraphCreate");
-    // _v2 takes CUDA_KERNEL_NODE_PARAMS_v2 (CUDA 12+); the v1 struct is its prefix, so older
-    // drivers' unversioned entry points read the same fields.
-    sym(d.cuGraphAddKernelNode, "cuGraphAddKernelNode_v2", "cuGraphAddKernelNode");
-    sym(d.cuGraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecKernelNodeSetParams");
-    sym(d.cuGraphAddChildGraphNode, "cuGraphAddChildGraphNode");
-    sym(d.cuGraphExecChildGraphNodeSetParams, "cuGraphExecChildGraphNodeSetParams");
-    sym(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
-    sym(d.cuStreamEndCapture, "cuStreamEndCapture");
-    sym(d.cuGraphInstantiate, "cuGraphInstantiateWithFlags");
-    sym(d.cuGraphLaunch, "cuGraphLaunch");
-    sym(d.cuGraphDestroy, "cuGraphDestroy");
-    sym(d.cuGraphExecDestroy, "cuGraphExecDestroy");
-    sym(d.cuEventCreate, "cuEventCreate");
-    sym(d.cuEventRecord, "cuEventRecord");
-    sym(d.cuEventSynchronize, "cuEventSynchronize");
-    sym(d.cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime");
-    sym(d.cuEventDestroy, "cuEventDestroy_v2");
-    if (!d.why.empty()) return d;  // the handle stays open: it is process-wide anyway
-    d.cuGraphAddDependencies = reinterpret_cast<decltype(d.cuGraphAddDependencies)>(dlsym(h, "cuGraphAddDependencies_v2"));
-    d.loaded = true;
+    CudaDriver d = symbols_of("libcuda.so.1");
+    if (!d.loaded) return d;
     CUresult r = d.cuInit(0);
     if (r == CUDA_SUCCESS) {
       d.initialized = true;

@@ -67,6 +67,10 @@ struct CudaDriver {
 
   // The process-wide instance; loads (and cuInit's) once. Never throws.
   static const CudaDriver& get();
+  // Every entry point resolved from `library` (dlopen), without cuInit: loaded, or why names
+  // the library or the first missing symbol. get() uses it on libcuda.so.1; tests on the CUDA
+  // toolkit's stub (lib64/stubs/libcuda.so), so a misspelt symbol fails without a GPU.
+  static CudaDriver symbols_of(const char* library);
   // Throws Error("cuda", "<call>: CUDA_ERROR_...") when r != CUDA_SUCCESS.
   void check(CUresult r, const char* call) const;
   // Whether cuInit succeeded (a driver without a GPU loads but has no device); `init_error`
