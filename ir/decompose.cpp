@@ -385,18 +385,25 @@ bool einsum_is_one_matmul(Graph& g, const Node& n, DType d) {
 // are Cast back (the Casts fuse into the kernels). Contractions (Gemm, Conv bias, an Einsum
 // that is one MatMul) keep their fp16/bf16 operands, since their kernels accumulate in fp32;
 // an epilogue (Gemm's alpha and C, Conv's bias) reads the fp32 result (Node::f32_result).
-// Pow of an integer base with a floating exponent: the power in the exponent's type, then
-// truncated to the base's type (Cast), as onnxruntime and numpy's power(...).astype(...) do;
-// the integer rule would convert the exponent first (2 ** 2.5 gave 4, not 5). The reference
-// (no rewrites) computes the same in eval_scalar_typed.
+// Pow of an integer base with a floating exponent: the power in float64, then truncated to the
+// base's type (Cast), as onnxruntime (std::pow of doubles) and numpy's power(...).astype(...) do;
+// the integer rule would convert the exponent first (2 ** 2.5 gave 4, not 5), and the
+// exponent's own type loses the base's low bits (int64 16777217 ** 1.0f gave 16777216; red-team
+// round 35). An integral exponent's power is an integer (or |p| <= 1/2): it is rounded to the
+// nearest before the Cast, so a GPU's pow a fraction of an ulp low cannot truncate to one less.
+// The reference (no rewrites) computes the same in eval_scalar_typed.
 bool rewrite_pow_float_exponent(const Graph& g, const Node& n, Rewriter& rw) {
   if (n.op_type != "Pow" || n.num_inputs() != 2 || !n.has_input(0) || !n.has_input(1) || n.outputs.empty() || n.outputs[0] < 0)
     return false;
   const DType base = g.values[n.inputs[0]].dtype, et = g.values[n.inputs[1]].dtype;
   if (!dtype_is_integral(base) || !dtype_is_float(et)) return false;
   rw.set_origin(n.name);
-  const int b = rw.op("Cast", {n.inputs[0]}, {{"to", int64_t{dtype_to_onnx(et)}}});
-  rw.op("Cast", {rw.op("Pow", {b, n.inputs[1]})}, {{"to", int64_t{dtype_to_onnx(base)}}}, n.outputs[0]);
+  const int64_t f64 = dtype_to_onnx(DType::f64);
+  const int b = rw.op("Cast", {n.inputs[0]}, {{"to", f64}});
+  const int e = et == DType::f64 ? n.inputs[1] : rw.op("Cast", {n.inputs[1]}, {{"to", f64}});
+  const int p = rw.op("Pow", {b, e});
+  const int integral = rw.op("Equal", {rw.op("Floor", {e}), e});
+  rw.op("Cast", {rw.op("Where", {integral, rw.op("Round", {p}), p})}, {{"to", int64_t{dtype_to_onnx(base)}}}, n.outputs[0]);
   return true;
 }
 

@@ -188,15 +188,28 @@ TEST(Numerics, VariadicSumAndMeanFoldInFloat32) {
                    variadic("Mean"), tensor_of({3}, {inf, -inf, static_cast<double>(4.0f / 3.0f)}));
 }
 
-// Pow with an integer base and a floating exponent: the power in the exponent's type, truncated
-// to the base's type (onnxruntime, numpy); the exponent was converted to an integer first
-// (2 ** 2.5 gave 4; red-team round 4).
+// Pow with an integer base and a floating exponent: the power in float64, truncated to the
+// base's type (onnxruntime, numpy); the exponent was converted to an integer first (2 ** 2.5
+// gave 4; red-team round 4), then the power was taken in the exponent's type, which dropped the
+// base's low bits (int64 16777217 ** 1.0f gave 16777216, 4097 ** 2.0f 16785408, int32 181 **
+// fp16 2 32768; red-team round 35).
 TEST(Numerics, PowOfIntegerBaseWithFloatExponent) {
   Tensor e32 = tensor_of({4}, {0.5, 2.5, 2.9999, 1.5});
   check_everywhere("int32 ** float32", {ints_of({4}, {4, 2, 7, 9}, DType::i32), e32}, binary("Pow"), ints_of({4}, {2, 5, 342, 27}, DType::i32));
   Tensor e64(DType::f64, {1});
   e64.set(0, 18.7);
   check_everywhere("int64 ** float64", {ints_of({1}, {10}), e64}, binary("Pow"), ints_of({1}, {5011872336272714752}));
+  check_everywhere("int64 ** float32, exact", {ints_of({7}, {4097, 46341, 3, 16777217, 2, -1, -2}), tensor_of({7}, {2, 2, 15, 1, -1, -1, 3})},
+                   binary("Pow"), ints_of({7}, {16785409, 2147488281, 14348907, 16777217, 0, -1, -8}));
+  auto half = [](DType t, const std::vector<double>& v) {
+    Tensor e(t, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) e.set(static_cast<int64_t>(i), v[i]);
+    return e;
+  };
+  check_everywhere("int32 ** float16", {ints_of({4}, {2049, 2051, 181, 3}, DType::i32), half(DType::f16, {1, 1, 2, 3})}, binary("Pow"),
+                   ints_of({4}, {2049, 2051, 32761, 27}, DType::i32));
+  check_everywhere("int32 ** bfloat16", {ints_of({4}, {257, 1001, 100, 7}, DType::i32), half(DType::bf16, {1, 1, 2, 3})}, binary("Pow"),
+                   ints_of({4}, {257, 1001, 10000, 343}, DType::i32));
 }
 
 TEST(Numerics, FloatModIsExact) {

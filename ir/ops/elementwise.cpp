@@ -231,13 +231,13 @@ HostScalar eval_scalar_typed(const ScalarRule& r, const BoundScalar& b, const Ho
   const size_t count = b.absent.size();
   HostScalar res;
   if (dtype_is_integral(math) && r.float_exponent && count == 2 && !b.absent[1] && dtype_is_float(xt[1])) {
-    // Pow(int, float): the power in the exponent's type, truncated to the base's type (the
-    // rewrite ir/decompose.cpp makes for the kernels: Cast, Pow, Cast).
-    const DType et = xt[1];
-    const double base = scalar_convert(scalar_convert(x[0], xt[0], et), et, DType::f64).f;
+    // Pow(int, float): the power in float64 (an integral exponent's rounded to the nearest
+    // integer), truncated to the base's type: the rewrite ir/decompose.cpp makes for the kernels.
+    const double base = scalar_convert(x[0], xt[0], DType::f64).f;
     const double e = scalar_convert(x[1], xt[1], DType::f64).f;
-    HostScalar p{round_float(std::pow(base, e), et)};
-    return scalar_convert(scalar_convert(p, et, math), math, out);
+    double p = std::pow(base, e);
+    if (std::floor(e) == e) p = std::nearbyint(p);
+    return scalar_convert(scalar_convert(HostScalar{p}, DType::f64, math), math, out);
   }
   if (dtype_is_integral(math) && r.int_in_f64 && count == 1 && !b.absent[0]) {
     const double v = scalar_convert(x[0], xt[0], DType::f64).f;
