@@ -14,6 +14,9 @@
 //                               B_scale / C_scale) + C_zp))   (numpy broadcasting)
 //   QLinearSigmoid / QLinearLeakyRelu(X, X_scale, X_zp?, Y_scale, Y_zp?) alpha=0.01
 //                               Y = Q(f(DQ(X)))
+//   QLinearSoftmax(X, X_scale, X_zp?, Y_scale, Y_zp) axis=-1 opset
+//                               Y = Q(Softmax(DQ(X))), Softmax of that opset (flattened to 2-D
+//                               at axis before 13)
 //   QLinearGlobalAveragePool(X, x_scale, x_zp?, y_scale, y_zp?) channels_last=0
 //                               as onnxruntime's kernel: saturate(round_half_even(S * x_scale /
 //                               (y_scale * image size)) + y_zp), S the int32 sum of X - x_zp
@@ -624,6 +627,14 @@ void register_contrib_quant_ops() {
                     1u << 2 | 1u << 5);
   register_expanded(ms + "QLinearSigmoid", 4, 5, 1, like_input(0), [](Graph& g, size_t i) {
     return qlinear_unary_expand(g, i, [](RewriteNodes& w, int x, const Node&) { return w.op("Sigmoid", {x}); });
+  }, 1u << 2);
+  // QLinearSoftmax: Softmax over `axis` (default -1) as the original model's `opset` defines it
+  // (before 13: the input flattened to 2-D at axis), between DequantizeLinear and QuantizeLinear.
+  register_expanded(ms + "QLinearSoftmax", 4, 5, 1, like_input(0), [](Graph& g, size_t i) {
+    return qlinear_unary_expand(g, i, [](RewriteNodes& w, int x, const Node& n) {
+      const int opset = static_cast<int>(n.attr_i("opset", 13));
+      return w.op("Softmax", {x}, {{"axis", n.attr_i("axis", -1)}}, -1, opset < 13 ? 11 : 13);
+    });
   }, 1u << 2);
   register_expanded(ms + "QLinearLeakyRelu", 4, 5, 1, like_input(0), [](Graph& g, size_t i) {
     return qlinear_unary_expand(g, i, [](RewriteNodes& w, int x, const Node& n) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """onnxruntime's QOperator-format quantized ops (domain com.microsoft: QLinearAdd, QLinearMul,
-QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat,
+QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat,
 QGemm), one node each, uint8 and int8, with onnxruntime's outputs on seeded random inputs, as
 ONNX backend-test folders under tests/data/ort_qoperator/ (tests/test_contrib_ops.cpp runs them
 on every backend). Needs onnx, numpy and onnxruntime (1.32 made the stored outputs).
@@ -127,6 +127,17 @@ write("MatMulIntegerToFloat_row_params", model("MatMulIntegerToFloat", [("A", Te
       ("as", F, [], np.array(0.017, np.float32)), ("bs", F, [1, 4], rng.uniform(0.001, 0.01, [1, 4]).astype(np.float32)),
       ("az", TensorProto.UINT8, [], np.array(128, np.uint8)), ("bz", TensorProto.INT8, [1, 4], np.array([[1, -2, 3, 0]], np.int8))], F, [3, 4]),
       {"A": A5})
+# QLinearSoftmax (own generator, so the cases above keep their inputs): uint8 (y_scale 1/256,
+# y_zp 0) and int8 (y_zp -128), the opset-13 Softmax over the last and a middle axis, and the
+# opset-11 one (input flattened to 2-D at axis).
+rs = np.random.default_rng(35)
+for T, tn, lo, hi, tag, yz in ((np.uint8, TensorProto.UINT8, 0, 256, "u8", 0), (np.int8, TensorProto.INT8, -128, 128, "i8", -128)):
+    for opset, axis in ((13, -1), (13, 1), (11, 1)):
+        S = [2, 5, 12]
+        x = rs.integers(lo, hi, S).astype(T)
+        write(f"QLinearSoftmax_{tag}_op{opset}_ax{axis}", model("QLinearSoftmax", [("x", tn, S, None), ("xs", F, [], np.array(0.07, np.float32)),
+              ("xz", tn, [], np.array(100 if T == np.uint8 else -3, T)), ("ys", F, [], np.array(1 / 256, np.float32)),
+              ("yz", tn, [], np.array(yz, T))], tn, S, {"axis": axis, "opset": opset}), {"x": x})
 # The onnxruntime-optimized BERT of tests/data/ort_bert_small_opt, dynamically quantized
 # (quantize_dynamic, int8 weights): QEmbedLayerNormalization, QAttention, DynamicQuantizeLinear
 # and MatMulInteger, with onnxruntime's outputs on that case's inputs.
