@@ -19,6 +19,17 @@ using hostile::load_and_plan;
 using testing::error_of;
 using testing::ints_of;
 
+// A Loop body (made by fuzz::add_loop) that passes cond through and adds 1 to its one carried
+// float [1], `carried` -> `out`.
+void add_counting_body(onnx::GraphProto* body, const std::string& carried, const std::string& out) {
+  fuzz::set_type(body->add_input(), carried, onnx::TensorProto::FLOAT, {1});
+  fuzz::add_init(body, "one", {1}, {1.0f});
+  fuzz::add_node(body, "Identity", {"cin"}, {"cout"});
+  fuzz::add_node(body, "Add", {carried, "one"}, {out});
+  fuzz::set_type(body->add_output(), "cout", onnx::TensorProto::BOOL, {});
+  fuzz::set_type(body->add_output(), out, onnx::TensorProto::FLOAT, {1});
+}
+
 TEST(Hostile, LoopsFoldedAtLoadStayBounded) {
   // A Loop of 100 constant iterations whose carried value doubles (Concat(v, v)) has shapes only
   // its iterations decide, so it ran at load: to 2^30 elements and more, until the host's memory
@@ -60,12 +71,7 @@ TEST(Hostile, HugeTripCountsFailWithoutRunning) {
   fuzz::add_init(g, "v0", {1}, {0.5f});
   auto* body = fuzz::add_loop(g, "long_loop");
   onnx::NodeProto* loop = g->mutable_node(g->node_size() - 1);  // the Loop add_loop made
-  fuzz::set_type(body->add_input(), "v", onnx::TensorProto::FLOAT, {1});
-  fuzz::add_init(body, "one", {1}, {1.0f});
-  fuzz::add_node(body, "Identity", {"cin"}, {"cout"});
-  fuzz::add_node(body, "Add", {"v", "one"}, {"vout"});
-  fuzz::set_type(body->add_output(), "cout", onnx::TensorProto::BOOL, {});
-  fuzz::set_type(body->add_output(), "vout", onnx::TensorProto::FLOAT, {1});
+  add_counting_body(body, "v", "vout");
   fuzz::set_type(g->add_output(), "vf", onnx::TensorProto::FLOAT, {1});
   Graph lg = load_onnx_from_bytes(m.SerializeAsString(), ".");
   for (int64_t trips : {int64_t{1} << 62, INT64_MAX, (int64_t{1} << 20) + 1}) {
@@ -120,12 +126,7 @@ TEST(Hostile, NestedLoopsShareOneIterationBudget) {
   auto* outer = fuzz::add_loop(g, "outer");
   fuzz::set_type(outer->add_input(), "v", onnx::TensorProto::FLOAT, {1});
   auto* inner = fuzz::add_loop(outer, "inner", "v", "w");  // its M is the graph's, captured
-  fuzz::set_type(inner->add_input(), "x", onnx::TensorProto::FLOAT, {1});
-  fuzz::add_init(inner, "one", {1}, {1.0f});
-  fuzz::add_node(inner, "Identity", {"cin"}, {"cout"});
-  fuzz::add_node(inner, "Add", {"x", "one"}, {"xout"});
-  fuzz::set_type(inner->add_output(), "cout", onnx::TensorProto::BOOL, {});
-  fuzz::set_type(inner->add_output(), "xout", onnx::TensorProto::FLOAT, {1});
+  add_counting_body(inner, "x", "xout");
   fuzz::add_node(outer, "Identity", {"cin"}, {"cout"});
   fuzz::set_type(outer->add_output(), "cout", onnx::TensorProto::BOOL, {});
   fuzz::set_type(outer->add_output(), "w", onnx::TensorProto::FLOAT, {1});
