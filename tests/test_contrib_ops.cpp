@@ -605,11 +605,13 @@ TEST(ContribOps, QOperatorHostileInputsAreOneLineErrors) {
 // 1.32's outputs (tests/data/make_ort_matmul_nbits.py): 2-, 4- and 8-bit codes, packed / float /
 // default zero points, a bias, K not a multiple of the block, fp16, B as a graph input (then
 // unpacked by the device's BitShift / BitwiseAnd kernels) and the onnxruntime-optimized BERT
-// with 4-bit MatMuls (MatMulNBitsQuantizer), and GatherBlockQuantized (4 / 8 bits, packed /
-// default zero points, fp16 scales, a ragged last block: bit for bit), at conform's default tolerance; the
-// fp16 case rounds once, as onnxruntime, so it matches bit for bit.
+// with 4-bit MatMuls (MatMulNBitsQuantizer), and GatherBlockQuantized (2 / 4 / 8-bit uint8
+// codes, packed / default zero points, fp16 scales, a ragged last block; int4 / uint4 tables with
+// zero points on quantize_axis 0 or 1 and rank 3, the default quantize_axis; float8 / float4
+// tables with whole-row blocks and broadcast scales: bit for bit), at conform's default
+// tolerance; the fp16 case rounds once, as onnxruntime, so it matches bit for bit.
 TEST(ContribOps, MatMulNBitsMatchesOnnxruntimeOnEveryBackend) {
-  EXPECT_EQ(expect_ort_cases_pass("ort_matmul_nbits"), 14);
+  EXPECT_EQ(expect_ort_cases_pass("ort_matmul_nbits"), 24);
 }
 
 TEST(ContribOps, MatMulNBitsHostileInputsAreOneLineErrors) {
@@ -634,6 +636,30 @@ TEST(ContribOps, MatMulNBitsHostileInputsAreOneLineErrors) {
                "scales must be float32 with N * k_blocks = 8 elements, got float16 [8]");
   EXPECT_ERROR(run({"MatMulNBits", "com.microsoft", {{"A", A}, {"B", B}, {"s", sc}}, {"y"}, attrs(0, 4, 4, 16)}),
                "attributes K and N must be positive, got K=0 N=4");
+}
+
+TEST(ContribOps, GatherBlockQuantizedHostileInputsAreOneLineErrors) {
+  const auto run = [](const OneNode& n) { Session(n.graph(), "ref").run(n.feeds()); };
+  const auto attrs = [](int64_t bits, int64_t block, int64_t qa) {
+    return [=](onnx::NodeProto* n) { attr_i(n, "bits", bits), attr_i(n, "block_size", block), attr_i(n, "quantize_axis", qa); };
+  };
+  const auto gbq = [&](const Tensor& d, const Tensor& s, int64_t bits, int64_t block, int64_t qa, const Tensor& zp = Tensor()) {
+    std::vector<std::pair<std::string, Tensor>> in{{"d", d}, {"i", testing::ints_of({2}, {0, 1}, DType::i64)}, {"s", s}};
+    if (zp.dtype() != DType::undefined) in.emplace_back("zp", zp);
+    run({"GatherBlockQuantized", "com.microsoft", in, {"y"}, attrs(bits, block, qa)});
+  };
+  const Tensor i4(DType::i4, {4, 32}), f8(DType::f8e4m3fn, {4, 32}), u8(DType::u8, {4, 16});
+  const Tensor sc = testing::random_tensor(DType::f32, {4, 2}, 1, 0.1, 0.5);
+  EXPECT_ERROR(gbq(testing::random_tensor(DType::f32, {4, 32}, 2), sc, 4, 16, 1), "data of type float32 is not supported");
+  EXPECT_ERROR(gbq(i4, sc, 8, 16, 1), "bits=8 is not supported (4 for int4 data)");
+  EXPECT_ERROR(gbq(u8, sc, 3, 16, 1), "bits=3 is not supported (2, 4 or 8 for uint8 data)");
+  EXPECT_ERROR(gbq(i4, sc, 4, 0, 1), "block_size must be a power of two >= 16, got 0");
+  EXPECT_ERROR(gbq(i4, testing::random_tensor(DType::f32, {4, 3}, 3), 4, 16, 1), "scales must be [4, 2], got [4, 3]");
+  EXPECT_ERROR(gbq(i4, testing::random_tensor(DType::f32, {1, 2}, 3), 4, 16, 1), "scales must be [4, 2], got [1, 2]");
+  EXPECT_ERROR(gbq(f8, sc, 4, 16, 1, Tensor(DType::f8e4m3fn, {4, 2})), "zero_points must be absent for float8e4m3fn data");
+  EXPECT_ERROR(gbq(i4, sc, 4, 16, 1, Tensor(DType::u4, {4, 2})), "zero_points must be int4 [4, 2], got uint4 [4, 2]");
+  EXPECT_ERROR(gbq(u8, sc, 4, 16, 0), "quantize_axis must be the last axis of uint8 data, got 0");
+  EXPECT_ERROR(gbq(i4, sc, 4, 16, 2), "quantize_axis 2 is outside data's rank 2");
 }
 
 

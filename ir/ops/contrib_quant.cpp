@@ -40,8 +40,10 @@
 //                               in float32 (over y_scale when only it is given), or
 //                               Q(Y, y_scale, y_zp) when y_zp is given
 //   GatherBlockQuantized(data, indices, scales, zero_points?) bits block_size gather_axis
-//                               Gather of the block-dequantized uint8 codes (as MatMulNBits' B,
-//                               blocked along data's last axis), in the scales' type
+//       quantize_axis=1         Gather of the block-dequantized codes, in the scales' type: uint8
+//                               (2 / 4 / 8-bit codes packed along the last axis, as MatMulNBits'
+//                               B), int4 / uint4 (zero points of data's type), float8 / float4e2m1
+//                               (symmetric; block_size 0 = one block per row)
 //   MatMulNBits(A, B, scales, zero_points?, g_idx?, bias?) K N bits=4 block_size (weight-only
 //       quantization, onnxruntime's MatMul4BitsQuantizer / GPTQ / AWQ exports)
 //                               B uint8 [N, k_blocks, block_size * bits / 8] holds each row's
@@ -429,49 +431,84 @@ bool matmul_nbits_expand(Graph& g, size_t index) {
   return true;
 }
 
-// GatherBlockQuantized(data uint8, indices, scales, zero_points?) bits=4 block_size=128
-// gather_axis=0 quantize_axis=last: the codes of data (8 / bits per byte, low bits first, along
-// the last axis) dequantized per block of that axis, (code - zp) * scale (zero points packed like
-// data, default 2^(bits - 1)), in float32 and rounded once to the scales' type, then Gather along
-// gather_axis. A constant table folds to its float values.
+// GatherBlockQuantized(data, indices, scales, zero_points?) bits=4 block_size=128 gather_axis=0
+// quantize_axis=1 (onnxruntime's contrib kernel, its defaults): data dequantized per block of
+// quantize_axis, (code - zp) * scale in float32 rounded once to the scales' type, then Gather
+// along gather_axis. uint8 data packs 8 / bits codes (2, 4 or 8 bits) per byte along the last
+// axis, which must be quantize_axis, zero points packed alike (default 2^(bits - 1)); int4 / uint4
+// data has the logical shape, zero points of its type shaped as the scales (default 0); float8 /
+// float4e2m1 data is symmetric (no zero points), block_size 0 means one block per row and scales
+// may broadcast (dim 1) on the other axes. A constant table folds to its float values.
+namespace {
+bool gbq_float_codes(DType t) {
+  return t == DType::f8e4m3fn || t == DType::f8e4m3fnuz || t == DType::f8e5m2 || t == DType::f8e5m2fnuz || t == DType::f4e2m1;
+}
+
+// The axis attribute `name` of n normalised to [0, r); Error("shape") outside.
+int64_t gbq_axis(const Node& n, const char* name, int64_t dflt, int64_t r) {
+  const int64_t a = n.attr_i(name, dflt), k = a < 0 ? a + r : a;
+  if (k < 0 || k >= r)
+    throw Error("shape", n.label() + ": " + name + " " + std::to_string(a) + " is outside data's rank " + std::to_string(r));
+  return k;
+}
+
+// data's logical shape: uint8 data's last axis holds 8 / bits codes per byte.
+Shape gbq_logical_shape(const Node& n, const Shape& ds, DType dt) {
+  Shape l = ds;
+  if (dt == DType::u8 && !l.empty() && l.back() >= 0) l.back() *= 8 / std::clamp<int64_t>(n.attr_i("bits", 4), 1, 8);
+  return l;
+}
+}  // namespace
+
 bool gather_block_quantized_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   if (!all_known(g, n)) return false;
   auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
   const int data = n.inputs[0], sc = n.inputs[2], zp = in_of(n, 3);
   const Shape ds = g.values[data].shape;
-  const DType st = g.values[sc].dtype;
-  if (g.values[data].dtype != DType::u8)
-    throw Unsupported("onnx", n.label() + ": data of type " + dtype_name(g.values[data].dtype) + " is not supported (uint8 codes)");
+  const DType dt = g.values[data].dtype, st = g.values[sc].dtype;
+  const bool packed = dt == DType::u8, fp = gbq_float_codes(dt);
+  if (!packed && !fp && dt != DType::i4 && dt != DType::u4)
+    throw Unsupported("onnx", n.label() + ": data of type " + dtype_name(dt) + " is not supported (uint8, int4, uint4, float8 or float4e2m1)");
   if (st != DType::f32 && st != DType::f16 && st != DType::bf16) throw bad("scales must be float, float16 or bfloat16, got " + std::string(dtype_name(st)));
   const int64_t bits = n.attr_i("bits", 4), bs = n.attr_i("block_size", 128), r = static_cast<int64_t>(ds.size());
-  if (bits != 4 && bits != 8) throw Unsupported("onnx", n.label() + ": bits=" + std::to_string(bits) + " is not supported (4 or 8)");
-  if (bs < 16 || bs > (int64_t{1} << 20) || (bs & (bs - 1)) != 0) throw bad("block_size must be a power of two >= 16, got " + std::to_string(bs));
+  if (packed ? bits != 2 && bits != 4 && bits != 8 : (!fp && bits != 4))
+    throw Unsupported("onnx", n.label() + ": bits=" + std::to_string(bits) + " is not supported (" + (packed ? "2, 4 or 8" : "4") + " for " + dtype_name(dt) + " data)");
+  if (!(fp && bs == 0) && (bs < 16 || bs > (int64_t{1} << 20) || (bs & (bs - 1)) != 0))
+    throw bad("block_size must be a power of two >= 16" + std::string(fp ? " or 0" : "") + ", got " + std::to_string(bs));
   if (r < 1) throw bad("data must have a rank, got a scalar");
-  const int64_t qa = n.attr_i("quantize_axis", r - 1) < 0 ? n.attr_i("quantize_axis", r - 1) + r : n.attr_i("quantize_axis", r - 1);
-  if (qa != r - 1) throw Unsupported("onnx", n.label() + ": quantize_axis must be the last axis of uint8 data");
-  const int64_t ga = n.attr_i("gather_axis", 0) < 0 ? n.attr_i("gather_axis", 0) + r : n.attr_i("gather_axis", 0);
-  if (ga < 0 || ga >= r) throw bad("gather_axis " + std::to_string(n.attr_i("gather_axis", 0)) + " is outside data's rank " + std::to_string(r));
-  const int64_t per = 8 / bits, D = ds.back() * per, nb = (D + bs - 1) / bs;
-  Shape ss = ds;
-  ss.back() = nb;
-  if (g.values[sc].shape != ss) throw bad("scales must be " + shape_str(ss) + ", got " + shape_str(g.values[sc].shape));
-  Shape zs = ds;
-  zs.back() = (nb + per - 1) / per;
-  if (zp >= 0 && (g.values[zp].dtype != DType::u8 || g.values[zp].shape != zs))
-    throw bad("zero_points must be uint8 " + shape_str(zs) + ", got " + dtype_name(g.values[zp].dtype) + " " + shape_str(g.values[zp].shape));
+  const int64_t qa = gbq_axis(n, "quantize_axis", 1, r), ga = gbq_axis(n, "gather_axis", 0, r);
+  if (packed && qa != r - 1) throw bad("quantize_axis must be the last axis of uint8 data, got " + std::to_string(n.attr_i("quantize_axis", 1)));
+  const int64_t per = packed ? 8 / bits : 1;
+  const Shape ls = gbq_logical_shape(n, ds, dt);
+  const int64_t D = ls[qa], ebs = bs == 0 ? std::max<int64_t>(D, 1) : bs, nb = (D + ebs - 1) / ebs;
+  const Shape& ss = g.values[sc].shape;
+  bool scales_fit = ss.size() == ls.size();
+  for (size_t k = 0; scales_fit && k < ss.size(); ++k)
+    scales_fit = static_cast<int64_t>(k) == qa ? ss[k] == nb : ss[k] == ls[k] || (fp && ss[k] == 1);
+  if (!scales_fit) {
+    Shape want = ls;
+    want[qa] = nb;
+    throw bad("scales must be " + shape_str(want) + (fp ? " (or 1 on axes other than quantize_axis)" : "") + ", got " + shape_str(ss));
+  }
+  if (zp >= 0) {
+    if (fp) throw bad("zero_points must be absent for " + std::string(dtype_name(dt)) + " data");
+    Shape zs = ss;
+    if (packed) zs.back() = (nb + per - 1) / per;
+    if (g.values[zp].dtype != dt || g.values[zp].shape != zs)
+      throw bad("zero_points must be " + std::string(dtype_name(dt)) + " " + shape_str(zs) + ", got " + dtype_name(g.values[zp].dtype) + " " +
+                shape_str(g.values[zp].shape));
+  }
   RewriteNodes w{g, n.name, {}};
   std::vector<int64_t> block(static_cast<size_t>(D));
-  for (int64_t k = 0; k < D; ++k) block[k] = k / bs;
+  for (int64_t k = 0; k < D; ++k) block[k] = k / ebs;
   const int of_block = w.ints(block);
-  const auto per_code = [&](int v) { return w.op("Gather", {v, of_block}, {{"axis", r - 1}}); };  // [.., nb] -> [.., D]
-  int z = -1;
-  if (zp < 0) {
-    z = scalar(g, n, DType::f32, static_cast<double>(int64_t{1} << (bits - 1)));
-  } else {
-    z = per_code(to_f32(w, unpack_codes(w, n, zp, zs, bits)));
-  }
-  const int deq = w.op("Mul", {w.op("Sub", {to_f32(w, unpack_codes(w, n, data, ds, bits)), z}), per_code(f32_of(w, sc))});
+  const auto per_code = [&](int v) { return w.op("Gather", {v, of_block}, {{"axis", qa}}); };  // [.., nb, ..] -> [.., D, ..]
+  const auto codes_of = [&](int v) { return to_f32(w, packed ? unpack_codes(w, n, v, g.values[v].shape, bits) : v); };
+  int q = codes_of(data);
+  if (zp >= 0) q = w.op("Sub", {q, per_code(codes_of(zp))});
+  else if (packed) q = w.op("Sub", {q, scalar(g, n, DType::f32, static_cast<double>(int64_t{1} << (bits - 1)))});
+  const int deq = w.op("Mul", {q, per_code(f32_of(w, sc))});  // scales of dim 1 broadcast
   const int table = st == DType::f32 ? deq : w.op("Cast", {deq}, {{"to", int64_t{dtype_to_onnx(st)}}});
   w.op("Gather", {table, n.inputs[1]}, {{"axis", ga}}, out_of(n, 0));
   w.replace(index);
@@ -652,12 +689,12 @@ void register_contrib_quant_ops() {
   register_expanded(ms + "DynamicQuantizeMatMul", 3, 5, 1, matmul_integer_to_float_infer,
                     [](Graph& g, size_t i) { return matmul_integer_to_float_expand(g, i, true); }, 1u << 3 | 1u << 4);
   register_expanded(ms + "GatherBlockQuantized", 3, 4, 1, [](InferContext& c) {
-    Shape d = c.shape(0), i = c.shape(1), y;
-    const int64_t r = static_cast<int64_t>(d.size()), ga = c.node().attr_i("gather_axis", 0) < 0 ? c.node().attr_i("gather_axis", 0) + r : c.node().attr_i("gather_axis", 0);
-    for (int64_t k = 0; k < r; ++k) {
-      if (k == ga) y.insert(y.end(), i.begin(), i.end());
-      else y.push_back(k == r - 1 && d[k] >= 0 ? d[k] * (8 / std::max<int64_t>(c.node().attr_i("bits", 4), 1)) : d[k]);
-    }
+    const Shape d = gbq_logical_shape(c.node(), c.shape(0), c.dtype(0)), i = c.shape(1);
+    if (d.empty()) c.fail("data must have a rank, got a scalar");
+    const int64_t ga = gbq_axis(c.node(), "gather_axis", 0, static_cast<int64_t>(d.size()));
+    Shape y(d.begin(), d.begin() + ga);
+    y.insert(y.end(), i.begin(), i.end());
+    y.insert(y.end(), d.begin() + ga + 1, d.end());
     c.set_output(0, c.dtype(2), y);
   }, gather_block_quantized_expand, 1u << 3);
   register_expanded(ms + "MatMulNBits", 3, 6, 1, matmul_nbits_infer, matmul_nbits_expand, 1u << 3 | 1u << 4 | 1u << 5);

@@ -120,4 +120,69 @@ gbq("gbq_bits4_packed_zp", 12, 96, 4, 16, zp=True)
 gbq("gbq_bits8_zp", 12, 64, 8, 32, zp=True)
 gbq("gbq_bits4_fp16", 12, 64, 4, 32, st=np.float16)
 gbq("gbq_bits4_ragged_block", 12, 80, 4, 32, zp=True)
+# GatherBlockQuantized with the logical-shape data types (MatMulNBitsQuantizer and
+# onnxruntime-genai write int4 / uint4 tables; float8 / float4 tables are symmetric, block_size 0
+# means one block per quantize_axis row, scales may broadcast on the other axes), uint8 2-bit
+# codes, quantize_axis 0 and ranks 3. Its own generator, so the cases above keep their draws.
+rng2 = np.random.default_rng(71)
+
+
+def gbq_typed(tag, shape, dtype, qa, ga, block, zp=False, st=np.float32, sc_shape=None, idx_shape=(2, 3)):
+    r = len(shape)
+    qa_n = (1 if qa is None else qa) % r  # onnxruntime's default quantize_axis is 1
+    nb = (shape[qa_n] + block - 1) // block if block else 1
+    ss = list(shape)
+    ss[qa_n] = nb
+    if sc_shape is not None:
+        ss = sc_shape
+    if dtype in (TensorProto.INT4, TensorProto.UINT4):
+        lo, hi = (-8, 8) if dtype == TensorProto.INT4 else (0, 16)
+        vals = rng2.integers(lo, hi, shape)
+        data = helper.make_tensor("data", dtype, shape, vals.reshape(-1).tolist())
+    else:  # float8 / float4: values from a normal, rounded by onnx's own conversion
+        vals = (rng2.standard_normal(shape) * 2).astype(np.float32)
+        data = helper.make_tensor("data", dtype, shape, vals.reshape(-1).tolist())
+    sc = rng2.uniform(0.05, 0.5, ss).astype(st)
+    inits = [data, numpy_helper.from_array(sc, "sc")]
+    names = ["data", "idx", "sc"]
+    if zp:
+        lo, hi = (-8, 8) if dtype == TensorProto.INT4 else (0, 16)
+        inits.append(helper.make_tensor("zp", dtype, ss, rng2.integers(lo, hi, ss).reshape(-1).tolist()))
+        names.append("zp")
+    idx = rng2.integers(-shape[ga % r], shape[ga % r], idx_shape).astype(np.int64)
+    attrs = {"block_size": block, "gather_axis": ga} if qa is None else {"block_size": block, "gather_axis": ga, "quantize_axis": qa}
+    node = helper.make_node("GatherBlockQuantized", names, ["y"], domain="com.microsoft", **attrs)
+    g = helper.make_graph([node], tag, [helper.make_tensor_value_info("idx", TensorProto.INT64, list(idx_shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT16 if st == np.float16 else TensorProto.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    write_case(os.path.join(OUT, tag), m, {"idx": idx})
+
+
+def gbq_2bit(tag, V, D, block, zp):
+    codes = rng2.integers(0, 4, [V, D]).astype(np.uint8)
+    nb = (D + block - 1) // block
+    inits = [numpy_helper.from_array(pack(codes, 2), "data"), numpy_helper.from_array(rng2.uniform(0.05, 0.5, [V, nb]).astype(np.float32), "sc")]
+    names = ["data", "idx", "sc"]
+    if zp:
+        inits.append(numpy_helper.from_array(pack(rng2.integers(0, 4, [V, ((nb + 3) // 4) * 4]), 2), "zp"))
+        names.append("zp")
+    idx = rng2.integers(0, V, (4,)).astype(np.int64)
+    node = helper.make_node("GatherBlockQuantized", names, ["y"], domain="com.microsoft", bits=2, block_size=block, gather_axis=0, quantize_axis=1)
+    g = helper.make_graph([node], tag, [helper.make_tensor_value_info("idx", TensorProto.INT64, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
+    write_case(os.path.join(OUT, tag), m, {"idx": idx})
+
+
+gbq_typed("gbq_int4_zp", [12, 48], TensorProto.INT4, 1, 0, 16, zp=True)
+gbq_typed("gbq_uint4_default_zp", [12, 40], TensorProto.UINT4, 1, 0, 16)
+gbq_typed("gbq_uint4_qaxis0_gaxis1", [40, 6], TensorProto.UINT4, 0, 1, 16, zp=True, idx_shape=(5,))
+gbq_typed("gbq_int4_rank3_fp16", [3, 32, 5], TensorProto.INT4, 1, 2, 16, zp=True, st=np.float16, idx_shape=(2, 2))
+gbq_typed("gbq_int4_default_qaxis", [4, 33, 2], TensorProto.INT4, None, 0, 16, idx_shape=(3,))
+gbq_typed("gbq_f8e4m3_whole_row", [10, 24], TensorProto.FLOAT8E4M3FN, 1, 0, 0)
+gbq_typed("gbq_f8e5m2_broadcast", [10, 64], TensorProto.FLOAT8E5M2, 1, 0, 32, sc_shape=[1, 2])
+gbq_typed("gbq_f4e2m1_blocks", [8, 64], TensorProto.FLOAT4E2M1, -1, 0, 16)
+gbq_2bit("gbq_bits2_zp", 10, 40, 16, True)
+gbq_2bit("gbq_bits2_default_zp", 10, 64, 32, False)
+
 print("wrote", len(os.listdir(OUT)), "cases to", OUT)
