@@ -17,6 +17,8 @@ std::pair<int64_t, int64_t> onnx_opset_range(const std::string& domain) {
   return {1, 1000};
 }
 
+int onnx_implicit_opset(const std::string& domain) { return domain == "ai.onnx.ml" ? 5 : 1; }
+
 namespace {
 
 // Length-delimited unknown fields `number` of m: the IR 9/10 fields libonnx 1.12's classes lack.

@@ -50,6 +50,10 @@ constexpr int kMaxFunctionDepth = 256;
 // The opset versions an opset_import may give a domain, as onnxruntime accepts them: ai.onnx up
 // to kMaxOpset (onnx_import.h), ai.onnx.ml 1..5, other domains at least 1.
 std::pair<int64_t, int64_t> onnx_opset_range(const std::string& domain);
+// The version a node of a domain other than ai.onnx gets when no opset_import lists its domain:
+// the domain's latest (ai.onnx.ml 5, com.microsoft and the others 1), as onnxruntime fills in a
+// missing import (onnx.save of an onnxruntime-transformed model can drop it).
+int onnx_implicit_opset(const std::string& domain);
 // "ai.onnx" is the default domain "".
 inline std::string onnx_norm_domain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
 

@@ -438,7 +438,7 @@ struct Importer {
     n.name = node_name(np, index);
     n.domain = norm_domain(np.domain());
     auto it = domain_opsets.find(n.domain);
-    n.opset = it != domain_opsets.end() ? it->second : (n.domain.empty() ? g.opset : 1);
+    n.opset = it != domain_opsets.end() ? it->second : (n.domain.empty() ? g.opset : onnx_implicit_opset(n.domain));
     n.check_types = true;
     const std::string label = n.label();
     verify_schema(np, n);
@@ -467,10 +467,15 @@ struct Importer {
     if (opsets.count("")) g.opset = opsets[""];
     LocalFunctions local_functions(model, opsets, model_label);
     functions = &local_functions;
+    // ai.onnx must be imported (its version decides every op's semantics); another domain left
+    // out gets its latest version, as onnxruntime loads such a model.
     for (const auto& np : gp.node())
-      if (!opsets.count(norm_domain(np.domain())) && !local_functions.find(np))
-        throw Error("onnx", model_label + ": node '" + printable(np.name()) + "' (" + printable(np.op_type()) + ") uses domain " +
-                                (np.domain().empty() ? "ai.onnx" : printable(np.domain())) + ", which the model's opset_import does not list");
+      if (!opsets.count(norm_domain(np.domain())) && !local_functions.find(np)) {
+        if (norm_domain(np.domain()).empty())
+          throw Error("onnx", model_label + ": node '" + printable(np.name()) + "' (" + printable(np.op_type()) +
+                                  ") uses domain ai.onnx, which the model's opset_import does not list");
+        opsets.emplace(norm_domain(np.domain()), onnx_implicit_opset(norm_domain(np.domain())));
+      }
     if (gp.node_size() == 0 && gp.output_size() == 0)
       throw Error("onnx", model_label + ": the model's graph has no nodes and no outputs");
     if (gp.output_size() == 0) throw Error("onnx", model_label + ": the model's graph has no outputs");

@@ -73,9 +73,10 @@ struct OneNode {
   std::vector<std::string> outputs{"y"};
   std::function<void(onnx::NodeProto*)> attrs = [](onnx::NodeProto*) {};
   int domain_version = 1, opset = 17;
+  bool import_domain = true;  // false: the model's opset_import leaves domain out
   Graph graph() const {
     onnx::ModelProto m = onnx_model("contrib", 8, opset);
-    if (!domain.empty()) {
+    if (!domain.empty() && import_domain) {
       auto* imp = m.add_opset_import();
       imp->set_domain(domain);
       imp->set_version(domain_version);

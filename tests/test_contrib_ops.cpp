@@ -638,6 +638,26 @@ TEST(ContribOps, MatMulNBitsHostileInputsAreOneLineErrors) {
                "attributes K and N must be positive, got K=0 N=4");
 }
 
+// A domain other than ai.onnx that the opset_import leaves out gets its latest version, as
+// onnxruntime fills it in (onnx.save of an onnxruntime-transformed model can drop the
+// com.microsoft entry); ai.onnx itself must be listed (Hostile.* checks that refusal).
+TEST(ContribOps, ADomainMissingFromOpsetImportGetsItsLatestVersion) {
+  const Tensor x = testing::random_tensor(DType::f32, {2, 8}, 5), b = testing::random_tensor(DType::f32, {8}, 6);
+  OneNode n{"BiasGelu", "com.microsoft", {{"x", x}, {"b", b}}};
+  const Tensor listed = Session(n.graph(), "ref").run(n.feeds())[0];
+  n.import_domain = false;
+  const Graph g = n.graph();
+  for (const Node& node : g.nodes)
+    if (node.domain == "com.microsoft") EXPECT_EQ(node.opset, 1) << node.label();
+  const Tensor implicit = Session(g, "ref").run(n.feeds())[0];
+  ASSERT_EQ(implicit.shape(), (Shape{2, 8}));
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = x.get(i) + b.get(i % 8);
+    EXPECT_NEAR(implicit.get(i), 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-6) << i;
+    EXPECT_EQ(implicit.get(i), listed.get(i)) << i;
+  }
+}
+
 TEST(ContribOps, GatherBlockQuantizedHostileInputsAreOneLineErrors) {
   const auto run = [](const OneNode& n) { Session(n.graph(), "ref").run(n.feeds()); };
   const auto attrs = [](int64_t bits, int64_t block, int64_t qa) {
