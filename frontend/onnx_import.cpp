@@ -161,16 +161,32 @@ ProtoLayout proto_layout(const onnx::TensorProto& t) {
   // data_type 0 (UNDEFINED, also what an empty or truncated file parses to) is a broken tensor,
   // not a dtype fusor lacks: a failure, so a test set with such an output is not a "skip".
   if (t.data_type() <= 0) throw tensor_error(t, "has no data type (data_type is unset or " + std::to_string(t.data_type()) + ")");
+  // A number past onnx.proto's DataType enum (1..28 as of ONNX 1.23: ..., FLOAT6E3M2) is a
+  // corrupt tensor, not a dtype fusor lacks (libonnx 1.12's own enum stops at BFLOAT16).
+  if (t.data_type() > 28) throw tensor_error(t, "data_type " + std::to_string(t.data_type()) + " is not an ONNX data type");
   DType dt = dtype_from_onnx(t.data_type());
-  if (dt == DType::undefined)  // float8/int4/...: a dtype fusor does not support (a skip, not a failure)
+  if (dt == DType::undefined)  // complex64 / complex128: a dtype fusor does not support (a skip, not a failure)
     throw Unsupported("onnx", "tensor '" + printable(t.name()) + "': unsupported data type " + std::to_string(t.data_type()));
   if (t.has_segment()) throw tensor_error(t, "segmented tensors are not supported");
+  // onnx.proto: one value field holds the data (the checker's rule); with two, which one counts
+  // would be a guess (raw_data and float_data, external data and raw_data, ...).
+  std::vector<const char*> fields;
+  if (t.has_raw_data()) fields.push_back("raw_data");
+  if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) fields.push_back("external data");
+  const std::pair<const char*, int> typed[] = {{"float_data", t.float_data_size()},   {"int32_data", t.int32_data_size()},
+                                               {"string_data", t.string_data_size()}, {"int64_data", t.int64_data_size()},
+                                               {"double_data", t.double_data_size()}, {"uint64_data", t.uint64_data_size()}};
+  for (const auto& [field, size] : typed)
+    if (size > 0) fields.push_back(field);
+  if (fields.size() > 1)
+    throw tensor_error(t, std::string("holds values in both ") + fields[0] + " and " + fields[1] + " (onnx.proto allows one value field)");
   // Every size is checked before allocating, so a corrupt or hostile file fails with an Error
   // instead of an overflowing or multi-terabyte allocation.
   Shape shape(t.dims().begin(), t.dims().end());
   for (auto d : shape)
     if (d < 0) throw tensor_error(t, "negative dimension in " + shape_str(shape));
-  if (!shape_in_bounds(shape)) throw tensor_error(t, "shape " + shape_str(shape) + " is too large (over 2^56 elements)");
+  if (const std::string why = shape_bounds_problem(shape); !why.empty())
+    throw tensor_error(t, "shape " + shape_str(shape) + " is too large (" + why + ")");
   const int64_t n = shape_numel(shape);
   // nbytes: the file image (int4/int2/float4 packed, ir/small_dtypes.h), not the unpacked tensor.
   return {dt, shape, n, static_cast<size_t>(packed_bytes(dt, n)), t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL};

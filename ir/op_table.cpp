@@ -109,7 +109,7 @@ void InferContext::set_output(int i, DType t, Shape s) {
   // overflowing product would otherwise wrap to a small or zero size).
   for (auto d : s)
     if (d < 0) fail("inferred a negative dimension in output shape " + shape_str(s));
-  if (!shape_in_bounds(s)) fail("output shape " + shape_str(s) + " has more than 2^56 elements");
+  if (const std::string why = shape_bounds_problem(s); !why.empty()) fail("output shape " + shape_str(s) + " is out of bounds: " + why);
   Value& v = g_.values[n_.outputs[i]];
   v.dtype = t;
   v.shape = std::move(s);

@@ -19,8 +19,8 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
           if (d < 0) d = 1;
         v.shape_known = true;
       }
-      if (!shape_in_bounds(v.shape))
-        throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str(v.shape) + ": more than 2^56 elements");
+      if (const std::string why = shape_bounds_problem(v.shape); !why.empty())
+        throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str(v.shape) + ": " + why);
       continue;
     }
     const Shape& s = it->second;
@@ -28,8 +28,8 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
     // elements (so byte counts cannot overflow either).
     for (auto d : s)
       if (d < 0) throw Error("shape", "input '" + printable(v.name) + "' has a negative dimension: " + shape_str(s));
-    if (!shape_in_bounds(s))
-      throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str(s) + ": more than 2^56 elements");
+    if (const std::string why = shape_bounds_problem(s); !why.empty())
+      throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str(s) + ": " + why);
     if (!v.shape.empty() || v.shape_known) {
       if (v.shape.size() != s.size())
         throw Error("shape", "input '" + printable(v.name) + "' has rank " + std::to_string(v.shape.size()) + " in the model, got " +

@@ -142,14 +142,16 @@ int64_t shape_numel(const Shape& s) {
       throw Error("shape", "shape " + shape_str(s) + " has more elements than int64 can count");
   return n;
 }
-bool shape_in_bounds(const Shape& s) {
+std::string shape_bounds_problem(const Shape& s) {
+  if (s.size() > kMaxRank) return "rank " + std::to_string(s.size()) + " is over " + std::to_string(kMaxRank);
   int64_t n = 1;
   for (auto d : s) {
-    if (d < 0) return false;
-    if (d != 0 && (n > kMaxShapeElements / d || (n *= d) > kMaxShapeElements)) return false;
+    if (d < 0) return "a negative dimension";
+    if (d != 0 && (n > kMaxShapeElements / d || (n *= d) > kMaxShapeElements)) return "more than 2^56 elements";
   }
-  return true;
+  return {};
 }
+bool shape_in_bounds(const Shape& s) { return shape_bounds_problem(s).empty(); }
 uint64_t tensor_bytes(DType t, const Shape& s) {
   const int64_t n = shape_numel(s);
   uint64_t bytes = 0;
@@ -237,10 +239,20 @@ void check_fits(uint64_t bytes, uint64_t limit, const std::string& what, const s
   if (limit != 0 && bytes > limit) throw Error("memory", what + " needs " + bytes_str(bytes) + ", more than " + where + " (" + bytes_str(limit) + ")");
 }
 std::string shape_str(const Shape& s) {
+  // A hostile rank (a million dims) must not make a megabyte-long message: the first 8 and the
+  // last 2 dims of a long shape, with its rank.
   std::ostringstream o;
   o << "[";
-  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
+  const bool cut = s.size() > 16;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (cut && i == 8) {
+      o << ", ...";
+      i = s.size() - 2;
+    }
+    o << (i ? ", " : "") << s[i];
+  }
   o << "]";
+  if (cut) o << " (rank " << s.size() << ")";
   return o.str();
 }
 Shape contiguous_strides(const Shape& s) {

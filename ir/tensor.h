@@ -66,9 +66,14 @@ int64_t shape_numel(const Shape& s);
 // The bound every static shape in fusor keeps (initializers at import, graph inputs, every
 // inferred output): no negative dim, and the product of the NONZERO dims at most 2^56. Zeros
 // are skipped so an empty tensor cannot carry a huge dim either: any product or sum of a few
-// dims (strides, outer/inner extents, a Concat axis) then fits int64.
+// dims (strides, outer/inner extents, a Concat axis) then fits int64. The rank is at most
+// kMaxRank (numpy's limit), so per-dim work and messages stay small.
 constexpr int64_t kMaxShapeElements = int64_t{1} << 56;
+constexpr size_t kMaxRank = 64;
 bool shape_in_bounds(const Shape& s);
+// Why s is out of those bounds ("rank 100 is over 64", "a negative dimension", "more than
+// 2^56 elements"); empty when it is in bounds.
+std::string shape_bounds_problem(const Shape& s);
 // Bytes of a dense tensor of dtype t and shape s; Error("shape") on overflow as above.
 uint64_t tensor_bytes(DType t, const Shape& s);
 // Physical memory of this host in bytes (0 when it cannot be read).

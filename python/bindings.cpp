@@ -149,7 +149,23 @@ Tensor host_tensor(const InArray& a, const std::string& what) {
 // A NumPy array that owns the tensor's bytes (no copy: the capsule keeps the tensor alive).
 // Also used by bindings_tools.cpp (read_tensor).
 nb::object to_numpy(Tensor&& t, const std::string& what) {
-  nb::dlpack::dtype dt = dlpack_from_dtype(t.dtype(), what);
+  // NumPy holds at most 64 dims (kMaxRank keeps fusor's shapes there; checked again here since
+  // nanobind aborts the process past NumPy's limit).
+  if (t.shape().size() > 64)
+    throw Error("python", what + ": rank " + std::to_string(t.shape().size()) + " is more than a NumPy array holds (64)");
+  // NumPy has no bfloat16: the bits as uint16, viewed as ml_dtypes.bfloat16 (nanobind would
+  // hand back an opaque object). Without ml_dtypes, one error saying what to install.
+  const bool bf16 = t.dtype() == DType::bf16;
+  nb::object ml_bf16;
+  if (bf16) {
+    try {
+      ml_bf16 = nb::module_::import_("ml_dtypes").attr("bfloat16");
+    } catch (const nb::python_error&) {
+      throw Unsupported("python", what + ": a bfloat16 array needs the ml_dtypes package (pip install ml_dtypes); "
+                                         "or run with output_device=True for a DLPack tensor");
+    }
+  }
+  nb::dlpack::dtype dt = bf16 ? dlpack_from_dtype(DType::u16, what) : dlpack_from_dtype(t.dtype(), what);
   auto* held = new Tensor(std::move(t));
   nb::capsule owner(held, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
   std::vector<size_t> shape(held->shape().begin(), held->shape().end());
@@ -157,7 +173,7 @@ nb::object to_numpy(Tensor&& t, const std::string& what) {
   // caller may write to the array.
   void* data = held->nbytes() ? static_cast<void*>(held->raw()) : nullptr;
   nb::ndarray<nb::numpy> arr(data, shape.size(), shape.data(), owner, nullptr, dt, kDLCPU, 0);
-  return arr.cast();
+  return bf16 ? arr.cast().attr("view")(ml_bf16) : arr.cast();
 }
 
 namespace {

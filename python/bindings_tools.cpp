@@ -1,4 +1,6 @@
 // fusor.backends / devices / conform / explain: the CLI's commands as data (lists and dicts).
+#include <filesystem>
+
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -111,7 +113,24 @@ void bind_tools(nb::module_& m) {
         {
           nb::gil_scoped_release release;
           Graph g = load_model(model_path(path));
-          Graph sg = specialize(g, random_inputs(g, 0));
+          // As `fusor explain`: test_data_set_0 next to the model, else seeded random inputs,
+          // which cannot fix a shape read from an input's values (a Reshape target, TopK's k):
+          // such an error says so instead of naming only the made-up value.
+          const std::string dir = std::filesystem::path(model_path(path)).parent_path().string();
+          const auto sets = load_test_data_sets(dir.empty() ? std::string(".") : dir);
+          Graph sg;
+          if (!sets.empty()) {
+            sg = specialize(g, bind_inputs(g, sets[0].inputs, sets[0].input_names, "explain"));
+          } else {
+            try {
+              sg = specialize(g, random_inputs(g, 0));
+            } catch (const Unsupported&) {
+              throw;
+            } catch (const Error& e) {
+              throw Error("explain", std::string(e.what()) + " (with random inputs, seed 0: a shape that depends on an input's "
+                                                             "values needs real ones, e.g. a test_data_set_0 next to the model)");
+            }
+          }
           FusionOptions fo;
           fo.fuse = fusion;
           p = build_plan(sg, fo);

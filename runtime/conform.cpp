@@ -98,8 +98,8 @@ CaseResult run_case(const std::string& dir, const std::string& backend, const Co
         r.max_ulp = std::max(r.max_ulp, c.max_ulp);
         if (!c.ok) {
           r.status = CaseStatus::failed;
-          r.detail = fs::path(tc.dir).filename().string() + " output " + std::to_string(k) + " ('" +
-                     g.values[g.outputs[k]].name + "'): " + c.message;
+          r.detail = printable(fs::path(tc.dir).filename().string()) + " output " + std::to_string(k) + " ('" +
+                     printable(g.values[g.outputs[k]].name) + "'): " + c.message;
           return r;
         }
       }

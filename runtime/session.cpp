@@ -257,7 +257,16 @@ std::vector<Tensor> bind_inputs(const Graph& g, const std::vector<Tensor>& tenso
   bool by_name = names.size() == tensors.size() && !tensors.empty();
   std::set<std::string> seen;
   for (const auto& nm : names) by_name = by_name && slot.count(nm) && seen.insert(nm).second;
-  if (!by_name) return tensors;
+  if (!by_name) {
+    // Bound by position; a tensor named after another input of the model would feed the wrong
+    // one silently (names that match no input, or none at all, are the common case).
+    for (size_t k = 0; k < names.size() && k < tensors.size(); ++k)
+      if (const auto it = slot.find(names[k]); !names[k].empty() && it != slot.end() && it->second != k)
+        throw Error(component, "tensor " + std::to_string(k) + " is named '" + printable(names[k]) + "', input " +
+                                   std::to_string(it->second) + " of the model, but the tensors are bound by position (not every one names a "
+                                   "distinct input): name each after its input, or none");
+    return tensors;
+  }
   size_t size = g.inputs.size();
   for (const auto& nm : names) size = std::max(size, slot[nm] + 1);
   std::vector<Tensor> out(size);

@@ -41,7 +41,8 @@ std::vector<Tensor> fed_inputs(const Graph& g, const std::vector<Tensor>& inputs
 // Tensors read from files (a test set's input_K.pb, `run --inputs`), with their TensorProto
 // names ("" when unnamed), as specialize's inputs: by name when every tensor names a different
 // graph input or overridable initializer of g (then each graph input must be among them), else
-// by position. Error(component) naming a graph input no tensor feeds.
+// by position. Error(component) naming a graph input no tensor feeds, or a tensor bound by
+// position that is named after a different input.
 std::vector<Tensor> bind_inputs(const Graph& g, const std::vector<Tensor>& tensors, const std::vector<std::string>& names,
                                 const std::string& component);
 

@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Error io_error(const std::string& path, const std::string& why) { return Error("io", "'" + path + "': " + why); }
+// The path escaped (a file name may hold a newline or bytes that are not UTF-8).
+Error io_error(const std::string& path, const std::string& why) { return Error("io", "'" + printable(path) + "': " + why); }
 
 // Only regular files are read (a FIFO would block, /dev/zero would never end); the size is
 // bounded by the host's memory before reading.
@@ -49,7 +50,7 @@ constexpr NpyType kNpyTypes[] = {{"f4", DType::f32}, {"f8", DType::f64}, {"f2", 
 class NpyDictParser {
  public:
   struct Value {
-    enum Kind { string, boolean, tuple } kind = string;
+    enum Kind { string, boolean, tuple, list } kind = string;
     std::string s;
     bool b = false;
     std::vector<int64_t> ints;
@@ -117,8 +118,23 @@ class NpyDictParser {
       p_ += v.b ? 4 : 5;
       return v;
     }
-    // numpy writes a structured dtype's descr as a list of fields: a valid file, not ours.
-    if (c == '[') throw io_error(path_, "unsupported npy dtype: a structured (record) dtype; give one plain numeric dtype");
+    // numpy writes a structured dtype's descr as a list of fields: a valid file, not ours (the
+    // caller says which key holds it); skipped to its closing bracket.
+    if (c == '[') {
+      v.kind = Value::list;
+      int depth = 0;
+      for (; p_ < h_.size(); ++p_) {
+        if (h_[p_] == '[') ++depth;
+        else if (h_[p_] == ']' && --depth == 0) break;
+        else if (h_[p_] == '\'' || h_[p_] == '"') {
+          parse_string();
+          --p_;
+        }
+      }
+      if (p_ >= h_.size()) fail("unterminated list");
+      ++p_;
+      return v;
+    }
     if (c != '(') fail("expected a string, True/False or a tuple");
     ++p_;
     v.kind = Value::tuple;
@@ -173,6 +189,8 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& path) {
     return it->second;
   };
   if (dict.size() != 3) throw io_error(path, "npy header must have exactly the keys descr, fortran_order and shape");
+  if (const auto it = dict.find("descr"); it != dict.end() && it->second.kind == NpyDictParser::Value::list)
+    throw io_error(path, "unsupported npy dtype: a structured (record) dtype; give one plain numeric dtype");
   const std::string descr = get("descr", NpyDictParser::Value::string, "a simple dtype string").s;
   if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '=' || descr[0] == '|')) {
     for (const auto& t : kNpyTypes)
@@ -185,6 +203,7 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& path) {
   if (get("fortran_order", NpyDictParser::Value::boolean, "True or False").b)
     throw io_error(path, "fortran_order=True (column-major) .npy files are not supported; save with C order");
   out.shape = get("shape", NpyDictParser::Value::tuple, "a tuple of dimensions").ints;
+  if (const std::string why = shape_bounds_problem(out.shape); !why.empty()) throw io_error(path, "npy shape " + shape_str(out.shape) + ": " + why);
   return out;
 }
 
@@ -253,23 +272,27 @@ Tensor read_tensor_pb(const std::string& path, std::string* name) {
   std::string bytes = read_file(path);
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes)) throw io_error(path, "not a valid ONNX TensorProto (protobuf parse failed)");
+  std::string().swap(bytes);  // the parsed copy is the one kept: a large file is not held three times
   if (name) *name = proto.name();
   // A SequenceProto / OptionalProto (the ONNX test format for non-tensor values)
   // parses as a TensorProto whose field 3, its elements, reads as TensorProto.segment: say what
   // the file is instead of "segmented tensors are not supported" (a skip, like other types
   // fusor does not feed or check).
   if (proto.has_segment())
-    throw Unsupported("io", "'" + path + "': not a TensorProto but (by its layout) an ONNX SequenceProto or OptionalProto; "
+    throw Unsupported("io", "'" + printable(path) + "': not a TensorProto but (by its layout) an ONNX SequenceProto or OptionalProto; "
                             "fusor's inputs and outputs are tensors");
   fs::path parent = fs::path(path).parent_path();
+  const auto without_component = [](const Error& e) {
+    const std::string m = e.what(), prefix = "[" + e.component() + "] ";
+    return m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m;
+  };
   try {
-    return tensor_from_proto(proto, parent.empty() ? std::string(".") : parent.string());
+    return tensor_from_proto(std::move(proto), parent.empty() ? std::string(".") : parent.string());
   } catch (const Unsupported& e) {
-    throw Unsupported("io", "'" + path + "': " + e.what());  // an unsupported dtype is a skip, not a failure
+    // an unsupported dtype is a skip, not a failure
+    throw Unsupported("io", "'" + printable(path) + "': " + without_component(e));
   } catch (const Error& e) {
-    std::string m = e.what();
-    std::string prefix = "[" + e.component() + "] ";
-    throw io_error(path, m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m);
+    throw io_error(path, without_component(e));
   }
 }
 
@@ -311,8 +334,10 @@ Tensor read_npy(const std::string& path) {
   if (bytes.size() - h.data_offset < need)
     throw io_error(path, "truncated .npy data: " + std::to_string(bytes.size() - h.data_offset) + " bytes, " +
                              dtype_name(h.dtype) + " " + shape_str(h.shape) + " needs " + std::to_string(need));
-  Tensor t(h.dtype, h.shape);
-  if (t.nbytes()) std::memcpy(t.raw(), bytes.data() + h.data_offset, t.nbytes());
+  // The data moves into the tensor (the header cut off in place): a large file is held once.
+  bytes.erase(0, h.data_offset);
+  bytes.resize(need);
+  Tensor t(h.dtype, h.shape, std::move(bytes));
   if (t.dtype() == DType::boolean)  // numpy bools are 0/1 bytes, but do not trust the file
     for (int64_t i = 0; i < t.numel(); ++i) t.data<uint8_t>()[i] = t.data<uint8_t>()[i] ? 1 : 0;
   return t;
@@ -363,7 +388,8 @@ std::vector<TestCase> load_test_data_sets(const std::string& model_dir_in) {
       continue;
     }
     std::string suffix = n.substr(14);
-    sets.push_back({all_digits(suffix) ? std::stoll(suffix) : -1, e.path()});
+    // test_data_set_0 first (run and diff use the first): numbered sets in order, then the others by name
+    sets.push_back({all_digits(suffix) ? std::stoll(suffix) : LLONG_MAX, e.path()});
   }
   if (ec) throw io_error(model_dir, "cannot list folder: " + ec.message());
   std::sort(sets.begin(), sets.end());
@@ -376,7 +402,9 @@ std::vector<TestCase> load_test_data_sets(const std::string& model_dir_in) {
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       std::string n = e.path().filename().string();
       if (long long k = numbered(n, "input_"); k >= 0) ins.push_back({k, e.path().string()});
-      if (long long k = numbered(n, "output_"); k >= 0) outs.push_back({k, e.path().string()});
+      else if (long long k = numbered(n, "output_"); k >= 0) outs.push_back({k, e.path().string()});
+      else if ((n.rfind("input_", 0) == 0 || n.rfind("output_", 0) == 0) && e.path().extension() == ".pb")
+        throw io_error(e.path().string(), "expected a name input_K.pb / output_K.pb with K a number");
     }
     if (ec) throw io_error(tc.dir, "cannot list folder: " + ec.message());
     std::sort(ins.begin(), ins.end());

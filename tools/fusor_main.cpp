@@ -143,10 +143,10 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
     per_backend[r.backend][static_cast<int>(r.status)]++;
     if (tty) std::printf("\r\033[K");
     if (verbose || r.status != CaseStatus::passed || !tty)
-      std::printf("%s %-7s %s: %s\n", s, r.backend.c_str(), r.case_dir.c_str(), r.detail.c_str());
+      std::printf("%s %-7s %s: %s\n", s, r.backend.c_str(), printable(r.case_dir).c_str(), r.detail.c_str());
     if (bisect && r.status == CaseStatus::failed)
       std::printf("     %-7s %s\n", "", bisect_case(r.case_dir, r.backend, o.rtol < 0 ? 1e-3 : o.rtol, o.atol < 0 ? 1e-7 : o.atol).c_str());
-    if (tty) std::printf("[%zu/%zu] %s", done, total, r.case_dir.c_str());
+    if (tty) std::printf("[%zu/%zu] %s", done, total, printable(r.case_dir).c_str());
     else if (total >= 50 && done % 100 == 0) std::fprintf(stderr, "progress: %zu/%zu cases\n", done, total);
     std::fflush(stdout);
   });
@@ -233,14 +233,17 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run a model and print its outputs (checks them against test_data_set_* when present)");
   run->add_option("model", model, "model.onnx or its folder")->required();
   run->add_option("--backend", backend, "ref, cpu, vulkan or cuda (default: the best present)")->check(kNotEmpty);
-  run->add_option("--inputs", inputs_dir, "folder of input_K.pb / input_K.npy files")->check(kNotEmpty);
+  auto* run_inputs = run->add_option("--inputs", inputs_dir, "folder of input_K.pb / input_K.npy files")->check(kNotEmpty);
   auto* run_seed = run->add_option("--seed", seed, "use seeded random inputs (even where a test_data_set_0 sits next to the model)")->check(kSeed);
+  run_inputs->excludes(run_seed);
   DimOptions run_dims, explain_dims, bench_dims;
-  auto add_dim_options = [](CLI::App* c, DimOptions& d) {
-    c->add_option("--shape", d.shapes, "shape of an input with dynamic dims, NAME=1x3x224x224 (repeatable)");
-    c->add_option("--dim", d.dims, "value of a named (dim_param) dynamic dim, NAME=VALUE, for every input using it (repeatable)");
+  // Files given with --inputs fix every shape: --shape / --dim beside them would be ignored, so
+  // CLI11 refuses the pair in one line.
+  auto add_dim_options = [](CLI::App* c, DimOptions& d, CLI::Option* inputs) {
+    inputs->excludes(c->add_option("--shape", d.shapes, "shape of an input with dynamic dims, NAME=1x3x224x224 (repeatable)"));
+    inputs->excludes(c->add_option("--dim", d.dims, "value of a named (dim_param) dynamic dim, NAME=VALUE, for every input using it (repeatable)"));
   };
-  add_dim_options(run, run_dims);
+  add_dim_options(run, run_dims, run_inputs);
   run->add_option("--out", out_dir, "write outputs as output_K.pb here")->check(kNotEmpty);
   run->add_option("--device", device, "device index")->check(CLI::Range(0, std::numeric_limits<int>::max()));
   CompareOptions run_check;
@@ -277,8 +280,9 @@ int main(int argc, char** argv) {
                               ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* diff_nf_opt = diff->add_flag("--no-fusion", diff_no_fusion,
                                      "the --backend just before runs only the unfused plan (fused vs unfused)");
-  diff->add_option("--inputs", df.inputs_dir, "folder of input_K.pb / input_K.npy files")->check(kNotEmpty);
+  auto* diff_inputs = diff->add_option("--inputs", df.inputs_dir, "folder of input_K.pb / input_K.npy files")->check(kNotEmpty);
   auto* diff_seed = diff->add_option("--seed", df.seed, "seed for random inputs (default: test_data_set_0 next to the model, else seed 0)")->check(kSeed);
+  diff_inputs->excludes(diff_seed);
   diff->add_option("--rtol", df.rtol, "relative tolerance (default 1e-3)")->check(kTolerance);
   diff->add_option("--atol", df.atol, "absolute tolerance (default 1e-7)")->check(kTolerance);
   diff->add_option("--json", df.json, "also write the whole report to this JSON file")->check(kNotEmpty);
@@ -293,17 +297,17 @@ int main(int argc, char** argv) {
   explain->add_flag("--no-fusion", ex.no_fusion, "show the unfused plan");
   explain->add_option("--source", ex.source, "print each kernel's generated source (cuda)")->check(CLI::IsMember({"cuda"}));
   explain->add_option("--backend", ex.backend, "list the graph breaks (nodes run on the host) of this backend (default: the best present)")->check(kNotEmpty);
-  add_dim_options(explain, explain_dims);
-  explain->add_option("--inputs", ex.inputs_dir, "folder of input_K.pb / input_K.npy files (default: test_data_set_0 next to the model, else random)")
-      ->check(kNotEmpty);
+  add_dim_options(explain, explain_dims,
+                  explain->add_option("--inputs", ex.inputs_dir, "folder of input_K.pb / input_K.npy files (default: test_data_set_0 next to the model, else random)")
+                      ->check(kNotEmpty));
   explain->add_flag("--no-fallback", ex.no_fallback, "fail when the backend would need the host for some node");
 
   BenchArgs bn;
   auto* bench = app.add_subcommand("bench", "time a model on a backend");
   bench->add_option("model", bn.model, "model.onnx or its folder")->required();
   bench->add_option("--backend", bn.backend, "backend (default: the best present)")->check(kNotEmpty);
-  bench->add_option("--inputs", bn.inputs_dir, "folder of input_K.pb / input_K.npy files (default: test_data_set_0 next to the model, else random)")
-      ->check(kNotEmpty);
+  auto* bench_inputs = bench->add_option("--inputs", bn.inputs_dir, "folder of input_K.pb / input_K.npy files (default: test_data_set_0 next to the model, else random)")
+                           ->check(kNotEmpty);
   bench->add_option("--iters", bn.iters, "timed iterations")->check(CLI::Range(1, std::numeric_limits<int>::max()));
   bench->add_option("--warmup", bn.warmup, "warm-up iterations")->check(CLI::Range(0, std::numeric_limits<int>::max()));
   bench->add_flag("--no-fusion", bn.no_fusion, "one kernel per primitive op");
@@ -314,7 +318,7 @@ int main(int argc, char** argv) {
                   "print where the time from ONNX file to first result goes: one line per phase (wall and CPU ms)");
   bench->add_flag("--serial-open", bn.serial_open, "open the device after loading the model, not during (for measuring)");
   bench->add_option("--trace", bn.trace, "write a Chrome/Perfetto trace (JSON): compile phases and one slice per kernel")->check(kNotEmpty);
-  add_dim_options(bench, bench_dims);
+  add_dim_options(bench, bench_dims, bench_inputs);
   bench->add_flag("--no-fallback", bn.no_fallback, "refuse a model with ops the backend lacks instead of running them on the host");
 
   try {

@@ -15,7 +15,7 @@ CommandInputs choose_inputs(const Graph& g, const std::string& model, const std:
   if (!inputs_dir.empty()) {
     std::vector<std::string> names;  // numbering checked, bound by name where the files name the inputs
     c.inputs = bind_inputs(g, read_numbered_inputs(inputs_dir, &names), names, component);
-    c.source = inputs_dir;
+    c.source = printable(inputs_dir);  // printed: a newline in a name must not split the line
     return c;
   }
   // The folder of the model file (a folder argument names the folder itself).
@@ -23,7 +23,7 @@ CommandInputs choose_inputs(const Graph& g, const std::string& model, const std:
   auto sets = want_random ? std::vector<TestCase>{} : load_test_data_sets(dir.empty() ? std::string(".") : dir.string());
   if (!sets.empty()) {
     c.inputs = bind_inputs(g, sets[0].inputs, sets[0].input_names, component);
-    c.source = sets[0].dir;
+    c.source = printable(sets[0].dir);
     c.set = std::move(sets[0]);
     return c;
   }

@@ -128,7 +128,7 @@ class CpuExecutable : public Executable {
 class CpuBackend : public Backend {
  public:
   std::string name() const override { return "cpu"; }
-  std::vector<DeviceInfo> devices() const override { return {{"host CPU", "interprets the fused plan (KernelSpecs)"}}; }
+  std::vector<DeviceInfo> devices() const override { return {{"host CPU", "interprets the fused plan (KernelSpecs)", ""}}; }
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& o) override {
     check_host_device_index("cpu", o.device);
     const FusionOptions fo = default_fusion_options(o);

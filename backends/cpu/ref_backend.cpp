@@ -54,7 +54,7 @@ class RefExecutable : public Executable {
 class RefBackend : public Backend {
  public:
   std::string name() const override { return "ref"; }
-  std::vector<DeviceInfo> devices() const override { return {{"host CPU", "op-by-op reference, double accumulation"}}; }
+  std::vector<DeviceInfo> devices() const override { return {{"host CPU", "op-by-op reference, double accumulation", ""}}; }
   std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& o) override {
     check_host_device_index("ref", o.device);
     return std::make_unique<RefExecutable>(g);

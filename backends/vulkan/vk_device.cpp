@@ -422,6 +422,13 @@ std::shared_ptr<Instance> Instance::get() {
   return slot;
 }
 
+void Context::check_same_process() const {
+  if (pid_ != static_cast<long>(getpid()))
+    throw Error("vulkan", "this process was forked from process " + std::to_string(pid_) +
+                              " after it opened Vulkan; a Vulkan device does not survive fork (use multiprocessing's 'spawn' "
+                              "start method, or open Vulkan only in the child)");
+}
+
 // ---- logical device -----------------------------------------------------------------------------
 
 Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::move(inst)) {
@@ -583,6 +590,7 @@ std::shared_ptr<Context> Context::get(int index) {
   std::lock_guard<std::mutex> lock(m);
   auto& slot = (*cached)[std::make_pair(inst->handle(), index)];
   if (!slot) slot.reset(new Context(inst, index));
+  slot->check_same_process();
   return slot;
 }
 

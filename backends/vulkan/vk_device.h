@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>  // getpid
+
 #include "backends/vulkan/vk_common.h"
 
 namespace fusor::vk {
@@ -147,6 +149,10 @@ class Context {
   bool cuda_context_held() const { return cuda_context_held_; }
   // Runs `record` in a one-time command buffer and waits for it (uploads at compile time).
   template <class F> void submit_once(F&& record);
+  // Error("vulkan") in a process forked after this device was opened: a driver's threads and
+  // queues do not survive fork (lavapipe's child waited forever on its queue). The instance
+  // alone does (a child of a parent that only listed devices opens its own device).
+  void check_same_process() const;
 
  private:
   Context(std::shared_ptr<Instance> inst, int index);
@@ -165,6 +171,7 @@ class Context {
   bool cuda_context_held_ = false;  // this GPU's CUDA primary context retained (holds_cuda_context)
   std::string pipeline_cache_dir_, pipeline_cache_key_;  // see runtime/disk_cache.h
   std::mutex queue_mutex_;
+  long pid_ = static_cast<long>(getpid());  // the process that opened the device
 };
 
 template <class F> void Context::submit_once(F&& record) {

@@ -498,6 +498,7 @@ std::vector<Tensor> VulkanExecutable::run(const std::vector<Tensor>& inputs, Run
 std::vector<Tensor> VulkanExecutable::run_locked(const std::vector<Tensor>& inputs, RunStats* stats, VkCommandBuffer cb,
                                                  VkQueryPool per_kernel) {
   const auto t0 = std::chrono::steady_clock::now();
+  ctx_->check_same_process();
   const Graph& g = plan_.graph;
   check_run_inputs(g, inputs);
   for (size_t i = 0; i < inputs.size(); ++i) {

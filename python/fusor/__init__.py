@@ -186,7 +186,7 @@ class Session:
         return self._impl.backend
 
     def get_inputs(self) -> List[NodeArg]:
-        return list(self._inputs)
+        return _copies(self._inputs)
 
     def get_outputs(self) -> List[NodeArg]:
         """The outputs as the model declares them; a shape the model leaves open is filled by
@@ -195,12 +195,12 @@ class Session:
         if not self._outputs_inferred:  # on first use: inference costs what a first run's does
             self._outputs = [_node_arg(*a) for a in self._impl.outputs(infer=True)]
             self._outputs_inferred = True
-        return list(self._outputs)
+        return _copies(self._outputs)
 
     def get_overridable_initializers(self) -> List[NodeArg]:
         """Initializers the model also lists as graph inputs (ONNX IR >= 4), as onnxruntime's
         method of that name: defaults that ``run`` may be fed by name (the fed value wins)."""
-        return list(self._overridable)
+        return _copies(self._overridable)
 
     def run(self, output_names: Optional[Sequence[str]], input_feed: Dict[str, Any], run_options: Any = None, *,
             output_device: bool = False, outputs: Optional[Dict[str, Any]] = None) -> List[Any]:
@@ -236,7 +236,9 @@ class Session:
             if isinstance(output_names, (str, bytes)):  # a str is a sequence of one-letter names
                 raise Error(f"[python] run: output_names must be a list of output names or None, got {output_names!r}")
             output_names = list(output_names)
-            for n in output_names:
+            if not output_names:  # [] asks for every output, as onnxruntime's run
+                output_names = None
+            for n in output_names or []:
                 if n not in out_names:
                     raise Error(f"[run] unknown output '{n}'; the model's outputs are {out_names}")
                 wanted.append(out_names.index(n))
@@ -266,6 +268,21 @@ def _node_arg(name: str, shape: Optional[List[Optional[int]]], dtype: str) -> No
     return NodeArg(name, None if shape is None else list(shape), dtype)
 
 
+def _copies(args: List[NodeArg]) -> List[NodeArg]:
+    """Fresh NodeArgs (their shape lists too): a caller editing one must not edit the session's."""
+    return [_node_arg(*a) for a in args]
+
+
+def _names(v: Any, what: str, kind: str) -> List[Any]:
+    """v as a list (one str / path is a list of one); Error naming the argument otherwise."""
+    if isinstance(v, (str, bytes, os.PathLike)):
+        return [v]
+    try:
+        return list(v)
+    except TypeError:
+        raise Error(f"[python] {what} must be {kind} or a list of them, got {type(v).__name__}") from None
+
+
 def best_backend() -> str:
     """'cuda' when a CUDA device is usable, else 'vulkan' when a Vulkan device is, else 'cpu'
     (what the CLI picks when --backend is left out)."""
@@ -283,8 +300,8 @@ def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]
     max_abs, max_rel. Never raises for a failing case (that is a result). Tolerances left as
     None (the default) are the CLI's: the dtype default (float32 rtol 1e-3, atol 1e-7) plus,
     when both are None, 64 eps of each output's largest magnitude (README "Real models")."""
-    paths = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
-    backends = [backends] if isinstance(backends, str) else list(backends)
+    paths = _names(paths, "conform: paths", "a path")
+    backends = [backends] if isinstance(backends, str) else _names(backends, "conform: backends", "a backend name")
     if not all(isinstance(b, str) for b in backends):
         raise Error(f"[python] conform: backends must be names (str) from fusor.backends(), got {backends!r}")
     tol = []
@@ -307,7 +324,8 @@ def conform(paths: Union[str, Sequence[str]], backends: Union[str, Sequence[str]
 def explain(path: Union[str, os.PathLike], fusion: bool = True) -> Dict[str, Any]:
     """The fused plan as data (as `fusor explain`): {'kernels': [{'index', 'name', 'kind', 'ops',
     'nodes', 'inputs', 'bytes_read', 'bytes_written'}], 'onnx_nodes', 'primitive_nodes',
-    'bytes_fused', 'bytes_unfused', 'arena_bytes', 'naive_bytes'}."""
+    'bytes_fused', 'bytes_unfused', 'arena_bytes', 'naive_bytes'}. The shapes are those of
+    test_data_set_0 next to the model when there is one, else of seeded random inputs."""
     if not isinstance(fusion, (bool, np.bool_)):  # bool("no") is True
         raise Error(f"[python] explain: fusion must be True or False, got {fusion!r}")
     return _explain(_fs_path(path, "explain path"), bool(fusion))

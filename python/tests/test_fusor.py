@@ -114,17 +114,21 @@ def _field(num, payload):  # a length-delimited protobuf field
 
 def onnx_model(nodes, inputs, outputs):
     """A serialized ONNX ModelProto (opset 17) written by hand, so the tests need no onnx
-    package. nodes: (op_type, [inputs], [outputs]); inputs/outputs: (name, elem_type, [dims])
-    with ONNX TensorProto elem types (1 float, 6 int32, 7 int64, 9 bool)."""
+    package. nodes: (op_type, [inputs], [outputs]) or (op_type, [inputs], [outputs], {int
+    attribute: value}); inputs/outputs: (name, elem_type, [dims] or None) with ONNX TensorProto elem
+    types (1 float, 6 int32, 7 int64, 9 bool, 16 bfloat16)."""
 
     def value_info(name, elem, dims):
-        shape = b"".join(_field(1, bytes([0x08]) + _varint(d)) for d in dims)  # TensorShapeProto.dim
-        tensor_type = bytes([0x08]) + _varint(elem) + _field(2, shape)
+        tensor_type = bytes([0x08]) + _varint(elem)
+        if dims is not None:  # None: no shape at all
+            tensor_type += _field(2, b"".join(_field(1, bytes([0x08]) + _varint(d)) for d in dims))  # TensorShapeProto.dim
         return _field(1, name.encode()) + _field(2, _field(1, tensor_type))
 
     graph = b""
-    for i, (op, ins, outs) in enumerate(nodes):
+    for i, (op, ins, outs, *attrs) in enumerate(nodes):
         node = b"".join(_field(1, x.encode()) for x in ins) + b"".join(_field(2, x.encode()) for x in outs)
+        for name, v in (attrs[0] if attrs else {}).items():  # AttributeProto: name, i, type INT (2)
+            node += _field(5, _field(1, name.encode()) + bytes([0x18]) + _varint(v) + _varint(20 << 3) + _varint(2))
         graph += _field(1, node + _field(3, f"n{i}".encode()) + _field(4, op.encode()))
     graph += _field(2, b"g")
     graph += b"".join(_field(11, value_info(*v)) for v in inputs)
