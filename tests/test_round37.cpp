@@ -18,15 +18,16 @@ using testing::TempDir;
 namespace fs = std::filesystem;
 
 // z = x - y over float [2, 3]: a model whose two inputs give different results when swapped.
-Graph sub_model() {
+onnx::ModelProto sub_proto() {
   auto m = fuzz::new_model(17);
   auto* g = m.mutable_graph();
   fuzz::set_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
   fuzz::set_type(g->add_input(), "y", onnx::TensorProto::FLOAT, {2, 3});
   fuzz::add_node(g, "Sub", {"x", "y"}, {"z"});
   fuzz::set_type(g->add_output(), "z", onnx::TensorProto::FLOAT, {2, 3});
-  return load_onnx_from_bytes(m.SerializeAsString(), ".");
+  return m;
 }
+Graph sub_model() { return load_onnx_from_bytes(sub_proto().SerializeAsString(), "."); }
 
 TEST(Round37, ATensorNamedAfterAnotherInputIsNotBoundByPosition) {
   const Graph g = sub_model();
@@ -142,13 +143,7 @@ TEST(Round37, InputsExcludeTheOptionsThatMakeRandomOnes) {
   fs::create_directories(t.path / "in");
   write_tensor_pb(t / "in/input_0.pb", testing::random_tensor(DType::f32, {2, 3}, 6), "x");
   write_tensor_pb(t / "in/input_1.pb", testing::random_tensor(DType::f32, {2, 3}, 7), "y");
-  auto m = fuzz::new_model(17);
-  auto* g = m.mutable_graph();
-  fuzz::set_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
-  fuzz::set_type(g->add_input(), "y", onnx::TensorProto::FLOAT, {2, 3});
-  fuzz::add_node(g, "Sub", {"x", "y"}, {"z"});
-  fuzz::set_type(g->add_output(), "z", onnx::TensorProto::FLOAT, {2, 3});
-  std::ofstream(t / "model.onnx", std::ios::binary) << m.SerializeAsString();
+  std::ofstream(t / "model.onnx", std::ios::binary) << sub_proto().SerializeAsString();
   std::string out;
   const std::string base = "run " + (t / "model.onnx") + " --backend ref --inputs " + (t / "in");
   EXPECT_EQ(testing::run_cli(base, &out), 0) << out;
