@@ -26,7 +26,7 @@ void check_run_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
     const Value& v = g.values[g.inputs[i]];
     if (inputs[i].shape() != v.shape || inputs[i].dtype() != v.dtype)
       throw Error("run", "input '" + printable(v.name) + "' expects " + dtype_name(v.dtype) + " " + shape_str(v.shape) + ", got " +
-                             dtype_name(inputs[i].dtype()) + " " + shape_str(inputs[i].shape()));
+                             dtype_name(inputs[i].dtype()) + " " + shape_str_short(inputs[i].shape()));
   }
 }
 

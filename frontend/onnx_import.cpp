@@ -184,9 +184,9 @@ ProtoLayout proto_layout(const onnx::TensorProto& t) {
   // instead of an overflowing or multi-terabyte allocation.
   Shape shape(t.dims().begin(), t.dims().end());
   for (auto d : shape)
-    if (d < 0) throw tensor_error(t, "negative dimension in " + shape_str(shape));
+    if (d < 0) throw tensor_error(t, "negative dimension in " + shape_str_short(shape));
   if (const std::string why = shape_bounds_problem(shape); !why.empty())
-    throw tensor_error(t, "shape " + shape_str(shape) + " is too large (" + why + ")");
+    throw tensor_error(t, "shape " + shape_str_short(shape) + " is too large (" + why + ")");
   const int64_t n = shape_numel(shape);
   // nbytes: the file image (int4/int2/float4 packed, ir/small_dtypes.h), not the unpacked tensor.
   return {dt, shape, n, static_cast<size_t>(packed_bytes(dt, n)), t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL};

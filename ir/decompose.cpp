@@ -453,8 +453,31 @@ bool rewrite_data_movement(const Graph& g, const Node& n, Rewriter& rw) {
   return false;
 }
 
+bool rewrite(Graph& g, const Node& n, Rewriter& rw);
+
+// RMSNormalization-23 with X of one float type T and scale of another, V (Y is V): X / rms
+// in T (the one-dtype decomposition with a scale of 1), then Cast to V times scale, as the
+// reference computes it (norm_reference).
+bool rewrite_rms_mixed(Graph& g, const Node& n, Rewriter& rw) {
+  if (n.op_type != "RMSNormalization" || n.outputs.size() != 1 || n.outputs[0] < 0 || !n.has_input(0) || !n.has_input(1))
+    return false;
+  const DType t = g.values[n.inputs[0]].dtype, v = g.values[n.inputs[1]].dtype;
+  if (t == v || !dtype_is_float(t) || !dtype_is_float(v)) return false;
+  rw.set_origin(n.name);
+  Node plain = n;
+  Tensor one(t, {});
+  one.set(0, 1.0);
+  plain.inputs[1] = rw.constant(n.name + ":one", std::move(one));
+  plain.outputs[0] = g.add_value(g.unique_name(n.name + ":normalized"), t, g.values[n.outputs[0]].shape, true);
+  if (!rewrite(g, plain, rw)) rw.keep(plain);
+  rw.set_origin(n.name);
+  rw.op("Mul", {rw.op("Cast", {plain.outputs[0]}, {{"to", int64_t{dtype_to_onnx(v)}}}), n.inputs[1]}, {}, n.outputs[0]);
+  return true;
+}
+
 bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
   if (rewrite_reduce_noop(g, n, rw)) return true;  // any dtype, integers included
+  if (rewrite_rms_mixed(g, n, rw)) return true;
   if (rewrite_pow_float_exponent(g, n, rw)) return true;
   if (rewrite_int_in_f64(g, n, rw)) return true;
   const DType d = node_float_dtype(g, n);

@@ -108,8 +108,8 @@ void InferContext::set_output(int i, DType t, Shape s) {
   // Static shapes are allocated: refuse negative dims and element counts past 2^56 (an
   // overflowing product would otherwise wrap to a small or zero size).
   for (auto d : s)
-    if (d < 0) fail("inferred a negative dimension in output shape " + shape_str(s));
-  if (const std::string why = shape_bounds_problem(s); !why.empty()) fail("output shape " + shape_str(s) + " is out of bounds: " + why);
+    if (d < 0) fail("inferred a negative dimension in output shape " + shape_str_short(s));
+  if (const std::string why = shape_bounds_problem(s); !why.empty()) fail("output shape " + shape_str_short(s) + " is out of bounds: " + why);
   Value& v = g_.values[n_.outputs[i]];
   v.dtype = t;
   v.shape = std::move(s);

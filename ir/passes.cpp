@@ -20,16 +20,16 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
         v.shape_known = true;
       }
       if (const std::string why = shape_bounds_problem(v.shape); !why.empty())
-        throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str(v.shape) + ": " + why);
+        throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str_short(v.shape) + ": " + why);
       continue;
     }
     const Shape& s = it->second;
     // The same bound shape inference puts on every value: no negative dims, at most 2^56
     // elements (so byte counts cannot overflow either).
     for (auto d : s)
-      if (d < 0) throw Error("shape", "input '" + printable(v.name) + "' has a negative dimension: " + shape_str(s));
+      if (d < 0) throw Error("shape", "input '" + printable(v.name) + "' has a negative dimension: " + shape_str_short(s));
     if (const std::string why = shape_bounds_problem(s); !why.empty())
-      throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str(s) + ": " + why);
+      throw Error("shape", "input '" + printable(v.name) + "' has shape " + shape_str_short(s) + ": " + why);
     if (!v.shape.empty() || v.shape_known) {
       if (v.shape.size() != s.size())
         throw Error("shape", "input '" + printable(v.name) + "' has rank " + std::to_string(v.shape.size()) + " in the model, got " +

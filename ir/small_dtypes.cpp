@@ -46,7 +46,9 @@ uint8_t e8m0_encode(double v, bool saturate, E8M0Round mode) {
   const double a = std::fabs(v);
   const uint8_t overflow = saturate ? 0xfe : 0xff;
   if (std::isinf(a)) return overflow;
-  if (a == 0) return 0x00;
+  // Below the smallest power (0 included): the smallest when saturating, else NaN (the Cast
+  // spec's E8M0 table).
+  if (a < std::ldexp(1.0, -127)) return saturate ? 0x00 : 0xff;
   int exp;
   const double frac = std::frexp(a, &exp);  // a = frac * 2^exp, frac in [0.5, 1)
   int64_t k = exp - 1;                      // floor(log2 a)

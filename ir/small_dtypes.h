@@ -19,8 +19,9 @@
 //  * the FNUZ types have no negative zero: -0.0 and negative values that round to zero give 0x00;
 //  * FLOAT8E8M0 (an unsigned power of two 2^(e-127), 0xFF = NaN) takes the magnitude of the value
 //    and rounds by Cast's round_mode: up (default; the smallest power of two >= |x|), down, or
-//    nearest (ties, 1.5 * 2^k, round up); 0 gives 0x00 (2^-127, the smallest); NaN gives 0xFF;
-//    past 2^127 (and inf) gives 0xFE when saturating, else 0xFF.
+//    nearest (ties, 1.5 * 2^k, round up); below 2^-127 (0 included) gives 0x00 (2^-127, the
+//    smallest) when saturating, else 0xFF; NaN gives 0xFF; past 2^127 (and inf) gives 0xFE
+//    when saturating, else 0xFF.
 // Nothing here throws except pack_small/unpack_small on a size mismatch (Error("tensor")).
 #pragma once
 #include <cstdint>

@@ -239,21 +239,18 @@ void check_fits(uint64_t bytes, uint64_t limit, const std::string& what, const s
   if (limit != 0 && bytes > limit) throw Error("memory", what + " needs " + bytes_str(bytes) + ", more than " + where + " (" + bytes_str(limit) + ")");
 }
 std::string shape_str(const Shape& s) {
-  // A hostile rank (a million dims) must not make a megabyte-long message: the first 8 and the
-  // last 2 dims of a long shape, with its rank.
   std::ostringstream o;
   o << "[";
-  const bool cut = s.size() > 16;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (cut && i == 8) {
-      o << ", ...";
-      i = s.size() - 2;
-    }
-    o << (i ? ", " : "") << s[i];
-  }
+  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
   o << "]";
-  if (cut) o << " (rank " << s.size() << ")";
   return o.str();
+}
+std::string shape_str_short(const Shape& s) {
+  if (s.size() <= 16) return shape_str(s);
+  Shape head(s.begin(), s.begin() + 8);
+  std::string h = shape_str(head);
+  h.pop_back();
+  return h + ", ..., " + std::to_string(s[s.size() - 2]) + ", " + std::to_string(s.back()) + "] (rank " + std::to_string(s.size()) + ")";
 }
 Shape contiguous_strides(const Shape& s) {
   Shape st(s.size(), 1);

@@ -83,7 +83,10 @@ uint64_t host_memory_bytes();
 void check_fits(uint64_t bytes, uint64_t limit, const std::string& what, const std::string& where);
 // One size in bytes for messages: "17179869184 bytes (16 GiB)".
 std::string bytes_str(uint64_t bytes);
-std::string shape_str(const Shape& s); // "[1, 3, 224, 224]"
+std::string shape_str(const Shape& s); // "[1, 3, 224, 224]" (every dim: also a cache key)
+// shape_str for a shape that may be hostile (not yet bounded to kMaxRank): past 16 dims the
+// first 8 and the last 2 with the rank, "[1, 1, ..., 1] (rank 1000000)", so a message stays short.
+std::string shape_str_short(const Shape& s);
 Shape contiguous_strides(const Shape& s);  // row-major element strides
 
 // A dense, row-major host tensor that owns its bytes. Numeric elements can be read and

@@ -137,11 +137,22 @@ template <class A> void check_contiguous(const A& a, const std::string& what) {
   }
 }
 
-Tensor host_tensor(const InArray& a, const std::string& what) {
+// bf16: the array is an ml_dtypes.bfloat16 array's uint16 view (bfloat16_view): the bits are
+// taken as bfloat16.
+Tensor host_tensor(const InArray& a, const std::string& what, bool bf16 = false) {
   check_contiguous(a, what);
-  Tensor t(dtype_from_dlpack(a.dtype(), what), shape_of(a));
+  const DType dt = dtype_from_dlpack(a.dtype(), what);
+  Tensor t(bf16 && dt == DType::u16 ? DType::bf16 : dt, shape_of(a));
   if (t.nbytes()) std::memcpy(t.raw(), a.data(), t.nbytes());
   return t;
+}
+
+// NumPy's DLPack has no bfloat16: an ml_dtypes.bfloat16 NumPy array (what bfloat16 outputs
+// come back as) is handed over as its uint16 view, *bf16 set; anything else as it is.
+nb::object bfloat16_view(const nb::object& o, bool* bf16) {
+  nb::object np = nb::module_::import_("numpy");
+  *bf16 = PyObject_IsInstance(o.ptr(), np.attr("ndarray").ptr()) == 1 && nb::cast<std::string>(o.attr("dtype").attr("name")) == "bfloat16";
+  return *bf16 ? o.attr("view")(np.attr("uint16")) : o;
 }
 
 }  // namespace
@@ -149,10 +160,12 @@ Tensor host_tensor(const InArray& a, const std::string& what) {
 // A NumPy array that owns the tensor's bytes (no copy: the capsule keeps the tensor alive).
 // Also used by bindings_tools.cpp (read_tensor).
 nb::object to_numpy(Tensor&& t, const std::string& what) {
-  // NumPy holds at most 64 dims (kMaxRank keeps fusor's shapes there; checked again here since
-  // nanobind aborts the process past NumPy's limit).
-  if (t.shape().size() > 64)
-    throw Error("python", what + ": rank " + std::to_string(t.shape().size()) + " is more than a NumPy array holds (64)");
+  // NumPy 2 holds at most 64 dims (kMaxRank keeps fusor's shapes there; checked again here since
+  // nanobind aborts the process far past NumPy's limit); NumPy 1 holds 32, checked below.
+  const auto too_many_dims = [&] {
+    return Error("python", what + ": rank " + std::to_string(t.shape().size()) + " is more than this NumPy's arrays hold");
+  };
+  if (t.shape().size() > kMaxRank) throw too_many_dims();
   // NumPy has no bfloat16: the bits as uint16, viewed as ml_dtypes.bfloat16 (nanobind would
   // hand back an opaque object). Without ml_dtypes, one error saying what to install.
   const bool bf16 = t.dtype() == DType::bf16;
@@ -173,7 +186,10 @@ nb::object to_numpy(Tensor&& t, const std::string& what) {
   // caller may write to the array.
   void* data = held->nbytes() ? static_cast<void*>(held->raw()) : nullptr;
   nb::ndarray<nb::numpy> arr(data, shape.size(), shape.data(), owner, nullptr, dt, kDLCPU, 0);
-  return bf16 ? arr.cast().attr("view")(ml_bf16) : arr.cast();
+  nb::object out = arr.cast();
+  // Past NumPy's own limit nanobind returns an opaque object instead of an array.
+  if (PyObject_IsInstance(out.ptr(), nb::module_::import_("numpy").attr("ndarray").ptr()) != 1) throw too_many_dims();
+  return bf16 ? out.attr("view")(ml_bf16) : out;
 }
 
 namespace {
@@ -265,9 +281,12 @@ class PySession {
     // Cast here rather than in the signature: an array nanobind cannot take (a dtype DLPack
     // lacks) is one fusor.Error naming the input, not a TypeError listing the signature.
     std::vector<InArray> inputs;
+    std::vector<char> bf16(input_objects.size(), 0);
     for (size_t i = 0; i < input_objects.size(); ++i) {
       try {
-        inputs.push_back(nb::cast<InArray>(input_objects[i], false));
+        bool b = false;
+        inputs.push_back(nb::cast<InArray>(bfloat16_view(input_objects[i], &b), false));
+        bf16[i] = b;
       } catch (const nb::cast_error&) {
         throw Error(
             "python",
@@ -286,14 +305,15 @@ class PySession {
       }
       const std::string what = "input '" + model_.values[model_.overridable[j].value].name + "'";
       InArray a;
+      bool b = false;
       try {
-        a = nb::cast<InArray>(overrides[j], false);
+        a = nb::cast<InArray>(bfloat16_view(overrides[j], &b), false);
       } catch (const nb::cast_error&) {
         throw Error("python", what + ": expected an array");
       }
       if (a.device_type() != kDLCPU && a.device_type() != kDLCUDAHost)
         throw Error("python", what + " overrides an initializer: it takes a host array (NumPy), not device memory");
-      fed_overrides.push_back(host_tensor(a, what));
+      fed_overrides.push_back(host_tensor(a, what, b));
     }
     // Imported here, before anything else, as inputs are: importing marks each capsule used
     // (in every build), so a capsule handed over again is refused, never read after free.
@@ -321,7 +341,7 @@ class PySession {
     }
 
     std::vector<Tensor> in;
-    for (size_t i = 0; i < inputs.size(); ++i) in.push_back(host_tensor(inputs[i], "input '" + input_name(i) + "'"));
+    for (size_t i = 0; i < inputs.size(); ++i) in.push_back(host_tensor(inputs[i], "input '" + input_name(i) + "'", bf16[i]));
     if (in.size() == model_.inputs.size())  // else Session::run names the count
       for (Tensor& t : fed_overrides) in.push_back(std::move(t));
     std::vector<Tensor> out;

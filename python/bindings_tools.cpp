@@ -34,7 +34,7 @@ void bind_tools(nb::module_& m) {
           nb::gil_scoped_release release;
           t = read_tensor(path);
         }
-        return to_numpy(std::move(t), "'" + path + "'");
+        return to_numpy(std::move(t), "'" + printable(path) + "'");
       },
       nb::arg("path"), "Reads an ONNX TensorProto (.pb) or NumPy .npy file into a NumPy array.");
 
@@ -116,19 +116,23 @@ void bind_tools(nb::module_& m) {
           // As `fusor explain`: test_data_set_0 next to the model, else seeded random inputs,
           // which cannot fix a shape read from an input's values (a Reshape target, TopK's k):
           // such an error says so instead of naming only the made-up value.
-          const std::string dir = std::filesystem::path(model_path(path)).parent_path().string();
-          const auto sets = load_test_data_sets(dir.empty() ? std::string(".") : dir);
+          const std::filesystem::path set0 = std::filesystem::path(model_path(path)).parent_path() / "test_data_set_0";
+          std::error_code ec;
           Graph sg;
-          if (!sets.empty()) {
-            sg = specialize(g, bind_inputs(g, sets[0].inputs, sets[0].input_names, "explain"));
+          if (std::filesystem::is_directory(set0, ec)) {  // its inputs only: the outputs are not needed here
+            std::vector<std::string> names;
+            const std::vector<Tensor> ins = read_numbered_inputs(set0.string(), &names);
+            sg = specialize(g, bind_inputs(g, ins, names, "explain"));
           } else {
             try {
               sg = specialize(g, random_inputs(g, 0));
             } catch (const Unsupported&) {
               throw;
             } catch (const Error& e) {
-              throw Error("explain", std::string(e.what()) + " (with random inputs, seed 0: a shape that depends on an input's "
-                                                             "values needs real ones, e.g. a test_data_set_0 next to the model)");
+              const std::string m = e.what(), prefix = "[" + e.component() + "] ";
+              throw Error(e.component(), (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m) +
+                                             " (with random inputs, seed 0: a shape that depends on an input's values needs real "
+                                             "ones, e.g. a test_data_set_0 next to the model)");
             }
           }
           FusionOptions fo;

@@ -203,7 +203,7 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& path) {
   if (get("fortran_order", NpyDictParser::Value::boolean, "True or False").b)
     throw io_error(path, "fortran_order=True (column-major) .npy files are not supported; save with C order");
   out.shape = get("shape", NpyDictParser::Value::tuple, "a tuple of dimensions").ints;
-  if (const std::string why = shape_bounds_problem(out.shape); !why.empty()) throw io_error(path, "npy shape " + shape_str(out.shape) + ": " + why);
+  if (const std::string why = shape_bounds_problem(out.shape); !why.empty()) throw io_error(path, "npy shape " + shape_str_short(out.shape) + ": " + why);
   return out;
 }
 
@@ -305,7 +305,7 @@ void check_pb_writable(const std::string& what, DType t, const Shape& s) {
 }
 
 void write_tensor_pb(const std::string& path, const Tensor& t, const std::string& name) {
-  check_pb_writable("'" + path + "'", t.dtype(), t.shape());
+  check_pb_writable("'" + printable(path) + "'", t.dtype(), t.shape());
   onnx::TensorProto proto;
   proto.set_name(name);
   int onnx_type = dtype_to_onnx(t.dtype());

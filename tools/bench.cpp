@@ -157,7 +157,7 @@ int cmd_bench(const BenchArgs& a) {
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
-  std::printf("model %s on %s (fusion %s, %s)\n", a.model.c_str(), a.backend.c_str(), o.fusion ? "on" : "off",
+  std::printf("model %s on %s (fusion %s, %s)\n", printable(a.model).c_str(), a.backend.c_str(), o.fusion ? "on" : "off",
               o.replay ? "replay" : "eager");
   std::printf("kernels per run   %d\n", exe->kernel_count());
   if (!exe->notes().empty()) std::printf("notes             %s\n", exe->notes().c_str());
@@ -179,7 +179,7 @@ int cmd_bench(const BenchArgs& a) {
               static_cast<long long>(constant_bytes));
   if (a.phases) print_phases(phases, load_ms + compile_ms, first_run_ms);
   if (!a.trace.empty())
-    std::printf("trace             %s (%zu kernels timed; open in ui.perfetto.dev or chrome://tracing)\n", a.trace.c_str(),
+    std::printf("trace             %s (%zu kernels timed; open in ui.perfetto.dev or chrome://tracing)\n", printable(a.trace).c_str(),
                 trace.kernels.size());
   return 0;
 }

@@ -25,7 +25,7 @@ int cmd_diff(const DiffArgs& a) {
   o.rtol = a.rtol;
   o.atol = a.atol;
   DiffReport r = diff_backends(g, inputs, a.sides[0], a.sides[1], o);
-  std::printf("model     %s (%zu nodes)\ninputs    %s\n%s", a.model.c_str(), g.nodes.size(), source.c_str(),
+  std::printf("model     %s (%zu nodes)\ninputs    %s\n%s", printable(a.model).c_str(), g.nodes.size(), source.c_str(),
               format_diff(r).c_str());
   if (!a.json.empty()) {
     auto j = diff_to_json(r);
@@ -35,12 +35,12 @@ int cmd_diff(const DiffArgs& a) {
   }
   if (!a.extract.empty()) {
     if (!r.culprit) {
-      std::printf("\nnothing extracted to %s: no value diverges\n", a.extract.c_str());
+      std::printf("\nnothing extracted to %s: no value diverges\n", printable(a.extract).c_str());
     } else {
       extract_reproducer(r, a.extract);
       const DiffSide& tested = a.sides[1].no_fusion && !a.sides[0].no_fusion ? a.sides[0] : a.sides[1];
       std::printf("\nwrote the culprit as a backend-test case to %s (reference outputs from %s);\nreproduce with: fusor conform %s --backend %s\n",
-                  a.extract.c_str(), r.reference.c_str(), a.extract.c_str(), tested.backend.c_str());
+                  printable(a.extract).c_str(), r.reference.c_str(), printable(a.extract).c_str(), tested.backend.c_str());
     }
   }
   return r.culprit ? 1 : 0;

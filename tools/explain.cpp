@@ -163,7 +163,7 @@ int cmd_explain(const ExplainArgs& a) {
   }
   if (!a.dot.empty()) {
     write_plan_dot(p, a.dot);
-    std::printf("wrote %s", a.dot.c_str());
+    std::printf("wrote %s", printable(a.dot).c_str());
     std::string svg = a.dot + ".svg";
     if (a.dot.size() > 4 && a.dot.substr(a.dot.size() - 4) == ".dot") svg = a.dot.substr(0, a.dot.size() - 4) + ".svg";
     // Graphviz renders the SVG when installed; arguments go straight to exec (no shell).

@@ -78,7 +78,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     check_expected_outputs(g, *ci.set, "run");
     expected = ci.set->outputs;
   }
-  std::printf("model   %s (%zu nodes, opset %d)\nbackend %s\ninputs  %s\n", mp.c_str(), g.nodes.size(), g.opset,
+  std::printf("model   %s (%zu nodes, opset %d)\nbackend %s\ninputs  %s\n", printable(mp).c_str(), g.nodes.size(), g.opset,
               backend.c_str(), source.c_str());
   auto t0 = std::chrono::steady_clock::now();
   Graph sg = specialize(g, inputs);
@@ -93,7 +93,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   auto outs = exe->run(fed_inputs(g, inputs), &st);
   auto t2 = std::chrono::steady_clock::now();
   for (size_t k = 0; k < outs.size(); ++k)
-    std::printf("output  %s %s %s: %s\n", sg.values[sg.outputs[k]].name.c_str(), dtype_name(outs[k].dtype()),
+    std::printf("output  %s %s %s: %s\n", printable(sg.values[sg.outputs[k]].name).c_str(), dtype_name(outs[k].dtype()),
                 shape_str(outs[k].shape()).c_str(), summarize(outs[k]).c_str());
   std::printf("time    compile %.1f ms, run %.3f ms (%d kernels)\n",
               std::chrono::duration<double, std::milli>(t1 - t0).count(),
@@ -105,7 +105,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     for (size_t k = 0; k < outs.size(); ++k)
       write_tensor_pb((fs::path(out_dir) / ("output_" + std::to_string(k) + ".pb")).string(), outs[k],
                       sg.values[sg.outputs[k]].name);
-    std::printf("wrote   %zu outputs to %s\n", outs.size(), out_dir.c_str());
+    std::printf("wrote   %zu outputs to %s\n", outs.size(), printable(out_dir).c_str());
   }
   if (expected.empty()) return 0;
   std::string note = numerics_note(backend, device);

@@ -422,6 +422,15 @@ std::shared_ptr<Instance> Instance::get() {
   return slot;
 }
 
+namespace {
+std::atomic<long> g_opened_by{0};  // the process that opened the first device
+}  // namespace
+
+bool forked_after_open() {
+  const long p = g_opened_by.load();
+  return p != 0 && p != static_cast<long>(getpid());
+}
+
 void Context::check_same_process() const {
   if (pid_ != static_cast<long>(getpid()))
     throw Error("vulkan", "this process was forked from process " + std::to_string(pid_) +
@@ -432,6 +441,8 @@ void Context::check_same_process() const {
 // ---- logical device -----------------------------------------------------------------------------
 
 Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::move(inst)) {
+  long none = 0;
+  g_opened_by.compare_exchange_strong(none, pid_);
   const auto& devs = instance_->devices();
   if (index < 0 || index >= static_cast<int>(devs.size()))
     throw Error("vulkan", "device index " + std::to_string(index) + " out of range (" + std::to_string(devs.size()) +

@@ -174,6 +174,11 @@ class Context {
   long pid_ = static_cast<long>(getpid());  // the process that opened the device
 };
 
+// Whether this process is a fork of the one that opened a Vulkan device: objects inherited from
+// the parent are then dropped without Vulkan calls (leaked), since the driver's state and file
+// descriptors are the parent's.
+bool forked_after_open();
+
 template <class F> void Context::submit_once(F&& record) {
   std::lock_guard<std::mutex> lock(queue_mutex_);
   VkCommandBuffer cb = begin_once();

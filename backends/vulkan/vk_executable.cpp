@@ -123,6 +123,10 @@ VulkanExecutable::VulkanExecutable(std::shared_ptr<Context> ctx, const Graph& g,
 VulkanExecutable::~VulkanExecutable() { release(); }
 
 void VulkanExecutable::release() {
+  if (forked_after_open()) {  // a forked child's copy: the handles are the parent's (dropped, not destroyed)
+    pipelines_.clear(), push_layouts_.clear(), layouts_.clear();
+    descriptor_pool_ = VK_NULL_HANDLE, command_pool_ = VK_NULL_HANDLE, fence_ = VK_NULL_HANDLE, query_pool_ = VK_NULL_HANDLE;
+  }
   // run() always waits for its fence, so nothing of ours is in flight here.
   for (VkPipeline& p : pipelines_)
     if (p) vkDestroyPipeline(dev_, p, nullptr), p = VK_NULL_HANDLE, --live_pipeline_count();
@@ -565,6 +569,7 @@ std::vector<Tensor> VulkanExecutable::run_locked(const std::vector<Tensor>& inpu
 
 std::vector<KernelTiming> VulkanExecutable::profile(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
   std::lock_guard<std::mutex> lock(run_mutex_);
+  ctx_->check_same_process();
   if (!query_pool_) {
     auto outs = run_locked(inputs, nullptr, command_buffer_, VK_NULL_HANDLE);
     if (outputs) *outputs = std::move(outs);

@@ -90,6 +90,7 @@ std::atomic<int64_t>& live_pipeline_count() {
 }
 
 void DeviceBuffer::reset() {
+  if (forked_after_open()) mapped_ = nullptr, buffer_ = VK_NULL_HANDLE, memory_ = VK_NULL_HANDLE;  // the parent's
   if (mapped_) vkUnmapMemory(device_, memory_);
   if (buffer_) vkDestroyBuffer(device_, buffer_, nullptr);
   if (memory_) vkFreeMemory(device_, memory_, nullptr), --live_memory_count();

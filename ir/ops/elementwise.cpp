@@ -39,6 +39,7 @@
 // type, and convert the result to the node's dtype (which rounds fp16/bf16, wraps small ints).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -591,14 +592,16 @@ bool legacy_broadcast_expand(Graph& g, size_t index) {
   return true;
 }
 
-void add(const char* name, int min_in, int max_in, Typing typing, ScalarRule r) {
+// check: an op's own shape rule on top of the element-wise one (SwiGLU: no broadcasting).
+void add(const char* name, int min_in, int max_in, Typing typing, ScalarRule r, std::function<void(InferContext&)> check = nullptr) {
   OpDef d;
   d.name = name;
   d.min_inputs = min_in;
   d.max_inputs = max_in;
   const bool float_only = r.float_only, numeric_only = r.int_in_f64;
   const auto resolve = r.resolve_params;
-  d.infer = [typing, float_only, numeric_only, resolve, np = r.params.size()](InferContext& ctx) {
+  d.infer = [typing, float_only, numeric_only, resolve, check, np = r.params.size()](InferContext& ctx) {
+    if (check) check(ctx);
     infer_elementwise(ctx, typing, float_only, numeric_only);
     if (resolve) {  // rejects bad string attributes (Gelu's 'approximate') at shape time
       std::vector<double> v(np);
@@ -743,7 +746,12 @@ void register_elementwise_ops() {
       unary_float("{0} / (1.0f + exp(-{alpha} * {0}))", FZ_EVAL(x[0] / (1.0 + std::exp(-p[0] * x[0]))), {{"alpha", 1.0}}));
   add("SwiGLU", 2, 2, Typing::same,
       unary_float("{0} / (1.0f + exp(-{alpha} * {0})) * {1}", FZ_EVAL(x[0] / (1.0 + std::exp(-p[0] * x[0])) * x[1]),
-                  {{"alpha", 1.0}}));
+                  {{"alpha", 1.0}}),
+      [](InferContext& ctx) {  // SwiGLU-28: A and B of one shape, no broadcasting
+        if (ctx.shape(0) != ctx.shape(1))
+          ctx.fail("A and B must have the same shape (SwiGLU does not broadcast), got " + shape_str(ctx.shape(0)) + " and " +
+                   shape_str(ctx.shape(1)));
+      });
   add("Mish", 1, 1, Typing::same,
       unary_float("{0} * tanh(fz_max({0}, 0.0f) + fz_log1p(exp(-abs({0}))))",
                   FZ_EVAL(x[0] * std::tanh(softplus(x[0])))));

@@ -18,7 +18,7 @@
 //    (a small graph input is specialised on by the Session, like Compress's condition).
 //  * LpNormalization-1: x / (sum |x|^p)^(1/p) along axis (default -1), p in {1, 2}; 0 where
 //    the norm is 0.
-//  * BitCast-26: the same bytes as dtype `to`, which must have the input's element size.
+//  * BitCast-26: the same bits as dtype `to`, which must have the input's bit width (4- and 2-bit types too).
 //  * DFT-17/20: the discrete Fourier transform along one signal axis (attribute before opset 20,
 //    input 2 from then on, default 1 / -2) of x [batch, signal..., 1 (real) or 2 (complex)]:
 //    X[k] = sum_t x[t] e^(-2 pi i k t / L), L = dft_length (constant; zero-pad or truncate) or
@@ -551,8 +551,7 @@ void unique_ref(const Node& n, const Ins& in, Outs& out) {
 
 void bitcast_infer(InferContext& ctx) {
   const DType from = ctx.dtype(0), to = dtype_from_onnx(static_cast<int>(ctx.node().attr_i("to", 0)));
-  if (to == DType::undefined || to == DType::string || from == DType::string || dtype_bits(to) != dtype_bits(from) ||
-      dtype_bits(to) < 8)
+  if (to == DType::undefined || to == DType::string || from == DType::string || dtype_bits(to) != dtype_bits(from))
     ctx.fail(std::string("cannot bit-cast ") + dtype_name(from) + " to " + (to == DType::undefined ? "this dtype" : dtype_name(to)) +
              " (element sizes must match)");
   ctx.set_output(0, to, ctx.shape(0));
@@ -560,6 +559,16 @@ void bitcast_infer(InferContext& ctx) {
 
 void bitcast_ref(const Node&, const Ins& in, Outs& out) {
   std::memcpy(out[0].raw(), in[0]->raw(), in[0]->nbytes());
+  // 4- and 2-bit types (one byte each in memory, ir/small_dtypes.h): the low bits are the
+  // element's; int4 / int2 hold them sign-extended.
+  if (const int bits = dtype_bits(out[0].dtype()); bits < 8) {
+    const bool sign = out[0].dtype() == DType::i4 || out[0].dtype() == DType::i2;
+    for (int64_t i = 0; i < out[0].numel(); ++i) {
+      uint8_t& b = out[0].data<uint8_t>()[i];
+      b &= static_cast<uint8_t>((1u << bits) - 1);
+      if (sign && (b >> (bits - 1)) != 0) b |= static_cast<uint8_t>(0xffu << bits);
+    }
+  }
   if (out[0].dtype() == DType::boolean)  // bool holds 0/1
     for (int64_t i = 0; i < out[0].numel(); ++i) out[0].data<uint8_t>()[i] = out[0].data<uint8_t>()[i] != 0;
 }

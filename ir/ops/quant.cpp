@@ -147,8 +147,12 @@ void quantize_ref(const Node& n, const Ins& in, Outs& out) {
   quant_int_range(out[0].dtype(), &lo, &hi);
   const bool f32 = x.dtype() == DType::f32 && scale.dtype() == DType::f32;
   // QuantizeLinear-23 `precision`: x and scale converted to it, divided and rounded in it.
+  // Without it (opset 23+) the division is in y_scale's type: a float16 / bfloat16 quotient is
+  // rounded to that type before the integer rounding (the spec; onnxruntime and the ONNX
+  // reference agree). Before opset 23 the spec is silent: float32, as onnxruntime divides.
   const int64_t pr = n.opset >= 23 ? n.attr_i("precision", 0) : 0;
-  const DType pd = pr ? dtype_from_onnx(static_cast<int>(pr)) : DType::undefined;
+  DType pd = pr ? dtype_from_onnx(static_cast<int>(pr)) : DType::undefined;
+  if (pd == DType::undefined && !f32 && scale.dtype() != DType::f64) pd = n.opset >= 23 ? scale.dtype() : DType::f32;
   auto quotient = [&](int64_t i, int64_t p) {
     if (pd != DType::undefined) return round_float(round_float(x.get(i), pd) / round_float(scale.get(p), pd), pd);
     return f32 ? static_cast<double>(static_cast<float>(x.get(i)) / static_cast<float>(scale.get(p))) : x.get(i) / scale.get(p);

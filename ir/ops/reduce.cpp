@@ -421,7 +421,10 @@ void infer_norm(InferContext& ctx, bool layer) {
     if (ctx.has_input(i) && broadcast_shapes({s, ctx.shape(i)}, n.label()) != s)
       ctx.fail("input " + std::to_string(i) + " " + shape_str(ctx.shape(i)) + " does not broadcast to X " +
                shape_str(s));
-  ctx.set_output(0, ctx.dtype(0), s);
+  // RMSNormalization's Y has scale's type (V), which may differ from X's (T).
+  if (!layer && ctx.has_input(1) && !dtype_is_float(ctx.dtype(1)))
+    ctx.fail(std::string("scale must be a floating-point type, got ") + dtype_name(ctx.dtype(1)));
+  ctx.set_output(0, layer || !ctx.has_input(1) ? ctx.dtype(0) : ctx.dtype(1), s);
   if (!layer) return;
   Shape stat = s;
   for (int64_t d = axis; d < r; ++d) stat[d] = 1;
@@ -462,6 +465,9 @@ void norm_reference(bool layer, const Node& n, const std::vector<const Tensor*>&
   for (int64_t e = 0; e < x.numel(); ++e) {
     const int64_t row = e / len;
     double yv = (x.get(e) - mean[row]) * inv[row];
+    // RMSNormalization with scale of another type: X / rms rounded to X's type first (the
+    // spec's Y: V = (X / rms: T) * scale).
+    if (!layer && scale && scale->dtype() != x.dtype()) yv = round_float(yv, x.dtype());
     if (scale) yv *= scale->get(so);
     if (bias) yv += bias->get(bo);
     out[0].set(e, yv);

@@ -117,9 +117,10 @@ def _as_array(x: Any, what: str) -> Any:
         # so the test is the scalar type's origin, not the kind.
         if x.dtype.fields is None and x.dtype.type is not np.void and (
                 x.dtype.kind == "V" or getattr(x.dtype.type, "__module__", "numpy").split(".")[0] != "numpy"):
-            how = ("pass the data through DLPack, e.g. as a torch tensor" if x.dtype.name == "bfloat16" else
-                   "fusor takes bool, integer and float16/32/64 NumPy arrays (bfloat16 through DLPack, e.g. as a torch tensor)")
-            raise Error(f"[python] {what}: NumPy cannot hand over {x.dtype} arrays (its DLPack has no such dtype); {how}")
+            if x.dtype.name == "bfloat16":  # ml_dtypes' (what bfloat16 outputs are): the native side takes its bits
+                return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+            raise Error(f"[python] {what}: NumPy cannot hand over {x.dtype} arrays (its DLPack has no such dtype); "
+                        "fusor takes bool, integer, float16/32/64 and ml_dtypes bfloat16 NumPy arrays")
         if x.dtype.kind not in _ARRAY_KINDS or x.dtype.fields is not None:
             raise Error(f"[python] {what}: NumPy dtype {x.dtype} has no fusor dtype (bool, integers and floats do)")
         if not x.dtype.isnative:  # big-endian data: the bytes are read as stored, so swap them first

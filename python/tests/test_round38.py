@@ -87,3 +87,27 @@ def test_vulkan_in_a_forked_child_is_an_error_not_a_hang():
     _, status = os.waitpid(pid, 0)
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
     np.testing.assert_array_equal(s.run(None, FEED)[0], expected)  # the parent's session still runs
+
+
+def test_explain_reads_test_data_set_0_and_says_when_inputs_were_random(tmp_path):
+    # A Reshape whose target comes from an input: random inputs made up a target ("shape entry
+    # 1 is 0 ...") that named no input; test_data_set_0 next to the model was ignored.
+    m = onnx_model([("Reshape", ["x", "s"], ["y"])], [("x", 1, [2, 6]), ("s", 7, [2])], [("y", 1, None)])
+    (tmp_path / "model.onnx").write_bytes(m)
+    with pytest.raises(fusor.Error, match=r"^\[shape\] .*\(with random inputs, seed 0: a shape that depends on an input's values"):
+        fusor.explain(tmp_path)
+    (tmp_path / "test_data_set_0").mkdir()
+    np.save(tmp_path / "test_data_set_0" / "input_0.npy", np.arange(12, dtype=np.float32).reshape(2, 6))
+    np.save(tmp_path / "test_data_set_0" / "input_1.npy", np.array([3, 4], np.int64))
+    plan = fusor.explain(tmp_path)
+    assert plan["kernels"] and plan["onnx_nodes"] == 1
+
+
+def test_bfloat16_outputs_feed_another_session():
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="ml_dtypes is not installed")
+    to_bf16 = fusor.Session(onnx_model([("Cast", ["x"], ["b"], {"to": 16})], [("x", 1, [2, 3])], [("b", 16, [2, 3])]), backend="cpu")
+    back = fusor.Session(onnx_model([("Cast", ["b"], ["x"], {"to": 1})], [("b", 16, [2, 3])], [("x", 1, [2, 3])]), backend="cpu")
+    x = np.array([[1.0, -2.5, 3.140625], [1e-3, 65504.0, -0.0]], np.float32)
+    (b,) = to_bf16.run(None, {"x": x})
+    (y,) = back.run(None, {"b": b})
+    np.testing.assert_array_equal(y, x.astype(ml_dtypes.bfloat16).astype(np.float32))
