@@ -559,7 +559,7 @@ struct Importer {
       std::vector<std::string> dim_params;
       // A subgraph's sequence input (a Loop-carried list, SequenceMap's element) is typed when
       // its node is expanded (ir/ops/sequence.cpp); the main graph takes tensors only.
-      if (!(parent && vi.has_type() && vi.type().has_sequence_type())) read_type(vi, "graph input", dt, shape, known, &dim_params);
+      if (!(parent && vi.has_type() && vi.type().has_sequence_type())) read_type(vi, parent ? "subgraph input" : "graph input", dt, shape, known, &dim_params);
       // Fail here, naming the input, rather than deep in shape inference (e.g. float8/int4).
       if (dt == DType::undefined && vi.type().tensor_type().elem_type() != 0)
         throw Unsupported("onnx", "graph input '" + printable(vi.name()) + "': unsupported element type " +
@@ -631,7 +631,7 @@ struct Importer {
       Shape shape;
       bool known = false;
       const bool sequence = parent && vi.has_type() && vi.type().has_sequence_type();
-      if (v.producer >= 0 && !sequence && read_type(vi, "graph output", dt, shape, known)) {
+      if (v.producer >= 0 && !sequence && read_type(vi, parent ? "subgraph output" : "graph output", dt, shape, known)) {
         v.dtype = dt;
         v.shape = shape;
         v.shape_known = known;
