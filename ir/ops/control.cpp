@@ -14,8 +14,10 @@
 //
 // A condition that is a compile-time constant (it often depends only on shapes) inlines the
 // chosen branch into the graph (OpDef::expand), so its nodes fold, fuse and run on any backend.
-// Otherwise both branches must infer the same dtypes and shapes (static shapes), and the
-// reference runs the chosen branch op by op.
+// Otherwise, when both branches infer the same dtypes and shapes, the reference runs the chosen
+// branch op by op; when their shapes differ or one cannot run with the shapes at hand (Optimum's
+// merged decoders), the condition is specialised on: a NeedsConstant names it, the session
+// computes it from the inputs and keys the executable on it, and the If inlines.
 #include <algorithm>
 
 #include "ir/ops/op_helpers.h"
@@ -68,17 +70,22 @@ void if_infer(InferContext& ctx) {
   for (const char* name : {"then_branch", "else_branch"}) {
     try {
       bs.push_back(bound_branch(n, branch(n, name), captured_inputs(n, name, 1), dt, shape, value));
-    } catch (const NeedsConstant& e) {
-      // A branch's shape depends on a value (a NonZero inside it): the condition must be known
-      // when the graph is specialised, then the If inlines the branch it picks (if_expand) and
-      // that value is looked for there. Naming the condition lets runtime/session.cpp compute it.
+    } catch (const Unsupported&) {
+      throw;
+    } catch (const Error& e) {
+      // A branch whose shape depends on a value (a NonZero inside it: a NeedsConstant), or that
+      // cannot run with these shapes at all (Optimum's merged decoder: the no-cache branch reads
+      // a placeholder past of length 1), is fine once the branch is known: the condition must
+      // then be known when the graph is specialised (runtime/session.cpp resolves the value
+      // named here from the inputs) and if_expand inlines the branch it picks.
       if (value[0]) throw;
+      const bool needs = dynamic_cast<const NeedsConstant*>(&e) != nullptr;
       const std::string why = std::string(e.what()).substr(e.component().size() + 3);
       try {
         ctx.require_constant(0);
       } catch (const NeedsConstant& c) {
         throw NeedsConstant(n.label() + ": its condition must be known when the graph is specialised, as " + name +
-                                " needs a constant: " + why,
+                                (needs ? " needs a constant: " : " fails for these shapes: ") + why,
                             c.value());
       }
       throw;
@@ -100,10 +107,18 @@ void if_infer(InferContext& ctx) {
       out.push_back({v.dtype, v.shape});
     }
     if (out[0].first != out[1].first) ctx.fail("branches produce output " + std::to_string(k) + " in different dtypes");
-    if (out[0].second != out[1].second)
-      throw Error("shape", n.label() + ": branches produce output " + std::to_string(k) + " in different shapes (" +
-                                     shape_str(out[0].second) + " vs " + shape_str(out[1].second) +
-                                     ") and the condition is only known at run time");
+    if (out[0].second != out[1].second) {
+      // Static shapes need the branch known: the condition is specialised on (Optimum's merged
+      // decoder: use_cache_branch picks a past-and-present or a first-step shape).
+      const std::string why = "the branches produce output " + std::to_string(k) + " in different shapes (" + shape_str(out[0].second) +
+                              " vs " + shape_str(out[1].second) + ")";
+      try {
+        ctx.require_constant(0);
+      } catch (const NeedsConstant& c) {
+        throw NeedsConstant(n.label() + ": its condition must be known when the graph is specialised, as " + why, c.value());
+      }
+      throw Error("shape", n.label() + ": " + why);
+    }
     ctx.set_output(k, out[0].first, out[0].second);
   }
 }
