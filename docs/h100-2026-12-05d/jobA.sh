@@ -1,7 +1,7 @@
 # Session 35, call A: the current build's correctness on the GPU (the node suite on ref / cuda /
 # vulkan, the GPU gtests, the shared models in fp32 / fp16 / bf16 on both GPUs: the checks the
 # session-34 build's last CUDA changes never had), then W4 and W7 of the side-by-side.
-#   bash docs/h200-2026-12-05d/jobA.sh   (after package_h200.sh)
+#   bash docs/h100-2026-12-05d/jobA.sh   (after package_h200.sh)
 . scripts/h200_job.sh
 t0=$(date +%s)
 h200_node
