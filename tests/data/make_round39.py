@@ -3,14 +3,16 @@
 the ONNX spec, as ONNX backend-test folders under tests/data/round39/ with the spec's results
 computed here in numpy (float64, then rounded as the spec says), checked against onnxruntime
 where it runs the model. tests/test_round39.cpp runs them on every backend, bit for bit.
-Needs onnx >= 1.20, numpy, ml_dtypes (onnxruntime optional). Usage: python3 tests/data/make_round39.py"""
+Needs onnx >= 1.20, numpy, ml_dtypes, onnxruntime (ort_case). Usage: python3 tests/data/make_round39.py"""
 import os
-import shutil
 
 import ml_dtypes
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+import onnxruntime as ort
+from ort_case import write_folder
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "round39")
 rng = np.random.default_rng(39)
@@ -20,24 +22,12 @@ def write(tag, nodes, inputs, outputs, feeds, expected, opset, inits=()):
     g = helper.make_graph(nodes, tag, inputs, outputs, list(inits))
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 10
-    d = os.path.join(OUT, tag)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(m, os.path.join(d, "model.onnx"))
-    for k, (n, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", f"input_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(v, n).SerializeToString())
-    for k, (o, y) in enumerate(zip(outputs, expected)):
-        with open(os.path.join(d, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(y, o.name).SerializeToString())
+    write_folder(os.path.join(OUT, tag), m, feeds, expected)
     try:  # a cross-check where onnxruntime has the kernel
-        import onnxruntime as ort
         got = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
         for y, e in zip(got, expected):
             assert np.array_equal(y.view(np.uint8), np.asarray(e).view(np.uint8)), (tag, y, e)
         print(tag, "matches onnxruntime")
-    except ImportError:
-        pass
     except Exception as e:  # no kernel (bf16, opset 28, ...)
         print(tag, "numpy only:", str(e).splitlines()[0][:100])
 

@@ -12,6 +12,11 @@ def write_case(d, m, feeds, out_names=None):
     """Runs model m on feeds ({name: array}) with onnxruntime and writes the folder d; returns the
     outputs. out_names: the names stored with the outputs (default: the graph's output names)."""
     ys = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    return write_folder(d, m, feeds, ys, out_names)
+
+
+def write_folder(d, m, feeds, ys, out_names=None):
+    """Writes the folder d: model m, feeds as input_K.pb, ys (the expected outputs) as output_K.pb."""
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, "test_data_set_0"))
     onnx.save(m, os.path.join(d, "model.onnx"))
