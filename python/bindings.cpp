@@ -162,10 +162,11 @@ nb::object bfloat16_view(const nb::object& o, bool* bf16) {
 nb::object to_numpy(Tensor&& t, const std::string& what) {
   // NumPy 2 holds at most 64 dims (kMaxRank keeps fusor's shapes there; checked again here since
   // nanobind aborts the process far past NumPy's limit); NumPy 1 holds 32, checked below.
+  const size_t rank = t.shape().size();  // t is moved from below
   const auto too_many_dims = [&] {
-    return Error("python", what + ": rank " + std::to_string(t.shape().size()) + " is more than this NumPy's arrays hold");
+    return Error("python", what + ": rank " + std::to_string(rank) + " is more than this NumPy's arrays hold");
   };
-  if (t.shape().size() > kMaxRank) throw too_many_dims();
+  if (rank > kMaxRank) throw too_many_dims();
   // NumPy has no bfloat16: the bits as uint16, viewed as ml_dtypes.bfloat16 (nanobind would
   // hand back an opaque object). Without ml_dtypes, one error saying what to install.
   const bool bf16 = t.dtype() == DType::bf16;
@@ -428,11 +429,16 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
     std::lock_guard<std::mutex> lock(mu_);
     auto it = device_cache_.find(key);
     if (it == device_cache_.end()) {
-      Graph sg = specialize(model_, shapes);
+      SpecializeInfo info;
+      Graph sg = specialize(model_, shapes, &info);
       for (size_t i = 0; i < inputs.size(); ++i)
         if (sg.values[sg.inputs[i]].constant)
           throw Unsupported("python", "the model's shapes depend on the values of input '" + input_name(i) +
                                           "': run it with host (NumPy) inputs");
+      // A value computed from the inputs (an If's condition, a NonZero's count) would come from
+      // the stand-ins here, not the caller's device data.
+      if (info.computed > 0)
+        throw Unsupported("python", "the model's shapes depend on values computed from its inputs: run it with host (NumPy) inputs");
       // Bounded like the host Session's cache: the least recently used signature goes (an
       // output array still holding it keeps it alive through its capsule).
       while (device_cache_.size() >= host_->max_executables()) {

@@ -101,7 +101,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     for (size_t i = 0; i < inputs.size(); ++i) {
       Value& v = s.values[s.inputs[i]];
       v.dtype = inputs[i].dtype();
-      if (specialising && ((dtype_is_int(v.dtype) && inputs[i].numel() <= 64) || inputs[i].numel() == 1 || named.count(v.name))) {
+      if ((specialising && ((dtype_is_int(v.dtype) && inputs[i].numel() <= 64) || inputs[i].numel() == 1)) || named.count(v.name)) {
         v.constant = inputs[i];
         if (baked) (*baked)[i] = 1;
       }
@@ -189,7 +189,12 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
       return s;
     } catch (const NeedsConstant& e) {
       need = e.value(), why = std::string(e.what()).substr(e.component().size() + 3);
-      if (!specialising) {
+      // A graph input it names is baked alone first (an If's condition): baking every small
+      // input as well (token ids, a short attention mask) would key the executable on their
+      // values, one compile per decoding step.
+      const int nid = need.empty() ? -1 : g.find_value(need);
+      const bool fresh_input = nid >= 0 && !named.count(need) && std::find(g.inputs.begin(), g.inputs.end(), nid) != g.inputs.end();
+      if (!specialising && !fresh_input) {
         specialising = true;
         continue;
       }

@@ -12,8 +12,9 @@
 namespace fusor {
 namespace {
 
-// y = If(cond, then: Concat(past, x) or Add(past, x) (add_then), else: Mul(x, x)).
-Graph merged_like(bool add_then) {
+// y = If(cond, then: Concat(past, x) or Add(past, x) (add_then), else: Mul(x, x) or Add(past, x)
+// (add_else)).
+Graph merged_like(bool add_then, bool add_else = false) {
   auto m = fuzz::new_model(17);
   auto* g = m.mutable_graph();
   fuzz::set_type(g->add_input(), "cond", onnx::TensorProto::BOOL, {});
@@ -36,7 +37,7 @@ Graph merged_like(bool add_then) {
     b->add_output()->set_name(std::string(attr) + "_y");
   };
   branch("then_branch", add_then ? "Add" : "Concat", {"past", "x"});
-  branch("else_branch", "Mul", {"x", "x"});
+  branch("else_branch", add_else ? "Add" : "Mul", add_else ? std::vector<std::string>{"past", "x"} : std::vector<std::string>{"x", "x"});
   g->add_output()->set_name("y");
   return load_onnx_from_bytes(m.SerializeAsString(), ".");
 }
@@ -61,6 +62,32 @@ TEST(Round40, AnIfWhoseBranchesDifferInShapeIsSpecialisedOnItsCondition) {
       ASSERT_EQ(y.shape(), (Shape{1, 2}));
       for (int64_t i = 0; i < 2; ++i) EXPECT_EQ(y.get(i), static_cast<float>(x.get(i) * x.get(i))) << i;
     }
+  }
+}
+
+TEST(Round40, DecodingStepsWithNewTokenValuesReuseTheExecutableOfTheirBranch) {
+  // Baking the condition first baked every small input too (a [1, 1] token, a short mask), so
+  // each decoding step keyed a new executable on its values: one compile per token.
+  Session s(merged_like(false), "cpu");
+  const Tensor past = testing::random_tensor(DType::f32, {1, 3}, 6);
+  for (uint64_t step = 0; step < 5; ++step) {
+    const Tensor x = testing::random_tensor(DType::f32, {1, 1}, 10 + step);
+    const Tensor y = s.run({flag(true), past, x})[0];
+    ASSERT_EQ(y.shape(), (Shape{1, 4}));
+    EXPECT_EQ(y.get(3), x.get(0)) << step;
+  }
+  EXPECT_EQ(s.compiled_executables(), 1u);
+}
+
+TEST(Round40, AnIfWhoseBranchesBothFailReportsTheModelsFault) {
+  // A fault both branches share is the model's: reported as it is, not as a condition to
+  // specialise on.
+  Session s(merged_like(true, true), "ref");
+  const Tensor past = testing::random_tensor(DType::f32, {1, 3}, 7), x = testing::random_tensor(DType::f32, {1, 2}, 8);
+  for (bool c : {true, false}) {
+    const std::string m = testing::error_of([&] { s.run({flag(c), past, x}); });
+    EXPECT_NE(m.find("Add"), std::string::npos) << m;
+    EXPECT_EQ(m.find("condition must be known"), std::string::npos) << m;
   }
 }
 

@@ -19,6 +19,7 @@
 // merged decoders), the condition is specialised on: a NeedsConstant names it, the session
 // computes it from the inputs and keys the executable on it, and the If inlines.
 #include <algorithm>
+#include <exception>
 
 #include "ir/ops/op_helpers.h"
 #include "ir/passes.h"
@@ -66,35 +67,46 @@ void if_infer(InferContext& ctx) {
     shape[i] = &ctx.shape(i);
     value[i] = ctx.constant(i);
   }
+  // Both branches are bound; one that cannot be (its shape depends on a value inside it, a
+  // NonZero: a NeedsConstant; or it cannot run with these shapes at all: Optimum's merged
+  // decoder reads a placeholder past of length 1 in the branch it does not take) is fine once
+  // the branch is known: the condition must then be known when the graph is specialised
+  // (runtime/session.cpp resolves the value named here from the inputs) and if_expand inlines
+  // the branch it picks. A fault both branches share is the model's, reported as it is.
   std::vector<Graph> bs;
+  std::vector<std::pair<const char*, std::exception_ptr>> failed;
+  bool needs_value = false;
+  std::string why;
   for (const char* name : {"then_branch", "else_branch"}) {
+    const Graph& b = branch(n, name);
+    const std::vector<int> idx = captured_inputs(n, name, 1);
     try {
-      bs.push_back(bound_branch(n, branch(n, name), captured_inputs(n, name, 1), dt, shape, value));
+      bs.push_back(bound_branch(n, b, idx, dt, shape, value));
     } catch (const Unsupported&) {
       throw;
     } catch (const Error& e) {
-      // A branch whose shape depends on a value (a NonZero inside it: a NeedsConstant), or that
-      // cannot run with these shapes at all (Optimum's merged decoder: the no-cache branch reads
-      // a placeholder past of length 1), is fine once the branch is known: the condition must
-      // then be known when the graph is specialised (runtime/session.cpp resolves the value
-      // named here from the inputs) and if_expand inlines the branch it picks.
       if (value[0]) throw;
-      const bool needs = dynamic_cast<const NeedsConstant*>(&e) != nullptr;
-      const std::string why = std::string(e.what()).substr(e.component().size() + 3);
-      try {
-        ctx.require_constant(0);
-      } catch (const NeedsConstant& c) {
-        throw NeedsConstant(n.label() + ": its condition must be known when the graph is specialised, as " + name +
-                                (needs ? " needs a constant: " : " fails for these shapes: ") + why,
-                            c.value());
-      }
-      throw;
+      needs_value = needs_value || dynamic_cast<const NeedsConstant*>(&e) != nullptr;
+      if (failed.empty()) why = std::string(e.what()).substr(e.component().size() + 3);
+      failed.emplace_back(name, std::current_exception());
+      continue;
     }
     // As onnxruntime: each branch returns exactly the node's outputs (an extra one was dropped
     // silently on one branch while the other had none).
     if (static_cast<int>(bs.back().outputs.size()) != ctx.num_outputs())
       ctx.fail(std::string(name) + " returns " + std::to_string(bs.back().outputs.size()) + " outputs, the node has " +
                std::to_string(ctx.num_outputs()));
+  }
+  if (!failed.empty()) {
+    if (failed.size() == 2 && !needs_value) std::rethrow_exception(failed[0].second);
+    try {
+      ctx.require_constant(0);
+    } catch (const NeedsConstant& c) {
+      throw NeedsConstant(n.label() + ": its condition must be known when the graph is specialised, as " + failed[0].first +
+                              (needs_value ? " needs a constant: " : " fails for these shapes: ") + why,
+                          c.value());
+    }
+    std::rethrow_exception(failed[0].second);
   }
   for (int k = 0; k < ctx.num_outputs(); ++k) {
     std::vector<std::pair<DType, Shape>> out;

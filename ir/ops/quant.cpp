@@ -152,7 +152,11 @@ void quantize_ref(const Node& n, const Ins& in, Outs& out) {
   // reference agree). Before opset 23 the spec is silent: float32, as onnxruntime divides.
   const int64_t pr = n.opset >= 23 ? n.attr_i("precision", 0) : 0;
   DType pd = pr ? dtype_from_onnx(static_cast<int>(pr)) : DType::undefined;
-  if (pd == DType::undefined && !f32 && scale.dtype() != DType::f64) pd = n.opset >= 23 ? scale.dtype() : DType::f32;
+  // (float8e8m0 / int32 scales divide in double, as before: e8m0 has no arithmetic.)
+  if (pd == DType::undefined && !f32 && (scale.dtype() == DType::f16 || scale.dtype() == DType::bf16))
+    pd = n.opset >= 23 ? scale.dtype() : DType::f32;
+  else if (pd == DType::undefined && !f32 && scale.dtype() == DType::f32)
+    pd = DType::f32;
   auto quotient = [&](int64_t i, int64_t p) {
     if (pd != DType::undefined) return round_float(round_float(x.get(i), pd) / round_float(scale.get(p), pd), pd);
     return f32 ? static_cast<double>(static_cast<float>(x.get(i)) / static_cast<float>(scale.get(p))) : x.get(i) / scale.get(p);
