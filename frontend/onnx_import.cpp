@@ -46,13 +46,6 @@ std::string type_proto_name(const onnx::TypeProto& t) {
 }
 
 
-// The message of an Error without its "[component] " prefix, for re-wrapping with context.
-std::string bare_message(const Error& e) {
-  std::string m = e.what();
-  std::string p = "[" + e.component() + "] ";
-  return m.rfind(p, 0) == 0 ? m.substr(p.size()) : m;
-}
-
 Error tensor_error(const onnx::TensorProto& t, const std::string& why) {
   return Error("onnx", "tensor '" + printable(t.name()) + "': " + why);
 }
@@ -359,7 +352,7 @@ struct Importer {
         try {
           return tensor_from_proto(a.t(), base_dir);
         } catch (const Error& e) {
-          throw Error("onnx", label + ": attribute '" + printable(a.name()) + "': " + bare_message(e));
+          throw Error("onnx", label + ": attribute '" + printable(a.name()) + "': " + e.message());
         }
       case A::GRAPH: return std::shared_ptr<const Graph>();  // imported once the outer values are known (body())
       case A::TYPE_PROTO: return type_proto_name(a.tp());  // Optional's `type`: descriptive only

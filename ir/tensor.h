@@ -21,6 +21,8 @@ class Error : public std::runtime_error {
   Error(std::string component, const std::string& message)
       : std::runtime_error("[" + component + "] " + one_line(message)), component_(std::move(component)) {}
   const std::string& component() const { return component_; }
+  // The message without its "[component] " prefix (to wrap in another error's words).
+  std::string message() const { return std::string(what()).substr(component_.size() + 3); }
 
  private:
   std::string component_;

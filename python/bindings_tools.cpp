@@ -129,8 +129,7 @@ void bind_tools(nb::module_& m) {
             } catch (const Unsupported&) {
               throw;
             } catch (const Error& e) {
-              const std::string m = e.what(), prefix = "[" + e.component() + "] ";
-              throw Error(e.component(), (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m) +
+              throw Error(e.component(), e.message() +
                                              " (with random inputs, seed 0: a shape that depends on an input's values needs real "
                                              "ones, e.g. a test_data_set_0 next to the model)");
             }

@@ -188,7 +188,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
       s.known_by_name.clear();
       return s;
     } catch (const NeedsConstant& e) {
-      need = e.value(), why = std::string(e.what()).substr(e.component().size() + 3);
+      need = e.value(), why = e.message();
       // A graph input it names is baked alone first (an If's condition): baking every small
       // input as well (token ids, a short attention mask) would key the executable on their
       // values, one compile per decoding step.

@@ -282,17 +282,13 @@ Tensor read_tensor_pb(const std::string& path, std::string* name) {
     throw Unsupported("io", "'" + printable(path) + "': not a TensorProto but (by its layout) an ONNX SequenceProto or OptionalProto; "
                             "fusor's inputs and outputs are tensors");
   fs::path parent = fs::path(path).parent_path();
-  const auto without_component = [](const Error& e) {
-    const std::string m = e.what(), prefix = "[" + e.component() + "] ";
-    return m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m;
-  };
   try {
     return tensor_from_proto(std::move(proto), parent.empty() ? std::string(".") : parent.string());
   } catch (const Unsupported& e) {
     // an unsupported dtype is a skip, not a failure
-    throw Unsupported("io", "'" + printable(path) + "': " + without_component(e));
+    throw Unsupported("io", "'" + printable(path) + "': " + e.message());
   } catch (const Error& e) {
-    throw io_error(path, without_component(e));
+    throw io_error(path, e.message());
   }
 }
 

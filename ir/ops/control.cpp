@@ -87,7 +87,7 @@ void if_infer(InferContext& ctx) {
     } catch (const Error& e) {
       if (value[0]) throw;
       needs_value = needs_value || dynamic_cast<const NeedsConstant*>(&e) != nullptr;
-      if (failed.empty()) why = std::string(e.what()).substr(e.component().size() + 3);
+      if (failed.empty()) why = e.message();
       failed.emplace_back(name, std::current_exception());
       continue;
     }
@@ -264,7 +264,7 @@ void op_helpers::infer_subgraph(Graph& s, const Node& n, const char* part) {
     infer_shapes(s, true);
   } catch (const NeedsConstant& e) {
     // Still a NeedsConstant (the Session may specialise on the value), naming where it is.
-    throw NeedsConstant(n.label() + ": in its " + part + ": " + std::string(e.what()).substr(e.component().size() + 3), e.value());
+    throw NeedsConstant(n.label() + ": in its " + part + ": " + e.message(), e.value());
   } catch (const Unsupported&) {
     throw;
   } catch (const Error& e) {
