@@ -16,6 +16,8 @@
 #include <mutex>
 #include <optional>
 
+#include <unistd.h>
+
 #include "frontend/onnx_import.h"
 #include "ir/passes.h"
 #include "runtime/session.h"
@@ -206,6 +208,27 @@ class PySession {
     host_->set_max_executables(max_executables);
   }
 
+  ~PySession() {
+    if (forked_mid_run()) abandon();
+  }
+
+  // The run lock, checked for fork() first (callers hold the GIL, so child threads cannot race
+  // here). A child forked while another thread was inside run() inherits the locks of a thread
+  // it does not have: it would wait forever. The half-run session is abandoned and rebuilt, as
+  // onnxruntime's child keeps running.
+  std::mutex& run_lock() {
+    if (getpid() == pid_) return *mu_;
+    if (forked_mid_run()) {
+      auto fresh = std::make_unique<Session>(model_, backend_, opts_);  // may throw: then asked again next run
+      fresh->set_max_executables(host_->max_executables());
+      abandon();
+      mu_ = std::make_unique<std::mutex>();
+      host_ = std::move(fresh);
+    }
+    pid_ = getpid();
+    return *mu_;
+  }
+
   // (name, shape or None, dtype) per graph input or output. infer (outputs): an output whose
   // shape the model leaves open, in a model whose inputs all have fixed shapes, gets the shape
   // fusor's shape inference gives it (as onnxruntime's get_outputs); where that fails (a
@@ -347,8 +370,9 @@ class PySession {
       for (Tensor& t : fed_overrides) in.push_back(std::move(t));
     std::vector<Tensor> out;
     {
+      std::mutex& mu = run_lock();
       nb::gil_scoped_release release;
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> lock(mu);
       out = host_->run(in);
     }
     nb::list res;
@@ -362,6 +386,24 @@ class PySession {
   }
 
  private:
+  // In a process forked from the session's, whether a run was in progress at the fork.
+  bool forked_mid_run() {
+    if (getpid() == pid_) return false;
+    if (!mu_->try_lock()) return true;
+    mu_->unlock();
+    return false;
+  }
+  // Drops the session without destroying it: its destructor would wait on the locks the missing
+  // thread holds (the memory is the child's copy; the parent still owns the real objects).
+  void abandon() {
+    (void)host_.release();
+    (void)mu_.release();
+#ifdef FUSOR_HAVE_CUDA
+    for (auto& kv : device_cache_) new std::shared_ptr<Executable>(std::move(kv.second.first));
+    device_cache_.clear();
+#endif
+  }
+
   std::string input_name(size_t i) const {
     return i < model_.inputs.size() ? model_.values[model_.inputs[i]].name : "#" + std::to_string(i);
   }
@@ -376,7 +418,9 @@ class PySession {
   std::string backend_;
   CompileOptions opts_;
   std::unique_ptr<Session> host_;
-  std::mutex mu_;  // one run at a time per session (fusor::Session is not thread-safe)
+  // One run at a time per session (fusor::Session is not thread-safe); take it with run_lock().
+  std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
+  pid_t pid_ = getpid();
 #ifdef FUSOR_HAVE_CUDA
   // Per input signature: the executable and its last use (LRU), at most host_->max_executables().
   std::map<std::string, std::pair<std::shared_ptr<Executable>, uint64_t>> device_cache_;
@@ -425,8 +469,9 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
   CudaExecutable* cu = nullptr;
   std::vector<Tensor> host_out;
   {
+    std::mutex& mu = run_lock();
     nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu);
     auto it = device_cache_.find(key);
     if (it == device_cache_.end()) {
       SpecializeInfo info;
@@ -498,8 +543,9 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
                                   dtype_name(dtype_from_dlpack(a.dtype(), what)) + " " + shape_str(shape_of(a)));
       out_ptrs[k] = reinterpret_cast<uint64_t>(a.data());
     }
+    std::mutex& mu = run_lock();
     nb::gil_scoped_release release;
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu);
     cu->run_device(in_ptrs, out_ptrs);
     if (!output_device)
       for (size_t k = 0; k < od.size(); ++k)
@@ -573,6 +619,9 @@ Graph load_source(nb::handle source, bool is_path) {
 NB_MODULE(_fusor, m) {
   m.doc() = "fusor native module (use the fusor package)";
   m.attr("__version__") = FUSOR_VERSION;
+  // Sessions still referenced at interpreter exit (a module-level session, a daemon thread's)
+  // are not leaks of the binding: nanobind's exit report would print one warning per object.
+  nb::set_leak_warnings(false);
   // Translators run most-recent first: Unsupported (a subclass of Error) is registered last.
   static nb::exception<Error> error(m, "Error", PyExc_RuntimeError);
   static nb::exception<Unsupported> unsupported(m, "Unsupported", error);

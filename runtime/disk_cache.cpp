@@ -1,12 +1,19 @@
 #include "runtime/disk_cache.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <vector>
 
 namespace fusor {
 
@@ -62,6 +69,66 @@ bool mkdir_p(const std::string& dir) {
   return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+
+// The entries of one extension in dir (regular files, names not starting with '.'), with their
+// sizes and modification times; temporary files a killed writer left over an hour ago are
+// removed on the way.
+struct Entry {
+  std::string path;
+  uint64_t bytes;
+  int64_t mtime_ns;
+};
+std::vector<Entry> list_entries(const std::string& dir, const std::string& ext, uint64_t* total) {
+  std::vector<Entry> out;
+  *total = 0;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  const time_t now = ::time(nullptr);
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    const std::string path = dir + "/" + name;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (name.rfind(".tmp-", 0) == 0) {
+      if (now - st.st_mtime > 3600) ::unlink(path.c_str());
+      continue;
+    }
+    if (name[0] == '.' || name.size() <= ext.size() || name.compare(name.size() - ext.size(), ext.size(), ext) != 0) continue;
+    out.push_back({path, static_cast<uint64_t>(st.st_size), int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec});
+    *total += static_cast<uint64_t>(st.st_size);
+  }
+  ::closedir(d);
+  return out;
+}
+
+// Per (dir, ext): this process's estimate of the entries' total size, from one listing plus
+// what it stored since; the folder is listed again (and trimmed) only when the estimate passes
+// the cap, so a compile of many kernels does not list the folder once per kernel.
+std::mutex g_usage_mu;
+std::map<std::string, uint64_t> g_usage;
+
+void account_and_trim(const std::string& dir, const std::string& ext, uint64_t added) {
+  const uint64_t cap = DiskCache::max_bytes();
+  std::lock_guard<std::mutex> lock(g_usage_mu);
+  const std::string key = dir + "\n" + ext;
+  auto it = g_usage.find(key);
+  uint64_t total = 0;
+  if (it == g_usage.end()) {
+    list_entries(dir, ext, &total);
+    it = g_usage.emplace(key, total).first;
+  } else {
+    it->second += added;
+  }
+  if (it->second <= cap) return;
+  std::vector<Entry> entries = list_entries(dir, ext, &total);
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.mtime_ns < b.mtime_ns; });
+  for (const Entry& e : entries) {
+    if (total <= cap / 10 * 9) break;
+    if (::unlink(e.path.c_str()) == 0) total -= e.bytes;
+  }
+  it->second = total;
+}
+
 }  // namespace
 
 std::string content_hash(const std::string& data) {
@@ -108,6 +175,22 @@ std::optional<std::string> read_regular_file(const std::string& path, uint64_t m
   return bytes;
 }
 
+std::string compile_cache_dir(const std::string& backend) {
+  if (const char* off = std::getenv("FUSOR_NO_DISK_CACHE"); off && *off && std::string(off) != "0") return "";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && x[0] == '/') return std::string(x) + "/fusor/" + backend;
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/fusor/" + backend;
+  return "";
+}
+
+uint64_t DiskCache::max_bytes() {
+  if (const char* v = std::getenv("FUSOR_CACHE_MAX_MB"); v && *v) {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(v, &end, 10);
+    if (end && *end == '\0' && mb < (uint64_t{1} << 40)) return static_cast<uint64_t>(mb) << 20;
+  }
+  return uint64_t{1024} << 20;
+}
+
 std::string DiskCache::path_for(const std::string& key) const { return dir_ + "/" + content_hash(key) + ext_; }
 
 std::optional<std::string> DiskCache::load(const std::string& key) const {
@@ -121,6 +204,7 @@ std::optional<std::string> DiskCache::load(const std::string& key) const {
   const char* payload = f->data() + kHeader + klen;
   const Hash128 h = entry_checksum(key, payload, static_cast<size_t>(plen));
   if (h.a != get_u64(*f, 24) || h.b != get_u64(*f, 32)) return std::nullopt;
+  ::utimensat(AT_FDCWD, path_for(key).c_str(), nullptr, 0);  // recently used: trimmed last
   return std::string(payload, static_cast<size_t>(plen));
 }
 
@@ -153,6 +237,7 @@ bool DiskCache::store(const std::string& key, const std::string& payload) const 
   // name is taken by a directory; the temporary file is removed either way.
   if (ok) ok = std::rename(tmp.c_str(), path_for(key).c_str()) == 0;
   if (!ok) ::unlink(tmp.c_str());
+  if (ok) account_and_trim(dir_, ext_, entry.size());
   return ok;
 }
 

@@ -25,6 +25,13 @@ std::string content_hash(const std::string& data);
 // between the check and the open is still refused. *why (optional) gets a short reason.
 std::optional<std::string> read_regular_file(const std::string& path, uint64_t max_bytes, std::string* why = nullptr);
 
+// The compile cache folder of one backend ("vulkan", "cuda"): $XDG_CACHE_HOME/fusor/<backend>, or
+// ~/.cache/fusor/<backend> when XDG_CACHE_HOME is unset or relative (the XDG Base Directory spec:
+// a relative value is invalid and ignored); "" (no disk cache) without either, or when
+// FUSOR_NO_DISK_CACHE is set to anything but 0. Not created here: DiskCache::store makes it
+// with its parents.
+std::string compile_cache_dir(const std::string& backend);
+
 class DiskCache {
  public:
   // dir: the cache folder (created with its parents on first store; "" disables the cache).
@@ -44,6 +51,13 @@ class DiskCache {
 
   // Entries larger than this are never read (a cached CUBIN or pipeline cache is far smaller).
   static constexpr uint64_t kMaxEntryBytes = uint64_t{1} << 30;
+
+  // The folder's entries of this extension are kept under max_bytes() in all (as Mesa's shader
+  // cache and CUDA's CUDA_CACHE_MAXSIZE cap theirs): a store that takes them past it removes the
+  // least recently used (oldest modification time; a load refreshes it) until they fill at most
+  // 90% of it. Every distinct input shape of a dynamic model is a new kernel, so an uncapped
+  // cache grows without end. FUSOR_CACHE_MAX_MB (MiB, default 1024) sets it.
+  static uint64_t max_bytes();
 
  private:
   std::string dir_, ext_;

@@ -234,6 +234,59 @@ void expect_matches_ref(Backend& be, const Graph& g, const std::string& what) {
   }
 }
 
+// Round 41: every input shape of a dynamic model is a new kernel, so the folder is capped
+// (FUSOR_CACHE_MAX_MB): a store past the cap removes the least recently used entries down to 90%
+// of it; a load refreshes an entry's age, and another extension's entries are not counted.
+TEST(DiskCache, StoresPastTheCapDropTheLeastRecentlyUsed) {
+  TempDir t;
+  testing::ScopedEnv env("FUSOR_CACHE_MAX_MB", "1");
+  const DiskCache spv(t.path.string(), ".spv"), other(t.path.string(), ".pipelines");
+  ASSERT_EQ(DiskCache::max_bytes(), uint64_t{1} << 20);
+  const std::string payload(200 * 1024, 'p');
+  ASSERT_TRUE(other.store("pipelines", std::string(600 * 1024, 'q')));
+  auto age = [&](const std::string& key, int64_t s) {  // distinct ages without sleeping
+    const timespec ts[2] = {{s, 0}, {s, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, spv.path_for(key).c_str(), ts, 0), 0);
+  };
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(spv.store("k" + std::to_string(i), payload + std::to_string(i)));
+    age("k" + std::to_string(i), 1000000 + i);
+  }
+  ASSERT_TRUE(spv.load("k0").has_value());  // k0 is now the most recently used
+  for (int i = 4; i < 12; ++i) {
+    ASSERT_TRUE(spv.store("k" + std::to_string(i), payload + std::to_string(i)));
+    if (i < 11) age("k" + std::to_string(i), 2000000 + i);
+  }
+  uint64_t total = 0;
+  for (auto& f : entries(t.path, ".spv")) total += fs::file_size(f);
+  EXPECT_LE(total, uint64_t{1} << 20);
+  EXPECT_GE(entries(t.path, ".spv").size(), 3u);
+  EXPECT_TRUE(spv.load("k11").has_value()) << "the entry just stored must stay";
+  EXPECT_TRUE(spv.load("k0").has_value()) << "a load refreshes an entry's age";
+  EXPECT_FALSE(spv.load("k1").has_value()) << "the oldest entry must go first";
+  EXPECT_TRUE(other.load("pipelines").has_value()) << "another extension's entry is not trimmed";
+}
+
+// XDG Base Directory: a relative XDG_CACHE_HOME is ignored (~/.cache instead); a folder whose
+// parents do not exist yet is created with them on the first store (round 41: the Vulkan cache
+// was silently off, every process recompiling).
+TEST(DiskCache, CacheFolderFollowsXdgAndIsCreatedWithItsParents) {
+  TempDir t;
+  {
+    testing::ScopedEnv home("HOME", t.path.c_str());
+    testing::ScopedEnv xdg("XDG_CACHE_HOME", "relative/cache");
+    EXPECT_EQ(compile_cache_dir("vulkan"), (t.path / ".cache/fusor/vulkan").string());
+  }
+  const fs::path deep = t.path / "not/yet/there";
+  testing::ScopedEnv xdg("XDG_CACHE_HOME", deep.c_str());
+  EXPECT_EQ(compile_cache_dir("cuda"), (deep / "fusor/cuda").string());
+  const DiskCache c(compile_cache_dir("vulkan"), ".spv");
+  ASSERT_TRUE(c.store("key", "payload"));
+  EXPECT_EQ(c.load("key").value_or(""), "payload");
+  testing::ScopedEnv off("FUSOR_NO_DISK_CACHE", "1");
+  EXPECT_EQ(compile_cache_dir("vulkan"), "");
+}
+
 TEST(VulkanCache, DamagedSpirvEntriesAreRecompiled) {
   std::unique_ptr<Backend> vk;
   try {

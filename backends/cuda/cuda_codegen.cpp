@@ -695,14 +695,7 @@ std::vector<char> compile_cubin(const std::string& src, const std::string& name,
   return cubin;
 }
 
-// $XDG_CACHE_HOME/fusor/cuda or ~/.cache/fusor/cuda; "" (no disk cache) without either or
-// with FUSOR_NO_DISK_CACHE set, as on Vulkan.
-std::string cache_dir() {
-  if (const char* off = std::getenv("FUSOR_NO_DISK_CACHE"); off && *off && std::string(off) != "0") return "";
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/fusor/cuda";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/fusor/cuda";
-  return "";
-}
+std::string cache_dir() { return compile_cache_dir("cuda"); }
 
 }  // namespace
 

@@ -88,20 +88,7 @@ std::string hex(const uint8_t* p, size_t n) {
   return s;
 }
 
-std::string cache_dir() {
-  if (const char* off = std::getenv("FUSOR_NO_DISK_CACHE"); off && *off && std::string(off) != "0") return "";
-  std::string base;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) base = x;
-  else if (const char* h = std::getenv("HOME"); h && *h) base = std::string(h) + "/.cache";
-  else return "";
-  // mkdir -p; failures leave caching off rather than failing a compile.
-  std::string path;
-  for (const char* part : {base.c_str(), "fusor", "vulkan"}) {
-    path = path.empty() ? std::string(part) : path + "/" + part;
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return "";
-  }
-  return path;
-}
+std::string cache_dir() { return compile_cache_dir("vulkan"); }
 
 // ---- physical devices -------------------------------------------------------------------------
 
