@@ -262,7 +262,15 @@ class Session:
                 res[k] = outputs[n]
         if output_names is None:
             return res
-        return [res[out_names.index(n)] for n in output_names]
+        # A name asked for twice gets its own array the second time (onnxruntime returns two
+        # arrays), so writing into one does not change the other.
+        seen = set()
+        picked = []
+        for n in output_names:
+            r = res[out_names.index(n)]
+            picked.append(r.copy() if n in seen and isinstance(r, np.ndarray) else r)
+            seen.add(n)
+        return picked
 
 
 def _node_arg(name: str, shape: Optional[List[Optional[int]]], dtype: str) -> NodeArg:

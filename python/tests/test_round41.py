@@ -65,3 +65,13 @@ def test_no_leak_report_at_exit_with_a_module_level_session(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[2.0, 2.0]"
     assert "leak" not in r.stderr, r.stderr
+
+
+def test_an_output_asked_for_twice_is_two_arrays():
+    # Was one array returned twice: writing into the first changed the second.
+    m = onnx_model([("Add", ["x", "y"], ["z"])], [("x", 1, [2]), ("y", 1, [2])], [("z", 1, [2])])
+    s = fusor.Session(m, backend="cpu")
+    a, b = s.run(["z", "z"], {"x": np.ones(2, np.float32), "y": np.ones(2, np.float32)})
+    assert a is not b
+    a[0] = 7.0
+    np.testing.assert_array_equal(b, [2.0, 2.0])
