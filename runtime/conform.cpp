@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "backends/backend.h"
@@ -19,6 +20,12 @@ namespace fusor {
 // one Error("conform") naming the path, not a std::filesystem_error.
 std::vector<std::string> find_cases(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
+  std::set<std::string> seen;  // canonical case folders: fx/case, fx/case/ and /abs/fx/case are one case
+  auto add = [&](const std::string& dir) {
+    std::error_code ec;
+    const fs::path c = fs::weakly_canonical(dir, ec);
+    if (seen.insert(ec ? dir : c.string()).second) out.push_back(dir);
+  };
   for (const auto& p : paths) {
     std::error_code ec;
     const fs::file_status st = fs::status(p, ec);
@@ -26,35 +33,41 @@ std::vector<std::string> find_cases(const std::vector<std::string>& paths) {
       throw Error("conform", "path '" + printable(p) + "': " + ec.message());
     if (!fs::exists(st)) throw Error("conform", "path '" + printable(p) + "' does not exist");
     if (fs::is_regular_file(st)) {
+      // Only a case's own model.onnx names its folder: another file there would test model.onnx.
+      if (fs::path(p).filename() != "model.onnx")
+        throw Error("conform", "'" + printable(p) + "' is a file, not a case: conform takes backend-test folders "
+                               "(model.onnx with test_data_set_*), their model.onnx, or folders of them");
       const fs::path parent = fs::path(p).parent_path();  // "model.onnx" alone: the current folder
-      out.push_back(parent.empty() ? std::string(".") : parent.string());
+      add(parent.empty() ? std::string(".") : parent.string());
       continue;
     }
     if (fs::exists(fs::path(p) / "model.onnx", ec)) {
-      out.push_back(p);
+      add(p);
       continue;
     }
-    // Depth first without following symlinked folders. The folder given must be listable; a
-    // subfolder that is not (permissions, an entry gone while listing, as in /proc) is skipped.
+    // Depth first, following symlinked folders once each (a link back up the tree is not walked
+    // again). The folder given must be listable; a subfolder that is not (permissions, an entry
+    // gone while listing, as in /proc) is skipped.
+    std::set<std::string> walked;
     std::vector<fs::path> todo{p};
     for (bool top = true; !todo.empty(); top = false) {
       fs::path dir = std::move(todo.back());
       todo.pop_back();
+      const fs::path real = fs::weakly_canonical(dir, ec);
+      if (!ec && !walked.insert(real.string()).second) continue;
+      ec.clear();
       fs::directory_iterator it(dir, ec), end;
       if (ec && top) throw Error("conform", "cannot list '" + printable(p) + "': " + ec.message());
       for (; !ec && it != end; it.increment(ec)) {
         std::error_code fe;
-        const fs::file_status ls = it->symlink_status(fe);
-        if (fe) continue;
-        if (fs::is_directory(ls)) todo.push_back(it->path());
+        if (it->is_directory(fe) && !fe) todo.push_back(it->path());
         else if (it->path().filename() == "model.onnx" && it->is_regular_file(fe))
-          out.push_back(it->path().parent_path().string());
+          add(it->path().parent_path().string());
       }
       ec.clear();
     }
   }
   std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -154,7 +154,8 @@ int cmd_bench(const BenchArgs& a) {
       for (const Phase& p : phases)
         j["phases"].push_back({{"name", p.name}, {"depth", p.depth}, {"ms", p.dur_us / 1e3}, {"cpu_ms", p.cpu_us < 0 ? -1 : p.cpu_us / 1e3}});
     }
-    std::printf("%s\n", j.dump(2).c_str());
+    // Model paths and node names need not be UTF-8: replaced, not an exception after the run.
+    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
   std::printf("model %s on %s (fusion %s, %s)\n", printable(a.model).c_str(), a.backend.c_str(), o.fusion ? "on" : "off",

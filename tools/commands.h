@@ -24,6 +24,11 @@ struct CommandInputs {
 CommandInputs choose_inputs(const Graph& g, const std::string& model, const std::string& inputs_dir, bool want_random, uint64_t seed,
                             const InputDims& dims, const std::string& component);
 
+// Throws Error("io") when a file an option will write (conform / diff --json, bench --trace)
+// could not be written: its folder is missing or not writable, or the path is a folder. Checked
+// before the work, so a long run does not end in an error that hides its result.
+void check_output_file(const std::string& path, const std::string& option);
+
 struct ExplainArgs {
   std::string model, dot, source;  // source: "cuda" prints the generated CUDA C
   std::string inputs_dir;          // --inputs (else test_data_set_0 next to the model, else random)

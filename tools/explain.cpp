@@ -167,13 +167,14 @@ int cmd_explain(const ExplainArgs& a) {
     std::string svg = a.dot + ".svg";
     if (a.dot.size() > 4 && a.dot.substr(a.dot.size() - 4) == ".dot") svg = a.dot.substr(0, a.dot.size() - 4) + ".svg";
     // Graphviz renders the SVG when installed; arguments go straight to exec (no shell).
-    std::string dot = "dot", tsvg = "-Tsvg", o = "-o";
-    std::vector<char*> argv{dot.data(), tsvg.data(), const_cast<char*>(a.dot.c_str()), o.data(), svg.data(), nullptr};
+    // A name starting with '-' would reach Graphviz as an option: pass it as ./-name.
+    std::string dot = "dot", tsvg = "-Tsvg", in = a.dot[0] == '-' ? "./" + a.dot : a.dot, o = "-o" + (svg[0] == '-' ? "./" + svg : svg);
+    std::vector<char*> argv{dot.data(), tsvg.data(), in.data(), o.data(), nullptr};
     pid_t pid;
     int status = 0;
     if (posix_spawnp(&pid, "dot", nullptr, nullptr, argv.data(), environ) == 0 && waitpid(pid, &status, 0) == pid &&
         WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      std::printf(" and %s", svg.c_str());
+      std::printf(" and %s", printable(svg).c_str());
     std::printf("\n");
   }
   return 0;

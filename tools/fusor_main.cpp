@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -82,7 +84,12 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
               backend.c_str(), source.c_str());
   auto t0 = std::chrono::steady_clock::now();
   Graph sg = specialize(g, inputs);
-  if (!out_dir.empty())  // an output --out cannot write fails now, not after the run
+  if (!out_dir.empty()) {  // an output --out cannot write fails now, not after the run
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    if (ec || !fs::is_directory(out_dir)) throw Error("io", "cannot create the output folder '" + printable(out_dir) + "'" + (ec ? ": " + ec.message() : ""));
+  }
+  if (!out_dir.empty())
     for (int o : sg.outputs)
       check_pb_writable("output '" + printable(sg.values[o].name) + "' (--out)", sg.values[o].dtype, sg.values[o].shape);
   if (opener.joinable()) opener.join();
@@ -123,6 +130,16 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
 
 int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> backends, const CompareOptions& check,
                 bool verbose, const std::string& json_path, bool no_fallback, bool bisect) {
+  // --json - (or /dev/stdout) puts the JSON alone on stdout, for `| jq`; the lines a person
+  // reads go to stderr then.
+  const bool json_stdout = json_path == "-" || json_path == "/dev/stdout";
+  FILE* human = json_stdout ? stderr : stdout;
+  if (!json_stdout && !json_path.empty()) check_output_file(json_path, "--json");
+  // A backend named is checked before any case runs: a typo, or one with no device here, is an
+  // error (exit 2), not a suite of skips that a CI job reads as green.
+  for (const auto& b : backends)
+    if (make_backend(b)->devices().empty())
+      throw Error("conform", "backend '" + b + "' sees no device on this machine (`fusor devices` lists what each backend sees)");
   ConformOptions o;
   o.fallback = !no_fallback;
   if (!backends.empty()) o.backends = backends;
@@ -134,29 +151,29 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
   // Said once up front (and again on each failure): what a device cannot compute exactly.
   for (const auto& b : o.backends) {
     std::string note = numerics_note(b);
-    if (!note.empty()) std::printf("note: %s %s\n", b.c_str(), note.c_str());
+    if (!note.empty()) std::fprintf(human, "note: %s %s\n", b.c_str(), note.c_str());
   }
   std::map<std::string, std::array<int, 3>> per_backend;
-  bool tty = isatty(fileno(stdout));
+  const bool tty = isatty(fileno(human));
   auto results = run_conformance(cases, o, [&](const CaseResult& r, size_t done, size_t total) {
     const char* s = r.status == CaseStatus::passed ? "PASS" : r.status == CaseStatus::failed ? "FAIL" : "SKIP";
     per_backend[r.backend][static_cast<int>(r.status)]++;
-    if (tty) std::printf("\r\033[K");
+    if (tty) std::fprintf(human, "\r\033[K");
     if (verbose || r.status != CaseStatus::passed || !tty)
-      std::printf("%s %-7s %s: %s\n", s, r.backend.c_str(), printable(r.case_dir).c_str(), r.detail.c_str());
+      std::fprintf(human, "%s %-7s %s: %s\n", s, r.backend.c_str(), printable(r.case_dir).c_str(), r.detail.c_str());
     if (bisect && r.status == CaseStatus::failed)
-      std::printf("     %-7s %s\n", "", bisect_case(r.case_dir, r.backend, o.rtol < 0 ? 1e-3 : o.rtol, o.atol < 0 ? 1e-7 : o.atol).c_str());
-    if (tty) std::printf("[%zu/%zu] %s", done, total, printable(r.case_dir).c_str());
+      std::fprintf(human, "     %-7s %s\n", "", bisect_case(r.case_dir, r.backend, o.rtol < 0 ? 1e-3 : o.rtol, o.atol < 0 ? 1e-7 : o.atol).c_str());
+    if (tty) std::fprintf(human, "[%zu/%zu] %s", done, total, printable(r.case_dir).c_str());
     else if (total >= 50 && done % 100 == 0) std::fprintf(stderr, "progress: %zu/%zu cases\n", done, total);
-    std::fflush(stdout);
+    std::fflush(human);
   });
-  if (tty) std::printf("\r\033[K");
+  if (tty) std::fprintf(human, "\r\033[K");
   int p = 0, f = 0, s = 0;
   for (auto& [b, c] : per_backend) {
-    std::printf("%-7s %d passed, %d failed, %d skipped\n", b.c_str(), c[0], c[1], c[2]);
+    std::fprintf(human, "%-7s %d passed, %d failed, %d skipped\n", b.c_str(), c[0], c[1], c[2]);
     p += c[0], f += c[1], s += c[2];
   }
-  std::printf("%d passed, %d failed, %d skipped\n", p, f, s);
+  std::fprintf(human, "%d passed, %d failed, %d skipped\n", p, f, s);
   if (!json_path.empty()) {
     // One record per (case, backend) plus the per-backend totals, for CI dashboards.
     auto tol = [](double v) { return v < 0 ? nlohmann::json("dtype default") : nlohmann::json(v); };
@@ -169,7 +186,14 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
                             {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"max_ulp", r.max_ulp}, {"host_nodes", r.host_nodes}});
     }
     // Details quote model text, which may not be UTF-8.
-    write_file(json_path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "conform");
+    const std::string text = j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    if (json_stdout) std::fwrite(text.data(), 1, text.size(), stdout);
+    else write_file(json_path, text, "conform");
+  }
+  // Nothing compared (every case skipped: unsupported, no test sets) is not a pass.
+  if (f == 0 && p == 0) {
+    std::fprintf(stderr, "fusor: conform: no case was checked (%d skipped)\n", s);
+    return 1;
   }
   return f ? 1 : 0;
 }
@@ -240,8 +264,15 @@ int main(int argc, char** argv) {
   // Files given with --inputs fix every shape: --shape / --dim beside them would be ignored, so
   // CLI11 refuses the pair in one line.
   auto add_dim_options = [](CLI::App* c, DimOptions& d, CLI::Option* inputs) {
-    inputs->excludes(c->add_option("--shape", d.shapes, "shape of an input with dynamic dims, NAME=1x3x224x224 (repeatable)"));
-    inputs->excludes(c->add_option("--dim", d.dims, "value of a named (dim_param) dynamic dim, NAME=VALUE, for every input using it (repeatable)"));
+    // One value per occurrence: a vector option takes every word after it, the model path too.
+    inputs->excludes(c->add_option("--shape", d.shapes, "shape of an input with dynamic dims, NAME=1x3x224x224 (repeatable)")
+                         ->expected(1)
+                         ->allow_extra_args(false)
+                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll));
+    inputs->excludes(c->add_option("--dim", d.dims, "value of a named (dim_param) dynamic dim, NAME=VALUE, for every input using it (repeatable)")
+                         ->expected(1)
+                         ->allow_extra_args(false)
+                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll));
   };
   add_dim_options(run, run_dims, run_inputs);
   run->add_option("--out", out_dir, "write outputs as output_K.pb here")->check(kNotEmpty);
@@ -259,12 +290,18 @@ int main(int argc, char** argv) {
   std::string conform_json;
   auto* conform = app.add_subcommand("conform", "run ONNX backend-test cases and compare with stored outputs");
   conform->add_option("paths", paths, "case folders or folders of cases")->required();
-  conform->add_option("--backend", backends, "backend(s) to run (repeatable)")->check(kNotEmpty);
+  // One value per --backend (repeat it): with any number, `--backend cpu case1 case2` read the
+  // cases as backends.
+  conform->add_option("--backend", backends, "backend to run (repeatable)")
+      ->check(kNotEmpty)
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   conform->add_option("--rtol", conform_check.rtol, "relative tolerance for floats (default per dtype: f32/f64 1e-3, f16 1e-3, bf16 1.6e-2)")->check(kTolerance);
   conform->add_option("--atol", conform_check.atol, "absolute tolerance for floats (default per dtype: f32/f64 1e-7, f16/bf16 1e-5)")->check(kTolerance);
   conform->add_flag("--exact", conform_check.exact, "compare float outputs bit for bit (sign of zero, NaN positions)");
   conform->add_flag("-v,--verbose", verbose, "print passing cases too");
-  conform->add_option("--json", conform_json, "also write every result and the totals to this JSON file")->check(kNotEmpty);
+  conform->add_option("--json", conform_json, "also write every result and the totals to this JSON file ('-': to stdout, the summary to stderr)")->check(kNotEmpty);
   bool conform_no_fallback = false;
   conform->add_flag("--no-fallback", conform_no_fallback, "skip cases with ops the backend lacks instead of running them on the host");
   bool bisect = false;
@@ -277,6 +314,7 @@ int main(int argc, char** argv) {
   diff->add_option("model", df.model, "model.onnx or its folder")->required();
   auto* diff_backend_opt = diff->add_option("--backend", diff_backends_list, "backend (twice: reference, then tested)")
                               ->expected(1)
+                         ->allow_extra_args(false)
                               ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   auto* diff_nf_opt = diff->add_flag("--no-fusion", diff_no_fusion,
                                      "the --backend just before runs only the unfused plan (fused vs unfused)");
@@ -321,12 +359,25 @@ int main(int argc, char** argv) {
   add_dim_options(bench, bench_dims, bench_inputs);
   bench->add_flag("--no-fallback", bn.no_fallback, "refuse a model with ops the backend lacks instead of running them on the host");
 
+  // CLI11 says only "A subcommand is required" for a misspelt one.
+  std::string names;
+  bool known = false;
+  for (const CLI::App* c : app.get_subcommands({})) {
+    names += (names.empty() ? "" : ", ") + c->get_name();
+    known = known || (argc > 1 && c->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    std::fprintf(stderr, "fusor: error: unknown command '%s' (commands: %s)\n", printable(argv[1]).c_str(), names.c_str());
+    return static_cast<int>(CLI::ExitCodes::ExtrasError);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  auto dispatch = [&]() -> int {
   try {
+
     if (*run)
       return cmd_run(model, backend, inputs_dir, seed, run_seed->count() > 0, run_dims.parse(), out_dir, device, run_check,
                      run_no_fallback);
@@ -344,6 +395,7 @@ int main(int argc, char** argv) {
       (void)diff_no_fusion;
       df.seed_given = diff_seed->count() > 0;
       df.model = model_path(df.model);
+      if (!df.json.empty()) check_output_file(df.json, "--json");
       return cmd_diff(df);
     }
     if (*devices) return cmd_devices();
@@ -357,6 +409,7 @@ int main(int argc, char** argv) {
       bn.model = model_path(bn.model);
       bn.dims = bench_dims.parse();
       if (bn.backend.empty()) bn.backend = best_backend();
+      if (!bn.trace.empty()) check_output_file(bn.trace, "--trace");
       return cmd_bench(bn);
     }
   } catch (const std::filesystem::filesystem_error& e) {
@@ -380,4 +433,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   return 0;
+  };
+  const int rc = dispatch();
+  // Output that never arrived (a full disk, a closed pipe with SIGPIPE ignored) is an error, not
+  // a silent exit 0.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "fusor: error: [io] writing to stdout failed: %s\n", std::strerror(errno));
+    return 2;
+  }
+  return rc;
 }

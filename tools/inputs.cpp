@@ -1,4 +1,6 @@
-// The inputs the CLI's commands run a model on (tools/commands.h choose_inputs).
+// The inputs the CLI's commands run a model on, and the files they will write (tools/commands.h).
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "runtime/session.h"
@@ -30,6 +32,18 @@ CommandInputs choose_inputs(const Graph& g, const std::string& model, const std:
   c.inputs = random_inputs(g, seed, dims);
   c.source = "random (seed " + std::to_string(seed) + ")";
   return c;
+}
+
+void check_output_file(const std::string& path, const std::string& option) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw Error("io", option + " '" + printable(path) + "' is a folder, not a file");
+  const fs::path parent = fs::path(path).parent_path();
+  const std::string dir = parent.empty() ? std::string(".") : parent.string();
+  if (!fs::is_directory(dir, ec))
+    throw Error("io", option + " '" + printable(path) + "': the folder '" + printable(dir) + "' does not exist");
+  if (::access(dir.c_str(), W_OK) != 0 && !(fs::exists(path, ec) && ::access(path.c_str(), W_OK) == 0))
+    throw Error("io", option + " '" + printable(path) + "': the folder '" + printable(dir) + "' is not writable");
 }
 
 }  // namespace fusor
