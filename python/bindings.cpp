@@ -206,6 +206,7 @@ class PySession {
     opts_.replay = replay;
     host_ = std::make_unique<Session>(model_, backend_, opts_);
     host_->set_max_executables(max_executables);
+    max_executables_ = max_executables;
   }
 
   ~PySession() {
@@ -220,7 +221,7 @@ class PySession {
     if (getpid() == pid_) return *mu_;
     if (forked_mid_run()) {
       auto fresh = std::make_unique<Session>(model_, backend_, opts_);  // may throw: then asked again next run
-      fresh->set_max_executables(host_->max_executables());
+      fresh->set_max_executables(max_executables_);  // not asked of the old one: it may hold its lock
       abandon();
       mu_ = std::make_unique<std::mutex>();
       host_ = std::move(fresh);
@@ -421,6 +422,7 @@ class PySession {
   // One run at a time per session (fusor::Session is not thread-safe); take it with run_lock().
   std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
   pid_t pid_ = getpid();
+  size_t max_executables_ = Session::kDefaultMaxExecutables;
 #ifdef FUSOR_HAVE_CUDA
   // Per input signature: the executable and its last use (LRU), at most host_->max_executables().
   std::map<std::string, std::pair<std::shared_ptr<Executable>, uint64_t>> device_cache_;

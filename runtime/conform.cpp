@@ -45,22 +45,23 @@ std::vector<std::string> find_cases(const std::vector<std::string>& paths) {
       add(p);
       continue;
     }
-    // Depth first, following symlinked folders once each (a link back up the tree is not walked
-    // again). The folder given must be listable; a subfolder that is not (permissions, an entry
-    // gone while listing, as in /proc) is skipped.
-    std::set<std::string> walked;
+    // Depth first. A symlinked folder counts when it is itself a case (a suite of links to
+    // cases); other symlinked folders are not walked (a link to / would walk the machine). The
+    // folder given must be listable; a subfolder that is not (permissions, an entry gone while
+    // listing, as in /proc) is skipped.
     std::vector<fs::path> todo{p};
     for (bool top = true; !todo.empty(); top = false) {
       fs::path dir = std::move(todo.back());
       todo.pop_back();
-      const fs::path real = fs::weakly_canonical(dir, ec);
-      if (!ec && !walked.insert(real.string()).second) continue;
-      ec.clear();
       fs::directory_iterator it(dir, ec), end;
       if (ec && top) throw Error("conform", "cannot list '" + printable(p) + "': " + ec.message());
       for (; !ec && it != end; it.increment(ec)) {
         std::error_code fe;
-        if (it->is_directory(fe) && !fe) todo.push_back(it->path());
+        const fs::file_status ls = it->symlink_status(fe);
+        if (fe) continue;
+        if (fs::is_directory(ls)) todo.push_back(it->path());
+        else if (fs::is_symlink(ls) && it->is_directory(fe) && fs::is_regular_file(it->path() / "model.onnx", fe))
+          add(it->path().string());
         else if (it->path().filename() == "model.onnx" && it->is_regular_file(fe))
           add(it->path().parent_path().string());
       }

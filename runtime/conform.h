@@ -34,7 +34,8 @@ struct CaseResult {
 // the device's name, "" when it has none or there is no such device; never throws.
 std::string numerics_note(const std::string& backend, int device = 0);
 
-// Every folder under the paths (recursively, symlinked folders followed once; a path may itself
+// Every folder under the paths (recursively; symlinked folders count when they are cases, and are
+// not walked otherwise; a path may itself
 // be a case, or a case's model.onnx) that holds a model.onnx, sorted, each case once however it
 // was named. Throws Error for a missing path, an unlistable folder given, or a file other than
 // model.onnx.

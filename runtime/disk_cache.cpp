@@ -94,7 +94,9 @@ std::vector<Entry> list_entries(const std::string& dir, const std::string& ext, 
       continue;
     }
     if (name[0] == '.' || name.size() <= ext.size() || name.compare(name.size() - ext.size(), ext.size(), ext) != 0) continue;
-    out.push_back({path, static_cast<uint64_t>(st.st_size), int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec});
+    // A time in the future (a clock set back since) would keep an entry forever: oldest instead.
+    const int64_t t = st.st_mtim.tv_sec > now ? 0 : int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+    out.push_back({path, static_cast<uint64_t>(st.st_size), t});
     *total += static_cast<uint64_t>(st.st_size);
   }
   ::closedir(d);
@@ -107,8 +109,9 @@ std::vector<Entry> list_entries(const std::string& dir, const std::string& ext, 
 std::mutex g_usage_mu;
 std::map<std::string, uint64_t> g_usage;
 
-void account_and_trim(const std::string& dir, const std::string& ext, uint64_t added) {
+void account_and_trim(const std::string& dir, const std::string& ext, const std::string& stored, uint64_t added) {
   const uint64_t cap = DiskCache::max_bytes();
+  if (cap == 0) return;  // no cap
   std::lock_guard<std::mutex> lock(g_usage_mu);
   const std::string key = dir + "\n" + ext;
   auto it = g_usage.find(key);
@@ -124,7 +127,10 @@ void account_and_trim(const std::string& dir, const std::string& ext, uint64_t a
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.mtime_ns < b.mtime_ns; });
   for (const Entry& e : entries) {
     if (total <= cap / 10 * 9) break;
-    if (::unlink(e.path.c_str()) == 0) total -= e.bytes;
+    if (e.path == stored) continue;  // the entry just written stays, even one past the cap alone
+    // Gone already (another process trimming the same folder) counts as removed: else both
+    // would go on deleting past the target.
+    if (::unlink(e.path.c_str()) == 0 || errno == ENOENT) total -= std::min(total, e.bytes);
   }
   it->second = total;
 }
@@ -186,7 +192,7 @@ uint64_t DiskCache::max_bytes() {
   if (const char* v = std::getenv("FUSOR_CACHE_MAX_MB"); v && *v) {
     char* end = nullptr;
     const unsigned long long mb = std::strtoull(v, &end, 10);
-    if (end && *end == '\0' && mb < (uint64_t{1} << 40)) return static_cast<uint64_t>(mb) << 20;
+    if (end && *end == '\0' && v[0] != '-' && mb < (uint64_t{1} << 40)) return static_cast<uint64_t>(mb) << 20;
   }
   return uint64_t{1024} << 20;
 }
@@ -237,7 +243,7 @@ bool DiskCache::store(const std::string& key, const std::string& payload) const 
   // name is taken by a directory; the temporary file is removed either way.
   if (ok) ok = std::rename(tmp.c_str(), path_for(key).c_str()) == 0;
   if (!ok) ::unlink(tmp.c_str());
-  if (ok) account_and_trim(dir_, ext_, entry.size());
+  if (ok) account_and_trim(dir_, ext_, path_for(key), entry.size());
   return ok;
 }
 

@@ -55,8 +55,10 @@ class DiskCache {
   // The folder's entries of this extension are kept under max_bytes() in all (as Mesa's shader
   // cache and CUDA's CUDA_CACHE_MAXSIZE cap theirs): a store that takes them past it removes the
   // least recently used (oldest modification time; a load refreshes it) until they fill at most
-  // 90% of it. Every distinct input shape of a dynamic model is a new kernel, so an uncapped
-  // cache grows without end. FUSOR_CACHE_MAX_MB (MiB, default 1024) sets it.
+  // 90% of it (the entry just stored stays). Every distinct input shape of a dynamic model is a
+  // new kernel, so an uncapped cache grows without end. FUSOR_CACHE_MAX_MB (MiB, default 1024;
+  // 0: no cap; a value that is not a whole number: the default) sets it; entries dated in the
+  // future go first.
   static uint64_t max_bytes();
 
  private:

@@ -265,6 +265,17 @@ TEST(DiskCache, StoresPastTheCapDropTheLeastRecentlyUsed) {
   EXPECT_TRUE(spv.load("k0").has_value()) << "a load refreshes an entry's age";
   EXPECT_FALSE(spv.load("k1").has_value()) << "the oldest entry must go first";
   EXPECT_TRUE(other.load("pipelines").has_value()) << "another extension's entry is not trimmed";
+  // An entry past the cap alone stays (was removed by its own store), and takes the others out.
+  ASSERT_TRUE(spv.store("huge", std::string(1200 * 1024, 'h')));
+  EXPECT_TRUE(spv.load("huge").has_value());
+  EXPECT_EQ(entries(t.path, ".spv").size(), 1u);
+  // Dated in the future (a clock set back since): first out, not kept forever.
+  ASSERT_TRUE(spv.store("future", payload));
+  const timespec later[2] = {{::time(nullptr) + 86400 * 365, 0}, {::time(nullptr) + 86400 * 365, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, spv.path_for("future").c_str(), later, 0), 0);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(spv.store("n" + std::to_string(i), payload + std::to_string(i)));
+  EXPECT_FALSE(spv.load("future").has_value());
+  EXPECT_TRUE(spv.load("n5").has_value());
 }
 
 // XDG Base Directory: a relative XDG_CACHE_HOME is ignored (~/.cache instead); a folder whose
@@ -272,6 +283,7 @@ TEST(DiskCache, StoresPastTheCapDropTheLeastRecentlyUsed) {
 // was silently off, every process recompiling).
 TEST(DiskCache, CacheFolderFollowsXdgAndIsCreatedWithItsParents) {
   TempDir t;
+  testing::ScopedEnv on("FUSOR_NO_DISK_CACHE", nullptr);  // other tests in this process may set it
   {
     testing::ScopedEnv home("HOME", t.path.c_str());
     testing::ScopedEnv xdg("XDG_CACHE_HOME", "relative/cache");

@@ -2,6 +2,8 @@
 // the library; errors print one line and exit non-zero.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cerrno>
@@ -88,6 +90,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     std::error_code ec;
     fs::create_directories(out_dir, ec);
     if (ec || !fs::is_directory(out_dir)) throw Error("io", "cannot create the output folder '" + printable(out_dir) + "'" + (ec ? ": " + ec.message() : ""));
+    if (::access(out_dir.c_str(), W_OK) != 0) throw Error("io", "--out '" + printable(out_dir) + "' is not writable");
   }
   if (!out_dir.empty())
     for (int o : sg.outputs)
@@ -136,10 +139,14 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
   FILE* human = json_stdout ? stderr : stdout;
   if (!json_stdout && !json_path.empty()) check_output_file(json_path, "--json");
   // Backends named are checked before any case runs: a typo is an error (exit 2); one with no
-  // device here is said once (its cases skip, and a run that compared nothing exits 1 below).
+  // device here is said once (a run that compared nothing exits 1 below). Each runs once.
+  std::vector<std::string> named;
+  for (const auto& b : backends)
+    if (std::find(named.begin(), named.end(), b) == named.end()) named.push_back(b);
+  backends = named;
   for (const auto& b : backends)
     if (make_backend(b)->devices().empty())
-      std::fprintf(stderr, "fusor: conform: backend '%s' sees no device on this machine: its cases are skipped\n", b.c_str());
+      std::fprintf(stderr, "fusor: conform: backend '%s' sees no device on this machine\n", b.c_str());
   ConformOptions o;
   o.fallback = !no_fallback;
   if (!backends.empty()) o.backends = backends;

@@ -36,14 +36,18 @@ CommandInputs choose_inputs(const Graph& g, const std::string& model, const std:
 
 void check_output_file(const std::string& path, const std::string& option) {
   std::error_code ec;
-  if (fs::is_directory(path, ec))
-    throw Error("io", option + " '" + printable(path) + "' is a folder, not a file");
+  const std::string what = option + " '" + printable(path) + "'";
+  if (fs::is_directory(path, ec)) throw Error("io", what + " is a folder, not a file");
+  if (fs::is_symlink(fs::symlink_status(path, ec)) && !fs::exists(path, ec))
+    throw Error("io", what + " is a symlink to nothing");
+  if (fs::exists(path, ec)) {
+    if (::access(path.c_str(), W_OK) != 0) throw Error("io", what + " is not writable");
+    return;
+  }
   const fs::path parent = fs::path(path).parent_path();
   const std::string dir = parent.empty() ? std::string(".") : parent.string();
-  if (!fs::is_directory(dir, ec))
-    throw Error("io", option + " '" + printable(path) + "': the folder '" + printable(dir) + "' does not exist");
-  if (::access(dir.c_str(), W_OK) != 0 && !(fs::exists(path, ec) && ::access(path.c_str(), W_OK) == 0))
-    throw Error("io", option + " '" + printable(path) + "': the folder '" + printable(dir) + "' is not writable");
+  if (!fs::is_directory(dir, ec)) throw Error("io", what + ": the folder '" + printable(dir) + "' does not exist");
+  if (::access(dir.c_str(), W_OK) != 0) throw Error("io", what + ": the folder '" + printable(dir) + "' is not writable");
 }
 
 }  // namespace fusor
