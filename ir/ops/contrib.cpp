@@ -455,10 +455,10 @@ bool skip_norm_expand(Graph& g, size_t index, bool layer) {
   const int sum_out = out_of(n, 3);
   int s = w.op("Add", {n.inputs[0], n.inputs[1]}, {}, bias < 0 ? sum_out : -1);
   if (bias >= 0) s = w.op("Add", {s, bias}, {}, sum_out);
-  if (!layer && out_of(n, 1) >= 0) throw Unsupported("onnx", n.label() + ": the mean output is not computed by RMS normalization");
+  if (!layer && read_out_of(g, n, 1) >= 0) throw Unsupported("onnx", n.label() + ": the mean output is not computed by RMS normalization");
   std::vector<int> outs{out_of(n, 0)};
   if (layer) outs.push_back(out_of(n, 1));
-  outs.push_back(out_of(n, 2));
+  outs.push_back(layer ? out_of(n, 2) : read_out_of(g, n, 2));
   if (!layer && outs.back() >= 0) throw Unsupported("onnx", n.label() + ": the inv_std_var output is not supported");
   if (!layer) outs.pop_back();
   norm_node(w, layer, s, n.inputs[2], beta, eps, outs);
@@ -477,7 +477,7 @@ bool simplified_norm_expand(Graph& g, size_t index) {
   m.attrs = {{"axis", n.attr_i("axis", -1)}, {"epsilon", epsilon_of(n, 1e-5)}};
   if (n.has_attr("stash_type")) m.attrs["stash_type"] = n.attr_i("stash_type", 1);
   m.outputs = {out_of(n, 0) >= 0 ? out_of(n, 0) : g.add_value(m.name + ":0")};
-  if (out_of(n, 1) >= 0) throw Unsupported("onnx", n.label() + ": the inv_std_var output is not supported");
+  if (read_out_of(g, n, 1) >= 0) throw Unsupported("onnx", n.label() + ": the inv_std_var output is not supported");
   w.nodes.push_back(std::move(m));
   w.replace(index);
   return true;

@@ -19,7 +19,8 @@ using namespace op_helpers;
 //
 // A Scan (opset >= 9) or a counted Loop (constant M, cond absent or constant true, a body whose
 // cond_out folds to true; a loop carrying a sequence is followed iteration by iteration and may
-// stop where cond_out folds to false: sequence_loop_trips) with a small static trip count is
+// stop where cond_out folds to false: sequence_loop_trips; without M, such a loop must stop so
+// within kMaxUnrollSequenceIterations) with a small static trip count is
 // replaced by copies of its body, one per iteration, so the iterations fold, fuse and run on any
 // backend like other nodes: scanned inputs become Slice + Squeeze, scan outputs Unsqueeze +
 // Concat, iteration_num a constant.
@@ -173,14 +174,22 @@ constexpr int64_t kMaxFollowedElements = int64_t{1} << 22;
 // by type only. trips: M, or fewer where an iteration's cond_out folds to false. False (the loop
 // is not unrolled) where one before the last does not fold, a carried value changes its type, or
 // the lists are too long to follow; an error in the body passes through.
-bool sequence_loop_trips(const Graph& g, const Node& n, const Graph& b, const LoopIO& io, int64_t M, int64_t& trips) {
+bool sequence_loop_trips(const Graph& g, const Node& n, const Graph& b, const LoopIO& io, int64_t M, bool must_stop,
+                         int64_t& trips) {
   const Tensor cond_true = scalar_like(b, 1, DType::boolean, 1);
   const auto arg = [](const Graph& in, int id, bool with_value) {
     const Value& v = in.values[static_cast<size_t>(id)];
     return Arg{v.dtype, v.shape, with_value && v.constant ? &*v.constant : nullptr, &in, v.sequence ? &*v.sequence : nullptr};
   };
+  // A small carried tensor that folds (a counter from 0) is bound with its value, so a cond_out
+  // computed from it folds: the exporter's `while i + 1 < num_bags` (torch's embedding_bag).
+  const auto small = [](const Graph& in, int id) {
+    const Value& v = in.values[static_cast<size_t>(id)];
+    return v.constant && v.constant->numel() <= 64;
+  };
   std::vector<Arg> carried, captured;
-  for (int i = 2; i < io.own; ++i) carried.push_back(arg(g, n.inputs[static_cast<size_t>(i)], false));
+  for (int i = 2; i < io.own; ++i)
+    carried.push_back(arg(g, n.inputs[static_cast<size_t>(i)], small(g, n.inputs[static_cast<size_t>(i)])));
   for (size_t i = static_cast<size_t>(io.own); i < n.inputs.size(); ++i) captured.push_back(arg(g, n.inputs[i], true));
   Graph prev;  // the iteration before (its sequences' elements live in it)
   int64_t followed = 0;
@@ -196,6 +205,9 @@ bool sequence_loop_trips(const Graph& g, const Node& n, const Graph& b, const Lo
     try {  // an error in the body (an erase from an empty list) is the model's: it passes through
       s = bind_body(n, b, args);
     } catch (const NeedsConstant&) {
+      // A while loop has no other way to run: a shape that needs an input's values (a bag's
+      // offsets) is the session's to fix by baking that input.
+      if (must_stop) throw;
       return false;
     }
     for (int k = 0; k < io.N; ++k) {  // a loop-carried value must keep its type
@@ -204,7 +216,7 @@ bool sequence_loop_trips(const Graph& g, const Node& n, const Graph& b, const Lo
         return false;
     }
     const Value& c = s.values[static_cast<size_t>(s.outputs[0])];
-    if (i + 1 < M) {  // the last iteration's cond_out stops nothing
+    if (i + 1 < M || must_stop) {  // the last iteration's cond_out stops nothing (with a count M)
       if (!c.constant || c.constant->numel() != 1) return false;
       if (c.constant->get(0) == 0.0) {
         trips = i + 1;
@@ -212,16 +224,21 @@ bool sequence_loop_trips(const Graph& g, const Node& n, const Graph& b, const Lo
       }
     }
     prev = std::move(s);
-    for (int k = 0; k < io.N; ++k) carried[k] = arg(prev, prev.outputs[1 + k], false);
+    for (int k = 0; k < io.N; ++k) carried[k] = arg(prev, prev.outputs[1 + k], small(prev, prev.outputs[1 + k]));
   }
+  if (must_stop) return false;  // no count, and still running after M iterations: left to refuse
   trips = M;
   return true;
 }
 
 bool loop_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
-  if (!n.has_input(0) || !g.values[n.inputs[0]].constant || !inputs_typed(g, n)) return false;
-  if (g.values[n.inputs[0]].constant->numel() != 1) return false;  // infer reports it
+  // Without a trip count M (a while loop) only a loop carrying a sequence is unrolled, followed
+  // until its cond_out folds to false (sequence_loop_trips).
+  const bool counted = n.has_input(0);
+  if (counted && !g.values[n.inputs[0]].constant) return false;
+  if (!inputs_typed(g, n)) return false;
+  if (counted && g.values[n.inputs[0]].constant->numel() != 1) return false;  // infer reports it
   if (n.has_input(1) && (!g.values[n.inputs[1]].constant || g.values[n.inputs[1]].constant->numel() != 1 ||
                          g.values[n.inputs[1]].constant->get(0) == 0.0))
     return false;
@@ -234,11 +251,12 @@ bool loop_expand(Graph& g, size_t index) {
   } catch (const Error&) {
     return false;
   }
-  const int64_t M = g.values[n.inputs[0]].constant->get_int(0);
   bool carries_sequence = false;
   for (int v : n.inputs) carries_sequence = carries_sequence || (v >= 0 && g.values[v].sequence);
+  if (!counted && !carries_sequence) return false;
   const int64_t max_iterations = carries_sequence ? kMaxUnrollSequenceIterations : kMaxUnrollIterations;
-  if (M <= 0 || M > max_iterations || M * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
+  const int64_t M = counted ? g.values[n.inputs[0]].constant->get_int(0) : max_iterations;
+  if (M <= 0 || M > max_iterations || (counted && M * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes)) return false;
   Unroller u(g, n);
   const Tensor cond_true = scalar_like(b, 1, DType::boolean, 1);
   // cond_out must fold to true when cond_in is true (then every iteration runs), with the
@@ -283,11 +301,12 @@ bool loop_expand(Graph& g, size_t index) {
   int64_t trips = M;
   if (!carries_sequence) {
     if (!every_iteration_runs()) return false;
-  } else if (cond_reads_carried_sequence(g, n, b, io) || !every_iteration_runs()) {
-    // Followed iteration by iteration: a cond_out that reads the list (its length changes), or a
-    // body that needs its iteration number to fold (SequenceAt(list, i): TorchScript's
-    // `for p in parts`).
-    if (!sequence_loop_trips(g, n, b, io, M, trips)) return false;
+  } else if (!counted || cond_reads_carried_sequence(g, n, b, io) || !every_iteration_runs()) {
+    // Followed iteration by iteration: a while loop, a cond_out that reads the list (its length
+    // changes), or a body that needs its iteration number to fold (SequenceAt(list, i):
+    // TorchScript's `for p in parts`).
+    if (!sequence_loop_trips(g, n, b, io, M, !counted, trips)) return false;
+    if (trips * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
   }
   std::vector<int> vars(n.inputs.begin() + 2, n.inputs.begin() + io.own);
   std::vector<std::vector<int>> scans(static_cast<size_t>(io.K));

@@ -17,6 +17,19 @@ using Outs = std::vector<Tensor>;
 
 inline const Tensor* opt_in(const Ins& in, size_t i) { return i < in.size() ? in[i] : nullptr; }
 inline int out_of(const Node& n, size_t k) { return k < n.outputs.size() ? n.outputs[k] : -1; }  // output k, or -1 when absent
+// Output k when some node or the graph's outputs read it, else -1: exporters name optional
+// outputs nothing reads (onnxscript's ORT fusions write SkipSimplifiedLayerNormalization's mean
+// and inv_std_var), which a decomposition that cannot compute them may then leave out.
+inline int read_out_of(const Graph& g, const Node& n, size_t k) {
+  const int v = out_of(n, k);
+  if (v < 0) return -1;
+  for (int o : g.outputs)
+    if (o == v) return v;
+  for (const Node& m : g.nodes)
+    for (int i : m.inputs)
+      if (i == v) return v;
+  return -1;
+}
 inline bool has_out(const Outs& o, size_t i) { return i < o.size() && o[i].defined(); }
 [[noreturn]] inline void ref_fail(const Node& n, const std::string& why) { throw Error("ref", n.label() + ": " + why); }
 
