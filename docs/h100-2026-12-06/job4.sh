@@ -1,3 +1,4 @@
+# NOT RUN: the device tool started no machine for it (the refused starts spent the budget).
 # Session 36, call 4: the session's later changes on the GPU (the capped compile caches and
 # their folder, the CLI's conform changes, fork-safe sessions): cache / CLI gtests, the shared
 # models in fp32 / fp16 / bf16 on both GPUs twice (a cold, then a warm kernel cache).
