@@ -76,6 +76,18 @@ inline onnx::ModelProto new_model(int opset = 17) {
   return m;
 }
 
+// z = x - y over float [2, 3]: a model whose two inputs give different results when swapped
+// (binding tests), and whose stored outputs are easy to get right or wrong (CLI tests).
+inline onnx::ModelProto sub_model_proto() {
+  auto m = new_model(17);
+  auto* g = m.mutable_graph();
+  set_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  set_type(g->add_input(), "y", onnx::TensorProto::FLOAT, {2, 3});
+  add_node(g, "Sub", {"x", "y"}, {"z"});
+  set_type(g->add_output(), "z", onnx::TensorProto::FLOAT, {2, 3});
+  return m;
+}
+
 // A Loop node `name` (M, no cond, v0) -> vf whose body takes i (int64) and cin (bool); the
 // caller adds the carried value's input, the body's nodes and its outputs.
 inline onnx::GraphProto* add_loop(onnx::GraphProto* g, const std::string& name, const std::string& v0 = "v0",

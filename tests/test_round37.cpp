@@ -17,16 +17,7 @@ namespace {
 using testing::TempDir;
 namespace fs = std::filesystem;
 
-// z = x - y over float [2, 3]: a model whose two inputs give different results when swapped.
-onnx::ModelProto sub_proto() {
-  auto m = fuzz::new_model(17);
-  auto* g = m.mutable_graph();
-  fuzz::set_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
-  fuzz::set_type(g->add_input(), "y", onnx::TensorProto::FLOAT, {2, 3});
-  fuzz::add_node(g, "Sub", {"x", "y"}, {"z"});
-  fuzz::set_type(g->add_output(), "z", onnx::TensorProto::FLOAT, {2, 3});
-  return m;
-}
+onnx::ModelProto sub_proto() { return fuzz::sub_model_proto(); }
 Graph sub_model() { return load_onnx_from_bytes(sub_proto().SerializeAsString(), "."); }
 
 TEST(Round37, ATensorNamedAfterAnotherInputIsNotBoundByPosition) {
