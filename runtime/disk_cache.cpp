@@ -69,7 +69,6 @@ bool mkdir_p(const std::string& dir) {
   return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-
 // The entries of one extension in dir (regular files, names not starting with '.'), with their
 // sizes and modification times; temporary files a killed writer left over an hour ago are
 // removed on the way.

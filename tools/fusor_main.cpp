@@ -91,10 +91,9 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
     fs::create_directories(out_dir, ec);
     if (ec || !fs::is_directory(out_dir)) throw Error("io", "cannot create the output folder '" + printable(out_dir) + "'" + (ec ? ": " + ec.message() : ""));
     if (::access(out_dir.c_str(), W_OK) != 0) throw Error("io", "--out '" + printable(out_dir) + "' is not writable");
-  }
-  if (!out_dir.empty())
     for (int o : sg.outputs)
       check_pb_writable("output '" + printable(sg.values[o].name) + "' (--out)", sg.values[o].dtype, sg.values[o].shape);
+  }
   if (opener.joinable()) opener.join();
   auto exe = compile_with_fallback(*b, sg, opts);
   auto t1 = std::chrono::steady_clock::now();
@@ -108,10 +107,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   std::printf("time    compile %.1f ms, run %.3f ms (%d kernels)\n",
               std::chrono::duration<double, std::milli>(t1 - t0).count(),
               std::chrono::duration<double, std::milli>(t2 - t1).count(), exe->kernel_count());
-  if (!out_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(out_dir, ec);
-    if (ec) throw Error("io", "cannot create the output folder '" + out_dir + "': " + ec.message());
+  if (!out_dir.empty()) {  // the folder was made before the run
     for (size_t k = 0; k < outs.size(); ++k)
       write_tensor_pb((fs::path(out_dir) / ("output_" + std::to_string(k) + ".pb")).string(), outs[k],
                       sg.values[sg.outputs[k]].name);
@@ -250,6 +246,13 @@ const CLI::Validator kSeed(
       return "";
     },
     "SEED");
+// A vector option taking one value per use, repeated to give more: by default CLI11 lets a
+// vector option take every word after it (`--backend cpu case1 case2` read the cases as
+// backends, `--dim N=3 MODEL` the model path).
+CLI::Option* repeatable(CLI::Option* o) {
+  return o->expected(1)->allow_extra_args(false)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 const CLI::Validator kNotEmpty([](std::string& v) -> std::string { return v.empty() ? "an empty value is not allowed" : ""; },
                                "NOT EMPTY");
 
@@ -271,15 +274,8 @@ int main(int argc, char** argv) {
   // Files given with --inputs fix every shape: --shape / --dim beside them would be ignored, so
   // CLI11 refuses the pair in one line.
   auto add_dim_options = [](CLI::App* c, DimOptions& d, CLI::Option* inputs) {
-    // One value per occurrence: a vector option takes every word after it, the model path too.
-    inputs->excludes(c->add_option("--shape", d.shapes, "shape of an input with dynamic dims, NAME=1x3x224x224 (repeatable)")
-                         ->expected(1)
-                         ->allow_extra_args(false)
-                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll));
-    inputs->excludes(c->add_option("--dim", d.dims, "value of a named (dim_param) dynamic dim, NAME=VALUE, for every input using it (repeatable)")
-                         ->expected(1)
-                         ->allow_extra_args(false)
-                         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll));
+    inputs->excludes(repeatable(c->add_option("--shape", d.shapes, "shape of an input with dynamic dims, NAME=1x3x224x224 (repeatable)")));
+    inputs->excludes(repeatable(c->add_option("--dim", d.dims, "value of a named (dim_param) dynamic dim, NAME=VALUE, for every input using it (repeatable)")));
   };
   add_dim_options(run, run_dims, run_inputs);
   run->add_option("--out", out_dir, "write outputs as output_K.pb here")->check(kNotEmpty);
@@ -297,13 +293,7 @@ int main(int argc, char** argv) {
   std::string conform_json;
   auto* conform = app.add_subcommand("conform", "run ONNX backend-test cases and compare with stored outputs");
   conform->add_option("paths", paths, "case folders or folders of cases")->required();
-  // One value per --backend (repeat it): with any number, `--backend cpu case1 case2` read the
-  // cases as backends.
-  conform->add_option("--backend", backends, "backend to run (repeatable)")
-      ->check(kNotEmpty)
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  repeatable(conform->add_option("--backend", backends, "backend to run (repeatable)")->check(kNotEmpty));
   conform->add_option("--rtol", conform_check.rtol, "relative tolerance for floats (default per dtype: f32/f64 1e-3, f16 1e-3, bf16 1.6e-2)")->check(kTolerance);
   conform->add_option("--atol", conform_check.atol, "absolute tolerance for floats (default per dtype: f32/f64 1e-7, f16/bf16 1e-5)")->check(kTolerance);
   conform->add_flag("--exact", conform_check.exact, "compare float outputs bit for bit (sign of zero, NaN positions)");
@@ -319,10 +309,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> diff_backends_list;
   auto* diff = app.add_subcommand("diff", "run a model on two backends and name the first op where they part ways");
   diff->add_option("model", df.model, "model.onnx or its folder")->required();
-  auto* diff_backend_opt = diff->add_option("--backend", diff_backends_list, "backend (twice: reference, then tested)")
-                              ->expected(1)
-                         ->allow_extra_args(false)
-                              ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  auto* diff_backend_opt = repeatable(diff->add_option("--backend", diff_backends_list, "backend (twice: reference, then tested)"));
   auto* diff_nf_opt = diff->add_flag("--no-fusion", diff_no_fusion,
                                      "the --backend just before runs only the unfused plan (fused vs unfused)");
   auto* diff_inputs = diff->add_option("--inputs", df.inputs_dir, "folder of input_K.pb / input_K.npy files")->check(kNotEmpty);

@@ -695,7 +695,6 @@ std::vector<char> compile_cubin(const std::string& src, const std::string& name,
   return cubin;
 }
 
-std::string cache_dir() { return compile_cache_dir("cuda"); }
 
 }  // namespace
 
@@ -743,7 +742,7 @@ std::string nvrtc_cache_key(const std::string& src, const std::string& arch) {
 std::vector<char> nvrtc_cubin(const std::string& src, const std::string& name, const std::string& arch, bool use_cache) {
   // A verified entry (runtime/disk_cache.h): a truncated, flipped, swapped or foreign file is
   // a miss and is recompiled and overwritten, never handed to the driver.
-  const DiskCache cache(cache_dir(), ".cubin");
+  const DiskCache cache(compile_cache_dir("cuda"), ".cubin");
   const std::string key = nvrtc_cache_key(src, arch);
   if (use_cache)
     if (std::optional<std::string> hit = cache.load(key); hit && !hit->empty()) return std::vector<char>(hit->begin(), hit->end());

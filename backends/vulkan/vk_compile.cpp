@@ -206,7 +206,7 @@ bool precise_in_unrolled_loop(const std::vector<uint32_t>& words) {
 
 std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::string& name, const std::string& source,
                                    CompileStats* stats) {
-  const DiskCache cache(cache_dir(), ".spv");
+  const DiskCache cache(compile_cache_dir("vulkan"), ".spv");
   // The entry stores this whole key and a checksum; a damaged, truncated or swapped entry is a
   // miss. Modules are validated once more before use (cheap).
   std::string key = source;

@@ -88,7 +88,6 @@ std::string hex(const uint8_t* p, size_t n) {
   return s;
 }
 
-std::string cache_dir() { return compile_cache_dir("vulkan"); }
 
 // ---- physical devices -------------------------------------------------------------------------
 
@@ -528,7 +527,7 @@ Context::Context(std::shared_ptr<Instance> inst, int index) : instance_(std::mov
   // (the driver also checks the header). The file is a verified entry (runtime/disk_cache.h):
   // a damaged, truncated or foreign one is ignored and the cache starts empty.
   std::string blob;
-  if (std::string dir = cache_dir(); !dir.empty()) {
+  if (std::string dir = compile_cache_dir("vulkan"); !dir.empty()) {
     pipeline_cache_key_ = "vulkan pipeline cache\n" + hex(info_.device_uuid.data(), info_.device_uuid.size()) + "\n" +
                           std::to_string(info_.driver_version) + "\n" + info_.name;
     pipeline_cache_dir_ = dir;

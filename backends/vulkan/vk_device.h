@@ -191,9 +191,6 @@ template <class F> void Context::submit_once(F&& record) {
   submit_and_wait(cb);
 }
 
-// Directory of the on-disk caches (compile_cache_dir("vulkan"), runtime/disk_cache.h: created
-// with its parents by the first store); empty when caching is disabled.
-std::string cache_dir();
 std::string hex(const uint8_t* p, size_t n);
 
 }  // namespace fusor::vk
