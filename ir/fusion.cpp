@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <string>
 
 #include "ir/fusion_rows.h"
@@ -74,6 +75,9 @@ bool inlines(Cls c) { return c == Cls::elementwise || c == Cls::view || c == Cls
 struct NeedMaterialize {
   int value;
 };
+struct NeedMaterializeAll {  // build_kernels: independent failures of one sweep
+  std::vector<int> values;
+};
 
 struct ReduceInfo {
   std::vector<int> axes;  // sorted, normalized
@@ -92,13 +96,14 @@ class Fuser {
     for (int pass = 0;; ++pass) {
       for (int attempt = 0;; ++attempt) {
         try {
+          ++sweeps_;
           decide_recompute();
           build_kernels();
           break;
-        } catch (NeedMaterialize& m) {
-          if (mat_[m.value] || attempt > static_cast<int>(g_.values.size()))
-            throw Error("fusion", "internal: cannot materialize value '" + g_.values[m.value].name + "'");
-          mat_[m.value] = 1;
+        } catch (const NeedMaterialize& m) {
+          materialize(m.value, attempt);
+        } catch (const NeedMaterializeAll& m) {
+          for (int v : m.values) materialize(v, attempt);
         }
       }
       if (!o_.fuse) break;
@@ -358,6 +363,16 @@ class Fuser {
 
   Tree build(int v) { return mat_[v] ? leaf(v) : build_inner(v); }
 
+  void materialize(int v, int attempt) {
+    if (mat_[v] || attempt > static_cast<int>(g_.values.size()))
+      throw Error("fusion", "internal: cannot materialize value '" + g_.values[v].name + "'");
+    mat_[v] = 1;
+  }
+
+  // Graph nodes whose trees the current kernel's build visited (build_kernels' independence test).
+  std::vector<int> visited_;
+  int sweeps_ = 0;  // Plan::fusion_sweeps
+
   // Inlining depth of the current build; a chain deeper than this is cut (materialized) so
   // recursion stays bounded however long the model's chains are.
   int depth_ = 0;
@@ -375,6 +390,7 @@ class Fuser {
   Tree build_inner(int v) {
     int p = producer(v);
     if (p < 0) return leaf(v);
+    visited_.push_back(p);
     if (depth_ > kMaxInlineDepth) throw NeedMaterialize{v};
     struct DepthGuard {
       int& d;
@@ -432,6 +448,7 @@ class Fuser {
   // whose index is the indices' tree, both over the output's positions: out[pre, j, post] =
   // data[pre, indices[j], post] (ONNX Gather), so views applied above move both alike.
   Tree gathered(int p, const Shape& shape) {
+    visited_.push_back(p);
     const Node& n = g_.nodes[p];
     const Value& data = g_.values[n.inputs[0]];
     const int64_t r = static_cast<int64_t>(data.shape.size());
@@ -689,123 +706,147 @@ class Fuser {
     return std::make_pair(std::move(p), std::make_pair(value, view));
   }
 
+  // The kernels of graph node p (none for a value that is inlined into its readers).
+  void node_kernels(size_t p) {
+    const Node& n = g_.nodes[p];
+    Cls c = cls_[p];
+    if (c == Cls::dequant) return;  // read by its matmuls (dequant_b), no kernel of its own
+    if (c == Cls::opaque) {
+      KernelSpec k;
+      k.kind = FusionKind::opaque;
+      k.node = static_cast<int>(p);
+      for (int v : n.inputs) k.opaque_inputs.push_back(v >= 0 ? buffer_for(v) : -1);
+      for (int v : n.outputs) k.opaque_outputs.push_back(v >= 0 ? buffer_for(v) : -1);
+      note_nodes(k, {static_cast<int>(p)});
+      add_kernel(std::move(k), n.outputs.empty() ? -1 : n.outputs[0]);
+      return;
+    }
+    int v = n.outputs[0];
+    const Shape& shape = g_.values[v].shape;
+    if (c == Cls::concat) {
+      int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(shape.size()), n.label());
+      int64_t start = 0;
+      for (int in : n.inputs) {
+        if (in < 0) continue;
+        const Shape& is = g_.values[in].shape;
+        if (shape_numel(is) > 0) {
+          Tree t = build(in);
+          t.nodes.insert(static_cast<int>(p));
+          element_kernel(v, t, view_slice(StridedView::contiguous(shape), static_cast<int>(axis), start, 1, is[axis]), is);
+        }
+        start += is[axis];
+      }
+      if (shape_numel(shape) == 0) buffer_for(v);
+      return;
+    }
+    if (!mat_[v]) return;
+    if (c == Cls::elementwise || c == Cls::view || c == Cls::gather) {
+      element_kernel(v, build_inner(v), StridedView::contiguous(shape), shape);
+    } else if (c == Cls::reduce) {
+      const ReduceInfo& r = red_[p];
+      int x = n.inputs[0];
+      KernelSpec k;
+      k.kind = FusionKind::input;
+      k.space = g_.values[x].shape;
+      k.reduce_axes = r.axes;
+      Tree t = build(x);
+      std::map<std::string, int> memo;
+      int body = emit(k, t, memo, t.root);
+      k.reductions.push_back({r.combiner, body, r.mean, v, g_.values[v].dtype});
+      ExprNode ref;
+      ref.kind = ExprKind::red_ref;
+      ref.dtype = g_.values[v].dtype;
+      ref.red = 0;
+      k.expr.push_back(ref);
+      k.outputs.push_back({buffer_for(v), row_view(k.space, r.axes), static_cast<int>(k.expr.size()) - 1, true});
+      note_nodes(k, t.nodes);
+      note_nodes(k, {static_cast<int>(p)});
+      add_kernel(std::move(k), v);
+    } else if (c == Cls::matmul) {
+      KernelSpec k;
+      k.kind = FusionKind::output;
+      k.space = shape;
+      size_t r = shape.size();
+      MatMulDesc d;
+      d.m = shape[r - 2];
+      d.n = shape[r - 1];
+      // Small contractions take an element-wise operand prologue (kMaxPrologueMacs).
+      const Shape& ash = g_.values[n.inputs[0]].shape;
+      const bool small = shape_numel(shape) <= kMaxPrologueMacs / std::max<int64_t>(1, ash.empty() ? 1 : ash.back());  // no overflow
+      std::set<int> pre_nodes;
+      auto [au, av] = operand_value_view(n.inputs[0], small ? &d.a_pre : nullptr, &pre_nodes);
+      const int ab = buffer_for(au);
+      auto [bu, bv] = operand_value_view(n.inputs[1], small ? &d.b_pre : nullptr, &pre_nodes);
+      int bb = -1;
+      const int bp = producer(bu);
+      if (bp >= 0 && cls_[bp] == Cls::dequant) {
+        // B reads the quantized weight itself (1 byte per element) through the same view.
+        const Node& dq = g_.nodes[bp];
+        bb = buffer_for(dq.inputs[0]);
+        d.dequant_b = weight_dequant_desc(g_, dq, buffer_for(dq.inputs[1]), dq.has_input(2) ? buffer_for(dq.inputs[2]) : -1);
+        note_nodes(k, {bp});
+      } else {
+        bb = buffer_for(bu);
+      }
+      d.k = av.shape.back();
+      Shape as(shape.begin(), shape.end() - 2), bs = as;
+      as.push_back(d.m), as.push_back(d.k);
+      bs.push_back(d.k), bs.push_back(d.n);
+      d.a_buffer = ab, d.b_buffer = bb;
+      d.a = view_broadcast(av, as);
+      d.b = view_broadcast(bv, bs);
+      k.matmul = d;
+      ExprNode acc;
+      acc.kind = ExprKind::acc;
+      acc.dtype = g_.values[v].dtype;
+      k.expr.push_back(acc);
+      k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
+      note_nodes(k, {static_cast<int>(p)});
+      note_nodes(k, pre_nodes);
+      add_kernel(std::move(k), v);
+    } else if (c == Cls::conv) {
+      KernelSpec k;
+      k.kind = FusionKind::output;
+      k.space = shape;
+      k.conv = conv_desc(n, shape);
+      ExprNode acc;
+      acc.kind = ExprKind::acc;
+      acc.dtype = g_.values[v].dtype;
+      k.expr.push_back(acc);
+      k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
+      note_nodes(k, {static_cast<int>(p)});
+      add_kernel(std::move(k), v);
+    }
+    }
+
   void build_kernels() {
     kernels_.clear();
     kernel_value_.clear();
     buffer_of_.clear();
     buffers_.clear();
     for (int v : g_.inputs) buffer_for(v);
+    // Each node's kernels; a kernel that needs a value materialized (NeedMaterialize) does not
+    // end the sweep: failures whose trees share no graph node with an earlier failure's are
+    // independent (marking one value changes only the trees it is inlined into), so they are
+    // all marked before the one rebuild. One rebuild per failure was quadratic in model size
+    // (a 48-layer GPT-2's fusion pass: 3.5 s).
+    std::vector<char> claimed(g_.nodes.size(), 0);
+    std::vector<int> needed;
     for (size_t p = 0; p < g_.nodes.size(); ++p) {
-      const Node& n = g_.nodes[p];
-      Cls c = cls_[p];
-      if (c == Cls::dequant) continue;  // read by its matmuls (dequant_b), no kernel of its own
-      if (c == Cls::opaque) {
-        KernelSpec k;
-        k.kind = FusionKind::opaque;
-        k.node = static_cast<int>(p);
-        for (int v : n.inputs) k.opaque_inputs.push_back(v >= 0 ? buffer_for(v) : -1);
-        for (int v : n.outputs) k.opaque_outputs.push_back(v >= 0 ? buffer_for(v) : -1);
-        note_nodes(k, {static_cast<int>(p)});
-        add_kernel(std::move(k), n.outputs.empty() ? -1 : n.outputs[0]);
-        continue;
-      }
-      int v = n.outputs[0];
-      const Shape& shape = g_.values[v].shape;
-      if (c == Cls::concat) {
-        int64_t axis = normalize_axis(n.attr_i("axis", 0), static_cast<int64_t>(shape.size()), n.label());
-        int64_t start = 0;
-        for (int in : n.inputs) {
-          if (in < 0) continue;
-          const Shape& is = g_.values[in].shape;
-          if (shape_numel(is) > 0) {
-            Tree t = build(in);
-            t.nodes.insert(static_cast<int>(p));
-            element_kernel(v, t, view_slice(StridedView::contiguous(shape), static_cast<int>(axis), start, 1, is[axis]), is);
-          }
-          start += is[axis];
-        }
-        if (shape_numel(shape) == 0) buffer_for(v);
-        continue;
-      }
-      if (!mat_[v]) continue;
-      if (c == Cls::elementwise || c == Cls::view || c == Cls::gather) {
-        element_kernel(v, build_inner(v), StridedView::contiguous(shape), shape);
-      } else if (c == Cls::reduce) {
-        const ReduceInfo& r = red_[p];
-        int x = n.inputs[0];
-        KernelSpec k;
-        k.kind = FusionKind::input;
-        k.space = g_.values[x].shape;
-        k.reduce_axes = r.axes;
-        Tree t = build(x);
-        std::map<std::string, int> memo;
-        int body = emit(k, t, memo, t.root);
-        k.reductions.push_back({r.combiner, body, r.mean, v, g_.values[v].dtype});
-        ExprNode ref;
-        ref.kind = ExprKind::red_ref;
-        ref.dtype = g_.values[v].dtype;
-        ref.red = 0;
-        k.expr.push_back(ref);
-        k.outputs.push_back({buffer_for(v), row_view(k.space, r.axes), static_cast<int>(k.expr.size()) - 1, true});
-        note_nodes(k, t.nodes);
-        note_nodes(k, {static_cast<int>(p)});
-        add_kernel(std::move(k), v);
-      } else if (c == Cls::matmul) {
-        KernelSpec k;
-        k.kind = FusionKind::output;
-        k.space = shape;
-        size_t r = shape.size();
-        MatMulDesc d;
-        d.m = shape[r - 2];
-        d.n = shape[r - 1];
-        // Small contractions take an element-wise operand prologue (kMaxPrologueMacs).
-        const Shape& ash = g_.values[n.inputs[0]].shape;
-        const bool small = shape_numel(shape) <= kMaxPrologueMacs / std::max<int64_t>(1, ash.empty() ? 1 : ash.back());  // no overflow
-        std::set<int> pre_nodes;
-        auto [au, av] = operand_value_view(n.inputs[0], small ? &d.a_pre : nullptr, &pre_nodes);
-        const int ab = buffer_for(au);
-        auto [bu, bv] = operand_value_view(n.inputs[1], small ? &d.b_pre : nullptr, &pre_nodes);
-        int bb = -1;
-        const int bp = producer(bu);
-        if (bp >= 0 && cls_[bp] == Cls::dequant) {
-          // B reads the quantized weight itself (1 byte per element) through the same view.
-          const Node& dq = g_.nodes[bp];
-          bb = buffer_for(dq.inputs[0]);
-          d.dequant_b = weight_dequant_desc(g_, dq, buffer_for(dq.inputs[1]), dq.has_input(2) ? buffer_for(dq.inputs[2]) : -1);
-          note_nodes(k, {bp});
-        } else {
-          bb = buffer_for(bu);
-        }
-        d.k = av.shape.back();
-        Shape as(shape.begin(), shape.end() - 2), bs = as;
-        as.push_back(d.m), as.push_back(d.k);
-        bs.push_back(d.k), bs.push_back(d.n);
-        d.a_buffer = ab, d.b_buffer = bb;
-        d.a = view_broadcast(av, as);
-        d.b = view_broadcast(bv, bs);
-        k.matmul = d;
-        ExprNode acc;
-        acc.kind = ExprKind::acc;
-        acc.dtype = g_.values[v].dtype;
-        k.expr.push_back(acc);
-        k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
-        note_nodes(k, {static_cast<int>(p)});
-        note_nodes(k, pre_nodes);
-        add_kernel(std::move(k), v);
-      } else if (c == Cls::conv) {
-        KernelSpec k;
-        k.kind = FusionKind::output;
-        k.space = shape;
-        k.conv = conv_desc(n, shape);
-        ExprNode acc;
-        acc.kind = ExprKind::acc;
-        acc.dtype = g_.values[v].dtype;
-        k.expr.push_back(acc);
-        k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
-        note_nodes(k, {static_cast<int>(p)});
-        add_kernel(std::move(k), v);
+      visited_.clear();
+      try {
+        node_kernels(p);
+      } catch (const NeedMaterialize& m) {
+        visited_.push_back(static_cast<int>(p));
+        if (producer(m.value) >= 0) visited_.push_back(producer(m.value));
+        bool independent = true;
+        for (int q : visited_) independent = independent && !claimed[q];
+        if (!independent) continue;  // decided again after the rebuild
+        for (int q : visited_) claimed[q] = 1;
+        needed.push_back(m.value);
       }
     }
+    if (!needed.empty()) throw NeedMaterializeAll{needed};
     // Graph outputs that are inputs or constants need no kernel but still need a buffer.
     for (int v : g_.outputs) buffer_for(v);
     // A fused weight dequantization has no kernel: nothing may read its fp32 value.
@@ -844,11 +885,12 @@ class Fuser {
   // ---- input fusion: absorb reductions loaded over their own input space ----------------
   int value_of_buffer(int b) const { return buffers_[b].value; }
 
-  // Index of the kernel that materializes value v (or -1).
+  // Index of the first non-opaque kernel that materializes value v (or -1), from kernel_of_
+  // (absorb_reductions fills it: the kernel list keeps its order and values meanwhile).
+  std::unordered_map<int, int> kernel_of_;
   int kernel_of(int v) const {
-    for (size_t i = 0; i < kernels_.size(); ++i)
-      if (kernel_value_[i] == v && kernels_[i].kind != FusionKind::opaque) return static_cast<int>(i);
-    return -1;
+    auto it = kernel_of_.find(v);
+    return it == kernel_of_.end() ? -1 : it->second;
   }
 
   bool is_graph_output(int v) const { return std::find(g_.outputs.begin(), g_.outputs.end(), v) != g_.outputs.end(); }
@@ -893,6 +935,9 @@ class Fuser {
   }
 
   void absorb_reductions() {
+    kernel_of_.clear();
+    for (size_t i = 0; i < kernels_.size(); ++i)
+      if (kernels_[i].kind != FusionKind::opaque) kernel_of_.emplace(kernel_value_[i], static_cast<int>(i));
     for (auto& k : kernels_) absorb_into(k);
   }
 
@@ -921,6 +966,7 @@ class Fuser {
 
   Plan finish() {
     Plan p;
+    p.fusion_sweeps = sweeps_;
     p.graph = g_;
     // Renumber buffers to those still referenced.
     std::set<int> used;

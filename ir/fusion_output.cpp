@@ -2,7 +2,7 @@
 // only reader is one element-wise kernel becomes that kernel's prologue, the reader turning
 // into an output-fusion kernel (XLA's "output" kind); and the sweep that drops kernels no one
 // reads after each rewrite. Split from ir/fusion.cpp along that seam.
-#include <set>
+#include <vector>
 
 #include "ir/fusion_rows.h"
 #include "ir/kernel_rewrite.h"
@@ -49,25 +49,31 @@ void fuse_outputs(std::vector<KernelSpec>& ks, const std::vector<Buffer>& bufs) 
 }
 
 void drop_dead_kernels(std::vector<KernelSpec>& ks, std::vector<int>& kernel_value, const std::vector<Buffer>& bufs) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    std::set<int> read;
+  // Every dead kernel of a sweep at once (one sweep per link of a dead chain): one at a time
+  // with a fresh read set each was quadratic in the kernel count (a 36k-node model: 29 s).
+  for (bool changed = true; changed;) {
+    std::vector<char> read(bufs.size(), 0);
     for (auto& k : ks)
-      for (int b : k.input_buffers()) read.insert(b);
+      for (int b : k.input_buffers()) read[b] = 1;
+    std::vector<char> dead(ks.size(), 0);
+    changed = false;
     for (size_t i = 0; i < ks.size(); ++i) {
-      auto& k = ks[i];
-      if (k.kind == FusionKind::opaque) continue;
+      if (ks[i].kind == FusionKind::opaque) continue;
       bool live = false;
-      for (int b : k.output_buffers())
-        if (read.count(b) || bufs[b].role == Buffer::Role::output) live = true;
-      if (!live) {
-        ks.erase(ks.begin() + static_cast<std::ptrdiff_t>(i));
-        kernel_value.erase(kernel_value.begin() + static_cast<std::ptrdiff_t>(i));
-        changed = true;
-        break;
-      }
+      for (int b : ks[i].output_buffers())
+        if (read[b] || bufs[b].role == Buffer::Role::output) live = true;
+      dead[i] = !live;
+      changed = changed || !live;
     }
+    if (!changed) break;
+    size_t w = 0;
+    for (size_t i = 0; i < ks.size(); ++i)
+      if (!dead[i]) {
+        if (w != i) ks[w] = std::move(ks[i]), kernel_value[w] = kernel_value[i];
+        ++w;
+      }
+    ks.resize(w);
+    kernel_value.resize(w);
   }
 }
 

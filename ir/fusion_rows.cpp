@@ -15,9 +15,7 @@ namespace fusor::fusion_detail {
 int sole_reader(const std::vector<KernelSpec>& ks, size_t ci, int b) {
   int reader = -1;
   for (size_t j = 0; j < ks.size(); ++j) {
-    if (j == ci) continue;
-    const auto in = ks[j].input_buffers();
-    if (std::find(in.begin(), in.end(), b) == in.end()) continue;
+    if (j == ci || !ks[j].reads(b)) continue;
     if (reader >= 0) return -1;
     reader = static_cast<int>(j);
   }
@@ -69,11 +67,7 @@ bool merge_lookups_into_first_reader(std::vector<KernelSpec>& ks, const std::vec
     const int pb = pk.outputs[0].buffer;
     if (bufs[pb].role == Buffer::Role::input || bufs[pb].role == Buffer::Role::constant) continue;
     size_t ci = pi + 1;
-    while (ci < ks.size()) {
-      const auto ins = ks[ci].input_buffers();
-      if (std::find(ins.begin(), ins.end(), pb) != ins.end()) break;
-      ++ci;
-    }
+    while (ci < ks.size() && !ks[ci].reads(pb)) ++ci;
     if (ci >= ks.size()) continue;
     KernelSpec& k = ks[ci];
     if ((k.kind != FusionKind::loop && k.kind != FusionKind::input) || k.matmul || k.conv || !k.dots.empty() || k.row_product ||
@@ -128,10 +122,7 @@ bool merge_lookups_into_first_reader(std::vector<KernelSpec>& ks, const std::vec
     // Stored only for later readers (a LayerNorm's mean and its centring both read its input,
     // which is why the pass stored it; nothing after needs the bytes then).
     bool later = bufs[pb].role == Buffer::Role::output;
-    for (size_t j = ci + 1; j < ks.size() && !later; ++j) {
-      const auto r = ks[j].input_buffers();
-      later = std::find(r.begin(), r.end(), pb) != r.end();
-    }
+    for (size_t j = ci + 1; j < ks.size() && !later; ++j) later = ks[j].reads(pb);
     if (later) k.outputs.push_back({pb, pk.outputs[0].view, root, false});
     prepend_ops(k, pk);
     topo_order(k);  // drops the loads of the buffer
@@ -237,17 +228,12 @@ bool fuse_row_products(std::vector<KernelSpec>& ks, const std::vector<Buffer>& b
     if (bufs[m.b_buffer].nbytes() > (int64_t{64} << 20)) continue;  // bound whole on any device
     // The producer: the one other kernel writing P, a row kernel over A's space reducing its last axis.
     int ri = -1;
-    for (size_t j = 0; j < ks.size(); ++j) {
-      const auto outs = ks[j].output_buffers();
-      if (j != mi && std::find(outs.begin(), outs.end(), pbuf) != outs.end()) ri = ri < 0 ? static_cast<int>(j) : -2;
-    }
+    for (size_t j = 0; j < ks.size(); ++j)
+      if (j != mi && ks[j].writes(pbuf)) ri = ri < 0 ? static_cast<int>(j) : -2;
     if (ri < 0 || sole_reader(ks, static_cast<size_t>(ri), pbuf) != static_cast<int>(mi)) continue;
     // B must be ready where the row kernel runs (kernels are in execution order).
     bool b_ready = true;
-    for (size_t j = static_cast<size_t>(ri); j < ks.size(); ++j) {
-      const auto outs = ks[j].output_buffers();
-      b_ready = b_ready && std::find(outs.begin(), outs.end(), m.b_buffer) == outs.end();
-    }
+    for (size_t j = static_cast<size_t>(ri); j < ks.size() && b_ready; ++j) b_ready = !ks[j].writes(m.b_buffer);
     if (!b_ready) continue;
     KernelSpec& k = ks[ri];
     const int last = static_cast<int>(k.space.size()) - 1;

@@ -103,6 +103,26 @@ std::vector<int> KernelSpec::output_buffers() const {
   return {s.begin(), s.end()};
 }
 
+bool KernelSpec::reads(int b) const {
+  if (b < 0) return false;
+  for (auto& l : loads)
+    if (l.buffer == b) return true;
+  if (matmul && (matmul->a_buffer == b || matmul->b_buffer == b)) return true;
+  if (matmul && matmul->dequant_b && (matmul->dequant_b->scale_buffer == b || matmul->dequant_b->zp_buffer == b)) return true;
+  if (conv && (conv->x_buffer == b || conv->w_buffer == b)) return true;
+  for (auto& d : dots)
+    if (d.mm.a_buffer == b || d.mm.b_buffer == b) return true;
+  if (row_product && row_product->b_buffer == b) return true;
+  return std::find(opaque_inputs.begin(), opaque_inputs.end(), b) != opaque_inputs.end();
+}
+bool KernelSpec::writes(int b) const {
+  if (b < 0) return false;
+  for (auto& o : outputs)
+    if (o.buffer == b) return true;
+  if (row_product && row_product->c_buffer == b) return true;
+  return std::find(opaque_outputs.begin(), opaque_outputs.end(), b) != opaque_outputs.end();
+}
+
 StridedView view_permute(const StridedView& v, const std::vector<int64_t>& perm) {
   StridedView r;
   r.offset = v.offset;

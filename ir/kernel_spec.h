@@ -241,6 +241,8 @@ struct KernelSpec {
   DType acc_dtype() const;
   std::vector<int> input_buffers() const;   // distinct buffers read (loads, contraction, opaque)
   std::vector<int> output_buffers() const;
+  bool reads(int buffer) const;   // buffer is among input_buffers() (without building the list)
+  bool writes(int buffer) const;  // buffer is among output_buffers()
 };
 
 struct Buffer {
@@ -265,6 +267,9 @@ struct Plan {
   // Bytes moved by the fused plan (each kernel reads its inputs and writes its outputs once)
   // and by an op-by-op execution of the same graph.
   int64_t bytes_fused = 0, bytes_unfused = 0;
+  // Kernel-building sweeps of the fusion pass: one, plus one after each round of values it had
+  // to store that its first estimates inlined (independent ones are found in the same sweep).
+  int fusion_sweeps = 0;
 };
 
 // Bytes one kernel reads (each distinct input buffer once) and writes (per-row outputs once

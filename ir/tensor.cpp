@@ -490,6 +490,8 @@ CompareResult compare_tensors(const Tensor& a, const Tensor& b, const CompareOpt
       double x = a.get(i), y = b.get(i);
       if (std::isnan(y) || std::isnan(x)) {
         bad = std::isnan(x) != std::isnan(y);
+        // A NaN where a number is expected (or the reverse) is infinitely far, not 0 away.
+        if (bad) r.max_abs = r.max_rel = std::numeric_limits<double>::infinity();
       } else {
         if (!std::isinf(x) && !std::isinf(y)) {
           double d = std::fabs(x - y);
@@ -499,8 +501,10 @@ CompareResult compare_tensors(const Tensor& a, const Tensor& b, const CompareOpt
         r.max_ulp = std::max(r.max_ulp, ulp_distance(t, x, y));
         if (opts.exact)
           bad = raw_element(a, i) != raw_element(b, i);
-        else if (std::isinf(y) || std::isinf(x))
+        else if (std::isinf(y) || std::isinf(x)) {
           bad = x != y;
+          if (bad) r.max_abs = r.max_rel = std::numeric_limits<double>::infinity();
+        }
         else
           bad = std::fabs(x - y) > atol + rtol * std::fabs(y);
       }

@@ -174,7 +174,7 @@ struct CompareOptions {
 inline constexpr double kReferenceScaleEps = 64;
 struct CompareResult {
   bool ok = true;
-  double max_abs = 0, max_rel = 0;
+  double max_abs = 0, max_rel = 0;  // inf where a mismatch is not finite (NaN for a number, inf for another)
   int64_t max_ulp = 0;     // floats: largest distance in units in the last place of the dtype
   int64_t mismatches = 0;
   std::string message;  // empty when ok; for floats it gives the first mismatch's ulp distance

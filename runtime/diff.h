@@ -128,6 +128,10 @@ void extract_reproducer(const DiffReport& r, const std::string& dir);
 // written whole into a new or empty folder, never mixed with files already there.
 void check_extract_dir(const std::string& dir);
 
+// A score as JSON: the number when finite, else null (JSON has no inf / NaN); diff and conform
+// records both write scores this way.
+nlohmann::json json_number(double d);
+
 // Everything in the report (tensors excepted) as JSON; +-inf/NaN scores become null.
 nlohmann::json diff_to_json(const DiffReport& r);
 

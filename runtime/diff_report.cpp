@@ -15,6 +15,8 @@ namespace fs = std::filesystem;
 
 namespace fusor {
 
+nlohmann::json json_number(double d) { return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(nullptr); }
+
 namespace {
 
 void to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* p) {
@@ -95,16 +97,15 @@ std::vector<int> culprit_nodes(const DiffReport& r, std::vector<int>& outputs) {
   return {nodes.begin(), nodes.end()};  // node order is topological
 }
 
-nlohmann::json num(double d) { return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(nullptr); }
 
 nlohmann::json value_json(const ValueDiff& d, const DiffReport& r) {
   nlohmann::json j = {{"value", d.value},       {"node", d.node_name},        {"op_type", d.op_type},
                       {"dtype", dtype_name(d.dtype)}, {"shape", d.shape},   {"diverges", d.diverges},
-                      {"max_abs", num(d.max_abs)}, {"max_rel", num(d.max_rel)}, {"max_ulp", num(d.max_ulp)}, {"scale_ulp", num(d.scale_ulp)},
-                      {"mismatches", d.mismatches}, {"numel", d.numel},     {"score", num(d.score)},
-                      {"inputs", d.inputs},      {"inputs_max_ulp", num(d.inputs_max_ulp)}};
+                      {"max_abs", json_number(d.max_abs)}, {"max_rel", json_number(d.max_rel)}, {"max_ulp", json_number(d.max_ulp)}, {"scale_ulp", json_number(d.scale_ulp)},
+                      {"mismatches", d.mismatches}, {"numel", d.numel},     {"score", json_number(d.score)},
+                      {"inputs", d.inputs},      {"inputs_max_ulp", json_number(d.inputs_max_ulp)}};
   if (d.worst_index >= 0)
-    j["worst"] = {{"index", d.worst_index}, {"reference", num(d.worst_ref)}, {"tested", num(d.worst_test)}};
+    j["worst"] = {{"index", d.worst_index}, {"reference", json_number(d.worst_ref)}, {"tested", json_number(d.worst_test)}};
   if (!d.note.empty()) j["note"] = d.note;
   j["stage"] = d.fused ? "fused" : "unfused";
   if (d.kernel >= 0) j["kernel"] = r.kernels[d.kernel].name;
@@ -222,8 +223,8 @@ nlohmann::json diff_to_json(const DiffReport& r) {
   for (auto& d : r.unfused) j["unfused"].push_back(value_json(d, r));
   for (auto& d : r.fused) j["fused"].push_back(value_json(d, r));
   for (auto& d : r.worst) j["worst"].push_back(value_json(d, r));
-  for (auto& [op, u] : r.worst_ulp_by_op) j["worst_ulp_by_op"][op] = num(u);
-  for (auto& [op, u] : r.worst_scale_ulp_by_op) j["worst_scale_ulp_by_op"][op] = num(u);
+  for (auto& [op, u] : r.worst_ulp_by_op) j["worst_ulp_by_op"][op] = json_number(u);
+  for (auto& [op, u] : r.worst_scale_ulp_by_op) j["worst_scale_ulp_by_op"][op] = json_number(u);
   j["kernels"] = nlohmann::json::array();
   for (auto& k : r.kernels) j["kernels"].push_back({{"name", k.name}, {"kind", k.kind}, {"ops", k.ops}, {"nodes", k.nodes}});
   return j;

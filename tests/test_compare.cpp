@@ -11,7 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
+
+#include <nlohmann/json.hpp>
 
 #include "frontend/onnx_import.h"
 #include "ir/half.h"
@@ -240,6 +243,38 @@ int run_cli(const std::string& args, std::string* out) {
   std::ifstream in(path);
   out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+// An output wrong only at NaN / inf positions is infinitely far, not "max abs 0": the scores
+// say inf (null in conform's JSON, as in diff's), whatever finite elements agree.
+TEST(Compare, NonFiniteMismatchesScoreInfinity) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  struct {
+    std::vector<double> got, want;
+  } cases[] = {{{1.0, nan}, {1.0, 2.0}}, {{1.0, 2.0}, {1.0, nan}}, {{inf, 2.0}, {1.0, 2.0}}, {{-inf, 2.0}, {inf, 2.0}}};
+  for (auto& c : cases) {
+    CompareResult r = compare_tensors(tensor_of({2}, c.got), tensor_of({2}, c.want), 1e-3, 1e-5);
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.max_abs, inf) << r.message;
+    EXPECT_EQ(r.max_rel, inf) << r.message;
+  }
+  // Matching NaNs and equal infinities are not mismatches and leave the finite scores alone.
+  CompareResult same = compare_tensors(tensor_of({3}, {nan, inf, 1.0}), tensor_of({3}, {nan, inf, 1.5}), 1, 1);
+  EXPECT_TRUE(same.ok) << same.message;
+  EXPECT_EQ(same.max_abs, 0.5);
+  if (!testing::have_cli()) GTEST_SKIP() << "fusor binary not found (FUSOR_BIN unset)";
+  TempDir d;
+  std::string dir = add_case(d, "nan_only", tensor_of({2}, {1.0, 2.0}), tensor_of({2}, {2.0, nan}));
+  const std::string json_path = (d.path / "r.json").string();
+  std::string out;
+  EXPECT_EQ(run_cli("conform " + dir + " --backend ref --json " + json_path, &out), 1) << out;
+  std::ifstream in(json_path);
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  ASSERT_EQ(j["cases"].size(), 1u) << out;
+  EXPECT_EQ(j["cases"][0]["status"], "failed");
+  EXPECT_TRUE(j["cases"][0]["max_abs"].is_null()) << out;
+  EXPECT_TRUE(j["cases"][0]["max_rel"].is_null()) << out;
 }
 
 TEST(Compare, CliConformAndRunCheck) {

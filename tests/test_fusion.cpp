@@ -580,6 +580,47 @@ TEST(Fusion, EinsumChainsContractPairwise) {
   for (auto& be : backends) EXPECT_LE(relative_l2(run_on_backend(be, g, vals)[0], want), 1e-5) << be;
 }
 
+// Values the first estimates inlined but a kernel must store (a matmul operand that is more
+// than one op, a chain over the op limit, a Reshape of a transposed value) are found in one
+// sweep wherever their kernels are independent: one rebuild of every kernel per such value
+// made the pass quadratic in model size (a 48-layer GPT-2: 3.5 s). The fused run still gives
+// ref's values.
+TEST(Fusion, ValuesToStoreAreFoundInFewSweeps) {
+  const int blocks = 120;
+  GraphBuilder b;
+  int x = b.input("x", DType::f32, {4, 16});
+  const int sum_in = b.input("s", DType::f32, {4, 16});
+  std::vector<int> terms;
+  for (int i = 0; i < blocks; ++i) {
+    // Tanh(MatMul(Relu(x + c), W)): the MatMul's operand is two ops, stored by its own kernel.
+    const int c = b.constant("c" + std::to_string(i), random_tensor(DType::f32, {16}, 300 + i, -0.5, 0.5));
+    const int w = b.constant("w" + std::to_string(i), random_tensor(DType::f32, {16, 16}, 500 + i, -0.3, 0.3));
+    x = b.op("Tanh", {b.op("MatMul", {b.op("Relu", {b.op("Add", {x, c})}), w})});
+    // A Transpose read through a Reshape that is no view of it: stored first.
+    if (i % 10 == 0) {
+      const int t = b.op("Transpose", {b.op("Mul", {x, x})}, {{"perm", std::vector<int64_t>{1, 0}}});
+      const int r = b.op("Reshape", {t, b.constant("shape" + std::to_string(i), testing::ints_of({2}, {8, 8}, DType::i64))});
+      b.output(b.op("Sin", {r}));
+    }
+    // A Sum of many computed terms: chains over the op limit, cut where the kernels overflow.
+    terms.push_back(b.op("Mul", {sum_in, b.constant("k" + std::to_string(i), testing::scalar_tensor(DType::f32, 0.01 * (i + 1)))}));
+  }
+  b.output(x);
+  b.output(b.op("Sum", terms));
+  Graph g = b.build();
+  std::vector<Tensor> in = {random_tensor(DType::f32, {4, 16}, 1, -1, 1), random_tensor(DType::f32, {4, 16}, 2, -1, 1)};
+  Outcome o = run_all(g, in);
+  EXPECT_LE(o.plan.fusion_sweeps, 4);
+  int matmuls = 0;
+  for (auto& k : o.plan.kernels) matmuls += k.matmul.has_value();
+  EXPECT_EQ(matmuls, blocks);
+  ASSERT_EQ(o.fused.size(), o.ref.size());
+  for (size_t i = 0; i < o.ref.size(); ++i) {
+    EXPECT_LE(relative_l2(o.fused[i], o.ref[i]), 1e-6) << "output " << i;
+    EXPECT_LE(relative_l2(o.unfused[i], o.ref[i]), 1e-6) << "output " << i;
+  }
+}
+
 // The losses decompose; an ignored target must give 0 even where log-probabilities are -inf
 // (a masked class), as in the reference, for every reduction.
 TEST(Fusion, LossIgnoredTargetWithInfiniteLogProb) {

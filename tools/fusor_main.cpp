@@ -23,6 +23,7 @@
 
 #include "backends/backend.h"
 #include "runtime/conform.h"
+#include "runtime/diff.h"
 #include "runtime/segments.h"
 #include "runtime/session.h"
 #include "runtime/tensor_io.h"
@@ -186,7 +187,7 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
     for (auto& r : results) {
       const char* st = r.status == CaseStatus::passed ? "passed" : r.status == CaseStatus::failed ? "failed" : "skipped";
       j["cases"].push_back({{"case", r.case_dir}, {"backend", r.backend}, {"status", st}, {"detail", r.detail},
-                            {"max_abs", r.max_abs}, {"max_rel", r.max_rel}, {"max_ulp", r.max_ulp}, {"host_nodes", r.host_nodes}});
+                            {"max_abs", json_number(r.max_abs)}, {"max_rel", json_number(r.max_rel)}, {"max_ulp", r.max_ulp}, {"host_nodes", r.host_nodes}});
     }
     // Details quote model text, which may not be UTF-8.
     const std::string text = j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

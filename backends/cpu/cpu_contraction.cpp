@@ -89,11 +89,32 @@ void panel_product(const float* a, int64_t sam, int64_t sak, int64_t rows, const
 
 }  // namespace
 
-double matmul_dot(const MatMulDesc& d, const CpuBuffers& bufs, int64_t a_off, int64_t a_sk, int64_t b_off, int64_t b_sk) {
-  const CpuBuffer& A = bufs[d.a_buffer];
-  double s = 0;
-  for (int64_t q = 0; q < d.k; ++q) s += a_elem(d, A, a_off + q * a_sk) * b_elem(d, bufs, b_off + q * b_sk);
-  return s;
+void matmul_dots(const MatMulDesc& d, const CpuBuffers& bufs, const int64_t* a_off, int64_t a_sk, const int64_t* b_off,
+                 int64_t b_sk, int cnt, double* out) {
+  const CpuBuffer &A = bufs[d.a_buffer], &B = bufs[d.b_buffer];
+  int j = 0;
+  if (d.a_plain() && d.b_plain() && A.dtype == DType::f32 && B.dtype == DType::f32) {
+    // Four elements at a time: four independent sums in flight, each still in ascending q.
+    const float *a = reinterpret_cast<const float*>(A.base), *b = reinterpret_cast<const float*>(B.base);
+    for (; j + 4 <= cnt; j += 4) {
+      const float *a0 = a + a_off[j], *a1 = a + a_off[j + 1], *a2 = a + a_off[j + 2], *a3 = a + a_off[j + 3];
+      const float *b0 = b + b_off[j], *b1 = b + b_off[j + 1], *b2 = b + b_off[j + 2], *b3 = b + b_off[j + 3];
+      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (int64_t q = 0; q < d.k; ++q) {
+        const int64_t ia = q * a_sk, ib = q * b_sk;
+        s0 += static_cast<double>(a0[ia]) * b0[ib];
+        s1 += static_cast<double>(a1[ia]) * b1[ib];
+        s2 += static_cast<double>(a2[ia]) * b2[ib];
+        s3 += static_cast<double>(a3[ia]) * b3[ib];
+      }
+      out[j] = s0, out[j + 1] = s1, out[j + 2] = s2, out[j + 3] = s3;
+    }
+  }
+  for (; j < cnt; ++j) {
+    double s = 0;
+    for (int64_t q = 0; q < d.k; ++q) s += a_elem(d, A, a_off[j] + q * a_sk) * b_elem(d, bufs, b_off[j] + q * b_sk);
+    out[j] = s;
+  }
 }
 
 void matmul_acc_rows(const MatMulDesc& d, const CpuBuffers& bufs, int64_t a_base, int64_t b_base, int64_t m0,

@@ -102,6 +102,7 @@ class Runner {
       std::fill_n(s_->col(static_cast<int>(i)), kBlock, c);
     }
     red_.assign(k.reductions.size(), HostScalar{0.0});
+    if (!k.reduce_axes.empty()) dot_rows_.resize(k.dots.size());
   }
 
   void run() {
@@ -121,6 +122,7 @@ class Runner {
         base[v] = view_of(k_, v).offset;
         for (size_t d = 0; d < c.size(); ++d) base[v] += c[d] * pk_.outer.strides[v][d];
       }
+      for (auto& kept : dot_rows_) kept.clear();
       for (size_t r = 0; r < k_.reductions.size(); ++r) reduce_row(r, base.data(), len);
       if (len == 0) {
         // An empty reduction still writes its per-row outputs (the combiner's identity).
@@ -141,6 +143,8 @@ class Runner {
   std::vector<HostScalar> red_;
   std::vector<double> prow_;  // a row product's P over the current row (rounded to its dtype)
   std::vector<int64_t> gathered_;  // a gathered load's element offsets (load_offsets)
+  std::vector<std::vector<HostScalar>> dot_rows_;  // per inline dot: its values over the current row so far
+  int64_t row_q0_ = -1;  // the block's first position in its row where dot_rows_ applies, else -1
 
   // Evaluates and stores the outputs at positions [q0, q1) of dims (acc: one per position).
   void positions(const IterDims& dims, const int64_t* base, int64_t q0, int64_t q1, const double* acc) {
@@ -280,11 +284,29 @@ class Runner {
 
   // An inline contraction's element (KernelSpec::dots): the product summed in double in
   // ascending k, as the contraction kernels' accumulators, rounded to the node's dtype.
+  // In a row kernel the passes (each reduction, then the outputs) evaluate the same positions
+  // again: each row's products are computed by the first pass and kept (dot_rows_), as the GPU
+  // kernels keep the row in registers.
   void dot(const ExprNode& n, HostScalar* out, int cnt) {
+    if (row_q0_ >= 0) {
+      std::vector<HostScalar>& kept = dot_rows_[n.dot];
+      if (row_q0_ + cnt <= static_cast<int64_t>(kept.size())) {
+        std::copy_n(kept.data() + row_q0_, cnt, out);
+        return;
+      }
+      dot_values(n, out, cnt);
+      if (row_q0_ == static_cast<int64_t>(kept.size())) kept.insert(kept.end(), out, out + cnt);
+      return;
+    }
+    dot_values(n, out, cnt);
+  }
+  void dot_values(const ExprNode& n, HostScalar* out, int cnt) {
     const InlineDot& d = k_.dots[n.dot];
     const int v = static_cast<int>(k_.loads.size() + k_.outputs.size()) + 2 * n.dot;
     const int64_t *oa = s_->off(v), *ob = s_->off(v + 1);
-    for (int j = 0; j < cnt; ++j) out[j].f = round_float(matmul_dot(d.mm, bufs_, oa[j], d.a_sk, ob[j], d.b_sk), n.dtype);
+    double sums[kBlock];
+    matmul_dots(d.mm, bufs_, oa, d.a_sk, ob, d.b_sk, cnt, sums);
+    for (int j = 0; j < cnt; ++j) out[j].f = round_float(sums[j], n.dtype);
   }
 
   // Element offsets of load node n at this block's positions: its view's, plus for a gathered
@@ -408,6 +430,7 @@ class Runner {
   void eval_block(const std::vector<int>& nodes, const std::vector<int>& views, const IterDims& dims,
                   const int64_t* base, int64_t q0, int cnt, const double* acc, Stores which) {
     offsets(views, dims, base, q0, cnt);
+    row_q0_ = !dot_rows_.empty() && which != Stores::per_row ? q0 : -1;
     for (int i : nodes) {
       const ExprNode& n = k_.expr[i];
       HostScalar* out = s_->col(i);

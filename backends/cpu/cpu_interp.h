@@ -53,9 +53,10 @@ void run_cpu_kernel(const KernelSpec& k, const PreparedKernel& pk, const CpuBuff
 //  conv:   output planes of image n, channels [ko0, ko1) of one group: acc[((ko - ko0) * OH + oy) * OW + ox].
 void matmul_acc_rows(const MatMulDesc& d, const CpuBuffers& bufs, int64_t a_base, int64_t b_base, int64_t m0,
                      int64_t m1, double* acc);
-//  dot:    one element: sum over q < d.k of A(a_off + q * a_sk) * B(b_off + q * b_sk), the
-//          operands through d's prologues (an inline contraction, KernelSpec::dots).
-double matmul_dot(const MatMulDesc& d, const CpuBuffers& bufs, int64_t a_off, int64_t a_sk, int64_t b_off, int64_t b_sk);
+//  dots:   cnt elements: out[j] = sum over q < d.k of A(a_off[j] + q * a_sk) * B(b_off[j] + q * b_sk),
+//          the operands through d's prologues (an inline contraction, KernelSpec::dots).
+void matmul_dots(const MatMulDesc& d, const CpuBuffers& bufs, const int64_t* a_off, int64_t a_sk, const int64_t* b_off,
+                 int64_t b_sk, int cnt, double* out);
 void conv_acc_planes(const ConvDesc& d, const CpuBuffers& bufs, int64_t n, int64_t ko0, int64_t ko1, double* acc);
 
 }  // namespace fusor

@@ -231,7 +231,15 @@ bool sequence_loop_trips(const Graph& g, const Node& n, const Graph& b, const Lo
   return true;
 }
 
+// Loops nested in a body that runs_with is typing: each check types the body, unrolling the
+// loops inside (and checking them), and the copies are typed again, so a nest of d loops cost
+// 2^d checks (20 nested single-trip loops: 17 s). Past this depth of checks a nested loop is
+// typed as a Loop (its infer) instead of unrolled inside the check.
+constexpr int kMaxNestedUnrollChecks = 4;
+thread_local int unroll_check_depth = 0;
+
 bool loop_expand(Graph& g, size_t index) {
+  if (unroll_check_depth >= kMaxNestedUnrollChecks) return false;
   const Node n = g.nodes[index];
   // Without a trip count M (a while loop) only a loop carrying a sequence is unrolled, followed
   // until its cond_out folds to false (sequence_loop_trips).
@@ -270,6 +278,10 @@ bool loop_expand(Graph& g, size_t index) {
       args.push_back(Arg{v.dtype, v.shape, static_cast<int>(i) >= io.own && v.constant ? &*v.constant : nullptr, &g,
                          v.sequence ? &*v.sequence : nullptr});
     }
+    struct CheckDepth {
+      CheckDepth() { ++unroll_check_depth; }
+      ~CheckDepth() { --unroll_check_depth; }
+    } check_depth;
     try {
       const Graph s = bind_body(n, b, args);
       const Value& c = s.values[s.outputs[0]];
