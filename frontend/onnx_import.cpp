@@ -307,10 +307,11 @@ struct Importer {
     return id;
   }
 
-  // Reads a ValueInfoProto's tensor type. Returns false when no type is declared.
+  // Reads a ValueInfoProto's tensor type. Returns false when no type is declared (an empty
+  // TypeProto, `type {}`, as torch's TorchScript exporter writes for Loop body inputs, too).
   bool read_type(const onnx::ValueInfoProto& vi, const std::string& what, DType& dt, Shape& shape, bool& known,
                  std::vector<std::string>* dim_params = nullptr) {
-    if (!vi.has_type()) return false;
+    if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return false;
     if (!vi.type().has_tensor_type())
       throw Error("onnx", what + " '" + printable(vi.name()) + "': only tensor types are supported (sequence/map/optional are not)");
     const auto& tt = vi.type().tensor_type();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <new>
 #include <set>
 #include <sstream>
 
@@ -125,6 +126,9 @@ CaseResult run_case(const std::string& dir, const std::string& backend, const Co
   } catch (const Unsupported& e) {
     r.status = CaseStatus::skipped;
     r.detail = e.what();
+  } catch (const std::bad_alloc&) {  // as `run` says it, not "std::bad_alloc"
+    r.status = CaseStatus::failed;
+    r.detail = "[memory] out of host memory: a tensor or buffer of this case is larger than the process can allocate";
   } catch (const std::exception& e) {
     r.status = CaseStatus::failed;
     r.detail = e.what();

@@ -1,5 +1,6 @@
 #include "runtime/segments.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -38,7 +39,18 @@ class SegmentedExecutable final : public Executable {
   };
 
   SegmentedExecutable(Graph g, std::vector<Piece> pieces, std::vector<GraphBreak> breaks, std::string backend)
-      : g_(std::move(g)), pieces_(std::move(pieces)), breaks_(std::move(breaks)), backend_(std::move(backend)) {}
+      : g_(std::move(g)), pieces_(std::move(pieces)), breaks_(std::move(breaks)), backend_(std::move(backend)) {
+    // Values no later piece reads are dropped after the piece (a run holds the live ones only).
+    std::vector<int> last(g_.values.size(), -1);
+    for (size_t i = 0; i < pieces_.size(); ++i) {
+      for (int v : pieces_[i].seg.inputs) last[v] = static_cast<int>(i);
+      for (int v : pieces_[i].seg.outputs) last[v] = std::max(last[v], static_cast<int>(i));
+    }
+    for (int v : g_.outputs) last[v] = -1;
+    free_after_.resize(pieces_.size());
+    for (size_t v = 0; v < last.size(); ++v)
+      if (last[v] >= 0) free_after_[last[v]].push_back(static_cast<int>(v));
+  }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, RunStats* stats) override {
     auto t0 = std::chrono::steady_clock::now();
@@ -47,7 +59,8 @@ class SegmentedExecutable final : public Executable {
     for (size_t i = 0; i < inputs.size(); ++i) env[g_.inputs[i]] = inputs[i];
     double device_us = 0;
     bool timed = false;
-    for (Piece& p : pieces_) {
+    for (size_t pi = 0; pi < pieces_.size(); ++pi) {
+      Piece& p = pieces_[pi];
       std::vector<Tensor> in;
       in.reserve(p.seg.inputs.size());
       for (int v : p.seg.inputs) in.push_back(env[v]);  // shares storage, no copy
@@ -58,6 +71,7 @@ class SegmentedExecutable final : public Executable {
                                std::to_string(p.seg.outputs.size()));
       for (size_t k = 0; k < out.size(); ++k) env[p.seg.outputs[k]] = std::move(out[k]);
       if (!p.seg.host && st.device_us >= 0) device_us += st.device_us, timed = true;
+      for (int v : free_after_[pi]) env[v] = Tensor();
     }
     std::vector<Tensor> result;
     for (int o : g_.outputs) result.push_back(g_.values[o].constant ? *g_.values[o].constant : env[o]);
@@ -102,6 +116,7 @@ class SegmentedExecutable final : public Executable {
   std::vector<Piece> pieces_;
   std::vector<GraphBreak> breaks_;
   std::string backend_;
+  std::vector<std::vector<int>> free_after_;  // per piece: values no later piece reads
 };
 
 }  // namespace
