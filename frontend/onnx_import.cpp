@@ -311,7 +311,13 @@ struct Importer {
   // TypeProto, `type {}`, as torch's TorchScript exporter writes for Loop body inputs, too).
   bool read_type(const onnx::ValueInfoProto& vi, const std::string& what, DType& dt, Shape& shape, bool& known,
                  std::vector<std::string>* dim_params = nullptr) {
-    if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) return false;
+    if (!vi.has_type()) return false;
+    if (vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) {
+      // A subgraph input is typed by its node; a model's own input needs its type (onnxruntime: "does
+      // not have type information").
+      if (what == "graph input") throw Error("onnx", what + " '" + printable(vi.name()) + "' has an empty type (no tensor type)");
+      return false;
+    }
     if (!vi.type().has_tensor_type())
       throw Error("onnx", what + " '" + printable(vi.name()) + "': only tensor types are supported (sequence/map/optional are not)");
     const auto& tt = vi.type().tensor_type();

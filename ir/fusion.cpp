@@ -831,14 +831,29 @@ class Fuser {
     // all marked before the one rebuild. One rebuild per failure was quadratic in model size
     // (a 48-layer GPT-2's fusion pass: 3.5 s).
     std::vector<char> claimed(g_.nodes.size(), 0);
-    std::vector<int> needed;
+    std::vector<char> seen(g_.nodes.size(), 0);  // the cone walk's
+    std::vector<int> needed, seen_list;
     for (size_t p = 0; p < g_.nodes.size(); ++p) {
       visited_.clear();
       try {
         node_kernels(p);
       } catch (const NeedMaterialize& m) {
+        // The whole inlined input cone of the node, not only what the build reached before it
+        // threw (a matmul failing on A never built B's tree).
         visited_.push_back(static_cast<int>(p));
         if (producer(m.value) >= 0) visited_.push_back(producer(m.value));
+        for (std::vector<int> todo(g_.nodes[p].inputs.begin(), g_.nodes[p].inputs.end()); !todo.empty();) {
+          const int u = todo.back();
+          todo.pop_back();
+          const int q = u >= 0 && !mat_[u] ? producer(u) : -1;
+          if (q < 0 || !inlines(cls_[q]) || seen[q]) continue;
+          seen[q] = 1;
+          seen_list.push_back(q);
+          visited_.push_back(q);
+          todo.insert(todo.end(), g_.nodes[q].inputs.begin(), g_.nodes[q].inputs.end());
+        }
+        for (int q : seen_list) seen[q] = 0;
+        seen_list.clear();
         bool independent = true;
         for (int q : visited_) independent = independent && !claimed[q];
         if (!independent) continue;  // decided again after the rebuild

@@ -485,7 +485,11 @@ CompareResult compare_tensors(const Tensor& a, const Tensor& b, const CompareOpt
       // Integers and bools: exact (bool as truth values, whatever byte a kernel wrote).
       bad = t == DType::boolean ? (raw_element(a, i) != 0) != (raw_element(b, i) != 0) : raw_element(a, i) != raw_element(b, i);
       if (bad && small_float && std::isnan(a.get(i)) && std::isnan(b.get(i))) bad = false;
-      if (bad) r.max_abs = std::max(r.max_abs, std::fabs(a.get(i) - b.get(i)));
+      if (bad) {
+        const double d = std::fabs(a.get(i) - b.get(i));
+        if (std::isfinite(d)) r.max_abs = std::max(r.max_abs, d);
+        else r.max_abs = r.max_rel = std::numeric_limits<double>::infinity();
+      }
     } else {
       double x = a.get(i), y = b.get(i);
       if (std::isnan(y) || std::isnan(x)) {
@@ -499,9 +503,10 @@ CompareResult compare_tensors(const Tensor& a, const Tensor& b, const CompareOpt
           if (y != 0) r.max_rel = std::max(r.max_rel, d / std::fabs(y));
         }
         r.max_ulp = std::max(r.max_ulp, ulp_distance(t, x, y));
-        if (opts.exact)
+        if (opts.exact) {
           bad = raw_element(a, i) != raw_element(b, i);
-        else if (std::isinf(y) || std::isinf(x)) {
+          if (bad && x != y && (std::isinf(x) || std::isinf(y))) r.max_abs = r.max_rel = std::numeric_limits<double>::infinity();
+        } else if (std::isinf(y) || std::isinf(x)) {
           bad = x != y;
           if (bad) r.max_abs = r.max_rel = std::numeric_limits<double>::infinity();
         }

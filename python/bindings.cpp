@@ -654,7 +654,14 @@ NB_MODULE(_fusor, m) {
             Graph g = load_source(source, is_path);
             {
               nb::gil_scoped_release release;
-              make_backend(backend);  // an unknown or absent backend fails here, not at the first run
+              // An unknown backend, one that sees no device here (cuda without a driver) or a
+              // device index past the last fails here, not at the first run.
+              const std::vector<DeviceInfo> devs = make_backend(backend)->devices();
+              if (devs.empty())
+                throw Error(backend, "no device on this machine (fusor.devices() lists what each backend sees)");
+              if (device < 0 || static_cast<size_t>(device) >= devs.size())
+                throw Error(backend, "device index " + std::to_string(device) + " out of range (" + std::to_string(devs.size()) +
+                                         " device(s): " + devs[0].name + (devs.size() > 1 ? ", ..." : "") + ")");
             }
             new (self) PySession(std::move(g), backend, device, fusion, replay, max_executables);
           },

@@ -258,6 +258,9 @@ TEST(Compare, NonFiniteMismatchesScoreInfinity) {
     EXPECT_EQ(r.max_abs, inf) << r.message;
     EXPECT_EQ(r.max_rel, inf) << r.message;
   }
+  // Bit for bit (--exact) too.
+  CompareOptions exact{1e-3, 1e-5, true};
+  EXPECT_EQ(compare_tensors(tensor_of({2}, {inf, 2.0}), tensor_of({2}, {1.0, 2.0}), exact).max_abs, inf);
   // Matching NaNs and equal infinities are not mismatches and leave the finite scores alone.
   CompareResult same = compare_tensors(tensor_of({3}, {nan, inf, 1.0}), tensor_of({3}, {nan, inf, 1.5}), 1, 1);
   EXPECT_TRUE(same.ok) << same.message;

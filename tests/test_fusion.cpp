@@ -621,6 +621,30 @@ TEST(Fusion, ValuesToStoreAreFoundInFewSweeps) {
   }
 }
 
+// A failure counts as independent of earlier ones only if its node's whole inlined input cone
+// is disjoint from theirs: M1 = MatMul(A, w) fails on A before w's tree is built, and a later
+// tree Y over the op limit contains w. Marking Y's cut in the same sweep stored a value the
+// value-at-a-time pass never stores (A, then w, and Y fits): 5 kernels instead of 4
+// (review of round 45).
+TEST(Fusion, BatchedFailuresClaimTheirWholeInputCone) {
+  GraphBuilder b;
+  auto in = [&](const char* n) { return b.input(n, DType::f32, {8, 8}); };
+  const int a1 = in("a1"), a2 = in("a2"), a3 = in("a3"), p = in("p"), q = in("q"), r = in("r"), i1 = in("i1"), i2 = in("i2");
+  const int a = b.op("Add", {b.op("Mul", {a1, a2}), a3});
+  const int w = b.op("Add", {b.op("Mul", {p, q}), r});
+  b.output(b.op("MatMul", {a, w}));
+  const char* ops[] = {"Sin", "Cos", "Tanh", "Sigmoid"};
+  int c1 = i1, c2 = i2;
+  for (int k = 0; k < 28; ++k) c1 = b.op(ops[k % 4], {c1}), c2 = b.op(ops[(k + 1) % 4], {c2});
+  b.output(b.op("Add", {b.op("Add", {c1, c2}), w}));
+  Graph g = b.build();
+  std::vector<Tensor> ins;
+  for (int k = 0; k < 8; ++k) ins.push_back(random_tensor(DType::f32, {8, 8}, 900 + k, -1, 1));
+  Outcome o = run_all(g, ins);
+  EXPECT_EQ(o.plan.kernels.size(), 4u);
+  for (size_t i = 0; i < o.ref.size(); ++i) EXPECT_LE(relative_l2(o.fused[i], o.ref[i]), 1e-6) << "output " << i;
+}
+
 // The losses decompose; an ignored target must give 0 even where log-probabilities are -inf
 // (a masked class), as in the reference, for every reduction.
 TEST(Fusion, LossIgnoredTargetWithInfiniteLogProb) {

@@ -70,6 +70,10 @@ TEST(Round46, EmptyTypeOnALoopBodyInputMeansUndeclared) {
   fuzz::set_type(g->add_output(), "y", onnx::TensorProto::FLOAT, {4});
   ASSERT_TRUE(body->input(2).has_type());
   Graph lg = load_onnx_from_bytes(m.SerializeAsString(), ".");
+  // The model's own input needs its type (onnxruntime refuses it too): named, not a scalar.
+  auto bad = m;
+  bad.mutable_graph()->mutable_input(0)->mutable_type()->Clear();
+  EXPECT_ERROR(load_onnx_from_bytes(bad.SerializeAsString(), "."), "graph input 'x' has an empty type");
   const Tensor x = testing::tensor_of({4}, {0.5, -1.0, 2.0, 3.25});
   for (const std::string& be : testing::usable_backends()) {
     const auto y = run_on_backend(be, specialize(lg, {x}), {x});

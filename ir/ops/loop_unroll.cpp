@@ -235,11 +235,17 @@ bool sequence_loop_trips(const Graph& g, const Node& n, const Graph& b, const Lo
 // loops inside (and checking them), and the copies are typed again, so a nest of d loops cost
 // 2^d checks (20 nested single-trip loops: 17 s). Past this depth of checks a nested loop is
 // typed as a Loop (its infer) instead of unrolled inside the check.
+// A check that fails where the cap left a loop inside it un-unrolled is run again without the
+// cap (its answer may need that loop's values folded): the full cost only where it matters.
 constexpr int kMaxNestedUnrollChecks = 4;
 thread_local int unroll_check_depth = 0;
+thread_local bool unroll_cap_hit = false, unroll_uncapped = false;
 
 bool loop_expand(Graph& g, size_t index) {
-  if (unroll_check_depth >= kMaxNestedUnrollChecks) return false;
+  if (!unroll_uncapped && unroll_check_depth >= kMaxNestedUnrollChecks) {
+    unroll_cap_hit = true;
+    return false;
+  }
   const Node n = g.nodes[index];
   // Without a trip count M (a while loop) only a loop carrying a sequence is unrolled, followed
   // until its cond_out folds to false (sequence_loop_trips).
@@ -270,7 +276,7 @@ bool loop_expand(Graph& g, size_t index) {
   // cond_out must fold to true when cond_in is true (then every iteration runs), with the
   // iteration number (unless `iteration` >= 0 binds it) and the carried values typed only.
   std::vector<std::pair<DType, Shape>> scan_types;  // iteration 0's scan outputs (runs_with(i >= 0) records)
-  const auto runs_with = [&](int64_t iteration) {
+  const auto check_with = [&](int64_t iteration) {
     const Tensor it = scalar_like(b, 0, DType::i64, iteration);
     std::vector<Arg> args{Arg{DType::i64, it.shape(), iteration >= 0 ? &it : nullptr}, arg_of(cond_true)};
     for (size_t i = 2; i < n.inputs.size(); ++i) {
@@ -300,6 +306,18 @@ bool loop_expand(Graph& g, size_t index) {
       return false;
     }
     return true;
+  };
+  const auto runs_with = [&](int64_t iteration) {
+    struct Flags {  // restored however the check ends
+      bool hit = unroll_cap_hit, uncapped = unroll_uncapped;
+      ~Flags() { unroll_cap_hit = hit || unroll_cap_hit, unroll_uncapped = uncapped; }
+    } flags;
+    unroll_cap_hit = false;
+    if (check_with(iteration)) return true;
+    if (!unroll_cap_hit || unroll_uncapped) return false;
+    unroll_uncapped = true;
+    if (iteration == 0) scan_types.clear();  // recorded again by the uncapped check
+    return check_with(iteration);
   };
   // A body whose shapes need its iteration number (tf2onnx slices by it: x[0 : i + 1] in
   // tf.math.cumprod, crop_and_resize) cannot be typed with it unknown: each iteration is checked

@@ -90,6 +90,18 @@ def test_session_options_of_the_wrong_type(relu_dir, kwargs, msg):
         fusor.Session(relu_dir, **kwargs)
 
 
+def test_device_the_backend_lacks_fails_at_session(relu_dir):
+    # Was refused only at the first run(); now Session() names it (a device past the last, a
+    # backend that sees no device here).
+    for be in ("ref", "cpu"):
+        with pytest.raises(fusor.Error, match=rf"^\[{be}\] device index 1 out of range \(1 device\(s\)"):
+            fusor.Session(relu_dir, backend=be, device=1)
+    seen = {d["backend"] for d in fusor.devices()}
+    for be in set(fusor.backends()) - seen:  # cuda here without a GPU
+        with pytest.raises(fusor.Error, match=rf"^\[{be}\] no device on this machine"):
+            fusor.Session(relu_dir, backend=be)
+
+
 def test_device_index_may_be_a_numpy_integer(relu_dir):
     x = rnd((2, 3), 4)
     (y,) = fusor.Session(relu_dir, backend="cpu", device=np.int64(0)).run(None, {"x": x})

@@ -1,0 +1,5 @@
+# Session 37, call 3: W4 and W6 of the side-by-side with the IREE bundle.
+#   bash docs/h100-2026-12-06b/job3.sh   (after IREE_BUNDLE=... HALF_MODELS=... package_h200.sh)
+scripts/h200_run.sh $OUT/r none > /dev/null 2>&1
+SIDE_ARGS='--quick --only W4,W6' timeout 575 scripts/h200_run.sh $OUT/side side 2>&1 | tail -80
+rm -f $OUT/*/devices.txt
