@@ -706,6 +706,18 @@ class Fuser {
     return std::make_pair(std::move(p), std::make_pair(value, view));
   }
 
+  // A matmul / conv kernel of node p storing its accumulator as value v (epilogues come later).
+  void add_contraction(KernelSpec k, int v, size_t p, const std::set<int>& prologue_nodes = {}) {
+    ExprNode acc;
+    acc.kind = ExprKind::acc;
+    acc.dtype = g_.values[v].dtype;
+    k.expr.push_back(acc);
+    k.outputs.push_back({buffer_for(v), StridedView::contiguous(g_.values[v].shape), 0, false});
+    note_nodes(k, {static_cast<int>(p)});
+    note_nodes(k, prologue_nodes);
+    add_kernel(std::move(k), v);
+  }
+
   // The kernels of graph node p (none for a value that is inlined into its readers).
   void node_kernels(size_t p) {
     const Node& n = g_.nodes[p];
@@ -796,26 +808,13 @@ class Fuser {
       d.a = view_broadcast(av, as);
       d.b = view_broadcast(bv, bs);
       k.matmul = d;
-      ExprNode acc;
-      acc.kind = ExprKind::acc;
-      acc.dtype = g_.values[v].dtype;
-      k.expr.push_back(acc);
-      k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
-      note_nodes(k, {static_cast<int>(p)});
-      note_nodes(k, pre_nodes);
-      add_kernel(std::move(k), v);
+      add_contraction(std::move(k), v, p, pre_nodes);
     } else if (c == Cls::conv) {
       KernelSpec k;
       k.kind = FusionKind::output;
       k.space = shape;
       k.conv = conv_desc(n, shape);
-      ExprNode acc;
-      acc.kind = ExprKind::acc;
-      acc.dtype = g_.values[v].dtype;
-      k.expr.push_back(acc);
-      k.outputs.push_back({buffer_for(v), StridedView::contiguous(shape), 0, false});
-      note_nodes(k, {static_cast<int>(p)});
-      add_kernel(std::move(k), v);
+      add_contraction(std::move(k), v, p);
     }
     }
 
