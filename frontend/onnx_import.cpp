@@ -268,6 +268,59 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
   return out;
 }
 
+Tensor tensor_from_sparse_proto(const onnx::SparseTensorProto& s, const std::string& base_dir) {
+  const onnx::TensorProto& vp = s.values();
+  const std::string who = "sparse tensor '" + printable(vp.name()) + "'";
+  Shape shape(s.dims().begin(), s.dims().end());
+  for (int64_t d : shape)
+    if (d < 0) throw Error("onnx", who + ": negative dimension in " + shape_str_short(shape));
+  if (const std::string why = shape_bounds_problem(shape); !why.empty())
+    throw Error("onnx", who + ": shape " + shape_str_short(shape) + " is too large (" + why + ")");
+  Tensor values = tensor_from_proto(vp, base_dir);
+  Tensor indices = tensor_from_proto(s.indices(), base_dir);
+  if (values.shape().size() != 1) throw Error("onnx", who + ": values must be 1-D [NNZ], got " + shape_str_short(values.shape()));
+  const int64_t nnz = values.shape()[0];
+  const int64_t rank = static_cast<int64_t>(shape.size()), numel = shape_numel(shape);
+  if (!dtype_is_int(indices.dtype())) throw Error("onnx", who + ": indices must be integers, got " + dtype_name(indices.dtype()));
+  // onnx.proto: indices are [NNZ] (positions in the row-major dense tensor) or [NNZ, rank].
+  const bool linear = indices.shape() == Shape{nnz};
+  if (!linear && indices.shape() != Shape{nnz, rank})
+    throw Error("onnx", who + ": indices " + shape_str_short(indices.shape()) + " are neither [" + std::to_string(nnz) + "] nor [" +
+                            std::to_string(nnz) + ", " + std::to_string(rank) + "]");
+  // The dense image is built on the host at load; a few bytes of file must not ask for terabytes.
+  if (tensor_bytes(values.dtype(), shape) > kMaxSparseDenseBytes)
+    throw Error("onnx", who + ": its dense form " + shape_str_short(shape) + " " + dtype_name(values.dtype()) + " would take " +
+                            std::to_string(tensor_bytes(values.dtype(), shape)) + " bytes (at most " + std::to_string(kMaxSparseDenseBytes) +
+                            " are densified)");
+  Tensor out(values.dtype(), shape);
+  const size_t es = dtype_size(values.dtype());
+  int64_t prev = -1;
+  for (int64_t k = 0; k < nnz; ++k) {
+    int64_t pos = 0;
+    if (linear) {
+      pos = indices.get_int(k);
+    } else {
+      for (int64_t d = 0; d < rank; ++d) {
+        const int64_t i = indices.get_int(k * rank + d);
+        if (i < 0 || i >= shape[static_cast<size_t>(d)])
+          throw Error("onnx", who + ": index " + std::to_string(i) + " of value " + std::to_string(k) + " is outside dim " +
+                                  std::to_string(d) + " of " + shape_str_short(shape));
+        pos = pos * shape[static_cast<size_t>(d)] + i;
+      }
+    }
+    if (pos < 0 || pos >= numel)
+      throw Error("onnx", who + ": index " + std::to_string(pos) + " of value " + std::to_string(k) + " is outside " + shape_str_short(shape));
+    // onnx.proto: "indices must appear in ascending order"; a repeat would make the value a guess.
+    if (pos <= prev)
+      throw Error("onnx", who + ": indices are not in strictly ascending order (value " + std::to_string(k) + " at position " +
+                              std::to_string(pos) + ")");
+    prev = pos;
+    if (values.dtype() == DType::string) out.strings[static_cast<size_t>(pos)] = values.strings[static_cast<size_t>(k)];
+    else std::memcpy(out.raw() + pos * static_cast<int64_t>(es), values.raw() + k * static_cast<int64_t>(es), es);
+  }
+  return out;
+}
+
 namespace {
 
 struct Importer {
@@ -342,6 +395,7 @@ struct Importer {
       else if (a.has_i()) type = A::INT;
       else if (a.has_s()) type = A::STRING;
       else if (a.has_t()) type = A::TENSOR;
+      else if (a.has_sparse_tensor()) type = A::SPARSE_TENSOR;
       else if (a.has_g() || a.graphs_size()) type = A::GRAPH;
       else if (a.floats_size()) type = A::FLOATS;
       else if (a.ints_size()) type = A::INTS;
@@ -358,6 +412,12 @@ struct Importer {
       case A::TENSOR:
         try {
           return tensor_from_proto(a.t(), base_dir);
+        } catch (const Error& e) {
+          throw Error("onnx", label + ": attribute '" + printable(a.name()) + "': " + e.message());
+        }
+      case A::SPARSE_TENSOR:
+        try {
+          return tensor_from_sparse_proto(a.sparse_tensor(), base_dir);
         } catch (const Error& e) {
           throw Error("onnx", label + ": attribute '" + printable(a.name()) + "': " + e.message());
         }
@@ -379,6 +439,7 @@ struct Importer {
       given += attr(k) ? 1 : 0;
     if (given > 1) throw Error("onnx", n.label() + ": Constant has " + std::to_string(given) + " value attributes, exactly one is allowed");
     if (const Tensor* t = attr("value") ? n.attr_t("value") : nullptr) return *t;
+    if (const Tensor* t = attr("sparse_value") ? n.attr_t("sparse_value") : nullptr) return *t;
     if (attr("value_float")) {
       Tensor t(DType::f32, {});
       t.set(0, n.attr_f("value_float", 0));
@@ -412,7 +473,6 @@ struct Importer {
       t.strings = v;
       return t;
     }
-    if (attr("sparse_value")) throw Error("onnx", n.label() + ": sparse constants are not supported");
     throw Error("onnx", n.label() + ": Constant has no value attribute");
   }
 
@@ -545,7 +605,12 @@ struct Importer {
   // Inputs, nodes and outputs of gp (its initializers are already defined).
   void body(const onnx::GraphProto& gp) {
     g.name = gp.name();
-    if (gp.sparse_initializer_size()) throw Error("onnx", model_label + ": sparse initializers are not supported");
+    // Sparse initializers (onnx.proto SparseTensorProto) are stored dense, as onnxruntime does.
+    for (const auto& sp : gp.sparse_initializer()) {
+      const std::string& name = sp.values().name();
+      if (name.empty()) throw Error("onnx", model_label + ": a sparse initializer has no name (its values tensor names it)");
+      define(name, g.add_constant(name, tensor_from_sparse_proto(sp, base_dir)), "sparse initializer");
+    }
     for (const auto& vi : gp.input()) {
       if (ids.count(vi.name()) && g.values[ids[vi.name()]].constant) {
         // IR < 4 lists every initializer as an input (it stays a constant, as in onnxruntime);

@@ -56,4 +56,14 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
 // The same, moving raw_data into the tensor instead of copying it (t's raw_data is left empty).
 Tensor tensor_from_proto(onnx::TensorProto&& t, const std::string& base_dir);
 
+// Converts a SparseTensorProto (a sparse initializer, Constant's sparse_value) to its dense
+// tensor, as onnxruntime does: `values` [NNZ] (any dtype tensor_from_proto reads), `indices`
+// integer [NNZ] (row-major positions) or [NNZ, rank], `dims` the dense shape; elements not
+// listed are 0 ("" for strings). Throws Error("onnx", "sparse tensor 'name': ...") for an index
+// outside dims, indices not strictly ascending (onnx.proto asks for ascending order; a repeat
+// would make the value ambiguous), mismatched index / value shapes, or a dense form over
+// kMaxSparseDenseBytes.
+inline constexpr uint64_t kMaxSparseDenseBytes = uint64_t{1} << 32;
+Tensor tensor_from_sparse_proto(const onnx::SparseTensorProto& s, const std::string& base_dir);
+
 }  // namespace fusor

@@ -18,6 +18,7 @@
 
 #include "frontend/builder.h"
 #include "frontend/onnx_import.h"
+#include "runtime/session.h"
 #include "runtime/tensor_io.h"
 
 using namespace fusor;
@@ -687,4 +688,79 @@ TEST(OnnxImport, ExternalDataThatIsNoRegularFileSaysSo) {
     make_external(m, loc, nullptr, 0);
     expect_error([&] { load_onnx(save_model(d, m, loc + ".onnx")); }, "tensor 'w': external data file '" + (d / loc) + "' " + msg);
   }
+}
+
+namespace {
+// small_model(8) with w [2, 4] a sparse initializer: values `vals` at `idx` ([NNZ] or [NNZ, 2]).
+onnx::ModelProto sparse_model(const std::vector<float>& vals, const std::vector<int64_t>& idx, Shape idx_dims,
+                              Shape dims = {2, 4}) {
+  onnx::ModelProto m = small_model(8);
+  auto* g = m.mutable_graph();
+  g->clear_initializer();
+  set_tensor_type(g->mutable_input(0), "x", onnx::TensorProto::FLOAT, {"2", "4"});
+  set_tensor_type(g->mutable_output(0), "y", onnx::TensorProto::FLOAT, {"2", "4"});
+  auto* sp = g->add_sparse_initializer();
+  for (auto d : dims) sp->add_dims(d);
+  auto* v = sp->mutable_values();
+  v->set_name("w");
+  v->set_data_type(onnx::TensorProto::FLOAT);
+  v->add_dims(static_cast<int64_t>(vals.size()));
+  for (float f : vals) v->add_float_data(f);
+  auto* i = sp->mutable_indices();
+  i->set_data_type(onnx::TensorProto::INT64);
+  for (auto d : idx_dims) i->add_dims(d);
+  for (int64_t k : idx) i->add_int64_data(k);
+  return m;
+}
+}  // namespace
+
+// onnx.proto's SparseTensorProto (sparse initializers, Constant's sparse_value) is read into its
+// dense tensor, as onnxruntime does; malformed ones are one-line [onnx] errors.
+TEST(OnnxImport, SparseTensorsAreStoredDense) {
+  TempDir d;
+  const Tensor x = random_tensor(DType::f32, {2, 4}, 7);
+  std::vector<float> dense(8, 0.0f);
+  dense[1] = 1.5f, dense[6] = -2.25f;
+  // Linear indices and [NNZ, rank] coordinates give the same tensor and the same run.
+  for (const auto& m : {sparse_model({1.5f, -2.25f}, {1, 6}, {2}), sparse_model({1.5f, -2.25f}, {0, 1, 1, 2}, {2, 2})}) {
+    Graph g = load_onnx(save_model(d, m));
+    const Value& w = g.values[g.find_value("w")];
+    ASSERT_TRUE(w.constant.has_value());
+    ASSERT_EQ(w.constant->shape(), (Shape{2, 4}));
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(w.constant->get(k), dense[k]) << k;
+    for (const char* be : {"ref", "cpu"}) {
+      const Tensor y = Session(g, be).run({x})[0];
+      for (int k = 0; k < 8; ++k) EXPECT_EQ(y.data<float>()[k], x.data<float>()[k] + dense[k]) << be << " " << k;
+    }
+  }
+  {  // Constant(sparse_value), int64 values, read by a node.
+    onnx::ModelProto m = small_model(8);
+    auto* g = m.mutable_graph();
+    g->clear_initializer();
+    auto* c = g->add_node();
+    c->set_op_type("Constant");
+    c->add_output("w");
+    auto* a = c->add_attribute();
+    a->set_name("sparse_value");
+    a->set_type(onnx::AttributeProto::SPARSE_TENSOR);
+    auto* sp = a->mutable_sparse_tensor();
+    sp->add_dims(8);
+    sp->mutable_values()->set_data_type(onnx::TensorProto::FLOAT);
+    sp->mutable_values()->add_dims(1);
+    sp->mutable_values()->add_float_data(4.0f);
+    sp->mutable_indices()->set_data_type(onnx::TensorProto::INT64);
+    sp->mutable_indices()->add_dims(1);
+    sp->mutable_indices()->add_int64_data(7);
+    Graph gr = load_onnx(save_model(d, m, "const.onnx"));
+    const Tensor xin = random_tensor(DType::f32, {8}, 3);
+    const Tensor y = Session(gr, "cpu").run({xin})[0];
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(y.data<float>()[k], xin.data<float>()[k] + (k == 7 ? 4.0f : 0.0f)) << k;
+  }
+  expect_error([&] { load_onnx(save_model(d, sparse_model({1, 2}, {1, 8}, {2}), "oob.onnx")); }, "sparse tensor 'w': index 8 of value 1 is outside [2, 4]");
+  expect_error([&] { load_onnx(save_model(d, sparse_model({1, 2}, {0, 4, 1, 0}, {2, 2}), "oob2.onnx")); }, "index 4 of value 0 is outside dim 1");
+  expect_error([&] { load_onnx(save_model(d, sparse_model({1, 2}, {6, 1}, {2}), "order.onnx")); }, "not in strictly ascending order");
+  expect_error([&] { load_onnx(save_model(d, sparse_model({1, 2}, {3, 3}, {2}), "dup.onnx")); }, "not in strictly ascending order");
+  expect_error([&] { load_onnx(save_model(d, sparse_model({1, 2}, {1, 2, 3}, {3}), "shape.onnx")); }, "are neither [2] nor [2, 2]");
+  expect_error([&] { load_onnx(save_model(d, sparse_model({1}, {5}, {1}, {1 << 20, 1 << 20}), "huge.onnx")); }, "would take 4398046511104 bytes");
+  expect_error([&] { load_onnx(save_model(d, sparse_model({1}, {5}, {1}, {2, -4}), "neg.onnx")); }, "negative dimension");
 }
