@@ -65,9 +65,11 @@ layout(local_size_x_id = 0) in;
 #if FZ_CM_VA < 2 || FZ_CM_VB < 2
 #error "bf16 operands are staged as packed bits only (FZ_CM_VA and FZ_CM_VB >= 2)"
 #endif
+#endif
+#ifdef FZ_CM_KB_SPEC
 // B's rows as a specialization constant (default FZ_CM_K): A (M x K) and B (K x N) are then
-// distinct SPIR-V types even for a square shape (the only bf16 one listed is 16x16x16), so the
-// KHR rewrite can give each its Use (MatrixA / MatrixB).
+// distinct SPIR-V types even for a square shape (the only bf16 one listed is 16x16x16; fp16's
+// 16x16x16 on a KHR device), so the KHR rewrite can give each its Use (MatrixA / MatrixB).
 layout(constant_id = 64) const int FZ_CM_KB = FZ_CM_K;
 #else
 #define FZ_CM_KB FZ_CM_K

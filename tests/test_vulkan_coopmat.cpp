@@ -44,13 +44,16 @@ using vk::CoopmatShape;
 TEST(VulkanCoopmatCompile, EveryVariantCompilesValidatesAndRewritesToKhr) {
   setenv("FUSOR_NO_DISK_CACHE", "1", 1);
   unsetenv("FUSOR_VK_COOPMAT");
-  for (const CoopmatShape& shape : {f16_shape(16, 8, 16), f16_shape(16, 8, 8), f16_shape(16, 16, 8)}) {
+  // 16x16x16 on this KHR device: B's rows a specialization constant (FZ_CM_KB_SPEC), so A and B
+  // are two types the rewrite gives MatrixA and MatrixB.
+  for (const CoopmatShape& shape : {f16_shape(16, 8, 16), f16_shape(16, 8, 8), f16_shape(16, 16, 8), f16_shape(16, 16, 16)}) {
     const vk::PhysicalDeviceInfo dev = coopmat_device(false, {shape});
     for (const Problem& prob : problems()) {
       for (const auto& [name, src] : coopmat_sources(prob, dev)) {
         SCOPED_TRACE(prob.name + " " + name + " shape " + std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" +
                      std::to_string(shape.k));
         ASSERT_NE(src.find("coopMatMulAddNV"), std::string::npos);
+        EXPECT_EQ(src.find("#define FZ_CM_KB_SPEC 1") != std::string::npos, shape.n == shape.k && shape.m == shape.k);
         std::vector<uint32_t> nv;
         ASSERT_NO_THROW(nv = vk::compile_glsl(dev, name, src)) << src;  // shaderc + spirv-opt + spirv-val
         std::map<uint32_t, int> before = opcode_counts(nv);
@@ -172,7 +175,8 @@ TEST(VulkanCoopmatCompile, Bf16CompilesAndRewritesToBfloat16Khr) {
 }
 
 TEST(VulkanCoopmatCompile, NvDeviceCompilesSquareShapesAndTheRewriteRefusesThem) {
-  // 16x16x16 makes A and B one NV type: fine for NV devices, not expressible for KHR.
+  // 16x16x16 makes A and B one NV type on an NV device (no FZ_CM_KB_SPEC there): fine for NV,
+  // not expressible for KHR, so the rewrite refuses such a module.
   setenv("FUSOR_NO_DISK_CACHE", "1", 1);
   unsetenv("FUSOR_VK_COOPMAT");
   const vk::PhysicalDeviceInfo nv = coopmat_device(true, {f16_shape(16, 16, 16)});
@@ -185,11 +189,14 @@ TEST(VulkanCoopmatCompile, NvDeviceCompilesSquareShapesAndTheRewriteRefusesThem)
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("more than one of A, B"), std::string::npos) << e.what();
   }
-  // And the KHR-only selection never offers that shape.
-  std::string why;
-  EXPECT_FALSE(vk::coopmat_shape_for(coopmat_device(false, {f16_shape(16, 16, 16)}), &why));
-  EXPECT_NE(why.find("no subgroup-scope f16*f16+f32 shape"), std::string::npos) << why;
-  EXPECT_TRUE(vk::coopmat_shape_for(coopmat_device(false, {f16_shape(16, 16, 16), f16_shape(16, 8, 16)})));
+  EXPECT_EQ(srcs[0].second.find("FZ_CM_KB_SPEC 1"), std::string::npos);
+  unsetenv("FUSOR_VK_COOPMAT_SHAPE");  // the preference below is the default one
+  // A KHR-only device may take it (its modules declare B's rows as a specialization constant:
+  // EveryVariantCompilesValidatesAndRewritesToKhr); 16x8x16 stays preferred where both are listed.
+  EXPECT_TRUE(vk::coopmat_shape_for(coopmat_device(false, {f16_shape(16, 16, 16)})));
+  const auto both = vk::coopmat_shape_for(coopmat_device(false, {f16_shape(16, 16, 16), f16_shape(16, 8, 16)}));
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->n, 8u);
 }
 
 TEST(VulkanCoopmatCompile, SelectionRules) {

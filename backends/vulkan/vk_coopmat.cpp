@@ -48,11 +48,11 @@ static_assert(sizeof(CoopmatFeaturesKHR) == sizeof(VkPhysicalDeviceCooperativeMa
 
 constexpr uint32_t kF16 = 0, kF32 = 1, kScopeSubgroup = 3;
 // A bf16*bf16+f32 subgroup shape the template can take (not saturating, dims in 1..64).
-// An f16*f16+f32 subgroup shape gemm_coopmat.glsl can take; through KHR not a square one (A and
-// B would be one SPIR-V type, and the KHR rewrite derives each type's Use from it).
-bool usable_f16_shape(const CoopmatShape& c, bool khr) {
+// An f16*f16+f32 subgroup shape gemm_coopmat.glsl can take (a square one through KHR too: its
+// B rows are then a specialization constant, FZ_CM_KB_SPEC, so A and B are distinct types).
+bool usable_f16_shape(const CoopmatShape& c) {
   return c.scope == kScopeSubgroup && c.a == kF16 && c.b == kF16 && c.c == kF32 && c.result == kF32 && !c.saturating &&
-         c.m > 0 && c.n > 0 && c.k > 0 && c.m <= 64 && c.n <= 64 && c.k <= 64 && !(khr && c.m == c.k && c.k == c.n);
+         c.m > 0 && c.n > 0 && c.k > 0 && c.m <= 64 && c.n <= 64 && c.k <= 64;
 }
 
 bool usable_bf16_shape(const CoopmatShape& c) {
@@ -142,7 +142,7 @@ void query_cooperative_matrix(VkInstance instance, PhysicalDeviceInfo& info) {
     }
   }
   // NV's list only where KHR's has no fp16 shape fusor can use, or NV is asked for.
-  const bool khr_f16 = std::any_of(khr_shapes.begin(), khr_shapes.end(), [](const CoopmatShape& c) { return usable_f16_shape(c, true); });
+  const bool khr_f16 = std::any_of(khr_shapes.begin(), khr_shapes.end(), [](const CoopmatShape& c) { return usable_f16_shape(c); });
   if (nv && fnv.cooperativeMatrix && (!khr_f16 || want_nv)) {
     auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
         vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
@@ -246,7 +246,7 @@ std::optional<CoopmatShape> coopmat_shape_for(const PhysicalDeviceInfo& info, st
   unsigned want[3] = {16, 8, 16};
   if (const char* e = std::getenv("FUSOR_VK_COOPMAT_SHAPE")) std::sscanf(e, "%ux%ux%u", &want[0], &want[1], &want[2]);
   for (const CoopmatShape& c : info.coopmat_shapes) {
-    if (!usable_f16_shape(c, !info.coopmat_nv)) continue;
+    if (!usable_f16_shape(c)) continue;
     const bool preferred = c.m == want[0] && c.n == want[1] && c.k == want[2];
     if (!best || preferred) best = c;
     if (preferred) break;

@@ -140,6 +140,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
         if (!cs || std::atoi(cs) >= 1) choose_split_k(t, k, dev, split_budget, 1, "FUSOR_VK_COOPMAT_SPLIT_K");
         t.cm_emulate = coopmat_emulated(dev) ? 1 : 0;
         t.cm_bf16 = plan->buffers[k.matmul->a_buffer].dtype == DType::bf16 ? 1 : 0;
+        t.cm_kb_spec = t.cm_bf16 || (!dev.coopmat_nv && t.cm_m == t.cm_k && t.cm_n == t.cm_k) ? 1 : 0;
         if (t.coopmat_shared_bytes() <= static_cast<int64_t>(dev.max_shared_memory)) {
           const ContractionTiles tiled = tiles_;
           tiles_ = t;
@@ -271,6 +272,7 @@ std::string VulkanDialect::matmul_config(int64_t batch, int64_t m, int64_t n, in
     work_items = batch * ((m + t.bm - 1) / t.bm) * ((n + t.bn - 1) / t.bn);
     std::string s = t.cm_emulate ? "#define FZ_COOPMAT 1\n#define FZ_CM_EMULATE 1\n" : "#define FZ_COOPMAT 1\n";
     if (t.cm_bf16) s += "#define FZ_CM_BF16 1\n";
+    if (t.cm_kb_spec) s += "#define FZ_CM_KB_SPEC 1\n";
     const std::pair<const char*, int> defs[] = {{"FZ_CM_M", t.cm_m},   {"FZ_CM_N", t.cm_n},   {"FZ_CM_K", t.cm_k},
                                                 {"FZ_CM_WM", t.cm_wm}, {"FZ_CM_WN", t.cm_wn}, {"FZ_CM_RM", t.cm_rm},
                                                 {"FZ_CM_RN", t.cm_rn}, {"FZ_CM_BK", t.cm_bk}, {"FZ_CM_SG", t.cm_sg}};

@@ -54,6 +54,9 @@ struct ContractionTiles {
   int coopmat = 0;
   int cm_m = 16, cm_n = 8, cm_k = 16, cm_wm = 2, cm_wn = 2, cm_rm = 2, cm_rn = 4, cm_bk = 32, cm_sg = 32;
   int cm_bf16 = 0;     // bf16 operands (FZ_CM_BF16; the module's matrix types retyped by coopmat_nv_to_khr)
+  // B's rows a specialization constant (FZ_CM_KB_SPEC): A and B distinct SPIR-V types for a
+  // square shape, so the KHR rewrite can give each its Use (bf16, and fp16 on KHR devices).
+  int cm_kb_spec = 0;
   int cm_emulate = 0;  // FUSOR_VK_COOPMAT=emulate test hook (vk_coopmat.h): FZ_CM_EMULATE
   // gemm_coopmat.glsl FZ_CM_DIRECT: fragments loaded from the operands' buffers, no shared
   // slices (VulkanDialect::choose_coopmat_direct; FUSOR_VK_COOPMAT_DIRECT=0 never).
