@@ -2,6 +2,7 @@
 // only reader is one element-wise kernel becomes that kernel's prologue, the reader turning
 // into an output-fusion kernel (XLA's "output" kind); and the sweep that drops kernels no one
 // reads after each rewrite. Split from ir/fusion.cpp along that seam.
+#include <set>
 #include <vector>
 
 #include "ir/fusion_rows.h"
@@ -20,6 +21,14 @@ void fuse_outputs(std::vector<KernelSpec>& ks, const std::vector<Buffer>& bufs) 
     KernelSpec& k = ks[reader];
     // Gathered loads stay out of contraction kernels (library epilogues, tiled templates).
     if (k.kind != FusionKind::loop || k.matmul || k.conv || k.has_gathered_load()) continue;
+    // The fused kernel reads the contraction's operands instead of its product: within the
+    // descriptor budget, as every other rewrite that adds reads (a reader of 11 addends and
+    // the product would otherwise bind 13 buffers).
+    std::set<int> reads;
+    for (int b : k.input_buffers())
+      if (b != cbuf) reads.insert(b);
+    for (int b : ck.input_buffers()) reads.insert(b);
+    if (reads.size() > static_cast<size_t>(kMaxLoadsPerKernel)) continue;
     if (k.space != ck.space) {
       // A reader that permutes the product's axes (attention's heads-to-sequence Transpose)
       // is re-expressed over the contraction's space: its loads and stores walk permuted

@@ -186,7 +186,7 @@ TEST(Hostile, WideSumPlansInNearLinearTime) {
   Plan p = build_plan(wide);
   const double s = cpu_seconds() - t0;
   EXPECT_LT(s, 3.0) << "planning a Sum of 10,000 inputs took " << s << " s of CPU";
-  for (auto& k : p.kernels) EXPECT_LE(static_cast<int>(k.loads.size()), kMaxLoadsPerKernel) << k.name;
+  for (auto& k : p.kernels) EXPECT_LE(k.input_buffers().size(), static_cast<size_t>(kMaxLoadsPerKernel)) << k.name;
   // And the plan is right: cpu (the fused plan) against ref.
   Graph g = sum_of(1500);
   std::vector<Tensor> in;
