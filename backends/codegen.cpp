@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 namespace fusor::codegen_detail {
 
@@ -89,9 +90,15 @@ void Emitter::setup() {
   };
   for (auto& b : h_.bindings) note_type(b.dtype);
   if (kernel_checks_indices(k_, p_)) h_.status_slot = static_cast<int>(h_.bindings.size());
-  for (size_t i = 0; i < p_.kernels.size(); ++i)
-    // A Vulkan window piece is a copy of its kernel under the same name (vk_windows.h).
-    if (&p_.kernels[i] == &k_ || p_.kernels[i].name == k_.name) h_.kernel_index = static_cast<int>(i);
+  // The plan's own kernel by address; a Vulkan window piece is a copy of its kernel under the
+  // same name (vk_windows.h), found by name. (Comparing every kernel's name for every kernel
+  // was quadratic: 10,000 kernels spent 1.5 s here.)
+  const KernelSpec* first = p_.kernels.data();
+  if (std::less_equal<const KernelSpec*>()(first, &k_) && std::less<const KernelSpec*>()(&k_, first + p_.kernels.size()))
+    h_.kernel_index = static_cast<int>(&k_ - first);
+  else
+    for (size_t i = 0; i < p_.kernels.size(); ++i)
+      if (p_.kernels[i].name == k_.name) h_.kernel_index = static_cast<int>(i);
   for (auto& e : k_.expr) note_type(e.dtype), note_type(e.math);
   // A float-class Pow in double where the dialect can (Dialect::float_pow_in_double).
   if (d_.float_pow_in_double) {

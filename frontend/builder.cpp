@@ -20,8 +20,23 @@ void GraphBuilder::check_id(int id, const std::string& what) const {
 // Names must stay unique because the ONNX-facing tools (export, explain) address values by name.
 int GraphBuilder::named_value(const std::string& name) {
   if (name.empty()) throw Error("builder", "values need a name");
-  if (g_.find_value(name) >= 0) throw Error("builder", "value name '" + name + "' is already used");
-  return g_.add_value(name);
+  if (name_used(name)) throw Error("builder", "value name '" + name + "' is already used");
+  return add_named(name);
+}
+
+bool GraphBuilder::name_used(const std::string& name) {
+  if (names_dirty_) {  // graph() may have renamed or added values
+    names_.clear();
+    for (const Value& v : g_.values) names_.insert(v.name);
+    names_dirty_ = false;
+  }
+  return names_.count(name) != 0;
+}
+
+int GraphBuilder::add_named(const std::string& name) {
+  const int id = g_.add_value(name);
+  names_.insert(name);
+  return id;
 }
 
 int GraphBuilder::input(const std::string& name, DType dtype, Shape shape) {
@@ -66,7 +81,7 @@ std::vector<int> GraphBuilder::op_multi(const std::string& op_type, const std::v
   for (int k = 0; k < num_outputs; ++k) {
     std::string name = n.name + "_out" + std::to_string(k);
     // A user value may already own the natural name; fall back to the graph's unique scheme.
-    outs.push_back(g_.find_value(name) < 0 ? g_.add_value(name) : g_.add_value(g_.unique_name(name)));
+    outs.push_back(add_named(name_used(name) ? g_.unique_name(name) : name));
   }
   n.outputs = outs;
   g_.add_node(std::move(n));
@@ -84,6 +99,8 @@ Graph GraphBuilder::build() {
   Graph out = std::move(g_);
   g_ = Graph{};
   g_.opset = opset_;
+  names_.clear();
+  names_dirty_ = false;
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -558,6 +559,25 @@ void expect_cli_error(const std::string& args, const std::string& substr) {
   EXPECT_LT(r.status, 128) << "crashed: " << args;
   EXPECT_NE(r.err.find(substr), std::string::npos) << args << " -> " << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "expected one line: " << r.err;
+}
+
+// The builder indexes value names (a linear search per value was quadratic); names changed
+// through graph() are seen by its next call.
+TEST(GraphBuilder, NamesStayUniqueAfterEditsThroughGraph) {
+  GraphBuilder b("edits");
+  const int x = b.input("x", DType::f32, {2});
+  b.graph().values[static_cast<size_t>(x)].name = "renamed";
+  EXPECT_NO_THROW(b.input("x", DType::f32, {2}));  // the old name is free again
+  expect_error([&] { b.input("renamed", DType::f32, {2}); }, "value name 'renamed' is already used");
+  b.constant("Relu_0_out0", Tensor(DType::f32, {2}));  // the natural name of the next op's output
+  const int r = b.op("Relu", {x});
+  EXPECT_NE(b.graph().values[static_cast<size_t>(r)].name, "Relu_0_out0");
+  b.output(r);
+  Graph g = b.build();
+  std::set<std::string> names;
+  for (const Value& v : g.values) EXPECT_TRUE(names.insert(v.name).second) << "duplicate " << v.name;
+  // An emptied builder starts a fresh name index.
+  EXPECT_NO_THROW(b.input("x", DType::f32, {2}));
 }
 
 TEST(Cli, BadInputsGiveOneLineErrors) {
