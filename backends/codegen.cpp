@@ -90,13 +90,14 @@ void Emitter::setup() {
   };
   for (auto& b : h_.bindings) note_type(b.dtype);
   if (kernel_checks_indices(k_, p_)) h_.status_slot = static_cast<int>(h_.bindings.size());
-  // The plan's own kernel by address; a Vulkan window piece is a copy of its kernel under the
-  // same name (vk_windows.h), found by name. (Comparing every kernel's name for every kernel
-  // was quadratic: 10,000 kernels spent 1.5 s here.)
+  // The kernel's plan position names it in the status word (index_error_code), so only
+  // index-checking kernels need it: the plan's own kernel by address; a Vulkan window piece is
+  // a copy of its kernel under the same name (vk_windows.h), found by name. (Comparing every
+  // kernel's name for every kernel was quadratic: 10,000 kernels spent 1.5 s here.)
   const KernelSpec* first = p_.kernels.data();
   if (std::less_equal<const KernelSpec*>()(first, &k_) && std::less<const KernelSpec*>()(&k_, first + p_.kernels.size()))
     h_.kernel_index = static_cast<int>(&k_ - first);
-  else
+  else if (h_.status_slot >= 0)
     for (size_t i = 0; i < p_.kernels.size(); ++i)
       if (p_.kernels[i].name == k_.name) h_.kernel_index = static_cast<int>(i);
   for (auto& e : k_.expr) note_type(e.dtype), note_type(e.math);

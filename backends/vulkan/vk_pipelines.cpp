@@ -367,14 +367,24 @@ void VulkanExecutable::build_kernels() {
     slot_bindings.push_back(std::move(bs));
   };
   auto window_bytes = [&](int b, const Window& w) { return window_binding(b, w).range; };
+  const char* nb_env = std::getenv("FUSOR_VK_NARROW_BINDINGS");
+  const bool narrow_bindings = !(nb_env && std::strcmp(nb_env, "0") == 0);
   for (size_t ki = 0; ki < plan_.kernels.size(); ++ki) {
     const KernelSpec& k = plan_.kernels[ki];
     try {
       std::vector<KernelPiece> pieces = split_into_windows(k, plan_, max_range_, window_bytes, info.name);
       if (pieces.empty()) {  // whole buffers fit (nearly always)
-        std::vector<Window> whole;
-        for (int b : kernel_bindings(k)) whole.push_back({0, shape_numel(plan_.buffers[b].shape)});
-        add_dispatch(ki, k, whole);
+        // Each binding narrowed to what the kernel touches (vk_windows.h narrowed);
+        // FUSOR_VK_NARROW_BINDINGS=0 binds whole buffers (measuring).
+        std::optional<KernelPiece> narrow;
+        if (narrow_bindings) narrow = narrowed(k, plan_);
+        if (narrow) {
+          add_dispatch(ki, narrow->spec, narrow->windows);
+        } else {
+          std::vector<Window> whole;
+          for (int b : kernel_bindings(k)) whole.push_back({0, shape_numel(plan_.buffers[b].shape)});
+          add_dispatch(ki, k, whole);
+        }
       } else {
         for (const KernelPiece& piece : pieces) add_dispatch(ki, piece.spec, piece.windows);
       }

@@ -172,6 +172,25 @@ KernelPiece make_piece(const KernelSpec& k, const Plan& p, const std::vector<int
 
 Window touched_window(const KernelSpec& k, const Plan& p, int b) { return touched(k, p, b, full_box(k)); }
 
+std::optional<KernelPiece> narrowed(const KernelSpec& k, const Plan& p) {
+  if (k.matmul && k.matmul->dequant_b) return std::nullopt;
+  // Views not over the space are the emitter's to report (as split_into_windows leaves them).
+  const size_t rank = k.space.size();
+  bool well_formed = !k.matmul || (rank >= 2 && k.matmul->a.strides.size() == rank && k.matmul->b.strides.size() == rank &&
+                                   k.matmul->a.shape.size() == rank && k.matmul->b.shape.size() == rank);
+  for (const Load& l : k.loads) well_formed = well_formed && l.view.strides.size() == rank;
+  for (const KernelOutput& o : k.outputs) well_formed = well_formed && o.view.strides.size() == rank;
+  if (!well_formed) return std::nullopt;
+  const std::vector<int> binds = kernel_bindings(k);
+  bool narrower = false;
+  for (int b : binds) {
+    const Window w = touched(k, p, b, full_box(k));
+    narrower = narrower || (w.count > 0 && (w.first != 0 || w.count < shape_numel(p.buffers.at(b).shape)));
+  }
+  if (!narrower) return std::nullopt;
+  return make_piece(k, p, binds, full_box(k));
+}
+
 bool bankable(const KernelSpec& k, const Plan& p) {
   return !k.matmul && !k.conv && (k.kind == FusionKind::opaque || kernel_checks_indices(k, p));
 }

@@ -26,6 +26,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,14 @@ using WindowBytes = std::function<uint64_t(int buffer, const Window& w)>;
 // described above; `device` names the device in messages.
 std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, uint64_t max_range,
                                             const WindowBytes& bytes, const std::string& device);
+
+// Kernel k over its whole space with every binding narrowed to the window of its buffer that k
+// touches, views rebased as a piece's (above). Writers of disjoint parts of one buffer (the
+// inputs of a fused Concat) then bind disjoint ranges, so the recorder's hazard test puts no
+// barrier between them, and equal kernels at different offsets print one source (one
+// pipeline). std::nullopt where every window is the whole buffer already, or where k reads a
+// quantized weight (its scales are indexed from offsets into the whole weight).
+std::optional<KernelPiece> narrowed(const KernelSpec& k, const Plan& p);
 
 // Whether kernel k may bind its too-wide read-only buffers in banks (see above).
 bool bankable(const KernelSpec& k, const Plan& p);
