@@ -369,6 +369,11 @@ void VulkanExecutable::build_kernels() {
   auto window_bytes = [&](int b, const Window& w) { return window_binding(b, w).range; };
   const char* nb_env = std::getenv("FUSOR_VK_NARROW_BINDINGS");
   const bool narrow_bindings = !(nb_env && std::strcmp(nb_env, "0") == 0);
+  // The element a binding of buffer b starting at element `first` really starts at.
+  // (Not before the buffer's own first element: a misaligned buffer keeps its slack as before.)
+  auto align_first = [&](int b, int64_t first) {
+    return std::max<int64_t>(0, first - window_binding(b, Window{first, 1}).element_delta);
+  };
   for (size_t ki = 0; ki < plan_.kernels.size(); ++ki) {
     const KernelSpec& k = plan_.kernels[ki];
     try {
@@ -377,7 +382,7 @@ void VulkanExecutable::build_kernels() {
         // Each binding narrowed to what the kernel touches (vk_windows.h narrowed);
         // FUSOR_VK_NARROW_BINDINGS=0 binds whole buffers (measuring).
         std::optional<KernelPiece> narrow;
-        if (narrow_bindings) narrow = narrowed(k, plan_);
+        if (narrow_bindings) narrow = narrowed(k, plan_, align_first);
         if (narrow) {
           add_dispatch(ki, narrow->spec, narrow->windows);
         } else {

@@ -138,7 +138,8 @@ void rebase(StridedView& v, const Box& box, int64_t first) {
   v.shape = box.len;
 }
 
-KernelPiece make_piece(const KernelSpec& k, const Plan& p, const std::vector<int>& binds, const Box& box) {
+KernelPiece make_piece(const KernelSpec& k, const Plan& p, const std::vector<int>& binds, const Box& box,
+                       const AlignFirst& align = nullptr) {
   KernelPiece piece;
   piece.spec = k;
   KernelSpec& s = piece.spec;
@@ -146,6 +147,11 @@ KernelPiece make_piece(const KernelSpec& k, const Plan& p, const std::vector<int
   for (int b : binds) {
     Window w = touched(k, p, b, box);
     if (w.count == 0) w = {0, 1};  // bound but not touched by this piece: any valid window
+    if (align) {
+      const int64_t f = align(b, w.first);
+      w.count += w.first - f;
+      w.first = f;
+    }
     first[b] = w.first;
     piece.windows.push_back(w);
   }
@@ -172,7 +178,7 @@ KernelPiece make_piece(const KernelSpec& k, const Plan& p, const std::vector<int
 
 Window touched_window(const KernelSpec& k, const Plan& p, int b) { return touched(k, p, b, full_box(k)); }
 
-std::optional<KernelPiece> narrowed(const KernelSpec& k, const Plan& p) {
+std::optional<KernelPiece> narrowed(const KernelSpec& k, const Plan& p, const AlignFirst& align) {
   if (k.matmul && k.matmul->dequant_b) return std::nullopt;
   // Views not over the space are the emitter's to report (as split_into_windows leaves them).
   const size_t rank = k.space.size();
@@ -188,7 +194,7 @@ std::optional<KernelPiece> narrowed(const KernelSpec& k, const Plan& p) {
     narrower = narrower || (w.count > 0 && (w.first != 0 || w.count < shape_numel(p.buffers.at(b).shape)));
   }
   if (!narrower) return std::nullopt;
-  return make_piece(k, p, binds, full_box(k));
+  return make_piece(k, p, binds, full_box(k), align);
 }
 
 bool bankable(const KernelSpec& k, const Plan& p) {

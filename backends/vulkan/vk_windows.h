@@ -59,9 +59,13 @@ std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, 
 // touches, views rebased as a piece's (above). Writers of disjoint parts of one buffer (the
 // inputs of a fused Concat) then bind disjoint ranges, so the recorder's hazard test puts no
 // barrier between them, and equal kernels at different offsets print one source (one
-// pipeline). std::nullopt where every window is the whole buffer already, or where k reads a
+// pipeline). Each window starts at align(buffer, first) <= first, the element the binding can
+// start at (minStorageBufferOffsetAlignment), so the offset left inside it stays in the views,
+// which the dialect may push as constants, instead of an alignment slack printed into the
+// source. std::nullopt where every window is the whole buffer already, or where k reads a
 // quantized weight (its scales are indexed from offsets into the whole weight).
-std::optional<KernelPiece> narrowed(const KernelSpec& k, const Plan& p);
+using AlignFirst = std::function<int64_t(int buffer, int64_t first)>;
+std::optional<KernelPiece> narrowed(const KernelSpec& k, const Plan& p, const AlignFirst& align);
 
 // Whether kernel k may bind its too-wide read-only buffers in banks (see above).
 bool bankable(const KernelSpec& k, const Plan& p);
