@@ -176,15 +176,10 @@ Graph sum_of(int n) {
 TEST(Hostile, WideSumPlansInNearLinearTime) {
   // 1,000 inputs took 3.6 s and 10,000 did not finish before the fix (restarts per 11 inputs).
   // CPU time of this thread, so a loaded CI machine does not make the bound flaky (about 0.3 s).
-  auto cpu_seconds = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-  };
   Graph wide = sum_of(10000);
-  const double t0 = cpu_seconds();
+  const double t0 = testing::thread_cpu_seconds();
   Plan p = build_plan(wide);
-  const double s = cpu_seconds() - t0;
+  const double s = testing::thread_cpu_seconds() - t0;
   EXPECT_LT(s, 3.0) << "planning a Sum of 10,000 inputs took " << s << " s of CPU";
   for (auto& k : p.kernels) EXPECT_LE(k.input_buffers().size(), static_cast<size_t>(kMaxLoadsPerKernel)) << k.name;
   // And the plan is right: cpu (the fused plan) against ref.
@@ -200,11 +195,6 @@ TEST(Hostile, ConstantFoldingWorkIsBounded) {
   // 200 chained Adds over a 2^24-element constant: folding them all is 3.4e9 element
   // evaluations (minutes; found by fuzzing); folding stops after a fixed budget and the rest
   // stay run-time nodes. Shape-sized constants keep folding past the budget.
-  auto cpu_seconds = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-  };
   GraphBuilder b;
   Tensor big(DType::f32, {int64_t{1} << 24});
   for (int64_t i = 0; i < big.numel(); ++i) big.set(i, 0.5);
@@ -215,9 +205,9 @@ TEST(Hostile, ConstantFoldingWorkIsBounded) {
   b.output(v);
   b.output(small);
   Graph g = b.build();
-  const double t0 = cpu_seconds();
+  const double t0 = testing::thread_cpu_seconds();
   make_static(g, {});
-  const double s = cpu_seconds() - t0;
+  const double s = testing::thread_cpu_seconds() - t0;
   EXPECT_LT(s, 30.0) << "folding took " << s << " s of CPU";
   EXPECT_GE(g.nodes.size(), 190u) << "the big chain should mostly stay run-time nodes";
   ASSERT_TRUE(g.values[g.outputs[1]].constant.has_value()) << "small results fold past the budget";

@@ -9,8 +9,6 @@
 #include "test_util.h"
 
 #ifdef FUSOR_HAVE_CUDA
-#include <time.h>
-
 #include "backends/codegen.h"
 #include "backends/cuda/cuda_backend.h"
 #endif
@@ -58,11 +56,6 @@ TEST(Round47, OutputFusionStaysWithinTheDescriptorBudget) {
 // own: quadratic in the kernel count (a Concat of 20,000 computed inputs spent 6.2 s in Vulkan
 // codegen, 0.7 s after; 32,000 CUDA sources 5 s before, 0.2 s after). CPU time of this thread, so a loaded machine does not make it flaky.
 TEST(Round47, KernelSourcesAreEmittedInLinearTime) {
-  auto cpu_seconds = [] {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-  };
   GraphBuilder b;
   const int r = b.op("Relu", {b.input("x", DType::f32, {1, 4})});
   std::vector<int> parts;
@@ -72,10 +65,10 @@ TEST(Round47, KernelSourcesAreEmittedInLinearTime) {
   make_static(g, {});
   const Plan p = build_plan(g);
   ASSERT_GE(p.kernels.size(), 32000u);
-  const double t0 = cpu_seconds();
+  const double t0 = testing::thread_cpu_seconds();
   size_t bytes = 0;
   for (const KernelSpec& k : p.kernels) bytes += cuda_kernel_source(k, p, nullptr).size();
-  const double s = cpu_seconds() - t0;
+  const double s = testing::thread_cpu_seconds() - t0;
   EXPECT_GT(bytes, 0u);
   EXPECT_LT(s, 2.0) << "emitting " << p.kernels.size() << " kernels took " << s << " s of CPU";
 }

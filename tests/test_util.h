@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <time.h>
+
 #include <filesystem>
 #include <sys/wait.h>
 
@@ -145,6 +147,14 @@ inline std::vector<std::string> usable_backends() {
   for (const std::string& be : backend_names())
     if (be == "ref" || be == "cpu" || ((be == "vulkan" || be == "cuda") && !make_backend(be)->devices().empty())) out.push_back(be);
   return out;
+}
+
+// CPU seconds this thread has used (complexity bounds in tests: a loaded machine does not
+// make them flaky as wall time would).
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // True when the fusor CLI can be run (FUSOR_BIN, set by ctest, or ./fusor).
