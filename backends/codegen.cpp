@@ -1,6 +1,7 @@
 // The shared kernel emitter (see codegen.h for the generated-code contract): setup, loop and
 // contraction kernels; the free functions of codegen.h (row kernels: codegen_rows.cpp).
 #include "backends/codegen_emitter.h"
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +56,22 @@ std::string Emitter::local(DType t) const {
   return (ct == "float" || ct == "double" ? d_.value_qualifier : std::string()) + ct + " ";
 }
 
+namespace {
+// The plan position of the kernel named `name`: the fusion pass names kernel i "k<i>_<kind>",
+// so the number is read off the name and checked; any other name is searched for.
+int kernel_position(const Plan& p, const std::string& name) {
+  if (name.size() > 1 && name[0] == 'k') {
+    size_t i = 0, at = 1;
+    while (at < name.size() && at < 12 && std::isdigit(static_cast<unsigned char>(name[at]))) i = i * 10 + static_cast<size_t>(name[at++] - '0');
+    if (at > 1 && i < p.kernels.size() && p.kernels[i].name == name) return static_cast<int>(i);
+  }
+  int found = 0;
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    if (p.kernels[i].name == name) found = static_cast<int>(i);
+  return found;
+}
+}  // namespace
+
 void Emitter::setup() {
   // Bindings, aliasing and the header.
   std::vector<int> binds = kernel_bindings(k_);
@@ -91,15 +108,14 @@ void Emitter::setup() {
   for (auto& b : h_.bindings) note_type(b.dtype);
   if (kernel_checks_indices(k_, p_)) h_.status_slot = static_cast<int>(h_.bindings.size());
   // The kernel's plan position names it in the status word (index_error_code), so only
-  // index-checking kernels need it: the plan's own kernel by address; a Vulkan window piece is
-  // a copy of its kernel under the same name (vk_windows.h), found by name. (Comparing every
+  // index-checking kernels need it: the plan's own kernel by address; a Vulkan window piece or
+  // narrowed copy (vk_windows.h) under its kernel's name, by that name. (Comparing every
   // kernel's name for every kernel was quadratic: 10,000 kernels spent 1.5 s here.)
   const KernelSpec* first = p_.kernels.data();
   if (std::less_equal<const KernelSpec*>()(first, &k_) && std::less<const KernelSpec*>()(&k_, first + p_.kernels.size()))
     h_.kernel_index = static_cast<int>(&k_ - first);
   else if (h_.status_slot >= 0)
-    for (size_t i = 0; i < p_.kernels.size(); ++i)
-      if (p_.kernels[i].name == k_.name) h_.kernel_index = static_cast<int>(i);
+    h_.kernel_index = kernel_position(p_, k_.name);
   for (auto& e : k_.expr) note_type(e.dtype), note_type(e.math);
   // A float-class Pow in double where the dialect can (Dialect::float_pow_in_double).
   if (d_.float_pow_in_double) {

@@ -43,7 +43,8 @@ class GraphBuilder {
   void check_onnx_types(bool on = true) { check_types_ = on; }
 
   // For tweaks the builder does not cover (domains, names); the builder re-reads the value names
-  // at its next call.
+  // at its next call (edits through a reference kept past later builder calls are not seen:
+  // call graph() again for them).
   Graph& graph() {
     names_dirty_ = true;
     return g_;

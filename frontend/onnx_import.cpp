@@ -277,9 +277,18 @@ Tensor tensor_from_sparse_proto(const onnx::SparseTensorProto& s, const std::str
   if (const std::string why = shape_bounds_problem(shape); !why.empty())
     throw Error("onnx", who + ": shape " + shape_str_short(shape) + " is too large (" + why + ")");
   Tensor values = tensor_from_proto(vp, base_dir);
-  Tensor indices = tensor_from_proto(s.indices(), base_dir);
   if (values.shape().size() != 1) throw Error("onnx", who + ": values must be 1-D [NNZ], got " + shape_str_short(values.shape()));
   const int64_t nnz = values.shape()[0];
+  // The dense image is built on the host at load; a few bytes of file must not ask for
+  // terabytes (a string element costs its std::string, not the 0 bytes tensor_bytes counts).
+  const uint64_t dense = values.dtype() == DType::string ? tensor_bytes(DType::u64, shape) * (sizeof(std::string) / 8)
+                                                         : tensor_bytes(values.dtype(), shape);
+  if (dense > kMaxSparseDenseBytes)
+    throw Error("onnx", who + ": its dense form " + shape_str_short(shape) + " " + dtype_name(values.dtype()) + " would take " +
+                            std::to_string(dense) + " bytes (at most " + std::to_string(kMaxSparseDenseBytes) + " are densified)");
+  // onnx.proto requires indices only where there are values: an all-zero tensor may omit them.
+  if (nnz == 0 && !s.has_indices()) return Tensor(values.dtype(), shape);
+  Tensor indices = tensor_from_proto(s.indices(), base_dir);
   const int64_t rank = static_cast<int64_t>(shape.size()), numel = shape_numel(shape);
   if (!dtype_is_int(indices.dtype())) throw Error("onnx", who + ": indices must be integers, got " + dtype_name(indices.dtype()));
   // onnx.proto: indices are [NNZ] (positions in the row-major dense tensor) or [NNZ, rank].
@@ -287,11 +296,6 @@ Tensor tensor_from_sparse_proto(const onnx::SparseTensorProto& s, const std::str
   if (!linear && indices.shape() != Shape{nnz, rank})
     throw Error("onnx", who + ": indices " + shape_str_short(indices.shape()) + " are neither [" + std::to_string(nnz) + "] nor [" +
                             std::to_string(nnz) + ", " + std::to_string(rank) + "]");
-  // The dense image is built on the host at load; a few bytes of file must not ask for terabytes.
-  if (tensor_bytes(values.dtype(), shape) > kMaxSparseDenseBytes)
-    throw Error("onnx", who + ": its dense form " + shape_str_short(shape) + " " + dtype_name(values.dtype()) + " would take " +
-                            std::to_string(tensor_bytes(values.dtype(), shape)) + " bytes (at most " + std::to_string(kMaxSparseDenseBytes) +
-                            " are densified)");
   Tensor out(values.dtype(), shape);
   const size_t es = dtype_size(values.dtype());
   int64_t prev = -1;

@@ -783,4 +783,20 @@ TEST(OnnxImport, SparseTensorsAreStoredDense) {
   expect_error([&] { load_onnx(save_model(d, sparse_model({1, 2}, {1, 2, 3}, {3}), "shape.onnx")); }, "are neither [2] nor [2, 2]");
   expect_error([&] { load_onnx(save_model(d, sparse_model({1}, {5}, {1}, {1 << 20, 1 << 20}), "huge.onnx")); }, "would take 4398046511104 bytes");
   expect_error([&] { load_onnx(save_model(d, sparse_model({1}, {5}, {1}, {2, -4}), "neg.onnx")); }, "negative dimension");
+  {  // All zeros: no values, no indices (onnx.proto asks for indices only where there are values).
+    onnx::ModelProto m = sparse_model({}, {}, {0});
+    m.mutable_graph()->mutable_sparse_initializer(0)->clear_indices();
+    Graph g = load_onnx(save_model(d, m, "zeros.onnx"));
+    const Tensor& w = *g.values[g.find_value("w")].constant;
+    ASSERT_EQ(w.shape(), (Shape{2, 4}));
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(w.get(k), 0.0);
+  }
+  {  // Strings: a few bytes of file may not ask for a 2^28-element dense tensor (~8 GiB of strings).
+    onnx::ModelProto m = sparse_model({1}, {5}, {1}, {int64_t{1} << 28});
+    auto* v = m.mutable_graph()->mutable_sparse_initializer(0)->mutable_values();
+    v->clear_float_data();
+    v->set_data_type(onnx::TensorProto::STRING);
+    v->add_string_data("s");
+    expect_error([&] { load_onnx(save_model(d, m, "strings.onnx")); }, "are densified");
+  }
 }

@@ -373,15 +373,17 @@ namespace {
 // and the same plan with whole bindings (FUSOR_VK_NARROW_BINDINGS=0) for the barrier count.
 TEST_F(VulkanBigBuffers, ConcatWritersBindDisjointWindowsWithoutBarriers) {
   GraphBuilder b;
-  const int x = b.input("x", DType::f32, {1, 96});
+  // Parts of 128 floats: 512 bytes, a multiple of every allowed minStorageBufferOffsetAlignment,
+  // so no part's binding starts inside its neighbour's.
+  const int x = b.input("x", DType::f32, {1, 128});
   std::vector<int> parts;
   for (int i = 0; i < 6; ++i) {
-    const int c = b.constant("c" + std::to_string(i), random_f32({1, 96}, 60 + i));
+    const int c = b.constant("c" + std::to_string(i), random_f32({1, 128}, 60 + i));
     parts.push_back(b.op(i % 2 ? "Mul" : "Add", {b.op("Tanh", {x}), c}));
   }
   b.output(b.op("Relu", {b.op("Concat", parts, {{"axis", int64_t{0}}})}));
   const Graph g = finish(b);
-  const std::vector<Tensor> in{random_f32({1, 96}, 59)};
+  const std::vector<Tensor> in{random_f32({1, 128}, 59)};
   const std::vector<Tensor> want = make_backend("ref")->compile(g, {})->run(in);
   for (const char* narrow : {"1", "0"}) {
     SCOPED_TRACE(std::string("FUSOR_VK_NARROW_BINDINGS=") + narrow);

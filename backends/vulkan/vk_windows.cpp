@@ -180,12 +180,12 @@ Window touched_window(const KernelSpec& k, const Plan& p, int b) { return touche
 
 std::optional<KernelPiece> narrowed(const KernelSpec& k, const Plan& p, const AlignFirst& align) {
   if (k.matmul && k.matmul->dequant_b) return std::nullopt;
-  // Views not over the space are the emitter's to report (as split_into_windows leaves them).
+  // Views not over the space are the emitter's to report (rebasing would overwrite their shapes).
   const size_t rank = k.space.size();
   bool well_formed = !k.matmul || (rank >= 2 && k.matmul->a.strides.size() == rank && k.matmul->b.strides.size() == rank &&
                                    k.matmul->a.shape.size() == rank && k.matmul->b.shape.size() == rank);
-  for (const Load& l : k.loads) well_formed = well_formed && l.view.strides.size() == rank;
-  for (const KernelOutput& o : k.outputs) well_formed = well_formed && o.view.strides.size() == rank;
+  for (const Load& l : k.loads) well_formed = well_formed && l.view.strides.size() == rank && l.view.shape == k.space;
+  for (const KernelOutput& o : k.outputs) well_formed = well_formed && o.view.strides.size() == rank && o.view.shape == k.space;
   if (!well_formed) return std::nullopt;
   const std::vector<int> binds = kernel_bindings(k);
   bool narrower = false;
