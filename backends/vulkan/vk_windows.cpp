@@ -138,6 +138,17 @@ void rebase(StridedView& v, const Box& box, int64_t first) {
   v.shape = box.len;
 }
 
+// Whether every view of k runs over its space (rank and shape; a matmul's operands of its
+// rank): the windows rebase only such kernels. A malformed spec is the emitter's to report.
+bool views_over_space(const KernelSpec& k) {
+  const size_t rank = k.space.size();
+  bool ok = !k.matmul || (rank >= 2 && k.matmul->a.strides.size() == rank && k.matmul->b.strides.size() == rank &&
+                          k.matmul->a.shape.size() == rank && k.matmul->b.shape.size() == rank);
+  for (const Load& l : k.loads) ok = ok && l.view.strides.size() == rank && l.view.shape == k.space;
+  for (const KernelOutput& o : k.outputs) ok = ok && o.view.strides.size() == rank && o.view.shape == k.space;
+  return ok;
+}
+
 KernelPiece make_piece(const KernelSpec& k, const Plan& p, const std::vector<int>& binds, const Box& box,
                        const AlignFirst& align = nullptr) {
   KernelPiece piece;
@@ -180,13 +191,7 @@ Window touched_window(const KernelSpec& k, const Plan& p, int b) { return touche
 
 std::optional<KernelPiece> narrowed(const KernelSpec& k, const Plan& p, const AlignFirst& align) {
   if (k.matmul && k.matmul->dequant_b) return std::nullopt;
-  // Views not over the space are the emitter's to report (rebasing would overwrite their shapes).
-  const size_t rank = k.space.size();
-  bool well_formed = !k.matmul || (rank >= 2 && k.matmul->a.strides.size() == rank && k.matmul->b.strides.size() == rank &&
-                                   k.matmul->a.shape.size() == rank && k.matmul->b.shape.size() == rank);
-  for (const Load& l : k.loads) well_formed = well_formed && l.view.strides.size() == rank && l.view.shape == k.space;
-  for (const KernelOutput& o : k.outputs) well_formed = well_formed && o.view.strides.size() == rank && o.view.shape == k.space;
-  if (!well_formed) return std::nullopt;
+  if (!views_over_space(k)) return std::nullopt;
   const std::vector<int> binds = kernel_bindings(k);
   bool narrower = false;
   for (int b : binds) {
@@ -210,13 +215,7 @@ std::vector<KernelPiece> split_into_windows(const KernelSpec& k, const Plan& p, 
                                " bytes; a binding of " + std::to_string(n) + ") exceeds maxStorageBufferRange (" +
                                std::to_string(max_range) + " bytes) of device '" + device + "', and " + why);
   };
-  // A malformed spec (views not over the space) is the emitter's to report, not ours.
-  const size_t rank = k.space.size();
-  bool well_formed = !k.matmul || (rank >= 2 && k.matmul->a.strides.size() == rank && k.matmul->b.strides.size() == rank &&
-                                   k.matmul->a.shape.size() == rank && k.matmul->b.shape.size() == rank);
-  for (const Load& l : k.loads) well_formed = well_formed && l.view.strides.size() == rank;
-  for (const KernelOutput& o : k.outputs) well_formed = well_formed && o.view.strides.size() == rank;
-  if (!well_formed) return {};
+  if (!views_over_space(k)) return {};
   // Fast path (nearly every kernel): whole buffers fit.
   bool fits = true;
   for (int b : binds) fits = fits && bytes(b, Window{0, std::max<int64_t>(shape_numel(p.buffers.at(b).shape), 1)}) <= max_range;
