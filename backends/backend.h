@@ -64,6 +64,9 @@ struct DeviceInfo {
   // flushed to zero"), "" when it keeps denormals, signed zeros, infinities and NaNs of every
   // float width it computes in. Conformance prints it so such failures are not silent.
   std::string numerics_note;
+  // The device is a CPU implementation of the API (Mesa's lavapipe): work the host backends can
+  // do (a data-dependent shape's cone, runtime/session.h cone_runner) runs faster there.
+  bool emulated = false;
 };
 
 // The fusion options every backend starts from: opts.fusion, nothing backend-specific.

@@ -102,7 +102,7 @@ CaseResult run_case(const std::string& dir, const std::string& backend, const Co
       check_expected_outputs(g, tc, "conform");  // before running: a set missing an output cannot pass
       // By name where the files name the inputs: a set may feed an overridable initializer.
       const std::vector<Tensor> inputs = bind_inputs(g, tc.inputs, tc.input_names, "conform");
-      Graph sg = specialize(g, inputs);
+      Graph sg = specialize(g, inputs, nullptr, cone_runner(*impl, copts));
       auto exe = compile_with_fallback(*impl, sg, copts);
       r.host_nodes = std::max(r.host_nodes, static_cast<int>(graph_breaks(*exe).size()));
       auto outs = exe->run(fed_inputs(g, inputs));

@@ -17,7 +17,8 @@ Graph load_model(const std::string& path) { return load_onnx(path); }
 namespace {
 constexpr int64_t kMaxBakedElements = int64_t{1} << 16;
 // A shape-determining value computed inside the model (NonZero's input, NMS's boxes) is
-// computed on `ref` and baked in; larger ones are refused rather than keyed by their bytes.
+// computed (its cone run on ref, or where a ConeRun says) and baked in; larger ones are refused
+// rather than keyed by their bytes.
 // 2^24: a detector's score mask (RetinaNet at 256 x 256: 90,000 anchors x 91 classes) fits.
 constexpr int64_t kMaxComputedElements = int64_t{1} << 24;
 
@@ -66,11 +67,11 @@ Graph with_overrides(const Graph& g, const std::vector<Tensor>& inputs) {
 // indexed like fed_inputs) and the bytes of the computed values it baked (computed_key): those
 // values must join the executable's key even when folding left no trace of them.
 Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::vector<char>* baked,
-                       std::string* computed_key, SpecializeInfo* info = nullptr) {
+                       std::string* computed_key, SpecializeInfo* info = nullptr, const ConeRun* cone_run = nullptr) {
   check_graph_ids(g);
   check_input_count(g, inputs.size());
   if (inputs.size() > g.inputs.size())  // overridable initializers follow: specialise the graph that takes the fed ones
-    return specialize_baked(with_overrides(g, inputs), fed_inputs(g, inputs), baked, computed_key, info);
+    return specialize_baked(with_overrides(g, inputs), fed_inputs(g, inputs), baked, computed_key, info, cone_run);
   std::map<std::string, Shape> shapes;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = g.values[g.inputs[i]];
@@ -81,10 +82,10 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
   // A shape-determining input (Reshape's shape, Reduce axes, Pad pads...) fed at run time:
   // once one is needed, specialise on the values of the small integer inputs too, as
   // torch.compile does for ints, and on any other graph input a shape rule names (Resize's
-  // float scales). A shape-determining value computed inside the model is computed on ref
-  // from these inputs and baked in (computed, in the order they were needed).
-  // Every value a cone run on ref computed, by name. Later cones start from them instead of
-  // running the model's prefix (a detector's backbone) on ref again, and the returned graph takes
+  // float scales). A shape-determining value computed inside the model is computed from these
+  // inputs by a cone run (ref, or cone_run) and baked in (computed, in the order they were needed).
+  // Every value a cone run computed, by name. Later cones start from them instead of
+  // running the model's prefix (a detector's backbone) again, and the returned graph takes
   // them as constants too: a backend recomputing them would round differently, and a near tie
   // then orders a TopK otherwise than the ref-computed indices that select from it (SSDlite's
   // boxes came out of the wrong anchors on vulkan). Such a graph is keyed on its inputs' bytes.
@@ -95,13 +96,18 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
   std::vector<std::pair<int, Tensor>> computed;  // value id in g -> its value for these inputs
   // ... and values an expansion creates (an inlined If branch's), which g does not hold: by name.
   std::map<std::string, Tensor> computed_named;
+  const auto bakes = [&](size_t i) {
+    const DType t = inputs[i].dtype();
+    return (specialising && ((dtype_is_int(t) && inputs[i].numel() <= 64) || inputs[i].numel() == 1)) ||
+           named.count(g.values[g.inputs[i]].name) > 0;
+  };
   auto prepare = [&] {
     Graph s = g;
     if (baked) baked->assign(inputs.size(), 0);
     for (size_t i = 0; i < inputs.size(); ++i) {
       Value& v = s.values[s.inputs[i]];
       v.dtype = inputs[i].dtype();
-      if ((specialising && ((dtype_is_int(v.dtype) && inputs[i].numel() <= 64) || inputs[i].numel() == 1)) || named.count(v.name)) {
+      if (bakes(i)) {
         v.constant = inputs[i];
         if (baked) (*baked)[i] = 1;
       }
@@ -120,8 +126,8 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     s.known_by_name.insert(ref_values.begin(), ref_values.end());
     return s;
   };
-  // Runs static cone q on ref: returns value qid, keeps the others it computes (up to 2^27
-  // elements in all).
+  // Runs static cone q (on ref, or cone_run): returns value qid, keeps the others it computes
+  // (up to 2^27 elements in all).
   // Only the cone's frontier is kept: values some node of the model outside the cone reads (or
   // that an expansion made, which the model does not name). A value read only inside the cone
   // is never read again once the frontier is known (a backbone's inner activations).
@@ -155,14 +161,27 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
         }
     if (ref_elements + more > (int64_t{1} << 27)) outs.resize(1);
     q.outputs = outs;
-    std::vector<Tensor> res = run_on_backend("ref", q, inputs);
+    // make_static already cut q after a stop_after value; left set, the backend's own shape
+    // inference would cut the outputs back to that one value (the frontier read past the end).
+    q.stop_after.clear();
+    // The cone's graph is the same every run while nothing computed from this run's inputs is
+    // in it: then it has a key (the value, the input shapes and the input values baked in).
+    std::string key;
+    if (computed.empty() && computed_named.empty() && ref_values.empty()) {
+      key = q.values[qid].name + "|" + (specialising ? "s" : "");
+      for (size_t i = 0; i < inputs.size(); ++i)
+        key += "|" + std::string(dtype_name(inputs[i].dtype())) + shape_str(inputs[i].shape()) + (bakes(i) ? "=" + bytes_key(inputs[i]) : "");
+    }
+    std::vector<Tensor> res = cone_run ? (*cone_run)(q, inputs, key) : run_on_backend("ref", q, inputs);
+    if (res.size() != outs.size()) throw Error("run", "a shape-determining value's cone returned " + std::to_string(res.size()) +
+                                                          " outputs, expected " + std::to_string(outs.size()));
     for (size_t k = 1; k < outs.size(); ++k) {
       ref_elements += res[k].numel();
       ref_values[q.values[outs[k]].name] = std::move(res[k]);
     }
     return std::move(res.at(0));
   };
-  // Value qid of static cone q (why: what needs it): its constant, or (within the limit) its ref run.
+  // Value qid of static cone q (why: what needs it): its constant, or (within the limit) its cone run.
   const auto cone_value = [&](Graph& q, int qid, const std::string& why) {
     if (q.values[qid].constant) return *q.values[qid].constant;
     if (shape_numel(q.values[qid].shape) > kMaxComputedElements)
@@ -215,7 +234,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     }
     if (id < 0) {
       // Made by an expansion: specialise the model up to the node that computes it, then run
-      // that prefix on ref.
+      // that prefix as a cone.
       if (computed_named.count(need)) throw NeedsConstant(why, need);
       Graph q = prepare();
       q.stop_after = need;
@@ -228,7 +247,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     bool known = false;
     for (const auto& c : computed) known = known || c.first == id;
     if (known) throw NeedsConstant(why, need);
-    // The value's inputs all inferred (nodes infer in order): run its cone on ref.
+    // The value's inputs all inferred (nodes infer in order): run its cone.
     Graph q = prepare();
     q.outputs = {id};
     eliminate_dead_code(q);
@@ -242,6 +261,30 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
 Graph specialize(const Graph& g, const std::vector<Tensor>& inputs) { return specialize_baked(g, inputs, nullptr, nullptr); }
 Graph specialize(const Graph& g, const std::vector<Tensor>& inputs, SpecializeInfo* info) {
   return specialize_baked(g, inputs, nullptr, nullptr, info);
+}
+Graph specialize(const Graph& g, const std::vector<Tensor>& inputs, SpecializeInfo* info, const ConeRun& cone_run) {
+  return specialize_baked(g, inputs, nullptr, nullptr, info, &cone_run);
+}
+
+namespace {
+// Whether cones of a model on backend b run on b itself: a GPU backend on a hardware device.
+bool cones_on_device(Backend& b, const CompileOptions& opts) {
+  if (b.name() == "ref" || b.name() == "cpu") return false;
+  const std::vector<DeviceInfo> devs = b.devices();
+  return opts.device >= 0 && static_cast<size_t>(opts.device) < devs.size() && !devs[static_cast<size_t>(opts.device)].emulated;
+}
+// The host backend cones of b run on otherwise: ref for ref (the spec stays op by op), else cpu.
+const char* cone_host_backend(Backend& b) { return b.name() == "ref" ? "ref" : "cpu"; }
+}  // namespace
+
+ConeRun cone_runner(Backend& b, const CompileOptions& opts) {
+  // Decided per cone, not here: most models never need one (devices() enumerates the devices).
+  return [&b, opts](const Graph& cone, const std::vector<Tensor>& in, const std::string&) {
+    if (cones_on_device(b, opts)) return compile_with_fallback(b, cone, opts)->run(in);
+    CompileOptions host = opts;
+    host.device = 0;
+    return run_on_backend(cone_host_backend(b), cone, in, host);
+  };
 }
 
 std::vector<Tensor> fed_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
@@ -436,7 +479,8 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* st
   }
   std::vector<char> baked;
   std::string computed;
-  Graph sg = specialize_baked(model_, inputs, &baked, &computed);
+  const ConeRun cones = [this](const Graph& cone, const std::vector<Tensor>& in, const std::string& k) { return run_cone(cone, in, k); };
+  Graph sg = specialize_baked(model_, inputs, &baked, &computed, nullptr, &cones);
   const std::string vkey = value_key(baked, fed) + computed;
   std::shared_ptr<Entry> e;
   {
@@ -454,6 +498,31 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* st
     evict_locked(dropped);  // never e: it is the most recently used
   }
   return run_entry(*e, &sg, inputs, fed, stats);
+}
+
+std::vector<Tensor> Session::run_cone(const Graph& cone, const std::vector<Tensor>& inputs, const std::string& key) {
+  // One cone at a time: a detector's backbone holds the device's memory while it runs, and the
+  // compiled cones are shared.
+  std::lock_guard<std::mutex> lock(cone_mu_);
+  if (cone_on_device_ < 0) cone_on_device_ = cones_on_device(*impl_, opts_) ? 1 : 0;
+  if (!cone_on_device_ && !cone_host_) cone_host_ = make_backend(cone_host_backend(*impl_));
+  Backend& b = cone_on_device_ ? *impl_ : *cone_host_;
+  CompileOptions o = opts_;
+  if (!cone_on_device_) o.device = 0;
+  const auto compile = [&] {
+    std::lock_guard<std::mutex> compile_lock(compile_mu_);
+    return compile_with_fallback(b, cone, o);
+  };
+  if (key.empty()) return compile()->run(inputs);
+  auto it = cones_.find(key);
+  if (it == cones_.end()) {
+    if (cones_.size() >= kMaxCones)
+      cones_.erase(std::min_element(cones_.begin(), cones_.end(),
+                                    [](const auto& a, const auto& c) { return a.second.last_use < c.second.last_use; }));
+    it = cones_.emplace(key, Cone{compile(), 0}).first;
+  }
+  it->second.last_use = ++cone_tick_;
+  return it->second.exe->run(inputs);
 }
 
 std::vector<Tensor> run_on_backend(const std::string& backend, const Graph& sg, const std::vector<Tensor>& inputs,

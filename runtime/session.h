@@ -2,6 +2,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,13 +29,32 @@ Graph load_model(const std::string& path);
 // executable compiled from it takes fed_inputs(g, inputs).
 Graph specialize(const Graph& g, const std::vector<Tensor>& inputs);
 // What specialize did beyond shapes: computed = values that set a shape (data-dependent: a
-// NonZero's mask, NMS's boxes) computed on ref from these inputs; with_them = the other values
-// those ref runs computed. All are constants of the graph, which therefore holds only what
+// NonZero's mask, NMS's boxes) computed from these inputs (on ref, or where a ConeRun says);
+// with_them = the other values those cone runs computed. All are constants of the graph, which therefore holds only what
 // follows them, and holds for these input values only.
 struct SpecializeInfo {
   size_t computed = 0, with_them = 0;
 };
 Graph specialize(const Graph& g, const std::vector<Tensor>& inputs, SpecializeInfo* info);
+
+// Where specialize runs the cones of shape-determining values computed inside the model (a
+// detector's backbone before its NonMaxSuppression): cone_run(cone, inputs, key) compiles and
+// runs the static graph `cone` on the model's inputs and returns its outputs in order. `key`
+// names the cone when it depends only on the input shapes and the input values baked into it
+// (the first cone of a run, whose graph is the same every run with those inputs): a runner may
+// keep the compiled cone under it; "" when the cone also holds values computed from this run's
+// inputs. Every value a cone computes becomes a constant of the specialised graph, so the
+// backend that runs the rest selects from the cone's values, whichever backend computed them.
+using ConeRun = std::function<std::vector<Tensor>(const Graph& cone, const std::vector<Tensor>& inputs, const std::string& key)>;
+// specialize(g, inputs, info) with its cones run by cone_run (the other overloads run them on ref).
+Graph specialize(const Graph& g, const std::vector<Tensor>& inputs, SpecializeInfo* info, const ConeRun& cone_run);
+// The cone runner for a model compiled on backend b with opts: b itself (same device and driver
+// context) when it is a GPU backend whose device opts.device is hardware (the prefix runs on the
+// device, as torch.compile and onnxruntime run the ops before a graph break); the cpu backend's
+// fused plan when that device is emulated on the CPU (lavapipe: a host plan is several times
+// faster there) or b is cpu; ref when b is ref. No cache: every call compiles (Session keeps
+// compiled cones).
+ConeRun cone_runner(Backend& b, const CompileOptions& opts);
 // inputs as an executable compiled from specialize(g, inputs) takes them: the overridable
 // initializers left unfed dropped. Error("run") when the count does not fit g.
 std::vector<Tensor> fed_inputs(const Graph& g, const std::vector<Tensor>& inputs);
@@ -127,6 +147,15 @@ class Session {
   void evict_locked(std::vector<std::shared_ptr<Entry>>& dropped);
   void erase_locked(std::map<std::string, std::shared_ptr<Entry>>::iterator it, std::vector<std::shared_ptr<Entry>>& dropped);
 
+  // Runs a cone for specialize (ConeRun): on cone_backend_ (impl_, or cpu / ref: cone_runner's
+  // choice), keeping up to kMaxCones compiled cones by key (least recently used out).
+  std::vector<Tensor> run_cone(const Graph& cone, const std::vector<Tensor>& inputs, const std::string& key);
+  static constexpr size_t kMaxCones = 4;
+  struct Cone {
+    std::unique_ptr<Executable> exe;
+    uint64_t last_use = 0;
+  };
+
   Graph model_;
   std::string backend_;
   CompileOptions opts_;
@@ -139,6 +168,11 @@ class Session {
   size_t max_ = kDefaultMaxExecutables;
   size_t value_keyed_count_ = 0;
   std::atomic<size_t> compiled_{0};
+  std::mutex cone_mu_;  // guards the members below and serializes cone runs (taken before compile_mu_)
+  std::unique_ptr<Backend> cone_host_;  // cpu / ref when cones do not run on impl_ (made on first use)
+  int cone_on_device_ = -1;  // -1 not decided yet, 1 cones run on impl_, 0 on cone_host_
+  std::map<std::string, Cone> cones_;
+  uint64_t cone_tick_ = 0;
 };
 
 // Compile (with host fallback unless opts.fallback is off: runtime/segments.h) + run once on a

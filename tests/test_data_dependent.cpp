@@ -287,5 +287,61 @@ TEST(DataDependent, HugeComputedShapeValuesAreRefused) {
   }
 }
 
+// A backend that runs like cpu but reports one device, hardware or emulated, and counts what it
+// compiles: whether a shape-determining value's cone runs on the Session's backend.
+class ConeProbe : public Backend {
+ public:
+  ConeProbe(bool emulated, int* compiles, int* cone_compiles) : emulated_(emulated), compiles_(compiles), cones_(cone_compiles) {}
+  std::string name() const override { return emulated_ ? "cone_probe_emulated" : "cone_probe_device"; }
+  std::vector<DeviceInfo> devices() const override { return {{"probe", "", "", emulated_}}; }
+  std::unique_ptr<Executable> compile(const Graph& g, const CompileOptions& opts) override {
+    ++*compiles_;
+    for (const Node& n : g.nodes) *cones_ += n.op_type == "MatMul";
+    return make_backend("cpu")->compile(g, opts);
+  }
+
+ private:
+  bool emulated_;
+  int *compiles_, *cones_;
+};
+
+// The prefix before a data-dependent shape (a detector's backbone before NMS) runs where the
+// model does: on a hardware device's backend, compiled once per input signature and kept by the
+// Session (the rest is compiled per computed value, as before); on an emulated device (lavapipe)
+// on the cpu backend. The values are the ref-specialised run's either way.
+TEST(DataDependent, ConesRunOnTheSessionsDeviceAndAreCompiledOnce) {
+  GraphBuilder b("masked_matmul", 17);
+  const int x = b.input("x", DType::f32, {4, 3});
+  Tensor zero(DType::f32, {});
+  zero.set(0, 0.0);
+  const int y = b.op("Relu", {b.op("MatMul", {x, b.constant("w", testing::random_tensor(DType::f32, {3, 5}, 9, -1.0, 1.0))})});
+  const int idx = b.op("Transpose", {b.op("NonZero", {b.op("Greater", {y, b.constant("zero", zero)})})}, {{"perm", std::vector<int64_t>{1, 0}}});
+  b.output(b.op("GatherND", {y, idx}));
+  const Graph g = b.build();
+  for (const bool emulated : {false, true}) {
+    SCOPED_TRACE(emulated ? "emulated" : "device");
+    int compiles = 0, cones = 0;
+    const std::string name = ConeProbe(emulated, &compiles, &cones).name();
+    register_backend(name, [emulated, &compiles, &cones] { return std::make_unique<ConeProbe>(emulated, &compiles, &cones); });
+    {
+      Session s(g, name);
+      int seed = 0;
+      for (const int expect_compiles : {2, 3, 3, 4}) {  // x1, x2, x1 again (both cached), x3
+        const Tensor xi = testing::random_tensor(DType::f32, {4, 3}, seed == 2 ? 1 : seed + 1, -1.0, 1.0);
+        ++seed;
+        const Tensor want = run_on_backend("ref", specialize(g, {xi}), {xi}).at(0);
+        const Tensor got = s.run({xi}).at(0);
+        ASSERT_EQ(got.shape(), want.shape());
+        EXPECT_GT(got.numel(), 0) << "some of the 20 products are positive";
+        for (int64_t i = 0; i < want.numel(); ++i) EXPECT_EQ(got.get(i), want.get(i)) << i;
+        // The device compiles the cone (the graph with the MatMul) once; the emulated one never.
+        EXPECT_EQ(compiles, emulated ? expect_compiles - 1 : expect_compiles) << "run " << seed;
+        EXPECT_EQ(cones, emulated ? 0 : 1) << "run " << seed;
+      }
+    }
+    register_backend(name, nullptr);
+  }
+}
+
 }  // namespace
 }  // namespace fusor

@@ -72,18 +72,20 @@ int cmd_bench(const BenchArgs& a) {
   SpecializeInfo spec;
   Graph sg = [&] {
     PhaseScope ps("shape inference");
-    return specialize(g, inputs, &spec);
+    const ConeRun cones = [&](const Graph& cone, const std::vector<Tensor>& in, const std::string& key) {
+      if (opener.joinable()) opener.join();
+      return cone_runner(*b, o)(cone, in, key);
+    };
+    return specialize(g, inputs, &spec, cones);
   }();
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tl).count();
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Executable> exe;
   if (opener.joinable()) {
-    {
-      PhaseScope wait("wait for device open");
-      opener.join();
-    }
-    log.add("device open (Backend::prepare, on a thread during load)", open_start_us, open_us);
+    PhaseScope wait("wait for device open");
+    opener.join();
   }
+  if (!a.serial_open) log.add("device open (Backend::prepare, on a thread during load)", open_start_us, open_us);
   {
     PhaseScope ps("backend compile");
     exe = compile_with_fallback(*b, sg, o);

@@ -24,7 +24,7 @@ class VulkanBackend : public Backend {
 #ifdef FUSOR_HAVE_CUDA
         if (vk::holds_cuda_context(d)) details += " cuda_context=hold";  // the policy (vk_device.h holds_cuda_context)
 #endif
-        out.push_back({d.name, details, d.numerics_note()});
+        out.push_back({d.name, details, d.numerics_note(), d.type == VK_PHYSICAL_DEVICE_TYPE_CPU});
       }
     } catch (const Error&) {
       // No loader/ICD: no devices (compile() reports why).
