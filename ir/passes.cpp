@@ -1,6 +1,7 @@
 #include "ir/passes.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "ir/op_table.h"
@@ -53,6 +54,41 @@ void bind_input_shapes(Graph& g, const std::map<std::string, Shape>& shapes) {
 static constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
 static constexpr int64_t kMinFoldBudget = int64_t{1} << 20;
 static constexpr int64_t kAlwaysFoldElements = int64_t{1} << 16;
+
+// Contractions whose folding would cost more than this many multiply-adds stay runtime nodes:
+// `ref` does ~1e9 a second, and a value that sets a shape is computed anyway when it is needed
+// (runtime/session.cpp runs its cone where the model runs). A detector's heads over backbone
+// features known at specialisation were folded on ref, once per data-dependent value.
+static constexpr int64_t kMaxFoldMacs = int64_t{1} << 26;
+
+// Multiply-adds of folding contraction n (Conv / ConvTranspose / MatMul / Gemm and their
+// integer and quantized forms) producing out_elems elements; 0 for other ops.
+static int64_t fold_macs(const Graph& g, const Node& n, int64_t out_elems) {
+  const auto shape_of = [&](size_t k) -> const Shape* {
+    return k < n.inputs.size() && n.inputs[k] >= 0 ? &g.values[static_cast<size_t>(n.inputs[k])].shape : nullptr;
+  };
+  const auto per_output = [&](size_t w, bool transposed) -> int64_t {  // weight elements per output channel
+    const Shape* ws = shape_of(w);
+    const Shape* xs = shape_of(0);
+    if (!ws || ws->empty() || (*ws)[0] <= 0) return 0;
+    const int64_t per = shape_numel(*ws) / (*ws)[0];
+    if (!transposed) return per;
+    // ConvTranspose: every input element meets per weights; as macs per output, in / out times.
+    return xs && out_elems > 0 ? static_cast<int64_t>(static_cast<double>(shape_numel(*xs)) * per / out_elems) : 0;
+  };
+  const auto inner = [&](size_t a, bool trans) -> int64_t {
+    const Shape* as = shape_of(a);
+    if (!as || as->empty()) return 0;
+    return trans && as->size() >= 2 ? (*as)[as->size() - 2] : as->back();
+  };
+  int64_t k = 0;
+  if (n.op_type == "Conv" || n.op_type == "ConvInteger") k = per_output(1, false);
+  else if (n.op_type == "QLinearConv") k = per_output(3, false);
+  else if (n.op_type == "ConvTranspose") k = per_output(1, true);
+  else if (n.op_type == "MatMul" || n.op_type == "MatMulInteger" || n.op_type == "QLinearMatMul") k = inner(0, false);
+  else if (n.op_type == "Gemm") k = inner(0, n.attr_i("transA", 0) != 0);
+  return k > 0 && out_elems > 0 && k > std::numeric_limits<int64_t>::max() / out_elems ? std::numeric_limits<int64_t>::max() : k * out_elems;
+}
 
 // Evaluates node n (all inputs constant) with its reference; its outputs become constants.
 static void fold_node(Graph& g, Node& n) {
@@ -166,6 +202,7 @@ void infer_shapes(Graph& g, bool fold) {
     for (int o : n.outputs)
       if (o >= 0) out_elems += shape_numel(g.values[o].shape);
     if (out_elems > kMaxFoldElements || (out_elems > kAlwaysFoldElements && folded + out_elems > fold_budget)) continue;
+    if (fold_macs(g, n, out_elems) > kMaxFoldMacs) continue;
     folded += out_elems;
     fold_node(g, n);
   }

@@ -214,6 +214,40 @@ TEST(Hostile, ConstantFoldingWorkIsBounded) {
   EXPECT_EQ(g.values[g.outputs[1]].constant->get(1), 256.0);
 }
 
+TEST(Hostile, ContractionsFoldOnlyWithinAWorkBound) {
+  // A Conv and a MatMul of constants that cost 2^27 multiply-adds each (a detector's heads over
+  // backbone features known while specialising: folded on ref, ~1e9 a second, once per
+  // data-dependent value) stay run-time nodes; small ones fold. Either way the values agree.
+  GraphBuilder b;
+  const int x = b.constant("x", random_tensor(DType::f32, {1, 32, 64, 64}, 1));
+  const int w = b.constant("w", random_tensor(DType::f32, {128, 32, 4, 4}, 2));
+  b.output(b.op("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 2, 2}}}));  // 128 x 64 x 64 outputs x 512 macs
+  const int a = b.constant("a", random_tensor(DType::f32, {512, 512}, 3));
+  b.output(b.op("MatMul", {a, a}));  // 2^27 macs
+  const int s = b.constant("s", random_tensor(DType::f32, {4, 8}, 4));
+  b.output(b.op("MatMul", {s, b.op("Transpose", {s})}));  // 128 macs
+  b.output(b.op("Conv", {b.constant("xs", random_tensor(DType::f32, {1, 2, 5, 5}, 5)), b.constant("ws", random_tensor(DType::f32, {3, 2, 3, 3}, 6))}));
+  const Graph g = b.build();
+  Graph st = g;
+  make_static(st, {});
+  EXPECT_FALSE(st.values[st.outputs[0]].constant.has_value()) << "the 2^27-mac Conv folded";
+  EXPECT_FALSE(st.values[st.outputs[1]].constant.has_value()) << "the 2^27-mac MatMul folded";
+  EXPECT_TRUE(st.values[st.outputs[2]].constant.has_value()) << "a small MatMul should fold";
+  EXPECT_TRUE(st.values[st.outputs[3]].constant.has_value()) << "a small Conv should fold";
+  const std::vector<Tensor> got = run_on_backend("ref", st, {});  // what stayed a node still runs
+  ASSERT_EQ(got.size(), 4u);
+  const Tensor &xv = *g.values[x].constant, &wv = *g.values[w].constant, &av = *g.values[a].constant;
+  double conv = 0;  // output (channel 5, row 10, column 20) by hand: pads top 1, left 1
+  for (int64_t c = 0; c < 32; ++c)
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 4; ++j) conv += xv.get((c * 64 + 10 - 1 + i) * 64 + 20 - 1 + j) * wv.get(((5 * 32 + c) * 4 + i) * 4 + j);
+  ASSERT_EQ(got[0].shape(), (Shape{1, 128, 64, 64}));
+  EXPECT_NEAR(got[0].get((5 * 64 + 10) * 64 + 20), conv, 1e-4 * (1 + std::fabs(conv)));
+  double dot = 0;  // one output of the big MatMul by hand
+  for (int64_t k = 0; k < 512; ++k) dot += av.get(3 * 512 + k) * av.get(k * 512 + 7);
+  EXPECT_NEAR(got[1].get(3 * 512 + 7), dot, 1e-4 * (1 + std::fabs(dot)));
+}
+
 TEST(Hostile, TinyModelsDoNotFoldHugeConstants) {
   // A few hundred bytes whose Range makes millions of elements, cast and summed (found by
   // fuzzing: 6 s of folding at load in Release, a timeout under ASan). The fold budget follows
