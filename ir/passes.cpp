@@ -148,9 +148,11 @@ void infer_shapes(Graph& g, bool fold) {
     InferContext ctx(g, n);
     call_op_fn(n, "shape", [&] { def.infer(ctx); });
     check_types(n);
+    int outputs_known = 0, outputs_used = 0;  // outputs that known_by_name made constants, of the used ones
     if (!g.known_by_name.empty() || !g.stop_after.empty())
       for (int& o : n.outputs) {
         if (o < 0) continue;
+        ++outputs_used;
         if (g.values[o].name == g.stop_after) stop_value = o;
         const auto known = g.known_by_name.find(g.values[o].name);
         if (known == g.known_by_name.end()) continue;
@@ -164,8 +166,10 @@ void infer_shapes(Graph& g, bool fold) {
         o = g.add_value(g.values[named].name + "/computed", g.values[named].dtype, g.values[named].shape, true);
         g.values[named].constant = known->second;
         g.values[named].producer = -1;
+        ++outputs_known;
       }
-    if (!fold || !def.reference) continue;
+    // Every output already known: folding would compute only the dead fresh values.
+    if (!fold || !def.reference || (outputs_used > 0 && outputs_known == outputs_used)) continue;
     // Shape and Size depend only on the (static) input shape, not its values.
     if ((n.op_type == "Shape" || n.op_type == "Size") && n.outputs.size() == 1 && n.outputs[0] >= 0) {
       const Shape& s = g.values[n.inputs[0]].shape;

@@ -137,6 +137,24 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int v : g.nodes[i].inputs)
       if (v >= 0) readers[static_cast<size_t>(v)].push_back(static_cast<int>(i));
+  // What a failed make_static folded from values computed inside the model (a detector's FPN
+  // upsampling over backbone features a cone computed) is kept by name like the cones' values:
+  // the next attempt starts from g again and would fold it on ref again, once per
+  // shape-determining value. Values of 2^12 elements or more, within the cones' cap.
+  const auto harvest = [&](const Graph& s) {
+    if (ref_values.empty() && computed.empty() && computed_named.empty()) return;  // nothing folded from run-time values
+    for (const Value& v : s.values) {
+      if (!v.constant || v.constant->numel() < (int64_t{1} << 12) || ref_values.count(v.name)) continue;
+      const auto at = g_ids.find(v.name);
+      if (at == g_ids.end()) continue;
+      const Value& orig = g.values[static_cast<size_t>(at->second)];
+      if (orig.constant || std::find(g.inputs.begin(), g.inputs.end(), at->second) != g.inputs.end()) continue;
+      if (std::any_of(computed.begin(), computed.end(), [&](const auto& c) { return c.first == at->second; })) continue;
+      if (ref_elements + v.constant->numel() > (int64_t{1} << 27)) return;
+      ref_elements += v.constant->numel();
+      ref_values[v.name] = *v.constant;
+    }
+  };
   const auto run_cone = [&](Graph& q, int qid) {
     std::set<std::string> in_cone;  // what the cone's nodes compute (q.values keeps every value of the model)
     for (const Node& n : q.nodes)
@@ -208,6 +226,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
       return s;
     } catch (const NeedsConstant& e) {
       need = e.value(), why = e.message();
+      harvest(s);
       // A graph input it names is baked alone first (an If's condition): baking every small
       // input as well (token ids, a short attention mask) would key the executable on their
       // values, one compile per decoding step.
