@@ -213,7 +213,13 @@ bool decompose_rotary(Graph& g, const Node& n, std::vector<Node>& nodes) {
     if (rows <= lim / 2) ids = e.op("Where", {e.op("Less", {ids, scalar(0)}), e.op("Sub", {ids, scalar(rows)}), ids});
   }
   auto cache = [&](int v, const Shape& to) {
-    if (pos) v = e.op("Gather", {v, ids}, {{"axis", int64_t{0}}});
+    if (pos) {
+      v = e.op("Gather", {v, ids}, {{"axis", int64_t{0}}});
+      // Its out-of-range error is the user's: named after the ids (a negative id shows as id - rows).
+      const int64_t rows = g.values[n.inputs[1]].shape.at(0);
+      emitted.back().name = g.unique_name(n.name + "/position_ids must be in [0, " + std::to_string(rows) + ") (a negative id shows as id - " +
+                                          std::to_string(rows) + ")");
+    }
     return e.reshape(v, to);
   };
   auto slice = [&](int v, int64_t a, int64_t b, int64_t axis) { return e.op("Slice", {v, e.ints({a}), e.ints({b}), e.ints({axis})}); };

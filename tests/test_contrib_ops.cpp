@@ -763,6 +763,62 @@ TEST(ContribOps, MultiHeadAttentionHostileInputsAreOneLineErrors) {
                "do_rotary needs cos_cache and sin_cache");
   EXPECT_ERROR(run({"GroupQueryAttention", "com.microsoft", {{"q", gq}, {"k", gk}, {"v", gk}, {"pk", testing::random_tensor(DType::f32, {1, 2, 3, 4}, 62)}, {"", Tensor()}, {"l", lens}, {"t", tot}}, {"y"}, gqa(4, 2)}),
                "past_key and past_value come together");
+  // seqlens_k outside [0, max(total_sequence_length, past)) (onnxruntime: "seqlens_k[0] = 2 is out
+  // of range [0, 2)"): an index error naming it, on every backend, not numbers from a wrong row.
+  for (const std::string& be : testing::usable_backends())
+    for (const int64_t bad : {2, -1, 7}) {
+      SCOPED_TRACE(be + " seqlens_k " + std::to_string(bad));
+      const OneNode node{"GroupQueryAttention", "com.microsoft", {{"q", gq}, {"k", gk}, {"v", gk}, {"", Tensor()}, {"", Tensor()},
+                         {"l", testing::ints_of({1}, {static_cast<double>(bad)}, DType::i32)}, {"t", tot}}, {"y"}, gqa(4, 2)};
+      EXPECT_ERROR(Session(node.graph(), be).run(node.feeds()), "seqlens_k must be in [0, total_sequence_length)");
+    }
+}
+
+// com.microsoft Attention in float16 with its fused QKV projection: the projection stays float32
+// (bias added there), the attention runs on it and the output rounds once, as onnxruntime's CPU
+// kernel (red-team round 48: the projection rounded to fp16 first was 22 ulp off). Against a
+// float64 evaluation: within 1 fp16 ulp on every backend.
+TEST(ContribOps, HalfAttentionProjectsInFloat32AndRoundsOnce) {
+  const int64_t S = 5, NH = 4, D = 16, HID = NH * D;
+  const Tensor x = testing::random_tensor(DType::f16, {1, S, HID}, 81, -1.0, 1.0), w = testing::random_tensor(DType::f16, {HID, 3 * HID}, 82, -0.4, 0.4);
+  const Tensor b = testing::random_tensor(DType::f16, {3 * HID}, 83, -0.2, 0.2);
+  std::vector<double> qkv(static_cast<size_t>(S * 3 * HID));
+  for (int64_t i = 0; i < S; ++i)
+    for (int64_t c = 0; c < 3 * HID; ++c) {
+      double acc = b.get(c);
+      for (int64_t k = 0; k < HID; ++k) acc += x.get(i * HID + k) * w.get(k * 3 * HID + c);
+      qkv[static_cast<size_t>(i * 3 * HID + c)] = acc;
+    }
+  std::vector<double> want(static_cast<size_t>(S * HID));
+  for (int64_t hd = 0; hd < NH; ++hd)
+    for (int64_t i = 0; i < S; ++i) {  // causal: query i sees keys 0..i
+      std::vector<double> p(static_cast<size_t>(i + 1));
+      double mx = -1e300, sum = 0;
+      for (int64_t j = 0; j <= i; ++j) {
+        double dot = 0;
+        for (int64_t c = 0; c < D; ++c) dot += qkv[static_cast<size_t>(i * 3 * HID + hd * D + c)] * qkv[static_cast<size_t>(j * 3 * HID + HID + hd * D + c)];
+        p[static_cast<size_t>(j)] = dot / std::sqrt(static_cast<double>(D));
+        mx = std::max(mx, p[static_cast<size_t>(j)]);
+      }
+      for (double& e : p) sum += (e = std::exp(e - mx));
+      for (int64_t c = 0; c < D; ++c) {
+        double y = 0;
+        for (int64_t j = 0; j <= i; ++j) y += p[static_cast<size_t>(j)] / sum * qkv[static_cast<size_t>(j * 3 * HID + 2 * HID + hd * D + c)];
+        want[static_cast<size_t>(i * HID + hd * D + c)] = y;
+      }
+    }
+  const OneNode node{"Attention", "com.microsoft", {{"x", x}, {"w", w}, {"b", b}}, {"y"},
+                     [](onnx::NodeProto* m) { attr_i(m, "num_heads", 4), attr_i(m, "unidirectional", 1); }};
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const Tensor y = Session(node.graph(), be).run(node.feeds()).at(0);
+    ASSERT_EQ(y.dtype(), DType::f16);
+    ASSERT_EQ(y.shape(), (Shape{1, S, HID}));
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      const double v = want[static_cast<size_t>(i)], ulp = v == 0 ? std::ldexp(1.0, -24) : std::max(std::ldexp(1.0, std::ilogb(v) - 10), std::ldexp(1.0, -24));
+      EXPECT_LE(std::fabs(y.get(i) - v), ulp) << i << ": " << y.get(i) << " vs float64 " << v;
+    }
+  }
 }
 
 

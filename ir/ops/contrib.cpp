@@ -254,8 +254,13 @@ bool attention_expand_as(Graph& g, size_t index, const Node& n, const std::funct
   if (out_of(n, 1) >= 0 && h != hv) throw Error("shape", n.label() + ": present needs k and v heads of one size");
   const int64_t T = P + S;
   RewriteNodes w{g, n.name, {}};
+  // fp16 / bf16: the projection stays float32 (bias added there) and the attention runs on it,
+  // rounded once at the output (onnxruntime's CPU kernel; present holds the new k / v rounded once).
+  const bool half = !project && (t == DType::f16 || t == DType::bf16);
+  const auto to = [&](int v, DType d) { return w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(d)}}}); };
   int qkv = project ? project(w) : w.op("MatMul", {n.inputs[0], n.inputs[1]});
-  if (!project && in_of(n, 2) >= 0) qkv = w.op("Add", {qkv, n.inputs[2]});
+  if (half) w.nodes.back().f32_result = true;
+  if (!project && in_of(n, 2) >= 0) qkv = w.op("Add", {qkv, half ? to(n.inputs[2], DType::f32) : n.inputs[2]});
   const auto heads = [&](int64_t from, int64_t size, int64_t hd) {  // [B, N, S, hd]
     const int part = w.op("Slice", {qkv, w.ints({from}), w.ints({from + size}), w.ints({2})});
     const int r = w.op("Reshape", {part, w.ints({B, S, N, hd})});
@@ -264,15 +269,21 @@ bool attention_expand_as(Graph& g, size_t index, const Node& n, const std::funct
   const int q = heads(0, sizes[0], h);
   int k = heads(sizes[0], sizes[1], h), v = heads(2 * sizes[0], sizes[2], hv);
   const auto half_of_past = [&](int64_t i) {
-    return w.op("Squeeze", {w.op("Slice", {past, w.ints({i}), w.ints({i + 1}), w.ints({0})}), w.ints({0})});
+    const int p = w.op("Squeeze", {w.op("Slice", {past, w.ints({i}), w.ints({i + 1}), w.ints({0})}), w.ints({0})});
+    return half ? to(p, DType::f32) : p;  // exact: every half value is a float
   };
   if (past >= 0) {
     k = w.op("Concat", {half_of_past(0), k}, {{"axis", int64_t{2}}});
     v = w.op("Concat", {half_of_past(1), v}, {{"axis", int64_t{2}}});
   }
-  if (out_of(n, 1) >= 0)
-    w.op("Concat", {w.op("Unsqueeze", {k, w.ints({0})}), w.op("Unsqueeze", {v, w.ints({0})})}, {{"axis", int64_t{0}}}, out_of(n, 1));
-  attend(w, n, {q, k, v, in_of(n, 3), in_of(n, 5), out_of(n, 0)}, {B, S, T, P, N, h, hv}, t, true);
+  if (out_of(n, 1) >= 0) {
+    const int kv = w.op("Concat", {w.op("Unsqueeze", {k, w.ints({0})}), w.op("Unsqueeze", {v, w.ints({0})})}, {{"axis", int64_t{0}}},
+                        half ? -1 : out_of(n, 1));
+    if (half) w.op("Cast", {kv}, {{"to", int64_t{dtype_to_onnx(t)}}}, out_of(n, 1));
+  }
+  const int y = half ? g.add_value(g.unique_name(n.name + "/attention_f32")) : out_of(n, 0);
+  attend(w, n, {q, k, v, in_of(n, 3), in_of(n, 5), y}, {B, S, T, P, N, h, hv}, half ? DType::f32 : t, true);
+  if (half) w.op("Cast", {y}, {{"to", int64_t{dtype_to_onnx(t)}}}, out_of(n, 0));
   w.replace(index);
   return true;
 }

@@ -14,7 +14,8 @@
 //     hold row b's first p_b past entries, then its S new ones, then zeros. Query head h reads
 //     key / value head h / (Hq / Hkv); scores = scale q.k (scale default 1 / sqrt(d)), then
 //     softcap * tanh(scores / softcap) when softcap > 0; key j is seen by the query at position
-//     p iff j <= p and j < seqlens_k[b] + 1 (and j > p - local_window_size when that is > 0; 0
+//     p iff j <= p and j < seqlens_k[b] + 1 (seqlens_k[b] in [0, max(T, P)), else the index error of
+//     the node named "<name>/seqlens_k must be in [0, total_sequence_length)") (and j > p - local_window_size when that is > 0; 0
 //     sees none: zeros); Softmax; the attention in float32 for fp16 / bf16, rounded once
 //     (onnxruntime's CPU kernel). present_key / present_value hold max(T, P) positions.
 //   attention_bias, head_sink, smooth_softmax and the qk output are refused (Unsupported).
@@ -94,7 +95,19 @@ bool gqa_expand(Graph& g, size_t index) {
   for (int64_t i = 0; i < S; ++i) steps[i] = i;
   const int T = i64_of(w, w.op("Reshape", {total, w.ints({})}));
   const int first = w.op("Equal", {T, w.ints({S})});
-  const int lens = w.op("Add", {i64_of(w, w.op("Reshape", {sl, w.ints({B})})), w.ints({1})});  // each row's total length [B]
+  // The present holds max(T, P) positions (onnxruntime keeps a longer past buffer's length).
+  const int Tp = Pb > 0 ? w.op("Max", {T, scalar(g, n, DType::i64, static_cast<double>(Pb))}) : T;
+  const int j = w.op("Range", {scalar(g, n, DType::i64, 0), Tp, scalar(g, n, DType::i64, 1)});  // 0 .. Tp-1
+  // seqlens_k in [0, Tp) as onnxruntime checks it: two index-checked lookups of j (s - Tp is in
+  // Gather's [-Tp, Tp) iff s is in [0, 2 Tp), s iff s in [-Tp, Tp)); both give s where it is valid.
+  const int sl64 = i64_of(w, w.op("Reshape", {sl, w.ints({B})}));
+  const auto checked = [&](int index) {
+    const int got = w.op("Gather", {j, index}, {{"axis", int64_t{0}}});
+    w.nodes.back().name = g.unique_name(n.name + "/seqlens_k must be in [0, total_sequence_length)");
+    return got;
+  };
+  const int sl_ok = w.op("Max", {checked(w.op("Sub", {sl64, Tp})), checked(sl64)});
+  const int lens = w.op("Add", {sl_ok, w.ints({1})});  // each row's total length [B]
   const int past_len = w.op("Where", {first, w.ints({0}), w.op("Sub", {lens, w.ints({S})})});  // [B]
   const int pos = w.op("Add", {w.op("Unsqueeze", {past_len, w.ints({1})}), w.op("Reshape", {w.ints(steps), w.ints({1, S})})});  // [B, S]
   if (rotary) {
@@ -106,10 +119,7 @@ bool gqa_expand(Graph& g, size_t index) {
     q = w.op("RotaryEmbedding", {q, cosc, sinc, at}, ra, -1, 23);
     k = w.op("RotaryEmbedding", {k, cosc, sinc, at}, ra, -1, 23);
   }
-  // present: row b's first p_b past entries, its S new ones, zeros after ([B, Hkv, T, d]).
-  // The present holds max(T, P) positions (onnxruntime keeps a longer past buffer's length).
-  const int Tp = Pb > 0 ? w.op("Max", {T, scalar(g, n, DType::i64, static_cast<double>(Pb))}) : T;
-  const int j = w.op("Range", {scalar(g, n, DType::i64, 0), Tp, scalar(g, n, DType::i64, 1)});  // 0 .. Tp-1
+  // present: row b's first p_b past entries, its S new ones, zeros after ([B, Hkv, Tp, d]).
   const int jj = w.op("Unsqueeze", {j, w.ints({0})}), pl = w.op("Unsqueeze", {past_len, w.ints({1})});  // [1, T], [B, 1]
   const int from_new = w.op("Add", {w.op("Sub", {jj, pl}), w.ints({Pb})});
   int idx = w.op("Where", {w.op("Less", {jj, pl}), jj, from_new});
