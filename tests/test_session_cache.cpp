@@ -134,6 +134,30 @@ TEST(SessionCache, VulkanObjectsAreBoundedAndFreedWithTheSession) {
   EXPECT_EQ(after.memory, before.memory);
   EXPECT_EQ(after.pipelines, before.pipelines);
 }
+
+// Identical kernels of two executables on one device are one pipeline (red-team round 48: a
+// decoding loop's executable per past length each held ~30 MB of pipelines on lavapipe): a
+// second Session of the same model makes none, outlives the first with its pipelines intact,
+// and the last user frees them.
+TEST(SessionCache, VulkanExecutablesShareIdenticalPipelines) {
+  if (!testing::vulkan_available()) GTEST_SKIP() << "no Vulkan device";
+  const Graph g = dynamic_rows();
+  const std::vector<Tensor> in{testing::random_tensor(DType::f32, {1, 5, 8}, 31)}, in2{testing::random_tensor(DType::f32, {1, 5, 8}, 32)};
+  const VulkanLiveObjects before = vulkan_live_objects();
+  auto first = std::make_unique<Session>(g, "vulkan");
+  expect_like_ref(g, in, first->run(in), "first");
+  const int64_t made = vulkan_live_objects().pipelines - before.pipelines;
+  ASSERT_GT(made, 0);
+  {
+    Session second(g, "vulkan");
+    expect_like_ref(g, in2, second.run(in2), "second");
+    EXPECT_EQ(vulkan_live_objects().pipelines - before.pipelines, made) << "the second executable compiled its own pipelines";
+    first.reset();  // the second still holds every pipeline it uses
+    EXPECT_EQ(vulkan_live_objects().pipelines - before.pipelines, made);
+    expect_like_ref(g, in, second.run(in), "second, after the first is gone");
+  }
+  EXPECT_EQ(vulkan_live_objects().pipelines, before.pipelines);
+}
 #endif
 
 }  // namespace

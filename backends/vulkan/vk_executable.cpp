@@ -124,12 +124,11 @@ VulkanExecutable::~VulkanExecutable() { release(); }
 
 void VulkanExecutable::release() {
   if (forked_after_open()) {  // a forked child's copy: the handles are the parent's (dropped, not destroyed)
-    pipelines_.clear(), push_layouts_.clear(), layouts_.clear();
+    pipelines_.clear(), pipeline_keys_.clear(), push_layouts_.clear(), layouts_.clear();
     descriptor_pool_ = VK_NULL_HANDLE, command_pool_ = VK_NULL_HANDLE, fence_ = VK_NULL_HANDLE, query_pool_ = VK_NULL_HANDLE;
   }
   // run() always waits for its fence, so nothing of ours is in flight here.
-  for (VkPipeline& p : pipelines_)
-    if (p) vkDestroyPipeline(dev_, p, nullptr), p = VK_NULL_HANDLE, --live_pipeline_count();
+  release_pipelines();  // shared with the device's other executables: the last user destroys each
   for (VkPipelineLayout& l : push_layouts_)
     if (l) vkDestroyPipelineLayout(dev_, l, nullptr), l = VK_NULL_HANDLE;
   for (auto& [set_layout, layout] : layouts_) {

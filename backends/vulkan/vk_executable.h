@@ -123,6 +123,7 @@ class VulkanExecutable final : public Executable {
   // Constants only a [K, N] row-major matmul weight too large to window reads: uploaded
   // transposed ([N, K]) and the kernel's view rewritten, so it splits along N (vk_windows.h).
   void transpose_wide_weights();
+  void release_pipelines();
   VkPipelineLayout layout_for(uint32_t bindings, bool push_offsets = false);
 
   std::shared_ptr<Context> ctx_;
@@ -137,6 +138,9 @@ class VulkanExecutable final : public Executable {
   std::vector<uint64_t> in_offset_, out_offset_;  // per graph input/output: byte offset in staging
 
   std::vector<VkPipeline> pipelines_;
+  // Each pipeline's key in the device's shared registry (vk_pipelines.cpp shared_pipelines):
+  // identical kernels of every executable on the device share one pipeline, released by its last user.
+  std::vector<std::string> pipeline_keys_;
   std::vector<std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;  // index = binding count
   std::vector<VkPipelineLayout> push_layouts_;  // the same with the push-constant offsets block
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;

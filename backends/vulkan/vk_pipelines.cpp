@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -40,8 +41,50 @@ void split_groups(int64_t groups, const PhysicalDeviceInfo& info, const std::str
   out[2] = static_cast<uint32_t>(z);
 }
 
+// Pipelines shared by every executable of a device. A Session compiles one executable per input
+// shape (a decoding loop: one per past length) whose kernels are mostly the same as the last
+// one's: each identical kernel is one pipeline (and no shaderc / disk-cache / driver compile)
+// while any executable uses it. Keyed by the device and the job's key (source, specialization,
+// binding count, push-constant block); a pipeline made with one executable's layout serves
+// another's identically defined layout (Vulkan's pipeline layout compatibility).
+struct SharedPipeline {
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  size_t users = 0;
+};
+std::mutex& shared_pipelines_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::pair<VkDevice, std::string>, SharedPipeline>& shared_pipelines() {
+  static auto* m = new std::map<std::pair<VkDevice, std::string>, SharedPipeline>;  // outlives static destructors
+  return *m;
+}
+// The device's pipeline for key with one more user, or VK_NULL_HANDLE.
+VkPipeline acquire_shared(VkDevice dev, const std::string& key) {
+  std::lock_guard<std::mutex> lock(shared_pipelines_mutex());
+  auto it = shared_pipelines().find({dev, key});
+  if (it == shared_pipelines().end()) return VK_NULL_HANDLE;
+  ++it->second.users;
+  return it->second.pipeline;
+}
+// Registers a pipeline just made for key; if another thread registered one first, p is destroyed
+// and theirs returned (with one more user).
+VkPipeline publish_shared(VkDevice dev, const std::string& key, VkPipeline p) {
+  std::lock_guard<std::mutex> lock(shared_pipelines_mutex());
+  auto [it, fresh] = shared_pipelines().try_emplace({dev, key});
+  if (!fresh) {
+    vkDestroyPipeline(dev, p, nullptr);
+    --live_pipeline_count();
+  } else {
+    it->second.pipeline = p;
+  }
+  ++it->second.users;
+  return it->second.pipeline;
+}
+
 struct PipelineJob {
   std::string name, source;
+  std::string key;  // source + specialization + bindings + push block: identical kernels share one pipeline
   bool coopmat = false;  // gemm_coopmat.glsl: NV SPIR-V, rewritten for KHR-only devices
   bool coopmat_bf16 = false;  // ... and always for bf16 operands (matrix types retyped)
   std::vector<VkSpecializationMapEntry> entries;
@@ -339,7 +382,9 @@ void VulkanExecutable::build_kernels() {
         key += "\n//spec " + std::to_string(job.spec[i]);
       }
     }
-    key += "\n//bindings " + std::to_string(nbind);
+    key += "\n//bindings " + std::to_string(nbind) + (dialect.push_offsets() ? " push" : "");
+    if (ctx_->pipeline_stats()) key += " stats";
+    job.key = key;
     auto [it, fresh] = job_of.try_emplace(key, static_cast<int>(jobs.size()));
     if (fresh) jobs.push_back(std::move(job));
 
@@ -409,6 +454,7 @@ void VulkanExecutable::build_kernels() {
   phase.reset();
   phase.emplace("compile");
   pipelines_.assign(jobs.size(), VK_NULL_HANDLE);
+  pipeline_keys_.assign(jobs.size(), "");  // set as each pipeline is held (release_pipelines)
   std::vector<CompileStats> stats(jobs.size());
   // Per job: microseconds in compile_glsl (disk cache + validation, or shaderc) and in
   // vkCreateComputePipelines, summed below into two phases (the jobs run on a pool).
@@ -417,6 +463,11 @@ void VulkanExecutable::build_kernels() {
   const double pool_start = log ? log->now_us() : 0;
   for_each_job(jobs.size(), [&](size_t j) {
     const PipelineJob& job = jobs[j];
+    if (const VkPipeline shared = acquire_shared(dev_, job.key)) {  // another executable's identical kernel
+      pipelines_[j] = shared;
+      pipeline_keys_[j] = job.key;
+      return;
+    }
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<uint32_t> words = compile_glsl(*ctx_, job.name, job.source, &stats[j]);
     const auto t1 = std::chrono::steady_clock::now();
@@ -442,12 +493,15 @@ void VulkanExecutable::build_kernels() {
     ci.stage.pSpecializationInfo = job.entries.empty() ? nullptr : &si;
     ci.layout = job.layout;
     if (ctx_->pipeline_stats()) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-    VkResult r = vkCreateComputePipelines(dev_, ctx_->pipeline_cache(), 1, &ci, nullptr, &pipelines_[j]);
+    VkPipeline made = VK_NULL_HANDLE;
+    VkResult r = vkCreateComputePipelines(dev_, ctx_->pipeline_cache(), 1, &ci, nullptr, &made);
     vkDestroyShaderModule(dev_, module, nullptr);
-    if (r == VK_SUCCESS) ++live_pipeline_count();
     job_us[j][1] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1).count();
     if (r != VK_SUCCESS) throw Error("vulkan", "kernel '" + job.name + "': vkCreateComputePipelines failed: " + result_name(r));
-    if (ctx_->pipeline_stats()) print_pipeline_statistics(dev_, pipelines_[j], job.name);
+    ++live_pipeline_count();
+    if (ctx_->pipeline_stats()) print_pipeline_statistics(dev_, made, job.name);
+    pipelines_[j] = publish_shared(dev_, job.key, made);
+    pipeline_keys_[j] = job.key;
   });
   for (auto& s : stats) compile_stats_.compiled += s.compiled, compile_stats_.cache_hits += s.cache_hits;
   // FUSOR_VK_COMPILE_LOG=1: one line per pipeline on stderr (what a cold compile spends where).
@@ -495,6 +549,22 @@ void VulkanExecutable::build_kernels() {
     }
     vkUpdateDescriptorSets(dev_, n, writes.data(), 0, nullptr);
   }
+}
+
+void VulkanExecutable::release_pipelines() {
+  std::lock_guard<std::mutex> lock(shared_pipelines_mutex());
+  for (size_t j = 0; j < pipelines_.size(); ++j) {
+    if (!pipelines_[j] || j >= pipeline_keys_.size() || pipeline_keys_[j].empty()) continue;
+    auto it = shared_pipelines().find({dev_, pipeline_keys_[j]});
+    if (it != shared_pipelines().end() && it->second.pipeline == pipelines_[j] && --it->second.users == 0) {
+      vkDestroyPipeline(dev_, it->second.pipeline, nullptr);
+      --live_pipeline_count();
+      shared_pipelines().erase(it);
+    }
+    pipelines_[j] = VK_NULL_HANDLE;
+  }
+  pipelines_.clear();
+  pipeline_keys_.clear();
 }
 
 }  // namespace fusor::vk
