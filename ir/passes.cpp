@@ -55,10 +55,12 @@ static constexpr int64_t kMaxFoldElements = int64_t{1} << 26;
 static constexpr int64_t kMinFoldBudget = int64_t{1} << 20;
 static constexpr int64_t kAlwaysFoldElements = int64_t{1} << 16;
 
-// Contractions whose folding would cost more than this many multiply-adds stay runtime nodes:
-// `ref` does ~1e9 a second, and a value that sets a shape is computed anyway when it is needed
-// (runtime/session.cpp runs its cone where the model runs). A detector's heads over backbone
-// features known at specialisation were folded on ref, once per data-dependent value.
+// While specialising on values computed inside the model (Graph::known_by_name set), contractions
+// whose folding would cost more than this many multiply-adds stay runtime nodes: `ref` does ~1e9
+// a second, and a value that sets a shape is computed anyway when it is needed (runtime/
+// session.cpp runs its cone where the model runs). A detector's heads over backbone features
+// known at specialisation were folded on ref. A model's own constant contractions (a LoRA merge
+// of two weights) still fold once at load.
 static constexpr int64_t kMaxFoldMacs = int64_t{1} << 26;
 
 // Multiply-adds of folding contraction n (Conv / ConvTranspose / MatMul / Gemm and their
@@ -200,13 +202,13 @@ void infer_shapes(Graph& g, bool fold) {
     for (int i : n.inputs)
       if (i >= 0 && !g.values[i].constant && !(product && deferred.count(i))) all_const = false;
     if (!all_const) continue;
-    for (int v : n.inputs)
-      if (v >= 0 && !g.values[v].constant) fold_node(g, g.nodes[deferred[v]]);
     int64_t out_elems = 0;
     for (int o : n.outputs)
       if (o >= 0) out_elems += shape_numel(g.values[o].shape);
     if (out_elems > kMaxFoldElements || (out_elems > kAlwaysFoldElements && folded + out_elems > fold_budget)) continue;
-    if (fold_macs(g, n, out_elems) > kMaxFoldMacs) continue;
+    if (!g.known_by_name.empty() && fold_macs(g, n, out_elems) > kMaxFoldMacs) continue;  // (before its deferred weights fold)
+    for (int v : n.inputs)
+      if (v >= 0 && !g.values[v].constant) fold_node(g, g.nodes[deferred[v]]);
     folded += out_elems;
     fold_node(g, n);
   }

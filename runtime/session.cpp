@@ -140,19 +140,27 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
   // What a failed make_static folded from values computed inside the model (a detector's FPN
   // upsampling over backbone features a cone computed) is kept by name like the cones' values:
   // the next attempt starts from g again and would fold it on ref again, once per
-  // shape-determining value. Values of 2^12 elements or more, within the cones' cap.
+  // shape-determining value. Only what a node left unfolded reads (the folded frontier), of 2^12
+  // elements or more, within its own cap (2^26 elements: the cones' 2^27 stay theirs).
+  int64_t harvested = 0;
   const auto harvest = [&](const Graph& s) {
     if (ref_values.empty() && computed.empty() && computed_named.empty()) return;  // nothing folded from run-time values
-    for (const Value& v : s.values) {
-      if (!v.constant || v.constant->numel() < (int64_t{1} << 12) || ref_values.count(v.name)) continue;
-      const auto at = g_ids.find(v.name);
-      if (at == g_ids.end()) continue;
-      const Value& orig = g.values[static_cast<size_t>(at->second)];
-      if (orig.constant || std::find(g.inputs.begin(), g.inputs.end(), at->second) != g.inputs.end()) continue;
-      if (std::any_of(computed.begin(), computed.end(), [&](const auto& c) { return c.first == at->second; })) continue;
-      if (ref_elements + v.constant->numel() > (int64_t{1} << 27)) return;
-      ref_elements += v.constant->numel();
-      ref_values[v.name] = *v.constant;
+    for (const Node& n : s.nodes) {
+      if (std::all_of(n.outputs.begin(), n.outputs.end(), [&](int o) { return o < 0 || s.values[static_cast<size_t>(o)].constant; }))
+        continue;  // folded (or dead): its inputs are read by nothing that still runs
+      for (int in : n.inputs) {
+        if (in < 0) continue;
+        const Value& v = s.values[static_cast<size_t>(in)];
+        if (!v.constant || v.constant->numel() < (int64_t{1} << 12) || ref_values.count(v.name)) continue;
+        const auto at = g_ids.find(v.name);
+        if (at == g_ids.end()) continue;
+        const Value& orig = g.values[static_cast<size_t>(at->second)];
+        if (orig.constant || std::find(g.inputs.begin(), g.inputs.end(), at->second) != g.inputs.end()) continue;
+        if (std::any_of(computed.begin(), computed.end(), [&](const auto& c) { return c.first == at->second; })) continue;
+        if (harvested + v.constant->numel() > (int64_t{1} << 26)) return;
+        harvested += v.constant->numel();
+        ref_values[v.name] = *v.constant;
+      }
     }
   };
   const auto run_cone = [&](Graph& q, int qid) {
@@ -187,8 +195,9 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     std::string key;
     if (computed.empty() && computed_named.empty() && ref_values.empty()) {
       key = q.values[qid].name + "|" + (specialising ? "s" : "");
-      for (size_t i = 0; i < inputs.size(); ++i)
-        key += "|" + std::string(dtype_name(inputs[i].dtype())) + shape_str(inputs[i].shape()) + (bakes(i) ? "=" + bytes_key(inputs[i]) : "");
+      for (size_t i = 0; i < inputs.size(); ++i)  // by name too: which inputs are fed (overridable initializers) sets the graph
+        key += "|" + printable(g.values[g.inputs[i]].name) + ":" + std::string(dtype_name(inputs[i].dtype())) + shape_str(inputs[i].shape()) +
+               (bakes(i) ? "=" + bytes_key(inputs[i]) : "");
     }
     std::vector<Tensor> res = cone_run ? (*cone_run)(q, inputs, key) : run_on_backend("ref", q, inputs);
     if (res.size() != outs.size()) throw Error("run", "a shape-determining value's cone returned " + std::to_string(res.size()) +
@@ -297,9 +306,11 @@ const char* cone_host_backend(Backend& b) { return b.name() == "ref" ? "ref" : "
 }  // namespace
 
 ConeRun cone_runner(Backend& b, const CompileOptions& opts) {
-  // Decided per cone, not here: most models never need one (devices() enumerates the devices).
-  return [&b, opts](const Graph& cone, const std::vector<Tensor>& in, const std::string&) {
-    if (cones_on_device(b, opts)) return compile_with_fallback(b, cone, opts)->run(in);
+  // Decided at the first cone, not here: most models never need one (devices() enumerates them).
+  auto on_device = std::make_shared<int>(-1);
+  return [&b, opts, on_device](const Graph& cone, const std::vector<Tensor>& in, const std::string&) {
+    if (*on_device < 0) *on_device = cones_on_device(b, opts) ? 1 : 0;
+    if (*on_device) return compile_with_fallback(b, cone, opts)->run(in);
     CompileOptions host = opts;
     host.device = 0;
     return run_on_backend(cone_host_backend(b), cone, in, host);
@@ -535,10 +546,11 @@ std::vector<Tensor> Session::run_cone(const Graph& cone, const std::vector<Tenso
   if (key.empty()) return compile()->run(inputs);
   auto it = cones_.find(key);
   if (it == cones_.end()) {
+    std::unique_ptr<Executable> exe = compile();  // before evicting: a failed compile keeps the cache
     if (cones_.size() >= kMaxCones)
       cones_.erase(std::min_element(cones_.begin(), cones_.end(),
                                     [](const auto& a, const auto& c) { return a.second.last_use < c.second.last_use; }));
-    it = cones_.emplace(key, Cone{compile(), 0}).first;
+    it = cones_.emplace(key, Cone{std::move(exe), 0}).first;
   }
   it->second.last_use = ++cone_tick_;
   return it->second.exe->run(inputs);

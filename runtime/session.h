@@ -30,7 +30,8 @@ Graph load_model(const std::string& path);
 Graph specialize(const Graph& g, const std::vector<Tensor>& inputs);
 // What specialize did beyond shapes: computed = values that set a shape (data-dependent: a
 // NonZero's mask, NMS's boxes) computed from these inputs (on ref, or where a ConeRun says);
-// with_them = the other values those cone runs computed. All are constants of the graph, which therefore holds only what
+// with_them = the other values those cone runs computed (and what a failed attempt folded from
+// them, kept for the next attempt). All are constants of the graph, which therefore holds only what
 // follows them, and holds for these input values only.
 struct SpecializeInfo {
   size_t computed = 0, with_them = 0;
@@ -107,6 +108,13 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, const InputDims
 // signature evicted and seen again is compiled again (warm from the disk kernel cache). The
 // Session's destructor frees every executable (device memory, pipelines, command buffers).
 //
+// Shapes set by values computed inside the model (specialize): their cones run on this backend's
+// device when it is hardware (else cpu / ref: cone_runner); a cone that depends only on the input
+// shapes and baked input values (the first of a run: a detector's backbone) is compiled once and
+// kept, at most kMaxCones of them beside the executables (holding device memory; not counted by
+// cached_executables / compiled_executables); later cones compile per run. Cone runs are
+// serialized per Session.
+//
 // Thread safety: run() may be called from any number of threads at once. Each signature is
 // compiled exactly once while cached (other threads asking for it wait for that compile);
 // compiles are serialized per Session. Runs of one executable are serialized unless its backend
@@ -147,8 +155,8 @@ class Session {
   void evict_locked(std::vector<std::shared_ptr<Entry>>& dropped);
   void erase_locked(std::map<std::string, std::shared_ptr<Entry>>::iterator it, std::vector<std::shared_ptr<Entry>>& dropped);
 
-  // Runs a cone for specialize (ConeRun): on cone_backend_ (impl_, or cpu / ref: cone_runner's
-  // choice), keeping up to kMaxCones compiled cones by key (least recently used out).
+  // Runs a cone for specialize (ConeRun): on impl_ (a hardware GPU) or cone_host_ (cpu / ref:
+  // cone_runner's choice), keeping up to kMaxCones compiled cones by key (least recently used out).
   std::vector<Tensor> run_cone(const Graph& cone, const std::vector<Tensor>& inputs, const std::string& key);
   static constexpr size_t kMaxCones = 4;
   struct Cone {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "runtime/diff.h"
@@ -23,6 +24,16 @@ struct CommandInputs {
 };
 CommandInputs choose_inputs(const Graph& g, const std::string& model, const std::string& inputs_dir, bool want_random, uint64_t seed,
                             const InputDims& dims, const std::string& component);
+
+// cone_runner(b, opts) for a command that opens b's device on the thread `opener` while the
+// model loads (Backend::prepare): the first cone waits for that open.
+inline ConeRun cone_runner_after_open(std::jthread& opener, Backend& b, const CompileOptions& opts) {
+  ConeRun run = cone_runner(b, opts);
+  return [&opener, run](const Graph& cone, const std::vector<Tensor>& in, const std::string& key) {
+    if (opener.joinable()) opener.join();
+    return run(cone, in, key);
+  };
+}
 
 // Throws Error("io") when a file an option will write (conform / diff --json, bench --trace)
 // could not be written: its folder is missing or not writable, or the path is a folder. Checked

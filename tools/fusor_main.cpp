@@ -88,11 +88,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   auto t0 = std::chrono::steady_clock::now();
   // A shape a value computed inside the model sets (a detector's NMS): its cone runs where the
   // model will (cone_runner), once the device is open.
-  const ConeRun cones = [&](const Graph& cone, const std::vector<Tensor>& in, const std::string& key) {
-    if (opener.joinable()) opener.join();
-    return cone_runner(*b, opts)(cone, in, key);
-  };
-  Graph sg = specialize(g, inputs, nullptr, cones);
+  Graph sg = specialize(g, inputs, nullptr, cone_runner_after_open(opener, *b, opts));
   if (!out_dir.empty()) {  // an output --out cannot write fails now, not after the run
     std::error_code ec;
     fs::create_directories(out_dir, ec);

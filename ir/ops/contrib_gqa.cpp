@@ -15,7 +15,7 @@
 //     key / value head h / (Hq / Hkv); scores = scale q.k (scale default 1 / sqrt(d)), then
 //     softcap * tanh(scores / softcap) when softcap > 0; key j is seen by the query at position
 //     p iff j <= p and j < seqlens_k[b] + 1 (seqlens_k[b] in [0, max(T, P)), else the index error of
-//     the node named "<name>/seqlens_k must be in [0, total_sequence_length)") (and j > p - local_window_size when that is > 0; 0
+//     the node named "<name>/seqlens_k must be in [0, max(total_sequence_length, past length))...") (and j > p - local_window_size when that is > 0; 0
 //     sees none: zeros); Softmax; the attention in float32 for fp16 / bf16, rounded once
 //     (onnxruntime's CPU kernel). present_key / present_value hold max(T, P) positions.
 //   attention_bias, head_sink, smooth_softmax and the qk output are refused (Unsupported).
@@ -103,7 +103,8 @@ bool gqa_expand(Graph& g, size_t index) {
   const int sl64 = i64_of(w, w.op("Reshape", {sl, w.ints({B})}));
   const auto checked = [&](int index) {
     const int got = w.op("Gather", {j, index}, {{"axis", int64_t{0}}});
-    w.nodes.back().name = g.unique_name(n.name + "/seqlens_k must be in [0, total_sequence_length)");
+    w.nodes.back().name = g.unique_name(n.name + "/seqlens_k must be in [0, max(total_sequence_length, past length)) (a negative one shows as "
+                                                  "seqlens_k - that bound)/check");
     return got;
   };
   const int sl_ok = w.op("Max", {checked(w.op("Sub", {sl64, Tp})), checked(sl64)});
