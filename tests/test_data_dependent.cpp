@@ -305,6 +305,7 @@ class ConeProbe : public Backend {
   int *compiles_, *cones_;
 };
 
+// (ConeProbe counts only the graphs it compiles; MatMul-bearing ones are the cones.)
 // The prefix before a data-dependent shape (a detector's backbone before NMS) runs where the
 // model does: on a hardware device's backend, compiled once per input signature and kept by the
 // Session (the rest is compiled per computed value, as before); on an emulated device (lavapipe)
@@ -341,6 +342,56 @@ TEST(DataDependent, ConesRunOnTheSessionsDeviceAndAreCompiledOnce) {
     }
     register_backend(name, nullptr);
   }
+}
+
+// Two overridable initializers of one shape, W0 and W1, with y = x[x * W0 - W1 > 0]: a run
+// feeding only W0 and one feeding only W1 have cones of the same input shapes but different
+// graphs (the fed one is an input, the other its default). The kept cone must not serve both
+// (red-team round 49 and the review: its key named dtypes and shapes, not the inputs).
+TEST(DataDependent, ConeKeysTellApartWhichOverridableInitializersAreFed) {
+  onnx::ModelProto m = testing::onnx_model("override_cone", 8, 17);
+  auto* gp = m.mutable_graph();
+  const auto init = [&](const std::string& name, float v, int64_t n) {
+    auto* t = gp->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    if (n > 0) t->add_dims(n);
+    for (int64_t i = 0; i < std::max<int64_t>(n, 1); ++i) t->add_float_data(v);
+  };
+  init("W0", 1.0f, 8), init("W1", 0.0f, 8), init("z", 0.0f, 0);
+  for (const char* in : {"x", "W0", "W1"}) testing::onnx_value_info(gp->add_input(), in, onnx::TensorProto::FLOAT, {8}, true);
+  testing::onnx_node(gp, "Mul", {"x", "W0"}, {"a"});
+  testing::onnx_node(gp, "Sub", {"a", "W1"}, {"b"});
+  testing::onnx_node(gp, "Greater", {"b", "z"}, {"m"});
+  testing::onnx_node(gp, "NonZero", {"m"}, {"nz"});
+  testing::onnx_node(gp, "Reshape", {"nz", "minus_one"}, {"i"});
+  auto* shape = gp->add_initializer();
+  shape->set_name("minus_one");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(1);
+  shape->add_int64_data(-1);
+  testing::onnx_node(gp, "Gather", {"x", "i"}, {"y"});
+  gp->add_output()->set_name("y");
+  const Graph g = testing::load_proto(m);
+  ASSERT_EQ(g.inputs.size(), 1u);
+  ASSERT_EQ(g.overridable.size(), 2u);
+  const Tensor x = testing::tensor_of({8}, {-0.9, -0.6, -0.3, -0.1, 0.1, 0.4, 0.7, 0.9});
+  const Tensor minus = testing::tensor_of({8}, std::vector<double>(8, -1.0)), half = testing::tensor_of({8}, std::vector<double>(8, 0.5));
+  int compiles = 0, cones = 0;
+  register_backend("cone_probe_device", [&] { return std::make_unique<ConeProbe>(false, &compiles, &cones); });
+  {
+    Session s(g, "cone_probe_device");
+    for (int round = 0; round < 2; ++round) {
+      const Tensor a = s.run({x, minus, Tensor()}).at(0);  // x[-x > 0]: the four negatives
+      ASSERT_EQ(a.shape(), (Shape{4})) << round;
+      for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(a.get(i), x.get(i)) << round;
+      const Tensor b = s.run({x, Tensor(), half}).at(0);  // x[x - 0.5 > 0]: 0.7, 0.9
+      ASSERT_EQ(b.shape(), (Shape{2})) << round;
+      EXPECT_EQ(b.get(0), x.get(6));
+      EXPECT_EQ(b.get(1), x.get(7));
+    }
+  }
+  register_backend("cone_probe_device", nullptr);
 }
 
 }  // namespace
