@@ -769,7 +769,7 @@ TEST(ContribOps, MultiHeadAttentionHostileInputsAreOneLineErrors) {
     for (const int64_t bad : {2, -1, 7}) {
       SCOPED_TRACE(be + " seqlens_k " + std::to_string(bad));
       const OneNode node{"GroupQueryAttention", "com.microsoft", {{"q", gq}, {"k", gk}, {"v", gk}, {"", Tensor()}, {"", Tensor()},
-                         {"l", testing::ints_of({1}, {static_cast<double>(bad)}, DType::i32)}, {"t", tot}}, {"y"}, gqa(4, 2)};
+                         {"l", testing::ints_of({1}, {bad}, DType::i32)}, {"t", tot}}, {"y"}, gqa(4, 2)};
       EXPECT_ERROR(Session(node.graph(), be).run(node.feeds()), "seqlens_k must be in [0, max(total_sequence_length, past length))");
     }
 }
