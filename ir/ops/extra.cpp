@@ -358,15 +358,15 @@ Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, 
   }
 
   // The reference pads the data by ceil(n/2) on each side ('edge') and takes the n indices of the
-  // padded array nearest to xo + pad (ties: the smaller index).
+  // padded array nearest to xo (ties: the smaller index). Distances are taken to the unpadded
+  // index: xo + pad rounds 7.000000000000001 + 1 to 8 and took pixel 6 (red-team round 49).
   const int64_t nt = static_cast<int64_t>(c.size());
   const int64_t pad = (nt + 1) / 2;
   const int64_t limit = in_w + 2 * pad;
-  const double xp = xo + static_cast<double>(pad);
   std::vector<int64_t> cand(static_cast<size_t>(limit));
   for (int64_t i = 0; i < limit; ++i) cand[i] = i;
   auto closer = [&](int64_t a, int64_t b) {
-    double da = std::fabs(xp - static_cast<double>(a)), db = std::fabs(xp - static_cast<double>(b));
+    double da = std::fabs(xo - static_cast<double>(a - pad)), db = std::fabs(xo - static_cast<double>(b - pad));
     return da != db ? da < db : a < b;
   };
   if (nt > limit) throw Error("ref", "resize: more taps than padded input elements");
