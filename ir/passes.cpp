@@ -83,6 +83,23 @@ static int64_t fold_macs(const Graph& g, const Node& n, int64_t out_elems) {
     if (!as || as->empty()) return 0;
     return trans && as->size() >= 2 ? (*as)[as->size() - 2] : as->back();
   };
+  if (n.op_type == "Einsum") {  // every combination of the equation's labels is one multiply-add
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (!shape_of(i)) return 0;
+      shapes.push_back(*shape_of(i));
+    }
+    EinsumLabels l;
+    try {
+      l = einsum_labels(n.attr_s("equation", ""), shapes, n.label());
+    } catch (const Error&) {
+      return 0;  // a malformed equation is reported by the fold itself
+    }
+    int64_t macs = 1;
+    for (int64_t s : l.size)
+      if (s >= 0) macs = s > 0 && macs > std::numeric_limits<int64_t>::max() / s ? std::numeric_limits<int64_t>::max() : macs * s;
+    return macs;
+  }
   int64_t k = 0;
   if (n.op_type == "Conv" || n.op_type == "ConvInteger") k = per_output(1, false);
   else if (n.op_type == "QLinearConv") k = per_output(3, false);

@@ -228,6 +228,10 @@ TEST(Hostile, ContractionsFoldOnlyWithinAWorkBound) {
   const int s = b.constant("s", random_tensor(DType::f32, {4, 8}, 4));
   b.output(b.op("MatMul", {s, b.op("Transpose", {s})}));  // 128 macs
   b.output(b.op("Conv", {b.constant("xs", random_tensor(DType::f32, {1, 2, 5, 5}, 5)), b.constant("ws", random_tensor(DType::f32, {3, 2, 3, 3}, 6))}));
+  // Einsum counts every combination of its labels (round 49: a 2^30 one folded on ref).
+  const int e = b.constant("e", random_tensor(DType::f32, {256, 2048}, 7));
+  b.output(b.op("Einsum", {e, e}, {{"equation", std::string("ik,jk->ij")}}));  // 2^27 macs, 2^16 outputs
+  b.output(b.op("Einsum", {s, s}, {{"equation", std::string("ij,kj->ik")}}));  // 128 macs
   const Graph g = b.build();
   {
     Graph plain = g;  // no computed values: everything folds, as before
@@ -241,8 +245,10 @@ TEST(Hostile, ContractionsFoldOnlyWithinAWorkBound) {
   EXPECT_FALSE(st.values[st.outputs[1]].constant.has_value()) << "the 2^27-mac MatMul folded";
   EXPECT_TRUE(st.values[st.outputs[2]].constant.has_value()) << "a small MatMul should fold";
   EXPECT_TRUE(st.values[st.outputs[3]].constant.has_value()) << "a small Conv should fold";
+  EXPECT_FALSE(st.values[st.outputs[4]].constant.has_value()) << "the 2^27-mac Einsum folded";
+  EXPECT_TRUE(st.values[st.outputs[5]].constant.has_value()) << "a small Einsum should fold";
   const std::vector<Tensor> got = run_on_backend("ref", st, {});  // what stayed a node still runs
-  ASSERT_EQ(got.size(), 4u);
+  ASSERT_EQ(got.size(), 6u);
   const Tensor &xv = *g.values[x].constant, &wv = *g.values[w].constant, &av = *g.values[a].constant;
   double conv = 0;  // output (channel 5, row 10, column 20) by hand: pads top 1, left 1
   for (int64_t c = 0; c < 32; ++c)
@@ -253,6 +259,10 @@ TEST(Hostile, ContractionsFoldOnlyWithinAWorkBound) {
   double dot = 0;  // one output of the big MatMul by hand
   for (int64_t k = 0; k < 512; ++k) dot += av.get(3 * 512 + k) * av.get(k * 512 + 7);
   EXPECT_NEAR(got[1].get(3 * 512 + 7), dot, 1e-4 * (1 + std::fabs(dot)));
+  const Tensor& ev = *g.values[e].constant;
+  double edot = 0;
+  for (int64_t k = 0; k < 2048; ++k) edot += ev.get(3 * 2048 + k) * ev.get(7 * 2048 + k);
+  EXPECT_NEAR(got[4].get(3 * 256 + 7), edot, 1e-4 * (1 + std::fabs(edot)));
 }
 
 TEST(Hostile, TinyModelsDoNotFoldHugeConstants) {
