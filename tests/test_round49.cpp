@@ -1,7 +1,9 @@
 // Red-team round 49 (docs/redteam.md): detectors through the cone path. What it showed that
 // these tests hold: a linear / cubic Resize whose source coordinate is an integer plus one ulp
 // of double (30 -> 42 pixels: output 10 maps to 7.000000000000001) took its taps around the
-// padded coordinate 7 + eps + 1, which rounds to 8.0, and read pixel 6 on every backend.
+// padded coordinate 7 + eps + 1, which rounds to 8.0, and read pixel 6 on every backend; a Loop
+// whose body's shapes need values (NonZero, a Resize to sizes read from a box: torchvision's
+// paste_masks_in_image) was refused even with a constant trip count.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -43,6 +45,54 @@ TEST(Round49, ResizeAtAnIntegralSourceCoordinateReadsThatPixel) {
           if (num % den == 0 && num >= 0) EXPECT_EQ(cub.get(o), static_cast<double>(num / den)) << "cubic output " << o;
         }
       }
+}
+
+// Loop body (i, cond, acc [1], captured x [3, 4]) -> (cond, acc + sum(x[i][x[i] > 0]), scan:
+// the count of x[i] > 0): NonZero inside, so each iteration's shapes follow x's values.
+std::shared_ptr<const Graph> positives_body() {
+  GraphBuilder b("positives_body", 17);
+  const int i = b.input("i", DType::i64, {}), c = b.input("cond", DType::boolean, {}), acc = b.input("acc", DType::f32, {1});
+  const int x = b.input("x", DType::f32, {3, 4});  // captured outer value
+  const int row = b.op("Gather", {x, i});
+  const int nz = b.op("NonZero", {b.op("Greater", {row, b.constant("zero", testing::tensor_of({}, {0}))})});
+  const int pos = b.op("GatherND", {row, b.op("Transpose", {nz}, {{"perm", std::vector<int64_t>{1, 0}}})});
+  b.output(b.op("Identity", {c}));
+  b.output(b.op("Add", {acc, b.op("ReduceSum", {pos}, {{"keepdims", int64_t{1}}})}));
+  b.output(b.op("Cast", {b.op("Shape", {pos})}, {{"to", int64_t{1}}}));
+  Graph g = b.build();
+  g.formal_inputs = 3;
+  return std::make_shared<const Graph>(std::move(g));
+}
+
+TEST(Round49, LoopWhoseBodyShapesNeedValuesRunsOnEveryBackend) {
+  GraphBuilder b("positives", 17);
+  const int x = b.input("x", DType::f32, {3, 4});
+  Tensor t(DType::boolean, {});
+  t.set(0, 1.0);
+  auto outs = b.op_multi("Loop", {b.constant("M", testing::ints_of({}, {3})), b.constant("true", t), b.constant("acc0", testing::tensor_of({1}, {0})), x},
+                         {{"body", positives_body()}}, 2);
+  b.output(outs[0]);
+  b.output(outs[1]);
+  const Graph g = b.build();
+  for (const std::string& be : testing::usable_backends()) {
+    Session s(g, be);
+    for (uint64_t seed : {491, 492, 493}) {
+      SCOPED_TRACE(be + " seed " + std::to_string(seed));
+      const Tensor in = testing::random_tensor(DType::f32, {3, 4}, seed);
+      const std::vector<Tensor> out = s.run({in});
+      ASSERT_EQ(out.size(), 2u);
+      double sum = 0;
+      std::vector<double> counts(3, 0.0);
+      for (int64_t r = 0; r < 3; ++r) {
+        float row = 0;  // summed in row order, in float32, as ReduceSum of 4 elements
+        for (int64_t k = 0; k < 4; ++k)
+          if (in.get(r * 4 + k) > 0) row += static_cast<float>(in.get(r * 4 + k)), counts[r] += 1;
+        sum = static_cast<float>(sum + row);
+      }
+      EXPECT_NEAR(out[0].get(0), sum, 1e-5);
+      testing::expect_values(out[1], {counts[0], counts[1], counts[2]}, 0);
+    }
+  }
 }
 
 }  // namespace

@@ -554,6 +554,14 @@ void loop_infer(InferContext& ctx) {
     try {
       s = bind_body(n, b, args);
       first_only = true;
+    } catch (const NeedsConstant&) {
+      // Its shapes need values its inputs carry (a Resize to a size read from a box, a NonZero:
+      // torchvision's paste_masks_in_image): with every input known the loop folds, so a
+      // Session specialises on them (a cone computes them) instead of refusing the model.
+      if (!all_const) require_all_inputs(ctx);
+      args[0] = Arg{DType::i64, it.shape(), nullptr};
+      bind_body(n, b, args);
+      throw;
     } catch (const Error&) {
       args[0] = Arg{DType::i64, it.shape(), nullptr};
       bind_body(n, b, args);  // the first error, as before
