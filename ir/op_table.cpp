@@ -103,6 +103,13 @@ const Tensor& InferContext::require_constant(int i) const {
                         has_input(i) ? g_.values[n_.inputs[i]].name : std::string());
   return *t;
 }
+const Tensor& InferContext::require_contents(int i) const {
+  try {
+    return require_constant(i);
+  } catch (const NeedsConstant& e) {
+    throw NeedsConstant(e.message(), e.value(), true);
+  }
+}
 void InferContext::set_output(int i, DType t, Shape s) {
   if (i >= num_outputs() || n_.outputs[i] < 0) return;
   // Static shapes are allocated: refuse negative dims and element counts past 2^56 (an

@@ -22,12 +22,18 @@ struct OpDef;
 // values may specialise on them and retry (runtime/session.cpp).
 class NeedsConstant : public Error {
  public:
-  explicit NeedsConstant(const std::string& why, std::string value = {}) : Error("shape", why), value_(std::move(value)) {}
+  explicit NeedsConstant(const std::string& why, std::string value = {}, bool contents = false)
+      : Error("shape", why), value_(std::move(value)), contents_(contents) {}
   // Name of the value that must be constant ("" when unknown), e.g. a graph input to specialise on.
   const std::string& value() const { return value_; }
+  // True when the op's output size follows the value's contents (NonZero's input, NMS's boxes:
+  // InferContext::require_contents), which may be as large as the data; false for a shape
+  // parameter (axes, pads, sizes), which is small.
+  bool contents() const { return contents_; }
 
  private:
   std::string value_;
+  bool contents_ = false;
 };
 
 // What a shape/dtype rule sees. Throws Error("shape", node label + reason) on a violation.
@@ -42,6 +48,7 @@ class InferContext {
   int rank(int i) const { return static_cast<int>(shape(i).size()); }
   const Tensor* constant(int i) const;            // nullptr when input i is not a compile-time constant
   const Tensor& require_constant(int i) const;    // throws when not constant (static shapes need it)
+  const Tensor& require_contents(int i) const;    // the same, for data whose contents set the output size (NonZero)
   void set_output(int i, DType t, Shape s);
   int num_outputs() const { return static_cast<int>(n_.outputs.size()); }
   [[noreturn]] void fail(const std::string& why) const;

@@ -15,6 +15,9 @@ namespace fusor {
 Graph load_model(const std::string& path) { return load_onnx(path); }
 
 namespace {
+// A shape parameter fed as an input is baked up to this many elements; data whose contents set
+// a shape (NonZero(x) of an input) up to kMaxComputedElements, and past this many its folding
+// is bounded as a computed value's is.
 constexpr int64_t kMaxBakedElements = int64_t{1} << 16;
 // A shape-determining value computed inside the model (NonZero's input, NMS's boxes) is
 // computed (its cone run on ref, or where a ConeRun says) and baked in; larger ones are refused
@@ -124,6 +127,11 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     s.reindex_producers();
     s.known_by_name = computed_named;
     s.known_by_name.insert(ref_values.begin(), ref_values.end());
+    // A large baked input counts as a computed value: contractions of it do not fold on ref
+    // (infer_shapes bounds folding while known_by_name is set; a graph input's name matches no
+    // node output there).
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (bakes(i) && inputs[i].numel() > kMaxBakedElements) s.known_by_name.emplace(g.values[g.inputs[i]].name, inputs[i]);
     return s;
   };
   // Runs static cone q (on ref, or cone_run): returns value qid, keeps the others it computes
@@ -220,6 +228,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
   for (;;) {
     Graph s = prepare();
     std::string need, why;
+    bool contents = false;
     try {
       make_static(s, shapes);
       if (computed_key)
@@ -234,7 +243,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
       s.known_by_name.clear();
       return s;
     } catch (const NeedsConstant& e) {
-      need = e.value(), why = e.message();
+      need = e.value(), why = e.message(), contents = e.contents();
       harvest(s);
       // A graph input it names is baked alone first (an If's condition): baking every small
       // input as well (token ids, a short attention mask) would key the executable on their
@@ -252,12 +261,15 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     for (int in : g.inputs) is_input = is_input || in == id;
     if (is_input) {
       if (!named.insert(need).second) throw NeedsConstant(why, need);
-      // Shape-determining values are small (axes, pads, scales, NMS boxes); baking a large
-      // input would fold it at load, the work of a run, and key the executable on its bytes.
+      // Shape parameters are small (axes, pads, scales); baking a large one would fold it at
+      // load and key the executable on its bytes. Data whose contents set a shape (NonZero(x)
+      // of an input; NonZero(Abs(x)) is a cone's computed value) has a computed value's cap, and
+      // prepare() bounds what folds from it as from a computed value.
+      const int64_t cap = contents ? kMaxComputedElements : kMaxBakedElements;
       for (size_t i = 0; i < inputs.size(); ++i)
-        if (g.inputs[i] == id && inputs[i].numel() > kMaxBakedElements)
+        if (g.inputs[i] == id && inputs[i].numel() > cap)
           throw Error("shape", "input '" + printable(need) + "' sets a shape but has " + std::to_string(inputs[i].numel()) +
-                                   " elements (at most " + std::to_string(kMaxBakedElements) + " are specialised on): " + why);
+                                   " elements (at most " + std::to_string(cap) + " are specialised on): " + why);
       continue;
     }
     if (id < 0) {

@@ -3,9 +3,11 @@
 // of double (30 -> 42 pixels: output 10 maps to 7.000000000000001) took its taps around the
 // padded coordinate 7 + eps + 1, which rounds to 8.0, and read pixel 6 on every backend; a Loop
 // whose body's shapes need values (NonZero, a Resize to sizes read from a box: torchvision's
-// paste_masks_in_image) was refused even with a constant trip count.
+// paste_masks_in_image) was refused even with a constant trip count; NonZero of a large graph
+// input was refused ("sets a shape but has 90000 elements") while NonZero(Abs(x)) ran.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "frontend/builder.h"
@@ -93,6 +95,37 @@ TEST(Round49, LoopWhoseBodyShapesNeedValuesRunsOnEveryBackend) {
       testing::expect_values(out[1], {counts[0], counts[1], counts[2]}, 0);
     }
   }
+}
+
+// y = x[x != 0] and a x a^T for x [1024, 512] (2^19 elements, past the 2^16 a shape parameter
+// may have) viewed as a [256, 2048]: the input is specialised on as a computed value would be,
+// and the 2^27 multiply-add product of it still runs as a kernel instead of folding on ref.
+TEST(Round49, NonZeroOfALargeInputRunsAndItsContractionsStayKernels) {
+  GraphBuilder b("masked", 17);
+  const int x = b.input("x", DType::f32, {1024, 512});
+  const int idx = b.op("Transpose", {b.op("NonZero", {x})}, {{"perm", std::vector<int64_t>{1, 0}}});
+  b.output(b.op("GatherND", {x, idx}));
+  const int a = b.op("Reshape", {x, b.constant("shape", testing::ints_of({2}, {256, 2048}))});
+  b.output(b.op("Einsum", {a, a}, {{"equation", std::string("ik,jk->ij")}}));
+  const Graph g = b.build();
+  Tensor in = testing::random_tensor(DType::f32, {1024, 512}, 494);
+  std::vector<double> want;
+  for (int64_t i = 0; i < in.numel(); ++i) {
+    if (i % 64 != 0) in.set(i, 0.0);  // few non-zeros: the fold budget is not what stops the fold
+    if (in.get(i) != 0) want.push_back(in.get(i));
+  }
+  const Graph s = specialize(g, {in});
+  EXPECT_FALSE(s.values[s.outputs[1]].constant.has_value()) << "the product folded at load";
+  double dot = 0;  // output (3, 7) of the product by hand
+  for (int64_t k = 0; k < 2048; ++k) dot += in.get(3 * 2048 + k) * in.get(7 * 2048 + k);
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> out = Session(g, be).run({in});
+    ASSERT_EQ(out.size(), 2u);
+    testing::expect_values(out[0], want, 0);
+    EXPECT_NEAR(out[1].get(3 * 256 + 7), dot, 1e-4 * (1 + std::fabs(dot)));
+  }
+  // A shape parameter that large is still refused (Hostile.LargeInputsAreNotSpecialisedOn).
 }
 
 }  // namespace

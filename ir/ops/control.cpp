@@ -127,7 +127,7 @@ void if_infer(InferContext& ctx) {
       try {
         ctx.require_constant(0);
       } catch (const NeedsConstant& c) {
-        throw NeedsConstant(n.label() + ": its condition must be known when the graph is specialised, as " + why, c.value());
+        throw NeedsConstant(n.label() + ": its condition must be known when the graph is specialised, as " + why, c.value(), c.contents());
       }
       throw Error("shape", n.label() + ": " + why);
     }
@@ -264,7 +264,7 @@ void op_helpers::infer_subgraph(Graph& s, const Node& n, const char* part) {
     infer_shapes(s, true);
   } catch (const NeedsConstant& e) {
     // Still a NeedsConstant (the Session may specialise on the value), naming where it is.
-    throw NeedsConstant(n.label() + ": in its " + part + ": " + e.message(), e.value());
+    throw NeedsConstant(n.label() + ": in its " + part + ": " + e.message(), e.value(), e.contents());
   } catch (const Unsupported&) {
     throw;
   } catch (const Error& e) {

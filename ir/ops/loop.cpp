@@ -466,7 +466,7 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
 // (a small graph input) or computes it on ref (a value computed inside the model).
 void require_all_inputs(InferContext& ctx) {
   for (int i = 0; i < ctx.num_inputs(); ++i)
-    if (ctx.has_input(i)) ctx.require_constant(i);
+    if (ctx.has_input(i)) ctx.require_contents(i);  // data: a captured image may be large
 }
 
 void loop_infer(InferContext& ctx) {

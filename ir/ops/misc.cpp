@@ -149,7 +149,7 @@ std::vector<int64_t> nonzero_flat(const Tensor& x) {
 }
 
 void nonzero_infer(InferContext& ctx) {
-  const Tensor& x = ctx.require_constant(0);
+  const Tensor& x = ctx.require_contents(0);
   ctx.set_output(0, DType::i64, {x.rank(), static_cast<int64_t>(nonzero_flat(x).size())});
 }
 
@@ -176,7 +176,7 @@ std::vector<int64_t> compress_kept(const Tensor& cond, int64_t len) {
 
 void compress_infer(InferContext& ctx) {
   const Node& n = ctx.node();
-  const Tensor& cond = ctx.require_constant(1);
+  const Tensor& cond = ctx.require_contents(1);
   if (cond.rank() != 1) ctx.fail("condition must be 1-D, got " + shape_str(cond.shape()));
   const Shape& x = ctx.shape(0);
   if (!n.has_attr("axis")) {
@@ -423,7 +423,7 @@ void nms_infer(InferContext& ctx) {
   if (bs.size() != 3 || bs[2] != 4) ctx.fail("boxes must be [batches, boxes, 4], got " + shape_str(bs));
   if (ss.size() != 3 || ss[0] != bs[0] || ss[2] != bs[1])
     ctx.fail("scores must be [batches, classes, boxes] = [" + std::to_string(bs[0]) + ", C, " + std::to_string(bs[1]) + "], got " + shape_str(ss));
-  const Tensor &boxes = ctx.require_constant(0), &scores = ctx.require_constant(1);
+  const Tensor &boxes = ctx.require_contents(0), &scores = ctx.require_contents(1);
   const Tensor* opt[3] = {nullptr, nullptr, nullptr};
   for (int i = 2; i < 5; ++i)
     if (ctx.has_input(i)) opt[i - 2] = &ctx.require_constant(i);
@@ -514,7 +514,7 @@ UniqueResult unique_of(const Node& n, const Tensor& x) {
 }
 
 void unique_infer(InferContext& ctx) {
-  const Tensor& x = ctx.require_constant(0);
+  const Tensor& x = ctx.require_contents(0);
   if (x.dtype() == DType::string) ctx.fail("string tensors are not supported");
   const UniqueResult u = unique_of(ctx.node(), x);
   const int64_t m = static_cast<int64_t>(u.first.size());
