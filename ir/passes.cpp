@@ -109,6 +109,18 @@ static int64_t fold_macs(const Graph& g, const Node& n, int64_t out_elems) {
   return k > 0 && out_elems > 0 && k > std::numeric_limits<int64_t>::max() / out_elems ? std::numeric_limits<int64_t>::max() : k * out_elems;
 }
 
+// Whether n has an output and every one it has is a tensor of known dtype with no elements.
+static bool outputs_empty(const Graph& g, const Node& n) {
+  bool any = false;
+  for (int o : n.outputs) {
+    if (o < 0) continue;
+    const Value& v = g.values[static_cast<size_t>(o)];
+    if (v.dtype == DType::undefined || v.sequence || v.constant || shape_numel(v.shape) != 0) return false;
+    any = true;
+  }
+  return any;
+}
+
 // Evaluates node n (all inputs constant) with its reference; its outputs become constants.
 static void fold_node(Graph& g, Node& n) {
   std::vector<const Tensor*> in;
@@ -189,6 +201,13 @@ void infer_shapes(Graph& g, bool fold) {
       }
     // Every output already known: folding would compute only the dead fresh values.
     if (!fold || !def.reference || (outputs_used > 0 && outputs_known == outputs_used)) continue;
+    // Every output empty: nothing to compute, whatever the inputs (RetinaNet with no detection
+    // ran its 27 box-head convolutions for Gathers of zero anchors); what fed only them is dead.
+    if (outputs_empty(g, n)) {
+      for (int o : n.outputs)
+        if (o >= 0) g.values[o].constant = Tensor(g.values[o].dtype, g.values[o].shape);
+      continue;
+    }
     // Shape and Size depend only on the (static) input shape, not its values.
     if ((n.op_type == "Shape" || n.op_type == "Size") && n.outputs.size() == 1 && n.outputs[0] >= 0) {
       const Shape& s = g.values[n.inputs[0]].shape;

@@ -4,7 +4,8 @@
 // padded coordinate 7 + eps + 1, which rounds to 8.0, and read pixel 6 on every backend; a Loop
 // whose body's shapes need values (NonZero, a Resize to sizes read from a box: torchvision's
 // paste_masks_in_image) was refused even with a constant trip count; NonZero of a large graph
-// input was refused ("sets a shape but has 90000 elements") while NonZero(Abs(x)) ran.
+// input was refused ("sets a shape but has 90000 elements") while NonZero(Abs(x)) ran; with no
+// detection RetinaNet still ran its box-head convolutions for Gathers of zero anchors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -126,6 +127,36 @@ TEST(Round49, NonZeroOfALargeInputRunsAndItsContractionsStayKernels) {
     EXPECT_NEAR(out[1].get(3 * 256 + 7), dot, 1e-4 * (1 + std::fabs(dot)));
   }
   // A shape parameter that large is still refused (Hostile.LargeInputsAreNotSpecialisedOn).
+}
+
+// boxes = Gather(Conv(x) flattened, NonZero(Sigmoid(s) > t)) as a detector's head reads its
+// kept anchors: with t = 2 nothing is kept, the Gather is empty and the Conv feeding only it is
+// not run (no Conv left after specialisation); with t = 0.5 it runs and agrees with ref.
+TEST(Round49, HeadsFeedingOnlyEmptyGathersAreNotRun) {
+  GraphBuilder b("head", 17);
+  const int x = b.input("x", DType::f32, {1, 4, 8, 8}), sc = b.input("s", DType::f32, {256});
+  const int t = b.input("t", DType::f32, {});
+  const int conv = b.op("Conv", {x, b.constant("w", testing::random_tensor(DType::f32, {4, 4, 3, 3}, 495))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  const int flat = b.op("Reshape", {conv, b.constant("shape", testing::ints_of({1}, {256}))});
+  const int keep = b.op("NonZero", {b.op("Greater", {b.op("Sigmoid", {sc}), t})});
+  b.output(b.op("Gather", {flat, b.op("Reshape", {keep, b.constant("flat", testing::ints_of({1}, {-1}))})}));
+  const Graph g = b.build();
+  const Tensor xv = testing::random_tensor(DType::f32, {1, 4, 8, 8}, 496), sv = testing::random_tensor(DType::f32, {256}, 497);
+  const Graph none = specialize(g, {xv, sv, testing::tensor_of({}, {2.0})});
+  EXPECT_FALSE(std::any_of(none.nodes.begin(), none.nodes.end(), [](const Node& n) { return n.op_type == "Conv"; }))
+      << "a Conv feeding only an empty Gather is still run";
+  for (double thr : {2.0, 0.5}) {
+    const std::vector<Tensor> in{xv, sv, testing::tensor_of({}, {thr})};
+    const Tensor want = Session(g, "ref").run(in)[0];
+    if (thr == 2.0) EXPECT_EQ(want.numel(), 0);
+    else EXPECT_GT(want.numel(), 50);
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be + " threshold " + std::to_string(thr));
+      const Tensor got = Session(g, be).run(in)[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      for (int64_t i = 0; i < want.numel(); ++i) EXPECT_NEAR(got.get(i), want.get(i), 1e-5 * (1 + std::fabs(want.get(i)))) << i;
+    }
+  }
 }
 
 }  // namespace
