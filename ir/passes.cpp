@@ -109,6 +109,22 @@ static int64_t fold_macs(const Graph& g, const Node& n, int64_t out_elems) {
   return k > 0 && out_elems > 0 && k > std::numeric_limits<int64_t>::max() / out_elems ? std::numeric_limits<int64_t>::max() : k * out_elems;
 }
 
+// Whether node n computes without any run-time check that could raise: element-wise ops,
+// reductions, views (their parameters are static by now), contractions, pooling, Concat,
+// Resize, normalizations, a lookup of no indices. Another lookup (Gather, ScatterND...) may
+// raise: an index out of range.
+static bool cannot_raise(const Graph& g, const OpDef& def, const Node& n) {
+  if ((n.op_type == "Gather" || n.op_type == "GatherElements" || n.op_type == "GatherND") && n.has_input(1)) {
+    const Value& idx = g.values[static_cast<size_t>(n.inputs[1])];
+    if (idx.constant && idx.constant->numel() == 0) return true;  // looks nothing up
+  }
+  static const std::set<std::string> pure = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Concat", "MaxPool", "AveragePool",
+                                             "GlobalAveragePool", "GlobalMaxPool", "Resize", "BatchNormalization",
+                                             "InstanceNormalization", "LayerNormalization", "Softmax", "LogSoftmax", "Flatten",
+                                             "Identity", "Split", "Tile", "Expand", "Pad", "Einsum"};
+  return def.scalar.has_value() || def.reduce.has_value() || def.is_view || pure.count(n.op_type) > 0;
+}
+
 // Whether n has an output and every one it has is a tensor of known dtype with no elements.
 static bool outputs_empty(const Graph& g, const Node& n) {
   bool any = false;
@@ -140,6 +156,7 @@ void infer_shapes(Graph& g, bool fold) {
     if (v.constant) brought += v.constant->numel();
   const int64_t fold_budget = std::clamp(2 * brought, kMinFoldBudget, kMaxFoldElements);
   int stop_value = -1;  // Graph::stop_after, once its producer is inferred
+  std::vector<char> may_raise(g.values.size(), 0);  // per value: may its computation raise at run time
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (stop_value >= 0) {
       g.nodes.resize(i);
@@ -199,11 +216,20 @@ void infer_shapes(Graph& g, bool fold) {
         g.values[named].producer = -1;
         ++outputs_known;
       }
+    // Whether an output can raise at run time (an index out of range, here or upstream).
+    bool raises = !cannot_raise(g, def, n);
+    for (int v : n.inputs)  // (a constant was computed at load: nothing of it runs)
+      raises = raises || (v >= 0 && !g.values[static_cast<size_t>(v)].constant && static_cast<size_t>(v) < may_raise.size() && may_raise[static_cast<size_t>(v)]);
+    if (may_raise.size() < g.values.size()) may_raise.resize(g.values.size(), 0);
+    for (int o : n.outputs)
+      if (o >= 0) may_raise[static_cast<size_t>(o)] = raises;
     // Every output already known: folding would compute only the dead fresh values.
     if (!fold || !def.reference || (outputs_used > 0 && outputs_known == outputs_used)) continue;
     // Every output empty: nothing to compute, whatever the inputs (RetinaNet with no detection
-    // ran its 27 box-head convolutions for Gathers of zero anchors); what fed only them is dead.
-    if (outputs_empty(g, n)) {
+    // ran its 27 box-head convolutions for Gathers of zero anchors); what fed only it is dead.
+    // Unless something it reads may raise: ONNX makes an index out of range an error even
+    // where the result is empty (GatherFusion.ALookupBroadcastIntoAnEmptyResultIsStillChecked).
+    if (!raises && outputs_empty(g, n)) {
       for (int o : n.outputs)
         if (o >= 0) g.values[o].constant = Tensor(g.values[o].dtype, g.values[o].shape);
       continue;
