@@ -101,6 +101,47 @@ TEST(Round49, LoopWhoseBodyShapesNeedValuesRunsOnEveryBackend) {
 // y = x[x != 0] and a x a^T for x [1024, 512] (2^19 elements, past the 2^16 a shape parameter
 // may have) viewed as a [256, 2048]: the input is specialised on as a computed value would be,
 // and the 2^27 multiply-add product of it still runs as a kernel instead of folding on ref.
+// The same as a Scan over x's rows: body (acc [1], row [4]) -> (acc + sum(row[row > 0]), the
+// count). Scan bodies whose shapes need values were refused as well.
+std::shared_ptr<const Graph> positives_scan_body() {
+  GraphBuilder b("positives_scan_body", 17);
+  const int acc = b.input("acc", DType::f32, {1}), row = b.input("row", DType::f32, {4});
+  const int nz = b.op("NonZero", {b.op("Greater", {row, b.constant("zero", testing::tensor_of({}, {0}))})});
+  const int pos = b.op("GatherND", {row, b.op("Transpose", {nz}, {{"perm", std::vector<int64_t>{1, 0}}})});
+  b.output(b.op("Add", {acc, b.op("ReduceSum", {pos}, {{"keepdims", int64_t{1}}})}));
+  b.output(b.op("Cast", {b.op("Shape", {pos})}, {{"to", int64_t{1}}}));
+  return std::make_shared<const Graph>(b.build());
+}
+
+TEST(Round49, ScanWhoseBodyShapesNeedValuesRunsOnEveryBackend) {
+  GraphBuilder b("positives_scan", 17);
+  const int x = b.input("x", DType::f32, {3, 4});
+  auto outs = b.op_multi("Scan", {b.constant("acc0", testing::tensor_of({1}, {0})), x}, {{"body", positives_scan_body()}, {"num_scan_inputs", int64_t{1}}}, 2);
+  b.output(outs[0]);
+  b.output(outs[1]);
+  const Graph g = b.build();
+  for (const std::string& be : testing::usable_backends()) {
+    Session s(g, be);
+    for (uint64_t seed : {498, 499}) {
+      SCOPED_TRACE(be + " seed " + std::to_string(seed));
+      const Tensor in = testing::random_tensor(DType::f32, {3, 4}, seed);
+      const std::vector<Tensor> out = s.run({in});
+      ASSERT_EQ(out.size(), 2u);
+      float sum = 0;
+      std::vector<double> counts(3, 0.0);
+      for (int64_t r = 0; r < 3; ++r) {
+        float row = 0;
+        for (int64_t k = 0; k < 4; ++k)
+          if (in.get(r * 4 + k) > 0) row += static_cast<float>(in.get(r * 4 + k)), counts[r] += 1;
+        sum += row;
+      }
+      EXPECT_NEAR(out[0].get(0), sum, 1e-5);
+      ASSERT_EQ(out[1].shape(), (Shape{3, 1}));
+      testing::expect_values(out[1], {counts[0], counts[1], counts[2]}, 0);
+    }
+  }
+}
+
 TEST(Round49, NonZeroOfALargeInputRunsAndItsContractionsStayKernels) {
   GraphBuilder b("masked", 17);
   const int x = b.input("x", DType::f32, {1024, 512});

@@ -700,7 +700,22 @@ void scan_infer(InferContext& ctx) {
     args.push_back(Arg{ctx.dtype(i), s, nullptr});
   }
   for (int i = io.own; i < static_cast<int>(n.inputs.size()); ++i) args.push_back(Arg{ctx.dtype(i), ctx.shape(i), ctx.constant(i)});
-  const Graph s = bind_body(n, b, args);
+  Graph s;
+  std::vector<Tensor> first;  // the first iteration's scanned slices (outlive args)
+  try {
+    s = bind_body(n, b, args);
+  } catch (const NeedsConstant&) {
+    // Its shapes need values (a NonZero inside), as Loop's: with every input known it is typed
+    // from its first iteration and folds (scan_ref checks each iteration's slices against that).
+    require_all_inputs(ctx);
+    if (T == 0 || io.batched) throw;
+    for (int k = 0; k < io.N; ++k) args[static_cast<size_t>(k)].value = ctx.constant(io.first + k);
+    first.reserve(static_cast<size_t>(io.M));
+    for (int j = 0; j < io.M; ++j)
+      first.push_back(take(*ctx.constant(io.first + io.N + j), io.in_axes[j], io.in_dirs[j] ? T - 1 : 0));
+    for (int j = 0; j < io.M; ++j) args[static_cast<size_t>(io.N + j)] = arg_of(first[static_cast<size_t>(j)]);
+    s = bind_body(n, b, args);
+  }
   for (int k = 0; k < io.N; ++k) {
     const Value& v = s.values[s.outputs[k]];
     if (v.dtype != args[k].dtype || v.shape != args[k].shape)
