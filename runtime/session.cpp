@@ -97,6 +97,9 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
   bool specialising = false;
   std::set<std::string> named;
   std::vector<std::pair<int, Tensor>> computed;  // value id in g -> its value for these inputs
+  const auto is_computed = [&](int id) {
+    return std::any_of(computed.begin(), computed.end(), [&](const auto& c) { return c.first == id; });
+  };
   // ... and values an expansion creates (an inlined If branch's), which g does not hold: by name.
   std::map<std::string, Tensor> computed_named;
   const auto bakes = [&](size_t i) {
@@ -164,7 +167,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
         if (at == g_ids.end()) continue;
         const Value& orig = g.values[static_cast<size_t>(at->second)];
         if (orig.constant || std::find(g.inputs.begin(), g.inputs.end(), at->second) != g.inputs.end()) continue;
-        if (std::any_of(computed.begin(), computed.end(), [&](const auto& c) { return c.first == at->second; })) continue;
+        if (is_computed(at->second)) continue;
         if (harvested + v.constant->numel() > (int64_t{1} << 26)) return;
         harvested += v.constant->numel();
         ref_values[v.name] = *v.constant;
@@ -284,9 +287,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
       computed_named[need] = cone_value(q, qid, why);
       continue;
     }
-    bool known = false;
-    for (const auto& c : computed) known = known || c.first == id;
-    if (known) throw NeedsConstant(why, need);
+    if (is_computed(id)) throw NeedsConstant(why, need);
     // The value's inputs all inferred (nodes infer in order): run its cone.
     Graph q = prepare();
     q.outputs = {id};
