@@ -5,7 +5,10 @@
 // whose body's shapes need values (NonZero, a Resize to sizes read from a box: torchvision's
 // paste_masks_in_image) was refused even with a constant trip count; NonZero of a large graph
 // input was refused ("sets a shape but has 90000 elements") while NonZero(Abs(x)) ran; with no
-// detection RetinaNet still ran its box-head convolutions for Gathers of zero anchors.
+// detection RetinaNet still ran its box-head convolutions for Gathers of zero anchors. Round 50
+// (a review of those fixes): Resize's taps were chosen among every input position (a 65536 ->
+// 131072 resample took 30 s), and pytorch_half_pixel mapped an output of length 1 to -0.5 (as
+// onnx.reference) where the operator spec and onnxruntime say 0.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,6 +51,36 @@ TEST(Round49, ResizeAtAnIntegralSourceCoordinateReadsThatPixel) {
           if (num % den == 0 && num >= 0) EXPECT_EQ(cub.get(o), static_cast<double>(num / den)) << "cubic output " << o;
         }
       }
+}
+
+TEST(Round50, ResizeTapsCostNoMoreThanTheOutput) {
+  // One row of 65536 -> 131072 (an audio resample): linear half_pixel of a ramp is the source
+  // coordinate itself (clamped), on ref within a CPU-time bound (quadratic it took 30 s).
+  GraphBuilder b("wide", 13);
+  const int x = b.input("x", DType::f32, {1, 65536});
+  b.output(b.op("Resize", {x, -1, -1, b.constant("sizes", testing::ints_of({2}, {1, 131072}))}, {{"mode", std::string("linear")}}));
+  Tensor in(DType::f32, {1, 65536});
+  for (int64_t i = 0; i < in.numel(); ++i) in.set(i, static_cast<double>(i));
+  const double t0 = testing::thread_cpu_seconds();
+  const Tensor y = Session(b.build(), "ref").run({in})[0];
+  EXPECT_LT(testing::thread_cpu_seconds() - t0, 10.0);
+  ASSERT_EQ(y.shape(), (Shape{1, 131072}));
+  for (int64_t o : {0, 1, 2, 4097, 65535, 131070, 131071})
+    EXPECT_NEAR(y.get(o), std::clamp((static_cast<double>(o) + 0.5) / 2 - 0.5, 0.0, 65535.0), 1e-2) << o;
+}
+
+TEST(Round50, PytorchHalfPixelMapsALengthOneOutputToZero) {
+  // x [1, 1, 1, 8] -> [1, 1, 1, 1]: the source coordinate is 0, so cubic reads x[0] alone
+  // (weights 0, 0, 1, 0); at -0.5 it mixed in x[0] and x[1] through the clamped taps.
+  const Tensor in = testing::random_tensor(DType::f32, {1, 1, 1, 8}, 501);
+  for (const std::string& be : testing::usable_backends()) {
+    GraphBuilder b("len1", 13);
+    const int x = b.input("x", DType::f32, {1, 1, 1, 8});
+    b.output(b.op("Resize", {x, -1, -1, b.constant("sizes", testing::ints_of({4}, {1, 1, 1, 1}))},
+                  {{"mode", std::string("cubic")}, {"coordinate_transformation_mode", std::string("pytorch_half_pixel")}}));
+    const Tensor y = Session(b.build(), be).run({in})[0];
+    EXPECT_EQ(y.get(0), in.get(0)) << be;
+  }
 }
 
 // Loop body (i, cond, acc [1], captured x [3, 4]) -> (cond, acc + sum(x[i % 3][x[i % 3] > 0]),

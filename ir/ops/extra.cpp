@@ -289,7 +289,9 @@ Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, 
     if (m == "asymmetric") return xd / s;
     if (m == "tf_crop_and_resize")
       return (ow == one ? (r1 - r0) * (w - one) / T(2) : xd * (r1 - r0) * (w - one) / (ow - one)) + r0 * (w - one);
-    if (m == "pytorch_half_pixel") return ow == one ? -half : (xd + half) / s - half;
+    // Length 1 maps to 0 (the operator spec's formula, onnxruntime); onnx.reference's -0.5
+    // differs where the taps are not clamped (cubic, antialias: up to 0.1, red-team round 50).
+    if (m == "pytorch_half_pixel") return ow == one ? T(0) : (xd + half) / s - half;
     if (m == "half_pixel") return (xd + half) / s - half;
     // An axis left at scale 1 maps to itself, as onnxruntime (whose TF-converted models use this
     // mode) does: the formula's + 0.5 with ceil / round_prefer_ceil took every element from its
@@ -363,13 +365,18 @@ Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, 
   const int64_t nt = static_cast<int64_t>(c.size());
   const int64_t pad = (nt + 1) / 2;
   const int64_t limit = in_w + 2 * pad;
-  std::vector<int64_t> cand(static_cast<size_t>(limit));
-  for (int64_t i = 0; i < limit; ++i) cand[i] = i;
   auto closer = [&](int64_t a, int64_t b) {
     double da = std::fabs(xo - static_cast<double>(a - pad)), db = std::fabs(xo - static_cast<double>(b - pad));
     return da != db ? da < db : a < b;
   };
   if (nt > limit) throw Error("ref", "resize: more taps than padded input elements");
+  // The nt nearest indices are contiguous around xo: candidates from a window of 2 nt + 3
+  // around it (all of [0, limit) made the taps of a 65536 -> 131072 resize quadratic: 30 s).
+  const int64_t span = std::min<int64_t>(limit, 2 * nt + 3);
+  const double centre = std::clamp(std::floor(xo) + static_cast<double>(pad), 0.0, static_cast<double>(limit - 1));
+  const int64_t lo = std::clamp<int64_t>(static_cast<int64_t>(centre) - nt - 1, 0, limit - span);
+  std::vector<int64_t> cand(static_cast<size_t>(span));
+  for (int64_t i = 0; i < span; ++i) cand[static_cast<size_t>(i)] = lo + i;
   std::partial_sort(cand.begin(), cand.begin() + nt, cand.end(), closer);
   std::sort(cand.begin(), cand.begin() + nt);
   double sum = 0;
