@@ -143,8 +143,18 @@ ReferenceFn window_ref(WindowCoeffs c) {
 std::vector<int64_t> nonzero_flat(const Tensor& x) {
   if (x.dtype() == DType::string) throw Unsupported("shape", "NonZero of a string tensor is not supported");
   std::vector<int64_t> idx;
-  for (int64_t i = 0; i < x.numel(); ++i)
-    if (x.get(i) != 0) idx.push_back(i);
+  const int64_t n = x.numel();
+  // Typed scans for the usual masks (a detector's 10^7-element score mask is folded at load).
+  auto scan = [&](const auto* d) {
+    for (int64_t i = 0; i < n; ++i)
+      if (d[i] != 0) idx.push_back(i);
+  };
+  if (x.dtype() == DType::boolean || x.dtype() == DType::u8) scan(x.data<uint8_t>());
+  else if (x.dtype() == DType::f32) scan(x.data<float>());
+  else if (x.dtype() == DType::i64) scan(x.data<int64_t>());
+  else
+    for (int64_t i = 0; i < n; ++i)
+      if (x.get(i) != 0) idx.push_back(i);
   return idx;
 }
 
