@@ -433,11 +433,15 @@ void elementwise_loop(const ScalarRule& rule, const Node& n, const std::vector<c
   const DType math = scalar_math_dtype(rule, xt);
   const BoundScalar b = bind_scalar(rule, n, dtype_is_int(math));
   std::vector<const Tensor*> src(k, nullptr);
-  bool all_f32 = y.dtype() == DType::f32 && math == DType::f32 && !rule.variadic;  // variadic folds round per step (typed)
+  bool f32_in = math == DType::f32 && !rule.variadic;  // variadic folds round per step (typed)
   for (int i = 0; i < k; ++i) {
     if (in[i] && use[i]) src[i] = in[i];
-    if (src[i] && src[i]->dtype() != DType::f32) all_f32 = false;
+    if (src[i] && src[i]->dtype() != DType::f32) f32_in = false;
   }
+  const bool all_f32 = f32_in && y.dtype() == DType::f32;
+  // float32 operands compared (Greater, Equal, IsNaN ...): a bool is the value != 0, as the
+  // typed store converts it (a detector's 10^7-element score mask is folded at load).
+  const bool f32_to_bool = f32_in && y.dtype() == DType::boolean;
   std::vector<std::vector<int64_t>> st(k);
   for (int i = 0; i < k; ++i)
     if (src[i]) st[i] = operand_strides(src[i]->shape(), os);
@@ -453,6 +457,10 @@ void elementwise_loop(const ScalarRule& rule, const Node& n, const std::vector<c
       for (int i = 0; i < k; ++i)
         if (src[i]) x[i] = src[i]->data<float>()[off[i]];
       y.data<float>()[e] = static_cast<float>(eval_scalar(rule, b, x.data(), false));
+    } else if (f32_to_bool) {
+      for (int i = 0; i < k; ++i)
+        if (src[i]) x[i] = src[i]->data<float>()[off[i]];
+      y.data<uint8_t>()[e] = eval_scalar(rule, b, x.data(), false) != 0.0 ? 1 : 0;
     } else {
       for (int i = 0; i < k; ++i)
         if (src[i]) hx[i] = scalar_load(src[i]->dtype(), src[i]->raw(), off[i]);
