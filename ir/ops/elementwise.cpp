@@ -452,15 +452,18 @@ void elementwise_loop(const ScalarRule& rule, const Node& n, const std::vector<c
   std::vector<int64_t> off(k, 0), idx(r, 0);
   const int64_t total = y.numel();
   void* ybase = y.raw();
+  std::vector<const float*> f32(k, nullptr);
+  for (int i = 0; i < k; ++i)
+    if (src[i] && (all_f32 || f32_to_bool)) f32[i] = src[i]->data<float>();
   for (int64_t e = 0; e < total; ++e) {
     if (all_f32) {  // the common case without the dtype switches; same eval
       for (int i = 0; i < k; ++i)
-        if (src[i]) x[i] = src[i]->data<float>()[off[i]];
-      y.data<float>()[e] = static_cast<float>(eval_scalar(rule, b, x.data(), false));
+        if (src[i]) x[i] = f32[i][off[i]];
+      static_cast<float*>(ybase)[e] = static_cast<float>(eval_scalar(rule, b, x.data(), false));
     } else if (f32_to_bool) {
       for (int i = 0; i < k; ++i)
-        if (src[i]) x[i] = src[i]->data<float>()[off[i]];
-      y.data<uint8_t>()[e] = eval_scalar(rule, b, x.data(), false) != 0.0 ? 1 : 0;
+        if (src[i]) x[i] = f32[i][off[i]];
+      static_cast<uint8_t*>(ybase)[e] = eval_scalar(rule, b, x.data(), false) != 0.0 ? 1 : 0;
     } else {
       for (int i = 0; i < k; ++i)
         if (src[i]) hx[i] = scalar_load(src[i]->dtype(), src[i]->raw(), off[i]);

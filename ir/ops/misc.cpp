@@ -145,9 +145,18 @@ std::vector<int64_t> nonzero_flat(const Tensor& x) {
   std::vector<int64_t> idx;
   const int64_t n = x.numel();
   // Typed scans for the usual masks (a detector's 10^7-element score mask is folded at load).
-  auto scan = [&](const auto* d) {
-    for (int64_t i = 0; i < n; ++i)
-      if (d[i] != 0) idx.push_back(i);
+  auto scan = [&](const auto* d) {  // branch-free in blocks: a random mask mispredicts half the time
+    constexpr int64_t kBlock = 4096;
+    int64_t buf[kBlock];
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const int64_t e = std::min(n, b + kBlock);
+      int64_t c = 0;
+      for (int64_t i = b; i < e; ++i) {
+        buf[c] = i;
+        c += d[i] != 0 ? 1 : 0;
+      }
+      idx.insert(idx.end(), buf, buf + c);
+    }
   };
   if (x.dtype() == DType::boolean || x.dtype() == DType::u8) scan(x.data<uint8_t>());
   else if (x.dtype() == DType::f32) scan(x.data<float>());
