@@ -83,6 +83,37 @@ TEST(Round50, PytorchHalfPixelMapsALengthOneOutputToZero) {
   }
 }
 
+// g maps x [3, 4] to (the sum of x's positive elements, the count of them per row [3, 1]):
+// checked on every backend, several inputs through one Session (new shapes inside per run).
+void expect_positives(const Graph& g, std::initializer_list<uint64_t> seeds) {
+  for (const std::string& be : testing::usable_backends()) {
+    Session s(g, be);
+    for (uint64_t seed : seeds) {
+      SCOPED_TRACE(be + " seed " + std::to_string(seed));
+      const Tensor in = testing::random_tensor(DType::f32, {3, 4}, seed);
+      const std::vector<Tensor> out = s.run({in});
+      ASSERT_EQ(out.size(), 2u);
+      float sum = 0;
+      std::vector<double> counts(3, 0.0);
+      for (int64_t r = 0; r < 3; ++r) {
+        float row = 0;  // summed in row order, in float32, as ReduceSum of 4 elements
+        for (int64_t k = 0; k < 4; ++k)
+          if (in.get(r * 4 + k) > 0) row += static_cast<float>(in.get(r * 4 + k)), counts[r] += 1;
+        sum += row;
+      }
+      EXPECT_NEAR(out[0].get(0), sum, 1e-5);
+      ASSERT_EQ(out[1].shape(), (Shape{3, 1}));
+      testing::expect_values(out[1], {counts[0], counts[1], counts[2]}, 0);
+    }
+  }
+}
+
+// row[row > 0] (NonZero, then GatherND), in body b.
+int positives_of(GraphBuilder& b, int row) {
+  const int nz = b.op("NonZero", {b.op("Greater", {row, b.constant("zero", testing::tensor_of({}, {0}))})});
+  return b.op("GatherND", {row, b.op("Transpose", {nz}, {{"perm", std::vector<int64_t>{1, 0}}})});
+}
+
 // Loop body (i, cond, acc [1], captured x [3, 4]) -> (cond, acc + sum(x[i % 3][x[i % 3] > 0]),
 // scan: the count of x[i % 3] > 0): NonZero inside, so each iteration's shapes follow x's values.
 std::shared_ptr<const Graph> positives_body() {
@@ -90,8 +121,7 @@ std::shared_ptr<const Graph> positives_body() {
   const int i = b.input("i", DType::i64, {}), c = b.input("cond", DType::boolean, {}), acc = b.input("acc", DType::f32, {1});
   const int x = b.input("x", DType::f32, {3, 4});  // captured outer value
   const int row = b.op("Gather", {x, b.op("Mod", {i, b.constant("three", testing::ints_of({}, {3}))})});
-  const int nz = b.op("NonZero", {b.op("Greater", {row, b.constant("zero", testing::tensor_of({}, {0}))})});
-  const int pos = b.op("GatherND", {row, b.op("Transpose", {nz}, {{"perm", std::vector<int64_t>{1, 0}}})});
+  const int pos = positives_of(b, row);
   b.output(b.op("Identity", {c}));
   b.output(b.op("Add", {acc, b.op("ReduceSum", {pos}, {{"keepdims", int64_t{1}}})}));
   b.output(b.op("Cast", {b.op("Shape", {pos})}, {{"to", int64_t{1}}}));
@@ -118,37 +148,15 @@ TEST(Round49, LoopWhoseBodyShapesNeedValuesRunsOnEveryBackend) {
   const std::string e = testing::error_of([&] { Session(positives_loop(5000), "ref").run({testing::random_tensor(DType::f32, {3, 4}, 490)}); });
   EXPECT_NE(e.find("running it at load runs past 4096 iterations"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
-  for (const std::string& be : testing::usable_backends()) {
-    Session s(g, be);
-    for (uint64_t seed : {491, 492, 493}) {
-      SCOPED_TRACE(be + " seed " + std::to_string(seed));
-      const Tensor in = testing::random_tensor(DType::f32, {3, 4}, seed);
-      const std::vector<Tensor> out = s.run({in});
-      ASSERT_EQ(out.size(), 2u);
-      double sum = 0;
-      std::vector<double> counts(3, 0.0);
-      for (int64_t r = 0; r < 3; ++r) {
-        float row = 0;  // summed in row order, in float32, as ReduceSum of 4 elements
-        for (int64_t k = 0; k < 4; ++k)
-          if (in.get(r * 4 + k) > 0) row += static_cast<float>(in.get(r * 4 + k)), counts[r] += 1;
-        sum = static_cast<float>(sum + row);
-      }
-      EXPECT_NEAR(out[0].get(0), sum, 1e-5);
-      testing::expect_values(out[1], {counts[0], counts[1], counts[2]}, 0);
-    }
-  }
+  expect_positives(g, {491, 492, 493});
 }
 
-// y = x[x != 0] and a x a^T for x [1024, 512] (2^19 elements, past the 2^16 a shape parameter
-// may have) viewed as a [256, 2048]: the input is specialised on as a computed value would be,
-// and the 2^27 multiply-add product of it still runs as a kernel instead of folding on ref.
 // The same as a Scan over x's rows: body (acc [1], row [4]) -> (acc + sum(row[row > 0]), the
 // count). Scan bodies whose shapes need values were refused as well.
 std::shared_ptr<const Graph> positives_scan_body() {
   GraphBuilder b("positives_scan_body", 17);
   const int acc = b.input("acc", DType::f32, {1}), row = b.input("row", DType::f32, {4});
-  const int nz = b.op("NonZero", {b.op("Greater", {row, b.constant("zero", testing::tensor_of({}, {0}))})});
-  const int pos = b.op("GatherND", {row, b.op("Transpose", {nz}, {{"perm", std::vector<int64_t>{1, 0}}})});
+  const int pos = positives_of(b, row);
   b.output(b.op("Add", {acc, b.op("ReduceSum", {pos}, {{"keepdims", int64_t{1}}})}));
   b.output(b.op("Cast", {b.op("Shape", {pos})}, {{"to", int64_t{1}}}));
   return std::make_shared<const Graph>(b.build());
@@ -161,26 +169,7 @@ TEST(Round49, ScanWhoseBodyShapesNeedValuesRunsOnEveryBackend) {
   b.output(outs[0]);
   b.output(outs[1]);
   const Graph g = b.build();
-  for (const std::string& be : testing::usable_backends()) {
-    Session s(g, be);
-    for (uint64_t seed : {498, 499}) {
-      SCOPED_TRACE(be + " seed " + std::to_string(seed));
-      const Tensor in = testing::random_tensor(DType::f32, {3, 4}, seed);
-      const std::vector<Tensor> out = s.run({in});
-      ASSERT_EQ(out.size(), 2u);
-      float sum = 0;
-      std::vector<double> counts(3, 0.0);
-      for (int64_t r = 0; r < 3; ++r) {
-        float row = 0;
-        for (int64_t k = 0; k < 4; ++k)
-          if (in.get(r * 4 + k) > 0) row += static_cast<float>(in.get(r * 4 + k)), counts[r] += 1;
-        sum += row;
-      }
-      EXPECT_NEAR(out[0].get(0), sum, 1e-5);
-      ASSERT_EQ(out[1].shape(), (Shape{3, 1}));
-      testing::expect_values(out[1], {counts[0], counts[1], counts[2]}, 0);
-    }
-  }
+  expect_positives(g, {498, 499});
 }
 
 TEST(Round49, NonZeroOfALargeInputRunsAndItsContractionsStayKernels) {
