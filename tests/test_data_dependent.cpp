@@ -4,6 +4,8 @@
 // its bytes, so every backend runs such a model instead of refusing it.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "backend_agreement.h"
 #include "frontend/builder.h"
 #include "runtime/session.h"
@@ -193,18 +195,23 @@ TEST(DataDependent, RefComputedPrefixIsBakedAndKeyedOnTheInputs) {
   EXPECT_EQ(mask_only.with_them, 0u);
   for (const std::string& be : testing::usable_backends()) {
     SCOPED_TRACE(be);
+    // The cones run on the host (ref, the cpu plan: the same values as ref) for ref, cpu and an
+    // emulated device; on a GPU on the device itself, whose MatMul rounds its own way.
+    const bool host_cones = be == "ref" || be == "cpu" || make_backend(be)->devices().at(0).emulated;
     Session s(g, be);
+    std::vector<Tensor> got;
     for (const Tensor* xi : {&x1, &x2, &x1}) {
       const Tensor want = run_on_backend("ref", specialize(g, {*xi}), {*xi}).at(0);
-      const Tensor got = s.run({*xi}).at(0);
-      ASSERT_EQ(got.shape(), (Shape{20}));
+      got.push_back(s.run({*xi}).at(0));
+      ASSERT_EQ(got.back().shape(), (Shape{20}));
       for (int64_t i = 0; i < 20; ++i) {
         double dot = 0;
         for (int64_t k = 0; k < 3; ++k) dot += xi->get(i / 5 * 3 + k) * w.get(k * 5 + i % 5);
-        EXPECT_NEAR(got.get(i), dot, 1e-5) << i;
-        EXPECT_EQ(got.get(i), want.get(i)) << i;
+        EXPECT_NEAR(got.back().get(i), dot, 1e-5) << i;
+        if (host_cones) EXPECT_EQ(got.back().get(i), want.get(i)) << i;
       }
     }
+    EXPECT_EQ(0, std::memcmp(got[0].raw(), got[2].raw(), got[0].nbytes())) << "x1 again: the same bytes";
   }
 }
 
