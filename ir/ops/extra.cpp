@@ -373,7 +373,8 @@ Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, 
   // The nt nearest indices are contiguous around xo: candidates from a window of 2 nt + 3
   // around it (all of [0, limit) made the taps of a 65536 -> 131072 resize quadratic: 30 s).
   const int64_t span = std::min<int64_t>(limit, 2 * nt + 3);
-  const double centre = std::clamp(std::floor(xo) + static_cast<double>(pad), 0.0, static_cast<double>(limit - 1));
+  // (A NaN coordinate, from a NaN roi, has NaN weights whichever taps it takes.)
+  const double centre = std::isnan(xo) ? 0.0 : std::clamp(std::floor(xo) + static_cast<double>(pad), 0.0, static_cast<double>(limit - 1));
   const int64_t lo = std::clamp<int64_t>(static_cast<int64_t>(centre) - nt - 1, 0, limit - span);
   std::vector<int64_t> cand(static_cast<size_t>(span));
   for (int64_t i = 0; i < span; ++i) cand[static_cast<size_t>(i)] = lo + i;
