@@ -70,18 +70,22 @@ TEST(Round50, ResizeTapsCostNoMoreThanTheOutput) {
 }
 
 TEST(Round50, PytorchHalfPixelMapsALengthOneOutputToZero) {
-  // x [1, 1, 1, 8] -> [1, 1, 1, 1]: the source coordinate is 0, so cubic reads x[0] alone
-  // (weights 0, 0, 1, 0); at -0.5 it mixed in x[0] and x[1] through the clamped taps.
-  const Tensor in = testing::random_tensor(DType::f32, {1, 1, 1, 8}, 501);
-  for (const std::string& be : testing::usable_backends()) {
-    GraphBuilder b("len1", 13);
-    const int x = b.input("x", DType::f32, {1, 1, 1, 8});
-    b.output(b.op("Resize", {x, -1, -1, b.constant("sizes", testing::ints_of({4}, {1, 1, 1, 1}))},
-                  {{"mode", std::string("cubic")}, {"coordinate_transformation_mode", std::string("pytorch_half_pixel")}}));
-    const Tensor y = Session(b.build(), be).run({in})[0];
-    EXPECT_EQ(y.get(0), in.get(0)) << be;
+  // x [1, 1, 1, n] -> [1, 1, 1, 1]: the source coordinate is 0, so every mode reads x[0] alone
+  // (cubic's weights 0, 0, 1, 0); at -0.5 cubic mixed in x[1] through the clamped taps, and for
+  // n = 49 the test on the fractional width (1 / 49 * 49 != 1) took the formula: pixel 24.
+  for (const auto& [n, mode] : std::vector<std::pair<int64_t, std::string>>{{8, "cubic"}, {49, "nearest"}, {49, "linear"}, {49, "cubic"}}) {
+    const Tensor in = testing::random_tensor(DType::f32, {1, 1, 1, n}, 501);
+    for (const std::string& be : testing::usable_backends()) {
+      GraphBuilder b("len1", 13);
+      const int x = b.input("x", DType::f32, {1, 1, 1, n});
+      b.output(b.op("Resize", {x, -1, -1, b.constant("sizes", testing::ints_of({4}, {1, 1, 1, 1}))},
+                    {{"mode", mode}, {"coordinate_transformation_mode", std::string("pytorch_half_pixel")}}));
+      const Tensor y = Session(b.build(), be).run({in})[0];
+      EXPECT_EQ(y.get(0), in.get(0)) << be << " " << mode << " n = " << n;
+    }
   }
 }
+
 
 // g maps x [3, 4] to (the sum of x's positive elements, the count of them per row [3, 1]):
 // checked on every backend, several inputs through one Session (new shapes inside per run).

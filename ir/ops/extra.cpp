@@ -291,7 +291,7 @@ Taps resize_taps(const ResizeParams& p, int64_t in_w, int64_t out_i, int64_t x, 
       return (ow == one ? (r1 - r0) * (w - one) / T(2) : xd * (r1 - r0) * (w - one) / (ow - one)) + r0 * (w - one);
     // Length 1 maps to 0 (the operator spec's formula, onnxruntime); onnx.reference's -0.5
     // differs where the taps are not clamped (cubic, antialias: up to 0.1, red-team round 50).
-    if (m == "pytorch_half_pixel") return ow == one ? T(0) : (xd + half) / s - half;
+    if (m == "pytorch_half_pixel") return out_i == 1 ? T(0) : (xd + half) / s - half;  // the integer length (1 / 49 * 49 != 1)
     if (m == "half_pixel") return (xd + half) / s - half;
     // An axis left at scale 1 maps to itself, as onnxruntime (whose TF-converted models use this
     // mode) does: the formula's + 0.5 with ceil / round_prefer_ceil took every element from its

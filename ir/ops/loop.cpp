@@ -708,8 +708,8 @@ void scan_infer(InferContext& ctx) {
   } catch (const NeedsConstant&) {
     // Its shapes need values (a NonZero inside), as Loop's: with every input known it is typed
     // from its first iteration and folds (scan_ref checks each iteration's slices against that).
+    if (T == 0 || io.batched) throw;  // (no first iteration to type it from: asking for the inputs would not help)
     require_all_inputs(ctx);
-    if (T == 0 || io.batched) throw;
     for (int k = 0; k < io.N; ++k) args[static_cast<size_t>(k)].value = ctx.constant(io.first + k);
     first.reserve(static_cast<size_t>(io.M));
     for (int j = 0; j < io.M; ++j)
