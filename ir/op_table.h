@@ -208,6 +208,11 @@ struct OpDef {
   std::optional<ScalarRule> scalar;  // set => element-wise with NumPy broadcasting
   std::optional<ReduceRule> reduce;  // set => reduction op (axes from attribute or input)
   bool is_view = false;              // Reshape/Transpose/Slice/...: output is an index map of input 0
+  // True when the op computes without any run-time check that could raise once shapes are
+  // static (Conv, MatMul, Concat, Resize, normalizations...); element-wise, reduction and view
+  // ops count as such without it. A lookup of run-time indices (Gather, ScatterND) may raise
+  // (an index out of range), so infer_shapes keeps what feeds it even when its result is empty.
+  bool never_raises = false;
   // Per-element semantics of an op whose parameters do not broadcast NumPy-style
   // (DequantizeLinear: scale and zero point per tensor or per axis), so it is not a loop
   // element-wise op; a contraction applies it to an operand as it loads it (MatMulDesc::dequant_b).

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
 
 #include "ir/op_table.h"
 #include "ir/type_constraints.h"
@@ -109,20 +108,15 @@ static int64_t fold_macs(const Graph& g, const Node& n, int64_t out_elems) {
   return k > 0 && out_elems > 0 && k > std::numeric_limits<int64_t>::max() / out_elems ? std::numeric_limits<int64_t>::max() : k * out_elems;
 }
 
-// Whether node n computes without any run-time check that could raise: element-wise ops,
-// reductions, views (their parameters are static by now), contractions, pooling, Concat,
-// Resize, normalizations, a lookup of no indices. Another lookup (Gather, ScatterND...) may
-// raise: an index out of range.
+// Whether node n computes without any run-time check that could raise: OpDef::never_raises,
+// element-wise ops, reductions, views (their parameters are static by now), a lookup of no
+// indices. Another lookup (Gather, ScatterND...) may raise: an index out of range.
 static bool cannot_raise(const Graph& g, const OpDef& def, const Node& n) {
   if ((n.op_type == "Gather" || n.op_type == "GatherElements" || n.op_type == "GatherND") && n.has_input(1)) {
     const Value& idx = g.values[static_cast<size_t>(n.inputs[1])];
     if (idx.constant && idx.constant->numel() == 0) return true;  // looks nothing up
   }
-  static const std::set<std::string> pure = {"Conv", "ConvTranspose", "MatMul", "Gemm", "Concat", "MaxPool", "AveragePool",
-                                             "GlobalAveragePool", "GlobalMaxPool", "Resize", "BatchNormalization",
-                                             "InstanceNormalization", "LayerNormalization", "Softmax", "LogSoftmax", "Flatten",
-                                             "Identity", "Split", "Tile", "Expand", "Pad", "Einsum"};
-  return def.scalar.has_value() || def.reduce.has_value() || def.is_view || pure.count(n.op_type) > 0;
+  return def.never_raises || def.scalar.has_value() || def.reduce.has_value() || def.is_view;
 }
 
 // Whether n has an output and every one it has is a tensor of known dtype with no elements.

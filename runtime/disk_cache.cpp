@@ -21,12 +21,13 @@ namespace {
 
 struct Hash128 {
   uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
-  void add(const std::string& s) {
-    for (unsigned char c : s) {
-      a = (a ^ c) * 0x100000001b3ull;
-      b = (b ^ c) * 0x00000100000001b3ull + 0x9e3779b97f4a7c15ull;
+  void add(const unsigned char* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      a = (a ^ p[i]) * 0x100000001b3ull;
+      b = (b ^ p[i]) * 0x00000100000001b3ull + 0x9e3779b97f4a7c15ull;
     }
   }
+  void add(const std::string& s) { add(reinterpret_cast<const unsigned char*>(s.data()), s.size()); }
   void add_u64(uint64_t v) {
     std::string s(8, '\0');
     for (int i = 0; i < 8; ++i) s[i] = static_cast<char>(v >> (8 * i));
@@ -136,9 +137,11 @@ void account_and_trim(const std::string& dir, const std::string& ext, const std:
 
 }  // namespace
 
-std::string content_hash(const std::string& data) {
+std::string content_hash(const std::string& data) { return content_hash(data.data(), data.size()); }
+
+std::string content_hash(const void* data, size_t n) {
   Hash128 h;
-  h.add(data);
+  h.add(static_cast<const unsigned char*>(data), n);
   static const char* d = "0123456789abcdef";
   std::string s;
   for (uint64_t lane : {h.a, h.b})

@@ -18,6 +18,7 @@ namespace fusor {
 // 128-bit content hash as 32 hex digits (two independent FNV-1a 64 lanes): stable across runs
 // and builds, unlike std::hash. Not cryptographic; it detects damage, not attacks.
 std::string content_hash(const std::string& data);
+std::string content_hash(const void* data, size_t n);  // the same over n bytes at data
 
 // The whole file at `path` when it is a regular file (symlinks followed) of at most max_bytes;
 // std::nullopt otherwise (missing, directory, FIFO/socket/device, larger, unreadable). Opens

@@ -8,6 +8,7 @@
 #include "frontend/onnx_import.h"
 #include "ir/op_table.h"
 #include "ir/passes.h"
+#include "runtime/disk_cache.h"
 #include "runtime/segments.h"
 
 namespace fusor {
@@ -25,16 +26,19 @@ constexpr int64_t kMaxBakedElements = int64_t{1} << 16;
 // 2^24: a detector's score mask (RetinaNet at 256 x 256: 90,000 anchors x 91 classes) fits.
 constexpr int64_t kMaxComputedElements = int64_t{1} << 24;
 
-// The exact bytes of a tensor as hex, for executable keys (two values that print alike, 1e-7
-// and 4e-7 with 6 decimals, -0.0 and 0.0, are different keys).
+// A tensor's bytes for executable keys: exact (as hex) up to 4 KiB, so two values that print
+// alike (1e-7 and 4e-7 with 6 decimals, -0.0 and 0.0) are different keys; past that its size
+// and 128-bit content hash, so a baked 2^24-element mask keys in 40 bytes, not 128 MiB of hex.
 std::string bytes_key(const Tensor& t) {
   static const char* hex = "0123456789abcdef";
   std::string k;
   if (t.dtype() == DType::string) {
     for (const auto& s : t.strings) k += std::to_string(s.size()) + ":" + s + ",";
-    return k;
+    return k.size() > 4096 ? "s" + std::to_string(k.size()) + "#" + content_hash(k) : k;
   }
   const auto* p = reinterpret_cast<const unsigned char*>(t.raw());
+  if (t.nbytes() > 4096)
+    return "h" + std::to_string(t.nbytes()) + "#" + content_hash(p, t.nbytes());
   for (size_t j = 0; j < t.nbytes(); ++j) k += hex[p[j] >> 4], k += hex[p[j] & 15];
   return k;
 }

@@ -456,14 +456,12 @@ void elementwise_loop(const ScalarRule& rule, const Node& n, const std::vector<c
   for (int i = 0; i < k; ++i)
     if (src[i] && (all_f32 || f32_to_bool)) f32[i] = src[i]->data<float>();
   for (int64_t e = 0; e < total; ++e) {
-    if (all_f32) {  // the common case without the dtype switches; same eval
+    if (all_f32 || f32_to_bool) {  // the common cases without the dtype switches; same eval
       for (int i = 0; i < k; ++i)
         if (src[i]) x[i] = f32[i][off[i]];
-      static_cast<float*>(ybase)[e] = static_cast<float>(eval_scalar(rule, b, x.data(), false));
-    } else if (f32_to_bool) {
-      for (int i = 0; i < k; ++i)
-        if (src[i]) x[i] = f32[i][off[i]];
-      static_cast<uint8_t*>(ybase)[e] = eval_scalar(rule, b, x.data(), false) != 0.0 ? 1 : 0;
+      const double v = eval_scalar(rule, b, x.data(), false);
+      if (all_f32) static_cast<float*>(ybase)[e] = static_cast<float>(v);
+      else static_cast<uint8_t*>(ybase)[e] = v != 0.0 ? 1 : 0;
     } else {
       for (int i = 0; i < k; ++i)
         if (src[i]) hx[i] = scalar_load(src[i]->dtype(), src[i]->raw(), off[i]);

@@ -544,7 +544,7 @@ void upsample_ref_unreached(const Node& n, const Ins&, Outs&) { ref_fail(n, "Ups
 void register_extra_ops() {
   register_op(table_entry("NegativeLogLikelihoodLoss", 2, 3, nll_infer, nll_ref));
   register_op(table_entry("SoftmaxCrossEntropyLoss", 2, 3, sce_infer, sce_ref, 2));
-  register_op(table_entry("Resize", 1, 4, resize_infer, resize_ref));
+  register_op(never_raising(table_entry("Resize", 1, 4, resize_infer, resize_ref)));
   OpDef up = table_entry("Upsample", 1, 2, upsample_unreached, upsample_ref_unreached);
   up.expand = upsample_expand;
   register_op(std::move(up));

@@ -554,16 +554,12 @@ void loop_infer(InferContext& ctx) {
     try {
       s = bind_body(n, b, args);
       first_only = true;
-    } catch (const NeedsConstant&) {
+    } catch (const Error& e) {
       // Its shapes need values its inputs carry (a Resize to a size read from a box, a NonZero:
       // torchvision's paste_masks_in_image): with every input known the loop folds, so a
       // Session specialises on them (a cone computes them) instead of refusing the model; a
-      // fold stopped by the bounds on work at load says so.
-      if (require_all()) return;
-      args[0] = Arg{DType::i64, it.shape(), nullptr};
-      bind_body(n, b, args);
-      throw;
-    } catch (const Error&) {
+      // fold stopped by the bounds on work at load says so. Otherwise the first error, as before.
+      if (dynamic_cast<const NeedsConstant*>(&e) && require_all()) return;
       args[0] = Arg{DType::i64, it.shape(), nullptr};
       bind_body(n, b, args);  // the first error, as before
       throw;
@@ -693,14 +689,13 @@ void scan_infer(InferContext& ctx) {
     if (!ctx.has_input(i)) ctx.fail("input " + std::to_string(i) + " is missing");
   const int64_t T = scan_length(n, io, shapes);
   const int64_t batch = io.batched ? ctx.shape(io.first)[0] : 0;
-  std::vector<Arg> args;
-  for (int i = io.first; i < io.own; ++i) {
-    Shape s = ctx.shape(i);
-    if (io.batched) s = drop_axis(s, 0);
-    if (i >= io.first + io.N) s = drop_axis(s, io.in_axes[i - io.first - io.N] - (io.batched ? 1 : 0));
-    args.push_back(Arg{ctx.dtype(i), s, nullptr});
+  std::vector<DType> dtypes;
+  std::vector<const Tensor*> constants;
+  for (int i = 0; i < static_cast<int>(n.inputs.size()); ++i) {
+    dtypes.push_back(ctx.has_input(i) ? ctx.dtype(i) : DType::undefined);
+    constants.push_back(ctx.has_input(i) ? ctx.constant(i) : nullptr);
   }
-  for (int i = io.own; i < static_cast<int>(n.inputs.size()); ++i) args.push_back(Arg{ctx.dtype(i), ctx.shape(i), ctx.constant(i)});
+  std::vector<Arg> args = scan_iteration_args(io, dtypes, shapes, constants);
   Graph s;
   std::vector<Tensor> first;  // the first iteration's scanned slices (outlive args)
   try {
@@ -733,6 +728,21 @@ void scan_infer(InferContext& ctx) {
       ctx.set_output(io.N + k, v.dtype, with_axis(v.shape, io.out_axes[k], T));
     }
   }
+}
+
+std::vector<Arg> scan_iteration_args(const ScanIO& io, const std::vector<DType>& dtypes, const std::vector<const Shape*>& shapes,
+                                     const std::vector<const Tensor*>& constants) {
+  for (size_t i = static_cast<size_t>(io.first); i < shapes.size(); ++i)
+    if (!shapes[i]) throw Error("shape", "Scan input " + std::to_string(i) + " is missing");
+  std::vector<Arg> args;
+  for (int i = io.first; i < io.own; ++i) {
+    Shape s = *shapes[static_cast<size_t>(i)];
+    if (io.batched) s = drop_axis(s, 0);
+    if (i >= io.first + io.N) s = drop_axis(s, io.in_axes[i - io.first - io.N] - (io.batched ? 1 : 0));
+    args.push_back(Arg{dtypes[static_cast<size_t>(i)], s, nullptr});
+  }
+  for (size_t i = static_cast<size_t>(io.own); i < shapes.size(); ++i) args.push_back(Arg{dtypes[i], *shapes[i], constants[i]});
+  return args;
 }
 
 void scan_run(const Node& n, const Ins& in, Outs& out, BodyRunner* runner, const std::vector<bool>* constant) {
@@ -779,7 +789,11 @@ void scan_run(const Node& n, const Ins& in, Outs& out, BodyRunner* runner, const
       for (const Tensor& s : slices) args.push_back(arg_of(s));
       for (size_t k = static_cast<size_t>(io.own); k < in.size(); ++k) args.push_back(arg_of(*in[k]));
       std::vector<Tensor> r = run_iteration(n, b, args, keep, runner);
-      for (int k = 0; k < io.N; ++k) states[k] = std::move(r[k]);
+      // A state keeps its type and shape across iterations (ONNX Scan), even one nothing reads.
+      for (int k = 0; k < io.N; ++k) {
+        check_slice(n, r[k], states[k].dtype(), states[k].shape(), "state " + std::to_string(k) + " at iteration " + std::to_string(t));
+        states[k] = std::move(r[k]);
+      }
       for (int k = 0; k < io.K; ++k) {
         const size_t o = static_cast<size_t>(io.N + k);
         if (!has_out(out, o)) continue;

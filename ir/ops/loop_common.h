@@ -52,6 +52,12 @@ ScanIO scan_io(const Node& n, const Graph& b, const std::vector<int>& in_ranks);
 // The sequence length T all scanned inputs agree on (Scan-8: and one batch); throws past kMaxIterations.
 int64_t scan_length(const Node& n, const ScanIO& io, const std::vector<const Shape*>& shapes);
 
+// One iteration's body inputs typed from the node's inputs (per node input: dtype, shape, the
+// constant or null): states as they come, a scanned input without its scanned axis (Scan-8:
+// and its batch axis), captured values with their constants.
+std::vector<Arg> scan_iteration_args(const ScanIO& io, const std::vector<DType>& dtypes, const std::vector<const Shape*>& shapes,
+                                     const std::vector<const Tensor*>& constants);
+
 // OpDef::expand of Scan and Loop (loop_unroll.cpp): replace node `index` of g by copies of its
 // body, one per iteration, where the trip count is static and small; false leaves it alone.
 bool scan_expand(Graph& g, size_t index);

@@ -111,6 +111,28 @@ bool scan_expand(Graph& g, size_t index) {
     return false;  // infer reports it
   }
   if (T <= 0 || T > kMaxUnrollIterations || T * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
+  // Unrolled iterations are typed one by one from what they compute, so a state whose shape
+  // follows the data (a NonZero inside) would change silently where ONNX Scan keeps it: unroll
+  // only a body whose types bind without values and keep every state's (else scan_infer types
+  // it and scan_run checks each iteration).
+  {
+    std::vector<DType> dtypes;
+    std::vector<const Tensor*> constants;
+    for (int v : n.inputs) {
+      dtypes.push_back(v >= 0 ? g.values[v].dtype : DType::undefined);
+      constants.push_back(v >= 0 && g.values[v].constant ? &*g.values[v].constant : nullptr);
+    }
+    try {
+      const std::vector<Arg> args = scan_iteration_args(io, dtypes, shapes, constants);
+      const Graph s = bind_body(n, b, args);
+      for (int k = 0; k < io.N; ++k) {
+        const Value& v = s.values[static_cast<size_t>(s.outputs[static_cast<size_t>(k)])];
+        if (v.dtype != args[static_cast<size_t>(k)].dtype || v.shape != args[static_cast<size_t>(k)].shape) return false;
+      }
+    } catch (const Error&) {
+      return false;  // infer types it (or reports it)
+    }
+  }
   Unroller u(g, n);
   std::vector<int> states(n.inputs.begin(), n.inputs.begin() + io.N);
   std::vector<std::vector<int>> scans(static_cast<size_t>(io.K), std::vector<int>(static_cast<size_t>(T), -1));

@@ -846,18 +846,18 @@ void dropout_ref(const Node& n, const Ins& in, Outs& out) {
 }  // namespace
 
 void register_nn_ops() {
-  register_op(table_entry("Gemm", 2, 3, gemm_infer, gemm_ref));
-  register_op(table_entry("MatMul", 2, 2, matmul_infer, matmul_ref));
-  register_op(table_entry("Conv", 2, 3, conv_infer, conv_ref));
-  register_op(table_entry("ConvTranspose", 2, 3, convtranspose_infer, convtranspose_ref));
-  register_op(table_entry("MaxPool", 1, 1, pool_infer<PoolKind::max>, pool_ref<PoolKind::max>, 2));
-  register_op(table_entry("AveragePool", 1, 1, pool_infer<PoolKind::avg>, pool_ref<PoolKind::avg>));
+  register_op(never_raising(table_entry("Gemm", 2, 3, gemm_infer, gemm_ref)));
+  register_op(never_raising(table_entry("MatMul", 2, 2, matmul_infer, matmul_ref)));
+  register_op(never_raising(table_entry("Conv", 2, 3, conv_infer, conv_ref)));
+  register_op(never_raising(table_entry("ConvTranspose", 2, 3, convtranspose_infer, convtranspose_ref)));
+  register_op(never_raising(table_entry("MaxPool", 1, 1, pool_infer<PoolKind::max>, pool_ref<PoolKind::max>, 2)));
+  register_op(never_raising(table_entry("AveragePool", 1, 1, pool_infer<PoolKind::avg>, pool_ref<PoolKind::avg>)));
   register_op(table_entry("LpPool", 1, 1, pool_infer<PoolKind::lp>, pool_ref<PoolKind::lp>));
-  register_op(table_entry("GlobalAveragePool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::avg>));
-  register_op(table_entry("GlobalMaxPool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::max>));
+  register_op(never_raising(table_entry("GlobalAveragePool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::avg>)));
+  register_op(never_raising(table_entry("GlobalMaxPool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::max>)));
   register_op(table_entry("GlobalLpPool", 1, 1, global_pool_infer, global_pool_ref<PoolKind::lp>));
-  register_op(table_entry("BatchNormalization", 5, 5, batchnorm_infer, batchnorm_ref, 5));
-  register_op(table_entry("InstanceNormalization", 3, 3, instancenorm_infer, instancenorm_ref));
+  register_op(never_raising(table_entry("BatchNormalization", 5, 5, batchnorm_infer, batchnorm_ref, 5)));
+  register_op(never_raising(table_entry("InstanceNormalization", 3, 3, instancenorm_infer, instancenorm_ref)));
   register_op(table_entry("LRN", 1, 1, same_shape_infer, lrn_ref));
   register_op(table_entry("Dropout", 1, 3, dropout_infer, dropout_ref, 2));
 }

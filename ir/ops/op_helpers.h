@@ -107,6 +107,12 @@ inline OpDef table_entry(std::string name, int min_in, int max_in, InferFn infer
   return d;
 }
 
+// def marked OpDef::never_raises (no run-time check of its inputs' values can fail).
+inline OpDef never_raising(OpDef d) {
+  d.never_raises = true;
+  return d;
+}
+
 // Nodes an op's `expand` (OpDef::expand) writes in place of node `index` of g: op() appends a
 // node (opset 21 unless given) and returns its output value (a fresh one, or `out`); ints() a
 // constant int64 vector; replace() swaps them in for the node and re-indexes producers.

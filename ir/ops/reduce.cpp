@@ -397,6 +397,7 @@ void add_softmax(const char* name, RowOp op) {
   OpDef d;
   d.name = name;
   d.infer = infer_softmax;
+  d.never_raises = true;
   d.reference = [op](const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
     softmax_reference(op, n, in, out);
   };
@@ -492,6 +493,7 @@ void add_norm(const char* name, bool layer) {
   d.max_inputs = layer ? 3 : 2;
   d.max_outputs = layer ? 3 : 1;
   d.infer = [layer](InferContext& ctx) { infer_norm(ctx, layer); };
+  d.never_raises = true;
   d.reference = [layer](const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
     norm_reference(layer, n, in, out);
   };

@@ -950,16 +950,16 @@ void register_shape_ops() {
   register_op(op("Transpose", 1, 1, transpose_infer, transpose_ref, true));
   register_op(op("Expand", 2, 2, expand_infer, expand_ref, true));
   register_op(op("Slice", 1, 5, slice_infer, slice_ref, true));
-  register_op(op("Tile", 2, 2, tile_infer, tile_ref));
-  register_op(op("Concat", 1, kMany, concat_infer, concat_ref));
-  register_op(op("Split", 1, 2, split_infer, split_ref, false, kMany));
+  register_op(never_raising(op("Tile", 2, 2, tile_infer, tile_ref)));
+  register_op(never_raising(op("Concat", 1, kMany, concat_infer, concat_ref)));
+  register_op(never_raising(op("Split", 1, 2, split_infer, split_ref, false, kMany)));
   register_op(op("Gather", 2, 2, gather_infer, gather_ref));
   register_op(op("GatherElements", 2, 2, gather_elements_infer, gather_elements_ref));
   register_op(op("ScatterElements", 3, 3, scatter_elements_infer, scatter_elements_ref));
   register_op(op("Scatter", 3, 3, scatter_elements_infer, scatter_elements_ref));  // opset 9 name, same semantics
   register_op(op("GatherND", 2, 2, gather_nd_infer, gather_nd_ref));
   register_op(op("ScatterND", 3, 3, scatter_nd_infer, scatter_nd_ref));
-  register_op(op("Pad", 1, 4, pad_infer, pad_ref));
+  register_op(never_raising(op("Pad", 1, 4, pad_infer, pad_ref)));
   register_op(op("ConstantOfShape", 1, 1, constant_of_shape_infer, constant_of_shape_ref));
   register_op(op("Range", 3, 3, range_infer, range_ref));
   register_op(op("Trilu", 1, 2, trilu_infer, trilu_ref));

@@ -1,0 +1,82 @@
+// Red-team round 50's leftovers, mended in session 41: a Scan whose state changes shape
+// between iterations ran (ONNX Scan keeps each state's type and shape; onnxruntime refuses
+// it), and a baked input keyed its executable by its bytes as hex (128 MiB of key for a 2^24-
+// element mask).
+#include <gtest/gtest.h>
+
+#include "frontend/builder.h"
+#include "runtime/session.h"
+#include "test_util.h"
+
+namespace fusor {
+namespace {
+
+// Scan body (state [2], row [4]) -> (row[row > 0] as the next state, ReduceSum(row) [1]): the
+// state's length is the count of positives in each row, so it changes with the data.
+std::shared_ptr<const Graph> positives_state_body() {
+  GraphBuilder b("positives_state_body", 17);
+  const int state = b.input("state", DType::f32, {2}), row = b.input("row", DType::f32, {4});
+  (void)state;
+  const int nz = b.op("NonZero", {b.op("Greater", {row, b.constant("zero", testing::tensor_of({}, {0}))})});
+  b.output(b.op("GatherND", {row, b.op("Transpose", {nz}, {{"perm", std::vector<int64_t>{1, 0}}})}));
+  b.output(b.op("ReduceSum", {row}, {{"keepdims", int64_t{1}}}));
+  return std::make_shared<const Graph>(b.build());
+}
+
+Graph positives_state_scan(bool state_is_output) {
+  GraphBuilder b("positives_state", 17);
+  const int x = b.input("x", DType::f32, {3, 4});
+  auto outs = b.op_multi("Scan", {b.constant("s0", testing::tensor_of({2}, {1, 1})), x},
+                         {{"body", positives_state_body()}, {"num_scan_inputs", int64_t{1}}}, 2);
+  if (state_is_output) b.output(outs[0]);
+  b.output(outs[1]);
+  return b.build();
+}
+
+TEST(Round51, AScanStateThatChangesShapeIsAnError) {
+  // Two positives in every row: the state keeps [2], and the sums come out.
+  const Tensor same = testing::tensor_of({3, 4}, {1, -1, 2, -2, 3, 4, -3, -4, -5, 5, -6, 6});
+  // Two, then three positives: the state would change from [2] to [3] at iteration 1.
+  const Tensor grows = testing::tensor_of({3, 4}, {1, -1, 2, -2, 3, 4, 7, -4, -5, 5, -6, 6});
+  for (bool state_out : {true, false}) {
+    const Graph g = positives_state_scan(state_out);
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be + (state_out ? " (state read)" : " (state not read)"));
+      const std::vector<Tensor> ok = Session(g, be).run({same});
+      const Tensor& sums = ok.back();
+      ASSERT_EQ(sums.shape(), (Shape{3, 1}));
+      testing::expect_values(sums, {0, 0, 0}, 0);
+      const std::string e = testing::error_of([&] { Session(g, be).run({grows}); });
+      EXPECT_NE(e.find("state 0"), std::string::npos) << e;
+      EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+    }
+  }
+}
+
+// A 2^20-element graph input whose contents set a shape (NonZero) is baked into the executable;
+// its key is the size and a content hash, and two inputs differing in one element still get
+// their own executables (their own results).
+TEST(Round51, LargeBakedInputsKeyByContentAndStayApart) {
+  const int64_t n = int64_t{1} << 20;
+  GraphBuilder b("count", 17);
+  const int x = b.input("x", DType::f32, {n});
+  const int nz = b.op("NonZero", {b.op("Greater", {x, b.constant("zero", testing::tensor_of({}, {0}))})});
+  b.output(b.op("Shape", {nz}));
+  const Graph g = b.build();
+  Tensor a = testing::random_tensor(DType::f32, {n}, 510);
+  int64_t pos = 0;
+  for (int64_t i = 0; i < n; ++i) pos += a.get(i) > 0 ? 1 : 0;
+  Tensor c = a;
+  int64_t flip = 0;
+  while (a.get(flip) > 0) ++flip;  // the first non-positive element turns positive
+  c.set(flip, 1.0);
+  Session s(g, "cpu");
+  for (int round = 0; round < 2; ++round) {  // the second round hits the kept executables
+    SCOPED_TRACE("round " + std::to_string(round));
+    testing::expect_values(s.run({a})[0], {1, static_cast<double>(pos)}, 0);
+    testing::expect_values(s.run({c})[0], {1, static_cast<double>(pos + 1)}, 0);
+  }
+}
+
+}  // namespace
+}  // namespace fusor
