@@ -1,7 +1,8 @@
 // Red-team round 50's leftovers, mended in session 41: a Scan whose state changes shape
 // between iterations ran (ONNX Scan keeps each state's type and shape; onnxruntime refuses
-// it), and a baked input keyed its executable by its bytes as hex (128 MiB of key for a 2^24-
-// element mask).
+// it); a Loop of zero trips whose scan output is a NonZero of a captured input was refused
+// (typed from the declared [?], run as [0, 1, n]); a baked input keyed its executable by its
+// bytes as hex (128 MiB of key for a 2^24-element mask).
 #include <gtest/gtest.h>
 
 #include "frontend/builder.h"
@@ -50,6 +51,37 @@ TEST(Round51, AScanStateThatChangesShapeIsAnError) {
       EXPECT_NE(e.find("state 0"), std::string::npos) << e;
       EXPECT_EQ(e.find('\n'), std::string::npos) << e;
     }
+  }
+}
+
+// Loop (M = 0) body (i, cond, acc, captured x [6]) -> (cond, acc + 1, NonZero(x > 0)): no
+// iteration runs, the scan output is empty with 0 rows; acc comes back as given.
+TEST(Round51, AZeroTripLoopWithADataDependentScanOutputRuns) {
+  GraphBuilder bb("nz_body", 17);
+  const int i = bb.input("i", DType::i64, {}), c = bb.input("cond", DType::boolean, {}), acc = bb.input("acc", DType::f32, {});
+  const int xb = bb.input("x", DType::f32, {6});
+  (void)i;
+  bb.output(bb.op("Identity", {c}));
+  bb.output(bb.op("Add", {acc, bb.constant("one", testing::tensor_of({}, {1}))}));
+  bb.output(bb.op("NonZero", {bb.op("Greater", {xb, bb.constant("zero", testing::tensor_of({}, {0}))})}));
+  Graph body = bb.build();
+  body.formal_inputs = 3;
+  GraphBuilder b("zero_trips", 17);
+  const int x = b.input("x", DType::f32, {6}), a0 = b.input("a0", DType::f32, {});
+  auto outs = b.op_multi("Loop", {b.constant("M", testing::ints_of({}, {0})), -1, a0, x},
+                         {{"body", std::make_shared<const Graph>(std::move(body))}}, 2);
+  b.output(outs[0]);
+  b.output(outs[1]);
+  const Graph g = b.build();
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> out = Session(g, be).run({testing::tensor_of({6}, {1, -2, 3, -4, 5, 6}), testing::tensor_of({}, {2.5})});
+    ASSERT_EQ(out.size(), 2u);
+    testing::expect_values(out[0], {2.5}, 0);
+    EXPECT_EQ(out[1].dtype(), DType::i64);
+    ASSERT_GE(out[1].rank(), 1);
+    EXPECT_EQ(out[1].shape()[0], 0);
+    EXPECT_EQ(out[1].numel(), 0);
   }
 }
 

@@ -341,6 +341,7 @@ std::vector<std::pair<DType, Shape>> zero_trip_scans(const Node& n, const Graph&
     return bind_body(n, b, args);
   };
   std::vector<std::pair<DType, Shape>> res;
+  bool needs_values = false;  // the body's shapes need values it was not given
   auto read = [&](const Graph& s) {
     for (int k = 0; k < io.K; ++k) {
       const Value& v = s.values[s.outputs[static_cast<size_t>(1 + io.N + k)]];
@@ -354,6 +355,7 @@ std::vector<std::pair<DType, Shape>> zero_trip_scans(const Node& n, const Graph&
     try {
       return read(bound(first_values));
     } catch (const NeedsConstant& e) {
+      needs_values = true;
       const int id = b.find_value(e.value());
       for (size_t k = static_cast<size_t>(formal_count(b)); k < b.inputs.size(); ++k)
         if (id >= 0 && b.inputs[k] == id) throw;  // an outer value: specialise on it
@@ -363,11 +365,13 @@ std::vector<std::pair<DType, Shape>> zero_trip_scans(const Node& n, const Graph&
     }
   }
   // The first iteration could not be bound with all its values (a carried value known only at
-  // run time): specialise on the inputs (need_values) rather than fall back to the declared
-  // types, which the run -- binding with the values -- would then contradict.
+  // run time, a NonZero of a captured input): specialise on the inputs (need_values) rather than
+  // fall back to the declared types, which the run -- binding with the values -- would then
+  // contradict (a scan output declared [?] that the run makes [0, 1, 36]).
   const bool all_known = std::all_of(carried.begin(), carried.end(), [](const Arg& a) { return a.value != nullptr; });
   for (int k = 0; k < io.K; ++k)
-    if (need_values && (!all_known || b.values[b.outputs[static_cast<size_t>(1 + io.N + k)]].dtype == DType::undefined)) need_values();
+    if (need_values && (needs_values || !all_known || b.values[b.outputs[static_cast<size_t>(1 + io.N + k)]].dtype == DType::undefined))
+      need_values();
   return read(b);
 }
 
