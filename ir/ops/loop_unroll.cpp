@@ -287,8 +287,11 @@ bool loop_expand(Graph& g, size_t index) {
   } catch (const Error&) {
     return false;
   }
-  bool carries_sequence = false;
-  for (int v : n.inputs) carries_sequence = carries_sequence || (v >= 0 && g.values[v].sequence);
+  bool carries_sequence = false, all_constant = true;
+  for (int v : n.inputs) {
+    carries_sequence = carries_sequence || (v >= 0 && g.values[v].sequence);
+    all_constant = all_constant && (v < 0 || g.values[v].constant);
+  }
   if (!counted && !carries_sequence) return false;
   const int64_t max_iterations = carries_sequence ? kMaxUnrollSequenceIterations : kMaxUnrollIterations;
   const int64_t M = counted ? g.values[n.inputs[0]].constant->get_int(0) : max_iterations;
@@ -346,6 +349,11 @@ bool loop_expand(Graph& g, size_t index) {
   // with its number bound instead (its copy below binds the same constant).
   const auto every_iteration_runs = [&]() {
     if (runs_with(-1)) return true;
+    // Every input known (a captured image baked in by a Session) and the types need each
+    // iteration's values: loop_infer folds the loop by running it once, where checking and then
+    // copying each iteration would fold it twice, and again per specialisation attempt
+    // (red-team round 50: 45 s for 16 iterations of a NonZero over 2^22 elements).
+    if (all_constant && !carries_sequence) return false;
     for (int64_t i = 0; i < M; ++i)
       if (!runs_with(i)) return false;  // also when a scan output differs from iteration 0's: the loop reports it
     return true;
