@@ -1,6 +1,6 @@
 // Red-team round 50's leftovers, mended in session 41: a Scan whose state changes shape
 // between iterations ran (ONNX Scan keeps each state's type and shape; onnxruntime refuses
-// it); a Loop of zero trips whose scan output is a NonZero of a captured input was refused
+// it); a Scan of zero iterations whose body needs values was refused; a Loop of zero trips whose scan output is a NonZero of a captured input was refused
 // (typed from the declared [?], run as [0, 1, n]); a baked input keyed its executable by its
 // bytes as hex (128 MiB of key for a 2^24-element mask).
 #include <gtest/gtest.h>
@@ -51,6 +51,25 @@ TEST(Round51, AScanStateThatChangesShapeIsAnError) {
       EXPECT_NE(e.find("state 0"), std::string::npos) << e;
       EXPECT_EQ(e.find('\n'), std::string::npos) << e;
     }
+  }
+}
+
+// The same body over x [0, 4]: no iteration runs, so the state comes back as given and the
+// scan output has no rows (the body's shapes need values it never gets: it was refused).
+TEST(Round51, AScanOfZeroIterationsWhoseBodyNeedsValuesRuns) {
+  GraphBuilder b("positives_state_t0", 17);
+  const int x = b.input("x", DType::f32, {0, 4});
+  auto outs = b.op_multi("Scan", {b.constant("s0", testing::tensor_of({2}, {1.5, -2})), x},
+                         {{"body", positives_state_body()}, {"num_scan_inputs", int64_t{1}}}, 2);
+  b.output(outs[0]);
+  b.output(outs[1]);
+  const Graph g = b.build();
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> out = Session(g, be).run({Tensor(DType::f32, {0, 4})});
+    ASSERT_EQ(out.size(), 2u);
+    testing::expect_values(out[0], {1.5, -2}, 0);
+    EXPECT_EQ(out[1].shape(), (Shape{0, 1}));
   }
 }
 

@@ -707,7 +707,40 @@ void scan_infer(InferContext& ctx) {
   } catch (const NeedsConstant&) {
     // Its shapes need values (a NonZero inside), as Loop's: with every input known it is typed
     // from its first iteration and folds (scan_ref checks each iteration's slices against that).
-    if (T == 0 || io.batched) throw;  // (no first iteration to type it from: asking for the inputs would not help)
+    if (T == 0 && !io.batched) {
+      // No iteration runs: the states pass through and the scan outputs have no rows, typed as
+      // the body declares them (a dim it leaves unknown is 0, as onnxruntime makes it).
+      for (int k = 0; k < io.N; ++k) ctx.set_output(k, ctx.dtype(io.first + k), ctx.shape(io.first + k));
+      // An output the body leaves untyped: typed by a body bound to zeros (its dtype is all
+      // that is read; the rows are none).
+      std::vector<Tensor> zeros;
+      zeros.reserve(args.size());
+      Graph z;
+      bool zero_bound = false;
+      for (int k = 0; k < io.K; ++k) {
+        const Value* v = &b.values[static_cast<size_t>(b.outputs[static_cast<size_t>(io.N + k)])];
+        if (v->dtype == DType::undefined && !zero_bound) {
+          std::vector<Arg> za = args;
+          for (int j = 0; j < io.N + io.M; ++j) {
+            Arg& a = za[static_cast<size_t>(j)];
+            if (!a.value && shape_numel(a.shape) <= (int64_t{1} << 16)) zeros.emplace_back(a.dtype, a.shape), a.value = &zeros.back();
+          }
+          try {
+            z = bind_body(n, b, za);
+            zero_bound = true;
+          } catch (const Error&) {
+          }
+        }
+        if (zero_bound) v = &z.values[static_cast<size_t>(z.outputs[static_cast<size_t>(io.N + k)])];
+        if (v->dtype == DType::undefined) throw;
+        Shape sh = v->shape;
+        for (auto& d : sh) d = std::max<int64_t>(d, 0);
+        const int64_t r = static_cast<int64_t>(sh.size()) + 1;
+        ctx.set_output(io.N + k, v->dtype, with_axis(sh, normalize_axis(io.out_axes[k], r, n.label()), 0));
+      }
+      return;
+    }
+    if (io.batched) throw;  // (no first iteration to type it from: asking for the inputs would not help)
     require_all_inputs(ctx);
     for (int k = 0; k < io.N; ++k) args[static_cast<size_t>(k)].value = ctx.constant(io.first + k);
     first.reserve(static_cast<size_t>(io.M));
