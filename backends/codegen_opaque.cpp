@@ -1,6 +1,7 @@
 // Opaque kernels of the shared emitter, part 1: dispatch, copies, views, element-wise ops,
 // gathers, concatenation, pooling, reductions, arg-extrema, softmax (one thread per output).
 #include "backends/codegen_emitter.h"
+#include "ir/recurrent.h"
 
 namespace fusor::codegen_detail {
 
@@ -23,6 +24,9 @@ std::string Emitter::emit_opaque() const {
   const Node& n = node();
   const int out = k_.opaque_outputs.empty() ? -1 : k_.opaque_outputs[0];
   const std::string& t = n.op_type;
+  // A recurrent op the decomposition kept (ir/recurrent.h): why it was kept is the reason to give.
+  if (const std::string why = recurrent_kept_reason(p_.graph, n); !why.empty())
+    throw Unsupported(d_.name, n.label() + ": not unrolled into kernels (" + why + "), and the op itself has no GPU kernel");
   // A second output only for MaxPool (Indices), Dropout (mask) and TopK (Indices).
   const bool two_outputs = t == "MaxPool" || t == "Dropout" || t == "TopK";
   for (size_t i = 1; i < k_.opaque_outputs.size(); ++i)

@@ -89,18 +89,33 @@ class Emit {
 
 }  // namespace
 
+std::string recurrent_kept_reason(const Graph& g, const Node& n) {
+  const std::string& type = n.op_type;
+  if (type != "LSTM" && type != "GRU" && type != "RNN") return "";
+  if (!n.has_input(0) || !n.has_input(1) || !n.has_input(2)) return "X, W or R is missing";
+  const DType t = g.values[n.inputs[0]].dtype;
+  if (t != DType::f32 && t != DType::f64)  // the op runs whole (host on the GPUs)
+    return std::string(dtype_name(t)) + " recurrences stay whole; float32 / float64 ones unroll";
+  const Shape xs = g.values[n.inputs[0]].shape, rs = g.values[n.inputs[2]].shape;
+  if (xs.size() != 3 || rs.size() != 3) return "X or R is not 3-D";
+  const RnnAttrs a = rnn_attrs(n, rs[2]);
+  const int64_t S = a.layout ? xs[1] : xs[0], B = a.layout ? xs[0] : xs[1];
+  if (S == 0 || B == 0) return "the sequence is empty";
+  if (S * a.num_dir > kMaxSteps)
+    return std::to_string(S) + " steps x " + std::to_string(a.num_dir) + " direction(s) are past the " + std::to_string(kMaxSteps) +
+           " steps unrolled";
+  return "";
+}
+
 bool decompose_recurrent(Graph& g, const Node& n, std::vector<Node>& out) {
   const std::string& type = n.op_type;
   if (type != "LSTM" && type != "GRU" && type != "RNN") return false;
-  if (!n.has_input(0) || !n.has_input(1) || !n.has_input(2)) return false;
+  if (!recurrent_kept_reason(g, n).empty()) return false;
   const DType t = g.values[n.inputs[0]].dtype;
-  if (t != DType::f32 && t != DType::f64) return false;  // fp16/bf16: the op runs whole (host on the GPUs)
   const Shape xs = g.values[n.inputs[0]].shape, rs = g.values[n.inputs[2]].shape;
-  if (xs.size() != 3 || rs.size() != 3) return false;
   const RnnAttrs a = rnn_attrs(n, rs[2]);
   const int64_t S = a.layout ? xs[1] : xs[0], B = a.layout ? xs[0] : xs[1], I = xs[2], H = a.hidden, D = a.num_dir,
                 G = a.gates, GH = G * H;
-  if (S * D > kMaxSteps || S == 0 || B == 0) return false;
   auto in = [&](int i) { return n.has_input(static_cast<size_t>(i)) ? n.inputs[static_cast<size_t>(i)] : -1; };
   auto outv = [&](size_t k) { return k < n.outputs.size() ? n.outputs[k] : -1; };
   const bool lstm = a.kind == RnnAttrs::lstm, gru = a.kind == RnnAttrs::gru;

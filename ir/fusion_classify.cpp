@@ -113,6 +113,7 @@ class Classifier {
     mat_.assign(g_.values.size(), 0);
     for (int v : g_.inputs) mat_[v] = 1;
     for (int v : g_.outputs) mat_[v] = 1;
+    for (int v : g_.checks) mat_[v] = 1;
     for (size_t v = 0; v < g_.values.size(); ++v)
       if (g_.values[v].constant) mat_[v] = 1;
     for (size_t i = 0; i < g_.nodes.size(); ++i) {

@@ -70,7 +70,7 @@ void drop_dead_kernels(std::vector<KernelSpec>& ks, std::vector<int>& kernel_val
       if (ks[i].kind == FusionKind::opaque) continue;
       bool live = false;
       for (int b : ks[i].output_buffers())
-        if (read[b] || bufs[b].role == Buffer::Role::output) live = true;
+        if (read[b] || bufs[b].role == Buffer::Role::output || bufs[b].check) live = true;
       dead[i] = !live;
       changed = changed || !live;
     }

@@ -81,6 +81,10 @@ struct Graph {
   std::vector<Node> nodes;         // topologically ordered after import (import sorts them)
   std::vector<int> inputs;         // runtime inputs (initializers are not listed here)
   std::vector<int> outputs;
+  // Values computed only for the error their computation may raise, never returned: a lookup
+  // of run-time indices whose result nothing else computes from (ir/passes.h add_lookup_checks).
+  // Dead-code elimination keeps them and fusion stores them (Buffer::check) like outputs.
+  std::vector<int> checks;
   int opset = 17;                  // default-domain opset
   // Subgraphs (If/Loop/Scan bodies): how many of `inputs` are the GraphProto's own formal inputs;
   // the rest are outer values it captures (frontend/onnx_import.h). -1: all are formal.

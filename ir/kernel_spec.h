@@ -252,6 +252,9 @@ struct Buffer {
   int value = -1;         // graph value id
   enum class Role { input, output, constant, intermediate } role = Role::intermediate;
   int64_t offset = -1;    // arena byte offset (inputs/outputs/intermediates); -1 for constants
+  // Graph::checks: an intermediate written only for the index errors its kernel may raise; its
+  // kernel stays though nothing reads it.
+  bool check = false;
   int64_t nbytes() const { return shape_numel(shape) * static_cast<int64_t>(dtype_size(dtype)); }
 };
 

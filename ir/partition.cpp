@@ -95,6 +95,8 @@ Graph subgraph(const Graph& g, const std::vector<int>& nodes, const std::vector<
     s.add_node(std::move(node));
   }
   for (int v : outputs) s.outputs.push_back(value(v));
+  for (int v : g.checks)  // a check made by one of these nodes stays one
+    if (const auto it = id.find(v); it != id.end() && s.values[static_cast<size_t>(it->second)].producer >= 0) s.checks.push_back(it->second);
   return s;
 }
 

@@ -299,6 +299,7 @@ void infer_shapes(Graph& g, bool fold) {
 void eliminate_dead_code(Graph& g) {
   std::vector<char> live(g.values.size(), 0);
   for (int o : g.outputs) live[o] = 1;
+  for (int o : g.checks) live[o] = 1;
   std::vector<char> keep(g.nodes.size(), 0);
   for (int i = static_cast<int>(g.nodes.size()) - 1; i >= 0; --i) {
     const Node& n = g.nodes[i];
@@ -320,12 +321,88 @@ void eliminate_dead_code(Graph& g) {
   g.reindex_producers();
 }
 
-void make_static(Graph& g, const std::map<std::string, Shape>& shapes) {
+namespace {
+bool looks_up_indices(const Node& n) {
+  return n.op_type == "Gather" || n.op_type == "GatherElements" || n.op_type == "GatherND" || n.op_type == "ScatterND" ||
+         n.op_type == "ScatterElements" || n.op_type == "Scatter";
+}
+constexpr int64_t kMaxCheckStandIn = int64_t{1} << 24;  // elements of a zero-filled stand-in
+}  // namespace
+
+void add_lookup_checks(Graph& g) {
+  // kept[v]: some computation whose non-empty result is returned (or checked) reads v.
+  std::vector<char> kept(g.values.size(), 0), computes(g.nodes.size(), 0);
+  for (int o : g.outputs) kept[static_cast<size_t>(o)] = 1;
+  for (int o : g.checks) kept[static_cast<size_t>(o)] = 1;
+  for (int i = static_cast<int>(g.nodes.size()) - 1; i >= 0; --i) {
+    const Node& n = g.nodes[static_cast<size_t>(i)];
+    for (int o : n.outputs)
+      if (o >= 0 && kept[static_cast<size_t>(o)] && !g.values[static_cast<size_t>(o)].constant &&
+          (g.values[static_cast<size_t>(o)].sequence || shape_numel(g.values[static_cast<size_t>(o)].shape) != 0))
+        computes[static_cast<size_t>(i)] = 1;
+    if (!computes[static_cast<size_t>(i)]) continue;
+    for (int in : n.inputs)
+      if (in >= 0) kept[static_cast<size_t>(in)] = 1;
+  }
+  std::vector<std::pair<size_t, std::vector<Node>>> inserts;  // after node index: the stand-in's nodes
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node n = g.nodes[i];
+    if (computes[i] || !looks_up_indices(n) || !n.has_input(1) || n.outputs.empty() || n.outputs[0] < 0) continue;
+    const Value& idx = g.values[static_cast<size_t>(n.inputs[1])];
+    const Value& out = g.values[static_cast<size_t>(n.outputs[0])];
+    if (idx.constant || idx.sequence || !idx.shape_known || shape_numel(idx.shape) <= 0 || out.constant || out.sequence) continue;
+    if (shape_numel(out.shape) != 0) {
+      g.checks.push_back(n.outputs[0]);  // run whole, as any lookup: it checks every index
+      continue;
+    }
+    const Value& data = g.values[static_cast<size_t>(n.inputs[0])];
+    Shape dims;  // the looked-up dims, and the indices as the stand-in reads them
+    int flat = n.inputs[1];
+    std::vector<Node> add;
+    const auto node = [&](const std::string& op, std::vector<int> ins, Shape shape, DType dt, std::map<std::string, AttrValue> attrs) {
+      Node c;
+      c.name = n.name, c.op_type = op, c.opset = n.opset, c.inputs = std::move(ins), c.attrs = std::move(attrs);
+      c.outputs = {g.add_value(g.unique_name(n.name + "/index_check"), dt, std::move(shape), true)};
+      add.push_back(c);
+      return c.outputs[0];
+    };
+    if (n.op_type == "Gather") {
+      const int64_t r = static_cast<int64_t>(data.shape.size());
+      int64_t axis = n.attr_i("axis", 0);
+      if (axis < 0) axis += r;
+      if (axis < 0 || axis >= r) continue;
+      dims = {data.shape[static_cast<size_t>(axis)]};
+    } else if (n.op_type == "GatherND") {
+      const int64_t b = n.attr_i("batch_dims", 0), k = idx.shape.empty() ? 0 : idx.shape.back();
+      if (k <= 0 || b < 0 || b + k > static_cast<int64_t>(data.shape.size())) continue;
+      dims.assign(data.shape.begin() + b, data.shape.begin() + b + k);
+      Tensor to(DType::i64, {2});
+      to.set(0, -1.0), to.set(1, static_cast<double>(k));
+      flat = node("Reshape", {n.inputs[1], g.add_constant(g.unique_name(n.name + "/index_check_shape"), to)},
+                  {shape_numel(idx.shape) / k, k}, DType::i64, {});
+    } else {
+      continue;  // an empty scatter: every index it would write is out of range of nothing
+    }
+    if (shape_numel(dims) > kMaxCheckStandIn || shape_numel(dims) < 0) continue;
+    const int zeros = g.add_constant(g.unique_name(n.name + "/index_check_data"), Tensor(DType::u8, dims));
+    const Shape rows = g.values[static_cast<size_t>(flat)].shape;
+    const int check = n.op_type == "Gather" ? node("Gather", {zeros, flat}, rows, DType::u8, {{"axis", int64_t{0}}})
+                                             : node("GatherND", {zeros, flat}, {rows[0]}, DType::u8, {});
+    g.checks.push_back(check);
+    inserts.emplace_back(i, std::move(add));
+  }
+  for (auto it = inserts.rbegin(); it != inserts.rend(); ++it)
+    g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(it->first + 1), it->second.begin(), it->second.end());
+  if (!inserts.empty()) g.reindex_producers();
+}
+
+void make_static(Graph& g, const std::map<std::string, Shape>& shapes, bool lookup_checks) {
   bind_input_shapes(g, shapes);
   infer_shapes(g, true);
   for (int o : g.outputs)
     if (g.values[o].sequence)
       throw Error("onnx", "graph output '" + printable(g.values[o].name) + "' is a sequence; fusor returns tensors only");
+  if (lookup_checks) add_lookup_checks(g);
   eliminate_dead_code(g);
 }
 

@@ -56,10 +56,20 @@ bool decompose_quant_int(Graph& g, const Node& n, std::vector<Node>& out);
 bool expand_sequence_identity(Graph& g, size_t index);
 void refuse_sequence_inputs(const Graph& g, const Node& n);
 
-// Removes nodes whose outputs reach no graph output, and values nothing refers to.
+// Removes nodes whose outputs reach no graph output or check (Graph::checks), and values
+// nothing refers to.
 void eliminate_dead_code(Graph& g);
 
-// bind_input_shapes + infer_shapes(fold) + eliminate_dead_code: the graph becomes static.
-void make_static(Graph& g, const std::map<std::string, Shape>& shapes);
+// A lookup of run-time indices (Gather, GatherElements, GatherND, Scatter*) whose result no
+// kept computation reads -- it is empty itself (Gather of x [0, 5]), or its readers' results
+// are empty or unread -- would never check its indices, yet ONNX makes every out-of-range index
+// an error (onnxruntime raises). Such a lookup becomes a check (Graph::checks): the lookup
+// itself, or, where its result is empty, a Gather of the same indices from a zero-filled
+// stand-in of the looked-up dims, named like the lookup so the error names it. Static shapes.
+void add_lookup_checks(Graph& g);
+
+// bind_input_shapes + infer_shapes(fold) + add_lookup_checks (unless lookup_checks is false: a
+// cone computes one value, not the model's errors) + eliminate_dead_code: the graph is static.
+void make_static(Graph& g, const std::map<std::string, Shape>& shapes, bool lookup_checks = true);
 
 }  // namespace fusor

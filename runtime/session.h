@@ -70,7 +70,7 @@ std::vector<Tensor> bind_inputs(const Graph& g, const std::vector<Tensor>& tenso
 // Seeded random inputs for g's declared inputs (unknown dims become 1). Floats are uniform
 // in [-1, 1) (never all zero); integers in [0, 8) so they are valid indices, and below the row
 // count of the smallest table an input indexes through Gather (a 2-row token-type embedding
-// gets 0 and 1); bools random.
+// gets 0 and 1); bools random; strings short lowercase words.
 std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed);
 
 // How the dynamic dims of a model's inputs are bound (the CLI's --shape and --dim, as

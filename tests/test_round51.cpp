@@ -5,6 +5,9 @@
 // bytes as hex (128 MiB of key for a 2^24-element mask).
 #include <gtest/gtest.h>
 
+#include <functional>
+
+#include "backends/backend.h"
 #include "frontend/builder.h"
 #include "runtime/session.h"
 #include "test_util.h"
@@ -104,6 +107,57 @@ TEST(Round51, AZeroTripLoopWithADataDependentScanOutputRuns) {
   }
 }
 
+// Lookups whose results nothing computes from: x [0, 5] gathered on axis 1 (the result [0, 3]
+// is empty), a Gather of a [4, 3] nothing reads beside y = x + 1, a GatherND of x [3, 0]. An
+// index out of range is the lookup's error on every backend; in range, the model runs.
+TEST(Round51, LookupsWhoseResultsNothingReadsStillCheckTheirIndices) {
+  struct Case {
+    std::string name;
+    std::function<Graph()> make;
+    Tensor x, bad, good;
+  };
+  const auto empty_gather = [] {
+    GraphBuilder b("empty_gather", 17);
+    const int x = b.input("x", DType::f32, {0, 5}), i = b.input("i", DType::i64, {3});
+    b.output(b.op("Gather", {x, i}, {{"axis", int64_t{1}}}));
+    return b.build();
+  };
+  const auto dead_gather = [] {
+    GraphBuilder b("dead_gather", 17);
+    const int x = b.input("x", DType::f32, {4, 3}), i = b.input("i", DType::i64, {2});
+    (void)b.op("Gather", {x, i});
+    b.output(b.op("Add", {x, b.constant("one", testing::tensor_of({}, {1}))}));
+    return b.build();
+  };
+  const auto empty_gather_nd = [] {
+    GraphBuilder b("empty_gather_nd", 17);
+    const int x = b.input("x", DType::f32, {3, 0}), i = b.input("i", DType::i64, {2, 1});
+    b.output(b.op("GatherND", {x, i}));
+    return b.build();
+  };
+  const std::vector<Case> cases = {
+      {"Gather", empty_gather, Tensor(DType::f32, {0, 5}), testing::ints_of({3}, {1, 7, 2}), testing::ints_of({3}, {1, -5, 4})},
+      {"Gather", dead_gather, testing::random_tensor(DType::f32, {4, 3}, 511), testing::ints_of({2}, {1, 9}), testing::ints_of({2}, {3, -4})},
+      {"GatherND", empty_gather_nd, Tensor(DType::f32, {3, 0}), testing::ints_of({2, 1}, {1, 5}), testing::ints_of({2, 1}, {2, -3})},
+  };
+  for (const Case& c : cases) {
+    const Graph g = c.make();
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(g.name + " on " + be);
+      const std::string e = testing::error_of([&] { Session(g, be).run({c.x, c.bad}); });
+      EXPECT_NE(e.find("(" + c.name + ")"), std::string::npos) << e;
+      EXPECT_NE(e.find("out of range"), std::string::npos) << e;
+      const std::vector<Tensor> out = Session(g, be).run({c.x, c.good});
+      ASSERT_EQ(out.size(), 1u);
+      if (g.name == "dead_gather") {
+        for (int64_t k = 0; k < 12; ++k) EXPECT_EQ(out[0].get(k), static_cast<double>(static_cast<float>(c.x.get(k) + 1.0)));
+      } else {
+        EXPECT_EQ(out[0].numel(), 0);
+      }
+    }
+  }
+}
+
 // A 2^20-element graph input whose contents set a shape (NonZero) is baked into the executable;
 // its key is the size and a content hash, and two inputs differing in one element still get
 // their own executables (their own results).
@@ -126,6 +180,46 @@ TEST(Round51, LargeBakedInputsKeyByContentAndStayApart) {
     SCOPED_TRACE("round " + std::to_string(round));
     testing::expect_values(s.run({a})[0], {1, static_cast<double>(pos)}, 0);
     testing::expect_values(s.run({c})[0], {1, static_cast<double>(pos + 1)}, 0);
+  }
+}
+
+// Red-team round 51 (tf2onnx / Keras exports): the messages. A string graph input with no test
+// set failed as "[tensor] cannot write elements of dtype string" (the random fill): random inputs
+// now give strings, so the run says what a test set's run says. A recurrent op kept whole on a
+// GPU was reported as "op LSTM with more than one output" or "has no GPU kernel", never why it
+// was not unrolled.
+TEST(Round51, RandomStringInputsReachTheRealRefusal) {
+  GraphBuilder b("strings", 17);
+  const int s = b.input("s", DType::string, {3});
+  b.output(b.op("Identity", {s}));
+  const Graph g = b.build();
+  const std::vector<Tensor> in = random_inputs(g, 7);
+  ASSERT_EQ(in.size(), 1u);
+  ASSERT_EQ(in[0].dtype(), DType::string);
+  ASSERT_EQ(in[0].strings.size(), 3u);
+  for (const std::string& w : in[0].strings) EXPECT_FALSE(w.empty());
+  const std::string e = testing::error_of([&] { Session(g, "cpu").run(in); });
+  EXPECT_NE(e.find("value 's': string tensors are not supported"), std::string::npos) << e;
+}
+
+TEST(Round51, AKeptRecurrentOpSaysWhyItWasNotUnrolled) {
+  const auto lstm = [](int64_t steps, DType t) {
+    GraphBuilder b("lstm", 14);
+    const int x = b.input("x", t, {steps, 1, 2});
+    const int w = b.constant("W", testing::random_tensor(t, {1, 16, 2}, 512)), r = b.constant("R", testing::random_tensor(t, {1, 16, 4}, 513));
+    auto outs = b.op_multi("LSTM", {x, w, r}, {{"hidden_size", int64_t{4}}}, 2);
+    b.output(outs[0]);
+    b.output(outs[1]);
+    return b.build();
+  };
+  for (const std::string& be : testing::usable_backends()) {
+    if (be != "vulkan" && be != "cuda") continue;
+    SCOPED_TRACE(be);
+    for (const auto& [g, why] : {std::pair{lstm(130, DType::f32), std::string("130 steps x 1 direction(s) are past the 128 steps unrolled")},
+                                 std::pair{lstm(10, DType::f16), std::string("float16 recurrences stay whole")}}) {
+      const std::string e = testing::error_of([&] { make_backend(be)->compile(g, {}); });
+      EXPECT_NE(e.find("node 'LSTM_0' (LSTM): not unrolled into kernels (" + why), std::string::npos) << e;
+    }
   }
 }
 
