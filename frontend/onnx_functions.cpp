@@ -148,12 +148,7 @@ LocalFunctions::LocalFunctions(const onnx::ModelProto& model, const OpsetMap& mo
       if (op.version() < range.first || op.version() > range.second)
         throw Error("onnx", who + ": opset_import " + (d.empty() ? "ai.onnx" : printable(d)) + " version " + std::to_string(op.version()) +
                                 " is outside the supported range " + std::to_string(range.first) + ".." + std::to_string(range.second));
-      // The same entry twice (skl2onnx writes that) is one; two versions of a domain are ambiguous.
-      const auto [it, fresh] = own.emplace(d, static_cast<int>(op.version()));
-      if (!fresh && it->second != op.version())
-        throw Error("onnx", who + ": opset_import lists domain " + (d.empty() ? "ai.onnx" : printable(d)) + " twice, as versions " +
-                                std::to_string(it->second) + " and " + std::to_string(op.version()));
-      f.opsets[d] = static_cast<int>(op.version());
+      f.opsets[d] = static_cast<int>(op.version());  // listed twice: the last entry holds (onnxruntime)
     }
     for (const std::string& bytes : unknown_bytes(fp, 11)) {  // attribute_proto (IR 9): attributes with defaults
       onnx::AttributeProto a;

@@ -538,11 +538,9 @@ struct Importer {
         throw Error("onnx", model_label + ": opset_import " + (d.empty() ? "ai.onnx" : printable(d)) + " version " +
                                 std::to_string(op.version()) + " is outside the supported range " + std::to_string(range.first) +
                                 ".." + std::to_string(range.second));
-      // The same entry twice (skl2onnx writes that) is one; two versions of a domain are ambiguous.
-      const auto [it, fresh] = opsets.emplace(d, static_cast<int>(op.version()));
-      if (!fresh && it->second != op.version())
-        throw Error("onnx", model_label + ": opset_import lists domain " + (d.empty() ? "ai.onnx" : printable(d)) + " twice, as versions " +
-                                std::to_string(it->second) + " and " + std::to_string(op.version()));
+      // A domain listed twice (skl2onnx writes ('', 17) twice; onnx.version_converter then
+      // rewrites one entry): the last entry holds, as in onnxruntime.
+      opsets[d] = static_cast<int>(op.version());
     }
     if (opsets.count("")) g.opset = opsets[""];
     LocalFunctions local_functions(model, opsets, model_label);

@@ -408,7 +408,7 @@ class Fuser {
     if (std::find(g_.outputs.begin(), g_.outputs.end(), v) != g_.outputs.end() && !val.constant &&
         b.role != Buffer::Role::input)
       b.role = Buffer::Role::output;
-    b.check = std::find(g_.checks.begin(), g_.checks.end(), v) != g_.checks.end();
+    b.check = std::find(g_.checks.begin(), g_.checks.end(), v) != g_.checks.end();  // few: lookups nothing reads
     buffers_.push_back(b);
     buffer_of_[v] = static_cast<int>(buffers_.size()) - 1;
     return buffer_of_[v];

@@ -33,6 +33,10 @@ struct Value {
   // sequence ops and Identity read one, and each is expanded into tensor ops, so a static
   // graph's nodes never refer to a sequence.
   std::optional<std::vector<int>> sequence;
+  // A node folded at load read this computed value (its shape: Shape, Size), so it was read
+  // though no kernel reads it (ir/passes.h add_lookup_checks leaves such a lookup alone, as
+  // onnxruntime's optimizer does).
+  bool shape_read = false;
 };
 
 // v as the float32 an ONNX FLOAT attribute holds (finite values past float32's range, which no

@@ -288,6 +288,9 @@ void infer_shapes(Graph& g, bool fold) {
       for (int o : n.outputs)
         if (o >= 0 && !g.values[o].constant) all_const = false;
       if (!all_const) kept.push_back(std::move(n));
+      else  // folded from what it reads of a computed value: its shape (Shape, Size)
+        for (int v : n.inputs)
+          if (v >= 0 && !g.values[static_cast<size_t>(v)].constant) g.values[static_cast<size_t>(v)].shape_read = true;
     }
     g.nodes = std::move(kept);
     g.reindex_producers();
@@ -348,46 +351,55 @@ void add_lookup_checks(Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node n = g.nodes[i];
     if (computes[i] || !looks_up_indices(n) || !n.has_input(1) || n.outputs.empty() || n.outputs[0] < 0) continue;
-    const Value& idx = g.values[static_cast<size_t>(n.inputs[1])];
+    // Copies: adding the stand-in's values below may move g.values.
+    const Value idx = g.values[static_cast<size_t>(n.inputs[1])];
     const Value& out = g.values[static_cast<size_t>(n.outputs[0])];
-    if (idx.constant || idx.sequence || !idx.shape_known || shape_numel(idx.shape) <= 0 || out.constant || out.sequence) continue;
-    if (shape_numel(out.shape) != 0) {
-      g.checks.push_back(n.outputs[0]);  // run whole, as any lookup: it checks every index
+    const Shape data_shape = g.values[static_cast<size_t>(n.inputs[0])].shape;
+    // Read only through its shape (Shape / Size folded): onnxruntime's optimizer folds those
+    // and never runs the lookup either.
+    if (out.constant || out.sequence || out.shape_read || idx.sequence || !idx.shape_known || shape_numel(idx.shape) <= 0) continue;
+    const bool empty = shape_numel(out.shape) == 0;
+    if (n.op_type.rfind("Scatter", 0) == 0) {  // run whole: it writes every element it copies anyway
+      if (!empty && !idx.constant) g.checks.push_back(n.outputs[0]);
       continue;
     }
-    const Value& data = g.values[static_cast<size_t>(n.inputs[0])];
-    Shape dims;  // the looked-up dims, and the indices as the stand-in reads them
-    int flat = n.inputs[1];
+    // onnxruntime returns an empty GatherND without reading its indices (a Gather checks them).
+    if (n.op_type == "GatherND" && empty) continue;
+    Shape dims;  // the looked-up dims; a stand-in of them (uint8 zeros) is read at the same indices
+    int rows = n.inputs[1];
     std::vector<Node> add;
-    const auto node = [&](const std::string& op, std::vector<int> ins, Shape shape, DType dt, std::map<std::string, AttrValue> attrs) {
+    const auto node = [&](const std::string& name, const std::string& op, std::vector<int> ins, Shape shape, DType dt,
+                          std::map<std::string, AttrValue> attrs) {
       Node c;
-      c.name = n.name, c.op_type = op, c.opset = n.opset, c.inputs = std::move(ins), c.attrs = std::move(attrs);
+      c.name = name, c.op_type = op, c.opset = n.opset, c.inputs = std::move(ins), c.attrs = std::move(attrs);
       c.outputs = {g.add_value(g.unique_name(n.name + "/index_check"), dt, std::move(shape), true)};
       add.push_back(c);
       return c.outputs[0];
     };
-    if (n.op_type == "Gather") {
-      const int64_t r = static_cast<int64_t>(data.shape.size());
+    const int64_t r = static_cast<int64_t>(data_shape.size());
+    if (n.op_type == "Gather" || n.op_type == "GatherElements") {
       int64_t axis = n.attr_i("axis", 0);
       if (axis < 0) axis += r;
       if (axis < 0 || axis >= r) continue;
-      dims = {data.shape[static_cast<size_t>(axis)]};
-    } else if (n.op_type == "GatherND") {
+      dims = {data_shape[static_cast<size_t>(axis)]};
+    } else {  // GatherND: each index row [..., k] looks up dims b .. b + k - 1
       const int64_t b = n.attr_i("batch_dims", 0), k = idx.shape.empty() ? 0 : idx.shape.back();
-      if (k <= 0 || b < 0 || b + k > static_cast<int64_t>(data.shape.size())) continue;
-      dims.assign(data.shape.begin() + b, data.shape.begin() + b + k);
+      if (k <= 0 || b < 0 || b + k > r) continue;
+      dims.assign(data_shape.begin() + b, data_shape.begin() + b + k);
       Tensor to(DType::i64, {2});
       to.set(0, -1.0), to.set(1, static_cast<double>(k));
-      flat = node("Reshape", {n.inputs[1], g.add_constant(g.unique_name(n.name + "/index_check_shape"), to)},
-                  {shape_numel(idx.shape) / k, k}, DType::i64, {});
-    } else {
-      continue;  // an empty scatter: every index it would write is out of range of nothing
+      const int to_id = g.add_constant(g.unique_name(n.name + "/index_check_rows"), to);
+      rows = node(g.values[static_cast<size_t>(to_id)].name, "Reshape", {n.inputs[1], to_id}, {shape_numel(idx.shape) / k, k}, DType::i64, {});
     }
     if (shape_numel(dims) > kMaxCheckStandIn || shape_numel(dims) < 0) continue;
     const int zeros = g.add_constant(g.unique_name(n.name + "/index_check_data"), Tensor(DType::u8, dims));
-    const Shape rows = g.values[static_cast<size_t>(flat)].shape;
-    const int check = n.op_type == "Gather" ? node("Gather", {zeros, flat}, rows, DType::u8, {{"axis", int64_t{0}}})
-                                             : node("GatherND", {zeros, flat}, {rows[0]}, DType::u8, {});
+    const Shape rows_shape = g.values[static_cast<size_t>(rows)].shape;
+    const int check = n.op_type == "GatherND" ? node(n.name, "GatherND", {zeros, rows}, {rows_shape[0]}, DType::u8, {})
+                                               : node(n.name, "Gather", {zeros, rows}, rows_shape, DType::u8, {{"axis", int64_t{0}}});
+    if (idx.constant) {  // known indices (the model's, or an input the Session baked): checked now
+      for (Node& c : add) fold_node(g, c);
+      continue;
+    }
     g.checks.push_back(check);
     inserts.emplace_back(i, std::move(add));
   }

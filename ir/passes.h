@@ -60,12 +60,14 @@ void refuse_sequence_inputs(const Graph& g, const Node& n);
 // nothing refers to.
 void eliminate_dead_code(Graph& g);
 
-// A lookup of run-time indices (Gather, GatherElements, GatherND, Scatter*) whose result no
-// kept computation reads -- it is empty itself (Gather of x [0, 5]), or its readers' results
-// are empty or unread -- would never check its indices, yet ONNX makes every out-of-range index
-// an error (onnxruntime raises). Such a lookup becomes a check (Graph::checks): the lookup
-// itself, or, where its result is empty, a Gather of the same indices from a zero-filled
-// stand-in of the looked-up dims, named like the lookup so the error names it. Static shapes.
+// A lookup (Gather, GatherElements, GatherND, Scatter*) whose result no kept computation
+// reads -- it is empty itself (Gather of x [0, 5]), unread, or read only by empty results --
+// would never check its indices, yet every out-of-range index is an error (onnxruntime raises).
+// Such a Gather / GatherElements / GatherND gets a check (Graph::checks): a lookup of the same
+// indices in a uint8 zero stand-in of the looked-up dims, named like the lookup so the error
+// names it, or, for indices known now (the model's, or an input the Session baked), that
+// lookup run at once; an unread Scatter* is kept whole. As onnxruntime: an empty GatherND and a
+// lookup read only through its shape (Value::shape_read) check nothing. Static shapes.
 void add_lookup_checks(Graph& g);
 
 // bind_input_shapes + infer_shapes(fold) + add_lookup_checks (unless lookup_checks is false: a

@@ -53,9 +53,10 @@ RnnAttrs rnn_attrs(const Node& n, int64_t hidden_from_r);
 // recurrent op, a dtype other than f32/f64, or more than 128 steps to unroll). New values and
 // constants are added to g; n's output values are written by the last nodes.
 bool decompose_recurrent(Graph& g, const Node& n, std::vector<Node>& out);
-// Why decompose_recurrent keeps recurrent op n whole ("float16 recurrences run whole", "200
-// steps x 2 directions are past the 128 unrolled"), "" when it unrolls it or n is no RNN / GRU /
-// LSTM. A GPU backend names it when the kept op goes to the host.
+// Why decompose_recurrent keeps recurrent op n whole ("float16 recurrences stay whole; ...",
+// "200 steps x 2 direction(s) are past the 128 steps unrolled"), "" when it unrolls it or n is
+// no RNN / GRU / LSTM. A GPU backend names it when the kept op goes to the host. Throws
+// Error("shape") as rnn_attrs does.
 std::string recurrent_kept_reason(const Graph& g, const Node& n);
 
 }  // namespace fusor

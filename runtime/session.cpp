@@ -29,6 +29,8 @@ constexpr int64_t kMaxComputedElements = int64_t{1} << 24;
 // A tensor's bytes for executable keys: exact (as hex) up to 4 KiB, so two values that print
 // alike (1e-7 and 4e-7 with 6 decimals, -0.0 and 0.0) are different keys; past that its size
 // and 128-bit content hash, so a baked 2^24-element mask keys in 40 bytes, not 128 MiB of hex.
+// The hash (FNV-1a, runtime/disk_cache.h) is not collision-resistant: inputs crafted to collide
+// would share an executable, as they would share a disk-cache entry.
 std::string bytes_key(const Tensor& t) {
   static const char* hex = "0123456789abcdef";
   std::string k;
@@ -418,7 +420,10 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, const InputDims
     for (int64_t k = 0; k < t.numel(); ++k) {
       // A string input gets short words, so the run fails (or runs) as with a test set: naming
       // the op or value no backend computes on, not the random fill (red-team round 51).
-      if (t.dtype() == DType::string) t.strings[static_cast<size_t>(k)] = std::string(1 + ui(rng) % 4, static_cast<char>('a' + ui(rng)));
+      if (t.dtype() == DType::string) {
+        const int len = 1 + static_cast<int>(rng() % 4);
+        t.strings[static_cast<size_t>(k)] = std::string(static_cast<size_t>(len), static_cast<char>('a' + rng() % 26));
+      }
       else if (dtype_is_float(t.dtype())) t.set(k, uf(rng));
       else if (t.dtype() == DType::boolean) t.set(k, ui(rng) & 1);
       else t.set(k, ui(rng));

@@ -108,8 +108,10 @@ TEST(Round51, AZeroTripLoopWithADataDependentScanOutputRuns) {
 }
 
 // Lookups whose results nothing computes from: x [0, 5] gathered on axis 1 (the result [0, 3]
-// is empty), a Gather of a [4, 3] nothing reads beside y = x + 1, a GatherND of x [3, 0]. An
-// index out of range is the lookup's error on every backend; in range, the model runs.
+// is empty), a Gather and a GatherND of a [4, 3] nothing reads beside y = x + 1. An index out
+// of range is the lookup's error on every backend; in range, the model runs. As onnxruntime
+// (its default optimizations): a lookup read only through Shape, and a GatherND whose result
+// is empty, check nothing; indices the model holds are checked at load (a review of the fix).
 TEST(Round51, LookupsWhoseResultsNothingReadsStillCheckTheirIndices) {
   struct Case {
     std::string name;
@@ -129,16 +131,17 @@ TEST(Round51, LookupsWhoseResultsNothingReadsStillCheckTheirIndices) {
     b.output(b.op("Add", {x, b.constant("one", testing::tensor_of({}, {1}))}));
     return b.build();
   };
-  const auto empty_gather_nd = [] {
-    GraphBuilder b("empty_gather_nd", 17);
-    const int x = b.input("x", DType::f32, {3, 0}), i = b.input("i", DType::i64, {2, 1});
-    b.output(b.op("GatherND", {x, i}));
+  const auto dead_gather_nd = [] {
+    GraphBuilder b("dead_gather_nd", 17);
+    const int x = b.input("x", DType::f32, {4, 3}), i = b.input("i", DType::i64, {2, 1});
+    (void)b.op("GatherND", {x, i});
+    b.output(b.op("Add", {x, b.constant("one", testing::tensor_of({}, {1}))}));
     return b.build();
   };
   const std::vector<Case> cases = {
       {"Gather", empty_gather, Tensor(DType::f32, {0, 5}), testing::ints_of({3}, {1, 7, 2}), testing::ints_of({3}, {1, -5, 4})},
       {"Gather", dead_gather, testing::random_tensor(DType::f32, {4, 3}, 511), testing::ints_of({2}, {1, 9}), testing::ints_of({2}, {3, -4})},
-      {"GatherND", empty_gather_nd, Tensor(DType::f32, {3, 0}), testing::ints_of({2, 1}, {1, 5}), testing::ints_of({2, 1}, {2, -3})},
+      {"GatherND", dead_gather_nd, testing::random_tensor(DType::f32, {4, 3}, 514), testing::ints_of({2, 1}, {1, 5}), testing::ints_of({2, 1}, {2, -4})},
   };
   for (const Case& c : cases) {
     const Graph g = c.make();
@@ -149,12 +152,70 @@ TEST(Round51, LookupsWhoseResultsNothingReadsStillCheckTheirIndices) {
       EXPECT_NE(e.find("out of range"), std::string::npos) << e;
       const std::vector<Tensor> out = Session(g, be).run({c.x, c.good});
       ASSERT_EQ(out.size(), 1u);
-      if (g.name == "dead_gather") {
+      if (g.name != "empty_gather") {
         for (int64_t k = 0; k < 12; ++k) EXPECT_EQ(out[0].get(k), static_cast<double>(static_cast<float>(c.x.get(k) + 1.0)));
       } else {
         EXPECT_EQ(out[0].numel(), 0);
       }
     }
+  }
+}
+
+TEST(Round51, LookupChecksFollowOnnxruntime) {
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    {  // Shape(Gather(x, i)): folded, so the Gather never runs
+      GraphBuilder b("shape_only", 17);
+      const int x = b.input("x", DType::f32, {4, 3}), i = b.input("i", DType::i64, {2});
+      b.output(b.op("Shape", {b.op("Gather", {x, i})}));
+      const std::vector<Tensor> out = Session(b.build(), be).run({testing::random_tensor(DType::f32, {4, 3}, 515), testing::ints_of({2}, {1, 9})});
+      testing::expect_values(out[0], {2, 3}, 0);
+    }
+    {  // GatherND of x [3, 0]: an empty result, indices unread
+      GraphBuilder b("empty_gather_nd", 17);
+      const int x = b.input("x", DType::f32, {3, 0}), i = b.input("i", DType::i64, {2, 1});
+      b.output(b.op("GatherND", {x, i}));
+      const std::vector<Tensor> out = Session(b.build(), be).run({Tensor(DType::f32, {3, 0}), testing::ints_of({2, 1}, {1, 5})});
+      EXPECT_EQ(out[0].shape(), (Shape{2, 0}));
+    }
+    {  // an unread Gather of the model's own indices
+      GraphBuilder b("const_indices", 17);
+      const int x = b.input("x", DType::f32, {4, 3});
+      (void)b.op("Gather", {x, b.constant("i", testing::ints_of({2}, {1, 9}))});
+      b.output(b.op("Neg", {x}));
+      const std::string e = testing::error_of([&] { Session(b.build(), be).run({testing::random_tensor(DType::f32, {4, 3}, 516)}); });
+      EXPECT_NE(e.find("(Gather): index 9 out of range"), std::string::npos) << e;
+    }
+  }
+}
+
+// A Scan whose state is a counter used as Slice bounds (each iteration's shapes follow its
+// value) unrolls, each copy folding with its counter: the review of the unroll condition found
+// it typed by one bind without values, refused the unroll, and baked the scanned input instead.
+TEST(Round51, AScanWithACounterStateStillUnrolls) {
+  GraphBuilder bb("counter_body", 17);
+  const int c = bb.input("c", DType::i64, {1}), row = bb.input("row", DType::f32, {6});
+  const int one = bb.constant("one", testing::ints_of({1}, {1}));
+  const int next = bb.op("Add", {c, one});
+  bb.output(next);
+  bb.output(bb.op("Slice", {row, c, bb.op("Add", {next, one})}));
+  GraphBuilder b("counter_scan", 17);
+  const int x = b.input("x", DType::f32, {4, 6});
+  auto outs = b.op_multi("Scan", {b.constant("c0", testing::ints_of({1}, {0})), x},
+                         {{"body", std::make_shared<const Graph>(bb.build())}, {"num_scan_inputs", int64_t{1}}}, 2);
+  b.output(outs[1]);
+  const Graph g = b.build();
+  const Tensor in = testing::random_tensor(DType::f32, {4, 6}, 517);
+  // x stays an input of the static graph (not baked in: one executable for every x).
+  const Graph sg = specialize(g, {in});
+  ASSERT_EQ(sg.inputs.size(), 1u);
+  EXPECT_FALSE(sg.values[static_cast<size_t>(sg.inputs[0])].constant.has_value());
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const Tensor y = Session(g, be).run({in})[0];
+    ASSERT_EQ(y.shape(), (Shape{4, 2}));
+    for (int64_t t = 0; t < 4; ++t)
+      for (int64_t k = 0; k < 2; ++k) EXPECT_EQ(y.get(t * 2 + k), in.get(t * 6 + t + k)) << t << " " << k;
   }
 }
 

@@ -131,6 +131,7 @@ Graph specialise_body(const Node& n, const Graph& b, const std::vector<Arg>& arg
     if (!args[i].value) ins.push_back(s.inputs[i]);
   s.inputs = std::move(ins);
   s.formal_inputs = -1;
+  add_lookup_checks(s);  // a body is a static graph a backend runs: its unread lookups check too
   eliminate_dead_code(s);
   return s;
 }
@@ -716,10 +717,11 @@ void scan_infer(InferContext& ctx) {
       std::vector<Tensor> zeros;
       zeros.reserve(args.size());
       Graph z;
-      bool zero_bound = false;
+      bool zero_tried = false, zero_bound = false;
       for (int k = 0; k < io.K; ++k) {
         const Value* v = &b.values[static_cast<size_t>(b.outputs[static_cast<size_t>(io.N + k)])];
-        if (v->dtype == DType::undefined && !zero_bound) {
+        if (v->dtype == DType::undefined && !zero_tried) {
+          zero_tried = true;
           std::vector<Arg> za = args;
           for (int j = 0; j < io.N + io.M; ++j) {
             Arg& a = za[static_cast<size_t>(j)];
@@ -731,8 +733,9 @@ void scan_infer(InferContext& ctx) {
           } catch (const Error&) {
           }
         }
-        if (zero_bound) v = &z.values[static_cast<size_t>(z.outputs[static_cast<size_t>(io.N + k)])];
-        if (v->dtype == DType::undefined) throw;
+        if (v->dtype == DType::undefined && zero_bound) v = &z.values[static_cast<size_t>(z.outputs[static_cast<size_t>(io.N + k)])];
+        if (v->dtype == DType::undefined)
+          ctx.fail("scan output " + std::to_string(k) + " of zero iterations: its body neither declares nor computes its type");
         Shape sh = v->shape;
         for (auto& d : sh) d = std::max<int64_t>(d, 0);
         const int64_t r = static_cast<int64_t>(sh.size()) + 1;

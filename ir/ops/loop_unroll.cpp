@@ -112,9 +112,10 @@ bool scan_expand(Graph& g, size_t index) {
   }
   if (T <= 0 || T > kMaxUnrollIterations || T * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
   // Unrolled iterations are typed one by one from what they compute, so a state whose shape
-  // follows the data (a NonZero inside) would change silently where ONNX Scan keeps it: unroll
-  // only a body whose types bind without values and keep every state's (else scan_infer types
-  // it and scan_run checks each iteration).
+  // follows the data (a NonZero inside) would change silently where ONNX Scan keeps it: each
+  // iteration is bound first -- scanned slices by type, small states (counters used as Slice
+  // bounds) with the values the iteration before computed -- and unrolled only when every one
+  // binds and keeps every state's type (else scan_infer types it and scan_run checks each).
   {
     std::vector<DType> dtypes;
     std::vector<const Tensor*> constants;
@@ -122,12 +123,30 @@ bool scan_expand(Graph& g, size_t index) {
       dtypes.push_back(v >= 0 ? g.values[v].dtype : DType::undefined);
       constants.push_back(v >= 0 && g.values[v].constant ? &*g.values[v].constant : nullptr);
     }
+    constexpr int64_t kValuedState = 64;  // elements: a state bound with its value
     try {
-      const std::vector<Arg> args = scan_iteration_args(io, dtypes, shapes, constants);
-      const Graph s = bind_body(n, b, args);
+      std::vector<Arg> args = scan_iteration_args(io, dtypes, shapes, constants);
+      std::vector<std::optional<Tensor>> held(static_cast<size_t>(io.N));  // this iteration's state values
       for (int k = 0; k < io.N; ++k) {
-        const Value& v = s.values[static_cast<size_t>(s.outputs[static_cast<size_t>(k)])];
-        if (v.dtype != args[static_cast<size_t>(k)].dtype || v.shape != args[static_cast<size_t>(k)].shape) return false;
+        const Tensor* c = constants[static_cast<size_t>(io.first + k)];
+        if (c && c->numel() <= kValuedState) held[static_cast<size_t>(k)] = *c;
+      }
+      for (int64_t t = 0; t < T; ++t) {
+        bool valued = false;
+        for (int k = 0; k < io.N; ++k) {
+          const auto& h = held[static_cast<size_t>(k)];
+          args[static_cast<size_t>(k)].value = h ? &*h : nullptr;
+          valued = valued || h.has_value();
+        }
+        const Graph s = bind_body(n, b, args);
+        std::vector<std::optional<Tensor>> next(static_cast<size_t>(io.N));
+        for (int k = 0; k < io.N; ++k) {
+          const Value& v = s.values[static_cast<size_t>(s.outputs[static_cast<size_t>(k)])];
+          if (v.dtype != args[static_cast<size_t>(k)].dtype || v.shape != args[static_cast<size_t>(k)].shape) return false;
+          if (v.constant && v.constant->numel() <= kValuedState) next[static_cast<size_t>(k)] = *v.constant;
+        }
+        held = std::move(next);
+        if (!valued && std::none_of(held.begin(), held.end(), [](const auto& h) { return h.has_value(); })) break;  // the same every time
       }
     } catch (const Error&) {
       return false;  // infer types it (or reports it)

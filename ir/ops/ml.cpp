@@ -42,6 +42,7 @@
 // The others are replaced at shape inference by standard ops (OpDef::expand), so they fuse
 // on every backend. Errors (Error "shape" / Unsupported, one line naming the node): attribute
 // lengths that do not match, ranks the ops do not take, post_transform other than NONE.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -428,6 +429,36 @@ bool label_encoder_expand(Graph& g, size_t index) {
     t.reshape(std::move(s));
     return t;
   };
+  // Integer keys over a dense enough range: one table lookup per element, x - min into a
+  // table of the values (the first key's) and a table of which offsets are keys; a compare
+  // against every key grew with rows x keys (skl2onnx's 1,000-key encoders on 10^5 rows: 13 s).
+  if (dtype_is_int(keys.dtype())) {
+    int64_t lo = keys.get_int(0), hi = lo;
+    for (int64_t i = 1; i < keys.numel(); ++i) lo = std::min(lo, keys.get_int(i)), hi = std::max(hi, keys.get_int(i));
+    const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);  // hi - lo without overflow
+    if (range < (uint64_t{1} << 20) && range < static_cast<uint64_t>(16 * keys.numel() + 1024)) {
+      const int64_t span = static_cast<int64_t>(range) + 1;
+      Tensor table(values.dtype(), {span}), known(DType::boolean, {span});
+      for (int64_t i = keys.numel() - 1; i >= 0; --i) {  // backwards: the first key of a value wins
+        const int64_t at = keys.get_int(i) - lo;
+        if (dtype_is_int(values.dtype())) table.set_int(at, values.get_int(i));
+        else table.set(at, values.get(i));
+        known.set(at, 1.0);
+      }
+      Tensor base(keys.dtype(), {}), size(keys.dtype(), {}), zero(keys.dtype(), {});
+      base.set_int(0, lo), size.set_int(0, span);
+      // Integer Sub wraps, and x - lo lands in [0, span) exactly when x is in [lo, hi].
+      const int off = w.op("Sub", {x, g.add_constant(g.unique_name(n.name + "/lo"), base)});
+      const int zc = g.add_constant(g.unique_name(n.name + "/zero"), zero);
+      const int in = w.op("And", {w.op("GreaterOrEqual", {off, zc}), w.op("Less", {off, g.add_constant(g.unique_name(n.name + "/span"), size)})});
+      const int safe = w.op("Where", {in, off, zc});
+      const int is_key = w.op("And", {in, w.op("Gather", {g.add_constant(g.unique_name(n.name + "/known"), known), safe}, {{"axis", int64_t{0}}})});
+      const int dc = g.add_constant(g.unique_name(n.name + "/default"), flat(dflt, {}));
+      w.op("Where", {is_key, w.op("Gather", {g.add_constant(g.unique_name(n.name + "/table"), table), safe}, {{"axis", int64_t{0}}}), dc}, {}, out0(n));
+      w.replace(index);
+      return true;
+    }
+  }
   const int kc = g.add_constant(g.unique_name(n.name + "/keys"), flat(keys, {keys.numel()}));
   const int xe = w.op("Unsqueeze", {x, w.ints({-1})});
   int hit = w.op("Equal", {xe, kc});
