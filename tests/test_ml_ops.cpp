@@ -352,6 +352,22 @@ TEST(MlOps, LabelEncoderIntegerKeysByTableAndByCompare) {
             {4}, DType::i64, {1, 2, -1, 3}, 0);
 }
 
+// As onnxruntime (red-team round 52): a category listed twice sets only its last column, and
+// Normalizer MAX leaves NaN out of the row's maximum ([nan, 3, 0] -> [nan, 1, 0]).
+TEST(MlOps, OneHotDuplicateCategoriesAndNormalizerMaxOfNaN) {
+  expect_ml(ml("OneHotEncoder", {{"x", testing::ints_of({2}, {2, 7})}}, [](onnx::NodeProto* n) { attr_ints(n, "cats_int64s", {2, 2, 7}); }, 1),
+            {2, 3}, DType::f32, {0, 1, 0, 0, 0, 1}, 0);
+  const OneNode nm = ml("Normalizer", {{"x", testing::tensor_of({2, 3}, {NAN, 3, 0, 2, -4, 1})}}, [](onnx::NodeProto* n) { attr_s(n, "norm", "MAX"); });
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const Tensor y = Session(nm.graph(), be).run(nm.feeds())[0];
+    ASSERT_EQ(y.numel(), 6);
+    EXPECT_TRUE(std::isnan(y.get(0)));
+    const double want[] = {0, 1, 0, 1, -2, 0.5};
+    for (int64_t i = 1; i < 6; ++i) EXPECT_EQ(y.get(i), want[i]) << i;
+  }
+}
+
 // The preprocessing ops refuse what they do not take in one line naming the node: string
 // categories / keys, attribute counts that do not fit X.
 TEST(MlOps, PreprocessingRefusalsAreOneLine) {

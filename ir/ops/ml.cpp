@@ -165,7 +165,10 @@ bool normalizer_expand(Graph& g, size_t index) {
   RewriteNodes w{g, n.name, {}};
   const int x = to_f32(w, n.inputs[0]);
   const char* reduce = norm == "MAX" ? "ReduceMax" : norm == "L1" ? "ReduceL1" : "ReduceL2";
-  const int d = w.op(reduce, {x, w.ints({-1})}, {{"keepdims", int64_t{1}}}, -1, 18);
+  // MAX skips NaN (onnxruntime takes std::max from the lowest float: [nan, 3, 0] -> [nan, 1, 0];
+  // ReduceMax would make the whole row NaN; red-team round 52).
+  const int xr = norm == "MAX" ? w.op("Where", {w.op("IsNaN", {x}), floats(w, "lowest", {}, {-3.4028234663852886e38}), x}) : x;
+  const int d = w.op(reduce, {xr, w.ints({-1})}, {{"keepdims", int64_t{1}}}, -1, 18);
   const int zero = floats(w, "zero", {}, {0.0}), one = floats(w, "one", {}, {1.0});
   // A zero divisor keeps the row (onnxruntime divides only by a non-zero one).
   w.op("Div", {x, w.op("Where", {w.op("Equal", {d, zero}), one, d})}, {}, out0(n));
@@ -369,6 +372,15 @@ bool onehot_encoder_expand(Graph& g, size_t index) {
     const int odd = w.op("Or", {w.op("IsNaN", {n.inputs[0]}), w.op("IsInf", {n.inputs[0]}, {}, -1, 10)});
     hit = w.op("And", {hit, w.op("Not", {w.op("Unsqueeze", {odd, w.ints({-1})})})});
   }
+  // A category listed twice sets only its last column (onnxruntime maps each category to its
+  // last index; red-team round 52).
+  Tensor last(DType::boolean, {static_cast<int64_t>(cats.size())});
+  bool dup = false;
+  for (size_t k = 0; k < cats.size(); ++k) {
+    const bool later = std::find(cats.begin() + static_cast<std::ptrdiff_t>(k) + 1, cats.end(), cats[k]) != cats.end();
+    last.set(static_cast<int64_t>(k), later ? 0.0 : 1.0), dup = dup || later;
+  }
+  if (dup) hit = w.op("And", {hit, g.add_constant(g.unique_name(n.name + "/last"), last)});
   w.op("Cast", {hit}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}}, out0(n));
   w.replace(index);
   return true;
