@@ -34,6 +34,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <sstream>
 
 #include "ir/host_memory.h"
 #include "ir/ops/op_helpers.h"
@@ -223,7 +224,11 @@ Forest ensemble_forest(const Node& n) {
   for (size_t i = 0; i < count; ++i) {
     Forest::Branch& b = f.branches[i];
     const double m = modes[i];
-    if (!(m >= 0 && m <= 6) || m != std::floor(m)) throw bad(n, "nodes_modes entry " + std::to_string(m) + " is not one of 0..6");
+    if (!(m >= 0 && m <= 6) || m != std::floor(m)) {
+      std::ostringstream os;  // the entry as written (an integer type prints as one: 9, not 9.000000)
+      os << m;
+      throw bad(n, "nodes_modes entry " + os.str() + " is not one of 0..6");
+    }
     b.mode = static_cast<Mode>(static_cast<int>(m));
     b.feature = feats[i];
     b.split = splits[i];
