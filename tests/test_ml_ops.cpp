@@ -368,6 +368,34 @@ TEST(MlOps, OneHotDuplicateCategoriesAndNormalizerMaxOfNaN) {
   }
 }
 
+// A TreeEnsembleClassifier of one class (red-team round 52: refused; onnxruntime runs it): its
+// score as summed, and label 1 where it is positive, else 0 (onnxruntime's, measured).
+TEST(MlOps, TreeEnsembleClassifierOfOneClass) {
+  OneNode n = ml("TreeEnsembleClassifier", {{"x", testing::tensor_of({3, 2}, {0.5, -1, 2, 0.1, 1, 1})}}, [](onnx::NodeProto* p) {
+    attr_ints(p, "nodes_treeids", {0, 0, 0});
+    attr_ints(p, "nodes_nodeids", {0, 1, 2});
+    attr_ints(p, "nodes_featureids", {0, 0, 0});
+    attr_floats(p, "nodes_values", {1, 0, 0});
+    attr_strings(p, "nodes_modes", {"BRANCH_LEQ", "LEAF", "LEAF"});
+    attr_ints(p, "nodes_truenodeids", {1, 0, 0});
+    attr_ints(p, "nodes_falsenodeids", {2, 0, 0});
+    attr_ints(p, "class_treeids", {0, 0});
+    attr_ints(p, "class_nodeids", {1, 2});
+    attr_ints(p, "class_ids", {0, 0});
+    attr_floats(p, "class_weights", {-0.8, 0.3});
+    attr_ints(p, "classlabels_int64s", {5});
+  });
+  n.outputs = {"label", "scores"};
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> y = Session(n.graph(), be).run(n.feeds());
+    ASSERT_EQ(y.size(), 2u);
+    testing::expect_values(y[0], {0, 1, 0}, 0);
+    ASSERT_EQ(y[1].shape(), (Shape{3, 1}));
+    testing::expect_values(y[1], {static_cast<float>(-0.8), static_cast<float>(0.3), static_cast<float>(-0.8)}, 0);
+  }
+}
+
 // The preprocessing ops refuse what they do not take in one line naming the node: string
 // categories / keys, attribute counts that do not fit X.
 TEST(MlOps, PreprocessingRefusalsAreOneLine) {

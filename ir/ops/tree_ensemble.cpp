@@ -164,7 +164,11 @@ Forest regressor_forest(const Node& n, bool classifier) {
     if (n.has_attr("classlabels_strings")) throw Unsupported("onnx", n.label() + ": classlabels_strings (string labels) are not supported");
     f.labels = n.attr_ints("classlabels_int64s");
     f.targets = static_cast<int64_t>(f.labels.size());
-    if (f.targets < 2) throw bad(n, "classlabels_int64s must name at least 2 classes, got " + std::to_string(f.targets));
+    if (f.targets < 1) throw bad(n, "classlabels_int64s names no class");
+    // One class: onnxruntime's "binary" form with one score (label 1 when it is positive, else
+    // 0; the score as summed). Measured with no base value and no transform only.
+    if (f.targets == 1 && (n.attr_s("post_transform", "NONE") != "NONE" || !float_list(n, "base_values").empty()))
+      throw Unsupported("onnx", n.label() + ": one class with a post_transform or base_values is not supported");
     f.binary_case = f.targets == 2 && !tt.empty();
     for (size_t k = 0; k < tt.size(); ++k) {
       f.binary_case = f.binary_case && tt[k] == tt[0];
@@ -368,6 +372,10 @@ void transform(Post post, std::vector<double>& v) {
 // forms, where one score s stands for the positive class and the other slot is derived from it.
 int64_t classify(const Forest& f, std::vector<double>& acc, std::vector<char>& hit, double* z, bool single) {
   const size_t L = acc.size();
+  if (L == 1) {  // one class (forest_of): its score, and 1 / 0 as in the two-class "binary" form
+    z[0] = hit[0] ? acc[0] : 0.0;
+    return single ? (static_cast<float>(z[0]) > 0 ? 1 : 0) : (z[0] > 0 ? 1 : 0);
+  }
   // onnxruntime keeps the scores in X's float type (float32 but for a double X): labels are
   // decided on the scores rounded to it.
   const auto r = [single](double v) { return single ? static_cast<double>(static_cast<float>(v)) : v; };
