@@ -219,6 +219,52 @@ TEST(Round51, AScanWithACounterStateStillUnrolls) {
   }
 }
 
+// A Scan whose states pass through and whose body is element-wise ops and reductions runs
+// batched over its scanned axis (skl2onnx's k-NN: 2,000 rows ran as 2,000 host-driven steps on
+// the GPUs; red-team round 52). Body (C [2, 3] passed through, row [3]) -> (C, the squared
+// distances of row to C's rows [2], -C [2, 3] the same every iteration); x [3, 4] scanned on
+// axis 1 in reverse, the distances stacked on axis 1.
+TEST(Round51, AStatelessScanRunsBatchedWithItsAxesAndDirections) {
+  GraphBuilder bb("cdist_body", 17);
+  const int c = bb.input("c", DType::f32, {2, 3}), row = bb.input("row", DType::f32, {3});
+  bb.output(bb.op("Identity", {c}));
+  bb.output(bb.op("ReduceSumSquare", {bb.op("Sub", {row, c})}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}));
+  bb.output(bb.op("Neg", {c}));
+  GraphBuilder b("cdist", 17);
+  const int x = b.input("x", DType::f32, {3, 4});
+  const Tensor cv = testing::random_tensor(DType::f32, {2, 3}, 518);
+  auto outs = b.op_multi("Scan", {b.constant("C", cv), x},
+                         {{"body", std::make_shared<const Graph>(bb.build())}, {"num_scan_inputs", int64_t{1}},
+                          {"scan_input_axes", std::vector<int64_t>{1}}, {"scan_input_directions", std::vector<int64_t>{1}},
+                          {"scan_output_axes", std::vector<int64_t>{1, 0}}},
+                         3);
+  for (int o : outs) b.output(o);
+  const Graph g = b.build();
+  const Tensor in = testing::random_tensor(DType::f32, {3, 4}, 519);
+  // Batched: the static graph holds no Scan and no per-iteration copies.
+  const Graph sg = specialize(g, {in});
+  for (const Node& n : sg.nodes) EXPECT_NE(n.op_type, "Scan");
+  EXPECT_LT(sg.nodes.size(), 12u);
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> y = Session(g, be).run({in});
+    ASSERT_EQ(y.size(), 3u);
+    testing::expect_values(y[0], {cv.get(0), cv.get(1), cv.get(2), cv.get(3), cv.get(4), cv.get(5)}, 0);
+    ASSERT_EQ(y[1].shape(), (Shape{2, 4}));
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t t = 0; t < 4; ++t) {
+        double want = 0;
+        for (int64_t j = 0; j < 3; ++j) {
+          const float d = static_cast<float>(in.get(j * 4 + (3 - t))) - static_cast<float>(cv.get(i * 3 + j));
+          want += static_cast<double>(d) * d;
+        }
+        EXPECT_NEAR(y[1].get(i * 4 + t), want, 1e-5 * (1 + want)) << i << " " << t;
+      }
+    ASSERT_EQ(y[2].shape(), (Shape{4, 2, 3}));
+    for (int64_t k = 0; k < 24; ++k) EXPECT_EQ(y[2].get(k), -cv.get(k % 6));
+  }
+}
+
 // A 2^20-element graph input whose contents set a shape (NonZero) is baked into the executable;
 // its key is the size and a content hash, and two inputs differing in one element still get
 // their own executables (their own results).
