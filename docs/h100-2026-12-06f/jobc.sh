@@ -2,7 +2,7 @@
 # cuda / vulkan; the GPU gtests of this session's fixes (lookup checks of unread lookups: the
 # stand-in Gather kernels; Scan / Loop typing and unrolling; LabelEncoder tables) and the rounds
 # they touch; the shared models in fp32 / fp16 / bf16 on both GPUs, cold then warm cache.
-#   bash docs/h200-2026-12-06f/jobc.sh   (after HALF_MODELS=... package_h200.sh)
+#   bash docs/h100-2026-12-06f/jobc.sh   (after HALF_MODELS=... package_h200.sh)
 . scripts/h200_job.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
 t0=$(date +%s)
