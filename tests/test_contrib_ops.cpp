@@ -176,6 +176,51 @@ std::vector<double> norm_rows(const std::vector<double>& s, int64_t w, const Ten
   return y;
 }
 
+// fp16: input + skip + bias summed in float32 and normalized there, each output rounded to fp16
+// once, as onnxruntime (red-team round 53: the sum was rounded to fp16 first, 19 ulp off near
+// zero); BiasGelu likewise. Within one fp16 ulp of a double reference of that order (Gelu: two).
+TEST(ContribOps, HalfSkipLayerNormalizationAndBiasGeluRoundOnce) {
+  const auto half_of = [](const Tensor& t) {
+    Tensor h(DType::f16, t.shape());
+    for (int64_t i = 0; i < t.numel(); ++i) h.set(i, t.get(i) * 4);  // spread the values past 1
+    return h;
+  };
+  const Tensor x = half_of(testing::random_tensor(DType::f32, {2, 3, 16}, 21)), skip = half_of(testing::random_tensor(DType::f32, {2, 3, 16}, 22));
+  const Tensor gamma = half_of(testing::random_tensor(DType::f32, {16}, 23)), beta = half_of(testing::random_tensor(DType::f32, {16}, 24)),
+               bias = half_of(testing::random_tensor(DType::f32, {16}, 25));
+  const auto within_ulp = [](const Tensor& got, const std::vector<double>& want, const std::string& what, double ulps) {
+    ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const double ulp = std::ldexp(1.0, std::max(std::ilogb(std::max(std::fabs(want[i]), 0x1p-14)), -14) - 10);
+      EXPECT_LE(std::fabs(got.get(i) - want[i]), ulp * ulps * 1.01) << what << " element " << i << ": " << got.get(i) << " vs " << want[i];
+    }
+  };
+  std::vector<double> sum(static_cast<size_t>(x.numel())), sum16(sum.size());
+  Tensor r(DType::f16, {x.numel()});
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    sum[i] = static_cast<float>(static_cast<float>(x.get(i) + skip.get(i)) + bias.get(i % 16));
+    r.set(i, sum[i]), sum16[i] = r.get(i);
+  }
+  OneNode sk{"SkipLayerNormalization", "com.microsoft", {{"x", x}, {"s", skip}, {"g", gamma}, {"be", beta}, {"bi", bias}}, {"y", "", "", "sum"}};
+  sk.attrs = [](onnx::NodeProto* n) { attr_f(n, "epsilon", 1e-5f); };
+  const std::vector<double> y = norm_rows(sum, 16, gamma, &beta, 1e-5, true);
+  std::vector<double> gelu(static_cast<size_t>(x.numel()));
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double a = static_cast<float>(x.get(i) + bias.get(i % 16));
+    gelu[i] = 0.5 * a * (1 + std::erf(a / std::sqrt(2.0)));
+  }
+  OneNode bg{"BiasGelu", "com.microsoft", {{"x", x}, {"b", bias}}};
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> out = Session(sk.graph(), be).run(sk.feeds());
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].dtype(), DType::f16);
+    within_ulp(out[0], y, "y", 1);
+    testing::expect_values(out[1], sum16, 0);  // the float32 sum rounded once
+    within_ulp(Session(bg.graph(), be).run(bg.feeds())[0], gelu, "BiasGelu", 2);  // a GPU's float32 erf: 2 ulp near fp16 subnormals
+  }
+}
+
 TEST(ContribOps, SkipAndSimplifiedLayerNormalizations) {
   const Tensor x = testing::random_tensor(DType::f32, {2, 3, 16}, 11), skip = testing::random_tensor(DType::f32, {2, 3, 16}, 12);
   const Tensor gamma = testing::random_tensor(DType::f32, {16}, 13), beta = testing::random_tensor(DType::f32, {16}, 14),

@@ -136,6 +136,15 @@ void register_expanded(const std::string& name, int min_in, int max_in, int max_
 
 // ---- Attention -------------------------------------------------------------------------------
 
+// fp16 / bf16 values that an op adds before normalizing or activating: onnxruntime sums them in
+// float32 and rounds once at the output (red-team round 53: SkipLayerNormalization, BiasGelu,
+// EmbedLayerNormalization, MultiHeadAttention's bias were rounded to the storage type first).
+bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
+int as_f32(RewriteNodes& w, int v) {
+  return v < 0 || w.g.values[static_cast<size_t>(v)].dtype == DType::f32 ? v : w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
+}
+int cast_to(RewriteNodes& w, int v, DType t, int out = -1) { return w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(t)}}}, out); }
+
 // Scaled dot-product attention over heads as onnxruntime's Attention / MultiHeadAttention
 // compute it: q [B, N, S, h], k [B, N, T, h], v [B, N, T, hv] (T = P + S keys, query i at
 // position P + i) -> out [B, S, N * hv]; scores scaled (attribute scale, else 1 / sqrt(h)),
@@ -302,9 +311,12 @@ bool gelu_expand(Graph& g, size_t index, const char* approximate) {
   for (int i = 0; i < static_cast<int>(n.inputs.size()); ++i)
     if (n.inputs[i] >= 0) need_float(g, n, i, i ? "the bias" : "X");
   RewriteNodes w{g, n.name, {}};
-  int x = n.inputs[0];
-  if (in_of(n, 1) >= 0) x = w.op("Add", {x, n.inputs[1]});  // BiasGelu's bias is required (min_inputs)
-  w.op("Gelu", {x}, {{"approximate", std::string(approximate)}}, out_of(n, 0), 20);
+  const DType t = g.values[n.inputs[0]].dtype;
+  const bool half = is_half(t) && in_of(n, 1) >= 0;  // X + bias in float32, rounded once
+  int x = half ? as_f32(w, n.inputs[0]) : n.inputs[0];
+  if (in_of(n, 1) >= 0) x = w.op("Add", {x, half ? as_f32(w, n.inputs[1]) : n.inputs[1]});  // BiasGelu's bias is required (min_inputs)
+  if (half) cast_to(w, w.op("Gelu", {x}, {{"approximate", std::string(approximate)}}, -1, 20), t, out_of(n, 0));
+  else w.op("Gelu", {x}, {{"approximate", std::string(approximate)}}, out_of(n, 0), 20);
   w.replace(index);
   return true;
 }
@@ -314,8 +326,11 @@ bool quick_gelu_expand(Graph& g, size_t index) {
   need_float(g, n, 0, "X");
   RewriteNodes w{g, n.name, {}};
   const DType t = g.values[n.inputs[0]].dtype;
-  const int ax = w.op("Mul", {n.inputs[0], scalar(g, n, t, n.attr_f("alpha", 1.702))});
-  w.op("Mul", {n.inputs[0], w.op("Sigmoid", {ax})}, {}, out_of(n, 0));
+  const bool half = is_half(t);  // float32 throughout, rounded once
+  const int x = half ? as_f32(w, n.inputs[0]) : n.inputs[0];
+  const int ax = w.op("Mul", {x, scalar(g, n, half ? DType::f32 : t, n.attr_f("alpha", 1.702))});
+  const int y = w.op("Mul", {x, w.op("Sigmoid", {ax})}, {}, half ? -1 : out_of(n, 0));
+  if (half) cast_to(w, y, t, out_of(n, 0));
   w.replace(index);
   return true;
 }
@@ -463,16 +478,22 @@ bool skip_norm_expand(Graph& g, size_t index, bool layer) {
   need_hidden(g, n, beta, "beta", H);
   need_hidden(g, n, bias, "bias", H);
   RewriteNodes w{g, n.name, {}};
+  const DType t = g.values[n.inputs[0]].dtype;
+  const bool half = is_half(t);  // the sum and the normalization in float32, each output rounded once
+  const auto f = [&](int v) { return half ? as_f32(w, v) : v; };
   const int sum_out = out_of(n, 3);
-  int s = w.op("Add", {n.inputs[0], n.inputs[1]}, {}, bias < 0 ? sum_out : -1);
-  if (bias >= 0) s = w.op("Add", {s, bias}, {}, sum_out);
+  int s = w.op("Add", {f(n.inputs[0]), f(n.inputs[1])}, {}, bias < 0 && !half ? sum_out : -1);
+  if (bias >= 0) s = w.op("Add", {s, f(bias)}, {}, half ? -1 : sum_out);
+  if (half && sum_out >= 0) cast_to(w, s, t, sum_out);
   if (!layer && read_out_of(g, n, 1) >= 0) throw Unsupported("onnx", n.label() + ": the mean output is not computed by RMS normalization");
-  std::vector<int> outs{out_of(n, 0)};
+  const int y_out = out_of(n, 0), y = half && y_out >= 0 ? g.add_value(g.unique_name(n.name + "/y32")) : y_out;
+  std::vector<int> outs{y};
   if (layer) outs.push_back(out_of(n, 1));
   outs.push_back(layer ? out_of(n, 2) : read_out_of(g, n, 2));
   if (!layer && outs.back() >= 0) throw Unsupported("onnx", n.label() + ": the inv_std_var output is not supported");
   if (!layer) outs.pop_back();
-  norm_node(w, layer, s, n.inputs[2], beta, eps, outs);
+  norm_node(w, layer, s, f(n.inputs[2]), f(beta), eps, outs);
+  if (half && y_out >= 0) cast_to(w, y, t, y_out);
   w.replace(index);
   return true;
 }
@@ -548,10 +569,22 @@ bool embed_norm_expand(Graph& g, size_t index) {
     for (int64_t i = 0; i < S; ++i) seq[i] = i;
     p = w.op("Unsqueeze", {w.op("Gather", {pos, w.ints(seq)}), w.ints({0})});
   }
-  e = w.op("Add", {e, p});
-  if (seg_ids >= 0) e = w.op("Add", {e, gather_rows(seg_table, seg_ids)});
-  if (out_of(n, 2) >= 0) e = w.op("Identity", {e}, {}, out_of(n, 2));
-  norm_node(w, true, e, gamma, beta, eps, {out_of(n, 0)});
+  const DType t = g.values[word].dtype;
+  const bool half = is_half(t);  // the embeddings summed and normalized in float32, rounded once
+  const auto f = [&](int v) { return half ? as_f32(w, v) : v; };
+  e = w.op("Add", {f(e), f(p)});
+  if (seg_ids >= 0) e = w.op("Add", {e, f(gather_rows(seg_table, seg_ids))});
+  if (out_of(n, 2) >= 0) {
+    if (half) cast_to(w, e, t, out_of(n, 2));
+    else e = w.op("Identity", {e}, {}, out_of(n, 2));
+  }
+  if (half && out_of(n, 0) >= 0) {
+    const int y = g.add_value(g.unique_name(n.name + "/y32"));
+    norm_node(w, true, e, f(gamma), f(beta), eps, {y});
+    cast_to(w, y, t, out_of(n, 0));
+  } else {
+    norm_node(w, true, e, gamma, beta, eps, {out_of(n, 0)});
+  }
   if (out_of(n, 1) >= 0) {
     if (mask >= 0) {
       // The entries equal to 1 per row (onnxruntime counts those, not the row's sum).
@@ -640,8 +673,12 @@ bool mha_expand(Graph& g, size_t index) {
     }
     if (bias >= 0 && (cached || ks.size() == 5 || g.values[bias].shape != Shape{2 * D + Dv}))
       throw bad("bias must be [" + std::to_string(2 * D + Dv) + "] (q, k, v) with 3-D key and value, got " + shape_str(g.values[bias].shape));
+    // fp16 / bf16 with a bias: q, k, v + bias in float32 and attended there (as Attention's
+    // projection), rounded once at the outputs.
     const auto biased = [&](int x, int64_t from, int64_t size) {
-      return bias < 0 ? x : w.op("Add", {x, w.op("Slice", {bias, w.ints({from}), w.ints({from + size}), w.ints({0})})});
+      if (bias < 0) return x;
+      const int part = w.op("Slice", {bias, w.ints({from}), w.ints({from + size}), w.ints({0})});
+      return is_half(t) ? w.op("Add", {as_f32(w, x), as_f32(w, part)}) : w.op("Add", {x, part});
     };
     q = to_heads(w.op("Reshape", {biased(n.inputs[0], 0, D), w.ints({B, S, N, h})}));
     if (ks.size() == 5) {
@@ -661,14 +698,25 @@ bool mha_expand(Graph& g, size_t index) {
       throw bad("past_key / past_value must be [" + std::to_string(B) + ", " + std::to_string(N) + ", P, " + std::to_string(h) + "], got " +
                 shape_str(ps) + ", " + shape_str(g.values[pv].shape));
     P = ps[2];
-    k = w.op("Concat", {pk, k}, {{"axis", int64_t{2}}});
-    v = w.op("Concat", {pv, v}, {{"axis", int64_t{2}}});
+    k = w.op("Concat", {bias >= 0 ? as_f32(w, pk) : pk, k}, {{"axis", int64_t{2}}});  // biased: float32 (as_f32 keeps f32)
+    v = w.op("Concat", {bias >= 0 ? as_f32(w, pv) : pv, v}, {{"axis", int64_t{2}}});
   }
-  if (out_of(n, 1) >= 0) w.op("Identity", {k}, {}, out_of(n, 1));
-  if (out_of(n, 2) >= 0) w.op("Identity", {v}, {}, out_of(n, 2));
+  if (is_half(t) && bias >= 0) {  // present: the float32 k / v rounded once
+    if (out_of(n, 1) >= 0) cast_to(w, k, t, out_of(n, 1));
+    if (out_of(n, 2) >= 0) cast_to(w, v, t, out_of(n, 2));
+  } else {
+    if (out_of(n, 1) >= 0) w.op("Identity", {k}, {}, out_of(n, 1));
+    if (out_of(n, 2) >= 0) w.op("Identity", {v}, {}, out_of(n, 2));
+  }
   // Causal (unidirectional): query i sits at position P + i (cross attention with more keys than
   // queries is then causal from key 0; onnxruntime's CPU kernel lets its last query see every key).
-  attend(w, n, {q, k, v, in_of(n, 4), in_of(n, 5), out_of(n, 0)}, {B, S, P + L, P, N, h, hv}, t, false);
+  if (is_half(t) && bias >= 0) {  // q, k, v in float32: attended there, rounded once (as Attention)
+    const int y = out_of(n, 0) >= 0 ? g.add_value(g.unique_name(n.name + "/attention_f32")) : -1;
+    attend(w, n, {q, k, v, in_of(n, 4), in_of(n, 5), y}, {B, S, P + L, P, N, h, hv}, DType::f32, false);
+    if (y >= 0) cast_to(w, y, t, out_of(n, 0));
+  } else {
+    attend(w, n, {q, k, v, in_of(n, 4), in_of(n, 5), out_of(n, 0)}, {B, S, P + L, P, N, h, hv}, t, false);
+  }
   w.replace(index);
   return true;
 }
