@@ -322,8 +322,10 @@ TEST(Round51, AKeptRecurrentOpSaysWhyItWasNotUnrolled) {
   for (const std::string& be : testing::usable_backends()) {
     if (be != "vulkan" && be != "cuda") continue;
     SCOPED_TRACE(be);
-    for (const auto& [g, why] : {std::pair{lstm(130, DType::f32), std::string("130 steps x 1 direction(s) are past the 128 steps unrolled")},
-                                 std::pair{lstm(10, DType::f16), std::string("float16 recurrences stay whole")}}) {
+    for (const auto& c : {std::pair{lstm(130, DType::f32), std::string("130 steps x 1 direction(s) are past the 128 steps unrolled")},
+                          std::pair{lstm(10, DType::f16), std::string("float16 recurrences stay whole")}}) {
+      const Graph& g = c.first;  // (not a structured binding: the lambda captures it; clang 15 refuses that)
+      const std::string& why = c.second;
       const std::string e = testing::error_of([&] { make_backend(be)->compile(g, {}); });
       EXPECT_NE(e.find("node 'LSTM_0' (LSTM): not unrolled into kernels (" + why), std::string::npos) << e;
     }
