@@ -9,6 +9,8 @@
 #   h200_conform   the shared models and .dev/half's fp16 / bf16 versions on both GPUs (-> $OUT/conform.txt)
 #   h200_node_result  after `wait`: the node suite's counts (-> $OUT/node_result.txt)
 #   h200_tidy      drops the bulky logs from $OUT
+#   h200_correctness F  a session's correctness call: the node suite, the GPU gtests matching F,
+#                  the shared models cold then warm (-> conform_cold.txt, conform.txt), then tidies
 scripts/h200_run.sh $OUT/r none > /dev/null 2>&1; chmod +x .dev/fusor .dev/fusor_tests
 [ -d /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json LD_LIBRARY_PATH=$PWD/.dev/lib:/usr/local/cuda/lib64:$LD_LIBRARY_PATH XDG_CACHE_HOME=/tmp/fusor_cache
@@ -30,3 +32,16 @@ h200_conform() {
 }
 h200_node_result() { cat $OUT/node/node_counts.txt $OUT/node/node_summary.txt 2>/dev/null | head -20 | tee $OUT/node_result.txt; cat $OUT/node/shard_errors.txt 2>/dev/null | head; }
 h200_tidy() { rm -f $OUT/*/devices.txt $OUT/node/node.txt $OUT/node/shard_* $OUT/r/*.json 2>/dev/null; }
+h200_correctness() {
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
+  local t0=$(date +%s)
+  rm -rf /tmp/fusor_cache
+  h200_node
+  GTEST_TIMEOUT=240 FUSOR_BIN=$fz h200_gtest "$1"
+  grep -E "differ|Failure" -A3 $OUT/gtest.txt | cut -c1-300 | head -30
+  h200_conform; mv $OUT/conform.txt $OUT/conform_cold.txt; h200_conform
+  wait
+  h200_node_result
+  echo "correctness took $(( $(date +%s) - t0 )) s"
+  h200_tidy
+}

@@ -95,6 +95,21 @@ bool inputs_typed(const Graph& g, const Node& n) {
   return true;
 }
 
+// One iteration's body inputs typed from Scan node n's inputs in g as they are now (pointers
+// into g.values: taken again after anything adds values to g).
+std::vector<Arg> iteration_args(const Graph& g, const Node& n, const ScanIO& io) {
+  std::vector<DType> dtypes;
+  std::vector<const Shape*> shapes;
+  std::vector<const Tensor*> constants;
+  for (int v : n.inputs) {
+    const Value* x = v >= 0 ? &g.values[static_cast<size_t>(v)] : nullptr;
+    dtypes.push_back(x ? x->dtype : DType::undefined);
+    shapes.push_back(x ? &x->shape : nullptr);
+    constants.push_back(x && x->constant ? &*x->constant : nullptr);
+  }
+  return scan_iteration_args(io, dtypes, shapes, constants);
+}
+
 // A Scan whose states pass through unchanged (skl2onnx's k-NN and cdist carry their constant
 // operand as a state) and whose body is element-wise ops and reductions runs as one batched
 // computation: the scanned axis becomes a leading batch dim (vmap), so T iterations are one
@@ -249,19 +264,9 @@ bool scan_expand(Graph& g, size_t index) {
   } catch (const Error&) {
     return false;  // infer reports it
   }
-  {
-    std::vector<DType> dtypes;
-    std::vector<const Tensor*> constants;
-    for (int v : n.inputs) {
-      dtypes.push_back(v >= 0 ? g.values[v].dtype : DType::undefined);
-      constants.push_back(v >= 0 && g.values[v].constant ? &*g.values[v].constant : nullptr);
-    }
-    try {
-      if (scan_vectorize(g, index, n, b, io, T, scan_iteration_args(io, dtypes, shapes, constants))) return true;
-    } catch (const Error&) {
-    }
-    for (size_t i = 0; i < n.inputs.size(); ++i)  // a failed attempt may have added values: g.values moved
-      shapes[i] = n.inputs[i] >= 0 ? &g.values[static_cast<size_t>(n.inputs[i])].shape : nullptr;
+  try {
+    if (scan_vectorize(g, index, n, b, io, T, iteration_args(g, n, io))) return true;
+  } catch (const Error&) {
   }
   if (T <= 0 || T > kMaxUnrollIterations || T * static_cast<int64_t>(b.nodes.size()) > kMaxUnrolledNodes) return false;
   // Unrolled iterations are typed one by one from what they compute, so a state whose shape
@@ -270,18 +275,13 @@ bool scan_expand(Graph& g, size_t index) {
   // bounds) with the values the iteration before computed -- and unrolled only when every one
   // binds and keeps every state's type (else scan_infer types it and scan_run checks each).
   {
-    std::vector<DType> dtypes;
-    std::vector<const Tensor*> constants;
-    for (int v : n.inputs) {
-      dtypes.push_back(v >= 0 ? g.values[v].dtype : DType::undefined);
-      constants.push_back(v >= 0 && g.values[v].constant ? &*g.values[v].constant : nullptr);
-    }
     constexpr int64_t kValuedState = 64;  // elements: a state bound with its value
     try {
-      std::vector<Arg> args = scan_iteration_args(io, dtypes, shapes, constants);
+      std::vector<Arg> args = iteration_args(g, n, io);
       std::vector<std::optional<Tensor>> held(static_cast<size_t>(io.N));  // this iteration's state values
       for (int k = 0; k < io.N; ++k) {
-        const Tensor* c = constants[static_cast<size_t>(io.first + k)];
+        const int v = n.inputs[static_cast<size_t>(io.first + k)];
+        const Tensor* c = v >= 0 && g.values[static_cast<size_t>(v)].constant ? &*g.values[static_cast<size_t>(v)].constant : nullptr;
         if (c && c->numel() <= kValuedState) held[static_cast<size_t>(k)] = *c;
       }
       for (int64_t t = 0; t < T; ++t) {
