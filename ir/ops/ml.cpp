@@ -37,7 +37,7 @@
 //                                  Y [N, sum dims] float: each input as [N, C_i], cut or zero-padded
 //                                  to its dimension, side by side
 //   TreeEnsembleRegressor, TreeEnsembleClassifier (ml 1, 3) and TreeEnsemble (ml 5): see
-//   ir/ops/tree_ensemble.cpp.
+//   ir/ops/tree_ensemble.cpp; SVMRegressor and SVMClassifier: ir/ops/svm.cpp.
 //
 // The others are replaced at shape inference by standard ops (OpDef::expand), so they fuse
 // on every backend. Errors (Error "shape" / Unsupported, one line naming the node): attribute
@@ -51,6 +51,7 @@
 namespace fusor {
 
 void register_tree_ensemble_ops();  // ir/ops/tree_ensemble.cpp
+void register_svm_ops();            // ir/ops/svm.cpp
 
 namespace {
 
@@ -567,6 +568,7 @@ void register_ml_ops() {
   register_expanded("LabelEncoder", 1, 1, label_encoder_infer, label_encoder_expand);
   register_expanded("FeatureVectorizer", 1, 1 << 20, feature_vectorizer_infer, feature_vectorizer_expand);
   register_tree_ensemble_ops();
+  register_svm_ops();
 }
 
 }  // namespace fusor
