@@ -177,6 +177,9 @@ void Emitter::setup() {
   } else if (k_.kind == FusionKind::opaque) {
     launch_.group_size = kDefaultGroup;
     launch_.groups = ceil_div(opaque_total(), kDefaultGroup);
+  } else if (!k_.reduce_axes.empty() && (thread_rows_ = thread_rows_fit())) {
+    launch_.group_size = kDefaultGroup;
+    launch_.groups = ceil_div(k_.rows(), kDefaultGroup);
   } else if (!k_.reduce_axes.empty()) {
     launch_.group_size = row_group_size(k_.row_length());
     launch_.groups = k_.rows();  // empty rows still write their identity
@@ -245,6 +248,15 @@ void Emitter::choose_row_vectors() {
     row_vec_any_ = true;
     h_.bindings[slot(b)].row_vector = true;
   }
+}
+
+// Rows of at most kThreadRowMax elements, at least kThreadRowMin of them: a thread per row.
+// Not with the row kernels' cross-thread forms (the online softmax pair, a row product, inline
+// dots), which assume a group per row.
+bool Emitter::thread_rows_fit() const {
+  constexpr int64_t kThreadRowMax = 16, kThreadRowMin = 1024;
+  const int64_t len = k_.row_length();
+  return len >= 1 && len <= kThreadRowMax && k_.rows() >= kThreadRowMin && !k_.row_product && k_.dots.empty() && !online_softmax();
 }
 
 int64_t Emitter::opaque_total() const {

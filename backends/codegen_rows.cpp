@@ -11,31 +11,35 @@ namespace fusor::codegen_detail {
 
 std::string Emitter::emit_rows() {
   const int64_t G = h_.group_size, len = k_.row_length();
+  const bool tr = thread_rows_;  // a thread per row (thread_rows_fit): no group reductions
   // Accumulators: fp32 for fp32/fp16/bf16 reductions, double for float64 (fusion.cpp fuses
   // only float reductions); one shared scratch array per accumulator type.
   bool any_f32 = false, any_f64 = false, any_comp = false;
   for (size_t r = 0; r < k_.reductions.size(); ++r)
     (k_.reductions[r].dtype == DType::f64 ? any_f64 : any_f32) = true, any_comp = any_comp || compensated(r);
-  std::string s = (any_f32 || !any_f64 ? d_.shared_array("float", "fz_red", G) : "") +
-                  (any_f64 ? d_.shared_array("double", "fz_redd", G) : "") + (any_comp ? d_.shared_array("float", "fz_redc", G) : "");
+  std::string s = tr ? "" : (any_f32 || !any_f64 ? d_.shared_array("float", "fz_red", G) : "") +
+                                (any_f64 ? d_.shared_array("double", "fz_redd", G) : "") + (any_comp ? d_.shared_array("float", "fz_redc", G) : "");
   if (k_.row_product) s += d_.shared_array("float", "fz_prow", len) + d_.shared_array("float", "fz_ppart", G);
   s += d_.kernel_begin(h_);
   s += "  int fz_lid = " + d_.cast("int", d_.local_id) + ";\n";
-  s += "  for (fz_idx fz_row = " + idx(d_.group_id) + "; fz_row < " + lit(k_.rows()) +
-       "; fz_row += " + idx(d_.num_groups) + ") {\n";
+  if (tr)
+    s += "  for (fz_idx fz_row = " + idx(d_.group_id) + " * " + lit(G) + " + " + idx("fz_lid") + "; fz_row < " + lit(k_.rows()) +
+         "; fz_row += " + idx(d_.num_groups) + " * " + lit(G) + ") {\n";
+  else
+    s += "  for (fz_idx fz_row = " + idx(d_.group_id) + "; fz_row < " + lit(k_.rows()) + "; fz_row += " + idx(d_.num_groups) + ") {\n";
   s += decompose(dims_where(1), "fz_row", "    ");
   std::vector<int> row_roots, elem_roots;
   for (auto& o : k_.outputs) (o.per_row ? row_roots : elem_roots).push_back(o.expr);
   if (k_.row_product) elem_roots.push_back(k_.row_product->p);
   // Register-resident rows: ir/ decided which loads (KernelSpec::register_loads).
-  const int64_t per_thread = k_.row_registers;
-  const bool resident = per_thread > 0;
+  const bool resident = k_.row_registers > 0;
+  const int64_t per_thread = tr && resident ? len : k_.row_registers;  // a thread holds its whole row
   // Streamed rows loop over the row once per reduction and once for the outputs (resident
   // rows are unrolled: no iterations).
   if (!resident)
-    check_loop_budget("kernel '" + k_.name + "'", ceil_div(k_.rows(), std::max<int64_t>(1, launch_.groups)) *
-                                                      static_cast<int64_t>(k_.reductions.size() + 1) * ceil_div(len, G));
-  if (resident && (per_thread * G < len || (per_thread - 1) * G >= len)) fail("row_registers does not fit the row");
+    check_loop_budget("kernel '" + k_.name + "'", ceil_div(k_.rows(), std::max<int64_t>(1, launch_.groups) * (tr ? G : 1)) *
+                                                      static_cast<int64_t>(k_.reductions.size() + 1) * (tr ? len : ceil_div(len, G)));
+  if (resident && !tr && (per_thread * G < len || (per_thread - 1) * G >= len)) fail("row_registers does not fit the row");
   for (auto& d : k_.dots)  // each pass may compute a row's products again (at most)
     check_loop_budget("kernel '" + k_.name + "' (inline MatMul)", ceil_div(k_.rows(), std::max<int64_t>(1, launch_.groups)) *
                                                                       static_cast<int64_t>(k_.reductions.size() + 1) *
@@ -73,10 +77,12 @@ std::string Emitter::emit_rows() {
              std::to_string(load ? v : v - k_.loads.size()) + ";\n";
       }
     loop = "    " + u + (!u.empty() && u.back() == '\n' ? "    " : "") + "for (int fz_t = 0; fz_t < " + std::to_string(per_thread) + "; ++fz_t) {\n" +
-           (row_vec_any_ ? "      fz_idx fz_j = (" + idx("fz_lid") + " + " + idx("fz_t >> 2") + " * " + lit(G) + ") * " + lit(4) +
+           (tr ? "      fz_idx fz_j = " + idx("fz_t") + ";\n" : row_vec_any_ ? "      fz_idx fz_j = (" + idx("fz_lid") + " + " + idx("fz_t >> 2") + " * " + lit(G) + ") * " + lit(4) +
                                " + " + idx("fz_t & 3") + ";\n"
                          : "      fz_idx fz_j = " + idx("fz_lid") + " + " + idx("fz_t") + " * " + lit(G) + ";\n");
-    if (len % G != 0) loop += "    if (fz_j < " + lit(len) + ") {\n", loop_end += "    }\n";
+    if (!tr && len % G != 0) loop += "    if (fz_j < " + lit(len) + ") {\n", loop_end += "    }\n";
+  } else if (tr) {
+    loop = "    for (fz_idx fz_j = " + idx("0") + "; fz_j < " + lit(len) + "; ++fz_j) {\n";
   } else {
     loop = "    for (fz_idx fz_j = " + idx("fz_lid") + "; fz_j < " + lit(len) + "; fz_j += " + lit(G) + ") {\n";
   }
@@ -127,11 +133,12 @@ std::string Emitter::emit_rows() {
         s += "    " + a + "p[" + std::to_string(p) + "] = " + fn + "(" + a + "p[" + std::to_string(p) + "], " + a + "p[" +
              std::to_string(p + w) + "]);\n";
     if (parts > 1) s += "    " + a + " = " + fn + "(" + a + ", " + a + "p[0]);\n";
-    s += comp ? d_.group_reduce_csum(a, a + "c", "fz_red", "fz_redc", G) : d_.group_reduce(a, fn, dbl ? "fz_redd" : "fz_red", G, type);
+    if (!tr)  // a thread per row: its accumulator is the row's
+      s += comp ? d_.group_reduce_csum(a, a + "c", "fz_red", "fz_redc", G) : d_.group_reduce(a, fn, dbl ? "fz_redd" : "fz_red", G, type);
     s += finish_reduction(r, a, len);
   }
   if (!row_roots.empty()) {
-    s += "    if (fz_lid == 0) {\n" + emit_exprs(row_roots, false, "      ", names);
+    s += std::string(tr ? "    {\n" : "    if (fz_lid == 0) {\n") + emit_exprs(row_roots, false, "      ", names);
     s += emit_stores([](const KernelOutput& o) { return o.per_row; }, false, "      ", names) + "    }\n";
   }
   if (!elem_roots.empty())

@@ -404,6 +404,53 @@ TEST(SoftmaxOnline, FusedAndMiddleAxisMatchReference) {
   }
 }
 
+// Many short rows (at most 16 elements, at least 1,024 rows) run a thread per row: no group
+// reduction (shared scratch, barriers) in the source, and ref's values on every backend, special
+// rows (-inf, NaN, +inf, 1e30) included; 17-element rows and 1,000 rows keep a group per row.
+TEST(ThreadRows, ManyShortRowsTakeAThreadEachAndMatchReference) {
+  TextDialect d;
+  const auto layer_norm = [](DType t, int64_t rows, int64_t len) {
+    GraphBuilder b;
+    int x = b.input("x", t, {rows, len});
+    int s = b.constant("s", testing::random_tensor(t, {len}, 3, 0.5, 2.0));
+    int c = b.constant("c", testing::random_tensor(t, {len}, 4));
+    b.output(b.op("LayerNormalization", {x, s, c}, {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}));
+    return finish(b);
+  };
+  const auto reduce = [](const char* op, int64_t rows, int64_t len) {
+    GraphBuilder b("graph", 18);
+    int x = b.input("x", DType::f32, {rows, len});
+    b.output(b.op(op, {x, b.constant("axes", testing::ints_of({1}, {1}))}, {{"keepdims", int64_t{0}}}));
+    return finish(b);
+  };
+  for (int64_t len : {int64_t{2}, int64_t{5}, int64_t{16}, int64_t{17}})
+    for (int64_t rows : {int64_t{1000}, int64_t{3000}}) {
+      const bool thread = len <= 16 && rows >= 1024;
+      const std::string at = " [" + std::to_string(rows) + ", " + std::to_string(len) + "]";
+      const Graph sm = softmax_graph(DType::f32, rows, len, false);
+      const Plan p = build_plan(sm);
+      ASSERT_EQ(p.kernels.size(), 1u);
+      const std::string src = emit_kernel(p.kernels[0], p, d);
+      if (thread) EXPECT_EQ(count_of(src, "fz_red"), 0) << at << src;
+      else EXPECT_GT(count_of(src, "fz_red"), 0) << at << src;
+      if (!thread && rows == 1000) continue;  // the group-per-row kernels have their own tests
+      check_backends(sm, {rows_input(DType::f32, rows, len, 300 + len)}, 2e-5, atol_of(false), "Softmax" + at);
+      check_backends(softmax_graph(DType::f32, rows, len, true), {rows_input(DType::f32, rows, len, 310 + len)}, 2e-5, atol_of(true),
+                     "LogSoftmax" + at);
+      check_backends(softmax_graph(DType::f16, rows, len, false), {rows_input(DType::f16, rows, len, 320 + len)}, rtol_of(DType::f16), 1e-6,
+                     "Softmax f16" + at);
+      // x - mean carries x's rounding (2.4e-7 at |x| ~ 3), divided by sqrt(var + eps) >= 3.2e-3.
+      check_backends(layer_norm(DType::f32, rows, len), {testing::random_tensor(DType::f32, {rows, len}, 330 + len, -3, 3)}, 2e-5, 1e-4,
+                     "LayerNormalization" + at);
+      check_backends(layer_norm(DType::bf16, rows, len), {testing::random_tensor(DType::bf16, {rows, len}, 340 + len, -3, 3)},
+                     rtol_of(DType::bf16), 1e-2, "LayerNormalization bf16" + at);
+      for (const char* op : {"ReduceSum", "ReduceMax", "ReduceMean"})
+        check_backends(reduce(op, rows, len), {rows_input(DType::f32, rows, len, 350 + len)}, 2e-5, 1e-7, std::string(op) + at);
+      // Not the 1e30 row: ref squares in float64, the GPUs in float32 (inf, as onnxruntime).
+      check_backends(reduce("ReduceL2", rows, len), {testing::random_tensor(DType::f32, {rows, len}, 360 + len, -4, 4)}, 2e-5, 1e-7, "ReduceL2" + at);
+    }
+}
+
 // A pre-op DAG that reuses each value twice (y = y + y, 20 times): recognising the pair compares
 // the max's body with the sum's copy of it once per node pair, not once per path (2^20).
 TEST(SoftmaxOnline, SharedPreOpDagIsMarkedQuickly) {
@@ -451,6 +498,8 @@ std::vector<std::pair<std::string, Graph>> compile_cases() {
       c.push_back({n + "_" + dtype_name(t), softmax_graph(t, 40, 1000, log)});
     c.push_back({n + "_fused", fused_graph(40, 300, log)});
     c.push_back({n + "_axis1", middle_axis_graph(6, 37, 9, log)});
+    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})  // a thread per row (ThreadRows.*)
+      c.push_back({n + "_thread_rows_" + dtype_name(t), softmax_graph(t, 3000, 5, log)});
   }
   return c;
 }
