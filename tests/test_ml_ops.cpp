@@ -408,16 +408,22 @@ TEST(MlOps, SvmKernelsVotesAndBinaryForms) {
   const std::vector<double> rho = {0.1, -0.2, 0.05};
   const std::vector<int64_t> per_class = {2, 1, 2}, start = {0, 2, 3}, labels = {7, 3, 9};
   const double gamma = 0.8;
-  OneNode n = ml("SVMClassifier", {{"x", x}}, [&](onnx::NodeProto* p) {
-    attr_s(p, "kernel_type", "RBF");
-    attr_floats(p, "kernel_params", {gamma, 0, 3});
-    attr_floats(p, "support_vectors", sv);
-    attr_floats(p, "coefficients", coef);
-    attr_floats(p, "rho", rho);
-    attr_ints(p, "vectors_per_class", per_class);
-    attr_ints(p, "classlabels_ints", labels);
-  }, 1);
-  n.outputs = {"label", "scores"};
+  // The classifier; `edit` changes its attributes (the hostile cases at the end).
+  const auto classifier = [&](std::function<void(onnx::NodeProto*)> edit) {
+    OneNode m = ml("SVMClassifier", {{"x", x}}, [&, edit](onnx::NodeProto* p) {
+      attr_s(p, "kernel_type", "RBF");
+      attr_floats(p, "kernel_params", {gamma, 0, 3});
+      attr_floats(p, "support_vectors", sv);
+      attr_floats(p, "coefficients", coef);
+      attr_floats(p, "rho", rho);
+      attr_ints(p, "vectors_per_class", per_class);
+      attr_ints(p, "classlabels_ints", labels);
+      edit(p);
+    }, 1);
+    m.outputs = {"label", "scores"};
+    return m;
+  };
+  const OneNode n = classifier([](onnx::NodeProto*) {});
   std::vector<double> want_label, want_score;
   for (int64_t r = 0; r < 6; ++r) {
     double k[V];
@@ -490,17 +496,7 @@ TEST(MlOps, SvmKernelsVotesAndBinaryForms) {
   expect_ml(regressor(1), {6, 1}, DType::f32, signs, 0);
   // Hostile attributes are one-line errors naming the node.
   const auto run = [&](std::function<void(onnx::NodeProto*)> edit) {
-    OneNode m = ml("SVMClassifier", {{"x", x}}, [&, edit](onnx::NodeProto* p) {
-      attr_s(p, "kernel_type", "RBF");
-      attr_floats(p, "kernel_params", {gamma, 0, 3});
-      attr_floats(p, "support_vectors", sv);
-      attr_floats(p, "coefficients", coef);
-      attr_floats(p, "rho", rho);
-      attr_ints(p, "vectors_per_class", per_class);
-      attr_ints(p, "classlabels_ints", labels);
-      edit(p);
-    }, 1);
-    m.outputs = {"label", "scores"};
+    const OneNode m = classifier(std::move(edit));
     Session(m.graph(), "ref").run(m.feeds());
   };
   const auto replace = [](onnx::NodeProto* p, const std::string& k, const std::vector<double>& v) {

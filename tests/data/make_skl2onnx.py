@@ -18,10 +18,8 @@ Usage: python3 tests/data/make_skl2onnx.py [OUTDIR (default: this folder/skl2onn
 import os, shutil, sys
 
 import numpy as np
-import onnx
-import onnxruntime as ort
-from onnx import numpy_helper as nh
 from skl2onnx import to_onnx
+from skl2onnx_save import save_case
 from sklearn.ensemble import (ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor, RandomForestClassifier,
                               RandomForestRegressor)
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
@@ -61,13 +59,5 @@ for name, (model, target, xin) in cases.items():
     model.fit(X, target)
     options = {id(model): {"zipmap": False}} if hasattr(model, "predict_proba") else None
     m = to_onnx(model, X[:1], options=options, target_opset={"": 17, "ai.onnx.ml": 3})
-    outs = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {m.graph.input[0].name: xin})
-    d = os.path.join(out, name, "test_data_set_0")
-    os.makedirs(d)
-    onnx.save(m, os.path.join(out, name, "model.onnx"))
-    with open(os.path.join(d, "input_0.pb"), "wb") as f:
-        f.write(nh.from_array(xin, m.graph.input[0].name).SerializeToString())
-    for k, (o, vi) in enumerate(zip(outs, m.graph.output)):
-        with open(os.path.join(d, f"output_{k}.pb"), "wb") as f:
-            f.write(nh.from_array(np.asarray(o), vi.name).SerializeToString())
+    outs = save_case(out, name, m, xin)
     print(name, sorted({n.op_type for n in m.graph.node}))

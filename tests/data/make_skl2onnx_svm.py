@@ -14,10 +14,8 @@ Usage: python3 tests/data/make_skl2onnx_svm.py [OUTDIR (default: this folder/skl
 import os, shutil, sys, warnings
 
 import numpy as np
-import onnx
-import onnxruntime as ort
-from onnx import numpy_helper as nh
 from skl2onnx import to_onnx
+from skl2onnx_save import save_case
 from sklearn.base import is_classifier
 from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 
@@ -48,13 +46,5 @@ for name, (model, target) in cases.items():
     model.fit(X, target) if target is not None else model.fit(X)
     options = {id(model): {"zipmap": False}} if is_classifier(model) else None
     m = to_onnx(model, X[:1], options=options, target_opset={"": 17, "ai.onnx.ml": 3})
-    outs = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {m.graph.input[0].name: Xt})
-    d = os.path.join(out, name, "test_data_set_0")
-    os.makedirs(d)
-    onnx.save(m, os.path.join(out, name, "model.onnx"))
-    with open(os.path.join(d, "input_0.pb"), "wb") as f:
-        f.write(nh.from_array(Xt, m.graph.input[0].name).SerializeToString())
-    for k, (o, vi) in enumerate(zip(outs, m.graph.output)):
-        with open(os.path.join(d, f"output_{k}.pb"), "wb") as f:
-            f.write(nh.from_array(np.asarray(o), vi.name).SerializeToString())
+    outs = save_case(out, name, m, Xt)
     print(name, sorted({n.op_type for n in m.graph.node}), [np.asarray(o).shape for o in outs])

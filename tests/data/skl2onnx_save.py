@@ -1,0 +1,22 @@
+"""Shared by make_skl2onnx*.py: one converted model as a backend-test case (model.onnx and
+test_data_set_0 with the input and onnxruntime's outputs)."""
+import os
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper as nh
+
+
+def save_case(out, name, m, xin):
+    """Writes OUT/NAME/model.onnx and test_data_set_0 (xin and onnxruntime's outputs); returns the outputs."""
+    outs = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {m.graph.input[0].name: xin})
+    d = os.path.join(out, name, "test_data_set_0")
+    os.makedirs(d)
+    onnx.save(m, os.path.join(out, name, "model.onnx"))
+    with open(os.path.join(d, "input_0.pb"), "wb") as f:
+        f.write(nh.from_array(xin, m.graph.input[0].name).SerializeToString())
+    for k, (o, vi) in enumerate(zip(outs, m.graph.output)):
+        with open(os.path.join(d, f"output_{k}.pb"), "wb") as f:
+            f.write(nh.from_array(np.asarray(o), vi.name).SerializeToString())
+    return outs
