@@ -1,6 +1,7 @@
 // The shared kernel emitter (see codegen.h for the generated-code contract): setup, loop and
 // contraction kernels; the free functions of codegen.h (row kernels: codegen_rows.cpp).
 #include "backends/codegen_emitter.h"
+#include "ir/kernel_rewrite.h"
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -228,6 +229,7 @@ void Emitter::choose_dot_vectors() {
 
 void Emitter::choose_row_vectors() {
   row_vec_.assign(views_.size(), 0);
+  if (thread_rows_) return;  // a thread's elements are its own row's, not a group's 4-wide slices
   const int64_t per = k_.row_registers, G = launch_.group_size;
   if (k_.reduce_axes.empty() || k_.matmul || k_.conv || k_.kind == FusionKind::opaque || per <= 0 || per % 4 != 0 ||
       k_.row_length() != per * G)
@@ -256,6 +258,10 @@ void Emitter::choose_row_vectors() {
 bool Emitter::thread_rows_fit() const {
   constexpr int64_t kThreadRowMax = 16, kThreadRowMin = 1024;
   const int64_t len = k_.row_length();
+  // A resident row is then whole in each thread: len values per kept load / value, within the
+  // budget ir/ sized for a group per row (kernel_rewrite.h), or registers would spill.
+  const int64_t kept = static_cast<int64_t>(k_.register_loads.size() + k_.register_values.size());
+  if (k_.row_registers > 0 && len * kept > kRowRegisterBudget) return false;
   return len >= 1 && len <= kThreadRowMax && k_.rows() >= kThreadRowMin && !k_.row_product && k_.dots.empty() && !online_softmax();
 }
 

@@ -557,7 +557,7 @@ TEST(MlOps, Skl2onnxExportsMatchOnnxruntimeOnEveryBackend) {
                         "imputer", "onehot", "ordinal", "kbins", "label_float", "label_tensor", "vectorizer", "onehot_nan", "label_nan4",
                         // kernel SVMs (tests/data/make_skl2onnx_svm.py): SVMRegressor, SVMClassifier
                         "svm_svr_rbf", "svm_nusvr_poly", "svm_svr_linear", "svm_ocsvm", "svm_svc2_rbf", "svm_svc3_rbf", "svm_svc3_proba",
-                        "svm_svc2_proba_poly", "svm_svc3_sigmoid", "svm_nusvc4"}) {
+                        "svm_svc2_proba_poly", "svm_svc3_sigmoid", "svm_nusvc4", "svm_svc4_proba"}) {
     const std::string dir = std::string(FUSOR_SOURCE_DIR) + "/tests/data/skl2onnx/" + m;
     // The preprocessing ops are standard ops: the GPUs run them without host fallback (LabelEncoder's
     // ArgMax over int32 was refused on vulkan, red-team round 28).

@@ -27,7 +27,8 @@
 //
 // Sources: the ONNX-ML operator spec and onnx/reference/ops/aionnxml (op_svm_*.py); onnxruntime
 // 1.32 (svmclassifier.cc, svmregressor.cc, ml_common.h) for the binary forms and the score
-// layout, which the spec leaves open. Sums are kept in float64 and rounded once.
+// layout, which the spec leaves open. Sums are kept in float64 and rounded once (the pair scores:
+// float32 products, as onnxruntime forms them).
 // Errors (Error "shape" / Unsupported, one line naming the node): attribute lengths that do not
 // match the counts, X's width other than the support vectors', an unknown kernel_type;
 // classlabels_strings and PROBIT are refused.
@@ -78,8 +79,8 @@ Svm svm_of(const Node& n, bool classifier, int64_t width) {
     throw bad(n, "kernel_type " + printable(k) + " is not one of LINEAR, POLY, RBF, SIGMOID");
   s.kernel = k == "LINEAR" ? Kernel::linear : k == "POLY" ? Kernel::poly : k == "RBF" ? Kernel::rbf : Kernel::sigmoid;
   const std::vector<double> kp = n.attr_floats("kernel_params");
-  if (!kp.empty() && kp.size() != 3) throw bad(n, std::to_string(kp.size()) + " kernel_params (gamma, coef0, degree: 3)");
-  if (kp.size() == 3) s.gamma = kp[0], s.coef0 = kp[1], s.degree = kp[2];
+  if (!kp.empty() && kp.size() < 3) throw bad(n, std::to_string(kp.size()) + " kernel_params (gamma, coef0, degree: 3)");
+  if (kp.size() >= 3) s.gamma = kp[0], s.coef0 = kp[1], s.degree = kp[2];
   s.sv = n.attr_floats("support_vectors");
   s.coef = n.attr_floats("coefficients");
   s.rho = n.attr_floats("rho");
@@ -90,6 +91,8 @@ Svm svm_of(const Node& n, bool classifier, int64_t width) {
     if (n.has_attr("classlabels_strings")) throw Unsupported("onnx", n.label() + ": classlabels_strings (string labels) are not supported");
     s.labels = n.attr_ints("classlabels_ints");
     if (s.labels.empty()) throw bad(n, "classlabels_ints is empty");
+    if (s.labels.size() >= 65536)  // onnxruntime's limit; the pairwise tables grow as its square
+      throw bad(n, std::to_string(s.labels.size()) + " classes (at most 65535)");
     s.per_class = n.attr_ints("vectors_per_class");
     for (int64_t c : s.per_class) {
       if (c < 0 || c > (int64_t{1} << 40)) throw bad(n, "vectors_per_class holds " + std::to_string(c));
@@ -192,7 +195,7 @@ void transform(Post post, double* z, int64_t len) {
     double m = -std::numeric_limits<double>::infinity(), sum = 0;
     for (int64_t i = 0; i < len; ++i) m = std::max(m, z[i]);
     for (int64_t i = 0; i < len; ++i) {
-      if (post == Post::softmax_zero && std::fabs(z[i]) <= 1e-7) z[i] *= std::exp(-m);
+      if (post == Post::softmax_zero && std::fabs(z[i]) <= static_cast<double>(1e-7f)) z[i] *= std::exp(-m);
       else sum += (z[i] = std::exp(z[i] - m));
     }
     for (int64_t i = 0; i < len; ++i) z[i] /= sum;
@@ -275,9 +278,10 @@ void classifier_ref(const Node& n, const Ins& in, Outs& out) {
   const int64_t width = svc && !proba ? (classes > 2 ? pairs : 2) : classes;  // Z's columns
   const int64_t scored = svc && !proba ? pairs : classes;                      // scores before the binary forms
   const std::vector<float> xs = rows_as_float(x);
-  std::vector<double> k(static_cast<size_t>(s.vectors)), z(static_cast<size_t>(std::max(width, scored)));
+  // z holds the pair scores (then, with probabilities, the class scores over their start).
+  std::vector<double> k(static_cast<size_t>(s.vectors)), z(static_cast<size_t>(std::max({width, scored, pairs})));
   std::vector<int64_t> votes(static_cast<size_t>(classes));
-  std::vector<float> r(static_cast<size_t>(classes * classes)), pf(static_cast<size_t>(classes));
+  std::vector<float> r(static_cast<size_t>(proba ? classes * classes : 0)), pf(static_cast<size_t>(proba ? classes : 0));
   for (int64_t row = 0; row < rows; ++row) {
     const float* xr = xs.data() + row * f;
     size_t best = 0;
@@ -289,8 +293,11 @@ void classifier_ref(const Node& n, const Ins& in, Outs& out) {
       for (int64_t i = 0; i < classes; ++i)
         for (int64_t j = i + 1; j < classes; ++j, ++pair) {
           double sum = 0;
-          for (int64_t v = s.start[i]; v < s.start[i] + s.per_class[i]; ++v) sum += s.coef[(j - 1) * s.vectors + v] * k[v];
-          for (int64_t v = s.start[j]; v < s.start[j] + s.per_class[j]; ++v) sum += s.coef[i * s.vectors + v] * k[v];
+          // float32 products summed in float64, as onnxruntime (a score near 0 decides a vote)
+          for (int64_t v = s.start[i]; v < s.start[i] + s.per_class[i]; ++v)
+            sum += static_cast<float>(s.coef[(j - 1) * s.vectors + v]) * static_cast<float>(k[v]);
+          for (int64_t v = s.start[j]; v < s.start[j] + s.per_class[j]; ++v)
+            sum += static_cast<float>(s.coef[i * s.vectors + v]) * static_cast<float>(k[v]);
           sum += s.rho[pair];
           z[pair] = static_cast<float>(sum);
           ++votes[sum > 0 ? i : j];

@@ -8,6 +8,7 @@ skl2onnx/, one case each, next to make_skl2onnx.py's):
   svm_svc3_proba, svm_svc2_proba_poly            SVC(probability=True): Platt's pairwise
                                                  probabilities coupled (3 classes RBF, 2 POLY)
   svm_svc3_sigmoid, svm_nusvc4                   SVC SIGMOID (3 classes), NuSVC (4 classes, RBF)
+  svm_svc4_proba                                 SVC(probability=True), 4 classes (6 pairs)
 labels 10.., zipmap=False. Seeded data, nothing downloaded. Needs scikit-learn, skl2onnx,
 onnxruntime.
 Usage: python3 tests/data/make_skl2onnx_svm.py [OUTDIR (default: this folder/skl2onnx)]"""
@@ -39,6 +40,7 @@ cases = {
     "svm_svc2_proba_poly": (SVC(kernel="poly", degree=2, probability=True, random_state=0), cls2),
     "svm_svc3_sigmoid": (SVC(kernel="sigmoid", gamma=0.1), cls3),
     "svm_nusvc4": (NuSVC(nu=0.3), cls4),
+    "svm_svc4_proba": (SVC(kernel="rbf", probability=True, random_state=0), cls4),
 }
 for name in cases:
     shutil.rmtree(os.path.join(out, name), ignore_errors=True)
