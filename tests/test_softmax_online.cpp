@@ -449,6 +449,24 @@ TEST(ThreadRows, ManyShortRowsTakeAThreadEachAndMatchReference) {
       // Not the 1e30 row: ref squares in float64, the GPUs in float32 (inf, as onnxruntime).
       check_backends(reduce("ReduceL2", rows, len), {testing::random_tensor(DType::f32, {rows, len}, 360 + len, -4, 4)}, 2e-5, 1e-7, "ReduceL2" + at);
     }
+  // The 1,024-row boundary; a whole resident row per thread stays within the register budget
+  // (kRowRegisterBudget), else the kernel keeps a group per row.
+  const auto source = [&](const Graph& g) {
+    const Plan p = build_plan(g);
+    EXPECT_EQ(p.kernels.size(), 1u);
+    return emit_kernel(p.kernels[0], p, d);
+  };
+  EXPECT_GT(count_of(source(softmax_graph(DType::f32, 1023, 5, false)), "fz_red"), 0);
+  EXPECT_EQ(count_of(source(softmax_graph(DType::f32, 1024, 5, false)), "fz_red"), 0);
+  for (int64_t len : {int64_t{8}, int64_t{16}}) {
+    const Graph f = fused_graph(3000, len, false);
+    const KernelSpec k = build_plan(f).kernels[0];
+    ASSERT_GT(k.row_registers, 0);
+    const bool fits = len * static_cast<int64_t>(k.register_loads.size() + k.register_values.size()) <= kRowRegisterBudget;
+    EXPECT_EQ(count_of(source(f), "fz_red") == 0, fits) << "len " << len;
+    check_backends(f, {rows_input(DType::f32, 3000, len, 370 + len), testing::random_tensor(DType::f32, {3000, 1}, 8)}, 2e-5, 1e-7,
+                   "fused Softmax len " + std::to_string(len));
+  }
 }
 
 // A pre-op DAG that reuses each value twice (y = y + y, 20 times): recognising the pair compares
