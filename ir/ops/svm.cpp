@@ -36,6 +36,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/ops/ml_common.h"
 #include "ir/ops/op_helpers.h"
 
 namespace fusor {
@@ -44,7 +45,7 @@ namespace {
 using namespace op_helpers;
 
 enum class Kernel { linear, poly, rbf, sigmoid };
-enum class Post { none, logistic, softmax, softmax_zero };
+using Post = MlPost;
 
 Error bad(const Node& n, const std::string& why) { return Error("shape", n.label() + ": " + why); }
 
@@ -176,30 +177,10 @@ void kernels(const Svm& s, const float* x, const std::vector<double>& vecs, int6
   }
 }
 
-// onnxruntime's ComputeLogistic: 1 / (1 + e^-|v|), mirrored for v < 0.
-double logistic(double v) {
-  const double t = 1 / (1 + std::exp(-std::fabs(v)));
-  return v < 0 ? 1 - t : t;
-}
+// onnxruntime's ComputeLogistic in float32 (Platt's probabilities, mirrored as it runs them).
 float logistic_f(float v) {
   const float t = 1 / (1 + std::exp(-std::fabs(v)));
   return v < 0 ? 1 - t : t;
-}
-
-// LOGISTIC / SOFTMAX / SOFTMAX_ZERO over z in place (|y| <= 1e-7 counts as zero for
-// SOFTMAX_ZERO: scaled by e^-max and left out of the sum, as onnxruntime).
-void transform(Post post, double* z, int64_t len) {
-  if (post == Post::logistic) {
-    for (int64_t i = 0; i < len; ++i) z[i] = logistic(z[i]);
-  } else if (post == Post::softmax || post == Post::softmax_zero) {
-    double m = -std::numeric_limits<double>::infinity(), sum = 0;
-    for (int64_t i = 0; i < len; ++i) m = std::max(m, z[i]);
-    for (int64_t i = 0; i < len; ++i) {
-      if (post == Post::softmax_zero && std::fabs(z[i]) <= static_cast<double>(1e-7f)) z[i] *= std::exp(-m);
-      else sum += (z[i] = std::exp(z[i] - m));
-    }
-    for (int64_t i = 0; i < len; ++i) z[i] /= sum;
-  }
 }
 
 // Class probabilities p[k] from the pairwise r (k x k, r[i][j] the probability of i against
@@ -329,7 +310,7 @@ void classifier_ref(const Node& n, const Ins& in, Outs& out) {
     out[0].set_int(row, s.labels[label]);
     if (!has_out(out, 1)) continue;
     if (scored > 1) {
-      transform(s.post, z.data(), scored);
+      ml_transform(s.post, z.data(), scored);
     } else if (scored == 1 && svc) {  // one pair score s: [-s, s] (NONE), else [1 - s, s] (onnxruntime)
       const double sc = z[0];
       z[0] = s.post == Post::none ? -sc : 1 - sc, z[1] = sc;

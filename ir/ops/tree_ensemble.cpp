@@ -37,6 +37,7 @@
 #include <sstream>
 
 #include "ir/host_memory.h"
+#include "ir/ops/ml_common.h"
 #include "ir/ops/op_helpers.h"
 
 namespace fusor {
@@ -46,7 +47,7 @@ using namespace op_helpers;
 
 enum class Mode : uint8_t { leq, lt, gte, gt, eq, neq, member };
 enum class Aggregate { average, sum, min, max };
-enum class Post { none, softmax, logistic, softmax_zero, probit };
+using Post = MlPost;
 
 struct Forest {
   struct Branch {
@@ -350,21 +351,7 @@ void walk(const Node& n, const Forest& f, const Tensor& x, int64_t r, std::vecto
     if (!hit[t]) acc[t] = 0;
 }
 
-// LOGISTIC / SOFTMAX / SOFTMAX_ZERO over v in place (|y| <= 1e-7 counts as zero for
-// SOFTMAX_ZERO: scaled by e^-max and left out of the sum, as onnxruntime).
-void transform(Post post, std::vector<double>& v) {
-  if (post == Post::logistic) {
-    for (double& y : v) y = 1.0 / (1.0 + std::exp(-y));
-  } else if (post == Post::softmax || post == Post::softmax_zero) {
-    double m = -std::numeric_limits<double>::infinity(), s = 0;
-    for (double y : v) m = std::max(m, y);
-    for (double& y : v) {
-      if (post == Post::softmax_zero && std::fabs(y) <= 1e-7) y *= std::exp(-m);
-      else s += (y = std::exp(y - m));
-    }
-    for (double& y : v) y /= s;  // SOFTMAX_ZERO of all-zero scores: 0 / 0, NaN (onnxruntime, LinearClassifier)
-  }
-}
+void transform(Post post, std::vector<double>& v) { ml_transform(post, v.data(), static_cast<int64_t>(v.size())); }
 
 // TreeEnsembleClassifier's labels and scores for one row, as onnxruntime 1.32 computes them
 // (tree_ensemble_aggregator.h): more than 2 classes: base values added, the label of the
@@ -424,7 +411,7 @@ int64_t classify(const Forest& f, std::vector<double>& acc, std::vector<char>& h
   }
   // One score s for the positive class: [1 - t, t] with t = logistic(s) for LOGISTIC, else s
   // (all weights >= 0), or [-s, s] (mixed weights); one value where onnxruntime writes one.
-  const double s = acc[0], t = f.post == Post::logistic ? 1 / (1 + std::exp(-s)) : s;
+  const double s = acc[0], t = f.post == Post::logistic ? ml_logistic(s) : s;
   if (extra == 0 || extra == 1 || ((extra == 2 || extra == 3) && f.post == Post::logistic)) z[0] = 1 - t, z[1] = t;
   else if (extra == 2 || extra == 3) z[0] = -s, z[1] = s;
   else z[0] = s, z[1] = 0;
