@@ -414,32 +414,54 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
   // are their double value rounded to nearest, ties to even (98.99999999 is 99, as onnxruntime).
   const bool int_out = dtype_is_int(Y.dtype());
   std::vector<int64_t> copy_from(int_out ? static_cast<size_t>(total) : 0, -1);
+  // Per axis, each output coordinate's taps as (input offset, weight) pairs. An axis whose every
+  // coordinate reads one input element with weight 1 (nearest axes, the batch and channel axes)
+  // adds only its offset: w * 1.0 is w, so skipping it leaves the sum bit for bit the same, in
+  // the same order; the others ("active") are walked tap by tap, the last fastest.
+  std::vector<std::vector<int64_t>> toff(static_cast<size_t>(r));
+  std::vector<int64_t> act, extrap;
+  std::vector<char> active(static_cast<size_t>(r), 0);
+  for (int64_t d = 0; d < r; ++d) {
+    const ResizeAxis& a = t.axes[d];
+    // One weight-1 tap per coordinate (resize_table collapses such axes): only an offset.
+    bool fixed = a.taps == 1;
+    for (int64_t c = 0; fixed && c < t.out[d]; ++c) fixed = !a.extrapolate[c] && a.w[c] == 1.0;
+    if (!fixed) act.push_back(d), active[d] = 1;
+    if (std::any_of(a.extrapolate.begin(), a.extrapolate.end(), [](uint8_t e) { return e != 0; })) extrap.push_back(d);
+    toff[d].resize(a.idx.size());
+    for (size_t i = 0; i < a.idx.size(); ++i) toff[d][i] = a.idx[i] * xst[d];
+  }
+  const size_t na = act.size();
   for (int64_t o = 0; o < total; ++o) {
     bool extra = false;
-    for (int64_t d = 0; d < r; ++d) extra = extra || t.axes[d].extrapolate[idx[d]];
-    double acc = 0;
+    for (int64_t d : extrap) extra = extra || t.axes[d].extrapolate[idx[d]];
+    double acc = -0.0;  // -0 + v is v for every v: a lone tap copies a -0.0 as it is
     if (extra) {
       acc = t.extrapolation;
     } else {
-      // Sum over the tensor product of the per-axis taps.
+      int64_t base = 0;
+      for (int64_t d = 0; d < r; ++d)
+        if (!active[d]) base += toff[d][idx[d]];
+      // Sum over the tensor product of the active axes' taps.
       std::fill(k.begin(), k.end(), 0);
       int64_t read = 0, only = -1;  // taps with a non-zero weight; the offset of a lone weight-1 tap
       while (true) {
         double w = 1;
-        int64_t off = 0;
-        for (int64_t d = 0; d < r; ++d) {
-          const ResizeAxis& a = t.axes[d];
-          w *= a.w[idx[d] * a.taps + k[d]];
-          off += a.idx[idx[d] * a.taps + k[d]] * xst[d];
+        int64_t off = base;
+        for (size_t j = 0; j < na; ++j) {
+          const int64_t d = act[j];
+          const int64_t at = idx[d] * t.axes[d].taps + k[j];
+          w *= t.axes[d].w[at];
+          off += toff[d][at];
         }
         acc += w * xv[off];
         if (w != 0.0) ++read, only = w == 1.0 ? off : -1;
-        int64_t d = r - 1;
-        for (; d >= 0; --d) {
-          if (++k[d] < t.axes[d].taps) break;
-          k[d] = 0;
+        size_t j = na;
+        for (; j > 0; --j) {
+          if (++k[j - 1] < t.axes[act[j - 1]].taps) break;
+          k[j - 1] = 0;
         }
-        if (d < 0) break;
+        if (j == 0) break;
       }
       if (int_out && read == 1) copy_from[static_cast<size_t>(o)] = only;
     }
@@ -492,6 +514,26 @@ ResizeTable resize_table(const Node& n, const Shape& x, const Tensor* scales, co
     // Every coordinate gets `taps` entries (extrapolated ones: weight 0 at index 0), at least
     // one even when all are extrapolated, so no table is empty.
     if (p.out[d] > 0) a.taps = std::max<int64_t>(a.taps, 1);
+    // An axis where every coordinate reads one input element with weight 1 (every nearest axis;
+    // an axis of scale 1 on the grid) keeps only that tap: the others' weight 0 times an inf or
+    // NaN neighbour made the element NaN (nearest x2 of [1, inf] gave [1, NaN, NaN, NaN] where
+    // onnxruntime and the ONNX reference pick [1, 1, inf, inf]), and 2^rank taps per element
+    // made the host Resize 16x slower than one.
+    bool single = true;
+    for (const Taps& tp : taps) {
+      if (tp.extrapolate) continue;
+      int nonzero = 0;
+      for (double w : tp.w) nonzero += w != 0.0;
+      single = single && nonzero == 1 && std::find(tp.w.begin(), tp.w.end(), 1.0) != tp.w.end();
+    }
+    if (single && a.taps > 1) {
+      a.taps = 1;
+      for (Taps& tp : taps) {
+        if (tp.extrapolate) continue;
+        const size_t one = static_cast<size_t>(std::find(tp.w.begin(), tp.w.end(), 1.0) - tp.w.begin());
+        tp.idx = {tp.idx[one]}, tp.w = {1.0};
+      }
+    }
     for (const Taps& tp : taps) {
       a.extrapolate.push_back(tp.extrapolate ? 1 : 0);
       for (int64_t k = 0; k < a.taps; ++k) {
