@@ -352,6 +352,54 @@ TEST(MlOps, LabelEncoderIntegerKeysByTableAndByCompare) {
             {4}, DType::i64, {1, 2, -1, 3}, 0);
 }
 
+// Past 16 keys a sparse LabelEncoder searches its sorted keys (red-team round 54: a compare with
+// every key took 47 s for 100k rows x 5,000 keys): the first of duplicate keys wins, keys at the
+// int64 limits, values below / above / between the keys, -0.0 as 0.0 and NaN keys (ml 4).
+TEST(MlOps, LabelEncoderSearchesManySparseKeys) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> keys, vals;
+  for (int64_t i = 0; i < 40; ++i) keys.push_back(i * i * 1000003 - 7), vals.push_back(100 + i);
+  keys.push_back(kMin), vals.push_back(1), keys.push_back(kMax), vals.push_back(2);
+  keys.push_back(keys[5]), vals.push_back(999);  // a duplicate: the first (105) wins
+  const std::vector<int64_t> xs = {keys[0], keys[5], keys[39], kMin, kMax, keys[7] + 1, -8, kMin + 1, keys[39] + 1, keys[20]};
+  const std::vector<double> want = {100, 105, 139, 1, 2, -1, -1, -1, -1, 120};
+  expect_ml(ml("LabelEncoder", {{"x", testing::ints_of({2, 5}, xs)}}, [&](onnx::NodeProto* n) {
+              attr_ints(n, "keys_int64s", keys);
+              attr_ints(n, "values_int64s", vals);
+            }, 2),
+            {2, 5}, DType::i64, want, 0);
+  // A scalar X stays a scalar.
+  expect_ml(ml("LabelEncoder", {{"x", testing::ints_of({}, {keys[3]})}}, [&](onnx::NodeProto* n) {
+              attr_ints(n, "keys_int64s", keys);
+              attr_ints(n, "values_int64s", vals);
+            }, 2),
+            {}, DType::i64, {103}, 0);
+  // Float keys (ml 4 tensors): -0.0 finds the 0.0 key, NaN finds the first NaN key's value.
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  std::vector<double> fk, fv;
+  for (int i = 0; i < 30; ++i) fk.push_back(i * 0.37 - 3), fv.push_back(i);
+  fk.push_back(0.0), fv.push_back(50), fk.push_back(nan), fv.push_back(60), fk.push_back(nan), fv.push_back(70), fk.push_back(-inf), fv.push_back(80);
+  const Tensor fx = testing::tensor_of({7}, {static_cast<float>(fk[4]), -0.0, nan, -inf, inf, 0.5, static_cast<float>(fk[29])});
+  expect_ml(ml("LabelEncoder", {{"x", fx}}, [&](onnx::NodeProto* n) {
+              attr_tensor(n, "keys_tensor", onnx::TensorProto::FLOAT, fk);
+              attr_tensor(n, "values_tensor", onnx::TensorProto::FLOAT, fv);
+            }, 4),
+            {7}, DType::f32, {4, 50, 60, 80, -0.0, -0.0, 29}, 0);
+  // Rows x log(keys), not rows x keys: 50,000 rows of 4,000 keys on ref within a CPU-time bound
+  // (the compare made a 200M-element mask).
+  std::vector<int64_t> big_keys, big_vals, rows;
+  for (int64_t i = 0; i < 4000; ++i) big_keys.push_back(i * 7919 + 13), big_vals.push_back(i);
+  for (int64_t r = 0; r < 50000; ++r) rows.push_back((r % 5000) * 7919 + 13);
+  const OneNode big = ml("LabelEncoder", {{"x", testing::ints_of({50000}, rows)}}, [&](onnx::NodeProto* n) {
+    attr_ints(n, "keys_int64s", big_keys);
+    attr_ints(n, "values_int64s", big_vals);
+  }, 2);
+  const double t0 = testing::thread_cpu_seconds();
+  const Tensor y = Session(big.graph(), "ref").run(big.feeds())[0];
+  EXPECT_LT(testing::thread_cpu_seconds() - t0, 5.0);
+  for (int64_t r : {0, 3999, 4000, 4999, 49999}) EXPECT_EQ(y.get_int(r), r % 5000 < 4000 ? r % 5000 : -1) << r;
+}
+
 // As onnxruntime (red-team round 52): a category listed twice sets only its last column, and
 // Normalizer MAX leaves NaN out of the row's maximum ([nan, 3, 0] -> [nan, 1, 0]).
 TEST(MlOps, OneHotDuplicateCategoriesAndNormalizerMaxOfNaN) {

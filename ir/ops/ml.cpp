@@ -418,6 +418,69 @@ Tensor label_table(const Node& n, const std::string& what, bool scalar_default) 
   return t;
 }
 
+// Keys past which LabelEncoder searches instead of comparing with every key.
+constexpr int64_t kLabelCompareMax = 16;
+
+// Y = values[k] for the first k with keys[k] == X, else the default, by a binary search: the
+// distinct non-NaN keys sorted (each with the value of its first occurrence; -0.0 and 0.0 are one
+// key, as Equal has them), padded with the last one to a power of two P, and pos the last slot
+// whose key is <= x after log2(P) halving steps (pos + step stays below P: no bounds checks).
+// A NaN x is <= nothing and equals nothing: the default, or the first NaN key's value.
+void label_encoder_search(Graph& g, RewriteNodes& w, const Node& n, const Tensor& keys, const Tensor& values, const Tensor& dflt,
+                          bool nan_key) {
+  const bool ik = dtype_is_int(keys.dtype()), iv = dtype_is_int(values.dtype());
+  const auto less = [&](int64_t a, int64_t b) { return ik ? keys.get_int(a) < keys.get_int(b) : keys.get(a) < keys.get(b); };
+  std::vector<int64_t> order;
+  int64_t nan_at = -1;
+  for (int64_t i = 0; i < keys.numel(); ++i)
+    if (!ik && std::isnan(keys.get(i))) nan_at = nan_at < 0 ? i : nan_at;
+    else order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), less);
+  std::vector<int64_t> first;  // the first occurrence of each distinct key, in key order
+  for (int64_t i : order)
+    if (first.empty() || less(first.back(), i)) first.push_back(i);
+  const auto scalar = [&](const Tensor& from, int64_t i, const char* what) {
+    Tensor t(from.dtype(), {});
+    if (dtype_is_int(from.dtype())) t.set_int(0, from.get_int(i));
+    else t.set(0, from.get(i));
+    return g.add_constant(g.unique_name(n.name + "/" + what), std::move(t));
+  };
+  Tensor dv = dflt;
+  dv.reshape({});
+  const int dc = g.add_constant(g.unique_name(n.name + "/default"), dv);
+  if (first.empty()) {  // only NaN keys
+    w.op("Where", {w.op("IsNaN", {n.inputs[0]}), scalar(values, nan_at, "nan_value"), dc}, {}, out0(n));
+    return;
+  }
+  int64_t p = 1;
+  while (p < static_cast<int64_t>(first.size())) p *= 2;
+  Tensor sk(keys.dtype(), {p}), sv(values.dtype(), {p});
+  for (int64_t j = 0; j < p; ++j) {
+    const int64_t i = first[static_cast<size_t>(std::min<int64_t>(j, static_cast<int64_t>(first.size()) - 1))];
+    if (ik) sk.set_int(j, keys.get_int(i));
+    else sk.set(j, keys.get(i));
+    if (iv) sv.set_int(j, values.get_int(i));
+    else sv.set(j, values.get(i));
+  }
+  const int kc = g.add_constant(g.unique_name(n.name + "/sorted_keys"), std::move(sk));
+  const int vc = g.add_constant(g.unique_name(n.name + "/sorted_values"), std::move(sv));
+  const int x = n.inputs[0];
+  const auto i64 = [&](int64_t v) {  // a rank-0 int64 constant (broadcasts to any x, a scalar x too)
+    Tensor t(DType::i64, {});
+    t.set_int(0, v);
+    return g.add_constant(g.unique_name(n.name + "/step"), std::move(t));
+  };
+  Tensor zero(DType::i64, {1});
+  int pos = w.op("ConstantOfShape", {w.op("Shape", {x})}, {{"value", zero}});
+  for (int64_t step = p / 2; step >= 1; step /= 2) {
+    const int cand = w.op("Add", {pos, i64(step)});
+    pos = w.op("Where", {w.op("LessOrEqual", {w.op("Gather", {kc, cand}, {{"axis", int64_t{0}}}), x}), cand, pos});
+  }
+  const int found = w.op("Equal", {w.op("Gather", {kc, pos}, {{"axis", int64_t{0}}}), x});
+  int y = w.op("Where", {found, w.op("Gather", {vc, pos}, {{"axis", int64_t{0}}}), dc}, {}, nan_key ? -1 : out0(n));
+  if (nan_key) w.op("Where", {w.op("IsNaN", {x}), scalar(values, nan_at, "nan_value"), y}, {}, out0(n));
+}
+
 bool label_encoder_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
   const Tensor keys = label_table(n, "keys", false), values = label_table(n, "values", false);
@@ -472,13 +535,21 @@ bool label_encoder_expand(Graph& g, size_t index) {
       return true;
     }
   }
-  const int kc = g.add_constant(g.unique_name(n.name + "/keys"), flat(keys, {keys.numel()}));
-  const int xe = w.op("Unsqueeze", {x, w.ints({-1})});
-  int hit = w.op("Equal", {xe, kc});
   // LabelEncoder-4 compares keys bit for bit, so a NaN key maps NaN (the spec, onnxruntime);
   // before ml 4 a NaN matches no key.
   bool nan_key = false;
   for (int64_t i = 0; n.opset >= 4 && dtype_is_float(keys.dtype()) && i < keys.numel(); ++i) nan_key = nan_key || std::isnan(keys.get(i));
+  // Many sparse keys: a binary search over the sorted distinct keys, log2(keys) Gather steps per
+  // element that fuse into one kernel, instead of a compare with every key (100k rows x 5,000
+  // keys: 47 s on cpu, red-team round 54).
+  if (keys.numel() > kLabelCompareMax) {
+    label_encoder_search(g, w, n, keys, values, dflt, nan_key);
+    w.replace(index);
+    return true;
+  }
+  const int kc = g.add_constant(g.unique_name(n.name + "/keys"), flat(keys, {keys.numel()}));
+  const int xe = w.op("Unsqueeze", {x, w.ints({-1})});
+  int hit = w.op("Equal", {xe, kc});
   if (nan_key) hit = w.op("Or", {hit, w.op("And", {w.op("IsNaN", {xe}), w.op("IsNaN", {kc})})});
   // 0 / 1 as float32 (exact): ArgMax and ReduceMax of floats run on the GPUs.
   const int hit_i = w.op("Cast", {hit}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
