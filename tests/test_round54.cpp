@@ -1,7 +1,8 @@
 // Red-team round 54 (performance cliffs, docs/redteam.md), mended in session 42: a nearest (or
 // scale-1) Resize axis kept the zero-weight neighbour taps, so an inf or NaN next to a picked
 // pixel made it NaN, and the host Resize walked 2^rank taps per element (16 for a 4-D nearest
-// upsample: 1.2 s for YOLO's [1, 256, 80, 80] x2 where onnxruntime takes 18 ms).
+// upsample: 1.2 s for YOLO's [1, 256, 80, 80] x2 where onnxruntime takes 18 ms); a MatMul of
+// many tiny matrices ran a contraction workgroup per 3 x 3 matrix (38 s on lavapipe).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "frontend/builder.h"
 #include "ir/op_table.h"
+#include "ir/passes.h"
 #include "runtime/session.h"
 #include "test_util.h"
 
@@ -53,6 +55,54 @@ TEST(Round54, ResizeTablesKeepOneTapWhereOnePixelIsRead) {
   const Graph n = resize_graph("nearest", {1, 3, 4, 5}, {1, 1, 2, 0.5});
   const ResizeTable near = resize_table(n.nodes[0], {1, 3, 4, 5}, &*n.values[n.nodes[0].inputs[2]].constant, nullptr, nullptr);
   for (const ResizeAxis& a : near.axes) EXPECT_EQ(a.taps, 1);
+}
+
+// [..., M, K] x [..., K, N] of at most 16 and at least 1,024 matrices: a product reduced over K
+// (no contraction kernel), each output within an ulp of the exact sum plus one per term (the
+// products round to fp32 before the sum), on every backend; batch dims broadcast; fp16.
+TEST(Round54, ManyTinyMatricesMultiplyAsAReduction) {
+  struct Case {
+    Shape a, b;
+    DType t;
+  };
+  for (const Case& c : {Case{{2048, 3, 3}, {2048, 3, 2}, DType::f32}, Case{{512, 1, 4, 5}, {1, 4, 5, 3}, DType::f32},
+                        Case{{1500, 2, 16}, {1500, 16, 16}, DType::f16}}) {
+    SCOPED_TRACE(shape_str(c.a) + " x " + shape_str(c.b) + " " + dtype_name(c.t));
+    GraphBuilder b("bmm", 17);
+    b.output(b.op("MatMul", {b.input("a", c.t, c.a), b.input("b", c.t, c.b)}));
+    Graph g = b.build();
+    make_static(g, {});
+    const Plan p = build_plan(g);
+    for (const KernelSpec& k : p.kernels) EXPECT_FALSE(k.matmul.has_value()) << k.name;
+    const Tensor x = testing::random_tensor(c.t, c.a, 41, -2, 2), y = testing::random_tensor(c.t, c.b, 42, -2, 2);
+    // The exact product in double; both shapes padded to rank 4, a size-1 batch dim broadcast
+    // (index i % 1 = 0).
+    Shape pa = c.a, pb = c.b;
+    while (pa.size() < 4) pa.insert(pa.begin(), 1);
+    while (pb.size() < 4) pb.insert(pb.begin(), 1);
+    const int64_t M = pa[2], K = pa[3], N = pb[3];
+    std::vector<double> want, mag;
+    for (int64_t i0 = 0; i0 < std::max(pa[0], pb[0]); ++i0)
+      for (int64_t i1 = 0; i1 < std::max(pa[1], pb[1]); ++i1) {
+        const int64_t oa = ((i0 % pa[0]) * pa[1] + i1 % pa[1]) * M * K, ob = ((i0 % pb[0]) * pb[1] + i1 % pb[1]) * K * N;
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            double s = 0, h = 0;
+            for (int64_t k = 0; k < K; ++k) {
+              const double v = x.get(oa + m * K + k) * y.get(ob + k * N + n);
+              s += v, h += std::fabs(v);
+            }
+            want.push_back(s), mag.push_back(h);
+          }
+      }
+    const double ulp = c.t == DType::f16 ? 1.0 / 1024 : 1.2e-7;
+    for (const std::string& be : testing::usable_backends()) {
+      const Tensor got = Session(g, be).run({x, y})[0];
+      ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << be;
+      for (int64_t i = 0; i < got.numel(); ++i)
+        ASSERT_NEAR(got.get(i), want[i], ulp * (std::fabs(want[i]) + mag[i]) + 1e-30) << be << " element " << i;
+    }
+  }
 }
 
 }  // namespace
