@@ -5,7 +5,7 @@
 # a8a8fbb) against this one, device time on both GPUs.
 #   bash docs/h100-2026-12-06g/jobc.sh   (after HALF_MODELS=... package_h200.sh)
 . scripts/h200_job.sh
-h200_correctness 'ThreadRows*:SoftmaxOnline*:RowRegisters*:MlOps*:Numerics*:Round51*:Half*:Cuda.ModelsPass*:Vulkan.ModelsPass*:-*NodeSuite*'
+h200_correctness 'ThreadRows*:SoftmaxOnline*:RowRegisters*:MlOps*:Round54*:GpuOpaqueOps*:Numerics*:Round51*:Half*:Cuda.ModelsPass*:Vulkan.ModelsPass*:-*NodeSuite*'
 xz -dkf .dev/fusor_old.xz && chmod +x .dev/fusor_old
 python3 docs/h100-2026-12-06g/short_rows.py /tmp/sr > /dev/null 2>&1
 for m in short_sum short_ln short_softmax; do for be in cuda vulkan; do for b in fusor_old fusor; do
