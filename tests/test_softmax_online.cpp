@@ -458,6 +458,26 @@ TEST(ThreadRows, ManyShortRowsTakeAThreadEachAndMatchReference) {
   };
   EXPECT_GT(count_of(source(softmax_graph(DType::f32, 1023, 5, false)), "fz_red"), 0);
   EXPECT_EQ(count_of(source(softmax_graph(DType::f32, 1024, 5, false)), "fz_red"), 0);
+  // LayerNorm(x1 * x2 + x3) * x1: x1, v and v - mean kept per element (3 x 16 past the budget).
+  const auto kept3 = [](int64_t rows, int64_t len) {
+    GraphBuilder b;
+    int x1 = b.input("x1", DType::f32, {rows, len}), x2 = b.input("x2", DType::f32, {rows, len}), x3 = b.input("x3", DType::f32, {rows, len});
+    int v = b.op("Add", {b.op("Mul", {x1, x2}), x3});
+    int s = b.constant("s", testing::random_tensor(DType::f32, {len}, 5, 0.5, 2.0)), c = b.constant("c", testing::random_tensor(DType::f32, {len}, 6));
+    b.output(b.op("Mul", {b.op("LayerNormalization", {v, s, c}, {{"axis", int64_t{-1}}, {"epsilon", 1e-5}}), x1}));
+    return finish(b);
+  };
+  for (int64_t len : {int64_t{8}, int64_t{16}}) {
+    const Graph g3 = kept3(3000, len);
+    const KernelSpec k3 = build_plan(g3).kernels[0];
+    const int64_t kept = static_cast<int64_t>(k3.register_loads.size() + k3.register_values.size());
+    EXPECT_EQ(kept, 3) << k3.register_loads.size() << " loads, " << k3.register_values.size() << " values";
+    EXPECT_EQ(count_of(source(g3), "fz_red") == 0, len * kept <= kRowRegisterBudget) << "len " << len;
+    check_backends(g3,
+                   {testing::random_tensor(DType::f32, {3000, len}, 380 + len, -2, 2), testing::random_tensor(DType::f32, {3000, len}, 390 + len),
+                    testing::random_tensor(DType::f32, {3000, len}, 400 + len)},
+                   2e-5, 1e-4, "LayerNorm(x1 x2 + x3) x1 len " + std::to_string(len));
+  }
   for (int64_t len : {int64_t{8}, int64_t{16}}) {
     const Graph f = fused_graph(3000, len, false);
     const KernelSpec k = build_plan(f).kernels[0];
