@@ -385,6 +385,23 @@ TEST(MlOps, LabelEncoderSearchesManySparseKeys) {
               attr_tensor(n, "values_tensor", onnx::TensorProto::FLOAT, fv);
             }, 4),
             {7}, DType::f32, {4, 50, 60, 80, -0.0, -0.0, 29}, 0);
+  // Only NaN keys: before ml 4 a NaN matches no key (the default), from ml 4 the first NaN key.
+  for (int version : {2, 4}) {
+    const std::vector<double> nan_keys(20, nan);
+    std::vector<double> nan_vals;
+    for (int i = 0; i < 20; ++i) nan_vals.push_back(i + 1);
+    expect_ml(ml("LabelEncoder", {{"x", testing::tensor_of({3}, {nan, 1, 0})}}, [&](onnx::NodeProto* n) {
+                if (version == 4) {
+                  attr_tensor(n, "keys_tensor", onnx::TensorProto::FLOAT, nan_keys);
+                  attr_tensor(n, "values_tensor", onnx::TensorProto::FLOAT, nan_vals);
+                } else {
+                  attr_floats(n, "keys_floats", nan_keys);
+                  attr_floats(n, "values_floats", nan_vals);
+                }
+                attr_f(n, "default_float", -5.0f);
+              }, version),
+              {3}, DType::f32, {version == 4 ? 1.0 : -5.0, -5, -5}, 0);
+  }
   // Rows x log(keys), not rows x keys: 50,000 rows of 4,000 keys on ref within a CPU-time bound
   // (the compare made a 200M-element mask).
   std::vector<int64_t> big_keys, big_vals, rows;
@@ -515,6 +532,37 @@ TEST(MlOps, SvmKernelsVotesAndBinaryForms) {
     const std::vector<Tensor> y = Session(lin.graph(), be).run(lin.feeds());
     testing::expect_values(y[0], {6, 4, 6}, 0);
     testing::expect_values(y[1], {-1.25, 0.25, 0, -1, -0.65, -0.35}, 1e-6);
+  }
+  // Two classes with support vectors: one pair score s per row, written as onnxruntime 1.32
+  // does: [-s, s] (NONE), [1 - t, t] with t = logistic(s) (LOGISTIC), [1 - s, s] (SOFTMAX).
+  for (const char* post : {"NONE", "LOGISTIC", "SOFTMAX"}) {
+    OneNode two = ml("SVMClassifier", {{"x", x}}, [&, post](onnx::NodeProto* p) {
+      attr_s(p, "kernel_type", "RBF");
+      attr_floats(p, "kernel_params", {gamma, 0, 3});
+      attr_floats(p, "support_vectors", std::vector<double>(sv.begin(), sv.begin() + 2 * F));
+      attr_floats(p, "coefficients", {0.7, -0.4});
+      attr_floats(p, "rho", {0.1});
+      attr_ints(p, "vectors_per_class", {1, 1});
+      attr_ints(p, "classlabels_ints", {4, 6});
+      attr_s(p, "post_transform", post);
+    }, 1);
+    two.outputs = {"label", "scores"};
+    std::vector<double> want2;
+    for (int64_t r = 0; r < 6; ++r) {
+      double k2[2];
+      for (int64_t j = 0; j < 2; ++j) {
+        double d = 0;
+        for (int64_t i = 0; i < F; ++i) d += (x.get(r * F + i) - static_cast<float>(sv[j * F + i])) * (x.get(r * F + i) - static_cast<float>(sv[j * F + i]));
+        k2[j] = std::exp(-static_cast<float>(gamma) * d);
+      }
+      const double sc = static_cast<float>(0.1) + static_cast<float>(0.7) * k2[0] + static_cast<float>(-0.4) * k2[1];
+      const double t = std::string(post) == "LOGISTIC" ? 1 / (1 + std::exp(-sc)) : sc;
+      want2.push_back(std::string(post) == "NONE" ? -sc : 1 - t), want2.push_back(t);
+    }
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be + " " + post);
+      testing::expect_values(Session(two.graph(), be).run(two.feeds())[1], want2, 1e-6);
+    }
   }
   // SVMRegressor, POLY: sum_j c_j (gamma x.sv_j + coef0)^degree + rho; one_class gives the signs.
   std::vector<double> reg;

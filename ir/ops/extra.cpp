@@ -553,9 +553,14 @@ ResizeTable resize_table(const Node& n, const Shape& x, const Tensor* scales, co
     // NaN neighbour made the element NaN (nearest x2 of [1, inf] gave [1, NaN, NaN, NaN] where
     // onnxruntime and the ONNX reference pick [1, 1, inf, inf]), and 2^rank taps per element
     // made the host Resize 16x slower than one.
+    // A coordinate whose taps all read one pixel (every coordinate of a length-1 input axis:
+    // the clamped taps of a 1x1 map, weights (1, 0) gave 0 x inf) is that pixel times their sum.
+    const auto one_pixel = [](const Taps& tp) {
+      return std::all_of(tp.idx.begin(), tp.idx.end(), [&](int64_t i) { return i == tp.idx[0]; });
+    };
     bool single = true;
     for (const Taps& tp : taps) {
-      if (tp.extrapolate) continue;
+      if (tp.extrapolate || one_pixel(tp)) continue;
       int nonzero = 0;
       for (double w : tp.w) nonzero += w != 0.0;
       single = single && nonzero == 1 && std::find(tp.w.begin(), tp.w.end(), 1.0) != tp.w.end();
@@ -564,6 +569,12 @@ ResizeTable resize_table(const Node& n, const Shape& x, const Tensor* scales, co
       a.taps = 1;
       for (Taps& tp : taps) {
         if (tp.extrapolate) continue;
+        if (one_pixel(tp)) {
+          double sum = 0;
+          for (double w : tp.w) sum += w;
+          tp.idx = {tp.idx[0]}, tp.w = {sum};
+          continue;
+        }
         const size_t one = static_cast<size_t>(std::find(tp.w.begin(), tp.w.end(), 1.0) - tp.w.begin());
         tp.idx = {tp.idx[one]}, tp.w = {1.0};
       }

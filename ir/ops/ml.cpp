@@ -448,8 +448,8 @@ void label_encoder_search(Graph& g, RewriteNodes& w, const Node& n, const Tensor
   Tensor dv = dflt;
   dv.reshape({});
   const int dc = g.add_constant(g.unique_name(n.name + "/default"), dv);
-  if (first.empty()) {  // only NaN keys
-    w.op("Where", {w.op("IsNaN", {n.inputs[0]}), scalar(values, nan_at, "nan_value"), dc}, {}, out0(n));
+  if (first.empty()) {  // only NaN keys: they map NaN from ml 4, nothing before
+    w.op("Where", {w.op("IsNaN", {n.inputs[0]}), nan_key ? scalar(values, nan_at, "nan_value") : dc, dc}, {}, out0(n));
     return;
   }
   int64_t p = 1;

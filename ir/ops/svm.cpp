@@ -16,7 +16,8 @@
 //   for each pair of classes i < j, s_ij = sum over class i's vectors of coefficients[j - 1][v]
 //   K(x, v) + sum over class j's of coefficients[i][v] K(x, v) + rho[pair], a vote for i where
 //   s_ij > 0, else for j; the label is the class with the most votes (the first on a tie).
-//   Z: the pair scores (S = pairs; 2 classes: [-s, s], or [1 - s, s] with a post_transform),
+//   Z: the pair scores (S = pairs; 2 classes: [-s, s], [1 - t, t] with t = logistic(s) for
+//   LOGISTIC, [1 - s, s] for SOFTMAX / SOFTMAX_ZERO),
 //   or with prob_a / prob_b Platt's pairwise probabilities r_ij = 1 - logistic(s_ij a + b),
 //   clipped to [1e-7, 1 - 1e-7], coupled into class probabilities (S = classes) by Wu, Lin &
 //   Weng's method (JMLR 5, 2004, method 2; libsvm's multiclass_probability, the iteration and
@@ -260,9 +261,10 @@ void classifier_ref(const Node& n, const Ins& in, Outs& out) {
   const int64_t scored = svc && !proba ? pairs : classes;                      // scores before the binary forms
   const std::vector<float> xs = rows_as_float(x);
   // z holds the pair scores (then, with probabilities, the class scores over their start).
-  std::vector<double> k(static_cast<size_t>(s.vectors)), z(static_cast<size_t>(std::max({width, scored, pairs})));
-  std::vector<int64_t> votes(static_cast<size_t>(classes));
-  std::vector<float> r(static_cast<size_t>(proba ? classes * classes : 0)), pf(static_cast<size_t>(proba ? classes : 0));
+  std::vector<double> k(static_cast<size_t>(s.vectors)), z(static_cast<size_t>(std::max({width, scored, svc ? pairs : 0})));
+  std::vector<int64_t> votes(static_cast<size_t>(svc ? classes : 0));
+  const bool coupled = svc && proba;  // liblinear's form has no pairs to couple
+  std::vector<float> r(static_cast<size_t>(coupled ? classes * classes : 0)), pf(static_cast<size_t>(coupled ? classes : 0));
   for (int64_t row = 0; row < rows; ++row) {
     const float* xr = xs.data() + row * f;
     size_t best = 0;
@@ -311,8 +313,10 @@ void classifier_ref(const Node& n, const Ins& in, Outs& out) {
     if (!has_out(out, 1)) continue;
     if (scored > 1) {
       ml_transform(s.post, z.data(), scored);
-    } else if (scored == 1 && svc) {  // one pair score s: [-s, s] (NONE), else [1 - s, s] (onnxruntime)
-      const double sc = z[0];
+    } else if (scored == 1 && svc) {
+      // One pair score s, as onnxruntime 1.32 writes it: [-s, s] (NONE), [1 - t, t] with
+      // t = logistic(s) (LOGISTIC), else [1 - s, s] (the softmaxes leave s as it is).
+      const double sc = s.post == Post::logistic ? static_cast<float>(ml_logistic(z[0])) : z[0];
       z[0] = s.post == Post::none ? -sc : 1 - sc, z[1] = sc;
     }
     for (int64_t c = 0; c < width; ++c) out[1].set(row * width + c, static_cast<float>(z[c]));
