@@ -228,7 +228,10 @@ int64_t Emitter::opaque_loop_trips(const Node& n) const {
   if (t == "MatMul") return xs.empty() ? 1 : xs.back();
   if ((t == "Conv" || t == "ConvTranspose") && k_.opaque_inputs.size() > 1 && k_.opaque_inputs[1] >= 0) {
     const Shape& ws = buffer(k_.opaque_inputs[1]).shape;
-    return ws.empty() || ws[0] == 0 ? 0 : shape_numel(ws) / ws[0] * (t == "ConvTranspose" ? ws[0] : 1);
+    if (ws.size() < 2 || ws[0] == 0 || ws[1] == 0) return 0;
+    // Each output loops over its group's input channels and every tap: Conv's W is
+    // [M, C/group, k...], ConvTranspose's [C, M/group, k...] (C/group channels, not C * M/group).
+    return t == "Conv" ? shape_numel(ws) / ws[0] : ws[0] / std::max<int64_t>(1, n.attr_i("group", 1)) * (shape_numel(ws) / (ws[0] * ws[1]));
   }
   if (t == "MaxPool" || t == "AveragePool" || t == "LpPool") {
     int64_t w = 1;

@@ -1,6 +1,7 @@
 // Opaque kernels of the shared emitter, part 2: direct convolutions, LRN, slices, gathers
 // and scatters by index, padding, tiling, one-hot, direct matmul, global pooling, GridSample.
 #include "backends/codegen_emitter.h"
+#include "ir/conv_geometry.h"
 #include "ir/slice_view.h"
 
 namespace fusor::codegen_detail {
@@ -94,30 +95,9 @@ std::string Emitter::conv_transpose(const Node& n, int out) const {
     if (b >= 0 && dtype_of(b) == DType::f64)
       throw Unsupported(d_.name, n.label() + ": float64 arithmetic is not generated (fp32 only)");
   const int64_t G = n.attr_i("group", 1), C = xs[1], Cg = C / G, Mg = ws[1], M = Mg * G;
-  auto strides = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
-  auto dil = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
-  auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
-  auto opad = n.attr_ints("output_padding", std::vector<int64_t>(nd, 0));
-  std::vector<int64_t> oshape = n.attr_ints("output_shape");
-  if (oshape.size() == static_cast<size_t>(nd + 2)) oshape.erase(oshape.begin(), oshape.begin() + 2);
-  if (static_cast<int>(strides.size()) != nd || static_cast<int>(dil.size()) != nd ||
-      static_cast<int>(pads.size()) != 2 * nd || static_cast<int>(opad.size()) != nd ||
-      (!oshape.empty() && static_cast<int>(oshape.size()) != nd) || os[1] != M)
-    fail(n.label() + ": malformed ConvTranspose attributes");
-  const std::string ap = n.attr_s("auto_pad", "NOTSET");
-  std::vector<int64_t> pb(nd);
-  for (int i = 0; i < nd; ++i) {
-    const int64_t in = xs[2 + i], k = ws[2 + i], st = strides[i], d = dil[i];
-    const int64_t full = st * (in - 1) + opad[i] + (k - 1) * d + 1;
-    pb[i] = pads[i];
-    if (!oshape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
-      const int64_t o = oshape.empty() ? in * st : oshape[i];
-      const int64_t total = full - o, half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      pb[i] = ap == "SAME_UPPER" ? half : total - half;
-    } else if (ap == "VALID") {
-      pb[i] = 0;
-    }
-  }
+  const ConvTransposeAxes ax = convtranspose_axes(n, xs, ws);  // the shape rule's geometry
+  if (os[1] != M) fail(n.label() + ": malformed ConvTranspose attributes");
+  const std::vector<int64_t>&strides = ax.s, &dil = ax.d, &pb = ax.pb;
   int64_t in_sz = 1, out_sz = 1, k_sz = 1;
   for (int i = 0; i < nd; ++i) in_sz *= xs[2 + i], out_sz *= os[2 + i], k_sz *= ws[2 + i];
   std::string s = "    fz_idx fz_m = (fz_o / " + lit(out_sz) + ") % " + lit(M) + ";\n";

@@ -893,7 +893,13 @@ void decompose(Graph& g) {
       for (auto& m : attention) rw.keep(std::move(m));
       continue;
     }
-    std::vector<Node> unrolled;  // RNN/GRU/LSTM: ir/decompose_recurrent.cpp; integer contractions
+    std::vector<Node> unrolled;  // RNN/GRU/LSTM: ir/decompose_recurrent.cpp; integer contractions;
+                                 // ConvTranspose: ir/decompose_conv.cpp
+    if (decompose_conv_transpose(g, n, unrolled)) {  // its Conv's bias goes on to its epilogue (rewrite)
+      for (const Node& m : unrolled)
+        if (!rewrite(g, m, rw)) rw.keep(m);
+      continue;
+    }
     if (decompose_recurrent(g, n, unrolled) || decompose_quant_int(g, n, unrolled)) {
       for (auto& m : unrolled) rw.keep(std::move(m));
       continue;

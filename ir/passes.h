@@ -47,6 +47,11 @@ void fold_unfused_weight_dequant(Graph& g, bool fuse);
 // true; false keeps the op (shapes unknown, a non-constant bias, a reduction that could pass
 // int32 or that cannot be split exactly).
 bool decompose_quant_int(Graph& g, const Node& n, std::vector<Node>& out);
+// ConvTranspose of static shapes (f32 / f16 / bf16, every strided axis of dilation 1 with a
+// kernel the stride divides) as one Conv of the flipped sub-kernels, stride times as many output
+// channels, interleaved by a Transpose and cropped by a Slice (ir/decompose_conv.cpp, called by
+// decompose()). Appends the nodes to `out` and returns true; false keeps the op.
+bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out);
 
 // Sequences at shape inference (ir/ops/sequence.cpp). expand_sequence_identity: node `index`
 // is an Identity of a sequence value (Value::sequence): its output becomes the same sequence

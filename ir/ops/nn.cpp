@@ -12,6 +12,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ir/conv_geometry.h"
 #include "ir/op_table.h"
 #include "ir/ops/op_helpers.h"
 
@@ -426,54 +427,15 @@ void conv_ref(const Node& n, const Ins& in, Outs& out) {
 
 // ---------------------------------------------------------------- ConvTranspose
 
-// Geometry of ConvTranspose (ONNX spec): out = s*(in-1) + output_padding + (k-1)*d + 1 - pads,
-// or pads derived from output_shape / auto_pad SAME (output = in * stride).
+// ConvTranspose's geometry (ir/conv_geometry.h) in the reference loops' 3-axis window.
 Window convtranspose_window(const Node& n, const Shape& x, const Shape& w) {
-  check_nd(n, x);
-  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
-  const int nd = static_cast<int>(x.size()) - 2;
-  if (w.size() != x.size()) throw bad("W " + shape_str(w) + " and X " + shape_str(x) + " differ in rank");
-  auto strides = spatial_attr(n, "strides", nd, 1), dil = spatial_attr(n, "dilations", nd, 1);
-  auto pads = spatial_attr(n, "pads", 2 * nd, 0), opad = spatial_attr(n, "output_padding", nd, 0);
-  std::vector<int64_t> oshape = n.attr_ints("output_shape");
-  if (oshape.size() == static_cast<size_t>(nd + 2)) oshape.erase(oshape.begin(), oshape.begin() + 2);
-  if (!oshape.empty() && oshape.size() != static_cast<size_t>(nd)) throw bad("output_shape has the wrong length");
-  std::string ap = n.attr_s("auto_pad", "NOTSET");
+  const ConvTransposeAxes a = convtranspose_axes(n, x, w);
   Window win;
-  win.nd = nd;
-  for (int i = 0; i < nd; ++i) {
-    const int j = 3 - nd + i;
-    const int64_t in = x[2 + i], k = w[2 + i], s = strides[i], d = dil[i];
-    if (k < 1 || s < 1 || d < 1) throw bad("kernel, strides and dilations must be positive");
-    // Keeps the arithmetic below in range: s * (in - 1) <= 2^60, sums of a few 2^40 terms.
-    constexpr int64_t kBig = kMaxPad;
-    if (k > kMaxWindowValue || s > kMaxWindowValue || d > kMaxWindowValue)
-      throw bad("kernel, strides or dilations larger than 2^20");
-    if (in > kBig || opad[i] > kBig || opad[i] < -kBig || pads[i] > kBig ||
-        pads[i] < -kBig || pads[nd + i] > kBig || pads[nd + i] < -kBig ||
-        (!oshape.empty() && (oshape[i] > kBig || oshape[i] < 0)))
-      throw bad("input size, pads or output sizes larger than 2^40");
-    const int64_t full = s * (in - 1) + opad[i] + (k - 1) * d + 1;
-    int64_t pb = pads[i], pe = pads[nd + i], out;
-    if (!oshape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
-      out = oshape.empty() ? in * s : oshape[i];
-      // total may be negative (output_shape beyond the full size); halve with floor division
-      // as the ONNX reference does, so the extra row lands at the end.
-      const int64_t total = full - out, half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      if (ap == "SAME_UPPER")
-        pb = half, pe = total - half;
-      else
-        pb = total - half, pe = half;
-    } else if (ap == "VALID") {
-      pb = pe = 0;
-      out = full;
-    } else {
-      // Negative pads would widen the output past the full one: refused, as onnxruntime and Conv do.
-      if (pb < 0 || pe < 0) throw bad("negative pads");
-      out = full - pb - pe;
-    }
-    if (out < 1) throw bad("output size " + std::to_string(out) + " is not positive");
-    win.in[j] = in, win.k[j] = k, win.s[j] = s, win.d[j] = d, win.pb[j] = pb, win.pe[j] = pe, win.out[j] = out;
+  win.nd = a.nd;
+  for (int i = 0; i < a.nd; ++i) {
+    const int j = 3 - a.nd + i;
+    win.in[j] = a.in[i], win.k[j] = a.k[i], win.s[j] = a.s[i], win.d[j] = a.d[i];
+    win.pb[j] = a.pb[i], win.pe[j] = a.pe[i], win.out[j] = a.out[i];
   }
   return win;
 }
@@ -844,6 +806,58 @@ void dropout_ref(const Node& n, const Ins& in, Outs& out) {
 }
 
 }  // namespace
+
+// ONNX spec: out = s*(in-1) + output_padding + (k-1)*d + 1 - pads, or pads derived from
+// output_shape / auto_pad SAME (output = in * stride).
+ConvTransposeAxes convtranspose_axes(const Node& n, const Shape& x, const Shape& w) {
+  check_nd(n, x);
+  auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
+  const int nd = static_cast<int>(x.size()) - 2;
+  if (w.size() != x.size()) throw bad("W " + shape_str(w) + " and X " + shape_str(x) + " differ in rank");
+  auto strides = spatial_attr(n, "strides", nd, 1), dil = spatial_attr(n, "dilations", nd, 1);
+  auto pads = spatial_attr(n, "pads", 2 * nd, 0), opad = spatial_attr(n, "output_padding", nd, 0);
+  std::vector<int64_t> oshape = n.attr_ints("output_shape");
+  if (oshape.size() == static_cast<size_t>(nd + 2)) oshape.erase(oshape.begin(), oshape.begin() + 2);
+  if (!oshape.empty() && oshape.size() != static_cast<size_t>(nd)) throw bad("output_shape has the wrong length");
+  const std::string ap = n.attr_s("auto_pad", "NOTSET");
+  ConvTransposeAxes a;
+  a.nd = nd;
+  for (int i = 0; i < nd; ++i) {
+    const int64_t in = x[2 + i], k = w[2 + i], s = strides[i], d = dil[i];
+    if (k < 1 || s < 1 || d < 1) throw bad("kernel, strides and dilations must be positive");
+    // Keeps the arithmetic below in range: s * (in - 1) <= 2^60, sums of a few 2^40 terms.
+    constexpr int64_t kBig = kMaxPad;
+    if (k > kMaxWindowValue || s > kMaxWindowValue || d > kMaxWindowValue)
+      throw bad("kernel, strides or dilations larger than 2^20");
+    if (in > kBig || opad[i] > kBig || opad[i] < -kBig || pads[i] > kBig ||
+        pads[i] < -kBig || pads[nd + i] > kBig || pads[nd + i] < -kBig ||
+        (!oshape.empty() && (oshape[i] > kBig || oshape[i] < 0)))
+      throw bad("input size, pads or output sizes larger than 2^40");
+    const int64_t full = s * (in - 1) + opad[i] + (k - 1) * d + 1;
+    int64_t pb = pads[i], pe = pads[nd + i], out;
+    if (!oshape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      out = oshape.empty() ? in * s : oshape[i];
+      // total may be negative (output_shape beyond the full size); halve with floor division
+      // as the ONNX reference does, so the extra row lands at the end.
+      const int64_t total = full - out, half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      if (ap == "SAME_UPPER")
+        pb = half, pe = total - half;
+      else
+        pb = total - half, pe = half;
+    } else if (ap == "VALID") {
+      pb = pe = 0;
+      out = full;
+    } else {
+      // Negative pads would widen the output past the full one: refused, as onnxruntime and Conv do.
+      if (pb < 0 || pe < 0) throw bad("negative pads");
+      out = full - pb - pe;
+    }
+    if (out < 1) throw bad("output size " + std::to_string(out) + " is not positive");
+    a.in.push_back(in), a.k.push_back(k), a.s.push_back(s), a.d.push_back(d);
+    a.pb.push_back(pb), a.pe.push_back(pe), a.out.push_back(out);
+  }
+  return a;
+}
 
 void register_nn_ops() {
   register_op(never_raising(table_entry("Gemm", 2, 3, gemm_infer, gemm_ref)));

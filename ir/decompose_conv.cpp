@@ -1,0 +1,277 @@
+// ConvTranspose as one Conv (ir/passes.h decompose_conv_transpose), so it runs on the backends'
+// convolution kernels (implicit GEMM, cuDNN) instead of a direct loop per output element that
+// walks every tap of every input channel (and skips (s-1)/s of them on each strided axis).
+//
+// The sub-pixel form (Shi et al., "Is the deconvolution layer the same as a convolutional layer?",
+// 2016): on an axis of stride s and kernel K = J * s (dilation 1), output row q = t * s + r
+// (before cropping the pads) is sum_j W[r + j s] x[t - j], a stride-1 convolution with the
+// flipped sub-kernel W[r + (J - 1 - j) s], j < J. The s phases r become s times as many output
+// channels of one Conv, and a Transpose interleaves them. An axis of stride 1 is the flipped
+// kernel with its dilation. Every product the direct form makes is made once, none added: only
+// taps that exist are multiplied (K % s != 0 would need zero taps, and 0 * inf is NaN).
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "ir/conv_geometry.h"
+#include "ir/ops/op_helpers.h"
+#include "ir/passes.h"
+
+namespace fusor {
+
+namespace {
+
+// FUSOR_CONVTRANSPOSE_AS_CONV=0 keeps the direct kernel (for A/B measurements).
+bool enabled() {
+  const char* e = std::getenv("FUSOR_CONVTRANSPOSE_AS_CONV");
+  return !(e && std::string(e) == "0");
+}
+
+// W [G*Cg, Mg, K...] rearranged for a Conv over phases rs (see decompose_conv_transpose's
+// weight): [G * |rs| * Mg, Cg, J...], element bytes copied as they are.
+Tensor phase_weight(const Tensor& W, int64_t G, int64_t Cg, int64_t Mg, const std::vector<std::vector<int64_t>>& rs,
+                    const std::vector<int64_t>& J, const std::vector<int64_t>& s) {
+  const int nd = static_cast<int>(J.size());
+  const Shape& ws = W.shape();
+  const int64_t np = static_cast<int64_t>(rs.size());
+  Shape shape = {G * np * Mg, Cg};
+  shape.insert(shape.end(), J.begin(), J.end());
+  Tensor out(W.dtype(), shape);
+  const size_t esz = dtype_size(W.dtype());
+  int64_t jsz = 1, ksz = 1;
+  for (int i = 0; i < nd; ++i) jsz *= J[i], ksz *= ws[2 + i];
+  const std::byte* src = W.raw();
+  std::byte* dst = out.raw();
+  std::vector<int64_t> koff(static_cast<size_t>(jsz));  // per phase: tap j's flat offset in K
+  int64_t o = 0;
+  for (int64_t g = 0; g < G; ++g)
+    for (int64_t p = 0; p < np; ++p) {
+      for (int64_t jj = 0; jj < jsz; ++jj) {
+        int64_t rest = jj, off = 0, stride = 1;
+        for (int i = nd - 1; i >= 0; --i) {
+          const int64_t j = rest % J[i];
+          rest /= J[i];
+          off += (rs[p][i] + (J[i] - 1 - j) * s[i]) * stride;
+          stride *= ws[2 + i];
+        }
+        koff[jj] = off;
+      }
+      for (int64_t m = 0; m < Mg; ++m)
+        for (int64_t c = 0; c < Cg; ++c) {
+          const int64_t base = ((g * Cg + c) * Mg + m) * ksz;
+          for (int64_t jj = 0; jj < jsz; ++jj, ++o)
+            std::memcpy(dst + static_cast<size_t>(o) * esz, src + static_cast<size_t>(base + koff[jj]) * esz, esz);
+        }
+    }
+  return out;
+}
+
+}  // namespace
+
+bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
+  if (n.op_type != "ConvTranspose" || n.inputs.size() < 2 || !n.has_input(0) || !n.has_input(1) || n.outputs.size() != 1 ||
+      n.outputs[0] < 0 || !enabled())
+    return false;
+  const Value &xv = g.values[n.inputs[0]], &wv = g.values[n.inputs[1]], &yv = g.values[n.outputs[0]];
+  const DType dt = xv.dtype;
+  if ((dt != DType::f32 && dt != DType::f16 && dt != DType::bf16) || wv.dtype != dt || yv.dtype != dt) return false;
+  if (!xv.shape_known || !wv.shape_known || !yv.shape_known || xv.shape.size() < 3 || xv.shape.size() > 5) return false;
+  for (const Shape* s : {&xv.shape, &wv.shape, &yv.shape})
+    for (int64_t d : *s)
+      if (d <= 0) return false;
+  const Shape xs = xv.shape, ws = wv.shape, ys = yv.shape;
+  const std::optional<Tensor> w_const = wv.constant;  // (g.values grows below: no references kept)
+  ConvTransposeAxes a;
+  try {
+    a = convtranspose_axes(n, xs, ws);
+  } catch (const Error&) {
+    return false;  // the shape rule reports it
+  }
+  const int nd = a.nd;
+  const int64_t G = n.attr_i("group", 1), C = xs[1];
+  if (G < 1 || C % G != 0 || ws[0] != C || ys[1] != ws[1] * G || static_cast<int>(ys.size()) != nd + 2) return false;
+  const int64_t Cg = C / G, Mg = ws[1];
+  // Strided axes need dilation 1 and at least one tap in every phase (K >= s); a kernel the
+  // stride divides gives every phase J = K / s taps and all phases run as one Conv, otherwise
+  // each phase is its own Conv (at most kMaxPhaseConvs of them).
+  constexpr int64_t kMaxPhaseConvs = 64;
+  bool stacked = true;
+  int64_t P = 1;  // phases: the product of the strides
+  for (int i = 0; i < nd; ++i) {
+    if (a.s[i] == 1) continue;
+    if (a.d[i] != 1 || a.k[i] < a.s[i]) return false;
+    stacked = stacked && a.k[i] % a.s[i] == 0;
+    P *= a.s[i];
+    if (P > (int64_t{1} << 40)) return false;
+  }
+  if (!stacked && P > kMaxPhaseConvs) return false;
+
+  // Per axis: the most taps of a phase, the Conv's dilation and end pad, the begin pad of a
+  // phase of J taps, and the crop of the interleaved output.
+  std::vector<int64_t> Jmax(nd), dil(nd), pad_end(nd), extra_begin(nd), crop_start(nd), crop_len(nd), T(nd);
+  for (int i = 0; i < nd; ++i) {
+    const int64_t s = a.s[i], k = a.k[i], d = a.d[i], in = a.in[i], pb = a.pb[i], o = a.out[i];
+    Jmax[i] = (k + s - 1) / s, dil[i] = s > 1 ? 1 : d;
+    const int64_t span = (Jmax[i] - 1) * dil[i];
+    if (s == 1 && span - pb >= 0 && o - in + pb >= 0) {
+      // The pads fold into the Conv's: output o rows, nothing to crop.
+      extra_begin[i] = -pb, pad_end[i] = o - in + pb, crop_start[i] = 0;
+    } else {
+      // Rows beyond the full output (output_shape past it, negative begin pads) are zero rows of
+      // the Conv's padding, whole phase rows at a time.
+      const int64_t full = s * (in - 1) + (k - 1) * d + 1;
+      const int64_t b = pb < 0 ? (-pb + s - 1) / s : 0, e = o + pb > full ? (o + pb - full + s - 1) / s : 0;
+      extra_begin[i] = b, pad_end[i] = span + e, crop_start[i] = pb + b * s;
+    }
+    T[i] = in + extra_begin[i] + pad_end[i];
+    crop_len[i] = o;
+  }
+
+  op_helpers::RewriteNodes rw{g, n.name, {}};
+  const int64_t kI64Min = std::numeric_limits<int64_t>::min();
+  std::vector<std::vector<int64_t>> phases;  // r per axis, row-major over the strided axes
+  for (int64_t p = 0; p < P; ++p) {
+    std::vector<int64_t> r(nd, 0);
+    int64_t rest = p;
+    for (int i = nd - 1; i >= 0; --i) r[i] = rest % a.s[i], rest /= a.s[i];
+    phases.push_back(std::move(r));
+  }
+  // The Conv weight [G * |rs| * Mg, Cg, J...] of phases rs (J taps each), rows (g, phase, m):
+  // tap j of axis i is W[g * Cg + c, m, r_i + (J_i - 1 - j_i) s_i], the sub-kernel flipped.
+  auto weight = [&](const std::vector<std::vector<int64_t>>& rs, const std::vector<int64_t>& J) {
+    std::vector<int64_t> shape = {G * static_cast<int64_t>(rs.size()) * Mg, Cg};
+    shape.insert(shape.end(), J.begin(), J.end());
+    if (w_const) return g.add_constant(g.unique_name(n.name + "/w"), phase_weight(*w_const, G, Cg, Mg, rs, J, a.s));
+    // A weight computed at run time: the same rearrangement as ops (Reshape / Transpose / Slice).
+    int w;
+    if (rs.size() == static_cast<size_t>(P) && stacked) {
+      // W [G*Cg, Mg, K...] -> [G, Cg, Mg, (J_i, s_i) or K_i ...] -> [G, s..., Mg, Cg, J...]
+      std::vector<int64_t> wshape = {G, Cg, Mg}, perm = {0}, jpos;
+      for (int i = 0; i < nd; ++i) {
+        jpos.push_back(static_cast<int64_t>(wshape.size()));
+        if (a.s[i] > 1) {
+          wshape.push_back(J[i]), wshape.push_back(a.s[i]);
+          perm.push_back(static_cast<int64_t>(wshape.size()) - 1);
+        } else {
+          wshape.push_back(a.k[i]);
+        }
+      }
+      perm.push_back(2), perm.push_back(1);
+      perm.insert(perm.end(), jpos.begin(), jpos.end());
+      w = rw.op("Transpose", {rw.op("Reshape", {n.inputs[1], rw.ints(wshape)}, {}, -1, 14)}, {{"perm", perm}});
+    } else {  // one phase: W -> [G, Mg, Cg, K...], its taps r_i, r_i + s_i, ... on each strided axis
+      std::vector<int64_t> wk = {G, Mg, Cg}, st, en, ax, sp;
+      for (int i = 0; i < nd; ++i) {
+        wk.push_back(a.k[i]);
+        if (a.s[i] > 1) st.push_back(rs[0][i]), en.push_back(a.k[i]), ax.push_back(3 + i), sp.push_back(a.s[i]);
+      }
+      w = rw.op("Transpose", {rw.op("Reshape", {n.inputs[1], rw.ints({G, Cg, Mg, -1})}, {}, -1, 14)},
+                {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+      w = rw.op("Slice", {rw.op("Reshape", {w, rw.ints(wk)}, {}, -1, 14), rw.ints(st), rw.ints(en), rw.ints(ax), rw.ints(sp)});
+    }
+    w = rw.op("Reshape", {w, rw.ints(shape)}, {}, -1, 14);
+    std::vector<int64_t> flip;
+    for (int i = 0; i < nd; ++i)
+      if (J[i] > 1) flip.push_back(2 + i);
+    if (flip.empty()) return w;
+    const size_t f = flip.size();
+    return rw.op("Slice", {w, rw.ints(std::vector<int64_t>(f, -1)), rw.ints(std::vector<int64_t>(f, kI64Min)), rw.ints(flip),
+                           rw.ints(std::vector<int64_t>(f, -1))});
+  };
+  // A 1-D ConvTranspose runs as a 2-D Conv over [N, C, 1, L] (the fuser contracts 2-D
+  // convolutions: implicit GEMM, cuDNN); its output [N, rows, 1, T] is reshaped below.
+  const bool lift = nd == 1;
+  int x_in = n.inputs[0];
+  if (lift) {
+    x_in = rw.op("Reshape", {x_in, rw.ints({xs[0], C, 1, xs[2]})}, {}, -1, 14);
+    g.values[x_in].dtype = dt, g.values[x_in].shape = {xs[0], C, 1, xs[2]}, g.values[x_in].shape_known = true;
+  }
+  auto conv = [&](int w, int b, const std::vector<int64_t>& J, int out) {
+    std::vector<int64_t> pads(2 * nd), kernel = J, dl = dil;
+    for (int i = 0; i < nd; ++i) pads[i] = (J[i] - 1) * dil[i] + extra_begin[i], pads[nd + i] = pad_end[i];
+    if (lift) {
+      if (g.values[w].constant) {
+        Tensor t = *g.values[w].constant;
+        t.reshape({t.shape()[0], Cg, 1, J[0]});
+        w = g.add_constant(g.unique_name(n.name + "/w2d"), std::move(t));
+      } else {
+        w = rw.op("Reshape", {w, rw.ints({0, Cg, 1, J[0]})}, {}, -1, 14);
+      }
+      pads = {0, pads[0], 0, pads[1]}, kernel = {1, J[0]}, dl = {1, dil[0]};
+    }
+    std::vector<int> ins = {x_in, w};
+    if (b >= 0) ins.push_back(b);
+    const int y = rw.op("Conv", ins,
+                        {{"group", G}, {"kernel_shape", kernel}, {"dilations", dl}, {"pads", pads},
+                         {"strides", std::vector<int64_t>(kernel.size(), 1)}},
+                        lift ? -1 : out, 11);
+    g.values[y].dtype = dt;  // typed, so decompose() rewrites the Conv's bias into its epilogue
+    return y;
+  };
+  bool crops = false;
+  for (int i = 0; i < nd; ++i) crops = crops || crop_start[i] != 0 || crop_len[i] != T[i] * a.s[i];
+  const int final_out = n.outputs[0];
+  const int bias = n.has_input(2) ? n.inputs[2] : -1;
+  int y;  // the phases' outputs, [N, G, P, Mg, T...] in memory
+  if (stacked) {
+    // Each phase's channels carry their channel's bias: [G*Mg] -> [G, P, Mg] (a constant stays
+    // one, so the Conv's bias becomes its epilogue).
+    int b = bias;
+    if (b >= 0 && P > 1 && g.values[b].constant) {
+      const Tensor& b0 = *g.values[b].constant;
+      Tensor t(b0.dtype(), {G * P * Mg});
+      const size_t esz = dtype_size(b0.dtype());
+      for (int64_t i = 0; i < G * P * Mg; ++i)
+        std::memcpy(t.raw() + static_cast<size_t>(i) * esz, b0.raw() + static_cast<size_t>(i / (P * Mg) * Mg + i % Mg) * esz, esz);
+      b = g.add_constant(g.unique_name(n.name + "/bias"), std::move(t));
+    } else if (b >= 0 && P > 1) {
+      b = rw.op("Reshape", {rw.op("Tile", {rw.op("Reshape", {b, rw.ints({G, 1, Mg})}, {}, -1, 14), rw.ints({1, P, 1})}),
+                            rw.ints({G * P * Mg})},
+                {}, -1, 14);
+    }
+    y = conv(weight(phases, Jmax), b, Jmax, P == 1 && !crops ? final_out : -1);
+    if (lift && P == 1) y = rw.op("Reshape", {y, rw.ints({xs[0], G * Mg, T[0]})}, {}, crops ? -1 : final_out, 14);
+  } else {
+    // One Conv per phase r (its taps r + j s, J_r = ceil((K - r) / s) of them), each output
+    // [N, G*Mg, T...] viewed as [N, G, 1, Mg, T...] and concatenated along the 1.
+    std::vector<int64_t> view = {xs[0], G, 1, Mg};
+    view.insert(view.end(), T.begin(), T.end());
+    std::vector<int> parts;
+    for (const std::vector<int64_t>& r : phases) {
+      std::vector<int64_t> J(nd);
+      for (int i = 0; i < nd; ++i) J[i] = (a.k[i] - r[i] + a.s[i] - 1) / a.s[i];
+      parts.push_back(rw.op("Reshape", {conv(weight({r}, J), bias, J, -1), rw.ints(view)}, {}, -1, 14));
+    }
+    y = rw.op("Concat", parts, {{"axis", int64_t{2}}});
+  }
+  if (P > 1) {
+    // [N, G, s..., Mg, T...] -> [N, G, Mg, (T_i, s_i) ...] -> [N, M, T_i*s_i ...]
+    std::vector<int64_t> split = {xs[0], G}, iperm = {0, 1}, spos(nd, -1), merged = {xs[0], G * Mg};
+    for (int i = 0; i < nd; ++i)
+      if (a.s[i] > 1) spos[i] = static_cast<int64_t>(split.size()), split.push_back(a.s[i]);
+    iperm.push_back(static_cast<int64_t>(split.size()));
+    split.push_back(Mg);
+    for (int i = 0; i < nd; ++i) {
+      iperm.push_back(static_cast<int64_t>(split.size()));
+      split.push_back(T[i]);
+      if (spos[i] >= 0) iperm.push_back(spos[i]);
+      merged.push_back(T[i] * a.s[i]);
+    }
+    y = rw.op("Reshape", {y, rw.ints(split)}, {}, -1, 14);
+    y = rw.op("Transpose", {y}, {{"perm", iperm}});
+    y = rw.op("Reshape", {y, rw.ints(merged)}, {}, crops ? -1 : final_out, 14);
+  }
+  if (crops) {
+    std::vector<int64_t> st, en, ax;
+    for (int i = 0; i < nd; ++i)
+      if (crop_start[i] != 0 || crop_len[i] != T[i] * a.s[i])
+        st.push_back(crop_start[i]), en.push_back(crop_start[i] + crop_len[i]), ax.push_back(2 + i);
+    rw.op("Slice", {y, rw.ints(st), rw.ints(en), rw.ints(ax)}, {}, final_out, 13);
+  }
+  out.insert(out.end(), rw.nodes.begin(), rw.nodes.end());
+  return true;
+}
+
+}  // namespace fusor

@@ -1,0 +1,147 @@
+// ConvTranspose as a Conv of flipped sub-kernels (ir/decompose_conv.cpp): the fused plans
+// (cpu, vulkan, cuda) match the reference's direct scatter on seeded random inputs across
+// strides (the stride dividing the kernel: one stacked Conv; not dividing it: a Conv per
+// phase), dilations, groups, pads, output_padding, output_shape, auto_pad, bias, fp16, and
+// weights as constants or inputs; infinities land where the reference puts them (no zero tap
+// multiplies one).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "frontend/builder.h"
+#include "ir/passes.h"
+#include "runtime/session.h"
+#include "test_util.h"
+
+namespace fusor {
+namespace {
+
+struct CtCase {
+  std::string name;
+  Shape x, w;
+  GraphBuilder::Attrs attrs;
+  bool bias = true;
+  DType t = DType::f32;
+  bool const_weight = true;
+  bool decomposed = true;  // whether the plan has no ConvTranspose kernel left
+};
+
+Graph ct_graph(const CtCase& c, const Tensor& w, const Tensor& b, bool as_abs_inputs = false) {
+  GraphBuilder g("convtranspose", 17);
+  const int x = g.input("x", c.t, c.x);
+  std::vector<int> ins = {x, c.const_weight && !as_abs_inputs ? g.constant("w", w) : g.input("w", c.t, c.w)};
+  if (c.bias) ins.push_back(c.const_weight && !as_abs_inputs ? g.constant("b", b) : g.input("b", c.t, b.shape()));
+  g.output(g.op("ConvTranspose", ins, c.attrs));
+  return g.build();
+}
+
+Tensor abs_of(const Tensor& t) {
+  Tensor a(t.dtype(), t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) a.set(i, std::fabs(t.get(i)));
+  return a;
+}
+
+std::vector<CtCase> cases() {
+  using I = std::vector<int64_t>;
+  return {
+      {"1d k16 s8 (a vocoder's upsampler)", {1, 6, 9}, {6, 5, 16}, {{"strides", I{8}}, {"pads", I{4, 4}}}},
+      {"2d k4 s2 p1 (DCGAN, pix2pix)", {2, 5, 6, 7}, {5, 3, 4, 4}, {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}}},
+      {"2d k2 s2 (U-Net, Mask R-CNN)", {1, 8, 5, 4}, {8, 4, 2, 2}, {{"strides", I{2, 2}}}, false},
+      {"2d k3 s2 p1 op1 (per-phase Convs)", {1, 4, 5, 6}, {4, 3, 3, 3},
+       {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}, {"output_padding", I{1, 1}}}},
+      {"2d k3 s1 dilation 2, pads", {1, 3, 7, 6}, {3, 2, 3, 3}, {{"dilations", I{2, 2}}, {"pads", I{1, 3, 0, 2}}}},
+      {"2d k5 s1 pads past the span (cropped)", {1, 2, 6, 6}, {2, 3, 5, 5}, {{"pads", I{5, 3, 0, 4}}}},
+      {"2d groups 2, k4 s2", {1, 6, 4, 5}, {6, 2, 4, 4}, {{"strides", I{2, 2}}, {"group", int64_t{2}}}},
+      {"2d depthwise k4 s2 p1", {1, 4, 5, 5}, {4, 1, 4, 4}, {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}, {"group", int64_t{4}}}},
+      {"2d mixed strides 3 and 1, k6 x k3", {1, 3, 4, 5}, {3, 2, 6, 3}, {{"strides", I{3, 1}}, {"pads", I{2, 1, 1, 0}}}},
+      {"2d output_shape past the full size", {1, 2, 3, 3}, {2, 2, 4, 4}, {{"strides", I{2, 2}}, {"output_shape", I{10, 11}}}},
+      {"2d auto_pad SAME_UPPER k3 s2", {1, 2, 4, 5}, {2, 3, 3, 3}, {{"strides", I{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}},
+      {"2d auto_pad SAME_LOWER k4 s2", {1, 2, 4, 5}, {2, 3, 4, 4}, {{"strides", I{2, 2}}, {"auto_pad", std::string("SAME_LOWER")}}},
+      {"3d k2 s2", {1, 3, 3, 2, 4}, {3, 2, 2, 2, 2}, {{"strides", I{2, 2, 2}}}},
+      {"3d k3 s(1,2,2) p1 op(0,1,1)", {1, 2, 3, 3, 4}, {2, 2, 3, 3, 3},
+       {{"strides", I{1, 2, 2}}, {"pads", I{1, 1, 1, 1, 1, 1}}, {"output_padding", I{0, 1, 1}}}},
+      {"2d fp16 k4 s2 p1", {1, 8, 5, 6}, {8, 4, 4, 4}, {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}}, true, DType::f16},
+      {"2d fp16 k3 s2 (per phase)", {1, 4, 5, 5}, {4, 4, 3, 3}, {{"strides", I{2, 2}}}, true, DType::f16},
+      {"2d weight as an input", {1, 3, 4, 4}, {3, 2, 4, 4}, {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}}, true, DType::f32, false},
+      {"2d k3 s2 p1, groups 2, weight as an input", {1, 4, 4, 5}, {4, 3, 3, 3},
+       {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}, {"group", int64_t{2}}}, true, DType::f32, false},
+      {"3d k3 s2 dilation-2 stride-1 axis, weight as an input", {1, 2, 4, 3, 4}, {2, 2, 3, 3, 2},
+       {{"strides", I{2, 1, 2}}, {"dilations", I{1, 2, 1}}}, true, DType::f32, false},
+      {"1d k1 s2: a phase without taps keeps the direct kernel", {1, 2, 5}, {2, 3, 1}, {{"strides", I{2}}}, true, DType::f32, true,
+       false},
+      {"2d stride 2 dilation 2 keeps the direct kernel", {1, 2, 4, 4}, {2, 2, 2, 2}, {{"strides", I{2, 2}}, {"dilations", I{2, 2}}},
+       true, DType::f32, true, false},
+  };
+}
+
+TEST(ConvTranspose, FusedPlansMatchTheReferenceOnEveryBackend) {
+  int seed = 100;
+  for (const CtCase& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const Tensor x = testing::random_tensor(c.t, c.x, ++seed, -2, 2), w = testing::random_tensor(c.t, c.w, ++seed, -1, 1);
+    const Tensor b = testing::random_tensor(c.t, {c.w[1] * (c.attrs.count("group") ? std::get<int64_t>(c.attrs.at("group")) : 1)},
+                                            ++seed, -1, 1);
+    Graph g = ct_graph(c, w, b);
+    {
+      Graph s = g;
+      make_static(s, {});
+      const Plan p = build_plan(s);
+      bool direct = false;
+      for (const KernelSpec& k : p.kernels)
+        for (const std::string& op : k.fused_ops) direct = direct || op == "ConvTranspose";
+      EXPECT_EQ(direct, !c.decomposed);
+    }
+    std::vector<Tensor> ins = {x};
+    if (!c.const_weight) {
+      ins.push_back(w);
+      if (c.bias) ins.push_back(b);
+    }
+    const Tensor want = Session(g, "ref").run(ins)[0];
+    // The sum of |terms| bounds each output's rounding error: ConvTranspose of |x|, |w|, |b|.
+    std::vector<Tensor> abs_ins = {abs_of(x), abs_of(w)};
+    if (c.bias) abs_ins.push_back(abs_of(b));
+    const Tensor mag = Session(ct_graph(c, w, b, true), "ref").run(abs_ins)[0];
+    const double ulp = c.t == DType::f16 ? 1.0 / 1024 : 1.2e-7;
+    double nonzero = 0;
+    for (const std::string& be : testing::usable_backends()) {
+      if (be == "ref") continue;
+      const Tensor got = Session(g, be).run(ins)[0];
+      ASSERT_EQ(got.shape(), want.shape()) << be;
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        ASSERT_NEAR(got.get(i), want.get(i), 4 * ulp * mag.get(i) + 1e-30) << be << " element " << i;
+        nonzero += std::fabs(got.get(i));
+      }
+    }
+    EXPECT_TRUE(testing::usable_backends().size() < 2 || nonzero > 0);
+  }
+}
+
+// An inf input reaches the outputs its taps reach and no others, as in the reference: the
+// decomposition multiplies no zero taps (k3 s2: phases of 2 and 1 taps run as separate Convs).
+TEST(ConvTranspose, InfinitiesReachOnlyTheOutputsTheirTapsReach) {
+  using I = std::vector<int64_t>;
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const CtCase& c : {CtCase{"k3 s2", {1, 1, 4, 4}, {1, 1, 3, 3}, {{"strides", I{2, 2}}}, false},
+                          CtCase{"k4 s2 p1", {1, 1, 4, 4}, {1, 2, 4, 4}, {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}}, false}}) {
+    SCOPED_TRACE(c.name);
+    Tensor x = testing::random_tensor(c.t, c.x, 7, 0.5, 1), w = testing::random_tensor(c.t, c.w, 8, 0.5, 1);
+    x.set(5, inf);  // row 1, column 1
+    const Graph g = ct_graph(c, w, Tensor());
+    const Tensor want = Session(g, "ref").run({x})[0];
+    int64_t infs = 0;
+    for (int64_t i = 0; i < want.numel(); ++i) infs += std::isinf(want.get(i));
+    ASSERT_GT(infs, 0);
+    ASSERT_LT(infs, want.numel());
+    for (const std::string& be : testing::usable_backends()) {
+      const Tensor got = Session(g, be).run({x})[0];
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        EXPECT_EQ(std::isinf(got.get(i)), std::isinf(want.get(i))) << be << " element " << i;
+        EXPECT_FALSE(std::isnan(got.get(i))) << be << " element " << i;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fusor
