@@ -52,6 +52,9 @@ bool decompose_quant_int(Graph& g, const Node& n, std::vector<Node>& out);
 // channels, interleaved by a Transpose and cropped by a Slice (ir/decompose_conv.cpp, called by
 // decompose()). Appends the nodes to `out` and returns true; false keeps the op.
 bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out);
+// A 1-D Conv of static shapes (f32 / f16 / bf16) as a 2-D Conv over [N, C, 1, L] between two
+// Reshapes (ir/decompose_conv.cpp), so it reaches the contraction kernels.
+bool decompose_conv1d(Graph& g, const Node& n, std::vector<Node>& out);
 
 // Sequences at shape inference (ir/ops/sequence.cpp). expand_sequence_identity: node `index`
 // is an Identity of a sequence value (Value::sequence): its output becomes the same sequence

@@ -1,9 +1,11 @@
-// ConvTranspose as a Conv of flipped sub-kernels (ir/decompose_conv.cpp): the fused plans
+// Convolutions the decomposition rewrites (ir/decompose_conv.cpp). ConvTranspose as a Conv of
+// flipped sub-kernels: the fused plans
 // (cpu, vulkan, cuda) match the reference's direct scatter on seeded random inputs across
 // strides (the stride dividing the kernel: one stacked Conv; not dividing it: a Conv per
 // phase), dilations, groups, pads, output_padding, output_shape, auto_pad, bias, fp16, and
 // weights as constants or inputs; infinities land where the reference puts them (no zero tap
-// multiplies one).
+// multiplies one). A 1-D Conv as a 2-D one: every attribute form matches the reference, and
+// the plan contracts it (the bias and an activation in its epilogue) unless it is depthwise.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -139,6 +141,74 @@ TEST(ConvTranspose, InfinitiesReachOnlyTheOutputsTheirTapsReach) {
         EXPECT_EQ(std::isinf(got.get(i)), std::isinf(want.get(i))) << be << " element " << i;
         EXPECT_FALSE(std::isnan(got.get(i))) << be << " element " << i;
       }
+    }
+  }
+}
+
+struct Conv1dCase {
+  std::string name;
+  Shape x, w;
+  GraphBuilder::Attrs attrs;
+  bool bias = true;
+  DType t = DType::f32;
+  bool const_weight = true;
+  bool contracted = true;  // the plan has a conv contraction kernel
+};
+
+TEST(Conv1d, LiftedTo2dMatchesTheReferenceOnEveryBackend) {
+  using I = std::vector<int64_t>;
+  const std::vector<Conv1dCase> cases = {
+      {"k3 s2 (wav2vec2)", {1, 6, 41}, {8, 6, 3}, {{"strides", I{2}}}, false},
+      {"k10 s5, one input channel", {2, 1, 60}, {5, 1, 10}, {{"strides", I{5}}, {"kernel_shape", I{10}}}},
+      {"k7 dilation 3, pads", {1, 4, 30}, {4, 4, 7}, {{"dilations", I{3}}, {"pads", I{9, 9}}}},
+      {"k3 s2 p1 asymmetric pads", {1, 5, 20}, {6, 5, 3}, {{"strides", I{2}}, {"pads", I{0, 2}}}},
+      {"SAME_UPPER s2", {1, 3, 17}, {4, 3, 4}, {{"strides", I{2}}, {"auto_pad", std::string("SAME_UPPER")}}},
+      {"SAME_LOWER", {1, 3, 16}, {4, 3, 4}, {{"auto_pad", std::string("SAME_LOWER")}}},
+      {"VALID", {1, 3, 16}, {4, 3, 5}, {{"auto_pad", std::string("VALID")}}},
+      {"groups 4 (wav2vec2's positional conv)", {1, 8, 25}, {8, 2, 6}, {{"group", int64_t{4}}, {"pads", I{3, 3}}}},
+      {"fp16", {1, 8, 33}, {6, 8, 3}, {{"pads", I{1, 1}}}, true, DType::f16},
+      {"weight as an input", {1, 4, 19}, {5, 4, 3}, {{"strides", I{2}}}, true, DType::f32, false, false},
+      {"depthwise stays direct", {1, 6, 30}, {6, 1, 5}, {{"group", int64_t{6}}, {"pads", I{2, 2}}}, true, DType::f32, true,
+       false},
+  };
+  int seed = 300;
+  for (const Conv1dCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Tensor x = testing::random_tensor(c.t, c.x, ++seed, -2, 2), w = testing::random_tensor(c.t, c.w, ++seed, -1, 1);
+    const Tensor b = testing::random_tensor(c.t, {c.w[0]}, ++seed, -1, 1);
+    auto graph = [&](bool abs_inputs) {
+      GraphBuilder g("conv1d", 17);
+      std::vector<int> ins = {g.input("x", c.t, c.x),
+                              c.const_weight && !abs_inputs ? g.constant("w", w) : g.input("w", c.t, c.w)};
+      if (c.bias) ins.push_back(c.const_weight && !abs_inputs ? g.constant("b", b) : g.input("b", c.t, b.shape()));
+      g.output(g.op("Relu", {g.op("Conv", ins, c.attrs)}));
+      return g.build();
+    };
+    const Graph g = graph(false);
+    {
+      Graph s = g;
+      make_static(s, {});
+      const Plan p = build_plan(s);
+      bool conv = false;
+      for (const KernelSpec& k : p.kernels) conv = conv || k.conv.has_value();
+      EXPECT_EQ(conv, c.contracted);
+    }
+    std::vector<Tensor> ins = {x};
+    if (!c.const_weight) {
+      ins.push_back(w);
+      if (c.bias) ins.push_back(b);
+    }
+    const Tensor want = Session(g, "ref").run(ins)[0];
+    std::vector<Tensor> abs_ins = {abs_of(x), abs_of(w)};
+    if (c.bias) abs_ins.push_back(abs_of(b));
+    const Tensor mag = Session(graph(true), "ref").run(abs_ins)[0];  // |terms| summed: the error bound
+    const double ulp = c.t == DType::f16 ? 1.0 / 1024 : 1.2e-7;
+    for (const std::string& be : testing::usable_backends()) {
+      if (be == "ref") continue;
+      const Tensor got = Session(g, be).run(ins)[0];
+      ASSERT_EQ(got.shape(), want.shape()) << be;
+      for (int64_t i = 0; i < got.numel(); ++i)
+        ASSERT_NEAR(got.get(i), want.get(i), 4 * ulp * mag.get(i) + 1e-30) << be << " element " << i;
     }
   }
 }
