@@ -15,12 +15,20 @@ LAYERS = {  # name: (x shape, w shape, attrs)
 }
 
 
-def save(out, name, xs, ws, attrs, dt):
+CONV1D = {  # name: (x shape, w shape, attrs): 1-D Conv layers of audio models (FUSOR_CONV1D_AS_2D A/B)
+    "c1_wav2vec2_k3s2": ([1, 512, 3199], [512, 512, 3], dict(strides=[2])),
+    "c1_whisper_k3s2p1": ([1, 384, 3000], [384, 384, 3], dict(strides=[2], pads=[1, 1])),
+    "c1_hifigan_k7d3": ([1, 128, 8000], [128, 128, 7], dict(dilations=[3], pads=[9, 9])),
+    "c1_w2v_pos_g16_k128": ([1, 768, 500], [768, 48, 128], dict(group=16, pads=[64, 64])),
+}
+
+
+def save(out, name, xs, ws, attrs, dt, op="ConvTranspose"):
     rng = np.random.default_rng(0)
     npt = np.float16 if dt == TensorProto.FLOAT16 else np.float32
     W = numpy_helper.from_array((rng.standard_normal(ws) * 0.05).astype(npt), "W")
-    B = numpy_helper.from_array(rng.standard_normal(ws[1]).astype(npt), "B")
-    node = helper.make_node("ConvTranspose", ["x", "W", "B"], ["y"], **attrs)
+    B = numpy_helper.from_array(rng.standard_normal(ws[1] if op == "ConvTranspose" else ws[0]).astype(npt), "B")
+    node = helper.make_node(op, ["x", "W", "B"], ["y"], **attrs)
     g = helper.make_graph([node], name, [helper.make_tensor_value_info("x", dt, xs)],
                           [helper.make_tensor_value_info("y", dt, None)], [W, B])
     d = os.path.join(out, name)
@@ -32,6 +40,8 @@ def save(out, name, xs, ws, attrs, dt):
 def main():
     out = sys.argv[1]
     lines = []
+    for name, (xs, ws, attrs) in CONV1D.items():
+        save(out, name, xs, ws, attrs, TensorProto.FLOAT, "Conv")
     for name, (xs, ws, attrs) in LAYERS.items():
         save(out, name, xs, ws, attrs, TensorProto.FLOAT)
         save(out, name + "_fp16", xs, ws, attrs, TensorProto.FLOAT16)
