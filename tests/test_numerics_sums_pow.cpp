@@ -359,5 +359,22 @@ TEST(Numerics, MeanVarianceNormalizationCentresBeforeSquaring) {
   }
 }
 
+// ReduceL2's sqrt and ReduceLogSum's log read a float32 sum on every backend (and in
+// onnxruntime): past float32's range it is inf, on ref too (its double sum was finite:
+// ||[1e30, 1e30]|| gave 1.41e30 on ref and inf on the GPUs). Within range nothing changes.
+TEST(Numerics, NormsOfHugeValuesOverflowLikeTheirFloat32Sum) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Tensor big = tensor_of({1, 2}, {1e30, -1e30}), bigsum = tensor_of({1, 2}, {3e38, 3e38});
+  const Tensor inf1 = tensor_of({1}, {inf});
+  auto reduce = [](const char* op) {
+    return [op](GraphBuilder& b, const std::vector<int>& v) {
+      return b.op(op, {v[0], b.constant("axes", ints_of({1}, {1}))}, {{"keepdims", int64_t{0}}});
+    };
+  };
+  check_everywhere("ReduceL2 of [1e30, -1e30]", {big}, reduce("ReduceL2"), inf1);
+  check_everywhere("ReduceLogSum of [3e38, 3e38]", {bigsum}, reduce("ReduceLogSum"), inf1);
+  check_everywhere("ReduceL2 of [3, -4]", {tensor_of({1, 2}, {3, -4})}, reduce("ReduceL2"), tensor_of({1}, {5}));
+}
+
 }  // namespace
 }  // namespace fusor

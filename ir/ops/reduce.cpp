@@ -221,6 +221,9 @@ void reduce_reference(const ReduceMath& m, int axes_input_opset, const Node& n, 
     double v = acc[o];
     if (comp && std::isfinite(cmp[o])) v += cmp[o];
     if (m.mean) v /= static_cast<double>(count);
+    // The sum a post op (ReduceL2's sqrt, ReduceLogSum's log) reads is a float32 value on every
+    // other backend and in onnxruntime: past float32's range it is inf (||[1e30, 1e30]|| is inf).
+    if (m.post && x.dtype() != DType::f64) v = static_cast<double>(static_cast<float>(v));
     y.set(o, m.post ? m.post(v) : v);
   }
 }
