@@ -9,6 +9,7 @@
 // channels of one Conv, and a Transpose interleaves them. An axis of stride 1 is the flipped
 // kernel with its dilation. Every product the direct form makes is made once, none added: only
 // taps that exist are multiplied (K % s != 0 would need zero taps, and 0 * inf is NaN).
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -28,6 +29,16 @@ namespace {
 bool enabled(const char* knob) {
   const char* e = std::getenv(knob);
   return !(e && std::string(e) == "0");
+}
+
+// Whether every element of a constant weight is finite. The contraction kernels (the tiled GEMM
+// conv, cuDNN) multiply the padding's zeros by the weights, and 0 * inf is NaN where the direct
+// kernels (and the reference) add no such term: a weight holding inf or NaN keeps them.
+bool all_finite(const std::optional<Tensor>& w) {
+  if (!w) return true;  // computed at run time: as any Conv, assumed finite
+  for (int64_t i = 0; i < w->numel(); ++i)
+    if (!std::isfinite(w->get(i))) return false;
+  return true;
 }
 
 // W [G*Cg, Mg, K...] rearranged for a Conv over phases rs (see decompose_conv_transpose's
@@ -84,6 +95,7 @@ bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
       if (d <= 0) return false;
   const Shape xs = xv.shape, ws = wv.shape, ys = yv.shape;
   const std::optional<Tensor> w_const = wv.constant;  // (g.values grows below: no references kept)
+  if (!all_finite(w_const)) return false;
   ConvTransposeAxes a;
   try {
     a = convtranspose_axes(n, xs, ws);
@@ -129,6 +141,12 @@ bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
     T[i] = in + extra_begin[i] + pad_end[i];
     crop_len[i] = o;
   }
+  // Pads (or an output_shape) that crop most of the full output away: the Conv would compute
+  // all of it (stride 64, pads 2046: a 128 MiB arena for a [1, 1, 4, 4] output), the direct
+  // kernel only what is kept.
+  double computed = 1, kept = 1;
+  for (int i = 0; i < nd; ++i) computed *= static_cast<double>(T[i]) * static_cast<double>(a.s[i]), kept *= static_cast<double>(crop_len[i]);
+  if (computed > 4 * kept + 4096) return false;
 
   op_helpers::RewriteNodes rw{g, n.name, {}};
   const int64_t kI64Min = std::numeric_limits<int64_t>::min();
@@ -296,6 +314,7 @@ bool decompose_conv1d(Graph& g, const Node& n, std::vector<Node>& out) {
   if (n.attr_i("group", 1) > 1 && wv.shape[1] == 1) return false;
   const Shape xs = xv.shape, ys = yv.shape;
   const std::optional<Tensor> w_const = wv.constant;  // (g.values grows below: no references kept)
+  if (!all_finite(w_const)) return false;
   op_helpers::RewriteNodes rw{g, n.name, {}};
   auto lifted = [&](int v, const Shape& s) {  // v viewed as s (a 1 inserted before the last dim)
     const int r = rw.op("Reshape", {v, rw.ints(s)}, {}, -1, 14);

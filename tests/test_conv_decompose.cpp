@@ -213,5 +213,56 @@ TEST(Conv1d, LiftedTo2dMatchesTheReferenceOnEveryBackend) {
   }
 }
 
+// A constant weight holding inf or NaN keeps the direct kernels (ConvTranspose and 1-D Conv):
+// the contraction kernels multiply the padding's zeros by the weights (0 * inf = NaN) where the
+// reference adds no such term. Pads cropping most of the full output away keep the direct
+// ConvTranspose too (the Conv would compute all of it).
+TEST(ConvTranspose, NonFiniteWeightsAndHugeCropsKeepTheDirectKernel) {
+  using I = std::vector<int64_t>;
+  const double inf = std::numeric_limits<double>::infinity();
+  auto direct_ops = [](const Graph& g) {
+    Graph s = g;
+    make_static(s, {});
+    int64_t direct = 0;
+    for (const KernelSpec& k : build_plan(s).kernels)
+      for (const std::string& op : k.fused_ops) direct += op == "ConvTranspose" || (op == "Conv" && !k.conv);
+    return direct;
+  };
+  struct Case {
+    std::string name, op;
+    Shape x, w;
+    GraphBuilder::Attrs attrs;
+    bool inf_weight;
+  };
+  for (const Case& c : {Case{"ConvTranspose k3 s1, an inf weight", "ConvTranspose", {1, 4, 4, 4}, {4, 4, 3, 3}, {}, true},
+                        Case{"ConvTranspose k4 s2 p1, an inf weight", "ConvTranspose", {1, 4, 4, 4}, {4, 4, 4, 4},
+                             {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}}, true},
+                        Case{"Conv 1-D k3 p1, an inf weight", "Conv", {1, 16, 12}, {16, 16, 3}, {{"pads", I{1, 1}}}, true},
+                        Case{"ConvTranspose s16, pads cropping all but 4 x 4", "ConvTranspose", {1, 1, 16, 16}, {1, 1, 16, 16},
+                             {{"strides", I{16, 16}}, {"pads", I{126, 126, 126, 126}}}, false}}) {
+    SCOPED_TRACE(c.name);
+    Tensor w = testing::random_tensor(DType::f32, c.w, 21, 0.5, 1);
+    if (c.inf_weight) w.set(0, inf);
+    GraphBuilder b("direct", 17);
+    b.output(b.op(c.op, {b.input("x", DType::f32, c.x), b.constant("w", w)}, c.attrs));
+    const Graph g = b.build();
+    EXPECT_EQ(direct_ops(g), 1);
+    const Tensor x = testing::random_tensor(DType::f32, c.x, 22, 0.5, 1);
+    const Tensor want = Session(g, "ref").run({x})[0];
+    for (const std::string& be : testing::usable_backends()) {
+      const Tensor got = Session(g, be).run({x})[0];
+      ASSERT_EQ(got.shape(), want.shape()) << be;
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        if (std::isinf(want.get(i))) {
+          EXPECT_EQ(got.get(i), want.get(i)) << be << " element " << i;
+        } else {
+          ASSERT_FALSE(std::isnan(got.get(i))) << be << " element " << i;
+          EXPECT_NEAR(got.get(i), want.get(i), 1e-5 * std::fabs(want.get(i)) + 1e-6) << be << " element " << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fusor

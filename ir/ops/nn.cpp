@@ -820,6 +820,8 @@ ConvTransposeAxes convtranspose_axes(const Node& n, const Shape& x, const Shape&
   if (oshape.size() == static_cast<size_t>(nd + 2)) oshape.erase(oshape.begin(), oshape.begin() + 2);
   if (!oshape.empty() && oshape.size() != static_cast<size_t>(nd)) throw bad("output_shape has the wrong length");
   const std::string ap = n.attr_s("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "SAME_UPPER" && ap != "SAME_LOWER" && ap != "VALID")
+    throw bad("unknown auto_pad '" + printable(ap) + "'");  // as Conv (it read as NOTSET)
   ConvTransposeAxes a;
   a.nd = nd;
   for (int i = 0; i < nd; ++i) {
