@@ -895,7 +895,8 @@ void decompose(Graph& g) {
     }
     std::vector<Node> unrolled;  // RNN/GRU/LSTM: ir/decompose_recurrent.cpp; integer contractions;
                                  // ConvTranspose: ir/decompose_conv.cpp
-    if (decompose_conv_transpose(g, n, unrolled) || decompose_conv1d(g, n, unrolled)) {  // Conv bias: to the epilogue (rewrite)
+    if (decompose_conv_transpose(g, n, unrolled) || decompose_conv1d(g, n, unrolled) ||
+        decompose_conv3d(g, n, unrolled)) {  // Conv bias: to the epilogue (rewrite)
       for (const Node& m : unrolled)
         if (!rewrite(g, m, rw)) rw.keep(m);
       continue;

@@ -349,4 +349,79 @@ bool decompose_conv1d(Graph& g, const Node& n, std::vector<Node>& out) {
   return true;
 }
 
+// A 3-D Conv as a 2-D one (video and volumetric models: r3d, 3-D U-Nets): for each output
+// depth d', the kd input depth slices its taps read, d' * sd + k * dd (zero padded), are stacked
+// as kd times the channels ([N * D', C * kd, H, W]: channel c * kd + k, so the weight
+// [M, C/group, kd, kh, kw] is already [M, C/group * kd, kh, kw]), one 2-D Conv over them, and
+// the output's depth moved back behind its channels. The stack costs kd copies of the input;
+// the Conv is a contraction (a direct loop per output ran [1, 64, 8, 28, 28] k3 at 1.4 GMAC/s
+// on the cpu backend).
+bool decompose_conv3d(Graph& g, const Node& n, std::vector<Node>& out) {
+  if (n.op_type != "Conv" || n.inputs.size() < 2 || !n.has_input(0) || !n.has_input(1) || n.outputs.size() != 1 ||
+      n.outputs[0] < 0 || !enabled("FUSOR_CONV3D_AS_2D"))
+    return false;
+  const Value &xv = g.values[n.inputs[0]], &wv = g.values[n.inputs[1]], &yv = g.values[n.outputs[0]];
+  const DType dt = xv.dtype;
+  if ((dt != DType::f32 && dt != DType::f16 && dt != DType::bf16) || wv.dtype != dt || yv.dtype != dt) return false;
+  if (!xv.shape_known || !wv.shape_known || !yv.shape_known || xv.shape.size() != 5 || wv.shape.size() != 5 ||
+      yv.shape.size() != 5)
+    return false;
+  for (const Shape* s : {&xv.shape, &wv.shape, &yv.shape})
+    for (int64_t d : *s)
+      if (d <= 0) return false;
+  const std::string ap = n.attr_s("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "VALID") return false;  // SAME pads: left to the direct kernel
+  const int64_t G = n.attr_i("group", 1);
+  if (G > 1 && wv.shape[1] == 1) return false;  // depthwise stays direct (see decompose_conv1d)
+  const Shape xs = xv.shape, ws = wv.shape, ys = yv.shape;
+  const std::optional<Tensor> w_const = wv.constant;  // (g.values grows below: no references kept)
+  if (!all_finite(w_const)) return false;
+  std::vector<int64_t> st = n.attr_ints("strides", {1, 1, 1}), dl = n.attr_ints("dilations", {1, 1, 1}),
+                       pd = ap == "VALID" ? std::vector<int64_t>(6, 0) : n.attr_ints("pads", std::vector<int64_t>(6, 0));
+  if (st.size() != 3 || dl.size() != 3 || pd.size() != 6) return false;  // the shape rule names it
+  const int64_t kd = ws[2], D2 = ys[2];
+  // The stacked input: kd copies of it, bounded.
+  if (static_cast<double>(shape_numel(xs)) / static_cast<double>(xs[2]) * static_cast<double>(D2 * kd) > static_cast<double>(int64_t{1} << 28))
+    return false;
+  op_helpers::RewriteNodes rw{g, n.name, {}};
+  int x = n.inputs[0];
+  if (pd[0] != 0 || pd[3] != 0) x = rw.op("Pad", {x, rw.ints({0, 0, pd[0], 0, 0, 0, 0, pd[3], 0, 0})}, {}, -1, 13);
+  std::vector<int> taps;
+  for (int64_t k = 0; k < kd; ++k) {
+    const int64_t start = k * dl[0];
+    const int s = rw.op("Slice", {x, rw.ints({start}), rw.ints({start + (D2 - 1) * st[0] + 1}), rw.ints({2}), rw.ints({st[0]})});
+    // [N, C, D', H, W] -> [N, D', C, 1, H, W]: each tap's copy into the stack is one kernel
+    taps.push_back(rw.op("Unsqueeze", {rw.op("Transpose", {s}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}}), rw.ints({3})}));
+  }
+  int stack = taps.size() == 1 ? taps[0] : rw.op("Concat", taps, {{"axis", int64_t{3}}});  // [N, D', C, kd, H, W]
+  const Shape x4 = {xs[0] * D2, xs[1] * kd, xs[3], xs[4]};
+  stack = rw.op("Reshape", {stack, rw.ints(x4)}, {}, -1, 14);
+  g.values[stack].dtype = dt, g.values[stack].shape = x4, g.values[stack].shape_known = true;
+  const Shape w4 = {ws[0], ws[1] * kd, ws[3], ws[4]};
+  int w;
+  if (w_const) {
+    Tensor t = *w_const;
+    t.reshape(w4);
+    w = g.add_constant(g.unique_name(n.name + "/w2d"), std::move(t));
+  } else {
+    w = rw.op("Reshape", {n.inputs[1], rw.ints(w4)}, {}, -1, 14);
+    g.values[w].dtype = dt, g.values[w].shape = w4, g.values[w].shape_known = true;
+  }
+  Node c;
+  c.name = g.unique_name(n.name + "/2d");
+  c.op_type = "Conv";
+  c.opset = 11;
+  c.inputs = {stack, w};
+  if (n.has_input(2)) c.inputs.push_back(n.inputs[2]);
+  c.attrs = {{"group", G}, {"kernel_shape", std::vector<int64_t>{ws[3], ws[4]}}, {"strides", std::vector<int64_t>{st[1], st[2]}},
+             {"dilations", std::vector<int64_t>{dl[1], dl[2]}}, {"pads", std::vector<int64_t>{pd[1], pd[2], pd[4], pd[5]}}};
+  const int y4 = g.add_value(g.unique_name(n.name + ":2d"), dt, {ys[0] * D2, ys[1], ys[3], ys[4]}, true);
+  c.outputs = {y4};
+  rw.nodes.push_back(c);
+  const int y5 = rw.op("Reshape", {y4, rw.ints({ys[0], D2, ys[1], ys[3], ys[4]})}, {}, -1, 14);
+  rw.op("Transpose", {y5}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}}, n.outputs[0]);
+  out.insert(out.end(), rw.nodes.begin(), rw.nodes.end());
+  return true;
+}
+
 }  // namespace fusor

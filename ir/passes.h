@@ -55,6 +55,10 @@ bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out);
 // A 1-D Conv of static shapes (f32 / f16 / bf16) as a 2-D Conv over [N, C, 1, L] between two
 // Reshapes (ir/decompose_conv.cpp), so it reaches the contraction kernels.
 bool decompose_conv1d(Graph& g, const Node& n, std::vector<Node>& out);
+// A 3-D Conv of static shapes (f32 / f16 / bf16, not depthwise, no SAME auto_pad) as a 2-D Conv
+// over its input's depth taps stacked as channels, [N * D', C * kd, H, W], between data
+// movement (ir/decompose_conv.cpp).
+bool decompose_conv3d(Graph& g, const Node& n, std::vector<Node>& out);
 
 // Sequences at shape inference (ir/ops/sequence.cpp). expand_sequence_identity: node `index`
 // is an Identity of a sequence value (Value::sequence): its output becomes the same sequence

@@ -4,8 +4,9 @@
 // strides (the stride dividing the kernel: one stacked Conv; not dividing it: a Conv per
 // phase), dilations, groups, pads, output_padding, output_shape, auto_pad, bias, fp16, and
 // weights as constants or inputs; infinities land where the reference puts them (no zero tap
-// multiplies one). A 1-D Conv as a 2-D one: every attribute form matches the reference, and
-// the plan contracts it (the bias and an activation in its epilogue) unless it is depthwise.
+// multiplies one). A 1-D Conv as a 2-D one, and a 3-D Conv as a 2-D one over its stacked depth
+// taps: every attribute form matches the reference, and the plan contracts it (the bias and an
+// activation in its epilogue) unless it is depthwise or (3-D) SAME-padded.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -145,7 +146,7 @@ TEST(ConvTranspose, InfinitiesReachOnlyTheOutputsTheirTapsReach) {
   }
 }
 
-struct Conv1dCase {
+struct LiftCase {
   std::string name;
   Shape x, w;
   GraphBuilder::Attrs attrs;
@@ -155,9 +156,9 @@ struct Conv1dCase {
   bool contracted = true;  // the plan has a conv contraction kernel
 };
 
-TEST(Conv1d, LiftedTo2dMatchesTheReferenceOnEveryBackend) {
+TEST(ConvLift, OneAndThreeDimensionalConvsMatchTheReferenceOnEveryBackend) {
   using I = std::vector<int64_t>;
-  const std::vector<Conv1dCase> cases = {
+  const std::vector<LiftCase> cases = {
       {"k3 s2 (wav2vec2)", {1, 6, 41}, {8, 6, 3}, {{"strides", I{2}}}, false},
       {"k10 s5, one input channel", {2, 1, 60}, {5, 1, 10}, {{"strides", I{5}}, {"kernel_shape", I{10}}}},
       {"k7 dilation 3, pads", {1, 4, 30}, {4, 4, 7}, {{"dilations", I{3}}, {"pads", I{9, 9}}}},
@@ -170,9 +171,22 @@ TEST(Conv1d, LiftedTo2dMatchesTheReferenceOnEveryBackend) {
       {"weight as an input", {1, 4, 19}, {5, 4, 3}, {{"strides", I{2}}}, true, DType::f32, false, false},
       {"depthwise stays direct", {1, 6, 30}, {6, 1, 5}, {{"group", int64_t{6}}, {"pads", I{2, 2}}}, true, DType::f32, true,
        false},
+      // 3-D: the depth taps stacked as channels of one 2-D Conv
+      {"3-D k3 p1 (r3d)", {1, 4, 5, 6, 7}, {6, 4, 3, 3, 3}, {{"pads", I{1, 1, 1, 1, 1, 1}}}},
+      {"3-D stem k(3,7,7) s(1,2,2) p(1,3,3), batch 2", {2, 3, 4, 11, 12}, {5, 3, 3, 7, 7},
+       {{"strides", I{1, 2, 2}}, {"pads", I{1, 3, 3, 1, 3, 3}}}},
+      {"3-D temporal k(3,1,1) s(2,1,1), asymmetric depth pads", {1, 4, 9, 5, 5}, {4, 4, 3, 1, 1},
+       {{"strides", I{2, 1, 1}}, {"pads", I{0, 0, 0, 2, 0, 0}}}, false},
+      {"3-D k(1,3,3) dilation (1,2,2)", {1, 3, 3, 9, 9}, {4, 3, 1, 3, 3}, {{"dilations", I{1, 2, 2}}}},
+      {"3-D depth dilation 2, stride 2, groups 2", {1, 4, 10, 5, 6}, {6, 2, 3, 2, 2},
+       {{"dilations", I{2, 1, 1}}, {"strides", I{2, 1, 1}}, {"group", int64_t{2}}, {"pads", I{2, 0, 1, 1, 0, 0}}}},
+      {"3-D VALID", {1, 3, 5, 6, 6}, {4, 3, 2, 3, 3}, {{"auto_pad", std::string("VALID")}}},
+      {"3-D fp16", {1, 4, 4, 5, 5}, {4, 4, 3, 3, 3}, {{"pads", I{1, 1, 1, 1, 1, 1}}}, true, DType::f16},
+      {"3-D SAME_UPPER stays direct", {1, 3, 4, 5, 5}, {4, 3, 3, 3, 3}, {{"auto_pad", std::string("SAME_UPPER")}}, true,
+       DType::f32, true, false},
   };
   int seed = 300;
-  for (const Conv1dCase& c : cases) {
+  for (const LiftCase& c : cases) {
     SCOPED_TRACE(c.name);
     const Tensor x = testing::random_tensor(c.t, c.x, ++seed, -2, 2), w = testing::random_tensor(c.t, c.w, ++seed, -1, 1);
     const Tensor b = testing::random_tensor(c.t, {c.w[0]}, ++seed, -1, 1);

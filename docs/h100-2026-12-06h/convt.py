@@ -20,6 +20,10 @@ CONV1D = {  # name: (x shape, w shape, attrs): 1-D Conv layers of audio models (
     "c1_whisper_k3s2p1": ([1, 384, 3000], [384, 384, 3], dict(strides=[2], pads=[1, 1])),
     "c1_hifigan_k7d3": ([1, 128, 8000], [128, 128, 7], dict(dilations=[3], pads=[9, 9])),
     "c1_w2v_pos_g16_k128": ([1, 768, 500], [768, 48, 128], dict(group=16, pads=[64, 64])),
+    # 3-D Conv layers of video models (FUSOR_CONV3D_AS_2D A/B)
+    "c3_r3d_k3p1": ([1, 64, 8, 28, 28], [64, 64, 3, 3, 3], dict(pads=[1, 1, 1, 1, 1, 1])),
+    "c3_r3d_stem": ([1, 3, 16, 112, 112], [64, 3, 3, 7, 7], dict(strides=[1, 2, 2], pads=[1, 3, 3, 1, 3, 3])),
+    "c3_r3d_l4_s2": ([1, 256, 4, 14, 14], [512, 256, 3, 3, 3], dict(strides=[2, 2, 2], pads=[1, 1, 1, 1, 1, 1])),
 }
 
 
