@@ -10,7 +10,7 @@ h200_correctness 'ConvTranspose*:ConvLift*:OpsNn.Conv*:GpuOpaqueOps*:Numerics*:H
 python3 docs/h100-2026-12-06h/convt.py /tmp/ct > $OUT/convt_prep.txt 2>&1
 cp /tmp/ct/torch.txt $OUT/ 2>/dev/null; cat $OUT/torch.txt
 for m in $(ls /tmp/ct | grep -v txt); do for be in cuda vulkan; do for e in 0 1; do
-  printf "%-28s %-7s rewrite=%s " $m $be $e; FUSOR_CONVTRANSPOSE_AS_CONV=$e FUSOR_CONV1D_AS_2D=$e FUSOR_CONV3D_AS_2D=$e timeout 60 $fz bench /tmp/ct/$m --backend $be 2>&1 | grep "device time" | cut -c19-70
+  printf "%-28s %-7s rewrite=%s " $m $be $e; FUSOR_CONVTRANSPOSE_AS_CONV=$e FUSOR_CONV1D_AS_2D=$e FUSOR_CONV3D_AS_2D=$e timeout 30 $fz bench /tmp/ct/$m --backend $be --iters 100 --warmup 10 2>&1 | grep "device time" | cut -c19-70
 done; done; done 2>&1 | tee $OUT/convt_ab.txt
 for m in $(ls /tmp/ct | grep -v txt); do for be in cuda vulkan; do printf "%-28s %-7s " $m $be
   tol=; case $m in *fp16) tol="--rtol 1e-2 --atol 2e-3";; esac
