@@ -895,10 +895,17 @@ void decompose(Graph& g) {
     }
     std::vector<Node> unrolled;  // RNN/GRU/LSTM: ir/decompose_recurrent.cpp; integer contractions;
                                  // ConvTranspose: ir/decompose_conv.cpp
-    if (decompose_conv_transpose(g, n, unrolled) || decompose_conv1d(g, n, unrolled) ||
-        decompose_conv3d(g, n, unrolled)) {  // Conv bias: to the epilogue (rewrite)
-      for (const Node& m : unrolled)
-        if (!rewrite(g, m, rw)) rw.keep(m);
+    if (decompose_conv_transpose(g, n, unrolled) || decompose_conv1d(g, n, unrolled) || decompose_conv3d(g, n, unrolled)) {
+      // A ConvTranspose's Conv may be 1-D or 3-D in turn; each Conv's bias goes to its epilogue.
+      for (const Node& m : unrolled) {
+        std::vector<Node> lifted;
+        if (m.op_type == "Conv" && (decompose_conv1d(g, m, lifted) || decompose_conv3d(g, m, lifted))) {
+          for (const Node& l : lifted)
+            if (!rewrite(g, l, rw)) rw.keep(l);
+        } else if (!rewrite(g, m, rw)) {
+          rw.keep(m);
+        }
+      }
       continue;
     }
     if (decompose_recurrent(g, n, unrolled) || decompose_quant_int(g, n, unrolled)) {

@@ -194,39 +194,30 @@ bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
     std::vector<int64_t> flip;
     for (int i = 0; i < nd; ++i)
       if (J[i] > 1) flip.push_back(2 + i);
-    if (flip.empty()) return w;
-    const size_t f = flip.size();
-    return rw.op("Slice", {w, rw.ints(std::vector<int64_t>(f, -1)), rw.ints(std::vector<int64_t>(f, kI64Min)), rw.ints(flip),
-                           rw.ints(std::vector<int64_t>(f, -1))});
-  };
-  // A 1-D ConvTranspose runs as a 2-D Conv over [N, C, 1, L] (the fuser contracts 2-D
-  // convolutions: implicit GEMM, cuDNN); its output [N, rows, 1, T] is reshaped below.
-  const bool lift = nd == 1;
-  int x_in = n.inputs[0];
-  if (lift) {
-    x_in = rw.op("Reshape", {x_in, rw.ints({xs[0], C, 1, xs[2]})}, {}, -1, 14);
-    g.values[x_in].dtype = dt, g.values[x_in].shape = {xs[0], C, 1, xs[2]}, g.values[x_in].shape_known = true;
-  }
-  auto conv = [&](int w, int b, const std::vector<int64_t>& J, int out) {
-    std::vector<int64_t> pads(2 * nd), kernel = J, dl = dil;
-    for (int i = 0; i < nd; ++i) pads[i] = (J[i] - 1) * dil[i] + extra_begin[i], pads[nd + i] = pad_end[i];
-    if (lift) {
-      if (g.values[w].constant) {
-        Tensor t = *g.values[w].constant;
-        t.reshape({t.shape()[0], Cg, 1, J[0]});
-        w = g.add_constant(g.unique_name(n.name + "/w2d"), std::move(t));
-      } else {
-        w = rw.op("Reshape", {w, rw.ints({0, Cg, 1, J[0]})}, {}, -1, 14);
-      }
-      pads = {0, pads[0], 0, pads[1]}, kernel = {1, J[0]}, dl = {1, dil[0]};
+    if (!flip.empty()) {
+      const size_t f = flip.size();
+      w = rw.op("Slice", {w, rw.ints(std::vector<int64_t>(f, -1)), rw.ints(std::vector<int64_t>(f, kI64Min)), rw.ints(flip),
+                          rw.ints(std::vector<int64_t>(f, -1))});
     }
-    std::vector<int> ins = {x_in, w};
+    g.values[w].dtype = dt, g.values[w].shape = shape, g.values[w].shape_known = true;
+    return w;
+  };
+  // The Conv's output [N, rows, T...], typed and shaped, so that decompose() goes on to lift a
+  // 1-D or 3-D one to 2-D (decompose_conv1d / 3d) and moves its bias into the epilogue.
+  auto conv = [&](int w, int b, const std::vector<int64_t>& J, int64_t rows, int out) {
+    std::vector<int64_t> pads(2 * nd);
+    for (int i = 0; i < nd; ++i) pads[i] = (J[i] - 1) * dil[i] + extra_begin[i], pads[nd + i] = pad_end[i];
+    std::vector<int> ins = {n.inputs[0], w};
     if (b >= 0) ins.push_back(b);
     const int y = rw.op("Conv", ins,
-                        {{"group", G}, {"kernel_shape", kernel}, {"dilations", dl}, {"pads", pads},
-                         {"strides", std::vector<int64_t>(kernel.size(), 1)}},
-                        lift ? -1 : out, 11);
-    g.values[y].dtype = dt;  // typed, so decompose() rewrites the Conv's bias into its epilogue
+                        {{"group", G}, {"kernel_shape", J}, {"dilations", dil}, {"pads", pads},
+                         {"strides", std::vector<int64_t>(nd, 1)}},
+                        out, 11);
+    if (out < 0) {
+      Shape ys2 = {xs[0], rows};
+      ys2.insert(ys2.end(), T.begin(), T.end());
+      g.values[y].dtype = dt, g.values[y].shape = ys2, g.values[y].shape_known = true;
+    }
     return y;
   };
   bool crops = false;
@@ -250,8 +241,7 @@ bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
                             rw.ints({G * P * Mg})},
                 {}, -1, 14);
     }
-    y = conv(weight(phases, Jmax), b, Jmax, P == 1 && !crops ? final_out : -1);
-    if (lift && P == 1) y = rw.op("Reshape", {y, rw.ints({xs[0], G * Mg, T[0]})}, {}, crops ? -1 : final_out, 14);
+    y = conv(weight(phases, Jmax), b, Jmax, G * P * Mg, P == 1 && !crops ? final_out : -1);
   } else {
     // One Conv per phase r (its taps r + j s, J_r = ceil((K - r) / s) of them), each output
     // [N, G*Mg, T...] viewed as [N, G, 1, Mg, T...] and concatenated along the 1.
@@ -261,7 +251,7 @@ bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
     for (const std::vector<int64_t>& r : phases) {
       std::vector<int64_t> J(nd);
       for (int i = 0; i < nd; ++i) J[i] = (a.k[i] - r[i] + a.s[i] - 1) / a.s[i];
-      parts.push_back(rw.op("Reshape", {conv(weight({r}, J), bias, J, -1), rw.ints(view)}, {}, -1, 14));
+      parts.push_back(rw.op("Reshape", {conv(weight({r}, J), bias, J, G * Mg, -1), rw.ints(view)}, {}, -1, 14));
     }
     y = rw.op("Concat", parts, {{"axis", int64_t{2}}});
   }
