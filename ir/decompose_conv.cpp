@@ -31,6 +31,24 @@ bool enabled(const char* knob) {
   return !(e && std::string(e) == "0");
 }
 
+// Whether node n is a `type` node (X, W[, B]) -> Y this file rewrites: the knob not set to 0,
+// X, W and Y of one float type (f32, f16, bf16) with static shapes of rank `rank` (3-5 for 0)
+// and no empty dim.
+bool static_float_conv(const Graph& g, const Node& n, const char* type, size_t rank, const char* knob) {
+  if (n.op_type != type || n.inputs.size() < 2 || !n.has_input(0) || !n.has_input(1) || n.outputs.size() != 1 ||
+      n.outputs[0] < 0 || !enabled(knob))
+    return false;
+  const Value &xv = g.values[n.inputs[0]], &wv = g.values[n.inputs[1]], &yv = g.values[n.outputs[0]];
+  const DType dt = xv.dtype;
+  if ((dt != DType::f32 && dt != DType::f16 && dt != DType::bf16) || wv.dtype != dt || yv.dtype != dt) return false;
+  for (const Value* v : {&xv, &wv, &yv}) {
+    if (!v->shape_known || (rank ? v->shape.size() != rank : v->shape.size() < 3 || v->shape.size() > 5)) return false;
+    for (int64_t d : v->shape)
+      if (d <= 0) return false;
+  }
+  return xv.shape.size() == wv.shape.size() && wv.shape.size() == yv.shape.size();
+}
+
 // Whether every element of a constant weight is finite. The contraction kernels (the tiled GEMM
 // conv, cuDNN) multiply the padding's zeros by the weights, and 0 * inf is NaN where the direct
 // kernels (and the reference) add no such term: a weight holding inf or NaN keeps them.
@@ -83,16 +101,9 @@ Tensor phase_weight(const Tensor& W, int64_t G, int64_t Cg, int64_t Mg, const st
 }  // namespace
 
 bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
-  if (n.op_type != "ConvTranspose" || n.inputs.size() < 2 || !n.has_input(0) || !n.has_input(1) || n.outputs.size() != 1 ||
-      n.outputs[0] < 0 || !enabled("FUSOR_CONVTRANSPOSE_AS_CONV"))
-    return false;
+  if (!static_float_conv(g, n, "ConvTranspose", 0, "FUSOR_CONVTRANSPOSE_AS_CONV")) return false;
   const Value &xv = g.values[n.inputs[0]], &wv = g.values[n.inputs[1]], &yv = g.values[n.outputs[0]];
   const DType dt = xv.dtype;
-  if ((dt != DType::f32 && dt != DType::f16 && dt != DType::bf16) || wv.dtype != dt || yv.dtype != dt) return false;
-  if (!xv.shape_known || !wv.shape_known || !yv.shape_known || xv.shape.size() < 3 || xv.shape.size() > 5) return false;
-  for (const Shape* s : {&xv.shape, &wv.shape, &yv.shape})
-    for (int64_t d : *s)
-      if (d <= 0) return false;
   const Shape xs = xv.shape, ws = wv.shape, ys = yv.shape;
   const std::optional<Tensor> w_const = wv.constant;  // (g.values grows below: no references kept)
   if (!all_finite(w_const)) return false;
@@ -287,18 +298,9 @@ bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
 // GEMM, cuDNN, the bias and activations in the epilogue); a 1-D one ran as a direct loop per
 // output (wav2vec2's [1, 512, 3199] k3 s2 layer: 2.1 s on lavapipe).
 bool decompose_conv1d(Graph& g, const Node& n, std::vector<Node>& out) {
-  if (n.op_type != "Conv" || n.inputs.size() < 2 || !n.has_input(0) || !n.has_input(1) || n.outputs.size() != 1 ||
-      n.outputs[0] < 0 || !enabled("FUSOR_CONV1D_AS_2D"))
-    return false;
-  const Value &xv = g.values[n.inputs[0]], &wv = g.values[n.inputs[1]], &yv = g.values[n.outputs[0]];
+  if (!static_float_conv(g, n, "Conv", 3, "FUSOR_CONV1D_AS_2D")) return false;
+  const Value &wv = g.values[n.inputs[1]], &xv = g.values[n.inputs[0]], &yv = g.values[n.outputs[0]];
   const DType dt = xv.dtype;
-  if ((dt != DType::f32 && dt != DType::f16 && dt != DType::bf16) || wv.dtype != dt || yv.dtype != dt) return false;
-  if (!xv.shape_known || !wv.shape_known || !yv.shape_known || xv.shape.size() != 3 || wv.shape.size() != 3 ||
-      yv.shape.size() != 3)
-    return false;
-  for (const Shape* s : {&xv.shape, &wv.shape, &yv.shape})
-    for (int64_t d : *s)
-      if (d <= 0) return false;
   // Depthwise (one input channel per group) stays direct: the cpu backend's contraction ran
   // [1, 256, 4000] k31 5x slower (lavapipe 1.3x faster).
   if (n.attr_i("group", 1) > 1 && wv.shape[1] == 1) return false;
@@ -347,18 +349,9 @@ bool decompose_conv1d(Graph& g, const Node& n, std::vector<Node>& out) {
 // the Conv is a contraction (a direct loop per output ran [1, 64, 8, 28, 28] k3 at 1.4 GMAC/s
 // on the cpu backend).
 bool decompose_conv3d(Graph& g, const Node& n, std::vector<Node>& out) {
-  if (n.op_type != "Conv" || n.inputs.size() < 2 || !n.has_input(0) || !n.has_input(1) || n.outputs.size() != 1 ||
-      n.outputs[0] < 0 || !enabled("FUSOR_CONV3D_AS_2D"))
-    return false;
-  const Value &xv = g.values[n.inputs[0]], &wv = g.values[n.inputs[1]], &yv = g.values[n.outputs[0]];
+  if (!static_float_conv(g, n, "Conv", 5, "FUSOR_CONV3D_AS_2D")) return false;
+  const Value &wv = g.values[n.inputs[1]], &xv = g.values[n.inputs[0]], &yv = g.values[n.outputs[0]];
   const DType dt = xv.dtype;
-  if ((dt != DType::f32 && dt != DType::f16 && dt != DType::bf16) || wv.dtype != dt || yv.dtype != dt) return false;
-  if (!xv.shape_known || !wv.shape_known || !yv.shape_known || xv.shape.size() != 5 || wv.shape.size() != 5 ||
-      yv.shape.size() != 5)
-    return false;
-  for (const Shape* s : {&xv.shape, &wv.shape, &yv.shape})
-    for (int64_t d : *s)
-      if (d <= 0) return false;
   const std::string ap = n.attr_s("auto_pad", "NOTSET");
   if (ap != "NOTSET" && ap != "VALID") return false;  // SAME pads: left to the direct kernel
   const int64_t G = n.attr_i("group", 1);
