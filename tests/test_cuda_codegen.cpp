@@ -178,6 +178,28 @@ Graph g_conv() {
   return cg_static(b);
 }
 
+// The convolutions ir/decompose_conv.cpp rewrites: ConvTranspose as a stacked Conv (k4 s2 p1,
+// fp16) and as Convs per phase (k3 s2), a 1-D Conv lifted to 2-D, a 3-D one over stacked taps.
+Graph g_conv_rewrites() {
+  GraphBuilder b("conv_rewrites", 17);
+  using I = std::vector<int64_t>;
+  int x = b.input("x", DType::f32, {1, 4, 6, 5});
+  int t1 = b.op("ConvTranspose", {x, b.constant("w1", cg_random(DType::f32, {4, 3, 4, 4}, 11)), b.constant("b1", cg_random(DType::f32, {3}, 12))},
+                {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}});
+  int t2 = b.op("ConvTranspose", {b.op("Relu", {t1}), b.constant("w2", cg_random(DType::f32, {3, 2, 3, 3}, 13))},
+                {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}, {"output_padding", I{1, 1}}});
+  b.output(b.op("Tanh", {t2}));
+  int xh = b.input("xh", DType::f16, {1, 8, 5, 5});
+  b.output(b.op("ConvTranspose", {xh, b.constant("wh", cg_random(DType::f16, {8, 4, 4, 4}, 14)), b.constant("bh", cg_random(DType::f16, {4}, 15))},
+                {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}}));
+  int a = b.input("a", DType::f32, {1, 6, 40});
+  b.output(b.op("Relu", {b.op("Conv", {a, b.constant("wa", cg_random(DType::f32, {8, 6, 3}, 16)), b.constant("ba", cg_random(DType::f32, {8}, 17))},
+                                {{"strides", I{2}}, {"pads", I{1, 1}}})}));
+  int v = b.input("v", DType::f32, {1, 3, 4, 9, 9});
+  b.output(b.op("Conv", {v, b.constant("wv", cg_random(DType::f32, {5, 3, 3, 3, 3}, 18))}, {{"pads", I{1, 1, 1, 1, 1, 1}}}));
+  return cg_static(b);
+}
+
 Graph g_gather() {
   GraphBuilder b;
   int data = b.constant("emb", cg_random(DType::f32, {50, 16}, 9));
@@ -204,7 +226,7 @@ Graph g_pools() {
 std::vector<Case> cases() {
   return {{"loop", g_loop()},     {"softmax", g_softmax()}, {"layernorm", g_layernorm()}, {"reduce_mid", g_reduce_mid()},
           {"matmul", g_matmul()}, {"conv", g_conv()},       {"gather", g_gather()},       {"pools", g_pools()},
-          {"big_loop", g_big_loop()}};
+          {"big_loop", g_big_loop()}, {"conv_rewrites", g_conv_rewrites()}};
 }
 
 // Every driver entry point fusor resolves (dlsym of its versioned name) exists in the CUDA
