@@ -1,14 +1,16 @@
-// ConvTranspose as one Conv (ir/passes.h decompose_conv_transpose), so it runs on the backends'
-// convolution kernels (implicit GEMM, cuDNN) instead of a direct loop per output element that
-// walks every tap of every input channel (and skips (s-1)/s of them on each strided axis).
+// Convolutions rewritten so they run on the backends' 2-D convolution contractions (implicit
+// GEMM, cuDNN, the bias and activations in the epilogue) instead of a direct loop per output
+// element (ir/passes.h): ConvTranspose as Convs of flipped sub-kernels, 1-D and 3-D Conv as 2-D.
 //
+// ConvTranspose's direct loop walks every tap of every input channel and skips (s-1)/s of them
+// on each strided axis.
 // The sub-pixel form (Shi et al., "Is the deconvolution layer the same as a convolutional layer?",
 // 2016): on an axis of stride s and kernel K = J * s (dilation 1), output row q = t * s + r
 // (before cropping the pads) is sum_j W[r + j s] x[t - j], a stride-1 convolution with the
 // flipped sub-kernel W[r + (J - 1 - j) s], j < J. The s phases r become s times as many output
-// channels of one Conv, and a Transpose interleaves them. An axis of stride 1 is the flipped
-// kernel with its dilation. Every product the direct form makes is made once, none added: only
-// taps that exist are multiplied (K % s != 0 would need zero taps, and 0 * inf is NaN).
+// channels of one Conv, and a Transpose interleaves them (K % s != 0: a Conv per phase, of
+// ceil((K - r) / s) taps, rather than zero taps: 0 * inf is NaN). An axis of stride 1 is the
+// flipped kernel with its dilation. Every product the direct form makes is made once, none added.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -24,8 +26,8 @@ namespace fusor {
 
 namespace {
 
-// FUSOR_CONVTRANSPOSE_AS_CONV=0 / FUSOR_CONV1D_AS_2D=0 keep the direct kernels (for A/B
-// measurements).
+// FUSOR_CONVTRANSPOSE_AS_CONV=0 / FUSOR_CONV1D_AS_2D=0 / FUSOR_CONV3D_AS_2D=0 keep the direct
+// kernels (for A/B measurements).
 bool enabled(const char* knob) {
   const char* e = std::getenv(knob);
   return !(e && std::string(e) == "0");
