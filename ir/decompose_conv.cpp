@@ -296,6 +296,25 @@ bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
   return true;
 }
 
+// Whether a Conv's weight lets it run as a 2-D contraction: not depthwise (one input channel
+// per group: the cpu backend's contraction ran [1, 256, 4000] k31 5x slower, lavapipe 1.3x
+// faster) and, when constant, finite (all_finite).
+bool liftable_weight(const Node& n, const Value& wv) {
+  return !(n.attr_i("group", 1) > 1 && wv.shape[1] == 1) && all_finite(wv.constant);
+}
+
+// Value v (typed dt) viewed as shape s: a constant reshaped now, else a typed Reshape node.
+int viewed_as(Graph& g, op_helpers::RewriteNodes& rw, int v, const Shape& s, DType dt) {
+  if (const std::optional<Tensor>& c = g.values[v].constant) {
+    Tensor t = *c;
+    t.reshape(s);
+    return g.add_constant(g.unique_name(rw.base + "/view"), std::move(t));
+  }
+  const int r = rw.op("Reshape", {v, rw.ints(s)}, {}, -1, 14);
+  g.values[r].dtype = dt, g.values[r].shape = s, g.values[r].shape_known = true;
+  return r;
+}
+
 // A 1-D Conv as a 2-D one over [N, C, 1, L]: the fuser contracts 2-D convolutions (implicit
 // GEMM, cuDNN, the bias and activations in the epilogue); a 1-D one ran as a direct loop per
 // output (wav2vec2's [1, 512, 3199] k3 s2 layer: 2.1 s on lavapipe).
@@ -303,30 +322,13 @@ bool decompose_conv1d(Graph& g, const Node& n, std::vector<Node>& out) {
   if (!static_float_conv(g, n, "Conv", 3, "FUSOR_CONV1D_AS_2D")) return false;
   const Value &wv = g.values[n.inputs[1]], &xv = g.values[n.inputs[0]], &yv = g.values[n.outputs[0]];
   const DType dt = xv.dtype;
-  // Depthwise (one input channel per group) stays direct: the cpu backend's contraction ran
-  // [1, 256, 4000] k31 5x slower (lavapipe 1.3x faster).
-  if (n.attr_i("group", 1) > 1 && wv.shape[1] == 1) return false;
-  const Shape xs = xv.shape, ys = yv.shape;
-  const std::optional<Tensor> w_const = wv.constant;  // (g.values grows below: no references kept)
-  if (!all_finite(w_const)) return false;
+  if (!liftable_weight(n, wv)) return false;
+  const Shape xs = xv.shape, ws = wv.shape, ys = yv.shape;  // (g.values grows below: no references kept)
   op_helpers::RewriteNodes rw{g, n.name, {}};
-  auto lifted = [&](int v, const Shape& s) {  // v viewed as s (a 1 inserted before the last dim)
-    const int r = rw.op("Reshape", {v, rw.ints(s)}, {}, -1, 14);
-    g.values[r].dtype = dt, g.values[r].shape = s, g.values[r].shape_known = true;
-    return r;
-  };
-  int w;
-  if (w_const) {
-    Tensor t = *w_const;
-    t.reshape({t.shape()[0], t.shape()[1], 1, t.shape()[2]});
-    w = g.add_constant(g.unique_name(n.name + "/w2d"), std::move(t));
-  } else {
-    w = lifted(n.inputs[1], {wv.shape[0], wv.shape[1], 1, wv.shape[2]});
-  }
   Node c = n;  // group, auto_pad (a 1-row axis of kernel 1 pads nothing) as they are
   c.name = g.unique_name(n.name + "/2d");
-  c.inputs[0] = lifted(n.inputs[0], {xs[0], xs[1], 1, xs[2]});
-  c.inputs[1] = w;
+  c.inputs[0] = viewed_as(g, rw, n.inputs[0], {xs[0], xs[1], 1, xs[2]}, dt);
+  c.inputs[1] = viewed_as(g, rw, n.inputs[1], {ws[0], ws[1], 1, ws[2]}, dt);
   auto two_d = [&](const char* name, int64_t unit) {
     if (!n.has_attr(name)) return;
     const std::vector<int64_t> v = n.attr_ints(name);
@@ -356,11 +358,9 @@ bool decompose_conv3d(Graph& g, const Node& n, std::vector<Node>& out) {
   const DType dt = xv.dtype;
   const std::string ap = n.attr_s("auto_pad", "NOTSET");
   if (ap != "NOTSET" && ap != "VALID") return false;  // SAME pads: left to the direct kernel
+  if (!liftable_weight(n, wv)) return false;
   const int64_t G = n.attr_i("group", 1);
-  if (G > 1 && wv.shape[1] == 1) return false;  // depthwise stays direct (see decompose_conv1d)
-  const Shape xs = xv.shape, ws = wv.shape, ys = yv.shape;
-  const std::optional<Tensor> w_const = wv.constant;  // (g.values grows below: no references kept)
-  if (!all_finite(w_const)) return false;
+  const Shape xs = xv.shape, ws = wv.shape, ys = yv.shape;  // (g.values grows below: no references kept)
   std::vector<int64_t> st = n.attr_ints("strides", {1, 1, 1}), dl = n.attr_ints("dilations", {1, 1, 1}),
                        pd = ap == "VALID" ? std::vector<int64_t>(6, 0) : n.attr_ints("pads", std::vector<int64_t>(6, 0));
   if (st.size() != 3 || dl.size() != 3 || pd.size() != 6) return false;  // the shape rule names it
@@ -380,18 +380,8 @@ bool decompose_conv3d(Graph& g, const Node& n, std::vector<Node>& out) {
   }
   int stack = taps.size() == 1 ? taps[0] : rw.op("Concat", taps, {{"axis", int64_t{3}}});  // [N, D', C, kd, H, W]
   const Shape x4 = {xs[0] * D2, xs[1] * kd, xs[3], xs[4]};
-  stack = rw.op("Reshape", {stack, rw.ints(x4)}, {}, -1, 14);
-  g.values[stack].dtype = dt, g.values[stack].shape = x4, g.values[stack].shape_known = true;
-  const Shape w4 = {ws[0], ws[1] * kd, ws[3], ws[4]};
-  int w;
-  if (w_const) {
-    Tensor t = *w_const;
-    t.reshape(w4);
-    w = g.add_constant(g.unique_name(n.name + "/w2d"), std::move(t));
-  } else {
-    w = rw.op("Reshape", {n.inputs[1], rw.ints(w4)}, {}, -1, 14);
-    g.values[w].dtype = dt, g.values[w].shape = w4, g.values[w].shape_known = true;
-  }
+  stack = viewed_as(g, rw, stack, x4, dt);
+  const int w = viewed_as(g, rw, n.inputs[1], {ws[0], ws[1] * kd, ws[3], ws[4]}, dt);
   Node c;
   c.name = g.unique_name(n.name + "/2d");
   c.op_type = "Conv";
