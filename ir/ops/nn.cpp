@@ -455,7 +455,10 @@ void convtranspose_infer(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), window_out_shape(x, m, convtranspose_window(ctx.node(), x, w)));
 }
 
-// Scatter form: every input element adds x * w into the outputs its taps reach.
+// Scatter form: every input element adds x * w into the outputs its taps reach. The last axis
+// is accumulated phase-major (ow = q * s + r kept at [r][q]), where one tap's outputs are
+// contiguous, so the inner loop is a unit-stride axpy; each output still sums its terms in
+// (channel, tap) order.
 void convtranspose_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor &X = *in[0], &W = *in[1];
   const Tensor* B = opt_in(in, 2);
@@ -463,8 +466,9 @@ void convtranspose_ref(const Node& n, const Ins& in, Outs& out) {
   const Window win = convtranspose_window(n, X.shape(), W.shape());
   const int64_t N = X.shape()[0], C = X.shape()[1], G = n.attr_i("group", 1), Cg = C / G, Mg = W.shape()[1], M = Mg * G;
   const int64_t in_sz = win.in_size(), out_sz = win.out_size(), k_sz = win.k_size();
+  const int64_t OW = win.out[2], SW = win.s[2], QW = (OW + SW - 1) / SW, rows = win.out[0] * win.out[1];
   std::vector<double> xv = load_doubles(X), wv = load_doubles(W), bias = B ? load_doubles(*B) : std::vector<double>{};
-  std::vector<double> acc(static_cast<size_t>(out_sz));
+  std::vector<double> acc(static_cast<size_t>(rows * SW * QW)), plane(static_cast<size_t>(out_sz));
   for (int64_t b = 0; b < N; ++b)
     for (int64_t m = 0; m < M; ++m) {
       const int64_t g = m / Mg;
@@ -476,22 +480,29 @@ void convtranspose_ref(const Node& n, const Ins& in, Outs& out) {
           for (int64_t kh = 0; kh < win.k[1]; ++kh)
             for (int64_t kw = 0; kw < win.k[2]; ++kw) {
               const double wk = wc[(kd * win.k[1] + kh) * win.k[2] + kw];
-              for (int64_t id = 0; id < win.in[0]; ++id) {
+              // Input positions whose tap lands inside the output, found once per tap.
+              int64_t dlo, dhi, hlo, hhi, wlo, whi;
+              valid_range(win.out[0], win.in[0], win.s[0], win.pb[0], kd * win.d[0], dlo, dhi);
+              valid_range(win.out[1], win.in[1], win.s[1], win.pb[1], kh * win.d[1], hlo, hhi);
+              valid_range(OW, win.in[2], SW, win.pb[2], kw * win.d[2], wlo, whi);
+              if (whi <= wlo) continue;
+              // ow = iw * s + off = (iw + qoff) * s + r.
+              const int64_t off = kw * win.d[2] - win.pb[2];
+              const int64_t qoff = off >= 0 ? off / SW : -((-off + SW - 1) / SW), r = off - qoff * SW;
+              for (int64_t id = dlo; id < dhi; ++id) {
                 const int64_t od = id * win.s[0] - win.pb[0] + kd * win.d[0];
-                if (od < 0 || od >= win.out[0]) continue;
-                for (int64_t ih = 0; ih < win.in[1]; ++ih) {
+                for (int64_t ih = hlo; ih < hhi; ++ih) {
                   const int64_t oh = ih * win.s[1] - win.pb[1] + kh * win.d[1];
-                  if (oh < 0 || oh >= win.out[1]) continue;
-                  for (int64_t iw = 0; iw < win.in[2]; ++iw) {
-                    const int64_t ow = iw * win.s[2] - win.pb[2] + kw * win.d[2];
-                    if (ow < 0 || ow >= win.out[2]) continue;
-                    acc[(od * win.out[1] + oh) * win.out[2] + ow] += wk * xc[(id * win.in[1] + ih) * win.in[2] + iw];
-                  }
+                  const double* __restrict xr = xc + (id * win.in[1] + ih) * win.in[2] + wlo;
+                  double* __restrict ar = acc.data() + ((od * win.out[1] + oh) * SW + r) * QW + qoff + wlo;
+                  for (int64_t i = 0; i < whi - wlo; ++i) ar[i] += wk * xr[i];
                 }
               }
             }
       }
-      store_doubles(out[0], (b * M + m) * out_sz, acc.data(), out_sz);
+      for (int64_t row = 0; row < rows; ++row)
+        for (int64_t ow = 0; ow < OW; ++ow) plane[row * OW + ow] = acc[(row * SW + ow % SW) * QW + ow / SW];
+      store_doubles(out[0], (b * M + m) * out_sz, plane.data(), out_sz);
     }
 }
 
