@@ -23,6 +23,7 @@
 
 #include "frontend/onnx_functions.h"
 #include "frontend/onnx_schema_check.h"
+#include "ir/output_forms.h"
 #include "ir/phases.h"
 #include "ir/small_dtypes.h"
 
@@ -697,7 +698,12 @@ struct Importer {
       DType dt = DType::undefined;
       Shape shape;
       bool known = false;
-      const bool sequence = parent && vi.has_type() && vi.type().has_sequence_type();
+      // A main-graph output of seq(map(...)) is a ZipMap's (ir/output_forms.h checks the producer).
+      const bool sequence = vi.has_type() && vi.type().has_sequence_type() &&
+                            (parent || vi.type().sequence_type().elem_type().has_map_type());
+      if (!parent && sequence && (v.producer < 0 || g.nodes[v.producer].op_type != "ZipMap"))
+        throw Unsupported("onnx", model_label + ": graph output '" + printable(vi.name()) +
+                                      "' is a seq(map); only a ZipMap's maps are supported as graph outputs");
       if (v.producer >= 0 && !sequence && read_type(vi, parent ? "subgraph output" : "graph output", dt, shape, known)) {
         v.dtype = dt;
         v.shape = shape;
@@ -732,6 +738,7 @@ Graph import_model(const char* data, size_t size, const std::string& base_dir, c
   PhaseScope ps("import (tensors, nodes, types)");
   Importer imp{model, base_dir, label, {}, {}, {}, nullptr, {}};
   imp.run();
+  encode_output_forms(imp.g);  // string labels and ZipMap at the outputs (ir/output_forms.h)
   return std::move(imp.g);
 }
 

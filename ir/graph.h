@@ -115,6 +115,21 @@ struct Graph {
   // which becomes the graph's only output (the nodes after it are dropped).
   std::map<std::string, Tensor> known_by_name;
   std::string stop_after;
+  // Main graph: how each output is handed to the caller when it stands for more than the tensor
+  // computed (ir/output_forms.h): empty, or one per output. Set at load by encode_output_forms.
+  struct OutputForm {
+    enum class Kind { tensor, labels, zipmap };
+    Kind kind = Kind::tensor;
+    // labels: the output is int64 codes into `strings` (a classifier's classlabels_strings),
+    //         handed out as a string tensor of the same shape (present_outputs).
+    // zipmap: the output is the float [N, C] (or [C]) tensor ZipMap read; row r is the map
+    //         key_j -> value[r, j] (ai.onnx.ml ZipMap, seq(map(int64 | string, float))), its keys
+    //         `strings` when string_keys, else `int_keys`.
+    bool string_keys = false;
+    std::vector<std::string> strings;
+    std::vector<int64_t> int_keys;
+  };
+  std::vector<OutputForm> output_forms;
 
   int add_value(std::string name, DType dtype = DType::undefined, Shape shape = {}, bool shape_known = false);
   int add_constant(std::string name, Tensor t);

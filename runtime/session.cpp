@@ -7,6 +7,7 @@
 
 #include "frontend/onnx_import.h"
 #include "ir/op_table.h"
+#include "ir/output_forms.h"
 #include "ir/passes.h"
 #include "runtime/disk_cache.h"
 #include "runtime/segments.h"
@@ -115,6 +116,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
   };
   auto prepare = [&] {
     Graph s = g;
+    encode_output_forms(s);  // a built graph's ZipMap / string labels (the importer's are done)
     if (baked) baked->assign(inputs.size(), 0);
     for (size_t i = 0; i < inputs.size(); ++i) {
       Value& v = s.values[s.inputs[i]];
@@ -240,6 +242,7 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     bool contents = false;
     try {
       make_static(s, shapes);
+      check_output_forms(s);
       if (computed_key)
         for (const auto& [id, t] : computed) *computed_key += "@" + std::to_string(id) + "=" + bytes_key(t);
       if (computed_key)
@@ -436,6 +439,7 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, const InputDims
 Session::Session(Graph model, std::string backend, CompileOptions opts)
     : model_(std::move(model)), backend_(std::move(backend)), opts_(opts), impl_(make_backend(backend_)) {
   check_graph_ids(model_);
+  encode_output_forms(model_);  // a built graph's (the importer's are done): present_outputs reads them
 }
 
 namespace {
@@ -515,7 +519,9 @@ std::vector<Tensor> Session::run_entry(Entry& e, const Graph* sg, const std::vec
     ++compiled_;
   }
   if (e.exe->concurrent_runs()) lock.unlock();
-  return e.exe->run(fed, stats);
+  std::vector<Tensor> outs = e.exe->run(fed, stats);
+  present_outputs(model_, outs);
+  return outs;
 }
 
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs, RunStats* stats) {
@@ -585,7 +591,9 @@ std::vector<Tensor> run_on_backend(const std::string& backend, const Graph& sg, 
                                    const CompileOptions& opts, RunStats* stats) {
   auto b = make_backend(backend);
   auto exe = compile_with_fallback(*b, sg, opts);
-  return exe->run(inputs, stats);
+  std::vector<Tensor> outs = exe->run(inputs, stats);
+  present_outputs(sg, outs);
+  return outs;
 }
 
 }  // namespace fusor

@@ -9,11 +9,13 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <onnx/onnx-data_pb.h>
 
 #include "ir/small_dtypes.h"
 
 #include "frontend/onnx_import.h"
 #include "ir/graph.h"
+#include "ir/output_forms.h"
 #include "runtime/disk_cache.h"
 
 namespace fusor {
@@ -366,6 +368,46 @@ Tensor read_tensor(const std::string& path) {
   throw io_error(path, "unknown tensor file extension '" + ext + "' (expected .pb or .npy)");
 }
 
+namespace {
+
+// p as a SequenceProto of MapProto (int64 or string keys, float values), or nothing when it is
+// not one (a TensorProto, or another sequence: read_tensor_pb then says what it is).
+std::optional<MapSequence> read_map_sequence_pb(const std::string& path) {
+  const std::string bytes = read_file(path);
+  // A TensorProto parses as a SequenceProto too (its data_type is elem_type: UINT16 reads as
+  // MAP), but never with map_values (field 6, TensorProto's string_data, is not a map there).
+  onnx::SequenceProto seq;
+  if (!seq.ParseFromString(bytes) || seq.elem_type() != onnx::SequenceProto::MAP || seq.map_values_size() == 0) return std::nullopt;
+  MapSequence ms;
+  for (int i = 0; i < seq.map_values_size(); ++i) {
+    const onnx::MapProto& m = seq.map_values(i);
+    const bool sk = m.key_type() == onnx::TensorProto::STRING;
+    if (!sk && m.key_type() != onnx::TensorProto::INT64)
+      throw Unsupported("io", "'" + printable(path) + "': map " + std::to_string(i) + " has keys of ONNX type " +
+                                  std::to_string(m.key_type()) + " (int64 or string keys are read)");
+    if (i > 0 && sk != ms.string_keys) throw io_error(path, "its maps mix int64 and string keys");
+    ms.string_keys = sk;
+    const onnx::SequenceProto& vals = m.values();
+    const int n = sk ? m.string_keys_size() : m.keys_size();
+    std::vector<double> v;
+    // The values: one float tensor of n elements, or n scalar tensors (both are written).
+    for (int j = 0; j < vals.tensor_values_size(); ++j) {
+      const Tensor t = tensor_from_proto(onnx::TensorProto(vals.tensor_values(j)), ".");
+      if (!dtype_is_float(t.dtype())) throw io_error(path, "map " + std::to_string(i) + " has " + dtype_name(t.dtype()) + " values (float expected)");
+      for (int64_t e = 0; e < t.numel(); ++e) v.push_back(t.get(e));
+    }
+    if (static_cast<int>(v.size()) != n)
+      throw io_error(path, "map " + std::to_string(i) + " has " + std::to_string(n) + " keys and " + std::to_string(v.size()) + " values");
+    std::vector<std::string> keys;
+    for (int j = 0; j < n; ++j) keys.push_back(sk ? m.string_keys(j) : std::to_string(m.keys(j)));
+    ms.keys.push_back(std::move(keys));
+    ms.values.push_back(std::move(v));
+  }
+  return ms;
+}
+
+}  // namespace
+
 std::vector<TestCase> load_test_data_sets(const std::string& model_dir_in) {
   // A model named without a folder ("model.onnx") lives in the current one.
   const std::string model_dir = model_dir_in.empty() ? std::string(".") : model_dir_in;
@@ -413,7 +455,8 @@ std::vector<TestCase> load_test_data_sets(const std::string& model_dir_in) {
     }
     for (const auto& [k, p] : outs) {
       tc.output_names.emplace_back();
-      tc.outputs.push_back(read_tensor_pb(p, &tc.output_names.back()));
+      tc.output_maps.emplace_back(read_map_sequence_pb(p));
+      tc.outputs.push_back(tc.output_maps.back() ? Tensor() : read_tensor_pb(p, &tc.output_names.back()));
     }
     cases.push_back(std::move(tc));
   }
@@ -433,6 +476,68 @@ std::string model_path(const std::string& path) {
   std::error_code ec;  // a path the OS cannot stat is left for the loader's one-line error
   if (fs::is_directory(path, ec)) return (fs::path(path) / "model.onnx").string();
   return path;
+}
+
+std::vector<Tensor> expected_outputs(const Graph& g, const TestCase& tc, const std::string& component) {
+  std::vector<Tensor> out = tc.outputs;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const Graph::OutputForm* f = k < g.output_forms.size() ? &g.output_forms[k] : nullptr;
+    const bool zipmap = f && f->kind == Graph::OutputForm::Kind::zipmap;
+    const bool map_file = k < tc.output_maps.size() && tc.output_maps[k].has_value();
+    const std::string where = "'" + printable(tc.dir) + "' output_" + std::to_string(k) + ".pb";
+    if (zipmap != map_file)
+      throw Error(component, where + (map_file ? " holds a sequence of maps, but the model's output " : " holds a tensor, but the model's output ") +
+                                 std::to_string(k) + " is " + (zipmap ? output_form_type(g, k) : std::string("a tensor")));
+    if (!zipmap) continue;
+    const MapSequence& ms = *tc.output_maps[k];
+    std::vector<std::string> keys;
+    if (f->string_keys) keys = f->strings;
+    else
+      for (int64_t i : f->int_keys) keys.push_back(std::to_string(i));
+    const int64_t n = static_cast<int64_t>(ms.values.size()), c = static_cast<int64_t>(keys.size());
+    Tensor t(DType::f32, {n, c});
+    for (int64_t r = 0; r < n; ++r) {
+      std::map<std::string, double> m;
+      for (size_t j = 0; j < ms.keys[r].size(); ++j) m[ms.keys[r][j]] = ms.values[r][j];
+      if (m.size() != keys.size() || ms.string_keys != f->string_keys)
+        throw Error(component, where + ": map " + std::to_string(r) + " has " + std::to_string(ms.keys[r].size()) + " " +
+                                   (ms.string_keys ? "string" : "int64") + " keys, the output's ZipMap " + std::to_string(c) + " " +
+                                   (f->string_keys ? "string" : "int64") + " keys");
+      for (int64_t j = 0; j < c; ++j) {
+        auto it = m.find(keys[j]);
+        if (it == m.end()) throw Error(component, where + ": map " + std::to_string(r) + " lacks the key '" + printable(keys[j]) + "'");
+        t.set(r * c + j, it->second);
+      }
+    }
+    out[k] = std::move(t);
+  }
+  return out;
+}
+
+void write_map_sequence_pb(const std::string& path, const Tensor& values, const Graph::OutputForm& form, const std::string& name) {
+  const int64_t c = values.rank() == 2 ? values.shape()[1] : -1;
+  const size_t keys = form.string_keys ? form.strings.size() : form.int_keys.size();
+  if (c != static_cast<int64_t>(keys)) throw Error("io", "'" + printable(path) + "': ZipMap values " + shape_str(values.shape()) + " for " + std::to_string(keys) + " keys");
+  onnx::SequenceProto seq;
+  seq.set_name(name);
+  seq.set_elem_type(onnx::SequenceProto::MAP);
+  for (int64_t r = 0; r < values.shape()[0]; ++r) {
+    onnx::MapProto* m = seq.add_map_values();
+    m->set_key_type(form.string_keys ? onnx::TensorProto::STRING : onnx::TensorProto::INT64);
+    for (size_t j = 0; j < keys; ++j) {
+      if (form.string_keys) m->add_string_keys(form.strings[j]);
+      else m->add_keys(form.int_keys[j]);
+    }
+    onnx::SequenceProto* v = m->mutable_values();
+    v->set_elem_type(onnx::SequenceProto::TENSOR);
+    onnx::TensorProto* t = v->add_tensor_values();
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(c);
+    for (int64_t j = 0; j < c; ++j) t->add_float_data(static_cast<float>(values.get(r * c + j)));
+  }
+  std::string bytes;
+  if (!seq.SerializeToString(&bytes)) throw Error("io", "'" + printable(path) + "': cannot serialize the sequence of maps");
+  write_file(path, bytes, "io");
 }
 
 void check_expected_outputs(const Graph& g, const TestCase& tc, const std::string& component) {

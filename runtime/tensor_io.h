@@ -2,9 +2,11 @@
 // loader for ONNX backend-test case folders (model.onnx + test_data_set_N/{input,output}_K.pb).
 // Every failure is a fusor::Error with component "io" that names the file.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ir/graph.h"
 #include "ir/tensor.h"
 
 namespace fusor {
@@ -47,12 +49,23 @@ std::string model_path(const std::string& path);
 // Tensor files are read only when they are regular files (a FIFO or device is an error, never
 // a hang) no larger than the host's memory.
 
+// An expected output stored as an ONNX SequenceProto of MapProto (seq(map(int64 | string,
+// float)): ai.onnx.ml ZipMap's output, as onnxruntime's runs of skl2onnx classifiers write it).
+struct MapSequence {
+  bool string_keys = false;
+  std::vector<std::vector<std::string>> keys;  // per map, in the file's order (int64 keys as decimal text)
+  std::vector<std::vector<double>> values;     // per map, the float value of each key
+};
+
 // One test_data_set_N folder: inputs/outputs ordered by K of input_K.pb / output_K.pb;
-// names are the TensorProto names (may be empty).
+// names are the TensorProto names (may be empty). An output_K.pb holding a sequence of maps
+// is read into output_maps[K] (its outputs[K] is then an undefined Tensor); use
+// expected_outputs to compare with a run's outputs.
 struct TestCase {
   std::string dir;
   std::vector<Tensor> inputs, outputs;
   std::vector<std::string> input_names, output_names;
+  std::vector<std::optional<MapSequence>> output_maps;  // one per output
 };
 // Every test_data_set_* folder of model_dir, sorted by its numeric suffix (then by name).
 // Returns an empty vector when there is none; throws when model_dir is not a folder, or when a
@@ -61,7 +74,15 @@ std::vector<TestCase> load_test_data_sets(const std::string& model_dir);
 // A test set must hold one expected value per output of g (a missing output_K.pb would leave
 // that output unchecked and the case "passed"): Error(component) naming the folder otherwise
 // (component: the caller's tag, "conform" or "run").
-struct Graph;
 void check_expected_outputs(const Graph& g, const TestCase& tc, const std::string& component);
+// tc's expected outputs as a run of g returns them after present_outputs (ir/output_forms.h): a
+// sequence of maps for a ZipMap output becomes the float32 [N, C] tensor of its values in the
+// order of the output's keys. Error(component) naming the file's folder and the output when a
+// sequence of maps stands for a tensor output or the reverse, or a map's keys are not the
+// output's keys.
+std::vector<Tensor> expected_outputs(const Graph& g, const TestCase& tc, const std::string& component);
+// Writes a ZipMap output (values [N, C] float32, form: the output's Graph::OutputForm) as the
+// SequenceProto of N MapProto onnxruntime's tests store (each map's values one float tensor).
+void write_map_sequence_pb(const std::string& path, const Tensor& values, const Graph::OutputForm& form, const std::string& name);
 
 }  // namespace fusor

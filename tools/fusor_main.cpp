@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/backend.h"
+#include "ir/output_forms.h"
 #include "runtime/conform.h"
 #include "runtime/diff.h"
 #include "runtime/segments.h"
@@ -36,7 +37,11 @@ namespace {
 
 std::string summarize(const Tensor& t) {
   char buf[256];
-  if (t.dtype() == DType::string) return "strings";
+  if (t.dtype() == DType::string) {
+    std::string first;
+    for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 4); ++i) first += (i ? ", '" : "'") + printable(t.strings[i]) + "'";
+    return "[" + first + (t.numel() > 4 ? ", ...]" : "]");
+  }
   if (t.numel() == 0) return "empty";
   double mn = INFINITY, mx = -INFINITY, sum = 0;
   for (int64_t i = 0; i < t.numel(); ++i) {
@@ -81,7 +86,7 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   // A set of inputs only is a source of inputs (nothing to check); with outputs, all of them.
   if (ci.set && !ci.set->outputs.empty()) {
     check_expected_outputs(g, *ci.set, "run");
-    expected = ci.set->outputs;
+    expected = expected_outputs(g, *ci.set, "run");
   }
   std::printf("model   %s (%zu nodes, opset %d)\nbackend %s\ninputs  %s\n", printable(mp).c_str(), g.nodes.size(), g.opset,
               backend.c_str(), source.c_str());
@@ -104,16 +109,28 @@ int cmd_run(const std::string& model, std::string backend, const std::string& in
   RunStats st;
   auto outs = exe->run(fed_inputs(g, inputs), &st);
   auto t2 = std::chrono::steady_clock::now();
-  for (size_t k = 0; k < outs.size(); ++k)
-    std::printf("output  %s %s %s: %s\n", printable(sg.values[sg.outputs[k]].name).c_str(), dtype_name(outs[k].dtype()),
-                shape_str(outs[k].shape()).c_str(), summarize(outs[k]).c_str());
+  present_outputs(sg, outs);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    const std::string form = output_form_type(sg, k);
+    if (!form.empty() && outs[k].dtype() != DType::string)  // ZipMap: N maps, shown as their [N, C] values
+      std::printf("output  %s %s of %lld maps, values %s %s: %s\n", printable(sg.values[sg.outputs[k]].name).c_str(), form.c_str(),
+                  static_cast<long long>(outs[k].shape()[0]), dtype_name(outs[k].dtype()), shape_str(outs[k].shape()).c_str(),
+                  summarize(outs[k]).c_str());
+    else
+      std::printf("output  %s %s %s: %s\n", printable(sg.values[sg.outputs[k]].name).c_str(), dtype_name(outs[k].dtype()),
+                  shape_str(outs[k].shape()).c_str(), summarize(outs[k]).c_str());
+  }
   std::printf("time    compile %.1f ms, run %.3f ms (%d kernels)\n",
               std::chrono::duration<double, std::milli>(t1 - t0).count(),
               std::chrono::duration<double, std::milli>(t2 - t1).count(), exe->kernel_count());
   if (!out_dir.empty()) {  // the folder was made before the run
-    for (size_t k = 0; k < outs.size(); ++k)
-      write_tensor_pb((fs::path(out_dir) / ("output_" + std::to_string(k) + ".pb")).string(), outs[k],
-                      sg.values[sg.outputs[k]].name);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const std::string file = (fs::path(out_dir) / ("output_" + std::to_string(k) + ".pb")).string();
+      if (k < sg.output_forms.size() && sg.output_forms[k].kind == Graph::OutputForm::Kind::zipmap)
+        write_map_sequence_pb(file, outs[k], sg.output_forms[k], sg.values[sg.outputs[k]].name);
+      else
+        write_tensor_pb(file, outs[k], sg.values[sg.outputs[k]].name);
+    }
     std::printf("wrote   %zu outputs to %s\n", outs.size(), printable(out_dir).c_str());
   }
   if (expected.empty()) return 0;

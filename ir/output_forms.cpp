@@ -1,0 +1,158 @@
+// String labels and ZipMap at a model's outputs (ir/output_forms.h).
+#include "ir/output_forms.h"
+
+#include <map>
+#include <memory>
+#include <set>
+
+namespace fusor {
+namespace {
+
+using Form = Graph::OutputForm;
+
+// The int label attribute each classifier takes in place of classlabels_strings (ONNX-ML spec).
+const char* int_label_attr(const Node& n) {
+  if (n.domain != "ai.onnx.ml") return nullptr;
+  if (n.op_type == "LinearClassifier" || n.op_type == "SVMClassifier") return "classlabels_ints";
+  if (n.op_type == "TreeEnsembleClassifier") return "classlabels_int64s";
+  return nullptr;
+}
+
+// Ops that only move elements (input 0 is the data; the other inputs are shapes / indices).
+bool moves_data(const Node& n) {
+  static const std::set<std::string> ops = {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+                                            "Slice",    "Gather",  "Expand",  "Tile",    "Concat"};
+  return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type) != 0;
+}
+
+std::vector<std::string> strings_attr(const Node& n, const char* k) {
+  const auto& v = n.attrs.at(k);
+  if (const auto* s = std::get_if<std::vector<std::string>>(&v)) return *s;
+  if (const auto* s = std::get_if<std::string>(&v)) return {*s};
+  throw Error("onnx", n.label() + ": attribute '" + k + "' must be a list of strings");
+}
+
+}  // namespace
+
+void encode_output_forms(Graph& g) {
+  if (!g.output_forms.empty()) return;  // already rewritten
+  // Value id -> its string table (label codes), or the ZipMap form its value stands for.
+  std::map<int, std::shared_ptr<const std::vector<std::string>>> codes;
+  std::map<int, Form> zipmaps;
+  std::set<int> outputs(g.outputs.begin(), g.outputs.end());
+  for (Node& n : g.nodes) {
+    // A node reading label codes: a data move passes them on, anything else is refused.
+    std::shared_ptr<const std::vector<std::string>> table;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const int v = n.inputs[i];
+      if (zipmaps.count(v))
+        throw Unsupported("graph", n.label() + " reads '" + printable(g.values[v].name) +
+                                       "', a ZipMap's seq(map): maps are supported only as graph outputs");
+      auto it = codes.find(v);
+      if (it == codes.end()) continue;
+      const bool data_input = i == 0 || n.op_type == "Concat";
+      if (!moves_data(n) || !data_input || (table && table != it->second))
+        throw Unsupported("graph", n.label() + " reads '" + printable(g.values[v].name) +
+                                       "', string labels: strings are supported only as a classifier's labels passed to the graph's outputs");
+      table = it->second;
+    }
+    if (table) {
+      if (n.op_type == "Concat")  // every input must carry the same table
+        for (int v : n.inputs)
+          if (v >= 0 && !codes.count(v))
+            throw Unsupported("graph", n.label() + " concatenates string labels with '" + printable(g.values[v].name) + "'");
+      if (!n.outputs.empty() && n.outputs[0] >= 0) {
+        codes[n.outputs[0]] = table;
+        g.values[n.outputs[0]].dtype = DType::undefined;  // int64 codes: shape inference types them
+      }
+      continue;
+    }
+    if (const char* attr = int_label_attr(n); attr && n.has_attr("classlabels_strings")) {
+      auto labels = std::make_shared<const std::vector<std::string>>(strings_attr(n, "classlabels_strings"));
+      if (n.has_attr(attr)) throw Error("onnx", n.label() + ": both classlabels_strings and " + attr + " are set");
+      std::vector<int64_t> ids(labels->size());
+      for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
+      n.attrs.erase("classlabels_strings");
+      n.attrs[attr] = ids;
+      if (!n.outputs.empty() && n.outputs[0] >= 0) {
+        codes[n.outputs[0]] = labels;
+        g.values[n.outputs[0]].dtype = DType::i64;  // the declared string type is the form's
+      }
+      continue;
+    }
+    if (n.op_type == "ZipMap" && n.domain == "ai.onnx.ml") {
+      Form f;
+      f.kind = Form::Kind::zipmap;
+      const bool s = n.has_attr("classlabels_strings"), i = n.has_attr("classlabels_int64s");
+      if (s == i) throw Error("onnx", n.label() + ": exactly one of classlabels_strings and classlabels_int64s must be set");
+      f.string_keys = s;
+      if (s) f.strings = strings_attr(n, "classlabels_strings");
+      else f.int_keys = n.attr_ints("classlabels_int64s");
+      if (n.outputs.size() != 1 || n.outputs[0] < 0 || !outputs.count(n.outputs[0]))
+        throw Unsupported("graph", n.label() + ": its seq(map) output must be a graph output (maps are supported only there)");
+      zipmaps[n.outputs[0]] = f;
+      n.op_type = "Identity";  // the float tensor it reads is what the maps hold
+      n.domain.clear();
+      n.attrs.clear();
+      n.opset = g.opset;
+      n.check_types = false;
+      g.values[n.outputs[0]].dtype = DType::undefined;
+    }
+  }
+  if (codes.empty() && zipmaps.empty()) return;
+  g.output_forms.assign(g.outputs.size(), Form{});
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    const int v = g.outputs[i];
+    if (auto z = zipmaps.find(v); z != zipmaps.end()) {
+      g.output_forms[i] = z->second;
+    } else if (auto c = codes.find(v); c != codes.end()) {
+      g.output_forms[i].kind = Form::Kind::labels;
+      g.output_forms[i].strings = *c->second;
+    }
+  }
+  // The declared string dtype of a label output is now the form's; its tensor is int64.
+  for (auto& [v, dt] : g.declared_output_dtypes)
+    if (codes.count(v) && dt == DType::string) dt = DType::i64;
+}
+
+void check_output_forms(const Graph& g) {
+  for (size_t i = 0; i < g.output_forms.size() && i < g.outputs.size(); ++i) {
+    const Form& f = g.output_forms[i];
+    if (f.kind != Form::Kind::zipmap) continue;
+    const Value& v = g.values[g.outputs[i]];
+    const size_t keys = f.string_keys ? f.strings.size() : f.int_keys.size();
+    if (v.dtype != DType::f32)
+      throw Error("shape", "graph output '" + printable(v.name) + "' (ZipMap): its input must be float32, got " + dtype_name(v.dtype));
+    if (v.shape.empty() || v.shape.size() > 2 || v.shape.back() != static_cast<int64_t>(keys))
+      throw Error("shape", "graph output '" + printable(v.name) + "' (ZipMap): its input must be [N, " + std::to_string(keys) +
+                               "] or [" + std::to_string(keys) + "] for its " + std::to_string(keys) + " keys, got " + shape_str(v.shape));
+  }
+}
+
+void present_outputs(const Graph& g, std::vector<Tensor>& outs) {
+  for (size_t i = 0; i < g.output_forms.size() && i < outs.size(); ++i) {
+    const Form& f = g.output_forms[i];
+    if (f.kind == Form::Kind::zipmap && outs[i].rank() == 1) outs[i].reshape({1, outs[i].numel()});  // one map: [1, C]
+    if (f.kind != Form::Kind::labels || outs[i].dtype() == DType::string) continue;
+    const Tensor& c = outs[i];
+    Tensor s(DType::string, c.shape());
+    for (int64_t j = 0; j < c.numel(); ++j) {
+      const int64_t k = c.get_int(j);
+      if (k < 0 || k >= static_cast<int64_t>(f.strings.size()))
+        throw Error("run", "output " + std::to_string(i) + ": label code " + std::to_string(k) + " is outside its " +
+                               std::to_string(f.strings.size()) + " string labels");
+      s.strings[static_cast<size_t>(j)] = f.strings[static_cast<size_t>(k)];
+    }
+    outs[i] = std::move(s);
+  }
+}
+
+std::string output_form_type(const Graph& g, size_t i) {
+  if (i >= g.output_forms.size()) return "";
+  const Form& f = g.output_forms[i];
+  if (f.kind == Form::Kind::labels) return "string";
+  if (f.kind == Form::Kind::zipmap) return f.string_keys ? "seq(map(string, float))" : "seq(map(int64, float))";
+  return "";
+}
+
+}  // namespace fusor
