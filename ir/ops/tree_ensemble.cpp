@@ -411,7 +411,9 @@ int64_t classify(const Forest& f, std::vector<double>& acc, std::vector<char>& h
   }
   // One score s for the positive class: [1 - t, t] with t = logistic(s) for LOGISTIC, else s
   // (all weights >= 0), or [-s, s] (mixed weights); one value where onnxruntime writes one.
-  const double s = acc[0], t = f.post == Post::logistic ? ml_logistic(s) : s;
+  // t in X's float type before 1 - t, as onnxruntime: three trees' 1/3 leaves sum to 1 + 3e-8 in
+  // float64, and 1 - t there gave a probability of -3e-8 where onnxruntime's is 0.
+  const double s = acc[0], t = r(f.post == Post::logistic ? ml_logistic(s) : s);
   if (extra == 0 || extra == 1 || ((extra == 2 || extra == 3) && f.post == Post::logistic)) z[0] = 1 - t, z[1] = t;
   else if (extra == 2 || extra == 3) z[0] = -s, z[1] = s;
   else z[0] = s, z[1] = 0;
