@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "frontend/onnx_import.h"
+#include "ir/output_forms.h"
 #include "ir/passes.h"
 #include "runtime/session.h"
 #ifdef FUSOR_HAVE_CUDA
@@ -26,6 +27,7 @@
 #endif
 
 namespace nb = nanobind;
+using namespace nb::literals;
 using namespace fusor;
 
 void bind_tools(nb::module_& m);  // bindings_tools.cpp
@@ -162,6 +164,14 @@ nb::object bfloat16_view(const nb::object& o, bool* bf16) {
 // A NumPy array that owns the tensor's bytes (no copy: the capsule keeps the tensor alive).
 // Also used by bindings_tools.cpp (read_tensor).
 nb::object to_numpy(Tensor&& t, const std::string& what) {
+  if (t.dtype() == DType::string) {  // a classifier's string labels: an object array of str, as onnxruntime returns
+    nb::list items;
+    for (const std::string& s : t.strings) items.append(nb::str(s.data(), s.size()));
+    nb::object np = nb::module_::import_("numpy");
+    nb::list shape;
+    for (int64_t d : t.shape()) shape.append(d);
+    return np.attr("array")(items, "dtype"_a = np.attr("object_")).attr("reshape")(nb::tuple(shape));
+  }
   // NumPy 2 holds at most 64 dims (kMaxRank keeps fusor's shapes there; checked again here since
   // nanobind aborts the process far past NumPy's limit); NumPy 1 holds 32, checked below.
   const size_t rank = t.shape().size();  // t is moved from below
@@ -196,6 +206,22 @@ nb::object to_numpy(Tensor&& t, const std::string& what) {
 }
 
 namespace {
+
+// A ZipMap output ([N, C] float32 values) as onnxruntime returns it: a list of N dicts key -> float.
+nb::list zipmap_list(const Tensor& v, const Graph::OutputForm& f) {
+  nb::list maps;
+  const int64_t c = v.rank() == 2 ? v.shape()[1] : v.numel(), n = c ? v.numel() / c : 0;
+  for (int64_t r = 0; r < n; ++r) {
+    nb::dict m;
+    for (int64_t j = 0; j < c; ++j) {
+      nb::float_ x(v.get(r * c + j));
+      if (f.string_keys) m[nb::str(f.strings[j].data(), f.strings[j].size())] = x;
+      else m[nb::int_(f.int_keys[j])] = x;
+    }
+    maps.append(m);
+  }
+  return maps;
+}
 
 class PySession {
  public:
@@ -268,7 +294,9 @@ class PySession {
       const Value& v = model_.values[ids[k]];
       const Value& s = outputs && shapes != &model_ ? shapes->values[shapes->outputs[k]] : v;
       const DType dt = v.dtype != DType::undefined ? v.dtype : s.dtype;
-      l.append(nb::make_tuple(v.name, declared_shape(s), std::string(dtype_name(dt))));
+      const std::string form = outputs ? output_form_type(model_, k) : "";  // string labels, ZipMap's maps
+      if (form.rfind("seq(", 0) == 0) l.append(nb::make_tuple(v.name, nb::none(), form));
+      else l.append(nb::make_tuple(v.name, declared_shape(s), form.empty() ? std::string(dtype_name(dt)) : form));
     }
     return l;
   }
@@ -380,6 +408,8 @@ class PySession {
     for (size_t k = 0; k < out.size(); ++k) {
       if (k < want.size() && !want[k])
         res.append(nb::none());
+      else if (k < model_.output_forms.size() && model_.output_forms[k].kind == Graph::OutputForm::Kind::zipmap)
+        res.append(zipmap_list(out[k], model_.output_forms[k]));
       else
         res.append(to_numpy(std::move(out[k]), "output '" + output_name(k) + "'"));
     }
@@ -440,6 +470,10 @@ nb::list PySession::run_device(const std::vector<InArray>& inputs, bool output_d
   if (backend_ != "cuda")
     throw Error("python", "device arrays (and output_device / outputs=) need backend 'cuda'; backend '" + backend_ +
                               "' takes host arrays (NumPy)");
+  for (size_t k = 0; k < model_.output_forms.size(); ++k)
+    if (model_.output_forms[k].kind != Graph::OutputForm::Kind::tensor && (k >= want.size() || want[k]))
+      throw Unsupported("python", "output '" + output_name(k) + "' is " + output_form_type(model_, k) +
+                                      ": a device array cannot hold it; run with host arrays (NumPy)");
   if (inputs.size() != model_.inputs.size())
     throw Error("run", "model has " + std::to_string(model_.inputs.size()) + " inputs, got " + std::to_string(inputs.size()));
   if (!outputs.empty() && outputs.size() != model_.outputs.size())

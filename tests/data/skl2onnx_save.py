@@ -18,5 +18,16 @@ def save_case(out, name, m, xin):
         f.write(nh.from_array(xin, m.graph.input[0].name).SerializeToString())
     for k, (o, vi) in enumerate(zip(outs, m.graph.output)):
         with open(os.path.join(d, f"output_{k}.pb"), "wb") as f:
-            f.write(nh.from_array(np.asarray(o), vi.name).SerializeToString())
+            f.write((map_sequence(o, vi.name) if isinstance(o, list) else nh.from_array(np.asarray(o), vi.name)).SerializeToString())
     return outs
+
+
+def map_sequence(maps, name):
+    """ZipMap's output (a list of dicts key -> float) as the ONNX SequenceProto of MapProto."""
+    def one(m):
+        keys = list(m)
+        string = bool(keys) and isinstance(keys[0], str)
+        vals = onnx.helper.make_sequence("", onnx.SequenceProto.TENSOR, [nh.from_array(np.array([m[k] for k in keys], np.float32))])
+        return onnx.helper.make_map("", onnx.TensorProto.STRING if string else onnx.TensorProto.INT64,
+                                    [k.encode() for k in keys] if string else keys, vals)
+    return onnx.helper.make_sequence(name, onnx.SequenceProto.MAP, [one(m) for m in maps])

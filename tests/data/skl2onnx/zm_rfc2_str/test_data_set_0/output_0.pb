@@ -1,0 +1,1 @@
+	2no2yes2yes2yes2yes2no2no2no2noBoutput_label

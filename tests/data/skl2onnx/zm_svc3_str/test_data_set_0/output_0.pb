@@ -1,0 +1,1 @@
+	2dog2cat2dog2dog2emu2emu2cat2dog2dogBoutput_label
