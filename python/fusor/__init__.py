@@ -268,6 +268,8 @@ class Session:
         picked = []
         for n in output_names:
             r = res[out_names.index(n)]
+            if n in seen and isinstance(r, list):  # ZipMap's maps: a list of fresh dicts
+                r = [dict(m) for m in r]
             picked.append(r.copy() if n in seen and isinstance(r, np.ndarray) else r)
             seen.add(n)
         return picked
