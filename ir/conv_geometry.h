@@ -13,9 +13,11 @@ namespace fusor {
 // w [C, M/group, K1..Knd] (1 <= nd <= 3), ONNX operator spec:
 //   in, k, s, d  the input size, kernel size, stride and dilation;
 //   pb, pe       the begin / end pads: the `pads` attribute, or derived from `output_shape` or
-//                auto_pad SAME_UPPER / SAME_LOWER (output = in * stride) with the odd row at the
-//                end for SAME_UPPER (floor division, as the ONNX reference), 0 for VALID; pb may
-//                be negative when output_shape asks for more than the full size;
+//                auto_pad SAME_UPPER / SAME_LOWER (output = in * stride) from the total padding
+//                (full size - output), the odd row at the end for SAME_UPPER, at the start
+//                otherwise (the spec); 0 for VALID. An output past the full size (total < 0)
+//                has pb = 0 and pe = total < 0, zeros at the end, as onnxruntime (it clamps the
+//                total at 0; a negative pb shifted the output by a row);
 //   out          the output size, s * (in - 1) + output_padding + (k - 1) * d + 1 - pb - pe.
 // Throws Error("shape") naming n for a rank outside 3-5, mismatched ranks, attributes of the
 // wrong length, a non-positive kernel / stride / dilation, values past the bounds below

@@ -133,6 +133,49 @@ TEST(ConvTranspose, FusedPlansMatchTheReferenceOnEveryBackend) {
   }
 }
 
+// output_shape past the full size: the extra rows are zeros at the end, in every auto_pad mode,
+// as onnxruntime 1.32 places them (it clamps the total padding at 0); inside the full size the
+// odd row of padding goes to the start, but for SAME_UPPER to the end (the spec). Values from
+// onnxruntime on x = 1..4 (1..2 for k1 s3), w all ones.
+TEST(ConvTranspose, OutputShapePlacesRowsAsOnnxruntime) {
+  using I = std::vector<int64_t>;
+  struct Case {
+    std::string auto_pad;
+    int64_t k, s, out;
+    std::vector<double> want;
+  };
+  const std::vector<Case> cases = {
+      {"NOTSET", 1, 3, 6, {1, 0, 0, 2, 0, 0}},
+      {"NOTSET", 3, 2, 10, {1, 1, 3, 2, 5, 3, 7, 4, 4, 0}},
+      {"SAME_UPPER", 3, 2, 10, {1, 1, 3, 2, 5, 3, 7, 4, 4, 0}},
+      {"SAME_LOWER", 3, 2, 10, {1, 1, 3, 2, 5, 3, 7, 4, 4, 0}},
+      {"NOTSET", 3, 2, 6, {3, 2, 5, 3, 7, 4}},
+      {"SAME_UPPER", 3, 2, 6, {1, 3, 2, 5, 3, 7}},
+      {"SAME_LOWER", 3, 2, 6, {3, 2, 5, 3, 7, 4}},
+      {"NOTSET", 3, 2, 8, {1, 3, 2, 5, 3, 7, 4, 4}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.auto_pad + " k" + std::to_string(c.k) + " s" + std::to_string(c.s) + " -> " + std::to_string(c.out));
+    const int64_t n = c.k == 1 ? 2 : 4;
+    GraphBuilder g("ct", 17);
+    const int x = g.input("x", DType::f32, {1, 1, n});
+    Tensor w(DType::f32, {1, 1, c.k});
+    w.fill(1);
+    GraphBuilder::Attrs a = {{"strides", I{c.s}}, {"output_shape", I{c.out}}};
+    if (c.auto_pad != "NOTSET") a["auto_pad"] = c.auto_pad;
+    g.output(g.op("ConvTranspose", {x, g.constant("w", w)}, a));
+    const Graph m = g.build();
+    Tensor xv(DType::f32, {1, 1, n});
+    for (int64_t i = 0; i < n; ++i) xv.set(i, static_cast<double>(i + 1));
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be);
+      const Tensor y = Session(m, be).run({xv})[0];
+      ASSERT_EQ(y.shape(), (Shape{1, 1, c.out}));
+      testing::expect_values(y, c.want, 0);
+    }
+  }
+}
+
 // An inf input reaches the outputs its taps reach and no others, as in the reference: the
 // decomposition multiplies no zero taps (k3 s2: phases of 2 and 1 taps run as separate Convs).
 TEST(ConvTranspose, InfinitiesReachOnlyTheOutputsTheirTapsReach) {

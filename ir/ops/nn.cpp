@@ -850,10 +850,12 @@ ConvTransposeAxes convtranspose_axes(const Node& n, const Shape& x, const Shape&
     int64_t pb = pads[i], pe = pads[nd + i], out;
     if (!oshape.empty() || ap == "SAME_UPPER" || ap == "SAME_LOWER") {
       out = oshape.empty() ? in * s : oshape[i];
-      // total may be negative (output_shape beyond the full size); halve with floor division
-      // as the ONNX reference does, so the extra row lands at the end.
-      const int64_t total = full - out, half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      if (ap == "SAME_UPPER")
+      // Past the full size (total < 0) the extra rows are zeros at the end (onnxruntime clamps
+      // the total padding at 0; spreading a negative total put one at the start).
+      const int64_t total = full - out, half = total / 2;
+      if (total < 0)
+        pb = 0, pe = total;
+      else if (ap == "SAME_UPPER")
         pb = half, pe = total - half;
       else
         pb = total - half, pe = half;
