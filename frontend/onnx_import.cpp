@@ -738,7 +738,8 @@ Graph import_model(const char* data, size_t size, const std::string& base_dir, c
   PhaseScope ps("import (tensors, nodes, types)");
   Importer imp{model, base_dir, label, {}, {}, {}, nullptr, {}};
   imp.run();
-  encode_output_forms(imp.g);  // string labels and ZipMap at the outputs (ir/output_forms.h)
+  encode_string_inputs(imp.g);  // string inputs as codes, string labels and ZipMap at the outputs (ir/output_forms.h)
+  encode_output_forms(imp.g);
   return std::move(imp.g);
 }
 

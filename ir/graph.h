@@ -130,6 +130,11 @@ struct Graph {
     std::vector<int64_t> int_keys;
   };
   std::vector<OutputForm> output_forms;
+  // Main graph: string graph inputs (categorical columns of scikit-learn pipelines) run as int64
+  // codes into input_strings (sorted, distinct; a string in no table is -1), set at load by
+  // encode_string_inputs (ir/output_forms.h). string_inputs: empty, or one flag per input.
+  std::vector<std::string> input_strings;
+  std::vector<char> string_inputs;
 
   int add_value(std::string name, DType dtype = DType::undefined, Shape shape = {}, bool shape_known = false);
   int add_constant(std::string name, Tensor t);

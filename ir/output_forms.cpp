@@ -1,6 +1,7 @@
 // String labels and ZipMap at a model's outputs (ir/output_forms.h).
 #include "ir/output_forms.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -32,7 +33,116 @@ std::vector<std::string> strings_attr(const Node& n, const char* k) {
   throw Error("onnx", n.label() + ": attribute '" + k + "' must be a list of strings");
 }
 
+// A string-to-number encoder over string input codes: the strings it compares with (the
+// attribute holding them), else nullptr.
+const char* string_keys_attr(const Node& n) {
+  if (n.domain != "ai.onnx.ml") return nullptr;
+  if (n.op_type == "OneHotEncoder" || n.op_type == "CategoryMapper") return "cats_strings";
+  if (n.op_type == "LabelEncoder") return "keys_strings";
+  return nullptr;
+}
+
 }  // namespace
+
+void encode_string_inputs(Graph& g) {
+  if (!g.string_inputs.empty()) return;  // already rewritten
+  std::set<int> coded;
+  for (int v : g.inputs)
+    if (g.values[v].dtype == DType::string) coded.insert(v);
+  if (coded.empty()) return;
+  // The values the codes reach (through data moves) and the encoders reading them.
+  std::vector<size_t> encoders;
+  std::set<std::string> table;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    bool reads = false;
+    for (size_t j = 0; j < n.inputs.size(); ++j) {
+      if (!coded.count(n.inputs[j])) continue;
+      reads = true;
+      const bool data = j == 0 || (n.op_type == "Concat" && n.domain.empty());
+      const bool move = data && (moves_data(n) || (n.op_type == "ArrayFeatureExtractor" && n.domain == "ai.onnx.ml"));
+      const char* keys = string_keys_attr(n);
+      if (!move && !(keys && j == 0 && n.has_attr(keys)))
+        throw Unsupported("graph", n.label() + " reads '" + printable(g.values[n.inputs[j]].name) +
+                                       "', a string input: strings are supported as inputs of OneHotEncoder, LabelEncoder and "
+                                       "CategoryMapper only (through data moves)");
+      if (!move) {
+        if (n.op_type == "LabelEncoder" && (n.has_attr("values_strings") || n.has_attr("default_string")))
+          throw Unsupported("graph", n.label() + ": string values (strings to strings) are not supported");
+        for (const std::string& k : strings_attr(n, keys)) table.insert(k);
+        encoders.push_back(i);
+      }
+    }
+    if (reads && std::find(encoders.begin(), encoders.end(), i) == encoders.end())
+      for (int o : n.outputs)
+        if (o >= 0) coded.insert(o);
+  }
+  for (int v : g.outputs)
+    if (coded.count(v))
+      throw Unsupported("graph", "graph output '" + printable(g.values[v].name) + "' passes a string input through (strings are supported as encoder inputs only)");
+  g.input_strings.assign(table.begin(), table.end());
+  const auto code = [&](const std::string& s) {
+    return static_cast<int64_t>(std::lower_bound(g.input_strings.begin(), g.input_strings.end(), s) - g.input_strings.begin());
+  };
+  for (size_t i : encoders) {
+    Node& n = g.nodes[i];
+    const char* keys = string_keys_attr(n);
+    std::vector<int64_t> codes;
+    for (const std::string& k : strings_attr(n, keys)) codes.push_back(code(k));
+    n.attrs.erase(keys);
+    if (n.op_type == "OneHotEncoder") {
+      n.attrs["cats_int64s"] = codes;
+    } else if (n.op_type == "LabelEncoder") {
+      n.attrs["keys_int64s"] = codes;
+    } else {  // CategoryMapper (strings to int64s) as the LabelEncoder it is
+      n.op_type = "LabelEncoder";
+      n.opset = std::max(n.opset, 2);
+      std::vector<int64_t> values = n.attr_ints("cats_int64s");
+      n.attrs.erase("cats_int64s");
+      n.attrs.erase("default_string");
+      const int64_t dflt = n.attr_i("default_int64", -1);
+      n.attrs["keys_int64s"] = codes;
+      n.attrs["values_int64s"] = values;
+      n.attrs["default_int64"] = dflt;
+    }
+    n.check_types = false;  // its declared string input is int64 codes now
+  }
+  g.string_inputs.assign(g.inputs.size(), 0);
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    if (g.values[g.inputs[i]].dtype == DType::string) {
+      g.string_inputs[i] = 1;
+      g.values[g.inputs[i]].dtype = DType::i64;
+    }
+  // Data moves typed string at import (value_info) are int64 codes now: shape inference types them.
+  for (int v : coded)
+    if (g.values[v].producer >= 0 && g.values[v].dtype == DType::string) g.values[v].dtype = DType::undefined;
+}
+
+std::vector<Tensor> encode_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> out = inputs;
+  for (size_t i = 0; i < g.string_inputs.size() && i < out.size(); ++i) {
+    if (!g.string_inputs[i]) continue;
+    const Tensor& t = inputs[i];
+    const int64_t n = static_cast<int64_t>(g.input_strings.size());
+    if (t.dtype() == DType::i64) {  // already codes (the Python front encodes with NumPy)
+      for (int64_t j = 0; j < t.numel(); ++j)
+        if (t.get_int(j) < -1 || t.get_int(j) >= n)
+          throw Error("run", "input '" + printable(g.values[g.inputs[i]].name) + "': string code " + std::to_string(t.get_int(j)) +
+                                 " is outside [-1, " + std::to_string(n) + ")");
+      continue;
+    }
+    if (t.dtype() != DType::string)
+      throw Error("run", "input '" + printable(g.values[g.inputs[i]].name) + "' expects string, got " + dtype_name(t.dtype()));
+    Tensor c(DType::i64, t.shape());
+    for (int64_t j = 0; j < t.numel(); ++j) {
+      const std::string& s = t.strings[static_cast<size_t>(j)];
+      auto it = std::lower_bound(g.input_strings.begin(), g.input_strings.end(), s);
+      c.set_int(j, it != g.input_strings.end() && *it == s ? it - g.input_strings.begin() : -1);
+    }
+    out[i] = std::move(c);
+  }
+  return out;
+}
 
 void encode_output_forms(Graph& g) {
   if (!g.output_forms.empty()) return;  // already rewritten

@@ -20,6 +20,20 @@
 
 namespace fusor {
 
+// String graph inputs (what skl2onnx pipelines with categorical columns take) are kept at the
+// boundary the same way: encode_string_inputs gives every string input one int64 code per
+// string, its index in the sorted union of the strings the model compares them with (-1 for
+// any other string), and rewrites the encoders reading them to integer ones over the codes:
+// OneHotEncoder's cats_strings, LabelEncoder's keys_strings (numeric values) and CategoryMapper
+// (strings to int64: a LabelEncoder). The codes may pass through the data moves above and
+// ArrayFeatureExtractor; any other reader, or a string input returned as an output, is refused
+// in one line. encode_inputs turns the fed strings into codes (specialize and fed_inputs call it).
+void encode_string_inputs(Graph& g);
+// inputs with each string input's strings replaced by their int64 codes (the rest as given); a
+// string input fed int64 is taken as codes already (indices into input_strings, -1 for a string
+// in none). Error("run") when a string input is fed another dtype or a code outside [-1, n).
+std::vector<Tensor> encode_inputs(const Graph& g, const std::vector<Tensor>& inputs);
+
 // Rewrites g (the main graph) as above and sets g.output_forms (left empty when every output
 // is a plain tensor). Idempotent: a graph already rewritten is left as it is.
 void encode_output_forms(Graph& g);

@@ -80,6 +80,15 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
                        std::string* computed_key, SpecializeInfo* info = nullptr, const ConeRun* cone_run = nullptr) {
   check_graph_ids(g);
   check_input_count(g, inputs.size());
+  // String inputs run as int64 codes (ir/output_forms.h): a built graph is encoded first, then the inputs.
+  if (g.string_inputs.empty() && std::any_of(g.inputs.begin(), g.inputs.end(), [&](int v) { return g.values[v].dtype == DType::string; })) {
+    Graph e = g;
+    encode_string_inputs(e);
+    encode_output_forms(e);
+    return specialize_baked(e, inputs, baked, computed_key, info, cone_run);
+  }
+  if (std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.dtype() == DType::string; }) && !g.string_inputs.empty())
+    return specialize_baked(g, encode_inputs(g, inputs), baked, computed_key, info, cone_run);
   if (inputs.size() > g.inputs.size())  // overridable initializers follow: specialise the graph that takes the fed ones
     return specialize_baked(with_overrides(g, inputs), fed_inputs(g, inputs), baked, computed_key, info, cone_run);
   std::map<std::string, Shape> shapes;
@@ -339,8 +348,9 @@ ConeRun cone_runner(Backend& b, const CompileOptions& opts) {
   };
 }
 
-std::vector<Tensor> fed_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
-  check_input_count(g, inputs.size());
+std::vector<Tensor> fed_inputs(const Graph& g, const std::vector<Tensor>& given) {
+  check_input_count(g, given.size());
+  const std::vector<Tensor> inputs = g.string_inputs.empty() ? given : encode_inputs(g, given);  // string inputs: their codes
   if (inputs.size() == g.inputs.size()) return inputs;
   std::vector<Tensor> fed(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(g.inputs.size()));
   for (size_t k = g.inputs.size(); k < inputs.size(); ++k)
@@ -416,7 +426,14 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, const InputDims
   std::vector<Tensor> out;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const Value& v = g.values[g.inputs[i]];
-    Tensor t(v.dtype == DType::undefined ? DType::f32 : v.dtype, shapes[i]);
+    const bool coded = i < g.string_inputs.size() && g.string_inputs[i];  // strings the model knows, one in 8 not
+    Tensor t(coded ? DType::string : v.dtype == DType::undefined ? DType::f32 : v.dtype, shapes[i]);
+    if (coded) {
+      for (auto& s : t.strings)
+        s = g.input_strings.empty() || rng() % 8 == 0 ? std::string("unseen") : g.input_strings[rng() % g.input_strings.size()];
+      out.push_back(std::move(t));
+      continue;
+    }
     std::uniform_real_distribution<double> uf(-1.0, 1.0);
     const int64_t rows = dtype_is_float(t.dtype()) || t.dtype() == DType::boolean ? 0 : gather_rows(g, g.inputs[i]);
     std::uniform_int_distribution<int> ui(0, rows > 0 && rows < 8 ? static_cast<int>(rows) - 1 : 7);
@@ -439,7 +456,8 @@ std::vector<Tensor> random_inputs(const Graph& g, uint64_t seed, const InputDims
 Session::Session(Graph model, std::string backend, CompileOptions opts)
     : model_(std::move(model)), backend_(std::move(backend)), opts_(opts), impl_(make_backend(backend_)) {
   check_graph_ids(model_);
-  encode_output_forms(model_);  // a built graph's (the importer's are done): present_outputs reads them
+  encode_string_inputs(model_);  // a built graph's (the importer's are done): fed_inputs and
+  encode_output_forms(model_);   // present_outputs read them
 }
 
 namespace {

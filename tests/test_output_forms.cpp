@@ -2,7 +2,8 @@
 // skl2onnx exports them by default (tests/data/make_skl2onnx_zipmap.py) against onnxruntime
 // 1.32's stored outputs on every backend, the values a Session hands back (string tensors, the
 // maps' [N, C] values and keys), the sequence-of-maps file written and read back, and what stays
-// refused in one line (maps or strings read by other ops, keys that do not match).
+// refused in one line (maps or strings read by other ops, keys that do not match); and string
+// inputs as codes (tests/data/make_skl2onnx_strings.py: categorical columns, CategoryMapper).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -143,6 +144,59 @@ TEST(OutputForms, LabelsThroughDataMovesPassAndOtherReadersAreRefusedInOneLine) 
   e = testing::error_of([&] { testing::load_proto(classifier("", "Identity")); });
   EXPECT_NE(e.find("maps are supported only"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
+TEST(OutputForms, StringInputPipelinesMatchOnnxruntimeOnEveryBackend) {
+  for (const char* m : {"st_coltrans", "st_ordinal_rf", "st_catmap"})
+    for (const std::string& be : testing::usable_backends()) {
+      ConformOptions o;
+      o.fallback = std::string(m) == "st_ordinal_rf" || be == "ref" || be == "cpu";  // the encoders are standard ops
+      const CaseResult r = run_case(case_dir(m), be, o);
+      EXPECT_EQ(r.status, CaseStatus::passed) << m << " on " << be << ": " << r.detail;
+    }
+}
+
+Tensor strings_of(Shape s, std::vector<std::string> v) {
+  Tensor t(DType::string, std::move(s));
+  t.strings = std::move(v);
+  return t;
+}
+
+// CategoryMapper over a string input: known strings map to their ints, any other string (the
+// empty one too) to the default; int64 codes are taken as they are; a float is refused.
+TEST(OutputForms, StringInputsRunAsCodes) {
+  const Graph g = load_model(case_dir("st_catmap") + "/model.onnx");
+  ASSERT_EQ(g.string_inputs, (std::vector<char>{1}));
+  EXPECT_EQ(g.input_strings, (std::vector<std::string>{"one", "three", "two"}));
+  const Tensor s = strings_of({2, 3}, {"two", "one", "", "three", "One", "two"});
+  for (const std::string& be : testing::usable_backends()) {
+    SCOPED_TRACE(be);
+    Session sess(g, be);
+    const Tensor y = sess.run({s})[0];
+    EXPECT_EQ(y.dtype(), DType::i64);
+    testing::expect_values(y, {2, 1, -7, 3, -7, 2}, 0);
+    testing::expect_values(sess.run({testing::tensor_of({2, 3}, {0, -1, 2, 1, 1, 0}, DType::i64)})[0], {1, -7, 2, 3, 3, 1}, 0);
+  }
+  EXPECT_ERROR(Session(g, "ref").run({testing::tensor_of({2, 3}, {0, 1, 0, 1, 0, 1})}), "input 's' expects string, got float32");
+  EXPECT_ERROR(Session(g, "ref").run({testing::tensor_of({2, 3}, {0, 1, 0, 1, 0, 3}, DType::i64)}), "string code 3 is outside [-1, 3)");
+  // Random inputs are strings the model knows (and a few it does not).
+  const std::vector<Tensor> r = random_inputs(g, 1);
+  ASSERT_EQ(r[0].dtype(), DType::string);
+  EXPECT_EQ(Session(g, "cpu").run(r)[0].shape(), (Shape{2, 3}));
+}
+
+TEST(OutputForms, StringInputsReadByOtherOpsAreRefusedInOneLine) {
+  for (const std::string& op : {"Equal", "Identity"}) {
+    onnx::ModelProto m = testing::onnx_model("s");
+    auto* g = m.mutable_graph();
+    testing::onnx_value_info(g->add_input(), "s", onnx::TensorProto::STRING, {2});
+    testing::onnx_node(g, op, op == "Equal" ? std::vector<std::string>{"s", "s"} : std::vector<std::string>{"s"}, {"y"});
+    g->add_output()->set_name("y");
+    const std::string e = testing::error_of([&] { testing::load_proto(m); });
+    EXPECT_NE(e.find(op == "Equal" ? "a string input: strings are supported as inputs of OneHotEncoder" : "passes a string input through"),
+              std::string::npos) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,1 @@
+2hit2hit2miss2hit2missBoutput_label
