@@ -293,13 +293,17 @@ class PySession {
     for (size_t k = 0; k < ids.size(); ++k) {
       const Value& v = model_.values[ids[k]];
       const Value& s = outputs && shapes != &model_ ? shapes->values[shapes->outputs[k]] : v;
-      const DType dt = v.dtype != DType::undefined ? v.dtype : s.dtype;
+      DType dt = v.dtype != DType::undefined ? v.dtype : s.dtype;
+      if (!outputs && k < model_.string_inputs.size() && model_.string_inputs[k]) dt = DType::string;  // fed strings, run as codes
       const std::string form = outputs ? output_form_type(model_, k) : "";  // string labels, ZipMap's maps
       if (form.rfind("seq(", 0) == 0) l.append(nb::make_tuple(v.name, nb::none(), form));
       else l.append(nb::make_tuple(v.name, declared_shape(s), form.empty() ? std::string(dtype_name(dt)) : form));
     }
     return l;
   }
+
+  // The string inputs' table: a string's code is its index (ir/output_forms.h encode_inputs).
+  const std::vector<std::string>& input_strings() const { return model_.input_strings; }
 
   // Overridable initializers (Graph::overridable): name, declared shape (the default's when
   // none is declared), dtype.
@@ -706,6 +710,7 @@ NB_MODULE(_fusor, m) {
       .def(
           "outputs", [](const PySession& s, bool infer) { return s.io_info(true, infer); }, nb::arg("infer") = false)
       .def("cached_executables", [](const PySession& s) { return s.cached_executables(); })
+      .def("input_strings", [](const PySession& s) { return s.input_strings(); })
       .def("overridable", [](const PySession& s) { return s.overridable_info(); })
       .def_prop_ro("backend", &PySession::backend)
       .def("run", &PySession::run, nb::arg("inputs"), nb::arg("output_device") = false,

@@ -181,10 +181,27 @@ class Session:
         self._outputs = [_node_arg(*a) for a in self._impl.outputs()]
         self._outputs_inferred = False
         self._overridable = [_node_arg(*a) for a in self._impl.overridable()]
+        self._codes: Optional[Dict[str, int]] = None  # string inputs' table (on first use)
 
     @property
     def backend(self) -> str:
         return self._impl.backend
+
+    def _string_codes(self, x: Any, what: str) -> np.ndarray:
+        """A string input's values as the int64 codes the model runs on (-1: a string it never compares with)."""
+        a = np.asarray(x)
+        if a.dtype.kind not in "OUS":
+            raise Error(f"[run] {what} expects string, got {a.dtype}")
+        if self._codes is None:
+            self._codes = {s: i for i, s in enumerate(self._impl.input_strings())}
+        values = a.ravel().tolist()
+        if any(not isinstance(v, (str, bytes)) for v in values):
+            raise Error(f"[run] {what}: every element of a string input must be str (or UTF-8 bytes)")
+        try:
+            flat = [self._codes.get(v.decode() if isinstance(v, bytes) else v, -1) for v in values]
+        except UnicodeDecodeError:
+            raise Error(f"[run] {what}: bytes that are not UTF-8") from None
+        return np.array(flat, dtype=np.int64).reshape(a.shape)
 
     def get_inputs(self) -> List[NodeArg]:
         return _copies(self._inputs)
@@ -222,10 +239,14 @@ class Session:
             also = f" (and overridable initializers {over})" if over else ""
             raise Error(f"[run] unknown input '{unknown[0]}'; the model's inputs are {names}{also}")
         arrays = []
-        for n in names:
+        for a in self._inputs:
+            n = a.name
             if n not in input_feed:
                 raise Error(f"[run] missing input '{n}'; the model's inputs are {names}")
-            arrays.append(_as_array(input_feed[n], f"input '{n}'"))
+            if a.dtype == "string":  # a categorical column: its codes in the model's string table
+                arrays.append(self._string_codes(input_feed[n], f"input '{n}'"))
+            else:
+                arrays.append(_as_array(input_feed[n], f"input '{n}'"))
         # Overridable initializers: the fed ones replace their defaults (None keeps a default).
         overrides = [_as_array(input_feed[n], f"input '{n}'") if n in input_feed else None for n in over]
         while overrides and overrides[-1] is None:

@@ -54,3 +54,26 @@ def test_labels_and_maps_as_onnxruntime_returns_them(case, labels, backend):
     # Asked for by name (twice): fresh dicts the second time.
     a, b = sess.run(["output_probability", "output_probability"], {sess.get_inputs()[0].name: x})
     assert a == b and a[0] is not b[0]
+
+
+@pytest.mark.parametrize("backend", ["ref", "cpu"])
+def test_string_inputs_as_onnxruntime_takes_them(backend):
+    """A ColumnTransformer over string columns (tests/data/make_skl2onnx_strings.py): object and
+    NumPy str arrays, strings the model never saw, against onnxruntime's stored outputs."""
+    d = os.path.join(DATA, "st_coltrans")
+    sess = fusor.Session(os.path.join(d, "model.onnx"), backend=backend)
+    assert [a.dtype for a in sess.get_inputs()] == ["string", "string", "float32"]
+    feeds = {a.name: fusor.read_tensor(os.path.join(d, "test_data_set_0", f"input_{k}.pb")) for k, a in enumerate(sess.get_inputs())}
+    assert feeds["color"].dtype == object and "purple" in feeds["color"].ravel().tolist()
+    label, probs = sess.run(None, feeds)
+    np.testing.assert_array_equal(label, fusor.read_tensor(os.path.join(d, "test_data_set_0", "output_0.pb")))
+    np.testing.assert_allclose(probs, fusor.read_tensor(os.path.join(d, "test_data_set_0", "output_1.pb")), rtol=1e-5, atol=1e-6)
+    # NumPy's fixed-width str arrays and bytes give the same.
+    feeds2 = dict(feeds, color=feeds["color"].astype(str), size=np.char.encode(feeds["size"].astype(str), "utf-8"))
+    label2, probs2 = sess.run(None, feeds2)
+    np.testing.assert_array_equal(label2, label)
+    np.testing.assert_array_equal(probs2, probs)
+    with pytest.raises(fusor.Error, match="expects string"):
+        sess.run(None, dict(feeds, color=np.zeros((6, 1), np.float32)))
+    with pytest.raises(fusor.Error, match="must be str"):
+        sess.run(None, dict(feeds, color=np.array([[1], ["a"]], dtype=object)))
