@@ -58,8 +58,8 @@ std::vector<std::string> optimizer_flags(bool unroll) {
 // SPIR-V opcodes and enumerants used by add_float_controls (spirv.h, unified1).
 constexpr uint32_t kOpExtension = 10, kOpEntryPoint = 15, kOpExecutionMode = 16, kOpCapability = 17,
                    kOpExecutionModeId = 331;
-constexpr uint32_t kModeDenormPreserve = 4459, kModeSignedZeroInfNanPreserve = 4461;
-constexpr uint32_t kCapDenormPreserve = 4464, kCapSignedZeroInfNanPreserve = 4466;
+constexpr uint32_t kModeDenormPreserve = 4459, kModeSignedZeroInfNanPreserve = 4461, kModeRoundingModeRTE = 4462;
+constexpr uint32_t kCapDenormPreserve = 4464, kCapSignedZeroInfNanPreserve = 4466, kCapRoundingModeRTE = 4467;
 
 std::string numbered(const std::string& src) {
   std::ostringstream out;
@@ -80,14 +80,14 @@ bool decode_words(const std::string& bytes, std::vector<uint32_t>& words) {
 }  // namespace
 
 std::vector<uint32_t> add_float_controls(std::vector<uint32_t> words, const bool denorm_preserve[3],
-                                         const bool signed_zero_inf_nan_preserve[3]) {
+                                         const bool signed_zero_inf_nan_preserve[3], const bool* rounding_rte) {
   static const uint32_t kWidths[3] = {16, 32, 64};
   if (words.size() < 5 || words[0] != 0x07230203u) throw Error("vulkan", "add_float_controls: not a SPIR-V module");
   // One pass over the instructions: where capabilities end, where execution modes end, the
   // entry point, and what is already there.
   size_t pos = 5, caps_end = 5, modes_end = 0;
   uint32_t entry = 0;
-  bool have_cap[2] = {false, false}, have_ext = false;
+  bool have_cap[3] = {false, false, false}, have_ext = false;
   std::vector<std::pair<uint32_t, uint32_t>> have_modes;  // (mode, width)
   while (pos < words.size()) {
     const uint32_t n = words[pos] >> 16, op = words[pos] & 0xffff;
@@ -96,6 +96,7 @@ std::vector<uint32_t> add_float_controls(std::vector<uint32_t> words, const bool
       caps_end = pos + n;
       if (n >= 2 && words[pos + 1] == kCapDenormPreserve) have_cap[0] = true;
       if (n >= 2 && words[pos + 1] == kCapSignedZeroInfNanPreserve) have_cap[1] = true;
+      if (n >= 2 && words[pos + 1] == kCapRoundingModeRTE) have_cap[2] = true;
     } else if (op == kOpExtension) {
       have_ext = have_ext || std::strncmp(reinterpret_cast<const char*>(&words[pos + 1]), "SPV_KHR_float_controls", (n - 1) * 4) == 0;
     } else if (op == kOpEntryPoint) {
@@ -112,11 +113,11 @@ std::vector<uint32_t> add_float_controls(std::vector<uint32_t> words, const bool
   if (!entry) throw Error("vulkan", "add_float_controls: no entry point");
 
   std::vector<uint32_t> modes;
-  bool need[2] = {false, false};
+  bool need[3] = {false, false, false};
   for (int i = 0; i < 3; ++i)
-    for (int k = 0; k < 2; ++k) {
-      if (!(k == 0 ? denorm_preserve[i] : signed_zero_inf_nan_preserve[i])) continue;
-      const uint32_t mode = k == 0 ? kModeDenormPreserve : kModeSignedZeroInfNanPreserve;
+    for (int k = 0; k < 3; ++k) {
+      if (!(k == 0 ? denorm_preserve[i] : k == 1 ? signed_zero_inf_nan_preserve[i] : rounding_rte && rounding_rte[i])) continue;
+      const uint32_t mode = k == 0 ? kModeDenormPreserve : k == 1 ? kModeSignedZeroInfNanPreserve : kModeRoundingModeRTE;
       need[k] = true;
       if (std::find(have_modes.begin(), have_modes.end(), std::make_pair(mode, kWidths[i])) != have_modes.end()) continue;
       modes.insert(modes.end(), {(4u << 16) | kOpExecutionMode, entry, mode, kWidths[i]});
@@ -124,9 +125,10 @@ std::vector<uint32_t> add_float_controls(std::vector<uint32_t> words, const bool
   std::vector<uint32_t> caps;
   if (need[0] && !have_cap[0]) caps.insert(caps.end(), {(2u << 16) | kOpCapability, kCapDenormPreserve});
   if (need[1] && !have_cap[1]) caps.insert(caps.end(), {(2u << 16) | kOpCapability, kCapSignedZeroInfNanPreserve});
+  if (need[2] && !have_cap[2]) caps.insert(caps.end(), {(2u << 16) | kOpCapability, kCapRoundingModeRTE});
   // Core from SPIR-V 1.4; before that the extension must be declared (right after the
   // capabilities is inside the extension section).
-  if ((need[0] || need[1]) && words[1] < 0x00010400u && !have_ext) {
+  if ((need[0] || need[1] || need[2]) && words[1] < 0x00010400u && !have_ext) {
     const char name[24] = "SPV_KHR_float_controls";  // 22 chars + NUL, padded to 6 words
     uint32_t lit[6] = {};
     std::memcpy(lit, name, sizeof name);
@@ -215,7 +217,8 @@ std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::st
   const char* opt_env = std::getenv("FUSOR_VK_SPIRV_OPT");
   const bool optimize = !(opt_env && std::strcmp(opt_env, "0") == 0);
   key += '\0' + hex(info.device_uuid.data(), info.device_uuid.size()) + '\0' + std::to_string(info.driver_version) + '\0' + kCompilerTag +
-         (optimize ? "" : "-noopt") + "-unroll" + spirv_unroll_knob();
+         (optimize ? "" : "-noopt") + "-unroll" + spirv_unroll_knob() + "-rte" + std::to_string(info.rounding_rte[0]) +
+         std::to_string(info.rounding_rte[1]) + std::to_string(info.rounding_rte[2]);
   using clock = std::chrono::steady_clock;
   const auto us_since = [](clock::time_point t) { return std::chrono::duration<double, std::micro>(clock::now() - t).count(); };
   if (std::optional<std::string> bytes = cache.load(key)) {
@@ -257,7 +260,7 @@ std::vector<uint32_t> compile_glsl(const PhysicalDeviceInfo& info, const std::st
   if (stats) stats->shaderc_us += us_since(t0);
   const auto t1 = clock::now();
   std::vector<uint32_t> words =
-      add_float_controls(std::vector<uint32_t>(r.cbegin(), r.cend()), info.denorm_preserve, info.signed_zero_inf_nan_preserve);
+      add_float_controls(std::vector<uint32_t>(r.cbegin(), r.cend()), info.denorm_preserve, info.signed_zero_inf_nan_preserve, info.rounding_rte);
   if (optimize) {
     // The passes shaderc's "performance" level runs.
     spvtools::Optimizer opt(SPV_ENV_VULKAN_1_2);

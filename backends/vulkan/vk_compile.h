@@ -53,10 +53,11 @@ bool precise_in_unrolled_loop(const std::vector<uint32_t>& words);
 // Adds to a compute module (one entry point) OpCapability DenormPreserve /
 // SignedZeroInfNanPreserve and OpExecutionMode <entry> DenormPreserve <width> /
 // SignedZeroInfNanPreserve <width> for each width 16/32/64 (index 0/1/2) whose flag is set, plus
-// OpExtension "SPV_KHR_float_controls" below SPIR-V 1.4. Modes already present are not
+// OpExtension "SPV_KHR_float_controls" below SPIR-V 1.4; and RoundingModeRTE <width> (its
+// capability) for each width rounding_rte flags (null: none). Modes already present are not
 // repeated. Throws Error("vulkan") on a module it cannot parse.
 std::vector<uint32_t> add_float_controls(std::vector<uint32_t> words, const bool denorm_preserve[3],
-                                         const bool signed_zero_inf_nan_preserve[3]);
+                                         const bool signed_zero_inf_nan_preserve[3], const bool* rounding_rte = nullptr);
 
 // Throws the "SPIR-V validation failed" error above when `words` is not valid for Vulkan 1.2.
 void validate_spirv(const std::string& name, const std::vector<uint32_t>& words);

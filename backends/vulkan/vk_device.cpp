@@ -116,7 +116,8 @@ std::string PhysicalDeviceInfo::details() const {
     const char* widths[3] = {"fp16", "fp32", "fp64"};
     for (int i = 0; i < 3; ++i)
       s << (i ? "," : "") << widths[i] << ":" << (denorm_preserve[i] ? "denorm" : "-") << "/"
-        << (signed_zero_inf_nan_preserve[i] ? "szinfnan" : "-");
+        << (signed_zero_inf_nan_preserve[i] ? "szinfnan" : "-") << (rounding_rte[i] ? "/rte" : "");
+    if (f16_convert_exact()) s << " f16-stores=convert";
   }
   return s.str();
 }
@@ -182,6 +183,15 @@ PhysicalDeviceInfo query_device(VkPhysicalDevice pd) {
     info.signed_zero_inf_nan_preserve[2] = fc.shaderSignedZeroInfNanPreserveFloat64;
     // Denorm modes may have to agree across widths (VUID-RuntimeSpirv-denormBehaviorIndependence-06289/06290):
     // keep only a combination the device accepts.
+    // RTE for 16-bit results (fp16 stores, vk_dialect.cpp from_float): widths tied by
+    // roundingModeIndependence get it together, or none does.
+    bool* r = info.rounding_rte;
+    r[0] = fc.shaderRoundingModeRTEFloat16;
+    if (fc.roundingModeIndependence == VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_32_BIT_ONLY)
+      r[0] = r[2] = r[0] && fc.shaderRoundingModeRTEFloat64;
+    else if (fc.roundingModeIndependence == VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_NONE)
+      r[0] = r[1] = r[2] = r[0] && fc.shaderRoundingModeRTEFloat32 && fc.shaderRoundingModeRTEFloat64;
+    if (const char* e = std::getenv("FUSOR_VK_F16_RTE"); e && std::strcmp(e, "0") == 0) r[0] = r[1] = r[2] = false;
     bool* d = info.denorm_preserve;
     if (fc.denormBehaviorIndependence == VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_32_BIT_ONLY && d[0] != d[2])
       d[0] = d[2] = false;
@@ -225,6 +235,9 @@ PhysicalDeviceInfo query_device(VkPhysicalDevice pd) {
     info.shader_int8 = f12.shaderInt8;
     info.storage_8bit = f12.storageBuffer8BitAccess;
   }
+  // RoundingModeRTE is requested only where fp16 stores use it (f16_convert_exact): elsewhere
+  // the modules stay as they were.
+  if (!(info.rounding_rte[0] && info.denorm_preserve[0] && info.shader_float16)) std::fill_n(info.rounding_rte, 3, false);
 
   uint32_t n = 0;
   bool sm_builtins = false, amd_cores = false;

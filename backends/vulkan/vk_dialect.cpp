@@ -409,7 +409,8 @@ std::string VulkanDialect::from_float(DType t, const std::string& v) const {
   switch (t) {
     case DType::f32: return v;
     case DType::bf16: return "uint16_t(fz_f32_to_bf16(" + v + "))";
-    case DType::f16: return "float16_t(fz_round_f16(" + v + "))";
+    // The conversion itself where the device rounds it to nearest even, subnormals kept.
+    case DType::f16: return dev_.f16_convert_exact() ? "float16_t(" + v + ")" : "float16_t(fz_round_f16(" + v + "))";
     case DType::boolean: return "uint8_t((" + v + ") != 0.0f ? 1u : 0u)";
     case DType::u8: return "uint8_t(uint(" + v + "))";
     case DType::i8: return "int8_t(int(" + v + "))";
