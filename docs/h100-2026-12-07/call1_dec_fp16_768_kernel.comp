@@ -1,0 +1,558 @@
+#version 450
+#define FZ_FMA_FUSED 1
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+float fz_inf() { return uintBitsToFloat(0x7f800000u); }
+float fz_nan() { return uintBitsToFloat(0x7fc00000u); }
+bool fz_nan_b(float x) { return (floatBitsToUint(x) & 0x7fffffffu) > 0x7f800000u; }
+bool fz_inf_b(float x) { return (floatBitsToUint(x) & 0x7fffffffu) == 0x7f800000u; }
+// A compare and a select, not max / min: those may return either zero of +0 and -0; ties give
+// b, as ref (ir/ops/elementwise.cpp nan_max / nan_min).
+float fz_max(float a, float b) { return (fz_nan_b(a) || fz_nan_b(b)) ? fz_nan() : (a > b ? a : b); }
+float fz_min(float a, float b) { return (fz_nan_b(a) || fz_nan_b(b)) ? fz_nan() : (a < b ? a : b); }
+float fz_round_even(float x) { return roundEven(x); }
+float fz_sign(float x) { return fz_nan_b(x) ? x : sign(x); }
+float fz_isnan(float x) { return fz_nan_b(x) ? 1.0f : 0.0f; }
+float fz_isinf(float x) { return fz_inf_b(x) ? 1.0f : 0.0f; }
+// frexp from the bits, for finite nonzero x: lavapipe's frexp of a subnormal gave a wrong
+// mantissa (fz_div(1.4e-45, 3) was 1.96e-39).
+float fz_frexp(float x, out int e) {
+  uint b = floatBitsToUint(x), ex = (b >> 23) & 0xffu, m = b & 0x7fffffu;
+  if (ex == 0u) {
+    int p = findMSB(m);
+    e = p - 148;
+    return uintBitsToFloat((b & 0x80000000u) | 0x3f000000u | ((m << uint(23 - p)) & 0x7fffffu));
+  }
+  e = int(ex) - 126;
+  return uintBitsToFloat((b & 0x807fffffu) | 0x3f000000u);
+}
+// C fmodf, exact, in integers: |a| = Ma 2^ea, |b| = Mb 2^eb (24-bit mantissas, subnormals
+// included), and Ma 2^(ea - eb) mod Mb by shifts of at most 8 bits (r << 8 < 2^32); r 2^eb is a
+// float. No float ldexp of a subnormal: NVIDIA's gave fmod(3e38, 1.4e-45) = 3e38.
+uint fz_mant24(float x, out int e) {  // |x| = m 2^e, x finite nonzero
+  uint b = floatBitsToUint(x), ex = (b >> 23) & 0xffu, m = b & 0x7fffffu;
+  e = ex == 0u ? -149 : int(ex) - 150;
+  return ex == 0u ? m : (m | 0x800000u);
+}
+float fz_fmod(float a, float b) {
+  if (b == 0.0f || fz_inf_b(a) || fz_nan_b(a) || fz_nan_b(b)) return fz_nan();
+  if (fz_inf_b(b) || abs(a) < abs(b)) return a;
+  int ea, eb;
+  uint ma = fz_mant24(a, ea), mb = fz_mant24(b, eb);
+  uint r = ma % mb;
+  for (int d = ea - eb; d > 0 && r != 0u; d -= 8) {
+    int k = min(d, 8);
+    r = (r << uint(k)) % mb;
+  }
+  uint bits = 0u;
+  if (r != 0u) {
+    int p = findMSB(r), ex = p + eb + 127;  // r 2^eb = 1.f 2^(p + eb)
+    bits = ex >= 1 ? (uint(ex) << 23) | ((r << uint(23 - p)) & 0x7fffffu) : r << uint(eb + 149);
+  }
+  return uintBitsToFloat((floatBitsToUint(a) & 0x80000000u) | bits);
+}
+// Mod-28 fmod=0: fz_fmod moved to b's sign; a zero result is a zero of b's sign (bits: a -0.0f
+// literal may fold to +0).
+float fz_fmod_floor(float a, float b) {
+  float r = fz_fmod(a, b);
+  if (r == 0.0f) return uintBitsToFloat(floatBitsToUint(b) & 0x80000000u);
+  return (b < 0.0f) != (r < 0.0f) ? r + b : r;
+}
+// a / b correctly rounded. Vulkan lets fp32 OpFDiv be 2.5 ulp off (NVIDIA's is), and fma
+// need not be fused (an fma-residual version of this helper failed on lavapipe, whose fma
+// rounds twice), so the driver's quotient is only a seed, corrected with residuals made exact by Dekker's product (no fma needed): q1 = q0 +
+// r0 / y is within one ulp (faithful; r0 = x - q0 y), and then r1 = x - q1 y is exact and
+// says on which side of q1's half-ulp neighbours x / y lies (an exact quotient is never a
+// tie: it would need 25 significant bits). Markstein, "IA-64 and Elementary Functions" ch. 8
+// (correcting a quotient by its residual); Dekker 1971 (exact products without fma).
+// fz_div_core needs x, y in [2^-50, 2^50]; fz_div scales other operands to mantissas in
+// [0.5, 1), and fixes the second rounding of a subnormal result with the residual's sign. Zero,
+// inf and NaN operands pass through "/". FZ_DIV_PERTURB (tests only) offsets q0 by that many ulp.
+float fz_div_resid_s(float x, float y, float yh, float yl, float q) {  // y = yh + yl: Dekker's split
+  precise float p = q * y;
+  precise float cq = 4097.0f * q, qh = cq - (cq - q), ql = q - qh;
+  precise float e = ((qh * yh - p) + qh * yl + ql * yh) + ql * yl;  // q y = p + e exactly
+  precise float r = (x - p) - e;  // x - p is exact (p is within a factor 2 of x)
+  return r;
+}
+vec2 fz_dekker_split(float y) {
+  precise float cy = 4097.0f * y, yh = cy - (cy - y), yl = y - yh;
+  return vec2(yh, yl);
+}
+float fz_div_resid(float x, float y, float q) {
+  vec2 s = fz_dekker_split(y);
+  return fz_div_resid_s(x, y, s.x, s.y, q);
+}
+// The last step of fz_div_core: q within one ulp of x / y -> x / y correctly rounded.
+float fz_div_pick(float x, float y, float yh, float yl, float q) {
+  precise float r = fz_div_resid_s(x, y, yh, yl, q);
+  // Half the gap to each neighbour, times y: 2^e(q) y 2^-24 is exact; below a power of two
+  // the gap is half as wide.
+  precise float h = (uintBitsToFloat(floatBitsToUint(q) & 0x7f800000u) * y) * uintBitsToFloat(0x33800000u);  // 2^-24
+  precise float hl = (floatBitsToUint(q) & 0x7fffffu) == 0u ? 0.5f * h : h;
+  if (r > h) q = uintBitsToFloat(floatBitsToUint(q) + 1u);
+  else if (r < -hl) q = uintBitsToFloat(floatBitsToUint(q) - 1u);
+  return q;
+}
+float fz_div_seed(float q) {
+#ifdef FZ_DIV_PERTURB
+  q = uintBitsToFloat(uint(int(floatBitsToUint(q)) + FZ_DIV_PERTURB));
+#endif
+  return q;
+}
+#if defined(FZ_DIV_PERTURB) && defined(FZ_DIV_RAW)
+#define FZ_DIV_SEED_ONLY 1
+#endif
+float fz_div_core(float x, float y) {
+  precise float q = fz_div_seed(x / y);
+#ifdef FZ_DIV_SEED_ONLY
+  return q;
+#endif
+  vec2 s = fz_dekker_split(y);
+  q = q + fz_div_resid_s(x, y, s.x, s.y, q) / y;
+  return fz_div_pick(x, y, s.x, s.y, q);
+}
+float fz_div(float a, float b) {
+  float x = abs(a), y = abs(b);
+  uint sg = (floatBitsToUint(a) ^ floatBitsToUint(b)) & 0x80000000u;  // OR-ed in: -1.0 * q could be folded
+  if (x >= 8.8817842e-16f && x <= 1.12589991e15f && y >= 8.8817842e-16f && y <= 1.12589991e15f)
+    return uintBitsToFloat(sg | floatBitsToUint(fz_div_core(x, y)));
+  // Zeros, infinities and NaN spelled out: a driver's a / b may be a * (1 / b), and NVIDIA's
+  // 1 / 3.4e38 flushes to 0, so inf / 3.4e38 would be NaN.
+  if (fz_nan_b(x) || fz_nan_b(y) || (fz_inf_b(x) && fz_inf_b(y)) || (x == 0.0f && y == 0.0f)) return fz_nan();
+  if (fz_inf_b(x) || y == 0.0f) return uintBitsToFloat(sg | 0x7f800000u);
+  if (fz_inf_b(y) || x == 0.0f) return uintBitsToFloat(sg);
+  int ex, ey;
+  float mx = fz_frexp(x, ex), my = fz_frexp(y, ey);
+  precise float q = fz_div_core(mx, my);  // in (0.5, 2), correctly rounded
+  int e = ex - ey;
+  // q 2^e from the bits: a normal result is q with its exponent moved (exact); a subnormal one
+  // is rounded here from q's mantissa and the residual's sign (NVIDIA's ldexp into the subnormals
+  // truncated: 1.1754942e-38 / 1.5 was one step low).
+  uint qb = floatBitsToUint(q);
+  int eq = int((qb >> 23) & 0xffu) - 127 + e;  // the result's exponent
+  if (eq > 127) return uintBitsToFloat(sg | 0x7f800000u);
+  if (eq >= -126) return uintBitsToFloat(sg | (qb & 0x7fffffu) | (uint(eq + 127) << 23));
+  int sh = -126 - eq;  // q's mantissa M (24 bits) in units of 2^-149 is M 2^-sh
+  if (sh >= 25) return uintBitsToFloat(sg);  // below half the smallest subnormal
+  uint m = (qb & 0x7fffffu) | 0x800000u, f = m >> uint(sh), rem = m & ((1u << uint(sh)) - 1u), hf = 1u << uint(sh - 1);
+  if (rem > hf) f += 1u;
+  else if (rem == hf) {  // a tie of q: the exact quotient lies on the residual's side of q
+    float r = fz_div_resid(mx, my, q);
+    if (r > 0.0f || (r == 0.0f && (f & 1u) == 1u)) f += 1u;
+  }
+  return uintBitsToFloat(sg | f);  // f = 2^23 is the smallest normal: the carry is right
+}
+// fz_div(a, b) for a divisor that many quotients share (Dialect::div_prep_type): fz_div_prep
+// makes 1 / |b| correctly rounded (with fz_div) and Dekker's split of |b| once, so each quotient
+// needs no division: with r = RN(1 / y), x * r rounded is within 1.5 ulp of x / y (0.5 from the
+// product's rounding, < 1 from r's), and fz_div_pick's one-ulp step makes it correctly rounded
+// (checked against IEEE fp32 division on 477 M operand pairs, every x mantissa for 33 divisors).
+// Operands outside fz_div_core's range go to fz_div.
+vec4 fz_div_prep(float b) {
+  float y = abs(b);
+  vec2 s = fz_dekker_split(y);
+  return vec4(b, fz_div(1.0f, y), s.x, s.y);
+}
+float fz_div_by(float a, vec4 p) {
+  float x = abs(a), y = abs(p.x);
+  if (!(x >= 8.8817842e-16f && x <= 1.12589991e15f && y >= 8.8817842e-16f && y <= 1.12589991e15f)) return fz_div(a, p.x);
+  uint sg = (floatBitsToUint(a) ^ floatBitsToUint(p.x)) & 0x80000000u;
+  precise float q = x * p.y;  // IEEE multiplication: no driver seed here
+#if defined(FZ_FMA_FUSED) && !defined(FZ_DIV_SEED_ONLY)
+  // A fused fma makes the residual exact without Dekker's split: two of Markstein's steps
+  // q + (x - q y) r (with r = RN(1 / y), the second from a faithful q, is correctly rounded:
+  // Markstein's theorem; one step alone matched IEEE division on 1.2 G operand pairs).
+  q = fma(fma(-q, y, x), p.y, q);
+  q = fma(fma(-q, y, x), p.y, q);
+#elif !defined(FZ_DIV_SEED_ONLY)
+  q = fz_div_pick(x, y, p.z, p.w, q);
+#endif
+  return uintBitsToFloat(sg | floatBitsToUint(q));
+}
+// Compensated fp32 sums (the Sum / Mean reductions of row kernels and reductions): s is the
+// running sum and c the fp32 sum of every add's exact rounding error (Knuth's TwoSum, no fma,
+// no branch), so s + c is within about an ulp of the exact sum whatever the row's length, and
+// a constant row's mean is that constant. Ogita, Rump & Oishi, "Accurate Sum and Dot Product"
+// (SIAM J. Sci. Comput. 2005), Sum2. A non-finite value or add makes c NaN; s is then the result.
+// a + b rounded, and its exact error in e (Knuth's TwoSum: any order of magnitudes).
+float fz_two_sum(float a, float b, out float e) {
+  precise float t = a + b, z = t - a, r = (a - (t - z)) + (b - z);
+  e = r;
+  return t;
+}
+void fz_csum(inout float s, inout float c, float v) {
+  float e;
+  s = fz_two_sum(s, v, e);
+  precise float d = c + e;
+  c = d;
+}
+// (s, c) += (s2, c2), symmetric in the two pairs (both lanes of a shuffle get the same bits).
+void fz_csum2(inout float s, inout float c, float s2, float c2) {
+  float e;
+  s = fz_two_sum(s, s2, e);
+  precise float d = (c + c2) + e;
+  c = d;
+}
+float fz_cfin(float s, float c) {
+  precise float r = s + c;
+  return abs(c) <= 3.40282347e38f ? r : s;
+}
+// Round to odd before a narrower store: m, an fp32 rounding of a value v, or m's odd neighbour
+// towards v, where r has the sign of v - m (0: m is v). Rounded to fp16 / bf16 to nearest even
+// after that, v is rounded once (the rule of fz_rto_f32; Boldo & Melquiond 2008).
+float fz_odd_toward(float m, float r) {
+  uint b = floatBitsToUint(m);
+  if (r == 0.0f || (b & 1u) != 0u || fz_nan_b(m) || fz_inf_b(m) || fz_nan_b(r)) return m;
+  if ((b & 0x7fffffffu) == 0u) return uintBitsToFloat(r > 0.0f ? 1u : 0x80000001u);
+  return uintBitsToFloat((r > 0.0f) == (m > 0.0f) ? b + 1u : b - 1u);
+}
+float fz_cfin_odd(float s, float c) {
+  if (!(abs(c) <= 3.40282347e38f)) return s;
+  float e;
+  float t = fz_two_sum(s, c, e);
+  return fz_odd_toward(t, e);
+}
+// s - q (p.x + nl), p = fz_div_prep(p.x): exact (an fma, or Dekker's product) but for q nl's
+// rounding; nl is the part of a count past 2^24 that p.x, its fp32 rounding, leaves out.
+float fz_cresid(float s, float q, vec4 p, float nl) {
+#ifdef FZ_FMA_FUSED
+  precise float r = fma(-q, p.x, s);
+#else
+  precise float r = fz_div_resid_s(s, p.x, p.z, p.w, q);
+#endif
+  precise float r2 = r - q * nl;
+  return r2;
+}
+// The mean (s + c) / (p.x + nl): q = s / n, and the exact residual s - q n plus c corrects it,
+// rounded once, so a constant row's mean is exact; odd: rounded to odd (fz_odd_toward) for an
+// fp16 / bf16 result. p = fz_div_prep(n), folded on the host: no division in the kernel. s and c
+// are scaled by 2^-64 or 2^64 into the range where the residual is exact (no overflow of
+// Dekker's split, no underflow of its products), and the mean scaled back. The pair is first
+// renormalised (|c| <= ulp(s) / 2): after cancellation s may be 0 and c large.
+float fz_cmean(float s, float c, vec4 p, float nl, bool odd) {
+  if (!(abs(c) <= 3.40282347e38f)) return fz_div_by(s, p);
+  float e;
+  s = fz_two_sum(s, c, e);
+  c = e;
+  precise float k = 1.0f;
+  if (abs(s) > 1.2676506e30f) s = s * 5.42101086e-20f, c = c * 5.42101086e-20f, k = 1.84467441e19f;  // 2^100, 2^-64, 2^64
+  else if (abs(s) < 8.67361738e-19f) s = s * 1.84467441e19f, c = c * 1.84467441e19f, k = 5.42101086e-20f;  // 2^-60
+  precise float q = fz_div_by(s, p);
+  precise float m = q + (fz_cresid(s, q, p, nl) + c) * p.y;
+  if (odd) m = fz_odd_toward(m, fz_cresid(s, m, p, nl) + c);
+  precise float mk = m * k;
+  return mk;
+}
+// A count fz_div_by does not prepare (0, or past 2^50): the division of the rounded sum (two
+// roundings; nl, inv unused).
+float fz_cmean(float s, float c, float n, float inv, float nl, bool odd) {
+  return fz_div(fz_cfin(s, c), n);
+}
+// log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
+// accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
+float fz_log1p(float x) {
+  if (x < -0.25f || x > 0.5f) return log(1.0f + x);
+  float s = x / (2.0f + x), s2 = s * s;
+  return 2.0f * s * (1.0f + s2 * (1.0f / 3.0f + s2 * (0.2f + s2 * (1.0f / 7.0f + s2 * (1.0f / 9.0f + s2 * (1.0f / 11.0f))))));
+}
+// exp(x) - 1 without the cancellation of exp(x) - 1.0f for small x (Elu(-1e-7) was 19% off):
+// its Taylor series to x^9 / 9! where |x| <= 0.5 (remainder below 2^-27 relative), exp(x) - 1
+// elsewhere (the cancellation there is at most a factor 2.6). NaN takes the series (NaN out).
+float fz_expm1(float x) {
+  if (abs(x) > 0.5f) return exp(x) - 1.0f;
+  if (x == 0.0f) return x;  // -0 stays -0 (x + x * x * p gives +0): Selu / Celu / Elu of -0, as ref
+  float p = 1.0f / 362880.0f;
+  p = p * x + 1.0f / 40320.0f;
+  p = p * x + 1.0f / 5040.0f;
+  p = p * x + 1.0f / 720.0f;
+  p = p * x + 1.0f / 120.0f;
+  p = p * x + 1.0f / 24.0f;
+  p = p * x + 1.0f / 6.0f;
+  p = p * x + 0.5f;
+  return x + (x * x) * p;
+}
+// erff, faithfully rounded (max error < 1 ulp): N. Juffa's minimax polynomials.
+float fz_erf(float a) {
+  float t = abs(a), s = a * a, r;
+  if (t > 0.927734375f) {
+    r = fma(-1.72853470e-5f, t, 3.83197126e-4f);
+    float u = fma(-3.88396438e-3f, t, 2.42546219e-2f);
+    r = fma(r, s, u);
+    r = fma(r, t, -1.06777877e-1f);
+    r = fma(r, t, -6.34846687e-1f);
+    r = fma(r, t, -1.28717512e-1f);
+    r = fma(r, t, -t);
+    r = 1.0f - exp(r);
+    return a < 0.0f ? -r : r;
+  }
+  r = -5.96761703e-4f;
+  r = fma(r, s, 4.99119423e-3f);
+  r = fma(r, s, -2.67681349e-2f);
+  r = fma(r, s, 1.12819925e-1f);
+  r = fma(r, s, -3.76125336e-1f);
+  r = fma(r, s, 1.28379166e-1f);
+  return fma(r, a, a);
+}
+// tanh: an odd Taylor polynomial near 0 (where (e^2x-1)/(e^2x+1) cancels), else a form that
+// saturates to +-1 instead of inf/inf for large |x|.
+float fz_tanh(float x) {
+  if (x == 0.0f) return x;  // -0 stays -0 (x + x s p below gives +0)
+  float a = abs(x);
+  if (a < 0.3f) {
+    float s = x * x;
+    return x + x * s * (-0.333333333f + s * (0.133333333f + s * (-0.0539682540f + s * (0.0218694885f - s * 0.00886323552f))));
+  }
+  float r = 1.0f - 2.0f / (exp(2.0f * a) + 1.0f);
+  return x < 0.0f ? -r : r;
+}
+// Odd functions keep the sign of zero (lavapipe's atan/asinh/atanh/sinh return +0 for -0).
+// GLSL lets sinh/asinh/atanh/acosh be their textbook formulas (Mesa's are), which cancel near
+// 0 (sinh(1e-3) 1.7e-5 off, sinh(2^-126) = 3e-8) and overflow past |x| ~ 1.8e19 (asinh = inf):
+// Taylor series below 0.25 (truncation < 1e-9 relative) and log(|x|) + ln 2 above 2^60.
+float fz_atan(float x) { return x == 0.0f ? x : atan(x); }
+float fz_asinh(float x) {
+  float a = abs(x), s = x * x;
+  if (x == 0.0f) return x;
+  if (a < 0.25f) return x + x * s * (-0.16666667f + s * (0.075f + s * (-0.044642857f + s * (0.030381944f - s * 0.022372159f))));
+  float r = a > 1.1529215e18f ? log(a) + 0.69314718f : asinh(a);
+  return x < 0.0f ? -r : r;
+}
+float fz_acosh(float x) {
+  if (fz_nan_b(x) || x < 1.0f) return fz_nan();
+  return x > 1.1529215e18f ? log(x) + 0.69314718f : acosh(x);
+}
+float fz_atanh(float x) {
+  float s = x * x;
+  if (abs(x) < 0.25f)
+    return x + x * s * (0.33333333f + s * (0.2f + s * (0.14285714f + s * (0.11111111f + s * (0.090909091f + s * 0.076923077f)))));
+  return atanh(x);
+}
+// Past |x| = 88 exp(|x|) nears FLT_MAX while sinh / cosh stay finite up to 89.415: there
+// (e/2) * e with e = exp(|x| / 2) (the textbook formulas gave inf from 88.72). `precise`: the
+// NVIDIA driver reassociated the unmarked product to (e * e) / 2, inf again (cosh, H200).
+float fz_sinh(float x) {
+  float s = x * x, a = abs(x);
+  if (a < 0.25f) return x + x * s * (0.16666667f + s * (0.0083333333f + s * (1.9841270e-4f + s * 2.7557319e-6f)));
+  if (a > 88.0f && !fz_nan_b(x)) {
+    precise float e = exp(0.5f * a), h = 0.5f * e, r = h * e;
+    return x < 0.0f ? -r : r;
+  }
+  return sinh(x);
+}
+float fz_cosh(float x) {
+  float a = abs(x);
+  if (a > 88.0f && !fz_nan_b(x)) {
+    precise float e = exp(0.5f * a), h = 0.5f * e, r = h * e;
+    return r;
+  }
+  return cosh(x);
+}
+// C powf where GLSL's pow is undefined (C99 Annex F, as fz_powd): negative bases with integral
+// exponents, +-0 and +-inf bases (-0 and -inf keep their sign for odd exponents), +-inf exponents.
+#ifdef FZ_POW_F64
+double fz_powd(double x, double y);  // f64_math.glsl, included with the double helpers
+#endif
+float fz_pow(float a, float b) {
+  if (b == 0.0f || a == 1.0f) return 1.0f;
+  if (fz_nan_b(a) || fz_nan_b(b)) return fz_nan();
+  float m = abs(a);
+  bool bint = floor(b) == b, bodd = bint && abs(b) < 16777216.0f && mod(b, 2.0f) == 1.0f;
+  if (fz_inf_b(b)) return m == 1.0f ? 1.0f : ((m > 1.0f) == (b > 0.0f) ? fz_inf() : 0.0f);
+  if (m == 0.0f || fz_inf_b(m)) {
+    float r = (m == 0.0f) == (b < 0.0f) ? fz_inf() : 0.0f;
+    return (floatBitsToUint(a) & 0x80000000u) != 0u && bodd ? -r : r;
+  }
+  if (a < 0.0f && !bint) return fz_nan();
+#ifdef FZ_POW_F64
+  // x^2, x^3, x^4 (GELU's tanh form, variances): products in double are ref's double pow
+  // (x^2 is exact there, so each rounds once); a constant exponent folds the branch away.
+  double dm = double(m);
+  float r = b == 2.0f ? float(dm * dm) : b == 3.0f ? float(dm * dm * dm) : b == 4.0f ? float((dm * dm) * (dm * dm))
+                                                                                     : float(fz_powd(dm, double(b)));  // rounded once, as ref
+#else
+  float r = pow(m, b);  // the driver's exp2(b log2 m): its error grows with |b log2 m|
+#endif
+  return a < 0.0f && bodd ? -r : r;
+}
+// Linear workgroup id: dispatches wider than maxComputeWorkGroupCount[0] are split over y/z.
+int fz_group_id() { return int(gl_WorkGroupID.x + gl_NumWorkGroups.x * (gl_WorkGroupID.y + gl_NumWorkGroups.y * gl_WorkGroupID.z)); }
+int fz_num_groups() { return int(gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z); }
+float fz_round_f16(float x) {
+  const uint u = floatBitsToUint(x), s = u & 0x80000000u;
+  uint a = u & 0x7fffffffu;
+  if (a >= 0x7f800000u) return x;                                 // inf, NaN
+  if (a >= 0x477ff000u) return uintBitsToFloat(s | 0x7f800000u);  // |x| >= 65520: inf
+  if (a < 0x38800000u)                                            // below 2^-14: multiples of 2^-24
+    return uintBitsToFloat(s | floatBitsToUint(roundEven(uintBitsToFloat(a) * 16777216.0f) * 5.9604644775390625e-8f));
+  a += 0xfffu + ((a >> 13) & 1u);  // 10 mantissa bits, ties to even
+  return uintBitsToFloat(s | (a & 0xffffe000u));
+}
+#define fz_idx int
+#define FZ_KERNEL_NAME fz_kernel
+#define FZ_GROUP_SIZE 256
+#define fz_add(a, b) ((a) + (b))
+#define fz_mul(a, b) ((a) * (b))
+layout(std430, set = 0, binding = 0) restrict readonly buffer B0 { float16_t d[]; } b0;
+layout(std430, set = 0, binding = 1) restrict readonly buffer B1 { float16_t d[]; } b1;
+layout(std430, set = 0, binding = 2) restrict readonly buffer B2 { float16_t d[]; } b2;
+layout(std430, set = 0, binding = 3) restrict readonly buffer B3 { float16_t d[]; } b3;
+layout(std430, set = 0, binding = 4) restrict readonly buffer B4 { float16_t d[]; } b4;
+layout(std430, set = 0, binding = 5) restrict buffer B5 { float16_t d[]; } b5;
+layout(local_size_x = 256) in;
+shared float fz_red[256];
+shared float fz_redc[256];
+void main() {
+  int fz_lid = int(int(gl_LocalInvocationID.x));
+  for (fz_idx fz_row = fz_idx(fz_group_id()); fz_row < 64; fz_row += fz_idx(fz_num_groups())) {
+    fz_idx c0 = fz_row;
+    float fz_cv5[3];
+    float fz_cv7[3];
+    precise float fz_a0 = 0.0f;
+    precise float fz_a0c = 0.0f;
+    [[unroll]] for (int fz_t = 0; fz_t < 3; ++fz_t) {
+      fz_idx fz_j = fz_idx(fz_lid) + fz_idx(fz_t) * 256;
+      fz_idx c1 = fz_j;
+      precise float v0 = float(b0.d[c0 * 768 + c1]);
+      precise float v1 = float(b1.d[c0 * 768 + c1]);
+      precise float v2 = float(float16_t(fz_round_f16((v0 + v1))));
+      precise float v3 = float(b2.d[c0 * 768 + c1]);
+      precise float v4 = float(float16_t(fz_round_f16((v2 + v3))));
+      precise float v5 = (v4);
+      fz_cv5[fz_t] = v5;
+      fz_csum(fz_a0, fz_a0c, v5);
+    }
+    if (gl_SubgroupSize * gl_NumSubgroups == 256u) {
+    for (uint fz_o = gl_SubgroupSize >> 1; fz_o > 0u; fz_o >>= 1) {
+      float fz_s2 = subgroupShuffleXor(fz_a0, fz_o), fz_c2 = subgroupShuffleXor(fz_a0c, fz_o);
+      fz_csum2(fz_a0, fz_a0c, fz_s2, fz_c2);
+    }
+    if (subgroupElect()) {
+      fz_red[gl_SubgroupID] = fz_a0;
+      fz_redc[gl_SubgroupID] = fz_a0c;
+    }
+    memoryBarrierShared(); barrier();
+    if (gl_NumSubgroups == 8u) {
+      float fz_q0s = fz_red[0], fz_q0c = fz_redc[0];
+      float fz_q1s = fz_red[1], fz_q1c = fz_redc[1];
+      float fz_q2s = fz_red[2], fz_q2c = fz_redc[2];
+      float fz_q3s = fz_red[3], fz_q3c = fz_redc[3];
+      float fz_q4s = fz_red[4], fz_q4c = fz_redc[4];
+      float fz_q5s = fz_red[5], fz_q5c = fz_redc[5];
+      float fz_q6s = fz_red[6], fz_q6c = fz_redc[6];
+      float fz_q7s = fz_red[7], fz_q7c = fz_redc[7];
+      fz_csum2(fz_q0s, fz_q0c, fz_q1s, fz_q1c);
+      fz_csum2(fz_q2s, fz_q2c, fz_q3s, fz_q3c);
+      fz_csum2(fz_q4s, fz_q4c, fz_q5s, fz_q5c);
+      fz_csum2(fz_q6s, fz_q6c, fz_q7s, fz_q7c);
+      fz_csum2(fz_q0s, fz_q0c, fz_q2s, fz_q2c);
+      fz_csum2(fz_q4s, fz_q4c, fz_q6s, fz_q6c);
+      fz_csum2(fz_q0s, fz_q0c, fz_q4s, fz_q4c);
+      fz_a0 = fz_q0s;
+      fz_a0c = fz_q0c;
+    } else {
+      fz_a0 = fz_red[0];
+      fz_a0c = fz_redc[0];
+      for (uint fz_w = 1u; fz_w < gl_NumSubgroups; ++fz_w) fz_csum2(fz_a0, fz_a0c, fz_red[fz_w], fz_redc[fz_w]);
+    }
+    memoryBarrierShared(); barrier();
+    } else {
+    fz_red[fz_lid] = fz_a0;
+    fz_redc[fz_lid] = fz_a0c;
+    memoryBarrierShared(); barrier();
+    for (int fz_w = 128; fz_w > 0; fz_w >>= 1) {
+      if (fz_lid < fz_w) {
+        float fz_ts = fz_red[fz_lid], fz_tc = fz_redc[fz_lid];
+        fz_csum2(fz_ts, fz_tc, fz_red[fz_lid + fz_w], fz_redc[fz_lid + fz_w]);
+        fz_red[fz_lid] = fz_ts;
+        fz_redc[fz_lid] = fz_tc;
+      }
+      memoryBarrierShared(); barrier();
+    }
+    fz_a0 = fz_red[0];
+    fz_a0c = fz_redc[0];
+    memoryBarrierShared(); barrier();
+    }
+    float fz_r0 = fz_cmean(fz_a0, fz_a0c, vec4(768.0f, 0.00130208337f, 768.0f, 0.0f), 0.0f, false);
+    precise float fz_a1 = 0.0f;
+    precise float fz_a1c = 0.0f;
+    [[unroll]] for (int fz_t = 0; fz_t < 3; ++fz_t) {
+      fz_idx fz_j = fz_idx(fz_lid) + fz_idx(fz_t) * 256;
+      fz_idx c1 = fz_j;
+      precise float v7 = (fz_cv5[fz_t] - fz_r0);
+      precise float v8 = (v7 * v7);
+      fz_cv7[fz_t] = v7;
+      fz_csum(fz_a1, fz_a1c, v8);
+    }
+    if (gl_SubgroupSize * gl_NumSubgroups == 256u) {
+    for (uint fz_o = gl_SubgroupSize >> 1; fz_o > 0u; fz_o >>= 1) {
+      float fz_s2 = subgroupShuffleXor(fz_a1, fz_o), fz_c2 = subgroupShuffleXor(fz_a1c, fz_o);
+      fz_csum2(fz_a1, fz_a1c, fz_s2, fz_c2);
+    }
+    if (subgroupElect()) {
+      fz_red[gl_SubgroupID] = fz_a1;
+      fz_redc[gl_SubgroupID] = fz_a1c;
+    }
+    memoryBarrierShared(); barrier();
+    if (gl_NumSubgroups == 8u) {
+      float fz_q0s = fz_red[0], fz_q0c = fz_redc[0];
+      float fz_q1s = fz_red[1], fz_q1c = fz_redc[1];
+      float fz_q2s = fz_red[2], fz_q2c = fz_redc[2];
+      float fz_q3s = fz_red[3], fz_q3c = fz_redc[3];
+      float fz_q4s = fz_red[4], fz_q4c = fz_redc[4];
+      float fz_q5s = fz_red[5], fz_q5c = fz_redc[5];
+      float fz_q6s = fz_red[6], fz_q6c = fz_redc[6];
+      float fz_q7s = fz_red[7], fz_q7c = fz_redc[7];
+      fz_csum2(fz_q0s, fz_q0c, fz_q1s, fz_q1c);
+      fz_csum2(fz_q2s, fz_q2c, fz_q3s, fz_q3c);
+      fz_csum2(fz_q4s, fz_q4c, fz_q5s, fz_q5c);
+      fz_csum2(fz_q6s, fz_q6c, fz_q7s, fz_q7c);
+      fz_csum2(fz_q0s, fz_q0c, fz_q2s, fz_q2c);
+      fz_csum2(fz_q4s, fz_q4c, fz_q6s, fz_q6c);
+      fz_csum2(fz_q0s, fz_q0c, fz_q4s, fz_q4c);
+      fz_a1 = fz_q0s;
+      fz_a1c = fz_q0c;
+    } else {
+      fz_a1 = fz_red[0];
+      fz_a1c = fz_redc[0];
+      for (uint fz_w = 1u; fz_w < gl_NumSubgroups; ++fz_w) fz_csum2(fz_a1, fz_a1c, fz_red[fz_w], fz_redc[fz_w]);
+    }
+    memoryBarrierShared(); barrier();
+    } else {
+    fz_red[fz_lid] = fz_a1;
+    fz_redc[fz_lid] = fz_a1c;
+    memoryBarrierShared(); barrier();
+    for (int fz_w = 128; fz_w > 0; fz_w >>= 1) {
+      if (fz_lid < fz_w) {
+        float fz_ts = fz_red[fz_lid], fz_tc = fz_redc[fz_lid];
+        fz_csum2(fz_ts, fz_tc, fz_red[fz_lid + fz_w], fz_redc[fz_lid + fz_w]);
+        fz_red[fz_lid] = fz_ts;
+        fz_redc[fz_lid] = fz_tc;
+      }
+      memoryBarrierShared(); barrier();
+    }
+    fz_a1 = fz_red[0];
+    fz_a1c = fz_redc[0];
+    memoryBarrierShared(); barrier();
+    }
+    float fz_r1 = fz_cmean(fz_a1, fz_a1c, vec4(768.0f, 0.00130208337f, 768.0f, 0.0f), 0.0f, false);
+    precise float v11 = (fz_r1 + 9.99999975e-06f);
+    precise float v12 = (sqrt(v11));
+    vec4 fz_dp12 = fz_div_prep(v12);
+    [[unroll]] for (int fz_t = 0; fz_t < 3; ++fz_t) {
+      fz_idx fz_j = fz_idx(fz_lid) + fz_idx(fz_t) * 256;
+      fz_idx c1 = fz_j;
+      precise float v13 = (fz_div_by(fz_cv7[fz_t], fz_dp12));
+      precise float v14 = float(float16_t(fz_round_f16((v13))));
+      precise float v15 = float(b3.d[c1]);
+      precise float v16 = float(float16_t(fz_round_f16((v14 * v15))));
+      precise float v17 = float(b4.d[c1]);
+      precise float v18 = float(float16_t(fz_round_f16((v16 + v17))));
+      b5.d[c0 * 768 + c1] = float16_t(fz_round_f16(v18));
+    }
+  }
+}
