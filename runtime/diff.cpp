@@ -226,7 +226,7 @@ DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, 
   r.op_stage = ref.no_fusion == tst.no_fusion;
   r.fusion_stage = !tst.no_fusion;
   r.graph = specialize(model, inputs);
-  r.inputs = inputs;
+  r.inputs = fed_inputs(model, inputs);  // as the executables take them (string inputs: their codes)
   const Graph& g = r.graph;
 
   // Every value a node computes, in node (topological) order.
@@ -236,12 +236,12 @@ DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, 
       if (o >= 0 && comparable(g.values[o])) all.push_back(o);
   std::map<int, size_t> where;
   Graph gx = expose(g, all, where);
-  auto ref_out = run_side(ref, gx, inputs, false);
+  auto ref_out = run_side(ref, gx, r.inputs, false);
   for (int v : all) r.ref_values[v] = ref_out[where.at(v)];
 
   std::map<int, const ValueDiff*> seen_unfused;
   if (r.op_stage) {
-    auto test_out = run_side(tst, gx, inputs, false);
+    auto test_out = run_side(tst, gx, r.inputs, false);
     r.unfused.reserve(all.size());
     for (int v : all) {
       ValueDiff d = compare_values(ref_out[where.at(v)], test_out[where.at(v)], r.rtol, r.atol);
@@ -276,7 +276,7 @@ DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, 
       for (int b : k.output_buffers()) kernel_of.emplace(p1.buffers[b].name, static_cast<int>(ki));
       for (int b : k.input_buffers()) kernel_inputs[ki].push_back(p1.buffers[b].name);
     }
-    auto test_out = run_side(tst, gm, inputs, true);
+    auto test_out = run_side(tst, gm, r.inputs, true);
     std::vector<std::pair<std::pair<int, int>, int>> order;  // ((kernel, node), value)
     for (auto& [v, idx] : fwhere) {
       if (!r.ref_values.count(v)) continue;  // a graph output that is a constant or an input

@@ -185,6 +185,32 @@ TEST(OutputForms, StringInputsRunAsCodes) {
   EXPECT_EQ(Session(g, "cpu").run(r)[0].shape(), (Shape{2, 3}));
 }
 
+// Every CLI command takes a model with string inputs and forms: run (printing and --out), diff,
+// bench, explain, conform.
+TEST(OutputForms, EveryCommandTakesStringInputsAndForms) {
+  if (!testing::have_cli()) GTEST_SKIP() << "the fusor CLI is not built here (FUSOR_BIN)";
+  const std::string m = case_dir("st_ordinal_rf");
+  const testing::TempDir tmp;
+  std::string out;
+  ASSERT_EQ(testing::run_cli("run " + m + " --backend cpu --out " + (tmp / "o"), &out), 0) << out;
+  EXPECT_NE(out.find("output  output_label string [5]: ['hit'"), std::string::npos) << out;
+  EXPECT_NE(out.find("seq(map(string, float)) of 5 maps"), std::string::npos) << out;
+  EXPECT_NE(out.find("check   output 1 vs"), std::string::npos) << out;
+  const TestCase written = [&] {
+    fs::create_directories(tmp.path / "w" / "test_data_set_0");
+    fs::copy_file(tmp / "o/output_1.pb", tmp.path / "w/test_data_set_0/output_1.pb");
+    fs::copy_file(tmp / "o/output_0.pb", tmp.path / "w/test_data_set_0/output_0.pb");
+    fs::copy_file(m + "/test_data_set_0/input_0.pb", tmp.path / "w/test_data_set_0/input_0.pb");
+    return load_test_data_sets((tmp.path / "w").string()).at(0);
+  }();
+  ASSERT_TRUE(written.output_maps.at(1).has_value());
+  EXPECT_EQ(written.outputs.at(0).dtype(), DType::string);
+  EXPECT_EQ(testing::run_cli("diff " + m + " --backend ref --backend cpu", &out), 0) << out;
+  EXPECT_EQ(testing::run_cli("bench " + m + " --backend cpu --iters 2", &out), 0) << out;
+  EXPECT_EQ(testing::run_cli("explain " + m, &out), 0) << out;
+  EXPECT_EQ(testing::run_cli("conform " + m + " " + case_dir("st_coltrans") + " --backend ref --backend cpu", &out), 0) << out;
+}
+
 TEST(OutputForms, StringInputsReadByOtherOpsAreRefusedInOneLine) {
   for (const std::string& op : {"Equal", "Identity"}) {
     onnx::ModelProto m = testing::onnx_model("s");

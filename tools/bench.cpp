@@ -69,12 +69,13 @@ int cmd_bench(const BenchArgs& a) {
     PhaseScope ps("load");
     return load_model(a.model);
   }();
-  auto inputs = choose_inputs(g, a.model, a.inputs_dir, !a.dims.shapes.empty() || !a.dims.dims.empty(), 0, a.dims, "bench").inputs;
+  const auto chosen = choose_inputs(g, a.model, a.inputs_dir, !a.dims.shapes.empty() || !a.dims.dims.empty(), 0, a.dims, "bench").inputs;
   SpecializeInfo spec;
   Graph sg = [&] {
     PhaseScope ps("shape inference");
-    return specialize(g, inputs, &spec, cone_runner_after_open(opener, *b, o));
+    return specialize(g, chosen, &spec, cone_runner_after_open(opener, *b, o));
   }();
+  const std::vector<Tensor> inputs = fed_inputs(g, chosen);  // as the executable takes them (string inputs: codes)
   double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tl).count();
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Executable> exe;
