@@ -19,11 +19,13 @@ const char* int_label_attr(const Node& n) {
   return nullptr;
 }
 
-// Ops that only move elements (input 0 is the data; the other inputs are shapes / indices).
-bool moves_data(const Node& n) {
+// Whether input j of n is data the op only moves (input 0 of a data move, any input of Concat;
+// the other inputs are shapes / indices); with_extractor: ArrayFeatureExtractor counts too.
+bool moves_input(const Node& n, size_t j, bool with_extractor) {
   static const std::set<std::string> ops = {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
                                             "Slice",    "Gather",  "Expand",  "Tile",    "Concat"};
-  return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type) != 0;
+  if (with_extractor && n.op_type == "ArrayFeatureExtractor" && n.domain == "ai.onnx.ml") return j == 0;
+  return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type) != 0 && (j == 0 || n.op_type == "Concat");
 }
 
 std::vector<std::string> strings_attr(const Node& n, const char* k) {
@@ -59,8 +61,7 @@ void encode_string_inputs(Graph& g) {
     for (size_t j = 0; j < n.inputs.size(); ++j) {
       if (!coded.count(n.inputs[j])) continue;
       reads = true;
-      const bool data = j == 0 || (n.op_type == "Concat" && n.domain.empty());
-      const bool move = data && (moves_data(n) || (n.op_type == "ArrayFeatureExtractor" && n.domain == "ai.onnx.ml"));
+      const bool move = moves_input(n, j, true);
       const char* keys = string_keys_attr(n);
       if (!move && !(keys && j == 0 && n.has_attr(keys)))
         throw Unsupported("graph", n.label() + " reads '" + printable(g.values[n.inputs[j]].name) +
@@ -160,8 +161,7 @@ void encode_output_forms(Graph& g) {
                                        "', a ZipMap's seq(map): maps are supported only as graph outputs");
       auto it = codes.find(v);
       if (it == codes.end()) continue;
-      const bool data_input = i == 0 || n.op_type == "Concat";
-      if (!moves_data(n) || !data_input || (table && table != it->second))
+      if (!moves_input(n, i, false) || (table && table != it->second))
         throw Unsupported("graph", n.label() + " reads '" + printable(g.values[v].name) +
                                        "', string labels: strings are supported only as a classifier's labels passed to the graph's outputs");
       table = it->second;
