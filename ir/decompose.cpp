@@ -766,9 +766,10 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     if (post) rw.op(t == "ReduceL2" ? "Sqrt" : "Log", {s}, {}, out);
     return true;
   }
-  if (t == "Conv" && in(2) >= 0 && rank(in(0)) == 4 && rw.value(in(2)).constant) {
-    // Bias becomes an element-wise Add that output fusion puts back into the epilogue; for
-    // fp16/bf16 the conv's fp32 sum plus the bias rounds once (a Cast after the Add).
+  if (t == "Conv" && in(2) >= 0 && rank(in(0)) == 4 && rw.value(in(2)).constant && conv_weight_contractible(rw.value(in(1)))) {
+    // Bias becomes an element-wise Add that output fusion puts back into the contraction's
+    // epilogue (a Conv that runs direct keeps it); for fp16/bf16 the conv's fp32 sum plus the
+    // bias rounds once (a Cast after the Add).
     const DType d = rw.float_dtype;
     const bool wide = d == DType::f16 || d == DType::bf16;
     Node c = n;

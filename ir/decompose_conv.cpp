@@ -51,16 +51,6 @@ bool static_float_conv(const Graph& g, const Node& n, const char* type, size_t r
   return xv.shape.size() == wv.shape.size() && wv.shape.size() == yv.shape.size();
 }
 
-// Whether every element of a constant weight is finite. The contraction kernels (the tiled GEMM
-// conv, cuDNN) multiply the padding's zeros by the weights, and 0 * inf is NaN where the direct
-// kernels (and the reference) add no such term: a weight holding inf or NaN keeps them.
-bool all_finite(const std::optional<Tensor>& w) {
-  if (!w) return true;  // computed at run time: as any Conv, assumed finite
-  for (int64_t i = 0; i < w->numel(); ++i)
-    if (!std::isfinite(w->get(i))) return false;
-  return true;
-}
-
 // W [G*Cg, Mg, K...] rearranged for a Conv over phases rs (see decompose_conv_transpose's
 // weight): [G * |rs| * Mg, Cg, J...], element bytes copied as they are.
 Tensor phase_weight(const Tensor& W, int64_t G, int64_t Cg, int64_t Mg, const std::vector<std::vector<int64_t>>& rs,
@@ -102,13 +92,20 @@ Tensor phase_weight(const Tensor& W, int64_t G, int64_t Cg, int64_t Mg, const st
 
 }  // namespace
 
+bool conv_weight_contractible(const Value& wv) {
+  if (!wv.constant) return true;
+  for (int64_t i = 0; i < wv.constant->numel(); ++i)
+    if (!std::isfinite(wv.constant->get(i))) return false;
+  return true;
+}
+
 bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
   if (!static_float_conv(g, n, "ConvTranspose", 0, "FUSOR_CONVTRANSPOSE_AS_CONV")) return false;
   const Value &xv = g.values[n.inputs[0]], &wv = g.values[n.inputs[1]], &yv = g.values[n.outputs[0]];
   const DType dt = xv.dtype;
   const Shape xs = xv.shape, ws = wv.shape, ys = yv.shape;
   const std::optional<Tensor> w_const = wv.constant;  // (g.values grows below: no references kept)
-  if (!all_finite(w_const)) return false;
+  if (!conv_weight_contractible(wv)) return false;
   ConvTransposeAxes a;
   try {
     a = convtranspose_axes(n, xs, ws);
@@ -298,9 +295,9 @@ bool decompose_conv_transpose(Graph& g, const Node& n, std::vector<Node>& out) {
 
 // Whether a Conv's weight lets it run as a 2-D contraction: not depthwise (one input channel
 // per group: the cpu backend's contraction ran [1, 256, 4000] k31 5x slower, lavapipe 1.3x
-// faster) and, when constant, finite (all_finite).
+// faster) and, when constant, finite (conv_weight_contractible).
 bool liftable_weight(const Node& n, const Value& wv) {
-  return !(n.attr_i("group", 1) > 1 && wv.shape[1] == 1) && all_finite(wv.constant);
+  return !(n.attr_i("group", 1) > 1 && wv.shape[1] == 1) && conv_weight_contractible(wv);
 }
 
 // Value v (typed dt) viewed as shape s: a constant reshaped now, else a typed Reshape node.

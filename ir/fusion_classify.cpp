@@ -61,7 +61,8 @@ class Classifier {
         cls_[i] = Cls::reduce;
       } else if (fusible_matmul(g_, n)) {
         cls_[i] = Cls::matmul;
-      } else if (t == "Conv" && n.num_inputs() == 2 && out.shape.size() == 4 && contraction_dtypes(g_, n)) {
+      } else if (t == "Conv" && n.num_inputs() == 2 && out.shape.size() == 4 && contraction_dtypes(g_, n) &&
+                 conv_weight_contractible(g_.values[n.inputs[1]])) {
         cls_[i] = Cls::conv;
       } else if (t == "Concat" && io_fusible(n, false)) {
         cls_[i] = Cls::concat;

@@ -30,6 +30,12 @@ std::vector<size_t> weight_dequant_matmuls(const Graph& g, size_t node);
 // contracts: both operands f32, f16 or bf16 and the output of their dtype, or (n.f32_result)
 // fp16/bf16 operands and a float32 output, the kernel's acc (ir/kernel_spec.h).
 bool contraction_dtypes(const Graph& g, const Node& n);
+// Whether a Conv with weight wv may run as a contraction (implicit GEMM, cuDNN, the 1-D / 3-D
+// and ConvTranspose rewrites to them): those multiply the padding's zeros by the weights, and
+// 0 * inf is NaN where the direct kernels and ref add no such term (onnxruntime skips padding
+// too). False for a constant weight holding inf or NaN; a weight computed at run time is
+// assumed finite, as in every contraction.
+bool conv_weight_contractible(const Value& wv);
 // A MatMul the fuser contracts as a kernel: contraction_dtypes, both operands of rank >= 2.
 bool fusible_matmul(const Graph& g, const Node& n);
 // True when node is a weight dequantization the fuser fuses: fuse is on and every reader is a

@@ -253,9 +253,9 @@ TEST(ConvLift, OneAndThreeDimensionalConvsMatchTheReferenceOnEveryBackend) {
   }
 }
 
-// A constant weight holding inf or NaN keeps the direct kernels (ConvTranspose and 1-D Conv):
-// the contraction kernels multiply the padding's zeros by the weights (0 * inf = NaN) where the
-// reference adds no such term. Pads cropping most of the full output away keep the direct
+// A constant weight holding inf or NaN keeps the direct kernels (ConvTranspose, 1-D and 2-D
+// Conv, with or without bias): the contraction kernels (implicit GEMM, cuDNN) multiply the
+// padding's zeros by the weights (0 * inf = NaN) where the reference adds no such term. Pads cropping most of the full output away keep the direct
 // ConvTranspose too (the Conv would compute all of it).
 TEST(ConvTranspose, NonFiniteWeightsAndHugeCropsKeepTheDirectKernel) {
   using I = std::vector<int64_t>;
@@ -271,18 +271,24 @@ TEST(ConvTranspose, NonFiniteWeightsAndHugeCropsKeepTheDirectKernel) {
     Shape x, w;
     GraphBuilder::Attrs attrs;
     bool inf_weight;
+    bool bias = false;
   };
   for (const Case& c : {Case{"ConvTranspose k3 s1, an inf weight", "ConvTranspose", {1, 4, 4, 4}, {4, 4, 3, 3}, {}, true},
                         Case{"ConvTranspose k4 s2 p1, an inf weight", "ConvTranspose", {1, 4, 4, 4}, {4, 4, 4, 4},
                              {{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}}, true},
                         Case{"Conv 1-D k3 p1, an inf weight", "Conv", {1, 16, 12}, {16, 16, 3}, {{"pads", I{1, 1}}}, true},
+                        Case{"Conv 2-D k3 p1, an inf weight", "Conv", {1, 16, 12, 12}, {32, 16, 3, 3}, {{"pads", I{1, 1, 1, 1}}}, true},
+                        Case{"Conv 2-D k3 s2 p1 + bias, an inf weight", "Conv", {1, 16, 12, 12}, {32, 16, 3, 3},
+                             {{"pads", I{1, 1, 1, 1}}, {"strides", I{2, 2}}}, true, true},
                         Case{"ConvTranspose s16, pads cropping all but 4 x 4", "ConvTranspose", {1, 1, 16, 16}, {1, 1, 16, 16},
                              {{"strides", I{16, 16}}, {"pads", I{126, 126, 126, 126}}}, false}}) {
     SCOPED_TRACE(c.name);
     Tensor w = testing::random_tensor(DType::f32, c.w, 21, 0.5, 1);
     if (c.inf_weight) w.set(0, inf);
     GraphBuilder b("direct", 17);
-    b.output(b.op(c.op, {b.input("x", DType::f32, c.x), b.constant("w", w)}, c.attrs));
+    std::vector<int> ins{b.input("x", DType::f32, c.x), b.constant("w", w)};
+    if (c.bias) ins.push_back(b.constant("b", testing::random_tensor(DType::f32, {c.w[0]}, 23, -1, 1)));
+    b.output(b.op(c.op, ins, c.attrs));
     const Graph g = b.build();
     EXPECT_EQ(direct_ops(g), 1);
     const Tensor x = testing::random_tensor(DType::f32, c.x, 22, 0.5, 1);
