@@ -643,31 +643,38 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
   }
   if (t == "BatchNormalization" && n.outputs.size() == 1 && n.attr_i("training_mode", 0) == 0) {
     const Value &sc = rw.value(in(1)), &b = rw.value(in(2)), &mu = rw.value(in(3)), &var = rw.value(in(4));
-    if (!sc.constant || !b.constant || !mu.constant || !var.constant) {
-      // Statistics fed at run time: the same formula per element, each [C] reshaped to
-      // [C, 1, ..., 1] (ir/ops/nn.cpp batchnorm_ref: (x - mean) * scale / sqrt(var + eps) + B).
-      const Shape xs = g.values[in(0)].shape;  // a copy: new values move g.values
-      if (xs.size() < 2) return false;
-      std::vector<int64_t> cs{xs[1]};
-      for (size_t i = 2; i < xs.size(); ++i) cs.push_back(1);
-      auto per_channel = [&](int v) { return rw.op("Reshape", {v, rw.ints(cs)}, {}, -1, 14); };
-      const int k = rw.op("Div", {in(1), rw.op("Sqrt", {rw.op("Add", {in(4), rw.scalar(n.attr_f("epsilon", 1e-5))})})});
-      rw.op("Add", {rw.op("Mul", {rw.op("Sub", {in(0), per_channel(in(3))}), per_channel(k)}), per_channel(in(2))}, {}, out);
+    // Inference form with constant statistics: y = x * k + (B - mean * k), k = scale / sqrt(var + eps),
+    // unless a folded constant is inf or NaN (var + eps = 0: x * inf + NaN would be NaN where the
+    // formula gives +-inf).
+    std::optional<std::pair<Tensor, Tensor>> folded;
+    if (sc.constant && b.constant && mu.constant && var.constant) {
+      Shape s{sc.constant->numel()};
+      for (int64_t i = 2; i < rank(in(0)); ++i) s.push_back(1);
+      Tensor mul(rw.float_dtype, s), add(rw.float_dtype, s);
+      const double eps = n.attr_f("epsilon", 1e-5);
+      bool finite = true;
+      for (int64_t i = 0; i < s[0]; ++i) {
+        const double k = sc.constant->get(i) / std::sqrt(var.constant->get(i) + eps);
+        mul.set(i, k);
+        add.set(i, b.constant->get(i) - mu.constant->get(i) * k);
+        finite = finite && std::isfinite(mul.get(i)) && std::isfinite(add.get(i));
+      }
+      if (finite) folded.emplace(std::move(mul), std::move(add));
+    }
+    if (folded) {
+      int y = rw.op("Mul", {in(0), rw.constant("bn_scale", std::move(folded->first))});
+      rw.op("Add", {y, rw.constant("bn_shift", std::move(folded->second))}, {}, out);
       return true;
     }
-    // Inference form: y = x * (scale / sqrt(var + eps)) + (B - mean * scale / sqrt(var + eps)).
-    int64_t c = sc.constant->numel();
-    Shape s{c};
-    for (int64_t i = 2; i < rank(in(0)); ++i) s.push_back(1);
-    Tensor mul(rw.float_dtype, s), add(rw.float_dtype, s);
-    double eps = n.attr_f("epsilon", 1e-5);
-    for (int64_t i = 0; i < c; ++i) {
-      double k = sc.constant->get(i) / std::sqrt(var.constant->get(i) + eps);
-      mul.set(i, k);
-      add.set(i, b.constant->get(i) - mu.constant->get(i) * k);
-    }
-    int y = rw.op("Mul", {in(0), rw.constant("bn_scale", std::move(mul))});
-    rw.op("Add", {y, rw.constant("bn_shift", std::move(add))}, {}, out);
+    // Statistics fed at run time (or not foldable): the formula per element, each [C] reshaped to
+    // [C, 1, ..., 1] (ir/ops/nn.cpp batchnorm_ref: (x - mean) * scale / sqrt(var + eps) + B).
+    const Shape xs = g.values[in(0)].shape;  // a copy: new values move g.values
+    if (xs.size() < 2) return false;
+    std::vector<int64_t> cs{xs[1]};
+    for (size_t i = 2; i < xs.size(); ++i) cs.push_back(1);
+    auto per_channel = [&](int v) { return rw.op("Reshape", {v, rw.ints(cs)}, {}, -1, 14); };
+    const int k = rw.op("Div", {in(1), rw.op("Sqrt", {rw.op("Add", {in(4), rw.scalar(n.attr_f("epsilon", 1e-5))})})});
+    rw.op("Add", {rw.op("Mul", {rw.op("Sub", {in(0), per_channel(in(3))}), per_channel(k)}), per_channel(in(2))}, {}, out);
     return true;
   }
   if (t == "InstanceNormalization") {

@@ -256,10 +256,151 @@ float fz_cmean(float s, float c, vec4 p, float nl, bool odd) {
 float fz_cmean(float s, float c, float n, float inv, float nl, bool odd) {
   return fz_div(fz_cfin(s, c), n);
 }
+// exp, log, sin, cos and tan to within ~2 ulp on every device, where GLSL's builtins promise
+// (3 + 2|x|) ulp for exp and nothing outside [-pi, pi] for sin / cos (lavapipe's cos(3e38) was
+// 1, NVIDIA's sin reduces through an fp32 product): Cephes' expf / logf / sinf / cosf / tanf
+// polynomials with Cody-Waite reductions, and Payne-Hanek for |x| >= 105615 as CUDA's sinf.
+// Scales by exact powers of two (2^n products), not ldexp (undefined past the range, and
+// NVIDIA's ldexp into subnormals was wrong for fmod).
+float fz_pow2i(int n) { return uintBitsToFloat(uint(n + 127) << 23); }  // -126 <= n <= 127
+float fz_exp(float x) {
+  if (fz_nan_b(x)) return x;
+  if (x >= uintBitsToFloat(0x42b17218u)) return fz_inf();  // exp overflows from 88.7228394
+  if (x < -103.972084f) return 0.0f;                       // below half the smallest subnormal
+  float n = roundEven(x * 1.44269504f);
+  float r = fma(n, -0.693359375f, x);  // ln 2 in two parts; n * part 1 is exact
+  r = fma(n, 2.12194440e-4f, r);
+  float p = fma(1.9875691500e-4f, r, 1.3981999507e-3f);
+  p = fma(p, r, 8.3334519073e-3f);
+  p = fma(p, r, 4.1665795894e-2f);
+  p = fma(p, r, 1.6666665459e-1f);
+  p = fma(p, r, 5.0000001201e-1f);
+  float e = fma(p, r * r, r) + 1.0f;
+  int k = int(n);
+  if (k > 127) return e * 2.0f * fz_pow2i(k - 1);
+  if (k < -126) return e * fz_pow2i(k + 64) * 5.42101086e-20f;  // 2^-64: one rounding into subnormals
+  return e * fz_pow2i(k);
+}
+float fz_log(float x) {
+  if (fz_nan_b(x) || x < 0.0f) return fz_nan();
+  if (x == 0.0f) return -fz_inf();
+  if (fz_inf_b(x)) return x;
+  int e;
+  float m = fz_frexp(x, e);  // x = m 2^e, m in [0.5, 1)
+  if (m < 0.707106781f) {
+    e -= 1;
+    m = m + m - 1.0f;
+  } else {
+    m = m - 1.0f;
+  }
+  float z = m * m;
+  float y = fma(7.0376836292e-2f, m, -1.1514610310e-1f);
+  y = fma(y, m, 1.1676998740e-1f);
+  y = fma(y, m, -1.2420140846e-1f);
+  y = fma(y, m, 1.4249322787e-1f);
+  y = fma(y, m, -1.6668057665e-1f);
+  y = fma(y, m, 2.0000714765e-1f);
+  y = fma(y, m, -2.4999993993e-1f);
+  y = fma(y, m, 3.3333331174e-1f);
+  y = y * m * z;
+  float fe = float(e);
+  y = fma(fe, -2.12194440e-4f, y);
+  y = fma(-0.5f, z, y);
+  return fma(fe, 0.693359375f, m + y);
+}
+// x = q pi/2 + r, |r| <= pi/4, q mod 4; x finite. Payne-Hanek in integers for every |x| > pi/4,
+// so each device gives the same bits (a Cody-Waite reduction needs a fused fma, which GLSL does
+// not promise: lavapipe's fma rounded twice, sin(-9.42) 2048 ulp off): |x| = m 2^(E - 158)
+// (m the 24-bit mantissa at the top of 32 bits) times 2/pi's first 192 bits, one word each, is
+// a 224-bit product p whose binary point is at bit 350 - E; the 64 bits from 2 above it hold q
+// and the fraction (2^-62 resolution whatever E).
+float fz_rem_pio2f(float x, out int q) {
+  float a = abs(x);
+  if (a <= 0.785398163f) {
+    q = 0;
+    return x;
+  }
+  const uint w[6] = uint[6](0x3c439041u, 0xdb629599u, 0xf534ddc0u, 0xfc2757d1u, 0x4e441529u, 0xa2f9836eu);
+  uint b = floatBitsToUint(a), m = (b << 8) | 0x80000000u, p[8];
+  uint carry = 0u;
+  for (int i = 0; i < 6; ++i) {
+    uint hi, lo;
+    umulExtended(m, w[i], hi, lo);
+    uint c;
+    p[i] = uaddCarry(lo, carry, c);
+    carry = hi + c;
+  }
+  p[6] = carry;
+  p[7] = 0u;  // above the product: the window of |x| < 4 reaches it
+  int lo_bit = 288 - int(b >> 23), wi = lo_bit >> 5, s = lo_bit & 31;
+  uint flo = p[wi], fhi = p[wi + 1];
+  if (s != 0) {
+    flo = (flo >> uint(s)) | (fhi << uint(32 - s));
+    fhi = (fhi >> uint(s)) | (p[wi + 2] << uint(32 - s));
+  }
+  uint qq = fhi >> 30;
+  fhi = (fhi << 2) | (flo >> 30);
+  flo <<= 2;
+  float sgn = 1.0f;
+  if ((fhi & 0x80000000u) != 0u) {  // fraction >= 1/2: r = (fraction - 1) pi/2, one more quadrant
+    qq += 1u;
+    uint c;
+    flo = uaddCarry(~flo, 1u, c);
+    fhi = ~fhi + c;
+    sgn = -1.0f;
+  }
+  float f = float(fhi) * 2.32830644e-10f + float(flo) * 5.42101086e-20f;  // 2^-32, 2^-64
+  float r = sgn * (f * uintBitsToFloat(0x3fc90fdbu) + f * uintBitsToFloat(0xb33bbd2eu));  // pi/2 in two parts
+  if (x < 0.0f) {
+    r = -r;
+    qq = 0u - qq;
+  }
+  q = int(qq & 3u);
+  return r;
+}
+float fz_sin_poly(float r) {
+  float z = r * r;
+  return fma(fma(fma(-1.9515295891e-4f, z, 8.3321608736e-3f), z, -1.6666654611e-1f) * z, r, r);
+}
+float fz_cos_poly(float r) {
+  float z = r * r;
+  return fma(fma(fma(2.443315711809948e-5f, z, -1.388731625493765e-3f), z, 4.166664568298827e-2f) * z, z, fma(-0.5f, z, 1.0f));
+}
+// sin(r + q pi/2)
+float fz_sin_q(float r, int q) {
+  float v = (q & 1) == 0 ? fz_sin_poly(r) : fz_cos_poly(r);
+  return (q & 2) == 0 ? v : -v;
+}
+float fz_sin(float x) {
+  if (x == 0.0f || fz_nan_b(x)) return x;  // -0 stays -0
+  if (fz_inf_b(x)) return fz_nan();
+  int q;
+  float r = fz_rem_pio2f(x, q);
+  return fz_sin_q(r, q);
+}
+float fz_cos(float x) {
+  if (fz_nan_b(x) || fz_inf_b(x)) return fz_nan();
+  int q;
+  float r = fz_rem_pio2f(x, q);
+  return fz_sin_q(r, q + 1);
+}
+float fz_tan(float x) {
+  if (x == 0.0f || fz_nan_b(x)) return x;
+  if (fz_inf_b(x)) return fz_nan();
+  int q;
+  float r = fz_rem_pio2f(x, q), z = r * r;
+  float p = fma(9.38540185543e-3f, z, 3.11992232697e-3f);
+  p = fma(p, z, 2.44301354525e-2f);
+  p = fma(p, z, 5.34112807005e-2f);
+  p = fma(p, z, 1.33387994085e-1f);
+  p = fma(p, z, 3.33331568548e-1f);
+  float t = fma(p * z, r, r);
+  return (q & 1) == 0 ? t : -1.0f / t;
+}
 // log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
 // accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
 float fz_log1p(float x) {
-  if (x < -0.25f || x > 0.5f) return log(1.0f + x);
+  if (x < -0.25f || x > 0.5f) return fz_log(1.0f + x);
   float s = x / (2.0f + x), s2 = s * s;
   return 2.0f * s * (1.0f + s2 * (1.0f / 3.0f + s2 * (0.2f + s2 * (1.0f / 7.0f + s2 * (1.0f / 9.0f + s2 * (1.0f / 11.0f))))));
 }
@@ -267,7 +408,7 @@ float fz_log1p(float x) {
 // its Taylor series to x^9 / 9! where |x| <= 0.5 (remainder below 2^-27 relative), exp(x) - 1
 // elsewhere (the cancellation there is at most a factor 2.6). NaN takes the series (NaN out).
 float fz_expm1(float x) {
-  if (abs(x) > 0.5f) return exp(x) - 1.0f;
+  if (abs(x) > 0.5f) return fz_exp(x) - 1.0f;
   if (x == 0.0f) return x;  // -0 stays -0 (x + x * x * p gives +0): Selu / Celu / Elu of -0, as ref
   float p = 1.0f / 362880.0f;
   p = p * x + 1.0f / 40320.0f;
@@ -290,7 +431,7 @@ float fz_erf(float a) {
     r = fma(r, t, -6.34846687e-1f);
     r = fma(r, t, -1.28717512e-1f);
     r = fma(r, t, -t);
-    r = 1.0f - exp(r);
+    r = 1.0f - fz_exp(r);
     return a < 0.0f ? -r : r;
   }
   r = -5.96761703e-4f;
@@ -310,7 +451,7 @@ float fz_tanh(float x) {
     float s = x * x;
     return x + x * s * (-0.333333333f + s * (0.133333333f + s * (-0.0539682540f + s * (0.0218694885f - s * 0.00886323552f))));
   }
-  float r = 1.0f - 2.0f / (exp(2.0f * a) + 1.0f);
+  float r = 1.0f - 2.0f / (fz_exp(2.0f * a) + 1.0f);
   return x < 0.0f ? -r : r;
 }
 // Odd functions keep the sign of zero (lavapipe's atan/asinh/atanh/sinh return +0 for -0).
@@ -322,12 +463,12 @@ float fz_asinh(float x) {
   float a = abs(x), s = x * x;
   if (x == 0.0f) return x;
   if (a < 0.25f) return x + x * s * (-0.16666667f + s * (0.075f + s * (-0.044642857f + s * (0.030381944f - s * 0.022372159f))));
-  float r = a > 1.1529215e18f ? log(a) + 0.69314718f : asinh(a);
+  float r = a > 1.1529215e18f ? fz_log(a) + 0.69314718f : asinh(a);
   return x < 0.0f ? -r : r;
 }
 float fz_acosh(float x) {
   if (fz_nan_b(x) || x < 1.0f) return fz_nan();
-  return x > 1.1529215e18f ? log(x) + 0.69314718f : acosh(x);
+  return x > 1.1529215e18f ? fz_log(x) + 0.69314718f : acosh(x);
 }
 float fz_atanh(float x) {
   float s = x * x;
@@ -342,18 +483,20 @@ float fz_sinh(float x) {
   float s = x * x, a = abs(x);
   if (a < 0.25f) return x + x * s * (0.16666667f + s * (0.0083333333f + s * (1.9841270e-4f + s * 2.7557319e-6f)));
   if (a > 88.0f && !fz_nan_b(x)) {
-    precise float e = exp(0.5f * a), h = 0.5f * e, r = h * e;
+    precise float e = fz_exp(0.5f * a), h = 0.5f * e, r = h * e;
     return x < 0.0f ? -r : r;
   }
-  return sinh(x);
+  float e = fz_exp(a), r = 0.5f * (e - 1.0f / e);  // GLSL's sinh: its exp's (3 + 2|x|) ulp
+  return x < 0.0f ? -r : r;
 }
 float fz_cosh(float x) {
   float a = abs(x);
   if (a > 88.0f && !fz_nan_b(x)) {
-    precise float e = exp(0.5f * a), h = 0.5f * e, r = h * e;
+    precise float e = fz_exp(0.5f * a), h = 0.5f * e, r = h * e;
     return r;
   }
-  return cosh(x);
+  float e = fz_exp(a);
+  return 0.5f * (e + 1.0f / e);
 }
 // C powf where GLSL's pow is undefined (C99 Annex F, as fz_powd): negative bases with integral
 // exponents, +-0 and +-inf bases (-0 and -inf keep their sign for odd exponents), +-inf exponents.

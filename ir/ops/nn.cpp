@@ -95,6 +95,8 @@ void gemm_infer(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), {m, nn});
 }
 
+// beta = 0 leaves C out, as the ONNX reference (`if c is not None and beta != 0`) and
+// onnxruntime do: an inf or NaN in C does not reach Y.
 void gemm_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor &A = *in[0], &B = *in[1];
   const Tensor* C = opt_in(in, 2);
@@ -137,7 +139,7 @@ void gemm_ref(const Node& n, const Ins& in, Outs& out) {
       for (int64_t i = 0; i < M; ++i) {
         for (int64_t j = 0; j < N; ++j) {
           double v = alpha * dot(ap.data() + i * K, bp.data() + j * K, K);
-          if (C) v += beta * c_vals[i * c_st[0] + j * c_st[1]];
+          if (C && beta != 0.0) v += beta * c_vals[i * c_st[0] + j * c_st[1]];
           row[j] = v;
         }
         store_doubles(Y, i * N, row.data(), N);
