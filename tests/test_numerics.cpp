@@ -895,10 +895,11 @@ TEST(Numerics, HyperbolicsStayAccurateNearZeroAndForHugeInputs) {
 
 
 
-// exp, log, sin, cos, tan (and the helpers built on exp) within a few ulp of ref over the whole
-// float range. GLSL promises (3 + 2|x|) ulp for exp and nothing outside [-pi, pi] for sin / cos:
-// lavapipe gave cos(3e38) = 1 and sin(-9.42) 2048 ulp off (its fma rounded twice), exp 27 ulp
-// and sinh / cosh 85 ulp off; vulkan now reduces by Payne-Hanek in integers (vk_glsl_helpers.cpp).
+// exp, log, sin, cos, tan, the inverse trigonometric and hyperbolic functions (and the helpers
+// built on exp) within a few ulp of ref over the whole float range. GLSL promises (3 + 2|x|) ulp
+// for exp, nothing outside [-pi, pi] for sin / cos and nothing for asin / acos: lavapipe gave
+// cos(3e38) = 1, sin(-9.42) 2048 ulp off (its fma rounded twice), exp 27, sinh / cosh 85, asin /
+// acos ~3,900, atan 346 and acosh(1.00024) 728 ulp off (vk_glsl_helpers.cpp has the fixes).
 TEST(Numerics, TranscendentalsStayWithinAFewUlpOverTheFloatRange) {
   std::mt19937 rng(41);
   std::vector<double> trig, pos, expo;
@@ -910,12 +911,19 @@ TEST(Numerics, TranscendentalsStayWithinAFewUlpOverTheFloatRange) {
   }
   for (double v : trig) pos.push_back(std::fabs(v) + 1e-30);
   for (int i = 0; i < 400; ++i) expo.push_back(std::uniform_real_distribution<double>(-87.0, 88.7)(rng));
+  std::vector<double> unit, above1;  // asin / acos's domain (and next to +-1); acosh's (next to 1)
+  for (int i = 0; i < 400; ++i) {
+    const double u = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
+    unit.push_back(i % 4 ? u : std::copysign(1.0 - std::fabs(u) * 1e-3, u));
+    above1.push_back(i % 2 ? 1.0 + std::fabs(u) * 1e-3 : 1.0 + std::fabs(trig[static_cast<size_t>(i)]));
+  }
   struct Case {
     const char* op;
     const std::vector<double>* x;
   };
   for (const Case& c : {Case{"Sin", &trig}, Case{"Cos", &trig}, Case{"Tan", &trig}, Case{"Log", &pos}, Case{"Exp", &expo},
-                        Case{"Sinh", &expo}, Case{"Cosh", &expo}, Case{"Tanh", &trig}, Case{"Sigmoid", &expo}}) {
+                        Case{"Sinh", &expo}, Case{"Cosh", &expo}, Case{"Tanh", &trig}, Case{"Sigmoid", &expo}, Case{"Asin", &unit},
+                        Case{"Acos", &unit}, Case{"Atan", &trig}, Case{"Asinh", &trig}, Case{"Acosh", &above1}}) {
     Tensor x(DType::f32, {static_cast<int64_t>(c.x->size())});
     for (int64_t i = 0; i < x.numel(); ++i) x.set(i, (*c.x)[static_cast<size_t>(i)]);
     GraphBuilder b("transcendental", 18);

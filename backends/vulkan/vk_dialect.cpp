@@ -526,7 +526,8 @@ std::string VulkanDialect::intrinsic(const std::string& nm) const {
   if (nm == "erf") return "fz_erf";
   if (nm == "pow") return "fz_pow";
   if (nm == "tanh") return "fz_tanh";
-  if (nm == "exp" || nm == "log" || nm == "sin" || nm == "cos" || nm == "tan") return "fz_" + nm;  // vk_glsl_helpers.cpp
+  if (nm == "exp" || nm == "log" || nm == "sin" || nm == "cos" || nm == "tan" || nm == "asin" || nm == "acos")
+    return "fz_" + nm;  // vk_glsl_helpers.cpp
   if (nm == "atan" || nm == "asinh" || nm == "acosh" || nm == "atanh" || nm == "sinh" || nm == "cosh") return "fz_" + nm;
   return nm;
 }
