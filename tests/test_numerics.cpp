@@ -910,7 +910,9 @@ TEST(Numerics, TranscendentalsStayWithinAFewUlpOverTheFloatRange) {
     trig.push_back(-static_cast<float>(k * 1e4 * M_PI / 2));
   }
   for (double v : trig) pos.push_back(std::fabs(v) + 1e-30);
-  for (int i = 0; i < 400; ++i) expo.push_back(std::uniform_real_distribution<double>(-87.0, 88.7)(rng));
+  // exp's whole range: its subnormal results (below -87.3) and its scaling past 2^127 (above 88.0),
+  // sinh / cosh past 88.7, where exp(|x|) overflows and they do not.
+  for (int i = 0; i < 600; ++i) expo.push_back(std::uniform_real_distribution<double>(-104.0, 89.4)(rng));
   std::vector<double> unit, above1;  // asin / acos's domain (and next to +-1); acosh's (next to 1)
   for (int i = 0; i < 400; ++i) {
     const double u = std::uniform_real_distribution<double>(-1.0, 1.0)(rng);
@@ -923,7 +925,8 @@ TEST(Numerics, TranscendentalsStayWithinAFewUlpOverTheFloatRange) {
   };
   for (const Case& c : {Case{"Sin", &trig}, Case{"Cos", &trig}, Case{"Tan", &trig}, Case{"Log", &pos}, Case{"Exp", &expo},
                         Case{"Sinh", &expo}, Case{"Cosh", &expo}, Case{"Tanh", &trig}, Case{"Sigmoid", &expo}, Case{"Asin", &unit},
-                        Case{"Acos", &unit}, Case{"Atan", &trig}, Case{"Asinh", &trig}, Case{"Acosh", &above1}}) {
+                        Case{"Acos", &unit}, Case{"Atan", &trig}, Case{"Asinh", &trig}, Case{"Acosh", &above1}, Case{"Atanh", &unit},
+                        Case{"Erf", &expo}, Case{"Softplus", &expo}}) {
     Tensor x(DType::f32, {static_cast<int64_t>(c.x->size())});
     for (int64_t i = 0; i < x.numel(); ++i) x.set(i, (*c.x)[static_cast<size_t>(i)]);
     GraphBuilder b("transcendental", 18);
@@ -935,6 +938,8 @@ TEST(Numerics, TranscendentalsStayWithinAFewUlpOverTheFloatRange) {
       const Tensor got = run_on_backend(backend, sg, {x})[0];
       int64_t worst = 0, at = 0;
       for (int64_t i = 0; i < x.numel(); ++i) {
+        // A subnormal result may be flushed where the device does (lavapipe; its note says so).
+        if (std::fabs(want.get(i)) < 0x1p-126 && got.get(i) == 0.0) continue;
         const int64_t u = ulp_distance(DType::f32, got.get(i), want.get(i));
         if (u < 0 || u > worst) worst = u < 0 ? INT64_MAX : u, at = i;
       }

@@ -256,10 +256,10 @@ float fz_cmean(float s, float c, vec4 p, float nl, bool odd) {
 float fz_cmean(float s, float c, float n, float inv, float nl, bool odd) {
   return fz_div(fz_cfin(s, c), n);
 }
-// exp, log, sin, cos and tan to within ~2 ulp on every device, where GLSL's builtins promise
-// (3 + 2|x|) ulp for exp and nothing outside [-pi, pi] for sin / cos (lavapipe's cos(3e38) was
-// 1, NVIDIA's sin reduces through an fp32 product): Cephes' expf / logf / sinf / cosf / tanf
-// polynomials with Cody-Waite reductions, and Payne-Hanek for |x| >= 105615 as CUDA's sinf.
+// exp, log, sin, cos and tan to within 3 ulp, where GLSL's builtins promise (3 + 2|x|) ulp for
+// exp and nothing outside [-pi, pi] for sin / cos (lavapipe's cos(3e38) was 1): Cephes' expf /
+// logf / sinf / cosf / tanf polynomials, a Cody-Waite ln 2 reduction with an exact first part,
+// and Payne-Hanek for sin / cos / tan past pi/4 (below).
 // Scales by exact powers of two (2^n products), not ldexp (undefined past the range, and
 // NVIDIA's ldexp into subnormals was wrong for fmod).
 float fz_pow2i(int n) { return uintBitsToFloat(uint(n + 127) << 23); }  // -126 <= n <= 127
@@ -277,9 +277,9 @@ float fz_exp(float x) {
   p = fma(p, r, 5.0000001201e-1f);
   float e = fma(p, r * r, r) + 1.0f;
   int k = int(n);
-  if (k > 127) return e * 2.0f * fz_pow2i(k - 1);
-  if (k < -126) return e * fz_pow2i(k + 64) * 5.42101086e-20f;  // 2^-64: one rounding into subnormals
-  return e * fz_pow2i(k);
+  // `precise`: a driver regrouping e * (2 * 2^127) would make inf (as NVIDIA's did for cosh).
+  precise float t = k > 127 ? e * 2.0f : (k < -126 ? e * fz_pow2i(k + 64) : e);
+  return t * (k > 127 ? fz_pow2i(k - 1) : (k < -126 ? 5.42101086e-20f : fz_pow2i(k)));  // 2^-64: one rounding into subnormals
 }
 float fz_log(float x) {
   if (fz_nan_b(x) || x < 0.0f) return fz_nan();
@@ -308,9 +308,10 @@ float fz_log(float x) {
   y = fma(-0.5f, z, y);
   return fma(fe, 0.693359375f, m + y);
 }
-// x = q pi/2 + r, |r| <= pi/4, q mod 4; x finite. Payne-Hanek in integers for every |x| > pi/4,
-// so each device gives the same bits (a Cody-Waite reduction needs a fused fma, which GLSL does
-// not promise: lavapipe's fma rounded twice, sin(-9.42) 2048 ulp off): |x| = m 2^(E - 158)
+// x = q pi/2 + r, |r| <= pi/4, q mod 4; x finite. Payne-Hanek in integers for every |x| > pi/4:
+// exact whatever |x| and whatever the device does with fma (a one-float pi/2 reduced by fma
+// was 2048 ulp off at -9.42 on lavapipe, whose fma rounded twice; the exact three-part float
+// reductions lose r next to multiples of pi/2 past ~10^4): |x| = m 2^(E - 158)
 // (m the 24-bit mantissa at the top of 32 bits) times 2/pi's first 192 bits, one word each, is
 // a 224-bit product p whose binary point is at bit 350 - E; the 64 bits from 2 above it hold q
 // and the fraction (2^-62 resolution whatever E).
@@ -349,8 +350,8 @@ float fz_rem_pio2f(float x, out int q) {
     fhi = ~fhi + c;
     sgn = -1.0f;
   }
-  float f = float(fhi) * 2.32830644e-10f + float(flo) * 5.42101086e-20f;  // 2^-32, 2^-64
-  float r = sgn * (f * uintBitsToFloat(0x3fc90fdbu) + f * uintBitsToFloat(0xb33bbd2eu));  // pi/2 in two parts
+  precise float f = float(fhi) * 2.32830644e-10f + float(flo) * 5.42101086e-20f;  // 2^-32, 2^-64
+  precise float r = sgn * (f * uintBitsToFloat(0x3fc90fdbu) + f * uintBitsToFloat(0xb33bbd2eu));  // pi/2 in two parts
   if (x < 0.0f) {
     r = -r;
     qq = 0u - qq;
@@ -395,13 +396,13 @@ float fz_tan(float x) {
   p = fma(p, z, 1.33387994085e-1f);
   p = fma(p, z, 3.33331568548e-1f);
   float t = fma(p * z, r, r);
-  return (q & 1) == 0 ? t : -1.0f / t;
+  return (q & 1) == 0 ? t : -fz_div(1.0f, t);
 }
 // log(1 + x) without the cancellation of log(1.0f + x) for small x (GLSL's log is only
 // accurate to 2^-21 absolute near 1): 2 atanh(x / (2 + x)) as its odd series where |s| <= 0.2.
 float fz_log1p(float x) {
   if (x < -0.25f || x > 0.5f) return fz_log(1.0f + x);
-  float s = x / (2.0f + x), s2 = s * s;
+  float s = fz_div(x, 2.0f + x), s2 = s * s;
   return 2.0f * s * (1.0f + s2 * (1.0f / 3.0f + s2 * (0.2f + s2 * (1.0f / 7.0f + s2 * (1.0f / 9.0f + s2 * (1.0f / 11.0f))))));
 }
 // exp(x) - 1 without the cancellation of exp(x) - 1.0f for small x (Elu(-1e-7) was 19% off):
@@ -451,7 +452,7 @@ float fz_tanh(float x) {
     float s = x * x;
     return x + x * s * (-0.333333333f + s * (0.133333333f + s * (-0.0539682540f + s * (0.0218694885f - s * 0.00886323552f))));
   }
-  float r = 1.0f - 2.0f / (fz_exp(2.0f * a) + 1.0f);
+  float r = 1.0f - fz_div(2.0f, fz_exp(2.0f * a) + 1.0f);
   return x < 0.0f ? -r : r;
 }
 // Odd functions keep the sign of zero (lavapipe's atan/asinh/atanh/sinh return +0 for -0).
@@ -465,10 +466,10 @@ float fz_atan(float x) {
   float a = abs(x), y = 0.0f;
   if (a > 2.414213562f) {  // tan(3 pi / 8)
     y = 1.570796327f;
-    a = -1.0f / a;
+    a = -fz_div(1.0f, a);
   } else if (a > 0.414213562f) {  // tan(pi / 8)
     y = 0.785398163f;
-    a = (a - 1.0f) / (a + 1.0f);
+    a = fz_div(a - 1.0f, a + 1.0f);
   }
   float z = a * a;
   y += (((8.05374449538e-2f * z - 1.38776856032e-1f) * z + 1.99777106478e-1f) * z - 3.33329491539e-1f) * z * a + a;
@@ -495,7 +496,7 @@ float fz_asinh(float x) {
   if (x == 0.0f) return x;
   if (a < 0.25f) return x + x * s * (-0.16666667f + s * (0.075f + s * (-0.044642857f + s * (0.030381944f - s * 0.022372159f))));
   // log1p(a + a^2 / (1 + sqrt(1 + a^2))): GLSL's log(a + sqrt(a^2 + 1)) was 5 ulp off at 0.25.
-  float r = a > 1.1529215e18f ? fz_log(a) + 0.69314718f : fz_log1p(a + a * a / (1.0f + sqrt(1.0f + a * a)));
+  float r = a > 1.1529215e18f ? fz_log(a) + 0.69314718f : fz_log1p(a + fz_div(a * a, 1.0f + sqrt(1.0f + a * a)));
   return x < 0.0f ? -r : r;
 }
 float fz_acosh(float x) {
@@ -510,7 +511,9 @@ float fz_atanh(float x) {
   float s = x * x;
   if (abs(x) < 0.25f)
     return x + x * s * (0.33333333f + s * (0.2f + s * (0.14285714f + s * (0.11111111f + s * (0.090909091f + s * 0.076923077f)))));
-  return atanh(x);
+  // log1p(2a / (1 - a)) / 2 (1 - a exact here): GLSL's log((1 + x) / (1 - x)) / 2 was 4 ulp off.
+  float a = abs(x), r = a > 1.0f || fz_nan_b(x) ? fz_nan() : 0.5f * fz_log1p(fz_div(a + a, 1.0f - a));
+  return x < 0.0f ? -r : r;
 }
 // Past |x| = 88 exp(|x|) nears FLT_MAX while sinh / cosh stay finite up to 89.415: there
 // (e/2) * e with e = exp(|x| / 2) (the textbook formulas gave inf from 88.72). `precise`: the
@@ -522,7 +525,7 @@ float fz_sinh(float x) {
     precise float e = fz_exp(0.5f * a), h = 0.5f * e, r = h * e;
     return x < 0.0f ? -r : r;
   }
-  float e = fz_exp(a), r = 0.5f * (e - 1.0f / e);  // GLSL's sinh: its exp's (3 + 2|x|) ulp
+  float e = fz_exp(a), r = 0.5f * (e - fz_div(1.0f, e));  // GLSL's sinh: its exp's (3 + 2|x|) ulp
   return x < 0.0f ? -r : r;
 }
 float fz_cosh(float x) {
@@ -532,7 +535,7 @@ float fz_cosh(float x) {
     return r;
   }
   float e = fz_exp(a);
-  return 0.5f * (e + 1.0f / e);
+  return 0.5f * (e + fz_div(1.0f, e));
 }
 // C powf where GLSL's pow is undefined (C99 Annex F, as fz_powd): negative bases with integral
 // exponents, +-0 and +-inf bases (-0 and -inf keep their sign for odd exponents), +-inf exponents.

@@ -729,7 +729,11 @@ void register_elementwise_ops() {
                   FZ_EVAL(nan_max(0.0, x[0]) + nan_min(0.0, p[0] * std::expm1(x[0] / p[0]))), {{"alpha", 1.0}}));
   add("ThresholdedRelu", 1, 1, Typing::same,
       unary_float("({0} > {alpha} ? {0} : 0.0f)", FZ_EVAL(x[0] > p[0] ? x[0] : 0.0), {{"alpha", 1.0}}));
-  add("Sigmoid", 1, 1, Typing::same, unary_float("1.0f / (1.0f + exp(-{0}))", FZ_EVAL(1.0 / (1.0 + std::exp(-x[0])))));
+  // exp(x) / (1 + exp(x)) below 0: 1 / (1 + exp(-x)) gave 0 past x = -88.7, where exp(-x)
+  // overflows fp32 and the answer is a subnormal.
+  add("Sigmoid", 1, 1, Typing::same,
+      unary_float("({0} < 0.0f ? fz_div(exp({0}), 1.0f + exp({0})) : fz_div(1.0f, 1.0f + exp(-{0})))",
+                  FZ_EVAL(1.0 / (1.0 + std::exp(-x[0])))));
   add("HardSigmoid", 1, 1, Typing::same,
       unary_float("fz_max(0.0f, fz_min(1.0f, {alpha} * {0} + {beta}))",
                   FZ_EVAL(nan_max(0.0, nan_min(1.0, p[0] * x[0] + p[1]))), {{"alpha", 0.2}, {"beta", 0.5}}));

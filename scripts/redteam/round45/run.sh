@@ -19,7 +19,7 @@ for m in /tmp/sv3/* /tmp/sv4/* /tmp/sv5/*; do
 done
 mkdir -p /tmp/trig && cp scripts/redteam/round45/transcendental_bands.py /tmp/trig/gen.py && $py /tmp/trig/gen.py
 for b in "${backends[@]}"; do
-  for op in Sin Cos Tan Exp Log; do
+  for op in $(ls /tmp/trig | grep -v gen.py); do
     build/fusor run /tmp/trig/$op --backend "$b" --inputs /tmp/trig/$op/in --out /tmp/trig/$op/out_$b > /dev/null 2>&1
   done
   $py scripts/redteam/round45/transcendental_ulp.py /tmp/trig "$b"
