@@ -334,10 +334,17 @@ float fz_rem_pio2f(float x, out int q) {
   p[6] = carry;
   p[7] = 0u;  // above the product: the window of |x| < 4 reaches it
   int lo_bit = 288 - int(b >> 23), wi = lo_bit >> 5, s = lo_bit & 31;
-  uint flo = p[wi], fhi = p[wi + 1];
+  // Words wi .. wi + 2 by selection, not p[wi]: constant indices keep p in registers (a
+  // dynamically indexed array goes to local memory on NVIDIA).
+  uint flo = 0u, fhi = 0u, ftop = 0u;
+  for (int i = 0; i < 8; ++i) {
+    flo = i == wi ? p[i] : flo;
+    fhi = i == wi + 1 ? p[i] : fhi;
+    ftop = i == wi + 2 ? p[i] : ftop;
+  }
   if (s != 0) {
     flo = (flo >> uint(s)) | (fhi << uint(32 - s));
-    fhi = (fhi >> uint(s)) | (p[wi + 2] << uint(32 - s));
+    fhi = (fhi >> uint(s)) | (ftop << uint(32 - s));
   }
   uint qq = fhi >> 30;
   fhi = (fhi << 2) | (flo >> 30);
