@@ -136,14 +136,13 @@ void register_expanded(const std::string& name, int min_in, int max_in, int max_
 
 // ---- Attention -------------------------------------------------------------------------------
 
-// fp16 / bf16 values that an op adds before normalizing or activating: onnxruntime sums them in
-// float32 and rounds once at the output (red-team round 53: SkipLayerNormalization, BiasGelu,
-// EmbedLayerNormalization, MultiHeadAttention's bias were rounded to the storage type first).
+// (contrib_common.h) Red-team round 53: SkipLayerNormalization, BiasGelu, EmbedLayerNormalization,
+// MultiHeadAttention's bias were rounded to the storage type first.
 bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
 int as_f32(RewriteNodes& w, int v) {
   return v < 0 || w.g.values[static_cast<size_t>(v)].dtype == DType::f32 ? v : w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(DType::f32)}}});
 }
-int cast_to(RewriteNodes& w, int v, DType t, int out = -1) { return w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(t)}}}, out); }
+int cast_to(RewriteNodes& w, int v, DType t, int out) { return w.op("Cast", {v}, {{"to", int64_t{dtype_to_onnx(t)}}}, out); }
 
 // Scaled dot-product attention over heads as onnxruntime's Attention / MultiHeadAttention
 // compute it: q [B, N, S, h], k [B, N, T, h], v [B, N, T, hv] (T = P + S keys, query i at
@@ -813,6 +812,7 @@ void register_contrib_ops() {
   register_expanded(ms + "MultiHeadAttention", 1, 10, 4, mha_infer, mha_expand, 0x3FEu);  // every input but query may be omitted
   register_contrib_quant_ops();
   register_contrib_gqa_ops();
+  register_contrib_diffusion_ops();
   // onnxruntime registers SimplifiedLayerNormalization in the default domain.
   register_expanded("SimplifiedLayerNormalization", 2, 2, 2, like_input(0), simplified_norm_expand);
 }

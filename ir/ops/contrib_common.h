@@ -43,9 +43,17 @@ struct AttendDims {
   int64_t B = 0, S = 0, T = 0, P = 0, N = 0, h = 0, hv = 0;
 };
 void attend(RewriteNodes& w, const Node& n, const AttendValues& a, const AttendDims& d, DType t, bool attention_layout);
-// The quantized ops' registrations (ir/ops/contrib_quant.cpp) and GroupQueryAttention's
-// (ir/ops/contrib_gqa.cpp), called by register_contrib_ops.
+// fp16 / bf16 values an op combines before normalizing or activating are summed in float32 and
+// rounded once at the output, as onnxruntime does: is_half(t), v cast to float32 (v itself when
+// float32 or absent), v cast to t (into `out` when given).
+bool is_half(DType t);
+int as_f32(RewriteNodes& w, int v);
+int cast_to(RewriteNodes& w, int v, DType t, int out = -1);
+// The quantized ops' registrations (ir/ops/contrib_quant.cpp), GroupQueryAttention's
+// (ir/ops/contrib_gqa.cpp) and the diffusion ops' (ir/ops/contrib_diffusion.cpp), called by
+// register_contrib_ops.
 void register_contrib_quant_ops();
 void register_contrib_gqa_ops();
+void register_contrib_diffusion_ops();
 
 }  // namespace fusor::contrib
