@@ -12,7 +12,7 @@ export FUSOR_VK_F16_RTE=1
 $fz devices 2>&1 | grep -i vulkan
 h200_node
 h200_prep
-GTEST_TIMEOUT=150 FUSOR_BIN=$fz h200_gtest 'Numerics.Transcendentals*:Numerics.Hyperbolics*:ConvTranspose.NonFinite*:Numerics.Half*:Numerics.CastsToNarrowerFloatsRoundOnce:Half*:VulkanRowVec*:NumericsEpilogue.Half*:VulkanCoopmat*:VulkanFloatControls*:OutputForms*'
+GTEST_TIMEOUT=150 FUSOR_BIN=$fz h200_gtest 'Numerics.Transcendentals*:SpecialValues.*:ContribDiffusion.*:Numerics.Hyperbolics*:ConvTranspose.NonFinite*:Numerics.Half*:Numerics.CastsToNarrowerFloatsRoundOnce:Half*:VulkanRowVec*:NumericsEpilogue.Half*:VulkanCoopmat*:VulkanFloatControls*:OutputForms*'
 grep -E "FAILED|Failure|differ" -A3 $OUT/gtest.txt | cut -c1-300 | head -20
 h200_conform
 b() { echo "$1 $2 ${3:-} | $(env ${3:-X=1} timeout 40 $fz bench $1 --backend $2 --iters 300 --warmup 30 2>&1 | grep -E '^device time|rror' | head -1 | sed 's/(p10.*//;s/device time *//')"; }
