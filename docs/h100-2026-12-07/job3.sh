@@ -19,6 +19,6 @@ b() { echo "$1 $2 ${3:-} | $(env ${3:-X=1} timeout 40 $fz bench $1 --backend $2 
 for m in ln_fp16_768 dec_fp16_768 ln_fp16_1024 ln_fp32_768; do b .dev/rows/$m vulkan; b .dev/rows/$m vulkan FUSOR_VK_F16_RTE=0; done 2>&1 | tee $OUT/rows_rte.txt
 wait; tail -1 $OUT/prep.txt; h200_node_result
 for r in 1 2; do for m in /tmp/g2/fp16 /tmp/w/mlp64_fp16; do
-  b $m cuda; b $m vulkan; b $m vulkan FUSOR_VK_F16_RTE=0; done; done 2>&1 | tee $OUT/w7_rte.txt
+  b $m cuda; b $m vulkan; b $m vulkan FUSOR_VK_F16_RTE=0; b $m vulkan FUSOR_VK_BUILTIN_MATH=1; done; done 2>&1 | tee $OUT/w7_rte.txt
 echo "diff fp16: $(timeout 60 $fz diff /tmp/g2/fp16 --backend cuda --backend vulkan 2>&1 | grep -E '^(first|no )|agree|rror' | head -1)" | tee -a $OUT/w7_rte.txt
 h200_tidy
