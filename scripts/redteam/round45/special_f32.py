@@ -1,5 +1,8 @@
 import numpy as np, onnx, os
 from onnx import helper as H, TensorProto as T, numpy_helper as nh
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import case_lib
 inf=np.inf; nan=np.nan
 rs=np.random.RandomState(2)
 def special(shape):
@@ -8,13 +11,7 @@ def special(shape):
         if i*5 < f.size: f[i*5]=v
     return x
 def case(name, nodes, feeds, outs, inits=(), opset=18, otypes=None):
-    ot=otypes or [T.FLOAT]*len(outs)
-    g=H.make_graph(nodes,name,[H.make_tensor_value_info(k,nh.helper.np_dtype_to_tensor_dtype(v.dtype),v.shape) for k,v in feeds.items()],
-      [H.make_tensor_value_info(o,t,None) for o,t in zip(outs,ot)],[nh.from_array(v,k) for k,v in inits])
-    m=H.make_model(g,opset_imports=[H.make_opsetid("",opset)]); m.ir_version=8
-    d=f"/tmp/sv3/{name}"; os.makedirs(d+"/test_data_set_0",exist_ok=True); onnx.save(m,d+"/model.onnx")
-    for i,(k,v) in enumerate(feeds.items()):
-        open(f"{d}/test_data_set_0/input_{i}.pb","wb").write(nh.from_array(v,k).SerializeToString())
+    case_lib.case('/tmp/sv3', name, nodes, feeds, outs, inits, opset, otypes)
 N=H.make_node
 x=special((4,32))
 case("ln_special",[N("LayerNormalization",["x","s","b"],["y"],axis=-1)],{"x":x},["y"],[("s",np.ones(32,np.float32)),("b",np.zeros(32,np.float32))])

@@ -1,16 +1,11 @@
 import numpy as np, onnx, os
 from onnx import helper as H, TensorProto as T, numpy_helper as nh
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import case_lib
 rs=np.random.RandomState(5)
 def case(name, nodes, feeds, outs, inits=(), opset=18, ot=None):
-    g=H.make_graph(nodes,name,[H.make_tensor_value_info(k,tt,v.shape) for k,(v,tt) in feeds.items()],
-      [H.make_tensor_value_info(o,t,None) for o,t in zip(outs,ot)],[nh.from_array(v,k) for k,v in inits])
-    m=H.make_model(g,opset_imports=[H.make_opsetid("",opset)]); m.ir_version=8
-    d=f"/tmp/sv5/{name}"; os.makedirs(d+"/test_data_set_0",exist_ok=True); onnx.save(m,d+"/model.onnx")
-    for i,(k,(v,tt)) in enumerate(feeds.items()):
-        t=nh.from_array(v,k)
-        if tt==T.BFLOAT16:
-            t=H.make_tensor(k,T.BFLOAT16,v.shape,(v.astype(np.float32).view(np.uint32)>>16).astype(np.uint16).tobytes(),raw=True)
-        open(f"{d}/test_data_set_0/input_{i}.pb","wb").write(t.SerializeToString())
+    case_lib.case('/tmp/sv5', name, nodes, feeds, outs, inits, opset, ot)
 N=H.make_node
 def sp(shape, big):
     x=(rs.randn(*shape)*3).astype(np.float32); f=x.reshape(-1)

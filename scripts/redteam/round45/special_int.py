@@ -1,13 +1,11 @@
 import numpy as np, onnx, os
 from onnx import helper as H, TensorProto as T, numpy_helper as nh
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import case_lib
 rs=np.random.RandomState(3)
 def case(name, nodes, feeds, outs, inits=(), opset=18, ot=None):
-    g=H.make_graph(nodes,name,[H.make_tensor_value_info(k,nh.helper.np_dtype_to_tensor_dtype(v.dtype),v.shape) for k,v in feeds.items()],
-      [H.make_tensor_value_info(o,t,None) for o,t in zip(outs,ot)],[nh.from_array(v,k) for k,v in inits])
-    m=H.make_model(g,opset_imports=[H.make_opsetid("",opset)]); m.ir_version=8
-    d=f"/tmp/sv4/{name}"; os.makedirs(d+"/test_data_set_0",exist_ok=True); onnx.save(m,d+"/model.onnx")
-    for i,(k,v) in enumerate(feeds.items()):
-        open(f"{d}/test_data_set_0/input_{i}.pb","wb").write(nh.from_array(v,k).SerializeToString())
+    case_lib.case('/tmp/sv4', name, nodes, feeds, outs, inits, opset, ot)
 N=H.make_node
 for dt,tt in [(np.int8,T.INT8),(np.int16,T.INT16),(np.int32,T.INT32),(np.int64,T.INT64),(np.uint8,T.UINT8),(np.uint16,T.UINT16),(np.uint32,T.UINT32),(np.uint64,T.UINT64)]:
     info=np.iinfo(dt); nm=np.dtype(dt).name
