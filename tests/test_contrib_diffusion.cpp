@@ -1,5 +1,5 @@
 // onnxruntime's diffusion contrib ops (ir/ops/contrib_diffusion.cpp: GroupNorm, SkipGroupNorm,
-// BiasSplitGelu, as its transformer optimizer writes Stable Diffusion UNets) on every backend
+// BiasSplitGelu, NhwcConv, as its transformer optimizer writes Stable Diffusion UNets) on every backend
 // against their formulas computed here in float64, seeded inputs; bad attributes are one-line errors.
 #include <gtest/gtest.h>
 
@@ -128,12 +128,49 @@ TEST(ContribDiffusion, BiasSplitGeluIsTheLeftHalfTimesGeluOfTheRight) {
   }
 }
 
+// NhwcConv: Conv over X [N, H, W, C] with W [M, kH, kW, C / group], Y [N, OH, OW, M], against a
+// direct float64 loop in those layouts (pads, strides, groups, bias).
+TEST(ContribDiffusion, NhwcConvIsConvInChannelsLastLayouts) {
+  for (int64_t group : {1, 2}) {
+    const int64_t N = 2, H = 5, Wd = 6, C = 4, M = 6, K = 3, S = 2, P = 1, Cg = C / group, Mg = M / group;
+    const Tensor x = testing::random_tensor(DType::f32, {N, H, Wd, C}, 60 + group), w = testing::random_tensor(DType::f32, {M, K, K, Cg}, 62);
+    const Tensor b = testing::random_tensor(DType::f32, {M}, 63);
+    const int64_t OH = (H + 2 * P - K) / S + 1, OW = (Wd + 2 * P - K) / S + 1;
+    std::vector<double> want;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow)
+          for (int64_t m = 0; m < M; ++m) {
+            double acc = b.get(m);
+            for (int64_t ky = 0; ky < K; ++ky)
+              for (int64_t kx = 0; kx < K; ++kx) {
+                const int64_t iy = oh * S - P + ky, ix = ow * S - P + kx;
+                if (iy < 0 || iy >= H || ix < 0 || ix >= Wd) continue;
+                for (int64_t c = 0; c < Cg; ++c)
+                  acc += x.get(((n * H + iy) * Wd + ix) * C + (m / Mg) * Cg + c) * w.get(((m * K + ky) * K + kx) * Cg + c);
+              }
+            want.push_back(acc);
+          }
+    OneNode nc{"NhwcConv", "com.microsoft", {{"x", x}, {"w", w}, {"b", b}}};
+    nc.attrs = [&](onnx::NodeProto* n) {
+      testing::attr_ints(n, "pads", {P, P, P, P}), testing::attr_ints(n, "strides", {S, S}), attr_i(n, "group", group);
+    };
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be + " group " + std::to_string(group));
+      const Tensor y = Session(nc.graph(), be).run(nc.feeds())[0];
+      EXPECT_EQ(y.shape(), (Shape{N, OH, OW, M}));
+      testing::expect_values(y, want, 2e-5);
+    }
+  }
+}
+
 TEST(ContribDiffusion, BadGroupsAndShapesAreOneLineErrors) {
   const Tensor x = testing::random_tensor(DType::f32, {1, 2, 2, 6}, 54), g6 = testing::random_tensor(DType::f32, {6}, 55);
   OneNode gn{"GroupNorm", "com.microsoft", {{"x", x}, {"g", g6}, {"b", g6}}};
   gn.attrs = [](onnx::NodeProto* n) { attr_i(n, "groups", 4), attr_i(n, "activation", 0); };
   OneNode odd{"BiasSplitGelu", "com.microsoft", {{"x", testing::random_tensor(DType::f32, {1, 2, 5}, 56)}, {"b", testing::random_tensor(DType::f32, {5}, 57)}}};
-  for (const OneNode* c : {&gn, &odd}) {
+  OneNode flat{"NhwcConv", "com.microsoft", {{"x", testing::random_tensor(DType::f32, {1, 5, 4}, 58)}, {"w", testing::random_tensor(DType::f32, {2, 3, 4}, 59)}}};
+  for (const OneNode* c : {&gn, &odd, &flat}) {
     try {
       Session(c->graph(), "ref").run(c->feeds());
       ADD_FAILURE() << c->op << " ran";

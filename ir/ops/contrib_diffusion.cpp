@@ -11,6 +11,8 @@
 //     onnxruntime).
 //   BiasSplitGelu(X, bias) -> Y: X [N, S, D] + bias [D], split in halves a | b on the last axis,
 //     Y = a * Gelu(b) (erf form), [N, S, D / 2].
+//   NhwcConv(X, W, B?) Conv's attributes: a 2-D Conv with X [N, H, W, C], W [M, kH, kW, C / group]
+//     and Y [N, OH, OW, M] (the weight transposed as its fusion_nhwc_conv writes it).
 // fp16 / bf16 compute in float32 and round once at each output, as onnxruntime's kernels do;
 // gamma and beta may be float32 with fp16 X (type M). Errors: Error("shape") naming the node.
 #include "ir/ops/contrib_common.h"
@@ -143,6 +145,32 @@ void bias_split_gelu_infer(InferContext& ctx) {
   ctx.set_output(0, ctx.dtype(0), s);
 }
 
+bool nhwc_conv_expand(Graph& g, size_t index) {
+  const Node n = g.nodes[index];
+  if (!all_known(g, n)) return false;
+  need_float(g, n, 0, "X");
+  need_float(g, n, 1, "W");
+  for (int i : {0, 1})
+    if (g.values[n.inputs[i]].shape.size() != 4)
+      throw Error("shape", n.label() + ": " + (i ? "W" : "X") + " must be 4-D (2-D convolution, NHWC), got " +
+                               shape_str(g.values[n.inputs[i]].shape));
+  RewriteNodes w{g, n.name, {}};
+  const std::vector<int64_t> to_nchw{0, 3, 1, 2};
+  std::vector<int> ins{w.op("Transpose", {n.inputs[0]}, {{"perm", to_nchw}}), w.op("Transpose", {n.inputs[1]}, {{"perm", to_nchw}})};
+  if (in_of(n, 2) >= 0) ins.push_back(n.inputs[2]);
+  const int y = w.op("Conv", ins, n.attrs, -1, 11);
+  w.op("Transpose", {y}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}, out_of(n, 0));
+  w.replace(index);
+  return true;
+}
+
+// Before expansion: [N, ?, ?, M] (M from W), the spatial dims unknown.
+void nhwc_conv_infer(InferContext& ctx) {
+  const Shape &x = ctx.shape(0), &wt = ctx.shape(1);
+  if (x.size() != 4 || wt.size() != 4) ctx.fail("X and W must be 4-D (2-D convolution, NHWC)");
+  ctx.set_output(0, ctx.dtype(0), {x[0], -1, -1, wt[0]});
+}
+
 }  // namespace
 
 void register_contrib_diffusion_ops() {
@@ -150,6 +178,7 @@ void register_contrib_diffusion_ops() {
   register_expanded(ms + "GroupNorm", 3, 3, 1, like_input(0), group_norm_expand);
   register_expanded(ms + "SkipGroupNorm", 4, 5, 2, like_input(0), skip_group_norm_expand);
   register_expanded(ms + "BiasSplitGelu", 2, 2, 1, bias_split_gelu_infer, bias_split_gelu_expand);
+  register_expanded(ms + "NhwcConv", 2, 3, 1, nhwc_conv_infer, nhwc_conv_expand);
 }
 
 }  // namespace contrib
