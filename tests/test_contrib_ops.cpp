@@ -191,7 +191,7 @@ TEST(ContribOps, HalfSkipLayerNormalizationAndBiasGeluRoundOnce) {
   const auto within_ulp = [](const Tensor& got, const std::vector<double>& want, const std::string& what, double ulps) {
     ASSERT_EQ(got.numel(), static_cast<int64_t>(want.size())) << what;
     for (int64_t i = 0; i < got.numel(); ++i) {
-      const double ulp = std::ldexp(1.0, std::max(std::ilogb(std::max(std::fabs(want[i]), 0x1p-14)), -14) - 10);
+      const double ulp = testing::f16_ulp(want[i]);
       EXPECT_LE(std::fabs(got.get(i) - want[i]), ulp * ulps * 1.01) << what << " element " << i << ": " << got.get(i) << " vs " << want[i];
     }
   };

@@ -93,6 +93,9 @@ inline std::vector<Tensor> run_op(const OpCall& c, int default_opset = 17) {
 }
 
 // Element-wise closeness to hand-computed values (relative for |want| > 1).
+// One fp16 unit in the last place at value v (subnormal spacing 2^-24 below 2^-14).
+inline double f16_ulp(double v) { return std::ldexp(1.0, std::max(std::ilogb(std::max(std::fabs(v), 0x1p-14)), -14) - 10); }
+
 inline void expect_values(const Tensor& t, const std::vector<double>& want, double tol = 1e-6) {
   ASSERT_EQ(static_cast<size_t>(t.numel()), want.size());
   for (size_t i = 0; i < want.size(); ++i)
