@@ -188,6 +188,10 @@ struct Dialect {
   // `e` is an element lvalue of a buffer of dtype t -> float expression, and back.
   virtual std::string to_float(DType t, const std::string& e) const;
   virtual std::string from_float(DType t, const std::string& v) const;
+  // Float value v rounded to 16-bit float type t in a register (a node's result of that dtype
+  // read by the next node): to_float(from_float(v)) unless the dialect needs a form the driver
+  // cannot fold away.
+  virtual std::string round_value(DType t, const std::string& v) const { return to_float(t, from_float(t, v)); }
   // `e` is an element of an integer index buffer (Gather indices) -> fz_idx expression.
   virtual std::string to_index(DType t, const std::string& e) const;
   // Conversion of expression e to `type` ("float", "fz_idx", "int").

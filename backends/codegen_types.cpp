@@ -181,7 +181,7 @@ std::string convert_value(const Dialect& d, DType from, DType to, const std::str
     // so the one rounding to 16 bits is the value's own: through the nearest float it rounded
     // twice (f64 65519.999999 -> fp16 was inf, int32 16842753 -> bf16 one step low).
     const std::string f = float_class(from) ? v : "fz_rto_f32(" + v + ")";
-    return d.to_float(to, d.from_float(to, f));
+    return d.round_value(to, f);
   }
   if (dtype_is_integral(to) && !dtype_is_integral(from)) {
     // Float -> integer truncates and saturates, NaN gives 0 (ir/scalar.h): a bare C/GLSL cast

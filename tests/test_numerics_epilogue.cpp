@@ -20,8 +20,15 @@
 #include "ir/kernel_spec.h"
 #include "ir/passes.h"
 #include "runtime/session.h"
-#ifdef FUSOR_HAVE_CUDA
+#if defined(FUSOR_HAVE_CUDA) || defined(FUSOR_HAVE_VULKAN)
 #include "backends/codegen.h"
+#endif
+#ifdef FUSOR_HAVE_VULKAN
+#include "backends/vulkan/vk_compile.h"
+#include "backends/vulkan/vk_device.h"
+#include "backends/vulkan/vk_dialect.h"
+#endif
+#ifdef FUSOR_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_conv.h"
 #include "backends/cuda/cuda_gemm.h"
@@ -369,6 +376,48 @@ TEST(NumericsEpilogue, HalfMatMulThenAddRoundsTwice) {
     EXPECT_EQ(acc_of(plan.kernels[0]), t) << "the product has its node's dtype";
   }
 }
+
+
+#ifdef FUSOR_HAVE_VULKAN
+// On a device whose fp32 -> fp16 conversion rounds to nearest even with subnormals kept, stores
+// are the plain conversion, but a value rounded in a register (the MatMul's fp16 product read by
+// the Add) keeps the software rounding: NVIDIA's compiler folds float(float16_t(x)) to x, which
+// failed HalfMatMulThenAddRoundsTwice on an H100. Checked on a described device (no GPU needed).
+TEST(NumericsEpilogue, HalfRoundingInRegistersIsNotTheFoldableConversion) {
+  const int64_t M = 16, K = 32, N = 24;
+  const DType t = DType::f16;
+  GraphBuilder b("matmul_add", 18);
+  std::vector<Tensor> feed{grid(t, {M, K}, 41)};
+  Graph g = finish(b, b.op("Add", {b.op("MatMul", {b.input("a", t, {M, K}), b.constant("b", grid(t, {K, N}, 42))}),
+                                   b.constant("c", grid(t, {M, N}, 43))}), feed);
+  const Plan p = build_plan(g);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  const KernelSpec& k = p.kernels[0];
+  for (bool rte : {false, true}) {
+    SCOPED_TRACE(rte ? "device converts exactly" : "software rounding");
+    vk::PhysicalDeviceInfo dev;
+    dev.name = "described device";
+    dev.api_version = VK_API_VERSION_1_2;
+    dev.subgroup_size = 32;
+    dev.max_shared_memory = 49152;
+    dev.max_invocations = 1024;
+    for (int i = 0; i < 3; ++i) dev.max_group_count[i] = 65535, dev.max_group_size[i] = 1024;
+    dev.max_storage_buffer_range = uint64_t{1} << 30;
+    dev.min_storage_offset_alignment = 16;
+    dev.shader_float16 = dev.storage_16bit = dev.shader_int64 = dev.shader_float64 = true;
+    dev.float_controls = true;
+    dev.rounding_rte[0] = dev.denorm_preserve[0] = rte;
+    ASSERT_EQ(dev.f16_convert_exact(), rte);
+    vk::VulkanDialect d(dev, k, std::vector<int64_t>(kernel_bindings(k).size(), 0), &p);
+    const std::string src = emit_kernel(k, p, d);
+    EXPECT_NE(src.find("float(float16_t(fz_round_f16("), std::string::npos) << "the product is rounded in a register\n" << src;
+    // The store: the plain conversion only where the device rounds it exactly.
+    const bool plain_store = src.find("= float16_t(fz_round_f16(") == std::string::npos;
+    EXPECT_EQ(plain_store, rte) << src;
+    EXPECT_NO_THROW(vk::compile_glsl(dev, kernel_identifier(k.name), src)) << src;
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace fusor

@@ -90,8 +90,9 @@ struct PhysicalDeviceInfo {
   bool rounding_rte[3] = {false, false, false};
   // float32 -> float16 conversions round to nearest even, subnormals kept (RTE and DenormPreserve
   // for 16-bit): fp16 stores are the plain conversion, not the software rounding fz_round_f16
-  // (measured on the H100: a GPT-2 residual + LayerNorm row kernel 9.9 -> 7.3 us). Opt-in for
-  // now: FUSOR_VK_F16_RTE=1 (not yet checked bit for bit on a GPU).
+  // (measured on the H100: a GPT-2 residual + LayerNorm row kernel 9.9 -> 7.3 us). Stores only:
+  // a value rounded in a register keeps the software rounding (VulkanDialect::round_value).
+  // FUSOR_VK_F16_RTE=0 turns it off.
   bool f16_convert_exact() const { return rounding_rte[0] && denorm_preserve[0] && shader_float16; }
   bool is_cpu() const { return type == VK_PHYSICAL_DEVICE_TYPE_CPU; }
   std::string type_name() const;

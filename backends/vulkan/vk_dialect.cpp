@@ -420,6 +420,13 @@ std::string VulkanDialect::from_float(DType t, const std::string& v) const {
   }
 }
 
+// Always the software rounding: NVIDIA's compiler folds float(float16_t(x)) to x, so the
+// hardware conversion rounds only on a store (measured on the H100: NumericsEpilogue.HalfMatMulThenAddRoundsTwice).
+std::string VulkanDialect::round_value(DType t, const std::string& v) const {
+  if (t == DType::f16) return "float(float16_t(fz_round_f16(" + v + ")))";
+  return to_float(t, from_float(t, v));
+}
+
 std::string VulkanDialect::to_index(DType t, const std::string& e) const {
   if (is_8bit(t) || is_16bit(t)) return "fz_idx(int(" + e + "))";
   return "fz_idx(" + e + ")";

@@ -160,6 +160,7 @@ class VulkanDialect : public Dialect {
   std::string div_prep_literal(float b) const override;  // fz_div_prep(b) folded on the host
   std::string to_float(DType t, const std::string& e) const override;
   std::string from_float(DType t, const std::string& v) const override;
+  std::string round_value(DType t, const std::string& v) const override;
   std::string to_index(DType t, const std::string& e) const override;
   std::string cast(const std::string& type, const std::string& e) const override;
   std::string element(int slot, const std::string& idx) const override;

@@ -1,5 +1,5 @@
 # Session 46: one entry point per device call. On an H200, issue 12 / 16's side-by-side with the
-# IREE bundle (call 1: W4, W6; call 2: W1, W2, W3, W5, W7), then the correctness call (job3:
+# IREE bundle (call 1: W4, W6; call 2: W1, W2, W3, W5, W7), then the correctness call (check.sh:
 # node suite, GPU gtests, conformance, fp16 RTE A/B). On any other card only the correctness call.
 #   bash docs/h200-2026-12-07/call.sh side1|side2|check   (after package_h200.sh; .dev/iree.tar.xz)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -10,7 +10,7 @@ case "$1" in
       [ "$1" = side1 ] && only=W4,W6 || only=W1,W2,W3,W5,W7
       bash docs/h200-2026-12-06e/job1.sh $only
     else
-      echo "not an H200: the correctness call instead"; bash docs/h100-2026-12-07/job3.sh
+      echo "not an H200: the correctness call instead"; bash docs/h200-2026-12-07/check.sh
     fi ;;
-  check) bash docs/h100-2026-12-07/job3.sh ;;
+  check) bash docs/h200-2026-12-07/check.sh ;;
 esac
