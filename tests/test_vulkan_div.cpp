@@ -261,5 +261,46 @@ TEST_F(VulkanDiv, MeansDivideTheCompensatedSumByTheCount) {
   }
 }
 
+// Sqrt is correctly rounded too (fz_sqrt: the driver's root, one Newton step with an exact
+// residual, then a one-ulp pick), for every exponent (subnormal inputs where the device keeps
+// them), inputs whose root lies next to a rounding midpoint, and special values; with the
+// driver's root perturbed by a few ulp (the seed hook fz_div shares).
+TEST_F(VulkanDiv, SqrtMatchesIeeeBits) {
+  std::mt19937_64 g(99);
+  std::vector<float> xs;
+  for (int i = 0; i < 8000; ++i) {
+    uint32_t u = static_cast<uint32_t>(g()) & 0x7fffffffu;
+    if ((u & 0x7f800000u) == 0x7f800000u) u ^= 0x40000000u;
+    if (i % 4 == 1) u = (u & 0x7fffffu) | (static_cast<uint32_t>(60 + g() % 136) << 23);  // sqrt_core's range
+    if (!info_.denorm_preserve[1] && (u & 0x7f800000u) == 0u) continue;
+    xs.push_back(from_bits(u));
+  }
+  // Roots next to a midpoint: m = (2j + 1) u / 2 with 24-bit j, x = RN(m^2) and its neighbours,
+  // scaled by powers of four (the scaled path outside [2^-64, 2^64]).
+  for (int i = 0; i < 2000; ++i) {
+    const double j = static_cast<double>((g() & 0x7fffffu) | 0x800000u);
+    const float x = static_cast<float>(std::ldexp((2 * j + 1) * (2 * j + 1), -48));  // (m / 2^23)^2 / 4 in [1, 4)
+    const int e = 2 * (static_cast<int>(g() % 120) - 60);
+    for (int d = -2; d <= 2; ++d) {
+      const float v = std::ldexp(from_bits(bits_of(x) + d), e);
+      if (std::isfinite(v) && (info_.denorm_preserve[1] || std::fpclassify(v) == FP_NORMAL)) xs.push_back(v);
+    }
+  }
+  for (float v : {0.0f, -0.0f, 1.0f, 4.0f, 2.0f, -1.0f, 3.4028235e38f, 1.17549435e-38f, 5.42101086e-20f, 1.84467441e19f,
+                  INFINITY, -INFINITY, NAN, -1e-30f})
+    xs.push_back(v);
+  const int64_t n = static_cast<int64_t>(xs.size());
+  GraphBuilder gb;
+  gb.output(gb.op("Sqrt", {gb.input("x", DType::f32, {n})}));
+  Graph g2 = gb.build();
+  make_static(g2, {});
+  EXPECT_NE(sources(g2)[0].find("fz_sqrt("), std::string::npos);
+  Tensor tx(DType::f32, {n});
+  std::memcpy(tx.data<float>(), xs.data(), xs.size() * 4);
+  auto want = [&](size_t, size_t i) { return std::sqrt(xs[i]); };
+  EXPECT_EQ(mismatches_of(g2, {tx}, 1, xs.size(), want, true), 0) << "of " << n << " roots on " << info_.name;
+  check_perturbed([&](bool print) { return mismatches_of(g2, {tx}, 1, xs.size(), want, print); }, xs.size());
+}
+
 }  // namespace
 }  // namespace fusor

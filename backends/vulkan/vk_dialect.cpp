@@ -534,12 +534,14 @@ std::string VulkanDialect::intrinsic(const std::string& nm) const {
   if (nm == "pow") return "fz_pow";
   if (nm == "tanh") return "fz_tanh";
   // FUSOR_VK_BUILTIN_MATH=1 keeps GLSL's exp / log / sin / cos / tan / asin / acos (up to 10^9
-  // ulp off, see vk_glsl_helpers.cpp) for A/B timing of the accurate ones; never for results.
+  // ulp off, see vk_glsl_helpers.cpp) and sqrt (~3 ulp allowed) for A/B timing of the accurate
+  // ones; never for results.
   static const bool builtin = [] {
     const char* e = std::getenv("FUSOR_VK_BUILTIN_MATH");
     return e && std::strcmp(e, "1") == 0;
   }();
-  if (!builtin && (nm == "exp" || nm == "log" || nm == "sin" || nm == "cos" || nm == "tan" || nm == "asin" || nm == "acos"))
+  if (!builtin && (nm == "exp" || nm == "log" || nm == "sin" || nm == "cos" || nm == "tan" || nm == "asin" || nm == "acos" ||
+                   nm == "sqrt"))
     return "fz_" + nm;  // vk_glsl_helpers.cpp
   if (nm == "atan" || nm == "asinh" || nm == "acosh" || nm == "atanh" || nm == "sinh" || nm == "cosh") return "fz_" + nm;
   return nm;

@@ -177,6 +177,40 @@ float fz_div_by(float a, vec4 p) {
 #endif
   return uintBitsToFloat(sg | floatBitsToUint(q));
 }
+// sqrt(x) correctly rounded, as IEEE 754 (and ref, CUDA's sqrtf) require: Vulkan lets fp32
+// sqrt be about 3 ulp off (it inherits inversesqrt's precision), so the driver's root is a seed.
+// One Newton step with the exact residual r = x - s s (Dekker's product, fz_div_resid_s) makes
+// it faithful, and the residual of that root says which side of its half-ulp neighbours
+// sqrt(x) lies on: with s = M u (u its ulp), r is a multiple of u^2, so sqrt(x) > s + u / 2
+// iff r > M u^2 = s u, and sqrt(x) < s - u / 2 iff r <= -s u (-s u / 2 below a power of two);
+// a root is never a tie (a midpoint's square has more than 24 bits). Markstein ch. 9; Dekker
+// 1971. fz_sqrt_core needs x in [2^-64, 2^64]; fz_sqrt scales other x by 4^k (exact, and every
+// root of a float is normal). FZ_DIV_PERTURB (tests only) offsets the seed too.
+float fz_sqrt_core(float x) {
+  precise float s = fz_div_seed(sqrt(x));
+#ifdef FZ_DIV_SEED_ONLY
+  return s;
+#endif
+  vec2 sp = fz_dekker_split(s);
+  precise float r = fz_div_resid_s(x, s, sp.x, sp.y, s);
+  s = s + r / (2.0f * s);
+  sp = fz_dekker_split(s);
+  r = fz_div_resid_s(x, s, sp.x, sp.y, s);
+  precise float t = s * (uintBitsToFloat(floatBitsToUint(s) & 0x7f800000u) * uintBitsToFloat(0x34000000u));  // s u, exact
+  precise float tl = (floatBitsToUint(s) & 0x7fffffu) == 0u ? 0.5f * t : t;
+  if (r > t) s = uintBitsToFloat(floatBitsToUint(s) + 1u);
+  else if (r <= -tl) s = uintBitsToFloat(floatBitsToUint(s) - 1u);
+  return s;
+}
+float fz_sqrt(float x) {
+  if (x >= 5.42101086e-20f && x <= 1.84467441e19f) return fz_sqrt_core(x);
+  if (fz_nan_b(x) || x < 0.0f) return fz_nan();
+  if (x == 0.0f || fz_inf_b(x)) return x;  // sqrt(-0) = -0
+  int e;
+  float m = fz_frexp(x, e);  // x = m 2^e, m in [0.5, 1)
+  if ((e & 1) != 0) m *= 2.0f, e -= 1;  // exact; m in [0.5, 2)
+  return uintBitsToFloat(uint(int(floatBitsToUint(fz_sqrt_core(m))) + ((e / 2) << 23)));
+}
 // Compensated fp32 sums (the Sum / Mean reductions of row kernels and reductions): s is the
 // running sum and c the fp32 sum of every add's exact rounding error (Knuth's TwoSum, no fma,
 // no branch), so s + c is within about an ulp of the exact sum whatever the row's length, and
@@ -487,15 +521,15 @@ float fz_asin(float x) {
   if (fz_nan_b(x) || a > 1.0f) return fz_nan();
   if (a < 1e-4f) return x;  // -0 stays -0
   bool big = a > 0.5f;
-  float z = big ? 0.5f * (1.0f - a) : a * a, r = big ? sqrt(z) : a;
+  float z = big ? 0.5f * (1.0f - a) : a * a, r = big ? fz_sqrt(z) : a;
   r += ((((4.2163199048e-2f * z + 2.4181311049e-2f) * z + 4.5470025998e-2f) * z + 7.4953002686e-2f) * z + 1.6666752422e-1f) * z * r;
   if (big) r = 1.570796327f - (r + r);
   return x < 0.0f ? -r : r;
 }
 float fz_acos(float x) {
   if (fz_nan_b(x) || abs(x) > 1.0f) return fz_nan();
-  if (x < -0.5f) return 3.141592654f - 2.0f * fz_asin(sqrt(0.5f * (1.0f + x)));
-  if (x > 0.5f) return 2.0f * fz_asin(sqrt(0.5f * (1.0f - x)));
+  if (x < -0.5f) return 3.141592654f - 2.0f * fz_asin(fz_sqrt(0.5f * (1.0f + x)));
+  if (x > 0.5f) return 2.0f * fz_asin(fz_sqrt(0.5f * (1.0f - x)));
   return 1.570796327f - fz_asin(x);
 }
 float fz_asinh(float x) {
@@ -503,7 +537,7 @@ float fz_asinh(float x) {
   if (x == 0.0f) return x;
   if (a < 0.25f) return x + x * s * (-0.16666667f + s * (0.075f + s * (-0.044642857f + s * (0.030381944f - s * 0.022372159f))));
   // log1p(a + a^2 / (1 + sqrt(1 + a^2))): GLSL's log(a + sqrt(a^2 + 1)) was 5 ulp off at 0.25.
-  float r = a > 1.1529215e18f ? fz_log(a) + 0.69314718f : fz_log1p(a + fz_div(a * a, 1.0f + sqrt(1.0f + a * a)));
+  float r = a > 1.1529215e18f ? fz_log(a) + 0.69314718f : fz_log1p(a + fz_div(a * a, 1.0f + fz_sqrt(1.0f + a * a)));
   return x < 0.0f ? -r : r;
 }
 float fz_acosh(float x) {
@@ -512,7 +546,7 @@ float fz_acosh(float x) {
   // log(x + sqrt(x^2 - 1)) cancels next to 1 (728 ulp at 1.00024): log1p of t + sqrt(2t + t^2),
   // t = x - 1 exact there.
   float t = x - 1.0f;
-  return t < 1.0f ? fz_log1p(t + sqrt(2.0f * t + t * t)) : fz_log(x + sqrt(x * x - 1.0f));
+  return t < 1.0f ? fz_log1p(t + fz_sqrt(2.0f * t + t * t)) : fz_log(x + fz_sqrt(x * x - 1.0f));
 }
 float fz_atanh(float x) {
   float s = x * x;

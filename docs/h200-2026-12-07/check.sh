@@ -7,7 +7,7 @@
 $fz devices 2>&1 | grep -i vulkan | grep -o "preserves=.*"
 h200_node
 h200_prep
-GTEST_TIMEOUT=150 FUSOR_BIN=$fz h200_gtest 'NumericsEpilogue.*:Numerics.Half*:Numerics.CastsToNarrowerFloatsRoundOnce:Half*:VulkanRowVec*:VulkanFloatControls*:VulkanCoopmat*:ContribDiffusion.*:SpecialValues.*'
+GTEST_TIMEOUT=150 FUSOR_BIN=$fz h200_gtest 'VulkanDiv.*:Numerics.Transcendentals*:NumericsEpilogue.*:Numerics.Half*:Numerics.CastsToNarrowerFloatsRoundOnce:Half*:VulkanRowVec*:VulkanFloatControls*:VulkanCoopmat*:ContribDiffusion.*:SpecialValues.*'
 grep -E "FAILED|Failure|differ" -A3 $OUT/gtest.txt | cut -c1-300 | head -20
 h200_conform
 b() { echo "$1 $2 ${3:-} | $(env ${3:-X=1} timeout 40 $fz bench $1 --backend $2 --iters 300 --warmup 30 2>&1 | grep -E '^device time|rror' | head -1 | sed 's/(p10.*//;s/device time *//')"; }
