@@ -14,4 +14,6 @@ b() { echo "$1 $2 ${3:-} | $(env ${3:-X=1} timeout 40 $fz bench $1 --backend $2 
 for m in ln_fp16_768 dec_fp16_768; do b .dev/rows/$m vulkan; b .dev/rows/$m vulkan FUSOR_VK_F16_RTE=0; done 2>&1 | tee $OUT/rows_rte.txt
 wait; tail -1 $OUT/prep.txt; h200_node_result
 for m in /tmp/g2/fp16 /tmp/w/mlp64_fp16; do b $m cuda; b $m vulkan; b $m vulkan FUSOR_VK_F16_RTE=0; done 2>&1 | tee $OUT/w7_rte.txt
+# What the correctly rounded transcendentals and sqrt cost (GPT-2's LayerNorm, GELU): builtins A/B.
+for r in 1 2; do b /tmp/g2/fp32 vulkan; b /tmp/g2/fp32 vulkan FUSOR_VK_BUILTIN_MATH=1; done 2>&1 | tee $OUT/math_ab.txt
 h200_tidy
