@@ -145,6 +145,40 @@ TEST_F(VulkanF64Math, DivisionIsCorrectlyRounded) {
   EXPECT_EQ(max_ulp("Div", {x, y}), 0);
 }
 
+// Sqrt correctly rounded (fz_sqrtd): GLSL's double sqrt need not be. Roots over the whole
+// range (subnormals included), next to rounding midpoints, and the special values; also with
+// the driver's root perturbed by a few ulp (FUSOR_VK_TEST_DIV_PERTURB, the seed hook fz_div shares).
+TEST_F(VulkanF64Math, SqrtIsCorrectlyRounded) {
+  std::mt19937_64 g(13);
+  std::vector<double> x;
+  for (int i = 0; i < 3000; ++i) {
+    uint64_t u = g() & 0x7fffffffffffffffull;
+    if ((u >> 52) == 0x7ff) u ^= 0x4000000000000000ull;
+    double v;
+    std::memcpy(&v, &u, 8);
+    x.push_back(v);
+  }
+  // Midpoints m = (2j + 1) 2^-54 of [1, 2) squared (long double: close enough to land next to
+  // one), their neighbours, scaled by powers of four.
+  for (int i = 0; i < 1000; ++i) {
+    const long double m = std::ldexp(static_cast<long double>((g() & ((1ull << 52) - 1)) | (1ull << 52)) * 2 + 1, -53);
+    const double sq = static_cast<double>(m * m);
+    const int e = 2 * (static_cast<int>(g() % 1000) - 500);
+    for (double v : {std::nextafter(sq, 0.0), sq, std::nextafter(sq, 4.0)}) x.push_back(std::ldexp(v, e));
+  }
+  x.insert(x.end(), kSpecial.begin(), kSpecial.end());
+  EXPECT_EQ(max_ulp("Sqrt", {x}), 0);
+  for (const char* p : {"3", "-3", "1"}) {
+    setenv("FUSOR_VK_TEST_DIV_PERTURB", (std::string(p) + ",raw").c_str(), 1);
+    const double raw = max_ulp("Sqrt", {x});
+    setenv("FUSOR_VK_TEST_DIV_PERTURB", p, 1);
+    const double fixed = max_ulp("Sqrt", {x});
+    unsetenv("FUSOR_VK_TEST_DIV_PERTURB");
+    EXPECT_GE(raw, 1) << "perturbation " << p << " did not reach the shader";
+    EXPECT_EQ(fixed, 0) << "perturbation " << p;
+  }
+}
+
 TEST_F(VulkanF64Math, PowWithinFourUlp) {
   std::mt19937_64 g(7);
   std::uniform_real_distribution<double> ux(0, 50), uy(-30, 30), ul(-700, 700);

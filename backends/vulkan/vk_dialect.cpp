@@ -631,12 +631,14 @@ std::string VulkanDialect::double_literal(double v) const {
 std::string VulkanDialect::typed_intrinsic(const std::string& nm, DType math) const {
   if (dtype_is_integral(math)) return nm == "abs" ? "fz_abs" : nm;
   if (math != DType::f64) return intrinsic(nm);
-  // GLSL has double abs/floor/ceil/sqrt/trunc/roundEven/fma but no double transcendentals.
+  // GLSL has double abs/floor/ceil/sqrt/trunc/roundEven/fma but no double transcendentals
+  // (and its sqrt need not be correctly rounded: fz_sqrtd).
   // shaders/f64_math.glsl implements the rest as fz_<name>d.
   if (nm == "exp") return "fz_expd";
   if (nm == "log") return "fz_logd";
   if (nm == "fz_log1p") return "fz_log1pd";
   if (nm == "fz_expm1") return "fz_expm1d";
+  if (nm == "sqrt") return "fz_sqrtd";
   static const std::set<std::string> mine = {"tanh", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
                                              "cosh", "asinh", "acosh", "atanh", "pow", "exp2", "log2"};
   if (mine.count(nm)) return "fz_" + nm + "d";
@@ -714,6 +716,7 @@ bool fz_inf_b(double x) { return abs(x) == double(fz_inf()); }
 // Correctly rounded below (after f64_math.glsl's exact products): the driver's double OpFDiv
 // is not (NVIDIA's was 1 ulp off on Mean's / n, H200).
 double fz_div(double a, double b);
+double fz_sqrtd(double x);
 double fz_max(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : (a > b ? a : b); }  // ties: b, as ref
 double fz_min(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : (a < b ? a : b); }
 double fz_round_even(double x) { return roundEven(x); }
@@ -880,6 +883,42 @@ double fz_div(double a, double b) {
   }
   precise double res = c * fz_pow2d(k);
   return (a < 0.0lf) != (b < 0.0lf) ? -res : res;
+}
+// sqrt(x) correctly rounded (GLSL lets double sqrt be as far off as inversesqrt), by fz_sqrt's
+// method (vk_glsl_helpers.cpp): x scaled by 4^k into [0.5, 2), the driver's root made faithful
+// by a Newton step on the exact residual x - s s, then rounded by that residual's size against
+// s ulp(s). Every root of a double is normal, so scaling back is exact.
+double fz_sqrtd_core(double x) {
+  precise double s = sqrt(x);
+#ifdef FZ_DIV_PERTURB
+  for (int i = 0; i < abs(FZ_DIV_PERTURB); ++i) s = fz_d_next(s, FZ_DIV_PERTURB > 0);
+#endif
+#ifdef FZ_DIV_SEED_ONLY
+  return s;
+#endif
+  double e;
+  precise double p = fz_two_prod(s, s, e);
+  precise double r = (x - p) - e;
+  s = s + r / (2.0lf * s);
+  p = fz_two_prod(s, s, e);
+  r = (x - p) - e;
+  const uvec2 sb = unpackDouble2x32(s);
+  precise double t = s * packDouble2x32(uvec2(0u, (sb.y & 0x7ff00000u) - (52u << 20)));  // s ulp(s), exact
+  precise double tl = (sb.x == 0u && (sb.y & 0xfffffu) == 0u) ? 0.5lf * t : t;
+  if (r > t) s = fz_d_next(s, true);
+  else if (r <= -tl) s = fz_d_next(s, false);
+  return s;
+}
+double fz_sqrtd(double x) {
+  if (fz_nan_b(x) || x < 0.0lf) return double(fz_nan());
+  if (x == 0.0lf || fz_inf_b(x)) return x;  // sqrt(-0) = -0
+  int k = 0;
+  if (x < packDouble2x32(uvec2(0u, 0x00100000u))) x *= fz_pow2d(108), k = -54;  // subnormal: exact
+  int e;
+  double m = fz_d_mant(x, e);  // [0.5, 1)
+  if ((e & 1) != 0) m *= 2.0lf, e -= 1;
+  precise double res = fz_sqrtd_core(m) * fz_pow2d(e / 2 + k);
+  return res;
 }
 )";
   if (h.uses_f64) s += std::string(kDouble) + f64_math_source() + kDoubleDiv;
