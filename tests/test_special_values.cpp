@@ -71,5 +71,32 @@ TEST(SpecialValues, BatchNormWithZeroVarianceGivesInfinities) {
   for (const std::string& be : testing::usable_backends()) expect_same_values(Session(g, be).run({x})[0], want, "BatchNormalization on " + be);
 }
 
+// Swish / SwiGLU far below 0 are subnormal, as ref's x / (1 + exp(-alpha x)) in double gives
+// them: x / (1 + exp(-x)) in fp32 is x / inf = -0 past x = -88.7, so the kernels split the
+// sigmoid as Sigmoid's (exp(a) / (1 + exp(a)) for a < 0). Checked where the device keeps fp32
+// subnormals (ref, cpu, lavapipe; a flushing GPU gives -0, which its numerics note says).
+TEST(SpecialValues, SwishReachesTheSubnormals) {
+  Tensor x = testing::tensor_of({8}, {-100.0, -95.5, -90.0, -88.0, -20.0, -1.0, 3.0, 0.0});
+  GraphBuilder b("swish_tail", 24);
+  const int in = b.input("x", DType::f32, x.shape());
+  b.output(b.op("Swish", {in}));
+  b.output(b.op("Swish", {in}, {{"alpha", 0.5}}));
+  const Graph g = b.build();
+  const std::vector<Tensor> want = Session(g, "ref").run({x});
+  EXPECT_LT(want[0].get(0), 0.0);  // -3.7e-42: subnormal, not -0
+  EXPECT_GT(want[0].get(0), -1e-38);
+  for (const std::string& be : testing::usable_backends()) {
+    const std::vector<Tensor> got = Session(g, be).run({x});
+    for (size_t o = 0; o < 2; ++o)
+      for (int64_t i = 0; i < 8; ++i) {
+        const double w = want[o].get(i), v = got[o].get(i);
+        if (std::fpclassify(static_cast<float>(w)) == FP_SUBNORMAL && v == 0.0 && be != "ref" && be != "cpu") continue;
+        // exp(alpha x) is itself subnormal there (26 units of 2^-149 at x = -100): a few % apart.
+        const bool sub = std::fpclassify(static_cast<float>(w)) == FP_SUBNORMAL;
+        EXPECT_NEAR(v, w, (sub ? 0.05 : 1e-5) * std::fabs(w)) << be << " output " << o << " element " << i;
+      }
+  }
+}
+
 }  // namespace
 }  // namespace fusor

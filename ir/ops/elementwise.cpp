@@ -725,7 +725,7 @@ void register_elementwise_ops() {
                   FZ_EVAL(x[0] <= 0 ? p[1] * (p[0] * std::expm1(x[0])) : p[1] * x[0]),
                   {{"alpha", 1.67326319217681884765625}, {"gamma", 1.05070102214813232421875}}));
   add("Celu", 1, 1, Typing::same,
-      unary_float("fz_max(0.0f, {0}) + fz_min(0.0f, {alpha} * fz_expm1({0} / {alpha}))",
+      unary_float("fz_max(0.0f, {0}) + fz_min(0.0f, {alpha} * fz_expm1(fz_div({0}, {alpha})))",
                   FZ_EVAL(nan_max(0.0, x[0]) + nan_min(0.0, p[0] * std::expm1(x[0] / p[0]))), {{"alpha", 1.0}}));
   add("ThresholdedRelu", 1, 1, Typing::same,
       unary_float("({0} > {alpha} ? {0} : 0.0f)", FZ_EVAL(x[0] > p[0] ? x[0] : 0.0), {{"alpha", 1.0}}));
@@ -753,12 +753,15 @@ void register_elementwise_ops() {
   // Softplus = log(1 + exp(x)), written max(x, 0) + log(1 + exp(-|x|)) so large x cannot overflow.
   add("Softplus", 1, 1, Typing::same,
       unary_float("(fz_max({0}, 0.0f) + fz_log1p(exp(-abs({0}))))", FZ_EVAL(softplus(x[0]))));
-  add("Softsign", 1, 1, Typing::same, unary_float("{0} / (1.0f + abs({0}))", FZ_EVAL(x[0] / (1.0 + std::fabs(x[0])))));
-  // Swish-24: x * sigmoid(alpha * x); SwiGLU-28: Swish(a) * b (the gate a, the value b).
+  add("Softsign", 1, 1, Typing::same, unary_float("fz_div({0}, 1.0f + abs({0}))", FZ_EVAL(x[0] / (1.0 + std::fabs(x[0])))));
+  // Swish-24: x * sigmoid(alpha * x); SwiGLU-28: Swish(a) * b (the gate a, the value b). The
+  // sigmoid split as Sigmoid's, so far below 0 the product reaches the subnormals (x / (1 +
+  // exp(-alpha x)) is x / inf = -0 there).
+  const std::string swish = "({alpha} * {0} < 0.0f ? {0} * fz_div(exp({alpha} * {0}), 1.0f + exp({alpha} * {0})) : fz_div({0}, 1.0f + exp(-{alpha} * {0})))";
   add("Swish", 1, 1, Typing::same,
-      unary_float("{0} / (1.0f + exp(-{alpha} * {0}))", FZ_EVAL(x[0] / (1.0 + std::exp(-p[0] * x[0]))), {{"alpha", 1.0}}));
+      unary_float(swish.c_str(), FZ_EVAL(x[0] / (1.0 + std::exp(-p[0] * x[0]))), {{"alpha", 1.0}}));
   add("SwiGLU", 2, 2, Typing::same,
-      unary_float("{0} / (1.0f + exp(-{alpha} * {0})) * {1}", FZ_EVAL(x[0] / (1.0 + std::exp(-p[0] * x[0])) * x[1]),
+      unary_float((swish + " * {1}").c_str(), FZ_EVAL(x[0] / (1.0 + std::exp(-p[0] * x[0])) * x[1]),
                   {{"alpha", 1.0}}),
       [](InferContext& ctx) {  // SwiGLU-28: A and B of one shape, no broadcasting
         if (ctx.shape(0) != ctx.shape(1))
