@@ -286,6 +286,12 @@ FZ_FN double fz_fmod_floor(double a, double b) {
 FZ_FN double fz_log1p(double x) { return log1p(x); }
 FZ_FN double fz_expm1(double x) { return expm1(x); }
 FZ_FN double fz_div(double a, double b) { return a / b; }
+FZ_FN double fz_gelu(double x) { return x * normcdf(x); }
+FZ_FN double fz_gelu_tanh(double x) {
+  double z2 = 1.5957691216057308 * (x + 0.044715 * x * x * x);
+  if (z2 < 0.0) { double e = exp(z2); return x * (e / (1.0 + e)); }
+  return x / (1.0 + exp(-z2));
+}
 // x as a float rounded to odd: the float nearest x, moved toward zero where it rounded away, its
 // last bit set when inexact (see convert_value).
 FZ_FN float fz_rto_f32(double x) {

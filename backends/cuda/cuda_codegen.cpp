@@ -57,6 +57,14 @@ FZ_FN float fz_fmod_floor(float a, float b) {
 FZ_FN float fz_log1p(float x) { return log1pf(x); }
 FZ_FN float fz_expm1(float x) { return expm1f(x); }
 FZ_FN float fz_div(float a, float b) { return a / b; }  // IEEE: NVRTC's default --prec-div=true
+// Gelu-20: x Phi(x) through CUDA's normcdff (no 1 + erf cancellation below 0), and the tanh form
+// as x sigmoid(2z), split as Sigmoid's (ir/ops/elementwise.cpp).
+FZ_FN float fz_gelu(float x) { return x * normcdff(x); }
+FZ_FN float fz_gelu_tanh(float x) {
+  float z2 = 1.5957691216057308f * (x + 0.044715f * x * x * x);
+  if (z2 < 0.0f) { float e = expf(z2); return x * (e / (1.0f + e)); }
+  return x / (1.0f + expf(-z2));
+}
 // Pow in double, rounded once to float, as ref computes it (powf is within 4 ulp, not rounded
 // once; C99 Annex F's special cases are the same in double).
 FZ_FN float fz_powf(float a, float b) {

@@ -77,6 +77,12 @@ double fmod_floor(double a, double b) {
 double sign_of(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v == 0 ? 0.0 : kNaN; }
 // log(1 + exp(x)) in a form that does not overflow for large x (same formula as the expr).
 double softplus(double v) { return nan_max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))); }
+// Gelu's tanh form 0.5 v (1 + tanh(z)) as v sigmoid(2z): 1 + tanh(z) cancels for z < 0.
+double gelu_tanh(double v) {
+  const double z2 = 1.5957691216057307118 * (v + 0.044715 * v * v * v);
+  if (z2 < 0) return v * (std::exp(z2) / (1 + std::exp(z2)));
+  return v / (1 + std::exp(-z2));
+}
 
 // Integer arithmetic on int64-held values of the math dtype, free of C++ UB: +, -, * wrap
 // through uint64 (the caller wraps to the dtype), x / 0 and x % 0 are 0, MIN / -1 wraps to MIN.
@@ -772,14 +778,13 @@ void register_elementwise_ops() {
       unary_float("{0} * tanh(fz_max({0}, 0.0f) + fz_log1p(exp(-abs({0}))))",
                   FZ_EVAL(x[0] * std::tanh(softplus(x[0])))));
   {
-    // Gelu-20: erf form, or with approximate="tanh" 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
-    ScalarRule r = unary_float(
-        "({approximate_tanh} != 0.0f ? 0.5f * {0} * (1.0f + tanh(0.79788456080286536f * ({0} + 0.044715f * {0} * {0} * {0})))"
-        " : 0.5f * {0} * (1.0f + erf({0} * 0.70710678118654752f)))",
-        FZ_EVAL(p[0] != 0
-                    ? 0.5 * x[0] * (1 + std::tanh(0.79788456080286535588 * (x[0] + 0.044715 * x[0] * x[0] * x[0])))
-                    : 0.5 * x[0] * (1 + std::erf(x[0] * 0.70710678118654752440))),
-        {{"approximate_tanh", 0}});
+    // Gelu-20: erf form 0.5x(1 + erf(x / sqrt 2)) = x Phi(x) = 0.5x erfc(-x / sqrt 2), or with
+    // approximate="tanh" 0.5x(1 + tanh(z)) = x sigmoid(2z), z = sqrt(2/pi)(x + 0.044715x^3).
+    // Evaluated without the 1 + erf / 1 + tanh cancellation below 0 (the helpers fz_gelu,
+    // fz_gelu_tanh in each dialect): Gelu(-6) is -5.9e-9, not -0.
+    ScalarRule r = unary_float("({approximate_tanh} != 0.0f ? fz_gelu_tanh({0}) : fz_gelu({0}))",
+                               FZ_EVAL(p[0] != 0 ? gelu_tanh(x[0]) : 0.5 * x[0] * std::erfc(-x[0] * 0.70710678118654752440)),
+                               {{"approximate_tanh", 0}});
     r.resolve_params = gelu_params;
     add("Gelu", 1, 1, Typing::same, r);
   }
