@@ -169,6 +169,10 @@ ValueDiff compare_values(const Tensor& r, const Tensor& t, double rtol, double a
   }
   const bool is_float = dtype_is_float(r.dtype());
   const int width = float_width(r.dtype());
+  // Negative: the dtype's default (a bf16 value's 1-ulp rounding is not a divergence, and a
+  // fp32 one's 1e-7 absolute floor does not hide 100% errors in fp16 values near 1e-8).
+  if (rtol < 0) rtol = default_tolerance(r.dtype()).rtol;
+  if (atol < 0) atol = default_tolerance(r.dtype()).atol;
   double best = -1, best_diff = -1, scale = 0;
   for (int64_t i = 0; i < r.numel(); ++i) {
     double a = r.get(i), b = t.get(i), score = 0, ulp = 0, diff = 0;
@@ -215,9 +219,8 @@ ValueDiff compare_values(const Tensor& r, const Tensor& t, double rtol, double a
 DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, const DiffSide& reference,
                          const DiffSide& test, const DiffOptions& opts) {
   DiffReport r;
-  // Negative tolerances (conform's "dtype default") mean the float32 backend-test ones.
-  r.rtol = opts.rtol < 0 ? 1e-3 : opts.rtol;
-  r.atol = opts.atol < 0 ? 1e-7 : opts.atol;
+  r.rtol = opts.rtol;  // negative: each value's dtype default (compare_values)
+  r.atol = opts.atol;
   // Exactly one side marked no_fusion: it is the unfused reference, the other runs fused.
   DiffSide ref = reference, tst = test;
   if (!ref.no_fusion && tst.no_fusion) std::swap(ref, tst);

@@ -34,8 +34,10 @@ struct DiffSide {
 
 struct DiffOptions {
   // A float element diverges when |t - r| > atol + rtol * |r| (NaN must meet NaN, infinities
-  // must match); integer and bool elements must be equal. Negative: 1e-3 / 1e-7.
-  double rtol = 1e-3, atol = 1e-7;
+  // must match); integer and bool elements must be equal. Negative: the value's dtype default
+  // (default_tolerance in ir/tensor.h, as `fusor conform`: fp32 / fp64 1e-3 / 1e-7, fp16 1e-3 /
+  // 1e-5, bf16 1.6e-2 / 1e-5).
+  double rtol = -1, atol = -1;
   size_t worst = 10;  // rows of DiffReport::worst
 };
 
@@ -90,7 +92,7 @@ struct DiffCulprit {
 
 struct DiffReport {
   std::string reference, test;  // "ref", "cpu --no-fusion", ...
-  double rtol = 0, atol = 0;
+  double rtol = -1, atol = -1;  // as DiffOptions: negative is each value's dtype default
   bool op_stage = false, fusion_stage = false;
   std::vector<ValueDiff> unfused, fused;  // every compared value, in comparison order
   std::vector<DiffKernel> kernels;        // the tested side's fused plan (fusion stage)

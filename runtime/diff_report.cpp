@@ -205,8 +205,10 @@ void extract_reproducer(const DiffReport& r, const std::string& dir) {
 }
 
 nlohmann::json diff_to_json(const DiffReport& r) {
-  nlohmann::json j = {{"reference", r.reference}, {"test", r.test},       {"rtol", r.rtol},
-                      {"atol", r.atol},           {"op_stage", r.op_stage}, {"fusion_stage", r.fusion_stage}};
+  // A tolerance left to each value's dtype is "dtype default" (ir/tensor.h default_tolerance).
+  auto tol = [](double v) { return v < 0 ? nlohmann::json("dtype default") : nlohmann::json(v); };
+  nlohmann::json j = {{"reference", r.reference}, {"test", r.test},       {"rtol", tol(r.rtol)},
+                      {"atol", tol(r.atol)},      {"op_stage", r.op_stage}, {"fusion_stage", r.fusion_stage}};
   if (!r.fused_plan_note.empty()) j["fused_plan_note"] = r.fused_plan_note;
   if (r.culprit) {
     const DiffCulprit& c = *r.culprit;
@@ -233,10 +235,20 @@ nlohmann::json diff_to_json(const DiffReport& r) {
 std::string format_diff(const DiffReport& r) {
   std::string o;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "reference %s (unfused)\ntested    %s%s\ntolerance |t - r| <= %g + %g*|r| (integers exact)\n",
-                r.reference.c_str(), r.test.c_str(),
-                r.op_stage && r.fusion_stage ? " (unfused, then fused)" : r.op_stage ? " (unfused)" : " (fused)", r.atol,
-                r.rtol);
+  std::snprintf(buf, sizeof buf, "reference %s (unfused)\ntested    %s%s\n", r.reference.c_str(), r.test.c_str(),
+                r.op_stage && r.fusion_stage ? " (unfused, then fused)" : r.op_stage ? " (unfused)" : " (fused)");
+  o += buf;
+  if (r.rtol >= 0 && r.atol >= 0) {
+    std::snprintf(buf, sizeof buf, "tolerance |t - r| <= %g + %g*|r| (integers exact)\n", r.atol, r.rtol);
+  } else {
+    // Per dtype unless given (default_tolerance): the values of each dtype its own pair.
+    const Tolerance f32 = default_tolerance(DType::f32), f16 = default_tolerance(DType::f16), b16 = default_tolerance(DType::bf16);
+    auto part = [&](double given, double def) { return given >= 0 ? given : def; };
+    std::snprintf(buf, sizeof buf,
+                  "tolerance |t - r| <= atol + rtol*|r|: fp32 / fp64 %g + %g, fp16 %g + %g, bf16 %g + %g (integers exact)\n",
+                  part(r.atol, f32.atol), part(r.rtol, f32.rtol), part(r.atol, f16.atol), part(r.rtol, f16.rtol),
+                  part(r.atol, b16.atol), part(r.rtol, b16.rtol));
+  }
   o += buf;
   std::snprintf(buf, sizeof buf, "compared  %zu values unfused, %zu stored by %zu fused kernels\n", r.unfused.size(),
                 r.fused.size(), r.kernels.size());

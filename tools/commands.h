@@ -66,7 +66,7 @@ struct DiffArgs {
   std::vector<DiffSide> sides;  // in command-line order; the first is the reference
   uint64_t seed = 0;
   bool seed_given = false;
-  double rtol = 1e-3, atol = 1e-7;
+  double rtol = -1, atol = -1;  // negative: each value's dtype default (runtime/diff.h)
 };
 // Exit status 0 when nothing diverges, 1 when a culprit is named.
 int cmd_diff(const DiffArgs& a);

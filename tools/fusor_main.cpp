@@ -185,7 +185,7 @@ int cmd_conform(const std::vector<std::string>& paths, std::vector<std::string> 
     if (verbose || r.status != CaseStatus::passed || !tty)
       std::fprintf(human, "%s %-7s %s: %s\n", s, r.backend.c_str(), printable(r.case_dir).c_str(), r.detail.c_str());
     if (bisect && r.status == CaseStatus::failed)
-      std::fprintf(human, "     %-7s %s\n", "", bisect_case(r.case_dir, r.backend, o.rtol < 0 ? 1e-3 : o.rtol, o.atol < 0 ? 1e-7 : o.atol).c_str());
+      std::fprintf(human, "     %-7s %s\n", "", bisect_case(r.case_dir, r.backend, o.rtol, o.atol).c_str());
     if (tty) std::fprintf(human, "[%zu/%zu] %s", done, total, printable(r.case_dir).c_str());
     else if (total >= 50 && done % 100 == 0) std::fprintf(stderr, "progress: %zu/%zu cases\n", done, total);
     std::fflush(human);
@@ -335,8 +335,8 @@ int main(int argc, char** argv) {
   auto* diff_inputs = diff->add_option("--inputs", df.inputs_dir, "folder of input_K.pb / input_K.npy files")->check(kNotEmpty);
   auto* diff_seed = diff->add_option("--seed", df.seed, "seed for random inputs (default: test_data_set_0 next to the model, else seed 0)")->check(kSeed);
   diff_inputs->excludes(diff_seed);
-  diff->add_option("--rtol", df.rtol, "relative tolerance (default 1e-3)")->check(kTolerance);
-  diff->add_option("--atol", df.atol, "absolute tolerance (default 1e-7)")->check(kTolerance);
+  diff->add_option("--rtol", df.rtol, "relative tolerance for floats (default per dtype, as conform: f32/f64 1e-3, f16 1e-3, bf16 1.6e-2)")->check(kTolerance);
+  diff->add_option("--atol", df.atol, "absolute tolerance for floats (default per dtype: f32/f64 1e-7, f16/bf16 1e-5)")->check(kTolerance);
   diff->add_option("--json", df.json, "also write the whole report to this JSON file")->check(kNotEmpty);
   diff->add_option("--extract", df.extract, "write the culprit as a backend-test case (model.onnx + test_data_set_0) here")->check(kNotEmpty);
 
