@@ -1,7 +1,7 @@
 # Session 46: one entry point per device call. On an H200, issue 12 / 16's side-by-side with the
 # IREE bundle (call 1: W4, W6; call 2: W1, W2, W3, W5, W7), then the correctness call (check.sh:
 # node suite, GPU gtests, conformance, fp16 RTE A/B). On any other card only the correctness call.
-#   bash docs/h200-2026-12-07/call.sh side1|side2|check   (after package_h200.sh; .dev/iree.tar.xz)
+#   bash docs/h200-2026-12-07/call.sh side1|side2|check|check2   (after package_h200.sh; .dev/iree.tar.xz)
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $gpu ($(date -u +%H:%M:%S))"
 case "$1" in
@@ -13,4 +13,5 @@ case "$1" in
       echo "not an H200: the correctness call instead"; bash docs/h200-2026-12-07/check.sh
     fi ;;
   check) bash docs/h200-2026-12-07/check.sh ;;
+  check2) bash docs/h200-2026-12-07/check2.sh ;;
 esac
