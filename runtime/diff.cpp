@@ -169,8 +169,8 @@ ValueDiff compare_values(const Tensor& r, const Tensor& t, double rtol, double a
   }
   const bool is_float = dtype_is_float(r.dtype());
   const int width = float_width(r.dtype());
-  // Negative: the dtype's default (a bf16 value's 1-ulp rounding is not a divergence, and a
-  // fp32 one's 1e-7 absolute floor does not hide 100% errors in fp16 values near 1e-8).
+  // Negative: the dtype's default, as conform judges outputs (a bf16 value's 1-ulp rounding,
+  // 2^-8 relative, was a divergence under the fp32 rtol 1e-3).
   if (rtol < 0) rtol = default_tolerance(r.dtype()).rtol;
   if (atol < 0) atol = default_tolerance(r.dtype()).atol;
   double best = -1, best_diff = -1, scale = 0;

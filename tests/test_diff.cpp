@@ -137,6 +137,22 @@ TEST_F(Diff, CompareValuesReportsUlpAndWorstElement) {
   EXPECT_TRUE(compare_values(nr, nt, 0, 0).diverges);
 }
 
+// Negative tolerances are each value's dtype default (conform's): a bf16 value one ulp off
+// (2^-8 relative) agrees, four at 1.5 do not; an fp32 value 2^-7 off diverges.
+TEST_F(Diff, DefaultTolerancesFollowTheDtype) {
+  Tensor r(DType::bf16, {2}), t(DType::bf16, {2});
+  r.set(0, 1.5), r.set(1, -3.0);
+  t.set(0, 1.5 + 1.0 / 128), t.set(1, -3.0);  // bf16 spacing at 1.5 is 2^-7: one ulp
+  const ValueDiff one = compare_values(r, t, -1, -1);
+  EXPECT_EQ(one.max_ulp, 1);
+  EXPECT_FALSE(one.diverges);
+  t.set(0, 1.5 + 4.0 / 128);
+  EXPECT_TRUE(compare_values(r, t, -1, -1).diverges);
+  Tensor r32 = testing::tensor_of({1}, {1.5}), t32 = testing::tensor_of({1}, {1.5 + 1.0 / 128});
+  EXPECT_TRUE(compare_values(r32, t32, -1, -1).diverges);
+  EXPECT_FALSE(compare_values(r, r, -1, -1).diverges);
+}
+
 // A node the backend refuses (vulkan has no int32 ArgMax) runs on the host, as in run and
 // conform: diff compares instead of stopping (red-team round 8).
 TEST(DiffFallback, GraphBreaksRunOnTheHost) {

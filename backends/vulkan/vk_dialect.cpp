@@ -887,7 +887,9 @@ double fz_div(double a, double b) {
 // sqrt(x) correctly rounded (GLSL lets double sqrt be as far off as inversesqrt), by fz_sqrt's
 // method (vk_glsl_helpers.cpp): x scaled by 4^k into [0.5, 2), the driver's root made faithful
 // by a Newton step on the exact residual x - s s, then rounded by that residual's size against
-// s ulp(s). Every root of a double is normal, so scaling back is exact.
+// s ulp(s). Every root of a double is normal, so scaling back is exact. One Newton step makes
+// the root faithful from a seed within ~2^26 ulp (any real driver's); a device that flushes
+// double subnormals would scale a flushed input: such devices are not known to expose fp64.
 double fz_sqrtd_core(double x) {
   precise double s = sqrt(x);
 #ifdef FZ_DIV_PERTURB
@@ -909,11 +911,17 @@ double fz_sqrtd_core(double x) {
   else if (r <= -tl) s = fz_d_next(s, false);
   return s;
 }
-// Gelu in double: the spec's formulas (1 + erf and 1 + tanh keep ~1e-16 absolute, so far
-// below 0 the relative error grows: no erfc in double here yet).
+// Gelu in double: the erf form is the spec's formula (1 + erf keeps ~1e-16 absolute, so far
+// below 0 its relative error grows, and past -8.3 it is -0: no erfc in double here yet); the
+// tanh form x sigmoid(2z), split as the float one.
 double fz_gelu(double x) { return 0.5lf * x * (1.0lf + fz_erfd(x * 0.70710678118654752lf)); }
 double fz_gelu_tanh(double x) {
-  return 0.5lf * x * (1.0lf + fz_tanhd(0.79788456080286536lf * (x + 0.044715lf * x * x * x)));
+  double z2 = 1.5957691216057308lf * (x + 0.044715lf * x * x * x);
+  if (z2 < 0.0lf) {
+    double e = fz_expd(z2);
+    return x * fz_div(e, 1.0lf + e);
+  }
+  return fz_div(x, 1.0lf + fz_expd(-z2));
 }
 double fz_sqrtd(double x) {
   if (fz_nan_b(x) || x < 0.0lf) return double(fz_nan());

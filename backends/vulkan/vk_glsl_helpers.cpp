@@ -488,13 +488,16 @@ float fz_erf(float a) {
 // Gimpel 2016). 0.5 x (1 + erf(x / sqrt 2)) cancels below 0 (Gelu(-6) was -0, Gelu(-5) 4% off:
 // 1 + erf keeps none of erf's bits there). Below -0.5, Phi(x) = exp(-x^2 / 2) Q(-x) with
 // Q(u) = Phi(-u) exp(u^2 / 2), smooth: t P(t - 1/2), t = 1 / (1 + u / 4), P fitted here by
-// least squares in relative error over u in [0.5, 14.5] (4e-10); exp(-x^2 / 2) from the exact
-// square x^2 = q + e (Dekker) as exp(-q / 4)^2 (1 - e / 2), the last product rounding once, so
-// results in the subnormals stay accurate. Within 6 ulp of the double formula (emulated; tested
-// against ref in Numerics.GeluTailsFollowTheDoubleFormula).
+// least squares in relative error over u in [0.5, 14.5] (3.3e-8 with its coefficients rounded
+// to float); exp(-x^2 / 2) from the exact square x^2 = q + e (Dekker), past u = 13 as
+// exp(-q / 4)^2 with the last product rounding once, so results in the subnormals stay
+// accurate. Within 8 ulp of the double formula (a review's exhaustive float32 emulation of
+// [-14.5, 0]; Numerics.GeluTailsFollowTheDoubleFormula against ref).
 float fz_gelu(float x) {
   if (!(x < -0.5f)) return 0.5f * x * (1.0f + fz_erf(x * 0.70710678f));  // NaN too
-  if (x < -14.5f) return -0.0f;  // |Gelu| < 1e-46, below half the smallest subnormal
+  // |Gelu| < 1e-46 past -14.5, below half the smallest subnormal (-0 from the bits: a -0.0f
+  // literal may fold to +0); Gelu(-inf) = -inf * 0 = NaN, as ref.
+  if (x < -14.5f) return fz_inf_b(x) ? fz_nan() : uintBitsToFloat(0x80000000u);
   float u = -x, t = fz_div(1.0f, 1.0f + 0.25f * u), s = t - 0.5f;
   float p = -6.864679977e-03f;
   p = p * s + 2.612726204e-02f;
@@ -509,6 +512,10 @@ float fz_gelu(float x) {
   p = p * s + 1.888212860e-01f;
   vec2 h = fz_dekker_split(u);
   precise float q = u * u, e = ((h.x * h.x - q) + 2.0f * h.x * h.y) + h.y * h.y;
+  if (u < 13.0f) {
+    precise float r = (x * (t * p)) * (fz_exp(-0.5f * q) * (1.0f - 0.5f * e));
+    return r;
+  }
   precise float e4 = fz_exp(-0.25f * q);
   precise float r = ((x * (t * p)) * (e4 * (1.0f - 0.5f * e))) * e4;
   return r;

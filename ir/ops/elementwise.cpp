@@ -762,8 +762,12 @@ void register_elementwise_ops() {
   add("Softsign", 1, 1, Typing::same, unary_float("fz_div({0}, 1.0f + abs({0}))", FZ_EVAL(x[0] / (1.0 + std::fabs(x[0])))));
   // Swish-24: x * sigmoid(alpha * x); SwiGLU-28: Swish(a) * b (the gate a, the value b). The
   // sigmoid split as Sigmoid's, so far below 0 the product reaches the subnormals (x / (1 +
-  // exp(-alpha x)) is x / inf = -0 there).
-  const std::string swish = "({alpha} * {0} < 0.0f ? {0} * fz_div(exp({alpha} * {0}), 1.0f + exp({alpha} * {0})) : fz_div({0}, 1.0f + exp(-{alpha} * {0})))";
+  // exp(-alpha x)) is x / inf = -0 there); past alpha x = -80 (1 + exp = 1) as (x e) e with
+  // e = exp(alpha x / 2), normal, so only the last product rounds into the subnormals.
+  const std::string swish =
+      "({alpha} * {0} < -80.0f ? ({0} * exp(0.5f * ({alpha} * {0}))) * exp(0.5f * ({alpha} * {0}))"
+      " : {alpha} * {0} < 0.0f ? {0} * fz_div(exp({alpha} * {0}), 1.0f + exp({alpha} * {0}))"
+      " : fz_div({0}, 1.0f + exp(-{alpha} * {0})))";
   add("Swish", 1, 1, Typing::same,
       unary_float(swish.c_str(), FZ_EVAL(x[0] / (1.0 + std::exp(-p[0] * x[0]))), {{"alpha", 1.0}}));
   add("SwiGLU", 2, 2, Typing::same,
