@@ -57,10 +57,11 @@ FZ_FN float fz_fmod_floor(float a, float b) {
 FZ_FN float fz_log1p(float x) { return log1pf(x); }
 FZ_FN float fz_expm1(float x) { return expm1f(x); }
 FZ_FN float fz_div(float a, float b) { return a / b; }  // IEEE: NVRTC's default --prec-div=true
-// Gelu-20: x Phi(x) through CUDA's normcdf in double, rounded once (no 1 + erf cancellation
-// below 0; x * normcdff(x) was 16 ulp off below -13, where Phi(x) itself is subnormal), and the
-// tanh form as x sigmoid(2z), split as Sigmoid's (ir/ops/elementwise.cpp).
-FZ_FN float fz_gelu(float x) { return (float)((double)x * normcdf((double)x)); }
+// Gelu-20: x Phi(x) through CUDA's normcdff (no 1 + erf cancellation below 0); below -12.5,
+// where Phi(x) nears the subnormals (x * normcdff(x) was 16 ulp off past -13), normcdf in
+// double, rounded once (only there: fp64 is slow on most GPUs, and this may be a GEMM
+// epilogue). The tanh form as x sigmoid(2z), split as Sigmoid's (ir/ops/elementwise.cpp).
+FZ_FN float fz_gelu(float x) { return x < -12.5f ? (float)((double)x * normcdf((double)x)) : x * normcdff(x); }
 FZ_FN float fz_gelu_tanh(float x) {
   float z2 = 1.5957691216057308f * (x + 0.044715f * x * x * x);
   if (z2 < 0.0f) { float e = expf(z2); return x * (e / (1.0f + e)); }

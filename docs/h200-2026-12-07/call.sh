@@ -14,4 +14,5 @@ case "$1" in
     fi ;;
   check) bash docs/h200-2026-12-07/check.sh ;;
   check2) bash docs/h200-2026-12-07/check2.sh ;;
+  check3) bash docs/h200-2026-12-07/check3.sh ;;
 esac
