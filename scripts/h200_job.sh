@@ -5,7 +5,8 @@
 #   h200_node      the ONNX node suite on ref / cuda / vulkan in the background (-> $OUT/node)
 #   h200_prep      the timed models exported there in the background (GPT-2 2L fp32 / fp16 / bf16
 #                  to /tmp/g2, the MLP block to /tmp/w; extra python scripts as arguments)
-#   h200_gtest F   the GPU gtests matching filter F (-> $OUT/gtest.txt, its last lines printed)
+#   h200_gtest F   the GPU gtests matching filter F (-> $OUT/gtest.txt, its last lines and failures printed)
+#   h200_b M B [V=X]  one `fusor bench` device median of model M on backend B (with V=X set)
 #   h200_conform   the shared models and .dev/half's fp16 / bf16 versions on both GPUs (-> $OUT/conform.txt)
 #   h200_node_result  after `wait`: the node suite's counts (-> $OUT/node_result.txt)
 #   h200_tidy      drops the bulky logs from $OUT
@@ -24,7 +25,10 @@ h200_prep() {
 h200_gtest() {
   FUSOR_VK_VALIDATION=0 timeout ${GTEST_TIMEOUT:-300} .dev/fusor_tests --gtest_filter="$1" 2>&1 | grep -E '^\[ +(OK|FAILED|SKIPPED) +\]|PASSED|FAILED|Failure|differ' > $OUT/gtest.txt
   tail -4 $OUT/gtest.txt
+  grep -E "FAILED|Failure|differ" -A3 $OUT/gtest.txt | cut -c1-300 | head -30
 }
+# One `fusor bench` device median: h200_b MODEL BACKEND [VAR=VALUE] -> "MODEL BACKEND VAR | median ..."
+h200_b() { echo "$1 $2 ${3:-} | $(env ${3:-X=1} timeout 40 $fz bench $1 --backend $2 --iters 300 --warmup 30 2>&1 | grep -E '^device time|rror' | head -1 | sed 's/(p10.*//;s/device time *//')"; }
 h200_conform() {
   for be in cuda vulkan; do echo "== $be"; timeout 60 $fz conform /tmp/shared/models/* --backend $be --atol 1e-6 2>&1 | tail -1
     timeout 60 $fz conform .dev/half/*_fp16 --backend $be --rtol 1e-2 --atol 2e-3 2>&1 | tail -1

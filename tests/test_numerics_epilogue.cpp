@@ -27,6 +27,7 @@
 #include "backends/vulkan/vk_compile.h"
 #include "backends/vulkan/vk_device.h"
 #include "backends/vulkan/vk_dialect.h"
+#include "vk_described_device.h"
 #endif
 #ifdef FUSOR_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
@@ -395,16 +396,7 @@ TEST(NumericsEpilogue, HalfRoundingInRegistersIsNotTheFoldableConversion) {
   const KernelSpec& k = p.kernels[0];
   for (bool rte : {false, true}) {
     SCOPED_TRACE(rte ? "device converts exactly" : "software rounding");
-    vk::PhysicalDeviceInfo dev;
-    dev.name = "described device";
-    dev.api_version = VK_API_VERSION_1_2;
-    dev.subgroup_size = 32;
-    dev.max_shared_memory = 49152;
-    dev.max_invocations = 1024;
-    for (int i = 0; i < 3; ++i) dev.max_group_count[i] = 65535, dev.max_group_size[i] = 1024;
-    dev.max_storage_buffer_range = uint64_t{1} << 30;
-    dev.min_storage_offset_alignment = 16;
-    dev.shader_float16 = dev.storage_16bit = dev.shader_int64 = dev.shader_float64 = true;
+    vk::PhysicalDeviceInfo dev = testing::described_vk_device(true);
     dev.float_controls = true;
     dev.rounding_rte[0] = dev.denorm_preserve[0] = rte;
     ASSERT_EQ(dev.f16_convert_exact(), rte);

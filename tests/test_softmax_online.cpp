@@ -33,6 +33,7 @@
 #ifdef FUSOR_HAVE_VULKAN
 #include "backends/vulkan/vk_compile.h"
 #include "backends/vulkan/vk_dialect.h"
+#include "vk_described_device.h"
 #endif
 
 namespace fusor {
@@ -561,18 +562,7 @@ TEST(SoftmaxOnlineCudaCodegen, EveryKernelCompilesWithNvrtc) {
 #ifdef FUSOR_HAVE_VULKAN
 // A described device (no Vulkan needed): with and without subgroup arithmetic, fp16 and fp64.
 vk::PhysicalDeviceInfo described_device(bool subgroups) {
-  vk::PhysicalDeviceInfo d;
-  d.name = subgroups ? "described device with subgroups" : "described device without subgroups";
-  d.api_version = VK_API_VERSION_1_2;
-  d.subgroup_size = 32;
-  d.max_shared_memory = 49152;
-  d.max_invocations = 1024;
-  for (int i = 0; i < 3; ++i) d.max_group_count[i] = 65535, d.max_group_size[i] = 1024;
-  d.max_storage_buffer_range = uint64_t{1} << 30;
-  d.min_storage_offset_alignment = 16;
-  d.shader_float16 = d.storage_16bit = d.shader_int64 = d.shader_float64 = true;
-  d.subgroup_reduce = subgroups;
-  return d;
+  return testing::described_vk_device(subgroups, subgroups ? "described device with subgroups" : "described device without subgroups");
 }
 
 TEST(SoftmaxOnlineVulkanCodegen, EveryKernelCompilesAndValidates) {

@@ -8,12 +8,10 @@ $fz devices 2>&1 | grep -i vulkan | grep -o "preserves=.*"
 h200_node
 h200_prep
 GTEST_TIMEOUT=150 FUSOR_BIN=$fz h200_gtest 'VulkanDiv.*:Numerics.Transcendentals*:NumericsEpilogue.*:Numerics.Half*:Numerics.CastsToNarrowerFloatsRoundOnce:Half*:VulkanRowVec*:VulkanFloatControls*:VulkanCoopmat*:ContribDiffusion.*:SpecialValues.*'
-grep -E "FAILED|Failure|differ" -A3 $OUT/gtest.txt | cut -c1-300 | head -20
 h200_conform
-b() { echo "$1 $2 ${3:-} | $(env ${3:-X=1} timeout 40 $fz bench $1 --backend $2 --iters 300 --warmup 30 2>&1 | grep -E '^device time|rror' | head -1 | sed 's/(p10.*//;s/device time *//')"; }
-for m in ln_fp16_768 dec_fp16_768; do b .dev/rows/$m vulkan; b .dev/rows/$m vulkan FUSOR_VK_F16_RTE=0; done 2>&1 | tee $OUT/rows_rte.txt
+for m in ln_fp16_768 dec_fp16_768; do h200_b .dev/rows/$m vulkan; h200_b .dev/rows/$m vulkan FUSOR_VK_F16_RTE=0; done 2>&1 | tee $OUT/rows_rte.txt
 wait; tail -1 $OUT/prep.txt; h200_node_result
-for m in /tmp/g2/fp16 /tmp/w/mlp64_fp16; do b $m cuda; b $m vulkan; b $m vulkan FUSOR_VK_F16_RTE=0; done 2>&1 | tee $OUT/w7_rte.txt
+for m in /tmp/g2/fp16 /tmp/w/mlp64_fp16; do h200_b $m cuda; h200_b $m vulkan; h200_b $m vulkan FUSOR_VK_F16_RTE=0; done 2>&1 | tee $OUT/w7_rte.txt
 # What the correctly rounded transcendentals and sqrt cost (GPT-2's LayerNorm, GELU): builtins A/B.
-for r in 1 2; do b /tmp/g2/fp32 vulkan; b /tmp/g2/fp32 vulkan FUSOR_VK_BUILTIN_MATH=1; done 2>&1 | tee $OUT/math_ab.txt
+for r in 1 2; do h200_b /tmp/g2/fp32 vulkan; h200_b /tmp/g2/fp32 vulkan FUSOR_VK_BUILTIN_MATH=1; done 2>&1 | tee $OUT/math_ab.txt
 h200_tidy

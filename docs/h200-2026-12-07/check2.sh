@@ -8,9 +8,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
 h200_node
 h200_prep
 GTEST_TIMEOUT=200 FUSOR_BIN=$fz h200_gtest 'Numerics.GeluTails*:SpecialValues.*:VulkanDiv.*:VulkanF64Math.*:NumericsEpilogue.*:Numerics.Transcendentals*:Numerics.Half*:Numerics.Hyperbolic*:ContribOps.*:ContribDiffusion.*:Cuda.ModelsPass*:Vulkan.ModelsPass*'
-grep -E "FAILED|Failure|differ" -A3 $OUT/gtest.txt | cut -c1-300 | head -30
 h200_conform
-b() { echo "$1 $2 ${3:-} | $(env ${3:-X=1} timeout 40 $fz bench $1 --backend $2 --iters 300 --warmup 30 2>&1 | grep -E '^device time|rror' | head -1 | sed 's/(p10.*//;s/device time *//')"; }
 wait; tail -1 $OUT/prep.txt; h200_node_result
-for r in 1 2; do for m in /tmp/g2/fp32 /tmp/g2/fp16 /tmp/w/mlp64_fp16; do b $m cuda; b $m vulkan; done; done 2>&1 | tee $OUT/w7.txt
+for r in 1 2; do for m in /tmp/g2/fp32 /tmp/g2/fp16 /tmp/w/mlp64_fp16; do h200_b $m cuda; h200_b $m vulkan; done; done 2>&1 | tee $OUT/w7.txt
 h200_tidy

@@ -3,6 +3,5 @@
 . scripts/h200_job.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
 GTEST_TIMEOUT=120 FUSOR_BIN=$fz h200_gtest 'Numerics.Gelu*:SpecialValues.*:ContribOps.Gelu*:ContribDiffusion.BiasSplitGelu*'
-grep -E "FAILED|Failure|differ" -A3 $OUT/gtest.txt | cut -c1-300 | head -30
 h200_conform
 h200_tidy
