@@ -77,6 +77,13 @@ double fmod_floor(double a, double b) {
 double sign_of(double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : v == 0 ? 0.0 : kNaN; }
 // log(1 + exp(x)) in a form that does not overflow for large x (same formula as the expr).
 double softplus(double v) { return nan_max(v, 0.0) + std::log1p(std::exp(-std::fabs(v))); }
+// Gelu's erf form 0.5 v erfc(-v / sqrt 2) in long double: erfc's relative error grows as
+// 2 t^2 times its argument's (t = v / sqrt 2), ~200 double ulps at v = -14 if the argument
+// rounded to double.
+double gelu_erf(double v) {
+  const long double lv = v;
+  return static_cast<double>(0.5L * lv * std::erfc(-lv * 0.70710678118654752440084436210484903928L));
+}
 // Gelu's tanh form 0.5 v (1 + tanh(z)) as v sigmoid(2z): 1 + tanh(z) cancels for z < 0.
 double gelu_tanh(double v) {
   const double z2 = 1.5957691216057307118 * (v + 0.044715 * v * v * v);
@@ -787,7 +794,7 @@ void register_elementwise_ops() {
     // Evaluated without the 1 + erf / 1 + tanh cancellation below 0 (the helpers fz_gelu,
     // fz_gelu_tanh in each dialect): Gelu(-6) is -5.9e-9, not -0.
     ScalarRule r = unary_float("({approximate_tanh} != 0.0f ? fz_gelu_tanh({0}) : fz_gelu({0}))",
-                               FZ_EVAL(p[0] != 0 ? gelu_tanh(x[0]) : 0.5 * x[0] * std::erfc(-x[0] * 0.70710678118654752440)),
+                               FZ_EVAL(p[0] != 0 ? gelu_tanh(x[0]) : gelu_erf(x[0])),
                                {{"approximate_tanh", 0}});
     r.resolve_params = gelu_params;
     add("Gelu", 1, 1, Typing::same, r);
