@@ -67,22 +67,32 @@ TEST(Numerics, GeluTailsFollowTheDoubleFormula) {
       if (be == "ref") continue;
       const std::vector<Tensor> got = Session(g, be).run({x});
       for (size_t o = 0; o < 2; ++o) {
-        int64_t worst = 0, at = 0;
+        // fp32: fz_gelu is within 8 ulp of the double formula (7-8 in a review's exhaustive
+        // emulation), CUDA's normcdff within 8 above -12.5 (the review, on an H100), double
+        // below; the tanh form's z rounds in fp32 (three roundings, times |2z| in exp(2z): 158
+        // ulp at -9.5 on lavapipe, values ~1e-33). fp16 / bf16: the fp32 value rounded once, an
+        // ulp from ref's where they straddle a tie. float64: the erf form within 8; the tanh
+        // form's z rounds in double on both sides, in whichever order (and contraction) the
+        // device uses: a few ulps of z times |2z| (1368 at x = -20.8, 2z = -680, on an H100).
+        auto bound = [&](int64_t i) -> int64_t {
+          if (t == DType::f64) {
+            const double v = x.get(i), z2 = 1.5957691216057308 * (v + 0.044715 * v * v * v);
+            return o == 0 ? 8 : 8 + 4 * static_cast<int64_t>(std::fabs(z2));
+          }
+          return t != DType::f32 ? 1 : o == 0 ? 8 : 256;
+        };
+        int64_t worst = 0, at = -1;  // the largest excess over the bound
         for (int64_t i = 0; i < n; ++i) {
           const double w = want[o].get(i), v = got[o].get(i);
           // A GPU whose float controls do not promise fp32 subnormals may flush them.
           if (std::fabs(w) < 0x1p-126 && t == DType::f32 && v == 0.0 && be != "cpu") continue;
           const int64_t u = ulp_distance(t, v, w);
-          if (u < 0 || u > worst) worst = u < 0 ? INT64_MAX : u, at = i;
+          const int64_t excess = u < 0 ? INT64_MAX : u - bound(i);
+          if (excess > worst) worst = excess, at = i;
         }
-        // fp32: fz_gelu is within 8 ulp of the double formula (7-8 in a review's exhaustive
-        // emulation), CUDA's normcdff within 8 above -12.5 (the review, on an H100), double
-        // below; the tanh form's z rounds in fp32 (three roundings, times |2z| in exp(2z): 158
-        // ulp at -9.5 on lavapipe, values ~1e-33). fp16 / bf16: the fp32 value rounded once, an
-        // ulp from ref's where they straddle a tie.
-        const int64_t bound = t == DType::f64 ? 8 : t != DType::f32 ? 1 : o == 0 ? 8 : 256;
-        EXPECT_LE(worst, bound) << be << (o ? " tanh" : " erf") << " Gelu(" << x.get(at) << ") = " << got[o].get(at) << ", ref "
-                                << want[o].get(at);
+        if (at >= 0)
+          ADD_FAILURE() << be << (o ? " tanh" : " erf") << " Gelu(" << x.get(at) << ") = " << got[o].get(at) << ", ref "
+                        << want[o].get(at) << ": " << worst << " ulp past its bound " << bound(at);
       }
     }
 #ifdef FUSOR_HAVE_CUDA
