@@ -31,18 +31,41 @@ uint64_t float_bits(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DType::f32: { uint32_t u; std::memcpy(&u, t.data<float>() + i, 4); return u; }
     case DType::f64: { uint64_t u; std::memcpy(&u, t.data<double>() + i, 8); return u; }
-    default: return t.data<uint16_t>()[i];  // f16, bf16
+    case DType::f16: case DType::bf16: return t.data<uint16_t>()[i];
+    default: return t.data<uint8_t>()[i];  // the small floats: one byte per element in memory
   }
 }
 
-int float_width(DType d) { return d == DType::f32 ? 32 : d == DType::f64 ? 64 : 16; }
+// Bits of the sign-magnitude encoding (the sign is its top bit); float8e8m0 has no sign, so its
+// byte is all magnitude (width 9 puts the sign outside it).
+int float_width(DType d) {
+  switch (d) {
+    case DType::f32: return 32;
+    case DType::f64: return 64;
+    case DType::f16: case DType::bf16: return 16;
+    case DType::f4e2m1: return 4;
+    case DType::f8e8m0: return 9;
+    default: return 8;  // float8 e4m3fn / e4m3fnuz / e5m2 / e5m2fnuz
+  }
+}
 
-// Spacing of the dtype's values at magnitude m (m > 0 and finite).
+// Spacing of the dtype's values at magnitude m (m > 0 and finite): 2^(max(e, emin) - mantissa
+// bits) for the binary formats below float32.
 double ulp_at(DType d, double m) {
   if (d == DType::f64) return std::nextafter(m, kInf) - m;
   if (d == DType::f32) return static_cast<double>(std::nextafter(static_cast<float>(m), INFINITY)) - static_cast<float>(m);
-  const int mantissa = d == DType::bf16 ? 7 : 10;  // f16 / bf16 explicit mantissa bits
-  return std::ldexp(1.0, std::max(std::ilogb(m), d == DType::bf16 ? -126 : -14) - mantissa);
+  int mantissa = 10, emin = -14;  // f16
+  switch (d) {
+    case DType::bf16: mantissa = 7, emin = -126; break;
+    case DType::f8e4m3fn: mantissa = 3, emin = -6; break;
+    case DType::f8e4m3fnuz: mantissa = 3, emin = -7; break;
+    case DType::f8e5m2: mantissa = 2, emin = -14; break;
+    case DType::f8e5m2fnuz: mantissa = 2, emin = -15; break;
+    case DType::f4e2m1: mantissa = 1, emin = 0; break;
+    case DType::f8e8m0: mantissa = 0, emin = -127; break;
+    default: break;
+  }
+  return std::ldexp(1.0, std::max(std::ilogb(m), emin) - mantissa);
 }
 
 std::string side_label(const DiffSide& s) { return s.backend + (s.no_fusion ? " --no-fusion" : ""); }

@@ -153,6 +153,22 @@ TEST_F(Diff, DefaultTolerancesFollowTheDtype) {
   EXPECT_FALSE(compare_values(r, r, -1, -1).diverges);
 }
 
+// The small floats (one byte per element) are read as bytes: equal tensors are 0 ulp apart
+// (their bits were read as 16-bit words, past the end of the data: max ulp changed run to run),
+// adjacent values 1, across zero by sign and magnitude.
+TEST_F(Diff, SmallFloatsCountUlpsInTheirOwnEncoding) {
+  for (DType d : {DType::f8e4m3fn, DType::f8e5m2, DType::f8e4m3fnuz, DType::f4e2m1}) {
+    SCOPED_TRACE(dtype_name(d));
+    Tensor r(d, {3}), t(d, {3});
+    for (int64_t i = 0; i < 3; ++i) r.set(i, 1.0 + i), t.set(i, 1.0 + i);
+    const ValueDiff same = compare_values(r, t, -1, -1);
+    EXPECT_EQ(same.max_ulp, 0);
+    EXPECT_FALSE(same.diverges);
+    t.set(2, -3.0);  // 3 -> -3: twice 3's distance from zero
+    EXPECT_EQ(compare_values(r, t, 0, 0).max_ulp, 2.0 * (d == DType::f4e2m1 ? 5 : d == DType::f8e5m2 ? 66 : d == DType::f8e4m3fnuz ? 76 : 68));
+  }
+}
+
 // A node the backend refuses (vulkan has no int32 ArgMax) runs on the host, as in run and
 // conform: diff compares instead of stopping (red-team round 8).
 TEST(DiffFallback, GraphBreaksRunOnTheHost) {
