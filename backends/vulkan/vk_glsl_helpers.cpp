@@ -520,9 +520,39 @@ float fz_gelu(float x) {
   precise float r = ((x * (t * p)) * (e4 * (1.0f - 0.5f * e))) * e4;
   return r;
 }
+// a b = p + e exactly (Dekker 1971; no fma, which may round twice).
+float fz_two_prod(float a, float b, out float e) {
+  vec2 sa = fz_dekker_split(a), sb = fz_dekker_split(b);
+  precise float p = a * b;
+  precise float r = ((sa.x * sb.x - p) + sa.x * sb.y + sa.y * sb.x) + sa.y * sb.y;
+  e = r;
+  return p;
+}
 // Gelu-20's tanh form 0.5 x (1 + tanh(z)) = x sigmoid(2z), z = sqrt(2 / pi) (x + 0.044715 x^3),
-// with the sigmoid split as Sigmoid's: 1 + tanh(z) cancels for z < 0.
+// with the sigmoid split as Sigmoid's: 1 + tanh(z) cancels for z < 0. Below x = -0.5, 2z is
+// formed in float-float (Dekker products, TwoSum; both constants as two floats) and exp(2z)
+// taken as exp(hi) (1 + lo): exp turns an error d in 2z into |2z| d relative, 158 ulp at x =
+// -9.5 with 2z in plain float. Past 2z = -80 as (x h) h, h = exp(z), as fz_gelu.
 float fz_gelu_tanh(float x) {
+  if (x < -0.5f && x > -30.0f) {
+    float e2, e3, et, es, ez;
+    float p2 = fz_two_prod(x, x, e2);
+    float p3 = fz_two_prod(x, p2, e3);
+    precise float l3 = e3 + x * e2;  // x^3 = p3 + l3
+    float t = fz_two_prod(4.471499845e-02f, p3, et);
+    precise float tl = et + (4.471499845e-02f * l3 + 1.546144435e-09f * p3);
+    float s = fz_two_sum(x, t, es);
+    precise float sl = es + tl;
+    float z = fz_two_prod(1.595769167e+00f, s, ez);
+    precise float zl = ez + (1.595769167e+00f * sl - 4.534068054e-08f * s);
+    if (z < -80.0f) {  // 1 + e = 1; (x h) h with h = exp(2z / 2) normal: one rounding into the subnormals
+      precise float h = fz_exp(0.5f * z) * (1.0f + 0.5f * zl);
+      precise float r = (x * h) * h;
+      return r;
+    }
+    precise float e = fz_exp(z) * (1.0f + zl);
+    return x * fz_div(e, 1.0f + e);
+  }
   float z2 = 1.5957691216057308f * (x + 0.044715f * x * x * x);
   if (z2 < 0.0f) {
     float e = fz_exp(z2);
