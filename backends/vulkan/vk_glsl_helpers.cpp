@@ -484,6 +484,14 @@ float fz_erf(float a) {
   r = fma(r, s, 1.28379166e-1f);
   return fma(r, a, a);
 }
+// a b = p + e exactly (Dekker 1971; no fma, which may round twice).
+float fz_two_prod(float a, float b, out float e) {
+  vec2 sa = fz_dekker_split(a), sb = fz_dekker_split(b);
+  precise float p = a * b;
+  precise float r = ((sa.x * sb.x - p) + sa.x * sb.y + sa.y * sb.x) + sa.y * sb.y;
+  e = r;
+  return p;
+}
 // Gelu-20's erf form x Phi(x), Phi the standard normal distribution function (Hendrycks &
 // Gimpel 2016). 0.5 x (1 + erf(x / sqrt 2)) cancels below 0 (Gelu(-6) was -0, Gelu(-5) 4% off:
 // 1 + erf keeps none of erf's bits there). Below -0.5, Phi(x) = exp(-x^2 / 2) Q(-x) with
@@ -510,8 +518,8 @@ float fz_gelu(float x) {
   p = p * s + 3.871373534e-01f;
   p = p * s + 3.039483130e-01f;
   p = p * s + 1.888212860e-01f;
-  vec2 h = fz_dekker_split(u);
-  precise float q = u * u, e = ((h.x * h.x - q) + 2.0f * h.x * h.y) + h.y * h.y;
+  float e;
+  precise float q = fz_two_prod(u, u, e);
   if (u < 13.0f) {
     precise float r = (x * (t * p)) * (fz_exp(-0.5f * q) * (1.0f - 0.5f * e));
     return r;
@@ -519,14 +527,6 @@ float fz_gelu(float x) {
   precise float e4 = fz_exp(-0.25f * q);
   precise float r = ((x * (t * p)) * (e4 * (1.0f - 0.5f * e))) * e4;
   return r;
-}
-// a b = p + e exactly (Dekker 1971; no fma, which may round twice).
-float fz_two_prod(float a, float b, out float e) {
-  vec2 sa = fz_dekker_split(a), sb = fz_dekker_split(b);
-  precise float p = a * b;
-  precise float r = ((sa.x * sb.x - p) + sa.x * sb.y + sa.y * sb.x) + sa.y * sb.y;
-  e = r;
-  return p;
 }
 // Gelu-20's tanh form 0.5 x (1 + tanh(z)) = x sigmoid(2z), z = sqrt(2 / pi) (x + 0.044715 x^3),
 // with the sigmoid split as Sigmoid's: 1 + tanh(z) cancels for z < 0. Below x = -0.5, 2z is
