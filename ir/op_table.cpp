@@ -1,5 +1,6 @@
 #include "ir/op_table.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -18,6 +19,7 @@ void register_vision_ops();     // ir/ops/vision.cpp: RoiAlign, MaxUnpool
 void register_signal_ops();     // ir/ops/signal.cpp: STFT, MelWeightMatrix
 void register_ssm_ops();        // ir/ops/ssm.cpp: CausalConvWithState
 void register_sequence_ops();   // ir/ops/sequence.cpp: the sequence ops, Optional
+void register_string_ops();     // ir/ops/strings.cpp: StringNormalizer, StringConcat, StringSplit, RegexFullMatch
 
 namespace {
 std::map<std::string, OpDef>& table() {
@@ -50,6 +52,7 @@ void ensure_registered() {
     register_signal_ops();
     register_ssm_ops();
     register_sequence_ops();
+    register_string_ops();
   });
 }
 }  // namespace
@@ -72,6 +75,15 @@ const OpDef& op_or_throw(const Node& n) {
   if (!d)
     throw Unsupported("onnx", n.label() + ": unsupported op '" + printable((n.domain.empty() ? "" : n.domain + ".") + n.op_type) + "'");
   return *d;
+}
+
+bool touches_strings(const Graph& g, const Node& n) {
+  const auto is_str = [&](int v) { return v >= 0 && static_cast<size_t>(v) < g.values.size() && g.values[v].dtype == DType::string; };
+  return std::any_of(n.inputs.begin(), n.inputs.end(), is_str) || std::any_of(n.outputs.begin(), n.outputs.end(), is_str);
+}
+
+void check_string_support(const Graph& g, const Node& n, const OpDef& def) {
+  if (!def.strings && touches_strings(g, n)) throw Unsupported("ref", n.label() + ": string tensors are not supported by this op");
 }
 
 std::vector<std::string> registered_ops() {

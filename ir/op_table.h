@@ -213,6 +213,12 @@ struct OpDef {
   // ops count as such without it. A lookup of run-time indices (Gather, ScatterND) may raise
   // (an index out of range), so infer_shapes keeps what feeds it even when its result is empty.
   bool never_raises = false;
+  // The reference computes on string tensors (Tensor::strings) where the op's ONNX type
+  // constraints allow them: the data moves, Equal, Cast, the text ops (ir/ops/strings.cpp). A
+  // node reading or writing a string value whose op lacks it is refused in one line ("string
+  // tensors are not supported"); string nodes run on the host, between a GPU's device segments
+  // (runtime/segments.h), as onnxruntime runs them on its CPU provider.
+  bool strings = false;
   // Per-element semantics of an op whose parameters do not broadcast NumPy-style
   // (DequantizeLinear: scale and zero point per tensor or per axis), so it is not a loop
   // element-wise op; a contraction applies it to an operand as it loads it (MatMulDesc::dequant_b).
@@ -237,6 +243,11 @@ const OpDef* lookup_op(const std::string& op_type);
 const OpDef& op_or_throw(const Node& n);
 std::vector<std::string> registered_ops();
 void register_op(OpDef def);
+// Whether node n of g reads or writes a string-typed value.
+bool touches_strings(const Graph& g, const Node& n);
+// Error("ref") naming n when it touches strings but its op's reference does not compute on them
+// (OpDef::strings); nothing otherwise.
+void check_string_support(const Graph& g, const Node& n, const OpDef& def);
 
 // Each op file contributes a registration function; op_table.cpp calls them all once.
 void register_elementwise_ops();

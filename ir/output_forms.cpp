@@ -52,6 +52,9 @@ void encode_string_inputs(Graph& g) {
   for (int v : g.inputs)
     if (g.values[v].dtype == DType::string) coded.insert(v);
   if (coded.empty()) return;
+  // Any other use (a text op, Equal, a string output...) keeps the strings: those nodes run on
+  // the host (OpDef::strings) and the codes are not used.
+  const auto keep_strings = [&] { g.string_inputs.assign(g.inputs.size(), 0); };
   // The values the codes reach (through data moves) and the encoders reading them.
   std::vector<size_t> encoders;
   std::set<std::string> table;
@@ -63,13 +66,9 @@ void encode_string_inputs(Graph& g) {
       reads = true;
       const bool move = moves_input(n, j, true);
       const char* keys = string_keys_attr(n);
-      if (!move && !(keys && j == 0 && n.has_attr(keys)))
-        throw Unsupported("graph", n.label() + " reads '" + printable(g.values[n.inputs[j]].name) +
-                                       "', a string input: strings are supported as inputs of OneHotEncoder, LabelEncoder and "
-                                       "CategoryMapper only (through data moves)");
+      if (!move && !(keys && j == 0 && n.has_attr(keys))) return keep_strings();
       if (!move) {
-        if (n.op_type == "LabelEncoder" && (n.has_attr("values_strings") || n.has_attr("default_string")))
-          throw Unsupported("graph", n.label() + ": string values (strings to strings) are not supported");
+        if (n.op_type == "LabelEncoder" && (n.has_attr("values_strings") || n.has_attr("default_string"))) return keep_strings();
         for (const std::string& k : strings_attr(n, keys)) table.insert(k);
         encoders.push_back(i);
       }
@@ -79,8 +78,7 @@ void encode_string_inputs(Graph& g) {
         if (o >= 0) coded.insert(o);
   }
   for (int v : g.outputs)
-    if (coded.count(v))
-      throw Unsupported("graph", "graph output '" + printable(g.values[v].name) + "' passes a string input through (strings are supported as encoder inputs only)");
+    if (coded.count(v)) return keep_strings();
   g.input_strings.assign(table.begin(), table.end());
   const auto code = [&](const std::string& s) {
     return static_cast<int64_t>(std::lower_bound(g.input_strings.begin(), g.input_strings.end(), s) - g.input_strings.begin());

@@ -304,6 +304,12 @@ class PySession {
 
   // The string inputs' table: a string's code is its index (ir/output_forms.h encode_inputs).
   const std::vector<std::string>& input_strings() const { return model_.input_strings; }
+  // Per input: a string input the model computes on (text ops), fed as strings, not codes.
+  std::vector<bool> kept_string_inputs() const {
+    std::vector<bool> k;
+    for (int v : model_.inputs) k.push_back(model_.values[v].dtype == DType::string);
+    return k;
+  }
 
   // Overridable initializers (Graph::overridable): name, declared shape (the default's when
   // none is declared), dtype.
@@ -339,7 +345,24 @@ class PySession {
     // lacks) is one fusor.Error naming the input, not a TypeError listing the signature.
     std::vector<InArray> inputs;
     std::vector<char> bf16(input_objects.size(), 0);
+    // A string input the model computes on (text ops: not coded) comes as (list of str, shape).
+    std::vector<std::optional<Tensor>> strings(input_objects.size());
     for (size_t i = 0; i < input_objects.size(); ++i) {
+      if (nb::isinstance<nb::tuple>(input_objects[i])) {
+        const nb::tuple t = nb::cast<nb::tuple>(input_objects[i]);
+        Shape shape;
+        for (nb::handle d : nb::cast<nb::tuple>(t[1])) shape.push_back(nb::cast<int64_t>(d));
+        Tensor st(DType::string, shape);
+        size_t j = 0;
+        for (nb::handle v : nb::cast<nb::list>(t[0])) {
+          if (j >= st.strings.size()) throw Error("python", "input '" + input_name(i) + "': more strings than its shape holds");
+          st.strings[j++] = nb::cast<std::string>(v);
+        }
+        if (j != st.strings.size()) throw Error("python", "input '" + input_name(i) + "': fewer strings than its shape holds");
+        strings[i] = std::move(st);
+        inputs.emplace_back();
+        continue;
+      }
       try {
         bool b = false;
         inputs.push_back(nb::cast<InArray>(bfloat16_view(input_objects[i], &b), false));
@@ -388,8 +411,10 @@ class PySession {
     bool device = output_device;
     for (auto& o : outs) device = device || o.has_value();
     for (size_t i = 0; i < inputs.size(); ++i)
-      if (inputs[i].device_type() != kDLCPU && inputs[i].device_type() != kDLCUDAHost) device = true;
+      if (!strings[i] && inputs[i].device_type() != kDLCPU && inputs[i].device_type() != kDLCUDAHost) device = true;
     if (device) {
+      for (const auto& t : strings)
+        if (t) throw Error("python", "a model with string inputs runs from host arrays (no device array, output_device or outputs=)");
       for (const Tensor& t : fed_overrides)
         if (t.defined())
           throw Error("python", "feeding an overridable initializer needs host inputs and outputs (device arrays, output_device "
@@ -398,7 +423,8 @@ class PySession {
     }
 
     std::vector<Tensor> in;
-    for (size_t i = 0; i < inputs.size(); ++i) in.push_back(host_tensor(inputs[i], "input '" + input_name(i) + "'", bf16[i]));
+    for (size_t i = 0; i < inputs.size(); ++i)
+      in.push_back(strings[i] ? std::move(*strings[i]) : host_tensor(inputs[i], "input '" + input_name(i) + "'", bf16[i]));
     if (in.size() == model_.inputs.size())  // else Session::run names the count
       for (Tensor& t : fed_overrides) in.push_back(std::move(t));
     std::vector<Tensor> out;
@@ -711,6 +737,7 @@ NB_MODULE(_fusor, m) {
           "outputs", [](const PySession& s, bool infer) { return s.io_info(true, infer); }, nb::arg("infer") = false)
       .def("cached_executables", [](const PySession& s) { return s.cached_executables(); })
       .def("input_strings", [](const PySession& s) { return s.input_strings(); })
+      .def("kept_string_inputs", [](const PySession& s) { return s.kept_string_inputs(); })
       .def("overridable", [](const PySession& s) { return s.overridable_info(); })
       .def_prop_ro("backend", &PySession::backend)
       .def("run", &PySession::run, nb::arg("inputs"), nb::arg("output_device") = false,

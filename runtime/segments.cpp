@@ -4,6 +4,7 @@
 #include <chrono>
 #include <set>
 
+#include "ir/op_table.h"
 #include "ir/partition.h"
 #include "runtime/host_loop.h"
 
@@ -18,7 +19,10 @@ std::vector<GraphBreak> node_breaks(Backend& b, const Graph& g, const CompileOpt
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     std::string why;
     try {
-      why = b.unsupported(single_node_graph(g, static_cast<int>(i)), opts);
+      // No device kernel computes on strings: the text ops and the data moves of strings run
+      // on the host, as onnxruntime runs them on its CPU provider.
+      why = touches_strings(g, g.nodes[i]) ? "strings are computed on the host"
+                                           : b.unsupported(single_node_graph(g, static_cast<int>(i)), opts);
     } catch (const Unsupported& e) {
       why = e.what();
     }
@@ -134,7 +138,11 @@ std::unique_ptr<Executable> compile_with_fallback(Backend& b, const Graph& g, co
     if (!opts.fallback || b.name() == "ref" || b.devices().empty()) throw;
     std::vector<bool> on_host;
     std::vector<GraphBreak> breaks = node_breaks(b, g, opts, &on_host);
-    if (breaks.empty()) throw;  // nothing the host could take over (e.g. no device)
+    // Nothing the host could take over (e.g. no device). Unless the graph holds strings no node
+    // computes (a string input or output its specialisation folded): the pieces take the rest
+    // and the strings stay on the host, where the executable returns constant outputs itself.
+    const auto string_value = [&](const Value& v) { return v.dtype == DType::string; };
+    if (breaks.empty() && std::none_of(g.values.begin(), g.values.end(), string_value)) throw;
     std::vector<SegmentedExecutable::Piece> pieces;
     auto host = make_backend("ref");
     for (Segment& s : partition_graph(g, on_host)) {

@@ -87,7 +87,8 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     encode_output_forms(e);
     return specialize_baked(e, inputs, baked, computed_key, info, cone_run);
   }
-  if (std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.dtype() == DType::string; }) && !g.string_inputs.empty())
+  if (std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.dtype() == DType::string; }) &&
+      std::any_of(g.string_inputs.begin(), g.string_inputs.end(), [](char c) { return c != 0; }))
     return specialize_baked(g, encode_inputs(g, inputs), baked, computed_key, info, cone_run);
   if (inputs.size() > g.inputs.size())  // overridable initializers follow: specialise the graph that takes the fed ones
     return specialize_baked(with_overrides(g, inputs), fed_inputs(g, inputs), baked, computed_key, info, cone_run);

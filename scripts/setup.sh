@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache pkg-config git
       libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools glslc libshaderc-dev
       spirv-tools glslang-dev glslang-tools libonnx-dev libprotobuf-dev protobuf-compiler
-      googletest libgtest-dev libcli11-dev nlohmann-json3-dev graphviz python3-numpy
+      googletest libgtest-dev libcli11-dev nlohmann-json3-dev libre2-dev graphviz python3-numpy
       python3 python3-dev python3-venv python3-pip
       clang libclang-rt-14-dev)  # clang + compiler-rt: the ASan/UBSan and libFuzzer stage (scripts/sanitize.sh)
 missing=()

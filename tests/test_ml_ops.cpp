@@ -616,7 +616,7 @@ TEST(MlOps, SvmKernelsVotesAndBinaryForms) {
 }
 
 // The preprocessing ops refuse what they do not take in one line naming the node: string
-// categories / keys, attribute counts that do not fit X.
+// keys for an int64 X, attribute counts that do not fit X.
 TEST(MlOps, PreprocessingRefusalsAreOneLine) {
   const Tensor x = testing::random_tensor(DType::f32, {2, 4}, 86);
   const Tensor xi = testing::ints_of({2, 2}, {1, 2, 3, 4});
@@ -625,7 +625,7 @@ TEST(MlOps, PreprocessingRefusalsAreOneLine) {
                  attr_strings(n, "keys_strings", {"a", "b"});
                  attr_ints(n, "values_int64s", {1, 2});
                }, 2)),
-               "strings");
+               "X is int64, the keys are string");
   EXPECT_ERROR(run(ml("LabelEncoder", {{"x", xi}}, [](onnx::NodeProto* n) {
                  attr_ints(n, "keys_int64s", {1, 2, 3});
                  attr_floats(n, "values_floats", {1, 2});

@@ -13,10 +13,10 @@ namespace {
 class RefExecutable : public Executable {
  public:
   explicit RefExecutable(Graph g) : g_(std::move(g)) {
-    refuse_string_values(g_);
     for (auto& n : g_.nodes) {
       const OpDef& def = op_or_throw(n);
       if (!def.reference) throw Unsupported("ref", n.label() + ": op has no reference implementation");
+      check_string_support(g_, n, def);  // strings only where the op computes on them
       defs_.push_back(&def);
     }
     // Each intermediate is dropped after its last reader (or at once when none reads it): a run

@@ -38,6 +38,7 @@
 // Emitters convert operands to it, print the expression with literals and fz_inf() in that
 // type, and convert the result to the node's dtype (which rounds fp16/bf16, wraps small ints).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <cstdio>
@@ -45,6 +46,7 @@
 #include <limits>
 
 #include "ir/op_table.h"
+#include "ir/ops/op_helpers.h"
 
 namespace fusor {
 
@@ -501,15 +503,60 @@ void copy_tensor(const Tensor& x, Tensor& y) {
   }
 }
 
+// Cast to and from string (ONNX Cast): a float is written as the shortest decimal that reads
+// back to it in its dtype's float32 / float64 value (numpy's repr), NaN / INF / -INF as the
+// spec spells them; integers in decimal, bool as 1 / 0. A string is read in full as a decimal
+// number (strtod / strtoll: "inf", "NaN", "1e-3" too) and converted like a float64 / int64
+// value would be; anything else is an Error naming the string.
+void cast_strings(const Node& n, const Tensor& x, Tensor& y) {
+  if (y.dtype() == DType::string) {
+    if (dtype_is_small(x.dtype())) throw Error("ref", n.label() + ": Cast of " + dtype_name(x.dtype()) + " to string is not supported");
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      std::string& o = y.strings[static_cast<size_t>(i)];
+      if (dtype_is_integral(x.dtype())) {
+        o = dtype_is_unsigned(x.dtype()) ? std::to_string(static_cast<uint64_t>(x.get_int(i))) : std::to_string(x.get_int(i));
+        continue;
+      }
+      const double v = x.get(i);
+      if (std::isnan(v)) o = "NaN";
+      else if (std::isinf(v)) o = v > 0 ? "INF" : "-INF";
+      else {
+        char buf[64];
+        const auto r = x.dtype() == DType::f64 ? std::to_chars(buf, buf + sizeof buf, v) : std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
+        o.assign(buf, r.ptr);
+      }
+    }
+    return;
+  }
+  if (dtype_is_small(y.dtype())) throw Error("ref", n.label() + ": Cast of string to " + dtype_name(y.dtype()) + " is not supported");
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const std::string& s = x.strings[static_cast<size_t>(i)];
+    const char* b = s.c_str();
+    char* end = nullptr;
+    HostScalar v;
+    DType from;
+    if (dtype_is_float(y.dtype()) || y.dtype() == DType::boolean) {
+      v.f = std::strtod(b, &end), from = DType::f64;
+    } else if (dtype_is_unsigned(y.dtype())) {
+      v.i = static_cast<int64_t>(std::strtoull(b, &end, 10)), from = DType::u64;
+    } else {
+      v.i = std::strtoll(b, &end, 10), from = DType::i64;
+    }
+    while (end && *end && std::isspace(static_cast<unsigned char>(*end))) ++end;
+    if (s.empty() || end == b || !end || *end || std::strlen(b) != s.size())
+      throw Error("ref", n.label() + ": cannot read '" + printable(s) + "' as " + dtype_name(y.dtype()));
+    scalar_store(y.dtype(), y.raw(), i, scalar_convert(v, from, y.dtype()));
+  }
+}
+
 // Cast/CastLike: the rule is the identity; the conversion to the output dtype is the cast
 // (ir/scalar.h: float -> int truncates and saturates, ints wrap, -> bool is != 0).
 void cast_reference(const ScalarRule& rule, const Node& n, const std::vector<const Tensor*>& in,
                     std::vector<Tensor>& out) {
   const Tensor& x = *in[0];
   Tensor& y = out[0];
-  if (is_string(&x) || y.dtype() == DType::string)
-    throw Error("ref", n.label() + ": Cast to or from string is not supported");
   if (x.dtype() == y.dtype()) return copy_tensor(x, y);
+  if (is_string(&x) || y.dtype() == DType::string) return cast_strings(n, x, y);
   if (dtype_is_small(x.dtype()) || dtype_is_small(y.dtype())) {
     // Conversions to the small floats honour saturate (opset 19) and round_mode (opset 24,
     // float8e8m0 only); these nodes are never fused (ir/fusion.cpp), so only ref runs them.
@@ -640,11 +687,21 @@ void add(const char* name, int min_in, int max_in, Typing typing, ScalarRule r, 
     };
   } else {
     d.reference = [r](const Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
+      if (is_string(in[0]) && n.op_type == "Equal") {  // Equal-19 compares strings byte for byte
+        op_helpers::broadcast_pairs(*in[0], *in[1], out[0].shape(), [&](int64_t o, int64_t a, int64_t b) {
+          out[0].set_int(o, in[0]->strings[static_cast<size_t>(a)] == in[1]->strings[static_cast<size_t>(b)] ? 1 : 0);
+        });
+        return;
+      }
       for (auto* t : in)
         if (is_string(t)) throw Unsupported("ref", n.label() + ": string tensors are not supported");
       elementwise_loop(r, n, in, out[0], std::vector<bool>(in.size(), true));
     };
   }
+  // Strings: Identity copies them, Equal compares them (the type constraints allow no other
+  // element-wise op on them), Cast / CastLike convert (cast_reference).
+  const std::string nm = name;
+  d.strings = nm == "Identity" || nm == "Equal" || typing == Typing::cast || typing == Typing::castlike;
   if (max_in == 2) d.expand = legacy_broadcast_expand;
   d.scalar = std::move(r);
   register_op(std::move(d));

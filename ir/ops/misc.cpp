@@ -238,11 +238,19 @@ struct TfIdfPool {
   std::string mode;
   std::vector<double> weights;
   std::vector<std::map<std::vector<int64_t>, int64_t>> grams;  // grams[n]: n-gram -> column
+  // pool_strings: each distinct pool string's id (its first position), the items the n-grams
+  // hold; an input string in no pool entry is -1 and matches nothing.
+  bool strings = false;
+  std::map<std::string, int64_t> string_ids;
+  int64_t item(const Tensor& x, int64_t i) const {
+    if (!strings) return x.get_int(i);
+    const auto it = string_ids.find(x.strings[static_cast<size_t>(i)]);
+    return it == string_ids.end() ? -1 : it->second;
+  }
 };
 
 TfIdfPool tfidf_pool(const Node& n) {
   auto bad = [&](const std::string& why) { return Error("shape", n.label() + ": " + why); };
-  if (n.has_attr("pool_strings")) throw Unsupported("onnx", n.label() + ": pool_strings (string tensors) are not supported");
   TfIdfPool p;
   p.mode = n.attr_s("mode", "");
   if (p.mode != "TF" && p.mode != "IDF" && p.mode != "TFIDF") throw bad("mode must be TF, IDF or TFIDF, got '" + printable(p.mode) + "'");
@@ -250,7 +258,14 @@ TfIdfPool tfidf_pool(const Node& n) {
   if (p.min_n < 1 || p.max_n < p.min_n || p.max_skip < 0)
     throw bad("needs 1 <= min_gram_length <= max_gram_length and max_skip_count >= 0, got " + std::to_string(p.min_n) + ", " +
               std::to_string(p.max_n) + ", " + std::to_string(p.max_skip));
-  const std::vector<int64_t> pool = n.attr_ints("pool_int64s"), counts = n.attr_ints("ngram_counts"), cols = n.attr_ints("ngram_indexes");
+  std::vector<int64_t> pool = n.attr_ints("pool_int64s");
+  const std::vector<int64_t> counts = n.attr_ints("ngram_counts"), cols = n.attr_ints("ngram_indexes");
+  if (n.has_attr("pool_strings")) {
+    if (!pool.empty()) throw bad("has both pool_strings and pool_int64s");
+    p.strings = true;
+    for (const std::string& w : std::get<std::vector<std::string>>(n.attrs.at("pool_strings")))
+      pool.push_back(p.string_ids.emplace(w, static_cast<int64_t>(pool.size())).first->second);
+  }
   const int64_t items = static_cast<int64_t>(pool.size());
   int64_t gram = 0;
   p.grams.resize(static_cast<size_t>(std::min<int64_t>(p.max_n, static_cast<int64_t>(counts.size()))) + 1);
@@ -298,7 +313,9 @@ void tfidf_check_work(const Node& n, const TfIdfPool& p, const Shape& x) {
 
 void tfidf_infer(InferContext& ctx) {
   const TfIdfPool p = tfidf_pool(ctx.node());
-  if (ctx.dtype(0) != DType::i32 && ctx.dtype(0) != DType::i64) ctx.fail(std::string("needs int32 or int64 input, got ") + dtype_name(ctx.dtype(0)));
+  if (p.strings ? ctx.dtype(0) != DType::string : ctx.dtype(0) != DType::i32 && ctx.dtype(0) != DType::i64)
+    ctx.fail(std::string(p.strings ? "needs a string input (pool_strings)" : "needs int32 or int64 input (pool_int64s)") + ", got " +
+             dtype_name(ctx.dtype(0)));
   const Shape& x = ctx.shape(0);
   tfidf_check_work(ctx.node(), p, x);
   if (x.size() == 2) {
@@ -331,7 +348,7 @@ void tfidf_ref(const Node& n, const Ins& in, Outs& out) {
       for (int64_t s = 0; s < c && s + d * (start - 1) < c; ++s) {
         g.clear();
         for (int64_t m = 1; m <= top && s + d * (m - 1) < c; ++m) {
-          g.push_back(x.get_int(r * c + s + d * (m - 1)));
+          g.push_back(p.item(x, r * c + s + d * (m - 1)));
           if (m < start) continue;
           auto it = p.grams[m].find(g);
           if (it != p.grams[m].end()) ++freq[r * p.out_size + it->second];
@@ -844,7 +861,11 @@ void groupnorm_ref(const Node& n, const Ins& in, Outs& out) {
 }  // namespace
 
 void register_misc_ops() {
-  register_op(table_entry("TfIdfVectorizer", 1, 1, tfidf_infer, tfidf_ref));
+  {
+    OpDef d = table_entry("TfIdfVectorizer", 1, 1, tfidf_infer, tfidf_ref);
+    d.strings = true;  // pool_strings: n-grams of strings, on the host
+    register_op(std::move(d));
+  }
   register_op(table_entry("GroupNormalization", 3, 3, groupnorm_infer, groupnorm_ref));
   register_op(table_entry("Det", 1, 1, det_infer, det_ref));
   register_op(table_entry("DFT", 1, 3, dft_infer, dft_ref));

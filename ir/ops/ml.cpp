@@ -45,6 +45,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "ir/ops/op_helpers.h"
 
@@ -481,8 +482,92 @@ void label_encoder_search(Graph& g, RewriteNodes& w, const Node& n, const Tensor
   if (nan_key) w.op("Where", {w.op("IsNaN", {x}), scalar(values, nan_at, "nan_value"), y}, {}, out0(n));
 }
 
+// ---- LabelEncoder over strings ----------------------------------------------------------------
+// Keys or values of strings (keys_strings / values_strings / default_string, or *_tensor of
+// strings): not expanded into numeric ops, but a lookup on the host (no device computes on
+// strings). The first key equal to x gives its value; else the default (default_string
+// "_Unused", default_int64 -1, default_float -0.0, or default_tensor).
+
+bool label_has_strings(const Node& n) {
+  for (const std::string w : {"keys", "values", "default"}) {
+    if (n.has_attr(w + "_strings") || n.has_attr(w + "_string")) return true;
+    if (const Tensor* t = n.attr_t(w + "_tensor"); t && t->dtype() == DType::string) return true;
+  }
+  return false;
+}
+
+// One of the node's tables (keys, values) or its default as a tensor, strings included.
+Tensor label_any_table(const Node& n, const std::string& what) {
+  if (const Tensor* t = n.attr_t(what + "_tensor")) return *t;
+  const bool dflt = what == "default";
+  if (n.has_attr(what + (dflt ? "_string" : "_strings")) || (dflt && n.has_attr("values_strings")) ||
+      (dflt && n.attr_t("values_tensor") && n.attr_t("values_tensor")->dtype() == DType::string)) {
+    std::vector<std::string> v;
+    if (dflt) v = {n.attr_s("default_string", "_Unused")};
+    else v = std::get<std::vector<std::string>>(n.attrs.at(what + "_strings"));
+    Tensor t(DType::string, {static_cast<int64_t>(v.size())});
+    t.strings = v;
+    return t;
+  }
+  if (dflt) {
+    const bool ints = n.has_attr("values_int64s") || (n.attr_t("values_tensor") && dtype_is_int(n.attr_t("values_tensor")->dtype()));
+    Tensor t(ints ? (n.attr_t("values_tensor") ? n.attr_t("values_tensor")->dtype() : DType::i64)
+                  : (n.attr_t("values_tensor") ? n.attr_t("values_tensor")->dtype() : DType::f32), {1});
+    if (ints) t.set_int(0, n.attr_i("default_int64", -1));
+    else t.set(0, n.attr_f("default_float", -0.0));
+    return t;
+  }
+  Tensor t = label_table(n, what, false);
+  return t;
+}
+
+// An element of a key / value table as a comparable key: strings by their bytes, numbers as
+// double or int64 (-0.0 and 0.0 one key, as Equal has them).
+struct LabelKey {
+  std::string s;
+  double f = 0;
+  int64_t i = 0;
+  bool operator<(const LabelKey& o) const { return s != o.s ? s < o.s : f != o.f ? f < o.f : i < o.i; }
+};
+LabelKey label_key(const Tensor& t, int64_t k) {
+  LabelKey key;
+  if (t.dtype() == DType::string) key.s = t.strings[static_cast<size_t>(k)];
+  else if (dtype_is_float(t.dtype())) key.f = t.get(k);
+  else key.i = t.get_int(k);
+  return key;
+}
+
+void label_encoder_strings_ref(const Node& n, const Ins& in, Outs& out) {
+  if (!label_has_strings(n)) ref_fail(n, "runs once its input is typed (it is expanded into standard ops then)");
+  const Tensor keys = label_any_table(n, "keys"), values = label_any_table(n, "values"), dflt = label_any_table(n, "default");
+  const Tensor& x = *in[0];
+  Tensor& y = out[0];
+  std::map<LabelKey, int64_t> first;  // key -> its first index
+  int64_t nan_at = -1;
+  for (int64_t k = keys.numel() - 1; k >= 0; --k) {
+    if (dtype_is_float(keys.dtype()) && std::isnan(keys.get(k))) nan_at = k;
+    else first[label_key(keys, k)] = k;
+  }
+  const auto put = [&](int64_t o, const Tensor& from, int64_t k) {
+    if (y.dtype() == DType::string) y.strings[static_cast<size_t>(o)] = from.strings[static_cast<size_t>(k)];
+    else if (dtype_is_float(y.dtype())) y.set(o, from.get(k));
+    else y.set_int(o, from.get_int(k));
+  };
+  for (int64_t j = 0; j < x.numel(); ++j) {
+    if (dtype_is_float(x.dtype()) && std::isnan(x.get(j))) {
+      if (nan_at >= 0 && n.opset >= 4) put(j, values, nan_at);
+      else put(j, dflt, 0);
+      continue;
+    }
+    const auto it = first.find(label_key(x, j));
+    if (it != first.end()) put(j, values, it->second);
+    else put(j, dflt, 0);
+  }
+}
+
 bool label_encoder_expand(Graph& g, size_t index) {
   const Node n = g.nodes[index];
+  if (label_has_strings(n)) return false;  // the host lookup above
   const Tensor keys = label_table(n, "keys", false), values = label_table(n, "values", false);
   if (keys.numel() == 0 || keys.numel() != values.numel())
     throw bad(n, std::to_string(keys.numel()) + " keys and " + std::to_string(values.numel()) + " values (they must pair up, at least one)");
@@ -565,9 +650,18 @@ bool label_encoder_expand(Graph& g, size_t index) {
 
 void label_encoder_infer(InferContext& ctx) {
   const Node& n = ctx.node();
-  DType t = n.has_attr("values_int64s") ? DType::i64 : n.has_attr("values_floats") ? DType::f32 : DType::undefined;
+  DType t = n.has_attr("values_int64s") ? DType::i64 : n.has_attr("values_floats") ? DType::f32
+          : n.has_attr("values_strings") ? DType::string : DType::undefined;
   if (const Tensor* v = n.attr_t("values_tensor")) t = v->dtype();
-  if (t == DType::undefined || t == DType::string) ctx.fail("values must be int64s, floats or a numeric values_tensor (strings are not supported)");
+  if (t == DType::undefined) ctx.fail("needs values (values_int64s, values_floats, values_strings or values_tensor)");
+  if (label_has_strings(n)) {
+    const Tensor keys = label_any_table(n, "keys"), values = label_any_table(n, "values"), dflt = label_any_table(n, "default");
+    if (keys.numel() == 0 || keys.numel() != values.numel())
+      ctx.fail(std::to_string(keys.numel()) + " keys and " + std::to_string(values.numel()) + " values (they must pair up, at least one)");
+    if (dflt.dtype() != values.dtype() || dflt.numel() != 1) ctx.fail("default must be one value of the values' dtype");
+    if (ctx.dtype(0) != DType::undefined && ctx.dtype(0) != keys.dtype())
+      ctx.fail(std::string("X is ") + dtype_name(ctx.dtype(0)) + ", the keys are " + dtype_name(keys.dtype()));
+  }
   ctx.set_output(0, t, ctx.shape(0));
 }
 
@@ -636,7 +730,12 @@ void register_ml_ops() {
   register_expanded("LinearClassifier", 1, 1, linear_classifier_infer, linear_classifier_expand, 2);
   register_expanded("Imputer", 1, 1, like_input(DType::undefined), imputer_expand);
   register_expanded("OneHotEncoder", 1, 1, onehot_encoder_infer, onehot_encoder_expand);
-  register_expanded("LabelEncoder", 1, 1, label_encoder_infer, label_encoder_expand);
+  {
+    OpDef d = table_entry(std::string(kMl) + "LabelEncoder", 1, 1, label_encoder_infer, label_encoder_strings_ref);
+    d.expand = label_encoder_expand;
+    d.strings = true;  // keys or values of strings: label_encoder_strings_ref on the host
+    register_op(std::move(d));
+  }
   register_expanded("FeatureVectorizer", 1, 1 << 20, feature_vectorizer_infer, feature_vectorizer_expand);
   register_tree_ensemble_ops();
   register_svm_ops();

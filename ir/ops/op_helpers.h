@@ -107,6 +107,25 @@ inline OpDef table_entry(std::string name, int min_in, int max_in, InferFn infer
   return d;
 }
 
+// Calls f(out index, a index, b index) over the NumPy broadcast of a and b into out's shape.
+template <class F>
+inline void broadcast_pairs(const Tensor& a, const Tensor& b, const Shape& out, F f) {
+  const std::vector<int64_t> sa = broadcast_strides(a.shape(), out), sb = broadcast_strides(b.shape(), out);
+  const int r = static_cast<int>(out.size());
+  std::vector<int64_t> idx(static_cast<size_t>(r), 0);
+  int64_t ia = 0, ib = 0;
+  const int64_t n = shape_numel(out);
+  for (int64_t o = 0; o < n; ++o) {
+    f(o, ia, ib);
+    for (int d = r - 1; d >= 0; --d) {
+      ia += sa[d], ib += sb[d];
+      if (++idx[d] < out[d]) break;
+      ia -= sa[d] * out[d], ib -= sb[d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 // def marked OpDef::never_raises (no run-time check of its inputs' values can fail).
 inline OpDef never_raising(OpDef d) {
   d.never_raises = true;

@@ -936,24 +936,30 @@ OpDef op(std::string name, int min_in, int max_in, InferFn infer, ReferenceFn re
 
 void copy_ref(const Node&, const Ins& in, Outs& out) { copy_all(in, out); }
 
+// The data moves copy strings by value (copy_elems, strided_copy): marked OpDef::strings.
+OpDef moves_strings(OpDef d) {
+  d.strings = true;
+  return d;
+}
+
 constexpr int kMany = 1 << 20;  // variadic arity
 
 }  // namespace
 
 void register_shape_ops() {
-  register_op(op("Shape", 1, 1, shape_infer, shape_ref));
-  register_op(op("Size", 1, 1, size_infer, size_ref));
-  register_op(op("Reshape", 1, 2, reshape_infer, copy_ref, true));
-  register_op(op("Flatten", 1, 1, flatten_infer, copy_ref, true));
-  register_op(op("Squeeze", 1, 2, squeeze_infer, copy_ref, true));
-  register_op(op("Unsqueeze", 1, 2, unsqueeze_infer, copy_ref, true));
-  register_op(op("Transpose", 1, 1, transpose_infer, transpose_ref, true));
-  register_op(op("Expand", 2, 2, expand_infer, expand_ref, true));
-  register_op(op("Slice", 1, 5, slice_infer, slice_ref, true));
-  register_op(never_raising(op("Tile", 2, 2, tile_infer, tile_ref)));
-  register_op(never_raising(op("Concat", 1, kMany, concat_infer, concat_ref)));
-  register_op(never_raising(op("Split", 1, 2, split_infer, split_ref, false, kMany)));
-  register_op(op("Gather", 2, 2, gather_infer, gather_ref));
+  register_op(moves_strings(op("Shape", 1, 1, shape_infer, shape_ref)));
+  register_op(moves_strings(op("Size", 1, 1, size_infer, size_ref)));
+  register_op(moves_strings(op("Reshape", 1, 2, reshape_infer, copy_ref, true)));
+  register_op(moves_strings(op("Flatten", 1, 1, flatten_infer, copy_ref, true)));
+  register_op(moves_strings(op("Squeeze", 1, 2, squeeze_infer, copy_ref, true)));
+  register_op(moves_strings(op("Unsqueeze", 1, 2, unsqueeze_infer, copy_ref, true)));
+  register_op(moves_strings(op("Transpose", 1, 1, transpose_infer, transpose_ref, true)));
+  register_op(moves_strings(op("Expand", 2, 2, expand_infer, expand_ref, true)));
+  register_op(moves_strings(op("Slice", 1, 5, slice_infer, slice_ref, true)));
+  register_op(moves_strings(never_raising(op("Tile", 2, 2, tile_infer, tile_ref))));
+  register_op(moves_strings(never_raising(op("Concat", 1, kMany, concat_infer, concat_ref))));
+  register_op(moves_strings(never_raising(op("Split", 1, 2, split_infer, split_ref, false, kMany))));
+  register_op(moves_strings(op("Gather", 2, 2, gather_infer, gather_ref)));
   register_op(op("GatherElements", 2, 2, gather_elements_infer, gather_elements_ref));
   register_op(op("ScatterElements", 3, 3, scatter_elements_infer, scatter_elements_ref));
   register_op(op("Scatter", 3, 3, scatter_elements_infer, scatter_elements_ref));  // opset 9 name, same semantics

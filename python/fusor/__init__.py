@@ -182,6 +182,7 @@ class Session:
         self._outputs_inferred = False
         self._overridable = [_node_arg(*a) for a in self._impl.overridable()]
         self._codes: Optional[Dict[str, int]] = None  # string inputs' table (on first use)
+        self._kept_strings: Optional[List[bool]] = None  # per input: strings the model computes on
 
     @property
     def backend(self) -> str:
@@ -202,6 +203,24 @@ class Session:
         except UnicodeDecodeError:
             raise Error(f"[run] {what}: bytes that are not UTF-8") from None
         return np.array(flat, dtype=np.int64).reshape(a.shape)
+
+    def _kept(self) -> List[bool]:
+        if self._kept_strings is None:
+            self._kept_strings = list(self._impl.kept_string_inputs())
+        return self._kept_strings
+
+    def _strings(self, x: Any, what: str) -> tuple:
+        """A string input the model computes on, as (list of str, shape) for the binding."""
+        a = np.asarray(x)
+        if a.dtype.kind not in "OUS":
+            raise Error(f"[run] {what} expects string, got {a.dtype}")
+        values = a.ravel().tolist()
+        if any(not isinstance(v, (str, bytes)) for v in values):
+            raise Error(f"[run] {what}: every element of a string input must be str (or UTF-8 bytes)")
+        try:
+            return ([v.decode() if isinstance(v, bytes) else v for v in values], tuple(int(d) for d in a.shape))
+        except UnicodeDecodeError:
+            raise Error(f"[run] {what}: bytes that are not UTF-8") from None
 
     def get_inputs(self) -> List[NodeArg]:
         return _copies(self._inputs)
@@ -243,7 +262,9 @@ class Session:
             n = a.name
             if n not in input_feed:
                 raise Error(f"[run] missing input '{n}'; the model's inputs are {names}")
-            if a.dtype == "string":  # a categorical column: its codes in the model's string table
+            if a.dtype == "string" and self._kept()[len(arrays)]:  # the model computes on its strings (text ops)
+                arrays.append(self._strings(input_feed[n], f"input '{n}'"))
+            elif a.dtype == "string":  # a categorical column: its codes in the model's string table
                 arrays.append(self._string_codes(input_feed[n], f"input '{n}'"))
             else:
                 arrays.append(_as_array(input_feed[n], f"input '{n}'"))

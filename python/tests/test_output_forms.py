@@ -77,3 +77,27 @@ def test_string_inputs_as_onnxruntime_takes_them(backend):
         sess.run(None, dict(feeds, color=np.zeros((6, 1), np.float32)))
     with pytest.raises(fusor.Error, match="must be str"):
         sess.run(None, dict(feeds, color=np.array([[1], ["a"]], dtype=object)))
+
+
+@pytest.mark.parametrize("case", ["tx_count_logreg", "tx_tfidf_bigrams", "tx_norm_label"])
+@pytest.mark.parametrize("backend", ["ref", "cpu"])
+def test_text_models_compute_on_their_strings(case, backend):
+    """Text pipelines (tests/data/make_skl2onnx_text.py: StringNormalizer, Tokenizer,
+    TfIdfVectorizer over strings, a string-to-string LabelEncoder) take their strings as such and
+    match onnxruntime's stored outputs; str and UTF-8 bytes arrays give the same."""
+    d = os.path.join(DATA, case)
+    sess = fusor.Session(os.path.join(d, "model.onnx"), backend=backend)
+    name = sess.get_inputs()[0].name
+    x = fusor.read_tensor(os.path.join(d, "test_data_set_0", "input_0.pb"))
+    outs = sess.run(None, {name: x})
+    for k, o in enumerate(outs):
+        want = fusor.read_tensor(os.path.join(d, "test_data_set_0", f"output_{k}.pb"))
+        if want.dtype == object or want.dtype.kind in "iub":
+            np.testing.assert_array_equal(o, want)
+        else:
+            np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-6)
+    again = sess.run(None, {name: np.char.encode(x.astype(str), "utf-8")})
+    for a, b in zip(again, outs):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(fusor.Error, match="expects string"):
+        sess.run(None, {name: np.zeros(x.shape, np.float32)})

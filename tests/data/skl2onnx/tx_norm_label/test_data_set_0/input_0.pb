@@ -1,0 +1,1 @@
+2The2cat2A2dog2birdBx

@@ -1,0 +1,1 @@
+2pos2neg2neg2neg2negBlabel

@@ -1,0 +1,1 @@
+2a bc,;def  g2,;2hello world,;x yz2üñí cödéBx

@@ -1,0 +1,208 @@
+// String tensors computed on the host (ir/ops/strings.cpp, OpDef::strings): the text ops
+// (StringNormalizer, StringConcat, StringSplit, RegexFullMatch), Equal / Cast / LabelEncoder
+// over strings and the data moves of strings, on every backend, with the numeric rest of a
+// model on the device (runtime/segments.h). Expected values follow the ONNX operator spec
+// (Python's str.split for StringSplit, RE2 full matches); strings and integers compare exactly.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/backend.h"
+#include "frontend/builder.h"
+#include "runtime/conform.h"
+#include "runtime/segments.h"
+#include "runtime/session.h"
+#include "test_util.h"
+
+namespace fusor {
+namespace {
+
+using testing::error_of;
+using testing::usable_backends;
+
+Tensor strings_of(Shape s, std::vector<std::string> v) {
+  Tensor t(DType::string, std::move(s));
+  t.strings = std::move(v);
+  return t;
+}
+
+std::vector<int64_t> ints(const Tensor& t) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_int(i));
+  return v;
+}
+
+TEST(Strings, TextOpsFollowTheSpecOnEveryBackend) {
+  GraphBuilder b("text", 20);
+  const int x = b.input("x", DType::string, {5});
+  const int norm = b.op("StringNormalizer", {x}, {{"case_change_action", std::string("LOWER")},
+                                                 {"stopwords", std::vector<std::string>{"the", "A"}}});
+  b.output(norm);
+  b.output(b.op("StringConcat", {norm, b.constant("bang", strings_of({}, {"!"}))}));
+  b.output(b.op("RegexFullMatch", {x}, {{"pattern", std::string(R"([A-Za-z]+@\w+\.com)")}}));
+  const std::vector<int> split = b.op_multi("StringSplit", {x}, {{"delimiter", std::string("@")}, {"maxsplit", int64_t{1}}}, 2);
+  b.output(split[0]);
+  b.output(split[1]);
+  b.output(b.op("Equal", {x, b.constant("key", strings_of({1}, {"a@b@c"}))}));
+  const Graph g = b.build();
+  const Tensor in = strings_of({5}, {"The", "Cat@Home.com", "a", "a@b@c", "  Sat  "});
+  for (const std::string& be : usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> o = Session(g, be).run({in});
+    ASSERT_EQ(o.size(), 6u);
+    // Stopwords compare case-insensitively by default ("The", "a" go), then LOWER.
+    EXPECT_EQ(o[0].shape(), Shape{3});
+    EXPECT_EQ(o[0].strings, (std::vector<std::string>{"cat@home.com", "a@b@c", "  sat  "}));
+    EXPECT_EQ(o[1].strings, (std::vector<std::string>{"cat@home.com!", "a@b@c!", "  sat  !"}));
+    EXPECT_EQ(ints(o[2]), (std::vector<int64_t>{0, 1, 0, 0, 0}));
+    // maxsplit 1: one split at most, the rest kept whole.
+    EXPECT_EQ(o[3].shape(), (Shape{5, 2}));
+    EXPECT_EQ(o[3].strings, (std::vector<std::string>{"The", "", "Cat", "Home.com", "a", "", "a", "b@c", "  Sat  ", ""}));
+    EXPECT_EQ(ints(o[4]), (std::vector<int64_t>{1, 2, 1, 2, 1}));
+    EXPECT_EQ(ints(o[5]), (std::vector<int64_t>{0, 0, 0, 1, 0}));
+  }
+}
+
+// Text models against onnxruntime 1.32's stored outputs (tests/data/make_skl2onnx_text.py):
+// skl2onnx's CountVectorizer / TfidfVectorizer pipelines (StringNormalizer, Tokenizer with a
+// token expression, TfIdfVectorizer over pool_strings, then the numeric classifier on the
+// device), the Tokenizer's separator and character modes, and a string-to-string LabelEncoder.
+TEST(Strings, TextModelsMatchOnnxruntimeOnEveryBackend) {
+  for (const char* m : {"tx_count_logreg", "tx_tfidf_bigrams", "tx_tok_seps", "tx_tok_chars", "tx_norm_label"})
+    for (const std::string& be : usable_backends()) {
+      const CaseResult r = run_case(std::string(FUSOR_SOURCE_DIR) + "/tests/data/skl2onnx/" + m, be, ConformOptions{});
+      EXPECT_EQ(r.status, CaseStatus::passed) << m << " on " << be << ": " << r.detail;
+    }
+}
+
+// Python's str.split without a delimiter: runs of whitespace, nothing from the ends; the
+// substring count (the last dim) follows the data, so one Session sees two shapes.
+TEST(Strings, SplitOnWhitespaceFollowsTheDataAcrossRuns) {
+  GraphBuilder b("split", 20);
+  const int x = b.input("x", DType::string, {2});
+  const std::vector<int> s = b.op_multi("StringSplit", {x}, {}, 2);
+  b.output(s[0]);
+  b.output(s[1]);
+  const Graph g = b.build();
+  for (const std::string& be : usable_backends()) {
+    SCOPED_TRACE(be);
+    Session sess(g, be);
+    std::vector<Tensor> o = sess.run({strings_of({2}, {"  hello   world ! ", ""})});
+    EXPECT_EQ(o[0].shape(), (Shape{2, 3}));
+    EXPECT_EQ(o[0].strings, (std::vector<std::string>{"hello", "world", "!", "", "", ""}));
+    EXPECT_EQ(ints(o[1]), (std::vector<int64_t>{3, 0}));
+    o = sess.run({strings_of({2}, {"one", "two"})});
+    EXPECT_EQ(o[0].shape(), (Shape{2, 1}));
+    EXPECT_EQ(o[0].strings, (std::vector<std::string>{"one", "two"}));
+  }
+}
+
+// A text feature into a numeric model: the LabelEncoder (strings to floats) runs on the host,
+// the arithmetic after it on the device; the break is named.
+TEST(Strings, StringNodesRunOnTheHostBeforeTheDeviceSegment) {
+  GraphBuilder b("encode", 17);
+  const int x = b.input("x", DType::string, {4});
+  const int w = b.input("w", DType::f32, {4});
+  const int lower = b.op("StringNormalizer", {x}, {{"case_change_action", std::string("LOWER")}});
+  const int code = b.op("LabelEncoder", {lower}, {{"keys_strings", std::vector<std::string>{"red", "green", "blue"}},
+                                                  {"values_floats", std::vector<double>{1.5, 2.5, 4.0}},
+                                                  {"default_float", -1.0}});
+  b.output(b.op("Mul", {b.op("Add", {code, w}), w}));
+  Graph g = b.build();
+  for (Node& n : g.nodes)
+    if (n.op_type == "LabelEncoder") n.domain = "ai.onnx.ml", n.opset = 2;
+  const Tensor xs = strings_of({4}, {"Blue", "RED", "violet", "green"});
+  const Tensor ws = testing::tensor_of({4}, {0.5, -2, 3, 0.25});
+  const double want[4] = {(4.0 + 0.5) * 0.5, (1.5 - 2) * -2, (-1.0 + 3) * 3, (2.5 + 0.25) * 0.25};
+  for (const std::string& be : usable_backends()) {
+    SCOPED_TRACE(be);
+    const Graph sg = specialize(g, {xs, ws});
+    auto exe = compile_with_fallback(*make_backend(be), sg, {});
+    Tensor out = exe->run({xs, ws})[0];
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(out.get(i), want[i]) << i;
+    if (be == "ref") continue;
+    const std::vector<GraphBreak> br = graph_breaks(*exe);
+    ASSERT_EQ(br.size(), 2u);
+    EXPECT_EQ(br[0].op, "StringNormalizer");
+    EXPECT_EQ(br[1].op, "LabelEncoder");
+    EXPECT_NE(describe(br[1]).find("strings are computed on the host"), std::string::npos) << describe(br[1]);
+  }
+}
+
+// LabelEncoder's other string forms: int64 to strings and strings to strings (ml opset 2),
+// with the default where no key matches.
+TEST(Strings, LabelEncoderMapsToStrings) {
+  for (const bool from_strings : {false, true}) {
+    SCOPED_TRACE(from_strings ? "strings to strings" : "int64 to strings");
+    GraphBuilder b("labels", 17);
+    const int x = b.input("x", from_strings ? DType::string : DType::i64, {3});
+    GraphBuilder::Attrs a{{"values_strings", std::vector<std::string>{"low", "high"}}, {"default_string", std::string("none")}};
+    if (from_strings) a["keys_strings"] = std::vector<std::string>{"0", "1"};
+    else a["keys_int64s"] = std::vector<int64_t>{0, 1};
+    b.output(b.op("LabelEncoder", {x}, a));
+    Graph g = b.build();
+    g.nodes[0].domain = "ai.onnx.ml", g.nodes[0].opset = 2;
+    const Tensor in = from_strings ? strings_of({3}, {"1", "7", "0"}) : testing::ints_of({3}, {1, 7, 0});
+    for (const std::string& be : usable_backends()) {
+      SCOPED_TRACE(be);
+      EXPECT_EQ(Session(g, be).run({in})[0].strings, (std::vector<std::string>{"high", "none", "low"}));
+    }
+  }
+}
+
+// Cast to string writes the shortest decimal that reads back to the float32 value (numpy's
+// repr) and NaN / INF / -INF; Cast from string reads the decimal back, exactly.
+TEST(Strings, CastToAndFromStringRoundTrips) {
+  GraphBuilder b("cast", 21);
+  const int x = b.input("x", DType::f32, {5});
+  const int s = b.op("Cast", {x}, {{"to", int64_t{8}}});
+  b.output(s);
+  b.output(b.op("Cast", {s}, {{"to", int64_t{1}}}));
+  b.output(b.op("Cast", {b.op("Cast", {x}, {{"to", int64_t{7}}})}, {{"to", int64_t{8}}}));
+  const Graph g = b.build();
+  const Tensor in = testing::tensor_of({5}, {std::nan(""), -INFINITY, 0.1, -2.5, 3e38});
+  for (const std::string& be : usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> o = Session(g, be).run({in});
+    EXPECT_EQ(o[0].strings, (std::vector<std::string>{"NaN", "-INF", "0.1", "-2.5", "3e+38"}));
+    EXPECT_TRUE(std::isnan(o[1].get(0)));
+    for (int i = 1; i < 5; ++i) EXPECT_EQ(o[1].get(i), in.get(i)) << i;
+    EXPECT_EQ(o[2].strings[3], "-2");
+  }
+  GraphBuilder c("bad", 21);
+  c.output(c.op("Cast", {c.input("s", DType::string, {1})}, {{"to", int64_t{1}}}));
+  const std::string e = error_of([&] { Session(c.build(), "ref").run({strings_of({1}, {"1.5x"})}); });
+  EXPECT_NE(e.find("cannot read '1.5x' as float32"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
+// Bad attributes and shapes are one-line errors naming the node, at load.
+TEST(Strings, BadAttributesAreOneLineErrors) {
+  const auto err = [](const std::string& op, GraphBuilder::Attrs a, Shape s) {
+    GraphBuilder b("bad", 20);
+    b.output(b.op(op, {b.input("x", DType::string, s)}, std::move(a)));
+    return error_of([&] {
+      Tensor in(DType::string, s);
+      Session(b.build(), "cpu").run({in});
+    });
+  };
+  const std::string e1 = err("RegexFullMatch", {{"pattern", std::string("(a")}}, {2});
+  EXPECT_NE(e1.find("is not a valid RE2 expression"), std::string::npos) << e1;
+  const std::string e2 = err("StringNormalizer", {{"case_change_action", std::string("TITLE")}}, {2});
+  EXPECT_NE(e2.find("case_change_action 'TITLE' is not NONE, LOWER or UPPER"), std::string::npos) << e2;
+  const std::string e3 = err("StringNormalizer", {}, {2, 2});
+  EXPECT_NE(e3.find("X must be [C] or [1, C]"), std::string::npos) << e3;
+  const std::string e4 = err("StringSplit", {{"maxsplit", int64_t{-1}}}, {2});
+  EXPECT_NE(e4.find("maxsplit -1 is negative"), std::string::npos) << e4;
+  for (const std::string* e : {&e1, &e2, &e3, &e4}) EXPECT_EQ(e->find('\n'), std::string::npos) << *e;
+  // An op that does not compute on strings refuses them by name, on the host too.
+  GraphBuilder b("neg", 20);
+  b.output(b.op("Neg", {b.input("x", DType::string, {1})}));
+  Graph g = b.build();
+  g.nodes[0].check_types = false;  // past the schema's type check, as a hostile model might get
+  const std::string e5 = error_of([&] { Session(g, "ref").run({strings_of({1}, {"a"})}); });
+  EXPECT_NE(e5.find("string"), std::string::npos) << e5;
+}
+
+}  // namespace
+}  // namespace fusor
