@@ -97,5 +97,30 @@ TEST(SpecialValues, SwishReachesTheSubnormals) {
   }
 }
 
+// Round ties to even in float64 too, bit for bit with the sign of zero: lavapipe's double
+// roundEven (Mesa 22.3.6) rounds ties toward zero (1.5 -> 1), which also moved GridSample's
+// nearest taps (its coordinates are float64); the Vulkan helper now rounds from floor.
+TEST(SpecialValues, RoundTiesToEvenInFloat64) {
+  const std::vector<double> x = {1.5, 2.5, -0.5, 0.5, -1.5, 3.5, -2.5, 0.49999999999999994, -0.3, 4503599627370495.5,
+                                 9007199254740993.0, 1e300, kInf, -kInf, kNaN, -0.0};
+  Tensor in(DType::f64, {static_cast<int64_t>(x.size())});
+  for (size_t i = 0; i < x.size(); ++i) in.set(static_cast<int64_t>(i), x[i]);
+  GraphBuilder b("round64", 17);
+  b.output(b.op("Round", {b.input("x", DType::f64, in.shape())}));
+  const Graph g = b.build();
+  for (const std::string& be : testing::usable_backends()) {
+    const Tensor y = Session(g, be).run({in})[0];
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = std::nearbyint(x[i]), got = y.get(static_cast<int64_t>(i));
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << be << " Round(" << x[i] << ")";
+      } else {
+        EXPECT_EQ(got, want) << be << " Round(" << x[i] << ")";
+        EXPECT_EQ(std::signbit(got), std::signbit(want)) << be << " Round(" << x[i] << ")";
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fusor

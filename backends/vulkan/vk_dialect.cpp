@@ -719,7 +719,16 @@ double fz_div(double a, double b);
 double fz_sqrtd(double x);
 double fz_max(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : (a > b ? a : b); }  // ties: b, as ref
 double fz_min(double a, double b) { return (fz_nan_b(a) || fz_nan_b(b)) ? double(fz_nan()) : (a < b ? a : b); }
-double fz_round_even(double x) { return roundEven(x); }
+// Ties to even from floor, not the driver's roundEven: lavapipe's (Mesa 22.3.6, LLVM 15) double
+// roundEven rounds ties toward zero (1.5 -> 1, 3.5 -> 3), which moved GridSample's nearest
+// taps. |x| >= 2^52 is already an integer (or inf / NaN); x - floor(x) is exact below that.
+double fz_round_even(double x) {
+  if (!(abs(x) < 4503599627370496.0lf)) return x;
+  double f = floor(x);
+  const double d = x - f;
+  if (d > 0.5lf || (d == 0.5lf && f - 2.0lf * floor(0.5lf * f) != 0.0lf)) f += 1.0lf;
+  return f == 0.0lf && x < 0.0lf ? -0.0lf : f;  // the sign of zero: roundEven(-0.3) is -0.0
+}
 double fz_sign(double x) { return fz_nan_b(x) ? x : sign(x); }
 double fz_isnan(double x) { return fz_nan_b(x) ? 1.0lf : 0.0lf; }
 double fz_isinf(double x) { return fz_inf_b(x) ? 1.0lf : 0.0lf; }
