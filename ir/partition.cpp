@@ -1,7 +1,10 @@
 #include "ir/partition.h"
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
+
+#include "ir/op_table.h"
 
 namespace fusor {
 
@@ -103,6 +106,32 @@ Graph subgraph(const Graph& g, const std::vector<int>& nodes, const std::vector<
 }  // namespace
 
 Graph segment_graph(const Graph& g, const Segment& seg) { return subgraph(g, seg.nodes, seg.inputs, seg.outputs); }
+
+Graph without_string_nodes(const Graph& g) {
+  const bool strings = std::any_of(g.values.begin(), g.values.end(), [](const Value& v) { return v.dtype == DType::string; });
+  if (!strings) return g;
+  std::vector<bool> host(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) host[i] = touches_strings(g, g.nodes[i]);
+  Segment s;
+  std::set<int> made, ins, outs;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!host[i])
+      for (int v : g.nodes[i].outputs)
+        if (v >= 0) made.insert(v);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (int v : g.nodes[i].inputs) {
+      if (v < 0 || g.values[v].constant) continue;
+      if (!host[i] && !made.count(v)) ins.insert(v);
+      if (host[i] && made.count(v)) outs.insert(v);
+    }
+    if (!host[i]) s.nodes.push_back(static_cast<int>(i));
+  }
+  for (int v : g.outputs)
+    if (made.count(v)) outs.insert(v);
+  s.inputs.assign(ins.begin(), ins.end());
+  s.outputs.assign(outs.begin(), outs.end());
+  return segment_graph(g, s);
+}
 
 Graph single_node_graph(const Graph& g, int n) {
   const Node& node = g.nodes.at(n);

@@ -30,6 +30,13 @@ std::vector<Segment> partition_graph(const Graph& g, const std::vector<bool>& on
 // The result is static and topologically sorted (ready for Backend::compile).
 Graph segment_graph(const Graph& g, const Segment& s);
 
+// g without the nodes that read or write strings (they run on the host: OpDef::strings,
+// runtime/segments.cpp): the other nodes as one graph, with the values they read from string
+// nodes (or string-free graph inputs) as its inputs and what they produce for string nodes or
+// the graph's outputs as its outputs. g itself when it holds no string value. What a tool that
+// plans a whole model (explain, bench, diff) plans for a text model.
+Graph without_string_nodes(const Graph& g);
+
 // A graph of node n alone (inputs that are not constants become graph inputs), for asking a
 // backend whether it can run that node.
 Graph single_node_graph(const Graph& g, int n);

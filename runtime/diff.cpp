@@ -10,6 +10,7 @@
 
 #include "backends/backend.h"
 #include "ir/kernel_spec.h"
+#include "ir/partition.h"
 #include "runtime/segments.h"
 #include "runtime/session.h"
 #include "runtime/tensor_io.h"
@@ -281,7 +282,7 @@ DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, 
   std::map<int, const ValueDiff*> seen_fused;
   if (r.fusion_stage) {
     // The values the fused plan stores anyway; exposing only those keeps its kernels.
-    Plan p0 = build_plan(g);
+    Plan p0 = build_plan(without_string_nodes(g));  // string nodes run on the host
     std::vector<int> stored;
     for (const KernelSpec& k : p0.kernels)
       for (int b : k.output_buffers()) {
@@ -290,7 +291,7 @@ DiffReport diff_backends(const Graph& model, const std::vector<Tensor>& inputs, 
       }
     std::map<int, size_t> fwhere;
     Graph gm = expose(g, stored, fwhere);
-    Plan p1 = build_plan(gm);
+    Plan p1 = build_plan(without_string_nodes(gm));
     if (p1.kernels.size() != p0.kernels.size())
       r.fused_plan_note = "exposing the stored values changed the fused plan (" + std::to_string(p0.kernels.size()) +
                           " -> " + std::to_string(p1.kernels.size()) + " kernels)";

@@ -16,7 +16,7 @@ strip .dev/fusor .dev/fusor_tests
 # Libraries from Debian that an Ubuntu GPU machine may lack (CUDA and libc come from there).
 for lib in $(ldd "$bdir"/fusor "$bdir"/fusor_tests | awk '/=> \//{print $3}' | sort -u); do
   case "$(basename "$lib")" in
-    libonnx*|libprotobuf*|libgtest*|libabsl*) cp -L "$lib" .dev/lib/ ;;
+    libonnx*|libprotobuf*|libgtest*|libabsl*|libre2*) cp -L "$lib" .dev/lib/ ;;
   esac
 done
 if [ ! -d .gl ]; then

@@ -8,6 +8,7 @@
 
 #include "backends/backend.h"
 #include "ir/kernel_spec.h"
+#include "ir/partition.h"
 #include "runtime/segments.h"
 #include "runtime/session.h"
 #include "runtime/trace.h"
@@ -105,7 +106,7 @@ int cmd_bench(const BenchArgs& a) {
   }
   double warm_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const std::vector<Phase> phases = log.phases();  // before the extra build_plan below
-  Plan plan = build_plan(sg, b->fusion_options(o));
+  Plan plan = build_plan(without_string_nodes(sg), b->fusion_options(o));
   for (int i = 0; i < a.warmup; ++i) exe->run(inputs);
   std::vector<double> host, dev;
   TraceData trace;

@@ -9,6 +9,7 @@
 
 #include "backends/backend.h"
 #include "ir/kernel_spec.h"
+#include "ir/partition.h"
 #include "runtime/host_loop.h"
 #include "runtime/segments.h"
 #include "runtime/session.h"
@@ -77,7 +78,7 @@ int cmd_explain(const ExplainArgs& a) {
   CompileOptions co;
   co.fusion = !a.no_fusion;
   const FusionOptions fo = a.backend.empty() ? default_fusion_options(co) : make_backend(a.backend)->fusion_options(co);
-  Plan p = build_plan(sg, fo);
+  Plan p = build_plan(without_string_nodes(sg), fo);  // string nodes run on the host (listed as breaks)
   std::printf("%-4s %-7s %-40s %6s %12s %12s\n", "#", "kind", "ops fused", "inputs", "read", "written");
   for (size_t i = 0; i < p.kernels.size(); ++i) {
     const KernelSpec& k = p.kernels[i];
