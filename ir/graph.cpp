@@ -30,6 +30,13 @@ std::string Node::attr_s(const std::string& k, const std::string& d) const {
   auto* v = attr_as<std::string>(*this, k);
   return v ? *v : d;
 }
+std::vector<std::string> Node::attr_strings(const std::string& k) const {
+  auto it = attrs.find(k);
+  if (it == attrs.end()) return {};
+  if (auto* s = std::get_if<std::string>(&it->second)) return {*s};
+  if (auto* v = std::get_if<std::vector<std::string>>(&it->second)) return *v;
+  throw Error("onnx", label() + ": attribute '" + printable(k) + "' must be a list of strings");
+}
 std::vector<int64_t> Node::attr_ints(const std::string& k, std::vector<int64_t> d) const {
   auto it = attrs.find(k);
   if (it == attrs.end()) return d;

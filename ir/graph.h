@@ -71,6 +71,9 @@ struct Node {
   double attr_f(const std::string& k, double dflt) const;
   std::string attr_s(const std::string& k, const std::string& dflt) const;
   std::vector<int64_t> attr_ints(const std::string& k, std::vector<int64_t> dflt = {}) const;
+  // A STRINGS attribute (one STRING is a list of one); empty when absent. Error("onnx") naming
+  // the attribute when it has another type.
+  std::vector<std::string> attr_strings(const std::string& k) const;
   std::vector<double> attr_floats(const std::string& k, std::vector<double> dflt = {}) const;  // dflt as float32 too
   const Tensor* attr_t(const std::string& k) const;
   const Graph* attr_g(const std::string& k) const;  // nullptr when absent

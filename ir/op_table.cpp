@@ -19,7 +19,7 @@ void register_vision_ops();     // ir/ops/vision.cpp: RoiAlign, MaxUnpool
 void register_signal_ops();     // ir/ops/signal.cpp: STFT, MelWeightMatrix
 void register_ssm_ops();        // ir/ops/ssm.cpp: CausalConvWithState
 void register_sequence_ops();   // ir/ops/sequence.cpp: the sequence ops, Optional
-void register_string_ops();     // ir/ops/strings.cpp: StringNormalizer, StringConcat, StringSplit, RegexFullMatch
+void register_string_ops();     // ir/ops/strings.cpp: StringNormalizer, StringConcat, StringSplit, RegexFullMatch, Tokenizer
 
 namespace {
 std::map<std::string, OpDef>& table() {

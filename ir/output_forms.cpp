@@ -28,13 +28,6 @@ bool moves_input(const Node& n, size_t j, bool with_extractor) {
   return (n.domain.empty() || n.domain == "ai.onnx") && ops.count(n.op_type) != 0 && (j == 0 || n.op_type == "Concat");
 }
 
-std::vector<std::string> strings_attr(const Node& n, const char* k) {
-  const auto& v = n.attrs.at(k);
-  if (const auto* s = std::get_if<std::vector<std::string>>(&v)) return *s;
-  if (const auto* s = std::get_if<std::string>(&v)) return {*s};
-  throw Error("onnx", n.label() + ": attribute '" + k + "' must be a list of strings");
-}
-
 // A string-to-number encoder over string input codes: the strings it compares with (the
 // attribute holding them), else nullptr.
 const char* string_keys_attr(const Node& n) {
@@ -48,73 +41,100 @@ const char* string_keys_attr(const Node& n) {
 
 void encode_string_inputs(Graph& g) {
   if (!g.string_inputs.empty()) return;  // already rewritten
-  std::set<int> coded;
-  for (int v : g.inputs)
-    if (g.values[v].dtype == DType::string) coded.insert(v);
-  if (coded.empty()) return;
-  // Any other use (a text op, Equal, a string output...) keeps the strings: those nodes run on
-  // the host (OpDef::strings) and the codes are not used.
-  const auto keep_strings = [&] { g.string_inputs.assign(g.inputs.size(), 0); };
-  // The values the codes reach (through data moves) and the encoders reading them.
-  std::vector<size_t> encoders;
-  std::set<std::string> table;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n = g.nodes[i];
-    bool reads = false;
-    for (size_t j = 0; j < n.inputs.size(); ++j) {
-      if (!coded.count(n.inputs[j])) continue;
-      reads = true;
-      const bool move = moves_input(n, j, true);
-      const char* keys = string_keys_attr(n);
-      if (!move && !(keys && j == 0 && n.has_attr(keys))) return keep_strings();
-      if (!move) {
-        if (n.op_type == "LabelEncoder" && (n.has_attr("values_strings") || n.has_attr("default_string"))) return keep_strings();
-        for (const std::string& k : strings_attr(n, keys)) table.insert(k);
-        encoders.push_back(i);
+  // Per string input: the values its codes would reach (through data moves), the nodes reading
+  // them, the encoders among those, and whether every use is an encoder's or a move's (else the
+  // input stays a string: a text op, Equal, a string output... run on the host, OpDef::strings).
+  struct Reach {
+    bool ok = true;
+    std::set<int> values;
+    std::set<size_t> readers;
+    std::vector<size_t> encoders;
+  };
+  const auto reach_of = [&](int input) {
+    Reach r;
+    r.values.insert(input);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      bool reads = false, encoder = false;
+      for (size_t j = 0; j < n.inputs.size(); ++j) {
+        if (!r.values.count(n.inputs[j])) continue;
+        reads = true;
+        r.readers.insert(i);
+        if (moves_input(n, j, true)) continue;
+        const char* keys = string_keys_attr(n);
+        const Tensor* vt = n.attr_t("values_tensor");
+        if (!(keys && j == 0 && n.has_attr(keys)) ||
+            (n.op_type == "LabelEncoder" && (n.has_attr("values_strings") || (vt && vt->dtype() == DType::string))))
+          r.ok = false;
+        else
+          encoder = true;
       }
+      if (encoder) r.encoders.push_back(i);
+      else if (reads)
+        for (int o : n.outputs)
+          if (o >= 0) r.values.insert(o);
     }
-    if (reads && std::find(encoders.begin(), encoders.end(), i) == encoders.end())
-      for (int o : n.outputs)
-        if (o >= 0) coded.insert(o);
+    for (int v : g.outputs)
+      if (r.values.count(v)) r.ok = false;
+    return r;
+  };
+  std::vector<std::pair<size_t, Reach>> reach;  // (input index, its reach)
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    if (g.values[g.inputs[i]].dtype == DType::string) reach.emplace_back(i, reach_of(g.inputs[i]));
+  if (reach.empty()) return;
+  // An input sharing a reader with a kept one is kept too (a Concat of both cannot be half codes).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& ra : reach)
+      for (const auto& rb : reach) {
+        Reach& a = ra.second;
+        const Reach& b = rb.second;
+        if (a.ok && !b.ok && std::any_of(a.readers.begin(), a.readers.end(), [&b](size_t k) { return b.readers.count(k) > 0; }))
+          a.ok = false, changed = true;
+      }
   }
-  for (int v : g.outputs)
-    if (coded.count(v)) return keep_strings();
+  g.string_inputs.assign(g.inputs.size(), 0);
+  std::set<std::string> table;
+  for (const auto& [i, r] : reach)
+    if (r.ok)
+      for (size_t e : r.encoders)
+        for (const std::string& k : g.nodes[e].attr_strings(string_keys_attr(g.nodes[e]))) table.insert(k);
   g.input_strings.assign(table.begin(), table.end());
   const auto code = [&](const std::string& s) {
     return static_cast<int64_t>(std::lower_bound(g.input_strings.begin(), g.input_strings.end(), s) - g.input_strings.begin());
   };
-  for (size_t i : encoders) {
-    Node& n = g.nodes[i];
-    const char* keys = string_keys_attr(n);
-    std::vector<int64_t> codes;
-    for (const std::string& k : strings_attr(n, keys)) codes.push_back(code(k));
-    n.attrs.erase(keys);
-    if (n.op_type == "OneHotEncoder") {
-      n.attrs["cats_int64s"] = codes;
-    } else if (n.op_type == "LabelEncoder") {
-      n.attrs["keys_int64s"] = codes;
-    } else {  // CategoryMapper (strings to int64s) as the LabelEncoder it is
-      n.op_type = "LabelEncoder";
-      n.opset = std::max(n.opset, 2);
-      std::vector<int64_t> values = n.attr_ints("cats_int64s");
-      n.attrs.erase("cats_int64s");
-      n.attrs.erase("default_string");
-      const int64_t dflt = n.attr_i("default_int64", -1);
-      n.attrs["keys_int64s"] = codes;
-      n.attrs["values_int64s"] = values;
-      n.attrs["default_int64"] = dflt;
+  for (const auto& [input, r] : reach) {
+    if (!r.ok) continue;
+    for (size_t i : r.encoders) {
+      Node& n = g.nodes[i];
+      const char* keys = string_keys_attr(n);
+      if (!n.has_attr(keys)) continue;  // rewritten already (an encoder two coded inputs reach)
+      std::vector<int64_t> codes;
+      for (const std::string& k : n.attr_strings(keys)) codes.push_back(code(k));
+      n.attrs.erase(keys);
+      if (n.op_type == "OneHotEncoder") {
+        n.attrs["cats_int64s"] = codes;
+      } else if (n.op_type == "LabelEncoder") {
+        n.attrs["keys_int64s"] = codes;
+      } else {  // CategoryMapper (strings to int64s) as the LabelEncoder it is
+        n.op_type = "LabelEncoder";
+        n.opset = std::max(n.opset, 2);
+        std::vector<int64_t> values = n.attr_ints("cats_int64s");
+        n.attrs.erase("cats_int64s");
+        n.attrs.erase("default_string");
+        const int64_t dflt = n.attr_i("default_int64", -1);
+        n.attrs["keys_int64s"] = codes;
+        n.attrs["values_int64s"] = values;
+        n.attrs["default_int64"] = dflt;
+      }
+      n.check_types = false;  // its declared string input is int64 codes now
     }
-    n.check_types = false;  // its declared string input is int64 codes now
+    g.string_inputs[input] = 1;
+    g.values[g.inputs[input]].dtype = DType::i64;
+    // Data moves typed string at import (value_info) are int64 codes now: shape inference types them.
+    for (int v : r.values)
+      if (g.values[v].producer >= 0 && g.values[v].dtype == DType::string) g.values[v].dtype = DType::undefined;
   }
-  g.string_inputs.assign(g.inputs.size(), 0);
-  for (size_t i = 0; i < g.inputs.size(); ++i)
-    if (g.values[g.inputs[i]].dtype == DType::string) {
-      g.string_inputs[i] = 1;
-      g.values[g.inputs[i]].dtype = DType::i64;
-    }
-  // Data moves typed string at import (value_info) are int64 codes now: shape inference types them.
-  for (int v : coded)
-    if (g.values[v].producer >= 0 && g.values[v].dtype == DType::string) g.values[v].dtype = DType::undefined;
 }
 
 std::vector<Tensor> encode_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
@@ -176,7 +196,7 @@ void encode_output_forms(Graph& g) {
       continue;
     }
     if (const char* attr = int_label_attr(n); attr && n.has_attr("classlabels_strings")) {
-      auto labels = std::make_shared<const std::vector<std::string>>(strings_attr(n, "classlabels_strings"));
+      auto labels = std::make_shared<const std::vector<std::string>>(n.attr_strings("classlabels_strings"));
       if (n.has_attr(attr)) throw Error("onnx", n.label() + ": both classlabels_strings and " + attr + " are set");
       std::vector<int64_t> ids(labels->size());
       for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
@@ -194,7 +214,7 @@ void encode_output_forms(Graph& g) {
       const bool s = n.has_attr("classlabels_strings"), i = n.has_attr("classlabels_int64s");
       if (s == i) throw Error("onnx", n.label() + ": exactly one of classlabels_strings and classlabels_int64s must be set");
       f.string_keys = s;
-      if (s) f.strings = strings_attr(n, "classlabels_strings");
+      if (s) f.strings = n.attr_strings("classlabels_strings");
       else f.int_keys = n.attr_ints("classlabels_int64s");
       if (n.outputs.size() != 1 || n.outputs[0] < 0 || !outputs.count(n.outputs[0]))
         throw Unsupported("graph", n.label() + ": its seq(map) output must be a graph output (maps are supported only there)");

@@ -26,10 +26,11 @@ namespace fusor {
 // any other string), and rewrites the encoders reading them to integer ones over the codes:
 // OneHotEncoder's cats_strings, LabelEncoder's keys_strings (numeric values) and CategoryMapper
 // (strings to int64: a LabelEncoder). The codes may pass through the data moves above and
-// ArrayFeatureExtractor. Any other reader (a text op, Equal, a string-valued LabelEncoder), or a
-// string input returned as an output, keeps every string input a string: string_inputs is then
-// all 0 and the string nodes run on the host (OpDef::strings, runtime/segments.h). encode_inputs
-// turns the fed strings into codes (specialize and fed_inputs call it).
+// ArrayFeatureExtractor. A string input with any other reader (a text op, Equal, a string-valued
+// LabelEncoder), returned as an output, or sharing a reader with such an input stays a string
+// (its string_inputs flag 0): its nodes run on the host (OpDef::strings, runtime/segments.h).
+// encode_inputs turns the fed strings of the coded inputs into codes (specialize and fed_inputs
+// call it).
 void encode_string_inputs(Graph& g);
 // inputs with each string input's strings replaced by their int64 codes (the rest as given); a
 // string input fed int64 is taken as codes already (indices into input_strings, -1 for a string

@@ -220,7 +220,7 @@ void infer_shapes(Graph& g, bool fold) {
     // Every output already known: folding would compute only the dead fresh values.
     if (!fold || !def.reference || (outputs_used > 0 && outputs_known == outputs_used)) continue;
     // A string node whose op does not compute on strings is left for the backend to refuse by name.
-    if (!def.strings && touches_strings(g, n) && n.op_type != "Shape" && n.op_type != "Size") continue;
+    if (!def.strings && touches_strings(g, n)) continue;
     // Every output empty: nothing to compute, whatever the inputs (RetinaNet with no detection
     // ran its 27 box-head convolutions for Gathers of zero anchors); what fed only it is dead.
     // Unless something it reads may raise: ONNX makes an index out of range an error even

@@ -87,8 +87,10 @@ Graph specialize_baked(const Graph& g, const std::vector<Tensor>& inputs, std::v
     encode_output_forms(e);
     return specialize_baked(e, inputs, baked, computed_key, info, cone_run);
   }
-  if (std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.dtype() == DType::string; }) &&
-      std::any_of(g.string_inputs.begin(), g.string_inputs.end(), [](char c) { return c != 0; }))
+  bool coded_strings = false;  // a coded input fed as strings (a kept one stays a string)
+  for (size_t i = 0; i < g.string_inputs.size() && i < inputs.size(); ++i)
+    coded_strings = coded_strings || (g.string_inputs[i] && inputs[i].dtype() == DType::string);
+  if (coded_strings)
     return specialize_baked(g, encode_inputs(g, inputs), baked, computed_key, info, cone_run);
   if (inputs.size() > g.inputs.size())  // overridable initializers follow: specialise the graph that takes the fed ones
     return specialize_baked(with_overrides(g, inputs), fed_inputs(g, inputs), baked, computed_key, info, cone_run);

@@ -35,40 +35,67 @@ std::vector<int64_t> ints(const Tensor& t) {
 TEST(Strings, TextOpsFollowTheSpecOnEveryBackend) {
   GraphBuilder b("text", 20);
   const int x = b.input("x", DType::string, {5});
-  const int norm = b.op("StringNormalizer", {x}, {{"case_change_action", std::string("LOWER")},
-                                                 {"stopwords", std::vector<std::string>{"the", "A"}}});
+  const int w = b.input("w", DType::f32, {5});
+  const int norm = b.op("StringNormalizer", {x}, {{"case_change_action", std::string("LOWER")}});
   b.output(norm);
   b.output(b.op("StringConcat", {norm, b.constant("bang", strings_of({}, {"!"}))}));
-  b.output(b.op("RegexFullMatch", {x}, {{"pattern", std::string(R"([A-Za-z]+@\w+\.com)")}}));
-  const std::vector<int> split = b.op_multi("StringSplit", {x}, {{"delimiter", std::string("@")}, {"maxsplit", int64_t{1}}}, 2);
-  b.output(split[0]);
-  b.output(split[1]);
+  const int hit = b.op("RegexFullMatch", {x}, {{"pattern", std::string(R"([A-Za-z]+@\w+\.com)")}});
+  b.output(hit);
   b.output(b.op("Equal", {x, b.constant("key", strings_of({1}, {"a@b@c"}))}));
+  b.output(b.op("Where", {hit, x, b.constant("no", strings_of({1}, {"-"}))}));
+  // A numeric tail the device computes from the host's bools.
+  b.output(b.op("Mul", {b.op("Cast", {hit}, {{"to", int64_t{1}}}), w}));
   const Graph g = b.build();
   const Tensor in = strings_of({5}, {"The", "Cat@Home.com", "a", "a@b@c", "  Sat  "});
+  const Tensor ws = testing::tensor_of({5}, {1.5, 2.5, 3.5, 4.5, 5.5});
   for (const std::string& be : usable_backends()) {
     SCOPED_TRACE(be);
-    const std::vector<Tensor> o = Session(g, be).run({in});
+    auto exe = compile_with_fallback(*make_backend(be), specialize(g, {in, ws}), {});
+    const std::vector<Tensor> o = exe->run({in, ws});
     ASSERT_EQ(o.size(), 6u);
-    // Stopwords compare case-insensitively by default ("The", "a" go), then LOWER.
-    EXPECT_EQ(o[0].shape(), Shape{3});
-    EXPECT_EQ(o[0].strings, (std::vector<std::string>{"cat@home.com", "a@b@c", "  sat  "}));
-    EXPECT_EQ(o[1].strings, (std::vector<std::string>{"cat@home.com!", "a@b@c!", "  sat  !"}));
+    EXPECT_EQ(o[0].strings, (std::vector<std::string>{"the", "cat@home.com", "a", "a@b@c", "  sat  "}));
+    EXPECT_EQ(o[1].strings, (std::vector<std::string>{"the!", "cat@home.com!", "a!", "a@b@c!", "  sat  !"}));
     EXPECT_EQ(ints(o[2]), (std::vector<int64_t>{0, 1, 0, 0, 0}));
-    // maxsplit 1: one split at most, the rest kept whole.
-    EXPECT_EQ(o[3].shape(), (Shape{5, 2}));
-    EXPECT_EQ(o[3].strings, (std::vector<std::string>{"The", "", "Cat", "Home.com", "a", "", "a", "b@c", "  Sat  ", ""}));
-    EXPECT_EQ(ints(o[4]), (std::vector<int64_t>{1, 2, 1, 2, 1}));
-    EXPECT_EQ(ints(o[5]), (std::vector<int64_t>{0, 0, 0, 1, 0}));
+    EXPECT_EQ(ints(o[3]), (std::vector<int64_t>{0, 0, 0, 1, 0}));
+    EXPECT_EQ(o[4].strings, (std::vector<std::string>{"-", "Cat@Home.com", "-", "-", "-"}));
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(o[5].get(i), i == 1 ? 2.5 : 0.0) << i;
+    // The string nodes ran on the host, the Cast and Mul on the backend's plan.
+    if (be != "ref") EXPECT_EQ(graph_breaks(*exe).size(), 5u);
+  }
+}
+
+// Stopwords compare case-insensitively unless is_case_sensitive; every string a stopword gives
+// one empty string ([1, 1] for a [1, C] input). The count follows the strings: specialised.
+TEST(Strings, StringNormalizerStopwords) {
+  for (const bool sensitive : {false, true}) {
+    GraphBuilder b("stop", 20);
+    b.output(b.op("StringNormalizer", {b.input("x", DType::string, {1, 4})},
+                  {{"case_change_action", std::string("UPPER")}, {"is_case_sensitive", int64_t{sensitive}},
+                   {"stopwords", std::vector<std::string>{"the", "A"}}}));
+    const Graph g = b.build();
+    for (const std::string& be : usable_backends()) {
+      SCOPED_TRACE(be + (sensitive ? " sensitive" : " insensitive"));
+      Session sess(g, be);
+      const Tensor y = sess.run({strings_of({1, 4}, {"The", "cat", "a", "A"})})[0];
+      const std::vector<std::string> want = sensitive ? std::vector<std::string>{"THE", "CAT", "A"} : std::vector<std::string>{"CAT"};
+      EXPECT_EQ(y.strings, want);
+      EXPECT_EQ(y.shape(), (Shape{1, static_cast<int64_t>(y.strings.size())}));
+      const Tensor none = sess.run({strings_of({1, 4}, {"the", "the", "A", sensitive ? "A" : "a"})})[0];
+      EXPECT_EQ(none.shape(), (Shape{1, 1}));
+      EXPECT_EQ(none.strings, (std::vector<std::string>{""}));
+    }
   }
 }
 
 // Text models against onnxruntime 1.32's stored outputs (tests/data/make_skl2onnx_text.py):
 // skl2onnx's CountVectorizer / TfidfVectorizer pipelines (StringNormalizer, Tokenizer with a
 // token expression, TfIdfVectorizer over pool_strings, then the numeric classifier on the
-// device), the Tokenizer's separator and character modes, and a string-to-string LabelEncoder.
+// device), the Tokenizer's modes (separators split in turn, RE2's longest match, "." as
+// characters), a string-to-string LabelEncoder, and a ColumnTransformer whose categorical column
+// runs as codes while its text column stays strings.
 TEST(Strings, TextModelsMatchOnnxruntimeOnEveryBackend) {
-  for (const char* m : {"tx_count_logreg", "tx_tfidf_bigrams", "tx_tok_seps", "tx_tok_chars", "tx_norm_label"})
+  for (const char* m : {"tx_count_logreg", "tx_tfidf_bigrams", "tx_tok_seps", "tx_tok_chars", "tx_norm_label", "tx_tok_longest",
+                        "tx_tok_order", "tx_tok_dot", "tx_mixed_coltrans"})
     for (const std::string& be : usable_backends()) {
       const CaseResult r = run_case(std::string(FUSOR_SOURCE_DIR) + "/tests/data/skl2onnx/" + m, be, ConformOptions{});
       EXPECT_EQ(r.status, CaseStatus::passed) << m << " on " << be << ": " << r.detail;
@@ -95,6 +122,13 @@ TEST(Strings, SplitOnWhitespaceFollowsTheDataAcrossRuns) {
     EXPECT_EQ(o[0].shape(), (Shape{2, 1}));
     EXPECT_EQ(o[0].strings, (std::vector<std::string>{"one", "two"}));
   }
+  // maxsplit: the rest keeps its inner and trailing whitespace ("  a b  c  ".split(None, 1)).
+  GraphBuilder m("split1", 20);
+  const std::vector<int> s1 = m.op_multi("StringSplit", {m.input("x", DType::string, {1})}, {{"maxsplit", int64_t{1}}}, 2);
+  m.output(s1[0]);
+  const Graph g1 = m.build();
+  for (const std::string& be : usable_backends())
+    EXPECT_EQ(Session(g1, be).run({strings_of({1}, {"  a b  c  \x1f"})})[0].strings, (std::vector<std::string>{"a", "b  c  \x1f"})) << be;
 }
 
 // A text feature into a numeric model: the LabelEncoder (strings to floats) runs on the host,
@@ -150,8 +184,20 @@ TEST(Strings, LabelEncoderMapsToStrings) {
   }
 }
 
-// Cast to string writes the shortest decimal that reads back to the float32 value (numpy's
-// repr) and NaN / INF / -INF; Cast from string reads the decimal back, exactly.
+// A default_string beside numeric keys and values is unused (onnxruntime ignores it too).
+TEST(Strings, LabelEncoderIgnoresAnUnusedDefaultString) {
+  GraphBuilder b("labels", 17);
+  b.output(b.op("LabelEncoder", {b.input("x", DType::i64, {2})},
+                {{"keys_int64s", std::vector<int64_t>{1, 2}}, {"values_int64s", std::vector<int64_t>{10, 20}},
+                 {"default_int64", int64_t{-5}}, {"default_string", std::string("unused")}}));
+  Graph g = b.build();
+  g.nodes[0].domain = "ai.onnx.ml", g.nodes[0].opset = 2;
+  for (const std::string& be : usable_backends())
+    EXPECT_EQ(ints(Session(g, be).run({testing::ints_of({2}, {1, 7})})[0]), (std::vector<int64_t>{10, -5})) << be;
+}
+
+// Cast to string writes 8 significant digits (%.8g, as onnxruntime) and NaN / INF / -INF;
+// Cast from string reads the decimal back.
 TEST(Strings, CastToAndFromStringRoundTrips) {
   GraphBuilder b("cast", 21);
   const int x = b.input("x", DType::f32, {5});
@@ -181,9 +227,11 @@ TEST(Strings, BadAttributesAreOneLineErrors) {
   const auto err = [](const std::string& op, GraphBuilder::Attrs a, Shape s) {
     GraphBuilder b("bad", 20);
     b.output(b.op(op, {b.input("x", DType::string, s)}, std::move(a)));
+    Graph g = b.build();
+    if (op == "Tokenizer") g.nodes[0].domain = "com.microsoft", g.nodes[0].opset = 1;
     return error_of([&] {
       Tensor in(DType::string, s);
-      Session(b.build(), "cpu").run({in});
+      Session(g, "cpu").run({in});
     });
   };
   const std::string e1 = err("RegexFullMatch", {{"pattern", std::string("(a")}}, {2});
@@ -192,8 +240,8 @@ TEST(Strings, BadAttributesAreOneLineErrors) {
   EXPECT_NE(e2.find("case_change_action 'TITLE' is not NONE, LOWER or UPPER"), std::string::npos) << e2;
   const std::string e3 = err("StringNormalizer", {}, {2, 2});
   EXPECT_NE(e3.find("X must be [C] or [1, C]"), std::string::npos) << e3;
-  const std::string e4 = err("StringSplit", {{"maxsplit", int64_t{-1}}}, {2});
-  EXPECT_NE(e4.find("maxsplit -1 is negative"), std::string::npos) << e4;
+  const std::string e4 = err("Tokenizer", {{"mincharnum", int64_t{0}}, {"tokenexp", std::string("a")}}, {2});
+  EXPECT_NE(e4.find("mincharnum 0 must be at least 1"), std::string::npos) << e4;
   for (const std::string* e : {&e1, &e2, &e3, &e4}) EXPECT_EQ(e->find('\n'), std::string::npos) << *e;
   // An op that does not compute on strings refuses them by name, on the host too.
   GraphBuilder b("neg", 20);

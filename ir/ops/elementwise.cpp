@@ -38,7 +38,6 @@
 // Emitters convert operands to it, print the expression with literals and fz_inf() in that
 // type, and convert the result to the node's dtype (which rounds fp16/bf16, wraps small ints).
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <functional>
 #include <cstdio>
@@ -503,9 +502,9 @@ void copy_tensor(const Tensor& x, Tensor& y) {
   }
 }
 
-// Cast to and from string (ONNX Cast): a float is written as the shortest decimal that reads
-// back to it in its dtype's float32 / float64 value (numpy's repr), NaN / INF / -INF as the
-// spec spells them; integers in decimal, bool as 1 / 0. A string is read in full as a decimal
+// Cast to and from string (ONNX Cast): a float is written with 8 significant digits (printf's
+// %.8g, as onnxruntime writes float32 and float64 alike), NaN / INF / -INF as the spec spells
+// them; integers in decimal, bool as 1 / 0. A string is read in full as a decimal
 // number (strtod / strtoll: "inf", "NaN", "1e-3" too) and converted like a float64 / int64
 // value would be; anything else is an Error naming the string.
 void cast_strings(const Node& n, const Tensor& x, Tensor& y) {
@@ -522,8 +521,8 @@ void cast_strings(const Node& n, const Tensor& x, Tensor& y) {
       else if (std::isinf(v)) o = v > 0 ? "INF" : "-INF";
       else {
         char buf[64];
-        const auto r = x.dtype() == DType::f64 ? std::to_chars(buf, buf + sizeof buf, v) : std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
-        o.assign(buf, r.ptr);
+        std::snprintf(buf, sizeof buf, "%.8g", v);
+        o = buf;
       }
     }
     return;
@@ -693,15 +692,27 @@ void add(const char* name, int min_in, int max_in, Typing typing, ScalarRule r, 
         });
         return;
       }
+      if (in.size() == 3 && is_string(in[1]) && n.op_type == "Where") {  // Where-16 selects strings
+        // (condition, X) broadcast pairwise into the output, then Y by the same walk.
+        std::vector<size_t> from_x(static_cast<size_t>(out[0].numel()));
+        op_helpers::broadcast_pairs(*in[0], *in[1], out[0].shape(), [&](int64_t o, int64_t c, int64_t x) {
+          from_x[static_cast<size_t>(o)] = in[0]->get_int(c) != 0 ? static_cast<size_t>(x) + 1 : 0;
+        });
+        op_helpers::broadcast_pairs(*in[2], *in[2], out[0].shape(), [&](int64_t o, int64_t y, int64_t) {
+          const size_t x = from_x[static_cast<size_t>(o)];
+          out[0].strings[static_cast<size_t>(o)] = x ? in[1]->strings[x - 1] : in[2]->strings[static_cast<size_t>(y)];
+        });
+        return;
+      }
       for (auto* t : in)
         if (is_string(t)) throw Unsupported("ref", n.label() + ": string tensors are not supported");
       elementwise_loop(r, n, in, out[0], std::vector<bool>(in.size(), true));
     };
   }
-  // Strings: Identity copies them, Equal compares them (the type constraints allow no other
-  // element-wise op on them), Cast / CastLike convert (cast_reference).
+  // Strings, where the type constraints allow them: Identity copies them, Equal compares them,
+  // Where selects them, Cast / CastLike convert (cast_reference).
   const std::string nm = name;
-  d.strings = nm == "Identity" || nm == "Equal" || typing == Typing::cast || typing == Typing::castlike;
+  d.strings = nm == "Identity" || nm == "Equal" || nm == "Where" || typing == Typing::cast || typing == Typing::castlike;
   if (max_in == 2) d.expand = legacy_broadcast_expand;
   d.scalar = std::move(r);
   register_op(std::move(d));

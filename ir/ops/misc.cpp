@@ -263,7 +263,7 @@ TfIdfPool tfidf_pool(const Node& n) {
   if (n.has_attr("pool_strings")) {
     if (!pool.empty()) throw bad("has both pool_strings and pool_int64s");
     p.strings = true;
-    for (const std::string& w : std::get<std::vector<std::string>>(n.attrs.at("pool_strings")))
+    for (const std::string& w : n.attr_strings("pool_strings"))
       pool.push_back(p.string_ids.emplace(w, static_cast<int64_t>(pool.size())).first->second);
   }
   const int64_t items = static_cast<int64_t>(pool.size());

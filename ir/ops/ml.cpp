@@ -399,8 +399,7 @@ void onehot_encoder_infer(InferContext& ctx) {
 // keys / values / default of a LabelEncoder as tensors (ml 4's *_tensor or ml 2's lists);
 // strings are refused.
 Tensor label_table(const Node& n, const std::string& what, bool scalar_default) {
-  for (const char* k : {"_strings", "_string"})
-    if (n.has_attr(what + k)) throw Unsupported("onnx", n.label() + ": " + what + k + " (strings) are not supported");
+  if (n.has_attr(what + "_strings")) throw Unsupported("onnx", n.label() + ": " + what + "_strings (strings) are not supported here");
   if (const Tensor* t = n.attr_t(what + "_tensor")) {
     if (t->dtype() == DType::string) throw Unsupported("onnx", n.label() + ": " + what + "_tensor of strings is not supported");
     return *t;
@@ -488,9 +487,10 @@ void label_encoder_search(Graph& g, RewriteNodes& w, const Node& n, const Tensor
 // strings). The first key equal to x gives its value; else the default (default_string
 // "_Unused", default_int64 -1, default_float -0.0, or default_tensor).
 
+// Keys or values of strings (a default_string beside numeric values is unused, as in onnxruntime).
 bool label_has_strings(const Node& n) {
-  for (const std::string w : {"keys", "values", "default"}) {
-    if (n.has_attr(w + "_strings") || n.has_attr(w + "_string")) return true;
+  for (const std::string w : {"keys", "values"}) {
+    if (n.has_attr(w + "_strings")) return true;
     if (const Tensor* t = n.attr_t(w + "_tensor"); t && t->dtype() == DType::string) return true;
   }
   return false;
@@ -500,11 +500,11 @@ bool label_has_strings(const Node& n) {
 Tensor label_any_table(const Node& n, const std::string& what) {
   if (const Tensor* t = n.attr_t(what + "_tensor")) return *t;
   const bool dflt = what == "default";
-  if (n.has_attr(what + (dflt ? "_string" : "_strings")) || (dflt && n.has_attr("values_strings")) ||
-      (dflt && n.attr_t("values_tensor") && n.attr_t("values_tensor")->dtype() == DType::string)) {
+  const bool string_values = n.has_attr("values_strings") || (n.attr_t("values_tensor") && n.attr_t("values_tensor")->dtype() == DType::string);
+  if (dflt ? string_values : n.has_attr(what + "_strings")) {
     std::vector<std::string> v;
     if (dflt) v = {n.attr_s("default_string", "_Unused")};
-    else v = std::get<std::vector<std::string>>(n.attrs.at(what + "_strings"));
+    else v = n.attr_strings(what + "_strings");
     Tensor t(DType::string, {static_cast<int64_t>(v.size())});
     t.strings = v;
     return t;

@@ -64,7 +64,7 @@ Normalizer normalizer_of(const Node& n) {
     throw Error("shape", n.label() + ": case_change_action '" + printable(z.action) + "' is not NONE, LOWER or UPPER");
   z.case_sensitive = n.attr_i("is_case_sensitive", 0) != 0;
   if (n.has_attr("stopwords"))
-    for (const std::string& w : std::get<std::vector<std::string>>(n.attrs.at("stopwords")))
+    for (const std::string& w : n.attr_strings("stopwords"))
       z.stopwords.push_back(z.case_sensitive ? w : ascii_case(w, false));
   std::sort(z.stopwords.begin(), z.stopwords.end());
   return z;
@@ -115,10 +115,11 @@ void string_concat_ref(const Node&, const Ins& in, Outs& out) {
 }
 
 // ---- StringSplit -----------------------------------------------------------------------------
-// Python's str.split: with a delimiter, every occurrence splits (consecutive ones give empty
-// substrings, "" gives [""]); without one (absent or empty), runs of whitespace split and
-// leading / trailing whitespace gives nothing ("" gives []). maxsplit bounds the splits, the
-// rest staying in the last substring. Y: X's shape + [the most substrings], padded with "";
+// Python's str.split, as the ONNX reference computes it: with a delimiter, every occurrence
+// splits (consecutive ones give empty substrings, "" gives [""]); without one (absent or empty),
+// runs of ASCII whitespace split and leading / trailing whitespace gives nothing ("" gives []).
+// maxsplit bounds the splits, the rest (its trailing whitespace too) staying in the last
+// substring. (onnxruntime 1.32 splits only on ' ' without a delimiter.) Y: X's shape + [the most substrings], padded with "";
 // Z: the count per string.
 
 std::vector<std::string> split_one(const std::string& s, const std::string& delim, int64_t maxsplit) {
@@ -136,15 +137,14 @@ std::vector<std::string> split_one(const std::string& s, const std::string& deli
     parts.push_back(s.substr(start));
     return parts;
   }
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  // Python's str.isspace over ASCII: \t \n \v \f \r, \x1c-\x1f and the space (not the Unicode spaces).
+  const auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f'); };
   size_t i = 0;
   while (i < s.size()) {
     while (i < s.size() && space(s[i])) ++i;
     if (i == s.size()) break;
-    if (maxsplit >= 0 && splits >= maxsplit) {  // the rest, trailing whitespace dropped
-      size_t end = s.size();
-      while (end > i && space(s[end - 1])) --end;
-      parts.push_back(s.substr(i, end - i));
+    if (maxsplit >= 0 && splits >= maxsplit) {  // the rest as it is, trailing whitespace kept (Python)
+      parts.push_back(s.substr(i));
       break;
     }
     size_t j = i;
@@ -164,10 +164,7 @@ struct Splitter {
 Splitter splitter_of(const Node& n) {
   Splitter s;
   s.delim = n.attr_s("delimiter", "");
-  if (n.has_attr("maxsplit")) {
-    s.maxsplit = n.attr_i("maxsplit", -1);
-    if (s.maxsplit < 0) throw Error("shape", n.label() + ": maxsplit " + std::to_string(s.maxsplit) + " is negative");
-  }
+  s.maxsplit = std::max<int64_t>(n.attr_i("maxsplit", -1), -1);  // negative: no bound (Python's -1, onnxruntime)
   return s;
 }
 
@@ -224,18 +221,36 @@ void regex_full_match_ref(const Node& n, const Ins& in, Outs& out) {
 }
 
 // ---- Tokenizer (com.microsoft) ----------------------------------------------------------------
-// onnxruntime's contrib op, which skl2onnx's CountVectorizer / TfidfVectorizer exports use:
-// X [C] or [N, C] of strings -> X's shape + [the most tokens], padded with pad_value. Tokens
-// are the matches of `tokenexp` (RE2), or the text between matches of the `separators` (each an
-// RE2 expression; the leftmost match wins, the earlier separator on a tie), or every UTF-8
-// character when separators is [""]; a token of fewer than mincharnum characters is dropped;
-// with mark, "\x02" and "\x03" frame each string's tokens (the padding follows the end mark, as
-// onnxruntime writes it). No token anywhere (all strings empty or separators): the last dim is 0.
+// onnxruntime's contrib op (its kernel is the definition), which skl2onnx's CountVectorizer /
+// TfidfVectorizer exports use: X [C] or [N, C] of UTF-8 strings -> X's shape + [the most
+// tokens], padded with pad_value after the marks. RE2 expressions, longest match:
+//   separators [""] or tokenexp ".": every UTF-8 character is a token;
+//   tokenexp: the matches, scanned left to right (a match shorter than mincharnum characters is
+//     skipped one character on);
+//   separators: the string is split by the first separator, each piece by the second, and so
+//     on; a piece of fewer than mincharnum characters is dropped at every pass.
+// mark frames each string's tokens with "\x02" and "\x03". No token anywhere: the last dim is 0.
 
-size_t utf8_chars(const std::string& s, size_t from, size_t to) {
-  size_t n = 0;
-  for (size_t i = from; i < to; ++i) n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
-  return n;
+// Bytes of the UTF-8 sequence whose lead byte is c (1 for a stray continuation byte).
+size_t utf8_seq(unsigned char c) { return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
+
+size_t utf8_chars(const char* p, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i) k += (static_cast<unsigned char>(p[i]) & 0xC0) != 0x80;
+  return k;
+}
+
+bool utf8_valid(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80 && (c < 0xC2 || c > 0xF4)) return false;
+    const size_t n = utf8_seq(c);
+    if (i + n > s.size()) return false;
+    for (size_t j = 1; j < n; ++j)
+      if ((static_cast<unsigned char>(s[i + j]) & 0xC0) != 0x80) return false;
+    i += n;
+  }
+  return true;
 }
 
 struct TokenizerSpec {
@@ -253,69 +268,63 @@ TokenizerSpec tokenizer_of(const Node& n) {
   t.mincharnum = n.attr_i("mincharnum", 1);
   if (t.mincharnum < 1) throw bad("mincharnum " + std::to_string(t.mincharnum) + " must be at least 1");
   t.pad = n.attr_s("pad_value", "#");
-  std::vector<std::string> seps;
-  if (n.has_attr("separators")) seps = std::get<std::vector<std::string>>(n.attrs.at("separators"));
+  const std::vector<std::string> seps = n.attr_strings("separators");
   const std::string exp = n.attr_s("tokenexp", "");
-  if (!seps.empty() && !exp.empty()) throw bad("has both separators and tokenexp (one of them)");
-  if (seps.empty() && exp.empty()) throw bad("needs separators or tokenexp");
+  if (n.has_attr("separators") && seps.empty()) throw bad("separators is empty");
+  if (seps.empty() && exp.empty()) throw bad("needs separators or a non-empty tokenexp");
+  RE2::Options o;
+  o.set_longest_match(true);
+  o.set_log_errors(false);
   const auto compile = [&](const std::string& p) {
-    auto re = std::make_shared<RE2>(p, RE2::Quiet);
+    auto re = std::make_shared<RE2>(p, o);
     if (!re->ok()) throw bad("'" + printable(p) + "' is not a valid RE2 expression: " + re->error());
     return re;
   };
-  if (!exp.empty()) {
-    t.tokenexp = compile(exp);
-  } else if (seps.size() == 1 && seps[0].empty()) {
-    t.chars = true;
-    if (t.mincharnum > 1) throw bad("mincharnum " + std::to_string(t.mincharnum) + " with character tokens (separators [\"\"])");
-  } else {
-    for (const std::string& p : seps) {
-      if (p.empty()) throw bad("an empty separator among others");
-      t.separators.push_back(compile(p));
-    }
-  }
+  t.chars = seps.empty() ? exp == "." : seps.size() == 1 && seps[0].empty();
+  if (t.chars && t.mincharnum > 1) throw bad("mincharnum " + std::to_string(t.mincharnum) + " with character tokens");
+  if (t.chars) return t;
+  if (seps.empty()) t.tokenexp = compile(exp);
+  for (const std::string& p : seps) t.separators.push_back(compile(p));
   return t;
 }
 
-std::vector<std::string> tokenize(const TokenizerSpec& t, const std::string& s) {
-  std::vector<std::string> out;
-  const auto keep = [&](size_t from, size_t to) {
-    if (to > from && static_cast<int64_t>(utf8_chars(s, from, to)) >= t.mincharnum) out.push_back(s.substr(from, to - from));
-  };
+std::vector<re2::StringPiece> tokenize(const Node& n, const TokenizerSpec& t, const std::string& s) {
+  if (!utf8_valid(s)) throw Error("ref", n.label() + ": input string '" + printable(s) + "' is not valid UTF-8");
+  std::vector<re2::StringPiece> out;
+  const auto enough = [&](const char* p, size_t len) { return static_cast<int64_t>(utf8_chars(p, len)) >= t.mincharnum; };
   if (t.chars) {
-    for (size_t i = 0; i < s.size();) {
-      size_t j = i + 1;
-      while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
-      out.push_back(s.substr(i, j - i));
-      i = j;
-    }
+    for (size_t i = 0; i < s.size(); i += utf8_seq(static_cast<unsigned char>(s[i]))) out.emplace_back(s.data() + i, utf8_seq(static_cast<unsigned char>(s[i])));
     return out;
   }
-  const re2::StringPiece text(s);
   if (t.tokenexp) {
-    size_t at = 0;
+    const re2::StringPiece text(s);
     re2::StringPiece m;
-    while (at <= s.size() && t.tokenexp->Match(text, at, s.size(), RE2::UNANCHORED, &m, 1)) {
-      const size_t from = static_cast<size_t>(m.data() - s.data()), to = from + m.size();
-      keep(from, to);
-      at = to > from ? to : from + 1;  // an empty match moves on one byte
+    for (size_t at = 0; at <= s.size() && t.tokenexp->Match(text, at, s.size(), RE2::UNANCHORED, &m, 1);) {
+      const size_t from = static_cast<size_t>(m.data() - s.data());
+      if (!m.empty() && enough(m.data(), m.size())) {
+        out.push_back(m);
+        at = from + m.size();
+      } else {
+        at = from + (from < s.size() ? utf8_seq(static_cast<unsigned char>(s[from])) : 1);
+      }
     }
     return out;
   }
-  size_t at = 0, token = 0;
-  while (at < s.size()) {
-    size_t best = std::string::npos, best_end = 0;
-    for (const auto& re : t.separators) {
+  out.emplace_back(s);
+  for (const auto& re : t.separators) {
+    std::vector<re2::StringPiece> pieces;
+    for (const re2::StringPiece& text : out) {
+      size_t at = 0;
       re2::StringPiece m;
-      if (!re->Match(text, at, s.size(), RE2::UNANCHORED, &m, 1) || m.empty()) continue;
-      const size_t from = static_cast<size_t>(m.data() - s.data());
-      if (from < best) best = from, best_end = from + m.size();
+      while (at <= text.size() && re->Match(text, at, text.size(), RE2::UNANCHORED, &m, 1)) {
+        const size_t from = static_cast<size_t>(m.data() - text.data());
+        if (enough(text.data() + at, from - at) && from > at) pieces.emplace_back(text.data() + at, from - at);
+        at = from + (m.empty() ? (from < text.size() ? utf8_seq(static_cast<unsigned char>(text[from])) : 1) : m.size());
+      }
+      if (at < text.size() && enough(text.data() + at, text.size() - at)) pieces.emplace_back(text.data() + at, text.size() - at);
     }
-    if (best == std::string::npos) break;
-    keep(token, best);
-    token = at = best_end;
+    out.swap(pieces);
   }
-  keep(token, s.size());
   return out;
 }
 
@@ -326,7 +335,8 @@ void tokenizer_infer(InferContext& ctx) {
   const TokenizerSpec t = tokenizer_of(ctx.node());
   int64_t most = 0;
   if (shape_numel(x) > 0)
-    for (const std::string& s : ctx.require_contents(0).strings) most = std::max<int64_t>(most, static_cast<int64_t>(tokenize(t, s).size()));
+    for (const std::string& s : ctx.require_contents(0).strings)
+      most = std::max<int64_t>(most, static_cast<int64_t>(tokenize(ctx.node(), t, s).size()));
   Shape y = x;
   y.push_back(most == 0 ? 0 : most + (t.mark ? 2 : 0));
   check_string_count(ctx, y);
@@ -338,13 +348,13 @@ void tokenizer_ref(const Node& n, const Ins& in, Outs& out) {
   const int64_t width = out[0].shape().back();
   if (width == 0) return;
   for (int64_t i = 0; i < in[0]->numel(); ++i) {
-    const std::vector<std::string> tok = tokenize(t, in[0]->strings[static_cast<size_t>(i)]);
+    const std::vector<re2::StringPiece> tok = tokenize(n, t, in[0]->strings[static_cast<size_t>(i)]);
     std::string* row = out[0].strings.data() + i * width;
     int64_t k = 0;
     if (t.mark) row[k++] = "\x02";
-    for (const std::string& w : tok) {
+    for (const re2::StringPiece& w : tok) {
       if (k >= width - (t.mark ? 1 : 0)) ref_fail(n, "more tokens than its inferred shape holds");
-      row[k++] = w;
+      row[k++].assign(w.data(), w.size());
     }
     if (t.mark) row[k++] = "\x03";
     while (k < width) row[k++] = t.pad;  // after the end mark, as onnxruntime pads

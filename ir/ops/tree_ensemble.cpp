@@ -73,13 +73,6 @@ struct Forest {
 
 Error bad(const Node& n, const std::string& why) { return Error("shape", n.label() + ": " + why); }
 
-std::vector<std::string> attr_strings(const Node& n, const std::string& k) {
-  auto it = n.attrs.find(k);
-  if (it == n.attrs.end()) return {};
-  if (const auto* v = std::get_if<std::vector<std::string>>(&it->second)) return *v;
-  throw bad(n, "attribute '" + k + "' must be a list of strings");
-}
-
 // A float list given as floats or as a tensor (name + "_as_tensor"); TreeEnsemble's are tensors.
 std::vector<double> float_list(const Node& n, const std::string& k, bool tensor_only = false) {
   const std::string kt = tensor_only ? k : k + "_as_tensor";
@@ -110,7 +103,7 @@ Forest regressor_forest(const Node& n, bool classifier) {
   const std::vector<int64_t> tids = n.attr_ints("nodes_treeids"), nids = n.attr_ints("nodes_nodeids"), feats = n.attr_ints("nodes_featureids"),
                              tnode = n.attr_ints("nodes_truenodeids"), fnode = n.attr_ints("nodes_falsenodeids"),
                              miss = n.attr_ints("nodes_missing_value_tracks_true");
-  const std::vector<std::string> modes = attr_strings(n, "nodes_modes");
+  const std::vector<std::string> modes = n.attr_strings("nodes_modes");
   const std::vector<double> splits = float_list(n, "nodes_values");
   const size_t count = tids.size();
   if (count == 0) throw bad(n, "has no nodes (nodes_treeids is empty)");

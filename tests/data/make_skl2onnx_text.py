@@ -10,6 +10,12 @@ ir/ops/strings.cpp). Each test set holds words the model never saw.
   tx_tok_seps       Tokenizer alone: two separators, mincharnum 2, mark, pad "#"
   tx_tok_chars      Tokenizer alone: character tokens (separators [""]), [N, C] input
   tx_norm_label     StringNormalizer(UPPER, stopwords) -> LabelEncoder strings to strings
+  tx_tok_longest    Tokenizer, tokenexp "a|ab" (RE2 longest match: "ab" is one token), mincharnum 1
+  tx_tok_order      Tokenizer, separators ["b", "ab"] (split by each separator in turn)
+  tx_tok_dot        Tokenizer, tokenexp "." (characters, newline included), mark
+  tx_mixed_coltrans ColumnTransformer: OneHotEncoder on a categorical string column (codes, on
+                    the device) and CountVectorizer on a text column (strings, on the host),
+                    LogisticRegression, zipmap off
 Seeded data, nothing downloaded. Needs scikit-learn, skl2onnx, onnxruntime.
 Usage: python3 tests/data/make_skl2onnx_text.py [OUTDIR (default: this folder/skl2onnx)]"""
 import os, shutil, sys
@@ -22,7 +28,10 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 from skl2onnx import to_onnx
 from skl2onnx.common.data_types import StringTensorType
+import pandas as pd
+from sklearn.compose import ColumnTransformer
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from sklearn.preprocessing import OneHotEncoder
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
@@ -87,3 +96,20 @@ g = h.make_graph([h.make_node("StringNormalizer", ["x"], ["n"], case_change_acti
                  [h.make_tensor_value_info("x", T.STRING, [5])], [h.make_tensor_value_info("y", T.STRING, None)])
 save("tx_norm_label", h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 2)]),
      {"x": np.array(["The", "cat", "A", "dog", "bird"], dtype=object)})
+
+single("tx_tok_longest", h.make_node("Tokenizer", ["x"], ["y"], domain="com.microsoft", mark=0, mincharnum=1, pad_value="#",
+                                     tokenexp="a|ab"),
+       np.array(["ab", "xaby", "aab ab", ""], dtype=object))
+single("tx_tok_order", h.make_node("Tokenizer", ["x"], ["y"], domain="com.microsoft", mark=0, mincharnum=1, pad_value="#",
+                                   separators=["b", "ab"]),
+       np.array(["xaby", "abab", "cbd", "b"], dtype=object))
+single("tx_tok_dot", h.make_node("Tokenizer", ["x"], ["y"], domain="com.microsoft", mark=1, mincharnum=1, pad_value="~",
+                                 tokenexp="."),
+       np.array([["a\nb", "é"], ["", "xyz"]], dtype=object))
+
+df = pd.DataFrame({"cat": rng.choice(["red", "green", "blue"], 200), "text": docs})
+ct = ColumnTransformer([("oh", OneHotEncoder(handle_unknown="ignore"), ["cat"]), ("txt", CountVectorizer(), "text")])
+pipe3 = make_pipeline(ct, LogisticRegression(max_iter=500)).fit(df, y)
+m3 = to_onnx(pipe3, initial_types=[("cat", StringTensorType([None, 1])), ("text", StringTensorType([None, 1]))],
+             options={id(pipe3.steps[-1][1]): {"zipmap": False}}, target_opset={"": 17, "ai.onnx.ml": 3})
+save("tx_mixed_coltrans", m3, {"cat": np.array([["red"], ["blue"], ["purple"], ["green"], ["red"]], dtype=object), "text": test_docs})

@@ -1,0 +1,1 @@
+2red2blue2purple2green2redBcat

@@ -1,0 +1,1 @@
+2xaby2abab2cbd2bBx
