@@ -222,6 +222,35 @@ TEST(Strings, CastToAndFromStringRoundTrips) {
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
 
+// The index ops move strings like any element (their references copy by value); a scatter
+// reduction other than 'none' is not defined on strings and says so.
+TEST(Strings, IndexOpsMoveStrings) {
+  GraphBuilder b("moves", 18);
+  const int x = b.input("x", DType::string, {2, 2});
+  b.output(b.op("GatherElements", {x, b.constant("i", testing::ints_of({2, 2}, {1, 0, 0, 0}))}, {{"axis", int64_t{1}}}));
+  b.output(b.op("GatherND", {x, b.constant("j", testing::ints_of({2, 2}, {1, 1, 0, 1}))}));
+  b.output(b.op("ScatterElements", {x, b.constant("k", testing::ints_of({1, 1}, {1})), b.constant("u", strings_of({1, 1}, {"new"}))},
+                {{"axis", int64_t{0}}}));
+  b.output(b.op("ScatterND", {x, b.constant("m", testing::ints_of({1, 1}, {0})), b.constant("v", strings_of({1, 2}, {"p", "q"}))}));
+  const Graph g = b.build();
+  const Tensor in = strings_of({2, 2}, {"a", "b", "c", "d"});
+  for (const std::string& be : usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> o = Session(g, be).run({in});
+    EXPECT_EQ(o[0].strings, (std::vector<std::string>{"b", "a", "c", "c"}));
+    EXPECT_EQ(o[1].strings, (std::vector<std::string>{"d", "b"}));
+    EXPECT_EQ(o[2].strings, (std::vector<std::string>{"a", "b", "new", "d"}));
+    EXPECT_EQ(o[3].strings, (std::vector<std::string>{"p", "q", "c", "d"}));
+  }
+  GraphBuilder r("reduce", 18);
+  r.output(r.op("ScatterElements", {r.input("x", DType::string, {2}), r.constant("k", testing::ints_of({1}, {1})),
+                                    r.constant("u", strings_of({1}, {"z"}))},
+                {{"reduction", std::string("add")}}));
+  const std::string e = error_of([&] { Session(r.build(), "ref").run({strings_of({2}, {"a", "b"})}); });
+  EXPECT_NE(e.find("reduction 'add' of strings is not defined"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
 // Bad attributes and shapes are one-line errors naming the node, at load.
 TEST(Strings, BadAttributesAreOneLineErrors) {
   const auto err = [](const std::string& op, GraphBuilder::Attrs a, Shape s) {

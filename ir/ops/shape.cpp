@@ -511,6 +511,7 @@ void gather_elements_ref(const Node& n, const Ins& in, Outs& out) {
 // Combines update u into y[dst] for ScatterElements / ScatterND ('none' copies the element).
 void scatter_combine(const std::string& red, const Tensor& upd, int64_t u, Tensor& y, int64_t dst) {
   if (red == "none") return copy_elems(upd, u, y, dst, 1);
+  if (upd.dtype() == DType::string) throw Error("ref", "reduction '" + red + "' of strings is not defined (only 'none')");
   if (dtype_is_int(y.dtype())) {  // integers combine exactly
     const int64_t a = y.get_int(dst), b = upd.get_int(u);
     // add/mul wrap through uint64 like elementwise Add/Mul, then to the dtype's width (set_int
@@ -960,11 +961,11 @@ void register_shape_ops() {
   register_op(moves_strings(never_raising(op("Concat", 1, kMany, concat_infer, concat_ref))));
   register_op(moves_strings(never_raising(op("Split", 1, 2, split_infer, split_ref, false, kMany))));
   register_op(moves_strings(op("Gather", 2, 2, gather_infer, gather_ref)));
-  register_op(op("GatherElements", 2, 2, gather_elements_infer, gather_elements_ref));
-  register_op(op("ScatterElements", 3, 3, scatter_elements_infer, scatter_elements_ref));
-  register_op(op("Scatter", 3, 3, scatter_elements_infer, scatter_elements_ref));  // opset 9 name, same semantics
-  register_op(op("GatherND", 2, 2, gather_nd_infer, gather_nd_ref));
-  register_op(op("ScatterND", 3, 3, scatter_nd_infer, scatter_nd_ref));
+  register_op(moves_strings(op("GatherElements", 2, 2, gather_elements_infer, gather_elements_ref)));
+  register_op(moves_strings(op("ScatterElements", 3, 3, scatter_elements_infer, scatter_elements_ref)));
+  register_op(moves_strings(op("Scatter", 3, 3, scatter_elements_infer, scatter_elements_ref)));  // opset 9 name, same semantics
+  register_op(moves_strings(op("GatherND", 2, 2, gather_nd_infer, gather_nd_ref)));
+  register_op(moves_strings(op("ScatterND", 3, 3, scatter_nd_infer, scatter_nd_ref)));
   register_op(never_raising(op("Pad", 1, 4, pad_infer, pad_ref)));
   register_op(op("ConstantOfShape", 1, 1, constant_of_shape_infer, constant_of_shape_ref));
   register_op(op("Range", 3, 3, range_infer, range_ref));
