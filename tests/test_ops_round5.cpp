@@ -20,6 +20,7 @@ namespace {
 
 using testing::error_of;
 using testing::expect_values;
+using testing::int_values;
 using testing::ints_of;
 using testing::run_op;
 using testing::tensor_of;
@@ -36,11 +37,6 @@ std::vector<std::string> backends() {
   return b;
 }
 
-std::vector<int64_t> int_values(const Tensor& t) {
-  std::vector<int64_t> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_int(i));
-  return v;
-}
 
 // Cubic GridSample pads each of its 4x4 taps and keeps the unclamped coordinate for the
 // weights (onnxruntime, torch); border used to clamp the coordinate first. Grid points out to

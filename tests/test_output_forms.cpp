@@ -156,11 +156,7 @@ TEST(OutputForms, StringInputPipelinesMatchOnnxruntimeOnEveryBackend) {
     }
 }
 
-Tensor strings_of(Shape s, std::vector<std::string> v) {
-  Tensor t(DType::string, std::move(s));
-  t.strings = std::move(v);
-  return t;
-}
+using testing::strings_of;
 
 // CategoryMapper over a string input: known strings map to their ints, any other string (the
 // empty one too) to the default; int64 codes are taken as they are; a float is refused.

@@ -18,19 +18,8 @@ namespace fusor {
 namespace {
 
 using testing::error_of;
+using testing::strings_of;
 using testing::usable_backends;
-
-Tensor strings_of(Shape s, std::vector<std::string> v) {
-  Tensor t(DType::string, std::move(s));
-  t.strings = std::move(v);
-  return t;
-}
-
-std::vector<int64_t> ints(const Tensor& t) {
-  std::vector<int64_t> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_int(i));
-  return v;
-}
 
 TEST(Strings, TextOpsFollowTheSpecOnEveryBackend) {
   GraphBuilder b("text", 20);
@@ -55,8 +44,8 @@ TEST(Strings, TextOpsFollowTheSpecOnEveryBackend) {
     ASSERT_EQ(o.size(), 6u);
     EXPECT_EQ(o[0].strings, (std::vector<std::string>{"the", "cat@home.com", "a", "a@b@c", "  sat  "}));
     EXPECT_EQ(o[1].strings, (std::vector<std::string>{"the!", "cat@home.com!", "a!", "a@b@c!", "  sat  !"}));
-    EXPECT_EQ(ints(o[2]), (std::vector<int64_t>{0, 1, 0, 0, 0}));
-    EXPECT_EQ(ints(o[3]), (std::vector<int64_t>{0, 0, 0, 1, 0}));
+    EXPECT_EQ(testing::int_values(o[2]), (std::vector<int64_t>{0, 1, 0, 0, 0}));
+    EXPECT_EQ(testing::int_values(o[3]), (std::vector<int64_t>{0, 0, 0, 1, 0}));
     EXPECT_EQ(o[4].strings, (std::vector<std::string>{"-", "Cat@Home.com", "-", "-", "-"}));
     for (int i = 0; i < 5; ++i) EXPECT_EQ(o[5].get(i), i == 1 ? 2.5 : 0.0) << i;
     // The string nodes ran on the host, the Cast and Mul on the backend's plan.
@@ -117,7 +106,7 @@ TEST(Strings, SplitOnWhitespaceFollowsTheDataAcrossRuns) {
     std::vector<Tensor> o = sess.run({strings_of({2}, {"  hello   world ! ", ""})});
     EXPECT_EQ(o[0].shape(), (Shape{2, 3}));
     EXPECT_EQ(o[0].strings, (std::vector<std::string>{"hello", "world", "!", "", "", ""}));
-    EXPECT_EQ(ints(o[1]), (std::vector<int64_t>{3, 0}));
+    EXPECT_EQ(testing::int_values(o[1]), (std::vector<int64_t>{3, 0}));
     o = sess.run({strings_of({2}, {"one", "two"})});
     EXPECT_EQ(o[0].shape(), (Shape{2, 1}));
     EXPECT_EQ(o[0].strings, (std::vector<std::string>{"one", "two"}));
@@ -193,7 +182,7 @@ TEST(Strings, LabelEncoderIgnoresAnUnusedDefaultString) {
   Graph g = b.build();
   g.nodes[0].domain = "ai.onnx.ml", g.nodes[0].opset = 2;
   for (const std::string& be : usable_backends())
-    EXPECT_EQ(ints(Session(g, be).run({testing::ints_of({2}, {1, 7})})[0]), (std::vector<int64_t>{10, -5})) << be;
+    EXPECT_EQ(testing::int_values(Session(g, be).run({testing::ints_of({2}, {1, 7})})[0]), (std::vector<int64_t>{10, -5})) << be;
 }
 
 // Cast to string writes 8 significant digits (%.8g, as onnxruntime) and NaN / INF / -INF;

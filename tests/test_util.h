@@ -40,6 +40,21 @@ inline Tensor tensor_of(Shape s, const std::vector<double>& v, DType t = DType::
   for (size_t i = 0; i < v.size(); ++i) x.set(static_cast<int64_t>(i), v[i]);
   return x;
 }
+// A string tensor of shape s holding v (row-major).
+inline Tensor strings_of(Shape s, std::vector<std::string> v) {
+  Tensor t(DType::string, std::move(s));
+  EXPECT_EQ(t.strings.size(), v.size());
+  t.strings = std::move(v);
+  return t;
+}
+
+// Every element of an integer or bool tensor as int64 (for EXPECT_EQ against a vector).
+inline std::vector<int64_t> int_values(const Tensor& t) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.get_int(i));
+  return v;
+}
+
 inline Tensor ints_of(Shape s, const std::vector<int64_t>& v, DType t = DType::i64) {
   Tensor x(t, std::move(s));
   EXPECT_EQ(static_cast<size_t>(x.numel()), v.size());
