@@ -107,9 +107,12 @@ Graph subgraph(const Graph& g, const std::vector<int>& nodes, const std::vector<
 
 Graph segment_graph(const Graph& g, const Segment& seg) { return subgraph(g, seg.nodes, seg.inputs, seg.outputs); }
 
+bool holds_strings(const Graph& g) {
+  return std::any_of(g.values.begin(), g.values.end(), [](const Value& v) { return v.dtype == DType::string; });
+}
+
 Graph without_string_nodes(const Graph& g) {
-  const bool strings = std::any_of(g.values.begin(), g.values.end(), [](const Value& v) { return v.dtype == DType::string; });
-  if (!strings) return g;
+  if (!holds_strings(g)) return g;
   std::vector<bool> host(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) host[i] = touches_strings(g, g.nodes[i]);
   Segment s;

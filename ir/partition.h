@@ -36,6 +36,8 @@ Graph segment_graph(const Graph& g, const Segment& s);
 // the graph's outputs as its outputs. g itself when it holds no string value. What a tool that
 // plans a whole model (explain, bench, diff) plans for a text model.
 Graph without_string_nodes(const Graph& g);
+// Whether any value of g (input, output, constant or intermediate) is a string tensor.
+bool holds_strings(const Graph& g);
 
 // A graph of node n alone (inputs that are not constants become graph inputs), for asking a
 // backend whether it can run that node.

@@ -141,8 +141,7 @@ std::unique_ptr<Executable> compile_with_fallback(Backend& b, const Graph& g, co
     // Nothing the host could take over (e.g. no device). Unless the graph holds strings no node
     // computes (a string input or output its specialisation folded): the pieces take the rest
     // and the strings stay on the host, where the executable returns constant outputs itself.
-    const auto string_value = [&](const Value& v) { return v.dtype == DType::string; };
-    if (breaks.empty() && std::none_of(g.values.begin(), g.values.end(), string_value)) throw;
+    if (breaks.empty() && !holds_strings(g)) throw;
     std::vector<SegmentedExecutable::Piece> pieces;
     auto host = make_backend("ref");
     for (Segment& s : partition_graph(g, on_host)) {
