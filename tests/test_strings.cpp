@@ -173,6 +173,28 @@ TEST(Strings, LabelEncoderMapsToStrings) {
   }
 }
 
+// ml opset 1's LabelEncoder (classes_strings): strings to their index, int64 to the class at
+// that index, the defaults elsewhere; a repeated class takes its last index. Expected values are
+// onnxruntime 1.32's outputs for the same models.
+TEST(Strings, LabelEncoderOpset1MapsClassesBothWays) {
+  for (const bool from_strings : {true, false}) {
+    SCOPED_TRACE(from_strings ? "strings to int64" : "int64 to strings");
+    GraphBuilder b("labels", 13);
+    GraphBuilder::Attrs a{{"classes_strings", std::vector<std::string>{"a", "b", "a", "c"}}};
+    if (from_strings) a["default_int64"] = int64_t{42};
+    b.output(b.op("LabelEncoder", {b.input("x", from_strings ? DType::string : DType::i64, {5})}, a));
+    Graph g = b.build();
+    g.nodes[0].domain = "ai.onnx.ml", g.nodes[0].opset = 1;
+    const Tensor in = from_strings ? strings_of({5}, {"c", "a", "zz", "b", ""}) : testing::ints_of({5}, {3, 0, 7, -1, 2});
+    for (const std::string& be : usable_backends()) {
+      SCOPED_TRACE(be);
+      const Tensor y = Session(g, be).run({in})[0];
+      if (from_strings) EXPECT_EQ(testing::int_values(y), (std::vector<int64_t>{3, 2, 42, 1, 42}));
+      else EXPECT_EQ(y.strings, (std::vector<std::string>{"c", "a", "_Unused", "_Unused", "a"}));
+    }
+  }
+}
+
 // A default_string beside numeric keys and values is unused (onnxruntime ignores it too).
 TEST(Strings, LabelEncoderIgnoresAnUnusedDefaultString) {
   GraphBuilder b("labels", 17);
@@ -238,6 +260,29 @@ TEST(Strings, IndexOpsMoveStrings) {
   const std::string e = error_of([&] { Session(r.build(), "ref").run({strings_of({2}, {"a", "b"})}); });
   EXPECT_NE(e.find("reduction 'add' of strings is not defined"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
+// Compress and ReverseSequence move strings too (onnxruntime 1.32's outputs for the same models).
+TEST(Strings, CompressAndReverseSequenceMoveStrings) {
+  GraphBuilder b("moves2", 13);
+  const int x = b.input("x", DType::string, {3, 2});
+  const auto bools = [](std::vector<int> v) {
+    Tensor t(DType::boolean, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.set_int(static_cast<int64_t>(i), v[i]);
+    return t;
+  };
+  b.output(b.op("Compress", {x, b.constant("c", bools({1, 0}))}, {{"axis", int64_t{1}}}));
+  b.output(b.op("Compress", {x, b.constant("c2", bools({0, 1, 1, 0, 0, 1}))}));
+  b.output(b.op("ReverseSequence", {x, b.constant("l", testing::ints_of({2}, {3, 2}))}, {{"time_axis", int64_t{0}}, {"batch_axis", int64_t{1}}}));
+  const Graph g = b.build();
+  const Tensor in = strings_of({3, 2}, {"a", "b", "c", "d", "e", "f"});
+  for (const std::string& be : usable_backends()) {
+    SCOPED_TRACE(be);
+    const std::vector<Tensor> o = Session(g, be).run({in});
+    EXPECT_EQ(o[0].strings, (std::vector<std::string>{"a", "c", "e"}));
+    EXPECT_EQ(o[1].strings, (std::vector<std::string>{"b", "c", "f"}));
+    EXPECT_EQ(o[2].strings, (std::vector<std::string>{"e", "d", "c", "b", "a", "f"}));
+  }
 }
 
 // Bad attributes and shapes are one-line errors naming the node, at load.

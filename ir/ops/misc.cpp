@@ -45,7 +45,8 @@
 //    output column), n in [min_gram_length, max_gram_length], items max_skip_count apart at
 //    most (the ONNX reference's walk, onnxruntime's: unigrams counted once); TF the counts,
 //    IDF weights[col] (1 without weights) where the count is non-zero, TFIDF weights x counts;
-//    float32 [out] or [N, out], out = max(ngram_indexes) + 1. pool_strings is Unsupported.
+//    float32 [out] or [N, out], out = max(ngram_indexes) + 1; string X against pool_strings
+//    on the host.
 // Errors: Error("shape") naming the node for bad ranks, attributes or sizes.
 #include <algorithm>
 #include <cmath>
@@ -210,11 +211,9 @@ void compress_infer(InferContext& ctx) {
 
 void compress_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor &x = *in[0], &cond = *in[1];
-  const size_t es = dtype_size(x.dtype());
-  if (x.dtype() == DType::string) ref_fail(n, "string tensors are not supported");
   if (!n.has_attr("axis")) {
     const auto kept = compress_kept(cond, x.numel());
-    for (size_t j = 0; j < kept.size(); ++j) std::memcpy(out[0].raw() + j * es, x.raw() + kept[j] * es, es);
+    for (size_t j = 0; j < kept.size(); ++j) copy_elems(x, kept[j], out[0], static_cast<int64_t>(j), 1);
     return;
   }
   const int64_t axis = normalize_axis(n.attr_i("axis", 0), x.rank(), n.label());
@@ -226,7 +225,7 @@ void compress_ref(const Node& n, const Ins& in, Outs& out) {
   const int64_t m = static_cast<int64_t>(kept.size());
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t j = 0; j < m; ++j)
-      std::memcpy(out[0].raw() + ((o * m + j) * inner) * es, x.raw() + ((o * len + kept[j]) * inner) * es, inner * es);
+      copy_elems(x, (o * len + kept[j]) * inner, out[0], (o * m + j) * inner, inner);
 }
 
 // ---- TfIdfVectorizer -------------------------------------------------------------------------
@@ -620,18 +619,16 @@ void revseq_infer(InferContext& ctx) {
 
 void revseq_ref(const Node& n, const Ins& in, Outs& out) {
   const Tensor &x = *in[0], &lens = *in[1];
-  if (x.dtype() == DType::string) ref_fail(n, "string tensors are not supported");
   const int64_t ta = n.attr_i("time_axis", 0), ba = n.attr_i("batch_axis", 1);
   const int64_t T = x.shape()[ta], B = x.shape()[ba];
   const int64_t inner = x.numel() / std::max<int64_t>(1, T * B);
-  const size_t es = dtype_size(x.dtype());
   for (int64_t b = 0; b < B; ++b) {
     const int64_t len = lens.get_int(b);
     if (len < 0 || len > T) ref_fail(n, "sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) + " is outside [0, " + std::to_string(T) + "]");
     for (int64_t t = 0; t < T; ++t) {
       const int64_t src = t < len ? len - 1 - t : t;
       auto at = [&](int64_t tt) { return (ta == 0 ? tt * B + b : b * T + tt) * inner; };
-      std::memcpy(out[0].raw() + at(t) * es, x.raw() + at(src) * es, inner * es);
+      copy_elems(x, at(src), out[0], at(t), inner);
     }
   }
 }
@@ -870,13 +867,21 @@ void register_misc_ops() {
   register_op(table_entry("Det", 1, 1, det_infer, det_ref));
   register_op(table_entry("DFT", 1, 3, dft_infer, dft_ref));
   register_op(table_entry("BitCast", 1, 1, bitcast_infer, bitcast_ref));
-  register_op(table_entry("ReverseSequence", 2, 2, revseq_infer, revseq_ref));
+  {
+    OpDef r = table_entry("ReverseSequence", 2, 2, revseq_infer, revseq_ref);
+    r.strings = true;  // copy_elems moves strings by value
+    register_op(std::move(r));
+  }
   register_op(table_entry("Unique", 1, 1, unique_infer, unique_ref, 4));
   register_op(table_entry("CumProd", 2, 2, cumprod_infer, cumprod_ref));
   register_op(table_entry("HannWindow", 1, 1, window_infer, window_ref({0.5, 0.5, 0.0})));
   register_op(table_entry("HammingWindow", 1, 1, window_infer, window_ref({25.0 / 46.0, 21.0 / 46.0, 0.0})));
   register_op(table_entry("BlackmanWindow", 1, 1, window_infer, window_ref({0.42, 0.5, 0.08})));
-  register_op(table_entry("Compress", 2, 2, compress_infer, compress_ref));
+  {
+    OpDef c = table_entry("Compress", 2, 2, compress_infer, compress_ref);
+    c.strings = true;  // copy_elems moves strings by value
+    register_op(std::move(c));
+  }
   register_op(table_entry("NonZero", 1, 1, nonzero_infer, nonzero_ref));
   register_op(table_entry("LpNormalization", 1, 1, lpnorm_infer, lpnorm_ref));
   register_op(table_entry("NonMaxSuppression", 2, 5, nms_infer, nms_ref));

@@ -488,7 +488,9 @@ void label_encoder_search(Graph& g, RewriteNodes& w, const Node& n, const Tensor
 // "_Unused", default_int64 -1, default_float -0.0, or default_tensor).
 
 // Keys or values of strings (a default_string beside numeric values is unused, as in onnxruntime).
+// ml opset 1's classes_strings always maps strings to their index or back.
 bool label_has_strings(const Node& n) {
+  if (n.has_attr("classes_strings")) return true;
   for (const std::string w : {"keys", "values"}) {
     if (n.has_attr(w + "_strings")) return true;
     if (const Tensor* t = n.attr_t(w + "_tensor"); t && t->dtype() == DType::string) return true;
@@ -496,8 +498,33 @@ bool label_has_strings(const Node& n) {
   return false;
 }
 
-// One of the node's tables (keys, values) or its default as a tensor, strings included.
-Tensor label_any_table(const Node& n, const std::string& what) {
+// ml opset 1 (classes_strings, default_int64 -1, default_string "_Unused"): a string X maps to
+// its index in classes_strings, an int64 X to the class at that index (ONNX-ML LabelEncoder-1);
+// a repeated class maps to its last index, as onnxruntime's map fills.
+Tensor label_classes_table(const Node& n, const std::string& what, DType x) {
+  const std::vector<std::string> classes = n.attr_strings("classes_strings");
+  const bool strings_in = x == DType::string;
+  const bool strings_here = what == "keys" ? strings_in : !strings_in;
+  if (what == "default") {
+    Tensor t(strings_in ? DType::i64 : DType::string, {1});
+    if (strings_in) t.set_int(0, n.attr_i("default_int64", -1));
+    else t.strings = {n.attr_s("default_string", "_Unused")};
+    return t;
+  }
+  Tensor t(strings_here ? DType::string : DType::i64, {static_cast<int64_t>(classes.size())});
+  std::map<std::string, int64_t> last;
+  for (size_t i = 0; i < classes.size(); ++i) last[classes[i]] = static_cast<int64_t>(i);
+  if (strings_here) t.strings = classes;
+  else
+    for (size_t i = 0; i < classes.size(); ++i)
+      t.set_int(static_cast<int64_t>(i), strings_in ? last[classes[i]] : static_cast<int64_t>(i));
+  return t;
+}
+
+// One of the node's tables (keys, values) or its default as a tensor, strings included; x is
+// X's dtype (ml opset 1 reads its one table either way round).
+Tensor label_any_table(const Node& n, const std::string& what, DType x) {
+  if (n.has_attr("classes_strings")) return label_classes_table(n, what, x);
   if (const Tensor* t = n.attr_t(what + "_tensor")) return *t;
   const bool dflt = what == "default";
   const bool string_values = n.has_attr("values_strings") || (n.attr_t("values_tensor") && n.attr_t("values_tensor")->dtype() == DType::string);
@@ -539,8 +566,9 @@ LabelKey label_key(const Tensor& t, int64_t k) {
 
 void label_encoder_strings_ref(const Node& n, const Ins& in, Outs& out) {
   if (!label_has_strings(n)) ref_fail(n, "runs once its input is typed (it is expanded into standard ops then)");
-  const Tensor keys = label_any_table(n, "keys"), values = label_any_table(n, "values"), dflt = label_any_table(n, "default");
   const Tensor& x = *in[0];
+  const Tensor keys = label_any_table(n, "keys", x.dtype()), values = label_any_table(n, "values", x.dtype()),
+               dflt = label_any_table(n, "default", x.dtype());
   Tensor& y = out[0];
   std::map<LabelKey, int64_t> first;  // key -> its first index
   int64_t nan_at = -1;
@@ -653,9 +681,14 @@ void label_encoder_infer(InferContext& ctx) {
   DType t = n.has_attr("values_int64s") ? DType::i64 : n.has_attr("values_floats") ? DType::f32
           : n.has_attr("values_strings") ? DType::string : DType::undefined;
   if (const Tensor* v = n.attr_t("values_tensor")) t = v->dtype();
+  const DType x = ctx.dtype(0);
+  if (n.has_attr("classes_strings")) {
+    if (x != DType::string && x != DType::i64) ctx.fail(std::string("X must be string or int64 (classes_strings), got ") + dtype_name(x));
+    t = x == DType::string ? DType::i64 : DType::string;
+  }
   if (t == DType::undefined) ctx.fail("needs values (values_int64s, values_floats, values_strings or values_tensor)");
   if (label_has_strings(n)) {
-    const Tensor keys = label_any_table(n, "keys"), values = label_any_table(n, "values"), dflt = label_any_table(n, "default");
+    const Tensor keys = label_any_table(n, "keys", x), values = label_any_table(n, "values", x), dflt = label_any_table(n, "default", x);
     if (keys.numel() == 0 || keys.numel() != values.numel())
       ctx.fail(std::to_string(keys.numel()) + " keys and " + std::to_string(values.numel()) + " values (they must pair up, at least one)");
     if (dflt.dtype() != values.dtype() || dflt.numel() != 1) ctx.fail("default must be one value of the values' dtype");

@@ -1,8 +1,10 @@
 // Small helpers shared by the op files (ir/ops/*.cpp): optional inputs/outputs of a reference
 // call, reference errors, and element access as double / int64.
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +33,17 @@ inline int read_out_of(const Graph& g, const Node& n, size_t k) {
   return -1;
 }
 inline bool has_out(const Outs& o, size_t i) { return i < o.size() && o[i].defined(); }
+
+// Copies count elements from src[s..] to dst[d..] (strings by value, everything else as bytes).
+inline void copy_elems(const Tensor& src, int64_t s, Tensor& dst, int64_t d, int64_t count) {
+  if (count <= 0) return;
+  if (src.dtype() == DType::string) {
+    std::copy_n(src.strings.begin() + s, count, dst.strings.begin() + d);
+    return;
+  }
+  const size_t es = dtype_size(src.dtype());
+  std::memcpy(dst.raw() + d * es, src.raw() + s * es, static_cast<size_t>(count) * es);
+}
 [[noreturn]] inline void ref_fail(const Node& n, const std::string& why) { throw Error("ref", n.label() + ": " + why); }
 
 // All elements as double (f32 read directly, other dtypes through Tensor::get).

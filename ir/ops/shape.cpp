@@ -23,16 +23,6 @@ namespace {
 using namespace op_helpers;
 
 
-// Copies count elements from src[s..] to dst[d..] (strings by value, everything else as bytes).
-void copy_elems(const Tensor& src, int64_t s, Tensor& dst, int64_t d, int64_t count) {
-  if (count <= 0) return;
-  if (src.dtype() == DType::string) {
-    std::copy_n(src.strings.begin() + s, count, dst.strings.begin() + d);
-    return;
-  }
-  const size_t es = dtype_size(src.dtype());
-  std::memcpy(dst.raw() + d * es, src.raw() + s * es, static_cast<size_t>(count) * es);
-}
 
 template <size_t ES>
 void strided_walk(const std::byte* in, std::byte* out, const Shape& shape, int64_t src,
