@@ -203,6 +203,10 @@ struct OpDef {
   // required: infer_shapes refuses an empty one before any shape rule or expansion reads it.
   uint32_t optional_inputs = 0;
   int min_outputs = 1, max_outputs = 1;
+  // Output 0 may be omitted (an empty name) while later outputs are used, as ONNX marks it
+  // optional (RNN / GRU / LSTM's Y); elsewhere infer_shapes refuses such a node (the checker
+  // does for opsets it knows; onnxruntime: "output 0 ... has an empty string").
+  bool optional_first_output = false;
   InferFn infer;
   ReferenceFn reference;
   std::optional<ScalarRule> scalar;  // set => element-wise with NumPy broadcasting

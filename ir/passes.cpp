@@ -187,6 +187,10 @@ void infer_shapes(Graph& g, bool fold) {
     if (static_cast<int>(n.outputs.size()) > def.max_outputs)
       throw Error("onnx", n.label() + ": has " + std::to_string(n.outputs.size()) + " outputs, the op defines at most " +
                               std::to_string(def.max_outputs));
+    // A used output after an omitted output 0: ops whose output 0 is required write it.
+    if (!n.outputs.empty() && n.outputs[0] < 0 && !def.optional_first_output &&
+        std::any_of(n.outputs.begin() + 1, n.outputs.end(), [](int o) { return o >= 0; }))
+      throw Error("onnx", n.label() + ": output 0 is required, got an empty name");
     InferContext ctx(g, n);
     call_op_fn(n, "shape", [&] { def.infer(ctx); });
     check_types(n);

@@ -349,14 +349,38 @@ class PySession {
     std::vector<std::optional<Tensor>> strings(input_objects.size());
     for (size_t i = 0; i < input_objects.size(); ++i) {
       if (nb::isinstance<nb::tuple>(input_objects[i])) {
-        const nb::tuple t = nb::cast<nb::tuple>(input_objects[i]);
+        // nanobind's casts throw std::bad_cast / cast_error: one fusor.Error naming the input.
+        const auto cast_or = [&](auto f, const std::string& what) {
+          try {
+            return f();
+          } catch (const Error&) {
+            throw;
+          } catch (const std::exception&) {
+            throw Error("python", "input '" + input_name(i) + "': " + what);
+          }
+        };
+        const nb::tuple t = cast_or([&] { return nb::cast<nb::tuple>(input_objects[i]); }, "expected (list of str, shape)");
+        if (t.size() != 2) throw Error("python", "input '" + input_name(i) + "': expected (list of str, shape)");
         Shape shape;
-        for (nb::handle d : nb::cast<nb::tuple>(t[1])) shape.push_back(nb::cast<int64_t>(d));
+        cast_or([&] {
+          for (nb::handle d : nb::cast<nb::tuple>(t[1])) shape.push_back(nb::cast<int64_t>(d));
+          return 0;
+        }, "its shape must be a tuple of ints");
+        const nb::list items = cast_or([&] { return nb::cast<nb::list>(t[0]); }, "its strings must come as a list of str");
+        size_t count = 1;  // the shape's element count, checked against the list before allocating
+        for (int64_t d : shape) {
+          if (d < 0) throw Error("python", "input '" + input_name(i) + "': negative dimension in shape " + shape_str(shape));
+          const size_t ud = static_cast<size_t>(d);  // saturates just past the list's length
+          count = ud == 0 ? 0 : count > (items.size() + 1) / ud ? items.size() + 1 : count * ud;
+        }
+        if (count > items.size()) throw Error("python", "input '" + input_name(i) + "': fewer strings than its shape holds");
         Tensor st(DType::string, shape);
         size_t j = 0;
-        for (nb::handle v : nb::cast<nb::list>(t[0])) {
+        for (nb::handle v : items) {
           if (j >= st.strings.size()) throw Error("python", "input '" + input_name(i) + "': more strings than its shape holds");
-          st.strings[j++] = nb::cast<std::string>(v);
+          st.strings[j] = cast_or([&] { return nb::cast<std::string>(v); },
+                                  "element " + std::to_string(j) + " is not a str that encodes as UTF-8 (a lone surrogate, or not a str)");
+          ++j;
         }
         if (j != st.strings.size()) throw Error("python", "input '" + input_name(i) + "': fewer strings than its shape holds");
         strings[i] = std::move(st);

@@ -259,6 +259,7 @@ TEST(Strings, IndexOpsMoveStrings) {
                 {{"reduction", std::string("add")}}));
   const std::string e = error_of([&] { Session(r.build(), "ref").run({strings_of({2}, {"a", "b"})}); });
   EXPECT_NE(e.find("reduction 'add' of strings is not defined"), std::string::npos) << e;
+  EXPECT_NE(e.find("ScatterElements"), std::string::npos) << e;  // names the node
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
 
@@ -282,6 +283,41 @@ TEST(Strings, CompressAndReverseSequenceMoveStrings) {
     EXPECT_EQ(o[0].strings, (std::vector<std::string>{"a", "c", "e"}));
     EXPECT_EQ(o[1].strings, (std::vector<std::string>{"b", "c", "f"}));
     EXPECT_EQ(o[2].strings, (std::vector<std::string>{"e", "d", "c", "b", "a", "f"}));
+  }
+}
+
+// Scan and Loop bodies that split or tokenize their string slices, and an If whose branches
+// return strings (red-team round 48: the slices were moved as bytes, so every body saw empty
+// strings; ref refused all four). onnxruntime's outputs, tests/data/make_strings_control.py.
+TEST(Strings, ControlFlowCarriesStrings) {
+  for (const char* m : {"scan_split_count", "scan_tokenizer_size", "loop_split_rows", "if_strings_true", "if_strings_false"})
+    for (const std::string& be : usable_backends()) {
+      const CaseResult r = run_case(std::string(FUSOR_SOURCE_DIR) + "/tests/data/strings_control/" + m, be, ConformOptions{});
+      EXPECT_EQ(r.status, CaseStatus::passed) << m << " on " << be << ": " << r.detail;
+    }
+}
+
+// An omitted output 0 with a later output used is refused by name (it crashed StringSplit);
+// an empty Tokenizer input keeps its shape, as onnxruntime's kernel gives it.
+TEST(Strings, OmittedFirstOutputAndEmptyTokenizerInput) {
+  GraphBuilder b("split", 20);
+  const std::vector<int> o = b.op_multi("StringSplit", {b.input("x", DType::string, {2})}, {}, 2);
+  b.output(o[1]);
+  Graph g = b.build();
+  g.nodes[0].outputs[0] = -1;
+  for (const std::string& be : usable_backends()) {
+    const std::string e = error_of([&] { Session(g, be).run({strings_of({2}, {"a b", "c"})}); });
+    EXPECT_NE(e.find("output 0 is required, got an empty name"), std::string::npos) << be << ": " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+  for (const Shape& s : {Shape{2, 0}, Shape{0}}) {
+    GraphBuilder t("tok", 20);
+    t.output(t.op("Tokenizer", {t.input("x", DType::string, s)}, {{"mark", int64_t{0}}, {"mincharnum", int64_t{1}},
+                                                                   {"pad_value", std::string("#")}, {"separators", std::vector<std::string>{" "}}}));
+    Graph tg = t.build();
+    tg.nodes[0].domain = "com.microsoft", tg.nodes[0].opset = 1;
+    for (const std::string& be : usable_backends())
+      EXPECT_EQ(Session(tg, be).run({Tensor(DType::string, s)})[0].shape(), s) << be << " " << shape_str(s);
   }
 }
 

@@ -154,7 +154,9 @@ void if_ref(const Node& n, const Ins& in, Outs& out) {
     for (int v : m.inputs) mi.push_back(v >= 0 ? at(v) : nullptr);
     std::vector<Tensor> mo;
     for (int o : m.outputs) mo.push_back(o >= 0 ? Tensor(s.values[o].dtype, s.values[o].shape) : Tensor());
-    op_or_throw(m).reference(m, mi, mo);
+    const OpDef& def = op_or_throw(m);
+    check_string_support(s, m, def);  // as the ref backend checks each node
+    def.reference(m, mi, mo);
     for (size_t k = 0; k < m.outputs.size(); ++k)
       if (m.outputs[k] >= 0) vals[m.outputs[k]] = std::move(mo[k]);
   }
@@ -231,12 +233,15 @@ bool get_element_expand(Graph& g, size_t index) {
 void register_control_ops() {
   OpDef d = table_entry("If", 1, 1 << 20, if_infer, if_ref, 1 << 20);
   d.expand = if_expand;
+  d.strings = true;  // branch outputs are copied by value; the branches' nodes are checked
   register_op(std::move(d));
   OpDef h = table_entry("OptionalHasElement", 0, 1, has_element_infer, has_element_ref);
   h.expand = has_element_expand;
+  h.strings = true;  // reads no element
   register_op(std::move(h));
   OpDef e = table_entry("OptionalGetElement", 0, 1, get_element_infer, get_element_ref);
   e.expand = get_element_expand;
+  e.strings = true;  // a copy by value
   register_op(std::move(e));
 }
 

@@ -108,7 +108,9 @@ std::vector<Tensor> run_body(const Node& n, const Graph& b, const std::vector<Ar
     for (int v : m.inputs) mi.push_back(v >= 0 ? &at(v) : nullptr);
     std::vector<Tensor> mo;
     for (int o : m.outputs) mo.push_back(o >= 0 ? Tensor(s.values[o].dtype, s.values[o].shape) : Tensor());
-    op_or_throw(m).reference(m, mi, mo);
+    const OpDef& def = op_or_throw(m);
+    check_string_support(s, m, def);  // as the ref backend checks each node
+    def.reference(m, mi, mo);
     for (size_t k = 0; k < m.outputs.size(); ++k)
       if (m.outputs[k] >= 0) vals[m.outputs[k]] = std::move(mo[k]);
   }
@@ -257,33 +259,30 @@ std::vector<bool> kept_constants(const Node& n, const Graph& b, int own, const s
   return keep;
 }
 
-// Byte-level slicing along one axis.
+// Slicing along one axis, in elements (copy_elems: strings by value, the rest as bytes).
 struct AxisSplit {
-  int64_t outer = 1, len = 1, inner = 1;  // inner in bytes
+  int64_t outer = 1, len = 1, inner = 1;
 };
-AxisSplit split_at(const Shape& s, int64_t axis, size_t elem) {
+AxisSplit split_at(const Shape& s, int64_t axis) {
   AxisSplit a;
   for (int64_t d = 0; d < axis; ++d) a.outer *= s[d];
   a.len = s[axis];
-  a.inner = static_cast<int64_t>(elem);
   for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) a.inner *= s[d];
   return a;
 }
 // t[..., i, ...] along axis, the axis removed.
 Tensor take(const Tensor& t, int64_t axis, int64_t i) {
   Shape s = t.shape();
-  const AxisSplit a = split_at(s, axis, dtype_size(t.dtype()));
+  const AxisSplit a = split_at(s, axis);
   s.erase(s.begin() + axis);
   Tensor r(t.dtype(), s);
-  for (int64_t o = 0; o < a.outer; ++o)
-    std::memcpy(r.raw() + o * a.inner, t.raw() + (o * a.len + i) * a.inner, static_cast<size_t>(a.inner));
+  for (int64_t o = 0; o < a.outer; ++o) copy_elems(t, (o * a.len + i) * a.inner, r, o * a.inner, a.inner);
   return r;
 }
 // dst[..., i, ...] = src (src lacks the axis).
 void put(Tensor& dst, int64_t axis, int64_t i, const Tensor& src) {
-  const AxisSplit a = split_at(dst.shape(), axis, dtype_size(dst.dtype()));
-  for (int64_t o = 0; o < a.outer; ++o)
-    std::memcpy(dst.raw() + (o * a.len + i) * a.inner, src.raw() + o * a.inner, static_cast<size_t>(a.inner));
+  const AxisSplit a = split_at(dst.shape(), axis);
+  for (int64_t o = 0; o < a.outer; ++o) copy_elems(src, o * a.inner, dst, (o * a.len + i) * a.inner, a.inner);
 }
 Shape with_axis(Shape s, int64_t axis, int64_t len) {
   s.insert(s.begin() + axis, len);
@@ -927,8 +926,10 @@ void register_loop_ops() {
   loop.expand = loop_expand;
   loop.run_host = loop_host;
   loop.first_call = loop_first_call;
+  loop.strings = true;  // carried values and scan slices move strings (take / put); body nodes are checked
   register_op(std::move(loop));
   OpDef scan = table_entry("Scan", 1, 1 << 20, scan_infer, scan_ref, 1 << 20);
+  scan.strings = true;
   scan.expand = scan_expand;
   scan.optional_inputs = 1u;  // Scan-8's sequence_lens
   scan.run_host = scan_host;

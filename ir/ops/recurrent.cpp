@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <tuple>
 
 #include "ir/ops/op_helpers.h"
 #include "ir/recurrent.h"
@@ -247,9 +248,11 @@ void rnn_ref(const Node& n, const Ins& in, Outs& out) {
 }  // namespace
 
 void register_recurrent_ops() {
-  register_op(table_entry("RNN", 3, 6, rnn_infer, rnn_ref, 2));
-  register_op(table_entry("GRU", 3, 6, rnn_infer, rnn_ref, 2));
-  register_op(table_entry("LSTM", 3, 8, rnn_infer, rnn_ref, 3));
+  for (auto [name, max_in, max_out] : {std::tuple{"RNN", 6, 2}, std::tuple{"GRU", 6, 2}, std::tuple{"LSTM", 8, 3}}) {
+    OpDef d = table_entry(name, 3, max_in, rnn_infer, rnn_ref, max_out);
+    d.optional_first_output = true;  // Y: a model may use only Y_h / Y_c
+    register_op(std::move(d));
+  }
 }
 
 }  // namespace fusor

@@ -534,7 +534,14 @@ std::string scatter_reduction(const Node& n) {
   return red;
 }
 
+// A reduction other than 'none' combines values: not defined on strings (refused at load).
+void refuse_string_reduction(InferContext& ctx) {
+  const std::string red = ctx.node().attr_s("reduction", "none");
+  if (red != "none" && ctx.dtype(0) == DType::string) ctx.fail("reduction '" + red + "' of strings is not defined (only 'none')");
+}
+
 void scatter_elements_infer(InferContext& ctx) {
+  refuse_string_reduction(ctx);
   require_rank1(ctx, 0);
   require_index_dtype(ctx, 1);
   const Shape &x = ctx.shape(0), &idx = ctx.shape(1);
@@ -596,6 +603,7 @@ void gather_nd_ref(const Node& n, const Ins& in, Outs& out) {
 }
 
 void scatter_nd_infer(InferContext& ctx) {
+  refuse_string_reduction(ctx);
   require_index_dtype(ctx, 1);
   const Shape &x = ctx.shape(0), &idx = ctx.shape(1), &upd = ctx.shape(2);
   if (idx.empty() || idx.back() < 1 || idx.back() > static_cast<int64_t>(x.size()))

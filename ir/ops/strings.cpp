@@ -337,14 +337,15 @@ void tokenizer_infer(InferContext& ctx) {
   if (shape_numel(x) > 0)
     for (const std::string& s : ctx.require_contents(0).strings)
       most = std::max<int64_t>(most, static_cast<int64_t>(tokenize(ctx.node(), t, s).size()));
-  Shape y = x;
-  y.push_back(most == 0 ? 0 : most + (t.mark ? 2 : 0));
+  Shape y = x;  // an empty X gives its own shape, no token axis (onnxruntime's kernel)
+  if (shape_numel(x) > 0) y.push_back(most == 0 ? 0 : most + (t.mark ? 2 : 0));
   check_string_count(ctx, y);
   ctx.set_output(0, DType::string, y);
 }
 
 void tokenizer_ref(const Node& n, const Ins& in, Outs& out) {
   const TokenizerSpec t = tokenizer_of(n);
+  if (in[0]->numel() == 0) return;
   const int64_t width = out[0].shape().back();
   if (width == 0) return;
   for (int64_t i = 0; i < in[0]->numel(); ++i) {

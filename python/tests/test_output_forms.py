@@ -101,3 +101,16 @@ def test_text_models_compute_on_their_strings(case, backend):
         np.testing.assert_array_equal(a, b)
     with pytest.raises(fusor.Error, match="expects string"):
         sess.run(None, {name: np.zeros(x.shape, np.float32)})
+
+
+def test_unencodable_strings_are_one_error_naming_the_input():
+    """A str with a lone surrogate (what surrogateescape decoding of non-UTF-8 bytes gives) or
+    a non-str element is one fusor.Error naming the input, not a bare std::bad_cast."""
+    d = os.path.join(DATA, "tx_norm_label")
+    sess = fusor.Session(os.path.join(d, "model.onnx"), backend="ref")
+    name = sess.get_inputs()[0].name
+    x = fusor.read_tensor(os.path.join(d, "test_data_set_0", "input_0.pb"))
+    bad = x.astype(object).copy()
+    bad.flat[0] = "a\udcff b"
+    with pytest.raises(fusor.Error, match=f"input '{name}'.*UTF-8"):
+        sess.run(None, {name: bad})
