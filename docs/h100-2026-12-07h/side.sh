@@ -5,5 +5,5 @@
 only=${1:-W1,W2,W3,W5,W7}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
 scripts/h200_run.sh $OUT/r none > /dev/null 2>&1
-SIDE_ARGS="--quick --only $only" timeout 560 scripts/h200_run.sh $OUT/side side 2>&1 | tail -80
+SIDE_ARGS="--quick --only $only" timeout ${SIDE_T:-560} scripts/h200_run.sh $OUT/side side 2>&1 | tail -80
 rm -f $OUT/*/devices.txt
