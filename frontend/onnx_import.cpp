@@ -200,6 +200,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& base_dir
 
   if (dt == DType::string) {
     if (external) throw tensor_error(t, "external data for string tensors is not supported");
+    if (t.has_raw_data()) throw tensor_error(t, "string tensors cannot use raw_data (ONNX stores them in string_data)");
     if (t.string_data_size() != n)
       throw tensor_error(t, "string_data has " + std::to_string(t.string_data_size()) + " elements, shape " +
                                 shape_str(shape) + " needs " + std::to_string(n));

@@ -276,6 +276,14 @@ TEST(TensorIo, TypedFieldsDecode) {
   f.add_dims(3);
   f.add_float_data(1.5f);
   expect_error([&] { tensor_from_proto(f, "."); }, "tensor 'f'");
+
+  // Strings live in string_data; raw_data for them is refused by what it is (red-team round 56).
+  onnx::TensorProto s;
+  s.set_name("s");
+  s.set_data_type(onnx::TensorProto::STRING);
+  s.add_dims(1);
+  s.set_raw_data("abc");
+  expect_error([&] { tensor_from_proto(s, "."); }, "string tensors cannot use raw_data");
 }
 
 TEST(TensorIo, LoadTestDataSets) {
