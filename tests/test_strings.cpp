@@ -310,6 +310,14 @@ TEST(Strings, OmittedFirstOutputAndEmptyTokenizerInput) {
     EXPECT_NE(e.find("output 0 is required, got an empty name"), std::string::npos) << be << ": " << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   }
+  // Variadic outputs (Split's pieces, If / Loop / Scan's values) may leave an unused one out.
+  GraphBuilder v("split", 18);
+  const std::vector<int> pieces = v.op_multi("Split", {v.input("x", DType::string, {4})}, {{"num_outputs", int64_t{2}}}, 2);
+  v.output(pieces[1]);
+  Graph vg = v.build();
+  vg.nodes[0].outputs[0] = -1;
+  for (const std::string& be : usable_backends())
+    EXPECT_EQ(Session(vg, be).run({strings_of({4}, {"a", "b", "c", "d"})})[0].strings, (std::vector<std::string>{"c", "d"})) << be;
   for (const Shape& s : {Shape{2, 0}, Shape{0}}) {
     GraphBuilder t("tok", 20);
     t.output(t.op("Tokenizer", {t.input("x", DType::string, s)}, {{"mark", int64_t{0}}, {"mincharnum", int64_t{1}},

@@ -234,6 +234,7 @@ void register_control_ops() {
   OpDef d = table_entry("If", 1, 1 << 20, if_infer, if_ref, 1 << 20);
   d.expand = if_expand;
   d.strings = true;  // branch outputs are copied by value; the branches' nodes are checked
+  d.optional_first_output = true;  // variadic outputs: an unused one may be omitted
   register_op(std::move(d));
   OpDef h = table_entry("OptionalHasElement", 0, 1, has_element_infer, has_element_ref);
   h.expand = has_element_expand;

@@ -957,7 +957,11 @@ void register_shape_ops() {
   register_op(moves_strings(op("Slice", 1, 5, slice_infer, slice_ref, true)));
   register_op(moves_strings(never_raising(op("Tile", 2, 2, tile_infer, tile_ref))));
   register_op(moves_strings(never_raising(op("Concat", 1, kMany, concat_infer, concat_ref))));
-  register_op(moves_strings(never_raising(op("Split", 1, 2, split_infer, split_ref, false, kMany))));
+  {
+    OpDef split = moves_strings(never_raising(op("Split", 1, 2, split_infer, split_ref, false, kMany)));
+    split.optional_first_output = true;  // variadic outputs: an unused piece may be omitted
+    register_op(std::move(split));
+  }
   register_op(moves_strings(op("Gather", 2, 2, gather_infer, gather_ref)));
   register_op(moves_strings(op("GatherElements", 2, 2, gather_elements_infer, gather_elements_ref)));
   register_op(moves_strings(op("ScatterElements", 3, 3, scatter_elements_infer, scatter_elements_ref)));
