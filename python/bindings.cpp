@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 
 #include <unistd.h>
 
@@ -350,13 +351,14 @@ class PySession {
     for (size_t i = 0; i < input_objects.size(); ++i) {
       if (nb::isinstance<nb::tuple>(input_objects[i])) {
         // nanobind's casts throw std::bad_cast / cast_error: one fusor.Error naming the input.
-        const auto cast_or = [&](auto f, const std::string& what) {
+        const auto cast_or = [&](auto f, const auto& what) {  // what: the message, or a function making it
           try {
             return f();
           } catch (const Error&) {
             throw;
           } catch (const std::exception&) {
-            throw Error("python", "input '" + input_name(i) + "': " + what);
+            if constexpr (std::is_invocable_v<decltype(what)>) throw Error("python", "input '" + input_name(i) + "': " + what());
+            else throw Error("python", "input '" + input_name(i) + "': " + std::string(what));
           }
         };
         const nb::tuple t = cast_or([&] { return nb::cast<nb::tuple>(input_objects[i]); }, "expected (list of str, shape)");
@@ -378,8 +380,9 @@ class PySession {
         size_t j = 0;
         for (nb::handle v : items) {
           if (j >= st.strings.size()) throw Error("python", "input '" + input_name(i) + "': more strings than its shape holds");
-          st.strings[j] = cast_or([&] { return nb::cast<std::string>(v); },
-                                  "element " + std::to_string(j) + " is not a str that encodes as UTF-8 (a lone surrogate, or not a str)");
+          st.strings[j] = cast_or([&] { return nb::cast<std::string>(v); }, [&] {
+            return "element " + std::to_string(j) + " is not a str that encodes as UTF-8 (a lone surrogate, or not a str)";
+          });
           ++j;
         }
         if (j != st.strings.size()) throw Error("python", "input '" + input_name(i) + "': fewer strings than its shape holds");

@@ -162,6 +162,7 @@ class HostSegment final : public HostLoopExecutable {
     for (const Node& n : g_.nodes) {
       const OpDef& def = op_or_throw(n);
       if (!def.reference) throw Unsupported("ref", n.label() + ": op has no reference implementation");
+      check_string_support(g_, n, def);  // as the ref backend: strings only where the op computes on them
       defs_.push_back(&def);
       std::vector<bool> c;
       for (int v : n.inputs) c.push_back(v >= 0 && g_.values[v].constant.has_value());

@@ -926,7 +926,7 @@ void register_loop_ops() {
   loop.expand = loop_expand;
   loop.run_host = loop_host;
   loop.first_call = loop_first_call;
-  loop.strings = true;  // carried values and scan slices move strings (take / put); body nodes are checked
+  loop.strings = true;  // carried values and stacked scan outputs move strings (put); body nodes are checked
   loop.optional_first_output = true;  // variadic outputs: an unused one may be omitted
   register_op(std::move(loop));
   OpDef scan = table_entry("Scan", 1, 1 << 20, scan_infer, scan_ref, 1 << 20);

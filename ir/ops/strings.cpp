@@ -230,6 +230,7 @@ void regex_full_match_ref(const Node& n, const Ins& in, Outs& out) {
 //   separators: the string is split by the first separator, each piece by the second, and so
 //     on; a piece of fewer than mincharnum characters is dropped at every pass.
 // mark frames each string's tokens with "\x02" and "\x03". No token anywhere: the last dim is 0.
+// An empty X gives [N, 0] ([N, C] with N or C zero) or [0] (onnxruntime's kernel).
 
 // Bytes of the UTF-8 sequence whose lead byte is c (1 for a stray continuation byte).
 size_t utf8_seq(unsigned char c) { return c < 0xC0 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
@@ -337,8 +338,9 @@ void tokenizer_infer(InferContext& ctx) {
   if (shape_numel(x) > 0)
     for (const std::string& s : ctx.require_contents(0).strings)
       most = std::max<int64_t>(most, static_cast<int64_t>(tokenize(ctx.node(), t, s).size()));
-  Shape y = x;  // an empty X gives its own shape, no token axis (onnxruntime's kernel)
+  Shape y = x;
   if (shape_numel(x) > 0) y.push_back(most == 0 ? 0 : most + (t.mark ? 2 : 0));
+  else y = x.size() == 2 ? Shape{x[0], 0} : Shape{0};  // onnxruntime's kernel: no token axis
   check_string_count(ctx, y);
   ctx.set_output(0, DType::string, y);
 }

@@ -63,6 +63,19 @@ write_case(os.path.join(OUT, "loop_split_rows"),
                  [vi("x", S, [3])], [vi("rows", S, [3, 2])], [scalar("M", 3)]),
            {"x": np.array(["a b", "c d", "e f"], dtype=object)})
 
+# Scan over 70 rows of [70, 2] strings (past the unrolled loops' bound), reversed: the state
+# keeps the last row seen, the scan output stacks each row with "!" appended along axis 1.
+body = helper.make_graph(
+    [helper.make_node("Identity", ["row"], ["st2"]), helper.make_node("StringConcat", ["row", "bang"], ["out"])],
+    "body", [vi("st", S, [2]), vi("row", S, [2])], [vi("st2", S, [2]), vi("out", S, [2])],
+    [helper.make_tensor("bang", S, [], [b"!"])])
+rows = np.array([[f"r{i}a", f"r{i}b"] for i in range(70)], dtype=object)
+write_case(os.path.join(OUT, "scan_string_state_reversed"),
+           model([helper.make_node("Scan", ["st0", "x"], ["last", "stacked"], body=body, num_scan_inputs=1,
+                                   scan_input_directions=[1], scan_output_axes=[1])],
+                 [vi("st0", S, [2]), vi("x", S, [70, 2])], [vi("last", S, [2]), vi("stacked", S, [2, 70])]),
+           {"st0": np.array(["s", "t"], dtype=object), "x": rows})
+
 # If over a run-time condition whose branches return strings.
 then_b = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "then", [], [vi("y", S, [2])])
 else_b = helper.make_graph([helper.make_node("StringConcat", ["x", "sfx"], ["y"])], "else", [], [vi("y", S, [2])],
