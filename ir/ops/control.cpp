@@ -147,19 +147,8 @@ void if_ref(const Node& n, const Ins& in, Outs& out) {
   // Every outer value is bound as a constant: the branch folds as far as it can, the rest runs
   // op by op through the table's references.
   Graph s = bound_branch(n, branch(n, name), captured_inputs(n, name, 1), dt, shape, in);
-  std::vector<Tensor> vals(s.values.size());
+  const std::vector<Tensor> vals = run_subgraph_nodes(s);
   auto at = [&](int v) -> const Tensor* { return s.values[v].constant ? &*s.values[v].constant : &vals[v]; };
-  for (const Node& m : s.nodes) {
-    std::vector<const Tensor*> mi;
-    for (int v : m.inputs) mi.push_back(v >= 0 ? at(v) : nullptr);
-    std::vector<Tensor> mo;
-    for (int o : m.outputs) mo.push_back(o >= 0 ? Tensor(s.values[o].dtype, s.values[o].shape) : Tensor());
-    const OpDef& def = op_or_throw(m);
-    check_string_support(s, m, def);  // as the ref backend checks each node
-    def.reference(m, mi, mo);
-    for (size_t k = 0; k < m.outputs.size(); ++k)
-      if (m.outputs[k] >= 0) vals[m.outputs[k]] = std::move(mo[k]);
-  }
   for (size_t k = 0; k < out.size(); ++k) {
     if (!has_out(out, k)) continue;
     const Tensor& r = *at(s.outputs.at(k));
@@ -263,6 +252,23 @@ std::vector<int> op_helpers::captured_inputs(const Node& n, const std::string& n
     at += count;
   }
   return {};
+}
+
+std::vector<Tensor> op_helpers::run_subgraph_nodes(const Graph& s) {
+  std::vector<Tensor> vals(s.values.size());
+  auto at = [&](int v) -> const Tensor* { return s.values[v].constant ? &*s.values[v].constant : &vals[v]; };
+  for (const Node& m : s.nodes) {
+    std::vector<const Tensor*> mi;
+    for (int v : m.inputs) mi.push_back(v >= 0 ? at(v) : nullptr);
+    std::vector<Tensor> mo;
+    for (int o : m.outputs) mo.push_back(o >= 0 ? Tensor(s.values[o].dtype, s.values[o].shape) : Tensor());
+    const OpDef& def = op_or_throw(m);
+    check_string_support(s, m, def);  // as the ref backend checks each node
+    def.reference(m, mi, mo);
+    for (size_t k = 0; k < m.outputs.size(); ++k)
+      if (m.outputs[k] >= 0) vals[m.outputs[k]] = std::move(mo[k]);
+  }
+  return vals;
 }
 
 void op_helpers::infer_subgraph(Graph& s, const Node& n, const char* part) {

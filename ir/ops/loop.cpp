@@ -101,19 +101,8 @@ Graph bind_body(const Node& n, const Graph& b, const std::vector<Arg>& args) {
 // Runs a body bound with every input constant; returns its outputs.
 std::vector<Tensor> run_body(const Node& n, const Graph& b, const std::vector<Arg>& args) {
   Graph s = bind_body(n, b, args);
-  std::vector<Tensor> vals(s.values.size());
+  const std::vector<Tensor> vals = op_helpers::run_subgraph_nodes(s);  // what folding left (results too large to fold)
   auto at = [&](int v) -> const Tensor& { return s.values[v].constant ? *s.values[v].constant : vals[v]; };
-  for (const Node& m : s.nodes) {  // what folding left (results too large to fold)
-    std::vector<const Tensor*> mi;
-    for (int v : m.inputs) mi.push_back(v >= 0 ? &at(v) : nullptr);
-    std::vector<Tensor> mo;
-    for (int o : m.outputs) mo.push_back(o >= 0 ? Tensor(s.values[o].dtype, s.values[o].shape) : Tensor());
-    const OpDef& def = op_or_throw(m);
-    check_string_support(s, m, def);  // as the ref backend checks each node
-    def.reference(m, mi, mo);
-    for (size_t k = 0; k < m.outputs.size(); ++k)
-      if (m.outputs[k] >= 0) vals[m.outputs[k]] = std::move(mo[k]);
-  }
   std::vector<Tensor> out;
   for (int o : s.outputs) {
     if (!at(o).defined()) ref_fail(n, "body output '" + printable(s.values[o].name) + "' was not computed");

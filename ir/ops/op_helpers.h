@@ -209,6 +209,10 @@ std::vector<int> captured_inputs(const Node& n, const std::string& name, int own
 // whose inputs are already bound; NeedsConstant and Unsupported pass through, other errors
 // are re-thrown naming n and `part` ("branch", "body"). Defined in ir/ops/control.cpp.
 void infer_subgraph(Graph& s, const Node& n, const char* part);
+// Runs the nodes a bound subgraph s kept after folding (If branches, Loop / Scan bodies) op by
+// op with their references, string support checked as the ref backend checks it; returns the
+// values they computed (indexed like s.values; constants stay in s.values[v].constant).
+std::vector<Tensor> run_subgraph_nodes(const Graph& s);
 
 // Integer contractions (MatMul / Gemm / Einsum of int and uint types) are computed in integers:
 // products and sums wrap modulo 2^64 (uint64 arithmetic: no signed-overflow UB), then wrap to
