@@ -59,7 +59,10 @@ TEST(Round11, Scan8StateAndScannedBatchesMustAgree) {
   for (int64_t b = 0; b < 3; ++b)
     for (int64_t j = 0; j < 2; ++j) {
       double s = in[0].get(b * 2 + j);
-      for (int64_t t = 0; t < 4; ++t) s = static_cast<float>(s + in[1].get((b * 4 + t) * 2 + j));
+      for (int64_t t = 0; t < 4; ++t) {
+        s = static_cast<float>(s + in[1].get((b * 4 + t) * 2 + j));
+        EXPECT_EQ(want[1].get((b * 4 + t) * 2 + j), s) << "scan output, batch " << b << " step " << t;  // out[b, t, j]
+      }
       EXPECT_EQ(want[0].get(b * 2 + j), s);
     }
   for (const std::string& be : testing::usable_backends()) {

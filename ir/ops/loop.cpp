@@ -407,15 +407,13 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
       ref_fail(n, (in[0] ? "trip count " + std::to_string(M) + " is past" : std::string("it has no trip count, past")) +
                       " the " + std::to_string(kMaxIterations) + " iterations a loop may run, and its condition stays true");
   }
-  int64_t i = 0;
+  int64_t i = 0, scanned_elements = 0;
   for (; i < M && cond; ++i) {
     if (i >= kMaxIterations) ref_fail(n, "ran " + std::to_string(kMaxIterations) + " iterations without its condition turning false");
     if (folding) {
       if (i >= kMaxFoldIterations) throw FoldTooBig{"runs past " + std::to_string(kMaxFoldIterations) + " iterations"};
-      int64_t held = 0;
+      int64_t held = scanned_elements;  // kept as a running count: a sum over every slice per step was quadratic
       for (const Tensor& v : vars) held += v.numel();
-      for (const auto& sk : scans)
-        for (const Tensor& t : sk) held += t.numel();
       if (held > kMaxFoldElements) throw FoldTooBig{"carries and scans past 2^26 elements"};
     }
     Tensor it = scalar_like(b, 0, DType::i64, i), c = scalar_like(b, 1, DType::boolean, cond ? 1 : 0);
@@ -426,7 +424,10 @@ std::vector<Tensor> loop_run(const Node& n, const std::vector<const Tensor*>& in
     if (out[0].numel() != 1) ref_fail(n, "its body's cond_out must hold exactly one element, got " + shape_str(out[0].shape()));
     cond = out[0].get(0) != 0.0;
     for (int k = 0; k < io.N; ++k) vars[k] = std::move(out[1 + k]);
-    for (int k = 0; k < io.K; ++k) scans[k].push_back(std::move(out[1 + io.N + k]));
+    for (int k = 0; k < io.K; ++k) {
+      scanned_elements += out[1 + io.N + k].numel();
+      scans[k].push_back(std::move(out[1 + io.N + k]));
+    }
   }
   // Zero iterations: each scan output is an empty stack of what the first iteration would return.
   std::vector<std::pair<DType, Shape>> empty;
@@ -808,6 +809,12 @@ void scan_run(const Node& n, const Ins& in, Outs& out, BodyRunner* runner, const
       const Tensor& x = *in[static_cast<size_t>(io.first + io.N + j)];
       scanned.push_back(io.batched ? take(x, 0, bi) : x);
     }
+    // Scan-8: this batch row of each scan output, written back once after its T steps (a
+    // take / put of the whole row per step made the copies quadratic in T).
+    std::vector<Tensor> rows(static_cast<size_t>(io.K));
+    if (io.batched)
+      for (int k = 0; k < io.K; ++k)
+        if (has_out(out, static_cast<size_t>(io.N + k))) rows[static_cast<size_t>(k)] = take(out[static_cast<size_t>(io.N + k)], 0, bi);
     for (int64_t t = 0; t < T; ++t) {
       std::vector<Tensor> slices;
       for (int j = 0; j < io.M; ++j)
@@ -834,14 +841,15 @@ void scan_run(const Node& n, const Ins& in, Outs& out, BodyRunner* runner, const
         }
         check_slice(n, r[o], out[o].dtype(), want, "scan output " + std::to_string(k));
         if (io.batched) {  // out[b, t, ...]
-          Tensor row = take(out[o], 0, bi);
-          put(row, 0, pos, r[o]);
-          put(out[o], 0, bi, row);
+          put(rows[static_cast<size_t>(k)], 0, pos, r[o]);
         } else {
           put(out[o], io.out_axes[k], pos, r[o]);
         }
       }
     }
+    if (io.batched)
+      for (int k = 0; k < io.K; ++k)
+        if (has_out(out, static_cast<size_t>(io.N + k))) put(out[static_cast<size_t>(io.N + k)], 0, bi, rows[static_cast<size_t>(k)]);
     for (int k = 0; k < io.N; ++k) {
       if (!has_out(out, static_cast<size_t>(k))) continue;
       check_slice(n, states[k], out[k].dtype(), io.batched ? drop_axis(out[k].shape(), 0) : out[k].shape(), "final state " + std::to_string(k));
