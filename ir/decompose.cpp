@@ -10,6 +10,7 @@
 #include "ir/ops/attention.h"
 #include "ir/passes.h"
 #include "ir/recurrent.h"
+#include "ir/slice_view.h"
 #include "ir/small_dtypes.h"
 
 namespace fusor {
@@ -840,6 +841,61 @@ bool rewrite_gather_of_reshape(Graph& g, const Node& n, Rewriter& rw) {
   return true;
 }
 
+// A Slice along one axis of a Reshape that merged permuted dims (a channel shuffle: Reshape
+// [N, g, C/g, H, W] -> Transpose -> Reshape [N, C, H, W], then ShuffleNet's Split / Slices):
+// the merge has no strided view, so the fuser stored the whole shuffled tensor before each
+// slice could read it (one more kernel and one more dependent level per block). Where the slice
+// takes whole rows of the merged dims' outer factor, it is the same Slice on that factor
+// before the Reshape: the fuser then stores only the slice, read straight from the Transpose's
+// source through a strided view, and the Reshape of that stored slice is free.
+bool rewrite_slice_of_merging_reshape(Graph& g, const Node& n, Rewriter& rw) {
+  if (n.op_type != "Slice" || n.opset < 10 || !n.has_input(0) || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  for (int i = 1; i < 5; ++i)
+    if (n.has_input(i) && !rw.value(n.inputs[i]).constant) return false;
+  const Node* reshape = nullptr;
+  for (const Node& m : rw.emitted())
+    if (m.op_type == "Reshape" && m.outputs.size() == 1 && m.outputs[0] == n.inputs[0] && m.has_input(0)) reshape = &m;
+  if (!reshape) return false;
+  const int x = reshape->inputs[0];
+  const bool permuted = std::any_of(rw.emitted().begin(), rw.emitted().end(), [&](const Node& m) {
+    return m.op_type == "Transpose" && m.outputs.size() == 1 && m.outputs[0] == x;
+  });
+  // Copies: the rewriter's new values below may move g.values.
+  const Shape xs = rw.value(x).shape, ys = rw.value(n.inputs[0]).shape, out = rw.value(n.outputs[0]).shape;
+  if (!permuted || !rw.value(x).shape_known || !rw.value(n.inputs[0]).shape_known || shape_numel(xs) == 0 || xs.size() <= ys.size())
+    return false;
+  auto ints = [&](int i) {
+    std::vector<int64_t> v;
+    if (!n.has_input(i)) return v;
+    const Tensor& c = *rw.value(n.inputs[i]).constant;
+    for (int64_t k = 0; k < c.numel(); ++k) v.push_back(c.get_int(k));
+    return v;
+  };
+  const SliceView sv = slice_view(n, ys, ints(1), ints(2), ints(3), ints(4));
+  if (sv.shape != out) return false;
+  int axis = -1;  // the one axis sliced, with step 1
+  for (size_t a = 0; a < ys.size(); ++a) {
+    if (sv.begin[a] == 0 && sv.step[a] == 1 && out[a] == ys[a]) continue;
+    if (axis >= 0 || sv.step[a] != 1 || out[a] == 0) return false;
+    axis = static_cast<int>(a);
+  }
+  if (axis < 0) return false;
+  // xs = ys[:axis] ++ F ++ ys[axis + 1:], prod(F) = ys[axis], F of two or more dims.
+  const size_t extra = xs.size() - ys.size(), a = static_cast<size_t>(axis);
+  for (size_t d = 0; d < a; ++d)
+    if (xs[d] != ys[d]) return false;
+  for (size_t d = a + 1; d < ys.size(); ++d)
+    if (xs[d + extra] != ys[d]) return false;
+  int64_t inner = 1;
+  for (size_t d = a + 1; d <= a + extra; ++d) inner *= xs[d];
+  if (inner <= 0 || xs[a] * inner != ys[a] || sv.begin[a] % inner != 0 || out[a] % inner != 0) return false;
+  rw.set_origin(n.name);
+  const int lo = rw.ints({sv.begin[a] / inner}), hi = rw.ints({(sv.begin[a] + out[a]) / inner}), ax = rw.ints({axis});
+  const int sliced = rw.op("Slice", {x, lo, hi, ax});
+  rw.op("Reshape", {sliced, rw.ints(out)}, {{"allowzero", int64_t{1}}}, n.outputs[0], 14);
+  return true;
+}
+
 }  // namespace
 
 // QuantizeLinear / DequantizeLinear of activations as element-wise primitives, so they fuse
@@ -920,7 +976,8 @@ void decompose(Graph& g) {
       for (auto& m : unrolled) rw.keep(std::move(m));
       continue;
     }
-    if (!rewrite_gather_of_reshape(g, n, rw) && !rewrite_constant_of_shape(g, n, rw) && !rewrite_quant(g, n, rw) && !rewrite(g, n, rw))
+    if (!rewrite_gather_of_reshape(g, n, rw) && !rewrite_slice_of_merging_reshape(g, n, rw) && !rewrite_constant_of_shape(g, n, rw) &&
+        !rewrite_quant(g, n, rw) && !rewrite(g, n, rw))
       rw.keep(n);
   }
   g.nodes = rw.take();

@@ -453,6 +453,31 @@ class Fuser {
     add_kernel(std::move(k), v);
   }
 
+  // The tree of u over `space` (u's shape), stored through `store`. Where u is a Reshape /
+  // Flatten whose input's tree has no strided view of the new shape (dims merged across a
+  // permutation: a channel shuffle, attention heads merged after a Transpose), the kernel runs
+  // over the reshape's input shape instead and stores through `store` reshaped to it (a
+  // store view only ever splits or merges dims of the buffer's own layout), so the permuted
+  // value needs no kernel of its own. `inner`: u is the materialized value itself (build_inner).
+  Tree tree_or_unreshaped(int u, StridedView& store, Shape& space, bool inner = false) {
+    const int p = producer(u);
+    const bool reshape = p >= 0 && cls_[p] == Cls::view &&
+                         (g_.nodes[p].op_type == "Reshape" || g_.nodes[p].op_type == "Flatten");
+    try {
+      return inner ? build_inner(u) : build(u);
+    } catch (const NeedMaterialize& m) {
+      const int in = reshape ? g_.nodes[p].inputs[0] : -1;
+      if (m.value != in || mat_[in]) throw;
+      const Shape& ins = g_.values[in].shape;
+      std::optional<StridedView> st = view_reshape(store, ins);
+      if (!st || shape_numel(ins) != shape_numel(space)) throw;
+      Tree t = build(in);  // its own failures propagate as usual
+      t.nodes.insert(p);
+      store = *st, space = ins;
+      return t;
+    }
+  }
+
   // The materialized value and view a contraction operand reads (a single load through views),
   // or NeedMaterialize. With `pre`, an operand that is one
   // element-wise op over a single load and scalar constants becomes that prologue (its graph
@@ -569,9 +594,11 @@ class Fuser {
         if (in < 0) continue;
         const Shape& is = g_.values[in].shape;
         if (shape_numel(is) > 0) {
-          Tree t = build(in);
+          StridedView store = view_slice(StridedView::contiguous(shape), static_cast<int>(axis), start, 1, is[axis]);
+          Shape space = is;
+          Tree t = tree_or_unreshaped(in, store, space);
           t.nodes.insert(static_cast<int>(p));
-          element_kernel(v, t, view_slice(StridedView::contiguous(shape), static_cast<int>(axis), start, 1, is[axis]), is);
+          element_kernel(v, t, store, space);
         }
         start += is[axis];
       }
@@ -579,7 +606,12 @@ class Fuser {
       return;
     }
     if (!mat_[v]) return;
-    if (c == Cls::elementwise || c == Cls::view || c == Cls::gather) {
+    if (c == Cls::view) {
+      StridedView store = StridedView::contiguous(shape);
+      Shape space = shape;
+      Tree t = tree_or_unreshaped(v, store, space, true);
+      element_kernel(v, t, store, space);
+    } else if (c == Cls::elementwise || c == Cls::gather) {
       element_kernel(v, build_inner(v), StridedView::contiguous(shape), shape);
     } else if (c == Cls::reduce) {
       const ReduceInfo& r = red_[p];

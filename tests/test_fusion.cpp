@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -12,6 +13,7 @@
 #include "ir/passes.h"
 #include "runtime/conform.h"
 #include "runtime/session.h"
+#include "backend_agreement.h"
 #include "random_graph.h"
 #include "test_util.h"
 
@@ -183,6 +185,52 @@ TEST(Fusion, TransposedAndSlicedInputsAreFreeViews) {
   auto o = run_all(g, inputs_for(g, 16));
   EXPECT_EQ(o.plan.kernels.size(), 1u);  // transpose and slice folded into the loads
   expect_close(o, 1e-6, "views");
+}
+
+// ShuffleNet's channel shuffle (Concat -> Reshape [N, 2, C/2, H, W] -> Transpose -> Reshape ->
+// two half Slices) and attention heads merged after a Transpose: a merge of permuted dims has
+// no strided view, so the shuffled tensor was stored whole before each half was copied out of
+// it (and the merged heads stored, then copied). Now each half is one kernel over the
+// unreshaped shape reading the Concat through a view, and the heads one kernel.
+TEST(Fusion, MergedPermutedDimsNeedNoKernelOfTheirOwn) {
+  GraphBuilder b("shuffle", 13);
+  const int x = b.input("x", DType::f32, {1, 6, 5, 4});
+  const auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+    Tensor k(DType::i64, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) k.set_int(i, v[i]);
+    return b.constant(name, k);
+  };
+  const auto conv = [&](int in, int64_t cin, int64_t cout, uint64_t seed) {
+    const int w = b.constant("w" + std::to_string(seed), random_tensor(DType::f32, {cout, cin, 1, 1}, seed));
+    return b.op("Relu", {b.op("Conv", {in, w})});
+  };
+  const int cat = b.op("Concat", {conv(x, 6, 4, 31), conv(x, 6, 4, 32)}, {{"axis", int64_t{1}}});  // [1, 8, 5, 4]
+  const int r5 = b.op("Reshape", {cat, ints("s5", {1, 2, 4, 5, 4})});
+  const int t = b.op("Transpose", {r5}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+  const int shuffled = b.op("Reshape", {t, ints("s4", {1, 8, 5, 4})});
+  const int x1 = b.op("Slice", {shuffled, ints("lo1", {0}), ints("hi1", {4}), ints("ax1", {1})});
+  const int x2 = b.op("Slice", {shuffled, ints("lo2", {4}), ints("hi2", {8}), ints("ax2", {1})});
+  b.output(b.op("Concat", {x1, conv(x2, 4, 4, 33)}, {{"axis", int64_t{1}}}));
+  const int h = b.input("h", DType::f32, {2, 3, 4, 5});  // [B, heads, S, D]
+  const int th = b.op("Transpose", {h}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+  b.output(b.op("Reshape", {th, ints("s3", {2, 4, 15})}));
+  const Graph g = b.build();
+  const std::vector<Tensor> in = inputs_for(g, 34);
+  auto o = run_all(g, in);
+  expect_close(o, 1e-6, "shuffle");
+  for (size_t k = 0; k < o.ref.size(); ++k) EXPECT_EQ(0, std::memcmp(o.fused[k].raw(), o.ref[k].raw(), o.ref[k].nbytes())) << k;
+  int loops = 0;
+  for (const KernelSpec& k : o.plan.kernels) {
+    if (k.kind != FusionKind::loop) continue;
+    ++loops;
+    const bool heads = k.space == Shape({2, 4, 3, 5});
+    EXPECT_EQ(k.space.size(), heads ? 4u : 5u) << k.name << " runs over the unreshaped shape";
+  }
+  // The second half (the Conv's input), the first half into the output Concat, the heads: 3
+  // (5 before: the shuffled tensor and the merged heads were stored, then copied).
+  EXPECT_EQ(loops, 3);
+  EXPECT_EQ(o.plan.kernels.size(), 6u);  // and the three convolutions
+  testing::expect_backends_agree(g, in, "shuffle", 1e-5);
 }
 
 TEST(Fusion, BroadcastSizeOneAndExpand) {
