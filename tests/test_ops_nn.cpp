@@ -9,7 +9,9 @@
 #include <optional>
 #include <random>
 
+#include "frontend/builder.h"
 #include "ir/op_table.h"
+#include "runtime/session.h"
 #include "test_util.h"
 
 namespace fusor {
@@ -181,6 +183,36 @@ TEST(OpsNn, MaxPoolCeilMode) {
        {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"ceil_mode", int64_t{1}}}});
   EXPECT_EQ(z.shape(), (Shape{1, 1, 2, 2}));
   expect_nn_values(z, {0, 2, 6, 8});
+}
+
+// A window longer than the padded input: ceil_mode still gives one output while the span is
+// above -stride (the spec's ceil((in + pads - k) / s) + 1; HF EfficientNet's pooler is
+// AvgPool2d(1280, ceil_mode=True) on a 7x7 map), the mean / max of the clipped window as torch
+// and onnxruntime; floor mode has none (refused, as torch refuses it). Every backend.
+TEST(OpsNn, CeilModeWindowLongerThanTheInput) {
+  const Tensor x = testing::tensor_of({1, 2, 2, 2}, {1, 2, 3, 4, -5, 6, -7, 8});
+  for (const char* op : {"AveragePool", "MaxPool"})
+    for (int64_t cip : {0, 1}) {
+      SCOPED_TRACE(std::string(op) + " count_include_pad " + std::to_string(cip));
+      GraphBuilder b("pool", 17);
+      const int in = b.input("x", DType::f32, {1, 2, 2, 2});
+      std::map<std::string, AttrValue> attrs{{"kernel_shape", Ints{4, 4}}, {"strides", Ints{4, 4}}, {"ceil_mode", int64_t{1}}};
+      if (std::string(op) == "AveragePool") attrs["count_include_pad"] = cip;
+      b.output(b.op(op, {in}, attrs));
+      const Graph g = b.build();
+      for (const std::string& be : testing::usable_backends()) {
+        const std::vector<Tensor> got = Session(g, be).run({x});
+        ASSERT_EQ(got[0].shape(), (Shape{1, 2, 1, 1})) << be;
+        expect_nn_values(got[0], std::string(op) == "MaxPool" ? std::vector<double>{4, 8} : std::vector<double>{2.5, 0.5});
+      }
+      attrs["ceil_mode"] = int64_t{0};
+      GraphBuilder f("pool_floor", 17);
+      const int fin = f.input("x", DType::f32, {1, 2, 2, 2});
+      f.output(f.op(op, {fin}, attrs));
+      EXPECT_ERROR(Session(f.build(), "ref").run({x}), "larger than padded input");
+    }
+  // k3 s2 on 2x2 with ceil: span -1 > -2, one window over the whole map.
+  expect_nn_values(run_nn_op1({"MaxPool", {x}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}}}), {4, 8});
 }
 
 TEST(OpsNn, MaxPoolPadsAndIndices) {

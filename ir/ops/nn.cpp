@@ -300,8 +300,11 @@ Window make_window(const Node& n, const Shape& x, const std::vector<int64_t>& ke
       pb = pads[i];
       pe = pads[nd + i];
       if (pb < 0 || pe < 0) throw bad("negative pads");
+      // floor or ceil of span / s, plus 1 (the spec's formula): a window longer than the padded
+      // input still gives one output under ceil_mode while span > -s (HF EfficientNet's
+      // AvgPool2d(1280, ceil_mode=True) pooler on a 7x7 map; torch and onnxruntime agree).
       int64_t span = in + pb + pe - dk;
-      out = span < 0 ? 0 : (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+      out = span < 0 ? (ceil_mode && -span < s ? 1 : 0) : (ceil_mode ? (span + s - 1) / s : span / s) + 1;
       if (ceil_mode && out > 0 && (out - 1) * s >= in + pb) --out;
     } else {
       throw bad("unknown auto_pad '" + ap + "'");
