@@ -32,4 +32,4 @@ for round in 1 2 3; do
     ab /tmp/w6/shufflenet_b$b $be .dev/fusor_old; ab /tmp/w6/shufflenet_b$b $be $fz
   done; done
 done 2>&1 | sed "s#$fz#new#;s#.dev/fusor_old#old#" | tee $OUT/shuffle_ab.txt
-h200_correctness 'Fusion.*:Vulkan.ModelsPass*:Cuda.ModelsPass*:NumericsEpilogue.*:VulkanSplitK*:VulkanConv*:CudaConv*:Round11.*:Strings.*'
+h200_correctness 'Fusion.*:Vulkan.ModelsPass*:Cuda.ModelsPass*:NumericsEpilogue.*:VulkanSplitK*:VulkanConv*:CudaConv*:Round11.*:Strings.*:OpsNn.*'
