@@ -854,7 +854,8 @@ bool rewrite_slice_of_merging_reshape(Graph& g, const Node& n, Rewriter& rw) {
     if (n.has_input(i) && !rw.value(n.inputs[i]).constant) return false;
   const Node* reshape = nullptr;
   for (const Node& m : rw.emitted())
-    if (m.op_type == "Reshape" && m.outputs.size() == 1 && m.outputs[0] == n.inputs[0] && m.has_input(0)) reshape = &m;
+    if ((m.op_type == "Reshape" || m.op_type == "Flatten") && m.outputs.size() == 1 && m.outputs[0] == n.inputs[0] && m.has_input(0))
+      reshape = &m;
   if (!reshape) return false;
   const int x = reshape->inputs[0];
   const bool permuted = std::any_of(rw.emitted().begin(), rw.emitted().end(), [&](const Node& m) {

@@ -233,6 +233,49 @@ TEST(Fusion, MergedPermutedDimsNeedNoKernelOfTheirOwn) {
   testing::expect_backends_agree(g, in, "shuffle", 1e-5);
 }
 
+// The same two rules over a sweep of shapes, permutations and slices (aligned with the merge's
+// outer factor or not, the merged value stored or only sliced, a Flatten for the merge): every
+// backend gives ref's bits (data movement and one exact multiply).
+TEST(Fusion, MergedPermutedDimsSweep) {
+  struct Case {
+    Shape x, split;              // x, then Reshape to split
+    std::vector<int64_t> perm;   // Transpose of split
+    Shape merged;                // Reshape (or Flatten when empty) of the transposed value
+    int64_t axis, lo, hi;        // Slice of merged (lo = hi = -1: none, the merge is stored)
+    size_t kernels;              // 1: the multiply, the permutation and the slice in one kernel
+  };
+  const std::vector<Case> cases = {
+      {{2, 12, 3}, {2, 2, 6, 3}, {0, 2, 1, 3}, {2, 12, 3}, 1, 6, 12, 1},    // shuffle, second half
+      {{2, 12, 3}, {2, 2, 6, 3}, {0, 2, 1, 3}, {2, 12, 3}, 1, 2, 10, 1},    // whole rows of the outer factor (2)
+      {{2, 12, 3}, {2, 3, 4, 3}, {0, 2, 1, 3}, {2, 12, 3}, 1, 3, 9, 1},     // groups of 3
+      {{2, 12, 3}, {2, 3, 4, 3}, {0, 2, 1, 3}, {2, 12, 3}, 1, 4, 8, 2},     // not whole rows: the merge is stored first
+      {{2, 12, 3}, {2, 3, 4, 3}, {0, 2, 1, 3}, {2, 12, 3}, -1, -1, -1, 1},  // stored whole
+      {{4, 6, 5}, {4, 6, 5}, {2, 0, 1}, {5, 24}, 1, 12, 24, 1},            // 2-D merge of a rotation
+      {{3, 4, 5, 2}, {3, 4, 5, 2}, {0, 2, 1, 3}, {}, 1, 8, 32, 1},          // Flatten(axis 1) merge
+  };
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    SCOPED_TRACE("case " + std::to_string(ci));
+    GraphBuilder b("merge", 13);
+    const auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+      Tensor k(DType::i64, {static_cast<int64_t>(v.size())});
+      for (size_t i = 0; i < v.size(); ++i) k.set_int(i, v[i]);
+      return b.constant(name, k);
+    };
+    const int x = b.input("x", DType::f32, c.x);
+    const int t = b.op("Transpose", {b.op("Mul", {b.op("Reshape", {x, ints("s1", c.split)}), b.constant("two", testing::tensor_of({}, {2.0}))})},
+                       {{"perm", c.perm}});
+    const int m = c.merged.empty() ? b.op("Flatten", {t}, {{"axis", int64_t{1}}}) : b.op("Reshape", {t, ints("s2", c.merged)});
+    b.output(c.lo < 0 ? m : b.op("Slice", {m, ints("lo", {c.lo}), ints("hi", {c.hi}), ints("ax", {c.axis})}));
+    const Graph g = b.build();
+    const std::vector<Tensor> in = inputs_for(g, 40 + ci);
+    auto o = run_all(g, in);
+    for (size_t k = 0; k < o.ref.size(); ++k) EXPECT_EQ(0, std::memcmp(o.fused[k].raw(), o.ref[k].raw(), o.ref[k].nbytes()));
+    EXPECT_EQ(o.plan.kernels.size(), c.kernels);
+    testing::expect_backends_agree(g, in, "merge case " + std::to_string(ci), 0.0);
+  }
+}
+
 TEST(Fusion, BroadcastSizeOneAndExpand) {
   GraphBuilder b;
   int x = b.input("x", DType::f32, {3, 1, 5});
