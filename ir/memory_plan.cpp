@@ -90,11 +90,18 @@ void plan_memory(Plan& p) {
       if (first[b] != k || p.buffers[b].role == Buffer::Role::constant || p.buffers[b].offset >= 0) continue;
       // In place: a loop kernel's single contiguous output over an input read with the same
       // view that dies here (each element is read before it is overwritten, by the same thread).
+      // Same element size and the whole donor read: equal byte counts alone let a Cast of half
+      // a float16 buffer to float32 write element i over the halves the threads after it read.
       int donor = -1;
+      const auto same_layout = [&](int d) {
+        return dtype_size(p.buffers[d].dtype) == dtype_size(p.buffers[b].dtype) && shape_numel(p.buffers[d].shape) == shape_numel(ks.space) &&
+               shape_numel(p.buffers[b].shape) == shape_numel(ks.space);
+      };
       if (ks.kind == FusionKind::loop && ks.outputs.size() == 1 && ks.outputs[0].view.is_contiguous())
         for (auto& l : ks.loads)
           if (last[l.buffer] == k && p.buffers[l.buffer].role == Buffer::Role::intermediate && !l.gathered() &&
-              l.view.is_contiguous() && l.view.shape == ks.space && p.buffers[l.buffer].nbytes() == p.buffers[b].nbytes())
+              l.view.is_contiguous() && l.view.shape == ks.space && p.buffers[l.buffer].nbytes() == p.buffers[b].nbytes() &&
+              same_layout(l.buffer))
             donor = l.buffer;
       for (auto& l : ks.loads)
         if (l.buffer == donor && (l.gathered() || !(l.view.is_contiguous() && l.view.shape == ks.space))) donor = -1;
