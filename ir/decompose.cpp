@@ -849,9 +849,7 @@ bool rewrite_gather_of_reshape(Graph& g, const Node& n, Rewriter& rw) {
 // before the Reshape: the fuser then stores only the slice, read straight from the Transpose's
 // source through a strided view, and the Reshape of that stored slice is free.
 bool rewrite_slice_of_merging_reshape(Graph& g, const Node& n, Rewriter& rw) {
-  if (n.op_type != "Slice" || n.opset < 10 || !n.has_input(0) || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
-  for (int i = 1; i < 5; ++i)
-    if (n.has_input(i) && !rw.value(n.inputs[i]).constant) return false;
+  if (n.op_type != "Slice" || !n.has_input(0) || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   const Node* reshape = nullptr;
   for (const Node& m : rw.emitted())
     if ((m.op_type == "Reshape" || m.op_type == "Flatten") && m.outputs.size() == 1 && m.outputs[0] == n.inputs[0] && m.has_input(0))
@@ -865,15 +863,9 @@ bool rewrite_slice_of_merging_reshape(Graph& g, const Node& n, Rewriter& rw) {
   const Shape xs = rw.value(x).shape, ys = rw.value(n.inputs[0]).shape, out = rw.value(n.outputs[0]).shape;
   if (!permuted || !rw.value(x).shape_known || !rw.value(n.inputs[0]).shape_known || shape_numel(xs) == 0 || xs.size() <= ys.size())
     return false;
-  auto ints = [&](int i) {
-    std::vector<int64_t> v;
-    if (!n.has_input(i)) return v;
-    const Tensor& c = *rw.value(n.inputs[i]).constant;
-    for (int64_t k = 0; k < c.numel(); ++k) v.push_back(c.get_int(k));
-    return v;
-  };
-  const SliceView sv = slice_view(n, ys, ints(1), ints(2), ints(3), ints(4));
-  if (sv.shape != out) return false;
+  const std::optional<SliceView> cv = constant_slice_view(g, n, ys);
+  if (!cv || cv->shape != out) return false;
+  const SliceView sv = *cv;
   int axis = -1;  // the one axis sliced, with step 1
   for (size_t a = 0; a < ys.size(); ++a) {
     if (sv.begin[a] == 0 && sv.step[a] == 1 && out[a] == ys[a]) continue;

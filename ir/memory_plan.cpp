@@ -100,8 +100,7 @@ void plan_memory(Plan& p) {
       if (ks.kind == FusionKind::loop && ks.outputs.size() == 1 && ks.outputs[0].view.is_contiguous())
         for (auto& l : ks.loads)
           if (last[l.buffer] == k && p.buffers[l.buffer].role == Buffer::Role::intermediate && !l.gathered() &&
-              l.view.is_contiguous() && l.view.shape == ks.space && p.buffers[l.buffer].nbytes() == p.buffers[b].nbytes() &&
-              same_layout(l.buffer))
+              l.view.is_contiguous() && l.view.shape == ks.space && same_layout(l.buffer))
             donor = l.buffer;
       for (auto& l : ks.loads)
         if (l.buffer == donor && (l.gathered() || !(l.view.is_contiguous() && l.view.shape == ks.space))) donor = -1;

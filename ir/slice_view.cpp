@@ -80,18 +80,7 @@ BlockWalk depth_space_walk(const Node& n, const Shape& x) {
   return w;
 }
 
-std::optional<StridedView> apply_view_node(const Graph& g, const Node& n, const StridedView& s, const Shape& out) {
-  const std::string& t = n.op_type;
-  if (t == "Expand") return view_broadcast(s, out);
-  if (t == "Transpose") {
-    std::vector<int64_t> perm = n.attr_ints("perm");
-    if (perm.empty())
-      for (int64_t i = static_cast<int64_t>(s.shape.size()) - 1; i >= 0; --i) perm.push_back(i);
-    return view_permute(s, perm);
-  }
-  // Reshape, Flatten, Squeeze, Unsqueeze: the output shape is static, the strides follow.
-  if (t != "Slice") return view_reshape(s, out);
-  // Slice: start and step per axis from the constant inputs (ir/slice_view.h).
+std::optional<SliceView> constant_slice_view(const Graph& g, const Node& n, const Shape& x) {
   std::vector<int64_t> starts, ends, axes, steps;
   auto ints = [&](int i) {
     std::vector<int64_t> v;
@@ -107,8 +96,24 @@ std::optional<StridedView> apply_view_node(const Graph& g, const Node& n, const 
       if (n.has_input(i) && !g.values[n.inputs[i]].constant) return std::nullopt;
     starts = ints(1), ends = ints(2), axes = ints(3), steps = ints(4);
   }
-  const SliceView v = slice_view(n, s.shape, starts, ends, axes, steps);
-  if (v.shape != out) return std::nullopt;
+  return slice_view(n, x, starts, ends, axes, steps);
+}
+
+std::optional<StridedView> apply_view_node(const Graph& g, const Node& n, const StridedView& s, const Shape& out) {
+  const std::string& t = n.op_type;
+  if (t == "Expand") return view_broadcast(s, out);
+  if (t == "Transpose") {
+    std::vector<int64_t> perm = n.attr_ints("perm");
+    if (perm.empty())
+      for (int64_t i = static_cast<int64_t>(s.shape.size()) - 1; i >= 0; --i) perm.push_back(i);
+    return view_permute(s, perm);
+  }
+  // Reshape, Flatten, Squeeze, Unsqueeze: the output shape is static, the strides follow.
+  if (t != "Slice") return view_reshape(s, out);
+  // Slice: start and step per axis from the constant inputs (ir/slice_view.h).
+  const std::optional<SliceView> cv = constant_slice_view(g, n, s.shape);
+  if (!cv || cv->shape != out) return std::nullopt;
+  const SliceView& v = *cv;
   StridedView r = s;
   for (size_t ax = 0; ax < out.size(); ++ax)
     if (v.begin[ax] != 0 || v.step[ax] != 1 || out[ax] != s.shape[ax])

@@ -3,6 +3,7 @@
 // generators (backends/codegen_opaque_nn.cpp).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "ir/graph.h"
@@ -30,6 +31,11 @@ struct SliceView {
 // when the lists differ in length, an axis repeats or is out of range, or a step is 0.
 SliceView slice_view(const Node& n, const Shape& x, std::vector<int64_t> starts, std::vector<int64_t> ends,
                      std::vector<int64_t> axes, std::vector<int64_t> steps);
+
+// slice_view of Slice node n of graph g over an input of shape x, its parameters read from the
+// node (opset < 10: attributes; else its inputs): nullopt when a parameter input is not a
+// constant of g. Throws as slice_view.
+std::optional<SliceView> constant_slice_view(const Graph& g, const Node& n, const Shape& x);
 
 // DepthToSpace / SpaceToDepth of a contiguous [N, C, H, W] input x as one strided walk: output
 // element i (row-major over `walk`) is x[sum_d coord_d * strides[d]]. ONNX spec, opset 28 text:
