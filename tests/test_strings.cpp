@@ -76,6 +76,33 @@ TEST(Strings, StringNormalizerStopwords) {
   }
 }
 
+// Non-ASCII letters change case as onnxruntime 1.32 changes them (its outputs for these words
+// under locale C.UTF-8, recorded): Unicode's simple one-to-one mapping (U+00DF and the fi
+// ligature keep theirs, U+0130 lowers to 'i', fullwidth letters map), stopwords compared in
+// lower case whatever the script; bytes that are not UTF-8 pass through unchanged.
+TEST(Strings, StringNormalizerMapsNonAsciiLettersAsOnnxruntime) {
+  const std::vector<std::string> words = {"Ärger", "straße", "ÉCOLE", "Ωμέγα", "İstanbul", "ǅemal", "ﬁne", "ＡＢＣ", "déjà", "ı", "\xff\xc3" "Ab"};
+  const std::vector<std::string> upper = {"ÄRGER", "STRAßE", "ÉCOLE", "ΩΜΈΓΑ", "İSTANBUL", "ǄEMAL", "ﬁNE", "ＡＢＣ", "DÉJÀ", "I", "\xff\xc3" "AB"};
+  const std::vector<std::string> lower = {"ärger", "straße", "école", "ωμέγα", "istanbul", "ǆemal", "ﬁne", "ａｂｃ", "déjà", "ı", "\xff\xc3" "ab"};
+  const int64_t n = static_cast<int64_t>(words.size());
+  for (const std::string action : {"UPPER", "LOWER"}) {
+    for (const bool stop : {false, true}) {
+      GraphBuilder b("unicode", 17);
+      GraphBuilder::Attrs attrs = {{"case_change_action", action}};
+      if (stop) attrs["stopwords"] = std::vector<std::string>{"ärger", "ΩΜΈΓΑ"};
+      b.output(b.op("StringNormalizer", {b.input("x", DType::string, {n})}, attrs));
+      const Graph g = b.build();
+      std::vector<std::string> want = action == "UPPER" ? upper : lower;
+      if (stop) want.erase(want.begin() + 3), want.erase(want.begin());
+      for (const std::string& be : usable_backends()) {
+        SCOPED_TRACE(be + " " + action + (stop ? " stopwords" : ""));
+        Session sess(g, be);
+        EXPECT_EQ(sess.run({strings_of({n}, words)})[0].strings, want);
+      }
+    }
+  }
+}
+
 // Text models against onnxruntime 1.32's stored outputs (tests/data/make_skl2onnx_text.py):
 // skl2onnx's CountVectorizer / TfidfVectorizer pipelines (StringNormalizer, Tokenizer with a
 // token expression, TfIdfVectorizer over pool_strings, then the numeric classifier on the

@@ -5,6 +5,7 @@
 #include <cublasLt.h>
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -157,6 +158,7 @@ struct CublasLt::Api {
   FZ_LT_FN(cublasLtMatmulPreferenceSetAttribute)
   FZ_LT_FN(cublasLtMatmulAlgoGetHeuristic)
   FZ_LT_FN(cublasLtMatmul)
+  FZ_LT_FN(cublasLtMatmulAlgoConfigGetAttribute)  // optional: FUSOR_CUDA_LT_TRACE only
 #undef FZ_LT_FN
 
   static const Api& get() {
@@ -191,6 +193,8 @@ struct CublasLt::Api {
       FZ_LT_SYM(cublasLtMatmul)
 #undef FZ_LT_SYM
       a.loaded = a.why.empty();
+      a.cublasLtMatmulAlgoConfigGetAttribute = reinterpret_cast<decltype(a.cublasLtMatmulAlgoConfigGetAttribute)>(
+          dlsym(h, "cublasLtMatmulAlgoConfigGetAttribute"));
       return a;
     }();
     return a;
@@ -198,6 +202,25 @@ struct CublasLt::Api {
 };
 
 namespace {
+// FUSOR_CUDA_LT_TRACE=1: the algorithm cuBLASLt's heuristic chose, one stderr line per matmul
+// (tile and stage ids as cublasLt.h numbers them), to compare tilings with the Vulkan template's.
+void trace_algo(decltype(&::cublasLtMatmulAlgoConfigGetAttribute) get_attr, const cublasLtMatmulHeuristicResult_t& r) {
+  static const bool on = [] {
+    const char* e = std::getenv("FUSOR_CUDA_LT_TRACE");
+    return e && std::strcmp(e, "1") == 0;
+  }();
+  if (!on || !get_attr) return;
+  const auto get = [&](cublasLtMatmulAlgoConfigAttributes_t what) {
+    uint32_t v = 0;  // every attribute read here is 32 bits or narrower (zero-extended)
+    size_t written = 0;
+    get_attr(&r.algo, what, &v, sizeof v, &written);
+    return v;
+  };
+  std::fprintf(stderr, "cublasLt algo id %u tile %u stages %u split-k %u reduction %u swizzle %u waves %.2f\n",
+               get(CUBLASLT_ALGO_CONFIG_ID), get(CUBLASLT_ALGO_CONFIG_TILE_ID), get(CUBLASLT_ALGO_CONFIG_STAGES_ID),
+               get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM), get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME),
+               get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING), static_cast<double>(r.wavesCount));
+}
 
 void check_lt(cublasStatus_t s, const char* call) {
   if (s != CUBLAS_STATUS_SUCCESS) throw Error("cuda", std::string(call) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
@@ -317,6 +340,7 @@ void CublasLt::Call::prepare(CUdeviceptr x, CUdeviceptr y, CUdeviceptr d, CUdevi
   if (found < 1) throw Error("cuda", "cuBLASLt has no algorithm for this matmul");
   static_assert(sizeof(cublasLtMatmulAlgo_t) <= sizeof(algo_), "cublasLtMatmulAlgo_t grew");
   std::memcpy(algo_, &result.algo, sizeof(cublasLtMatmulAlgo_t));
+  trace_algo(a.cublasLtMatmulAlgoConfigGetAttribute, result);
   x_ = x, y_ = y, d_ = d, ws_ = workspace, ws_bytes_ = workspace_bytes;
 }
 

@@ -8,7 +8,12 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <clocale>
 #include <cctype>
+#include <climits>
+#include <cwchar>
+#include <cwctype>
+#include <locale.h>
 #include <memory>
 
 #include "ir/op_table.h"
@@ -35,14 +40,49 @@ void check_string_count(InferContext& ctx, const Shape& y) {
       ctx.fail("its padded output " + shape_str(y) + " would hold more than " + std::to_string(kMaxPaddedStrings) + " strings");
 }
 
-// ASCII case mapping. Bytes of multi-byte UTF-8 sequences are >= 0x80 and pass through: the
-// locale attribute's non-ASCII mappings are not applied (README, "Strings").
+// ASCII case mapping (the fallback where the C library has no C.UTF-8 locale).
 std::string ascii_case(std::string s, bool upper) {
   for (char& c : s) {
     const unsigned char u = static_cast<unsigned char>(c);
     if (u < 0x80) c = static_cast<char>(upper ? std::toupper(u) : std::tolower(u));
   }
   return s;
+}
+
+// Unicode simple case mapping, one code point to one (U+00DF stays, U+0130 lowers to 'i'), by
+// the C library's towupper / towlower under C.UTF-8: what onnxruntime's ctype<wchar_t> gives
+// for a UTF-8 locale. Bytes that are not well-formed UTF-8 pass through unchanged.
+std::string unicode_case(const std::string& s, bool upper) {
+  static const locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+  if (!utf8) return ascii_case(s, upper);
+  // mbrtowc / wcrtomb read the thread's locale: switched for this call only.
+  struct Use {
+    locale_t old;
+    ~Use() { uselocale(old); }
+  } use{uselocale(utf8)};
+  std::string out;
+  out.reserve(s.size());
+  std::mbstate_t in{};
+  for (size_t i = 0; i < s.size();) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) {  // ASCII (NUL included): one byte
+      out.push_back(static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(s[i])) : std::tolower(static_cast<unsigned char>(s[i]))));
+      ++i;
+      continue;
+    }
+    wchar_t w = 0;
+    const size_t n = std::mbrtowc(&w, s.data() + i, s.size() - i, &in);
+    if (n == 0 || n > s.size() - i) {  // malformed or cut short: the byte as it is
+      out.push_back(s[i]), ++i, in = std::mbstate_t{};
+      continue;
+    }
+    char buf[MB_LEN_MAX];
+    std::mbstate_t o{};
+    const size_t k = std::wcrtomb(buf, static_cast<wchar_t>(upper ? std::towupper(static_cast<wint_t>(w)) : std::towlower(static_cast<wint_t>(w))), &o);
+    if (k == static_cast<size_t>(-1)) out.append(s, i, n);
+    else out.append(buf, k);
+    i += n;
+  }
+  return out;
 }
 
 // ---- StringNormalizer ------------------------------------------------------------------------
@@ -65,7 +105,7 @@ Normalizer normalizer_of(const Node& n) {
   z.case_sensitive = n.attr_i("is_case_sensitive", 0) != 0;
   if (n.has_attr("stopwords"))
     for (const std::string& w : n.attr_strings("stopwords"))
-      z.stopwords.push_back(z.case_sensitive ? w : ascii_case(w, false));
+      z.stopwords.push_back(z.case_sensitive ? w : unicode_case(w, false));
   std::sort(z.stopwords.begin(), z.stopwords.end());
   return z;
 }
@@ -73,9 +113,9 @@ Normalizer normalizer_of(const Node& n) {
 std::vector<std::string> normalize(const Normalizer& z, const std::vector<std::string>& in) {
   std::vector<std::string> out;
   for (const std::string& s : in) {
-    const std::string key = z.case_sensitive ? s : ascii_case(s, false);
+    const std::string key = z.case_sensitive ? s : unicode_case(s, false);
     if (std::binary_search(z.stopwords.begin(), z.stopwords.end(), key)) continue;
-    out.push_back(z.action == "NONE" ? s : ascii_case(s, z.action == "UPPER"));
+    out.push_back(z.action == "NONE" ? s : unicode_case(s, z.action == "UPPER"));
   }
   if (out.empty()) out.emplace_back();
   return out;
