@@ -43,18 +43,23 @@ TEST(Fuzz, RegressionInputsEndInResultsOrFusorErrors) {
 }
 
 TEST(Fuzz, MutatedModelsEndInResultsOrFusorErrors) {
-  // FUSOR_FUZZ_ITERS overrides the count (e.g. 100000 for a longer local run).
+  // FUSOR_FUZZ_ITERS overrides the count (e.g. 100000 for a longer local run), FUSOR_FUZZ_SEED
+  // the generator's seed (another run explores other mutations), and FUSOR_FUZZ_LAST=FILE keeps
+  // each input there before it runs, so a crash that ends the process leaves its input behind.
   const char* env = std::getenv("FUSOR_FUZZ_ITERS");
+  const char* seed_env = std::getenv("FUSOR_FUZZ_SEED");
+  const char* last = std::getenv("FUSOR_FUZZ_LAST");
   const int iters = env ? std::atoi(env) : 20000;
   const auto budget = std::chrono::seconds(env ? 100000 : 30);  // slow (sanitizer) builds stop early
   const auto seeds = fuzz::seed_models();
-  std::mt19937_64 rng(20261130);
+  std::mt19937_64 rng(seed_env ? std::strtoull(seed_env, nullptr, 10) : 20261130);
   const auto t0 = std::chrono::steady_clock::now();
   int done = 0;
   for (; done < iters && std::chrono::steady_clock::now() - t0 < budget; ++done) {
     std::string m = seeds[rng() % seeds.size()];
     const int depth = 1 + static_cast<int>(rng() % 3);
     for (int d = 0; d < depth; ++d) m = fuzz::mutate(m, rng);
+    if (last) std::ofstream(last, std::ios::binary | std::ios::trunc) << m;
     try {
       fuzz::run_one(m);
     } catch (const std::exception& e) {
