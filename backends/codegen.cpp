@@ -136,6 +136,10 @@ void Emitter::setup() {
   }
   // GridSample computes its coordinates and sum in double with 64-bit tap indices, as ref.
   if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "GridSample") note_type(DType::f64), note_type(DType::i64);
+  // Resize of float data sums in double where the dialect has doubles (Emitter::resize).
+  if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "Resize" && d_.has_f64 && !k_.opaque_inputs.empty() &&
+      k_.opaque_inputs[0] >= 0 && dtype_is_float(dtype_of(k_.opaque_inputs[0])))
+    note_type(DType::f64);
   // CumSum sums fp32 / fp16 / bf16 in double, as ref (codegen_opaque.cpp cumsum); integer ones
   // need no doubles (a device without shaderFloat64 keeps them).
   if (k_.kind == FusionKind::opaque && k_.node >= 0 && node().op_type == "CumSum" && !k_.opaque_inputs.empty() &&

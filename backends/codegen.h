@@ -143,6 +143,10 @@ struct Dialect {
   // the driver's fp32 pow is exp2(y log2 x), whose error grows with |y log2 x| (45 ulp at
   // 1e34, red-team round 27). Set by dialects that have doubles (Vulkan: shaderFloat64).
   bool float_pow_in_double = false;
+  // Whether kernels may compute in double (CUDA: always; Vulkan: shaderFloat64). Resize of
+  // float data then sums its taps in double as ref does, so the GPUs give ref's bits
+  // (Emitter::resize); without doubles it sums in fp32, within the fp32 tolerance.
+  bool has_f64 = true;
   // FUSOR_DRIVER_POW=1 (measuring only: an A/B of the double Pow's cost in one binary): the
   // driver's fp32 pow on both GPUs, as before the change.
   static bool driver_pow_knob() {

@@ -75,6 +75,8 @@ std::string Emitter::emit_opaque() const {
   // float64 pools and prefix sums compute in double; integer prefix sums in their own type
   // (wrapping, as ref): RoBERTa-style position ids are an int32 / int64 CumSum.
   const bool typed_opaque = ((t == "MaxPool" || t == "AveragePool" || t == "CumSum") && dtype_of(in_buf(0)) == DType::f64) ||
+                            // Resize sums in double where the dialect has doubles (Emitter::resize)
+                            (t == "Resize" && d_.has_f64 && dtype_of(in_buf(0)) == DType::f64) ||
                             (t == "CumSum" && dtype_is_integral(dtype_of(in_buf(0))) && dtype_of(in_buf(0)) != DType::boolean) ||
                             t == "CumProd" ||  // typed throughout (cumsum: the dtype's own products)
                             // a Scatter without a reduction only moves elements (bit copies); integers and
@@ -292,33 +294,45 @@ std::string Emitter::resize(const Node& n, int out) const {
   if (t.out != os) fail("Resize table shape " + shape_str(t.out) + " differs from output " + shape_str(os));
   if (shape_numel(os) == 0) return "";  // nothing to write (and no tables to declare)
   const Shape xst = contiguous_strides(xs);
+  // ir/ops/extra.cpp resize_ref's sum, step for step: the axes whose every coordinate reads one
+  // tap of weight 1 add only an offset; the others ("active") are walked tap by tap, the last
+  // fastest, each term the product 1 * w_a * w_b ... of the active axes' weights times x, added
+  // to -0.0 in that order. With doubles (Dialect::has_f64) in double, as ref, so the GPUs give
+  // ref's bits (a QuantizeLinear after a Resize turns one ulp at a tie into one integer step,
+  // red-team round 58); without, in fp32.
+  const bool dbl = d_.has_f64;
+  const std::string acc_t = dbl ? local(DType::f64) : local(DType::f32), w_t = dbl ? "double" : "float";
+  const auto wlit = [&](double v) { return dbl ? d_.double_literal(v) : fz_float_literal(v); };
   int64_t entries = 0;
-  std::string s = out_coords(os), extrapolated, open, close, weight = "1.0f", offset;
+  std::string s = out_coords(os), extrapolated, open, close, weight = wlit(1.0), offset;
   for (size_t d = 0; d < xs.size(); ++d) {
     const ResizeAxis& a = t.axes[d];
-    bool identity = os[d] == xs[d];
-    for (int64_t c = 0; identity && c < os[d]; ++c) {
-      identity = !a.extrapolate[c];
-      for (int64_t k = 0; identity && k < a.taps; ++k) {
-        const double w = a.w[c * a.taps + k];
-        identity = w == 0.0 || (w == 1.0 && a.idx[c * a.taps + k] == c);
-      }
+    bool fixed = a.taps == 1, same = true;
+    for (int64_t c = 0; fixed && c < os[d]; ++c) {
+      fixed = !a.extrapolate[c] && a.w[c] == 1.0;
+      same = same && a.idx[c] == c;
     }
     const std::string dd = std::to_string(d), c = "fz_d" + dd;
-    if (identity) {
-      offset += (offset.empty() ? "" : " + ") + c + " * " + lit(xst[d]);
-      continue;
-    }
     std::vector<std::string> idx, w, ex;
     for (int64_t i : a.idx) idx.push_back(std::to_string(i));
+    if (fixed) {
+      if (same) {
+        offset += (offset.empty() ? "" : " + ") + c + " * " + lit(xst[d]);
+      } else {
+        entries += static_cast<int64_t>(idx.size());
+        globals_ += d_.const_array("int", "fz_ri" + dd, idx);
+        offset += (offset.empty() ? "" : " + ") + d_.cast("fz_idx", "fz_ri" + dd + "[" + c + "]") + " * " + lit(xst[d]);
+      }
+      continue;
+    }
     for (double v : a.w) {
       if (!std::isfinite(v))
         throw Unsupported(d_.name,
                           n.label() + ": Resize weights that are not finite (exclude_outside with every tap outside)");
-      w.push_back(fz_float_literal(v));
+      w.push_back(wlit(v));
     }
     entries += static_cast<int64_t>(idx.size() + w.size());
-    globals_ += d_.const_array("int", "fz_ri" + dd, idx) + d_.const_array("float", "fz_rw" + dd, w);
+    globals_ += d_.const_array("int", "fz_ri" + dd, idx) + d_.const_array(w_t, "fz_rw" + dd, w);
     if (std::any_of(a.extrapolate.begin(), a.extrapolate.end(), [](uint8_t e) { return e != 0; })) {
       for (uint8_t e : a.extrapolate) ex.push_back(e ? "1" : "0");
       entries += static_cast<int64_t>(ex.size());
@@ -334,9 +348,12 @@ std::string Emitter::resize(const Node& n, int out) const {
   if (entries > d_.max_table_entries)
     throw Unsupported(d_.name, n.label() + ": Resize tables of " + std::to_string(entries) + " entries are past the " +
                                    std::to_string(d_.max_table_entries) + " a generated kernel on this device holds");
-  s += "    float fz_acc = 0.0f;\n" + open + "    fz_acc += " + weight + " * " +
-       load_of(x, offset.empty() ? lit(0) : offset) + ";\n" + close;
-  if (!extrapolated.empty()) s += "    if (" + extrapolated + ") fz_acc = " + fz_float_literal(t.extrapolation) + ";\n";
+  const std::string at = offset.empty() ? lit(0) : offset;
+  const std::string xv = !dbl ? load_of(x, at) : dtype_of(x) == DType::f64 ? typed_load(x, at) : d_.cast("double", load_of(x, at));
+  s += "    " + acc_t + "fz_acc = " + wlit(-0.0) + ";\n" + open + "    " + acc_t + "fz_w = " + weight + ";\n    fz_acc = fz_acc + fz_w * " +
+       xv + ";\n" + close;
+  if (!extrapolated.empty()) s += "    if (" + extrapolated + ") fz_acc = " + wlit(t.extrapolation) + ";\n";
+  if (dbl) return s + "    " + typed_store(out, "fz_o", convert_value(d_, DType::f64, dtype_of(out), "fz_acc", true)) + "\n";
   return s + "    " + store_of(out, "fz_o", "fz_acc") + "\n";
 }
 

@@ -117,6 +117,7 @@ VulkanDialect::VulkanDialect(const PhysicalDeviceInfo& dev, const KernelSpec& k,
   if (dev.type == VK_PHYSICAL_DEVICE_TYPE_CPU)
     parallel_lanes = std::max<int64_t>(8, 8 * static_cast<int64_t>(std::thread::hardware_concurrency()));
   float_pow_in_double = dev.shader_float64 && !driver_pow_knob();  // fz_pow through fz_powd (f64_math.glsl)
+  has_f64 = dev.shader_float64;
   // The backend splits wide dispatches over y (and z), so the cap is x*y, bounded so that
   // group * group_size stays far from 2^31 in 32-bit index mode.
   max_groups = std::min<int64_t>(int64_t{dev.max_group_count[0]} * dev.max_group_count[1], int64_t{1} << 22);
