@@ -33,9 +33,9 @@ class Rewriter {
     for (size_t i = 0; i < v.size(); ++i) t.set_int(i, v[i]);
     return constant("shape", std::move(t));
   }
-  // Emits op(inputs) and returns its output value (or writes into `out` when given).
-  int op(const std::string& type, std::vector<int> inputs, std::map<std::string, AttrValue> attrs = {}, int out = -1,
-         int opset = 13) {
+  // The node op() would emit, not emitted (for a rewrite to try first).
+  Node make(const std::string& type, std::vector<int> inputs, std::map<std::string, AttrValue> attrs = {}, int out = -1,
+            int opset = 13) {
     Node n;
     n.name = g_.unique_name(origin_ + "/" + type);
     n.op_type = type;
@@ -44,8 +44,13 @@ class Rewriter {
     n.opset = opset;
     if (out < 0) out = g_.add_value(n.name + ":0");
     n.outputs = {out};
-    nodes_.push_back(std::move(n));
-    return out;
+    return n;
+  }
+  // Emits op(inputs) and returns its output value (or writes into `out` when given).
+  int op(const std::string& type, std::vector<int> inputs, std::map<std::string, AttrValue> attrs = {}, int out = -1,
+         int opset = 13) {
+    nodes_.push_back(make(type, std::move(inputs), std::move(attrs), out, opset));
+    return nodes_.back().outputs[0];
   }
   // Reduce* over `axes` in its opset-11 form (axes as an attribute), keepdims=1. No axes of a
   // tensor with dims: a reduction of each element alone (InstanceNormalization of [N, C] has no
@@ -423,10 +428,13 @@ bool rewrite_int_in_f64(const Graph& g, const Node& n, Rewriter& rw) {
   return true;
 }
 
+bool rewrite_slice_of_merging_reshape(Graph& g, const Node& n, Rewriter& rw);
+
 // Identity, Flatten, Squeeze, Unsqueeze, inference Dropout and Split as Reshape / Slice of the
-// node's own dtype. Data movement is a bit copy: widening it to f32 and narrowing back would
-// end in a saturating Cast (float8e5m2 inf became 57344) and could change NaN payloads.
-bool rewrite_data_movement(const Graph& g, const Node& n, Rewriter& rw) {
+// node's own dtype, any dtype but string. Data movement is a bit copy: widening it to f32 and
+// narrowing back would end in a saturating Cast (float8e5m2 inf became 57344) and could change
+// NaN payloads. A Split's Slices may move before a channel shuffle's merge, as Slices do.
+bool rewrite_data_movement(Graph& g, const Node& n, Rewriter& rw) {
   const std::string& t = n.op_type;
   auto in = [&](int i) { return n.has_input(i) ? n.inputs[i] : -1; };
   const int out = n.outputs.empty() ? -1 : n.outputs[0];
@@ -446,7 +454,9 @@ bool rewrite_data_movement(const Graph& g, const Node& n, Rewriter& rw) {
     int64_t start = 0;
     for (int o : n.outputs) {
       const int64_t len = g.values[o].shape[axis];
-      rw.op("Slice", {in(0), rw.ints({start}), rw.ints({start + len}), rw.ints({axis})}, {}, o);
+      Node slice = rw.make("Slice", {in(0), rw.ints({start}), rw.ints({start + len}), rw.ints({axis})}, {}, o);
+      if (!rewrite_slice_of_merging_reshape(g, slice, rw)) rw.keep(std::move(slice));
+      rw.set_origin(n.name);
       start += len;
     }
     return true;
@@ -481,9 +491,15 @@ bool rewrite(Graph& g, const Node& n, Rewriter& rw) {
   if (rewrite_rms_mixed(g, n, rw)) return true;
   if (rewrite_pow_float_exponent(g, n, rw)) return true;
   if (rewrite_int_in_f64(g, n, rw)) return true;
+  // Data movement of every dtype but string (integer and bool Splits too, which otherwise stay
+  // one multi-output node: a host op between a GPU's kernels), once its outputs are typed (a
+  // decomposition's new nodes are inferred after it).
+  const bool typed = std::all_of(n.outputs.begin(), n.outputs.end(), [&](int v) {
+    return v >= 0 && g.values[v].shape_known && g.values[v].dtype != DType::undefined && g.values[v].dtype != DType::string;
+  });
+  if (typed && rewrite_data_movement(g, n, rw)) return true;
   const DType d = node_float_dtype(g, n);
   if (d == DType::undefined) return false;
-  if (rewrite_data_movement(g, n, rw)) return true;
   // The small floats have no arithmetic (ONNX types none); a composite that accepts them stays
   // one node rather than round-tripping its values through f32 and a saturating Cast.
   if (dtype_is_small(d)) return false;

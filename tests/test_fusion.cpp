@@ -12,6 +12,7 @@
 #include "ir/kernel_spec.h"
 #include "ir/passes.h"
 #include "runtime/conform.h"
+#include "runtime/segments.h"
 #include "runtime/session.h"
 #include "backend_agreement.h"
 #include "random_graph.h"
@@ -231,6 +232,52 @@ TEST(Fusion, MergedPermutedDimsNeedNoKernelOfTheirOwn) {
   EXPECT_EQ(loops, 3);
   EXPECT_EQ(o.plan.kernels.size(), 6u);  // and the three convolutions
   testing::expect_backends_agree(g, in, "shuffle", 1e-5);
+}
+
+// A Split is its Slices in every dtype but string: after a channel shuffle's merge its halves
+// move before the merge as Slices do (only the halves are stored), and an integer or bool Split
+// no longer stays one multi-output node, a host op between a GPU's kernels (red-team round 60:
+// a Split stored the whole merged tensor first; a uint8 Split ran on the host on vulkan).
+TEST(Fusion, SplitsAreSlicesInEveryDtype) {
+  for (const DType t : {DType::f32, DType::u8, DType::i64, DType::boolean}) {
+    const std::string what = std::string("split ") + dtype_name(t);
+    const auto build = [&](bool split) {
+      GraphBuilder b("split_shuffle", 13);
+      const auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+        Tensor k(DType::i64, {static_cast<int64_t>(v.size())});
+        for (size_t i = 0; i < v.size(); ++i) k.set_int(i, v[i]);
+        return b.constant(name, k);
+      };
+      const int x = b.input("x", t, {1, 8, 5, 4});
+      const int r5 = b.op("Reshape", {x, ints("s5", {1, 2, 4, 5, 4})});
+      const int tr = b.op("Transpose", {r5}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+      const int sh = b.op("Reshape", {tr, ints("s4", {1, 8, 5, 4})});
+      std::vector<int> halves;
+      if (split) {
+        halves = b.op_multi("Split", {sh, ints("sp", {4, 4})}, {{"axis", int64_t{1}}}, 2);
+      } else {
+        halves.push_back(b.op("Slice", {sh, ints("lo1", {0}), ints("hi1", {4}), ints("ax1", {1})}));
+        halves.push_back(b.op("Slice", {sh, ints("lo2", {4}), ints("hi2", {8}), ints("ax2", {1})}));
+      }
+      b.output(b.op("Concat", {halves[1], halves[0]}, {{"axis", int64_t{1}}}));
+      return b.build();
+    };
+    const Graph g = build(true);
+    const std::vector<Tensor> in = inputs_for(g, 61);
+    const Outcome o = run_all(g, in);
+    for (size_t k = 0; k < o.ref.size(); ++k) EXPECT_EQ(0, std::memcmp(o.fused[k].raw(), o.ref[k].raw(), o.ref[k].nbytes())) << what;
+    const Plan slices = build_plan(specialize(build(false), in));
+    EXPECT_EQ(o.plan.kernels.size(), slices.kernels.size()) << what << ": the Split plan differs from the Slices' plan";
+    for (const KernelSpec& k : o.plan.kernels) {
+      EXPECT_NE(k.kind, FusionKind::opaque) << what << ": " << k.name;
+      EXPECT_EQ(k.space.size(), 5u) << what << ": " << k.name << " stores the merged tensor";
+    }
+    testing::expect_backends_agree(g, in, what, 0.0);
+    if (testing::vulkan_available()) {
+      auto exe = compile_with_fallback(*make_backend("vulkan"), specialize(g, in), {});
+      EXPECT_TRUE(graph_breaks(*exe).empty()) << what << ": a host op on vulkan";
+    }
+  }
 }
 
 // The same two rules over a sweep of shapes, permutations and slices (aligned with the merge's
