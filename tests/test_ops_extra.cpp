@@ -114,6 +114,27 @@ TEST(OpsExtra, ResizeKeepAspectRatioWithAxes) {
   expect_ex_values(y, {0, 2});
 }
 
+// An empty axis resized to size 0 stays empty (paddle2onnx and torch write sizes as
+// Concat(Shape(x)[:2], [H, W]), so a batch of 0 asks for 0 -> 0), keep_aspect_ratio taking its
+// ratio from the other axes; only a non-zero size for an empty axis is refused (red-team round 58).
+TEST(OpsExtra, ResizeKeepsAnEmptyAxisEmpty) {
+  const Tensor x(DType::f32, {0, 2, 3, 3});
+  // Ratios 1, 2, 2 over the non-empty axes: not_larger keeps 1, not_smaller takes 2.
+  const std::vector<std::pair<std::string, Shape>> policies = {
+      {"stretch", {0, 2, 6, 6}}, {"not_larger", {0, 2, 3, 3}}, {"not_smaller", {0, 4, 6, 6}}};
+  for (const auto& [policy, want] : policies) {
+    const Tensor y = run_ex_op1({"Resize",
+                                 {x, std::nullopt, std::nullopt, testing::ints_of({4}, {0, 2, 6, 6})},
+                                 {{"mode", std::string("linear")}, {"keep_aspect_ratio_policy", policy}},
+                                 18});
+    EXPECT_EQ(y.shape(), want) << policy;
+  }
+  const std::string err = testing::error_of([&] {
+    run_ex_op1({"Resize", {x, std::nullopt, std::nullopt, testing::ints_of({4}, {1, 2, 6, 6})}, {}, 18});
+  });
+  EXPECT_NE(err.find("cannot resize an empty dimension to size 1"), std::string::npos) << err;
+}
+
 TEST(OpsExtra, ResizeCropAndResizeExtrapolates) {
   // roi (0.5, 1.5) over 4 elements, 3 outputs: x_in = x * 1 * 3 / 2 + 1.5 = 1.5, 3, 4.5 (outside).
   Tensor x = testing::tensor_of({4}, {0, 1, 2, 3});

@@ -219,13 +219,17 @@ ResizeParams resize_params(const Node& n, const Shape& in, const Tensor* scales,
       const int64_t d = axes[i];
       const int64_t s = sizes->get_int(static_cast<int64_t>(i));
       if (s < 0) throw bad("sizes must be non-negative");
-      if (in[d] == 0) throw bad("cannot resize an empty dimension to a size");
+      // An empty axis stays empty (sizes from Shape(x), a batch of 0); nothing can grow from it.
+      if (in[d] == 0 && s != 0) throw bad("cannot resize an empty dimension to size " + std::to_string(s));
       p.out[d] = s;
-      p.scale[d] = static_cast<double>(s) / static_cast<double>(in[d]);
+      p.scale[d] = in[d] == 0 ? 1.0 : static_cast<double>(s) / static_cast<double>(in[d]);
     }
     if (p.policy != "stretch") {
-      double sc = p.scale[axes[0]];
-      for (int64_t d : axes) sc = p.policy == "not_larger" ? std::min(sc, p.scale[d]) : std::max(sc, p.scale[d]);
+      // The aspect ratio comes from the non-empty axes (an empty one has no ratio and stays 0).
+      double sc = std::numeric_limits<double>::quiet_NaN();
+      for (int64_t d : axes)
+        if (in[d] != 0) sc = std::isnan(sc) ? p.scale[d] : p.policy == "not_larger" ? std::min(sc, p.scale[d]) : std::max(sc, p.scale[d]);
+      if (std::isnan(sc)) sc = 1.0;
       for (int64_t d : axes) {
         p.scale[d] = sc;
         const double w = sc * static_cast<double>(in[d]) + 0.5;
