@@ -168,7 +168,6 @@ void encode_output_forms(Graph& g) {
   // Value id -> its string table (label codes), or the ZipMap form its value stands for.
   std::map<int, std::shared_ptr<const std::vector<std::string>>> codes;
   std::map<int, Form> zipmaps;
-  std::set<int> outputs(g.outputs.begin(), g.outputs.end());
   for (Node& n : g.nodes) {
     // A node reading label codes: a data move passes them on, anything else is refused.
     std::shared_ptr<const std::vector<std::string>> table;
@@ -216,7 +215,9 @@ void encode_output_forms(Graph& g) {
       f.string_keys = s;
       if (s) f.strings = n.attr_strings("classlabels_strings");
       else f.int_keys = n.attr_ints("classlabels_int64s");
-      if (n.outputs.size() != 1 || n.outputs[0] < 0 || !outputs.count(n.outputs[0]))
+      // Not a graph output: a node reading it is refused below; an unread one (a classifier's map
+      // pruned from the outputs) is dead code, dropped like any other.
+      if (n.outputs.size() != 1 || n.outputs[0] < 0)
         throw Unsupported("graph", n.label() + ": its seq(map) output must be a graph output (maps are supported only there)");
       zipmaps[n.outputs[0]] = f;
       n.op_type = "Identity";  // the float tensor it reads is what the maps hold

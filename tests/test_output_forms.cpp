@@ -98,7 +98,8 @@ TEST(OutputForms, SequenceOfMapsFileRoundTrips) {
 }
 
 // A classifier over x [2, 2] with string labels, its label read by `reader` (an op on the label
-// output, "" for none) and its scores through a ZipMap (zipmap_reader: an op reading the maps).
+// output, "" for none) and its scores through a ZipMap (zipmap_reader: an op reading the maps;
+// "dead": the maps are neither read nor a graph output).
 onnx::ModelProto classifier(const std::string& reader, const std::string& zipmap_reader = "") {
   onnx::ModelProto m = testing::onnx_model("clf");
   auto* ml = m.add_opset_import();
@@ -121,7 +122,8 @@ onnx::ModelProto classifier(const std::string& reader, const std::string& zipmap
     label_out = "read";
   }
   g->add_output()->set_name(label_out);
-  if (!zipmap_reader.empty()) {
+  if (zipmap_reader == "dead") {
+  } else if (!zipmap_reader.empty()) {
     testing::onnx_node(g, zipmap_reader, {"maps"}, {"after"});
     g->add_output()->set_name("after");
   } else {
@@ -144,6 +146,19 @@ TEST(OutputForms, LabelsThroughDataMovesPassAndOtherReadersAreRefusedInOneLine) 
   e = testing::error_of([&] { testing::load_proto(classifier("", "Identity")); });
   EXPECT_NE(e.find("maps are supported only"), std::string::npos) << e;
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
+// A ZipMap whose maps nothing reads and no output returns (a CatBoost classifier with its map
+// output pruned) is dead code, dropped as onnxruntime drops it; the labels still run
+// (red-team round 58: refused, "its seq(map) output must be a graph output").
+TEST(OutputForms, AnUnreadZipMapIsDeadCode) {
+  const Tensor x = testing::tensor_of({2, 2}, {2, 1, -1, 3});
+  const Graph g = testing::load_proto(classifier("", "dead"));
+  for (const std::string& be : testing::usable_backends()) {
+    const std::vector<Tensor> out = Session(g, be).run({x});
+    ASSERT_EQ(out.size(), 1u) << be;
+    EXPECT_EQ(out[0].strings, (std::vector<std::string>{"a", "b"})) << be;
+  }
 }
 
 TEST(OutputForms, StringInputPipelinesMatchOnnxruntimeOnEveryBackend) {
