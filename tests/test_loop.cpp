@@ -188,6 +188,38 @@ TEST(Loop, BodySlicesByTheIterationNumber) {
   }
 }
 
+// A loop-carried body input declared with a rank the bound value contradicts (tf2onnx's
+// --tflite GRU after an LSTM: declared a scalar, bound [10, 1, 8]) is an invalid model, refused
+// in one line as the checker and onnxruntime refuse it, not run reading the value as something
+// else (red-team round 58); the same body declared [4] runs.
+TEST(Loop, BodyInputDeclaredWithAnotherRankIsRefused) {
+  for (const bool scalar : {true, false}) {
+    GraphBuilder bb("body", 18);
+    const int i = bb.input("i", DType::i64, {}), c = bb.input("cond", DType::boolean, {}), acc = bb.input("acc", DType::f32, {});
+    const int seq = bb.input("seq", DType::f32, scalar ? Shape{} : Shape{4});
+    bb.output(bb.op("Identity", {c}));
+    bb.output(bb.op("Add", {acc, bb.op("Gather", {seq, i})}));
+    bb.output(bb.op("Identity", {seq}));
+    GraphBuilder b("loop", 18);
+    const int x = b.input("x", DType::f32, {4});
+    Tensor m(DType::i64, {}), a0(DType::f32, {});
+    m.set_int(0, 4);
+    auto outs = b.op_multi("Loop", {b.constant("M", m), -1, b.constant("acc0", a0), x},
+                           {{"body", std::make_shared<const Graph>(bb.build())}}, 2);
+    b.output(outs[0]);
+    const Graph g = b.build();
+    const Tensor in = testing::tensor_of({4}, {1, 2, 3, 4});
+    for (const std::string& be : testing::usable_backends()) {
+      const std::string err = testing::error_of([&] {
+        const Tensor y = Session(g, be).run({in})[0];
+        EXPECT_EQ(y.get(0), 10.0) << be;
+      });
+      if (scalar) EXPECT_NE(err.find("body input 'seq' is declared rank 0 [], bound to [4]"), std::string::npos) << be << ": " << err;
+      else EXPECT_EQ(err, "") << be;
+    }
+  }
+}
+
 // The same body under a condition computed from the iteration number (a while loop: i + 1 < 3;
 // M 10 or INT64_MAX, TorchScript's bound): iteration 0's types do not make the loop counted, so
 // the scan output has the 3 iterations that ran (red-team round 28: it was given M rows, or

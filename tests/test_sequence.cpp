@@ -511,6 +511,17 @@ TEST(Sequence, MisuseIsAClearError) {
          node(g, "SequenceLength", {"mapped"}, {"out"});
        },
        "body input 'el' is declared int64, bound to float32"},
+      {"a SequenceMap body input declared with another rank (a Loop's alike: tf2onnx's --tflite GRU, red-team round 58)",
+       [](onnx::GraphProto* g) {
+         node(g, "SequenceConstruct", {"X"}, {"s"});
+         auto* map = node(g, "SequenceMap", {"s"}, {"mapped"});
+         auto* body = testing::onnx_graph_attr(map, "body");
+         testing::onnx_value_info(body->add_input(), "el", kF32, {6});
+         node(body, "Neg", {"el"}, {"neg"});
+         body->add_output()->set_name("neg");
+         node(g, "SequenceLength", {"mapped"}, {"out"});
+       },
+       "body input 'el' is declared rank 1 [6], bound to [2, 3]"},
       {"maps of splits multiplying past the graph's bound (20,000 x 60,000 tensors filled the memory)",
        [](onnx::GraphProto* g) {
          auto* t = g->add_initializer();

@@ -89,6 +89,12 @@ Graph bind_body(const Node& n, const Graph& b, const std::vector<Arg>& args) {
       sv.sequence = std::move(elems);
       continue;
     }
+    // A declared rank the bound value contradicts is an invalid body (the checker's and
+    // onnxruntime's type inference refuse it), as for a graph input: one line, not a run that
+    // quietly reads the value as something else (tf2onnx's --tflite GRU after an LSTM).
+    if ((!v.shape.empty() || v.shape_known) && v.shape.size() != args[i].shape.size())
+      throw Error("shape", n.label() + ": body input '" + printable(v.name) + "' is declared rank " + std::to_string(v.shape.size()) +
+                               " " + shape_str(v.shape) + ", bound to " + shape_str(args[i].shape));
     v.dtype = args[i].dtype;
     v.shape = args[i].shape;
     v.shape_known = true;

@@ -283,6 +283,11 @@ bool map_expand(Graph& g, size_t index) {
       if (declared != DType::undefined && given != DType::undefined && declared != given)
         throw Error("shape", n.label() + ": body input '" + printable(body->values[body->inputs[i]].name) + "' is declared " +
                                  dtype_name(declared) + ", bound to " + dtype_name(given));
+      // ... or with another rank.
+      const Value &dv = body->values[body->inputs[i]], &gv = g.values[bound.back()];
+      if ((!dv.shape.empty() || dv.shape_known) && gv.shape_known && dv.shape.size() != gv.shape.size())
+        throw Error("shape", n.label() + ": body input '" + printable(dv.name) + "' is declared rank " + std::to_string(dv.shape.size()) +
+                                 " " + shape_str(dv.shape) + ", bound to " + shape_str(gv.shape));
     }
     for (int c : captured) bound.push_back(n.inputs[static_cast<size_t>(c)]);
     RewriteNodes it{g, n.name + "/" + std::to_string(e), {}};
