@@ -146,6 +146,31 @@ TEST(OpsExtra, ResizeCropAndResizeExtrapolates) {
   expect_ex_values(y, {1.5, 3, 9});
 }
 
+// A float32 roi's crop coordinates are formed in float32, as onnxruntime and the ONNX
+// reference form them: roi (0.1, 0.2, 0.85, 0.7) puts column 4 on 3.5 and row 0 on 1.0
+// exactly, where double put them a hair below and round_prefer_ceil / ceil took the pixel
+// below (red-team round 58). Expected values: onnxruntime 1.32 (arange(24) as [1, 1, 4, 6]).
+TEST(OpsExtra, CropAndResizeFormsFloat32RoiCoordinatesInFloat32) {
+  Tensor x(DType::f32, {1, 1, 4, 6});
+  for (int64_t i = 0; i < 24; ++i) x.set(i, static_cast<double>(i));
+  const Tensor roi = testing::tensor_of({4}, {0.1, 0.2, 0.85, 0.7});
+  const std::vector<std::pair<std::string, std::vector<double>>> modes = {
+      {"round_prefer_ceil", {1, 2, 2, 3, 4, 7, 8, 8, 9, 10, 7, 8, 8, 9, 10, 7, 8, 8, 9, 10, 13, 14, 14, 15, 16, 13, 14, 14, 15, 16, 19, 20, 20, 21, 22}},
+      {"ceil", {7, 8, 9, 9, 10, 7, 8, 9, 9, 10, 13, 14, 15, 15, 16, 13, 14, 15, 15, 16, 13, 14, 15, 15, 16, 19, 20, 21, 21, 22, 19, 20, 21, 21, 22}}};
+  for (const auto& [mode, want] : modes) {
+    const Tensor y = run_ex_op1({"Resize",
+                                 {x, roi, std::nullopt, testing::ints_of({2}, {7, 5})},
+                                 {{"axes", std::vector<int64_t>{2, 3}},
+                                  {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+                                  {"extrapolation_value", -9.0},
+                                  {"mode", std::string("nearest")},
+                                  {"nearest_mode", mode}},
+                                 18});
+    SCOPED_TRACE(mode);
+    expect_ex_values(y, want);
+  }
+}
+
 // tf_crop_and_resize with `sizes` and a roi computed at run time (tf2onnx's crop_and_resize
 // crops each box inside a Loop): the shape needs no roi, so it runs (on ref, and through host
 // fallback on a GPU, whose taps need it constant) with the values a constant roi gives.

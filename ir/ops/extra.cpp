@@ -537,6 +537,10 @@ ResizeTable resize_table(const Node& n, const Shape& x, const Tensor* scales, co
       roi0[axes[i]] = roi->get(static_cast<int64_t>(i));
       roi1[axes[i]] = roi->get(static_cast<int64_t>(axes.size() + i));
     }
+    // A float32 (or narrower) roi: the crop's coordinates in float32, as onnxruntime and the
+    // ONNX reference form them (roi 0.2f, 0.7f: output 4 lands on 3.5 exactly, where double
+    // gave 3.49999994 and round_prefer_ceil took the pixel below; red-team rounds 11 and 58).
+    if (roi->dtype() != DType::f64) p.f32_coords = true;
   }
   ResizeTable t;
   t.out = p.out;
