@@ -39,10 +39,11 @@ else
   echo "[setup] python: installing scikit-build-core nanobind numpy pytest into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" "nanobind>=2.0" numpy pytest
 fi
-# onnx (the Python tests that write models with onnx.helper) and ml_dtypes (bfloat16 arrays):
-# best effort, the tests that need them skip without them.
-if ! "$venv/bin/python" -c 'import onnx, ml_dtypes' >/dev/null 2>&1; then
-  echo "[setup] python: installing onnx ml_dtypes into $venv (optional)"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check onnx ml_dtypes ||
-    echo "[setup] python: onnx / ml_dtypes not installed; the Python tests that need them will skip"
+# onnx (the Python tests that write models with onnx.helper), ml_dtypes (bfloat16 arrays) and
+# onnxruntime (the tests that compare with it): best effort, the tests that need them skip
+# without them.
+if ! "$venv/bin/python" -c 'import onnx, ml_dtypes, onnxruntime' >/dev/null 2>&1; then
+  echo "[setup] python: installing onnx ml_dtypes onnxruntime into $venv (optional)"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check onnx ml_dtypes onnxruntime ||
+    echo "[setup] python: onnx / ml_dtypes / onnxruntime not installed; the Python tests that need them will skip"
 fi
