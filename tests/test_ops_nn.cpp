@@ -500,5 +500,40 @@ TEST(OpsNn, DeformConvWithZeroOffsetsIsConv) {
   for (int64_t i = 0; i < shifted.numel(); ++i) EXPECT_NEAR(moved.get(i), 0.5 * shifted.get(i), 1e-5) << i;
 }
 
+// Training-mode BatchNormalization (the batch's statistics; NFNet's weight standardisation) is
+// primitives that fuse: no host node on a GPU, and every output (Y, running mean / var, opset 9's
+// saved mean / var) within the reduction tolerance of ref's double formula on every backend
+// (red-team round 59: 24 host nodes per NFNet call on vulkan).
+TEST(OpsNn, TrainingBatchNormRunsAsKernelsOnEveryBackend) {
+  for (const int opset : {9, 15}) {
+    GraphBuilder b("bn_train", opset);
+    const int x = b.input("x", DType::f32, {3, 4, 5, 6});
+    const auto channel = [&](const std::string& name, uint64_t seed, double lo, double hi) {
+      return b.constant(name, testing::random_tensor(DType::f32, {4}, seed, lo, hi));
+    };
+    GraphBuilder::Attrs attrs = {{"epsilon", 1e-3}, {"momentum", 0.8}};
+    if (opset >= 14) attrs["training_mode"] = int64_t{1};
+    const auto outs = b.op_multi("BatchNormalization",
+                                 {x, channel("scale", 2, 0.5, 2.0), channel("bias", 3, -1.0, 1.0), channel("mean", 4, -1.0, 1.0),
+                                  channel("var", 5, 0.5, 2.0)},
+                                 attrs, opset >= 14 ? 3 : 5);
+    for (int o : outs) b.output(o);
+    const Graph g = b.build();
+    const Tensor in = testing::random_tensor(DType::f32, {3, 4, 5, 6}, 6, -2.0, 3.0);
+    const std::vector<Tensor> want = Session(g, "ref").run({in});
+    for (const std::string& be : testing::usable_backends()) {
+      if (be == "ref") continue;
+      SCOPED_TRACE(be + " opset " + std::to_string(opset));
+      CompileOptions strict;
+      strict.fallback = false;  // a host node would be an error here
+      const std::vector<Tensor> got = run_on_backend(be, specialize(g, {in}), {in}, strict);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < want.size(); ++k)
+        for (int64_t i = 0; i < want[k].numel(); ++i)
+          EXPECT_NEAR(got[k].get(i), want[k].get(i), 1e-5 * (1 + std::fabs(want[k].get(i)))) << "output " << k << " [" << i << "]";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fusor
