@@ -89,10 +89,11 @@ Graph bind_body(const Node& n, const Graph& b, const std::vector<Arg>& args) {
       sv.sequence = std::move(elems);
       continue;
     }
-    // A declared rank the bound value contradicts is an invalid body (the checker's and
-    // onnxruntime's type inference refuse it), as for a graph input: one line, not a run that
-    // quietly reads the value as something else (tf2onnx's --tflite GRU after an LSTM).
-    if ((!v.shape.empty() || v.shape_known) && v.shape.size() != args[i].shape.size())
+    // A Scan body input declared with a rank its bound value contradicts is an invalid body
+    // (ONNX's Scan inference merges the two and fails), refused in one line as for a graph
+    // input. A Loop's are not compared: its inference drops the carried values' shapes and
+    // onnxruntime runs such bodies with the values it binds (review of round 58's change).
+    if (n.op_type != "Loop" && (!v.shape.empty() || v.shape_known) && v.shape.size() != args[i].shape.size())
       throw Error("shape", n.label() + ": body input '" + printable(v.name) + "' is declared rank " + std::to_string(v.shape.size()) +
                                " " + shape_str(v.shape) + ", bound to " + shape_str(args[i].shape));
     v.dtype = args[i].dtype;
@@ -307,10 +308,11 @@ LoopIO loop_io(const Node& n, const Graph& b) {
   return io;
 }
 
-// iteration_num and cond_in as the body declares them (a scalar, or a one-element tensor).
+// iteration_num and cond_in as the body declares them: a one-element tensor where it declares
+// rank 1 ([1], or a symbolic dim, as onnxruntime binds it), else a scalar.
 Tensor scalar_like(const Graph& b, int input, DType dt, int64_t v) {
   const Value& d = b.values[b.inputs[static_cast<size_t>(input)]];
-  Shape s = d.shape_known && d.shape.size() == 1 && d.shape[0] == 1 ? Shape{1} : Shape{};
+  Shape s = d.shape.size() == 1 && (d.shape[0] == 1 || d.shape[0] < 0) ? Shape{1} : Shape{};
   Tensor t(dt, s);
   t.set_int(0, v);
   return t;
