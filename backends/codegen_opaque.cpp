@@ -307,15 +307,12 @@ std::string Emitter::resize(const Node& n, int out) const {
   std::string s = out_coords(os), extrapolated, open, close, weight = wlit(1.0), offset;
   for (size_t d = 0; d < xs.size(); ++d) {
     const ResizeAxis& a = t.axes[d];
-    bool fixed = a.taps == 1, same = true;
-    for (int64_t c = 0; fixed && c < os[d]; ++c) {
-      fixed = !a.extrapolate[c] && a.w[c] == 1.0;
-      same = same && a.idx[c] == c;
-    }
     const std::string dd = std::to_string(d), c = "fz_d" + dd;
     std::vector<std::string> idx, w, ex;
     for (int64_t i : a.idx) idx.push_back(std::to_string(i));
-    if (fixed) {
+    if (a.fixed) {
+      bool same = true;
+      for (int64_t k = 0; same && k < os[d]; ++k) same = a.idx[k] == k;
       if (same) {
         offset += (offset.empty() ? "" : " + ") + c + " * " + lit(xst[d]);
       } else {

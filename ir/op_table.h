@@ -285,6 +285,9 @@ struct ResizeAxis {
   std::vector<int64_t> idx;          // [out * taps] input indices, clamped into [0, in)
   std::vector<double> w;             // [out * taps] weights
   std::vector<uint8_t> extrapolate;  // [out] 1: this coordinate is outside the crop (tf_crop_and_resize)
+  // Every coordinate reads one tap of weight 1 and none is extrapolated: the axis adds only an
+  // offset (idx), no weight factor, to the sum the reference and the GPU kernels compute alike.
+  bool fixed = false;
 };
 struct ResizeTable {
   Shape out;

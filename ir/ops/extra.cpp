@@ -428,9 +428,7 @@ void resize_ref(const Node& n, const Ins& in, Outs& out) {
   for (int64_t d = 0; d < r; ++d) {
     const ResizeAxis& a = t.axes[d];
     // One weight-1 tap per coordinate (resize_table collapses such axes): only an offset.
-    bool fixed = a.taps == 1;
-    for (int64_t c = 0; fixed && c < t.out[d]; ++c) fixed = !a.extrapolate[c] && a.w[c] == 1.0;
-    if (!fixed) act.push_back(d), active[d] = 1;
+    if (!a.fixed) act.push_back(d), active[d] = 1;
     if (std::any_of(a.extrapolate.begin(), a.extrapolate.end(), [](uint8_t e) { return e != 0; })) extrap.push_back(d);
     toff[d].resize(a.idx.size());
     for (size_t i = 0; i < a.idx.size(); ++i) toff[d][i] = a.idx[i] * xst[d];
@@ -595,6 +593,8 @@ ResizeTable resize_table(const Node& n, const Shape& x, const Tensor* scales, co
         a.w.push_back(have ? tp.w[k] : 0.0);
       }
     }
+    a.fixed = a.taps == 1;
+    for (int64_t c = 0; a.fixed && c < p.out[d]; ++c) a.fixed = !a.extrapolate[c] && a.w[c] == 1.0;
   }
   return t;
 }
