@@ -4,7 +4,7 @@
 #   bash docs/h100-2026-12-07j/sweep.sh   (after the .dev package)
 . scripts/h200_job.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
-timeout 200 python3 bench/export_gpt2_torch.py /tmp/g2 > $OUT/prep.txt 2>&1; tail -1 $OUT/prep.txt
+[ -f /tmp/g2/fp32/model.onnx ] || { timeout 200 python3 bench/export_gpt2_torch.py /tmp/g2 > $OUT/prep.txt 2>&1; tail -1 $OUT/prep.txt; }
 M=/tmp/g2/fp32
 FUSOR_CUDA_LT_TRACE=1 timeout 60 $fz bench $M --backend cuda --iters 3 --warmup 1 2>&1 | grep -E "cublasLt algo|^notes" | tee $OUT/lt_algos.txt
 for be in cuda vulkan; do echo "== gpt2 fp32 $be"; timeout 60 $fz bench $M --backend $be --iters 100 --trace $OUT/t.json 2>&1 | grep -E "^(device time|notes)"
