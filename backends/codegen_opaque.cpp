@@ -501,6 +501,7 @@ std::string Emitter::pool(const Node& n, int out, int arg) const {
   }
   s += "    " + vt + " fz_acc = " + d_.cast(vt, is_max ? "(-fz_inf())" : "0.0f") +
        ";\n    int fz_cnt = 0;\n    int fz_pad = 0;\n";
+  if (is_lp) s += "    " + vt + " fz_lm = " + d_.cast(vt, "0.0f") + ";\n    bool fz_lnan = false;\n";
   if (arg >= 0) s += "    fz_idx fz_best = " + lit(-1) + ";\n";
   std::string ind = "    ";
   for (int i = 0; i < nd; ++i) {
@@ -520,7 +521,14 @@ std::string Emitter::pool(const Node& n, int out, int arg) const {
   s += ind + "if (" + cond + ") {\n";
   s += ind + "  fz_idx fz_xo = fz_nc * " + lit(in_sz) + off + ";\n";
   s += ind + "  " + vt + " fz_v = " + (dbl ? typed_load(x, "fz_xo") : load_of(x, "fz_xo")) + ";\n";
-  const std::string lp_term = rename_intrinsics("pow(abs(fz_v), " + fz_float_literal(lp) + ")", d_);
+  // LpPool sums (|x| / m)^p with m the window's largest |x| so far, rescaling the sum when m grows,
+  // then m * sum^(1/p): ref's double sum of |x|^p, where fp32's overflowed (p = 3 of 3e13: inf on
+  // the GPUs; red-team round 62). Zeros add nothing; an equal |x| (infinities too) adds 1; a NaN
+  // makes the result NaN (flagged: a NaN may not survive the driver's arithmetic).
+  const auto lp_pow = [&](const std::string& base) { return rename_intrinsics("pow(" + base + ", " + fz_float_literal(lp) + ")", d_); };
+  const std::string lp_step = "if (" + is_nan("fz_v") + ") fz_lnan = true; else if (!(fz_a == " + d_.cast(vt, "0.0f") + ")) { if (fz_a > fz_lm) { fz_acc = fz_acc * " + lp_pow("fz_lm / fz_a") +
+                              " + " + d_.cast(vt, "1.0f") + "; fz_lm = fz_a; } else if (fz_a == fz_lm) fz_acc += " + d_.cast(vt, "1.0f") +
+                              "; else fz_acc += " + lp_pow("fz_a / fz_lm") + "; }";
   if (arg >= 0 && is_max) {
     s += ind + "  if (fz_best < " + lit(0) + " || fz_v > fz_acc || ((" + is_nan("fz_v") + ") && !(" + is_nan("fz_acc") +
          "))) {\n";
@@ -529,12 +537,10 @@ std::string Emitter::pool(const Node& n, int out, int arg) const {
     for (int i = 0; i < nd; ++i) col += " + fz_p" + std::to_string(i) + " * " + lit(outer), outer *= xs[2 + i];
     s += ind + "    fz_acc = fz_v;\n" + ind + "    fz_best = " + (order == 1 ? col : std::string("fz_xo")) + ";\n" +
          ind + "  }\n";
+  } else if (is_lp) {
+    s += ind + "  " + vt + " fz_a = abs(fz_v);\n" + ind + "  " + lp_step + "\n";
   } else {
-    s += ind + "  fz_acc = " +
-         (is_max  ? "fz_max(fz_acc, fz_v)"
-          : is_lp ? "fz_acc + " + lp_term
-                  : "fz_acc + fz_v") +
-         ";\n";
+    s += ind + "  fz_acc = " + (is_max ? "fz_max(fz_acc, fz_v)" : "fz_acc + fz_v") + ";\n";
   }
   s += ind + "  fz_cnt += 1;\n";
   s += ind + "} else if (" + padcond + ") {\n" + ind + "  fz_pad += 1;\n" + ind + "}\n";
@@ -543,7 +549,8 @@ std::string Emitter::pool(const Node& n, int out, int arg) const {
     s += ind + "}\n";
   }
   if (is_lp)
-    s += "    fz_acc = " + rename_intrinsics("pow(fz_acc, " + fz_float_literal(1.0 / lp) + ")", d_) + ";\n";
+    s += "    fz_acc = fz_lnan ? " + d_.cast(vt, "fz_nan()") + " : fz_lm == " + d_.cast(vt, "0.0f") + " ? fz_lm : fz_lm * " +
+         rename_intrinsics("pow(fz_acc, " + fz_float_literal(1.0 / lp) + ")", d_) + ";\n";
   else if (!is_max)
     s += "    fz_acc = fz_div(fz_acc, " + d_.cast(vt, include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ");\n";
   if (arg >= 0) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <optional>
 
+#include "ir/decompose_rewriter.h"
 #include "ir/kernel_spec.h"
 #include "ir/ops/attention.h"
 #include "ir/passes.h"
@@ -16,73 +17,8 @@
 namespace fusor {
 namespace {
 
-class Rewriter {
- public:
-  explicit Rewriter(Graph& g) : g_(g) {}
-
-  int constant(const std::string& base, Tensor t) { return g_.add_constant(g_.unique_name(base), std::move(t)); }
-  // A scalar constant in the float dtype being decomposed (f32, or f64/f16/bf16 for nodes of
-  // those dtypes: see rewrite()).
-  int scalar(double v) {
-    Tensor t(float_dtype, {});
-    t.set(0, v);
-    return constant("c", std::move(t));
-  }
-  int ints(const std::vector<int64_t>& v) {
-    Tensor t(DType::i64, {static_cast<int64_t>(v.size())});
-    for (size_t i = 0; i < v.size(); ++i) t.set_int(i, v[i]);
-    return constant("shape", std::move(t));
-  }
-  // The node op() would emit, not emitted (for a rewrite to try first).
-  Node make(const std::string& type, std::vector<int> inputs, std::map<std::string, AttrValue> attrs = {}, int out = -1,
-            int opset = 13) {
-    Node n;
-    n.name = g_.unique_name(origin_ + "/" + type);
-    n.op_type = type;
-    n.inputs = std::move(inputs);
-    n.attrs = std::move(attrs);
-    n.opset = opset;
-    if (out < 0) out = g_.add_value(n.name + ":0");
-    n.outputs = {out};
-    return n;
-  }
-  // Emits op(inputs) and returns its output value (or writes into `out` when given).
-  int op(const std::string& type, std::vector<int> inputs, std::map<std::string, AttrValue> attrs = {}, int out = -1,
-         int opset = 13) {
-    nodes_.push_back(make(type, std::move(inputs), std::move(attrs), out, opset));
-    return nodes_.back().outputs[0];
-  }
-  // Reduce* over `axes` in its opset-11 form (axes as an attribute), keepdims=1. No axes of a
-  // tensor with dims: a reduction of each element alone (InstanceNormalization of [N, C] has no
-  // spatial axes), which the opset-11 form would read as every axis (red-team round 14): Sum /
-  // Mean / Max / Min are the element, the others (L1, L2, SumSquare, ...) the opset-18 form
-  // with noop_with_empty_axes, which applies their element-wise part.
-  int reduce(const std::string& type, int x, std::vector<int64_t> axes, int out = -1, bool keep = true) {
-    if (axes.empty() && !value(x).shape.empty()) {
-      if (type == "ReduceSum" || type == "ReduceMean" || type == "ReduceMax" || type == "ReduceMin") return op("Identity", {x}, {}, out);
-      return op(type, {x, ints({})}, {{"keepdims", int64_t{keep ? 1 : 0}}, {"noop_with_empty_axes", int64_t{1}}}, out, 18);
-    }
-    return op(type, {x}, {{"axes", axes}, {"keepdims", int64_t{keep ? 1 : 0}}}, out, 11);
-  }
-  void keep(Node n) { nodes_.push_back(std::move(n)); }
-  Node& last() { return nodes_.back(); }
-  const std::vector<Node>& emitted() const { return nodes_; }
-  void set_origin(const std::string& s) { origin_ = s; }
-  std::vector<Node> take() { return std::move(nodes_); }
-  DType float_dtype = DType::f32;
-  const Value& value(int v) const { return g_.values[v]; }
-
- private:
-  Graph& g_;
-  std::vector<Node> nodes_;
-  std::string origin_;
-};
-
-std::vector<int64_t> axes_from(int64_t axis, int64_t rank) {
-  std::vector<int64_t> a;
-  for (int64_t i = axis; i < rank; ++i) a.push_back(i);
-  return a;
-}
+using decomp::axes_from;
+using decomp::Rewriter;
 
 // The one float dtype of a node's float inputs and outputs (int64 inputs allowed: targets,
 // axes); undefined when they mix dtypes or have other types.
@@ -576,6 +512,7 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
   rw.set_origin(n.name);
 
   if (t == "Einsum" && n.outputs.size() == 1) return rewrite_einsum(g, n, rw);
+  if (decomp::rewrite_normalization(g, n, rw)) return true;
   if (t == "MatMul" && tiny_batched_matmul(g, n)) {
     // sum_k A[..., m, k] B[..., k, n] as a product over [..., M, K, N] reduced over K: one row
     // kernel with a thread per output element (a contraction kernel took a workgroup of 16x16
@@ -585,32 +522,6 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     const int b = rw.op("Unsqueeze", {in(1), rw.ints({rank(in(1)) - 2})});
     const int64_t r = std::max(rank(in(0)), rank(in(1))) + 1;
     rw.reduce("ReduceSum", rw.op("Mul", {a, b}), {r - 2}, out, false);
-    return true;
-  }
-  if (t == "LayerNormalization") {
-    int x = in(0);
-    auto axes = axes_from(normalize_axis(n.attr_i("axis", -1), rank(x), n.label()), rank(x));
-    int mean = rw.reduce("ReduceMean", x, axes, n.outputs.size() > 1 ? n.outputs[1] : -1);
-    int d = rw.op("Sub", {x, mean});
-    int var = rw.reduce("ReduceMean", rw.op("Mul", {d, d}), axes);
-    int inv = rw.op("Reciprocal", {rw.op("Sqrt", {rw.op("Add", {var, rw.scalar(n.attr_f("epsilon", 1e-5))})})},
-                    {}, n.outputs.size() > 2 ? n.outputs[2] : -1);
-    int y = rw.op("Mul", {d, inv});
-    if (in(2) >= 0) {
-      y = rw.op("Mul", {y, in(1)});
-      rw.op("Add", {y, in(2)}, {}, out);
-    } else {
-      rw.op("Mul", {y, in(1)}, {}, out);
-    }
-    return true;
-  }
-  if (t == "RMSNormalization" && n.outputs.size() == 1) {
-    // RMSNormalization-23: Y = X / sqrt(mean(X^2 over dims >= axis) + epsilon) * scale.
-    int x = in(0);
-    auto axes = axes_from(normalize_axis(n.attr_i("axis", -1), rank(x), n.label()), rank(x));
-    int ms = rw.reduce("ReduceMean", rw.op("Mul", {x, x}), axes);
-    int inv = rw.op("Reciprocal", {rw.op("Sqrt", {rw.op("Add", {ms, rw.scalar(n.attr_f("epsilon", 1e-5))})})});
-    rw.op("Mul", {rw.op("Mul", {x, inv}), in(1)}, {}, out);
     return true;
   }
   if (t == "Softmax" || t == "LogSoftmax") {
@@ -658,123 +569,6 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     }
     return true;
   }
-  // Training mode (the batch's own statistics; an NFNet's weight standardisation runs it over its
-  // weights): mean and biased variance over every axis but 1, as ir/ops/nn.cpp batchnorm_ref,
-  // then (x - mean) * (scale / sqrt(var + eps)) + B; running_mean / running_var (and opset < 14's
-  // saved mean / var) from them where the graph reads them. Primitives, so it fuses and runs on
-  // the GPUs instead of the host (red-team round 59: 24 host nodes per NFNet call on vulkan).
-  const bool bn_training = t == "BatchNormalization" &&
-                           (n.attr_i("training_mode", 0) != 0 || (n.opset < 14 && n.outputs.size() > 1 && n.outputs[1] >= 0));
-  if (bn_training && !n.outputs.empty() && n.outputs[0] >= 0 && rank(in(0)) >= 2) {
-    const Shape xs = g.values[in(0)].shape;  // a copy: new values move g.values
-    std::vector<int64_t> axes{0}, cs{xs[1]};
-    for (size_t i = 2; i < xs.size(); ++i) axes.push_back(static_cast<int64_t>(i)), cs.push_back(1);
-    const auto per_channel = [&](int v) { return rw.op("Reshape", {v, rw.ints(cs)}, {}, -1, 14); };
-    const int mean = rw.reduce("ReduceMean", in(0), axes);
-    const int d = rw.op("Sub", {in(0), mean});
-    const int var = rw.reduce("ReduceMean", rw.op("Mul", {d, d}), axes);
-    const int k = rw.op("Div", {per_channel(in(1)), rw.op("Sqrt", {rw.op("Add", {var, rw.scalar(n.attr_f("epsilon", 1e-5))})})});
-    rw.op("Add", {rw.op("Mul", {d, k}), per_channel(in(2))}, {}, out);
-    const double momentum = n.attr_f("momentum", 0.9);
-    const auto flat = [&](int v) { return rw.op("Reshape", {v, rw.ints({xs[1]})}, {}, -1, 14); };
-    const auto output = [&](size_t i) { return i < n.outputs.size() ? n.outputs[i] : -1; };
-    if (output(1) >= 0)
-      rw.op("Add", {rw.op("Mul", {in(3), rw.scalar(momentum)}), rw.op("Mul", {flat(mean), rw.scalar(1 - momentum)})}, {}, output(1));
-    if (output(2) >= 0)
-      rw.op("Add", {rw.op("Mul", {in(4), rw.scalar(momentum)}), rw.op("Mul", {flat(var), rw.scalar(1 - momentum)})}, {}, output(2));
-    if (output(3) >= 0) rw.op("Reshape", {mean, rw.ints({xs[1]})}, {}, output(3), 14);
-    if (output(4) >= 0) rw.op("Reshape", {var, rw.ints({xs[1]})}, {}, output(4), 14);
-    return true;
-  }
-  if (t == "BatchNormalization" && n.outputs.size() == 1 && n.attr_i("training_mode", 0) == 0) {
-    const Value &sc = rw.value(in(1)), &b = rw.value(in(2)), &mu = rw.value(in(3)), &var = rw.value(in(4));
-    // Inference form with constant statistics: y = x * k + (B - mean * k), k = scale / sqrt(var + eps),
-    // unless a folded constant is inf or NaN (var + eps = 0: x * inf + NaN would be NaN where the
-    // formula gives +-inf).
-    std::optional<std::pair<Tensor, Tensor>> folded;
-    if (sc.constant && b.constant && mu.constant && var.constant) {
-      Shape s{sc.constant->numel()};
-      for (int64_t i = 2; i < rank(in(0)); ++i) s.push_back(1);
-      Tensor mul(rw.float_dtype, s), add(rw.float_dtype, s);
-      const double eps = n.attr_f("epsilon", 1e-5);
-      bool finite = true;
-      for (int64_t i = 0; i < s[0]; ++i) {
-        const double k = sc.constant->get(i) / std::sqrt(var.constant->get(i) + eps);
-        mul.set(i, k);
-        add.set(i, b.constant->get(i) - mu.constant->get(i) * k);
-        finite = finite && std::isfinite(mul.get(i)) && std::isfinite(add.get(i));
-      }
-      if (finite) folded.emplace(std::move(mul), std::move(add));
-    }
-    if (folded) {
-      int y = rw.op("Mul", {in(0), rw.constant("bn_scale", std::move(folded->first))});
-      rw.op("Add", {y, rw.constant("bn_shift", std::move(folded->second))}, {}, out);
-      return true;
-    }
-    // Statistics fed at run time (or not foldable): the formula per element, each [C] reshaped to
-    // [C, 1, ..., 1] (ir/ops/nn.cpp batchnorm_ref: (x - mean) * scale / sqrt(var + eps) + B).
-    const Shape xs = g.values[in(0)].shape;  // a copy: new values move g.values
-    if (xs.size() < 2) return false;
-    std::vector<int64_t> cs{xs[1]};
-    for (size_t i = 2; i < xs.size(); ++i) cs.push_back(1);
-    auto per_channel = [&](int v) { return rw.op("Reshape", {v, rw.ints(cs)}, {}, -1, 14); };
-    const int k = rw.op("Div", {in(1), rw.op("Sqrt", {rw.op("Add", {in(4), rw.scalar(n.attr_f("epsilon", 1e-5))})})});
-    rw.op("Add", {rw.op("Mul", {rw.op("Sub", {in(0), per_channel(in(3))}), per_channel(k)}), per_channel(in(2))}, {}, out);
-    return true;
-  }
-  if (t == "InstanceNormalization") {
-    // ONNX InstanceNormalization: per (n, c), normalize over the spatial axes, then scale and
-    // bias per channel (reshaped to [C, 1, ..., 1]).
-    int x = in(0);
-    auto axes = axes_from(2, rank(x));
-    int mean = rw.reduce("ReduceMean", x, axes);
-    int d = rw.op("Sub", {x, mean});
-    int var = rw.reduce("ReduceMean", rw.op("Mul", {d, d}), axes);
-    int inv = rw.op("Reciprocal", {rw.op("Sqrt", {rw.op("Add", {var, rw.scalar(n.attr_f("epsilon", 1e-5))})})});
-    std::vector<int64_t> cs{g.values[x].shape[1]};
-    for (int64_t i = 2; i < rank(x); ++i) cs.push_back(1);
-    int sc = rw.op("Reshape", {in(1), rw.ints(cs)}, {}, -1, 14), bi = rw.op("Reshape", {in(2), rw.ints(cs)}, {}, -1, 14);
-    rw.op("Add", {rw.op("Mul", {rw.op("Mul", {d, inv}), sc}), bi}, {}, out);
-    return true;
-  }
-  if (t == "GroupNormalization" && n.outputs.size() == 1) {
-    // GroupNormalization-18/21 (ir/ops/misc.cpp): each (batch, group) of C / num_groups
-    // channels normalized over its channels and spatial dims, as InstanceNormalization is over
-    // [N, G, C / G * spatial]; scale / bias per channel (21) or per group (18, expanded).
-    const Shape xs = g.values[in(0)].shape;  // a copy: the rewriter's new values move g.values
-    const int64_t G = n.attr_i("num_groups", 0);
-    if (xs.size() < 2 || G <= 0 || xs[1] % G != 0 || shape_numel(xs) == 0) return false;
-    const int64_t C = xs[1];
-    int x = rw.op("Reshape", {in(0), rw.ints({xs[0], G, -1})}, {}, -1, 14);
-    int mean = rw.reduce("ReduceMean", x, {2});
-    int d = rw.op("Sub", {x, mean});
-    int var = rw.reduce("ReduceMean", rw.op("Mul", {d, d}), {2});
-    int inv = rw.op("Reciprocal", {rw.op("Sqrt", {rw.op("Add", {var, rw.scalar(n.attr_f("epsilon", 1e-5))})})});
-    int y = rw.op("Reshape", {rw.op("Mul", {d, inv}), rw.ints(std::vector<int64_t>(xs.begin(), xs.end()))}, {}, -1, 14);
-    std::vector<int64_t> cs{C};
-    for (int64_t i = 2; i < rank(in(0)); ++i) cs.push_back(1);
-    auto per_channel = [&](int v) {
-      if (n.opset < 21) v = rw.op("Expand", {rw.op("Reshape", {v, rw.ints({G, 1})}, {}, -1, 14), rw.ints({G, C / G})});
-      return rw.op("Reshape", {v, rw.ints(cs)}, {}, -1, 14);
-    };
-    rw.op("Add", {rw.op("Mul", {y, per_channel(in(1))}), per_channel(in(2))}, {}, out);
-    return true;
-  }
-  if (t == "LpNormalization" && n.outputs.size() == 1 && (n.attr_i("p", 2) == 1 || n.attr_i("p", 2) == 2)) {
-    // x / ||x||_p along axis, 0 where the norm is 0 (ir/ops/misc.cpp lpnorm_ref): one row kernel.
-    // The row is scaled by its largest |x| first, as ref's double sum needs no scaling: fp32
-    // squares of 3e20 overflow and of 3e-23 underflow (red-team round 28).
-    const int x = in(0);
-    const int64_t axis = normalize_axis(n.attr_i("axis", -1), rank(x), n.label());
-    const int zero = rw.scalar(0.0);
-    const int m = rw.reduce("ReduceMax", rw.op("Abs", {x}), {axis});
-    // A row of zeros or with an infinity is left unscaled (x / inf would turn the inf into NaN).
-    const int unscaled = rw.op("Or", {rw.op("Equal", {m, zero}), rw.op("IsInf", {m}, {}, -1, 10)});
-    const int xs = rw.op("Div", {x, rw.op("Where", {unscaled, rw.scalar(1.0), m}, {}, -1, 16)});
-    const int norm = rw.reduce(n.attr_i("p", 2) == 1 ? "ReduceL1" : "ReduceL2", xs, {axis});
-    rw.op("Where", {rw.op("Equal", {norm, zero}), zero, rw.op("Div", {xs, norm})}, {}, out, 16);
-    return true;
-  }
   if (t == "GlobalAveragePool" || t == "GlobalMaxPool") {
     rw.reduce(t == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax", in(0), axes_from(2, rank(in(0))), out);
     return true;
@@ -782,12 +576,21 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
   if (t == "GlobalLpPool") {  // (sum |x|^p)^(1/p) over the spatial axes; p = 1, 2: ReduceL1 / L2
     const int64_t p = n.attr_i("p", 2);
     const auto axes = axes_from(2, rank(in(0)));
-    if (p == 1 || p == 2) {
-      rw.reduce(p == 1 ? "ReduceL1" : "ReduceL2", in(0), axes, out);
-    } else {
-      const int s = rw.reduce("ReduceSum", rw.op("Pow", {rw.op("Abs", {in(0)}), rw.scalar(static_cast<double>(p))}), axes);
-      rw.op("Pow", {s, rw.scalar(1.0 / static_cast<double>(p))}, {}, out);
+    if (p == 1) {
+      rw.reduce("ReduceL1", in(0), axes, out);
+      return true;
     }
+    // p >= 2: |x| scaled by its largest first, as LpNormalization (below): ref sums the powers in
+    // double, where fp32's overflowed (p = 3 of 3e13: inf; p = 2 past 1.8e19; red-team round 62).
+    // A window of zeros or with an infinity is left unscaled.
+    const int a = rw.op("Abs", {in(0)}), zero = rw.scalar(0.0);
+    const int m = rw.reduce("ReduceMax", a, axes);
+    const int unscaled = rw.op("Or", {rw.op("Equal", {m, zero}), rw.op("IsInf", {m}, {}, -1, 10)});
+    const int ms = rw.op("Where", {unscaled, rw.scalar(1.0), m}, {}, -1, 16);
+    const int xs = rw.op("Div", {a, ms});
+    const int s = rw.reduce("ReduceSum", p == 2 ? rw.op("Mul", {xs, xs}) : rw.op("Pow", {xs, rw.scalar(static_cast<double>(p))}), axes);
+    rw.op("Mul", {rw.op(p == 2 ? "Sqrt" : "Pow", p == 2 ? std::vector<int>{s} : std::vector<int>{s, rw.scalar(1.0 / static_cast<double>(p))}), ms},
+          {}, out);
     return true;
   }
   if ((t == "Sum" || t == "Max" || t == "Min" || t == "Mean") && n.num_inputs() > 2) {

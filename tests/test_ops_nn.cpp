@@ -535,5 +535,48 @@ TEST(OpsNn, TrainingBatchNormRunsAsKernelsOnEveryBackend) {
   }
 }
 
+// Data far from zero against their spread (100 + 0.01 r: the mean over the spread ~1e4): the
+// fp32 mean's rounding dominated x - mean, so the fused normalizations were 3.8e-4 off ref's
+// double statistics (14x fp32's tolerance) while ref was right; the deviation is now corrected by
+// its own mean (ir/decompose_norm.cpp centered; red-team round 61). Every normalization that
+// subtracts a mean, on every backend, against ref.
+TEST(OpsNn, NormalizationsOfDataFarFromZeroMatchRef) {
+  struct Case {
+    std::string op;
+    int opset;
+    Shape shape;
+    GraphBuilder::Attrs attrs;
+    int params;  // per-channel inputs after x (scale, bias[, mean, var])
+  };
+  const std::vector<Case> cases = {
+      {"LayerNormalization", 17, {8, 64}, {{"axis", int64_t{-1}}}, 2},
+      {"InstanceNormalization", 17, {2, 3, 4, 4}, {}, 2},
+      {"GroupNormalization", 21, {2, 4, 4, 4}, {{"num_groups", int64_t{2}}}, 2},
+      {"BatchNormalization", 15, {2, 3, 4, 4}, {{"training_mode", int64_t{1}}}, 4},
+  };
+  for (const Case& c : cases) {
+    GraphBuilder b("far_" + c.op, c.opset);
+    const int x = b.input("x", DType::f32, c.shape);
+    const int64_t ch = c.op == "LayerNormalization" ? c.shape.back() : c.shape[1];
+    std::vector<int> ins{x};
+    for (int i = 0; i < c.params; ++i)
+      ins.push_back(b.constant("p" + std::to_string(i), testing::random_tensor(DType::f32, {ch}, 10 + i, i == 3 ? 0.5 : -1.0, 2.0)));
+    b.output(b.op(c.op, ins, c.attrs));
+    const Graph g = b.build();
+    const Tensor in = testing::random_tensor(DType::f32, c.shape, 7, 99.99, 100.01);
+    const Tensor want = Session(g, "ref").run({in})[0];
+    for (const std::string& be : testing::usable_backends()) {
+      if (be == "ref") continue;
+      SCOPED_TRACE(be + " " + c.op);
+      CompileOptions strict;
+      strict.fallback = false;
+      const Tensor got = run_on_backend(be, specialize(g, {in}), {in}, strict)[0];
+      int bad = 0;
+      for (int64_t i = 0; i < want.numel(); ++i) bad += std::fabs(got.get(i) - want.get(i)) > 2e-6 * (1 + std::fabs(want.get(i)));
+      EXPECT_EQ(bad, 0) << "of " << want.numel() << "; first element got " << got.get(0) << ", ref " << want.get(0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fusor

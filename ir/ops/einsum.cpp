@@ -9,6 +9,7 @@
 
 #include "ir/op_table.h"
 #include "ir/ops/op_helpers.h"
+#include "ir/scalar.h"
 
 namespace fusor {
 namespace {
@@ -166,9 +167,20 @@ void einsum_ref(const Node& n, const Ins& in, Outs& out) {
          [&](int64_t o, int64_t acc) { store_wrapped(out[0], o, acc); });
     return;
   }
+  // Float sums with Neumaier's compensation, as ref's reductions (ir/scalar.h): [1e30, -1e30, 1,
+  // 3] twice summed to 4 in plain double where the exact sum and every other backend give 8
+  // (red-team round 62). comp: the current output's compensation (outputs are walked one at a time).
   std::vector<double> y(static_cast<size_t>(n_out), 0.0);
-  walk(1.0, vals, [](double a, double b) { return a * b; }, [](double a, double b) { return a + b; },
-       [&](int64_t o, double acc) { y[static_cast<size_t>(o)] = acc; });
+  double comp = 0.0;
+  walk(1.0, vals, [](double a, double b) { return a * b; },
+       [&](double a, double b) {
+         neumaier_add(a, comp, b);
+         return a;
+       },
+       [&](int64_t o, double acc) {
+         y[static_cast<size_t>(o)] = std::isfinite(comp) ? acc + comp : acc;
+         comp = 0.0;
+       });
   store_doubles(out[0], 0, y.data(), n_out);
 }
 
