@@ -4,6 +4,11 @@
 . scripts/h200_job.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
 timeout 200 python3 bench/export_gpt2_torch.py /tmp/g2 > $OUT/prep.txt 2>&1; tail -1 $OUT/prep.txt
+# The normalizations' corrected deviation (ir/decompose_norm.cpp centered: one more row mean per
+# LayerNormalization) against the previous binary, alternating, two rounds (ab.txt).
+xz -dc .dev/fusor_old.xz > .dev/fusor_old && chmod +x .dev/fusor_old
+ab() { echo "$1 $2 $3 | $(timeout 60 $3 bench $1 --backend $2 --iters 300 --warmup 30 2>&1 | grep -E '^device time|rror' | head -1 | sed 's/(p10.*//;s/device time *//')"; }
+for r in 1 2; do for t in fp32 fp16; do for be in cuda vulkan; do ab /tmp/g2/$t $be .dev/fusor_old; ab /tmp/g2/$t $be $fz; done; done; done 2>&1 | sed "s#$fz#new#;s#.dev/fusor_old#old#" | tee $OUT/ab.txt
 for t in fp32 fp16; do timeout 60 $fz explain /tmp/g2/$t --backend vulkan > $OUT/explain_$t.txt 2>&1; done
 # What the dependency barriers cost now (wrong results; timing only), with the per-kernel traces.
 for t in fp32 fp16; do for be in cuda vulkan; do echo "== gpt2 $t $be"
