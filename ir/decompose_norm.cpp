@@ -44,7 +44,14 @@ bool rewrite_normalization(Graph& g, const Node& n, Rewriter& rw) {
   if (t == "LayerNormalization") {
     int x = in(0);
     auto axes = axes_from(normalize_axis(n.attr_i("axis", -1), rank(x), n.label()), rank(x));
-    const auto [mean, d, var] = centered(rw, x, axes, n.outputs.size() > 1 ? n.outputs[1] : -1);
+    // LayerNormalization keeps its ONNX function body (the stash-type mean, then x - mean), as
+    // onnxruntime computes it: centered's extra row mean cost GPT-2 2L 4-7% on Vulkan's H100 (fp32
+    // 264.9 -> 277.2 us, fp16 151.9 -> 162.5; docs/benchmarks.md, fifty-first session) and would
+    // take the MLP block's fp16 Vulkan / CUDA ratio past issue 16's 1.5x. Data far from zero
+    // against their spread stay the documented exception (README "Numerics").
+    int mean = rw.reduce("ReduceMean", x, axes, n.outputs.size() > 1 ? n.outputs[1] : -1);
+    int d = rw.op("Sub", {x, mean});
+    int var = rw.reduce("ReduceMean", rw.op("Mul", {d, d}), axes);
     int inv = rw.op("Reciprocal", {rw.op("Sqrt", {rw.op("Add", {var, rw.scalar(n.attr_f("epsilon", 1e-5))})})},
                     {}, n.outputs.size() > 2 ? n.outputs[2] : -1);
     int y = rw.op("Mul", {d, inv});

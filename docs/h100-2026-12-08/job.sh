@@ -3,7 +3,12 @@
 #   bash docs/h100-2026-12-08/job.sh   (after the .dev package; carry .dev .gl)
 . scripts/h200_job.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
-timeout 200 python3 bench/export_gpt2_torch.py /tmp/g2 > $OUT/prep.txt 2>&1; tail -1 $OUT/prep.txt
+# This build's correctness on the GPU first (the normalization / LpPool / BatchNormalization
+# changes): their gtests and the shared models on both GPUs (gtest.txt, conform.txt).
+(timeout 200 python3 bench/export_gpt2_torch.py /tmp/g2 > $OUT/prep.txt 2>&1) &
+GTEST_TIMEOUT=150 FUSOR_BIN=$fz h200_gtest 'Round62.*:OpsNn.*:Fusion.*:SoftmaxOnline.*:ThreadRows.*:Round61*:*Norm*'
+for be in cuda vulkan; do echo "== $be $(timeout 60 $fz conform /tmp/shared/models/* --backend $be --atol 1e-6 2>&1 | tail -1)"; done | tee $OUT/conform.txt
+wait; tail -1 $OUT/prep.txt
 # The normalizations' corrected deviation (ir/decompose_norm.cpp centered: one more row mean per
 # LayerNormalization) against the previous binary, alternating, two rounds (ab.txt).
 xz -dc .dev/fusor_old.xz > .dev/fusor_old && chmod +x .dev/fusor_old
