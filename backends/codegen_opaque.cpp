@@ -462,6 +462,10 @@ std::string Emitter::pool(const Node& n, int out, int arg) const {
   if (order != 0 && order != 1) fail(n.label() + ": storage_order must be 0 or 1");
   const bool is_max = n.op_type == "MaxPool", is_lp = n.op_type == "LpPool";
   const double lp = static_cast<double>(n.attr_i("p", 2));
+  // LpPool with p > 1 sums scaled powers (below); p <= 1 (p = 1: exact sums of small integers
+  // stay exact; p <= 0: pow(0, p) is 1 or inf, which the rescaling would turn into NaN) sums
+  // |x|^p as it is.
+  const bool lp_scaled = is_lp && lp > 1.0;
   auto kern = n.attr_ints("kernel_shape");
   auto strides = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
   auto dil = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
@@ -501,7 +505,7 @@ std::string Emitter::pool(const Node& n, int out, int arg) const {
   }
   s += "    " + vt + " fz_acc = " + d_.cast(vt, is_max ? "(-fz_inf())" : "0.0f") +
        ";\n    int fz_cnt = 0;\n    int fz_pad = 0;\n";
-  if (is_lp) s += "    " + vt + " fz_lm = " + d_.cast(vt, "0.0f") + ";\n    bool fz_lnan = false;\n";
+  if (lp_scaled) s += "    " + vt + " fz_lm = " + d_.cast(vt, "0.0f") + ";\n    bool fz_lnan = false;\n";
   if (arg >= 0) s += "    fz_idx fz_best = " + lit(-1) + ";\n";
   std::string ind = "    ";
   for (int i = 0; i < nd; ++i) {
@@ -537,8 +541,10 @@ std::string Emitter::pool(const Node& n, int out, int arg) const {
     for (int i = 0; i < nd; ++i) col += " + fz_p" + std::to_string(i) + " * " + lit(outer), outer *= xs[2 + i];
     s += ind + "    fz_acc = fz_v;\n" + ind + "    fz_best = " + (order == 1 ? col : std::string("fz_xo")) + ";\n" +
          ind + "  }\n";
+  } else if (lp_scaled) {
+    s += ind + "  " + vt + " fz_a = " + rename_intrinsics("abs(fz_v)", d_) + ";\n" + ind + "  " + lp_step + "\n";
   } else if (is_lp) {
-    s += ind + "  " + vt + " fz_a = abs(fz_v);\n" + ind + "  " + lp_step + "\n";
+    s += ind + "  fz_acc = fz_acc + " + rename_intrinsics("pow(abs(fz_v), " + fz_float_literal(lp) + ")", d_) + ";\n";
   } else {
     s += ind + "  fz_acc = " + (is_max ? "fz_max(fz_acc, fz_v)" : "fz_acc + fz_v") + ";\n";
   }
@@ -548,9 +554,11 @@ std::string Emitter::pool(const Node& n, int out, int arg) const {
     ind.resize(ind.size() - 2);
     s += ind + "}\n";
   }
-  if (is_lp)
+  if (lp_scaled)
     s += "    fz_acc = fz_lnan ? " + d_.cast(vt, "fz_nan()") + " : fz_lm == " + d_.cast(vt, "0.0f") + " ? fz_lm : fz_lm * " +
          rename_intrinsics("pow(fz_acc, " + fz_float_literal(1.0 / lp) + ")", d_) + ";\n";
+  else if (is_lp)
+    s += "    fz_acc = " + rename_intrinsics("pow(fz_acc, " + fz_float_literal(1.0 / lp) + ")", d_) + ";\n";
   else if (!is_max)
     s += "    fz_acc = fz_div(fz_acc, " + d_.cast(vt, include_pad ? "fz_cnt + fz_pad" : "fz_cnt") + ");\n";
   if (arg >= 0) {

@@ -573,14 +573,14 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     rw.reduce(t == "GlobalAveragePool" ? "ReduceMean" : "ReduceMax", in(0), axes_from(2, rank(in(0))), out);
     return true;
   }
-  if (t == "GlobalLpPool") {  // (sum |x|^p)^(1/p) over the spatial axes; p = 1, 2: ReduceL1 / L2
+  if (t == "GlobalLpPool") {  // (sum |x|^p)^(1/p) over the spatial axes; p = 1: ReduceL1
     const int64_t p = n.attr_i("p", 2);
     const auto axes = axes_from(2, rank(in(0)));
     if (p == 1) {
       rw.reduce("ReduceL1", in(0), axes, out);
       return true;
     }
-    // p >= 2: |x| scaled by its largest first, as LpNormalization (below): ref sums the powers in
+    // Other p: |x| scaled by its largest first, as LpNormalization (ir/decompose_norm.cpp): ref sums the powers in
     // double, where fp32's overflowed (p = 3 of 3e13: inf; p = 2 past 1.8e19; red-team round 62).
     // A window of zeros or with an infinity is left unscaled.
     const int a = rw.op("Abs", {in(0)}), zero = rw.scalar(0.0);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ir/decompose_rewriter.h"
 #include "ir/ops/attention.h"
 #include "ir/op_table.h"
 
@@ -18,18 +19,13 @@ namespace {
 class Emit {
  public:
   Emit(Graph& g, const Node& n, std::vector<Node>& out) : g_(g), n_(n), out_(out) {}
+  // The node as ir/decompose_rewriter.h's Rewriter makes it (named after n), kept in out.
   int op(const std::string& type, std::vector<int> inputs, std::map<std::string, AttrValue> attrs = {}, int dst = -1,
          int opset = 13) {
-    Node m;
-    m.name = g_.unique_name(n_.name + "/" + type);
-    m.op_type = type;
-    m.inputs = std::move(inputs);
-    m.attrs = std::move(attrs);
-    m.opset = opset;
-    if (dst < 0) dst = g_.add_value(m.name + ":0");
-    m.outputs = {dst};
-    out_.push_back(std::move(m));
-    return dst;
+    decomp::Rewriter rw(g_);
+    rw.set_origin(n_.name);
+    out_.push_back(rw.make(type, std::move(inputs), std::move(attrs), dst, opset));
+    return out_.back().outputs[0];
   }
   int constant(Tensor t) { return g_.add_constant(g_.unique_name(n_.name + "/c"), std::move(t)); }
   int ints(const Shape& v) {

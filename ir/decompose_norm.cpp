@@ -20,14 +20,13 @@ namespace {
 // the fp32 tolerance, while ref's double statistics were right (red-team round 61). So the
 // deviation is corrected by its own mean, the mean's rounding error, computed from the exact
 // differences: d = (x - mean) - E[x - mean]. A constant row still gives d = 0 exactly; data
-// near zero are unchanged to within their rounding. mean_out: the graph value the mean writes
-// (LayerNormalization's optional Mean output), -1 for none.
+// near zero are unchanged to within their rounding.
 struct Centered {
   int mean = -1, d = -1, var = -1;
 };
-Centered centered(Rewriter& rw, int x, const std::vector<int64_t>& axes, int mean_out = -1) {
+Centered centered(Rewriter& rw, int x, const std::vector<int64_t>& axes) {
   Centered c;
-  c.mean = rw.reduce("ReduceMean", x, axes, mean_out);
+  c.mean = rw.reduce("ReduceMean", x, axes);
   const int d0 = rw.op("Sub", {x, c.mean});
   c.d = rw.op("Sub", {d0, rw.reduce("ReduceMean", d0, axes)});
   c.var = rw.reduce("ReduceMean", rw.op("Mul", {c.d, c.d}), axes);

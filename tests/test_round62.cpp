@@ -23,7 +23,9 @@ void expect_all_backends(const Graph& g, const std::vector<Tensor>& in, const st
   for (const std::string& be : testing::usable_backends()) {
     if (be == "ref" && !with_ref) continue;
     SCOPED_TRACE(be);
-    const Tensor y = Session(g, be).run(in)[0];
+    CompileOptions strict;
+    strict.fallback = false;  // a node run on the host would not test the backend
+    const Tensor y = run_on_backend(be, specialize(g, in), in, strict)[0];
     ASSERT_EQ(y.numel(), static_cast<int64_t>(want.size()));
     int bad = 0;
     for (int64_t i = 0; i < y.numel(); ++i) bad += !(std::fabs(y.get(i) - want[i]) <= atol + rtol * std::fabs(want[i]));
@@ -94,10 +96,36 @@ TEST(Round62, LpPoolsOfLargeValuesStayFinite) {
   const Tensor special = testing::tensor_of({3, 1, 1, 2}, {0, 0, inf, inf, NAN, 1});
   for (const std::string& be : testing::usable_backends()) {
     SCOPED_TRACE(be);
-    const Tensor y = Session(g, be).run({special})[0];
+    CompileOptions strict;
+    strict.fallback = false;
+    const Tensor y = run_on_backend(be, specialize(g, {special}), {special}, strict)[0];
     EXPECT_EQ(y.get(0), 0.0);
     EXPECT_EQ(y.get(1), inf);
     EXPECT_TRUE(std::isnan(y.get(2)));
+  }
+}
+
+// p <= 1 keeps the plain sum of |x|^p: p = 1 sums small integers exactly, p = 0 counts zeros
+// (pow(0, 0) = 1) and a negative p gives a finite sum, as ref (the rescaled sum would give NaN).
+TEST(Round62, LpPoolOfSmallPowersMatchesRef) {
+  const Tensor x = testing::tensor_of({1, 1, 2, 4}, {0, 5, 1, 2, 3, 0, 4, 7});
+  for (const int64_t p : {int64_t{1}, int64_t{0}, int64_t{-1}}) {
+    GraphBuilder b("lp_small", 18);
+    const int xi = b.input("x", DType::f32, {1, 1, 2, 4});
+    b.output(b.op("LpPool", {xi}, {{"p", p}, {"kernel_shape", std::vector<int64_t>{1, 2}}, {"strides", std::vector<int64_t>{1, 1}}}));
+    const Graph g = b.build();
+    const Tensor want = Session(g, "ref").run({x})[0];
+    for (const std::string& be : testing::usable_backends()) {
+      SCOPED_TRACE(be + " p " + std::to_string(p));
+      CompileOptions strict;
+      strict.fallback = false;
+      const Tensor y = run_on_backend(be, specialize(g, {x}), {x}, strict)[0];
+      ASSERT_EQ(y.numel(), want.numel());
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        if (std::isinf(want.get(i))) EXPECT_EQ(y.get(i), want.get(i)) << i;
+        else EXPECT_NEAR(y.get(i), want.get(i), 1e-6 * std::fabs(want.get(i))) << i;
+      }
+    }
   }
 }
 
