@@ -582,11 +582,8 @@ bool rewrite_typed(Graph& g, const Node& n, Rewriter& rw) {
     }
     // Other p: |x| scaled by its largest first, as LpNormalization (ir/decompose_norm.cpp): ref sums the powers in
     // double, where fp32's overflowed (p = 3 of 3e13: inf; p = 2 past 1.8e19; red-team round 62).
-    // A window of zeros or with an infinity is left unscaled.
-    const int a = rw.op("Abs", {in(0)}), zero = rw.scalar(0.0);
-    const int m = rw.reduce("ReduceMax", a, axes);
-    const int unscaled = rw.op("Or", {rw.op("Equal", {m, zero}), rw.op("IsInf", {m}, {}, -1, 10)});
-    const int ms = rw.op("Where", {unscaled, rw.scalar(1.0), m}, {}, -1, 16);
+    const int a = rw.op("Abs", {in(0)});
+    const int ms = decomp::largest_or_one(rw, a, axes);
     const int xs = rw.op("Div", {a, ms});
     const int s = rw.reduce("ReduceSum", p == 2 ? rw.op("Mul", {xs, xs}) : rw.op("Pow", {xs, rw.scalar(static_cast<double>(p))}), axes);
     rw.op("Mul", {rw.op(p == 2 ? "Sqrt" : "Pow", p == 2 ? std::vector<int>{s} : std::vector<int>{s, rw.scalar(1.0 / static_cast<double>(p))}), ms},

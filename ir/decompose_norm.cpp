@@ -35,6 +35,13 @@ Centered centered(Rewriter& rw, int x, const std::vector<int64_t>& axes) {
 
 }  // namespace
 
+int largest_or_one(Rewriter& rw, int a, const std::vector<int64_t>& axes) {
+  // A row of zeros or with an infinity is left unscaled (x / inf would turn the inf into NaN).
+  const int m = rw.reduce("ReduceMax", a, axes);
+  const int unscaled = rw.op("Or", {rw.op("Equal", {m, rw.scalar(0.0)}), rw.op("IsInf", {m}, {}, -1, 10)});
+  return rw.op("Where", {unscaled, rw.scalar(1.0), m}, {}, -1, 16);
+}
+
 bool rewrite_normalization(Graph& g, const Node& n, Rewriter& rw) {
   const std::string& t = n.op_type;
   auto in = [&](int i) { return n.has_input(i) ? n.inputs[i] : -1; };
@@ -176,10 +183,7 @@ bool rewrite_normalization(Graph& g, const Node& n, Rewriter& rw) {
     const int x = in(0);
     const int64_t axis = normalize_axis(n.attr_i("axis", -1), rank(x), n.label());
     const int zero = rw.scalar(0.0);
-    const int m = rw.reduce("ReduceMax", rw.op("Abs", {x}), {axis});
-    // A row of zeros or with an infinity is left unscaled (x / inf would turn the inf into NaN).
-    const int unscaled = rw.op("Or", {rw.op("Equal", {m, zero}), rw.op("IsInf", {m}, {}, -1, 10)});
-    const int xs = rw.op("Div", {x, rw.op("Where", {unscaled, rw.scalar(1.0), m}, {}, -1, 16)});
+    const int xs = rw.op("Div", {x, largest_or_one(rw, rw.op("Abs", {x}), {axis})});
     const int norm = rw.reduce(n.attr_i("p", 2) == 1 ? "ReduceL1" : "ReduceL2", xs, {axis});
     rw.op("Where", {rw.op("Equal", {norm, zero}), zero, rw.op("Div", {xs, norm})}, {}, out, 16);
     return true;

@@ -78,6 +78,11 @@ inline std::vector<int64_t> axes_from(int64_t axis, int64_t rank) {
   return a;
 }
 
+// The divisor that scales |x| (a: the Abs of the values) into [0, 1] over `axes` before their
+// squares or powers are summed in fp32: the largest |x|, or 1 where that is 0 or infinite
+// (LpNormalization, GlobalLpPool; ref's double sums need no scaling). ir/decompose_norm.cpp.
+int largest_or_one(Rewriter& rw, int a, const std::vector<int64_t>& axes);
+
 // The normalizations (LayerNormalization, RMSNormalization, BatchNormalization in both modes,
 // InstanceNormalization, GroupNormalization, LpNormalization) as primitives; ir/decompose_norm.cpp.
 // False: n is not one of them in a form decomposed here (the op stays).
